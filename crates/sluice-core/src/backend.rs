@@ -1,0 +1,37 @@
+//! What a control loop drives: the engine or the simulator, alike.
+
+use crate::error::Result;
+use crate::model::{Model, ModuleId};
+use crate::telemetry::Telemetry;
+
+/// Changes a controller asks for at the end of a period.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Actions {
+    /// New fractional-buffer triggers (module, trigger in pkt; 0 = pass-through).
+    pub triggers: Vec<(ModuleId, u32)>,
+    /// New offered rates (source module, stream index, pkt/s; infinite = unlimited).
+    pub rates: Vec<(ModuleId, usize, f64)>,
+}
+
+impl Actions {
+    /// Whether nothing changes.
+    pub fn is_empty(&self) -> bool {
+        self.triggers.is_empty() && self.rates.is_empty()
+    }
+}
+
+/// A pipeline that runs for control periods and takes actions between them.
+pub trait Backend {
+    /// The pipeline it runs.
+    fn model(&self) -> &Model;
+
+    /// Runs one control period of `period_ns` (ns) and returns its telemetry.
+    fn run_period(&mut self, period_ns: u64) -> Telemetry;
+
+    /// Applies actions (they take effect at once, in the next period).
+    fn apply(&mut self, actions: &Actions) -> Result<()>;
+
+    /// Stops the sources, drains every buffer and returns the last telemetry
+    /// (whose totals then show nothing in flight).
+    fn finish(&mut self) -> Telemetry;
+}

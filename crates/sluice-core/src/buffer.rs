@@ -1,0 +1,196 @@
+//! The fractional buffer that sits in front of every network function.
+//!
+//! Contract (Batchy §3): with trigger `b = 0` an arriving batch goes straight
+//! to the NF, after anything still queued has been flushed in order; with
+//! `b ≥ 1` packets queue until at least `b` are present and the NF then runs
+//! on exactly `b`, the remainder staying queued. The trigger is read once per
+//! arrival, so a control thread may change it at any time: packets are never
+//! lost, duplicated or reordered.
+
+use crate::batch::{Batch, MAX_BURST};
+use crate::packet::PacketId;
+
+/// Queue capacity (pkt): a remainder below `B ≤ MAX_BURST` plus one arriving batch.
+const QUEUE_CAP: usize = 2 * MAX_BURST;
+
+/// A FIFO of packet handles in front of a network function.
+pub struct FractionalBuffer {
+    queue: Box<[PacketId; QUEUE_CAP]>,
+    head: usize,
+    len: usize,
+}
+
+impl Default for FractionalBuffer {
+    fn default() -> Self {
+        Self { queue: Box::new([PacketId(0); QUEUE_CAP]), head: 0, len: 0 }
+    }
+}
+
+impl FractionalBuffer {
+    /// Packets queued (pkt).
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing is queued.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Admits an arriving batch under trigger `trigger` (pkt). With a
+    /// trigger the packets join the queue and `input` is left empty; with
+    /// none they stay in `input`, to be run after the queue is flushed.
+    #[inline]
+    pub fn admit(&mut self, trigger: usize, input: &mut Batch) {
+        if trigger > 0 {
+            self.enqueue(input.as_slice());
+            input.clear();
+        }
+    }
+
+    /// The next batch the NF must run on, or `None` when no run is due.
+    ///
+    /// Call after [`admit`](Self::admit) with the same trigger until it
+    /// returns `None`; the caller's NF must empty the returned batch.
+    #[inline]
+    pub fn next_run<'a>(
+        &mut self,
+        trigger: usize,
+        input: &'a mut Batch,
+        scratch: &'a mut Batch,
+    ) -> Option<&'a mut Batch> {
+        if trigger == 0 {
+            if self.len > 0 {
+                self.dequeue(self.len.min(MAX_BURST), scratch);
+                return Some(scratch);
+            }
+            return (!input.is_empty()).then_some(input);
+        }
+        if self.len >= trigger {
+            self.dequeue(trigger, scratch);
+            return Some(scratch);
+        }
+        None
+    }
+
+    /// Moves up to [`MAX_BURST`] queued packets into `out` (for draining at stop
+    /// or on an age bound); `false` when the queue was empty.
+    pub fn flush_into(&mut self, out: &mut Batch) -> bool {
+        if self.len == 0 {
+            return false;
+        }
+        self.dequeue(self.len.min(MAX_BURST), out);
+        true
+    }
+
+    #[inline]
+    fn enqueue(&mut self, ids: &[PacketId]) {
+        assert!(self.len + ids.len() <= QUEUE_CAP, "fractional buffer overflow");
+        for &id in ids {
+            self.queue[(self.head + self.len) % QUEUE_CAP] = id;
+            self.len += 1;
+        }
+    }
+
+    #[inline]
+    fn dequeue(&mut self, n: usize, out: &mut Batch) {
+        debug_assert!(out.is_empty() && n <= self.len && n <= MAX_BURST);
+        let first = n.min(QUEUE_CAP - self.head);
+        out.extend_from_slice(&self.queue[self.head..self.head + first]);
+        out.extend_from_slice(&self.queue[..n - first]);
+        self.head = (self.head + n) % QUEUE_CAP;
+        self.len -= n;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Runs every due NF call and returns (trigger, packets) per call.
+    fn arrive(buf: &mut FractionalBuffer, trigger: usize, input: &mut Batch, seen: &mut Vec<(usize, Vec<u32>)>) {
+        let mut scratch = Batch::default();
+        buf.admit(trigger, input);
+        while let Some(run) = buf.next_run(trigger, input, &mut scratch) {
+            seen.push((trigger, run.as_slice().iter().map(|p| p.0).collect()));
+            run.clear();
+        }
+    }
+
+    #[test]
+    fn zero_trigger_flushes_queue_first_in_order() {
+        let mut buf = FractionalBuffer::default();
+        let mut seen = Vec::new();
+        let mut input = Batch::default();
+        input.extend_from_slice(&[PacketId(1), PacketId(2), PacketId(3)]);
+        arrive(&mut buf, 4, &mut input, &mut seen);
+        assert!(seen.is_empty());
+        assert_eq!(buf.len(), 3);
+        input.extend_from_slice(&[PacketId(4), PacketId(5)]);
+        arrive(&mut buf, 0, &mut input, &mut seen);
+        assert_eq!(seen, vec![(0, vec![1, 2, 3]), (0, vec![4, 5])]);
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn trigger_runs_exactly_b_and_keeps_remainder() {
+        let mut buf = FractionalBuffer::default();
+        let mut seen = Vec::new();
+        let mut input = Batch::default();
+        input.extend_from_slice(&(0..7).map(PacketId).collect::<Vec<_>>());
+        arrive(&mut buf, 3, &mut input, &mut seen);
+        assert_eq!(seen, vec![(3, vec![0, 1, 2]), (3, vec![3, 4, 5])]);
+        assert_eq!(buf.len(), 1);
+    }
+
+    proptest! {
+        /// Random arrival sizes; a second thread changes the trigger at random.
+        /// Every run with b > 0 has exactly b packets; order is preserved and
+        /// nothing is lost or duplicated.
+        #[test]
+        fn concurrent_trigger_changes_keep_every_packet(
+            sizes in proptest::collection::vec(1usize..=MAX_BURST, 1..200),
+            triggers in proptest::collection::vec(0usize..=MAX_BURST, 1..50),
+        ) {
+            let trigger = Arc::new(AtomicUsize::new(triggers[0]));
+            let done = Arc::new(AtomicBool::new(false));
+            let changer = {
+                let (trigger, done) = (trigger.clone(), done.clone());
+                std::thread::spawn(move || {
+                    for &t in triggers.iter().cycle() {
+                        if done.load(Ordering::Relaxed) { break; }
+                        trigger.store(t, Ordering::Relaxed);
+                        std::thread::yield_now();
+                    }
+                })
+            };
+            let mut buf = FractionalBuffer::default();
+            let mut seen = Vec::new();
+            let mut next = 0u32;
+            let mut input = Batch::default();
+            for &n in &sizes {
+                for _ in 0..n { input.push(PacketId(next)); next += 1; }
+                let b = trigger.load(Ordering::Relaxed);
+                arrive(&mut buf, b, &mut input, &mut seen);
+            }
+            done.store(true, Ordering::Relaxed);
+            changer.join().unwrap();
+            let mut rest = Batch::default();
+            let mut out = Vec::new();
+            for (b, run) in &seen {
+                if *b > 0 { prop_assert_eq!(run.len(), *b); }
+                out.extend_from_slice(run);
+            }
+            while buf.flush_into(&mut rest) {
+                out.extend(rest.as_slice().iter().map(|p| p.0));
+                rest.clear();
+            }
+            prop_assert_eq!(out, (0..next).collect::<Vec<_>>());
+        }
+    }
+}

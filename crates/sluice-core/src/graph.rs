@@ -1,0 +1,273 @@
+//! The walker: one worker's share of the graph, executed run-to-completion.
+//!
+//! A round pulls one batch from every task's source and pushes it through
+//! the graph depth-first: each module's fractional buffer decides when its
+//! NF runs, the NF sorts packets into per-gate batches, and each non-empty
+//! gate batch is handed to the next module at once. The walker, not the NFs,
+//! keeps the counters (calls, packets, busy time) the controllers read.
+//! Nothing here allocates after construction.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use crate::batch::{Batch, MAX_BURST};
+use crate::buffer::FractionalBuffer;
+use crate::error::{Error, Result};
+use crate::model::{FlowId, Model, ModuleId, Role};
+use crate::nf::{NetworkFunction, NfContext, Outputs, PacketSource};
+use crate::pool::PacketPool;
+use crate::telemetry::{Counters, FlowRecorder, ModuleCounters, WorkerCounters};
+
+/// The code behind one module, as the pipeline layer builds it.
+pub enum Instance {
+    /// A task ingress.
+    Source(Box<dyn PacketSource>),
+    /// A network function.
+    Function(Box<dyn NetworkFunction>),
+    /// An egress: records delivery and delay for the flow that ends there.
+    Egress,
+}
+
+enum Kind {
+    Source(Box<dyn PacketSource>),
+    Function(Box<dyn NetworkFunction>),
+    Egress(Option<FlowId>),
+}
+
+struct Node {
+    module: ModuleId,
+    kind: Kind,
+    buffer: FractionalBuffer,
+    scratch: Option<Box<Batch>>,
+    out: Vec<Box<Batch>>,
+    next: Vec<usize>,
+    counters: ModuleCounters,
+}
+
+/// Run-time settings of the walker.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkerConfig {
+    /// Time NF runs and packet delays (clock reads per batch, histogram per packet).
+    pub timing: bool,
+    /// Packet buffers in this worker's pool (pkt); `None` sizes it from the graph.
+    pub pool_capacity: Option<usize>,
+}
+
+impl Default for WalkerConfig {
+    fn default() -> Self {
+        Self { timing: true, pool_capacity: None }
+    }
+}
+
+/// The modules of one worker and everything needed to run them.
+pub struct WorkerGraph {
+    nodes: Vec<Node>,
+    sources: Vec<usize>,
+    drain_order: Vec<usize>,
+    spares: Vec<Box<Batch>>,
+    pool: PacketPool,
+    flows: Vec<FlowRecorder>,
+    triggers: Arc<[AtomicU32]>,
+    clock: quanta::Clock,
+    origin: u64,
+    timing: bool,
+    batch_size: usize,
+    worker: WorkerCounters,
+}
+
+impl WorkerGraph {
+    /// Builds worker `worker`'s part of `model`. `instances` holds one entry
+    /// per module of the model (taken for this worker's modules);
+    /// `triggers` one atomic trigger per module, shared with the control thread.
+    pub fn new(
+        model: &Model,
+        worker: usize,
+        instances: &mut [Option<Instance>],
+        triggers: Arc<[AtomicU32]>,
+        clock: quanta::Clock,
+        origin: u64,
+        config: WalkerConfig,
+    ) -> Result<Self> {
+        let mine: Vec<ModuleId> = model.topo_order.iter().copied().filter(|&m| model.worker_of[m] == worker).collect();
+        let mut local = vec![usize::MAX; model.modules.len()];
+        for (i, &m) in mine.iter().enumerate() {
+            local[m] = i;
+        }
+        let mut nodes = Vec::with_capacity(mine.len());
+        for &m in &mine {
+            let decl = &model.modules[m];
+            let instance = instances[m].take().ok_or_else(|| Error::module(&decl.name, "no implementation given"))?;
+            let (kind, outgates) = match (decl.role, instance) {
+                (Role::Source, Instance::Source(s)) => (Kind::Source(s), 1),
+                (Role::Function, Instance::Function(nf)) => {
+                    if nf.ingates() != decl.ingates {
+                        return Err(Error::module(&decl.name, format!("declared {} ingates, its NF has {}", decl.ingates, nf.ingates())));
+                    }
+                    let n = nf.outgates();
+                    (Kind::Function(nf), n)
+                }
+                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m]), 0),
+                (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
+            };
+            if outgates != decl.outgates {
+                return Err(Error::module(&decl.name, format!("declared {} outgates, its NF has {outgates}", decl.outgates)));
+            }
+            nodes.push(Node {
+                module: m,
+                kind,
+                buffer: FractionalBuffer::default(),
+                scratch: Some(Batch::boxed()),
+                out: (0..outgates).map(|_| Batch::boxed()).collect(),
+                next: model.next[m].iter().map(|&t| local[t]).collect(),
+                counters: ModuleCounters::default(),
+            });
+        }
+        let sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
+        let capacity = config.pool_capacity.unwrap_or(((nodes.len() + 4) * 2 * model.batch_size).max(1024));
+        Ok(Self {
+            drain_order: (0..nodes.len()).collect(),
+            spares: (0..=nodes.len()).map(|_| Batch::boxed()).collect(),
+            nodes,
+            sources,
+            pool: PacketPool::new(capacity),
+            flows: vec![FlowRecorder::default(); model.flows.len()],
+            triggers,
+            clock,
+            origin,
+            timing: config.timing,
+            batch_size: model.batch_size,
+            worker: WorkerCounters::default(),
+        })
+    }
+
+    /// Time now (ns since the run's origin).
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.clock.delta_as_nanos(self.origin, self.clock.raw())
+    }
+
+    /// One scheduler round: a batch from every source pushed to completion.
+    /// Returns the packets the sources let in (pkt).
+    pub fn round(&mut self) -> usize {
+        let start = self.clock.raw();
+        let now = self.clock.delta_as_nanos(self.origin, start);
+        let mut admitted = 0;
+        for i in 0..self.sources.len() {
+            admitted += self.pull(self.sources[i], now);
+        }
+        if admitted > 0 {
+            let end = if self.timing { self.clock.raw() } else { start };
+            self.worker.busy_ns += self.clock.delta_as_nanos(start, end);
+            self.worker.busy_rounds += 1;
+        }
+        admitted
+    }
+
+    fn pull(&mut self, v: usize, now_ns: u64) -> usize {
+        let max = self.batch_size.min(self.pool.available());
+        let node = &mut self.nodes[v];
+        let Kind::Source(source) = &mut node.kind else { unreachable!("sources lists source nodes only") };
+        source.fill(&mut self.pool, now_ns, &mut node.out[0], max);
+        let n = node.out[0].len();
+        if n > 0 {
+            node.counters.runs += 1;
+            node.counters.run_pkts += n as u64;
+            self.dispatch(v);
+        }
+        n
+    }
+
+    /// A batch arrives at module `v`'s fractional buffer.
+    fn deliver(&mut self, v: usize, input: &mut Batch) {
+        let trigger = (self.triggers[self.nodes[v].module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
+        let node = &mut self.nodes[v];
+        node.counters.arrivals += 1;
+        node.counters.arrived_pkts += input.len() as u64;
+        node.buffer.admit(trigger, input);
+        let mut scratch = node.scratch.take().expect("a module is never re-entered in a DAG");
+        while let Some(batch) = self.nodes[v].buffer.next_run(trigger, input, &mut scratch) {
+            self.run(v, batch);
+        }
+        self.nodes[v].scratch = Some(scratch);
+    }
+
+    /// Runs module `v`'s NF on `batch`, then hands each gate's packets on.
+    fn run(&mut self, v: usize, batch: &mut Batch) {
+        let start = if self.timing { self.clock.raw() } else { 0 };
+        let now_ns = if self.timing { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
+        let node = &mut self.nodes[v];
+        node.counters.runs += 1;
+        node.counters.run_pkts += batch.len() as u64;
+        let mut ctx = NfContext {
+            pool: &mut self.pool,
+            now_ns,
+            dropped: &mut node.counters.dropped,
+            flows: &mut self.flows,
+            timing: self.timing,
+        };
+        match &mut node.kind {
+            Kind::Function(nf) => nf.process(&mut ctx, batch, &mut Outputs { gates: &mut node.out }),
+            Kind::Egress(flow) => {
+                for &id in batch.as_slice() {
+                    ctx.deliver(*flow, id);
+                }
+                batch.clear();
+            }
+            Kind::Source(_) => unreachable!("a source has no ingate"),
+        }
+        debug_assert!(batch.is_empty(), "an NF must empty its input batch");
+        if self.timing {
+            node.counters.busy_ns += self.clock.delta_as_nanos(start, self.clock.raw());
+        }
+        self.dispatch(v);
+    }
+
+    fn dispatch(&mut self, v: usize) {
+        for g in 0..self.nodes[v].out.len() {
+            if self.nodes[v].out[g].is_empty() {
+                continue;
+            }
+            let child = self.nodes[v].next[g];
+            let spare = self.spares.pop().expect("one spare batch per graph level");
+            let mut batch = std::mem::replace(&mut self.nodes[v].out[g], spare);
+            self.deliver(child, &mut batch);
+            let spare = std::mem::replace(&mut self.nodes[v].out[g], batch);
+            self.spares.push(spare);
+        }
+    }
+
+    /// Flushes every fractional buffer downstream, in topological order, so
+    /// that every packet is delivered or dropped (stopping a run).
+    pub fn drain(&mut self) {
+        for i in 0..self.drain_order.len() {
+            let v = self.drain_order[i];
+            let mut scratch = self.nodes[v].scratch.take().expect("not inside a walk");
+            while self.nodes[v].buffer.flush_into(&mut scratch) {
+                self.run(v, &mut scratch);
+            }
+            self.nodes[v].scratch = Some(scratch);
+        }
+    }
+
+    /// Writes this worker's cumulative counters into `into` (at global module
+    /// ids) and moves the delays recorded since the last call there; `into`'s
+    /// histograms must be empty and come back to be reused.
+    pub fn read_counters(&mut self, worker: usize, into: &mut Counters) {
+        into.at_ns = self.now_ns();
+        for node in &self.nodes {
+            into.modules[node.module] = node.counters;
+        }
+        for (mine, theirs) in self.flows.iter_mut().zip(into.flows.iter_mut()) {
+            theirs.delivered = mine.delivered;
+            theirs.misdelivered = mine.misdelivered;
+            std::mem::swap(&mut theirs.delays, &mut mine.delays);
+        }
+        into.workers[worker] = self.worker;
+        into.in_flight = self.pool.in_use() as u64;
+    }
+
+    /// Packets held by this worker (pkt): in buffers or in flight.
+    pub fn in_flight(&self) -> usize {
+        self.pool.in_use()
+    }
+}

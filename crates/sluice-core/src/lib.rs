@@ -1,0 +1,28 @@
+//! Sluice data path: packets, pool, batches, modules, the graph walker,
+//! fractional buffers, workers, rings and telemetry.
+#![warn(missing_docs)]
+
+pub mod backend;
+pub mod batch;
+pub mod buffer;
+pub mod engine;
+pub mod error;
+pub mod graph;
+pub mod model;
+pub mod nf;
+pub mod packet;
+pub mod pool;
+pub mod ring;
+pub mod telemetry;
+
+pub use backend::{Actions, Backend};
+pub use batch::{Batch, MAX_BURST};
+pub use buffer::FractionalBuffer;
+pub use engine::{Engine, EngineConfig};
+pub use error::{Error, Result};
+pub use graph::{Instance, WalkerConfig, WorkerGraph};
+pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
+pub use nf::{NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};
+pub use packet::{PacketId, PacketMeta, NO_FLOW};
+pub use pool::PacketPool;
+pub use telemetry::{Counters, FlowTelemetry, ModuleTelemetry, PeriodMeter, Telemetry, Totals, WorkerTelemetry};

@@ -1,0 +1,433 @@
+//! The validated pipeline description: modules, gates, edges, flows, B.
+//!
+//! It is what both backends are built from and what controllers see
+//! (Batchy's "model view"): graph, per-module profiles, flows with paths and
+//! delay SLOs, and the batch size.
+
+use std::collections::HashMap;
+
+use crate::batch::MAX_BURST;
+use crate::error::{Error, Result};
+
+/// Index of a module in [`Model::modules`].
+pub type ModuleId = usize;
+/// Index of a flow in [`Model::flows`].
+pub type FlowId = usize;
+
+/// What a module does in the graph.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// Task ingress: makes packets, has no ingate.
+    Source,
+    /// Network function: ingates and outgates.
+    Function,
+    /// Egress: delivers packets, has no outgate.
+    Sink,
+}
+
+/// Linear cost model of one NF run on a batch of b packets: T0 + T1·b (ns).
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Profile {
+    /// Cost per batch (ns).
+    pub t0_ns: f64,
+    /// Cost per packet (ns).
+    pub t1_ns: f64,
+}
+
+impl Profile {
+    /// Batchiness β = T1/(T0+T1): 0 gains most from batching, 1 not at all.
+    pub fn batchiness(&self) -> f64 {
+        self.t1_ns / (self.t0_ns + self.t1_ns)
+    }
+
+    /// Cost of one run on `b` packets (ns).
+    pub fn cost_ns(&self, b: f64) -> f64 {
+        self.t0_ns + self.t1_ns * b
+    }
+}
+
+/// One module as the builder declares it.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct ModuleDecl {
+    /// Unique name.
+    pub name: String,
+    /// Source, function or sink.
+    pub role: Role,
+    /// Number of ingates.
+    pub ingates: usize,
+    /// Number of outgates (the drop gate is extra and always there).
+    pub outgates: usize,
+    /// Cost model, when known.
+    pub profile: Option<Profile>,
+    /// Whether the controller may set this module's fractional-buffer trigger.
+    pub controlled: bool,
+}
+
+/// A connection from an outgate to an ingate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Edge {
+    /// Upstream module.
+    pub from: ModuleId,
+    /// Its outgate.
+    pub outgate: usize,
+    /// Downstream module.
+    pub to: ModuleId,
+    /// Its ingate.
+    pub ingate: usize,
+}
+
+/// A flow: a source-to-sink path with an optional delay SLO.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Flow {
+    /// Unique name.
+    pub name: String,
+    /// Modules from the source to the sink, following edges.
+    pub path: Vec<ModuleId>,
+    /// Delay SLO (ns), `None` for best effort.
+    pub slo_ns: Option<u64>,
+}
+
+/// A validated pipeline.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Model {
+    /// Runtime batch size B (pkt).
+    pub batch_size: usize,
+    /// Modules, indexed by [`ModuleId`].
+    pub modules: Vec<ModuleDecl>,
+    /// Edges; `outgate_edge` indexes them by module and gate.
+    pub edges: Vec<Edge>,
+    /// Flows, indexed by [`FlowId`].
+    pub flows: Vec<Flow>,
+    /// Worker of every module (each source's task decides for what it reaches).
+    pub worker_of: Vec<usize>,
+    /// Worker of every source's task, by source module.
+    pub task_worker: HashMap<ModuleId, usize>,
+    /// For every module, the module behind each outgate.
+    pub next: Vec<Vec<ModuleId>>,
+    /// Modules in an order where every edge goes forward.
+    pub topo_order: Vec<ModuleId>,
+    /// For every sink, the flow that ends there (if any).
+    pub sink_flow: Vec<Option<FlowId>>,
+}
+
+/// Collects modules, edges and flows by name, then validates them all at once.
+#[derive(Default)]
+pub struct ModelBuilder {
+    modules: Vec<ModuleDecl>,
+    edges: Vec<(String, usize, String, usize)>,
+    flows: Vec<(String, Vec<String>, Option<f64>)>,
+    tasks: Vec<(String, usize)>,
+}
+
+impl ModelBuilder {
+    /// Declares a module.
+    pub fn module(&mut self, decl: ModuleDecl) -> &mut Self {
+        self.modules.push(decl);
+        self
+    }
+
+    /// Connects `from`'s outgate to `to`'s ingate.
+    pub fn connect(&mut self, from: &str, outgate: usize, to: &str, ingate: usize) -> &mut Self {
+        self.edges.push((from.to_owned(), outgate, to.to_owned(), ingate));
+        self
+    }
+
+    /// Declares a flow along `path` (module names) with a delay SLO in µs (`None`: best effort).
+    pub fn flow(&mut self, name: &str, path: &[&str], slo_us: Option<f64>) -> &mut Self {
+        self.flows.push((name.to_owned(), path.iter().map(|s| s.to_string()).collect(), slo_us));
+        self
+    }
+
+    /// Runs the task of source `source` on worker `worker` (default: worker 0).
+    pub fn task(&mut self, source: &str, worker: usize) -> &mut Self {
+        self.tasks.push((source.to_owned(), worker));
+        self
+    }
+
+    /// Validates everything and returns the model, or the first problem found.
+    pub fn build(&self, batch_size: usize) -> Result<Model> {
+        if batch_size == 0 || batch_size > MAX_BURST {
+            return Err(Error::BatchSize(batch_size));
+        }
+        let mut ids = HashMap::new();
+        for (i, m) in self.modules.iter().enumerate() {
+            if ids.insert(m.name.clone(), i).is_some() {
+                return Err(Error::DuplicateModule(m.name.clone()));
+            }
+            check_gates(m)?;
+        }
+        let lookup = |name: &str, context: String| {
+            ids.get(name).copied().ok_or_else(|| Error::UnknownModule { name: name.to_owned(), context })
+        };
+        let n = self.modules.len();
+        let mut next: Vec<Vec<Option<ModuleId>>> =
+            self.modules.iter().map(|m| vec![None; m.outgates]).collect();
+        let mut entered = vec![false; n];
+        let mut edges = Vec::with_capacity(self.edges.len());
+        for (from, outgate, to, ingate) in &self.edges {
+            let f = lookup(from, format!("edge {from}:{outgate} -> {to}:{ingate}"))?;
+            let t = lookup(to, format!("edge {from}:{outgate} -> {to}:{ingate}"))?;
+            let (fm, tm) = (&self.modules[f], &self.modules[t]);
+            if *outgate >= fm.outgates {
+                return Err(Error::NoSuchOutgate { module: from.clone(), gate: *outgate, count: fm.outgates });
+            }
+            if *ingate >= tm.ingates {
+                return Err(Error::NoSuchIngate { module: to.clone(), gate: *ingate, count: tm.ingates });
+            }
+            if next[f][*outgate].replace(t).is_some() {
+                return Err(Error::GateTaken { module: from.clone(), gate: *outgate });
+            }
+            entered[t] = true;
+            edges.push(Edge { from: f, outgate: *outgate, to: t, ingate: *ingate });
+        }
+        for (i, m) in self.modules.iter().enumerate() {
+            if let Some(gate) = next[i].iter().position(Option::is_none) {
+                return Err(Error::DanglingGate { module: m.name.clone(), gate });
+            }
+            if m.role != Role::Source && !entered[i] {
+                return Err(Error::Unconnected(m.name.clone()));
+            }
+        }
+        let next: Vec<Vec<ModuleId>> = next.into_iter().map(|g| g.into_iter().flatten().collect()).collect();
+        let topo_order = topological_order(&next).map_err(|m| Error::Cycle(self.modules[m].name.clone()))?;
+
+        let mut task_worker = HashMap::new();
+        for (source, worker) in &self.tasks {
+            let s = lookup(source, format!("task on worker {worker}"))?;
+            if self.modules[s].role != Role::Source {
+                return Err(Error::module(source, "a task starts at a source module"));
+            }
+            task_worker.insert(s, *worker);
+        }
+        for (i, m) in self.modules.iter().enumerate() {
+            if m.role == Role::Source {
+                task_worker.entry(i).or_insert(0);
+            }
+        }
+        let worker_of = assign_workers(&self.modules, &next, &topo_order, &task_worker)?;
+
+        let mut flows = Vec::with_capacity(self.flows.len());
+        let mut sink_flow = vec![None; n];
+        let mut flow_names = HashMap::new();
+        for (fi, (name, path, slo_us)) in self.flows.iter().enumerate() {
+            if flow_names.insert(name.clone(), fi).is_some() {
+                return Err(Error::DuplicateFlow(name.clone()));
+            }
+            let path = path
+                .iter()
+                .map(|p| lookup(p, format!("flow '{name}' path")))
+                .collect::<Result<Vec<_>>>()?;
+            check_path(name, &path, &self.modules, &next)?;
+            let slo_ns = match slo_us {
+                None => None,
+                Some(us) if us.is_finite() && *us > 0.0 => Some((us * 1e3).round().max(1.0) as u64),
+                Some(us) => return Err(Error::flow(name, format!("delay SLO must be > 0 µs, got {us}"))),
+            };
+            let sink = *path.last().expect("checked non-empty");
+            if let Some(other) = sink_flow[sink].replace(fi) {
+                let other: &(String, Vec<String>, Option<f64>) = &self.flows[other];
+                return Err(Error::flow(
+                    name,
+                    format!("sink '{}' already ends flow '{}'; give each flow its own egress", self.modules[sink].name, other.0),
+                ));
+            }
+            flows.push(Flow { name: name.clone(), path, slo_ns });
+        }
+        Ok(Model {
+            batch_size,
+            modules: self.modules.clone(),
+            edges,
+            flows,
+            worker_of,
+            task_worker,
+            next,
+            topo_order,
+            sink_flow,
+        })
+    }
+}
+
+fn check_gates(m: &ModuleDecl) -> Result<()> {
+    let bad = match m.role {
+        Role::Source => (m.ingates != 0).then_some("a source has no ingate"),
+        Role::Sink => (m.outgates != 0).then_some("a sink has no outgate"),
+        Role::Function => (m.ingates == 0).then_some("a network function needs an ingate"),
+    };
+    if let Some(reason) = bad {
+        return Err(Error::module(&m.name, reason));
+    }
+    if let Some(p) = m.profile {
+        if !(p.t0_ns >= 0.0 && p.t1_ns >= 0.0 && p.t0_ns + p.t1_ns > 0.0) {
+            return Err(Error::module(&m.name, format!("profile T0={} T1={} ns must be ≥ 0 and not both 0", p.t0_ns, p.t1_ns)));
+        }
+    }
+    Ok(())
+}
+
+fn check_path(name: &str, path: &[ModuleId], modules: &[ModuleDecl], next: &[Vec<ModuleId>]) -> Result<()> {
+    let (Some(&first), Some(&last)) = (path.first(), path.last()) else {
+        return Err(Error::flow(name, "path is empty"));
+    };
+    if modules[first].role != Role::Source {
+        return Err(Error::flow(name, format!("path starts at '{}', which is not a source", modules[first].name)));
+    }
+    if modules[last].role != Role::Sink {
+        return Err(Error::flow(name, format!("path ends at '{}', which is not a sink", modules[last].name)));
+    }
+    for w in path.windows(2) {
+        if !next[w[0]].contains(&w[1]) {
+            return Err(Error::flow(
+                name,
+                format!("path does not follow the graph: no edge from '{}' to '{}'", modules[w[0]].name, modules[w[1]].name),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Kahn's algorithm; on a cycle returns a module on it.
+fn topological_order(next: &[Vec<ModuleId>]) -> std::result::Result<Vec<ModuleId>, ModuleId> {
+    let mut indegree = vec![0usize; next.len()];
+    for gates in next {
+        for &t in gates {
+            indegree[t] += 1;
+        }
+    }
+    let mut ready: Vec<_> = (0..next.len()).filter(|&i| indegree[i] == 0).collect();
+    ready.reverse();
+    let mut order = Vec::with_capacity(next.len());
+    while let Some(v) = ready.pop() {
+        order.push(v);
+        for &t in next[v].iter().rev() {
+            indegree[t] -= 1;
+            if indegree[t] == 0 {
+                ready.push(t);
+            }
+        }
+    }
+    match (0..next.len()).find(|&i| indegree[i] > 0) {
+        Some(v) => Err(v),
+        None => Ok(order),
+    }
+}
+
+fn assign_workers(
+    modules: &[ModuleDecl],
+    next: &[Vec<ModuleId>],
+    order: &[ModuleId],
+    task_worker: &HashMap<ModuleId, usize>,
+) -> Result<Vec<usize>> {
+    let mut worker: Vec<Option<usize>> = vec![None; modules.len()];
+    for (&s, &w) in task_worker {
+        worker[s] = Some(w);
+    }
+    for &v in order {
+        let Some(w) = worker[v] else { continue };
+        for &t in &next[v] {
+            match worker[t] {
+                Some(other) if other != w => {
+                    return Err(Error::SharedAcrossWorkers { module: modules[t].name.clone(), a: other.min(w), b: other.max(w) })
+                }
+                _ => worker[t] = Some(w),
+            }
+        }
+    }
+    Ok(worker.into_iter().map(|w| w.unwrap_or(0)).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decl(name: &str, role: Role, ingates: usize, outgates: usize) -> ModuleDecl {
+        ModuleDecl { name: name.into(), role, ingates, outgates, profile: None, controlled: false }
+    }
+
+    fn two_branch() -> ModelBuilder {
+        let mut b = ModelBuilder::default();
+        b.module(decl("src", Role::Source, 0, 1))
+            .module(decl("split", Role::Function, 1, 2))
+            .module(decl("a", Role::Function, 1, 1))
+            .module(decl("b", Role::Function, 1, 1))
+            .module(decl("out_a", Role::Sink, 1, 0))
+            .module(decl("out_b", Role::Sink, 1, 0))
+            .connect("src", 0, "split", 0)
+            .connect("split", 0, "a", 0)
+            .connect("split", 1, "b", 0)
+            .connect("a", 0, "out_a", 0)
+            .connect("b", 0, "out_b", 0)
+            .flow("fa", &["src", "split", "a", "out_a"], Some(15.0))
+            .flow("fb", &["src", "split", "b", "out_b"], Some(100.0));
+        b
+    }
+
+    #[test]
+    fn valid_graph_builds_in_topological_order() {
+        let m = two_branch().build(32).unwrap();
+        assert_eq!(m.flows[0].slo_ns, Some(15_000));
+        let pos = |v| m.topo_order.iter().position(|&x| x == v).unwrap();
+        for e in &m.edges {
+            assert!(pos(e.from) < pos(e.to));
+        }
+        assert_eq!(m.sink_flow[4], Some(0));
+    }
+
+    #[test]
+    fn errors_name_the_culprit() {
+        let err = |b: &ModelBuilder, bs| b.build(bs).unwrap_err().to_string();
+        assert_eq!(err(&two_branch(), 0), "batch size 0 is out of range 1..=256");
+        assert_eq!(err(&two_branch(), 257), "batch size 257 is out of range 1..=256");
+
+        let mut b = two_branch();
+        b.module(decl("c", Role::Function, 1, 1)).connect("c", 0, "out_a", 0);
+        assert_eq!(err(&b, 32), "module 'c' is unconnected: no edge enters it");
+
+        let mut b = ModelBuilder::default();
+        b.module(decl("src", Role::Source, 0, 2)).module(decl("out", Role::Sink, 1, 0)).connect("src", 0, "out", 0);
+        assert_eq!(err(&b, 32), "module 'src' outgate 1 is dangling: connect it to a module");
+
+        let mut b = two_branch();
+        b.connect("split", 2, "a", 0);
+        assert_eq!(err(&b, 32), "module 'split' has no outgate 2 (it has 2)");
+
+        let mut b = two_branch();
+        b.flow("bad", &["src", "a", "out_a"], Some(10.0));
+        assert_eq!(err(&b, 32), "flow 'bad': path does not follow the graph: no edge from 'src' to 'a'");
+
+        let mut b = two_branch();
+        b.flow("zero", &["src", "split", "a", "out_a"], Some(0.0));
+        assert!(err(&b, 32).starts_with("flow 'zero': delay SLO must be > 0 µs"));
+
+        let mut b = two_branch();
+        b.flow("ghost", &["src", "nowhere"], None);
+        assert_eq!(err(&b, 32), "flow 'ghost' path names unknown module 'nowhere'");
+    }
+
+    #[test]
+    fn cycles_are_refused() {
+        let mut b = ModelBuilder::default();
+        b.module(decl("src", Role::Source, 0, 1))
+            .module(decl("x", Role::Function, 2, 1))
+            .module(decl("y", Role::Function, 1, 1))
+            .connect("src", 0, "x", 0)
+            .connect("x", 0, "y", 0)
+            .connect("y", 0, "x", 1);
+        assert!(b.build(32).unwrap_err().to_string().starts_with("cycle through module '"));
+    }
+
+    #[test]
+    fn modules_shared_by_workers_are_refused() {
+        let mut b = ModelBuilder::default();
+        b.module(decl("s1", Role::Source, 0, 1))
+            .module(decl("s2", Role::Source, 0, 1))
+            .module(decl("out", Role::Sink, 2, 0))
+            .connect("s1", 0, "out", 0)
+            .connect("s2", 0, "out", 1)
+            .task("s2", 1);
+        assert_eq!(
+            b.build(32).unwrap_err().to_string(),
+            "module 'out' is reached from tasks on workers 0 and 1; give each worker its own modules"
+        );
+    }
+}

@@ -1,0 +1,137 @@
+//! The interface between the walker and network functions and sources.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::batch::Batch;
+use crate::packet::{PacketId, NO_FLOW};
+use crate::pool::PacketPool;
+use crate::telemetry::FlowRecorder;
+
+/// What an NF may touch while it runs on a batch.
+pub struct NfContext<'a> {
+    /// The worker's packet pool.
+    pub pool: &'a mut PacketPool,
+    /// Time at the start of this run (ns since the run started; 0 when telemetry is off).
+    pub now_ns: u64,
+    pub(crate) dropped: &'a mut u64,
+    pub(crate) flows: &'a mut [FlowRecorder],
+    pub(crate) timing: bool,
+}
+
+impl NfContext<'_> {
+    /// Sends a packet to the drop gate: frees it and counts it for this module.
+    #[inline]
+    pub fn drop_packet(&mut self, id: PacketId) {
+        self.pool.free(id);
+        *self.dropped += 1;
+    }
+
+    /// Delivers a packet at the egress of flow `flow`: records its delay and frees it.
+    #[inline]
+    pub fn deliver(&mut self, flow: Option<usize>, id: PacketId) {
+        let meta = *self.pool.meta(id);
+        self.pool.free(id);
+        let Some(flow) = flow else { return };
+        let recorder = &mut self.flows[flow];
+        if meta.flow != NO_FLOW && meta.flow as usize != flow {
+            recorder.misdelivered += 1;
+        }
+        if self.timing {
+            recorder.record(self.now_ns.saturating_sub(meta.ts_ns));
+        } else {
+            recorder.count();
+        }
+    }
+}
+
+/// Where an NF puts the packets it keeps: one batch per outgate.
+pub struct Outputs<'a> {
+    pub(crate) gates: &'a mut [Box<Batch>],
+}
+
+impl Outputs<'_> {
+    /// Number of outgates.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.gates.len()
+    }
+
+    /// Whether there is no outgate (a sink).
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.gates.is_empty()
+    }
+
+    /// Sends one packet out of `gate`.
+    #[inline]
+    pub fn push(&mut self, gate: usize, id: PacketId) {
+        self.gates[gate].push(id);
+    }
+
+    /// Sends the whole batch out of `gate` (the "home run"), leaving `input` empty.
+    #[inline]
+    pub fn forward(&mut self, gate: usize, input: &mut Batch) {
+        self.gates[gate].append(input);
+    }
+}
+
+/// A network function: runs on a batch and sends every packet to an outgate
+/// or the drop gate. Called once per batch; it must leave `input` empty.
+pub trait NetworkFunction: Send {
+    /// Number of outgates (0 for an egress).
+    fn outgates(&self) -> usize;
+
+    /// Number of ingates.
+    fn ingates(&self) -> usize {
+        1
+    }
+
+    /// Processes `input`, moving every packet to `out` or to `ctx.drop_packet`.
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>);
+}
+
+/// A task's ingress: makes or receives packets.
+pub trait PacketSource: Send {
+    /// Appends up to `max` packets to `out`, allocated from `pool` and
+    /// stamped with ingress time `now_ns` (ns).
+    fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize);
+
+    /// The knobs through which the control thread sets this source's rates, if it has any.
+    fn rates(&self) -> Option<RateKnobs> {
+        None
+    }
+}
+
+/// Per-stream offered rates of a source (pkt/s; infinite = unlimited),
+/// written by the control thread and read by the worker without locks.
+#[derive(Clone)]
+pub struct RateKnobs(Arc<[AtomicU64]>);
+
+impl RateKnobs {
+    /// Knobs starting at `rates` (pkt/s; `f64::INFINITY` for unlimited).
+    pub fn new(rates: &[f64]) -> Self {
+        Self(rates.iter().map(|r| AtomicU64::new(r.to_bits())).collect())
+    }
+
+    /// Number of streams.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there is no stream.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Rate of stream `i` (pkt/s).
+    #[inline]
+    pub fn get(&self, i: usize) -> f64 {
+        f64::from_bits(self.0[i].load(Ordering::Relaxed))
+    }
+
+    /// Sets the rate of stream `i` (pkt/s).
+    pub fn set(&self, i: usize, pps: f64) {
+        self.0[i].store(pps.to_bits(), Ordering::Relaxed);
+    }
+}
