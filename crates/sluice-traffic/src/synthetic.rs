@@ -1,0 +1,148 @@
+//! A source of template packets, one template per stream, interleaved.
+
+use sluice_core::{Batch, PacketPool, PacketSource, RateKnobs, NO_FLOW};
+
+use crate::error::{Error, Result};
+use crate::pacer::Pacer;
+use crate::stamp;
+
+/// One stream of identical frames.
+pub struct Stream {
+    /// The frame every packet of the stream copies.
+    pub frame: Vec<u8>,
+    /// Flow id stamped on the packets (`None`: decided downstream).
+    pub flow: Option<u16>,
+    /// Offered rate (pkt/s; infinite = as fast as the worker takes them).
+    pub rate_pps: f64,
+}
+
+struct StreamState {
+    frame: Vec<u8>,
+    flow: u16,
+    seq: u32,
+    pacer: Pacer,
+    /// Packets the pacer allows in the current fill.
+    allowance: usize,
+}
+
+/// Emits the streams' packets interleaved packet by packet, or in runs of
+/// `burstiness` packets per stream; each stream paced to its rate.
+pub struct SyntheticSource {
+    streams: Vec<StreamState>,
+    rates: RateKnobs,
+    burstiness: usize,
+    cursor: usize,
+    run_left: usize,
+}
+
+impl SyntheticSource {
+    /// A source over `streams`, each stream's packets in runs of `burstiness`.
+    pub fn new(streams: Vec<Stream>, burstiness: usize) -> Result<Self> {
+        if streams.is_empty() {
+            return Err(Error::Source("a synthetic source needs at least one stream".into()));
+        }
+        if burstiness == 0 {
+            return Err(Error::Source("burstiness must be ≥ 1 packet".into()));
+        }
+        if let Some(s) = streams.iter().find(|s| !(s.rate_pps > 0.0)) {
+            return Err(Error::Source(format!("rate {} pkt/s must be > 0", s.rate_pps)));
+        }
+        let rates = RateKnobs::new(&streams.iter().map(|s| s.rate_pps).collect::<Vec<_>>());
+        let streams = streams
+            .into_iter()
+            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), seq: 0, pacer: Pacer::default(), allowance: 0 })
+            .collect();
+        Ok(Self { streams, rates, burstiness, cursor: 0, run_left: burstiness })
+    }
+}
+
+impl PacketSource for SyntheticSource {
+    fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
+        for (i, s) in self.streams.iter_mut().enumerate() {
+            s.allowance = s.pacer.allowance(self.rates.get(i), now_ns);
+        }
+        let n = self.streams.len();
+        let mut produced = 0;
+        let mut starved = 0;
+        while produced < max && starved < n {
+            let s = &mut self.streams[self.cursor];
+            if s.allowance > 0 {
+                let Some(id) = stamp(pool, &s.frame, now_ns, s.flow, s.seq) else { break };
+                out.push(id);
+                s.seq = s.seq.wrapping_add(1);
+                s.allowance -= 1;
+                s.pacer.spend(1);
+                produced += 1;
+                starved = 0;
+                self.run_left -= 1;
+                if self.run_left > 0 {
+                    continue;
+                }
+            } else {
+                starved += 1;
+            }
+            self.cursor = (self.cursor + 1) % n;
+            self.run_left = self.burstiness;
+        }
+    }
+
+    fn rates(&self) -> Option<RateKnobs> {
+        Some(self.rates.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(streams: usize, burstiness: usize, rate: f64) -> SyntheticSource {
+        let streams = (0..streams).map(|i| Stream { frame: vec![i as u8; 60], flow: Some(i as u16), rate_pps: rate }).collect();
+        SyntheticSource::new(streams, burstiness).unwrap()
+    }
+
+    fn flows(pool: &PacketPool, b: &Batch) -> Vec<u16> {
+        b.as_slice().iter().map(|&id| pool.meta(id).flow).collect()
+    }
+
+    #[test]
+    fn interleaves_packet_by_packet_and_in_runs() {
+        let mut pool = PacketPool::new(64);
+        let mut b = Batch::default();
+        source(3, 1, f64::INFINITY).fill(&mut pool, 0, &mut b, 7);
+        assert_eq!(flows(&pool, &b), vec![0, 1, 2, 0, 1, 2, 0]);
+        assert_eq!(pool.data(b.as_slice()[1])[0], 1);
+        let mut b2 = Batch::default();
+        source(2, 3, f64::INFINITY).fill(&mut pool, 0, &mut b2, 8);
+        assert_eq!(flows(&pool, &b2), vec![0, 0, 0, 1, 1, 1, 0, 0]);
+    }
+
+    #[test]
+    fn stops_when_the_pool_is_empty_and_paces_rates() {
+        let mut pool = PacketPool::new(5);
+        let mut b = Batch::default();
+        source(1, 1, f64::INFINITY).fill(&mut pool, 0, &mut b, 32);
+        assert_eq!(b.len(), 5);
+
+        let mut pool = PacketPool::new(4096);
+        let mut src = source(2, 1, 1_000_000.0);
+        let mut total = 0;
+        for t in 0..=100u64 {
+            let mut b = Batch::default();
+            src.fill(&mut pool, t * 10_000, &mut b, 256);
+            total += b.len();
+            for &id in b.as_slice() {
+                pool.free(id);
+            }
+        }
+        assert!((1990..=2010).contains(&total), "{total}");
+    }
+
+    #[test]
+    fn refuses_empty_or_zero_settings() {
+        assert!(SyntheticSource::new(vec![], 1).is_err());
+        let s = || vec![Stream { frame: vec![0; 60], flow: None, rate_pps: 1.0 }];
+        assert!(SyntheticSource::new(s(), 0).is_err());
+        let zero = vec![Stream { frame: vec![0; 60], flow: None, rate_pps: 0.0 }];
+        assert_eq!(SyntheticSource::new(zero, 1).err().unwrap().to_string(), "source: rate 0 pkt/s must be > 0");
+    }
+}
