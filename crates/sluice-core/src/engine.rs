@@ -4,10 +4,10 @@
 //! Telemetry hand-over is lock-free: the control thread bumps an epoch; at
 //! its next round boundary each worker copies its counters into a
 //! preallocated [`Counters`] taken from a recycle ring and publishes it on a
-//! second ring. Triggers and rates are relaxed atomics the walker reads once
-//! per batch.
+//! second ring. Triggers and rates are relaxed atomics ([`Knobs`]) the walker
+//! reads once per batch.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -15,15 +15,15 @@ use std::time::{Duration, Instant};
 use crate::backend::{Actions, Backend};
 use crate::error::{Error, Result};
 use crate::graph::{Instance, WalkerConfig, WorkerGraph};
+use crate::knobs::Knobs;
 use crate::model::{Model, ModuleId, Role};
-use crate::nf::RateKnobs;
 use crate::ring::{spsc, Consumer, Producer};
-use crate::telemetry::{Counters, FlowRecorder, ModuleCounters, PeriodMeter, Telemetry, WorkerCounters};
+use crate::telemetry::{Counters, PeriodMeter, Telemetry};
 
 /// Spare telemetry blocks per worker.
-const SNAPSHOTS: usize = 4;
+const READINGS: usize = 4;
 /// How long the control side waits for a worker's reading before giving up.
-const READ_TIMEOUT: Duration = Duration::from_secs(10);
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Engine settings.
 #[derive(Clone, Copy, Debug)]
@@ -54,8 +54,7 @@ struct WorkerHandle {
 /// A running pipeline.
 pub struct Engine {
     model: Model,
-    triggers: Arc<[AtomicU32]>,
-    rates: Vec<(ModuleId, RateKnobs)>,
+    knobs: Knobs,
     signals: Arc<Signals>,
     workers: Vec<WorkerHandle>,
     meter: PeriodMeter,
@@ -66,151 +65,119 @@ pub struct Engine {
     finished: Option<Telemetry>,
 }
 
-fn blank_counters(model: &Model, workers: usize) -> Counters {
-    Counters {
-        at_ns: 0,
-        modules: vec![ModuleCounters::default(); model.modules.len()],
-        flows: vec![FlowRecorder::default(); model.flows.len()],
-        workers: vec![WorkerCounters::default(); workers],
-        in_flight: 0,
-        triggers: vec![0; model.modules.len()],
-    }
+/// Modules of `model` with role `role`.
+pub fn modules_with(model: &Model, role: Role) -> Vec<ModuleId> {
+    (0..model.modules.len()).filter(|&m| model.modules[m].role == role).collect()
+}
+
+/// Number of workers `model` uses.
+pub fn worker_count(model: &Model) -> usize {
+    model.worker_of.iter().copied().max().map_or(1, |w| w + 1)
 }
 
 impl Engine {
     /// Starts one thread per worker of `model`; `instances` has one entry per module.
-    pub fn start(model: Model, mut instances: Vec<Instance>, config: EngineConfig) -> Result<Self> {
+    pub fn start(model: Model, instances: Vec<Instance>, config: EngineConfig) -> Result<Self> {
         if instances.len() != model.modules.len() {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
-        let rates = model
-            .modules
-            .iter()
-            .enumerate()
-            .zip(&instances)
-            .filter_map(|((m, _), inst)| match inst {
-                Instance::Source(s) => s.rates().map(|k| (m, k)),
-                _ => None,
-            })
-            .collect();
-        let n_workers = model.worker_of.iter().copied().max().map_or(1, |w| w + 1);
-        let triggers: Arc<[AtomicU32]> = model.modules.iter().map(|_| AtomicU32::new(0)).collect();
+        let knobs = Knobs::new(&model, &instances);
+        let n_workers = worker_count(&model);
         let signals = Arc::new(Signals { epoch: AtomicU64::new(0), stop: AtomicBool::new(false) });
         let clock = quanta::Clock::new();
         let origin = clock.raw();
-        let mut slots: Vec<Option<Instance>> = instances.drain(..).map(Some).collect();
+        let mut slots: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
         let cores = core_affinity::get_core_ids().unwrap_or_default();
-        let mut workers = Vec::with_capacity(n_workers);
+        let mut graphs = Vec::with_capacity(n_workers);
         for w in 0..n_workers {
-            let mut graph = WorkerGraph::new(&model, w, &mut slots, triggers.clone(), clock.clone(), origin, config.walker)?;
-            let (mut reading_tx, readings) = spsc::<Box<Counters>>(SNAPSHOTS);
-            let (mut recycle, mut spare_rx) = spsc::<Box<Counters>>(SNAPSHOTS);
-            for _ in 0..SNAPSHOTS - 1 {
-                let _ = recycle.push(Box::new(blank_counters(&model, n_workers)));
+            graphs.push(WorkerGraph::new(&model, w, &mut slots, knobs.triggers.clone(), clock.clone(), origin, config.walker)?);
+        }
+        let mut workers = Vec::with_capacity(n_workers);
+        for (w, graph) in graphs.into_iter().enumerate() {
+            let (reading_tx, readings) = spsc::<Box<Counters>>(READINGS);
+            let (mut recycle, spare_rx) = spsc::<Box<Counters>>(READINGS);
+            for _ in 0..READINGS - 1 {
+                let _ = recycle.push(Box::new(Counters::for_model(&model, n_workers)));
             }
-            let signals = signals.clone();
             let core = (config.pin && !cores.is_empty()).then(|| cores[w % cores.len()]);
+            let signals = signals.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("sluice-worker-{w}"))
-                .spawn(move || {
-                    if let Some(core) = core {
-                        core_affinity::set_for_current(core);
-                    }
-                    let mut seen = 0;
-                    let mut publish = |graph: &mut WorkerGraph| {
-                        let mut slot = loop {
-                            match spare_rx.pop() {
-                                Some(s) => break s,
-                                None => std::thread::yield_now(),
-                            }
-                        };
-                        graph.read_counters(w, &mut slot);
-                        if reading_tx.push(slot).is_err() {
-                            unreachable!("the reading ring holds every spare");
-                        }
-                    };
-                    loop {
-                        let epoch = signals.epoch.load(Ordering::Acquire);
-                        if epoch != seen {
-                            seen = epoch;
-                            publish(&mut graph);
-                        }
-                        if signals.stop.load(Ordering::Acquire) {
-                            graph.drain();
-                            publish(&mut graph);
-                            return;
-                        }
-                        if graph.round() == 0 {
-                            std::hint::spin_loop();
-                        }
-                    }
-                })
+                .spawn(move || worker_loop(w, graph, core, &signals, reading_tx, spare_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
             workers.push(WorkerHandle { thread: Some(thread), readings, recycle });
         }
-        let sources = (0..model.modules.len()).filter(|&m| model.modules[m].role == Role::Source).collect();
-        let sinks = (0..model.modules.len()).filter(|&m| model.modules[m].role == Role::Sink).collect();
-        let merged = blank_counters(&model, n_workers);
         Ok(Self {
+            sources: modules_with(&model, Role::Source),
+            sinks: modules_with(&model, Role::Sink),
+            merged: Counters::for_model(&model, n_workers),
             model,
-            triggers,
-            rates,
+            knobs,
             signals,
             workers,
             meter: PeriodMeter::default(),
-            sources,
-            sinks,
             period_end: Instant::now(),
-            merged,
             finished: None,
         })
     }
 
-    /// Collects one reading from every worker and merges them.
+    /// Collects one reading from every worker and turns them into telemetry.
     fn collect(&mut self) -> Telemetry {
-        let mut merged = std::mem::take(&mut self.merged);
-        merged.at_ns = 0;
-        merged.in_flight = 0;
-        for f in &mut merged.flows {
-            f.delays.reset();
-        }
-        for w in &mut self.workers {
+        self.merged.begin_merge();
+        for (w, worker) in self.workers.iter_mut().enumerate() {
             let deadline = Instant::now() + READ_TIMEOUT;
             let mut reading = loop {
-                if let Some(r) = w.readings.pop() {
+                if let Some(r) = worker.readings.pop() {
                     break r;
                 }
-                assert!(Instant::now() < deadline, "a worker gave no telemetry for {READ_TIMEOUT:?}");
+                assert!(Instant::now() < deadline, "worker {w} gave no telemetry for {READ_TIMEOUT:?}");
                 std::thread::sleep(Duration::from_micros(20));
             };
-            merged.at_ns = merged.at_ns.max(reading.at_ns);
-            merged.in_flight += reading.in_flight;
-            for (m, c) in reading.modules.iter().enumerate() {
-                if *c != ModuleCounters::default() {
-                    merged.modules[m] = *c;
-                }
-            }
-            for (f, r) in merged.flows.iter_mut().zip(reading.flows.iter_mut()) {
-                if r.delivered > 0 || r.misdelivered > 0 {
-                    f.delivered = r.delivered;
-                    f.misdelivered = r.misdelivered;
-                }
-                f.delays.add(&r.delays).expect("same histogram bounds");
-                r.delays.reset();
-            }
-            for (m, c) in reading.workers.iter().enumerate() {
-                if *c != WorkerCounters::default() {
-                    merged.workers[m] = *c;
-                }
-            }
-            let _ = w.recycle.push(reading);
+            self.merged.merge_worker(&mut reading, &self.model, w);
+            let _ = worker.recycle.push(reading);
         }
-        for (t, a) in merged.triggers.iter_mut().zip(self.triggers.iter()) {
-            *t = a.load(Ordering::Relaxed);
+        self.knobs.read_triggers(&mut self.merged.triggers);
+        self.meter.period(self.merged.clone(), &self.sources, &self.sinks)
+    }
+}
+
+/// A worker thread: rounds until stopped, publishing a reading at each epoch.
+fn worker_loop(
+    w: usize,
+    mut graph: WorkerGraph,
+    core: Option<core_affinity::CoreId>,
+    signals: &Signals,
+    mut readings: Producer<Box<Counters>>,
+    mut spares: Consumer<Box<Counters>>,
+) {
+    if let Some(core) = core {
+        core_affinity::set_for_current(core);
+    }
+    let mut publish = |graph: &mut WorkerGraph| {
+        let mut slot = loop {
+            match spares.pop() {
+                Some(s) => break s,
+                None => std::thread::yield_now(),
+            }
+        };
+        graph.read_counters(w, &mut slot);
+        assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
+    };
+    let mut seen = 0;
+    loop {
+        let epoch = signals.epoch.load(Ordering::Acquire);
+        if epoch != seen {
+            seen = epoch;
+            publish(&mut graph);
         }
-        let telemetry = self.meter.period(merged.clone(), &self.sources, &self.sinks);
-        self.merged = merged;
-        telemetry
+        if signals.stop.load(Ordering::Acquire) {
+            graph.drain();
+            publish(&mut graph);
+            return;
+        }
+        if graph.round() == 0 {
+            std::hint::spin_loop();
+        }
     }
 }
 
@@ -220,7 +187,7 @@ impl Backend for Engine {
     }
 
     fn run_period(&mut self, period_ns: u64) -> Telemetry {
-        self.period_end = self.period_end.max(Instant::now() - Duration::from_millis(1)) + Duration::from_nanos(period_ns);
+        self.period_end = self.period_end.max(Instant::now()) + Duration::from_nanos(period_ns);
         loop {
             let left = self.period_end.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -233,22 +200,7 @@ impl Backend for Engine {
     }
 
     fn apply(&mut self, actions: &Actions) -> Result<()> {
-        for &(m, b) in &actions.triggers {
-            let decl = self.model.modules.get(m).ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
-            if b as usize > self.model.batch_size {
-                return Err(Error::module(&decl.name, format!("trigger {b} exceeds the batch size {}", self.model.batch_size)));
-            }
-            self.triggers[m].store(b, Ordering::Relaxed);
-        }
-        for &(m, stream, pps) in &actions.rates {
-            let knobs = self.rates.iter().find(|(s, _)| *s == m).map(|(_, k)| k);
-            let name = self.model.modules.get(m).map_or("?", |d| d.name.as_str());
-            match knobs {
-                Some(k) if stream < k.len() && pps > 0.0 => k.set(stream, pps),
-                _ => return Err(Error::module(name, format!("cannot set rate {pps} pkt/s of stream {stream}"))),
-            }
-        }
-        Ok(())
+        self.knobs.apply(&self.model, actions)
     }
 
     fn finish(&mut self) -> Telemetry {

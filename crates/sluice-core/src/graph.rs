@@ -249,18 +249,20 @@ impl WorkerGraph {
         }
     }
 
-    /// Writes this worker's cumulative counters into `into` (at global module
-    /// ids) and moves the delays recorded since the last call there; `into`'s
-    /// histograms must be empty and come back to be reused.
+    /// Writes this worker's cumulative counters into `into` at its own slots
+    /// (its modules, the flows that end on it, `workers[worker]`) and moves
+    /// the delays recorded since the last call there. `into`'s histograms
+    /// must be empty; they come back to this worker at the next call.
     pub fn read_counters(&mut self, worker: usize, into: &mut Counters) {
         into.at_ns = self.now_ns();
         for node in &self.nodes {
             into.modules[node.module] = node.counters;
-        }
-        for (mine, theirs) in self.flows.iter_mut().zip(into.flows.iter_mut()) {
-            theirs.delivered = mine.delivered;
-            theirs.misdelivered = mine.misdelivered;
-            std::mem::swap(&mut theirs.delays, &mut mine.delays);
+            if let Kind::Egress(Some(f)) = node.kind {
+                let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);
+                theirs.delivered = mine.delivered;
+                theirs.misdelivered = mine.misdelivered;
+                std::mem::swap(&mut theirs.delays, &mut mine.delays);
+            }
         }
         into.workers[worker] = self.worker;
         into.in_flight = self.pool.in_use() as u64;

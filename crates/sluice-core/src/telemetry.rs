@@ -89,6 +89,53 @@ pub struct Counters {
     pub triggers: Vec<u32>,
 }
 
+impl Counters {
+    /// Zeroed counters for `model` run by `workers` workers.
+    pub fn for_model(model: &crate::Model, workers: usize) -> Self {
+        Self {
+            at_ns: 0,
+            modules: vec![ModuleCounters::default(); model.modules.len()],
+            flows: vec![FlowRecorder::default(); model.flows.len()],
+            workers: vec![WorkerCounters::default(); workers],
+            in_flight: 0,
+            triggers: vec![0; model.modules.len()],
+        }
+    }
+
+    /// Starts merging a new round of worker readings.
+    pub fn begin_merge(&mut self) {
+        self.at_ns = 0;
+        self.in_flight = 0;
+        for f in &mut self.flows {
+            f.delays.reset();
+        }
+    }
+
+    /// Takes worker `w`'s slots from its reading `from` (see
+    /// [`WorkerGraph::read_counters`](crate::WorkerGraph::read_counters)) and
+    /// leaves `from`'s histograms empty for reuse.
+    pub fn merge_worker(&mut self, from: &mut Counters, model: &crate::Model, w: usize) {
+        self.at_ns = self.at_ns.max(from.at_ns);
+        self.in_flight += from.in_flight;
+        for (m, c) in from.modules.iter().enumerate() {
+            if model.worker_of[m] == w {
+                self.modules[m] = *c;
+            }
+        }
+        for (f, flow) in model.flows.iter().enumerate() {
+            let sink = *flow.path.last().expect("validated paths are non-empty");
+            if model.worker_of[sink] == w {
+                let (mine, theirs) = (&mut self.flows[f], &mut from.flows[f]);
+                mine.delivered = theirs.delivered;
+                mine.misdelivered = theirs.misdelivered;
+                mine.delays.add(&theirs.delays).expect("one histogram layout");
+                theirs.delays.reset();
+            }
+        }
+        self.workers[w] = from.workers[w];
+    }
+}
+
 /// One module over one control period.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct ModuleTelemetry {

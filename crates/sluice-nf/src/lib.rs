@@ -45,6 +45,23 @@ impl NfSpec {
         1
     }
 
+    /// The cost model the NF's own parameters imply (ns), if they imply one.
+    pub fn intrinsic_profile(&self) -> Option<sluice_core::Profile> {
+        match self {
+            NfSpec::Bypass { cycles_per_batch, cycles_per_packet } => Some(bypass::profile(*cycles_per_batch, *cycles_per_packet)),
+            NfSpec::RandomSplit { .. } => None,
+        }
+    }
+
+    /// Builds the NF for a simulator, which charges time by the cost model:
+    /// NFs that only burn time become free pass-throughs.
+    pub fn build_modelled(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        match self {
+            NfSpec::Bypass { .. } => Ok(Box::new(Bypass::new(0, 0))),
+            other => other.build(),
+        }
+    }
+
     /// Builds the NF, or says what is wrong with the configuration.
     pub fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
         Ok(match self {

@@ -1,0 +1,73 @@
+//! The controller interface and the two baseline controllers.
+
+use sluice_core::{Actions, Model, Telemetry};
+
+/// Decides, once per control period, how every fractional buffer (and later
+/// WFQ weights and worker placement) should change. The same controller runs
+/// against the engine and the simulator.
+pub trait Controller: Send {
+    /// Name used on the command line and in reports.
+    fn name(&self) -> &str;
+
+    /// Settings to apply before the first period.
+    fn init(&mut self, _model: &Model) -> Actions {
+        Actions::default()
+    }
+
+    /// Settings for the next period, given the telemetry of the last one.
+    fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions;
+}
+
+/// Every controlled module's trigger to `b`.
+fn set_all(model: &Model, b: u32) -> Actions {
+    let triggers = model.modules.iter().enumerate().filter(|(_, m)| m.controlled).map(|(i, _)| (i, b)).collect();
+    Actions { triggers, ..Actions::default() }
+}
+
+/// No buffering: every trigger 0, batches run as they arrive (BESS's default).
+#[derive(Default)]
+pub struct Null;
+
+impl Controller for Null {
+    fn name(&self) -> &str {
+        "null"
+    }
+
+    fn init(&mut self, model: &Model) -> Actions {
+        set_all(model, 0)
+    }
+
+    fn step(&mut self, _model: &Model, _telemetry: &Telemetry) -> Actions {
+        Actions::default()
+    }
+}
+
+/// Full batches everywhere: every controlled module's trigger at B, whatever the delay.
+#[derive(Default)]
+pub struct Max;
+
+impl Controller for Max {
+    fn name(&self) -> &str {
+        "max"
+    }
+
+    fn init(&mut self, model: &Model) -> Actions {
+        set_all(model, model.batch_size as u32)
+    }
+
+    fn step(&mut self, _model: &Model, _telemetry: &Telemetry) -> Actions {
+        Actions::default()
+    }
+}
+
+/// Names of the built-in controllers.
+pub const CONTROLLERS: &[&str] = &["null", "max"];
+
+/// The built-in controller called `name`.
+pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
+    match name {
+        "null" => Some(Box::new(Null)),
+        "max" => Some(Box::new(Max)),
+        _ => None,
+    }
+}

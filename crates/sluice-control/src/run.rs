@@ -1,0 +1,217 @@
+//! The control loop: drives a backend period by period under a controller,
+//! applies rate and SLO schedules, and summarises the run.
+
+use serde::Serialize;
+use sluice_core::{Actions, Backend, Error, Model, ModuleId, Result, Role, Telemetry, Totals};
+
+use crate::controller::Controller;
+
+/// Which delay statistic a flow's SLO bounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SloStatistic {
+    /// Median.
+    P50,
+    /// 95th percentile (Batchy's default).
+    #[default]
+    P95,
+    /// 99th percentile.
+    P99,
+    /// Largest delay.
+    Max,
+}
+
+impl SloStatistic {
+    /// Parses "p50", "p95", "p99" or "max".
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s {
+            "p50" => Self::P50,
+            "p95" => Self::P95,
+            "p99" => Self::P99,
+            "max" => Self::Max,
+            _ => return None,
+        })
+    }
+
+    /// The statistic of one flow's period telemetry (ns).
+    pub fn of(self, f: &sluice_core::FlowTelemetry) -> u64 {
+        match self {
+            Self::P50 => f.p50_ns,
+            Self::P95 => f.p95_ns,
+            Self::P99 => f.p99_ns,
+            Self::Max => f.max_ns,
+        }
+    }
+}
+
+/// A value that changes at given periods: `(first period, value)` steps.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Schedule(pub Vec<(usize, f64)>);
+
+impl Schedule {
+    /// The value that starts at exactly `period`, if one does.
+    fn starting_at(&self, period: usize) -> Option<f64> {
+        self.0.iter().rev().find(|(p, _)| *p == period).map(|(_, v)| *v)
+    }
+}
+
+/// How long to run and what changes on the way.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunPlan {
+    /// Measured periods.
+    pub periods: usize,
+    /// Periods run first and left out of the summary.
+    pub warmup_periods: usize,
+    /// Control period (ns).
+    pub period_ns: u64,
+    /// Statistic the SLOs bound.
+    pub slo_statistic: SloStatistic,
+    /// Per flow, SLO steps (µs), counted over all periods including warm-up.
+    pub slo_schedules: Vec<(usize, Schedule)>,
+    /// Per (source module, stream), rate steps (pkt/s).
+    pub rate_schedules: Vec<(ModuleId, usize, Schedule)>,
+}
+
+impl Default for RunPlan {
+    fn default() -> Self {
+        Self {
+            periods: 10,
+            warmup_periods: 1,
+            period_ns: 100_000_000,
+            slo_statistic: SloStatistic::P95,
+            slo_schedules: Vec::new(),
+            rate_schedules: Vec::new(),
+        }
+    }
+}
+
+/// One control period as the run saw it.
+#[derive(Clone, Debug, Serialize)]
+pub struct PeriodRecord {
+    /// The backend's telemetry.
+    pub telemetry: Telemetry,
+    /// SLO in force per flow (ns).
+    pub slo_ns: Vec<Option<u64>>,
+    /// Delivered packets per second over all flows (pkt/s).
+    pub rate_pps: f64,
+    /// Mean over controlled modules of the mean batch size at the NF (pkt).
+    pub mean_batch: f64,
+    /// Whether some flow's SLO statistic exceeded its SLO.
+    pub violated: bool,
+    /// Whether this period is warm-up.
+    pub warmup: bool,
+}
+
+/// The whole run in brief.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct Summary {
+    /// Delivered packets per second over the measured periods (pkt/s).
+    pub rate_pps: f64,
+    /// Mean over measured periods of the mean batch size at controlled NFs (pkt).
+    pub mean_batch: f64,
+    /// Share of measured periods with an SLO violation (%).
+    pub violation_pct: f64,
+    /// Packets made by the sources (pkt).
+    pub generated: u64,
+    /// Packets that reached an egress (pkt).
+    pub delivered: u64,
+    /// Packets sent to a drop gate (pkt).
+    pub dropped: u64,
+    /// Packets still inside at the end (pkt; 0 after a drained stop).
+    pub in_flight: u64,
+}
+
+/// A finished run.
+#[derive(Clone, Debug, Serialize)]
+pub struct RunReport {
+    /// Controller name.
+    pub controller: String,
+    /// Every period, warm-up included.
+    pub periods: Vec<PeriodRecord>,
+    /// Summary over the measured periods; totals after the final drain.
+    pub summary: Summary,
+}
+
+/// Modules whose batch size the summary averages: the controlled ones, or
+/// every network function when none is controlled.
+fn batch_modules(model: &Model) -> Vec<ModuleId> {
+    let controlled: Vec<_> = (0..model.modules.len()).filter(|&m| model.modules[m].controlled).collect();
+    if !controlled.is_empty() {
+        return controlled;
+    }
+    (0..model.modules.len()).filter(|&m| model.modules[m].role == Role::Function).collect()
+}
+
+/// Runs `backend` under `controller` for `plan`, calling `on_period` after each period.
+pub fn drive(
+    backend: &mut dyn Backend,
+    controller: &mut dyn Controller,
+    plan: &RunPlan,
+    on_period: &mut dyn FnMut(&PeriodRecord),
+) -> Result<RunReport> {
+    let mut model = backend.model().clone();
+    for (f, _) in &plan.slo_schedules {
+        if *f >= model.flows.len() {
+            return Err(Error::Flow { flow: format!("#{f}"), reason: "SLO schedule for a flow that does not exist".into() });
+        }
+    }
+    let measured = batch_modules(&model);
+    backend.apply(&controller.init(&model))?;
+    let mut periods = Vec::with_capacity(plan.warmup_periods + plan.periods);
+    for p in 0..plan.warmup_periods + plan.periods {
+        let mut changes = Actions::default();
+        for (m, stream, schedule) in &plan.rate_schedules {
+            if let Some(pps) = schedule.starting_at(p) {
+                changes.rates.push((*m, *stream, pps));
+            }
+        }
+        backend.apply(&changes)?;
+        for (f, schedule) in &plan.slo_schedules {
+            if let Some(us) = schedule.starting_at(p) {
+                if !(us > 0.0) {
+                    return Err(Error::Flow { flow: model.flows[*f].name.clone(), reason: format!("scheduled SLO {us} µs must be > 0") });
+                }
+                model.flows[*f].slo_ns = Some((us * 1e3).round() as u64);
+            }
+        }
+        let telemetry = backend.run_period(plan.period_ns);
+        let record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
+        on_period(&record);
+        let actions = controller.step(&model, &record.telemetry);
+        backend.apply(&actions)?;
+        periods.push(record);
+    }
+    let last = backend.finish();
+    let summary = summarise(&periods, last.totals);
+    Ok(RunReport { controller: controller.name().to_owned(), periods, summary })
+}
+
+fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telemetry, warmup: bool) -> PeriodRecord {
+    let slo_ns: Vec<_> = model.flows.iter().map(|f| f.slo_ns).collect();
+    let violated = telemetry
+        .flows
+        .iter()
+        .zip(&slo_ns)
+        .any(|(f, slo)| matches!(slo, Some(slo) if f.delivered > 0 && plan.slo_statistic.of(f) > *slo));
+    let batches: Vec<f64> = measured.iter().map(|&m| &telemetry.modules[m]).filter(|m| m.x > 0.0).map(|m| m.b).collect();
+    let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
+    let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();
+    let rate_pps = delivered as f64 * 1e9 / telemetry.period_ns as f64;
+    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup }
+}
+
+fn summarise(periods: &[PeriodRecord], totals: Totals) -> Summary {
+    let measured: Vec<_> = periods.iter().filter(|p| !p.warmup).collect();
+    let n = measured.len().max(1) as f64;
+    let time_ns: u64 = measured.iter().map(|p| p.telemetry.period_ns).sum();
+    let delivered: u64 = measured.iter().flat_map(|p| &p.telemetry.flows).map(|f| f.delivered).sum();
+    Summary {
+        rate_pps: if time_ns == 0 { 0.0 } else { delivered as f64 * 1e9 / time_ns as f64 },
+        mean_batch: measured.iter().map(|p| p.mean_batch).sum::<f64>() / n,
+        violation_pct: 100.0 * measured.iter().filter(|p| p.violated).count() as f64 / n,
+        generated: totals.generated,
+        delivered: totals.delivered,
+        dropped: totals.dropped,
+        in_flight: totals.in_flight,
+    }
+}

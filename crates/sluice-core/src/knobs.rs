@@ -1,0 +1,66 @@
+//! The settings the control plane changes while a pipeline runs: triggers
+//! and source rates, kept in atomics the walker reads without locks.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+
+use crate::backend::Actions;
+use crate::error::{Error, Result};
+use crate::graph::Instance;
+use crate::model::{Model, ModuleId};
+use crate::nf::RateKnobs;
+
+/// Triggers of every module and rate knobs of every source.
+pub struct Knobs {
+    /// Fractional-buffer trigger per module (pkt; 0 = pass-through).
+    pub triggers: Arc<[AtomicU32]>,
+    rates: Vec<(ModuleId, RateKnobs)>,
+}
+
+impl Knobs {
+    /// Knobs for `model`, with rate knobs taken from the source `instances` (one per module).
+    pub fn new(model: &Model, instances: &[Instance]) -> Self {
+        let rates = instances
+            .iter()
+            .enumerate()
+            .filter_map(|(m, inst)| match inst {
+                Instance::Source(s) => s.rates().map(|k| (m, k)),
+                _ => None,
+            })
+            .collect();
+        Self { triggers: model.modules.iter().map(|_| AtomicU32::new(0)).collect(), rates }
+    }
+
+    /// Applies `actions`, refusing (before changing anything) a trigger above B
+    /// or a rate for a stream that does not exist.
+    pub fn apply(&self, model: &Model, actions: &Actions) -> Result<()> {
+        let name = |m: ModuleId| model.modules.get(m).map_or_else(|| format!("#{m}"), |d| d.name.clone());
+        for &(m, b) in &actions.triggers {
+            if m >= model.modules.len() || b as usize > model.batch_size {
+                return Err(Error::module(&name(m), format!("trigger {b} is outside 0..={}", model.batch_size)));
+            }
+        }
+        for &(m, stream, pps) in &actions.rates {
+            let ok = self.rates.iter().any(|(s, k)| *s == m && stream < k.len()) && pps > 0.0;
+            if !ok {
+                return Err(Error::module(&name(m), format!("cannot set rate {pps} pkt/s of stream {stream}")));
+            }
+        }
+        for &(m, b) in &actions.triggers {
+            self.triggers[m].store(b, Ordering::Relaxed);
+        }
+        for &(m, stream, pps) in &actions.rates {
+            if let Some((_, k)) = self.rates.iter().find(|(s, _)| *s == m) {
+                k.set(stream, pps);
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the triggers in force into `into` (pkt, by module).
+    pub fn read_triggers(&self, into: &mut [u32]) {
+        for (t, a) in into.iter_mut().zip(self.triggers.iter()) {
+            *t = a.load(Ordering::Relaxed);
+        }
+    }
+}

@@ -1,0 +1,18 @@
+//! Errors of pipeline descriptions.
+
+/// Result with the pipeline [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why a pipeline description was refused or could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The JSON does not match the schema.
+    #[error("pipeline description: {0}")]
+    Spec(String),
+    /// The graph, a flow or a module setting is invalid.
+    #[error(transparent)]
+    Core(#[from] sluice_core::Error),
+    /// Traffic could not be set up.
+    #[error(transparent)]
+    Traffic(#[from] sluice_traffic::Error),
+}

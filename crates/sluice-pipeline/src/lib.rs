@@ -1,0 +1,13 @@
+//! Sluice pipeline descriptions: the JSON spec the Python front sends, its
+//! validation into a [`sluice_core::Model`], instantiation on the engine or
+//! the simulator, and run reports.
+#![warn(missing_docs)]
+
+pub mod error;
+pub mod pipeline;
+pub mod report;
+pub mod spec;
+
+pub use error::{Error, Result};
+pub use pipeline::Pipeline;
+pub use report::{period_json, report_json, run, BACKENDS};

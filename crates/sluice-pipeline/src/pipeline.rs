@@ -1,0 +1,198 @@
+//! A validated pipeline description that can be instantiated on either backend.
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+use sluice_control::{RunPlan, Schedule, SloStatistic};
+use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, WalkerConfig};
+use sluice_sim::Simulator;
+use sluice_traffic::{PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
+
+use crate::error::{Error, Result};
+use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, SourceSpec};
+
+/// Which way NFs are built.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Build {
+    /// Real NFs for the engine.
+    Real,
+    /// NFs whose time the simulator charges by cost model.
+    Modelled,
+}
+
+/// A pipeline description checked against every rule, ready to run.
+pub struct Pipeline {
+    spec: PipelineSpec,
+    model: Model,
+    flow_ids: HashMap<String, usize>,
+}
+
+impl Pipeline {
+    /// Parses and validates a JSON description.
+    pub fn from_json(json: &str) -> Result<Self> {
+        let spec: PipelineSpec = serde_json::from_str(json).map_err(|e| Error::Spec(e.to_string()))?;
+        Self::new(spec)
+    }
+
+    /// Validates a description: graph, flows, SLOs, B, NF and traffic settings.
+    pub fn new(spec: PipelineSpec) -> Result<Self> {
+        let mut builder = ModelBuilder::default();
+        for m in &spec.modules {
+            builder.module(declare(m)?);
+            if let Some(w) = m.worker {
+                builder.task(&m.name, w);
+            }
+        }
+        for e in &spec.edges {
+            builder.connect(&e.from, e.outgate, &e.to, e.ingate);
+        }
+        for f in &spec.flows {
+            let path: Vec<&str> = f.path.iter().map(String::as_str).collect();
+            builder.flow(&f.name, &path, f.slo_us);
+        }
+        let model = builder.build(spec.batch_size)?;
+        if model.flows.len() >= sluice_core::NO_FLOW as usize {
+            return Err(Error::Spec(format!("{} flows is more than a packet's flow id holds", model.flows.len())));
+        }
+        let flow_ids = model.flows.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect();
+        let pipeline = Self { spec, model, flow_ids };
+        pipeline.instances(Build::Modelled)?;
+        Ok(pipeline)
+    }
+
+    /// The validated model.
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    /// The pipeline's name.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+
+    /// Starts the pipeline on the engine (`timing`: delay histograms and busy time on).
+    pub fn engine(&self, timing: bool) -> Result<Engine> {
+        let config = EngineConfig { walker: WalkerConfig { timing, pool_capacity: None }, pin: true };
+        Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, config)?)
+    }
+
+    /// Builds the pipeline on the simulator.
+    pub fn simulator(&self) -> Result<Simulator> {
+        Ok(Simulator::new(self.model.clone(), self.instances(Build::Modelled)?)?)
+    }
+
+    /// A run plan with the description's rate and SLO schedules.
+    pub fn plan(&self, periods: usize, warmup_periods: usize, period_ns: u64, slo_statistic: SloStatistic) -> RunPlan {
+        let mut plan = RunPlan { periods, warmup_periods, period_ns, slo_statistic, ..RunPlan::default() };
+        for (f, spec) in self.spec.flows.iter().enumerate() {
+            if !spec.slo_schedule.is_empty() {
+                plan.slo_schedules.push((f, Schedule(spec.slo_schedule.clone())));
+            }
+        }
+        // Model modules are in description order.
+        for (m, spec) in self.spec.modules.iter().enumerate() {
+            match &spec.kind {
+                KindSpec::Source(SourceSpec::Synthetic { streams, .. }) => {
+                    for (i, s) in streams.iter().enumerate().filter(|(_, s)| !s.rate_schedule.is_empty()) {
+                        plan.rate_schedules.push((m, i, Schedule(s.rate_schedule.clone())));
+                    }
+                }
+                KindSpec::Source(SourceSpec::Pcap { rate_schedule, .. }) if !rate_schedule.is_empty() => {
+                    plan.rate_schedules.push((m, 0, Schedule(rate_schedule.clone())));
+                }
+                _ => {}
+            }
+        }
+        plan
+    }
+
+    fn flow_id(&self, name: &str, context: &str) -> Result<u16> {
+        self.flow_ids
+            .get(name)
+            .map(|&f| f as u16)
+            .ok_or_else(|| Error::Spec(format!("{context} names unknown flow '{name}'")))
+    }
+
+    /// One implementation per model module, in model order.
+    fn instances(&self, build: Build) -> Result<Vec<Instance>> {
+        let by_name: HashMap<&str, &ModuleSpec> = self.spec.modules.iter().map(|m| (m.name.as_str(), m)).collect();
+        self.model
+            .modules
+            .iter()
+            .map(|decl| {
+                let spec = by_name[decl.name.as_str()];
+                let bad = |reason: String| Error::Core(sluice_core::Error::module(&spec.name, reason));
+                Ok(match &spec.kind {
+                    KindSpec::Source(source) => Instance::Source(self.source(&spec.name, source)?),
+                    KindSpec::Nf(nf) => Instance::Function(match build {
+                        Build::Real => nf.build(),
+                        Build::Modelled => nf.build_modelled(),
+                    }
+                    .map_err(bad)?),
+                    KindSpec::PcapTap { path } => match build {
+                        Build::Real => Instance::Function(Box::new(PcapTap::create(path)?)),
+                        Build::Modelled => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
+                    },
+                    KindSpec::Sink {} => Instance::Egress,
+                })
+            })
+            .collect()
+    }
+
+    fn source(&self, name: &str, spec: &SourceSpec) -> Result<Box<dyn sluice_core::PacketSource>> {
+        let context = format!("source '{name}'");
+        Ok(match spec {
+            SourceSpec::Synthetic { streams, burstiness } => {
+                let streams = streams
+                    .iter()
+                    .map(|s| {
+                        Ok(Stream {
+                            frame: s.template.build()?,
+                            flow: s.flow.as_deref().map(|f| self.flow_id(f, &context)).transpose()?,
+                            rate_pps: s.rate_pps.unwrap_or(f64::INFINITY),
+                        })
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Box::new(SyntheticSource::new(streams, *burstiness).map_err(|e| Error::Spec(format!("{context}: {e}")))?)
+            }
+            SourceSpec::Pcap { path, flows, rate_pps, .. } => {
+                let rules = flows
+                    .iter()
+                    .map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, &context)?, ..parse_prefix(&f.prefix, &context)? }))
+                    .collect::<Result<Vec<_>>>()?;
+                Box::new(PcapReplay::from_file(path, &rules, rate_pps.unwrap_or(f64::INFINITY))?)
+            }
+        })
+    }
+}
+
+fn parse_prefix(s: &str, context: &str) -> Result<PrefixRule> {
+    let bad = || Error::Spec(format!("{context}: '{s}' is not an IPv4 prefix like 20.0.1.0/24"));
+    let (addr, len) = s.split_once('/').ok_or_else(bad)?;
+    let prefix: Ipv4Addr = addr.parse().map_err(|_| bad())?;
+    let len: u8 = len.parse().ok().filter(|l| *l <= 32).ok_or_else(bad)?;
+    Ok(PrefixRule { prefix, len, flow: 0 })
+}
+
+/// The model's view of one module: role, gates, profile, whether controlled.
+fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
+    let (role, ingates, outgates, intrinsic) = match &m.kind {
+        KindSpec::Source(_) => (Role::Source, 0, 1, None),
+        KindSpec::Nf(nf) => (Role::Function, nf.ingates(), nf.outgates(), nf.intrinsic_profile()),
+        KindSpec::PcapTap { .. } => (Role::Function, 1, 1, None),
+        KindSpec::Sink {} => (Role::Sink, 1, 0, None),
+    };
+    if m.worker.is_some() && role != Role::Source {
+        return Err(Error::Core(sluice_core::Error::module(&m.name, "only a source's task is placed on a worker")));
+    }
+    let profile = match (m.t0_ns, m.t1_ns) {
+        (None, None) => intrinsic,
+        (t0, t1) => Some(Profile { t0_ns: t0.unwrap_or(0.0), t1_ns: t1.unwrap_or(0.0) }),
+    };
+    let controllable = role == Role::Function && profile.is_some_and(|p| p.batchiness() <= 0.5);
+    let controlled = m.controlled.unwrap_or(controllable);
+    if controlled && role != Role::Function {
+        return Err(Error::Core(sluice_core::Error::module(&m.name, "only a network function can be controlled")));
+    }
+    Ok(ModuleDecl { name: m.name.clone(), role, ingates, outgates, profile, controlled })
+}

@@ -1,0 +1,88 @@
+//! Runs a pipeline under a named controller and renders the report as the
+//! JSON document `sluice run --json` writes.
+
+use serde_json::{json, Map, Value};
+use sluice_control::{drive, PeriodRecord, RunPlan, RunReport};
+use sluice_core::Backend;
+
+use crate::error::{Error, Result};
+use crate::pipeline::Pipeline;
+
+/// The backends a pipeline runs on.
+pub const BACKENDS: &[&str] = &["engine", "sim"];
+
+/// Runs `pipeline` on `backend` ("engine" or "sim") under controller
+/// `controller` for `plan`, calling `on_period` after each period.
+pub fn run(
+    pipeline: &Pipeline,
+    controller: &str,
+    backend: &str,
+    timing: bool,
+    plan: &RunPlan,
+    on_period: &mut dyn FnMut(&PeriodRecord),
+) -> Result<RunReport> {
+    let mut ctl = sluice_control::by_name(controller).ok_or_else(|| {
+        Error::Spec(format!("unknown controller '{controller}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
+    })?;
+    let mut backend: Box<dyn Backend> = match backend {
+        "engine" => Box::new(pipeline.engine(timing)?),
+        "sim" => Box::new(pipeline.simulator()?),
+        other => return Err(Error::Spec(format!("unknown backend '{other}' (known: {})", BACKENDS.join(", ")))),
+    };
+    Ok(drive(backend.as_mut(), ctl.as_mut(), plan, on_period)?)
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}
+
+/// One period as JSON, flows and modules keyed by name.
+pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
+    let model = pipeline.model();
+    let t = &p.telemetry;
+    let flows: Map<String, Value> = model
+        .flows
+        .iter()
+        .zip(&t.flows)
+        .zip(&p.slo_ns)
+        .map(|((f, ft), slo)| {
+            let v = json!({
+                "delivered": ft.delivered, "rate_pps": ft.rate_pps,
+                "p50_us": us(ft.p50_ns), "p95_us": us(ft.p95_ns), "p99_us": us(ft.p99_ns), "max_us": us(ft.max_ns),
+                "slo_us": slo.map(us), "misdelivered": ft.misdelivered,
+            });
+            (f.name.clone(), v)
+        })
+        .collect();
+    let modules: Map<String, Value> = model
+        .modules
+        .iter()
+        .zip(&t.modules)
+        .map(|(m, mt)| {
+            let v = json!({
+                "trigger": mt.trigger, "x": mt.x, "r": mt.r, "b_in": mt.b_in, "b": mt.b,
+                "busy_ns": mt.busy_ns, "dropped": mt.dropped, "controlled": m.controlled,
+            });
+            (m.name.clone(), v)
+        })
+        .collect();
+    json!({
+        "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
+        "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
+    })
+}
+
+/// The whole run as JSON.
+pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan: &RunPlan) -> Value {
+    json!({
+        "pipeline": pipeline.name(),
+        "controller": report.controller,
+        "backend": backend,
+        "batch_size": pipeline.model().batch_size,
+        "period_ms": plan.period_ns as f64 / 1e6,
+        "warmup_periods": plan.warmup_periods,
+        "slo_statistic": plan.slo_statistic,
+        "summary": report.summary,
+        "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),
+    })
+}

@@ -1,0 +1,162 @@
+//! The serialisable pipeline description (what the Python front sends).
+
+use serde::Deserialize;
+use sluice_nf::NfSpec;
+use sluice_traffic::TemplateSpec;
+
+/// A whole pipeline.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PipelineSpec {
+    /// Human-readable name, e.g. "rc(16)".
+    #[serde(default)]
+    pub name: String,
+    /// Batch size B (pkt, 1..=256).
+    #[serde(default = "default_batch_size")]
+    pub batch_size: usize,
+    /// Modules, in any order.
+    pub modules: Vec<ModuleSpec>,
+    /// Connections.
+    #[serde(default)]
+    pub edges: Vec<EdgeSpec>,
+    /// Flows.
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+}
+
+fn default_batch_size() -> usize {
+    32
+}
+
+/// One module.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModuleSpec {
+    /// Unique name.
+    pub name: String,
+    /// What it is.
+    #[serde(flatten)]
+    pub kind: KindSpec,
+    /// Cost per batch (ns), overriding the NF's own or profiled value.
+    #[serde(default)]
+    pub t0_ns: Option<f64>,
+    /// Cost per packet (ns).
+    #[serde(default)]
+    pub t1_ns: Option<f64>,
+    /// Whether it gets a controlled fractional buffer (default: when its
+    /// profile is known and its batchiness is ≤ 0.5).
+    #[serde(default)]
+    pub controlled: Option<bool>,
+    /// Worker of a source's task (sources only; default 0).
+    #[serde(default)]
+    pub worker: Option<usize>,
+}
+
+/// The kinds of module.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KindSpec {
+    /// A task ingress.
+    Source(SourceSpec),
+    /// A network function.
+    Nf(NfSpec),
+    /// A pass-through that writes every packet to a pcap file.
+    PcapTap {
+        /// Output file.
+        path: String,
+    },
+    /// An egress.
+    Sink {},
+}
+
+/// Where a source's packets come from.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(rename_all = "snake_case", deny_unknown_fields)]
+pub enum SourceSpec {
+    /// Template packets, one stream per template, interleaved.
+    Synthetic {
+        /// Streams.
+        streams: Vec<StreamSpec>,
+        /// Packets of one stream in a row (≥ 1).
+        #[serde(default = "one")]
+        burstiness: usize,
+    },
+    /// A classic pcap file replayed from memory in a loop.
+    Pcap {
+        /// The file.
+        path: String,
+        /// Flows by IPv4 destination prefix, first match wins.
+        #[serde(default)]
+        flows: Vec<PrefixFlowSpec>,
+        /// Replay rate (pkt/s; absent: as fast as taken).
+        #[serde(default)]
+        rate_pps: Option<f64>,
+        /// Rate steps over periods.
+        #[serde(default)]
+        rate_schedule: Vec<(usize, f64)>,
+    },
+}
+
+fn one() -> usize {
+    1
+}
+
+/// One synthetic stream.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StreamSpec {
+    /// Flow whose packets these are (absent: decided downstream, e.g. by a random split).
+    #[serde(default)]
+    pub flow: Option<String>,
+    /// Offered rate (pkt/s; absent: as fast as the worker takes them).
+    #[serde(default)]
+    pub rate_pps: Option<f64>,
+    /// Rate steps over periods (period, pkt/s).
+    #[serde(default)]
+    pub rate_schedule: Vec<(usize, f64)>,
+    /// The frame.
+    #[serde(default)]
+    pub template: TemplateSpec,
+}
+
+/// A destination prefix that marks a pcap packet as a flow's.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PrefixFlowSpec {
+    /// Flow name.
+    pub flow: String,
+    /// "a.b.c.d/len".
+    pub prefix: String,
+}
+
+/// A connection `from:outgate -> to:ingate`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EdgeSpec {
+    /// Upstream module.
+    pub from: String,
+    /// Its outgate.
+    #[serde(default)]
+    pub outgate: usize,
+    /// Downstream module.
+    pub to: String,
+    /// Its ingate.
+    #[serde(default)]
+    pub ingate: usize,
+}
+
+/// A flow.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    /// Unique name.
+    pub name: String,
+    /// Module names from source to sink.
+    pub path: Vec<String>,
+    /// Delay SLO (µs; absent: best effort).
+    #[serde(default)]
+    pub slo_us: Option<f64>,
+    /// SLO steps over periods (period, µs).
+    #[serde(default)]
+    pub slo_schedule: Vec<(usize, f64)>,
+}

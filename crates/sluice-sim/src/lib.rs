@@ -1,0 +1,151 @@
+//! Deterministic discrete-event simulation of a Sluice pipeline.
+//!
+//! The simulator runs the engine's own walker ([`WorkerGraph`]) — the same
+//! fractional buffers, run-to-completion order, sources and NF routing code —
+//! on a virtual clock. Each NF run advances that clock by its cost model
+//! T0 + T1·b (ns) instead of taking real time, so a run is a pure function
+//! of the pipeline, its seeds and the controller: deterministic and
+//! independent of the machine. Workers are independent timelines (modules
+//! are never shared across workers), simulated one after the other up to
+//! each period's end.
+#![warn(missing_docs)]
+
+use std::sync::Arc;
+
+use quanta::Mock;
+use sluice_core::{
+    modules_with, worker_count, Actions, Backend, Batch, Counters, Instance, Knobs, Model, NetworkFunction, NfContext,
+    Outputs, PeriodMeter, Profile, Result, Role, Telemetry, WalkerConfig, WorkerGraph,
+};
+
+/// Virtual time a round that admitted nothing waits before polling again (ns).
+const IDLE_STEP_NS: u64 = 1_000;
+
+/// Runs an NF for its routing and rewriting, charging its modelled cost to the virtual clock.
+struct Costed {
+    inner: Box<dyn NetworkFunction>,
+    profile: Profile,
+    clock: Arc<Mock>,
+}
+
+impl NetworkFunction for Costed {
+    fn outgates(&self) -> usize {
+        self.inner.outgates()
+    }
+
+    fn ingates(&self) -> usize {
+        self.inner.ingates()
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        let cost = self.profile.cost_ns(input.len() as f64);
+        self.inner.process(ctx, input, out);
+        self.clock.increment(cost.round() as u64);
+    }
+}
+
+struct SimWorker {
+    graph: WorkerGraph,
+    clock: Arc<Mock>,
+    reading: Counters,
+}
+
+/// A pipeline simulated under its modules' cost models.
+pub struct Simulator {
+    model: Model,
+    knobs: Knobs,
+    workers: Vec<SimWorker>,
+    meter: PeriodMeter,
+    merged: Counters,
+    sources: Vec<usize>,
+    sinks: Vec<usize>,
+    end_ns: u64,
+    finished: Option<Telemetry>,
+}
+
+impl Simulator {
+    /// Builds the simulation. `instances` has one entry per module; NFs must
+    /// not burn real time (build cost-only NFs such as Bypass with zero
+    /// cycles): their time is the module's profile (no profile: free).
+    pub fn new(model: Model, instances: Vec<Instance>) -> Result<Self> {
+        let knobs = Knobs::new(&model, &instances);
+        let n_workers = worker_count(&model);
+        let clocks: Vec<_> = (0..n_workers).map(|_| quanta::Clock::mock()).collect();
+        let mut slots: Vec<Option<Instance>> = instances
+            .into_iter()
+            .enumerate()
+            .map(|(m, inst)| {
+                Some(match inst {
+                    Instance::Function(inner) => {
+                        let profile = model.modules[m].profile.unwrap_or(Profile { t0_ns: 0.0, t1_ns: 0.0 });
+                        let clock = clocks[model.worker_of[m]].1.clone();
+                        Instance::Function(Box::new(Costed { inner, profile, clock }))
+                    }
+                    other => other,
+                })
+            })
+            .collect();
+        let mut workers = Vec::with_capacity(n_workers);
+        for (w, (clock, mock)) in clocks.into_iter().enumerate() {
+            let config = WalkerConfig { timing: true, pool_capacity: None };
+            let graph = WorkerGraph::new(&model, w, &mut slots, knobs.triggers.clone(), clock, 0, config)?;
+            workers.push(SimWorker { graph, clock: mock, reading: Counters::for_model(&model, n_workers) });
+        }
+        Ok(Self {
+            sources: modules_with(&model, Role::Source),
+            sinks: modules_with(&model, Role::Sink),
+            merged: Counters::for_model(&model, n_workers),
+            model,
+            knobs,
+            workers,
+            meter: PeriodMeter::default(),
+            end_ns: 0,
+            finished: None,
+        })
+    }
+
+    fn collect(&mut self) -> Telemetry {
+        self.merged.begin_merge();
+        for (w, worker) in self.workers.iter_mut().enumerate() {
+            worker.graph.read_counters(w, &mut worker.reading);
+            self.merged.merge_worker(&mut worker.reading, &self.model, w);
+        }
+        self.merged.at_ns = self.end_ns;
+        self.knobs.read_triggers(&mut self.merged.triggers);
+        self.meter.period(self.merged.clone(), &self.sources, &self.sinks)
+    }
+}
+
+impl Backend for Simulator {
+    fn model(&self) -> &Model {
+        &self.model
+    }
+
+    fn run_period(&mut self, period_ns: u64) -> Telemetry {
+        self.end_ns += period_ns;
+        for worker in &mut self.workers {
+            while worker.clock.value() < self.end_ns {
+                if worker.graph.round() == 0 {
+                    worker.clock.increment(IDLE_STEP_NS.min(self.end_ns - worker.clock.value()));
+                }
+            }
+        }
+        self.collect()
+    }
+
+    fn apply(&mut self, actions: &Actions) -> Result<()> {
+        self.knobs.apply(&self.model, actions)
+    }
+
+    fn finish(&mut self) -> Telemetry {
+        if let Some(t) = &self.finished {
+            return t.clone();
+        }
+        for worker in &mut self.workers {
+            worker.graph.drain();
+        }
+        let t = self.collect();
+        self.finished = Some(t.clone());
+        t
+    }
+}
