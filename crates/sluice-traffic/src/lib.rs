@@ -17,14 +17,13 @@ pub use template::TemplateSpec;
 
 use sluice_core::{PacketId, PacketPool};
 
-/// Copies `frame` into a fresh buffer stamped with ingress time, flow and
-/// sequence number; `None` when the pool is empty.
+/// Copies `frame` into a fresh buffer stamped with flow and sequence number
+/// (the caller sets the arrival time); `None` when the pool is empty.
 #[inline]
-pub(crate) fn stamp(pool: &mut PacketPool, frame: &[u8], now_ns: u64, flow: u16, seq: u32) -> Option<PacketId> {
+pub(crate) fn stamp(pool: &mut PacketPool, frame: &[u8], flow: u16, seq: u32) -> Option<PacketId> {
     let id = pool.alloc(frame.len())?;
     pool.data_mut(id).copy_from_slice(frame);
     let meta = pool.meta_mut(id);
-    meta.ts_ns = now_ns;
     meta.flow = flow;
     meta.seq = seq;
     Some(id)

@@ -1,37 +1,64 @@
-//! Token-bucket pacing of a packet stream to a target rate.
+//! Arrival times of a packet stream, as a NIC's receive queue would see them.
+//!
+//! A packet's ingress timestamp is when it *arrived*, not when the worker
+//! got round to taking it, so measured delays include the wait for the
+//! worker (Batchy's T_turnaround term). At a set rate, packets arrive every
+//! 1/rate seconds; arrivals that would overflow a receive queue of
+//! [`RX_QUEUE`] packets are lost at the queue (counted, never generated).
+//! Unlimited streams are backpressured: a packet taken now entered the
+//! queue when the previous batch left it, at the previous poll.
 
-/// Lets a stream emit at `rate` pkt/s on average, with bursts of up to
-/// `max(MAX_BURST, 1 ms of traffic)` to make up for long worker rounds.
-#[derive(Clone, Debug)]
+/// Receive-queue depth of a paced stream (pkt), as a typical NIC ring.
+pub const RX_QUEUE: usize = 4096;
+
+/// Arrival clock of one stream.
+#[derive(Clone, Debug, Default)]
 pub struct Pacer {
-    tokens: f64,
-    last_ns: Option<u64>,
-}
-
-impl Default for Pacer {
-    fn default() -> Self {
-        Self { tokens: 0.0, last_ns: None }
-    }
+    /// Arrival time of the next paced packet (ns).
+    next_ns: Option<f64>,
+    /// Time of the previous poll (ns): when backpressured packets entered the queue.
+    last_poll_ns: Option<u64>,
+    /// Time of the poll before the current one (ns).
+    entered_ns: u64,
+    /// Arrivals lost to a full receive queue (pkt).
+    pub missed: u64,
 }
 
 impl Pacer {
-    /// Packets the stream may emit now at `rate` pkt/s (infinite rate: unlimited).
+    /// Starts a poll at `now_ns`; returns how many packets have arrived by then at `rate` pkt/s
+    /// (infinite rate: unlimited).
     #[inline]
-    pub fn allowance(&mut self, rate: f64, now_ns: u64) -> usize {
+    pub fn poll(&mut self, rate: f64, now_ns: u64) -> usize {
+        self.entered_ns = self.last_poll_ns.unwrap_or(now_ns);
+        self.last_poll_ns = Some(now_ns);
         if rate.is_infinite() {
+            self.next_ns = None;
             return usize::MAX;
         }
-        let last = *self.last_ns.get_or_insert(now_ns);
-        let cap = (rate * 1e-3).max(sluice_core::MAX_BURST as f64);
-        self.tokens = (self.tokens + rate * now_ns.saturating_sub(last) as f64 * 1e-9).min(cap);
-        self.last_ns = Some(now_ns);
-        self.tokens as usize
+        let gap = 1e9 / rate;
+        let now = now_ns as f64;
+        let next = *self.next_ns.get_or_insert(now);
+        let mut due = ((now - next) / gap).floor() as i64 + 1;
+        if due > RX_QUEUE as i64 {
+            let lost = due - RX_QUEUE as i64;
+            self.missed += lost as u64;
+            self.next_ns = Some(next + lost as f64 * gap);
+            due = RX_QUEUE as i64;
+        }
+        due.max(0) as usize
     }
 
-    /// Takes `n` tokens after emitting `n` packets.
+    /// Takes one packet that [`poll`](Self::poll) counted; returns its arrival time (ns).
     #[inline]
-    pub fn spend(&mut self, n: usize) {
-        self.tokens -= n as f64;
+    pub fn take(&mut self, rate: f64) -> u64 {
+        match &mut self.next_ns {
+            Some(next) if rate.is_finite() => {
+                let t = *next;
+                *next += 1e9 / rate;
+                t as u64
+            }
+            _ => self.entered_ns,
+        }
     }
 }
 
@@ -40,15 +67,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn paces_to_the_rate() {
+    fn paced_packets_carry_their_arrival_times() {
+        let mut p = Pacer::default();
+        assert_eq!(p.poll(1e6, 10_000), 1);
+        assert_eq!(p.take(1e6), 10_000);
+        assert_eq!(p.poll(1e6, 13_500), 3);
+        assert_eq!((0..3).map(|_| p.take(1e6)).collect::<Vec<_>>(), vec![11_000, 12_000, 13_000]);
+        assert_eq!(p.poll(1e6, 13_900), 0);
+    }
+
+    #[test]
+    fn paces_to_the_rate_over_many_polls() {
         let mut p = Pacer::default();
         let mut sent = 0;
-        for t in 0..=1000u64 {
-            let n = p.allowance(100_000.0, t * 10_000);
-            p.spend(n);
+        for t in 0..1000u64 {
+            let n = p.poll(100_000.0, t * 10_000);
+            for _ in 0..n {
+                p.take(100_000.0);
+            }
             sent += n;
         }
-        assert!((999..=1001).contains(&sent), "{sent}");
-        assert_eq!(Pacer::default().allowance(f64::INFINITY, 0), usize::MAX);
+        assert_eq!(sent, 1000);
+    }
+
+    #[test]
+    fn overflow_of_the_receive_queue_is_counted() {
+        let mut p = Pacer::default();
+        assert_eq!(p.poll(1e9, 0), 1);
+        p.take(1e9);
+        assert_eq!(p.poll(1e9, 10_000), RX_QUEUE);
+        assert_eq!(p.missed, 10_000 - RX_QUEUE as u64);
+    }
+
+    #[test]
+    fn backpressured_packets_entered_at_the_previous_poll() {
+        let mut p = Pacer::default();
+        assert_eq!(p.poll(f64::INFINITY, 500), usize::MAX);
+        assert_eq!(p.take(f64::INFINITY), 500);
+        p.poll(f64::INFINITY, 900);
+        assert_eq!(p.take(f64::INFINITY), 500);
+        p.poll(f64::INFINITY, 1300);
+        assert_eq!(p.take(f64::INFINITY), 900);
     }
 }

@@ -112,12 +112,13 @@ fn destination(frame: &[u8]) -> Option<Ipv4Addr> {
 
 impl PacketSource for PcapReplay {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
-        let n = max.min(self.pacer.allowance(self.rates.get(0), now_ns));
+        let rate = self.rates.get(0);
+        let n = max.min(self.pacer.poll(rate, now_ns));
         for _ in 0..n {
             let r = &self.records[self.next];
-            let Some(id) = stamp(pool, &self.bytes[r.offset..r.offset + r.len], now_ns, r.flow, self.seq) else { break };
+            let Some(id) = stamp(pool, &self.bytes[r.offset..r.offset + r.len], r.flow, self.seq) else { break };
+            pool.meta_mut(id).ts_ns = self.pacer.take(rate);
             out.push(id);
-            self.pacer.spend(1);
             self.seq = self.seq.wrapping_add(1);
             self.next = (self.next + 1) % self.records.len();
         }

@@ -21,12 +21,15 @@ struct StreamState {
     flow: u16,
     seq: u32,
     pacer: Pacer,
-    /// Packets the pacer allows in the current fill.
+    /// Packets arrived and not yet taken in the current fill.
     allowance: usize,
+    /// Rate in force for the current fill (pkt/s).
+    rate: f64,
 }
 
 /// Emits the streams' packets interleaved packet by packet, or in runs of
-/// `burstiness` packets per stream; each stream paced to its rate.
+/// `burstiness` packets per stream; each stream paced to its rate and
+/// stamped with its arrival time (see [`Pacer`]).
 pub struct SyntheticSource {
     streams: Vec<StreamState>,
     rates: RateKnobs,
@@ -50,7 +53,7 @@ impl SyntheticSource {
         let rates = RateKnobs::new(&streams.iter().map(|s| s.rate_pps).collect::<Vec<_>>());
         let streams = streams
             .into_iter()
-            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), seq: 0, pacer: Pacer::default(), allowance: 0 })
+            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), seq: 0, pacer: Pacer::default(), allowance: 0, rate: f64::INFINITY })
             .collect();
         Ok(Self { streams, rates, burstiness, cursor: 0, run_left: burstiness })
     }
@@ -59,7 +62,8 @@ impl SyntheticSource {
 impl PacketSource for SyntheticSource {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
         for (i, s) in self.streams.iter_mut().enumerate() {
-            s.allowance = s.pacer.allowance(self.rates.get(i), now_ns);
+            s.rate = self.rates.get(i);
+            s.allowance = s.pacer.poll(s.rate, now_ns);
         }
         let n = self.streams.len();
         let mut produced = 0;
@@ -67,11 +71,11 @@ impl PacketSource for SyntheticSource {
         while produced < max && starved < n {
             let s = &mut self.streams[self.cursor];
             if s.allowance > 0 {
-                let Some(id) = stamp(pool, &s.frame, now_ns, s.flow, s.seq) else { break };
+                let Some(id) = stamp(pool, &s.frame, s.flow, s.seq) else { break };
+                pool.meta_mut(id).ts_ns = s.pacer.take(s.rate);
                 out.push(id);
                 s.seq = s.seq.wrapping_add(1);
                 s.allowance -= 1;
-                s.pacer.spend(1);
                 produced += 1;
                 starved = 0;
                 self.run_left -= 1;
@@ -126,7 +130,7 @@ mod tests {
         let mut pool = PacketPool::new(4096);
         let mut src = source(2, 1, 1_000_000.0);
         let mut total = 0;
-        for t in 0..=100u64 {
+        for t in 0..100u64 {
             let mut b = Batch::default();
             src.fill(&mut pool, t * 10_000, &mut b, 256);
             total += b.len();
@@ -134,7 +138,8 @@ mod tests {
                 pool.free(id);
             }
         }
-        assert!((1990..=2010).contains(&total), "{total}");
+        // Polls at 0, 10, …, 990 µs see the arrivals at 0, 1, …, 990 µs of each stream.
+        assert_eq!(total, 2 * 991);
     }
 
     #[test]

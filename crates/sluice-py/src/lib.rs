@@ -1,0 +1,94 @@
+//! `sluice._core`: the compiled part of the Python package. Bindings only:
+//! JSON in, JSON out; every rule lives in the Rust crates behind it.
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use sluice_control::SloStatistic;
+use sluice_pipeline::{period_json, report_json, Pipeline};
+
+fn invalid(e: impl std::fmt::Display) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// Validates a pipeline description (JSON) and returns its model as JSON.
+#[pyfunction]
+fn validate(spec: &str) -> PyResult<String> {
+    let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
+    serde_json::to_string(pipeline.model()).map_err(invalid)
+}
+
+/// Runs a pipeline description (JSON) and returns the report (JSON).
+/// `on_period`, if given, is called with each period's JSON as it ends.
+#[pyfunction]
+#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", timing=true, on_period=None))]
+#[allow(clippy::too_many_arguments)]
+fn run(
+    py: Python<'_>,
+    spec: &str,
+    controller: &str,
+    backend: &str,
+    periods: usize,
+    warmup_periods: usize,
+    period_ms: f64,
+    slo_statistic: &str,
+    timing: bool,
+    on_period: Option<PyObject>,
+) -> PyResult<String> {
+    let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
+    if !(period_ms > 0.0 && period_ms.is_finite()) {
+        return Err(invalid(format!("control period {period_ms} ms must be > 0")));
+    }
+    let stat = SloStatistic::parse(slo_statistic)
+        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max)")))?;
+    let plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, stat);
+    let mut callback_error = None;
+    let report = py.allow_threads(|| {
+        let mut notify = |p: &sluice_control::PeriodRecord| {
+            let Some(cb) = &on_period else { return };
+            if callback_error.is_some() {
+                return;
+            }
+            let text = period_json(&pipeline, p).to_string();
+            Python::with_gil(|py| {
+                if let Err(e) = cb.call1(py, (text,)) {
+                    callback_error = Some(e);
+                }
+            });
+        };
+        sluice_pipeline::run(&pipeline, controller, backend, timing, &plan, &mut notify)
+    });
+    if let Some(e) = callback_error {
+        return Err(e);
+    }
+    let report = report.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
+    Ok(report_json(&pipeline, &report, backend, &plan).to_string())
+}
+
+/// Names of the built-in controllers.
+#[pyfunction]
+fn controllers() -> Vec<&'static str> {
+    sluice_control::CONTROLLERS.to_vec()
+}
+
+/// Names of the backends.
+#[pyfunction]
+fn backends() -> Vec<&'static str> {
+    sluice_pipeline::BACKENDS.to_vec()
+}
+
+/// Length of one TSC cycle on this machine (ns).
+#[pyfunction]
+fn ns_per_cycle() -> f64 {
+    sluice_pipeline::ns_per_cycle()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(backends, m)?)?;
+    m.add_function(wrap_pyfunction!(ns_per_cycle, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -1,0 +1,26 @@
+"""Sluice: an SLO-aware packet-processing engine.
+
+Pipelines are data-flow graphs of network functions run on packet batches;
+fractional buffers in front of the NFs rebuild batches, and a controller
+sizes them every control period so that each flow meets its delay SLO.
+"""
+
+from sluice._core import __version__, backends, controllers
+from sluice.nf import NF, Bypass, RandomSplit
+from sluice.pipeline import Module, Pipeline
+from sluice.result import RunResult
+from sluice.traffic import Stream, Template
+
+__all__ = [
+    "NF",
+    "Bypass",
+    "Module",
+    "Pipeline",
+    "RandomSplit",
+    "RunResult",
+    "Stream",
+    "Template",
+    "__version__",
+    "backends",
+    "controllers",
+]

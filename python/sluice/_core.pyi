@@ -1,0 +1,30 @@
+"""Compiled core of Sluice (Rust, via PyO3). JSON in, JSON out."""
+
+from typing import Callable, Optional
+
+__version__: str
+
+def validate(spec: str) -> str:
+    """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
+
+def run(
+    spec: str,
+    controller: str,
+    backend: str = "engine",
+    periods: int = 10,
+    warmup_periods: int = 1,
+    period_ms: float = 100.0,
+    slo_statistic: str = "p95",
+    timing: bool = True,
+    on_period: Optional[Callable[[str], object]] = None,
+) -> str:
+    """Run a pipeline description and return the report (JSON)."""
+
+def controllers() -> list[str]:
+    """Names of the built-in controllers."""
+
+def backends() -> list[str]:
+    """Names of the backends."""
+
+def ns_per_cycle() -> float:
+    """Length of one TSC cycle on this machine (ns)."""

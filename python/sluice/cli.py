@@ -1,0 +1,160 @@
+"""The `sluice` command: `demo` and `run`."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from typing import Any, Optional
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from sluice import _core
+from sluice.pipeline import Pipeline
+from sluice.pipelines import PIPELINES, rc
+from sluice.plot import plot_comparison
+from sluice.result import RunResult
+
+#: Wide enough for the summary table when output is not a terminal (CI logs, pipes).
+console = Console(width=None if sys.stdout.isatty() else max(132, shutil.get_terminal_size().columns))
+
+
+def _run_with_progress(pipeline: Pipeline, controller: str, periods: int, warmup: int, **kw: Any) -> RunResult:
+    total = periods + warmup
+    with Progress(
+        TextColumn(f"{pipeline.name} · {controller:<8}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=not console.is_terminal,
+    ) as progress:
+        task = progress.add_task("periods", total=total)
+        return pipeline.run(
+            controller,
+            periods=periods,
+            warmup_periods=warmup,
+            on_period=lambda _p: progress.advance(task),
+            **kw,
+        )
+
+
+def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -> Table:
+    backend = results[0].data["backend"] if results else ""
+    pipeline = results[0].data["pipeline"] if results else ""
+    table = Table(title=f"{pipeline} on the {backend}: measured periods")
+    for col in ("controller", "Mpps", "× null", "mean batch", "viol. %"):
+        table.add_column(col, justify="right")
+    if focus_flow:
+        table.add_column(f"{focus_flow} p95 µs (SLO)", justify="right")
+    for col in ("generated", "delivered", "dropped", "in flight", "lossless"):
+        table.add_column(col, justify="right")
+    base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
+    for r in results:
+        s = r.summary
+        ratio = f"{s['rate_pps'] / base:.2f}" if base else "—"
+        row = [r.controller, f"{s['rate_pps'] / 1e6:.3f}", ratio, f"{s['mean_batch']:.1f}", f"{s['violation_pct']:.0f}"]
+        if focus_flow:
+            measured = [p for p in r.periods if not p["warmup"]] or r.periods
+            p95 = sorted(p["flows"][focus_flow]["p95_us"] for p in measured)[len(measured) // 2]
+            slo = measured[-1]["flows"][focus_flow]["slo_us"]
+            row.append(f"{p95:.1f} ({slo:g})" if slo is not None else f"{p95:.1f}")
+        ok = s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]
+        row += [str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight")] + ["yes" if ok else "NO"]
+        table.add_row(*row)
+    return table
+
+
+@click.group()
+@click.version_option(_core.__version__, prog_name="sluice")
+def main() -> None:
+    """Sluice: SLO-aware packet processing with fractional buffers."""
+
+
+@main.command()
+@click.option("--n", "n", default=16, show_default=True, help="Branches of the robot-control pipeline.")
+@click.option("--periods", default=10, show_default=True, help="Measured control periods per controller.")
+@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
+@click.option("--out", default="out", show_default=True, help="Folder for the plot and JSON reports.")
+def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None:
+    """RC(n) under every built-in controller: a table and a plot."""
+    os.makedirs(out, exist_ok=True)
+    pipeline = rc(n)
+    results = []
+    for controller in _core.controllers():
+        r = _run_with_progress(pipeline, controller, periods, 1, period_ms=period_ms, backend=backend)
+        r.to_json(os.path.join(out, f"demo-{controller}.json"))
+        results.append(r)
+    console.print(_summary_table(results, focus_flow="rc"))
+    path = os.path.join(out, "demo.png")
+    plot_comparison(results, path, flow="rc")
+    console.print(f"plot: {path}; reports: {out}/demo-<controller>.json")
+
+
+@main.command()
+@click.argument("pipeline_name", metavar="PIPELINE")
+@click.option("--n", "n", default=16, show_default=True, help="Size parameter of the pipeline family.")
+@click.option("--controller", default="null", show_default=True, help=f"One of: {', '.join(_core.controllers())}.")
+@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
+@click.option("--periods", default=10, show_default=True, help="Measured control periods.")
+@click.option("--warmup", default=1, show_default=True, help="Warm-up periods left out of the summary.")
+@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--batch-size", default=32, show_default=True, help="Batch size B (pkt, 1..256).")
+@click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max"]), default="p95", show_default=True)
+@click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
+@click.option("--json", "json_path", help="Write the report as JSON.")
+@click.option("--csv", "csv_path", help="Write the per-period table as CSV.")
+@click.option("--plot", "plot_path", help="Write a PNG of triggers, delays and rates.")
+def run(
+    pipeline_name: str,
+    n: int,
+    controller: str,
+    backend: str,
+    periods: int,
+    warmup: int,
+    period_ms: float,
+    batch_size: int,
+    slo_statistic: str,
+    no_timing: bool,
+    json_path: Optional[str],
+    csv_path: Optional[str],
+    plot_path: Optional[str],
+) -> None:
+    """Run PIPELINE (a family name, or a JSON description file) for a number of control periods."""
+    if pipeline_name.endswith(".json"):
+        with open(pipeline_name) as f:
+            pipeline = Pipeline.from_spec(json.load(f))
+    elif pipeline_name in PIPELINES:
+        pipeline = PIPELINES[pipeline_name](n, batch_size=batch_size)
+    else:
+        raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
+    try:
+        result = _run_with_progress(
+            pipeline,
+            controller,
+            periods,
+            warmup,
+            period_ms=period_ms,
+            backend=backend,
+            slo_statistic=slo_statistic,
+            timing=not no_timing,
+        )
+    except (ValueError, RuntimeError) as e:
+        raise click.ClickException(str(e)) from e
+    console.print(_summary_table([result]))
+    if json_path:
+        result.to_json(json_path)
+    if csv_path:
+        result.to_csv(csv_path)
+    if plot_path:
+        result.plot(plot_path)
+
+
+if __name__ == "__main__":
+    main()

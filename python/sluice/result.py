@@ -1,0 +1,72 @@
+"""The result of a run: per-period table, summary, JSON, CSV and plots."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any, Optional
+
+
+class RunResult:
+    """What `Pipeline.run` returns; `data` is the report `sluice run --json` writes."""
+
+    def __init__(self, data: dict[str, Any]) -> None:
+        self.data = data
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """rate_pps, mean_batch, violation_pct, generated, delivered, dropped, in_flight."""
+        summary: dict[str, Any] = self.data["summary"]
+        return summary
+
+    @property
+    def periods(self) -> list[dict[str, Any]]:
+        """Every period, warm-up included (`warmup` marks it)."""
+        periods: list[dict[str, Any]] = self.data["periods"]
+        return periods
+
+    @property
+    def controller(self) -> str:
+        """Name of the controller that ran."""
+        return str(self.data["controller"])
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One flat row per period: totals, then per flow and per module columns."""
+        rows = []
+        for p in self.periods:
+            row: dict[str, Any] = {k: p[k] for k in ("period", "t_s", "warmup", "rate_pps", "mean_batch", "violated")}
+            for name, f in p["flows"].items():
+                for k in ("rate_pps", "p50_us", "p95_us", "p99_us", "max_us", "slo_us"):
+                    row[f"flow.{name}.{k}"] = f[k]
+            for name, m in p["modules"].items():
+                for k in ("trigger", "x", "r", "b_in", "b"):
+                    row[f"module.{name}.{k}"] = m[k]
+            rows.append(row)
+        return rows
+
+    def to_json(self, path: Optional[str] = None) -> str:
+        """The report as JSON; written to `path` when given."""
+        text = json.dumps(self.data, indent=1)
+        if path:
+            with open(path, "w") as f:
+                f.write(text)
+        return text
+
+    def to_csv(self, path: Optional[str] = None) -> str:
+        """The per-period rows as CSV; written to `path` when given."""
+        rows = self.rows()
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(rows[0]) if rows else [])
+        writer.writeheader()
+        writer.writerows(rows)
+        if path:
+            with open(path, "w", newline="") as f:
+                f.write(out.getvalue())
+        return out.getvalue()
+
+    def plot(self, path: str) -> None:
+        """A PNG: triggers per module, p95 delay vs SLO per flow, rate per flow and total."""
+        from sluice.plot import plot_run
+
+        plot_run(self, path)

@@ -1,0 +1,41 @@
+"""Traffic settings: packet templates and streams of a synthetic source."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Optional, Sequence
+
+
+@dataclass(frozen=True)
+class Template:
+    """An Ethernet/IPv4/UDP frame (valid checksums); `size` is the frame length without FCS (bytes)."""
+
+    src_mac: str = "02:00:00:00:00:01"
+    dst_mac: str = "02:00:00:00:00:02"
+    src_ip: str = "10.0.0.1"
+    dst_ip: str = "20.0.1.1"
+    src_port: int = 5000
+    dst_port: int = 5000
+    ttl: int = 64
+    size: int = 60
+
+    def spec(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One stream of a synthetic source: a template, an optional flow, an optional rate (pkt/s)."""
+
+    template: Template = field(default_factory=Template)
+    flow: Optional[str] = None
+    rate_pps: Optional[float] = None
+    rate_schedule: Sequence[tuple[int, float]] = ()
+
+    def spec(self) -> dict[str, Any]:
+        return {
+            "template": self.template.spec(),
+            "flow": self.flow,
+            "rate_pps": self.rate_pps,
+            "rate_schedule": [list(s) for s in self.rate_schedule],
+        }

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what `make demo` and `make test` need and is missing: system
+# packages (apt-get), the virtualenv .venv/, and the sluice package with its
+# Rust core built in release mode.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+command -v cc >/dev/null 2>&1 || need_apt+=(build-essential)
+command -v python3 >/dev/null 2>&1 || need_apt+=(python3)
+if command -v python3 >/dev/null 2>&1 && ! python3 -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  need_apt+=(python3-venv)
+fi
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing system packages: ${need_apt[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}"
+fi
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "setup: cargo (Rust) is not on PATH; install the Rust toolchain (https://rustup.rs) and retry" >&2
+  exit 1
+fi
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+.venv/bin/python -m pip install -q --upgrade pip
+.venv/bin/python -m pip install -q 'maturin>=1.5,<2'
+.venv/bin/python -m pip install -q -e '.[test]'
+.venv/bin/python -c 'import sluice; print("setup: sluice", sluice.__version__, "ready in .venv/")'
