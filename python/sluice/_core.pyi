@@ -3,6 +3,7 @@
 from typing import Callable, Optional
 
 __version__: str
+__all__: list[str]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""

@@ -1,0 +1,155 @@
+"""The Python API: building, validating, running, and what a run returns."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+import sluice
+from sluice import Bypass, Pipeline, RandomSplit, Stream
+from sluice.pipelines import rc
+
+
+def small(**flow_kw: object) -> Pipeline:
+    p = Pipeline("small")
+    src = p.source("src")
+    nf = p.module("nf", Bypass(100, 10))
+    out = p.sink("out")
+    p.chain(src, nf, out)
+    p.flow("f", [src, nf, out], slo_us=100, **flow_kw)  # type: ignore[arg-type]
+    return p
+
+
+def test_validate_returns_the_model_with_defaults() -> None:
+    model = rc(4).validate()
+    names = [m["name"] for m in model["modules"]]
+    assert names[:3] == ["src", "split", "rc"]
+    controlled = {m["name"]: m["controlled"] for m in model["modules"]}
+    assert controlled["rc"] and controlled["bulk1"], "Bypass with a known profile and β ≤ 0.5 is controlled"
+    assert not controlled["split"], "no profile, not controlled"
+    assert model["flows"][0]["slo_ns"] == 35_000
+
+
+@pytest.mark.parametrize(
+    "mutate, message",
+    [
+        (lambda p: p.flow("g", ["src", "nf", "out"], slo_us=0), "flow 'g': delay SLO must be > 0 µs"),
+        (lambda p: p.flow("g", ["src", "out"], slo_us=5), "flow 'g': path does not follow the graph: no edge from 'src' to 'out'"),
+        (lambda p: p.flow("g", ["src", "ghost"], slo_us=5), "flow 'g' path names unknown module 'ghost'"),
+        (lambda p: p.module("lonely", Bypass(1, 1)), "module 'lonely' outgate 0 is dangling"),
+        (lambda p: p.connect("nf", "out", gate=3), "module 'nf' has no outgate 3 (it has 1)"),
+        (lambda p: setattr(p, "batch_size", 0), "batch size 0 is out of range 1..=256"),
+        (lambda p: setattr(p, "batch_size", 257), "batch size 257 is out of range 1..=256"),
+    ],
+)
+def test_bad_pipelines_are_refused_with_the_culprit_named(mutate, message) -> None:  # type: ignore[no-untyped-def]
+    p = small()
+    mutate(p)
+    with pytest.raises(ValueError, match=re.escape(message)):
+        p.validate()
+
+
+def test_a_cycle_is_refused() -> None:
+    p = Pipeline()
+    src = p.source("src", [Stream()])
+    a = p.module("a", RandomSplit([1, 1]))
+    b = p.module("b", Bypass(1, 1))
+    p.connect(src, a)
+    p.connect(a, b, gate=0)
+    p.connect(b, a)
+    p.connect(a, p.sink("out"), gate=1)
+    with pytest.raises(ValueError, match="cycle through module"):
+        p.validate()
+
+
+def test_unknown_controller_and_backend_are_named() -> None:
+    with pytest.raises(RuntimeError, match="unknown controller 'magic'"):
+        small().run("magic", periods=1, period_ms=5)
+    with pytest.raises(RuntimeError, match="unknown backend 'fpga'"):
+        small().run("null", periods=1, period_ms=5, backend="fpga")
+
+
+@pytest.mark.parametrize("backend", ["engine", "sim"])
+def test_run_report_has_the_documented_shape_and_accounts_losslessly(backend: str) -> None:
+    seen: list[int] = []
+    r = rc(4).run("max", periods=2, period_ms=20, backend=backend, on_period=lambda p: seen.append(p["period"]))
+    assert seen == [0, 1, 2]
+    d = json.loads(r.to_json())
+    assert {"pipeline", "controller", "backend", "batch_size", "period_ms", "summary", "periods"} <= set(d)
+    assert d["pipeline"] == "rc(4)" and d["controller"] == "max" and d["backend"] == backend
+    assert {"rate_pps", "mean_batch", "violation_pct", "generated", "delivered", "dropped", "in_flight"} <= set(d["summary"])
+    period = d["periods"][-1]
+    assert {"t_s", "rate_pps", "mean_batch", "flows", "modules"} <= set(period)
+    assert {"rate_pps", "p50_us", "p95_us", "p99_us", "max_us", "slo_us"} <= set(period["flows"]["rc"])
+    assert {"trigger", "x", "r", "b_in", "b"} <= set(period["modules"]["rc"])
+    assert period["modules"]["rc"]["trigger"] == 32
+    s = r.summary
+    assert s["generated"] > 0 and s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]
+    assert s["in_flight"] == 0
+    for p in r.periods:
+        t = p["totals"]
+        assert t["generated"] == t["delivered"] + t["dropped"] + t["in_flight"]
+
+
+def test_engine_and_simulator_agree_on_batches_and_shares() -> None:
+    """RC(4) under Max: the same batch sizes and delivered shares per flow on both backends."""
+    results = {b: rc(4).run("max", periods=3, period_ms=50, backend=b) for b in ("engine", "sim")}
+
+    def shares(r: sluice.RunResult) -> dict[str, float]:
+        measured = [p for p in r.periods if not p["warmup"]]
+        per_flow = {f: sum(p["flows"][f]["rate_pps"] for p in measured) for f in measured[0]["flows"]}
+        total = sum(per_flow.values())
+        return {f: v / total for f, v in per_flow.items()}
+
+    def arrival_batch(r: sluice.RunResult, module: str) -> float:
+        return float(r.periods[-1]["modules"][module]["b_in"])
+
+    engine, sim = results["engine"], results["sim"]
+    assert engine.summary["mean_batch"] == pytest.approx(32, abs=0.5)
+    assert sim.summary["mean_batch"] == pytest.approx(32, abs=0.5)
+    for flow, share in shares(sim).items():
+        assert shares(engine)[flow] == pytest.approx(share, abs=0.02), flow
+        assert share == pytest.approx(0.25, abs=0.02)
+    for module in ("rc", "bulk1", "bulk2", "bulk3"):
+        assert arrival_batch(engine, module) == pytest.approx(arrival_batch(sim, module), rel=0.1)
+
+
+def test_a_flows_rate_paces_its_stream() -> None:
+    p = Pipeline("paced")
+    src = p.source("src")
+    nf = p.module("nf", Bypass(10, 1))
+    out = p.sink("out")
+    p.chain(src, nf, out)
+    p.flow("f", [src, nf, out], slo_us=1000, rate_pps=50_000)
+    r = p.run("null", periods=3, period_ms=50, backend="sim")
+    assert r.summary["rate_pps"] == pytest.approx(50_000, rel=0.01)
+
+
+def test_rate_and_slo_schedules_change_per_period() -> None:
+    p = small(rate_pps=10_000, rate_schedule=[(2, 40_000)], slo_schedule=[(2, 300)])
+    r = p.run("null", periods=3, period_ms=20, warmup_periods=0, backend="sim")
+    rates = [round(q["flows"]["f"]["rate_pps"], -3) for q in r.periods]
+    slos = [q["flows"]["f"]["slo_us"] for q in r.periods]
+    assert rates == [10_000, 10_000, 40_000]
+    assert slos == [100, 100, 300]
+
+
+def test_csv_and_plot_are_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    r = rc(2).run("null", periods=2, period_ms=10, backend="sim")
+    csv_path, png_path = tmp_path / "r.csv", tmp_path / "r.png"
+    text = r.to_csv(str(csv_path))
+    header = text.splitlines()[0].split(",")
+    assert "flow.rc.p95_us" in header and "module.rc.trigger" in header
+    assert len(text.splitlines()) == 1 + 3
+    r.plot(str(png_path))
+    assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_two_way_example_builds_and_runs() -> None:
+    import two_way
+
+    r = two_way.build().run("max", periods=2, period_ms=10, backend="sim")
+    assert set(r.periods[-1]["flows"]) == {"tight", "loose"}
+    assert r.periods[-1]["flows"]["tight"]["slo_us"] == 15
