@@ -3,7 +3,7 @@
 from typing import Callable, Optional
 
 __version__: str
-__all__: list[str]
+__all__ = ["__version__", "backends", "controllers", "ns_per_cycle", "run", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""

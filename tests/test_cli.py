@@ -1,0 +1,61 @@
+"""The `sluice` command as the issue checks it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
+
+
+def sluice(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SLUICE, *args], cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def test_rc16_max_rebuilds_batches_that_pay_off(tmp_path: Path) -> None:
+    reports = {}
+    for controller in ("null", "max"):
+        out = sluice(
+            "run", "rc", "--n", "16", "--controller", controller, "--backend", "engine",
+            "--periods", "10", "--json", f"{controller}.json", cwd=tmp_path,
+        )
+        assert out.returncode == 0, out.stderr
+        reports[controller] = json.loads((tmp_path / f"{controller}.json").read_text())
+    for r in reports.values():
+        s = r["summary"]
+        assert s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]
+    null, mx = reports["null"]["summary"], reports["max"]["summary"]
+    assert mx["rate_pps"] >= 3 * null["rate_pps"], (mx["rate_pps"], null["rate_pps"])
+    assert mx["mean_batch"] >= 28
+
+
+def test_run_writes_csv_and_plot_and_names_errors(tmp_path: Path) -> None:
+    out = sluice("run", "rc", "--n", "2", "--backend", "sim", "--periods", "2", "--period-ms", "10",
+                 "--csv", "r.csv", "--plot", "r.png", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert (tmp_path / "r.csv").read_text().startswith("period,")
+    assert (tmp_path / "r.png").read_bytes()[:4] == b"\x89PNG"
+    bad = sluice("run", "rc", "--batch-size", "0", "--periods", "1", cwd=tmp_path)
+    assert bad.returncode != 0 and "batch size 0 is out of range" in bad.stderr
+    unknown = sluice("run", "nope", cwd=tmp_path)
+    assert unknown.returncode != 0 and "unknown pipeline 'nope'" in unknown.stderr
+
+
+def test_run_takes_a_json_description(tmp_path: Path) -> None:
+    from sluice.pipelines import rc
+
+    (tmp_path / "p.json").write_text(rc(2).to_json())
+    out = sluice("run", "p.json", "--backend", "sim", "--periods", "1", "--period-ms", "10", "--json", "o.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert json.loads((tmp_path / "o.json").read_text())["pipeline"] == "rc(2)"
+
+
+def test_demo_prints_the_comparison_and_writes_a_plot(tmp_path: Path) -> None:
+    out = sluice("demo", "--n", "4", "--periods", "2", "--period-ms", "20", "--out", "o", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "null" in out.stdout and "max" in out.stdout and "lossless" in out.stdout
+    assert (tmp_path / "o" / "demo.png").exists()
+    assert (tmp_path / "o" / "demo-max.json").exists()
