@@ -29,7 +29,8 @@ test-python: setup
 
 ## Criterion benchmarks of the data path (numbers in README.md).
 bench: setup
-	cargo bench -p sluice-core --bench datapath
+	cargo bench -p sluice-core --bench datapath -- --warm-up-time 1 --measurement-time 3
+	cargo bench -p sluice-pipeline --bench walker -- --warm-up-time 1 --measurement-time 3
 
 clean:
 	rm -rf $(VENV) target out

@@ -44,10 +44,16 @@ struct Node {
     counters: ModuleCounters,
 }
 
+/// One round in this many (on average, drawn at random so that it cannot
+/// alias with periodic buffer flushes) times its NF runs; busy times are
+/// scaled up by it. Keeps the clock reads of busy-time accounting off most
+/// rounds; delays are still measured on every packet.
+const BUSY_SAMPLING: u64 = 8;
+
 /// Run-time settings of the walker.
 #[derive(Clone, Copy, Debug)]
 pub struct WalkerConfig {
-    /// Time NF runs and packet delays (clock reads per batch, histogram per packet).
+    /// Measure packet delays (every packet) and NF busy times (sampled rounds).
     pub timing: bool,
     /// Packet buffers in this worker's pool (pkt); `None` sizes it from the graph.
     pub pool_capacity: Option<usize>,
@@ -71,6 +77,13 @@ pub struct WorkerGraph {
     clock: quanta::Clock,
     origin: u64,
     timing: bool,
+    /// Whether this round's NF runs are timed (see [`BUSY_SAMPLING`]).
+    sampled: bool,
+    /// State of the xorshift generator that draws sampled rounds.
+    sampler: u64,
+    /// Clock reading (raw ticks) at the end of the last timed step: the
+    /// start of the next NF run, so each timed run costs one clock read.
+    mark: u64,
     batch_size: usize,
     worker: WorkerCounters,
 }
@@ -135,6 +148,9 @@ impl WorkerGraph {
             clock,
             origin,
             timing: config.timing,
+            sampled: false,
+            sampler: 0x9E37_79B9_7F4A_7C15,
+            mark: 0,
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
         })
@@ -151,14 +167,18 @@ impl WorkerGraph {
     pub fn round(&mut self) -> usize {
         let start = self.clock.raw();
         let now = self.clock.delta_as_nanos(self.origin, start);
+        self.mark = start;
+        self.sampler ^= self.sampler << 13;
+        self.sampler ^= self.sampler >> 7;
+        self.sampler ^= self.sampler << 17;
+        self.sampled = self.timing && self.sampler.is_multiple_of(BUSY_SAMPLING);
         let mut admitted = 0;
         for i in 0..self.sources.len() {
             admitted += self.pull(self.sources[i], now);
         }
-        if admitted > 0 {
-            let end = if self.timing { self.clock.raw() } else { start };
-            self.worker.busy_ns += self.clock.delta_as_nanos(start, end);
-            self.worker.busy_rounds += 1;
+        if admitted > 0 && self.sampled {
+            self.worker.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, self.mark);
+            self.worker.busy_rounds += BUSY_SAMPLING;
         }
         admitted
     }
@@ -169,6 +189,11 @@ impl WorkerGraph {
         let Kind::Source(source) = &mut node.kind else { unreachable!("sources lists source nodes only") };
         source.fill(&mut self.pool, now_ns, &mut node.out[0], max);
         let n = node.out[0].len();
+        if self.sampled {
+            let end = self.clock.raw();
+            node.counters.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(self.mark, end);
+            self.mark = end;
+        }
         if n > 0 {
             node.counters.runs += 1;
             node.counters.run_pkts += n as u64;
@@ -192,10 +217,17 @@ impl WorkerGraph {
     }
 
     /// Runs module `v`'s NF on `batch`, then hands each gate's packets on.
+    /// On sampled rounds its busy time runs from the previous clock mark (so
+    /// it includes the module's own buffer handling) to the end of the NF.
     fn run(&mut self, v: usize, batch: &mut Batch) {
-        let start = if self.timing { self.clock.raw() } else { 0 };
-        let now_ns = if self.timing { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
         let node = &mut self.nodes[v];
+        let egress = matches!(node.kind, Kind::Egress(_));
+        let start = match (self.sampled, self.timing && egress) {
+            (true, _) => self.mark,
+            (false, true) => self.clock.raw(),
+            (false, false) => 0,
+        };
+        let now_ns = if start == 0 { 0 } else { self.clock.delta_as_nanos(self.origin, start) };
         node.counters.runs += 1;
         node.counters.run_pkts += batch.len() as u64;
         let mut ctx = NfContext {
@@ -208,16 +240,16 @@ impl WorkerGraph {
         match &mut node.kind {
             Kind::Function(nf) => nf.process(&mut ctx, batch, &mut Outputs { gates: &mut node.out }),
             Kind::Egress(flow) => {
-                for &id in batch.as_slice() {
-                    ctx.deliver(*flow, id);
-                }
+                ctx.deliver(*flow, batch.as_slice());
                 batch.clear();
             }
             Kind::Source(_) => unreachable!("a source has no ingate"),
         }
         debug_assert!(batch.is_empty(), "an NF must empty its input batch");
-        if self.timing {
-            node.counters.busy_ns += self.clock.delta_as_nanos(start, self.clock.raw());
+        if self.sampled {
+            let end = self.clock.raw();
+            node.counters.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, end);
+            self.mark = end;
         }
         self.dispatch(v);
     }
@@ -242,6 +274,7 @@ impl WorkerGraph {
         for i in 0..self.drain_order.len() {
             let v = self.drain_order[i];
             let mut scratch = self.nodes[v].scratch.take().expect("not inside a walk");
+            self.sampled = false;
             while self.nodes[v].buffer.flush_into(&mut scratch) {
                 self.run(v, &mut scratch);
             }

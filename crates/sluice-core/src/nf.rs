@@ -27,20 +27,39 @@ impl NfContext<'_> {
         *self.dropped += 1;
     }
 
-    /// Delivers a packet at the egress of flow `flow`: records its delay and frees it.
+    /// Delivers packets at the egress of flow `flow`: records their delays
+    /// (one histogram update per run of equal arrival times) and frees them.
     #[inline]
-    pub fn deliver(&mut self, flow: Option<usize>, id: PacketId) {
-        let meta = *self.pool.meta(id);
-        self.pool.free(id);
-        let Some(flow) = flow else { return };
+    pub fn deliver(&mut self, flow: Option<usize>, ids: &[PacketId]) {
+        let Some(flow) = flow else {
+            for &id in ids {
+                self.pool.free(id);
+            }
+            return;
+        };
         let recorder = &mut self.flows[flow];
-        if meta.flow != NO_FLOW && meta.flow as usize != flow {
-            recorder.misdelivered += 1;
+        let mut run: Option<(u64, u64)> = None;
+        for &id in ids {
+            let meta = *self.pool.meta(id);
+            self.pool.free(id);
+            if meta.flow != NO_FLOW && meta.flow as usize != flow {
+                recorder.misdelivered += 1;
+            }
+            if !self.timing {
+                continue;
+            }
+            run = match run {
+                Some((ts, n)) if ts == meta.ts_ns => Some((ts, n + 1)),
+                Some((ts, n)) => {
+                    recorder.record_n(self.now_ns.saturating_sub(ts), n);
+                    Some((meta.ts_ns, 1))
+                }
+                None => Some((meta.ts_ns, 1)),
+            };
         }
-        if self.timing {
-            recorder.record(self.now_ns.saturating_sub(meta.ts_ns));
-        } else {
-            recorder.count();
+        match run {
+            Some((ts, n)) => recorder.record_n(self.now_ns.saturating_sub(ts), n),
+            None => recorder.delivered += ids.len() as u64,
         }
     }
 }

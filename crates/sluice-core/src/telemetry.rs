@@ -60,14 +60,14 @@ impl FlowRecorder {
     /// Records one delivered packet that spent `delay_ns` in the pipeline.
     #[inline]
     pub fn record(&mut self, delay_ns: u64) {
-        self.delivered += 1;
-        self.delays.saturating_record(delay_ns.max(DELAY_RANGE_NS.0));
+        self.record_n(delay_ns, 1);
     }
 
-    /// Counts a delivered packet without timing it (telemetry off).
+    /// Records `n` delivered packets that each spent `delay_ns` in the pipeline.
     #[inline]
-    pub fn count(&mut self) {
-        self.delivered += 1;
+    pub fn record_n(&mut self, delay_ns: u64, n: u64) {
+        self.delivered += n;
+        let _ = self.delays.record_n(delay_ns.clamp(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1), n);
     }
 }
 

@@ -1,6 +1,9 @@
 //! `sluice._core`: the compiled part of the Python package. Bindings only:
 //! JSON in, JSON out; every rule lives in the Rust crates behind it.
 
+// PyO3 0.22's #[pyfunction] expansion converts PyErr into itself.
+#![allow(clippy::useless_conversion)]
+
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use sluice_control::SloStatistic;
