@@ -153,3 +153,15 @@ def test_two_way_example_builds_and_runs() -> None:
     r = two_way.build().run("max", periods=2, period_ms=10, backend="sim")
     assert set(r.periods[-1]["flows"]) == {"tight", "loose"}
     assert r.periods[-1]["flows"]["tight"]["slo_us"] == 15
+
+
+def test_weighted_fair_mode_with_backpressure_is_lossless() -> None:
+    p = rc(4)
+    p.scheduler = {"mode": "wfq", "backpressure_pkts": 256}
+    for backend in ("sim", "engine"):
+        r = p.run("max", periods=2, period_ms=20, backend=backend)
+        s = r.summary
+        assert s["delivered"] > 0 and s["dropped"] == 0
+        assert s["generated"] == s["delivered"] + s["in_flight"]
+    with pytest.raises(ValueError, match="scheduler must be 'rtc' or 'wfq'"):
+        Pipeline(scheduler="edf")

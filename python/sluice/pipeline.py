@@ -41,9 +41,24 @@ def _name(m: ModuleRef) -> str:
 class Pipeline:
     """A data-flow graph of modules, with flows and their delay SLOs."""
 
-    def __init__(self, name: str = "pipeline", batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        name: str = "pipeline",
+        batch_size: int = 32,
+        *,
+        scheduler: str = "rtc",
+        backpressure_pkts: Optional[int] = None,
+    ) -> None:
+        """`scheduler` is "rtc" (run-to-completion) or "wfq" (a queue per
+        controlled module, stride-scheduled by weight; sources pause while
+        the queues hold `backpressure_pkts` packets, if given)."""
+        if scheduler not in ("rtc", "wfq"):
+            raise ValueError(f"scheduler must be 'rtc' or 'wfq', got {scheduler!r}")
         self.name = name
         self.batch_size = batch_size
+        self.scheduler: dict[str, Any] = {"mode": scheduler}
+        if scheduler == "wfq":
+            self.scheduler["backpressure_pkts"] = backpressure_pkts
         self._modules: list[dict[str, Any]] = []
         self._edges: list[dict[str, Any]] = []
         self._flows: list[dict[str, Any]] = []
@@ -53,6 +68,7 @@ class Pipeline:
     def from_spec(cls, spec: dict[str, Any]) -> Pipeline:
         """A pipeline from a description in the core's JSON form (see `spec`)."""
         p = cls(spec.get("name", "pipeline"), batch_size=spec.get("batch_size", 32))
+        p.scheduler = dict(spec.get("scheduler", {"mode": "rtc"}))
         p._modules = list(spec.get("modules", []))
         p._edges = list(spec.get("edges", []))
         p._flows = list(spec.get("flows", []))
@@ -163,6 +179,7 @@ class Pipeline:
             "modules": modules,
             "edges": self._edges,
             "flows": self._flows,
+            "scheduler": self.scheduler,
         }
 
     def to_json(self) -> str:

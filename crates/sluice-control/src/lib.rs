@@ -6,4 +6,4 @@ pub mod controller;
 pub mod run;
 
 pub use controller::{by_name, Controller, Max, Null, CONTROLLERS};
-pub use run::{drive, PeriodRecord, RunPlan, RunReport, Schedule, SloStatistic, Summary};
+pub use run::{drive, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic, Summary};

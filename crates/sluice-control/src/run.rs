@@ -46,9 +46,9 @@ impl SloStatistic {
 
 /// A value that changes at given periods: `(first period, value)` steps.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct Schedule(pub Vec<(usize, f64)>);
+pub struct Steps(pub Vec<(usize, f64)>);
 
-impl Schedule {
+impl Steps {
     /// The value that starts at exactly `period`, if one does.
     fn starting_at(&self, period: usize) -> Option<f64> {
         self.0.iter().rev().find(|(p, _)| *p == period).map(|(_, v)| *v)
@@ -67,9 +67,9 @@ pub struct RunPlan {
     /// Statistic the SLOs bound.
     pub slo_statistic: SloStatistic,
     /// Per flow, SLO steps (µs), counted over all periods including warm-up.
-    pub slo_schedules: Vec<(usize, Schedule)>,
+    pub slo_schedules: Vec<(usize, Steps)>,
     /// Per (source module, stream), rate steps (pkt/s).
-    pub rate_schedules: Vec<(ModuleId, usize, Schedule)>,
+    pub rate_schedules: Vec<(ModuleId, usize, Steps)>,
 }
 
 impl Default for RunPlan {

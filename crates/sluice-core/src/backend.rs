@@ -9,6 +9,8 @@ use crate::telemetry::Telemetry;
 pub struct Actions {
     /// New fractional-buffer triggers (module, trigger in pkt; 0 = pass-through).
     pub triggers: Vec<(ModuleId, u32)>,
+    /// New weighted-fair scheduling weights (module, weight ≥ 1).
+    pub weights: Vec<(ModuleId, u32)>,
     /// New offered rates (source module, stream index, pkt/s; infinite = unlimited).
     pub rates: Vec<(ModuleId, usize, f64)>,
 }
@@ -16,7 +18,7 @@ pub struct Actions {
 impl Actions {
     /// Whether nothing changes.
     pub fn is_empty(&self) -> bool {
-        self.triggers.is_empty() && self.rates.is_empty()
+        self.triggers.is_empty() && self.weights.is_empty() && self.rates.is_empty()
     }
 }
 

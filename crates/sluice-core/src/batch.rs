@@ -75,6 +75,13 @@ impl Batch {
         &self.ids[..self.len]
     }
 
+    /// Forgets the first `n` handles, keeping the rest in order.
+    #[inline]
+    pub fn drain_front(&mut self, n: usize) {
+        self.ids.copy_within(n..self.len, 0);
+        self.len -= n;
+    }
+
     /// Forgets every handle (the caller has moved or freed the packets).
     #[inline]
     pub fn clear(&mut self) {

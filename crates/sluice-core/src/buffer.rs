@@ -10,23 +10,58 @@
 use crate::batch::{Batch, MAX_BURST};
 use crate::packet::PacketId;
 
-/// Queue capacity (pkt): a remainder below `B ≤ MAX_BURST` plus one arriving batch.
-const QUEUE_CAP: usize = 2 * MAX_BURST;
+/// Default capacity (pkt): a remainder below `B ≤ MAX_BURST` plus one
+/// arriving batch, all a run-to-completion buffer ever holds.
+const RTC_CAPACITY: usize = 2 * MAX_BURST;
 
 /// A FIFO of packet handles in front of a network function.
 pub struct FractionalBuffer {
-    queue: Box<[PacketId; QUEUE_CAP]>,
+    queue: Box<[PacketId]>,
     head: usize,
     len: usize,
 }
 
 impl Default for FractionalBuffer {
     fn default() -> Self {
-        Self { queue: Box::new([PacketId(0); QUEUE_CAP]), head: 0, len: 0 }
+        Self::with_capacity(RTC_CAPACITY)
     }
 }
 
 impl FractionalBuffer {
+    /// A buffer holding up to `capacity` packets (≥ 2·MAX_BURST), for
+    /// modules that queue between scheduler turns (weighted-fair mode).
+    pub fn with_capacity(capacity: usize) -> Self {
+        assert!(capacity >= RTC_CAPACITY, "a fractional buffer holds at least 2·MAX_BURST packets");
+        Self { queue: vec![PacketId(0); capacity].into_boxed_slice(), head: 0, len: 0 }
+    }
+
+    /// Room left (pkt).
+    #[inline]
+    pub fn room(&self) -> usize {
+        self.queue.len() - self.len
+    }
+
+    /// Appends as many packets of `input` as fit, leaving the rest in `input`
+    /// (the caller drops them); returns how many were queued.
+    #[inline]
+    pub fn enqueue_from(&mut self, input: &mut Batch) -> usize {
+        let n = input.len().min(self.room());
+        self.enqueue(&input.as_slice()[..n]);
+        input.drain_front(n);
+        n
+    }
+
+    /// Moves up to `n` queued packets into `out`; `false` when the queue is empty.
+    #[inline]
+    pub fn take_into(&mut self, n: usize, out: &mut Batch) -> bool {
+        let n = n.min(self.len).min(MAX_BURST);
+        if n == 0 {
+            return false;
+        }
+        self.dequeue(n, out);
+        true
+    }
+
     /// Packets queued (pkt).
     #[inline]
     pub fn len(&self) -> usize {
@@ -75,21 +110,12 @@ impl FractionalBuffer {
         None
     }
 
-    /// Moves up to [`MAX_BURST`] queued packets into `out` (for draining at stop
-    /// or on an age bound); `false` when the queue was empty.
-    pub fn flush_into(&mut self, out: &mut Batch) -> bool {
-        if self.len == 0 {
-            return false;
-        }
-        self.dequeue(self.len.min(MAX_BURST), out);
-        true
-    }
-
     #[inline]
     fn enqueue(&mut self, ids: &[PacketId]) {
-        assert!(self.len + ids.len() <= QUEUE_CAP, "fractional buffer overflow");
+        let cap = self.queue.len();
+        assert!(self.len + ids.len() <= cap, "fractional buffer overflow");
         for &id in ids {
-            self.queue[(self.head + self.len) % QUEUE_CAP] = id;
+            self.queue[(self.head + self.len) % cap] = id;
             self.len += 1;
         }
     }
@@ -97,10 +123,11 @@ impl FractionalBuffer {
     #[inline]
     fn dequeue(&mut self, n: usize, out: &mut Batch) {
         debug_assert!(out.is_empty() && n <= self.len && n <= MAX_BURST);
-        let first = n.min(QUEUE_CAP - self.head);
+        let cap = self.queue.len();
+        let first = n.min(cap - self.head);
         out.extend_from_slice(&self.queue[self.head..self.head + first]);
         out.extend_from_slice(&self.queue[..n - first]);
-        self.head = (self.head + n) % QUEUE_CAP;
+        self.head = (self.head + n) % cap;
         self.len -= n;
     }
 }
@@ -186,7 +213,7 @@ mod tests {
                 if *b > 0 { prop_assert_eq!(run.len(), *b); }
                 out.extend_from_slice(run);
             }
-            while buf.flush_into(&mut rest) {
+            while buf.take_into(MAX_BURST, &mut rest) {
                 out.extend(rest.as_slice().iter().map(|p| p.0));
                 rest.clear();
             }

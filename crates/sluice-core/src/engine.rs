@@ -81,7 +81,7 @@ impl Engine {
         if instances.len() != model.modules.len() {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
-        let knobs = Knobs::new(&model, &instances);
+        let knobs = Knobs::new(&model).with_rates_of(&instances);
         let n_workers = worker_count(&model);
         let signals = Arc::new(Signals { epoch: AtomicU64::new(0), stop: AtomicBool::new(false) });
         let clock = quanta::Clock::new();
@@ -90,7 +90,7 @@ impl Engine {
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         let mut graphs = Vec::with_capacity(n_workers);
         for w in 0..n_workers {
-            graphs.push(WorkerGraph::new(&model, w, &mut slots, knobs.triggers.clone(), clock.clone(), origin, config.walker)?);
+            graphs.push(WorkerGraph::new(&model, w, &mut slots, &knobs, clock.clone(), origin, config.walker)?);
         }
         let mut workers = Vec::with_capacity(n_workers);
         for (w, graph) in graphs.into_iter().enumerate() {

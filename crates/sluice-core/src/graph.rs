@@ -1,11 +1,18 @@
-//! The walker: one worker's share of the graph, executed run-to-completion.
+//! The walker: one worker's share of the graph.
 //!
-//! A round pulls one batch from every task's source and pushes it through
-//! the graph depth-first: each module's fractional buffer decides when its
-//! NF runs, the NF sorts packets into per-gate batches, and each non-empty
-//! gate batch is handed to the next module at once. The walker, not the NFs,
-//! keeps the counters (calls, packets, busy time) the controllers read.
-//! Nothing here allocates after construction.
+//! Run-to-completion: a round pulls one batch from every task's source and
+//! pushes it through the graph depth-first: each module's fractional buffer
+//! decides when its NF runs, the NF sorts packets into per-gate batches, and
+//! each non-empty gate batch is handed to the next module at once.
+//!
+//! Weighted-fair: every controlled module gets a queue of its own and
+//! becomes a unit of a stride scheduler beside the sources; a round serves
+//! one unit, whose output runs to completion until it reaches the next
+//! queue. Optional backpressure stops the sources while the queues hold too
+//! many packets (NFVnice's scheduling model).
+//!
+//! The walker, not the NFs, keeps the counters (calls, packets, busy time)
+//! the controllers read. Nothing here allocates after construction.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -13,9 +20,11 @@ use std::sync::Arc;
 use crate::batch::{Batch, MAX_BURST};
 use crate::buffer::FractionalBuffer;
 use crate::error::{Error, Result};
+use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
 use crate::nf::{NetworkFunction, NfContext, Outputs, PacketSource};
 use crate::pool::PacketPool;
+use crate::stride::Stride;
 use crate::telemetry::{Counters, FlowRecorder, ModuleCounters, WorkerCounters};
 
 /// The code behind one module, as the pipeline layer builds it.
@@ -42,7 +51,25 @@ struct Node {
     out: Vec<Box<Batch>>,
     next: Vec<usize>,
     counters: ModuleCounters,
+    /// Whether the module queues between scheduler turns (weighted-fair mode).
+    queued: bool,
 }
+
+/// How a worker orders its work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// Each source's batch runs to completion through the graph.
+    #[default]
+    RunToCompletion,
+    /// Stride scheduling over sources and per-module queues of controlled modules.
+    WeightedFair {
+        /// Sources pause while the queues hold this many packets or more (pkt).
+        backpressure: Option<usize>,
+    },
+}
+
+/// Capacity of a weighted-fair module queue (pkt); arrivals beyond it are dropped.
+const WFQ_QUEUE: usize = 2048;
 
 /// One round in this many (on average, drawn at random so that it cannot
 /// alias with periodic buffer flushes) times its NF runs; busy times are
@@ -57,11 +84,13 @@ pub struct WalkerConfig {
     pub timing: bool,
     /// Packet buffers in this worker's pool (pkt); `None` sizes it from the graph.
     pub pool_capacity: Option<usize>,
+    /// Run-to-completion or weighted-fair.
+    pub schedule: Schedule,
 }
 
 impl Default for WalkerConfig {
     fn default() -> Self {
-        Self { timing: true, pool_capacity: None }
+        Self { timing: true, pool_capacity: None, schedule: Schedule::RunToCompletion }
     }
 }
 
@@ -74,6 +103,13 @@ pub struct WorkerGraph {
     pool: PacketPool,
     flows: Vec<FlowRecorder>,
     triggers: Arc<[AtomicU32]>,
+    weights: Arc<[AtomicU32]>,
+    schedule: Schedule,
+    /// Weighted-fair units (sources and queued modules) and their scheduler.
+    units: Vec<usize>,
+    stride: Stride,
+    /// Packets in the queues of queued modules (pkt).
+    queued_pkts: usize,
     clock: quanta::Clock,
     origin: u64,
     timing: bool,
@@ -90,13 +126,13 @@ pub struct WorkerGraph {
 
 impl WorkerGraph {
     /// Builds worker `worker`'s part of `model`. `instances` holds one entry
-    /// per module of the model (taken for this worker's modules);
-    /// `triggers` one atomic trigger per module, shared with the control thread.
+    /// per module of the model (taken for this worker's modules); `knobs`
+    /// are the triggers and weights the control thread sets.
     pub fn new(
         model: &Model,
         worker: usize,
         instances: &mut [Option<Instance>],
-        triggers: Arc<[AtomicU32]>,
+        knobs: &Knobs,
         clock: quanta::Clock,
         origin: u64,
         config: WalkerConfig,
@@ -125,18 +161,25 @@ impl WorkerGraph {
             if outgates != decl.outgates {
                 return Err(Error::module(&decl.name, format!("declared {} outgates, its NF has {outgates}", decl.outgates)));
             }
+            let queued = decl.controlled && matches!(config.schedule, Schedule::WeightedFair { .. });
             nodes.push(Node {
                 module: m,
                 kind,
-                buffer: FractionalBuffer::default(),
+                queued,
+                buffer: if queued { FractionalBuffer::with_capacity(WFQ_QUEUE) } else { FractionalBuffer::default() },
                 scratch: Some(Batch::boxed()),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
                 next: model.next[m].iter().map(|&t| local[t]).collect(),
                 counters: ModuleCounters::default(),
             });
         }
-        let sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
-        let capacity = config.pool_capacity.unwrap_or(((nodes.len() + 4) * 2 * model.batch_size).max(1024));
+        let sources: Vec<usize> = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
+        let units: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].queued || sources.contains(&i)).collect();
+        let rtc_capacity = ((nodes.len() + 4) * 2 * model.batch_size).max(1024);
+        let capacity = config.pool_capacity.unwrap_or(match config.schedule {
+            Schedule::RunToCompletion => rtc_capacity,
+            Schedule::WeightedFair { .. } => rtc_capacity.max(4 * WFQ_QUEUE),
+        });
         Ok(Self {
             drain_order: (0..nodes.len()).collect(),
             spares: (0..=nodes.len()).map(|_| Batch::boxed()).collect(),
@@ -144,7 +187,12 @@ impl WorkerGraph {
             sources,
             pool: PacketPool::new(capacity),
             flows: vec![FlowRecorder::default(); model.flows.len()],
-            triggers,
+            triggers: knobs.triggers.clone(),
+            weights: knobs.weights.clone(),
+            schedule: config.schedule,
+            stride: Stride::new(units.len()),
+            units,
+            queued_pkts: 0,
             clock,
             origin,
             timing: config.timing,
@@ -162,8 +210,9 @@ impl WorkerGraph {
         self.clock.delta_as_nanos(self.origin, self.clock.raw())
     }
 
-    /// One scheduler round: a batch from every source pushed to completion.
-    /// Returns the packets the sources let in (pkt).
+    /// One scheduler round: run-to-completion, a batch from every source
+    /// pushed through; weighted-fair, one unit's turn. Returns the packets
+    /// the round moved (pkt); 0 means there was nothing to do.
     pub fn round(&mut self) -> usize {
         let start = self.clock.raw();
         let now = self.clock.delta_as_nanos(self.origin, start);
@@ -172,15 +221,52 @@ impl WorkerGraph {
         self.sampler ^= self.sampler >> 7;
         self.sampler ^= self.sampler << 17;
         self.sampled = self.timing && self.sampler.is_multiple_of(BUSY_SAMPLING);
-        let mut admitted = 0;
-        for i in 0..self.sources.len() {
-            admitted += self.pull(self.sources[i], now);
-        }
-        if admitted > 0 && self.sampled {
+        let moved = match self.schedule {
+            Schedule::RunToCompletion => (0..self.sources.len()).map(|i| self.pull(self.sources[i], now)).sum(),
+            Schedule::WeightedFair { backpressure } => self.fair_turn(now, backpressure.unwrap_or(usize::MAX)),
+        };
+        if moved > 0 && self.sampled {
             self.worker.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, self.mark);
             self.worker.busy_rounds += BUSY_SAMPLING;
         }
-        admitted
+        moved
+    }
+
+    /// Serves the weighted-fair unit whose turn it is.
+    fn fair_turn(&mut self, now_ns: u64, backpressure: usize) -> usize {
+        let (nodes, units, triggers, weights) = (&self.nodes, &self.units, &self.triggers, &self.weights);
+        let sources_may_run = self.queued_pkts < backpressure && self.pool.available() > 0;
+        let runnable = |u: usize| {
+            let node = &nodes[units[u]];
+            match node.kind {
+                Kind::Source(_) => sources_may_run,
+                _ => node.buffer.len() >= (triggers[node.module].load(Ordering::Relaxed) as usize).max(1),
+            }
+        };
+        let weight = |u: usize| weights[nodes[units[u]].module].load(Ordering::Relaxed);
+        let Some(u) = self.stride.pick(runnable, weight) else { return 0 };
+        let v = self.units[u];
+        if matches!(self.nodes[v].kind, Kind::Source(_)) {
+            return self.pull(v, now_ns);
+        }
+        let trigger = (self.triggers[self.nodes[v].module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
+        let want = if trigger == 0 { self.batch_size } else { trigger };
+        let mut scratch = self.nodes[v].scratch.take().expect("a module is never re-entered in a DAG");
+        self.take_queued(v, want, &mut scratch);
+        let moved = scratch.len();
+        self.run(v, &mut scratch);
+        self.nodes[v].scratch = Some(scratch);
+        moved
+    }
+
+    /// Moves up to `n` packets from module `v`'s buffer into `out`; `false` when it was empty.
+    fn take_queued(&mut self, v: usize, n: usize, out: &mut Batch) -> bool {
+        let node = &mut self.nodes[v];
+        let taken = node.buffer.take_into(n, out);
+        if node.queued {
+            self.queued_pkts -= out.len();
+        }
+        taken
     }
 
     fn pull(&mut self, v: usize, now_ns: u64) -> usize {
@@ -208,6 +294,15 @@ impl WorkerGraph {
         let node = &mut self.nodes[v];
         node.counters.arrivals += 1;
         node.counters.arrived_pkts += input.len() as u64;
+        if node.queued {
+            self.queued_pkts += node.buffer.enqueue_from(input);
+            for &id in input.as_slice() {
+                self.pool.free(id);
+            }
+            node.counters.dropped += input.len() as u64;
+            input.clear();
+            return;
+        }
         node.buffer.admit(trigger, input);
         let mut scratch = node.scratch.take().expect("a module is never re-entered in a DAG");
         while let Some(batch) = self.nodes[v].buffer.next_run(trigger, input, &mut scratch) {
@@ -275,7 +370,7 @@ impl WorkerGraph {
             let v = self.drain_order[i];
             let mut scratch = self.nodes[v].scratch.take().expect("not inside a walk");
             self.sampled = false;
-            while self.nodes[v].buffer.flush_into(&mut scratch) {
+            while self.take_queued(v, MAX_BURST, &mut scratch) {
                 self.run(v, &mut scratch);
             }
             self.nodes[v].scratch = Some(scratch);

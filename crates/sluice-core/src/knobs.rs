@@ -10,17 +10,28 @@ use crate::graph::Instance;
 use crate::model::{Model, ModuleId};
 use crate::nf::RateKnobs;
 
-/// Triggers of every module and rate knobs of every source.
+/// Triggers and weights of every module and rate knobs of every source.
 pub struct Knobs {
     /// Fractional-buffer trigger per module (pkt; 0 = pass-through).
     pub triggers: Arc<[AtomicU32]>,
+    /// Weighted-fair scheduling weight per module (≥ 1; default 1).
+    pub weights: Arc<[AtomicU32]>,
     rates: Vec<(ModuleId, RateKnobs)>,
 }
 
 impl Knobs {
-    /// Knobs for `model`, with rate knobs taken from the source `instances` (one per module).
-    pub fn new(model: &Model, instances: &[Instance]) -> Self {
-        let rates = instances
+    /// Knobs for `model`: triggers 0, weights 1, no rate knobs.
+    pub fn new(model: &Model) -> Self {
+        Self {
+            triggers: model.modules.iter().map(|_| AtomicU32::new(0)).collect(),
+            weights: model.modules.iter().map(|_| AtomicU32::new(1)).collect(),
+            rates: Vec::new(),
+        }
+    }
+
+    /// Adds the rate knobs of the source `instances` (one per module, in model order).
+    pub fn with_rates_of(mut self, instances: &[Instance]) -> Self {
+        self.rates = instances
             .iter()
             .enumerate()
             .filter_map(|(m, inst)| match inst {
@@ -28,16 +39,21 @@ impl Knobs {
                 _ => None,
             })
             .collect();
-        Self { triggers: model.modules.iter().map(|_| AtomicU32::new(0)).collect(), rates }
+        self
     }
 
-    /// Applies `actions`, refusing (before changing anything) a trigger above B
-    /// or a rate for a stream that does not exist.
+    /// Applies `actions`, refusing (before changing anything) a trigger above
+    /// B, a weight of 0, or a rate for a stream that does not exist.
     pub fn apply(&self, model: &Model, actions: &Actions) -> Result<()> {
         let name = |m: ModuleId| model.modules.get(m).map_or_else(|| format!("#{m}"), |d| d.name.clone());
         for &(m, b) in &actions.triggers {
             if m >= model.modules.len() || b as usize > model.batch_size {
                 return Err(Error::module(&name(m), format!("trigger {b} is outside 0..={}", model.batch_size)));
+            }
+        }
+        for &(m, w) in &actions.weights {
+            if m >= model.modules.len() || w == 0 {
+                return Err(Error::module(&name(m), format!("weight {w} must be ≥ 1")));
             }
         }
         for &(m, stream, pps) in &actions.rates {
@@ -48,6 +64,9 @@ impl Knobs {
         }
         for &(m, b) in &actions.triggers {
             self.triggers[m].store(b, Ordering::Relaxed);
+        }
+        for &(m, w) in &actions.weights {
+            self.weights[m].store(w, Ordering::Relaxed);
         }
         for &(m, stream, pps) in &actions.rates {
             if let Some((_, k)) = self.rates.iter().find(|(s, _)| *s == m) {

@@ -14,6 +14,7 @@ pub mod nf;
 pub mod packet;
 pub mod pool;
 pub mod ring;
+mod stride;
 pub mod telemetry;
 
 pub use backend::{Actions, Backend};
@@ -21,7 +22,7 @@ pub use batch::{Batch, MAX_BURST};
 pub use buffer::FractionalBuffer;
 pub use engine::{Engine, EngineConfig};
 pub use error::{Error, Result};
-pub use graph::{Instance, WalkerConfig, WorkerGraph};
+pub use graph::{Instance, Schedule, WalkerConfig, WorkerGraph};
 pub use knobs::Knobs;
 pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
 pub use nf::{NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};

@@ -2,11 +2,8 @@
 //! Bypass(0,0) chain at B = 1, 32, 256; per-batch overhead of an empty
 //! module (chain of 10 vs chain of 1); telemetry on vs off.
 
-use std::sync::atomic::AtomicU32;
-use std::sync::Arc;
-
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use sluice_core::{Instance, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
+use sluice_core::{Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::Bypass;
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -33,11 +30,10 @@ fn chain(len: usize, batch: usize, timing: bool) -> WorkerGraph {
     let mut instances: Vec<Option<Instance>> = vec![Some(Instance::Source(Box::new(source)))];
     instances.extend((0..len).map(|_| Some(Instance::Function(Box::new(Bypass::new(0, 0))))));
     instances.push(Some(Instance::Egress));
-    let triggers: Arc<[AtomicU32]> = model.modules.iter().map(|_| AtomicU32::new(0)).collect();
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    let config = WalkerConfig { timing, pool_capacity: None };
-    WorkerGraph::new(&model, 0, &mut instances, triggers, clock, origin, config).expect("chain builds")
+    let config = WalkerConfig { timing, ..WalkerConfig::default() };
+    WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config).expect("chain builds")
 }
 
 fn per_packet(c: &mut Criterion) {

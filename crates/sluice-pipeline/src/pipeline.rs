@@ -3,13 +3,13 @@
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
-use sluice_control::{RunPlan, Schedule, SloStatistic};
-use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, WalkerConfig};
+use sluice_control::{RunPlan, Steps, SloStatistic};
+use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, Schedule, WalkerConfig};
 use sluice_sim::Simulator;
 use sluice_traffic::{PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
 
 use crate::error::{Error, Result};
-use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, SourceSpec};
+use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, SchedulerSpec, SourceSpec};
 
 /// Which way NFs are built.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -72,13 +72,20 @@ impl Pipeline {
 
     /// Starts the pipeline on the engine (`timing`: delay histograms and busy time on).
     pub fn engine(&self, timing: bool) -> Result<Engine> {
-        let config = EngineConfig { walker: WalkerConfig { timing, pool_capacity: None }, pin: true };
-        Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, config)?)
+        let walker = WalkerConfig { timing, pool_capacity: None, schedule: self.schedule() };
+        Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, EngineConfig { walker, pin: true })?)
     }
 
     /// Builds the pipeline on the simulator.
     pub fn simulator(&self) -> Result<Simulator> {
-        Ok(Simulator::new(self.model.clone(), self.instances(Build::Modelled)?)?)
+        Ok(Simulator::new(self.model.clone(), self.instances(Build::Modelled)?, self.schedule())?)
+    }
+
+    fn schedule(&self) -> Schedule {
+        match self.spec.scheduler {
+            SchedulerSpec::Rtc => Schedule::RunToCompletion,
+            SchedulerSpec::Wfq { backpressure_pkts } => Schedule::WeightedFair { backpressure: backpressure_pkts },
+        }
     }
 
     /// A run plan with the description's rate and SLO schedules.
@@ -86,7 +93,7 @@ impl Pipeline {
         let mut plan = RunPlan { periods, warmup_periods, period_ns, slo_statistic, ..RunPlan::default() };
         for (f, spec) in self.spec.flows.iter().enumerate() {
             if !spec.slo_schedule.is_empty() {
-                plan.slo_schedules.push((f, Schedule(spec.slo_schedule.clone())));
+                plan.slo_schedules.push((f, Steps(spec.slo_schedule.clone())));
             }
         }
         // Model modules are in description order.
@@ -94,11 +101,11 @@ impl Pipeline {
             match &spec.kind {
                 KindSpec::Source(SourceSpec::Synthetic { streams, .. }) => {
                     for (i, s) in streams.iter().enumerate().filter(|(_, s)| !s.rate_schedule.is_empty()) {
-                        plan.rate_schedules.push((m, i, Schedule(s.rate_schedule.clone())));
+                        plan.rate_schedules.push((m, i, Steps(s.rate_schedule.clone())));
                     }
                 }
                 KindSpec::Source(SourceSpec::Pcap { rate_schedule, .. }) if !rate_schedule.is_empty() => {
-                    plan.rate_schedules.push((m, 0, Schedule(rate_schedule.clone())));
+                    plan.rate_schedules.push((m, 0, Steps(rate_schedule.clone())));
                 }
                 _ => {}
             }

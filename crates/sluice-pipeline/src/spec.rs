@@ -22,6 +22,24 @@ pub struct PipelineSpec {
     /// Flows.
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// How every worker orders its work.
+    #[serde(default)]
+    pub scheduler: SchedulerSpec,
+}
+
+/// A worker's scheduling model.
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(tag = "mode", rename_all = "snake_case", deny_unknown_fields)]
+pub enum SchedulerSpec {
+    /// Run-to-completion (BESS's and Batchy's default).
+    #[default]
+    Rtc,
+    /// Weighted-fair queueing: a queue per controlled module, stride scheduling by weight.
+    Wfq {
+        /// Sources pause while the queues hold this many packets (pkt); absent: no backpressure.
+        #[serde(default)]
+        backpressure_pkts: Option<usize>,
+    },
 }
 
 fn default_batch_size() -> usize {

@@ -2,10 +2,9 @@
 //! allocator watches 20 000 rounds of RC(4) with real sources and NFs.
 
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sluice_core::{Counters, Instance, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
+use sluice_core::{Counters, Instance, Knobs, ModelBuilder, ModuleDecl, Role, Schedule, WalkerConfig, WorkerGraph};
 use sluice_nf::{Bypass, RandomSplit};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -37,6 +36,12 @@ fn decl(name: &str, role: Role, ingates: usize, outgates: usize) -> ModuleDecl {
 
 #[test]
 fn steady_state_rounds_do_not_allocate() {
+    // One test body for both schedules: the counter is process-wide, so they must not run in parallel.
+    rounds_do_not_allocate(Schedule::RunToCompletion);
+    rounds_do_not_allocate(Schedule::WeightedFair { backpressure: Some(256) });
+}
+
+fn rounds_do_not_allocate(schedule: Schedule) {
     let mut b = ModelBuilder::default();
     b.module(decl("src", Role::Source, 0, 1)).module(decl("split", Role::Function, 1, 2));
     b.connect("src", 0, "split", 0);
@@ -61,12 +66,14 @@ fn steady_state_rounds_do_not_allocate() {
         })
         .map(Some)
         .collect();
-    let triggers: Arc<[AtomicU32]> = model.modules.iter().map(|_| AtomicU32::new(0)).collect();
+    let knobs = Knobs::new(&model);
+    let triggers = &knobs.triggers;
     triggers[2].store(7, Ordering::Relaxed);
     triggers[4].store(32, Ordering::Relaxed);
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    let mut graph = WorkerGraph::new(&model, 0, &mut instances, triggers.clone(), clock, origin, WalkerConfig::default()).unwrap();
+    let config = WalkerConfig { schedule, ..WalkerConfig::default() };
+    let mut graph = WorkerGraph::new(&model, 0, &mut instances, &knobs, clock, origin, config).unwrap();
     let mut reading = Counters::for_model(&model, 1);
     for _ in 0..2_000 {
         graph.round();
@@ -91,8 +98,8 @@ fn steady_state_rounds_do_not_allocate() {
         }
     }
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    assert_eq!(moved, 20_000 * 32);
-    assert_eq!(allocations, 0, "{allocations} heap allocations in 20 000 rounds");
+    assert!(moved >= 20_000 * 8, "{moved} packets moved");
+    assert_eq!(allocations, 0, "{allocations} heap allocations in 20 000 rounds ({schedule:?})");
     graph.drain();
     assert_eq!(graph.in_flight(), 0);
 }

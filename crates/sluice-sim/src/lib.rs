@@ -15,7 +15,7 @@ use std::sync::Arc;
 use quanta::Mock;
 use sluice_core::{
     modules_with, worker_count, Actions, Backend, Batch, Counters, Instance, Knobs, Model, NetworkFunction, NfContext,
-    Outputs, PeriodMeter, Profile, Result, Role, Telemetry, WalkerConfig, WorkerGraph,
+    Outputs, PeriodMeter, Profile, Result, Role, Schedule, Telemetry, WalkerConfig, WorkerGraph,
 };
 
 /// Virtual time a round that admitted nothing waits before polling again (ns).
@@ -67,8 +67,9 @@ impl Simulator {
     /// Builds the simulation. `instances` has one entry per module; NFs must
     /// not burn real time (build cost-only NFs such as Bypass with zero
     /// cycles): their time is the module's profile (no profile: free).
-    pub fn new(model: Model, instances: Vec<Instance>) -> Result<Self> {
-        let knobs = Knobs::new(&model, &instances);
+    /// `schedule` orders each worker's work as on the engine.
+    pub fn new(model: Model, instances: Vec<Instance>, schedule: Schedule) -> Result<Self> {
+        let knobs = Knobs::new(&model).with_rates_of(&instances);
         let n_workers = worker_count(&model);
         let clocks: Vec<_> = (0..n_workers).map(|_| quanta::Clock::mock()).collect();
         let mut slots: Vec<Option<Instance>> = instances
@@ -87,8 +88,8 @@ impl Simulator {
             .collect();
         let mut workers = Vec::with_capacity(n_workers);
         for (w, (clock, mock)) in clocks.into_iter().enumerate() {
-            let config = WalkerConfig { timing: true, pool_capacity: None };
-            let graph = WorkerGraph::new(&model, w, &mut slots, knobs.triggers.clone(), clock, 0, config)?;
+            let config = WalkerConfig { timing: true, pool_capacity: None, schedule };
+            let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config)?;
             workers.push(SimWorker { graph, clock: mock, reading: Counters::for_model(&model, n_workers) });
         }
         Ok(Self {
