@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import sys
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import click
 from rich.console import Console
@@ -23,8 +23,21 @@ from sluice.result import RunResult
 console = Console(width=None if sys.stdout.isatty() else max(132, shutil.get_terminal_size().columns))
 
 
-def _run_with_progress(pipeline: Pipeline, controller: str, periods: int, warmup: int, **kw: Any) -> RunResult:
+def _run_with_progress(
+    pipeline: Pipeline,
+    controller: str,
+    periods: int,
+    warmup: int,
+    on_period_extra: Optional[Callable[[dict[str, Any]], None]] = None,
+    **kw: Any,
+) -> RunResult:
     total = periods + warmup
+
+    def on_period(p: dict[str, Any]) -> None:
+        progress.advance(task)
+        if on_period_extra is not None:
+            on_period_extra(p)
+
     with Progress(
         TextColumn(f"{pipeline.name} · {controller:<8}"),
         BarColumn(),
@@ -39,7 +52,7 @@ def _run_with_progress(pipeline: Pipeline, controller: str, periods: int, warmup
             controller,
             periods=periods,
             warmup_periods=warmup,
-            on_period=lambda _p: progress.advance(task),
+            on_period=on_period,
             **kw,
         )
 
@@ -154,6 +167,35 @@ def run(
         result.to_csv(csv_path)
     if plot_path:
         result.plot(plot_path)
+
+
+def _rss_bytes() -> int:
+    """Resident memory of this process (bytes), from /proc."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+@main.command()
+@click.option("--n", "n", default=16, show_default=True, help="Branches of the robot-control pipeline.")
+@click.option("--controller", default="max", show_default=True)
+@click.option("--seconds", default=20.0, show_default=True, help="How long to run.")
+@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
+def soak(n: int, controller: str, seconds: float, period_ms: float) -> None:
+    """Run RC(n) on the engine for a while and report resident memory after warm-up and at the end."""
+    readings: list[tuple[int, int]] = []
+
+    def on_period(p: dict[str, Any]) -> None:
+        readings.append((p["totals"]["generated"], _rss_bytes()))
+
+    periods = max(2, int(seconds * 1000 / period_ms))
+    r = _run_with_progress(rc(n), controller, periods, 1, period_ms=period_ms, on_period_extra=on_period)
+    (pkts0, rss0), (pkts1, rss1) = readings[0], readings[-1]
+    s = r.summary
+    console.print(
+        f"RC({n}) under {controller}: {pkts1 - pkts0:.3g} packets after warm-up; "
+        f"RSS {rss0 / 2**20:.1f} MiB after warm-up, {rss1 / 2**20:.1f} MiB at the end ({(rss1 - rss0) / 2**10:+.0f} KiB); "
+        f"generated {s['generated']} = delivered {s['delivered']} + dropped {s['dropped']} + in flight {s['in_flight']}"
+    )
 
 
 if __name__ == "__main__":

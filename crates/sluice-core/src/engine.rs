@@ -187,7 +187,11 @@ impl Backend for Engine {
     }
 
     fn run_period(&mut self, period_ns: u64) -> Telemetry {
-        self.period_end = self.period_end.max(Instant::now()) + Duration::from_nanos(period_ns);
+        // Periods keep a fixed grid, so time the control side spends between
+        // periods does not stretch them; after a stall the grid restarts now.
+        let period = Duration::from_nanos(period_ns);
+        let now = Instant::now();
+        self.period_end = if self.period_end + period < now { now + period } else { self.period_end + period };
         loop {
             let left = self.period_end.saturating_duration_since(Instant::now());
             if left.is_zero() {

@@ -103,3 +103,19 @@ fn bad_descriptions_are_refused_with_the_culprit_named() {
         "pcap file '/nonexistent.pcap'",
     );
 }
+
+#[test]
+fn one_millisecond_control_periods_work() {
+    let p = pipeline(4);
+    let mut engine = p.engine(true).unwrap();
+    let plan = RunPlan { periods: 50, warmup_periods: 0, period_ns: 1_000_000, ..RunPlan::default() };
+    let report = drive(&mut engine, &mut Max, &plan, &mut |_| {}).unwrap();
+    assert_eq!(report.periods.len(), 50);
+    let span = report.periods[49].telemetry.t_s - report.periods[0].telemetry.t_s;
+    assert!(span < 49.0 * 2e-3, "49 periods of 1 ms took {span} s");
+    for period in &report.periods {
+        let t = period.telemetry.totals;
+        assert_eq!(t.generated, t.delivered + t.dropped + t.in_flight);
+    }
+    assert!(report.summary.delivered > 0);
+}
