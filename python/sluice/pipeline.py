@@ -121,22 +121,26 @@ class Pipeline:
         t0_ns: Optional[float] = None,
         t1_ns: Optional[float] = None,
         controlled: Optional[bool] = None,
+        worker: Optional[int] = None,
     ) -> Module:
         """A network function behind a fractional buffer.
 
         `t0_ns`/`t1_ns` give its cost per batch and per packet (ns) when
         the NF does not imply them; `controlled` overrides the default (a
-        known profile with batchiness T1/(T0+T1) ≤ 0.5).
+        known profile with batchiness T1/(T0+T1) ≤ 0.5). `worker` places it
+        on a worker (default: its upstream's); edges between workers run
+        through lock-free rings.
         """
-        return self._add({"name": name, "nf": nf.spec(), "t0_ns": t0_ns, "t1_ns": t1_ns, "controlled": controlled})
+        entry = {"name": name, "nf": nf.spec(), "t0_ns": t0_ns, "t1_ns": t1_ns, "controlled": controlled, "worker": worker}
+        return self._add(entry)
 
     def pcap_tap(self, name: str, path: str) -> Module:
         """A pass-through that writes every packet to a pcap file (for debugging, not for speed)."""
         return self._add({"name": name, "pcap_tap": {"path": path}})
 
-    def sink(self, name: str) -> Module:
+    def sink(self, name: str, *, worker: Optional[int] = None) -> Module:
         """An egress: records delivery and delay of the flow that ends here."""
-        return self._add({"name": name, "sink": {}})
+        return self._add({"name": name, "sink": {}, "worker": worker})
 
     def connect(self, upstream: ModuleRef, downstream: ModuleRef, gate: int = 0, ingate: int = 0) -> None:
         """Connects `upstream`'s outgate `gate` to `downstream`'s ingate `ingate`."""

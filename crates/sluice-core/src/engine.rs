@@ -19,6 +19,7 @@ use crate::knobs::Knobs;
 use crate::model::{Model, ModuleId, Role};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, PeriodMeter, Telemetry};
+use crate::wiring::wire;
 
 /// Spare telemetry blocks per worker.
 const READINGS: usize = 4;
@@ -41,9 +42,16 @@ impl Default for EngineConfig {
 }
 
 struct Signals {
+    /// Bumped by the control side to ask every worker for a reading.
     epoch: AtomicU64,
+    /// Sources off: workers only move what is inside, flushing every buffer.
     stop: AtomicBool,
+    /// Threads end.
+    exit: AtomicBool,
 }
+
+/// How long a stopping engine may take to empty its buffers and rings.
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 struct WorkerHandle {
     thread: Option<JoinHandle<()>>,
@@ -83,14 +91,14 @@ impl Engine {
         }
         let knobs = Knobs::new(&model).with_rates_of(&instances);
         let n_workers = worker_count(&model);
-        let signals = Arc::new(Signals { epoch: AtomicU64::new(0), stop: AtomicBool::new(false) });
+        let signals = Arc::new(Signals { epoch: AtomicU64::new(0), stop: AtomicBool::new(false), exit: AtomicBool::new(false) });
         let clock = quanta::Clock::new();
         let origin = clock.raw();
         let mut slots: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
         let cores = core_affinity::get_core_ids().unwrap_or_default();
         let mut graphs = Vec::with_capacity(n_workers);
-        for w in 0..n_workers {
-            graphs.push(WorkerGraph::new(&model, w, &mut slots, &knobs, clock.clone(), origin, config.walker)?);
+        for (w, wiring) in wire(&model, config.walker.schedule, config.walker.pool_capacity).into_iter().enumerate() {
+            graphs.push(WorkerGraph::new(&model, w, &mut slots, &knobs, clock.clone(), origin, config.walker, wiring)?);
         }
         let mut workers = Vec::with_capacity(n_workers);
         for (w, graph) in graphs.into_iter().enumerate() {
@@ -121,6 +129,12 @@ impl Engine {
         })
     }
 
+    /// Asks every worker for a reading and turns them into telemetry.
+    fn read(&mut self) -> Telemetry {
+        self.signals.epoch.fetch_add(1, Ordering::AcqRel);
+        self.collect()
+    }
+
     /// Collects one reading from every worker and turns them into telemetry.
     fn collect(&mut self) -> Telemetry {
         self.merged.begin_merge();
@@ -141,7 +155,8 @@ impl Engine {
     }
 }
 
-/// A worker thread: rounds until stopped, publishing a reading at each epoch.
+/// A worker thread: rounds until stopped, then flushes until told to exit,
+/// publishing a reading at each epoch.
 fn worker_loop(
     w: usize,
     mut graph: WorkerGraph,
@@ -170,12 +185,14 @@ fn worker_loop(
             seen = epoch;
             publish(&mut graph);
         }
-        if signals.stop.load(Ordering::Acquire) {
-            graph.drain();
-            publish(&mut graph);
+        if signals.exit.load(Ordering::Acquire) {
             return;
         }
-        if graph.round() == 0 {
+        if signals.stop.load(Ordering::Acquire) {
+            graph.poll_inbound();
+            graph.drain();
+            std::thread::yield_now();
+        } else if graph.round() == 0 {
             std::hint::spin_loop();
         }
     }
@@ -199,8 +216,7 @@ impl Backend for Engine {
             }
             std::thread::sleep(left.min(Duration::from_millis(1)));
         }
-        self.signals.epoch.fetch_add(1, Ordering::AcqRel);
-        self.collect()
+        self.read()
     }
 
     fn apply(&mut self, actions: &Actions) -> Result<()> {
@@ -212,7 +228,15 @@ impl Backend for Engine {
             return t.clone();
         }
         self.signals.stop.store(true, Ordering::Release);
-        let telemetry = self.collect();
+        let deadline = Instant::now() + DRAIN_TIMEOUT;
+        let telemetry = loop {
+            let t = self.read();
+            if t.totals.in_flight == 0 || Instant::now() > deadline {
+                break t;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        self.signals.exit.store(true, Ordering::Release);
         for w in &mut self.workers {
             if let Some(t) = w.thread.take() {
                 t.join().expect("worker thread panicked");
@@ -225,7 +249,7 @@ impl Backend for Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        self.signals.stop.store(true, Ordering::Release);
+        self.signals.exit.store(true, Ordering::Release);
         for w in &mut self.workers {
             if let Some(t) = w.thread.take() {
                 let _ = t.join();

@@ -66,7 +66,7 @@ pub enum Error {
     #[error("cycle through module '{0}': a run-to-completion task must be acyclic")]
     Cycle(String),
     /// A module reached from tasks on two different workers.
-    #[error("module '{module}' is reached from tasks on workers {a} and {b}; give each worker its own modules")]
+    #[error("module '{module}' is reached from workers {a} and {b}; place it on one of them")]
     SharedAcrossWorkers {
         /// Module name.
         module: String,

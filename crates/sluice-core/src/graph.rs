@@ -11,6 +11,9 @@
 //! queue. Optional backpressure stops the sources while the queues hold too
 //! many packets (NFVnice's scheduling model).
 //!
+//! An edge to a module on another worker ends in a lock-free ring; the
+//! other worker polls its inbound rings every round, as it does its sources.
+//!
 //! The walker, not the NFs, keeps the counters (calls, packets, busy time)
 //! the controllers read. Nothing here allocates after construction.
 
@@ -23,8 +26,11 @@ use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
 use crate::nf::{NetworkFunction, NfContext, Outputs, PacketSource};
+use crate::packet::PacketId;
 use crate::pool::PacketPool;
+use crate::ring::{Consumer, Producer};
 use crate::stride::Stride;
+use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 use crate::telemetry::{Counters, FlowRecorder, ModuleCounters, WorkerCounters};
 
 /// The code behind one module, as the pipeline layer builds it.
@@ -49,7 +55,7 @@ struct Node {
     buffer: FractionalBuffer,
     scratch: Option<Box<Batch>>,
     out: Vec<Box<Batch>>,
-    next: Vec<usize>,
+    next: Vec<Target>,
     counters: ModuleCounters,
     /// Whether the module queues between scheduler turns (weighted-fair mode).
     queued: bool,
@@ -68,8 +74,18 @@ pub enum Schedule {
     },
 }
 
-/// Capacity of a weighted-fair module queue (pkt); arrivals beyond it are dropped.
-const WFQ_QUEUE: usize = 2048;
+/// Where an outgate leads.
+#[derive(Clone, Copy)]
+enum Target {
+    /// A module on this worker (local index).
+    Local(usize),
+    /// A ring to another worker (index into `rings_out`).
+    Ring(usize),
+}
+
+/// Sources pause while an outbound ring has fewer free slots than this (pkt):
+/// room for what one batch can release downstream, buffered packets included.
+const RING_RESERVE: usize = 2 * MAX_BURST;
 
 /// One round in this many (on average, drawn at random so that it cannot
 /// alias with periodic buffer flushes) times its NF runs; busy times are
@@ -110,6 +126,9 @@ pub struct WorkerGraph {
     stride: Stride,
     /// Packets in the queues of queued modules (pkt).
     queued_pkts: usize,
+    rings_out: Vec<Producer<PacketId>>,
+    /// Inbound rings and the local module each feeds.
+    rings_in: Vec<(Consumer<PacketId>, usize)>,
     clock: quanta::Clock,
     origin: u64,
     timing: bool,
@@ -127,7 +146,9 @@ pub struct WorkerGraph {
 impl WorkerGraph {
     /// Builds worker `worker`'s part of `model`. `instances` holds one entry
     /// per module of the model (taken for this worker's modules); `knobs`
-    /// are the triggers and weights the control thread sets.
+    /// are the triggers and weights the control thread sets; `wiring` is
+    /// this worker's pool and rings (see [`crate::wiring::wire`]).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         model: &Model,
         worker: usize,
@@ -136,6 +157,7 @@ impl WorkerGraph {
         clock: quanta::Clock,
         origin: u64,
         config: WalkerConfig,
+        wiring: WorkerWiring,
     ) -> Result<Self> {
         let mine: Vec<ModuleId> = model.topo_order.iter().copied().filter(|&m| model.worker_of[m] == worker).collect();
         let mut local = vec![usize::MAX; model.modules.len()];
@@ -169,23 +191,29 @@ impl WorkerGraph {
                 buffer: if queued { FractionalBuffer::with_capacity(WFQ_QUEUE) } else { FractionalBuffer::default() },
                 scratch: Some(Batch::boxed()),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
-                next: model.next[m].iter().map(|&t| local[t]).collect(),
+                next: (0..outgates)
+                    .map(|g| {
+                        let t = model.next[m][g];
+                        match wiring.outbound.iter().position(|(e, _)| model.edges[*e].from == m && model.edges[*e].outgate == g) {
+                            Some(r) => Target::Ring(r),
+                            None => Target::Local(local[t]),
+                        }
+                    })
+                    .collect(),
                 counters: ModuleCounters::default(),
             });
         }
         let sources: Vec<usize> = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
         let units: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].queued || sources.contains(&i)).collect();
-        let rtc_capacity = ((nodes.len() + 4) * 2 * model.batch_size).max(1024);
-        let capacity = config.pool_capacity.unwrap_or(match config.schedule {
-            Schedule::RunToCompletion => rtc_capacity,
-            Schedule::WeightedFair { .. } => rtc_capacity.max(4 * WFQ_QUEUE),
-        });
+        let rings_in = wiring.inbound.into_iter().map(|(e, ring)| (ring, local[model.edges[e].to])).collect();
         Ok(Self {
             drain_order: (0..nodes.len()).collect(),
             spares: (0..=nodes.len()).map(|_| Batch::boxed()).collect(),
             nodes,
             sources,
-            pool: PacketPool::new(capacity),
+            pool: wiring.pool,
+            rings_out: wiring.outbound.into_iter().map(|(_, ring)| ring).collect(),
+            rings_in,
             flows: vec![FlowRecorder::default(); model.flows.len()],
             triggers: knobs.triggers.clone(),
             weights: knobs.weights.clone(),
@@ -221,8 +249,12 @@ impl WorkerGraph {
         self.sampler ^= self.sampler >> 7;
         self.sampler ^= self.sampler << 17;
         self.sampled = self.timing && self.sampler.is_multiple_of(BUSY_SAMPLING);
-        let moved = match self.schedule {
-            Schedule::RunToCompletion => (0..self.sources.len()).map(|i| self.pull(self.sources[i], now)).sum(),
+        let mut moved = self.poll_inbound();
+        moved += match self.schedule {
+            Schedule::RunToCompletion if self.rings_have_room() => {
+                (0..self.sources.len()).map(|i| self.pull(self.sources[i], now)).sum()
+            }
+            Schedule::RunToCompletion => 0,
             Schedule::WeightedFair { backpressure } => self.fair_turn(now, backpressure.unwrap_or(usize::MAX)),
         };
         if moved > 0 && self.sampled {
@@ -235,7 +267,7 @@ impl WorkerGraph {
     /// Serves the weighted-fair unit whose turn it is.
     fn fair_turn(&mut self, now_ns: u64, backpressure: usize) -> usize {
         let (nodes, units, triggers, weights) = (&self.nodes, &self.units, &self.triggers, &self.weights);
-        let sources_may_run = self.queued_pkts < backpressure && self.pool.available() > 0;
+        let sources_may_run = self.queued_pkts < backpressure && self.pool.available() > 0 && self.rings_have_room();
         let runnable = |u: usize| {
             let node = &nodes[units[u]];
             match node.kind {
@@ -256,6 +288,34 @@ impl WorkerGraph {
         let moved = scratch.len();
         self.run(v, &mut scratch);
         self.nodes[v].scratch = Some(scratch);
+        moved
+    }
+
+    /// Whether every outbound ring can take what a source batch may release.
+    fn rings_have_room(&self) -> bool {
+        self.rings_out.iter().all(|r| r.room() >= RING_RESERVE)
+    }
+
+    /// Delivers what the inbound rings hold, a batch of up to B per ring;
+    /// returns the packets taken (pkt).
+    pub fn poll_inbound(&mut self) -> usize {
+        let mut moved = 0;
+        for i in 0..self.rings_in.len() {
+            let mut batch = self.spares.pop().expect("one spare batch per graph level");
+            let (ring, target) = &mut self.rings_in[i];
+            let target = *target;
+            while batch.len() < self.batch_size {
+                match ring.pop() {
+                    Some(id) => batch.push(id),
+                    None => break,
+                }
+            }
+            moved += batch.len();
+            if !batch.is_empty() {
+                self.deliver(target, &mut batch);
+            }
+            self.spares.push(batch);
+        }
         moved
     }
 
@@ -354,13 +414,34 @@ impl WorkerGraph {
             if self.nodes[v].out[g].is_empty() {
                 continue;
             }
-            let child = self.nodes[v].next[g];
+            let child = match self.nodes[v].next[g] {
+                Target::Local(child) => child,
+                Target::Ring(r) => {
+                    self.send(v, g, r);
+                    continue;
+                }
+            };
             let spare = self.spares.pop().expect("one spare batch per graph level");
             let mut batch = std::mem::replace(&mut self.nodes[v].out[g], spare);
             self.deliver(child, &mut batch);
             let spare = std::mem::replace(&mut self.nodes[v].out[g], batch);
             self.spares.push(spare);
         }
+    }
+
+    /// Hands gate `g`'s packets of module `v` to ring `r`; what does not fit
+    /// is dropped at `v` (sources pause before rings fill, so only a burst of
+    /// buffered packets can overflow).
+    fn send(&mut self, v: usize, g: usize, r: usize) {
+        let node = &mut self.nodes[v];
+        let ring = &mut self.rings_out[r];
+        for &id in node.out[g].as_slice() {
+            if ring.push(id).is_err() {
+                self.pool.free(id);
+                node.counters.dropped += 1;
+            }
+        }
+        node.out[g].clear();
     }
 
     /// Flushes every fractional buffer downstream, in topological order, so
@@ -393,11 +474,12 @@ impl WorkerGraph {
             }
         }
         into.workers[worker] = self.worker;
-        into.in_flight = self.pool.in_use() as u64;
+        into.in_flight = self.pool.in_use();
     }
 
-    /// Packets held by this worker (pkt): in buffers or in flight.
-    pub fn in_flight(&self) -> usize {
+    /// Packets this worker allocated minus those it freed (pkt); for a
+    /// worker whose packets never leave it, the packets it holds.
+    pub fn in_flight(&self) -> i64 {
         self.pool.in_use()
     }
 }

@@ -16,6 +16,7 @@ pub mod pool;
 pub mod ring;
 mod stride;
 pub mod telemetry;
+pub mod wiring;
 
 pub use backend::{Actions, Backend};
 pub use batch::{Batch, MAX_BURST};
@@ -29,4 +30,5 @@ pub use nf::{NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use engine::{modules_with, worker_count};
+pub use wiring::{wire, WorkerWiring};
 pub use telemetry::{Counters, FlowTelemetry, ModuleTelemetry, PeriodMeter, Telemetry, Totals, WorkerTelemetry};

@@ -99,10 +99,11 @@ pub struct Model {
     pub edges: Vec<Edge>,
     /// Flows, indexed by [`FlowId`].
     pub flows: Vec<Flow>,
-    /// Worker of every module (each source's task decides for what it reaches).
+    /// Worker of every module: where it is placed, else its upstream's worker.
     pub worker_of: Vec<usize>,
-    /// Worker of every source's task, by source module.
-    pub task_worker: HashMap<ModuleId, usize>,
+    /// Edges (indices into `edges`) between modules on different workers:
+    /// each runs through a lock-free ring.
+    pub crossings: Vec<usize>,
     /// For every module, the module behind each outgate.
     pub next: Vec<Vec<ModuleId>>,
     /// Modules in an order where every edge goes forward.
@@ -117,7 +118,7 @@ pub struct ModelBuilder {
     modules: Vec<ModuleDecl>,
     edges: Vec<(String, usize, String, usize)>,
     flows: Vec<(String, Vec<String>, Option<f64>)>,
-    tasks: Vec<(String, usize)>,
+    placements: Vec<(String, usize)>,
 }
 
 impl ModelBuilder {
@@ -139,9 +140,10 @@ impl ModelBuilder {
         self
     }
 
-    /// Runs the task of source `source` on worker `worker` (default: worker 0).
-    pub fn task(&mut self, source: &str, worker: usize) -> &mut Self {
-        self.tasks.push((source.to_owned(), worker));
+    /// Places `module` on worker `worker`. Unplaced sources run on worker
+    /// 0; other unplaced modules run where their upstream modules run.
+    pub fn place(&mut self, module: &str, worker: usize) -> &mut Self {
+        self.placements.push((module.to_owned(), worker));
         self
     }
 
@@ -192,20 +194,12 @@ impl ModelBuilder {
         let next: Vec<Vec<ModuleId>> = next.into_iter().map(|g| g.into_iter().flatten().collect()).collect();
         let topo_order = topological_order(&next).map_err(|m| Error::Cycle(self.modules[m].name.clone()))?;
 
-        let mut task_worker = HashMap::new();
-        for (source, worker) in &self.tasks {
-            let s = lookup(source, format!("task on worker {worker}"))?;
-            if self.modules[s].role != Role::Source {
-                return Err(Error::module(source, "a task starts at a source module"));
-            }
-            task_worker.insert(s, *worker);
+        let mut placed = vec![None; n];
+        for (module, worker) in &self.placements {
+            placed[lookup(module, format!("placement on worker {worker}"))?] = Some(*worker);
         }
-        for (i, m) in self.modules.iter().enumerate() {
-            if m.role == Role::Source {
-                task_worker.entry(i).or_insert(0);
-            }
-        }
-        let worker_of = assign_workers(&self.modules, &next, &topo_order, &task_worker)?;
+        let worker_of = assign_workers(&self.modules, &edges, &topo_order, &placed)?;
+        let crossings = (0..edges.len()).filter(|&e| worker_of[edges[e].from] != worker_of[edges[e].to]).collect();
 
         let mut flows = Vec::with_capacity(self.flows.len());
         let mut sink_flow = vec![None; n];
@@ -240,7 +234,7 @@ impl ModelBuilder {
             edges,
             flows,
             worker_of,
-            task_worker,
+            crossings,
             next,
             topo_order,
             sink_flow,
@@ -312,28 +306,20 @@ fn topological_order(next: &[Vec<ModuleId>]) -> std::result::Result<Vec<ModuleId
     }
 }
 
-fn assign_workers(
-    modules: &[ModuleDecl],
-    next: &[Vec<ModuleId>],
-    order: &[ModuleId],
-    task_worker: &HashMap<ModuleId, usize>,
-) -> Result<Vec<usize>> {
-    let mut worker: Vec<Option<usize>> = vec![None; modules.len()];
-    for (&s, &w) in task_worker {
-        worker[s] = Some(w);
-    }
+fn assign_workers(modules: &[ModuleDecl], edges: &[Edge], order: &[ModuleId], placed: &[Option<usize>]) -> Result<Vec<usize>> {
+    let mut worker: Vec<Option<usize>> = placed.to_vec();
     for &v in order {
-        let Some(w) = worker[v] else { continue };
-        for &t in &next[v] {
-            match worker[t] {
-                Some(other) if other != w => {
-                    return Err(Error::SharedAcrossWorkers { module: modules[t].name.clone(), a: other.min(w), b: other.max(w) })
-                }
-                _ => worker[t] = Some(w),
-            }
+        if worker[v].is_some() {
+            continue;
         }
+        let mut upstream = edges.iter().filter(|e| e.to == v).map(|e| worker[e.from].expect("upstream comes first"));
+        let first = upstream.next().unwrap_or(0);
+        if let Some(other) = upstream.find(|&w| w != first) {
+            return Err(Error::SharedAcrossWorkers { module: modules[v].name.clone(), a: first.min(other), b: first.max(other) });
+        }
+        worker[v] = Some(first);
     }
-    Ok(worker.into_iter().map(|w| w.unwrap_or(0)).collect())
+    Ok(worker.into_iter().map(|w| w.expect("every module visited")).collect())
 }
 
 #[cfg(test)]
@@ -424,10 +410,11 @@ mod tests {
             .module(decl("out", Role::Sink, 2, 0))
             .connect("s1", 0, "out", 0)
             .connect("s2", 0, "out", 1)
-            .task("s2", 1);
-        assert_eq!(
-            b.build(32).unwrap_err().to_string(),
-            "module 'out' is reached from tasks on workers 0 and 1; give each worker its own modules"
-        );
+            .place("s2", 1);
+        assert_eq!(b.build(32).unwrap_err().to_string(), "module 'out' is reached from workers 0 and 1; place it on one of them");
+        b.place("out", 1);
+        let m = b.build(32).unwrap();
+        assert_eq!(m.worker_of, vec![0, 1, 1]);
+        assert_eq!(m.crossings, vec![0], "s1 -> out crosses from worker 0 to 1");
     }
 }

@@ -1,94 +1,179 @@
-//! A preallocated pool of fixed-size packet buffers.
+//! Preallocated packet buffers: one arena shared by all workers, one pool
+//! (a partition of the arena and its free list) per worker.
+//!
+//! Handles move between workers through SPSC rings (zero copy). Whoever
+//! holds a handle owns its buffer, as with DPDK mbufs: only the holder reads
+//! or writes it, and handing a handle over a ring (release/acquire) hands
+//! over the buffer. A worker that frees a handle of another worker's
+//! partition sends it home on a return ring; the owner takes returns back
+//! when its own free list runs dry. Nothing here allocates after creation.
+
+use std::cell::UnsafeCell;
+use std::sync::Arc;
 
 use crate::packet::{PacketId, PacketMeta, BUF_SIZE, HEADROOM, MAX_PACKET_LEN};
+use crate::ring::{spsc, Consumer, Producer};
 
-/// Fixed-size packet buffers and their metadata, allocated once.
-///
-/// `alloc` and `free` are a LIFO free list (recently freed buffers are still
-/// warm in cache); neither allocates. One pool belongs to one worker.
+/// Buffers and metadata of every packet of a run.
+struct Arena {
+    bufs: Box<[UnsafeCell<[u8; BUF_SIZE]>]>,
+    meta: Box<[UnsafeCell<PacketMeta>]>,
+}
+
+// SAFETY: a buffer is only touched by the holder of its handle (see the
+// module docs); handles cross threads only through release/acquire rings.
+unsafe impl Sync for Arena {}
+
+/// One worker's packet buffers: allocation from its partition of the arena,
+/// and access to any buffer whose handle it holds.
 pub struct PacketPool {
-    data: Box<[u8]>,
-    meta: Box<[PacketMeta]>,
+    arena: Arc<Arena>,
+    /// Buffers per partition (pkt): a handle's owner is `id / partition`.
+    partition: u32,
+    worker: usize,
     free: Vec<PacketId>,
+    /// Return rings to every other worker (`None` at our own index).
+    returns_out: Vec<Option<Producer<PacketId>>>,
+    /// Return rings from every other worker.
+    returns_in: Vec<Consumer<PacketId>>,
+    /// Buffers allocated by this worker (cumulative).
+    allocated: u64,
+    /// Buffers freed by this worker, of any partition (cumulative).
+    freed: u64,
 }
 
 impl PacketPool {
-    /// A pool of `capacity` buffers of [`BUF_SIZE`] bytes each.
+    /// A pool of `capacity` buffers of [`BUF_SIZE`] bytes for a single worker.
     pub fn new(capacity: usize) -> Self {
-        assert!(capacity > 0 && capacity <= u32::MAX as usize, "pool capacity out of range");
-        let free = (0..capacity as u32).rev().map(PacketId).collect();
-        Self {
-            data: vec![0u8; capacity * BUF_SIZE].into_boxed_slice(),
-            meta: vec![PacketMeta::default(); capacity].into_boxed_slice(),
-            free,
+        Self::shared(1, capacity).pop().expect("one pool")
+    }
+
+    /// Pools for `workers` workers of `capacity` buffers each, over one
+    /// arena, with return rings between every pair.
+    pub fn shared(workers: usize, capacity: usize) -> Vec<Self> {
+        assert!(workers > 0 && capacity > 0 && workers * capacity <= u32::MAX as usize, "pool size out of range");
+        let total = workers * capacity;
+        let arena = Arc::new(Arena {
+            bufs: (0..total).map(|_| UnsafeCell::new([0u8; BUF_SIZE])).collect(),
+            meta: (0..total).map(|_| UnsafeCell::new(PacketMeta::default())).collect(),
+        });
+        let mut outs: Vec<Vec<Option<Producer<PacketId>>>> = (0..workers).map(|_| (0..workers).map(|_| None).collect()).collect();
+        let mut ins: Vec<Vec<Consumer<PacketId>>> = (0..workers).map(|_| Vec::new()).collect();
+        for (from, out) in outs.iter_mut().enumerate() {
+            for owner in (0..workers).filter(|&o| o != from) {
+                let (tx, rx) = spsc(capacity);
+                out[owner] = Some(tx);
+                ins[owner].push(rx);
+            }
         }
+        outs.into_iter()
+            .zip(ins)
+            .enumerate()
+            .map(|(w, (returns_out, returns_in))| {
+                let base = (w * capacity) as u32;
+                Self {
+                    arena: arena.clone(),
+                    partition: capacity as u32,
+                    worker: w,
+                    free: (base..base + capacity as u32).rev().map(PacketId).collect(),
+                    returns_out,
+                    returns_in,
+                    allocated: 0,
+                    freed: 0,
+                }
+            })
+            .collect()
     }
 
-    /// Number of buffers in the pool (pkt).
+    /// Buffers in this worker's partition (pkt).
     pub fn capacity(&self) -> usize {
-        self.meta.len()
+        self.partition as usize
     }
 
-    /// Buffers currently handed out (pkt): the packets in flight on this pool.
-    pub fn in_use(&self) -> usize {
-        self.capacity() - self.free.len()
+    /// Packets this worker allocated minus packets it freed (pkt); summed
+    /// over all workers, the packets in flight.
+    pub fn in_use(&self) -> i64 {
+        self.allocated as i64 - self.freed as i64
     }
 
-    /// Buffers free to allocate (pkt).
-    pub fn available(&self) -> usize {
+    /// Buffers this worker can allocate now (pkt), after taking back returns.
+    pub fn available(&mut self) -> usize {
+        self.take_returns();
         self.free.len()
+    }
+
+    fn take_returns(&mut self) {
+        for ring in &mut self.returns_in {
+            while let Some(id) = ring.pop() {
+                self.free.push(id);
+            }
+        }
     }
 
     /// Takes a buffer with `len` bytes of data after the headroom, or `None` when empty.
     #[inline]
     pub fn alloc(&mut self, len: usize) -> Option<PacketId> {
         debug_assert!(len <= MAX_PACKET_LEN);
+        if self.free.is_empty() {
+            self.take_returns();
+        }
         let id = self.free.pop()?;
-        let m = &mut self.meta[id.0 as usize];
-        *m = PacketMeta { data_off: HEADROOM as u16, len: len as u16, ..PacketMeta::default() };
+        self.allocated += 1;
+        *self.meta_mut(id) = PacketMeta { data_off: HEADROOM as u16, len: len as u16, ..PacketMeta::default() };
         Some(id)
     }
 
-    /// Returns a buffer to the pool. The handle must not be used afterwards.
+    /// Returns a buffer to its owner's pool. The handle must not be used afterwards.
     #[inline]
     pub fn free(&mut self, id: PacketId) {
-        debug_assert!(self.free.len() < self.capacity(), "double free of {id:?}");
-        self.free.push(id);
+        self.freed += 1;
+        let owner = (id.0 / self.partition) as usize;
+        if owner == self.worker {
+            debug_assert!(self.free.len() < self.capacity(), "double free of {id:?}");
+            self.free.push(id);
+        } else {
+            let ring = self.returns_out[owner].as_mut().expect("a return ring to every other worker");
+            assert!(ring.push(id).is_ok(), "a return ring holds a whole partition");
+        }
     }
 
     /// The packet's metadata.
     #[inline]
     pub fn meta(&self, id: PacketId) -> &PacketMeta {
-        &self.meta[id.0 as usize]
+        // SAFETY: the caller holds `id`, so nobody else touches this cell.
+        unsafe { &*self.arena.meta[id.0 as usize].get() }
     }
 
     /// The packet's metadata, mutable.
     #[inline]
     pub fn meta_mut(&mut self, id: PacketId) -> &mut PacketMeta {
-        &mut self.meta[id.0 as usize]
+        // SAFETY: as in `meta`; `&mut self` keeps this the only reference made through this pool.
+        unsafe { &mut *self.arena.meta[id.0 as usize].get() }
     }
 
     /// The packet's bytes.
     #[inline]
     pub fn data(&self, id: PacketId) -> &[u8] {
-        let m = &self.meta[id.0 as usize];
-        let base = id.0 as usize * BUF_SIZE + m.data_off as usize;
-        &self.data[base..base + m.len as usize]
+        let m = *self.meta(id);
+        // SAFETY: as in `meta`.
+        let buf = unsafe { &*self.arena.bufs[id.0 as usize].get() };
+        &buf[m.data_off as usize..m.data_off as usize + m.len as usize]
     }
 
     /// The packet's bytes, mutable.
     #[inline]
     pub fn data_mut(&mut self, id: PacketId) -> &mut [u8] {
-        let m = &self.meta[id.0 as usize];
-        let base = id.0 as usize * BUF_SIZE + m.data_off as usize;
-        &mut self.data[base..base + m.len as usize]
+        let m = *self.meta(id);
+        // SAFETY: as in `meta_mut`.
+        let buf = unsafe { &mut *self.arena.bufs[id.0 as usize].get() };
+        &mut buf[m.data_off as usize..m.data_off as usize + m.len as usize]
     }
 
     /// Grows the packet at the front by `n` bytes taken from the headroom
     /// (for encapsulation); `false` when the headroom is too small.
     #[inline]
     pub fn prepend(&mut self, id: PacketId, n: usize) -> bool {
-        let m = &mut self.meta[id.0 as usize];
+        let m = self.meta_mut(id);
         if (m.data_off as usize) < n {
             return false;
         }
@@ -101,7 +186,7 @@ impl PacketPool {
     /// `false` when the packet is shorter than `n`.
     #[inline]
     pub fn strip(&mut self, id: PacketId, n: usize) -> bool {
-        let m = &mut self.meta[id.0 as usize];
+        let m = self.meta_mut(id);
         if (m.len as usize) < n {
             return false;
         }
@@ -142,5 +227,22 @@ mod tests {
         assert!(pool.strip(id, 8));
         assert_eq!(pool.data(id), &[1; 10]);
         assert!(!pool.strip(id, 11));
+    }
+
+    #[test]
+    fn buffers_freed_by_another_worker_go_home() {
+        let mut pools = PacketPool::shared(2, 2);
+        let (a, b) = pools.split_at_mut(1);
+        let (a, b) = (&mut a[0], &mut b[0]);
+        let x = a.alloc(60).unwrap();
+        let y = a.alloc(60).unwrap();
+        a.data_mut(x).fill(9);
+        assert!(a.alloc(60).is_none());
+        assert_eq!(b.data(x), &[9; 60][..], "any pool reads a buffer whose handle it holds");
+        b.free(x);
+        b.free(y);
+        assert_eq!((a.in_use(), b.in_use()), (2, -2), "in flight is the sum over workers");
+        assert_eq!(b.available(), 2, "b's own partition is untouched");
+        assert_eq!(a.available(), 2, "a took its buffers back");
     }
 }

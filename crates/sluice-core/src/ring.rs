@@ -63,6 +63,15 @@ impl<T: Send> Producer<T> {
     }
 }
 
+impl<T: Send> Producer<T> {
+    /// Free slots (a lower bound while the consumer runs).
+    #[inline]
+    pub fn room(&self) -> usize {
+        let s = &*self.shared;
+        s.mask + 1 - (s.tail.0.load(Ordering::Relaxed) - s.head.0.load(Ordering::Acquire))
+    }
+}
+
 impl<T: Send> Consumer<T> {
     /// Dequeues the oldest item, if any.
     #[inline]

@@ -83,8 +83,10 @@ pub struct Counters {
     pub flows: Vec<FlowRecorder>,
     /// Per worker.
     pub workers: Vec<WorkerCounters>,
-    /// Packets held anywhere in the pipeline (pkt): buffers allocated from the pools.
-    pub in_flight: u64,
+    /// Packets allocated minus packets freed (pkt); per worker it may be
+    /// negative (it freed packets another worker allocated), the sum over
+    /// workers is what the pipeline holds.
+    pub in_flight: i64,
     /// Trigger in force per module (pkt).
     pub triggers: Vec<u32>,
 }
@@ -285,7 +287,7 @@ impl PeriodMeter {
             generated: sources.iter().map(|&s| now.modules[s].run_pkts).sum(),
             delivered: sinks.iter().map(|&s| now.modules[s].run_pkts).sum(),
             dropped: now.modules.iter().map(|m| m.dropped).sum(),
-            in_flight: now.in_flight,
+            in_flight: now.in_flight.max(0) as u64,
         };
         let telemetry = Telemetry {
             period: self.period,

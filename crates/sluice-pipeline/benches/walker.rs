@@ -3,7 +3,7 @@
 //! module (chain of 10 vs chain of 1); telemetry on vs off.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use sluice_core::{Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
+use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::Bypass;
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -33,7 +33,8 @@ fn chain(len: usize, batch: usize, timing: bool) -> WorkerGraph {
     let clock = quanta::Clock::new();
     let origin = clock.raw();
     let config = WalkerConfig { timing, ..WalkerConfig::default() };
-    WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config).expect("chain builds")
+    let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
+    WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring).expect("chain builds")
 }
 
 fn per_packet(c: &mut Criterion) {

@@ -40,7 +40,7 @@ impl Pipeline {
         for m in &spec.modules {
             builder.module(declare(m)?);
             if let Some(w) = m.worker {
-                builder.task(&m.name, w);
+                builder.place(&m.name, w);
             }
         }
         for e in &spec.edges {
@@ -189,9 +189,6 @@ fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
         KindSpec::PcapTap { .. } => (Role::Function, 1, 1, None),
         KindSpec::Sink {} => (Role::Sink, 1, 0, None),
     };
-    if m.worker.is_some() && role != Role::Source {
-        return Err(Error::Core(sluice_core::Error::module(&m.name, "only a source's task is placed on a worker")));
-    }
     let profile = match (m.t0_ns, m.t1_ns) {
         (None, None) => intrinsic,
         (t0, t1) => Some(Profile { t0_ns: t0.unwrap_or(0.0), t1_ns: t1.unwrap_or(0.0) }),

@@ -65,7 +65,8 @@ pub struct ModuleSpec {
     /// profile is known and its batchiness is ≤ 0.5).
     #[serde(default)]
     pub controlled: Option<bool>,
-    /// Worker of a source's task (sources only; default 0).
+    /// Worker that runs the module (default: a source's is 0, any other's
+    /// its upstream's); an edge between workers runs through a ring.
     #[serde(default)]
     pub worker: Option<usize>,
 }

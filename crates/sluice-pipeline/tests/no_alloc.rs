@@ -4,7 +4,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sluice_core::{Counters, Instance, Knobs, ModelBuilder, ModuleDecl, Role, Schedule, WalkerConfig, WorkerGraph};
+use sluice_core::{wire, Counters, Instance, Knobs, ModelBuilder, ModuleDecl, Role, Schedule, WalkerConfig, WorkerGraph};
 use sluice_nf::{Bypass, RandomSplit};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -73,7 +73,7 @@ fn rounds_do_not_allocate(schedule: Schedule) {
     let clock = quanta::Clock::new();
     let origin = clock.raw();
     let config = WalkerConfig { schedule, ..WalkerConfig::default() };
-    let mut graph = WorkerGraph::new(&model, 0, &mut instances, &knobs, clock, origin, config).unwrap();
+    let mut graph = WorkerGraph::new(&model, 0, &mut instances, &knobs, clock, origin, config, wire(&model, schedule, None).pop().unwrap()).unwrap();
     let mut reading = Counters::for_model(&model, 1);
     for _ in 0..2_000 {
         graph.round();

@@ -5,9 +5,10 @@
 //! on a virtual clock. Each NF run advances that clock by its cost model
 //! T0 + T1·b (ns) instead of taking real time, so a run is a pure function
 //! of the pipeline, its seeds and the controller: deterministic and
-//! independent of the machine. Workers are independent timelines (modules
-//! are never shared across workers), simulated one after the other up to
-//! each period's end.
+//! independent of the machine. Each worker has a clock of its own; the
+//! simulator always advances the worker whose clock is behind, one round at
+//! a time, so packets crossing between workers on rings arrive within a
+//! round of when they were sent.
 #![warn(missing_docs)]
 
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use std::sync::Arc;
 use quanta::Mock;
 use sluice_core::{
     modules_with, worker_count, Actions, Backend, Batch, Counters, Instance, Knobs, Model, NetworkFunction, NfContext,
-    Outputs, PeriodMeter, Profile, Result, Role, Schedule, Telemetry, WalkerConfig, WorkerGraph,
+    Outputs, PeriodMeter, Profile, Result, Role, Schedule, Telemetry, WalkerConfig, WorkerGraph, wire,
 };
 
 /// Virtual time a round that admitted nothing waits before polling again (ns).
@@ -87,9 +88,10 @@ impl Simulator {
             })
             .collect();
         let mut workers = Vec::with_capacity(n_workers);
-        for (w, (clock, mock)) in clocks.into_iter().enumerate() {
+        let wiring = wire(&model, schedule, None);
+        for (w, ((clock, mock), wiring)) in clocks.into_iter().zip(wiring).enumerate() {
             let config = WalkerConfig { timing: true, pool_capacity: None, schedule };
-            let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config)?;
+            let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;
             workers.push(SimWorker { graph, clock: mock, reading: Counters::for_model(&model, n_workers) });
         }
         Ok(Self {
@@ -124,11 +126,11 @@ impl Backend for Simulator {
 
     fn run_period(&mut self, period_ns: u64) -> Telemetry {
         self.end_ns += period_ns;
-        for worker in &mut self.workers {
-            while worker.clock.value() < self.end_ns {
-                if worker.graph.round() == 0 {
-                    worker.clock.increment(IDLE_STEP_NS.min(self.end_ns - worker.clock.value()));
-                }
+        loop {
+            let behind = self.workers.iter_mut().filter(|w| w.clock.value() < self.end_ns).min_by_key(|w| w.clock.value());
+            let Some(worker) = behind else { break };
+            if worker.graph.round() == 0 {
+                worker.clock.increment(IDLE_STEP_NS.min(self.end_ns - worker.clock.value()));
             }
         }
         self.collect()
@@ -142,8 +144,18 @@ impl Backend for Simulator {
         if let Some(t) = &self.finished {
             return t.clone();
         }
-        for worker in &mut self.workers {
-            worker.graph.drain();
+        // Upstream workers' flushes land in downstream rings: repeat until
+        // nothing is left or nothing moves.
+        loop {
+            let held: i64 = self.workers.iter().map(|w| w.graph.in_flight()).sum();
+            let mut moved = 0;
+            for worker in &mut self.workers {
+                moved += worker.graph.poll_inbound();
+                worker.graph.drain();
+            }
+            if held == 0 || moved == 0 && held == self.workers.iter().map(|w| w.graph.in_flight()).sum::<i64>() {
+                break;
+            }
         }
         let t = self.collect();
         self.finished = Some(t.clone());

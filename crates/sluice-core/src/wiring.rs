@@ -1,0 +1,55 @@
+//! What connects workers: packet pools over one arena, and a lock-free
+//! ring for every edge between modules on different workers.
+
+use crate::batch::MAX_BURST;
+use crate::graph::Schedule;
+use crate::model::Model;
+use crate::packet::PacketId;
+use crate::pool::PacketPool;
+use crate::ring::{spsc, Consumer, Producer};
+
+/// Slots of an inter-worker ring (pkt).
+pub const RING_SLOTS: usize = 4096;
+/// Capacity of a weighted-fair module queue (pkt); arrivals beyond it are dropped.
+pub const WFQ_QUEUE: usize = 2048;
+
+/// One worker's share of the wiring.
+pub struct WorkerWiring {
+    /// The worker's packet pool.
+    pub pool: PacketPool,
+    /// Rings this worker sends on, with the crossing edge (index into `Model::edges`) each carries.
+    pub outbound: Vec<(usize, Producer<PacketId>)>,
+    /// Rings this worker receives from, with their crossing edges.
+    pub inbound: Vec<(usize, Consumer<PacketId>)>,
+}
+
+/// Packet buffers one worker needs so that its sources are never starved by
+/// packets parked in buffers, queues and rings (pkt).
+fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
+    let modules = model.modules.len();
+    let rtc = ((modules + 4) * 2 * model.batch_size).max(1024);
+    let queues = match schedule {
+        Schedule::RunToCompletion => 0,
+        Schedule::WeightedFair { .. } => 4 * WFQ_QUEUE,
+    };
+    let rings = model.crossings.len().min(4) * RING_SLOTS;
+    (rtc + rings).max(queues).max(2 * MAX_BURST)
+}
+
+/// Wires every worker of `model`, each pool holding `capacity` buffers
+/// (`None`: sized from the graph).
+pub fn wire(model: &Model, schedule: Schedule, capacity: Option<usize>) -> Vec<WorkerWiring> {
+    let workers = crate::engine::worker_count(model);
+    let capacity = capacity.unwrap_or_else(|| pool_capacity(model, schedule));
+    let mut wiring: Vec<WorkerWiring> = PacketPool::shared(workers, capacity)
+        .into_iter()
+        .map(|pool| WorkerWiring { pool, outbound: Vec::new(), inbound: Vec::new() })
+        .collect();
+    for &e in &model.crossings {
+        let edge = model.edges[e];
+        let (tx, rx) = spsc(RING_SLOTS);
+        wiring[model.worker_of[edge.from]].outbound.push((e, tx));
+        wiring[model.worker_of[edge.to]].inbound.push((e, rx));
+    }
+    wiring
+}
