@@ -122,6 +122,7 @@ class Pipeline:
         t1_ns: Optional[float] = None,
         controlled: Optional[bool] = None,
         worker: Optional[int] = None,
+        max_age_us: Optional[float] = None,
     ) -> Module:
         """A network function behind a fractional buffer.
 
@@ -129,9 +130,18 @@ class Pipeline:
         the NF does not imply them; `controlled` overrides the default (a
         known profile with batchiness T1/(T0+T1) ≤ 0.5). `worker` places it
         on a worker (default: its upstream's); edges between workers run
-        through lock-free rings.
+        through lock-free rings. `max_age_us` bounds how long the buffer may
+        hold its oldest packet (off by default).
         """
-        entry = {"name": name, "nf": nf.spec(), "t0_ns": t0_ns, "t1_ns": t1_ns, "controlled": controlled, "worker": worker}
+        entry = {
+            "name": name,
+            "nf": nf.spec(),
+            "t0_ns": t0_ns,
+            "t1_ns": t1_ns,
+            "controlled": controlled,
+            "worker": worker,
+            "max_age_us": max_age_us,
+        }
         return self._add(entry)
 
     def pcap_tap(self, name: str, path: str) -> Module:

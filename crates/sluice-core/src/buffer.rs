@@ -35,6 +35,12 @@ impl FractionalBuffer {
         Self { queue: vec![PacketId(0); capacity].into_boxed_slice(), head: 0, len: 0 }
     }
 
+    /// The oldest queued packet, if any.
+    #[inline]
+    pub fn front(&self) -> Option<PacketId> {
+        (self.len > 0).then(|| self.queue[self.head])
+    }
+
     /// Room left (pkt).
     #[inline]
     pub fn room(&self) -> usize {

@@ -59,6 +59,8 @@ struct Node {
     counters: ModuleCounters,
     /// Whether the module queues between scheduler turns (weighted-fair mode).
     queued: bool,
+    /// Age bound of the buffer (ns since the oldest packet's ingress).
+    max_age_ns: Option<u64>,
 }
 
 /// How a worker orders its work.
@@ -126,6 +128,8 @@ pub struct WorkerGraph {
     stride: Stride,
     /// Packets in the queues of queued modules (pkt).
     queued_pkts: usize,
+    /// Nodes with an age bound, in topological order.
+    aged: Vec<usize>,
     rings_out: Vec<Producer<PacketId>>,
     /// Inbound rings and the local module each feeds.
     rings_in: Vec<(Consumer<PacketId>, usize)>,
@@ -188,6 +192,7 @@ impl WorkerGraph {
                 module: m,
                 kind,
                 queued,
+                max_age_ns: decl.max_age_ns,
                 buffer: if queued { FractionalBuffer::with_capacity(WFQ_QUEUE) } else { FractionalBuffer::default() },
                 scratch: Some(Batch::boxed()),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
@@ -204,6 +209,7 @@ impl WorkerGraph {
             });
         }
         let sources: Vec<usize> = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
+        let aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         let units: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].queued || sources.contains(&i)).collect();
         let rings_in = wiring.inbound.into_iter().map(|(e, ring)| (ring, local[model.edges[e].to])).collect();
         Ok(Self {
@@ -212,6 +218,7 @@ impl WorkerGraph {
             nodes,
             sources,
             pool: wiring.pool,
+            aged,
             rings_out: wiring.outbound.into_iter().map(|(_, ring)| ring).collect(),
             rings_in,
             flows: vec![FlowRecorder::default(); model.flows.len()],
@@ -257,6 +264,7 @@ impl WorkerGraph {
             Schedule::RunToCompletion => 0,
             Schedule::WeightedFair { backpressure } => self.fair_turn(now, backpressure.unwrap_or(usize::MAX)),
         };
+        moved += self.flush_aged(now);
         if moved > 0 && self.sampled {
             self.worker.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, self.mark);
             self.worker.busy_rounds += BUSY_SAMPLING;
@@ -288,6 +296,26 @@ impl WorkerGraph {
         let moved = scratch.len();
         self.run(v, &mut scratch);
         self.nodes[v].scratch = Some(scratch);
+        moved
+    }
+
+    /// Flushes the buffers whose oldest packet is older than their age bound;
+    /// returns the packets flushed (pkt).
+    fn flush_aged(&mut self, now_ns: u64) -> usize {
+        let mut moved = 0;
+        for i in 0..self.aged.len() {
+            let v = self.aged[i];
+            let (Some(bound), Some(oldest)) = (self.nodes[v].max_age_ns, self.nodes[v].buffer.front()) else { continue };
+            if now_ns.saturating_sub(self.pool.meta(oldest).ts_ns) <= bound {
+                continue;
+            }
+            let mut scratch = self.nodes[v].scratch.take().expect("not inside a walk");
+            while self.take_queued(v, MAX_BURST, &mut scratch) {
+                moved += scratch.len();
+                self.run(v, &mut scratch);
+            }
+            self.nodes[v].scratch = Some(scratch);
+        }
         moved
     }
 

@@ -62,6 +62,16 @@ pub struct ModuleDecl {
     pub profile: Option<Profile>,
     /// Whether the controller may set this module's fractional-buffer trigger.
     pub controlled: bool,
+    /// Age bound of the fractional buffer (ns): it flushes when its oldest
+    /// packet entered the pipeline longer ago. `None` (default): no bound.
+    pub max_age_ns: Option<u64>,
+}
+
+impl ModuleDecl {
+    /// A module with no profile, not controlled, no age bound.
+    pub fn new(name: &str, role: Role, ingates: usize, outgates: usize) -> Self {
+        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None }
+    }
 }
 
 /// A connection from an outgate to an ingate.
@@ -251,6 +261,9 @@ fn check_gates(m: &ModuleDecl) -> Result<()> {
     if let Some(reason) = bad {
         return Err(Error::module(&m.name, reason));
     }
+    if m.max_age_ns == Some(0) {
+        return Err(Error::module(&m.name, "an age bound must be > 0"));
+    }
     if let Some(p) = m.profile {
         if !(p.t0_ns >= 0.0 && p.t1_ns >= 0.0 && p.t0_ns + p.t1_ns > 0.0) {
             return Err(Error::module(&m.name, format!("profile T0={} T1={} ns must be ≥ 0 and not both 0", p.t0_ns, p.t1_ns)));
@@ -327,7 +340,7 @@ mod tests {
     use super::*;
 
     fn decl(name: &str, role: Role, ingates: usize, outgates: usize) -> ModuleDecl {
-        ModuleDecl { name: name.into(), role, ingates, outgates, profile: None, controlled: false }
+        ModuleDecl::new(name, role, ingates, outgates)
     }
 
     fn two_branch() -> ModelBuilder {

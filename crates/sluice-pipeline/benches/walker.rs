@@ -9,14 +9,13 @@ use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
 /// source → `len` × Bypass(0,0) → sink, B = `batch`.
 fn chain(len: usize, batch: usize, timing: bool) -> WorkerGraph {
-    let decl = |name: String, role, ingates, outgates| ModuleDecl { name, role, ingates, outgates, profile: None, controlled: false };
     let mut b = ModelBuilder::default();
     let names: Vec<String> = (0..len).map(|i| format!("nf{i}")).collect();
-    b.module(decl("src".into(), Role::Source, 0, 1));
+    b.module(ModuleDecl::new("src", Role::Source, 0, 1));
     for n in &names {
-        b.module(decl(n.clone(), Role::Function, 1, 1));
+        b.module(ModuleDecl::new(n, Role::Function, 1, 1));
     }
-    b.module(decl("out".into(), Role::Sink, 1, 0));
+    b.module(ModuleDecl::new("out", Role::Sink, 1, 0));
     let mut path = vec!["src"];
     path.extend(names.iter().map(String::as_str));
     path.push("out");

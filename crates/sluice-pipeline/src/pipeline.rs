@@ -198,5 +198,10 @@ fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
     if controlled && role != Role::Function {
         return Err(Error::Core(sluice_core::Error::module(&m.name, "only a network function can be controlled")));
     }
-    Ok(ModuleDecl { name: m.name.clone(), role, ingates, outgates, profile, controlled })
+    let max_age_ns = match m.max_age_us {
+        None => None,
+        Some(us) if us > 0.0 && us.is_finite() => Some((us * 1e3).round().max(1.0) as u64),
+        Some(us) => return Err(Error::Core(sluice_core::Error::module(&m.name, format!("age bound {us} µs must be > 0")))),
+    };
+    Ok(ModuleDecl { name: m.name.clone(), role, ingates, outgates, profile, controlled, max_age_ns })
 }

@@ -65,6 +65,10 @@ pub struct ModuleSpec {
     /// profile is known and its batchiness is ≤ 0.5).
     #[serde(default)]
     pub controlled: Option<bool>,
+    /// Age bound of the module's fractional buffer (µs): it flushes when its
+    /// oldest packet entered the pipeline longer ago. Absent: no bound.
+    #[serde(default)]
+    pub max_age_us: Option<f64>,
     /// Worker that runs the module (default: a source's is 0, any other's
     /// its upstream's); an edge between workers runs through a ring.
     #[serde(default)]

@@ -147,3 +147,30 @@ fn modules_on_two_workers_exchange_packets_over_rings() {
         assert!(rc.p95_ns < 35_000, "rc no longer waits behind the bulk branches: p95 {} ns", rc.p95_ns);
     }
 }
+
+#[test]
+fn an_age_bound_flushes_a_buffer_that_waits_too_long() {
+    // 10 kpps into a buffer of trigger 32: a full batch takes 3.2 ms to gather.
+    let spec = |age: Option<f64>| {
+        serde_json::json!({
+            "modules": [
+                {"name": "src", "source": {"synthetic": {"streams": [{"rate_pps": 10000.0}]}}},
+                {"name": "nf", "nf": {"type": "bypass", "cycles_per_batch": 1000, "cycles_per_packet": 10}, "max_age_us": age},
+                {"name": "out", "sink": {}}
+            ],
+            "edges": [{"from": "src", "to": "nf"}, {"from": "nf", "to": "out"}],
+            "flows": [{"name": "f", "path": ["src", "nf", "out"], "slo_us": 1000}]
+        })
+        .to_string()
+    };
+    let max_delay = |age| {
+        let p = Pipeline::from_json(&spec(age)).unwrap();
+        let mut sim = p.simulator().unwrap();
+        let report = drive(&mut sim, &mut Max, &plan(2), &mut |_| {}).unwrap();
+        report.periods.last().unwrap().telemetry.flows[0].max_ns
+    };
+    assert!(max_delay(None) > 3_000_000);
+    assert!(max_delay(Some(200.0)) < 200_000 + 10_000, "{}", max_delay(Some(200.0)));
+    let err = Pipeline::from_json(&spec(Some(0.0))).err().unwrap().to_string();
+    assert_eq!(err, "module 'nf': age bound 0 µs must be > 0");
+}

@@ -31,7 +31,7 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn decl(name: &str, role: Role, ingates: usize, outgates: usize) -> ModuleDecl {
-    ModuleDecl { name: name.into(), role, ingates, outgates, profile: None, controlled: true }
+    ModuleDecl { controlled: true, ..ModuleDecl::new(name, role, ingates, outgates) }
 }
 
 #[test]
