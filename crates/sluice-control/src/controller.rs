@@ -2,6 +2,10 @@
 
 use sluice_core::{Actions, Model, Telemetry};
 
+use crate::onoff::OnOff;
+use crate::projgrad::ProjGrad;
+use crate::view::ControlParams;
+
 /// Decides, once per control period, how every fractional buffer (and later
 /// WFQ weights and worker placement) should change. The same controller runs
 /// against the engine and the simulator.
@@ -60,14 +64,22 @@ impl Controller for Max {
     }
 }
 
-/// Names of the built-in controllers.
-pub const CONTROLLERS: &[&str] = &["null", "max"];
+/// The triggers that differ between `before` and `after`, as actions.
+pub(crate) fn changes(before: &[u32], after: &[u32]) -> Actions {
+    let triggers = before.iter().zip(after).enumerate().filter(|(_, (b, a))| b != a).map(|(m, (_, &a))| (m, a)).collect();
+    Actions { triggers, ..Actions::default() }
+}
 
-/// The built-in controller called `name`.
-pub fn by_name(name: &str) -> Option<Box<dyn Controller>> {
+/// Names of the built-in controllers.
+pub const CONTROLLERS: &[&str] = &["null", "max", "onoff", "projgrad"];
+
+/// The built-in controller called `name`, with `params` where it takes them.
+pub fn by_name(name: &str, params: ControlParams) -> Option<Box<dyn Controller>> {
     match name {
         "null" => Some(Box::new(Null)),
         "max" => Some(Box::new(Max)),
+        "onoff" => Some(Box::new(OnOff::new(params))),
+        "projgrad" => Some(Box::new(ProjGrad::new(params))),
         _ => None,
     }
 }

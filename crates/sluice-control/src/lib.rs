@@ -3,7 +3,14 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod onoff;
+pub mod projgrad;
+mod rules;
 pub mod run;
+mod view;
 
 pub use controller::{by_name, Controller, Max, Null, CONTROLLERS};
+pub use onoff::OnOff;
+pub use projgrad::ProjGrad;
+pub use view::ControlParams;
 pub use run::{drive, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic, Summary};

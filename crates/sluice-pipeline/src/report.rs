@@ -21,7 +21,8 @@ pub fn run(
     plan: &RunPlan,
     on_period: &mut dyn FnMut(&PeriodRecord),
 ) -> Result<RunReport> {
-    let mut ctl = sluice_control::by_name(controller).ok_or_else(|| {
+    let params = sluice_control::ControlParams { statistic: plan.slo_statistic, ..Default::default() };
+    let mut ctl = sluice_control::by_name(controller, params).ok_or_else(|| {
         Error::Spec(format!("unknown controller '{controller}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
     })?;
     let mut backend: Box<dyn Backend> = match backend {

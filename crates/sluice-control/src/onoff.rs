@@ -1,0 +1,51 @@
+//! On-off: every controlled buffer is either off (trigger 0) or full (B).
+
+use sluice_core::{Actions, Model, Telemetry};
+
+use crate::controller::{changes, Controller};
+use crate::rules::{insert, short_circuit};
+use crate::view::{ControlParams, View};
+
+/// Batchy's on-off controller: buffers at B where every traversing flow has
+/// the budget, switched off along the path of a flow over its SLO.
+#[derive(Default)]
+pub struct OnOff {
+    params: ControlParams,
+}
+
+impl OnOff {
+    /// An on-off controller with `params`.
+    pub fn new(params: ControlParams) -> Self {
+        Self { params }
+    }
+}
+
+impl Controller for OnOff {
+    fn name(&self) -> &str {
+        "onoff"
+    }
+
+    fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
+        let view = View::new(model, telemetry, &self.params);
+        let mut trigger = view.trigger.clone();
+        short_circuit(&view, &mut trigger);
+        let mut frozen = vec![false; model.modules.len()];
+        for (f, flow) in model.flows.iter().enumerate() {
+            let Some(mut excess) = view.excess(f) else { continue };
+            for &v in &flow.path {
+                frozen[v] = true;
+            }
+            let mut on: Vec<_> = flow.path.iter().copied().filter(|&v| trigger[v] > 0 && view.r[v] > 0.0).collect();
+            on.sort_by(|&a, &b| view.added_delay(b, trigger[b] as f64).total_cmp(&view.added_delay(a, trigger[a] as f64)));
+            for v in on {
+                if excess <= 0.0 {
+                    break;
+                }
+                excess -= view.added_delay(v, trigger[v] as f64);
+                trigger[v] = 0;
+            }
+        }
+        insert(&view, &mut trigger, &frozen, |_| view.batch);
+        changes(&view.trigger, &trigger)
+    }
+}

@@ -1,0 +1,86 @@
+//! The buffer rules both SLO-aware controllers share: feasibility recovery,
+//! short-circuiting useless buffers, and inserting buffers where every flow
+//! has room for them (Batchy §4).
+
+use sluice_core::ModuleId;
+
+use crate::view::{View, FULL_SHARE};
+
+/// Removes buffers that cannot help: input batches already ≥ 0.7·B, a
+/// trigger no larger than the input batch, or runs so rare (1/x) that they
+/// alone exceed the SLO of a flow through the module.
+pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
+    for v in view.live() {
+        if trigger[v] == 0 {
+            continue;
+        }
+        let full = view.b_in[v] >= FULL_SHARE * view.batch;
+        let useless = trigger[v] as f64 <= view.b_in[v];
+        let too_slow = view.x[v] > 0.0
+            && view.flows_through[v].iter().filter_map(|&f| view.slo[f]).any(|slo| 1.0 / view.x[v] > slo);
+        if full || useless || too_slow {
+            trigger[v] = 0;
+        }
+    }
+}
+
+/// Cuts triggers along the path of every flow over its SLO, module by
+/// module (largest delay per packet of trigger first) by
+/// ⌈excess / (∂t_f/∂b_v)⌉ down to the input batch size; short-circuits a
+/// buffer cut that far, and the whole path when cutting is not enough.
+/// Returns, per module, whether it lies on the path of a flow over its SLO
+/// (such modules sit out insertion and the gradient step this period).
+pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
+    let mut frozen = vec![false; view.model.modules.len()];
+    for (f, flow) in view.model.flows.iter().enumerate() {
+        let Some(mut excess) = view.excess(f) else { continue };
+        for &v in &flow.path {
+            frozen[v] = true;
+        }
+        let mut path: Vec<ModuleId> = flow.path.iter().copied().filter(|&v| trigger[v] > 0 && view.r[v] > 0.0).collect();
+        path.sort_by(|&a, &b| view.dt_db(b).total_cmp(&view.dt_db(a)));
+        for &v in &path {
+            if excess <= 0.0 {
+                break;
+            }
+            let slope = view.dt_db(v);
+            let floor = view.b_in[v].ceil();
+            let cut = (excess / slope).ceil();
+            let new = (trigger[v] as f64 - cut).max(floor);
+            excess -= (trigger[v] as f64 - new) * slope;
+            trigger[v] = if new <= view.b_in[v] { 0 } else { new as u32 };
+        }
+        if excess > 0.0 {
+            for &v in &path {
+                trigger[v] = 0;
+            }
+        }
+    }
+    frozen
+}
+
+/// Inserts a buffer at `target(v)` packets in front of every unbuffered,
+/// unfrozen controlled module whose flows all have the budget for the delay
+/// it adds, most CPU saved first; each insertion spends its flows' budget.
+pub(crate) fn insert(view: &View<'_>, trigger: &mut [u32], frozen: &[bool], target: impl Fn(ModuleId) -> f64) {
+    let mut budget: Vec<Option<f64>> = (0..view.model.flows.len()).map(|f| view.budget(f)).collect();
+    let mut candidates: Vec<ModuleId> =
+        view.live().filter(|&v| !frozen[v] && trigger[v] == 0 && view.b_in[v] < FULL_SHARE * view.batch).collect();
+    candidates.sort_by(|&a, &b| view.dl_db(a, view.b_in[a]).total_cmp(&view.dl_db(b, view.b_in[b])));
+    for v in candidates {
+        let b = target(v).clamp(1.0, view.batch);
+        if b <= view.b_in[v] {
+            continue;
+        }
+        let added = view.added_delay(v, b);
+        let fits = view.flows_through[v].iter().all(|&f| budget[f].is_none_or(|left| left >= added));
+        if fits {
+            trigger[v] = b as u32;
+            for &f in &view.flows_through[v] {
+                if let Some(left) = &mut budget[f] {
+                    *left -= added;
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! What a controller reads off one period's telemetry, in SI units: the
+//! Batchy model's rates, delays, budgets and gradients.
+
+use sluice_core::{FlowId, Model, ModuleId, Telemetry};
+
+use crate::run::SloStatistic;
+
+/// Settings shared by the SLO-aware controllers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ControlParams {
+    /// A flow is active (its SLO binds) once its delay is ≥ (1 − δ)·SLO.
+    pub delta: f64,
+    /// The delay statistic the SLOs bound.
+    pub statistic: SloStatistic,
+}
+
+impl Default for ControlParams {
+    fn default() -> Self {
+        Self { delta: 0.05, statistic: SloStatistic::P95 }
+    }
+}
+
+/// Batches fuller than this share of B need no buffer (Batchy's rule).
+pub(crate) const FULL_SHARE: f64 = 0.7;
+
+/// One period seen through the model.
+pub(crate) struct View<'a> {
+    pub model: &'a Model,
+    /// B (pkt).
+    pub batch: f64,
+    /// Trigger in force per module (pkt).
+    pub trigger: Vec<u32>,
+    /// Mean batch arriving at each module's buffer (pkt).
+    pub b_in: Vec<f64>,
+    /// Packets per second into each module's NF (pkt/s).
+    pub r: Vec<f64>,
+    /// NF runs per second (1/s).
+    pub x: Vec<f64>,
+    /// Measured delay of each flow with an SLO and traffic (s).
+    pub delay: Vec<Option<f64>>,
+    /// SLO of each flow (s).
+    pub slo: Vec<Option<f64>>,
+    /// Flows through each module.
+    pub flows_through: Vec<Vec<FlowId>>,
+}
+
+impl<'a> View<'a> {
+    pub fn new(model: &'a Model, t: &Telemetry, params: &ControlParams) -> Self {
+        let mut flows_through = vec![Vec::new(); model.modules.len()];
+        for (f, flow) in model.flows.iter().enumerate() {
+            for &v in &flow.path {
+                flows_through[v].push(f);
+            }
+        }
+        Self {
+            model,
+            batch: model.batch_size as f64,
+            trigger: t.modules.iter().map(|m| m.trigger).collect(),
+            b_in: t.modules.iter().map(|m| m.b_in).collect(),
+            r: t.modules.iter().map(|m| m.r).collect(),
+            x: t.modules.iter().map(|m| m.x).collect(),
+            delay: t
+                .flows
+                .iter()
+                .map(|f| (f.delivered > 0).then(|| params.statistic.of(f) as f64 * 1e-9))
+                .collect(),
+            slo: model.flows.iter().map(|f| f.slo_ns.map(|ns| ns as f64 * 1e-9)).collect(),
+            flows_through,
+        }
+    }
+
+    /// Controlled modules that saw traffic this period.
+    pub fn live(&self) -> impl Iterator<Item = ModuleId> + '_ {
+        (0..self.model.modules.len()).filter(|&v| self.model.modules[v].controlled && self.r[v] > 0.0)
+    }
+
+    /// ∂t_f/∂b_v for a flow through v: 1/r_v + T1_v (s per packet of trigger).
+    pub fn dt_db(&self, v: ModuleId) -> f64 {
+        let t1 = self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9);
+        1.0 / self.r[v] + t1
+    }
+
+    /// ∂l/∂b_v = −x_v·T0_v/b_v: CPU share saved per packet of trigger (1/pkt).
+    pub fn dl_db(&self, v: ModuleId, b: f64) -> f64 {
+        let t0 = self.model.modules[v].profile.map_or(0.0, |p| p.t0_ns * 1e-9);
+        -self.x[v] * t0 / b
+    }
+
+    /// SLO minus measured delay of flow `f` (s); `None` without an SLO.
+    pub fn budget(&self, f: FlowId) -> Option<f64> {
+        let slo = self.slo[f]?;
+        Some(slo - self.delay[f].unwrap_or(0.0))
+    }
+
+    /// How far flow `f` is over its SLO (s), if it is.
+    pub fn excess(&self, f: FlowId) -> Option<f64> {
+        self.budget(f).filter(|b| *b < 0.0).map(|b| -b)
+    }
+
+    /// Extra delay a trigger of `b` adds at module v over its current input batches (s).
+    pub fn added_delay(&self, v: ModuleId, b: f64) -> f64 {
+        (b - self.b_in[v]).max(0.0) * self.dt_db(v)
+    }
+}

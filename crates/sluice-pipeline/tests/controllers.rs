@@ -1,0 +1,75 @@
+//! The SLO-aware controllers on the simulator (deterministic).
+
+mod common;
+
+use sluice_control::{by_name, drive, ControlParams, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic};
+use sluice_pipeline::Pipeline;
+
+fn run(spec: &serde_json::Value, controller: &str, plan: &RunPlan) -> RunReport {
+    let p = Pipeline::from_json(&spec.to_string()).unwrap();
+    let mut sim = p.simulator().unwrap();
+    let mut ctl = by_name(controller, ControlParams::default()).unwrap();
+    drive(&mut sim, ctl.as_mut(), plan, &mut |_| {}).unwrap()
+}
+
+fn plan(periods: usize) -> RunPlan {
+    RunPlan { periods, warmup_periods: 0, period_ns: 50_000_000, slo_statistic: SloStatistic::P95, ..RunPlan::default() }
+}
+
+fn triggers(p: &PeriodRecord) -> Vec<u32> {
+    p.telemetry.modules.iter().map(|m| m.trigger).collect()
+}
+
+/// Periods (from `from` on) in which some flow was over its SLO.
+fn violations(r: &RunReport, from: usize) -> Vec<usize> {
+    r.periods.iter().enumerate().skip(from).filter(|(_, p)| p.violated).map(|(i, _)| i).collect()
+}
+
+#[test]
+fn projgrad_settles_at_a_kkt_point_on_rc16() {
+    let r = run(&common::rc(16), "projgrad", &plan(20));
+    let settled = (1..r.periods.len()).find(|&i| r.periods[i..].iter().all(|p| triggers(p) == triggers(&r.periods[i])));
+    let settled = settled.expect("triggers stop changing");
+    assert!(settled <= 10, "triggers still changed in period {settled}");
+    assert_eq!(violations(&r, settled), Vec::<usize>::new());
+    let last = r.periods.last().unwrap();
+    assert!(last.mean_batch > 28.0, "{}", last.mean_batch);
+    assert!(last.telemetry.modules[2].trigger > 1, "the robot-control flow's own buffer is in use");
+}
+
+#[test]
+fn projgrad_recovers_within_two_periods_when_the_slo_halves() {
+    let mut p = plan(24);
+    p.slo_schedules.push((0, Steps(vec![(12, 17.5)])));
+    let r = run(&common::rc(16), "projgrad", &p);
+    assert_eq!(violations(&r, 14), Vec::<usize>::new(), "back inside 17.5 µs by period 14");
+    assert!(r.periods[11].telemetry.flows[0].p95_ns > 17_500, "the old operating point violates the new SLO");
+}
+
+#[test]
+fn projgrad_recovers_within_two_periods_after_a_tenfold_load_drop() {
+    let mut spec = common::rc(16);
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 4_000_000.0.into();
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_schedule"] = serde_json::json!([[12, 400000.0]]);
+    let p = Pipeline::from_json(&spec.to_string()).unwrap();
+    let mut sim = p.simulator().unwrap();
+    let mut ctl = by_name("projgrad", ControlParams::default()).unwrap();
+    let r = drive(&mut sim, ctl.as_mut(), &p.plan(24, 0, 50_000_000, SloStatistic::P95), &mut |_| {}).unwrap();
+    assert!(r.periods[11].telemetry.modules[2].trigger > 1, "buffering before the drop");
+    assert_eq!(violations(&r, 14), Vec::<usize>::new(), "back inside the SLO by period 14");
+}
+
+#[test]
+fn triggers_stay_within_bounds_and_onoff_uses_only_zero_or_b() {
+    for controller in sluice_control::CONTROLLERS {
+        let r = run(&common::rc(8), controller, &plan(8));
+        for p in &r.periods {
+            for t in triggers(p) {
+                assert!(t <= 32, "{controller} set trigger {t}");
+                if *controller == "onoff" {
+                    assert!(t == 0 || t == 32, "onoff set trigger {t}");
+                }
+            }
+        }
+    }
+}
