@@ -1,7 +1,8 @@
 //! The controller interface and the two baseline controllers.
 
-use sluice_core::{Actions, Model, Telemetry};
+use sluice_core::{Actions, Model, Schedule, Telemetry};
 
+use crate::nfvnice::NfVnice;
 use crate::onoff::OnOff;
 use crate::projgrad::ProjGrad;
 use crate::view::ControlParams;
@@ -12,6 +13,12 @@ use crate::view::ControlParams;
 pub trait Controller: Send {
     /// Name used on the command line and in reports.
     fn name(&self) -> &str;
+
+    /// The scheduling model the pipeline must run under for this controller
+    /// (`None`: the pipeline's own).
+    fn schedule(&self, _model: &Model) -> Option<Schedule> {
+        None
+    }
 
     /// Settings to apply before the first period.
     fn init(&mut self, _model: &Model) -> Actions {
@@ -71,13 +78,14 @@ pub(crate) fn changes(before: &[u32], after: &[u32]) -> Actions {
 }
 
 /// Names of the built-in controllers.
-pub const CONTROLLERS: &[&str] = &["null", "max", "onoff", "projgrad"];
+pub const CONTROLLERS: &[&str] = &["null", "max", "nfvnice", "onoff", "projgrad"];
 
 /// The built-in controller called `name`, with `params` where it takes them.
 pub fn by_name(name: &str, params: ControlParams) -> Option<Box<dyn Controller>> {
     match name {
         "null" => Some(Box::new(Null)),
         "max" => Some(Box::new(Max)),
+        "nfvnice" => Some(Box::new(NfVnice)),
         "onoff" => Some(Box::new(OnOff::new(params))),
         "projgrad" => Some(Box::new(ProjGrad::new(params))),
         _ => None,

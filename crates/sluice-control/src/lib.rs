@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod nfvnice;
 pub mod onoff;
 pub mod projgrad;
 mod rules;
@@ -10,6 +11,7 @@ pub mod run;
 mod view;
 
 pub use controller::{by_name, Controller, Max, Null, CONTROLLERS};
+pub use nfvnice::NfVnice;
 pub use onoff::OnOff;
 pub use projgrad::ProjGrad;
 pub use view::ControlParams;

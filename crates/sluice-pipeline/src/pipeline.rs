@@ -70,18 +70,30 @@ impl Pipeline {
         &self.spec.name
     }
 
-    /// Starts the pipeline on the engine (`timing`: delay histograms and busy time on).
+    /// Starts the pipeline on the engine (`timing`: delay histograms and
+    /// busy time on) under its own scheduling model.
     pub fn engine(&self, timing: bool) -> Result<Engine> {
-        let walker = WalkerConfig { timing, pool_capacity: None, schedule: self.schedule() };
+        self.engine_with(timing, self.schedule())
+    }
+
+    /// Starts the pipeline on the engine under `schedule`.
+    pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
+        let walker = WalkerConfig { timing, pool_capacity: None, schedule };
         Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, EngineConfig { walker, pin: true })?)
     }
 
-    /// Builds the pipeline on the simulator.
+    /// Builds the pipeline on the simulator under its own scheduling model.
     pub fn simulator(&self) -> Result<Simulator> {
-        Ok(Simulator::new(self.model.clone(), self.instances(Build::Modelled)?, self.schedule())?)
+        self.simulator_with(self.schedule())
     }
 
-    fn schedule(&self) -> Schedule {
+    /// Builds the pipeline on the simulator under `schedule`.
+    pub fn simulator_with(&self, schedule: Schedule) -> Result<Simulator> {
+        Ok(Simulator::new(self.model.clone(), self.instances(Build::Modelled)?, schedule)?)
+    }
+
+    /// The scheduling model the description asks for.
+    pub fn schedule(&self) -> Schedule {
         match self.spec.scheduler {
             SchedulerSpec::Rtc => Schedule::RunToCompletion,
             SchedulerSpec::Wfq { backpressure_pkts } => Schedule::WeightedFair { backpressure: backpressure_pkts },

@@ -25,9 +25,10 @@ pub fn run(
     let mut ctl = sluice_control::by_name(controller, params).ok_or_else(|| {
         Error::Spec(format!("unknown controller '{controller}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
     })?;
+    let schedule = ctl.schedule(pipeline.model()).unwrap_or_else(|| pipeline.schedule());
     let mut backend: Box<dyn Backend> = match backend {
-        "engine" => Box::new(pipeline.engine(timing)?),
-        "sim" => Box::new(pipeline.simulator()?),
+        "engine" => Box::new(pipeline.engine_with(timing, schedule)?),
+        "sim" => Box::new(pipeline.simulator_with(schedule)?),
         other => return Err(Error::Spec(format!("unknown backend '{other}' (known: {})", BACKENDS.join(", ")))),
     };
     Ok(drive(backend.as_mut(), ctl.as_mut(), plan, on_period)?)

@@ -1,0 +1,34 @@
+//! The NFVnice baseline: weighted-fair scheduling instead of batching.
+
+use sluice_core::{Actions, Model, Schedule, Telemetry};
+
+use crate::controller::Controller;
+
+/// Packets per controlled module the queues may hold before the sources pause.
+const BACKPRESSURE_PER_QUEUE: usize = 2;
+
+/// NFVnice as Batchy compares against it: every controlled module gets a
+/// queue of its own, served by weighted-fair scheduling with equal weights,
+/// and the sources are backpressured while the queues fill; no buffering.
+#[derive(Default)]
+pub struct NfVnice;
+
+impl Controller for NfVnice {
+    fn name(&self) -> &str {
+        "nfvnice"
+    }
+
+    fn schedule(&self, model: &Model) -> Option<Schedule> {
+        let queues = model.modules.iter().filter(|m| m.controlled).count().max(1);
+        Some(Schedule::WeightedFair { backpressure: Some(BACKPRESSURE_PER_QUEUE * queues * model.batch_size) })
+    }
+
+    fn init(&mut self, model: &Model) -> Actions {
+        let controlled = model.modules.iter().enumerate().filter(|(_, m)| m.controlled);
+        Actions { weights: controlled.map(|(v, _)| (v, 1)).collect(), ..Actions::default() }
+    }
+
+    fn step(&mut self, _model: &Model, _telemetry: &Telemetry) -> Actions {
+        Actions::default()
+    }
+}
