@@ -8,6 +8,7 @@ pub mod buffer;
 pub mod engine;
 pub mod error;
 pub mod graph;
+pub mod harness;
 pub mod knobs;
 pub mod model;
 pub mod nf;
@@ -16,6 +17,7 @@ pub mod pool;
 pub mod ring;
 mod stride;
 pub mod telemetry;
+pub mod wire;
 pub mod wiring;
 
 pub use backend::{Actions, Backend};

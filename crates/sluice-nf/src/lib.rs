@@ -2,12 +2,32 @@
 //! configurations ([`NfSpec`]) from which pipelines build them.
 #![warn(missing_docs)]
 
+pub mod acl;
 pub mod bypass;
+pub mod exact_match;
+pub mod ip_checksum;
+pub mod lpm;
+pub mod mac_rewrite;
+pub mod merge;
 pub mod random_split;
+pub mod static_nat;
+pub mod ttl_decrement;
+pub mod type_check;
 
+pub use acl::{Acl, RuleSpec};
 pub use bypass::Bypass;
+pub use exact_match::{ExactMatch, Field};
+pub use ip_checksum::IpChecksum;
+pub use lpm::Lpm;
+pub use mac_rewrite::MacRewrite;
+pub use merge::Merge;
 pub use random_split::RandomSplit;
+pub use static_nat::StaticNat;
+pub use ttl_decrement::TtlDecrement;
+pub use type_check::TypeCheck;
 
+use sluice_core::wire::ethernet::parse_mac;
+use sluice_core::wire::ipv4::parse_prefix;
 use sluice_core::NetworkFunction;
 
 /// The configuration of a network function, as pipeline descriptions carry it.
@@ -29,27 +49,99 @@ pub enum NfSpec {
         #[serde(default)]
         seed: u64,
     },
+    /// Frames of one EtherType to gate 0, the rest dropped.
+    TypeCheck {
+        /// The EtherType (2048 = IPv4, 33024 = 802.1Q).
+        ether_type: u16,
+    },
+    /// A hash table from a header field to a gate.
+    ExactMatch {
+        /// The field.
+        field: Field,
+        /// (key, gate) entries; keys written as the field is (MAC, IPv4, number).
+        table: Vec<(String, u16)>,
+        /// Gate of unmatched packets (absent: drop them).
+        #[serde(default)]
+        default_gate: Option<u16>,
+    },
+    /// IPv4 longest-prefix match on the destination.
+    Lpm {
+        /// ("a.b.c.d/len", gate) routes.
+        routes: Vec<(String, u16)>,
+    },
+    /// IPv4 TTL minus one; expired packets dropped.
+    TtlDecrement {},
+    /// Sets source and destination MAC.
+    MacRewrite {
+        /// New source MAC.
+        src: String,
+        /// New destination MAC.
+        dst: String,
+    },
+    /// Recomputes the IPv4 header checksum.
+    IpChecksum {},
+    /// First-match 5-tuple rules: permit to gate 0, deny to the drop gate.
+    Acl {
+        /// Rules in priority order.
+        rules: Vec<RuleSpec>,
+    },
+    /// Prefix-to-prefix address translation, both directions.
+    StaticNat {
+        /// Inside prefix.
+        inside: String,
+        /// Outside prefix of the same length.
+        outside: String,
+    },
+    /// Several ingates into one outgate.
+    Merge {
+        /// Number of ingates.
+        ingates: usize,
+    },
 }
 
 impl NfSpec {
-    /// Number of outgates the NF will have.
+    /// Number of outgates the NF will have (0 when its configuration is invalid).
     pub fn outgates(&self) -> usize {
         match self {
-            NfSpec::Bypass { .. } => 1,
             NfSpec::RandomSplit { weights, .. } => weights.len(),
+            NfSpec::ExactMatch { table, default_gate, .. } => {
+                table.iter().map(|e| e.1).chain(*default_gate).max().map_or(0, |g| g as usize + 1)
+            }
+            NfSpec::Lpm { routes } => routes.iter().map(|r| r.1 as usize + 1).max().unwrap_or(0),
+            _ => 1,
         }
     }
 
     /// Number of ingates the NF will have.
     pub fn ingates(&self) -> usize {
-        1
+        match self {
+            NfSpec::Merge { ingates } => *ingates,
+            _ => 1,
+        }
     }
 
     /// The cost model the NF's own parameters imply (ns), if they imply one.
     pub fn intrinsic_profile(&self) -> Option<sluice_core::Profile> {
         match self {
             NfSpec::Bypass { cycles_per_batch, cycles_per_packet } => Some(bypass::profile(*cycles_per_batch, *cycles_per_packet)),
-            NfSpec::RandomSplit { .. } => None,
+            _ => None,
+        }
+    }
+
+    /// The profiler's name for this kind of NF ("lpm", "acl", …).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NfSpec::Bypass { .. } => "bypass",
+            NfSpec::RandomSplit { .. } => "random_split",
+            NfSpec::TypeCheck { .. } => "type_check",
+            NfSpec::ExactMatch { .. } => "exact_match",
+            NfSpec::Lpm { .. } => "lpm",
+            NfSpec::TtlDecrement {} => "ttl_decrement",
+            NfSpec::MacRewrite { .. } => "mac_rewrite",
+            NfSpec::IpChecksum {} => "ip_checksum",
+            NfSpec::Acl { .. } => "acl",
+            NfSpec::StaticNat { .. } => "static_nat",
+            NfSpec::Merge { .. } => "merge",
         }
     }
 
@@ -67,6 +159,29 @@ impl NfSpec {
         Ok(match self {
             NfSpec::Bypass { cycles_per_batch, cycles_per_packet } => Box::new(Bypass::new(*cycles_per_batch, *cycles_per_packet)),
             NfSpec::RandomSplit { weights, seed } => Box::new(RandomSplit::new(weights, *seed)?),
+            NfSpec::TypeCheck { ether_type } => Box::new(TypeCheck::new(*ether_type)),
+            NfSpec::ExactMatch { field, table, default_gate } => {
+                let entries = table.iter().map(|(k, g)| Ok((field.parse_key(k)?, *g))).collect::<Result<Vec<_>, String>>()?;
+                Box::new(ExactMatch::new(*field, &entries, *default_gate)?)
+            }
+            NfSpec::Lpm { routes } => {
+                let routes = routes
+                    .iter()
+                    .map(|(p, g)| parse_prefix(p).map(|(net, len)| (net, len, *g)))
+                    .collect::<Result<Vec<_>, String>>()?;
+                Box::new(Lpm::new(&routes)?)
+            }
+            NfSpec::TtlDecrement {} => Box::new(TtlDecrement),
+            NfSpec::MacRewrite { src, dst } => Box::new(MacRewrite::new(parse_mac(src)?, parse_mac(dst)?)),
+            NfSpec::IpChecksum {} => Box::new(IpChecksum),
+            NfSpec::Acl { rules } => Box::new(Acl::new(rules)?),
+            NfSpec::StaticNat { inside, outside } => Box::new(StaticNat::new(inside, outside)?),
+            NfSpec::Merge { ingates } => {
+                if *ingates == 0 {
+                    return Err("a merge needs at least one ingate".into());
+                }
+                Box::new(Merge::new(*ingates))
+            }
         })
     }
 }

@@ -78,16 +78,7 @@ impl Default for TemplateSpec {
 }
 
 fn parse_mac(s: &str) -> Result<[u8; 6]> {
-    let bad = || Error::Template(format!("'{s}' is not a MAC address like 02:00:00:00:00:01"));
-    let mut mac = [0u8; 6];
-    let mut parts = s.split(':');
-    for byte in &mut mac {
-        *byte = u8::from_str_radix(parts.next().ok_or_else(bad)?, 16).map_err(|_| bad())?;
-    }
-    if parts.next().is_some() {
-        return Err(bad());
-    }
-    Ok(mac)
+    sluice_core::wire::ethernet::parse_mac(s).map_err(Error::Template)
 }
 
 fn parse_ip(s: &str) -> Result<[u8; 4]> {

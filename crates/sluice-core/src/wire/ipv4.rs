@@ -1,0 +1,156 @@
+//! IPv4 headers.
+
+use std::net::Ipv4Addr;
+
+use super::checksum;
+use super::Malformed;
+
+/// Protocol number of UDP.
+pub const PROTO_UDP: u8 = 17;
+/// Protocol number of TCP.
+pub const PROTO_TCP: u8 = 6;
+/// Bytes of a header without options.
+pub const MIN_HEADER_LEN: usize = 20;
+
+const VER_IHL: usize = 0;
+const TOTAL_LEN: usize = 2;
+const TTL: usize = 8;
+const PROTO: usize = 9;
+const CHECKSUM: usize = 10;
+const SRC: usize = 12;
+const DST: usize = 16;
+
+/// A view of an IPv4 header (and what follows it).
+pub struct Header<T: AsRef<[u8]>>(T);
+
+impl<T: AsRef<[u8]>> Header<T> {
+    /// Checks version 4, a header length of at least 20 bytes, and that the
+    /// bytes hold the header.
+    pub fn new_checked(bytes: T) -> Result<Self, Malformed> {
+        let b = bytes.as_ref();
+        if b.len() < MIN_HEADER_LEN {
+            return Err(Malformed::Truncated);
+        }
+        if b[VER_IHL] >> 4 != 4 || ((b[VER_IHL] & 0x0f) as usize) * 4 < MIN_HEADER_LEN {
+            return Err(Malformed::Unexpected);
+        }
+        if ((b[VER_IHL] & 0x0f) as usize) * 4 > b.len() {
+            return Err(Malformed::Truncated);
+        }
+        Ok(Self(bytes))
+    }
+
+    fn b(&self) -> &[u8] {
+        self.0.as_ref()
+    }
+
+    /// Header length (bytes).
+    pub fn header_len(&self) -> usize {
+        ((self.b()[VER_IHL] & 0x0f) as usize) * 4
+    }
+
+    /// Total length field (bytes).
+    pub fn total_len(&self) -> u16 {
+        u16::from_be_bytes([self.b()[TOTAL_LEN], self.b()[TOTAL_LEN + 1]])
+    }
+
+    /// Time to live.
+    pub fn ttl(&self) -> u8 {
+        self.b()[TTL]
+    }
+
+    /// Protocol of the payload.
+    pub fn protocol(&self) -> u8 {
+        self.b()[PROTO]
+    }
+
+    /// Header checksum field.
+    pub fn checksum(&self) -> u16 {
+        u16::from_be_bytes([self.b()[CHECKSUM], self.b()[CHECKSUM + 1]])
+    }
+
+    /// Source address, as a big-endian integer.
+    pub fn src(&self) -> u32 {
+        u32::from_be_bytes(self.b()[SRC..SRC + 4].try_into().expect("checked length"))
+    }
+
+    /// Destination address, as a big-endian integer.
+    pub fn dst(&self) -> u32 {
+        u32::from_be_bytes(self.b()[DST..DST + 4].try_into().expect("checked length"))
+    }
+
+    /// Whether the header checksum verifies.
+    pub fn checksum_ok(&self) -> bool {
+        checksum::sum(&self.b()[..self.header_len()]) == 0xffff
+    }
+
+    /// Bytes after the header.
+    pub fn payload(&self) -> &[u8] {
+        &self.b()[self.header_len()..]
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
+    fn m(&mut self) -> &mut [u8] {
+        self.0.as_mut()
+    }
+
+    fn set_checksum(&mut self, c: u16) {
+        self.m()[CHECKSUM..CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+    }
+
+    /// Sets the TTL, updating the checksum incrementally (RFC 1624).
+    pub fn set_ttl(&mut self, ttl: u8) {
+        let old = u16::from_be_bytes([self.b()[TTL], self.b()[PROTO]]);
+        self.m()[TTL] = ttl;
+        let new = u16::from_be_bytes([ttl, self.b()[PROTO]]);
+        let c = checksum::update(self.checksum(), old, new);
+        self.set_checksum(c);
+    }
+
+    /// Sets the source address, updating the header checksum incrementally.
+    pub fn set_src(&mut self, addr: u32) {
+        let c = checksum::update32(self.checksum(), self.src(), addr);
+        self.m()[SRC..SRC + 4].copy_from_slice(&addr.to_be_bytes());
+        self.set_checksum(c);
+    }
+
+    /// Sets the destination address, updating the header checksum incrementally.
+    pub fn set_dst(&mut self, addr: u32) {
+        let c = checksum::update32(self.checksum(), self.dst(), addr);
+        self.m()[DST..DST + 4].copy_from_slice(&addr.to_be_bytes());
+        self.set_checksum(c);
+    }
+
+    /// Recomputes the header checksum from scratch.
+    pub fn fill_checksum(&mut self) {
+        self.set_checksum(0);
+        let len = self.header_len();
+        let c = checksum::compute(&self.b()[..len]);
+        self.set_checksum(c);
+    }
+
+    /// Bytes after the header, mutable.
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        let len = self.header_len();
+        &mut self.m()[len..]
+    }
+}
+
+/// Parses "a.b.c.d/len" into (network as integer, length).
+pub fn parse_prefix(s: &str) -> Result<(u32, u8), String> {
+    let bad = || format!("'{s}' is not an IPv4 prefix like 20.0.1.0/24");
+    let (addr, len) = s.split_once('/').ok_or_else(bad)?;
+    let addr: Ipv4Addr = addr.parse().map_err(|_| bad())?;
+    let len: u8 = len.parse().ok().filter(|l| *l <= 32).ok_or_else(bad)?;
+    Ok((u32::from(addr) & mask(len), len))
+}
+
+/// The netmask of a prefix length.
+pub fn mask(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - len as u32)
+    }
+}

@@ -1,0 +1,114 @@
+//! `exact_match(field, table)`: a hash table from a header field to a gate.
+//! It is the MAC splitter, the VLAN splitter, the user and bearer selectors
+//! and the merge splitter of the reference pipelines.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use rustc_hash::FxHasher;
+use serde::{Deserialize, Serialize};
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
+
+use sluice_core::wire::ethernet::{parse_mac, Frame};
+use sluice_core::wire::{ipv4_of, l4, Malformed};
+
+/// The header field an exact-match table keys on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Field {
+    /// Destination MAC.
+    DstMac,
+    /// Source MAC.
+    SrcMac,
+    /// 802.1Q VLAN id.
+    VlanId,
+    /// IPv4 source address.
+    SrcIp,
+    /// IPv4 destination address.
+    DstIp,
+    /// UDP/TCP source port.
+    SrcPort,
+    /// UDP/TCP destination port.
+    DstPort,
+}
+
+impl Field {
+    /// The key of `frame`, or why it has none.
+    #[inline]
+    fn key(self, frame: &[u8]) -> Result<u64, Malformed> {
+        let mac = |m: [u8; 6]| m.iter().fold(0u64, |k, &b| k << 8 | b as u64);
+        Ok(match self {
+            Field::DstMac => mac(Frame::new_checked(frame)?.dst()),
+            Field::SrcMac => mac(Frame::new_checked(frame)?.src()),
+            Field::VlanId => Frame::new_checked(frame)?.vlan_id().ok_or(Malformed::Unexpected)? as u64,
+            Field::SrcIp => ipv4_of(frame)?.src() as u64,
+            Field::DstIp => ipv4_of(frame)?.dst() as u64,
+            Field::SrcPort | Field::DstPort => {
+                let ip = ipv4_of(frame)?;
+                let (src, dst) = l4::ports(ip.protocol(), ip.payload())?;
+                if self == Field::SrcPort { src as u64 } else { dst as u64 }
+            }
+        })
+    }
+
+    /// Parses a key written the field's way: a MAC, an IPv4 address, or a number.
+    pub fn parse_key(self, s: &str) -> Result<u64, String> {
+        match self {
+            Field::DstMac | Field::SrcMac => Ok(parse_mac(s)?.iter().fold(0u64, |k, &b| k << 8 | b as u64)),
+            Field::SrcIp | Field::DstIp => {
+                s.parse::<std::net::Ipv4Addr>().map(|a| u32::from(a) as u64).map_err(|_| format!("'{s}' is not an IPv4 address"))
+            }
+            Field::VlanId | Field::SrcPort | Field::DstPort => {
+                let max = if self == Field::VlanId { 4095 } else { 65535 };
+                s.parse::<u64>().ok().filter(|v| *v <= max).ok_or_else(|| format!("'{s}' is not a {self:?} (0..={max})"))
+            }
+        }
+    }
+}
+
+/// Sends each packet to the gate its field's value maps to; unmatched
+/// packets to `default` or, without one, and malformed ones, to the drop gate.
+pub struct ExactMatch {
+    field: Field,
+    table: HashMap<u64, u16, BuildHasherDefault<FxHasher>>,
+    default: Option<u16>,
+    gates: usize,
+    keys: [Result<u64, Malformed>; MAX_BURST],
+}
+
+impl ExactMatch {
+    /// A table on `field` from keys to gates.
+    pub fn new(field: Field, entries: &[(u64, u16)], default: Option<u16>) -> Result<Self, String> {
+        let mut table = HashMap::default();
+        for &(k, g) in entries {
+            if table.insert(k, g).is_some() {
+                return Err(format!("key {k:#x} appears twice in the {field:?} table"));
+            }
+        }
+        let gates = entries.iter().map(|e| e.1).chain(default).max().map_or(0, |g| g as usize + 1);
+        if gates == 0 {
+            return Err("an exact-match table needs an entry or a default gate".into());
+        }
+        Ok(Self { field, table, default, gates, keys: [Err(Malformed::Truncated); MAX_BURST] })
+    }
+}
+
+impl NetworkFunction for ExactMatch {
+    fn outgates(&self) -> usize {
+        self.gates
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        let ids = input.as_slice();
+        for (key, &id) in self.keys.iter_mut().zip(ids) {
+            *key = self.field.key(ctx.pool.data(id));
+        }
+        for (key, &id) in self.keys.iter().zip(ids) {
+            match key.as_ref().ok().and_then(|k| self.table.get(k).copied()).or(if key.is_ok() { self.default } else { None }) {
+                Some(gate) => out.push(gate as usize, id),
+                None => ctx.drop_packet(id),
+            }
+        }
+        input.clear();
+    }
+}

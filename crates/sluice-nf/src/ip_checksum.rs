@@ -1,0 +1,28 @@
+//! `ip_checksum`: recomputes the IPv4 header checksum in full.
+
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+
+use sluice_core::wire::ipv4_of_mut;
+
+/// Fills in the IPv4 header checksum; non-IPv4 and malformed packets are dropped.
+#[derive(Default)]
+pub struct IpChecksum;
+
+impl NetworkFunction for IpChecksum {
+    fn outgates(&self) -> usize {
+        1
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        for &id in input.as_slice() {
+            match ipv4_of_mut(ctx.pool.data_mut(id)) {
+                Ok(mut ip) => {
+                    ip.fill_checksum();
+                    out.push(0, id);
+                }
+                Err(_) => ctx.drop_packet(id),
+            }
+        }
+        input.clear();
+    }
+}

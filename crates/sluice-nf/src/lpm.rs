@@ -1,0 +1,125 @@
+//! `lpm(routes)`: IPv4 longest-prefix match on the destination, DIR-24-8.
+//!
+//! A 2^24-entry first-level table indexed by the top 24 address bits holds
+//! either a next hop or, for /24s with longer prefixes inside, the index of
+//! a 256-entry second-level group: one memory access for prefixes up to
+//! /24, two beyond (Gupta, Lin & McKeown 1998; DPDK's rte_lpm).
+
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
+
+use sluice_core::wire::ipv4_of;
+
+/// Marks a first-level entry that points to a second-level group.
+const GROUP: u16 = 0x8000;
+/// Entry value of "no route".
+const MISS: u16 = 0;
+/// Highest gate a route may name (entries store gate + 1 below [`GROUP`]).
+pub const MAX_GATE: u16 = GROUP - 2;
+
+/// A DIR-24-8 table from prefixes to gates.
+pub struct LpmTable {
+    tbl24: Vec<u16>,
+    tbl8: Vec<u16>,
+}
+
+impl LpmTable {
+    /// Builds the table from (network, length, gate) routes; duplicates: last wins.
+    pub fn new(routes: &[(u32, u8, u16)]) -> Result<Self, String> {
+        if let Some(r) = routes.iter().find(|r| r.1 > 32 || r.2 > MAX_GATE) {
+            return Err(format!("route {:?} has a prefix length over 32 or a gate over {MAX_GATE}", r));
+        }
+        let mut sorted = routes.to_vec();
+        sorted.sort_by_key(|r| r.1);
+        let mut t = Self { tbl24: vec![MISS; 1 << 24], tbl8: Vec::new() };
+        for (net, len, gate) in sorted {
+            let net = net & sluice_core::wire::ipv4::mask(len);
+            let value = gate + 1;
+            if len <= 24 {
+                let first = (net >> 8) as usize;
+                for i in first..first + (1usize << (24 - len)) {
+                    match t.tbl24[i] {
+                        e if e & GROUP != 0 => t.tbl8[group_range(e)].fill(value),
+                        _ => t.tbl24[i] = value,
+                    }
+                }
+            } else {
+                let i = (net >> 8) as usize;
+                if t.tbl24[i] & GROUP == 0 {
+                    let group = (t.tbl8.len() / 256) as u16;
+                    if group >= GROUP {
+                        return Err("more than 32767 prefixes longer than /24".into());
+                    }
+                    t.tbl8.extend(std::iter::repeat_n(t.tbl24[i], 256));
+                    t.tbl24[i] = GROUP | group;
+                }
+                let base = ((t.tbl24[i] & !GROUP) as usize) << 8;
+                let first = base + (net & 0xff) as usize;
+                t.tbl8[first..first + (1usize << (32 - len))].fill(value);
+            }
+        }
+        Ok(t)
+    }
+
+    /// The gate of `addr`'s longest matching prefix.
+    #[inline]
+    pub fn lookup(&self, addr: u32) -> Option<u16> {
+        let e = self.tbl24[(addr >> 8) as usize];
+        let e = if e & GROUP != 0 { self.tbl8[(((e & !GROUP) as usize) << 8) | (addr & 0xff) as usize] } else { e };
+        (e != MISS).then(|| e - 1)
+    }
+
+    /// Looks up every address of `addrs` into `gates` (same length).
+    #[inline]
+    pub fn lookup_bulk(&self, addrs: &[u32], gates: &mut [Option<u16>]) {
+        for (g, &a) in gates.iter_mut().zip(addrs) {
+            *g = self.lookup(a);
+        }
+    }
+}
+
+fn group_range(entry: u16) -> std::ops::Range<usize> {
+    let base = ((entry & !GROUP) as usize) << 8;
+    base..base + 256
+}
+
+/// Routes each IPv4 packet by its destination's longest matching prefix;
+/// misses, non-IPv4 and malformed packets go to the drop gate.
+pub struct Lpm {
+    table: LpmTable,
+    gates: usize,
+    addrs: [u32; MAX_BURST],
+    valid: [bool; MAX_BURST],
+    found: [Option<u16>; MAX_BURST],
+}
+
+impl Lpm {
+    /// An LPM over `routes` (network, length, gate).
+    pub fn new(routes: &[(u32, u8, u16)]) -> Result<Self, String> {
+        let gates = routes.iter().map(|r| r.2 as usize + 1).max().ok_or("an LPM needs at least one route")?;
+        Ok(Self { table: LpmTable::new(routes)?, gates, addrs: [0; MAX_BURST], valid: [false; MAX_BURST], found: [None; MAX_BURST] })
+    }
+}
+
+impl NetworkFunction for Lpm {
+    fn outgates(&self) -> usize {
+        self.gates
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        let ids = input.as_slice();
+        let n = ids.len();
+        for i in 0..n {
+            let ip = ipv4_of(ctx.pool.data(ids[i]));
+            self.valid[i] = ip.is_ok();
+            self.addrs[i] = ip.map_or(0, |h| h.dst());
+        }
+        self.table.lookup_bulk(&self.addrs[..n], &mut self.found[..n]);
+        for i in 0..n {
+            match self.found[i].filter(|_| self.valid[i]) {
+                Some(gate) => out.push(gate as usize, ids[i]),
+                None => ctx.drop_packet(ids[i]),
+            }
+        }
+        input.clear();
+    }
+}

@@ -1,0 +1,60 @@
+//! `static_nat(inside, outside)`: prefix-to-prefix address translation, both ways.
+
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+
+use sluice_core::wire::ipv4::{mask, parse_prefix};
+use sluice_core::wire::{ipv4_of_mut, l4};
+
+/// Rewrites a source inside `inside` to the same host in `outside`, and a
+/// destination inside `outside` back to `inside`; IPv4 and UDP/TCP
+/// checksums are updated incrementally. Non-IPv4 and malformed packets are
+/// dropped; others pass unchanged.
+pub struct StaticNat {
+    inside: u32,
+    outside: u32,
+    mask: u32,
+}
+
+impl StaticNat {
+    /// A translation between two prefixes of one length ("10.0.0.0/24", "20.0.0.0/24").
+    pub fn new(inside: &str, outside: &str) -> Result<Self, String> {
+        let (i, il) = parse_prefix(inside)?;
+        let (o, ol) = parse_prefix(outside)?;
+        if il != ol {
+            return Err(format!("NAT prefixes {inside} and {outside} differ in length"));
+        }
+        Ok(Self { inside: i, outside: o, mask: mask(il) })
+    }
+
+    #[inline]
+    fn map(&self, addr: u32, from: u32, to: u32) -> Option<u32> {
+        (addr & self.mask == from).then_some(to | (addr & !self.mask))
+    }
+}
+
+impl NetworkFunction for StaticNat {
+    fn outgates(&self) -> usize {
+        1
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        for &id in input.as_slice() {
+            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else {
+                ctx.drop_packet(id);
+                continue;
+            };
+            let proto = ip.protocol();
+            let (src, dst) = (ip.src(), ip.dst());
+            if let Some(new) = self.map(src, self.inside, self.outside) {
+                ip.set_src(new);
+                l4::update_for_address(proto, ip.payload_mut(), src, new);
+            }
+            if let Some(new) = self.map(dst, self.outside, self.inside) {
+                ip.set_dst(new);
+                l4::update_for_address(proto, ip.payload_mut(), dst, new);
+            }
+            out.push(0, id);
+        }
+        input.clear();
+    }
+}

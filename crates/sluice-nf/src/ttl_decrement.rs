@@ -1,0 +1,30 @@
+//! `ttl_decrement`: IPv4 TTL minus one (checksum updated incrementally);
+//! expired, non-IPv4 and malformed packets to the drop gate.
+
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+
+use sluice_core::wire::ipv4_of_mut;
+
+/// Decrements the TTL; a packet that arrives with TTL ≤ 1 expires here.
+#[derive(Default)]
+pub struct TtlDecrement;
+
+impl NetworkFunction for TtlDecrement {
+    fn outgates(&self) -> usize {
+        1
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        for &id in input.as_slice() {
+            match ipv4_of_mut(ctx.pool.data_mut(id)) {
+                Ok(mut ip) if ip.ttl() > 1 => {
+                    let ttl = ip.ttl() - 1;
+                    ip.set_ttl(ttl);
+                    out.push(0, id);
+                }
+                _ => ctx.drop_packet(id),
+            }
+        }
+        input.clear();
+    }
+}

@@ -1,0 +1,34 @@
+//! `type_check(ether_type)`: frames of one EtherType to gate 0, the rest dropped.
+
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+
+use sluice_core::wire::ethernet::Frame;
+
+/// Passes frames whose outer EtherType is `ether_type`; drops the others
+/// and frames too short to have one.
+pub struct TypeCheck {
+    ether_type: u16,
+}
+
+impl TypeCheck {
+    /// A check for `ether_type` (0x0800 IPv4, 0x8100 802.1Q, …).
+    pub fn new(ether_type: u16) -> Self {
+        Self { ether_type }
+    }
+}
+
+impl NetworkFunction for TypeCheck {
+    fn outgates(&self) -> usize {
+        1
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        for &id in input.as_slice() {
+            match Frame::new_checked(ctx.pool.data(id)) {
+                Ok(f) if f.outer_type() == self.ether_type => out.push(0, id),
+                _ => ctx.drop_packet(id),
+            }
+        }
+        input.clear();
+    }
+}

@@ -1,0 +1,204 @@
+//! Every NF on real packets, checked against reference computations.
+
+use etherparse::{PacketBuilder, SlicedPacket, TransportSlice};
+use proptest::prelude::*;
+use sluice_core::harness::Harness;
+use sluice_core::wire::ipv4::mask;
+use sluice_core::NetworkFunction;
+use sluice_nf::*;
+
+fn udp(src: [u8; 4], dst: [u8; 4], ttl: u8, ports: (u16, u16)) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4(src, dst, ttl).udp(ports.0, ports.1);
+    let mut v = Vec::new();
+    b.write(&mut v, &[7u8; 18]).unwrap();
+    v
+}
+
+fn tcp(src: [u8; 4], dst: [u8; 4], ports: (u16, u16)) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4(src, dst, 64).tcp(ports.0, ports.1, 1, 1000);
+    let mut v = Vec::new();
+    b.write(&mut v, &[1, 2, 3]).unwrap();
+    v
+}
+
+fn ip_checksum_ok(frame: &[u8]) -> bool {
+    let p = SlicedPacket::from_ethernet(frame).unwrap();
+    let Some(etherparse::NetSlice::Ipv4(ip)) = p.net else { panic!("not IPv4") };
+    let h = ip.header().to_header();
+    h.header_checksum == h.calc_header_checksum()
+}
+
+fn l4_checksum_ok(frame: &[u8]) -> bool {
+    let p = SlicedPacket::from_ethernet(frame).unwrap();
+    let Some(etherparse::NetSlice::Ipv4(ip)) = &p.net else { panic!("not IPv4") };
+    let h = ip.header().to_header();
+    match p.transport {
+        Some(TransportSlice::Udp(u)) => {
+            u.to_header().calc_checksum_ipv4(&h, u.payload()).unwrap() == u.checksum()
+        }
+        Some(TransportSlice::Tcp(t)) => t.to_header().calc_checksum_ipv4(&h, t.payload()).unwrap() == t.checksum(),
+        _ => panic!("no L4"),
+    }
+}
+
+/// Frames no NF may choke on.
+fn garbage() -> Vec<Vec<u8>> {
+    let good = udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2));
+    let mut bad_version = good.clone();
+    bad_version[14] = 0x65;
+    let mut bad_ihl = good.clone();
+    bad_ihl[14] = 0x4f;
+    let mut arp = good.clone();
+    arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    vec![vec![], vec![0; 5], good[..20].to_vec(), good[..36].to_vec(), bad_version, bad_ihl, arp, vec![0x81; 64]]
+}
+
+fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
+    let rule = RuleSpec { src: "0.0.0.0/0".into(), dst: "0.0.0.0/0".into(), proto: Some(17), sport: (0, 65535), dport: (0, 65535), permit: true };
+    vec![
+        Box::new(TypeCheck::new(0x0800)),
+        Box::new(ExactMatch::new(Field::DstPort, &[(2, 0)], None).unwrap()),
+        Box::new(ExactMatch::new(Field::VlanId, &[(5, 0)], None).unwrap()),
+        Box::new(Lpm::new(&[(0, 0, 0)]).unwrap()),
+        Box::new(TtlDecrement),
+        Box::new(MacRewrite::new([1; 6], [2; 6])),
+        Box::new(IpChecksum),
+        Box::new(Acl::new(&[rule]).unwrap()),
+        Box::new(StaticNat::new("10.0.0.0/24", "20.0.0.0/24").unwrap()),
+    ]
+}
+
+#[test]
+fn malformed_frames_go_to_the_drop_gate_and_are_counted() {
+    let mut h = Harness::default();
+    for mut nf in all_nfs() {
+        let out = h.run(nf.as_mut(), &garbage()[..4]);
+        assert_eq!(out.dropped as usize + out.gates.iter().map(Vec::len).sum::<usize>(), 4);
+        assert!(out.dropped >= 2, "frames without an Ethernet header are dropped ({} dropped)", out.dropped);
+        let out = h.run(nf.as_mut(), &garbage()[4..]);
+        assert_eq!(out.dropped as usize + out.gates.iter().map(Vec::len).sum::<usize>(), garbage().len() - 4);
+    }
+}
+
+#[test]
+fn checksum_and_ttl_keep_the_header_valid() {
+    let mut h = Harness::default();
+    let mut frame = udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2));
+    frame[24] ^= 0xff; // corrupt the checksum
+    assert!(!ip_checksum_ok(&frame));
+    let out = h.run(&mut IpChecksum, &[frame]);
+    assert!(ip_checksum_ok(&out.gates[0][0]));
+
+    let out = h.run(&mut TtlDecrement, &[udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2)), udp([10, 0, 0, 1], [20, 0, 1, 1], 1, (1, 2))]);
+    assert_eq!(out.dropped, 1, "TTL 1 expires");
+    assert_eq!(out.gates[0][0][22], 63);
+    assert!(ip_checksum_ok(&out.gates[0][0]), "incremental update (RFC 1624) matches a full recomputation");
+}
+
+#[test]
+fn type_check_and_mac_rewrite() {
+    let mut h = Harness::default();
+    let mut arp = udp([1, 1, 1, 1], [2, 2, 2, 2], 9, (1, 1));
+    arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    let out = h.run(&mut TypeCheck::new(0x0800), &[udp([1, 1, 1, 1], [2, 2, 2, 2], 9, (1, 1)), arp]);
+    assert_eq!((out.gates[0].len(), out.dropped), (1, 1));
+    let out = h.run(&mut MacRewrite::new([0xa; 6], [0xb; 6]), &[udp([1, 1, 1, 1], [2, 2, 2, 2], 9, (1, 1))]);
+    assert_eq!(&out.gates[0][0][..12], &[[0xb; 6], [0xa; 6]].concat()[..]);
+}
+
+#[test]
+fn exact_match_splits_by_field() {
+    let mut h = Harness::default();
+    let mut em = ExactMatch::new(Field::DstIp, &[(u32::from_be_bytes([20, 0, 1, 1]) as u64, 1), (u32::from_be_bytes([20, 0, 2, 1]) as u64, 0)], Some(2)).unwrap();
+    let frames = [udp([1, 1, 1, 1], [20, 0, 1, 1], 9, (1, 1)), udp([1, 1, 1, 1], [20, 0, 2, 1], 9, (1, 1)), udp([1, 1, 1, 1], [9, 9, 9, 9], 9, (1, 1))];
+    let out = h.run(&mut em, &frames);
+    assert_eq!(out.gates.iter().map(Vec::len).collect::<Vec<_>>(), vec![1, 1, 1]);
+    assert_eq!(out.gates[1][0], frames[0]);
+    let mut ports = ExactMatch::new(Field::DstPort, &[(4789, 0)], None).unwrap();
+    let out = h.run(&mut ports, &[tcp([1, 1, 1, 1], [2, 2, 2, 2], (5, 4789)), udp([1, 1, 1, 1], [2, 2, 2, 2], 9, (5, 80))]);
+    assert_eq!((out.gates[0].len(), out.dropped), (1, 1));
+}
+
+#[test]
+fn nat_round_trips_to_identity_with_valid_checksums() {
+    let mut h = Harness::default();
+    let mut nat = StaticNat::new("10.0.0.0/24", "20.0.0.0/24").unwrap();
+    for frame in [udp([10, 0, 0, 7], [30, 0, 0, 1], 64, (1000, 53)), tcp([10, 0, 0, 7], [30, 0, 0, 1], (1000, 80))] {
+        let out = h.run(&mut nat, &[frame.clone()]).gates.remove(0).remove(0);
+        assert_eq!(&out[26..30], &[20, 0, 0, 7], "source translated");
+        assert!(ip_checksum_ok(&out) && l4_checksum_ok(&out));
+        // The reply comes back to the outside address and is translated inside.
+        let proto_tcp = frame[23] == 6;
+        let reply = if proto_tcp { tcp([30, 0, 0, 1], [20, 0, 0, 7], (80, 1000)) } else { udp([30, 0, 0, 1], [20, 0, 0, 7], 64, (53, 1000)) };
+        let back = h.run(&mut nat, &[reply]).gates.remove(0).remove(0);
+        assert_eq!(&back[30..34], &[10, 0, 0, 7], "destination translated back");
+        assert!(ip_checksum_ok(&back) && l4_checksum_ok(&back));
+    }
+}
+
+/// Naive longest-prefix match: the longest matching route, the last one among equals.
+fn naive_lpm(routes: &[(u32, u8, u16)], addr: u32) -> Option<u16> {
+    let mut best: Option<(u8, u16)> = None;
+    for &(net, len, gate) in routes {
+        if addr & mask(len) == net & mask(len) && best.is_none_or(|(l, _)| len >= l) {
+            best = Some((len, gate));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+fn naive_acl(rules: &[RuleSpec], t: &acl::FiveTuple) -> bool {
+    let m = |p: &str, a: u32| {
+        let (net, len) = sluice_core::wire::ipv4::parse_prefix(p).unwrap();
+        a & mask(len) == net
+    };
+    for r in rules {
+        if m(&r.src, t.src)
+            && m(&r.dst, t.dst)
+            && r.proto.is_none_or(|p| p == t.proto)
+            && r.sport.0 <= t.sport
+            && t.sport <= r.sport.1
+            && r.dport.0 <= t.dport
+            && t.dport <= r.dport.1
+        {
+            return r.permit;
+        }
+    }
+    false
+}
+
+fn route() -> impl Strategy<Value = (u32, u8, u16)> {
+    // Addresses in a narrow space so that prefixes overlap often.
+    (0u32..4096, 8u8..=32, 0u16..8).prop_map(|(a, len, g)| ((20 << 24) | (a << 12) | (a & 0xfff), len, g))
+}
+
+proptest! {
+    #[test]
+    fn lpm_equals_a_naive_longest_prefix_scan(routes in proptest::collection::vec(route(), 1..60), probes in proptest::collection::vec(0u32..(1 << 24), 50)) {
+        let table = lpm::LpmTable::new(&routes).unwrap();
+        for p in probes {
+            let addr = (20 << 24) | p;
+            prop_assert_eq!(table.lookup(addr), naive_lpm(&routes, addr), "address {:#x}", addr);
+        }
+    }
+
+    #[test]
+    fn acl_equals_a_linear_first_match_scan(
+        rules in proptest::collection::vec((0u8..4, 0u8..4, any::<bool>(), 0u16..4, any::<bool>()), 1..30),
+        probes in proptest::collection::vec((0u8..4, 0u8..4, 0u16..8, any::<bool>()), 40),
+    ) {
+        let rules: Vec<RuleSpec> = rules.into_iter().map(|(s, d, udp_only, port, permit)| RuleSpec {
+            src: format!("10.0.{s}.0/24"),
+            dst: if d == 0 { "0.0.0.0/0".into() } else { format!("20.0.{d}.0/24") },
+            proto: udp_only.then_some(17),
+            sport: (0, 65535),
+            dport: (port, port + 2),
+            permit,
+        }).collect();
+        let acl = Acl::new(&rules).unwrap();
+        for (s, d, port, is_udp) in probes {
+            let t = acl::FiveTuple { src: u32::from_be_bytes([10, 0, s, 9]), dst: u32::from_be_bytes([20, 0, d, 9]), proto: if is_udp { 17 } else { 6 }, sport: 1, dport: port };
+            prop_assert_eq!(acl.permits(&t), naive_acl(&rules, &t));
+        }
+    }
+}
