@@ -3,7 +3,7 @@
 from typing import Callable, Optional
 
 __version__: str
-__all__ = ["__version__", "backends", "controllers", "ns_per_cycle", "run", "validate"]
+__all__ = ["__version__", "backends", "controllers", "ns_per_cycle", "profile", "profiled_kinds", "run", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -29,3 +29,9 @@ def backends() -> list[str]:
 
 def ns_per_cycle() -> float:
     """Length of one TSC cycle on this machine (ns)."""
+
+def profile(kinds: list[str], max_batch: int = 32, reps: int = 2000) -> str:
+    """Profile NF kinds alone; JSON {"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}."""
+
+def profiled_kinds() -> list[str]:
+    """Names of the NF kinds the profiler knows."""

@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod pipeline;
+pub mod profile;
 pub mod report;
 pub mod spec;
 

@@ -67,6 +67,27 @@ fn run(
     Ok(report_json(&pipeline, &report, backend, &plan).to_string())
 }
 
+/// Profiles each NF kind alone at batch sizes 1..=max_batch; returns
+/// `{"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}` as JSON.
+#[pyfunction]
+#[pyo3(signature = (kinds, max_batch=32, reps=2000))]
+fn profile(py: Python<'_>, kinds: Vec<String>, max_batch: usize, reps: usize) -> PyResult<String> {
+    let fits = py.allow_threads(|| {
+        kinds
+            .iter()
+            .map(|k| sluice_pipeline::profile::profile(k, max_batch, reps).map(|f| (k.clone(), f)))
+            .collect::<Result<std::collections::BTreeMap<_, _>, _>>()
+    });
+    let fits = fits.map_err(invalid)?;
+    Ok(serde_json::json!({ "nfs": fits }).to_string())
+}
+
+/// Names of the NF kinds the profiler knows.
+#[pyfunction]
+fn profiled_kinds() -> Vec<&'static str> {
+    sluice_pipeline::profile::KINDS.to_vec()
+}
+
 /// Names of the built-in controllers.
 #[pyfunction]
 fn controllers() -> Vec<&'static str> {
@@ -92,6 +113,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(backends, m)?)?;
     m.add_function(wrap_pyfunction!(ns_per_cycle, m)?)?;
+    m.add_function(wrap_pyfunction!(profile, m)?)?;
+    m.add_function(wrap_pyfunction!(profiled_kinds, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -1,0 +1,196 @@
+//! The profiler: each NF alone in a one-module pipeline (source → NF →
+//! egress), on realistic packets, at batch sizes 1..B. The NF's cost at
+//! batch size b is the median time of a walker round with it minus the
+//! median without it, so T0 includes what the walker spends per batch on
+//! a module (buffer, dispatch), as it does in a real pipeline. A
+//! least-squares fit of T(b) = T0 + T1·b gives the cost model.
+
+use serde::Serialize;
+use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph, MAX_BURST};
+use sluice_nf::{NfSpec, RuleSpec};
+use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
+
+use crate::error::{Error, Result};
+
+/// Flows the profiling traffic interleaves.
+const FLOWS: usize = 32;
+
+/// A fitted cost model.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct Fit {
+    /// Cost per batch (ns).
+    pub t0_ns: f64,
+    /// Cost per packet (ns).
+    pub t1_ns: f64,
+    /// Coefficient of determination of the fit over the medians.
+    pub r2: f64,
+    /// Batchiness T1/(T0+T1).
+    pub beta: f64,
+}
+
+/// Least-squares line through (b, ns) points with T0, T1 ≥ 0 (a cost is
+/// never negative; when the free fit says so, that coefficient is 0 and
+/// the other is refitted alone).
+pub fn fit(points: &[(f64, f64)]) -> Fit {
+    let n = points.len() as f64;
+    let (sx, sy) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
+    let (mx, my) = (sx / n, sy / n);
+    let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
+    let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
+    let (mut t0, mut t1) = (0.0, if sxx > 0.0 { sxy / sxx } else { 0.0 });
+    t0 = if t1 >= 0.0 { my - t1 * mx } else { t0 };
+    if t1 < 0.0 {
+        (t0, t1) = (my.max(0.0), 0.0);
+    } else if t0 < 0.0 {
+        let through_origin = points.iter().map(|(x, y)| x * y).sum::<f64>() / points.iter().map(|(x, _)| x * x).sum::<f64>();
+        (t0, t1) = (0.0, through_origin.max(0.0));
+    }
+    let ss_tot: f64 = points.iter().map(|(_, y)| (y - my).powi(2)).sum();
+    let ss_res: f64 = points.iter().map(|(x, y)| (y - t0 - t1 * x).powi(2)).sum();
+    let r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
+    let beta = if t0 + t1 > 0.0 { t1 / (t0 + t1) } else { 0.0 };
+    Fit { t0_ns: t0, t1_ns: t1, r2, beta }
+}
+
+/// The NFs the profiler knows, each with the configuration and traffic of
+/// the reference pipelines (PIPELINES.md).
+pub const KINDS: &[&str] =
+    &["bypass", "type_check", "exact_match", "lpm", "ttl_decrement", "mac_rewrite", "ip_checksum", "acl", "static_nat"];
+
+/// Flow i of the reference traffic: 10.0.0.1 → 20.0.(i+1).1, UDP.
+fn frames() -> Result<Vec<Vec<u8>>> {
+    (0..FLOWS)
+        .map(|i| {
+            let t = TemplateSpec { dst_ip: format!("20.0.{}.1", i + 1), src_port: 1000 + i as u16, ..TemplateSpec::default() };
+            Ok(t.build()?)
+        })
+        .collect()
+}
+
+/// The reference configuration of NF kind `kind`.
+pub fn reference_spec(kind: &str) -> Result<NfSpec> {
+    let flows = 0..FLOWS as u16;
+    Ok(match kind {
+        "bypass" => NfSpec::Bypass { cycles_per_batch: 1000, cycles_per_packet: 0 },
+        "type_check" => NfSpec::TypeCheck { ether_type: 0x0800 },
+        // Lookups route everything to gate 0: the lookup costs the same, and
+        // one egress keeps the baseline comparable.
+        "exact_match" => NfSpec::ExactMatch {
+            field: sluice_nf::Field::DstIp,
+            table: flows.map(|i| (format!("20.0.{}.1", i + 1), 0)).collect(),
+            default_gate: None,
+        },
+        "lpm" => NfSpec::Lpm { routes: lpm_routes(FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect() },
+        "ttl_decrement" => NfSpec::TtlDecrement {},
+        "mac_rewrite" => NfSpec::MacRewrite { src: "02:00:00:00:01:01".into(), dst: "02:00:00:00:02:02".into() },
+        "ip_checksum" => NfSpec::IpChecksum {},
+        "acl" => NfSpec::Acl { rules: acl_rules(100) },
+        "static_nat" => NfSpec::StaticNat { inside: "10.0.0.0/24".into(), outside: "20.0.0.0/24".into() },
+        other => return Err(Error::Spec(format!("no profile setup for NF '{other}' (known: {})", KINDS.join(", ")))),
+    })
+}
+
+/// One /24 per flow (20.0.(i+1).0/24 → gate i) plus filler prefixes up to `total` routes.
+pub fn lpm_routes(flows: usize, total: usize) -> Vec<(String, u16)> {
+    let mut routes: Vec<(String, u16)> = (0..flows).map(|i| (format!("20.0.{}.0/24", i + 1), i as u16)).collect();
+    let filler = total.saturating_sub(flows);
+    routes.extend((0..filler).map(|j| (format!("30.{}.{}.0/24", j / 256, j % 256), (j % flows.max(1)) as u16)));
+    routes
+}
+
+/// Rule 0 permits UDP any→any; then deny rules on other /24s, `total` in all.
+pub fn acl_rules(total: usize) -> Vec<RuleSpec> {
+    let any = |s: &str| s.to_string();
+    let mut rules = vec![RuleSpec { src: any("0.0.0.0/0"), dst: any("0.0.0.0/0"), proto: Some(17), sport: (0, 65535), dport: (0, 65535), permit: true }];
+    rules.extend((1..total).map(|j| RuleSpec {
+        src: any("0.0.0.0/0"),
+        dst: format!("40.{}.{}.0/24", j / 256, j % 256),
+        proto: None,
+        sport: (0, 65535),
+        dport: (0, 65535),
+        permit: false,
+    }));
+    rules
+}
+
+/// A source of the reference traffic, optionally an NF, and an egress, at batch size `b`.
+fn bench_graph(nf: Option<&NfSpec>, b: usize) -> Result<WorkerGraph> {
+    let mut builder = ModelBuilder::default();
+    builder.module(ModuleDecl::new("src", Role::Source, 0, 1)).module(ModuleDecl::new("out", Role::Sink, 1, 0));
+    let mut instances = vec![];
+    let streams = frames()?.into_iter().map(|frame| Stream { frame, flow: None, rate_pps: f64::INFINITY }).collect();
+    instances.push(Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?))));
+    instances.push(Some(Instance::Egress));
+    match nf {
+        Some(spec) => {
+            builder.module(ModuleDecl::new("nf", Role::Function, 1, 1)).connect("src", 0, "nf", 0).connect("nf", 0, "out", 0);
+            instances.push(Some(Instance::Function(spec.build().map_err(Error::Spec)?)));
+        }
+        None => {
+            builder.connect("src", 0, "out", 0);
+        }
+    }
+    let model = builder.build(b)?;
+    let config = WalkerConfig { timing: false, ..WalkerConfig::default() };
+    let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
+    let clock = quanta::Clock::new();
+    let origin = clock.raw();
+    Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
+}
+
+/// Median time of a round of `graph` over `reps` rounds (ns).
+fn median_round(graph: &mut WorkerGraph, clock: &quanta::Clock, reps: usize) -> f64 {
+    let mut times: Vec<u64> = (0..reps.max(1))
+        .map(|_| {
+            let start = clock.raw();
+            graph.round();
+            clock.delta_as_nanos(start, clock.raw())
+        })
+        .collect();
+    times.sort_unstable();
+    times[times.len() / 2] as f64
+}
+
+/// Profiles NF kind `kind` at batch sizes 1..=`max_batch`, `reps` rounds per size.
+pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
+    let spec = reference_spec(kind)?;
+    let clock = quanta::Clock::new();
+    let mut points = Vec::new();
+    for b in 1..=max_batch.clamp(2, MAX_BURST) {
+        let mut with = bench_graph(Some(&spec), b)?;
+        let mut without = bench_graph(None, b)?;
+        median_round(&mut with, &clock, reps / 4);
+        median_round(&mut without, &clock, reps / 4);
+        let cost = median_round(&mut with, &clock, reps) - median_round(&mut without, &clock, reps);
+        points.push((b as f64, cost));
+    }
+    Ok(fit(&points))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn least_squares_recovers_a_line() {
+        let f = fit(&[(1.0, 12.0), (2.0, 14.0), (3.0, 16.0), (4.0, 18.0)]);
+        assert!((f.t0_ns - 10.0).abs() < 1e-9 && (f.t1_ns - 2.0).abs() < 1e-9 && (f.r2 - 1.0).abs() < 1e-12);
+        assert!((f.beta - 2.0 / 12.0).abs() < 1e-12);
+        let f = fit(&[(1.0, 1.0), (2.0, 4.0), (3.0, 7.0)]);
+        assert_eq!(f.t0_ns, 0.0, "a negative intercept is clamped");
+        assert!(f.t1_ns > 2.0);
+        let f = fit(&[(1.0, 9.0), (2.0, 8.0)]);
+        assert_eq!((f.t0_ns, f.t1_ns), (8.5, 0.0), "a negative slope is clamped");
+    }
+
+    #[test]
+    fn every_kind_has_a_setup_that_builds_and_passes_its_traffic() {
+        let traffic = frames().unwrap();
+        let mut h = sluice_core::harness::Harness::default();
+        for kind in KINDS {
+            let mut nf = reference_spec(kind).unwrap().build().unwrap();
+            let out = h.run(nf.as_mut(), &traffic);
+            assert_eq!(out.dropped, 0, "{kind} drops its profiling traffic");
+        }
+    }
+}
