@@ -30,7 +30,7 @@ def backends() -> list[str]:
 def ns_per_cycle() -> float:
     """Length of one TSC cycle on this machine (ns)."""
 
-def profile(kinds: list[str], max_batch: int = 32, reps: int = 2000) -> str:
+def profile(kinds: list[str], max_batch: int = 32, reps: int = 200) -> str:
     """Profile NF kinds alone; JSON {"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}."""
 
 def profiled_kinds() -> list[str]:

@@ -119,6 +119,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--warmup", default=1, show_default=True, help="Warm-up periods left out of the summary.")
 @click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
 @click.option("--batch-size", default=32, show_default=True, help="Batch size B (pkt, 1..256).")
+@click.option("--burstiness", default=1, show_default=True, help="Packets of one flow in a row at the source.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max"]), default="p95", show_default=True)
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
@@ -133,6 +134,7 @@ def run(
     warmup: int,
     period_ms: float,
     batch_size: int,
+    burstiness: int,
     slo_statistic: str,
     no_timing: bool,
     json_path: Optional[str],
@@ -144,7 +146,7 @@ def run(
         with open(pipeline_name) as f:
             pipeline = Pipeline.from_spec(json.load(f))
     elif pipeline_name in PIPELINES:
-        pipeline = PIPELINES[pipeline_name](n, batch_size=batch_size)
+        pipeline = PIPELINES[pipeline_name](n, batch_size=batch_size, burstiness=burstiness)
     else:
         raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
     try:
@@ -196,6 +198,32 @@ def soak(n: int, controller: str, seconds: float, period_ms: float) -> None:
         f"RSS {rss0 / 2**20:.1f} MiB after warm-up, {rss1 / 2**20:.1f} MiB at the end ({(rss1 - rss0) / 2**10:+.0f} KiB); "
         f"generated {s['generated']} = delivered {s['delivered']} + dropped {s['dropped']} + in flight {s['in_flight']}"
     )
+
+
+@main.command()
+@click.option("--nf", "kinds", multiple=True, help="NF kinds to profile (default: all the profiler knows).")
+@click.option("--max-batch", default=32, show_default=True, help="Largest batch size profiled.")
+@click.option("--reps", default=200, show_default=True, help="Samples (of 32 rounds) timed per batch size.")
+@click.option("--json", "json_path", help="Also write the report here.")
+def profile(kinds: tuple[str, ...], max_batch: int, reps: int, json_path: Optional[str]) -> None:
+    """Measure each NF's cost model T(b) = T0 + T1·b; pipelines use it from then on."""
+    from sluice import profiles
+
+    chosen = list(kinds) or _core.profiled_kinds()
+    try:
+        report = json.loads(_core.profile(chosen, max_batch, reps))
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    table = Table(title=f"NF cost models, batch sizes 1..{max_batch}")
+    for col in ("NF", "T0 ns", "T1 ns/pkt", "R²", "β = T1/(T0+T1)"):
+        table.add_column(col, justify="right")
+    for name, f in sorted(report["nfs"].items()):
+        table.add_row(name, f"{f['t0_ns']:.1f}", f"{f['t1_ns']:.2f}", f"{f['r2']:.3f}", f"{f['beta']:.3f}")
+    console.print(table)
+    if json_path:
+        with open(json_path, "w") as out:
+            json.dump(report, out, indent=1)
+    console.print(f"profile saved to {profiles.save(report)}")
 
 
 if __name__ == "__main__":

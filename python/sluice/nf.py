@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 
 class NF:
@@ -43,3 +43,125 @@ class RandomSplit(NF):
     @property
     def outgates(self) -> int:
         return len(self.weights)
+
+
+@dataclass(frozen=True)
+class TypeCheck(NF):
+    """Frames of one EtherType to gate 0, the rest dropped (0x0800 IPv4, 0x8100 802.1Q)."""
+
+    ether_type: int = 0x0800
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "type_check", "ether_type": self.ether_type}
+
+
+@dataclass(frozen=True)
+class ExactMatch(NF):
+    """A hash table from a header field to a gate.
+
+    `field` is one of dst_mac, src_mac, vlan_id, src_ip, dst_ip, src_port,
+    dst_port; `table` maps keys written as the field is (a MAC, an IPv4
+    address, a number) to gates; unmatched packets go to `default_gate` or
+    are dropped.
+    """
+
+    field: str
+    table: Mapping[str, int]
+    default_gate: Optional[int] = None
+
+    def spec(self) -> dict[str, Any]:
+        table = [[str(k), g] for k, g in self.table.items()]
+        return {"type": "exact_match", "field": self.field, "table": table, "default_gate": self.default_gate}
+
+    @property
+    def outgates(self) -> int:
+        gates = list(self.table.values()) + ([self.default_gate] if self.default_gate is not None else [])
+        return max(gates) + 1
+
+
+@dataclass(frozen=True)
+class Lpm(NF):
+    """IPv4 longest-prefix match on the destination: {"a.b.c.d/len": gate}."""
+
+    routes: Mapping[str, int]
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "lpm", "routes": [[p, g] for p, g in self.routes.items()]}
+
+    @property
+    def outgates(self) -> int:
+        return max(self.routes.values()) + 1
+
+
+@dataclass(frozen=True)
+class TtlDecrement(NF):
+    """IPv4 TTL minus one, checksum updated; expired packets dropped."""
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "ttl_decrement"}
+
+
+@dataclass(frozen=True)
+class MacRewrite(NF):
+    """Sets source and destination MAC."""
+
+    src: str
+    dst: str
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "mac_rewrite", "src": self.src, "dst": self.dst}
+
+
+@dataclass(frozen=True)
+class IpChecksum(NF):
+    """Recomputes the IPv4 header checksum."""
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "ip_checksum"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """An ACL rule: prefixes, protocol, inclusive port ranges, permit or deny."""
+
+    permit: bool
+    src: str = "0.0.0.0/0"
+    dst: str = "0.0.0.0/0"
+    proto: Optional[int] = None
+    sport: tuple[int, int] = (0, 65535)
+    dport: tuple[int, int] = (0, 65535)
+
+    def spec(self) -> dict[str, Any]:
+        return {"permit": self.permit, "src": self.src, "dst": self.dst, "proto": self.proto,
+                "sport": list(self.sport), "dport": list(self.dport)}
+
+
+@dataclass(frozen=True)
+class Acl(NF):
+    """First-match rules on the 5-tuple: permit to gate 0, deny (and no match) dropped."""
+
+    rules: Sequence[Rule]
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "acl", "rules": [r.spec() for r in self.rules]}
+
+
+@dataclass(frozen=True)
+class StaticNat(NF):
+    """Prefix-to-prefix translation: sources in `inside` to `outside`, destinations back."""
+
+    inside: str
+    outside: str
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "static_nat", "inside": self.inside, "outside": self.outside}
+
+
+@dataclass(frozen=True)
+class Merge(NF):
+    """Several ingates into one outgate."""
+
+    ingates: int
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "merge", "ingates": self.ingates}

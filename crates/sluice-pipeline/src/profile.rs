@@ -3,7 +3,7 @@
 //! batch size b is the median time of a walker round with it minus the
 //! median without it, so T0 includes what the walker spends per batch on
 //! a module (buffer, dispatch), as it does in a real pipeline. A
-//! least-squares fit of T(b) = T0 + T1·b gives the cost model.
+//! robust (Theil–Sen) fit of T(b) = T0 + T1·b gives the cost model.
 
 use serde::Serialize;
 use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph, MAX_BURST};
@@ -28,23 +28,32 @@ pub struct Fit {
     pub beta: f64,
 }
 
-/// Least-squares line through (b, ns) points with T0, T1 ≥ 0 (a cost is
-/// never negative; when the free fit says so, that coefficient is 0 and
-/// the other is refitted alone).
+/// A robust line through (b, ns) points: the Theil–Sen estimator (median
+/// of pairwise slopes, median intercept), which a few points disturbed by
+/// a noisy machine do not drag, with T0, T1 ≥ 0 (a negative cost is noise:
+/// it is set to 0 and the other coefficient refitted alone). R² is that of
+/// the resulting line.
 pub fn fit(points: &[(f64, f64)]) -> Fit {
-    let n = points.len() as f64;
-    let (sx, sy) = points.iter().fold((0.0, 0.0), |(a, b), (x, y)| (a + x, b + y));
-    let (mx, my) = (sx / n, sy / n);
-    let sxx: f64 = points.iter().map(|(x, _)| (x - mx).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|(x, y)| (x - mx) * (y - my)).sum();
-    let (mut t0, mut t1) = (0.0, if sxx > 0.0 { sxy / sxx } else { 0.0 });
-    t0 = if t1 >= 0.0 { my - t1 * mx } else { t0 };
-    if t1 < 0.0 {
-        (t0, t1) = (my.max(0.0), 0.0);
-    } else if t0 < 0.0 {
-        let through_origin = points.iter().map(|(x, y)| x * y).sum::<f64>() / points.iter().map(|(x, _)| x * x).sum::<f64>();
-        (t0, t1) = (0.0, through_origin.max(0.0));
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        let n = v.len();
+        if n == 0 { 0.0 } else if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
+    };
+    let mut slopes = Vec::with_capacity(points.len() * points.len() / 2);
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            if b.0 != a.0 {
+                slopes.push((b.1 - a.1) / (b.0 - a.0));
+            }
+        }
     }
+    let mut t1 = median(slopes).max(0.0);
+    let mut t0 = median(points.iter().map(|(x, y)| y - t1 * x).collect());
+    if t0 < 0.0 {
+        t0 = 0.0;
+        t1 = median(points.iter().filter(|(x, _)| *x > 0.0).map(|(x, y)| y / x).collect()).max(0.0);
+    }
+    let my = points.iter().map(|p| p.1).sum::<f64>() / points.len().max(1) as f64;
     let ss_tot: f64 = points.iter().map(|(_, y)| (y - my).powi(2)).sum();
     let ss_res: f64 = points.iter().map(|(x, y)| (y - t0 - t1 * x).powi(2)).sum();
     let r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
@@ -138,31 +147,42 @@ fn bench_graph(nf: Option<&NfSpec>, b: usize) -> Result<WorkerGraph> {
     Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
 }
 
-/// Median time of a round of `graph` over `reps` rounds (ns).
-fn median_round(graph: &mut WorkerGraph, clock: &quanta::Clock, reps: usize) -> f64 {
-    let mut times: Vec<u64> = (0..reps.max(1))
-        .map(|_| {
-            let start = clock.raw();
-            graph.round();
-            clock.delta_as_nanos(start, clock.raw())
-        })
-        .collect();
-    times.sort_unstable();
-    times[times.len() / 2] as f64
+/// Rounds timed together in one sample, so clock reads and jitter are amortised.
+const ROUNDS_PER_SAMPLE: u64 = 32;
+
+/// Mean time of a round of `graph` over one sample (ns, ×[`ROUNDS_PER_SAMPLE`]).
+fn round_ns(graph: &mut WorkerGraph, clock: &quanta::Clock) -> u64 {
+    let start = clock.raw();
+    for _ in 0..ROUNDS_PER_SAMPLE {
+        graph.round();
+    }
+    clock.delta_as_nanos(start, clock.raw())
 }
 
-/// Profiles NF kind `kind` at batch sizes 1..=`max_batch`, `reps` rounds per size.
+/// Profiles NF kind `kind` at batch sizes 1..=`max_batch`, `reps` samples per size.
+/// Rounds with and without the NF alternate, so drift in the machine's
+/// speed touches both medians alike.
 pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
     let spec = reference_spec(kind)?;
     let clock = quanta::Clock::new();
+    let reps = reps.max(1);
+    let (mut with_ns, mut without_ns) = (vec![0u64; reps], vec![0u64; reps]);
     let mut points = Vec::new();
     for b in 1..=max_batch.clamp(2, MAX_BURST) {
         let mut with = bench_graph(Some(&spec), b)?;
         let mut without = bench_graph(None, b)?;
-        median_round(&mut with, &clock, reps / 4);
-        median_round(&mut without, &clock, reps / 4);
-        let cost = median_round(&mut with, &clock, reps) - median_round(&mut without, &clock, reps);
-        points.push((b as f64, cost));
+        for _ in 0..reps / 4 {
+            round_ns(&mut with, &clock);
+            round_ns(&mut without, &clock);
+        }
+        for i in 0..reps {
+            with_ns[i] = round_ns(&mut with, &clock);
+            without_ns[i] = round_ns(&mut without, &clock);
+        }
+        with_ns.sort_unstable();
+        without_ns.sort_unstable();
+        let per_round = (with_ns[reps / 2] as f64 - without_ns[reps / 2] as f64) / ROUNDS_PER_SAMPLE as f64;
+        points.push((b as f64, per_round));
     }
     Ok(fit(&points))
 }
@@ -172,15 +192,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn least_squares_recovers_a_line() {
+    fn the_fit_recovers_a_line() {
         let f = fit(&[(1.0, 12.0), (2.0, 14.0), (3.0, 16.0), (4.0, 18.0)]);
         assert!((f.t0_ns - 10.0).abs() < 1e-9 && (f.t1_ns - 2.0).abs() < 1e-9 && (f.r2 - 1.0).abs() < 1e-12);
         assert!((f.beta - 2.0 / 12.0).abs() < 1e-12);
         let f = fit(&[(1.0, 1.0), (2.0, 4.0), (3.0, 7.0)]);
         assert_eq!(f.t0_ns, 0.0, "a negative intercept is clamped");
-        assert!(f.t1_ns > 2.0);
+        assert_eq!(f.t1_ns, 2.0, "refitted through the origin: the median of y/x");
         let f = fit(&[(1.0, 9.0), (2.0, 8.0)]);
         assert_eq!((f.t0_ns, f.t1_ns), (8.5, 0.0), "a negative slope is clamped");
+        let f = fit(&[(1.0, 12.0), (2.0, 14.0), (3.0, 90.0), (4.0, 18.0), (5.0, 20.0)]);
+        assert!((f.t0_ns - 10.0).abs() < 1e-9 && (f.t1_ns - 2.0).abs() < 1e-9, "one wild point does not move the line");
     }
 
     #[test]

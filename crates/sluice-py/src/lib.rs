@@ -70,7 +70,7 @@ fn run(
 /// Profiles each NF kind alone at batch sizes 1..=max_batch; returns
 /// `{"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}` as JSON.
 #[pyfunction]
-#[pyo3(signature = (kinds, max_batch=32, reps=2000))]
+#[pyo3(signature = (kinds, max_batch=32, reps=200))]
 fn profile(py: Python<'_>, kinds: Vec<String>, max_batch: usize, reps: usize) -> PyResult<String> {
     let fits = py.allow_threads(|| {
         kinds

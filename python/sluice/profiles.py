@@ -1,0 +1,60 @@
+"""Cost models (T0 ns per batch, T1 ns per packet) of the NFs, for pipelines.
+
+Measured by `sluice profile`, which writes them to `profile_path()`;
+where no measurement exists the reference values of PIPELINES.md are used
+(and said once on stderr); NFs with neither get no profile, so no
+controlled buffer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+#: Reference costs (ns) from PIPELINES.md, for L2L3 and GW.
+REFERENCE: dict[str, tuple[float, float]] = {"lpm": (68.0, 27.0), "acl": (122.0, 30.0), "static_nat": (43.0, 21.0)}
+
+_warned: set[str] = set()
+
+
+def profile_path() -> Path:
+    """Where `sluice profile` writes and pipelines read: $SLUICE_PROFILE, else ~/.cache/sluice/profile.json."""
+    env = os.environ.get("SLUICE_PROFILE")
+    return Path(env) if env else Path.home() / ".cache" / "sluice" / "profile.json"
+
+
+def load() -> dict[str, dict[str, float]]:
+    """The measured profiles, by NF kind ({} when there are none)."""
+    try:
+        data: dict[str, Any] = json.loads(profile_path().read_text())
+    except (OSError, ValueError):
+        return {}
+    nfs: dict[str, dict[str, float]] = data.get("nfs", {})
+    return nfs
+
+
+def save(report: dict[str, Any]) -> Path:
+    """Merges a profiler report into the profile file; returns its path."""
+    path = profile_path()
+    nfs = load()
+    nfs.update(report["nfs"])
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"nfs": nfs}, indent=1))
+    return path
+
+
+def cost(kind: str) -> dict[str, Optional[float]]:
+    """Keyword arguments t0_ns/t1_ns for `Pipeline.module` of an NF of `kind`."""
+    measured = load().get(kind)
+    if measured is not None:
+        return {"t0_ns": measured["t0_ns"], "t1_ns": measured["t1_ns"]}
+    if kind in REFERENCE:
+        if kind not in _warned:
+            _warned.add(kind)
+            print(f"sluice: no measured profile for {kind}; using the reference cost (run `sluice profile`)", file=sys.stderr)
+        t0, t1 = REFERENCE[kind]
+        return {"t0_ns": t0, "t1_ns": t1}
+    return {"t0_ns": None, "t1_ns": None}
