@@ -59,3 +59,18 @@ def test_demo_prints_the_comparison_and_writes_a_plot(tmp_path: Path) -> None:
     assert "null" in out.stdout and "max" in out.stdout and "lossless" in out.stdout
     assert (tmp_path / "o" / "demo.png").exists()
     assert (tmp_path / "o" / "demo-max.json").exists()
+
+
+def test_profile_writes_the_report_and_the_profile_pipelines_use(tmp_path: Path) -> None:
+    import os
+
+    out = sluice("profile", "--nf", "lpm", "--nf", "bypass", "--max-batch", "8", "--reps", "20", "--json", "p.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "p.json").read_text())
+    assert set(report["nfs"]) == {"lpm", "bypass"}
+    assert {"t0_ns", "t1_ns", "r2", "beta"} <= set(report["nfs"]["lpm"])
+    assert report["nfs"]["bypass"]["beta"] <= 0.05, "Bypass(1000, 0) costs per batch only"
+    saved = json.loads(open(os.environ["SLUICE_PROFILE"]).read())
+    assert saved["nfs"]["lpm"] == report["nfs"]["lpm"]
+    bad = sluice("profile", "--nf", "warp_drive", cwd=tmp_path)
+    assert bad.returncode != 0 and "no profile setup for NF 'warp_drive'" in bad.stderr

@@ -42,7 +42,9 @@ def rc(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, seed: int = 1)
 
 
 def _module(p: Pipeline, name: str, nf: NF, kind: str) -> Module:
-    return p.module(name, nf, **cost(kind))
+    """A module with the cost model of its kind, if one is known."""
+    t0_t1 = cost(kind)
+    return p.module(name, nf, t0_ns=t0_t1[0] if t0_t1 else None, t1_ns=t0_t1[1] if t0_t1 else None)
 
 
 def _lpm_routes(n: int) -> dict[str, int]:

@@ -46,15 +46,14 @@ def save(report: dict[str, Any]) -> Path:
     return path
 
 
-def cost(kind: str) -> dict[str, Optional[float]]:
-    """Keyword arguments t0_ns/t1_ns for `Pipeline.module` of an NF of `kind`."""
+def cost(kind: str) -> Optional[tuple[float, float]]:
+    """(T0 ns, T1 ns) of an NF of `kind`: measured, else the reference, else None."""
     measured = load().get(kind)
     if measured is not None:
-        return {"t0_ns": measured["t0_ns"], "t1_ns": measured["t1_ns"]}
+        return measured["t0_ns"], measured["t1_ns"]
     if kind in REFERENCE:
         if kind not in _warned:
             _warned.add(kind)
             print(f"sluice: no measured profile for {kind}; using the reference cost (run `sluice profile`)", file=sys.stderr)
-        t0, t1 = REFERENCE[kind]
-        return {"t0_ns": t0, "t1_ns": t1}
-    return {"t0_ns": None, "t1_ns": None}
+        return REFERENCE[kind]
+    return None

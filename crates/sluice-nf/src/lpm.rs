@@ -108,16 +108,16 @@ impl NetworkFunction for Lpm {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
         let n = ids.len();
-        for i in 0..n {
-            let ip = ipv4_of(ctx.pool.data(ids[i]));
-            self.valid[i] = ip.is_ok();
-            self.addrs[i] = ip.map_or(0, |h| h.dst());
+        for ((&id, valid), addr) in ids.iter().zip(&mut self.valid).zip(&mut self.addrs) {
+            let ip = ipv4_of(ctx.pool.data(id));
+            *valid = ip.is_ok();
+            *addr = ip.map_or(0, |h| h.dst());
         }
         self.table.lookup_bulk(&self.addrs[..n], &mut self.found[..n]);
-        for i in 0..n {
-            match self.found[i].filter(|_| self.valid[i]) {
-                Some(gate) => out.push(gate as usize, ids[i]),
-                None => ctx.drop_packet(ids[i]),
+        for ((&id, &valid), found) in ids.iter().zip(&self.valid).zip(&self.found) {
+            match found.filter(|_| valid) {
+                Some(gate) => out.push(gate as usize, id),
+                None => ctx.drop_packet(id),
             }
         }
         input.clear();

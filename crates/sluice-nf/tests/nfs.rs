@@ -124,7 +124,7 @@ fn nat_round_trips_to_identity_with_valid_checksums() {
     let mut h = Harness::default();
     let mut nat = StaticNat::new("10.0.0.0/24", "20.0.0.0/24").unwrap();
     for frame in [udp([10, 0, 0, 7], [30, 0, 0, 1], 64, (1000, 53)), tcp([10, 0, 0, 7], [30, 0, 0, 1], (1000, 80))] {
-        let out = h.run(&mut nat, &[frame.clone()]).gates.remove(0).remove(0);
+        let out = h.run(&mut nat, std::slice::from_ref(&frame)).gates.remove(0).remove(0);
         assert_eq!(&out[26..30], &[20, 0, 0, 7], "source translated");
         assert!(ip_checksum_ok(&out) && l4_checksum_ok(&out));
         // The reply comes back to the outside address and is translated inside.

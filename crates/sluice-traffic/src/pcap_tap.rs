@@ -21,7 +21,11 @@ impl PcapTap {
     /// Creates (or truncates) the file at `path`.
     pub fn create(path: &str) -> Result<Self> {
         let file = File::create(path).map_err(|e| Error::Pcap { path: path.into(), reason: e.to_string() })?;
-        let header = pcap_file::pcap::PcapHeader { ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
+        let header = pcap_file::pcap::PcapHeader {
+            ts_resolution: pcap_file::TsResolution::NanoSecond,
+            endianness: pcap_file::Endianness::Little,
+            ..Default::default()
+        };
         let writer = PcapWriter::with_header(BufWriter::new(file), header)
             .map_err(|e| Error::Pcap { path: path.into(), reason: e.to_string() })?;
         Ok(Self { writer: Some(writer), write_errors: 0 })
