@@ -460,6 +460,7 @@ impl WorkerGraph {
     /// Hands gate `g`'s packets of module `v` to ring `r`; what does not fit
     /// is dropped at `v` (sources pause before rings fill, so only a burst of
     /// buffered packets can overflow).
+    #[inline(never)]
     fn send(&mut self, v: usize, g: usize, r: usize) {
         let node = &mut self.nodes[v];
         let ring = &mut self.rings_out[r];

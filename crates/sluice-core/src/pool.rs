@@ -24,13 +24,25 @@ struct Arena {
 // module docs); handles cross threads only through release/acquire rings.
 unsafe impl Sync for Arena {}
 
+// SAFETY: the raw pointers point into the arena this pool keeps alive, and
+// a pool is used by one thread at a time (it moves to its worker once).
+unsafe impl Send for PacketPool {}
+
 /// One worker's packet buffers: allocation from its partition of the arena,
 /// and access to any buffer whose handle it holds.
 pub struct PacketPool {
-    arena: Arc<Arena>,
+    /// Keeps the arena alive; the pointers below point into it.
+    _arena: Arc<Arena>,
+    /// First buffer and first metadata slot of the arena, cached so that an
+    /// access is one indexed load (the handle invariant makes it in bounds).
+    bufs: *const UnsafeCell<[u8; BUF_SIZE]>,
+    meta: *const UnsafeCell<PacketMeta>,
+    /// Buffers in the whole arena (pkt).
+    total: u32,
     /// Buffers per partition (pkt): a handle's owner is `id / partition`.
     partition: u32,
-    worker: usize,
+    /// First handle of this worker's partition.
+    base: u32,
     free: Vec<PacketId>,
     /// Return rings to every other worker (`None` at our own index).
     returns_out: Vec<Option<Producer<PacketId>>>,
@@ -72,9 +84,12 @@ impl PacketPool {
             .map(|(w, (returns_out, returns_in))| {
                 let base = (w * capacity) as u32;
                 Self {
-                    arena: arena.clone(),
+                    bufs: arena.bufs.as_ptr(),
+                    meta: arena.meta.as_ptr(),
+                    total: total as u32,
+                    _arena: arena.clone(),
                     partition: capacity as u32,
-                    worker: w,
+                    base,
                     free: (base..base + capacity as u32).rev().map(PacketId).collect(),
                     returns_out,
                     returns_in,
@@ -123,15 +138,33 @@ impl PacketPool {
         Some(id)
     }
 
+    /// Takes a buffer holding a copy of `frame`, with metadata `meta` (its
+    /// offset and length set here), or `None` when the pool is empty.
+    #[inline]
+    pub fn alloc_copy(&mut self, frame: &[u8], meta: PacketMeta) -> Option<PacketId> {
+        debug_assert!(frame.len() <= MAX_PACKET_LEN);
+        if self.free.is_empty() {
+            self.take_returns();
+        }
+        let id = self.free.pop()?;
+        self.allocated += 1;
+        let m = self.meta_mut(id);
+        *m = PacketMeta { data_off: HEADROOM as u16, len: frame.len() as u16, ..meta };
+        // SAFETY: `meta_mut` checked the bounds; the buffer is ours, just taken from the free list.
+        let buf = unsafe { &mut *(*self.bufs.add(id.0 as usize)).get() };
+        buf[HEADROOM..HEADROOM + frame.len()].copy_from_slice(frame);
+        Some(id)
+    }
+
     /// Returns a buffer to its owner's pool. The handle must not be used afterwards.
     #[inline]
     pub fn free(&mut self, id: PacketId) {
         self.freed += 1;
-        let owner = (id.0 / self.partition) as usize;
-        if owner == self.worker {
+        if id.0.wrapping_sub(self.base) < self.partition {
             debug_assert!(self.free.len() < self.capacity(), "double free of {id:?}");
             self.free.push(id);
         } else {
+            let owner = (id.0 / self.partition) as usize;
             let ring = self.returns_out[owner].as_mut().expect("a return ring to every other worker");
             assert!(ring.push(id).is_ok(), "a return ring holds a whole partition");
         }
@@ -140,23 +173,26 @@ impl PacketPool {
     /// The packet's metadata.
     #[inline]
     pub fn meta(&self, id: PacketId) -> &PacketMeta {
-        // SAFETY: the caller holds `id`, so nobody else touches this cell.
-        unsafe { &*self.arena.meta[id.0 as usize].get() }
+        assert!(id.0 < self.total, "{id:?} is not a handle of this arena");
+        // SAFETY: in bounds (checked above); the caller holds `id`, so nobody
+        // else touches this cell.
+        unsafe { &*(*self.meta.add(id.0 as usize)).get() }
     }
 
     /// The packet's metadata, mutable.
     #[inline]
     pub fn meta_mut(&mut self, id: PacketId) -> &mut PacketMeta {
+        assert!(id.0 < self.total, "{id:?} is not a handle of this arena");
         // SAFETY: as in `meta`; `&mut self` keeps this the only reference made through this pool.
-        unsafe { &mut *self.arena.meta[id.0 as usize].get() }
+        unsafe { &mut *(*self.meta.add(id.0 as usize)).get() }
     }
 
     /// The packet's bytes.
     #[inline]
     pub fn data(&self, id: PacketId) -> &[u8] {
         let m = *self.meta(id);
-        // SAFETY: as in `meta`.
-        let buf = unsafe { &*self.arena.bufs[id.0 as usize].get() };
+        // SAFETY: as in `meta` (`meta` checked the bounds).
+        let buf = unsafe { &*(*self.bufs.add(id.0 as usize)).get() };
         &buf[m.data_off as usize..m.data_off as usize + m.len as usize]
     }
 
@@ -165,7 +201,7 @@ impl PacketPool {
     pub fn data_mut(&mut self, id: PacketId) -> &mut [u8] {
         let m = *self.meta(id);
         // SAFETY: as in `meta_mut`.
-        let buf = unsafe { &mut *self.arena.bufs[id.0 as usize].get() };
+        let buf = unsafe { &mut *(*self.bufs.add(id.0 as usize)).get() };
         &mut buf[m.data_off as usize..m.data_off as usize + m.len as usize]
     }
 

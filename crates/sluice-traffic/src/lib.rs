@@ -15,16 +15,11 @@ pub use pcap_tap::PcapTap;
 pub use synthetic::{Stream, SyntheticSource};
 pub use template::TemplateSpec;
 
-use sluice_core::{PacketId, PacketPool};
+use sluice_core::{PacketId, PacketMeta, PacketPool};
 
-/// Copies `frame` into a fresh buffer stamped with flow and sequence number
-/// (the caller sets the arrival time); `None` when the pool is empty.
+/// Copies `frame` into a fresh buffer stamped with arrival time, flow and
+/// sequence number; `None` when the pool is empty.
 #[inline]
-pub(crate) fn stamp(pool: &mut PacketPool, frame: &[u8], flow: u16, seq: u32) -> Option<PacketId> {
-    let id = pool.alloc(frame.len())?;
-    pool.data_mut(id).copy_from_slice(frame);
-    let meta = pool.meta_mut(id);
-    meta.flow = flow;
-    meta.seq = seq;
-    Some(id)
+pub(crate) fn stamp(pool: &mut PacketPool, frame: &[u8], ts_ns: u64, flow: u16, seq: u32) -> Option<PacketId> {
+    pool.alloc_copy(frame, PacketMeta { ts_ns, flow, seq, ..PacketMeta::default() })
 }

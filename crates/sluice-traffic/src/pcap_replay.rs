@@ -116,8 +116,8 @@ impl PacketSource for PcapReplay {
         let n = max.min(self.pacer.poll(rate, now_ns));
         for _ in 0..n {
             let r = &self.records[self.next];
-            let Some(id) = stamp(pool, &self.bytes[r.offset..r.offset + r.len], r.flow, self.seq) else { break };
-            pool.meta_mut(id).ts_ns = self.pacer.take(rate);
+            let ts = self.pacer.take(rate);
+            let Some(id) = stamp(pool, &self.bytes[r.offset..r.offset + r.len], ts, r.flow, self.seq) else { break };
             out.push(id);
             self.seq = self.seq.wrapping_add(1);
             self.next = (self.next + 1) % self.records.len();

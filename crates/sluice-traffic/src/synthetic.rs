@@ -71,8 +71,8 @@ impl PacketSource for SyntheticSource {
         while produced < max && starved < n {
             let s = &mut self.streams[self.cursor];
             if s.allowance > 0 {
-                let Some(id) = stamp(pool, &s.frame, s.flow, s.seq) else { break };
-                pool.meta_mut(id).ts_ns = s.pacer.take(s.rate);
+                let ts = s.pacer.take(s.rate);
+                let Some(id) = stamp(pool, &s.frame, ts, s.flow, s.seq) else { break };
                 out.push(id);
                 s.seq = s.seq.wrapping_add(1);
                 s.allowance -= 1;
@@ -85,7 +85,10 @@ impl PacketSource for SyntheticSource {
             } else {
                 starved += 1;
             }
-            self.cursor = (self.cursor + 1) % n;
+            self.cursor += 1;
+            if self.cursor == n {
+                self.cursor = 0;
+            }
             self.run_left = self.burstiness;
         }
     }
