@@ -3,6 +3,7 @@
 //! the simulator, and run reports.
 #![warn(missing_docs)]
 
+pub mod chain;
 pub mod error;
 pub mod pipeline;
 pub mod profile;

@@ -6,10 +6,10 @@
 //! robust (Theil–Sen) fit of T(b) = T0 + T1·b gives the cost model.
 
 use serde::Serialize;
-use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph, MAX_BURST};
+use sluice_core::{WorkerGraph, MAX_BURST};
 use sluice_nf::{NfSpec, RuleSpec};
-use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
+use crate::chain::chain;
 use crate::error::{Error, Result};
 
 /// Flows the profiling traffic interleaves.
@@ -66,16 +66,6 @@ pub fn fit(points: &[(f64, f64)]) -> Fit {
 pub const KINDS: &[&str] =
     &["bypass", "type_check", "exact_match", "lpm", "ttl_decrement", "mac_rewrite", "ip_checksum", "acl", "static_nat"];
 
-/// Flow i of the reference traffic: 10.0.0.1 → 20.0.(i+1).1, UDP.
-fn frames() -> Result<Vec<Vec<u8>>> {
-    (0..FLOWS)
-        .map(|i| {
-            let t = TemplateSpec { dst_ip: format!("20.0.{}.1", i + 1), src_port: 1000 + i as u16, ..TemplateSpec::default() };
-            Ok(t.build()?)
-        })
-        .collect()
-}
-
 /// The reference configuration of NF kind `kind`.
 pub fn reference_spec(kind: &str) -> Result<NfSpec> {
     let flows = 0..FLOWS as u16;
@@ -122,31 +112,6 @@ pub fn acl_rules(total: usize) -> Vec<RuleSpec> {
     rules
 }
 
-/// A source of the reference traffic, optionally an NF, and an egress, at batch size `b`.
-fn bench_graph(nf: Option<&NfSpec>, b: usize) -> Result<WorkerGraph> {
-    let mut builder = ModelBuilder::default();
-    builder.module(ModuleDecl::new("src", Role::Source, 0, 1)).module(ModuleDecl::new("out", Role::Sink, 1, 0));
-    let mut instances = vec![];
-    let streams = frames()?.into_iter().map(|frame| Stream { frame, flow: None, rate_pps: f64::INFINITY }).collect();
-    instances.push(Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?))));
-    instances.push(Some(Instance::Egress));
-    match nf {
-        Some(spec) => {
-            builder.module(ModuleDecl::new("nf", Role::Function, 1, 1)).connect("src", 0, "nf", 0).connect("nf", 0, "out", 0);
-            instances.push(Some(Instance::Function(spec.build().map_err(Error::Spec)?)));
-        }
-        None => {
-            builder.connect("src", 0, "out", 0);
-        }
-    }
-    let model = builder.build(b)?;
-    let config = WalkerConfig { timing: false, ..WalkerConfig::default() };
-    let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
-    let clock = quanta::Clock::new();
-    let origin = clock.raw();
-    Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
-}
-
 /// Rounds timed together in one sample, so clock reads and jitter are amortised.
 const ROUNDS_PER_SAMPLE: u64 = 32;
 
@@ -169,8 +134,8 @@ pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
     let (mut with_ns, mut without_ns) = (vec![0u64; reps], vec![0u64; reps]);
     let mut points = Vec::new();
     for b in 1..=max_batch.clamp(2, MAX_BURST) {
-        let mut with = bench_graph(Some(&spec), b)?;
-        let mut without = bench_graph(None, b)?;
+        let mut with = chain(std::slice::from_ref(&spec), FLOWS, b, false)?;
+        let mut without = chain(&[], FLOWS, b, false)?;
         for _ in 0..reps / 4 {
             round_ns(&mut with, &clock);
             round_ns(&mut without, &clock);
@@ -207,7 +172,7 @@ mod tests {
 
     #[test]
     fn every_kind_has_a_setup_that_builds_and_passes_its_traffic() {
-        let traffic = frames().unwrap();
+        let traffic = crate::chain::reference_frames(FLOWS).unwrap();
         let mut h = sluice_core::harness::Harness::default();
         for kind in KINDS {
             let mut nf = reference_spec(kind).unwrap().build().unwrap();
