@@ -1,6 +1,7 @@
 //! The walker on chains of modules: per-packet cost of a 10-module
 //! Bypass(0,0) chain at B = 1, 32, 256; per-batch overhead of an empty
-//! module (chain of 10 vs chain of 1); telemetry on vs off.
+//! module (chain of 10 vs chain of 1); telemetry on vs off; the L2L3(1)
+//! router chain at B = 1, 32, 256.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sluice_core::WorkerGraph;
@@ -48,5 +49,28 @@ fn telemetry(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_packet, empty_module, telemetry);
+/// The L2L3(1) router chain: type check → LPM (500 routes) → TTL → MAC
+/// rewrite → checksum → egress, over 4096 interleaved 60-byte flows.
+fn router_chain(c: &mut Criterion) {
+    let mut routes = sluice_pipeline::profile::lpm_routes(1, 499);
+    routes.push(("20.0.0.0/8".into(), 0));
+    let nfs = vec![
+        NfSpec::TypeCheck { ether_type: 0x0800 },
+        NfSpec::Lpm { routes },
+        NfSpec::TtlDecrement {},
+        NfSpec::MacRewrite { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() },
+        NfSpec::IpChecksum {},
+    ];
+    let mut group = c.benchmark_group("router_chain_per_packet");
+    for batch in [1usize, 32, 256] {
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_function(BenchmarkId::from_parameter(batch), |b| {
+            let mut g = sluice_pipeline::chain::chain(&nfs, 4096, batch, true).expect("a valid chain");
+            b.iter(|| assert_eq!(g.round(), batch));
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_packet, empty_module, telemetry, router_chain);
 criterion_main!(benches);

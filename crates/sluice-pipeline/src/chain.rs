@@ -7,11 +7,13 @@ use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
 use crate::error::{Error, Result};
 
-/// Flow i of the reference traffic: 10.0.0.1 → 20.0.(i+1).1, UDP, 60 bytes.
+/// Flow i of the reference traffic: 10.0.0.1 → 20.h.l.1 with h = i / 254,
+/// l = i % 254 + 1 (so 20.0.(i+1).1 for the first 254), UDP, 60 bytes.
 pub fn reference_frames(flows: usize) -> Result<Vec<Vec<u8>>> {
     (0..flows)
         .map(|i| {
-            let t = TemplateSpec { dst_ip: format!("20.0.{}.1", i + 1), src_port: 1000 + i as u16, ..TemplateSpec::default() };
+            let dst_ip = format!("20.{}.{}.1", i / 254, i % 254 + 1);
+            let t = TemplateSpec { dst_ip, src_port: 1000 + (i % 60000) as u16, ..TemplateSpec::default() };
             Ok(t.build()?)
         })
         .collect()

@@ -1,36 +1,30 @@
-//! Arrival times of a packet stream, as a NIC's receive queue would see them.
+//! Arrival times of a paced packet stream, as a NIC's receive queue would see them.
 //!
 //! A packet's ingress timestamp is when it *arrived*, not when the worker
 //! got round to taking it, so measured delays include the wait for the
 //! worker (Batchy's T_turnaround term). At a set rate, packets arrive every
 //! 1/rate seconds; arrivals that would overflow a receive queue of
 //! [`RX_QUEUE`] packets are lost at the queue (counted, never generated).
-//! Unlimited streams are backpressured: a packet taken now entered the
-//! queue when the previous batch left it, at the previous poll.
+//! Unlimited streams are backpressured instead: their sources stamp a
+//! packet with the time of the previous poll, when it entered the queue.
 
 /// Receive-queue depth of a paced stream (pkt), as a typical NIC ring.
 pub const RX_QUEUE: usize = 4096;
 
-/// Arrival clock of one stream.
+/// Arrival clock of one paced stream.
 #[derive(Clone, Debug, Default)]
 pub struct Pacer {
-    /// Arrival time of the next paced packet (ns).
+    /// Arrival time of the next packet (ns); `None` until the stream is paced.
     next_ns: Option<f64>,
-    /// Time of the previous poll (ns): when backpressured packets entered the queue.
-    last_poll_ns: Option<u64>,
-    /// Time of the poll before the current one (ns).
-    entered_ns: u64,
     /// Arrivals lost to a full receive queue (pkt).
     pub missed: u64,
 }
 
 impl Pacer {
-    /// Starts a poll at `now_ns`; returns how many packets have arrived by then at `rate` pkt/s
-    /// (infinite rate: unlimited).
+    /// How many packets have arrived by `now_ns` at `rate` pkt/s and wait to
+    /// be taken; `usize::MAX` for an unlimited (infinite) rate.
     #[inline]
     pub fn poll(&mut self, rate: f64, now_ns: u64) -> usize {
-        self.entered_ns = self.last_poll_ns.unwrap_or(now_ns);
-        self.last_poll_ns = Some(now_ns);
         if rate.is_infinite() {
             self.next_ns = None;
             return usize::MAX;
@@ -48,17 +42,28 @@ impl Pacer {
         due.max(0) as usize
     }
 
-    /// Takes one packet that [`poll`](Self::poll) counted; returns its arrival time (ns).
+    /// Takes one packet [`poll`](Self::poll) counted: its arrival time (ns),
+    /// or `None` for an unlimited stream.
     #[inline]
-    pub fn take(&mut self, rate: f64) -> u64 {
-        match &mut self.next_ns {
-            Some(next) if rate.is_finite() => {
-                let t = *next;
-                *next += 1e9 / rate;
-                t as u64
-            }
-            _ => self.entered_ns,
-        }
+    pub fn take(&mut self, rate: f64) -> Option<u64> {
+        let next = self.next_ns.as_mut().filter(|_| rate.is_finite())?;
+        let t = *next;
+        *next += 1e9 / rate;
+        Some(t as u64)
+    }
+}
+
+/// When backpressured packets entered the receive queue: at the previous poll.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Backlog {
+    previous_poll_ns: Option<u64>,
+}
+
+impl Backlog {
+    /// Records a poll at `now_ns`; returns the time of the one before (or now, at the first).
+    #[inline]
+    pub fn poll(&mut self, now_ns: u64) -> u64 {
+        self.previous_poll_ns.replace(now_ns).unwrap_or(now_ns)
     }
 }
 
@@ -70,9 +75,9 @@ mod tests {
     fn paced_packets_carry_their_arrival_times() {
         let mut p = Pacer::default();
         assert_eq!(p.poll(1e6, 10_000), 1);
-        assert_eq!(p.take(1e6), 10_000);
+        assert_eq!(p.take(1e6), Some(10_000));
         assert_eq!(p.poll(1e6, 13_500), 3);
-        assert_eq!((0..3).map(|_| p.take(1e6)).collect::<Vec<_>>(), vec![11_000, 12_000, 13_000]);
+        assert_eq!((0..3).map(|_| p.take(1e6).unwrap()).collect::<Vec<_>>(), vec![11_000, 12_000, 13_000]);
         assert_eq!(p.poll(1e6, 13_900), 0);
     }
 
@@ -100,13 +105,13 @@ mod tests {
     }
 
     #[test]
-    fn backpressured_packets_entered_at_the_previous_poll() {
+    fn unlimited_streams_are_not_paced_and_backlog_dates_to_the_previous_poll() {
         let mut p = Pacer::default();
         assert_eq!(p.poll(f64::INFINITY, 500), usize::MAX);
-        assert_eq!(p.take(f64::INFINITY), 500);
-        p.poll(f64::INFINITY, 900);
-        assert_eq!(p.take(f64::INFINITY), 500);
-        p.poll(f64::INFINITY, 1300);
-        assert_eq!(p.take(f64::INFINITY), 900);
+        assert_eq!(p.take(f64::INFINITY), None);
+        let mut b = Backlog::default();
+        assert_eq!(b.poll(500), 500);
+        assert_eq!(b.poll(900), 500);
+        assert_eq!(b.poll(1300), 900);
     }
 }

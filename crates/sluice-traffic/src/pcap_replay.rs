@@ -10,7 +10,7 @@ use sluice_core::packet::MAX_PACKET_LEN;
 use sluice_core::{Batch, PacketPool, PacketSource, RateKnobs, NO_FLOW};
 
 use crate::error::{Error, Result};
-use crate::pacer::Pacer;
+use crate::pacer::{Backlog, Pacer};
 use crate::stamp;
 
 /// Packets whose IPv4 destination falls in `prefix/len` belong to `flow`.
@@ -44,6 +44,7 @@ pub struct PcapReplay {
     next: usize,
     seq: u32,
     pacer: Pacer,
+    backlog: Backlog,
     rates: RateKnobs,
 }
 
@@ -84,7 +85,7 @@ impl PcapReplay {
         if records.is_empty() {
             return Err(err("holds no packet".into()));
         }
-        Ok(Self { bytes, records, next: 0, seq: 0, pacer: Pacer::default(), rates: RateKnobs::new(&[rate_pps]) })
+        Ok(Self { bytes, records, next: 0, seq: 0, pacer: Pacer::default(), backlog: Backlog::default(), rates: RateKnobs::new(&[rate_pps]) })
     }
 
     /// Number of packets in one pass of the capture.
@@ -113,10 +114,11 @@ fn destination(frame: &[u8]) -> Option<Ipv4Addr> {
 impl PacketSource for PcapReplay {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
         let rate = self.rates.get(0);
+        let entered_ns = self.backlog.poll(now_ns);
         let n = max.min(self.pacer.poll(rate, now_ns));
         for _ in 0..n {
             let r = &self.records[self.next];
-            let ts = self.pacer.take(rate);
+            let ts = self.pacer.take(rate).unwrap_or(entered_ns);
             let Some(id) = stamp(pool, &self.bytes[r.offset..r.offset + r.len], ts, r.flow, self.seq) else { break };
             out.push(id);
             self.seq = self.seq.wrapping_add(1);

@@ -3,7 +3,7 @@
 use sluice_core::{Batch, PacketPool, PacketSource, RateKnobs, NO_FLOW};
 
 use crate::error::{Error, Result};
-use crate::pacer::Pacer;
+use crate::pacer::{Backlog, Pacer};
 use crate::stamp;
 
 /// One stream of identical frames.
@@ -25,6 +25,8 @@ struct StreamState {
     allowance: usize,
     /// Rate in force for the current fill (pkt/s).
     rate: f64,
+    /// The fill in which the stream was last polled.
+    polled: u64,
 }
 
 /// Emits the streams' packets interleaved packet by packet, or in runs of
@@ -36,6 +38,9 @@ pub struct SyntheticSource {
     burstiness: usize,
     cursor: usize,
     run_left: usize,
+    /// Fills so far; a stream is polled once per fill, when first visited.
+    fills: u64,
+    backlog: Backlog,
 }
 
 impl SyntheticSource {
@@ -53,25 +58,28 @@ impl SyntheticSource {
         let rates = RateKnobs::new(&streams.iter().map(|s| s.rate_pps).collect::<Vec<_>>());
         let streams = streams
             .into_iter()
-            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), seq: 0, pacer: Pacer::default(), allowance: 0, rate: f64::INFINITY })
+            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), seq: 0, pacer: Pacer::default(), allowance: 0, rate: f64::INFINITY, polled: 0 })
             .collect();
-        Ok(Self { streams, rates, burstiness, cursor: 0, run_left: burstiness })
+        Ok(Self { streams, rates, burstiness, cursor: 0, run_left: burstiness, fills: 0, backlog: Backlog::default() })
     }
 }
 
 impl PacketSource for SyntheticSource {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
-        for (i, s) in self.streams.iter_mut().enumerate() {
-            s.rate = self.rates.get(i);
-            s.allowance = s.pacer.poll(s.rate, now_ns);
-        }
+        self.fills += 1;
+        let entered_ns = self.backlog.poll(now_ns);
         let n = self.streams.len();
         let mut produced = 0;
         let mut starved = 0;
         while produced < max && starved < n {
             let s = &mut self.streams[self.cursor];
+            if s.polled != self.fills {
+                s.polled = self.fills;
+                s.rate = self.rates.get(self.cursor);
+                s.allowance = s.pacer.poll(s.rate, now_ns);
+            }
             if s.allowance > 0 {
-                let ts = s.pacer.take(s.rate);
+                let ts = s.pacer.take(s.rate).unwrap_or(entered_ns);
                 let Some(id) = stamp(pool, &s.frame, ts, s.flow, s.seq) else { break };
                 out.push(id);
                 s.seq = s.seq.wrapping_add(1);
