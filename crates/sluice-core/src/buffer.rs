@@ -120,10 +120,11 @@ impl FractionalBuffer {
     fn enqueue(&mut self, ids: &[PacketId]) {
         let cap = self.queue.len();
         assert!(self.len + ids.len() <= cap, "fractional buffer overflow");
-        for &id in ids {
-            self.queue[(self.head + self.len) % cap] = id;
-            self.len += 1;
-        }
+        let tail = (self.head + self.len) % cap;
+        let first = ids.len().min(cap - tail);
+        self.queue[tail..tail + first].copy_from_slice(&ids[..first]);
+        self.queue[..ids.len() - first].copy_from_slice(&ids[first..]);
+        self.len += ids.len();
     }
 
     #[inline]
