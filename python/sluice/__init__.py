@@ -6,6 +6,7 @@ sizes them every control period so that each flow meets its delay SLO.
 """
 
 from sluice._core import __version__, backends, controllers
+from sluice.controller import Controller
 from sluice.nf import NF, Bypass, RandomSplit
 from sluice.pipeline import Module, Pipeline
 from sluice.result import RunResult
@@ -14,6 +15,7 @@ from sluice.traffic import Stream, Template
 __all__ = [
     "NF",
     "Bypass",
+    "Controller",
     "Module",
     "Pipeline",
     "RandomSplit",

@@ -10,7 +10,7 @@ def validate(spec: str) -> str:
 
 def run(
     spec: str,
-    controller: str,
+    controller: object,
     backend: str = "engine",
     periods: int = 10,
     warmup_periods: int = 1,

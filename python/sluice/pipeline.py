@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
 
 from sluice import _core
+from sluice.controller import Controller
 from sluice.nf import NF
 from sluice.result import RunResult
 from sluice.traffic import Stream, Template
@@ -207,7 +208,7 @@ class Pipeline:
 
     def run(
         self,
-        controller: str = "null",
+        controller: Union[str, Controller] = "null",
         *,
         periods: int = 10,
         period_ms: float = 100.0,
@@ -217,7 +218,8 @@ class Pipeline:
         timing: bool = True,
         on_period: Optional[Callable[[dict[str, Any]], object]] = None,
     ) -> RunResult:
-        """Runs for `warmup_periods + periods` control periods under `controller`."""
+        """Runs for `warmup_periods + periods` control periods under `controller`
+        (a built-in's name, or a `sluice.controller.Controller`)."""
         callback = None
         if on_period is not None:
             notify = on_period

@@ -13,4 +13,4 @@ pub mod spec;
 pub use error::{Error, Result};
 pub use pipeline::Pipeline;
 pub use sluice_nf::bypass::ns_per_cycle;
-pub use report::{period_json, report_json, run, BACKENDS};
+pub use report::{controller, period_json, report_json, run, BACKENDS};

@@ -2,7 +2,7 @@
 //! JSON document `sluice run --json` writes.
 
 use serde_json::{json, Map, Value};
-use sluice_control::{drive, PeriodRecord, RunPlan, RunReport};
+use sluice_control::{drive, Controller, PeriodRecord, RunPlan, RunReport};
 use sluice_core::Backend;
 
 use crate::error::{Error, Result};
@@ -11,20 +11,24 @@ use crate::pipeline::Pipeline;
 /// The backends a pipeline runs on.
 pub const BACKENDS: &[&str] = &["engine", "sim"];
 
-/// Runs `pipeline` on `backend` ("engine" or "sim") under controller
-/// `controller` for `plan`, calling `on_period` after each period.
+/// The built-in controller `name`, set up for `plan`'s SLO statistic.
+pub fn controller(name: &str, plan: &RunPlan) -> Result<Box<dyn Controller>> {
+    let params = sluice_control::ControlParams { statistic: plan.slo_statistic, ..Default::default() };
+    sluice_control::by_name(name, params).ok_or_else(|| {
+        Error::Spec(format!("unknown controller '{name}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
+    })
+}
+
+/// Runs `pipeline` on `backend` ("engine" or "sim") under `ctl` for
+/// `plan`, calling `on_period` after each period.
 pub fn run(
     pipeline: &Pipeline,
-    controller: &str,
+    mut ctl: Box<dyn Controller>,
     backend: &str,
     timing: bool,
     plan: &RunPlan,
     on_period: &mut dyn FnMut(&PeriodRecord),
 ) -> Result<RunReport> {
-    let params = sluice_control::ControlParams { statistic: plan.slo_statistic, ..Default::default() };
-    let mut ctl = sluice_control::by_name(controller, params).ok_or_else(|| {
-        Error::Spec(format!("unknown controller '{controller}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
-    })?;
     let schedule = ctl.schedule(pipeline.model()).unwrap_or_else(|| pipeline.schedule());
     let mut backend: Box<dyn Backend> = match backend {
         "engine" => Box::new(pipeline.engine_with(timing, schedule)?),

@@ -9,6 +9,26 @@ use pyo3::prelude::*;
 use sluice_control::SloStatistic;
 use sluice_pipeline::{period_json, report_json, Pipeline};
 
+mod controller;
+use controller::PyController;
+
+/// A Python controller the binding keeps a handle on, to report its errors after the run.
+struct Shared(std::sync::Arc<std::sync::Mutex<PyController>>, String);
+
+impl sluice_control::Controller for Shared {
+    fn name(&self) -> &str {
+        &self.1
+    }
+
+    fn init(&mut self, model: &sluice_core::Model) -> sluice_core::Actions {
+        self.0.lock().expect("one run at a time").init(model)
+    }
+
+    fn step(&mut self, model: &sluice_core::Model, telemetry: &sluice_core::Telemetry) -> sluice_core::Actions {
+        self.0.lock().expect("one run at a time").step(model, telemetry)
+    }
+}
+
 fn invalid(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
@@ -21,14 +41,16 @@ fn validate(spec: &str) -> PyResult<String> {
 }
 
 /// Runs a pipeline description (JSON) and returns the report (JSON).
-/// `on_period`, if given, is called with each period's JSON as it ends.
+/// `controller` is a built-in controller's name or a Python object with
+/// `name`, `init_json` and `step_json`; `on_period`, if given, is called
+/// with each period's JSON as it ends.
 #[pyfunction]
 #[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", timing=true, on_period=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     spec: &str,
-    controller: &str,
+    controller: PyObject,
     backend: &str,
     periods: usize,
     warmup_periods: usize,
@@ -44,6 +66,17 @@ fn run(
     let stat = SloStatistic::parse(slo_statistic)
         .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max)")))?;
     let plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, stat);
+    let mut python_controller = None;
+    let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {
+        Ok(name) => sluice_pipeline::controller(&name, &plan).map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+        Err(_) => {
+            let adapter = PyController::new(py, controller)?;
+            let name = sluice_control::Controller::name(&adapter).to_owned();
+            let shared = std::sync::Arc::new(std::sync::Mutex::new(adapter));
+            python_controller = Some(shared.clone());
+            Box::new(Shared(shared, name))
+        }
+    };
     let mut callback_error = None;
     let report = py.allow_threads(|| {
         let mut notify = |p: &sluice_control::PeriodRecord| {
@@ -58,9 +91,12 @@ fn run(
                 }
             });
         };
-        sluice_pipeline::run(&pipeline, controller, backend, timing, &plan, &mut notify)
+        sluice_pipeline::run(&pipeline, ctl, backend, timing, &plan, &mut notify)
     });
     if let Some(e) = callback_error {
+        return Err(e);
+    }
+    if let Some(e) = python_controller.and_then(|c| c.lock().ok().and_then(|mut c| c.error.take())) {
         return Err(e);
     }
     let report = report.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;

@@ -1,0 +1,71 @@
+//! A controller written in Python, behind the Rust `Controller` interface.
+//! The Python side (`sluice.controller.Controller`) receives and returns
+//! JSON; this adapter only carries it across.
+
+use pyo3::prelude::*;
+use sluice_core::{Actions, Model, Telemetry};
+
+/// Calls `init_json(model_json)` and `step_json(telemetry_json)` on a Python object.
+pub struct PyController {
+    obj: PyObject,
+    name: String,
+    /// The first exception the Python side raised; the run reports it at the end.
+    pub error: Option<PyErr>,
+}
+
+impl PyController {
+    /// Wraps `obj`, which has `name`, `init_json` and `step_json`.
+    pub fn new(py: Python<'_>, obj: PyObject) -> PyResult<Self> {
+        let name = obj.getattr(py, "name")?.extract::<String>(py)?;
+        Ok(Self { obj, name, error: None })
+    }
+
+    fn call(&mut self, method: &str, arg: String, model: &Model) -> Actions {
+        if self.error.is_some() {
+            return Actions::default();
+        }
+        let result = Python::with_gil(|py| -> PyResult<String> { self.obj.call_method1(py, method, (arg,))?.extract(py) });
+        match result.and_then(|json| actions(&json, model)) {
+            Ok(a) => a,
+            Err(e) => {
+                self.error = Some(e);
+                Actions::default()
+            }
+        }
+    }
+}
+
+/// Actions from `{"triggers": {MODULE: b}, "weights": {MODULE: w}}`.
+fn actions(json: &str, model: &Model) -> PyResult<Actions> {
+    let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+    let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
+    let id = |name: &str| {
+        model.modules.iter().position(|m| m.name == name).ok_or_else(|| bad(format!("the controller names unknown module '{name}'")))
+    };
+    let mut out = Actions::default();
+    for (key, list) in [("triggers", &mut out.triggers), ("weights", &mut out.weights)] {
+        if let Some(map) = v.get(key).and_then(|m| m.as_object()) {
+            for (name, value) in map {
+                let n = value.as_u64().filter(|n| *n <= u32::MAX as u64).ok_or_else(|| bad(format!("{key}['{name}'] = {value} is not a count")))?;
+                list.push((id(name)?, n as u32));
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl sluice_control::Controller for PyController {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn init(&mut self, model: &Model) -> Actions {
+        let json = serde_json::to_string(model).expect("a model serialises");
+        self.call("init_json", json, model)
+    }
+
+    fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
+        let json = serde_json::to_string(telemetry).expect("telemetry serialises");
+        self.call("step_json", json, model)
+    }
+}
