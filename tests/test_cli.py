@@ -74,3 +74,19 @@ def test_profile_writes_the_report_and_the_profile_pipelines_use(tmp_path: Path)
     assert saved["nfs"]["lpm"] == report["nfs"]["lpm"]
     bad = sluice("profile", "--nf", "warp_drive", cwd=tmp_path)
     assert bad.returncode != 0 and "no profile setup for NF 'warp_drive'" in bad.stderr
+
+
+def test_experiment_static_writes_the_documented_report(tmp_path: Path) -> None:
+    out = sluice("experiment", "static", "--quick", "--only", "rc16", "--backend", "sim", "--out", "o", "--json", "s.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "s.json").read_text())
+    (row,) = report["rows"]
+    assert row["pipeline"] == "RC(16)" and row["modules"] == 34
+    for c in ("null", "max", "nfvnice", "onoff", "projgrad"):
+        assert {f"batch_{c}", f"mpps_{c}", f"viol_{c}_pct"} <= set(row)
+    assert row["mpps_projgrad"] >= 5 * row["mpps_null"]
+    assert row["viol_projgrad_pct"] <= 5
+    for name in ("static.json", "static.csv", "static.md", "static.png"):
+        assert (tmp_path / "o" / name).exists()
+    bad = sluice("experiment", "static", "--only", "warp-9", cwd=tmp_path)
+    assert bad.returncode != 0 and "unknown rows ['warp-9']" in bad.stderr

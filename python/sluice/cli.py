@@ -120,7 +120,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
 @click.option("--batch-size", default=32, show_default=True, help="Batch size B (pkt, 1..256).")
 @click.option("--burstiness", default=1, show_default=True, help="Packets of one flow in a row at the source.")
-@click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max"]), default="p95", show_default=True)
+@click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
 @click.option("--csv", "csv_path", help="Write the per-period table as CSV.")
@@ -198,6 +198,36 @@ def soak(n: int, controller: str, seconds: float, period_ms: float) -> None:
         f"RSS {rss0 / 2**20:.1f} MiB after warm-up, {rss1 / 2**20:.1f} MiB at the end ({(rss1 - rss0) / 2**10:+.0f} KiB); "
         f"generated {s['generated']} = delivered {s['delivered']} + dropped {s['dropped']} + in flight {s['in_flight']}"
     )
+
+
+@main.group()
+def experiment() -> None:
+    """Experiments that print the published figures beside their own."""
+
+
+@experiment.command("static")
+@click.option("--quick", is_flag=True, help="Short runs (2 warm-up + 5 measured periods) for CI-sized checks.")
+@click.option("--only", multiple=True, help="Run only these rows (rc16, l2l3-16, gw-16, …).")
+@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
+@click.option("--out", default="out/static", show_default=True, help="Folder for static.{json,csv,md,png}.")
+@click.option("--json", "json_path", help="Also write the JSON report here.")
+def experiment_static(quick: bool, only: tuple[str, ...], backend: str, out: str, json_path: Optional[str]) -> None:
+    """The Batchy Table 2 grid under null, max, nfvnice, onoff and projgrad."""
+    from pathlib import Path
+
+    from sluice.experiments import static
+
+    try:
+        report = static.run(Path(out), quick, list(only) or None, backend, lambda msg: console.log(msg))
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
+    console.print(static.markdown(report["rows"]))
+    for row, why in report["not_run"].items():
+        console.print(f"not run: {row}: {why}")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(report, f, indent=1)
+    console.print(f"written: {out}/static.json, static.csv, static.md, static.png")
 
 
 @main.command()

@@ -185,6 +185,18 @@ class Pipeline:
         elif rate_pps is not None or template is not None or rate_schedule:
             raise ValueError(f"flow '{name}': its source has explicit streams; set rate and template on those")
 
+    def set_slo(self, flow: str, slo_us: Optional[float]) -> None:
+        """Sets (or, with None, removes) the delay SLO of flow `flow` (µs)."""
+        for f in self._flows:
+            if f["name"] == flow:
+                f["slo_us"] = slo_us
+                return
+        raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
+
+    def flows(self) -> list[str]:
+        """Names of the flows."""
+        return [f["name"] for f in self._flows]
+
     def spec(self) -> dict[str, Any]:
         """The description the core reads."""
         modules = [{k: v for k, v in m.items() if v is not None} for m in self._modules]

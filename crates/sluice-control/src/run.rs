@@ -19,16 +19,19 @@ pub enum SloStatistic {
     P99,
     /// Largest delay.
     Max,
+    /// Mean delay.
+    Mean,
 }
 
 impl SloStatistic {
-    /// Parses "p50", "p95", "p99" or "max".
+    /// Parses "p50", "p95", "p99", "max" or "mean".
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s {
             "p50" => Self::P50,
             "p95" => Self::P95,
             "p99" => Self::P99,
             "max" => Self::Max,
+            "mean" => Self::Mean,
             _ => return None,
         })
     }
@@ -40,6 +43,7 @@ impl SloStatistic {
             Self::P95 => f.p95_ns,
             Self::P99 => f.p99_ns,
             Self::Max => f.max_ns,
+            Self::Mean => f.mean_ns,
         }
     }
 }

@@ -164,6 +164,8 @@ pub struct FlowTelemetry {
     pub delivered: u64,
     /// Delivery rate (pkt/s).
     pub rate_pps: f64,
+    /// Mean delay (ns).
+    pub mean_ns: u64,
     /// Median delay (ns).
     pub p50_ns: u64,
     /// 95th-percentile delay (ns).
@@ -266,6 +268,7 @@ impl PeriodMeter {
                 FlowTelemetry {
                     delivered: f.delivered - pd,
                     rate_pps: (f.delivered - pd) as f64 * per_s,
+                    mean_ns: if h.is_empty() { 0 } else { h.mean().round() as u64 },
                     p50_ns: q(0.50),
                     p95_ns: q(0.95),
                     p99_ns: q(0.99),

@@ -53,7 +53,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         .zip(&p.slo_ns)
         .map(|((f, ft), slo)| {
             let v = json!({
-                "delivered": ft.delivered, "rate_pps": ft.rate_pps,
+                "delivered": ft.delivered, "rate_pps": ft.rate_pps, "mean_us": us(ft.mean_ns),
                 "p50_us": us(ft.p50_ns), "p95_us": us(ft.p95_ns), "p99_us": us(ft.p99_ns), "max_us": us(ft.max_ns),
                 "slo_us": slo.map(us), "misdelivered": ft.misdelivered,
             });

@@ -64,7 +64,7 @@ fn run(
         return Err(invalid(format!("control period {period_ms} ms must be > 0")));
     }
     let stat = SloStatistic::parse(slo_statistic)
-        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max)")))?;
+        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
     let plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, stat);
     let mut python_controller = None;
     let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {

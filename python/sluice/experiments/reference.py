@@ -1,0 +1,26 @@
+"""The published figures in ../shared/reference/, when they are beside the repository."""
+
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+from typing import Optional
+
+
+def reference_dir() -> Optional[Path]:
+    """$SLUICE_REFERENCE, else shared/reference beside the repository (None when absent)."""
+    env = os.environ.get("SLUICE_REFERENCE")
+    candidates = [Path(env)] if env else []
+    repo = Path(__file__).resolve().parents[3]
+    candidates += [repo.parent / "shared" / "reference", Path.cwd().parent / "shared" / "reference"]
+    return next((c for c in candidates if c.is_dir()), None)
+
+
+def table(name: str) -> list[dict[str, str]]:
+    """Rows of reference CSV `name` ([] when it is not there)."""
+    folder = reference_dir()
+    if folder is None or not (folder / name).exists():
+        return []
+    with open(folder / name, newline="") as f:
+        return list(csv.DictReader(f))

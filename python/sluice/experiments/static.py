@@ -1,0 +1,153 @@
+"""`static`: the Batchy Table 2 grid — each pipeline under every controller,
+with SLO = 80% of the mean delay measured under Max (pipelines whose flows
+bring their own SLOs, like RC, keep them)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from sluice.experiments.reference import table
+from sluice.pipeline import Pipeline
+from sluice.pipelines import gw, l2l3, rc
+
+#: Controllers in the order of the published table.
+CONTROLLERS = ["null", "max", "nfvnice", "onoff", "projgrad"]
+#: SLO as a share of the mean delay under Max.
+SLO_SHARE = 0.8
+
+
+@dataclass(frozen=True)
+class Row:
+    """One pipeline of the grid."""
+
+    name: str
+    label: str
+    build: Callable[[], Pipeline]
+    own_slos: bool = False
+
+
+def grid() -> list[Row]:
+    """The rows this build can run (VRF, MGW and the pcap row need NFs not built yet)."""
+    rows = [Row(f"l2l3-{n}", f"L2L3({n})", lambda n=n: l2l3(n)) for n in (1, 4, 8, 16)]
+    rows += [Row(f"gw-{n}", f"GW({n})", lambda n=n: gw(n)) for n in (1, 8, 16, 64)]
+    rows.append(Row("rc16", "RC(16)", lambda: rc(16), own_slos=True))
+    return rows
+
+
+#: Rows of the published grid this build cannot run yet, and why.
+MISSING = {
+    "VRF(m,n)": "needs vlan_split/vlan_pop (the VRF family is not built yet)",
+    "MGW(b,u)": "needs GTP-U/VXLAN encapsulation and selectors (the MGW family is not built yet)",
+    "*L2L3 (pcap)": "needs a trace; `--pcap` is not wired into the families yet",
+}
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long each run lasts."""
+
+    warmup: int
+    periods: int
+    period_ms: float
+    backend: str
+
+    @staticmethod
+    def make(quick: bool, backend: str) -> Settings:
+        return Settings(2, 5, 100.0, backend) if quick else Settings(5, 20, 100.0, backend)
+
+
+def _measured(result: Any) -> list[dict[str, Any]]:
+    return [p for p in result.periods if not p["warmup"]]
+
+
+def run_row(row: Row, s: Settings, progress: Callable[[str], None]) -> dict[str, Any]:
+    """One row: calibrate SLOs under Max, then every controller."""
+    pipeline = row.build()
+    if not row.own_slos:
+        progress(f"{row.label}: calibrating SLOs under max")
+        calib = pipeline.run("max", periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend)
+        for flow in pipeline.flows():
+            mean = statistics.mean(p["flows"][flow]["mean_us"] for p in _measured(calib))
+            pipeline.set_slo(flow, max(SLO_SHARE * mean, 0.1))
+    out: dict[str, Any] = {"pipeline": row.label, "name": row.name, "modules": len(pipeline.validate()["modules"])}
+    for c in CONTROLLERS:
+        progress(f"{row.label}: {c}")
+        r = pipeline.run(c, periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend)
+        out[f"batch_{c}"] = round(r.summary["mean_batch"], 2)
+        out[f"mpps_{c}"] = round(r.summary["rate_pps"] / 1e6, 3)
+        out[f"viol_{c}_pct"] = round(r.summary["violation_pct"], 1)
+    out["projgrad_over_null"] = round(out["mpps_projgrad"] / out["mpps_null"], 2) if out["mpps_null"] else None
+    return out
+
+
+def published() -> dict[str, dict[str, str]]:
+    """The published rows by label (Batchy Table 2)."""
+    return {r["pipeline"]: r for r in table("batchy_table2.csv")}
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """Our rows, and the published ones beside them."""
+    pub = published()
+    head = "| pipeline | modules | " + " | ".join(f"{c} batch / Mpps / viol %" for c in CONTROLLERS) + " | projgrad / null |"
+    lines = [head, "|" + "---|" * (3 + len(CONTROLLERS))]
+    for r in rows:
+        cells = [f"{r[f'batch_{c}']} / {r[f'mpps_{c}']} / {r[f'viol_{c}_pct']}" for c in CONTROLLERS]
+        lines.append(f"| {r['pipeline']} | {r['modules']} | " + " | ".join(cells) + f" | {r['projgrad_over_null']} |")
+        p = pub.get(r["pipeline"])
+        if p:
+            cells = [f"{p[f'batch_{c}']} / {p[f'mpps_{c}']} / {p[f'viol_{c}_pct']}" for c in CONTROLLERS]
+            ratio = float(p["mpps_projgrad"]) / float(p["mpps_null"])
+            lines.append(f"| *published* | {p['modules']} | " + " | ".join(cells) + f" | {ratio:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Throughput of each controller relative to Null, ours and published."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pub = published()
+    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows)), 4))
+    width = 0.8 / len(CONTROLLERS)
+    for i, c in enumerate(CONTROLLERS):
+        xs = [j + i * width for j in range(len(rows))]
+        ax.bar(xs, [r[f"mpps_{c}"] / r["mpps_null"] if r["mpps_null"] else 0 for r in rows], width, label=c, color=f"C{i}")
+        ref = [pub.get(r["pipeline"]) for r in rows]
+        ax.scatter([x for x, p in zip(xs, ref) if p], [float(p[f"mpps_{c}"]) / float(p["mpps_null"]) for p in ref if p],
+                   marker="_", s=200, color="k", zorder=3)
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))], [r["pipeline"] for r in rows])
+    ax.set_ylabel("throughput / Null (black: published)")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run(out: Path, quick: bool, only: Optional[list[str]], backend: str, progress: Callable[[str], None]) -> dict[str, Any]:
+    """Runs the grid (or the rows named in `only`) and writes static.{json,csv,md,png} into `out`."""
+    rows = grid()
+    if only:
+        unknown = sorted(set(only) - {r.name for r in rows})
+        if unknown:
+            raise ValueError(f"unknown rows {unknown} (known: {', '.join(r.name for r in rows)})")
+        rows = [r for r in rows if r.name in only]
+    settings = Settings.make(quick, backend)
+    results = [run_row(r, settings, progress) for r in rows]
+    out.mkdir(parents=True, exist_ok=True)
+    report = {"settings": settings.__dict__, "slo_share": SLO_SHARE, "rows": results, "not_run": MISSING}
+    (out / "static.json").write_text(json.dumps(report, indent=1))
+    with open(out / "static.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(results[0]))
+        writer.writeheader()
+        writer.writerows(results)
+    (out / "static.md").write_text(markdown(results))
+    plot(results, out / "static.png")
+    return report
