@@ -5,6 +5,7 @@ bring their own SLOs, like RC, keep them)."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import statistics
 from dataclasses import dataclass
@@ -33,8 +34,8 @@ class Row:
 
 def grid() -> list[Row]:
     """The rows this build can run (VRF, MGW and the pcap row need NFs not built yet)."""
-    rows = [Row(f"l2l3-{n}", f"L2L3({n})", lambda n=n: l2l3(n)) for n in (1, 4, 8, 16)]
-    rows += [Row(f"gw-{n}", f"GW({n})", lambda n=n: gw(n)) for n in (1, 8, 16, 64)]
+    rows = [Row(f"l2l3-{n}", f"L2L3({n})", functools.partial(l2l3, n)) for n in (1, 4, 8, 16)]
+    rows += [Row(f"gw-{n}", f"GW({n})", functools.partial(gw, n)) for n in (1, 8, 16, 64)]
     rows.append(Row("rc16", "RC(16)", lambda: rc(16), own_slos=True))
     return rows
 
