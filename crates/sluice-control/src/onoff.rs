@@ -3,7 +3,7 @@
 use sluice_core::{Actions, Model, Telemetry};
 
 use crate::controller::{changes, Controller};
-use crate::rules::{insert, short_circuit};
+use crate::rules::{insert, short_circuit, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Batchy's on-off controller: buffers at B where every traversing flow has
@@ -11,12 +11,13 @@ use crate::view::{ControlParams, View};
 #[derive(Default)]
 pub struct OnOff {
     params: ControlParams,
+    cooldown: Cooldown,
 }
 
 impl OnOff {
     /// An on-off controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self { params }
+        Self { params, cooldown: Cooldown::default() }
     }
 }
 
@@ -45,7 +46,10 @@ impl Controller for OnOff {
                 trigger[v] = 0;
             }
         }
-        insert(&view, &mut trigger, &frozen, |_| view.batch);
+        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&view.trigger, &trigger)) {
+            *f |= cooling;
+        }
+        insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch);
         changes(&view.trigger, &trigger)
     }
 }

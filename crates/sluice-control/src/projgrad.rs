@@ -4,7 +4,7 @@ use nalgebra::{DMatrix, DVector};
 use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
 use crate::controller::{changes, Controller};
-use crate::rules::{insert, recover, short_circuit};
+use crate::rules::{insert, recover, short_circuit, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Pseudo-inverse cut-off for the (unit-row) active-constraint Gram matrix.
@@ -21,12 +21,13 @@ const INSERT_MARGIN: f64 = 1.0;
 #[derive(Default)]
 pub struct ProjGrad {
     params: ControlParams,
+    cooldown: Cooldown,
 }
 
 impl ProjGrad {
     /// A projected-gradient controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self { params }
+        Self { params, cooldown: Cooldown::default() }
     }
 }
 
@@ -39,10 +40,13 @@ impl Controller for ProjGrad {
         let view = View::new(model, telemetry, &self.params);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
-        let frozen = recover(&view, &mut trigger);
+        let mut frozen = recover(&view, &mut trigger);
         let variables: Vec<ModuleId> =
             view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
-        insert(&view, &mut trigger, &frozen, |v| view.b_in[v].ceil() + INSERT_MARGIN);
+        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&view.trigger, &trigger)) {
+            *f |= cooling;
+        }
+        insert(&view, self.params.delta, &mut trigger, &frozen, |v| view.b_in[v].ceil() + INSERT_MARGIN);
         gradient_step(&view, &self.params, &variables, &mut trigger);
         changes(&view.trigger, &trigger)
     }

@@ -61,9 +61,12 @@ pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
 
 /// Inserts a buffer at `target(v)` packets in front of every unbuffered,
 /// unfrozen controlled module whose flows all have the budget for the delay
-/// it adds, most CPU saved first; each insertion spends its flows' budget.
-pub(crate) fn insert(view: &View<'_>, trigger: &mut [u32], frozen: &[bool], target: impl Fn(ModuleId) -> f64) {
-    let mut budget: Vec<Option<f64>> = (0..view.model.flows.len()).map(|f| view.budget(f)).collect();
+/// it adds below (1 − δ)·SLO, most CPU saved first; each insertion spends
+/// its flows' budget.
+pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &[bool], target: impl Fn(ModuleId) -> f64) {
+    let mut budget: Vec<Option<f64>> = (0..view.model.flows.len())
+        .map(|f| Some((1.0 - delta) * view.slo[f]? - view.delay[f].unwrap_or(0.0)))
+        .collect();
     let mut candidates: Vec<ModuleId> =
         view.live().filter(|&v| !frozen[v] && trigger[v] == 0 && view.b_in[v] < FULL_SHARE * view.batch).collect();
     candidates.sort_by(|&a, &b| view.dl_db(a, view.b_in[a]).total_cmp(&view.dl_db(b, view.b_in[b])));
@@ -82,5 +85,26 @@ pub(crate) fn insert(view: &View<'_>, trigger: &mut [u32], frozen: &[bool], targ
                 }
             }
         }
+    }
+}
+
+/// Periods a buffer that recovery switched off waits before it may be
+/// inserted again: without it, insertion and recovery chase each other
+/// around the SLO.
+pub(crate) const COOLDOWN_PERIODS: u32 = 10;
+
+/// Per-module cooldown after recovery removed a buffer.
+#[derive(Default)]
+pub(crate) struct Cooldown(Vec<u32>);
+
+impl Cooldown {
+    /// Starts the cooldown of every module whose buffer went from on to off
+    /// in `after`, ages the others, and returns which modules are cooling.
+    pub(crate) fn update(&mut self, before: &[u32], after: &[u32]) -> Vec<bool> {
+        self.0.resize(before.len(), 0);
+        for (c, (b, a)) in self.0.iter_mut().zip(before.iter().zip(after)) {
+            *c = if *b > 0 && *a == 0 { COOLDOWN_PERIODS } else { c.saturating_sub(1) };
+        }
+        self.0.iter().map(|&c| c > 0).collect()
     }
 }
