@@ -9,7 +9,7 @@ import pytest
 
 from sluice import Pipeline
 from sluice.nf import IpChecksum, MacRewrite, StaticNat, TtlDecrement
-from sluice.pipelines import gw, l2l3, rc
+from sluice.pipelines import gw, l2l3, rc, vrf
 from sluice.traffic import Template
 
 FAMILIES = {"rc": (rc, lambda n: 2 + 2 * n), "l2l3": (l2l3, lambda n: 4 + 4 * n), "gw": (gw, lambda n: 4 + 6 * n)}
@@ -28,6 +28,17 @@ def test_every_flow_reaches_its_own_egress_and_nowhere_else(family: str, n: int)
         for name, f in period["flows"].items():
             assert f["misdelivered"] == 0, f"{name} received another flow's packets"
             assert f["delivered"] > 0, f"{name} received nothing"
+
+
+@pytest.mark.parametrize("m", [1, 2])
+@pytest.mark.parametrize("n", [1, 4, 16])
+def test_vrf_flows_reach_their_own_egress(m: int, n: int) -> None:
+    p = vrf(m, n)
+    assert len(p.validate()["modules"]) == 5 + 2 * m + 5 * m * n
+    r = p.run("max", periods=2, period_ms=5, backend="sim")
+    assert r.summary["dropped"] == 0
+    for name, f in r.periods[-1]["flows"].items():
+        assert f["misdelivered"] == 0 and f["delivered"] > 0, name
 
 
 def test_gw_runs_on_the_engine_with_max_above_null() -> None:

@@ -112,7 +112,8 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 
 @main.command()
 @click.argument("pipeline_name", metavar="PIPELINE")
-@click.option("--n", "n", default=16, show_default=True, help="Size parameter of the pipeline family.")
+@click.option("--n", "n", default=16, show_default=True, help="Size parameter of the pipeline family (next hops, branches).")
+@click.option("--m", "m", default=2, show_default=True, help="Virtual routers of VRF(m, n).")
 @click.option("--controller", default="null", show_default=True, help=f"One of: {', '.join(_core.controllers())}.")
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--periods", default=10, show_default=True, help="Measured control periods.")
@@ -128,6 +129,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 def run(
     pipeline_name: str,
     n: int,
+    m: int,
     controller: str,
     backend: str,
     periods: int,
@@ -146,7 +148,8 @@ def run(
         with open(pipeline_name) as f:
             pipeline = Pipeline.from_spec(json.load(f))
     elif pipeline_name in PIPELINES:
-        pipeline = PIPELINES[pipeline_name](n, batch_size=batch_size, burstiness=burstiness)
+        sizes = (m, n) if pipeline_name == "vrf" else (n,)
+        pipeline = PIPELINES[pipeline_name](*sizes, batch_size=batch_size, burstiness=burstiness)
     else:
         raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
     try:

@@ -165,3 +165,21 @@ class Merge(NF):
 
     def spec(self) -> dict[str, Any]:
         return {"type": "merge", "ingates": self.ingates}
+
+
+@dataclass(frozen=True)
+class VlanPop(NF):
+    """Removes the 802.1Q tag; untagged frames are dropped."""
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "vlan_pop"}
+
+
+@dataclass(frozen=True)
+class VlanPush(NF):
+    """Adds an 802.1Q tag with VLAN id `vlan`."""
+
+    vlan: int
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "vlan_push", "vlan": self.vlan}

@@ -41,9 +41,9 @@ def rc(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, seed: int = 1)
     return p
 
 
-def _module(p: Pipeline, name: str, nf: NF, kind: str) -> Module:
+def _module(p: Pipeline, name: str, nf: NF, kind: str, reference: Optional[dict[str, tuple[float, float]]] = None) -> Module:
     """A module with the cost model of its kind, if one is known."""
-    t0_t1 = cost(kind)
+    t0_t1 = cost(kind, reference)
     return p.module(name, nf, t0_ns=t0_t1[0] if t0_t1 else None, t1_ns=t0_t1[1] if t0_t1 else None)
 
 
@@ -106,5 +106,50 @@ def gw(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Option
     return _router("gw", n, batch_size, burstiness, slo_us, branch)
 
 
-#: Pipelines by the name the CLI uses; each takes n and keyword settings.
-PIPELINES: dict[str, Callable[..., Pipeline]] = {"rc": rc, "l2l3": l2l3, "gw": gw}
+#: First UDP destination port of VRF flows: flow k uses VRF_PORT + k.
+VRF_PORT = 5000
+
+
+def vrf(m: int = 2, n: int = 4, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None) -> Pipeline:
+    """m virtual routers behind a VLAN splitter, n next hops each: type check
+    (802.1Q), VLAN split, per VRF a VLAN pop and an LPM, per next hop TTL,
+    MAC rewrite, checksum and a DMZ ACL, then a shared merge splitter by
+    UDP destination port (= flow id) into one egress per flow."""
+    if not (1 <= m <= 64 and 1 <= n <= 250):
+        raise ValueError(f"vrf(m, n) needs 1 ≤ m ≤ 64 and 1 ≤ n ≤ 250, got ({m}, {n})")
+    from sluice.nf import Merge, VlanPop
+    from sluice.profiles import REFERENCE_VRF
+
+    def mod(name: str, nf: NF, kind: str) -> Module:
+        return _module(p, name, nf, kind, REFERENCE_VRF)
+
+    p = Pipeline(f"vrf({m},{n})", batch_size=batch_size)
+    src = p.source("src", burstiness=burstiness)
+    type_check = mod("type_check", TypeCheck(0x8100), "type_check")
+    vlan_split = mod("vlan_split", ExactMatch("vlan_id", {str(i + 1): i for i in range(m)}), "exact_match")
+    merge = p.module("merge", Merge(m * n))
+    by_port = mod("port_split", ExactMatch("dst_port", {str(VRF_PORT + k): k for k in range(m * n)}), "exact_match")
+    p.chain(src, type_check, vlan_split)
+    p.connect(merge, by_port)
+    for i in range(m):
+        pop = mod(f"vlan_pop{i}", VlanPop(), "vlan_pop")
+        lpm = mod(f"lpm{i}", Lpm(_lpm_routes(n)), "lpm")
+        p.connect(vlan_split, pop, gate=i)
+        p.connect(pop, lpm)
+        for j in range(n):
+            k = i * n + j
+            hop = _next_hop(p, k) + [mod(f"acl{k}", Acl([Rule(permit=True, proto=17)]), "acl")]
+            out = p.sink(f"out{k}")
+            p.connect(lpm, hop[0], gate=j)
+            p.chain(*hop)
+            p.connect(hop[-1], merge, ingate=k)
+            p.connect(by_port, out, gate=k)
+            template = Template(dst_mac=ROUTER_MAC, dst_ip=f"20.0.{j + 1}.1", src_port=1000 + k,
+                                dst_port=VRF_PORT + k, vlan=i + 1, size=64)
+            path = [src, type_check, vlan_split, pop, lpm, *hop, merge, by_port, out]
+            p.flow(f"flow{k}", path, slo_us=slo_us, template=template)
+    return p
+
+
+#: Pipelines by the name the CLI uses; each takes its size and keyword settings.
+PIPELINES: dict[str, Callable[..., Pipeline]] = {"rc": rc, "l2l3": l2l3, "gw": gw, "vrf": vrf}

@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 #: Reference costs (ns) from PIPELINES.md, for L2L3 and GW.
 REFERENCE: dict[str, tuple[float, float]] = {"lpm": (68.0, 27.0), "acl": (122.0, 30.0), "static_nat": (43.0, 21.0)}
+#: Reference costs (ns) from PIPELINES.md, for VRF.
+REFERENCE_VRF: dict[str, tuple[float, float]] = {"lpm": (100.0, 20.0), "acl": (100.0, 15.0)}
 
 _warned: set[str] = set()
 
@@ -46,14 +48,15 @@ def save(report: dict[str, Any]) -> Path:
     return path
 
 
-def cost(kind: str) -> Optional[tuple[float, float]]:
-    """(T0 ns, T1 ns) of an NF of `kind`: measured, else the reference, else None."""
+def cost(kind: str, reference: Optional[dict[str, tuple[float, float]]] = None) -> Optional[tuple[float, float]]:
+    """(T0 ns, T1 ns) of an NF of `kind`: measured, else the reference
+    (`reference`, else L2L3/GW's), else None."""
     measured = load().get(kind)
     if measured is not None:
         return measured["t0_ns"], measured["t1_ns"]
-    if kind in REFERENCE:
+    ref = (reference or REFERENCE).get(kind)
+    if ref is not None:
         if kind not in _warned:
             _warned.add(kind)
             print(f"sluice: no measured profile for {kind}; using the reference cost (run `sluice profile`)", file=sys.stderr)
-        return REFERENCE[kind]
-    return None
+    return ref

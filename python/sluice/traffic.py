@@ -8,7 +8,8 @@ from typing import Any, Optional, Sequence
 
 @dataclass(frozen=True)
 class Template:
-    """An Ethernet/IPv4/UDP frame (valid checksums); `size` is the frame length without FCS (bytes)."""
+    """An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
+    is set; `size` is the frame length without FCS (bytes)."""
 
     src_mac: str = "02:00:00:00:00:01"
     dst_mac: str = "02:00:00:00:00:02"
@@ -18,6 +19,7 @@ class Template:
     dst_port: int = 5000
     ttl: int = 64
     size: int = 60
+    vlan: Optional[int] = None
 
     def spec(self) -> dict[str, Any]:
         return asdict(self)

@@ -13,6 +13,7 @@ pub mod random_split;
 pub mod static_nat;
 pub mod ttl_decrement;
 pub mod type_check;
+pub mod vlan;
 
 pub use acl::{Acl, RuleSpec};
 pub use bypass::Bypass;
@@ -25,6 +26,7 @@ pub use random_split::RandomSplit;
 pub use static_nat::StaticNat;
 pub use ttl_decrement::TtlDecrement;
 pub use type_check::TypeCheck;
+pub use vlan::{VlanPop, VlanPush};
 
 use sluice_core::wire::ethernet::parse_mac;
 use sluice_core::wire::ipv4::parse_prefix;
@@ -92,6 +94,13 @@ pub enum NfSpec {
         /// Outside prefix of the same length.
         outside: String,
     },
+    /// Removes the 802.1Q tag.
+    VlanPop {},
+    /// Adds an 802.1Q tag.
+    VlanPush {
+        /// VLAN id (0..=4095).
+        vlan: u16,
+    },
     /// Several ingates into one outgate.
     Merge {
         /// Number of ingates.
@@ -142,6 +151,8 @@ impl NfSpec {
             NfSpec::Acl { .. } => "acl",
             NfSpec::StaticNat { .. } => "static_nat",
             NfSpec::Merge { .. } => "merge",
+            NfSpec::VlanPop {} => "vlan_pop",
+            NfSpec::VlanPush { .. } => "vlan_push",
         }
     }
 
@@ -176,6 +187,8 @@ impl NfSpec {
             NfSpec::IpChecksum {} => Box::new(IpChecksum),
             NfSpec::Acl { rules } => Box::new(Acl::new(rules)?),
             NfSpec::StaticNat { inside, outside } => Box::new(StaticNat::new(inside, outside)?),
+            NfSpec::VlanPop {} => Box::new(VlanPop),
+            NfSpec::VlanPush { vlan } => Box::new(VlanPush::new(*vlan)?),
             NfSpec::Merge { ingates } => {
                 if *ingates == 0 {
                     return Err("a merge needs at least one ingate".into());

@@ -65,6 +65,8 @@ fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
         Box::new(IpChecksum),
         Box::new(Acl::new(&[rule]).unwrap()),
         Box::new(StaticNat::new("10.0.0.0/24", "20.0.0.0/24").unwrap()),
+        Box::new(VlanPop),
+        Box::new(VlanPush::new(9).unwrap()),
     ]
 }
 
@@ -201,4 +203,19 @@ proptest! {
             prop_assert_eq!(acl.permits(&t), naive_acl(&rules, &t));
         }
     }
+}
+
+#[test]
+fn vlan_push_then_pop_is_the_identity() {
+    let mut h = Harness::default();
+    let frame = udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2));
+    let tagged = h.run(&mut VlanPush::new(42).unwrap(), std::slice::from_ref(&frame)).gates.remove(0).remove(0);
+    assert_eq!(tagged.len(), frame.len() + 4);
+    assert_eq!(&tagged[12..16], &[0x81, 0x00, 0x00, 42]);
+    let mut by_vlan = ExactMatch::new(Field::VlanId, &[(42, 0)], None).unwrap();
+    assert_eq!(h.run(&mut by_vlan, std::slice::from_ref(&tagged)).gates[0].len(), 1);
+    let back = h.run(&mut VlanPop, &[tagged]).gates.remove(0).remove(0);
+    assert_eq!(back, frame);
+    assert_eq!(h.run(&mut VlanPop, &[frame]).dropped, 1, "an untagged frame has nothing to pop");
+    assert!(VlanPush::new(4096).is_err());
 }

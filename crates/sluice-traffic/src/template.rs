@@ -35,9 +35,12 @@ pub struct TemplateSpec {
     /// IPv4 TTL.
     #[serde(default = "default_ttl")]
     pub ttl: u8,
-    /// Frame size without FCS (bytes, ≥ 42).
+    /// Frame size without FCS (bytes, ≥ 42; 4 more with a VLAN tag).
     #[serde(default = "default_size")]
     pub size: usize,
+    /// 802.1Q VLAN id, for a tagged frame.
+    #[serde(default)]
+    pub vlan: Option<u16>,
 }
 
 fn default_src_mac() -> String {
@@ -73,6 +76,7 @@ impl Default for TemplateSpec {
             dst_port: default_port(),
             ttl: default_ttl(),
             size: default_size(),
+            vlan: None,
         }
     }
 }
@@ -88,15 +92,22 @@ fn parse_ip(s: &str) -> Result<[u8; 4]> {
 impl TemplateSpec {
     /// Builds the frame: headers with valid IPv4 and UDP checksums, zero payload.
     pub fn build(&self) -> Result<Vec<u8>> {
-        if self.size < HEADERS || self.size > MAX_PACKET_LEN {
-            return Err(Error::Template(format!("frame size {} must be within {HEADERS}..={MAX_PACKET_LEN} bytes", self.size)));
+        let headers = HEADERS + if self.vlan.is_some() { 4 } else { 0 };
+        if self.size < headers || self.size > MAX_PACKET_LEN {
+            return Err(Error::Template(format!("frame size {} must be within {headers}..={MAX_PACKET_LEN} bytes", self.size)));
         }
-        let builder = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)
-            .ipv4(parse_ip(&self.src_ip)?, parse_ip(&self.dst_ip)?, self.ttl)
-            .udp(self.src_port, self.dst_port);
-        let payload = vec![0u8; self.size - HEADERS];
+        let eth = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?);
+        let (src, dst) = (parse_ip(&self.src_ip)?, parse_ip(&self.dst_ip)?);
+        let payload = vec![0u8; self.size - headers];
         let mut frame = Vec::with_capacity(self.size);
-        builder.write(&mut frame, &payload).map_err(|e| Error::Template(e.to_string()))?;
+        let written = match self.vlan {
+            Some(id) => {
+                let id = etherparse::VlanId::try_new(id).map_err(|e| Error::Template(e.to_string()))?;
+                eth.single_vlan(id).ipv4(src, dst, self.ttl).udp(self.src_port, self.dst_port).write(&mut frame, &payload)
+            }
+            None => eth.ipv4(src, dst, self.ttl).udp(self.src_port, self.dst_port).write(&mut frame, &payload),
+        };
+        written.map_err(|e| Error::Template(e.to_string()))?;
         Ok(frame)
     }
 }
@@ -118,6 +129,14 @@ mod tests {
         assert_eq!(header.header_checksum, header.calc_header_checksum());
         let Some(TransportSlice::Udp(udp)) = p.transport else { panic!("not UDP") };
         assert_eq!(udp.destination_port(), 4789);
+    }
+
+    #[test]
+    fn a_vlan_tag_goes_in_front_of_ipv4() {
+        let frame = TemplateSpec { vlan: Some(7), size: 64, ..TemplateSpec::default() }.build().unwrap();
+        assert_eq!(frame.len(), 64);
+        assert_eq!(&frame[12..18], &[0x81, 0x00, 0x00, 0x07, 0x08, 0x00]);
+        assert!(TemplateSpec { vlan: Some(5000), ..TemplateSpec::default() }.build().is_err());
     }
 
     #[test]
