@@ -25,6 +25,8 @@ pub struct PacketMeta {
     pub ts_ns: u64,
     /// Sequence number within the packet's flow (or stream).
     pub seq: u32,
+    /// Metadata NFs attach for later NFs (a tunnel id, a class), like Linux's skb mark.
+    pub mark: u32,
     /// Flow id, or [`NO_FLOW`].
     pub flow: u16,
     /// Input port the packet arrived on.

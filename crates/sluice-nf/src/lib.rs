@@ -5,10 +5,12 @@
 pub mod acl;
 pub mod bypass;
 pub mod exact_match;
+pub mod gtpu;
 pub mod ip_checksum;
 pub mod lpm;
 pub mod mac_rewrite;
 pub mod merge;
+pub mod metadata;
 pub mod random_split;
 pub mod static_nat;
 pub mod ttl_decrement;
@@ -21,7 +23,9 @@ pub use exact_match::{ExactMatch, Field};
 pub use ip_checksum::IpChecksum;
 pub use lpm::Lpm;
 pub use mac_rewrite::MacRewrite;
+pub use gtpu::{GtpuDecap, GtpuEncap};
 pub use merge::Merge;
+pub use metadata::{SetMetadata, SplitByMetadata};
 pub use random_split::RandomSplit;
 pub use static_nat::StaticNat;
 pub use ttl_decrement::TtlDecrement;
@@ -101,6 +105,37 @@ pub enum NfSpec {
         /// VLAN id (0..=4095).
         vlan: u16,
     },
+    /// Sets every packet's mark.
+    SetMetadata {
+        /// The mark.
+        value: u32,
+    },
+    /// Steers packets by their mark.
+    SplitByMetadata {
+        /// (mark, gate) entries.
+        table: Vec<(u32, u16)>,
+        /// Gate of unknown marks (absent: drop them).
+        #[serde(default)]
+        default_gate: Option<u16>,
+    },
+    /// Tunnels IPv4 packets in GTP-U (tunnel id = mark).
+    GtpuEncap {
+        /// Outer source IPv4 address.
+        src_ip: String,
+        /// Outer destination IPv4 address.
+        dst_ip: String,
+        /// Outer source MAC.
+        src_mac: String,
+        /// Outer destination MAC.
+        dst_mac: String,
+    },
+    /// Takes IPv4 packets out of GTP-U (mark = tunnel id).
+    GtpuDecap {
+        /// Inner source MAC.
+        src_mac: String,
+        /// Inner destination MAC.
+        dst_mac: String,
+    },
     /// Several ingates into one outgate.
     Merge {
         /// Number of ingates.
@@ -117,6 +152,9 @@ impl NfSpec {
                 table.iter().map(|e| e.1).chain(*default_gate).max().map_or(0, |g| g as usize + 1)
             }
             NfSpec::Lpm { routes } => routes.iter().map(|r| r.1 as usize + 1).max().unwrap_or(0),
+            NfSpec::SplitByMetadata { table, default_gate } => {
+                table.iter().map(|e| e.1).chain(*default_gate).max().map_or(0, |g| g as usize + 1)
+            }
             _ => 1,
         }
     }
@@ -152,6 +190,10 @@ impl NfSpec {
             NfSpec::StaticNat { .. } => "static_nat",
             NfSpec::Merge { .. } => "merge",
             NfSpec::VlanPop {} => "vlan_pop",
+            NfSpec::SetMetadata { .. } => "set_metadata",
+            NfSpec::SplitByMetadata { .. } => "split_by_metadata",
+            NfSpec::GtpuEncap { .. } => "gtpu_encap",
+            NfSpec::GtpuDecap { .. } => "gtpu_decap",
             NfSpec::VlanPush { .. } => "vlan_push",
         }
     }
@@ -188,6 +230,13 @@ impl NfSpec {
             NfSpec::Acl { rules } => Box::new(Acl::new(rules)?),
             NfSpec::StaticNat { inside, outside } => Box::new(StaticNat::new(inside, outside)?),
             NfSpec::VlanPop {} => Box::new(VlanPop),
+            NfSpec::SetMetadata { value } => Box::new(SetMetadata::new(*value)),
+            NfSpec::SplitByMetadata { table, default_gate } => Box::new(SplitByMetadata::new(table, *default_gate)?),
+            NfSpec::GtpuEncap { src_ip, dst_ip, src_mac, dst_mac } => {
+                let ip = |s: &str| s.parse::<std::net::Ipv4Addr>().map(u32::from).map_err(|_| format!("'{s}' is not an IPv4 address"));
+                Box::new(GtpuEncap::new(ip(src_ip)?, ip(dst_ip)?, parse_mac(src_mac)?, parse_mac(dst_mac)?))
+            }
+            NfSpec::GtpuDecap { src_mac, dst_mac } => Box::new(GtpuDecap::new(parse_mac(src_mac)?, parse_mac(dst_mac)?)),
             NfSpec::VlanPush { vlan } => Box::new(VlanPush::new(*vlan)?),
             NfSpec::Merge { ingates } => {
                 if *ingates == 0 {

@@ -53,6 +53,7 @@ fn garbage() -> Vec<Vec<u8>> {
     vec![vec![], vec![0; 5], good[..20].to_vec(), good[..36].to_vec(), bad_version, bad_ihl, arp, vec![0x81; 64]]
 }
 
+/// Every NF that parses the frame.
 fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
     let rule = RuleSpec { src: "0.0.0.0/0".into(), dst: "0.0.0.0/0".into(), proto: Some(17), sport: (0, 65535), dport: (0, 65535), permit: true };
     vec![
@@ -67,6 +68,8 @@ fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
         Box::new(StaticNat::new("10.0.0.0/24", "20.0.0.0/24").unwrap()),
         Box::new(VlanPop),
         Box::new(VlanPush::new(9).unwrap()),
+        Box::new(GtpuEncap::new(1, 2, [1; 6], [2; 6])),
+        Box::new(GtpuDecap::new([1; 6], [2; 6])),
     ]
 }
 
@@ -218,4 +221,27 @@ fn vlan_push_then_pop_is_the_identity() {
     assert_eq!(back, frame);
     assert_eq!(h.run(&mut VlanPop, &[frame]).dropped, 1, "an untagged frame has nothing to pop");
     assert!(VlanPush::new(4096).is_err());
+}
+
+#[test]
+fn gtpu_round_trips_to_identity_and_carries_the_tunnel_id() {
+    let mut h = Harness::default();
+    let frame = udp([100, 64, 0, 1], [8, 8, 8, 8], 64, (6000, 7000));
+    let mut set = SetMetadata::new(0x0102);
+    let mut encap = GtpuEncap::new(u32::from_be_bytes([172, 16, 0, 1]), u32::from_be_bytes([1, 10, 100, 1]), [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+    // The harness keeps no metadata between runs, so mark and encapsulate in one pipeline of two NFs.
+    let marked = h.run(&mut set, std::slice::from_ref(&frame)).gates.remove(0);
+    assert_eq!(marked[0], frame, "set_metadata leaves the bytes alone");
+    let tunnelled = h.run(&mut encap, &marked).gates.remove(0).remove(0);
+    assert_eq!(tunnelled.len(), frame.len() + 36);
+    assert!(ip_checksum_ok(&tunnelled));
+    let p = SlicedPacket::from_ethernet(&tunnelled).unwrap();
+    let Some(TransportSlice::Udp(udp_outer)) = p.transport else { panic!("outer UDP") };
+    assert_eq!(udp_outer.destination_port(), 2152);
+    assert_eq!(&tunnelled[42..50], &[0x30, 0xff, 0, (frame.len() - 14) as u8, 0, 0, 0, 0], "G-PDU header, TEID 0 (the harness does not carry marks)");
+    assert_eq!(&tunnelled[50..], &frame[14..], "the inner packet rides unchanged");
+    let out = h.run(&mut GtpuDecap::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]), &[tunnelled]);
+    assert_eq!(out.gates[0][0], frame, "decapsulation restores the original frame");
+    let garbage = udp([1, 1, 1, 1], [2, 2, 2, 2], 9, (2152, 2152));
+    assert_eq!(h.run(&mut GtpuDecap::new([1; 6], [2; 6]), &[garbage]).dropped, 1, "not a G-PDU");
 }

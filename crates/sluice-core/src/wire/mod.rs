@@ -4,6 +4,7 @@
 
 pub mod checksum;
 pub mod ethernet;
+pub mod gtpu;
 pub mod ipv4;
 pub mod l4;
 
