@@ -9,7 +9,7 @@ import pytest
 
 from sluice import Pipeline
 from sluice.nf import IpChecksum, MacRewrite, StaticNat, TtlDecrement
-from sluice.pipelines import gw, l2l3, rc, vrf
+from sluice.pipelines import gw, l2l3, mgw, rc, vrf
 from sluice.traffic import Template
 
 FAMILIES = {"rc": (rc, lambda n: 2 + 2 * n), "l2l3": (l2l3, lambda n: 4 + 4 * n), "gw": (gw, lambda n: 4 + 6 * n)}
@@ -38,6 +38,21 @@ def test_vrf_flows_reach_their_own_egress(m: int, n: int) -> None:
     r = p.run("max", periods=2, period_ms=5, backend="sim")
     assert r.summary["dropped"] == 0
     for name, f in r.periods[-1]["flows"].items():
+        assert f["misdelivered"] == 0 and f["delivered"] > 0, name
+
+
+@pytest.mark.parametrize("bearers, users", [(1, 1), (2, 4), (4, 16)])
+def test_mgw_flows_cross_gtpu_and_reach_their_own_egress(bearers: int, users: int) -> None:
+    p = mgw(bearers, users, slo_us=1000)
+    model = p.validate()
+    assert len(model["modules"]) == 19 + 2 * bearers + 6 * bearers * users
+    slos = {f["name"]: f["slo_ns"] for f in model["flows"]}
+    assert slos["dl_b0_u0"] == (1_000_000 if bearers > 1 else None), "the last bearer is bulk"
+    r = p.run("max", periods=2, period_ms=5, backend="sim")
+    assert r.summary["dropped"] == 0
+    flows = r.periods[-1]["flows"]
+    assert len(flows) == 2 * bearers * users
+    for name, f in flows.items():
         assert f["misdelivered"] == 0 and f["delivered"] > 0, name
 
 

@@ -114,6 +114,8 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.argument("pipeline_name", metavar="PIPELINE")
 @click.option("--n", "n", default=16, show_default=True, help="Size parameter of the pipeline family (next hops, branches).")
 @click.option("--m", "m", default=2, show_default=True, help="Virtual routers of VRF(m, n).")
+@click.option("--bearers", default=2, show_default=True, help="Bearers of MGW(bearers, users).")
+@click.option("--users", default=4, show_default=True, help="Users per bearer of MGW(bearers, users).")
 @click.option("--controller", default="null", show_default=True, help=f"One of: {', '.join(_core.controllers())}.")
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--periods", default=10, show_default=True, help="Measured control periods.")
@@ -130,6 +132,8 @@ def run(
     pipeline_name: str,
     n: int,
     m: int,
+    bearers: int,
+    users: int,
     controller: str,
     backend: str,
     periods: int,
@@ -148,7 +152,7 @@ def run(
         with open(pipeline_name) as f:
             pipeline = Pipeline.from_spec(json.load(f))
     elif pipeline_name in PIPELINES:
-        sizes = (m, n) if pipeline_name == "vrf" else (n,)
+        sizes = {"vrf": (m, n), "mgw": (bearers, users)}.get(pipeline_name, (n,))
         pipeline = PIPELINES[pipeline_name](*sizes, batch_size=batch_size, burstiness=burstiness)
     else:
         raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")

@@ -183,3 +183,52 @@ class VlanPush(NF):
 
     def spec(self) -> dict[str, Any]:
         return {"type": "vlan_push", "vlan": self.vlan}
+
+
+@dataclass(frozen=True)
+class SetMetadata(NF):
+    """Sets every packet's mark to `value`."""
+
+    value: int
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "set_metadata", "value": self.value}
+
+
+@dataclass(frozen=True)
+class SplitByMetadata(NF):
+    """Steers packets by their mark: {mark: gate}; unknown marks to `default_gate` or dropped."""
+
+    table: Mapping[int, int]
+    default_gate: Optional[int] = None
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "split_by_metadata", "table": [[k, g] for k, g in self.table.items()], "default_gate": self.default_gate}
+
+    @property
+    def outgates(self) -> int:
+        return max(list(self.table.values()) + ([self.default_gate] if self.default_gate is not None else [])) + 1
+
+
+@dataclass(frozen=True)
+class GtpuEncap(NF):
+    """Tunnels IPv4 packets in GTP-U from `src_ip` to `dst_ip`, tunnel id = the packet's mark."""
+
+    src_ip: str
+    dst_ip: str
+    src_mac: str
+    dst_mac: str
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "gtpu_encap", "src_ip": self.src_ip, "dst_ip": self.dst_ip, "src_mac": self.src_mac, "dst_mac": self.dst_mac}
+
+
+@dataclass(frozen=True)
+class GtpuDecap(NF):
+    """Takes IPv4 packets out of GTP-U, a new Ethernet header on, mark = tunnel id."""
+
+    src_mac: str
+    dst_mac: str
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "gtpu_decap", "src_mac": self.src_mac, "dst_mac": self.dst_mac}

@@ -151,5 +151,96 @@ def vrf(m: int = 2, n: int = 4, *, batch_size: int = 32, burstiness: int = 1, sl
     return p
 
 
+#: The gateway's address and MAC, and the base station's address, in MGW.
+MGW_IP, MGW_MAC, ENB_IP = "1.10.100.1", "02:00:00:00:10:01", "172.16.0.1"
+#: Routes in MGW's LPM.
+MGW_ROUTES = 5000
+
+
+def mgw_teid(bearer: int, user: int) -> int:
+    """Tunnel id of (bearer, user) in MGW."""
+    return bearer << 8 | user
+
+
+def mgw(bearers: int = 2, users: int = 4, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None) -> Pipeline:
+    """A 4G/5G mobile gateway, uplink and downlink over GTP-U. Downlink: a
+    bearer selector (source port), per bearer a user selector (destination
+    IP), per user Bypass(2000, 100) and the tunnel id, then GTP-U
+    encapsulation. Uplink: GTP-U decapsulation, a split by tunnel id
+    (bearer), per bearer a user selector (source IP), per user
+    Bypass(2000, 100) and metadata. Both: TTL, LPM (5000 routes), then per
+    direction MAC rewrite, checksum and a split by (bearer, user) into one
+    egress per flow. With `slo_us`, bearer b's flows get slo_us·(b+1) and
+    the last bearer is bulk (no SLO)."""
+    if not (1 <= bearers <= 64 and 1 <= users <= 250):
+        raise ValueError(f"mgw(bearers, users) needs 1 ≤ bearers ≤ 64 and 1 ≤ users ≤ 250, got ({bearers}, {users})")
+    from sluice.nf import GtpuDecap, GtpuEncap, Merge, SetMetadata, SplitByMetadata
+    from sluice.traffic import Gtpu
+
+    p = Pipeline(f"mgw({bearers},{users})", batch_size=batch_size)
+    n = bearers * users
+
+    def user_ip(u: int) -> str:
+        return f"100.64.{u // 250}.{u % 250 + 1}"
+
+    src = p.source("src", burstiness=burstiness)
+    mac_table = _module(p, "mac_table", ExactMatch("dst_mac", {MGW_MAC: 0}), "exact_match")
+    type_check = _module(p, "type_check", TypeCheck(0x0800), "type_check")
+    direction = _module(p, "direction", ExactMatch("dst_port", {"2152": 1}, default_gate=0), "exact_match")
+    p.chain(src, mac_table, type_check, direction)
+    # downlink
+    bearer_dl = p.module("bearer_dl", ExactMatch("src_port", {str(6000 + b): b for b in range(bearers)}))
+    merge_dl = p.module("merge_dl", Merge(n))
+    encap = p.module("encap", GtpuEncap(MGW_IP, ENB_IP, MGW_MAC, "02:00:00:00:20:01"))
+    p.connect(direction, bearer_dl, gate=0)
+    p.connect(merge_dl, encap)
+    # uplink
+    decap = p.module("decap", GtpuDecap(MGW_MAC, "02:00:00:00:30:01"))
+    bearer_ul = p.module("bearer_ul", SplitByMetadata({mgw_teid(b, u): b for b in range(bearers) for u in range(users)}))
+    merge_ul = p.module("merge_ul", Merge(n))
+    p.connect(direction, decap, gate=1)
+    p.connect(decap, bearer_ul)
+    # both
+    merge_all = p.module("merge_all", Merge(2))
+    ttl = _module(p, "ttl", TtlDecrement(), "ttl_decrement")
+    routes: dict[str, int] = {"172.16.0.0/16": 0, "8.0.0.0/8": 1}
+    routes.update({f"30.{j // 256}.{j % 256}.0/24": j % 2 for j in range(MGW_ROUTES - len(routes))})
+    lpm = _module(p, "lpm", Lpm(routes), "lpm")
+    p.connect(encap, merge_all, ingate=0)
+    p.connect(merge_ul, merge_all, ingate=1)
+    p.chain(merge_all, ttl, lpm)
+    tails = {}
+    for gate, d in enumerate(("dl", "ul")):
+        rw = _module(p, f"mac_rewrite_{d}", MacRewrite(src=MGW_MAC, dst=f"02:00:00:00:4{gate}:01"), "mac_rewrite")
+        ck = _module(p, f"checksum_{d}", IpChecksum(), "ip_checksum")
+        split = p.module(f"split_{d}", SplitByMetadata({mgw_teid(b, u): b * users + u for b in range(bearers) for u in range(users)}))
+        p.connect(lpm, rw, gate=gate)
+        p.chain(rw, ck, split)
+        tails[d] = [lpm, rw, ck, split]
+    for d, bearer_sel, merge, user_field in (("dl", bearer_dl, merge_dl, "dst_ip"), ("ul", bearer_ul, merge_ul, "src_ip")):
+        for b in range(bearers):
+            users_sel = p.module(f"users_{d}{b}", ExactMatch(user_field, {user_ip(u): u for u in range(users)}))
+            p.connect(bearer_sel, users_sel, gate=b)
+            for u in range(users):
+                k = b * users + u
+                work = p.module(f"bypass_{d}{b}_{u}", Bypass(2000, 100))
+                mark = p.module(f"meta_{d}{b}_{u}", SetMetadata(mgw_teid(b, u)))
+                out = p.sink(f"out_{d}{b}_{u}")
+                p.connect(users_sel, work, gate=u)
+                p.chain(work, mark)
+                p.connect(mark, merge, ingate=k)
+                p.connect(tails[d][-1], out, gate=k)
+                slo = slo_us * (b + 1) if slo_us is not None and b < bearers - 1 else None
+                if d == "dl":
+                    tpl = Template(dst_mac=MGW_MAC, src_ip="8.8.8.8", dst_ip=user_ip(u), src_port=6000 + b, dst_port=7000)
+                    path = [src, mac_table, type_check, direction, bearer_sel, users_sel, work, mark, merge, encap, merge_all, ttl, *tails[d], out]
+                else:
+                    tpl = Template(dst_mac=MGW_MAC, src_ip=user_ip(u), dst_ip=f"8.8.{b + 1}.1", src_port=7000, dst_port=6000 + b,
+                                   gtpu=Gtpu(mgw_teid(b, u), ENB_IP, MGW_IP))
+                    path = [src, mac_table, type_check, direction, decap, bearer_sel, users_sel, work, mark, merge, merge_all, ttl, *tails[d], out]
+                p.flow(f"{d}_b{b}_u{u}", path, slo_us=slo, template=tpl)
+    return p
+
+
 #: Pipelines by the name the CLI uses; each takes its size and keyword settings.
-PIPELINES: dict[str, Callable[..., Pipeline]] = {"rc": rc, "l2l3": l2l3, "gw": gw, "vrf": vrf}
+PIPELINES: dict[str, Callable[..., Pipeline]] = {"rc": rc, "l2l3": l2l3, "gw": gw, "vrf": vrf, "mgw": mgw}

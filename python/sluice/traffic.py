@@ -7,9 +7,19 @@ from typing import Any, Optional, Sequence
 
 
 @dataclass(frozen=True)
+class Gtpu:
+    """Outer GTP-U tunnel of a template: tunnel id and endpoints."""
+
+    teid: int
+    src_ip: str
+    dst_ip: str
+
+
+@dataclass(frozen=True)
 class Template:
     """An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
-    is set; `size` is the frame length without FCS (bytes)."""
+    is set, carried in a GTP-U tunnel when `gtpu` is set; `size` is the
+    (inner) frame length without FCS (bytes)."""
 
     src_mac: str = "02:00:00:00:00:01"
     dst_mac: str = "02:00:00:00:00:02"
@@ -20,6 +30,7 @@ class Template:
     ttl: int = 64
     size: int = 60
     vlan: Optional[int] = None
+    gtpu: Optional[Gtpu] = None
 
     def spec(self) -> dict[str, Any]:
         return asdict(self)

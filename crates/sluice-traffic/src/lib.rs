@@ -13,7 +13,7 @@ pub use error::{Error, Result};
 pub use pcap_replay::{PcapReplay, PrefixRule};
 pub use pcap_tap::PcapTap;
 pub use synthetic::{Stream, SyntheticSource};
-pub use template::TemplateSpec;
+pub use template::{GtpuSpec, TemplateSpec};
 
 use sluice_core::{PacketId, PacketMeta, PacketPool};
 

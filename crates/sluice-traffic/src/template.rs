@@ -41,6 +41,22 @@ pub struct TemplateSpec {
     /// 802.1Q VLAN id, for a tagged frame.
     #[serde(default)]
     pub vlan: Option<u16>,
+    /// Carry the IPv4/UDP packet in a GTP-U tunnel (the fields above then
+    /// describe the inner packet; `size` stays the inner frame's).
+    #[serde(default)]
+    pub gtpu: Option<GtpuSpec>,
+}
+
+/// The outer headers of a GTP-U tunnelled frame.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GtpuSpec {
+    /// Tunnel endpoint id.
+    pub teid: u32,
+    /// Outer source IPv4 address.
+    pub src_ip: String,
+    /// Outer destination IPv4 address.
+    pub dst_ip: String,
 }
 
 fn default_src_mac() -> String {
@@ -77,6 +93,7 @@ impl Default for TemplateSpec {
             ttl: default_ttl(),
             size: default_size(),
             vlan: None,
+            gtpu: None,
         }
     }
 }
@@ -108,6 +125,26 @@ impl TemplateSpec {
             None => eth.ipv4(src, dst, self.ttl).udp(self.src_port, self.dst_port).write(&mut frame, &payload),
         };
         written.map_err(|e| Error::Template(e.to_string()))?;
+        match &self.gtpu {
+            None => Ok(frame),
+            Some(g) => self.tunnel(g, &frame[14 + if self.vlan.is_some() { 4 } else { 0 }..]),
+        }
+    }
+
+    /// Outer Ethernet/IPv4/UDP(2152)/GTP-U around `inner` (an IPv4 packet).
+    fn tunnel(&self, g: &GtpuSpec, inner: &[u8]) -> Result<Vec<u8>> {
+        use sluice_core::wire::gtpu;
+        let mut payload = vec![0u8; gtpu::HEADER_LEN];
+        gtpu::write_header(&mut payload, inner.len() as u16, g.teid);
+        payload.extend_from_slice(inner);
+        let builder = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)
+            .ipv4(parse_ip(&g.src_ip)?, parse_ip(&g.dst_ip)?, self.ttl)
+            .udp(gtpu::PORT, gtpu::PORT);
+        let mut frame = Vec::with_capacity(payload.len() + HEADERS);
+        builder.write(&mut frame, &payload).map_err(|e| Error::Template(e.to_string()))?;
+        if frame.len() > MAX_PACKET_LEN {
+            return Err(Error::Template(format!("tunnelled frame of {} bytes exceeds {MAX_PACKET_LEN}", frame.len())));
+        }
         Ok(frame)
     }
 }
