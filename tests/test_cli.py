@@ -90,3 +90,14 @@ def test_experiment_static_writes_the_documented_report(tmp_path: Path) -> None:
         assert (tmp_path / "o" / name).exists()
     bad = sluice("experiment", "static", "--only", "warp-9", cwd=tmp_path)
     assert bad.returncode != 0 and "unknown rows ['warp-9']" in bad.stderr
+
+
+def test_experiment_overhead_reports_response_times(tmp_path: Path) -> None:
+    out = sluice("experiment", "overhead", "--quick", "--backend", "sim", "--out", "o", "--json", "o.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads((tmp_path / "o.json").read_text())["rows"]
+    assert [r["branching"] for r in rows] == [1, 2, 4, 8, 16, 32, 64]
+    for r in rows:
+        assert {"branching", "response_ms", "stats_pct", "gradient_pct", "control_pct"} <= set(r)
+        assert r["response_ms"] > 0
+        assert abs(r["stats_pct"] + r["gradient_pct"] + r["control_pct"] - 100) < 0.5

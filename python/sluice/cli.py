@@ -237,6 +237,25 @@ def experiment_static(quick: bool, only: tuple[str, ...], backend: str, out: str
     console.print(f"written: {out}/static.json, static.csv, static.md, static.png")
 
 
+@experiment.command("overhead")
+@click.option("--quick", is_flag=True, help="10 measured periods per branching instead of 50.")
+@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
+@click.option("--out", default="out/overhead", show_default=True, help="Folder for overhead.{json,csv,md,png}.")
+@click.option("--json", "json_path", help="Also write the JSON report here.")
+def experiment_overhead(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
+    """Controller response time (read telemetry / compute / apply) on RC(1..64)."""
+    from pathlib import Path
+
+    from sluice.experiments import overhead
+
+    report = overhead.run(Path(out), quick, backend, lambda msg: console.log(msg))
+    console.print(overhead.markdown(report["rows"]))
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(report, f, indent=1)
+    console.print(f"written: {out}/overhead.json, overhead.csv, overhead.md, overhead.png")
+
+
 @main.command()
 @click.option("--nf", "kinds", multiple=True, help="NF kinds to profile (default: all the profiler knows).")
 @click.option("--max-batch", default=32, show_default=True, help="Largest batch size profiled.")

@@ -1,6 +1,8 @@
 //! The control loop: drives a backend period by period under a controller,
 //! applies rate and SLO schedules, and summarises the run.
 
+use std::time::Instant;
+
 use serde::Serialize;
 use sluice_core::{Actions, Backend, Error, Model, ModuleId, Result, Role, Telemetry, Totals};
 
@@ -104,6 +106,19 @@ pub struct PeriodRecord {
     pub violated: bool,
     /// Whether this period is warm-up.
     pub warmup: bool,
+    /// How long the controller took to respond to this period.
+    pub response: Response,
+}
+
+/// The control side's response time to one period (Batchy Table 1).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct Response {
+    /// Reading the telemetry from the data plane (ns).
+    pub read_ns: u64,
+    /// The controller's computation (ns).
+    pub compute_ns: u64,
+    /// Applying its actions to the data plane (ns).
+    pub apply_ns: u64,
 }
 
 /// The whole run in brief.
@@ -179,10 +194,17 @@ pub fn drive(
             }
         }
         let telemetry = backend.run_period(plan.period_ns);
-        let record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
-        on_period(&record);
+        let mut record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
+        let compute = Instant::now();
         let actions = controller.step(&model, &record.telemetry);
+        let apply = Instant::now();
         backend.apply(&actions)?;
+        record.response = Response {
+            read_ns: record.telemetry.read_ns,
+            compute_ns: (apply - compute).as_nanos() as u64,
+            apply_ns: apply.elapsed().as_nanos() as u64,
+        };
+        on_period(&record);
         periods.push(record);
     }
     let last = backend.finish();
@@ -201,7 +223,7 @@ fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telem
     let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();
     let rate_pps = delivered as f64 * 1e9 / telemetry.period_ns as f64;
-    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup }
+    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default() }
 }
 
 fn summarise(periods: &[PeriodRecord], totals: Totals) -> Summary {

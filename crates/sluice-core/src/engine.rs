@@ -131,8 +131,11 @@ impl Engine {
 
     /// Asks every worker for a reading and turns them into telemetry.
     fn read(&mut self) -> Telemetry {
+        let start = Instant::now();
         self.signals.epoch.fetch_add(1, Ordering::AcqRel);
-        self.collect()
+        let mut t = self.collect();
+        t.read_ns = start.elapsed().as_nanos() as u64;
+        t
     }
 
     /// Collects one reading from every worker and turns them into telemetry.
@@ -140,18 +143,26 @@ impl Engine {
         self.merged.begin_merge();
         for (w, worker) in self.workers.iter_mut().enumerate() {
             let deadline = Instant::now() + READ_TIMEOUT;
+            let mut waited = 0u32;
             let mut reading = loop {
                 if let Some(r) = worker.readings.pop() {
                     break r;
                 }
                 assert!(Instant::now() < deadline, "worker {w} gave no telemetry for {READ_TIMEOUT:?}");
-                std::thread::sleep(Duration::from_micros(20));
+                // A worker answers at its next round boundary, usually within
+                // microseconds: yield first, sleep only if it takes long.
+                waited += 1;
+                if waited < 1000 {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(Duration::from_micros(50));
+                }
             };
             self.merged.merge_worker(&mut reading, &self.model, w);
             let _ = worker.recycle.push(reading);
         }
         self.knobs.read_triggers(&mut self.merged.triggers);
-        self.meter.period(self.merged.clone(), &self.sources, &self.sinks)
+        self.meter.period(&self.merged, &self.sources, &self.sinks)
     }
 }
 

@@ -75,6 +75,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
     json!({
         "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
+        "response": p.response,
     })
 }
 

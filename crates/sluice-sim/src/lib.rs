@@ -108,6 +108,7 @@ impl Simulator {
     }
 
     fn collect(&mut self) -> Telemetry {
+        let start = std::time::Instant::now();
         self.merged.begin_merge();
         for (w, worker) in self.workers.iter_mut().enumerate() {
             worker.graph.read_counters(w, &mut worker.reading);
@@ -115,7 +116,9 @@ impl Simulator {
         }
         self.merged.at_ns = self.end_ns;
         self.knobs.read_triggers(&mut self.merged.triggers);
-        self.meter.period(self.merged.clone(), &self.sources, &self.sinks)
+        let mut t = self.meter.period(&self.merged, &self.sources, &self.sinks);
+        t.read_ns = start.elapsed().as_nanos() as u64;
+        t
     }
 }
 
