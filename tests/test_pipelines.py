@@ -104,3 +104,18 @@ def test_packets_are_rewritten_for_real(tmp_path: Path) -> None:
     assert f[22] == 8, "TTL decremented"
     assert f[26:30] == bytes([20, 0, 0, 9]), "source translated"
     assert ipv4_checksum_ok(f[14:34])
+
+
+def test_token_bucket_limits_a_flow_to_its_rate() -> None:
+    from sluice.nf import TokenBucket
+
+    p = Pipeline("limited")
+    src = p.source("src")
+    tb = p.module("tb", TokenBucket(100_000.0, burst=64))
+    out = p.sink("out")
+    p.chain(src, tb, out)
+    p.flow("f", [src, tb, out])
+    r = p.run("null", periods=3, period_ms=50, backend="sim")
+    assert r.periods[-1]["flows"]["f"]["rate_pps"] == pytest.approx(100_000, rel=0.02)
+    s = r.summary
+    assert s["dropped"] > 0 and s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]

@@ -232,3 +232,60 @@ class GtpuDecap(NF):
 
     def spec(self) -> dict[str, Any]:
         return {"type": "gtpu_decap", "src_mac": self.src_mac, "dst_mac": self.dst_mac}
+
+
+@dataclass(frozen=True)
+class VxlanEncap(NF):
+    """Tunnels Ethernet frames in VXLAN from `src_ip` to `dst_ip`, network id = the packet's mark."""
+
+    src_ip: str
+    dst_ip: str
+    src_mac: str
+    dst_mac: str
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "vxlan_encap", "src_ip": self.src_ip, "dst_ip": self.dst_ip, "src_mac": self.src_mac, "dst_mac": self.dst_mac}
+
+
+@dataclass(frozen=True)
+class VxlanDecap(NF):
+    """Takes Ethernet frames out of VXLAN, mark = network id."""
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "vxlan_decap"}
+
+
+@dataclass(frozen=True)
+class IpSrcRewrite(NF):
+    """Sets the IPv4 source address (checksums updated)."""
+
+    addr: str
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "ip_src_rewrite", "addr": self.addr}
+
+
+@dataclass(frozen=True)
+class TokenBucket(NF):
+    """A rate limiter: `rate_pps` on average, bursts of `burst` packets; the rest dropped."""
+
+    rate_pps: float
+    burst: float = 32.0
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "token_bucket", "rate_pps": self.rate_pps, "burst": self.burst}
+
+
+@dataclass(frozen=True)
+class Napt(NF):
+    """Stateful address and port translation of `inside` behind `public`, ports first..last, idle timeout (s)."""
+
+    inside: str
+    public: str
+    first_port: int = 1024
+    last_port: int = 65535
+    timeout_s: float = 30.0
+
+    def spec(self) -> dict[str, Any]:
+        return {"type": "napt", "inside": self.inside, "public": self.public, "first_port": self.first_port,
+                "last_port": self.last_port, "timeout_s": self.timeout_s}

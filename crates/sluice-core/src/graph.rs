@@ -410,12 +410,14 @@ impl WorkerGraph {
             (false, true) => self.clock.raw(),
             (false, false) => 0,
         };
-        let now_ns = if start == 0 { 0 } else { self.clock.delta_as_nanos(self.origin, start) };
+        let now_ns = (start != 0).then(|| self.clock.delta_as_nanos(self.origin, start));
         node.counters.runs += 1;
         node.counters.run_pkts += batch.len() as u64;
         let mut ctx = NfContext {
             pool: &mut self.pool,
             now_ns,
+            clock: &self.clock,
+            origin: self.origin,
             dropped: &mut node.counters.dropped,
             flows: &mut self.flows,
             timing: self.timing,

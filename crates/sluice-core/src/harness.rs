@@ -20,11 +20,19 @@ pub struct Harness {
     input: Batch,
     outs: Vec<Box<Batch>>,
     clock: quanta::Clock,
+    /// The time NFs see (ns), when set; else the clock's.
+    now_ns: Option<u64>,
 }
 
 impl Default for Harness {
     fn default() -> Self {
-        Self { pool: PacketPool::new(4 * MAX_BURST), input: Batch::default(), outs: Vec::new(), clock: quanta::Clock::new() }
+        Self {
+            pool: PacketPool::new(4 * MAX_BURST),
+            input: Batch::default(),
+            outs: Vec::new(),
+            clock: quanta::Clock::new(),
+            now_ns: None,
+        }
     }
 }
 
@@ -41,10 +49,23 @@ impl Harness {
 
     fn call(&mut self, nf: &mut dyn NetworkFunction) -> u64 {
         let mut dropped = 0;
-        let mut ctx = NfContext { pool: &mut self.pool, now_ns: 0, dropped: &mut dropped, flows: &mut [], timing: false };
+        let mut ctx = NfContext {
+            pool: &mut self.pool,
+            now_ns: self.now_ns,
+            clock: &self.clock,
+            origin: 0,
+            dropped: &mut dropped,
+            flows: &mut [],
+            timing: false,
+        };
         nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
         assert!(self.input.is_empty(), "an NF must empty its input batch");
         dropped
+    }
+
+    /// Makes NFs see time `now_ns` (ns) from now on (for NFs that keep time).
+    pub fn set_now(&mut self, now_ns: u64) {
+        self.now_ns = Some(now_ns);
     }
 
     /// Runs `nf` once on copies of `frames` (at most one batch).

@@ -12,14 +12,23 @@ use crate::telemetry::FlowRecorder;
 pub struct NfContext<'a> {
     /// The worker's packet pool.
     pub pool: &'a mut PacketPool,
-    /// Time at the start of this run (ns since the run started; 0 when telemetry is off).
-    pub now_ns: u64,
+    /// Time at the start of this run, once read (ns since the run started).
+    pub(crate) now_ns: Option<u64>,
+    pub(crate) clock: &'a quanta::Clock,
+    pub(crate) origin: u64,
     pub(crate) dropped: &'a mut u64,
     pub(crate) flows: &'a mut [FlowRecorder],
     pub(crate) timing: bool,
 }
 
 impl NfContext<'_> {
+    /// Time at the start of this run (ns since the run started): the
+    /// worker's clock, virtual in the simulator. Read once per run.
+    #[inline]
+    pub fn now(&mut self) -> u64 {
+        *self.now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw()))
+    }
+
     /// Sends a packet to the drop gate: frees it and counts it for this module.
     #[inline]
     pub fn drop_packet(&mut self, id: PacketId) {
@@ -37,6 +46,7 @@ impl NfContext<'_> {
             }
             return;
         };
+        let now = if self.timing { self.now() } else { 0 };
         let recorder = &mut self.flows[flow];
         let mut run: Option<(u64, u64)> = None;
         for &id in ids {
@@ -51,14 +61,14 @@ impl NfContext<'_> {
             run = match run {
                 Some((ts, n)) if ts == meta.ts_ns => Some((ts, n + 1)),
                 Some((ts, n)) => {
-                    recorder.record_n(self.now_ns.saturating_sub(ts), n);
+                    recorder.record_n(now.saturating_sub(ts), n);
                     Some((meta.ts_ns, 1))
                 }
                 None => Some((meta.ts_ns, 1)),
             };
         }
         match run {
-            Some((ts, n)) => recorder.record_n(self.now_ns.saturating_sub(ts), n),
+            Some((ts, n)) => recorder.record_n(now.saturating_sub(ts), n),
             None => recorder.delivered += ids.len() as u64,
         }
     }

@@ -7,32 +7,45 @@ pub mod bypass;
 pub mod exact_match;
 pub mod gtpu;
 pub mod ip_checksum;
+pub mod ip_src_rewrite;
 pub mod lpm;
 pub mod mac_rewrite;
 pub mod merge;
 pub mod metadata;
+pub mod napt;
 pub mod random_split;
 pub mod static_nat;
+pub mod token_bucket;
 pub mod ttl_decrement;
 pub mod type_check;
 pub mod vlan;
+pub mod vxlan;
 
 pub use acl::{Acl, RuleSpec};
 pub use bypass::Bypass;
 pub use exact_match::{ExactMatch, Field};
 pub use ip_checksum::IpChecksum;
+pub use ip_src_rewrite::IpSrcRewrite;
 pub use lpm::Lpm;
 pub use mac_rewrite::MacRewrite;
 pub use gtpu::{GtpuDecap, GtpuEncap};
 pub use merge::Merge;
 pub use metadata::{SetMetadata, SplitByMetadata};
+pub use napt::Napt;
 pub use random_split::RandomSplit;
 pub use static_nat::StaticNat;
+pub use token_bucket::TokenBucket;
 pub use ttl_decrement::TtlDecrement;
 pub use type_check::TypeCheck;
 pub use vlan::{VlanPop, VlanPush};
+pub use vxlan::{VxlanDecap, VxlanEncap};
 
 use sluice_core::wire::ethernet::parse_mac;
+
+/// Parses a dotted IPv4 address into an integer.
+fn parse_ip(s: &str) -> Result<u32, String> {
+    s.parse::<std::net::Ipv4Addr>().map(u32::from).map_err(|_| format!("'{s}' is not an IPv4 address"))
+}
 use sluice_core::wire::ipv4::parse_prefix;
 use sluice_core::NetworkFunction;
 
@@ -136,6 +149,44 @@ pub enum NfSpec {
         /// Inner destination MAC.
         dst_mac: String,
     },
+    /// Tunnels Ethernet frames in VXLAN (network id = mark).
+    VxlanEncap {
+        /// Outer source IPv4 address.
+        src_ip: String,
+        /// Outer destination IPv4 address.
+        dst_ip: String,
+        /// Outer source MAC.
+        src_mac: String,
+        /// Outer destination MAC.
+        dst_mac: String,
+    },
+    /// Takes Ethernet frames out of VXLAN (mark = network id).
+    VxlanDecap {},
+    /// Sets the IPv4 source address.
+    IpSrcRewrite {
+        /// The new source address.
+        addr: String,
+    },
+    /// A rate limiter; non-conforming packets dropped.
+    TokenBucket {
+        /// Rate (pkt/s).
+        rate_pps: f64,
+        /// Bucket depth (pkt).
+        burst: f64,
+    },
+    /// Stateful address and port translation.
+    Napt {
+        /// Inside prefix.
+        inside: String,
+        /// Public address.
+        public: String,
+        /// First port to allocate.
+        first_port: u16,
+        /// Last port to allocate.
+        last_port: u16,
+        /// Idle time after which a binding may be reused (s).
+        timeout_s: f64,
+    },
     /// Several ingates into one outgate.
     Merge {
         /// Number of ingates.
@@ -194,6 +245,11 @@ impl NfSpec {
             NfSpec::SplitByMetadata { .. } => "split_by_metadata",
             NfSpec::GtpuEncap { .. } => "gtpu_encap",
             NfSpec::GtpuDecap { .. } => "gtpu_decap",
+            NfSpec::VxlanEncap { .. } => "vxlan_encap",
+            NfSpec::VxlanDecap {} => "vxlan_decap",
+            NfSpec::IpSrcRewrite { .. } => "ip_src_rewrite",
+            NfSpec::TokenBucket { .. } => "token_bucket",
+            NfSpec::Napt { .. } => "napt",
             NfSpec::VlanPush { .. } => "vlan_push",
         }
     }
@@ -233,8 +289,19 @@ impl NfSpec {
             NfSpec::SetMetadata { value } => Box::new(SetMetadata::new(*value)),
             NfSpec::SplitByMetadata { table, default_gate } => Box::new(SplitByMetadata::new(table, *default_gate)?),
             NfSpec::GtpuEncap { src_ip, dst_ip, src_mac, dst_mac } => {
-                let ip = |s: &str| s.parse::<std::net::Ipv4Addr>().map(u32::from).map_err(|_| format!("'{s}' is not an IPv4 address"));
-                Box::new(GtpuEncap::new(ip(src_ip)?, ip(dst_ip)?, parse_mac(src_mac)?, parse_mac(dst_mac)?))
+                Box::new(GtpuEncap::new(parse_ip(src_ip)?, parse_ip(dst_ip)?, parse_mac(src_mac)?, parse_mac(dst_mac)?))
+            }
+            NfSpec::VxlanEncap { src_ip, dst_ip, src_mac, dst_mac } => {
+                Box::new(VxlanEncap::new(parse_ip(src_ip)?, parse_ip(dst_ip)?, parse_mac(src_mac)?, parse_mac(dst_mac)?))
+            }
+            NfSpec::VxlanDecap {} => Box::new(VxlanDecap),
+            NfSpec::IpSrcRewrite { addr } => Box::new(IpSrcRewrite::new(parse_ip(addr)?)),
+            NfSpec::TokenBucket { rate_pps, burst } => Box::new(TokenBucket::new(*rate_pps, *burst)?),
+            NfSpec::Napt { inside, public, first_port, last_port, timeout_s } => {
+                if !(*timeout_s > 0.0) {
+                    return Err(format!("NAPT timeout {timeout_s} s must be > 0"));
+                }
+                Box::new(Napt::new(inside, parse_ip(public)?, *first_port, *last_port, (timeout_s * 1e9) as u64)?)
             }
             NfSpec::GtpuDecap { src_mac, dst_mac } => Box::new(GtpuDecap::new(parse_mac(src_mac)?, parse_mac(dst_mac)?)),
             NfSpec::VlanPush { vlan } => Box::new(VlanPush::new(*vlan)?),

@@ -70,6 +70,9 @@ fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
         Box::new(VlanPush::new(9).unwrap()),
         Box::new(GtpuEncap::new(1, 2, [1; 6], [2; 6])),
         Box::new(GtpuDecap::new([1; 6], [2; 6])),
+        Box::new(VxlanDecap),
+        Box::new(IpSrcRewrite::new(7)),
+        Box::new(Napt::new("10.0.0.0/24", 99, 1000, 1010, 1_000_000).unwrap()),
     ]
 }
 
@@ -244,4 +247,66 @@ fn gtpu_round_trips_to_identity_and_carries_the_tunnel_id() {
     assert_eq!(out.gates[0][0], frame, "decapsulation restores the original frame");
     let garbage = udp([1, 1, 1, 1], [2, 2, 2, 2], 9, (2152, 2152));
     assert_eq!(h.run(&mut GtpuDecap::new([1; 6], [2; 6]), &[garbage]).dropped, 1, "not a G-PDU");
+}
+
+#[test]
+fn token_bucket_passes_the_rate_and_the_burst() {
+    let mut h = Harness::default();
+    let mut tb = TokenBucket::new(1_000_000.0, 4.0).unwrap();
+    let frames = vec![udp([1, 1, 1, 1], [2, 2, 2, 2], 9, (1, 2)); 10];
+    h.set_now(0);
+    let out = h.run(&mut tb, &frames);
+    assert_eq!((out.gates[0].len(), out.dropped), (4, 6), "a full bucket lets a burst of 4 through");
+    h.set_now(3_000); // 3 µs at 1 Mpps: 3 tokens
+    assert_eq!(h.run(&mut tb, &frames).gates[0].len(), 3);
+    assert!(TokenBucket::new(0.0, 1.0).is_err() && TokenBucket::new(1.0, 0.5).is_err());
+}
+
+#[test]
+fn ip_src_rewrite_keeps_checksums_valid() {
+    let mut h = Harness::default();
+    for frame in [udp([10, 0, 0, 7], [30, 0, 0, 1], 64, (1000, 53)), tcp([10, 0, 0, 7], [30, 0, 0, 1], (1000, 80))] {
+        let out = h.run(&mut IpSrcRewrite::new(u32::from_be_bytes([192, 0, 2, 9])), &[frame]).gates.remove(0).remove(0);
+        assert_eq!(&out[26..30], &[192, 0, 2, 9]);
+        assert!(ip_checksum_ok(&out) && l4_checksum_ok(&out));
+    }
+}
+
+#[test]
+fn vxlan_round_trips_to_identity() {
+    let mut h = Harness::default();
+    let frame = udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2));
+    let mut encap = VxlanEncap::new(u32::from_be_bytes([172, 16, 0, 1]), u32::from_be_bytes([172, 16, 0, 2]), [2; 6], [3; 6]);
+    let tunnelled = h.run(&mut encap, std::slice::from_ref(&frame)).gates.remove(0).remove(0);
+    assert_eq!(tunnelled.len(), frame.len() + 50);
+    assert!(ip_checksum_ok(&tunnelled));
+    assert_eq!(&tunnelled[36..38], &4789u16.to_be_bytes());
+    assert_eq!(tunnelled[42], 0x08, "the VNI flag is set");
+    assert_eq!(&tunnelled[50..], &frame[..]);
+    assert_eq!(h.run(&mut VxlanDecap, &[tunnelled]).gates[0][0], frame);
+}
+
+#[test]
+fn napt_translates_both_ways_and_forgets_idle_flows() {
+    let mut h = Harness::default();
+    let public = u32::from_be_bytes([198, 51, 100, 1]);
+    let mut napt = Napt::new("10.0.0.0/24", public, 40000, 40001, 1_000_000).unwrap();
+    h.set_now(0);
+    let out = h.run(&mut napt, &[udp([10, 0, 0, 7], [30, 0, 0, 1], 64, (1234, 53))]).gates.remove(0).remove(0);
+    assert_eq!(&out[26..30], &[198, 51, 100, 1]);
+    let port = u16::from_be_bytes([out[34], out[35]]);
+    assert!((40000..=40001).contains(&port));
+    assert!(ip_checksum_ok(&out) && l4_checksum_ok(&out));
+    let reply = udp([30, 0, 0, 1], [198, 51, 100, 1], 64, (53, port));
+    let back = h.run(&mut napt, std::slice::from_ref(&reply)).gates.remove(0).remove(0);
+    assert_eq!(&back[30..34], &[10, 0, 0, 7]);
+    assert_eq!(u16::from_be_bytes([back[36], back[37]]), 1234, "destination port translated back");
+    assert!(ip_checksum_ok(&back) && l4_checksum_ok(&back));
+    assert_eq!(napt.bindings(), 1);
+    // A second and a third inside flow: the third finds no port until the first has been idle past the timeout.
+    assert_eq!(h.run(&mut napt, &[udp([10, 0, 0, 8], [30, 0, 0, 1], 64, (1, 53))]).dropped, 0);
+    assert_eq!(h.run(&mut napt, &[udp([10, 0, 0, 9], [30, 0, 0, 1], 64, (1, 53))]).dropped, 1, "ports exhausted");
+    h.set_now(5_000_000);
+    assert_eq!(h.run(&mut napt, &[reply]).dropped, 1, "an expired binding no longer lets replies in");
+    assert_eq!(h.run(&mut napt, &[udp([10, 0, 0, 9], [30, 0, 0, 1], 64, (1, 53))]).dropped, 0, "idle bindings were reclaimed");
 }

@@ -21,6 +21,9 @@ use sluice_core::{
 
 /// Virtual time a round that admitted nothing waits before polling again (ns).
 const IDLE_STEP_NS: u64 = 1_000;
+/// Least virtual time a round takes (ns): with only free modules (no
+/// profile), time must still move.
+const MIN_ROUND_NS: u64 = 10;
 
 /// Runs an NF for its routing and rewriting, charging its modelled cost to the virtual clock.
 struct Costed {
@@ -132,8 +135,11 @@ impl Backend for Simulator {
         loop {
             let behind = self.workers.iter_mut().filter(|w| w.clock.value() < self.end_ns).min_by_key(|w| w.clock.value());
             let Some(worker) = behind else { break };
+            let before = worker.clock.value();
             if worker.graph.round() == 0 {
-                worker.clock.increment(IDLE_STEP_NS.min(self.end_ns - worker.clock.value()));
+                worker.clock.increment(IDLE_STEP_NS.min(self.end_ns - before));
+            } else if worker.clock.value() < before + MIN_ROUND_NS {
+                worker.clock.increment(before + MIN_ROUND_NS - worker.clock.value());
             }
         }
         self.collect()

@@ -48,3 +48,33 @@ pub fn update_for_address(protocol: u8, l4: &mut [u8], old: u32, new: u32) {
     }
     l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
 }
+
+/// Sets the source (`which` = 0) or destination (`which` = 2) port at that
+/// byte offset of a UDP/TCP header, updating its checksum (RFC 1624).
+fn set_port(protocol: u8, l4: &mut [u8], which: usize, port: u16) {
+    let Some(off) = checksum_offset(protocol) else { return };
+    if l4.len() < off + 2 {
+        return;
+    }
+    let old = u16::from_be_bytes([l4[which], l4[which + 1]]);
+    l4[which..which + 2].copy_from_slice(&port.to_be_bytes());
+    let c = u16::from_be_bytes([l4[off], l4[off + 1]]);
+    if protocol == PROTO_UDP && c == 0 {
+        return;
+    }
+    let mut c = checksum::update(c, old, port);
+    if protocol == PROTO_UDP && c == 0 {
+        c = 0xffff;
+    }
+    l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Sets the source port of a UDP/TCP header, checksum updated.
+pub fn set_src_port(protocol: u8, l4: &mut [u8], port: u16) {
+    set_port(protocol, l4, 0, port);
+}
+
+/// Sets the destination port of a UDP/TCP header, checksum updated.
+pub fn set_dst_port(protocol: u8, l4: &mut [u8], port: u16) {
+    set_port(protocol, l4, 2, port);
+}

@@ -1,0 +1,133 @@
+//! `napt(inside, public, ports, timeout)`: stateful address and port
+//! translation for UDP and TCP, with a per-flow table and idle timeouts.
+
+use std::collections::HashMap;
+
+use sluice_core::wire::ipv4::{mask, parse_prefix, PROTO_TCP, PROTO_UDP};
+use sluice_core::wire::{ipv4_of_mut, l4};
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
+
+/// An inside flow: source, source port, destination, destination port, protocol.
+type FlowKey = (u32, u16, u32, u16, u8);
+
+struct Binding {
+    port: u16,
+    last_ns: u64,
+}
+
+/// Outbound UDP/TCP packets from `inside` leave from `public` on a port
+/// allocated per flow; inbound packets to a bound public port are
+/// translated back while the binding is fresh (used within `timeout`).
+/// Other packets pass unchanged; packets that find no free port, or reach
+/// an unbound or expired public port, are dropped. The tables are sized
+/// for every port up front, so the packet path does not allocate.
+pub struct Napt {
+    inside: u32,
+    inside_mask: u32,
+    public: u32,
+    timeout_ns: u64,
+    outbound: HashMap<FlowKey, Binding>,
+    inbound: HashMap<u16, FlowKey>,
+    free: Vec<u16>,
+}
+
+impl Napt {
+    /// A translator for `inside` ("a.b.c.d/len") behind `public` using ports
+    /// `first..=last`, forgetting flows idle for `timeout_ns`.
+    pub fn new(inside: &str, public: u32, first: u16, last: u16, timeout_ns: u64) -> Result<Self, String> {
+        let (net, len) = parse_prefix(inside)?;
+        if first == 0 || first > last {
+            return Err(format!("NAPT port range {first}..={last} is empty or starts at 0"));
+        }
+        let ports = (last - first) as usize + 1;
+        Ok(Self {
+            inside: net,
+            inside_mask: mask(len),
+            public,
+            timeout_ns,
+            outbound: HashMap::with_capacity(ports),
+            inbound: HashMap::with_capacity(ports),
+            free: (first..=last).rev().collect(),
+        })
+    }
+
+    /// Flows bound now.
+    pub fn bindings(&self) -> usize {
+        self.outbound.len()
+    }
+
+    /// A free port, reclaiming idle bindings when none is left.
+    fn allocate(&mut self, now: u64) -> Option<u16> {
+        if self.free.is_empty() {
+            let (timeout, inbound, free) = (self.timeout_ns, &mut self.inbound, &mut self.free);
+            self.outbound.retain(|_, b| {
+                let fresh = now.saturating_sub(b.last_ns) <= timeout;
+                if !fresh {
+                    inbound.remove(&b.port);
+                    free.push(b.port);
+                }
+                fresh
+            });
+        }
+        self.free.pop()
+    }
+
+    fn translate(&mut self, ctx: &mut NfContext<'_>, id: PacketId, now: u64) -> bool {
+        let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else { return false };
+        let proto = ip.protocol();
+        if proto != PROTO_UDP && proto != PROTO_TCP {
+            return true;
+        }
+        let Ok((sport, dport)) = l4::ports(proto, ip.payload()) else { return false };
+        let (src, dst) = (ip.src(), ip.dst());
+        if src & self.inside_mask == self.inside {
+            let key = (src, sport, dst, dport, proto);
+            let port = match self.outbound.get_mut(&key) {
+                Some(b) => {
+                    b.last_ns = now;
+                    b.port
+                }
+                None => {
+                    let Some(port) = self.allocate(now) else { return false };
+                    self.outbound.insert(key, Binding { port, last_ns: now });
+                    self.inbound.insert(port, key);
+                    port
+                }
+            };
+            ip.set_src(self.public);
+            l4::update_for_address(proto, ip.payload_mut(), src, self.public);
+            l4::set_src_port(proto, ip.payload_mut(), port);
+            return true;
+        }
+        if dst == self.public {
+            let Some(&key) = self.inbound.get(&dport) else { return false };
+            let binding = self.outbound.get_mut(&key).expect("both tables hold every binding");
+            if now.saturating_sub(binding.last_ns) > self.timeout_ns || key.4 != proto {
+                return false;
+            }
+            binding.last_ns = now;
+            ip.set_dst(key.0);
+            l4::update_for_address(proto, ip.payload_mut(), dst, key.0);
+            l4::set_dst_port(proto, ip.payload_mut(), key.1);
+        }
+        true
+    }
+}
+
+impl NetworkFunction for Napt {
+    fn outgates(&self) -> usize {
+        1
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        let now = ctx.now();
+        for &id in input.as_slice() {
+            if self.translate(ctx, id, now) {
+                out.push(0, id);
+            } else {
+                ctx.drop_packet(id);
+            }
+        }
+        input.clear();
+    }
+}
