@@ -114,7 +114,7 @@ def test_token_bucket_limits_a_flow_to_its_rate() -> None:
     tb = p.module("tb", TokenBucket(100_000.0, burst=64))
     out = p.sink("out")
     p.chain(src, tb, out)
-    p.flow("f", [src, tb, out])
+    p.flow("f", [src, tb, out], rate_pps=400_000)
     r = p.run("null", periods=3, period_ms=50, backend="sim")
     assert r.periods[-1]["flows"]["f"]["rate_pps"] == pytest.approx(100_000, rel=0.02)
     s = r.summary
