@@ -14,7 +14,8 @@ pub struct TokenBucket {
 impl TokenBucket {
     /// A bucket of `burst` packets (≥ 1) refilled at `rate_pps` (> 0).
     pub fn new(rate_pps: f64, burst: f64) -> Result<Self, String> {
-        if !(rate_pps > 0.0 && rate_pps.is_finite()) || !(burst >= 1.0) {
+        let valid = rate_pps > 0.0 && rate_pps.is_finite() && burst >= 1.0;
+        if !valid {
             return Err(format!("token bucket needs rate > 0 pkt/s and burst ≥ 1 pkt, got {rate_pps} and {burst}"));
         }
         Ok(Self { rate_pps, burst, tokens: burst, last_ns: None })
