@@ -20,7 +20,7 @@ demo: setup
 test: test-rust test-python
 
 test-rust: setup
-	cargo test --workspace --exclude sluice-py --quiet
+	cargo test --workspace --exclude sluice-py --quiet --no-fail-fast
 
 test-python: setup
 	$(PY) -m pytest -q

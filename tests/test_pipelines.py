@@ -119,3 +119,41 @@ def test_token_bucket_limits_a_flow_to_its_rate() -> None:
     assert r.periods[-1]["flows"]["f"]["rate_pps"] == pytest.approx(100_000, rel=0.02)
     s = r.summary
     assert s["dropped"] > 0 and s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]
+
+
+def frame(dst: bytes, ttl: int = 64) -> bytes:
+    """An Ethernet/IPv4/UDP frame to `dst` with a valid header checksum."""
+    ip = bytearray(struct.pack("!BBHHHBBH4s4s", 0x45, 0, 46, 0, 0, ttl, 17, 0, bytes([10, 0, 0, 1]), dst))
+    total = sum(struct.unpack("!10H", bytes(ip)))
+    while total > 0xFFFF:
+        total = (total & 0xFFFF) + (total >> 16)
+    ip[10:12] = struct.pack("!H", ~total & 0xFFFF)
+    udp = struct.pack("!HHHH", 1000, 2000, 26, 0) + bytes(18)
+    return bytes.fromhex("0200000000aa" "0200000000bb" "0800") + bytes(ip) + udp
+
+
+def write_pcap(path: Path, frames: list[bytes]) -> None:
+    out = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1)
+    for i, f in enumerate(frames):
+        out += struct.pack("<IIII", 0, i, len(f), len(f)) + f
+    path.write_bytes(out)
+
+
+def test_l2l3_over_a_trace_deals_destinations_to_flows_with_equal_traffic(tmp_path: Path) -> None:
+    from sluice.pipelines import pcap_groups
+
+    # 12 destination /24s with 1..12 packets each: 78 packets for 3 flows, 26 each when dealt well.
+    frames = [frame(bytes([40, 0, k, 1])) for k in range(12) for _ in range(k + 1)]
+    trace = tmp_path / "t.pcap"
+    write_pcap(trace, frames)
+    groups = pcap_groups(str(trace), 3)
+    assert sorted(len(g) for g in groups) == [4, 4, 4] and sum(map(len, groups)) == 12
+    p = l2l3(3, pcap=str(trace))
+    r = p.run("null", periods=2, period_ms=5, backend="sim")
+    flows = r.periods[-1]["flows"]
+    total = sum(f["delivered"] for f in flows.values())
+    for name, f in flows.items():
+        assert f["misdelivered"] == 0 and f["delivered"] > 0, name
+        assert f["delivered"] / total == pytest.approx(1 / 3, abs=0.03), name
+    with pytest.raises(ValueError, match="fewer than the 16 flows"):
+        l2l3(16, pcap=str(trace))

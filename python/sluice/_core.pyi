@@ -3,7 +3,7 @@
 from typing import Callable, Optional
 
 __version__: str
-__all__ = ["__version__", "backends", "controllers", "ns_per_cycle", "profile", "profiled_kinds", "run", "validate"]
+__all__ = ["__version__", "backends", "controllers", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "run", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -35,3 +35,6 @@ def profile(kinds: list[str], max_batch: int = 32, reps: int = 200) -> str:
 
 def profiled_kinds() -> list[str]:
     """Names of the NF kinds the profiler knows."""
+
+def pcap_prefixes(path: str) -> list[tuple[str, int]]:
+    """Packets per IPv4 destination /24 of a classic pcap file, most first."""

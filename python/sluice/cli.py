@@ -123,6 +123,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
 @click.option("--batch-size", default=32, show_default=True, help="Batch size B (pkt, 1..256).")
 @click.option("--burstiness", default=1, show_default=True, help="Packets of one flow in a row at the source.")
+@click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, gw): destinations dealt to the flows with equal traffic.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
@@ -141,6 +142,7 @@ def run(
     period_ms: float,
     batch_size: int,
     burstiness: int,
+    pcap: Optional[str],
     slo_statistic: str,
     no_timing: bool,
     json_path: Optional[str],
@@ -153,7 +155,13 @@ def run(
             pipeline = Pipeline.from_spec(json.load(f))
     elif pipeline_name in PIPELINES:
         sizes = {"vrf": (m, n), "mgw": (bearers, users)}.get(pipeline_name, (n,))
-        pipeline = PIPELINES[pipeline_name](*sizes, batch_size=batch_size, burstiness=burstiness)
+        extra = {"pcap": pcap} if pcap else {}
+        if pcap and pipeline_name not in ("l2l3", "gw"):
+            raise click.BadParameter(f"--pcap applies to l2l3 and gw, not {pipeline_name}")
+        try:
+            pipeline = PIPELINES[pipeline_name](*sizes, batch_size=batch_size, burstiness=burstiness, **extra)
+        except ValueError as e:
+            raise click.ClickException(str(e)) from e
     else:
         raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
     try:

@@ -114,6 +114,15 @@ class Pipeline:
         spec = {"pcap": {"path": path, "flows": prefixes, "rate_pps": rate_pps}}
         return self._add({"name": name, "source": spec, "worker": worker})
 
+    def map_pcap_flow(self, source: ModuleRef, flow: str, prefixes: Sequence[str]) -> None:
+        """Packets of pcap source `source` whose destination is in one of `prefixes` belong to `flow`."""
+        name = _name(source)
+        for m in self._modules:
+            if m["name"] == name and "pcap" in m.get("source", {}):
+                m["source"]["pcap"]["flows"].extend({"flow": flow, "prefix": p} for p in prefixes)
+                return
+        raise ValueError(f"'{name}' is not a pcap source")
+
     def module(
         self,
         name: str,

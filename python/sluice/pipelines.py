@@ -59,24 +59,56 @@ def _acl_rules() -> list[Rule]:
     return [Rule(permit=True, proto=17)] + [Rule(permit=False, dst=f"40.0.{j}.0/24") for j in range(1, ACL_RULES)]
 
 
+def pcap_groups(path: str, n: int) -> list[list[str]]:
+    """The destination /24s of a trace dealt to n flows so that each carries
+    about the same traffic (largest first, to the lightest flow)."""
+    from sluice import _core
+
+    prefixes = _core.pcap_prefixes(path)
+    if len(prefixes) < n:
+        raise ValueError(f"pcap file '{path}' has {len(prefixes)} destination /24s, fewer than the {n} flows")
+    groups: list[list[str]] = [[] for _ in range(n)]
+    load = [0] * n
+    for prefix, count in prefixes:
+        lightest = min(range(n), key=lambda i: (load[i], i))
+        groups[lightest].append(prefix)
+        load[lightest] += count
+    return groups
+
+
 def _router(name: str, n: int, batch_size: int, burstiness: int, slo_us: Optional[float],
-            branch: Callable[[Pipeline, int], list[Module]]) -> Pipeline:
-    """type_check → mac_split → lpm → per next hop i: `branch(i)` → egress; flow i: 10.0.0.1 → 20.0.(i+1).1."""
+            branch: Callable[[Pipeline, int], list[Module]], pcap: Optional[str] = None) -> Pipeline:
+    """type_check → mac_split → lpm → per next hop i: `branch(i)` → egress;
+    flow i: 10.0.0.1 → 20.0.(i+1).1, or with `pcap`, the packets of a trace
+    whose destinations fall in flow i's group of /24s."""
     if not 1 <= n <= 250:
         raise ValueError(f"{name}(n) needs 1 ≤ n ≤ 250 next hops, got {n}")
-    p = Pipeline(f"{name}({n})", batch_size=batch_size)
-    src = p.source("src", burstiness=burstiness)
+    p = Pipeline(f"{name}({n})" + ("*" if pcap else ""), batch_size=batch_size)
+    groups = pcap_groups(pcap, n) if pcap else None
+    if groups is None:
+        src = p.source("src", burstiness=burstiness)
+        routes = _lpm_routes(n)
+    else:
+        assert pcap is not None
+        src = p.pcap_source("src", pcap, {})
+        routes = {prefix: i for i, group in enumerate(groups) for prefix in group}
     type_check = _module(p, "type_check", TypeCheck(0x0800), "type_check")
-    mac_split = _module(p, "mac_split", ExactMatch("dst_mac", {ROUTER_MAC: 0}), "exact_match")
-    lpm = _module(p, "lpm", Lpm(_lpm_routes(n)), "lpm")
+    # A trace's frames carry their own MACs: the MAC split then lets all of them through.
+    mac_split = _module(p, "mac_split", ExactMatch("dst_mac", {ROUTER_MAC: 0}, default_gate=0 if pcap else None), "exact_match")
+    lpm = _module(p, "lpm", Lpm(routes), "lpm")
     p.chain(src, type_check, mac_split, lpm)
     for i in range(n):
         modules = branch(p, i)
         out = p.sink(f"out{i}")
         p.connect(lpm, modules[0], gate=i)
         p.chain(*modules, out)
-        template = Template(dst_mac=ROUTER_MAC, src_ip="10.0.0.1", dst_ip=f"20.0.{i + 1}.1", src_port=1000 + i)
-        p.flow(f"flow{i}", [src, type_check, mac_split, lpm, *modules, out], slo_us=slo_us, template=template)
+        path = [src, type_check, mac_split, lpm, *modules, out]
+        if groups is None:
+            template = Template(dst_mac=ROUTER_MAC, src_ip="10.0.0.1", dst_ip=f"20.0.{i + 1}.1", src_port=1000 + i)
+            p.flow(f"flow{i}", path, slo_us=slo_us, template=template)
+        else:
+            p.flow(f"flow{i}", path, slo_us=slo_us)
+            p.map_pcap_flow("src", f"flow{i}", groups[i])
     return p
 
 
@@ -88,13 +120,17 @@ def _next_hop(p: Pipeline, i: int) -> list[Module]:
     ]
 
 
-def l2l3(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None) -> Pipeline:
+def l2l3(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None,
+         pcap: Optional[str] = None) -> Pipeline:
     """An IP router with n next hops: type check, MAC split, LPM (500 routes),
-    then per next hop TTL decrement, MAC rewrite and checksum."""
-    return _router("l2l3", n, batch_size, burstiness, slo_us, _next_hop)
+    then per next hop TTL decrement, MAC rewrite and checksum. With `pcap`,
+    a trace replayed in a loop, its destination /24s dealt to the n flows
+    with equal traffic, and routed that way."""
+    return _router("l2l3", n, batch_size, burstiness, slo_us, _next_hop, pcap)
 
 
-def gw(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None) -> Pipeline:
+def gw(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None,
+       pcap: Optional[str] = None) -> Pipeline:
     """A gateway: L2L3(n) with an ACL (100 rules) and a static NAT
     (10.0.0.0/24 ↔ 20.0.0.0/24) in front of every next hop."""
 
@@ -103,7 +139,7 @@ def gw(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Option
         nat = _module(p, f"nat{i}", StaticNat("10.0.0.0/24", "20.0.0.0/24"), "static_nat")
         return [acl, nat, *_next_hop(p, i)]
 
-    return _router("gw", n, batch_size, burstiness, slo_us, branch)
+    return _router("gw", n, batch_size, burstiness, slo_us, branch, pcap)
 
 
 #: First UDP destination port of VRF flows: flow k uses VRF_PORT + k.

@@ -118,6 +118,13 @@ fn profile(py: Python<'_>, kinds: Vec<String>, max_batch: usize, reps: usize) ->
     Ok(serde_json::json!({ "nfs": fits }).to_string())
 }
 
+/// Packets per IPv4 destination /24 of a classic pcap file, most first: [("a.b.c.0/24", count)].
+#[pyfunction]
+fn pcap_prefixes(path: &str) -> PyResult<Vec<(String, u64)>> {
+    let replay = sluice_traffic::PcapReplay::from_file(path, &[], f64::INFINITY).map_err(invalid)?;
+    Ok(replay.destinations_by_24().into_iter().map(|(net, n)| (format!("{net}/24"), n)).collect())
+}
+
 /// Names of the NF kinds the profiler knows.
 #[pyfunction]
 fn profiled_kinds() -> Vec<&'static str> {
@@ -151,6 +158,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(ns_per_cycle, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(profiled_kinds, m)?)?;
+    m.add_function(wrap_pyfunction!(pcap_prefixes, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

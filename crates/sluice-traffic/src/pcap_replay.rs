@@ -98,6 +98,20 @@ impl PcapReplay {
         self.records.is_empty()
     }
 
+    /// Packets per IPv4 destination /24 in the capture (network, count),
+    /// most packets first; packets without an IPv4 destination are not counted.
+    pub fn destinations_by_24(&self) -> Vec<(Ipv4Addr, u64)> {
+        let mut counts = std::collections::HashMap::new();
+        for r in &self.records {
+            if let Some(dst) = destination(&self.bytes[r.offset..r.offset + r.len]) {
+                *counts.entry(u32::from(dst) & 0xffff_ff00).or_insert(0u64) += 1;
+            }
+        }
+        let mut v: Vec<(Ipv4Addr, u64)> = counts.into_iter().map(|(net, n)| (Ipv4Addr::from(net), n)).collect();
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v
+    }
+
     /// Flow of each packet in capture order.
     pub fn flows(&self) -> impl Iterator<Item = u16> + '_ {
         self.records.iter().map(|r| r.flow)
