@@ -7,6 +7,7 @@ pub mod ethernet;
 pub mod gtpu;
 pub mod ipv4;
 pub mod l4;
+pub mod udp_tunnel;
 pub mod vxlan;
 
 /// Why a packet could not be parsed.
