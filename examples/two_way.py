@@ -8,17 +8,19 @@ one with a tight delay SLO (15 µs) and one loose (100 µs).
 from __future__ import annotations
 
 import argparse
+from typing import Optional
 
 import sluice
 from sluice import Bypass, Pipeline, RandomSplit, Stream
 
 
-def build() -> Pipeline:
+def build(loose_worker: Optional[int] = None) -> Pipeline:
+    """The pipeline; `loose_worker` puts the loose branch on another worker."""
     p = Pipeline("two-way", batch_size=32)
     src = p.source("src", [Stream()])
     split = p.module("split", RandomSplit([1, 1]))
     tight = p.module("tight_nf", Bypass(1000, 100))
-    loose = p.module("loose_nf", Bypass(1000, 100))
+    loose = p.module("loose_nf", Bypass(1000, 100), worker=loose_worker)
     out_tight, out_loose = p.sink("out_tight"), p.sink("out_loose")
     p.connect(src, split)
     p.connect(split, tight, gate=0)
