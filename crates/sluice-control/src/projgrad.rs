@@ -106,10 +106,9 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
             .map(|(&v, &dv)| view.dt_db(v) * dv)
             .sum();
         if slope > 0.0 {
-            // Aim at the edge of the active band, (1 − δ)·D_f, not at D_f itself:
-            // measured delays scatter, and the band absorbs it.
-            let slo = view.slo[f].expect("flows with SLOs");
-            let room = (1.0 - params.delta) * slo - view.delay[f].unwrap_or(0.0);
+            // Aim below the active band, not at D_f itself: measured delays scatter.
+            let target = view.growth_target(f, params.delta).expect("flows with SLOs");
+            let room = target - view.delay[f].unwrap_or(0.0);
             step = step.min(room.max(0.0) / slope);
         }
     }
@@ -120,10 +119,10 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
     for (&v, &dv) in vars.iter().zip(direction.iter()) {
         trigger[v] = (trigger[v] as f64 + step * dv).ceil().clamp(1.0, view.batch) as u32;
     }
-    // Rounding up may carry a flow past the band's edge: take back one
+    // Rounding up may carry a flow past its growth target: take back one
     // packet at a time from the steepest raised module on its path.
     for &f in &flows {
-        let target = (1.0 - params.delta) * view.slo[f].expect("flows with SLOs");
+        let target = view.growth_target(f, params.delta).expect("flows with SLOs");
         let Some(now) = view.delay[f] else { continue };
         let on_path: Vec<usize> = (0..vars.len()).filter(|&i| view.flows_through[vars[i]].contains(&f)).collect();
         let predicted = |trigger: &[u32]| {

@@ -61,11 +61,11 @@ pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
 
 /// Inserts a buffer at `target(v)` packets in front of every unbuffered,
 /// unfrozen controlled module whose flows all have the budget for the delay
-/// it adds below (1 − δ)·SLO, most CPU saved first; each insertion spends
-/// its flows' budget.
+/// it adds below their growth target, most CPU saved first; each insertion
+/// spends its flows' budget.
 pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &[bool], target: impl Fn(ModuleId) -> f64) {
     let mut budget: Vec<Option<f64>> = (0..view.model.flows.len())
-        .map(|f| Some((1.0 - delta) * view.slo[f]? - view.delay[f].unwrap_or(0.0)))
+        .map(|f| Some(view.growth_target(f, delta)? - view.delay[f].unwrap_or(0.0)))
         .collect();
     let mut candidates: Vec<ModuleId> =
         view.live().filter(|&v| !frozen[v] && trigger[v] == 0 && view.b_in[v] < FULL_SHARE * view.batch).collect();

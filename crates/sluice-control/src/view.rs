@@ -92,6 +92,14 @@ impl<'a> View<'a> {
         Some(slo - self.delay[f].unwrap_or(0.0))
     }
 
+    /// The delay up to which flow `f`'s buffers may grow (s): (1 − 2δ)·SLO.
+    /// The active band starts at (1 − δ)·SLO; growth stops a further δ
+    /// short because a measured p95 grows faster than the linear model
+    /// near the SLO, and an overshoot of a few percent would be a violation.
+    pub fn growth_target(&self, f: FlowId, delta: f64) -> Option<f64> {
+        Some((1.0 - 2.0 * delta) * self.slo[f]?)
+    }
+
     /// How far flow `f` is over its SLO (s), if it is.
     pub fn excess(&self, f: FlowId) -> Option<f64> {
         self.budget(f).filter(|b| *b < 0.0).map(|b| -b)
