@@ -42,12 +42,6 @@ impl Batch {
         self.len == 0
     }
 
-    /// Room left (pkt).
-    #[inline]
-    pub fn room(&self) -> usize {
-        MAX_BURST - self.len
-    }
-
     /// Appends a packet. Panics when full: callers size their batches by B ≤ [`MAX_BURST`].
     #[inline]
     pub fn push(&mut self, id: PacketId) {

@@ -1,5 +1,5 @@
 //! Running a network function outside a pipeline, on frames given as
-//! bytes: for NF tests and for the profiler.
+//! bytes: for NF tests.
 
 use crate::batch::{Batch, MAX_BURST};
 use crate::nf::{NetworkFunction, NfContext, Outputs};
@@ -81,20 +81,5 @@ impl Harness {
             out.clear();
         }
         Outcome { gates, dropped }
-    }
-
-    /// Runs `nf` on copies of `frames` and returns how long the NF call took (ns).
-    pub fn time(&mut self, nf: &mut dyn NetworkFunction, frames: &[Vec<u8>]) -> u64 {
-        self.load(nf, frames);
-        let start = self.clock.raw();
-        self.call(nf);
-        let ns = self.clock.delta_as_nanos(start, self.clock.raw());
-        for out in &mut self.outs {
-            for &id in out.as_slice() {
-                self.pool.free(id);
-            }
-            out.clear();
-        }
-        ns
     }
 }
