@@ -177,3 +177,16 @@ def test_modules_placed_on_another_worker_receive_over_rings() -> None:
     assert last["flows"]["loose"]["delivered"] > 0
     s = r.summary
     assert s["in_flight"] == 0 and s["generated"] == s["delivered"] + s["dropped"]
+
+
+def test_arrivals_beyond_the_receive_queue_are_counted_as_missed() -> None:
+    p = Pipeline("overload")
+    src = p.source("src")
+    nf = p.module("nf", Bypass(10_000, 0))
+    out = p.sink("out")
+    p.chain(src, nf, out)
+    p.flow("f", [src, nf, out], rate_pps=50e6)  # far beyond what Bypass(10000, 0) can take
+    s = p.run("null", periods=2, period_ms=20, backend="sim").summary
+    assert s["missed"] > 0
+    assert s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]
+    assert s["generated"] + s["missed"] == pytest.approx(50e6 * 0.06, rel=0.01), "every arrival is either generated or missed"

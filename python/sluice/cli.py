@@ -65,7 +65,7 @@ def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -
         table.add_column(col, justify="right")
     if focus_flow:
         table.add_column(f"{focus_flow} p95 µs (SLO)", justify="right")
-    for col in ("generated", "delivered", "dropped", "in flight", "lossless"):
+    for col in ("generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"):
         table.add_column(col, justify="right")
     base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
     for r in results:
@@ -78,7 +78,7 @@ def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -
             slo = measured[-1]["flows"][focus_flow]["slo_us"]
             row.append(f"{p95:.1f} ({slo:g})" if slo is not None else f"{p95:.1f}")
         ok = s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]
-        row += [str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight")] + ["yes" if ok else "NO"]
+        row += [str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight", "missed")] + ["yes" if ok else "NO"]
         table.add_row(*row)
     return table
 

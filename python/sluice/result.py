@@ -16,7 +16,7 @@ class RunResult:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """rate_pps, mean_batch, violation_pct, generated, delivered, dropped, in_flight."""
+        """rate_pps, mean_batch, violation_pct, generated, delivered, dropped, in_flight, missed."""
         summary: dict[str, Any] = self.data["summary"]
         return summary
 

@@ -138,6 +138,8 @@ pub struct Summary {
     pub dropped: u64,
     /// Packets still inside at the end (pkt; 0 after a drained stop).
     pub in_flight: u64,
+    /// Arrivals lost at the sources' full receive queues, never generated (pkt).
+    pub missed: u64,
 }
 
 /// A finished run.
@@ -239,5 +241,6 @@ fn summarise(periods: &[PeriodRecord], totals: Totals) -> Summary {
         delivered: totals.delivered,
         dropped: totals.dropped,
         in_flight: totals.in_flight,
+        missed: totals.missed,
     }
 }

@@ -497,6 +497,9 @@ impl WorkerGraph {
         into.at_ns = self.now_ns();
         for node in &self.nodes {
             into.modules[node.module] = node.counters;
+            if let Kind::Source(source) = &node.kind {
+                into.modules[node.module].missed = source.missed();
+            }
             if let Kind::Egress(Some(f)) = node.kind {
                 let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);
                 theirs.delivered = mine.delivered;

@@ -130,6 +130,11 @@ pub trait PacketSource: Send {
     fn rates(&self) -> Option<RateKnobs> {
         None
     }
+
+    /// Arrivals lost before entering the pipeline, at a full receive queue (pkt, cumulative).
+    fn missed(&self) -> u64 {
+        0
+    }
 }
 
 /// Per-stream offered rates of a source (pkt/s; infinite = unlimited),

@@ -24,6 +24,8 @@ pub struct ModuleCounters {
     pub busy_ns: u64,
     /// Packets sent to the drop gate (pkt).
     pub dropped: u64,
+    /// Sources only: arrivals lost at a full receive queue, never generated (pkt).
+    pub missed: u64,
 }
 
 /// Cumulative counters of one worker.
@@ -199,6 +201,8 @@ pub struct Totals {
     pub dropped: u64,
     /// Packets still inside the pipeline.
     pub in_flight: u64,
+    /// Arrivals the sources' receive queues could not hold (not part of `generated`).
+    pub missed: u64,
 }
 
 /// What a controller sees after each control period.
@@ -308,6 +312,7 @@ impl PeriodMeter {
             delivered: sinks.iter().map(|&s| now.modules[s].run_pkts).sum(),
             dropped: now.modules.iter().map(|m| m.dropped).sum(),
             in_flight: now.in_flight.max(0) as u64,
+            missed: sources.iter().map(|&s| now.modules[s].missed).sum(),
         };
         let telemetry = Telemetry {
             period: self.period,
@@ -350,7 +355,7 @@ mod tests {
         let mut meter = PeriodMeter::default();
         let mut c = Counters {
             at_ns: 1_000_000_000,
-            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0 }],
+            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0 }],
             flows: vec![FlowRecorder::default()],
             workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10 }],
             in_flight: 0,

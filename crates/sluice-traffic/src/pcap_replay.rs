@@ -143,4 +143,8 @@ impl PacketSource for PcapReplay {
     fn rates(&self) -> Option<RateKnobs> {
         Some(self.rates.clone())
     }
+
+    fn missed(&self) -> u64 {
+        self.pacer.missed
+    }
 }

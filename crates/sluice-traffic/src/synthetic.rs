@@ -104,6 +104,10 @@ impl PacketSource for SyntheticSource {
     fn rates(&self) -> Option<RateKnobs> {
         Some(self.rates.clone())
     }
+
+    fn missed(&self) -> u64 {
+        self.streams.iter().map(|s| s.pacer.missed).sum()
+    }
 }
 
 #[cfg(test)]
