@@ -28,7 +28,7 @@ pub use error::{Error, Result};
 pub use graph::{Instance, Schedule, WalkerConfig, WorkerGraph};
 pub use knobs::Knobs;
 pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
-pub use nf::{NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};
+pub use nf::{keep_or_drop, NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use engine::{modules_with, worker_count};

@@ -105,6 +105,26 @@ impl Outputs<'_> {
     }
 }
 
+/// Sends every packet of `input` for which `keep` returns true out of gate
+/// 0 and the others to the drop gate, in order, leaving `input` empty: the
+/// loop of every NF that transforms packets one by one.
+#[inline]
+pub fn keep_or_drop(
+    ctx: &mut NfContext<'_>,
+    input: &mut Batch,
+    out: &mut Outputs<'_>,
+    mut keep: impl FnMut(&mut NfContext<'_>, PacketId) -> bool,
+) {
+    for &id in input.as_slice() {
+        if keep(ctx, id) {
+            out.push(0, id);
+        } else {
+            ctx.drop_packet(id);
+        }
+    }
+    input.clear();
+}
+
 /// A network function: runs on a batch and sends every packet to an outgate
 /// or the drop gate. Called once per batch; it must leave `input` empty.
 pub trait NetworkFunction: Send {

@@ -6,7 +6,7 @@ use sluice_core::wire::ethernet::{Mac, ETHERTYPE_IPV4, HEADER_LEN as ETH_LEN};
 use sluice_core::wire::ipv4::Header;
 use sluice_core::wire::udp_tunnel::{payload_offset, Outer, OUTER_LEN};
 use sluice_core::wire::{gtpu, ipv4_of};
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
 /// Bytes GTP-U puts in front of the inner IPv4 packet, in place of its Ethernet header.
 const ADDED: usize = OUTER_LEN + gtpu::HEADER_LEN - ETH_LEN;
@@ -47,14 +47,7 @@ impl NetworkFunction for GtpuEncap {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            if self.encap(ctx, id) {
-                out.push(0, id);
-            } else {
-                ctx.drop_packet(id);
-            }
-        }
-        input.clear();
+        keep_or_drop(ctx, input, out, |ctx, id| self.encap(ctx, id));
     }
 }
 

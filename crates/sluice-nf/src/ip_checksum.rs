@@ -1,6 +1,6 @@
 //! `ip_checksum`: recomputes the IPv4 header checksum in full.
 
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ipv4_of_mut;
 
@@ -14,15 +14,12 @@ impl NetworkFunction for IpChecksum {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            match ipv4_of_mut(ctx.pool.data_mut(id)) {
-                Ok(mut ip) => {
-                    ip.fill_checksum();
-                    out.push(0, id);
-                }
-                Err(_) => ctx.drop_packet(id),
+        keep_or_drop(ctx, input, out, |ctx, id| match ipv4_of_mut(ctx.pool.data_mut(id)) {
+            Ok(mut ip) => {
+                ip.fill_checksum();
+                true
             }
-        }
-        input.clear();
+            Err(_) => false,
+        });
     }
 }

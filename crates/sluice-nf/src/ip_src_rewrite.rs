@@ -1,7 +1,7 @@
 //! `ip_src_rewrite(addr)`: sets the IPv4 source address.
 
 use sluice_core::wire::{ipv4_of_mut, l4};
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 /// Rewrites the source address, updating IPv4 and UDP/TCP checksums
 /// incrementally; non-IPv4 and malformed packets are dropped.
@@ -22,16 +22,13 @@ impl NetworkFunction for IpSrcRewrite {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else {
-                ctx.drop_packet(id);
-                continue;
-            };
+        let addr = self.addr;
+        keep_or_drop(ctx, input, out, |ctx, id| {
+            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else { return false };
             let (old, proto) = (ip.src(), ip.protocol());
-            ip.set_src(self.addr);
-            l4::update_for_address(proto, ip.payload_mut(), old, self.addr);
-            out.push(0, id);
-        }
-        input.clear();
+            ip.set_src(addr);
+            l4::update_for_address(proto, ip.payload_mut(), old, addr);
+            true
+        });
     }
 }

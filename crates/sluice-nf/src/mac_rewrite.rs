@@ -1,6 +1,6 @@
 //! `mac_rewrite(src, dst)`: sets both Ethernet addresses (next-hop rewrite).
 
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ethernet::{Frame, Mac};
 
@@ -23,16 +23,13 @@ impl NetworkFunction for MacRewrite {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            match Frame::new_checked(ctx.pool.data_mut(id)) {
-                Ok(mut f) => {
-                    f.set_src(self.src);
-                    f.set_dst(self.dst);
-                    out.push(0, id);
-                }
-                Err(_) => ctx.drop_packet(id),
+        keep_or_drop(ctx, input, out, |ctx, id| match Frame::new_checked(ctx.pool.data_mut(id)) {
+            Ok(mut f) => {
+                f.set_src(self.src);
+                f.set_dst(self.dst);
+                true
             }
-        }
-        input.clear();
+            Err(_) => false,
+        });
     }
 }

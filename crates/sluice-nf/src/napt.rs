@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use sluice_core::wire::ipv4::{mask, parse_prefix, PROTO_TCP, PROTO_UDP};
 use sluice_core::wire::{ipv4_of_mut, l4};
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
 /// An inside flow: source, source port, destination, destination port, protocol.
 type FlowKey = (u32, u16, u32, u16, u8);
@@ -121,13 +121,6 @@ impl NetworkFunction for Napt {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let now = ctx.now();
-        for &id in input.as_slice() {
-            if self.translate(ctx, id, now) {
-                out.push(0, id);
-            } else {
-                ctx.drop_packet(id);
-            }
-        }
-        input.clear();
+        keep_or_drop(ctx, input, out, |ctx, id| self.translate(ctx, id, now));
     }
 }

@@ -1,6 +1,6 @@
 //! `static_nat(inside, outside)`: prefix-to-prefix address translation, both ways.
 
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ipv4::{mask, parse_prefix};
 use sluice_core::wire::{ipv4_of_mut, l4};
@@ -38,11 +38,8 @@ impl NetworkFunction for StaticNat {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else {
-                ctx.drop_packet(id);
-                continue;
-            };
+        keep_or_drop(ctx, input, out, |ctx, id| {
+            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else { return false };
             let proto = ip.protocol();
             let (src, dst) = (ip.src(), ip.dst());
             if let Some(new) = self.map(src, self.inside, self.outside) {
@@ -53,8 +50,7 @@ impl NetworkFunction for StaticNat {
                 ip.set_dst(new);
                 l4::update_for_address(proto, ip.payload_mut(), dst, new);
             }
-            out.push(0, id);
-        }
-        input.clear();
+            true
+        });
     }
 }

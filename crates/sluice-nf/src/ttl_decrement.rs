@@ -1,7 +1,7 @@
 //! `ttl_decrement`: IPv4 TTL minus one (checksum updated incrementally);
 //! expired, non-IPv4 and malformed packets to the drop gate.
 
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ipv4_of_mut;
 
@@ -15,16 +15,13 @@ impl NetworkFunction for TtlDecrement {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            match ipv4_of_mut(ctx.pool.data_mut(id)) {
-                Ok(mut ip) if ip.ttl() > 1 => {
-                    let ttl = ip.ttl() - 1;
-                    ip.set_ttl(ttl);
-                    out.push(0, id);
-                }
-                _ => ctx.drop_packet(id),
+        keep_or_drop(ctx, input, out, |ctx, id| match ipv4_of_mut(ctx.pool.data_mut(id)) {
+            Ok(mut ip) if ip.ttl() > 1 => {
+                let ttl = ip.ttl() - 1;
+                ip.set_ttl(ttl);
+                true
             }
-        }
-        input.clear();
+            _ => false,
+        });
     }
 }

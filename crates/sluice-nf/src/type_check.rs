@@ -1,6 +1,6 @@
 //! `type_check(ether_type)`: frames of one EtherType to gate 0, the rest dropped.
 
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ethernet::Frame;
 
@@ -23,12 +23,7 @@ impl NetworkFunction for TypeCheck {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            match Frame::new_checked(ctx.pool.data(id)) {
-                Ok(f) if f.outer_type() == self.ether_type => out.push(0, id),
-                _ => ctx.drop_packet(id),
-            }
-        }
-        input.clear();
+        let wanted = self.ether_type;
+        keep_or_drop(ctx, input, out, |ctx, id| Frame::new_checked(ctx.pool.data(id)).is_ok_and(|f| f.outer_type() == wanted));
     }
 }

@@ -4,7 +4,7 @@
 use sluice_core::wire::ethernet::{Frame, Mac};
 use sluice_core::wire::udp_tunnel::{payload_offset, Outer, OUTER_LEN};
 use sluice_core::wire::vxlan;
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
+use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
 /// Bytes VXLAN puts in front of the inner frame.
 const ADDED: usize = OUTER_LEN + vxlan::HEADER_LEN;
@@ -45,14 +45,7 @@ impl NetworkFunction for VxlanEncap {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            if self.encap(ctx, id) {
-                out.push(0, id);
-            } else {
-                ctx.drop_packet(id);
-            }
-        }
-        input.clear();
+        keep_or_drop(ctx, input, out, |ctx, id| self.encap(ctx, id));
     }
 }
 
