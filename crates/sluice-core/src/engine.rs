@@ -16,7 +16,7 @@ use crate::backend::{Actions, Backend};
 use crate::error::{Error, Result};
 use crate::graph::{Instance, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
-use crate::model::{Model, ModuleId, Role};
+use crate::model::Model;
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, PeriodMeter, Telemetry};
 use crate::wiring::wire;
@@ -66,21 +66,8 @@ pub struct Engine {
     signals: Arc<Signals>,
     workers: Vec<WorkerHandle>,
     meter: PeriodMeter,
-    sources: Vec<ModuleId>,
-    sinks: Vec<ModuleId>,
     period_end: Instant,
-    merged: Counters,
     finished: Option<Telemetry>,
-}
-
-/// Modules of `model` with role `role`.
-pub fn modules_with(model: &Model, role: Role) -> Vec<ModuleId> {
-    (0..model.modules.len()).filter(|&m| model.modules[m].role == role).collect()
-}
-
-/// Number of workers `model` uses.
-pub fn worker_count(model: &Model) -> usize {
-    model.worker_of.iter().copied().max().map_or(1, |w| w + 1)
 }
 
 impl Engine {
@@ -90,7 +77,7 @@ impl Engine {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
         let knobs = Knobs::new(&model).with_rates_of(&instances);
-        let n_workers = worker_count(&model);
+        let n_workers = model.workers();
         let signals = Arc::new(Signals { epoch: AtomicU64::new(0), stop: AtomicBool::new(false), exit: AtomicBool::new(false) });
         let clock = quanta::Clock::new();
         let origin = clock.raw();
@@ -116,14 +103,11 @@ impl Engine {
             workers.push(WorkerHandle { thread: Some(thread), readings, recycle });
         }
         Ok(Self {
-            sources: modules_with(&model, Role::Source),
-            sinks: modules_with(&model, Role::Sink),
-            merged: Counters::for_model(&model, n_workers),
+            meter: PeriodMeter::new(&model),
             model,
             knobs,
             signals,
             workers,
-            meter: PeriodMeter::default(),
             period_end: Instant::now(),
             finished: None,
         })
@@ -140,7 +124,7 @@ impl Engine {
 
     /// Collects one reading from every worker and turns them into telemetry.
     fn collect(&mut self) -> Telemetry {
-        self.merged.begin_merge();
+        self.meter.begin();
         for (w, worker) in self.workers.iter_mut().enumerate() {
             let deadline = Instant::now() + READ_TIMEOUT;
             let mut waited = 0u32;
@@ -158,11 +142,10 @@ impl Engine {
                     std::thread::sleep(Duration::from_micros(50));
                 }
             };
-            self.merged.merge_worker(&mut reading, &self.model, w);
+            self.meter.merge(&mut reading, &self.model, w);
             let _ = worker.recycle.push(reading);
         }
-        self.knobs.read_triggers(&mut self.merged.triggers);
-        self.meter.period(&self.merged, &self.sources, &self.sinks)
+        self.meter.end(&self.knobs, None)
     }
 }
 

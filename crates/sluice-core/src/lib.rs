@@ -31,6 +31,5 @@ pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile
 pub use nf::{keep_or_drop, NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
-pub use engine::{modules_with, worker_count};
 pub use wiring::{wire, WorkerWiring};
 pub use telemetry::{Counters, FlowTelemetry, ModuleTelemetry, PeriodMeter, Telemetry, Totals, WorkerTelemetry};

@@ -122,6 +122,13 @@ pub struct Model {
     pub sink_flow: Vec<Option<FlowId>>,
 }
 
+impl Model {
+    /// Number of workers the pipeline uses.
+    pub fn workers(&self) -> usize {
+        self.worker_of.iter().copied().max().map_or(1, |w| w + 1)
+    }
+}
+
 /// Collects modules, edges and flows by name, then validates them all at once.
 #[derive(Default)]
 pub struct ModelBuilder {

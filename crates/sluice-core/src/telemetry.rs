@@ -9,6 +9,9 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
+use crate::knobs::Knobs;
+use crate::model::{Model, ModuleId, Role};
+
 /// Cumulative counters of one module.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ModuleCounters {
@@ -96,7 +99,7 @@ pub struct Counters {
 
 impl Counters {
     /// Zeroed counters for `model` run by `workers` workers.
-    pub fn for_model(model: &crate::Model, workers: usize) -> Self {
+    pub fn for_model(model: &Model, workers: usize) -> Self {
         Self {
             at_ns: 0,
             modules: vec![ModuleCounters::default(); model.modules.len()],
@@ -105,38 +108,6 @@ impl Counters {
             in_flight: 0,
             triggers: vec![0; model.modules.len()],
         }
-    }
-
-    /// Starts merging a new round of worker readings.
-    pub fn begin_merge(&mut self) {
-        self.at_ns = 0;
-        self.in_flight = 0;
-    }
-
-    /// Takes worker `w`'s slots from its reading `from` (see
-    /// [`WorkerGraph::read_counters`](crate::WorkerGraph::read_counters)) and
-    /// leaves `from`'s histograms empty for reuse.
-    pub fn merge_worker(&mut self, from: &mut Counters, model: &crate::Model, w: usize) {
-        self.at_ns = self.at_ns.max(from.at_ns);
-        self.in_flight += from.in_flight;
-        for (m, c) in from.modules.iter().enumerate() {
-            if model.worker_of[m] == w {
-                self.modules[m] = *c;
-            }
-        }
-        for (f, flow) in model.flows.iter().enumerate() {
-            let sink = *flow.path.last().expect("validated paths are non-empty");
-            if model.worker_of[sink] == w {
-                let (mine, theirs) = (&mut self.flows[f], &mut from.flows[f]);
-                mine.delivered = theirs.delivered;
-                mine.misdelivered = theirs.misdelivered;
-                // A flow ends on one worker: its histogram is taken whole, and
-                // the last period's goes back to the worker emptied.
-                std::mem::swap(&mut mine.delays, &mut theirs.delays);
-                theirs.delays.reset();
-            }
-        }
-        self.workers[w] = from.workers[w];
     }
 }
 
@@ -245,18 +216,83 @@ fn delay_stats(h: &Histogram<u64>) -> [u64; 5] {
     [h.mean().round() as u64, q(0.50), q(0.95), q(0.99), h.max()]
 }
 
-/// Turns consecutive [`Counters`] readings into per-period [`Telemetry`].
+/// Merges the workers' readings at the end of each control period and
+/// turns them, against the previous period's, into [`Telemetry`]. Both
+/// backends read their workers through one.
 #[derive(Default)]
 pub struct PeriodMeter {
+    /// This period's readings, merged.
+    merged: Counters,
     previous: Previous,
     period: u64,
+    /// Source modules: their NF runs count as generated packets.
+    sources: Vec<ModuleId>,
+    /// Egress modules: their NF runs count as delivered packets.
+    sinks: Vec<ModuleId>,
 }
 
 impl PeriodMeter {
-    /// The telemetry of the period that ends at `now`. `sources` are the
-    /// source modules (their NF runs count as generated packets), `sinks`
-    /// the egress modules.
-    pub fn period(&mut self, now: &Counters, sources: &[usize], sinks: &[usize]) -> Telemetry {
+    /// A meter for `model`.
+    pub fn new(model: &Model) -> Self {
+        let with = |role| (0..model.modules.len()).filter(|&m| model.modules[m].role == role).collect();
+        Self {
+            merged: Counters::for_model(model, model.workers()),
+            sources: with(Role::Source),
+            sinks: with(Role::Sink),
+            ..Self::default()
+        }
+    }
+
+    /// Starts taking the readings of a period.
+    pub fn begin(&mut self) {
+        self.merged.at_ns = 0;
+        self.merged.in_flight = 0;
+    }
+
+    /// Takes worker `w`'s slots from its reading `from` (see
+    /// [`WorkerGraph::read_counters`](crate::WorkerGraph::read_counters)) and
+    /// leaves `from`'s histograms empty for reuse.
+    pub fn merge(&mut self, from: &mut Counters, model: &Model, w: usize) {
+        let merged = &mut self.merged;
+        merged.at_ns = merged.at_ns.max(from.at_ns);
+        merged.in_flight += from.in_flight;
+        for (m, c) in from.modules.iter().enumerate() {
+            if model.worker_of[m] == w {
+                merged.modules[m] = *c;
+            }
+        }
+        for (f, flow) in model.flows.iter().enumerate() {
+            let sink = *flow.path.last().expect("validated paths are non-empty");
+            if model.worker_of[sink] == w {
+                let (mine, theirs) = (&mut merged.flows[f], &mut from.flows[f]);
+                mine.delivered = theirs.delivered;
+                mine.misdelivered = theirs.misdelivered;
+                // A flow ends on one worker: its histogram is taken whole, and
+                // the last period's goes back to the worker emptied.
+                std::mem::swap(&mut mine.delays, &mut theirs.delays);
+                theirs.delays.reset();
+            }
+        }
+        merged.workers[w] = from.workers[w];
+    }
+
+    /// Ends the period: the telemetry of what was merged, with the triggers
+    /// in force in `knobs`; `at_ns` replaces the readings' time (a simulator
+    /// ends periods on its own clock).
+    pub fn end(&mut self, knobs: &Knobs, at_ns: Option<u64>) -> Telemetry {
+        if let Some(at) = at_ns {
+            self.merged.at_ns = at;
+        }
+        knobs.read_triggers(&mut self.merged.triggers);
+        let merged = std::mem::take(&mut self.merged);
+        let telemetry = self.period(&merged);
+        self.merged = merged;
+        telemetry
+    }
+
+    /// The telemetry of the period that ends at `now`.
+    fn period(&mut self, now: &Counters) -> Telemetry {
+        let (sources, sinks) = (&self.sources, &self.sinks);
         let prev = &mut self.previous;
         prev.modules.resize(now.modules.len(), ModuleCounters::default());
         prev.flows.resize(now.flows.len(), (0, 0));
@@ -352,7 +388,7 @@ mod tests {
 
     #[test]
     fn period_rates_come_from_differences() {
-        let mut meter = PeriodMeter::default();
+        let mut meter = PeriodMeter { sources: vec![0], ..PeriodMeter::default() };
         let mut c = Counters {
             at_ns: 1_000_000_000,
             modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0 }],
@@ -362,7 +398,7 @@ mod tests {
             triggers: vec![20],
         };
         c.flows[0].record(1000);
-        let t = meter.period(&c, &[0], &[]);
+        let t = meter.period(&c);
         assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b: 20.0, busy_ns: 5, dropped: 0 });
         assert_eq!(t.flows[0].delivered, 1);
         assert_eq!(t.workers[0].busy_fraction, 0.5);
@@ -370,7 +406,7 @@ mod tests {
         c.modules[0].runs = 6;
         c.modules[0].run_pkts = 120;
         c.flows[0].delays.reset();
-        let t = meter.period(&c, &[0], &[]);
+        let t = meter.period(&c);
         assert_eq!(t.modules[0].x, 4.0);
         assert_eq!(t.modules[0].b, 20.0);
         assert_eq!(t.flows[0].delivered, 0);

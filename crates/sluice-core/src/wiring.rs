@@ -39,7 +39,7 @@ fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
 /// Wires every worker of `model`, each pool holding `capacity` buffers
 /// (`None`: sized from the graph).
 pub fn wire(model: &Model, schedule: Schedule, capacity: Option<usize>) -> Vec<WorkerWiring> {
-    let workers = crate::engine::worker_count(model);
+    let workers = model.workers();
     let capacity = capacity.unwrap_or_else(|| pool_capacity(model, schedule));
     let mut wiring: Vec<WorkerWiring> = PacketPool::shared(workers, capacity)
         .into_iter()

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use quanta::Mock;
 use sluice_core::{
-    modules_with, worker_count, Actions, Backend, Batch, Counters, Instance, Knobs, Model, NetworkFunction, NfContext,
-    Outputs, PeriodMeter, Profile, Result, Role, Schedule, Telemetry, WalkerConfig, WorkerGraph, wire,
+    wire, Actions, Backend, Batch, Counters, Instance, Knobs, Model, NetworkFunction, NfContext, Outputs, PeriodMeter,
+    Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph,
 };
 
 /// Virtual time a round that admitted nothing waits before polling again (ns).
@@ -60,9 +60,6 @@ pub struct Simulator {
     knobs: Knobs,
     workers: Vec<SimWorker>,
     meter: PeriodMeter,
-    merged: Counters,
-    sources: Vec<usize>,
-    sinks: Vec<usize>,
     end_ns: u64,
     finished: Option<Telemetry>,
 }
@@ -74,7 +71,7 @@ impl Simulator {
     /// `schedule` orders each worker's work as on the engine.
     pub fn new(model: Model, instances: Vec<Instance>, schedule: Schedule) -> Result<Self> {
         let knobs = Knobs::new(&model).with_rates_of(&instances);
-        let n_workers = worker_count(&model);
+        let n_workers = model.workers();
         let clocks: Vec<_> = (0..n_workers).map(|_| quanta::Clock::mock()).collect();
         let mut slots: Vec<Option<Instance>> = instances
             .into_iter()
@@ -98,13 +95,10 @@ impl Simulator {
             workers.push(SimWorker { graph, clock: mock, reading: Counters::for_model(&model, n_workers) });
         }
         Ok(Self {
-            sources: modules_with(&model, Role::Source),
-            sinks: modules_with(&model, Role::Sink),
-            merged: Counters::for_model(&model, n_workers),
+            meter: PeriodMeter::new(&model),
             model,
             knobs,
             workers,
-            meter: PeriodMeter::default(),
             end_ns: 0,
             finished: None,
         })
@@ -112,14 +106,12 @@ impl Simulator {
 
     fn collect(&mut self) -> Telemetry {
         let start = std::time::Instant::now();
-        self.merged.begin_merge();
+        self.meter.begin();
         for (w, worker) in self.workers.iter_mut().enumerate() {
             worker.graph.read_counters(w, &mut worker.reading);
-            self.merged.merge_worker(&mut worker.reading, &self.model, w);
+            self.meter.merge(&mut worker.reading, &self.model, w);
         }
-        self.merged.at_ns = self.end_ns;
-        self.knobs.read_triggers(&mut self.merged.triggers);
-        let mut t = self.meter.period(&self.merged, &self.sources, &self.sinks);
+        let mut t = self.meter.end(&self.knobs, Some(self.end_ns));
         t.read_ns = start.elapsed().as_nanos() as u64;
         t
     }
