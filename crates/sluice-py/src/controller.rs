@@ -2,33 +2,40 @@
 //! The Python side (`sluice.controller.Controller`) receives and returns
 //! JSON; this adapter only carries it across.
 
+use std::sync::{Arc, Mutex};
+
 use pyo3::prelude::*;
 use sluice_core::{Actions, Model, Telemetry};
+
+/// Where the first exception of a Python controller waits for the end of the run.
+pub type ErrorSlot = Arc<Mutex<Option<PyErr>>>;
 
 /// Calls `init_json(model_json)` and `step_json(telemetry_json)` on a Python object.
 pub struct PyController {
     obj: PyObject,
     name: String,
-    /// The first exception the Python side raised; the run reports it at the end.
-    pub error: Option<PyErr>,
+    error: ErrorSlot,
 }
 
 impl PyController {
-    /// Wraps `obj`, which has `name`, `init_json` and `step_json`.
-    pub fn new(py: Python<'_>, obj: PyObject) -> PyResult<Self> {
+    /// Wraps `obj`, which has `name`, `init_json` and `step_json`; its first
+    /// exception goes into the returned slot, and it does nothing after that.
+    pub fn new(py: Python<'_>, obj: PyObject) -> PyResult<(Self, ErrorSlot)> {
         let name = obj.getattr(py, "name")?.extract::<String>(py)?;
-        Ok(Self { obj, name, error: None })
+        let error = ErrorSlot::default();
+        Ok((Self { obj, name, error: error.clone() }, error))
     }
 
     fn call(&mut self, method: &str, arg: String, model: &Model) -> Actions {
-        if self.error.is_some() {
+        let mut error = self.error.lock().expect("one run at a time");
+        if error.is_some() {
             return Actions::default();
         }
         let result = Python::with_gil(|py| -> PyResult<String> { self.obj.call_method1(py, method, (arg,))?.extract(py) });
         match result.and_then(|json| actions(&json, model)) {
             Ok(a) => a,
             Err(e) => {
-                self.error = Some(e);
+                *error = Some(e);
                 Actions::default()
             }
         }

@@ -12,23 +12,6 @@ use sluice_pipeline::{period_json, report_json, Pipeline};
 mod controller;
 use controller::PyController;
 
-/// A Python controller the binding keeps a handle on, to report its errors after the run.
-struct Shared(std::sync::Arc<std::sync::Mutex<PyController>>, String);
-
-impl sluice_control::Controller for Shared {
-    fn name(&self) -> &str {
-        &self.1
-    }
-
-    fn init(&mut self, model: &sluice_core::Model) -> sluice_core::Actions {
-        self.0.lock().expect("one run at a time").init(model)
-    }
-
-    fn step(&mut self, model: &sluice_core::Model, telemetry: &sluice_core::Telemetry) -> sluice_core::Actions {
-        self.0.lock().expect("one run at a time").step(model, telemetry)
-    }
-}
-
 fn invalid(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
@@ -66,15 +49,13 @@ fn run(
     let stat = SloStatistic::parse(slo_statistic)
         .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
     let plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, stat);
-    let mut python_controller = None;
+    let mut python_error = None;
     let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {
         Ok(name) => sluice_pipeline::controller(&name, &plan).map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
         Err(_) => {
-            let adapter = PyController::new(py, controller)?;
-            let name = sluice_control::Controller::name(&adapter).to_owned();
-            let shared = std::sync::Arc::new(std::sync::Mutex::new(adapter));
-            python_controller = Some(shared.clone());
-            Box::new(Shared(shared, name))
+            let (adapter, error) = PyController::new(py, controller)?;
+            python_error = Some(error);
+            Box::new(adapter)
         }
     };
     let mut callback_error = None;
@@ -96,7 +77,7 @@ fn run(
     if let Some(e) = callback_error {
         return Err(e);
     }
-    if let Some(e) = python_controller.and_then(|c| c.lock().ok().and_then(|mut c| c.error.take())) {
+    if let Some(e) = python_error.and_then(|slot| slot.lock().ok().and_then(|mut e| e.take())) {
         return Err(e);
     }
     let report = report.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
