@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Optional
 
 import pytest
 
@@ -12,13 +13,14 @@ from sluice import Bypass, Pipeline, RandomSplit, Stream
 from sluice.pipelines import rc
 
 
-def small(**flow_kw: object) -> Pipeline:
+def small(nf: Bypass = Bypass(100, 10), slo_us: Optional[float] = 100, **flow_kw: object) -> Pipeline:
+    """source → one Bypass → sink, one flow "f"."""
     p = Pipeline("small")
     src = p.source("src")
-    nf = p.module("nf", Bypass(100, 10))
+    module = p.module("nf", nf)
     out = p.sink("out")
-    p.chain(src, nf, out)
-    p.flow("f", [src, nf, out], slo_us=100, **flow_kw)  # type: ignore[arg-type]
+    p.chain(src, module, out)
+    p.flow("f", [src, module, out], slo_us=slo_us, **flow_kw)  # type: ignore[arg-type]
     return p
 
 
@@ -117,12 +119,7 @@ def test_engine_and_simulator_agree_on_batches_and_shares() -> None:
 
 
 def test_a_flows_rate_paces_its_stream() -> None:
-    p = Pipeline("paced")
-    src = p.source("src")
-    nf = p.module("nf", Bypass(10, 1))
-    out = p.sink("out")
-    p.chain(src, nf, out)
-    p.flow("f", [src, nf, out], slo_us=1000, rate_pps=50_000)
+    p = small(Bypass(10, 1), slo_us=1000, rate_pps=50_000)
     r = p.run("null", periods=3, period_ms=50, backend="sim")
     assert r.summary["rate_pps"] == pytest.approx(50_000, rel=0.01)
 
@@ -180,12 +177,7 @@ def test_modules_placed_on_another_worker_receive_over_rings() -> None:
 
 
 def test_arrivals_beyond_the_receive_queue_are_counted_as_missed() -> None:
-    p = Pipeline("overload")
-    src = p.source("src")
-    nf = p.module("nf", Bypass(10_000, 0))
-    out = p.sink("out")
-    p.chain(src, nf, out)
-    p.flow("f", [src, nf, out], rate_pps=50e6)  # far beyond what Bypass(10000, 0) can take
+    p = small(Bypass(10_000, 0), slo_us=None, rate_pps=50e6)  # far beyond what Bypass(10000, 0) can take
     s = p.run("null", periods=2, period_ms=20, backend="sim").summary
     assert s["missed"] > 0
     assert s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]

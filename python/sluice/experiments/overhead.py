@@ -4,12 +4,11 @@ RC(n): reading the telemetry, computing (projgrad), applying the actions
 
 from __future__ import annotations
 
-import csv
-import json
 import statistics
 from pathlib import Path
 from typing import Any, Callable
 
+from sluice.experiments import output
 from sluice.experiments.reference import table
 from sluice.pipelines import rc
 
@@ -40,15 +39,8 @@ def run(out: Path, quick: bool, backend: str, progress: Callable[[str], None]) -
             "gradient_pct": round(100 * parts["compute_ns"] / whole, 1),
             "control_pct": round(100 * parts["apply_ns"] / whole, 1),
         })
-    out.mkdir(parents=True, exist_ok=True)
     report = {"backend": backend, "periods": periods, "rows": rows}
-    (out / "overhead.json").write_text(json.dumps(report, indent=1))
-    with open(out / "overhead.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / "overhead.md").write_text(markdown(rows))
-    plot(rows, out / "overhead.png")
+    output.write(out, "overhead", report, markdown, plot)
     return report
 
 

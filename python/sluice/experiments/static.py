@@ -4,14 +4,13 @@ bring their own SLOs, like RC, keep them)."""
 
 from __future__ import annotations
 
-import csv
 import functools
-import json
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
+from sluice.experiments import output
 from sluice.experiments.reference import table
 from sluice.pipeline import Pipeline
 from sluice.pipelines import gw, l2l3, mgw, rc, vrf
@@ -150,13 +149,6 @@ def run(out: Path, quick: bool, only: Optional[list[str]], backend: str, progres
         rows = [r for r in rows if r.name in only]
     settings = Settings.make(quick, backend)
     results = [run_row(r, settings, progress) for r in rows]
-    out.mkdir(parents=True, exist_ok=True)
     report = {"settings": settings.__dict__, "slo_share": SLO_SHARE, "rows": results, "not_run": MISSING}
-    (out / "static.json").write_text(json.dumps(report, indent=1))
-    with open(out / "static.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(results[0]))
-        writer.writeheader()
-        writer.writerows(results)
-    (out / "static.md").write_text(markdown(results))
-    plot(results, out / "static.png")
+    output.write(out, "static", report, markdown, plot)
     return report
