@@ -116,7 +116,6 @@ impl Default for WalkerConfig {
 pub struct WorkerGraph {
     nodes: Vec<Node>,
     sources: Vec<usize>,
-    drain_order: Vec<usize>,
     spares: Vec<Box<Batch>>,
     pool: PacketPool,
     flows: Vec<FlowRecorder>,
@@ -213,7 +212,6 @@ impl WorkerGraph {
         let units: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].queued || sources.contains(&i)).collect();
         let rings_in = wiring.inbound.into_iter().map(|(e, ring)| (ring, local[model.edges[e].to])).collect();
         Ok(Self {
-            drain_order: (0..nodes.len()).collect(),
             spares: (0..=nodes.len()).map(|_| Batch::boxed()).collect(),
             nodes,
             sources,
@@ -291,10 +289,21 @@ impl WorkerGraph {
         }
         let trigger = (self.triggers[self.nodes[v].module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
         let want = if trigger == 0 { self.batch_size } else { trigger };
+        self.run_queued(v, want, false)
+    }
+
+    /// Runs module `v`'s NF on what its buffer holds, `n` packets a run:
+    /// once, or until the buffer is empty when `all`. Returns the packets run (pkt).
+    fn run_queued(&mut self, v: usize, n: usize, all: bool) -> usize {
         let mut scratch = self.nodes[v].scratch.take().expect("a module is never re-entered in a DAG");
-        self.take_queued(v, want, &mut scratch);
-        let moved = scratch.len();
-        self.run(v, &mut scratch);
+        let mut moved = 0;
+        while self.take_queued(v, n, &mut scratch) {
+            moved += scratch.len();
+            self.run(v, &mut scratch);
+            if !all {
+                break;
+            }
+        }
         self.nodes[v].scratch = Some(scratch);
         moved
     }
@@ -306,15 +315,9 @@ impl WorkerGraph {
         for i in 0..self.aged.len() {
             let v = self.aged[i];
             let (Some(bound), Some(oldest)) = (self.nodes[v].max_age_ns, self.nodes[v].buffer.front()) else { continue };
-            if now_ns.saturating_sub(self.pool.meta(oldest).ts_ns) <= bound {
-                continue;
+            if now_ns.saturating_sub(self.pool.meta(oldest).ts_ns) > bound {
+                moved += self.run_queued(v, MAX_BURST, true);
             }
-            let mut scratch = self.nodes[v].scratch.take().expect("not inside a walk");
-            while self.take_queued(v, MAX_BURST, &mut scratch) {
-                moved += scratch.len();
-                self.run(v, &mut scratch);
-            }
-            self.nodes[v].scratch = Some(scratch);
         }
         moved
     }
@@ -478,14 +481,10 @@ impl WorkerGraph {
     /// Flushes every fractional buffer downstream, in topological order, so
     /// that every packet is delivered or dropped (stopping a run).
     pub fn drain(&mut self) {
-        for i in 0..self.drain_order.len() {
-            let v = self.drain_order[i];
-            let mut scratch = self.nodes[v].scratch.take().expect("not inside a walk");
-            self.sampled = false;
-            while self.take_queued(v, MAX_BURST, &mut scratch) {
-                self.run(v, &mut scratch);
-            }
-            self.nodes[v].scratch = Some(scratch);
+        self.sampled = false;
+        // Nodes are kept in topological order.
+        for v in 0..self.nodes.len() {
+            self.run_queued(v, MAX_BURST, true);
         }
     }
 
