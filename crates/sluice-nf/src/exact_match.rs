@@ -85,7 +85,7 @@ impl ExactMatch {
                 return Err(format!("key {k:#x} appears twice in the {field:?} table"));
             }
         }
-        let gates = entries.iter().map(|e| e.1).chain(default).max().map_or(0, |g| g as usize + 1);
+        let gates = crate::gate_count(entries.iter().map(|e| e.1), default);
         if gates == 0 {
             return Err("an exact-match table needs an entry or a default gate".into());
         }

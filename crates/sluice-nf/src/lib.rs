@@ -42,6 +42,11 @@ pub use vxlan::{VxlanDecap, VxlanEncap};
 
 use sluice_core::wire::ethernet::parse_mac;
 
+/// Outgates a table needs: one past the highest gate it names (0 when it names none).
+pub(crate) fn gate_count(gates: impl IntoIterator<Item = u16>, default: Option<u16>) -> usize {
+    gates.into_iter().chain(default).max().map_or(0, |g| g as usize + 1)
+}
+
 /// Parses a dotted IPv4 address into an integer.
 fn parse_ip(s: &str) -> Result<u32, String> {
     s.parse::<std::net::Ipv4Addr>().map(u32::from).map_err(|_| format!("'{s}' is not an IPv4 address"))
@@ -199,13 +204,9 @@ impl NfSpec {
     pub fn outgates(&self) -> usize {
         match self {
             NfSpec::RandomSplit { weights, .. } => weights.len(),
-            NfSpec::ExactMatch { table, default_gate, .. } => {
-                table.iter().map(|e| e.1).chain(*default_gate).max().map_or(0, |g| g as usize + 1)
-            }
-            NfSpec::Lpm { routes } => routes.iter().map(|r| r.1 as usize + 1).max().unwrap_or(0),
-            NfSpec::SplitByMetadata { table, default_gate } => {
-                table.iter().map(|e| e.1).chain(*default_gate).max().map_or(0, |g| g as usize + 1)
-            }
+            NfSpec::ExactMatch { table, default_gate, .. } => gate_count(table.iter().map(|e| e.1), *default_gate),
+            NfSpec::Lpm { routes } => gate_count(routes.iter().map(|r| r.1), None),
+            NfSpec::SplitByMetadata { table, default_gate } => gate_count(table.iter().map(|e| e.1), *default_gate),
             _ => 1,
         }
     }

@@ -95,7 +95,10 @@ pub struct Lpm {
 impl Lpm {
     /// An LPM over `routes` (network, length, gate).
     pub fn new(routes: &[(u32, u8, u16)]) -> Result<Self, String> {
-        let gates = routes.iter().map(|r| r.2 as usize + 1).max().ok_or("an LPM needs at least one route")?;
+        let gates = crate::gate_count(routes.iter().map(|r| r.2), None);
+        if gates == 0 {
+            return Err("an LPM needs at least one route".into());
+        }
         Ok(Self { table: LpmTable::new(routes)?, gates, addrs: [0; MAX_BURST], valid: [false; MAX_BURST], found: [None; MAX_BURST] })
     }
 }

@@ -47,7 +47,7 @@ impl SplitByMetadata {
                 return Err(format!("mark {k} appears twice"));
             }
         }
-        let gates = entries.iter().map(|e| e.1).chain(default).max().map_or(0, |g| g as usize + 1);
+        let gates = crate::gate_count(entries.iter().map(|e| e.1), default);
         if gates == 0 {
             return Err("a metadata split needs an entry or a default gate".into());
         }
