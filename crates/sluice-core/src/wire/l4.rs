@@ -31,9 +31,10 @@ pub fn ports(protocol: u8, l4: &[u8]) -> Result<(u16, u16), Malformed> {
     Ok((u16::from_be_bytes([l4[0], l4[1]]), u16::from_be_bytes([l4[2], l4[3]])))
 }
 
-/// Updates the UDP/TCP checksum for an address change in the pseudo-header
-/// (RFC 1624). A UDP checksum of zero means "none" and stays zero.
-pub fn update_for_address(protocol: u8, l4: &mut [u8], old: u32, new: u32) {
+/// Applies `update` to the UDP/TCP checksum of `l4`, if it has one. A UDP
+/// checksum of zero means "none" and stays zero; a computed zero is sent as
+/// 0xffff (RFC 768).
+fn update_checksum(protocol: u8, l4: &mut [u8], update: impl FnOnce(u16) -> u16) {
     let Some(off) = checksum_offset(protocol) else { return };
     if l4.len() < off + 2 {
         return;
@@ -42,31 +43,27 @@ pub fn update_for_address(protocol: u8, l4: &mut [u8], old: u32, new: u32) {
     if protocol == PROTO_UDP && c == 0 {
         return;
     }
-    let mut c = checksum::update32(c, old, new);
+    let mut c = update(c);
     if protocol == PROTO_UDP && c == 0 {
         c = 0xffff;
     }
     l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
 }
 
+/// Updates the UDP/TCP checksum for an address change in the pseudo-header (RFC 1624).
+pub fn update_for_address(protocol: u8, l4: &mut [u8], old: u32, new: u32) {
+    update_checksum(protocol, l4, |c| checksum::update32(c, old, new));
+}
+
 /// Sets the source (`which` = 0) or destination (`which` = 2) port at that
 /// byte offset of a UDP/TCP header, updating its checksum (RFC 1624).
 fn set_port(protocol: u8, l4: &mut [u8], which: usize, port: u16) {
-    let Some(off) = checksum_offset(protocol) else { return };
-    if l4.len() < off + 2 {
+    if checksum_offset(protocol).is_none() || l4.len() < which + 2 {
         return;
     }
     let old = u16::from_be_bytes([l4[which], l4[which + 1]]);
     l4[which..which + 2].copy_from_slice(&port.to_be_bytes());
-    let c = u16::from_be_bytes([l4[off], l4[off + 1]]);
-    if protocol == PROTO_UDP && c == 0 {
-        return;
-    }
-    let mut c = checksum::update(c, old, port);
-    if protocol == PROTO_UDP && c == 0 {
-        c = 0xffff;
-    }
-    l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
+    update_checksum(protocol, l4, |c| checksum::update(c, old, port));
 }
 
 /// Sets the source port of a UDP/TCP header, checksum updated.
