@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import asdict, dataclass, is_dataclass
 from typing import Any, Mapping, Optional, Sequence
 
 
 class NF:
-    """Base of every NF configuration."""
+    """Base of every NF configuration: a dataclass whose fields are those of
+    the core's NF of the same name (in snake_case)."""
 
     def spec(self) -> dict[str, Any]:
-        """The JSON form the core reads."""
-        raise NotImplementedError
+        """The JSON form the core reads: `type` and the fields."""
+        assert is_dataclass(self), "NF configurations are dataclasses"
+        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
+        return {"type": kind, **asdict(self)}
 
     @property
     def outgates(self) -> int:
@@ -26,9 +30,6 @@ class Bypass(NF):
     cycles_per_batch: int
     cycles_per_packet: int
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "bypass", "cycles_per_batch": self.cycles_per_batch, "cycles_per_packet": self.cycles_per_packet}
-
 
 @dataclass(frozen=True)
 class RandomSplit(NF):
@@ -36,9 +37,6 @@ class RandomSplit(NF):
 
     weights: Sequence[float]
     seed: int = 0
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "random_split", "weights": list(self.weights), "seed": self.seed}
 
     @property
     def outgates(self) -> int:
@@ -50,9 +48,6 @@ class TypeCheck(NF):
     """Frames of one EtherType to gate 0, the rest dropped (0x0800 IPv4, 0x8100 802.1Q)."""
 
     ether_type: int = 0x0800
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "type_check", "ether_type": self.ether_type}
 
 
 @dataclass(frozen=True)
@@ -97,9 +92,6 @@ class Lpm(NF):
 class TtlDecrement(NF):
     """IPv4 TTL minus one, checksum updated; expired packets dropped."""
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "ttl_decrement"}
-
 
 @dataclass(frozen=True)
 class MacRewrite(NF):
@@ -108,16 +100,10 @@ class MacRewrite(NF):
     src: str
     dst: str
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "mac_rewrite", "src": self.src, "dst": self.dst}
-
 
 @dataclass(frozen=True)
 class IpChecksum(NF):
     """Recomputes the IPv4 header checksum."""
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "ip_checksum"}
 
 
 @dataclass(frozen=True)
@@ -131,19 +117,12 @@ class Rule:
     sport: tuple[int, int] = (0, 65535)
     dport: tuple[int, int] = (0, 65535)
 
-    def spec(self) -> dict[str, Any]:
-        return {"permit": self.permit, "src": self.src, "dst": self.dst, "proto": self.proto,
-                "sport": list(self.sport), "dport": list(self.dport)}
-
 
 @dataclass(frozen=True)
 class Acl(NF):
     """First-match rules on the 5-tuple: permit to gate 0, deny (and no match) dropped."""
 
     rules: Sequence[Rule]
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "acl", "rules": [r.spec() for r in self.rules]}
 
 
 @dataclass(frozen=True)
@@ -153,9 +132,6 @@ class StaticNat(NF):
     inside: str
     outside: str
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "static_nat", "inside": self.inside, "outside": self.outside}
-
 
 @dataclass(frozen=True)
 class Merge(NF):
@@ -163,16 +139,10 @@ class Merge(NF):
 
     ingates: int
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "merge", "ingates": self.ingates}
-
 
 @dataclass(frozen=True)
 class VlanPop(NF):
     """Removes the 802.1Q tag; untagged frames are dropped."""
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "vlan_pop"}
 
 
 @dataclass(frozen=True)
@@ -181,18 +151,12 @@ class VlanPush(NF):
 
     vlan: int
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "vlan_push", "vlan": self.vlan}
-
 
 @dataclass(frozen=True)
 class SetMetadata(NF):
     """Sets every packet's mark to `value`."""
 
     value: int
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "set_metadata", "value": self.value}
 
 
 @dataclass(frozen=True)
@@ -219,9 +183,6 @@ class GtpuEncap(NF):
     src_mac: str
     dst_mac: str
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "gtpu_encap", "src_ip": self.src_ip, "dst_ip": self.dst_ip, "src_mac": self.src_mac, "dst_mac": self.dst_mac}
-
 
 @dataclass(frozen=True)
 class GtpuDecap(NF):
@@ -229,9 +190,6 @@ class GtpuDecap(NF):
 
     src_mac: str
     dst_mac: str
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "gtpu_decap", "src_mac": self.src_mac, "dst_mac": self.dst_mac}
 
 
 @dataclass(frozen=True)
@@ -243,16 +201,10 @@ class VxlanEncap(NF):
     src_mac: str
     dst_mac: str
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "vxlan_encap", "src_ip": self.src_ip, "dst_ip": self.dst_ip, "src_mac": self.src_mac, "dst_mac": self.dst_mac}
-
 
 @dataclass(frozen=True)
 class VxlanDecap(NF):
     """Takes Ethernet frames out of VXLAN, mark = network id."""
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "vxlan_decap"}
 
 
 @dataclass(frozen=True)
@@ -261,9 +213,6 @@ class IpSrcRewrite(NF):
 
     addr: str
 
-    def spec(self) -> dict[str, Any]:
-        return {"type": "ip_src_rewrite", "addr": self.addr}
-
 
 @dataclass(frozen=True)
 class TokenBucket(NF):
@@ -271,9 +220,6 @@ class TokenBucket(NF):
 
     rate_pps: float
     burst: float = 32.0
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "token_bucket", "rate_pps": self.rate_pps, "burst": self.burst}
 
 
 @dataclass(frozen=True)
@@ -285,7 +231,3 @@ class Napt(NF):
     first_port: int = 1024
     last_port: int = 65535
     timeout_s: float = 30.0
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "napt", "inside": self.inside, "public": self.public, "first_port": self.first_port,
-                "last_port": self.last_port, "timeout_s": self.timeout_s}
