@@ -93,8 +93,6 @@ pub struct Counters {
     /// negative (it freed packets another worker allocated), the sum over
     /// workers is what the pipeline holds.
     pub in_flight: i64,
-    /// Trigger in force per module (pkt).
-    pub triggers: Vec<u32>,
 }
 
 impl Counters {
@@ -106,7 +104,6 @@ impl Counters {
             flows: vec![FlowRecorder::default(); model.flows.len()],
             workers: vec![WorkerCounters::default(); workers],
             in_flight: 0,
-            triggers: vec![0; model.modules.len()],
         }
     }
 }
@@ -229,6 +226,8 @@ pub struct PeriodMeter {
     sources: Vec<ModuleId>,
     /// Egress modules: their NF runs count as delivered packets.
     sinks: Vec<ModuleId>,
+    /// Trigger in force per module at the end of the period (pkt).
+    triggers: Vec<u32>,
 }
 
 impl PeriodMeter {
@@ -239,6 +238,7 @@ impl PeriodMeter {
             merged: Counters::for_model(model, model.workers()),
             sources: with(Role::Source),
             sinks: with(Role::Sink),
+            triggers: vec![0; model.modules.len()],
             ..Self::default()
         }
     }
@@ -283,7 +283,7 @@ impl PeriodMeter {
         if let Some(at) = at_ns {
             self.merged.at_ns = at;
         }
-        knobs.read_triggers(&mut self.merged.triggers);
+        knobs.read_triggers(&mut self.triggers);
         let merged = std::mem::take(&mut self.merged);
         let telemetry = self.period(&merged);
         self.merged = merged;
@@ -292,7 +292,7 @@ impl PeriodMeter {
 
     /// The telemetry of the period that ends at `now`.
     fn period(&mut self, now: &Counters) -> Telemetry {
-        let (sources, sinks) = (&self.sources, &self.sinks);
+        let (sources, sinks, triggers) = (&self.sources, &self.sinks, &self.triggers);
         let prev = &mut self.previous;
         prev.modules.resize(now.modules.len(), ModuleCounters::default());
         prev.flows.resize(now.flows.len(), (0, 0));
@@ -305,7 +305,7 @@ impl PeriodMeter {
             .modules
             .iter()
             .zip(&prev.modules)
-            .zip(&now.triggers)
+            .zip(triggers)
             .map(|((c, p), &trigger)| ModuleTelemetry {
                 trigger,
                 x: (c.runs - p.runs) as f64 * per_s,
@@ -388,14 +388,13 @@ mod tests {
 
     #[test]
     fn period_rates_come_from_differences() {
-        let mut meter = PeriodMeter { sources: vec![0], ..PeriodMeter::default() };
+        let mut meter = PeriodMeter { sources: vec![0], triggers: vec![20], ..PeriodMeter::default() };
         let mut c = Counters {
             at_ns: 1_000_000_000,
             modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0 }],
             flows: vec![FlowRecorder::default()],
             workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10 }],
             in_flight: 0,
-            triggers: vec![20],
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);
