@@ -101,3 +101,22 @@ def test_experiment_overhead_reports_response_times(tmp_path: Path) -> None:
         assert {"branching", "response_ms", "stats_pct", "gradient_pct", "control_pct"} <= set(r)
         assert r["response_ms"] > 0
         assert abs(r["stats_pct"] + r["gradient_pct"] + r["control_pct"] - 100) < 0.5
+
+
+def test_experiment_embedding_writes_the_documented_report(tmp_path: Path) -> None:
+    out = sluice("experiment", "embedding", "--time-limit", "20", "--out", "o", "--json", "e.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "e.json").read_text())
+    assert set(report["instances"]) == {"mgw-10", "mgw-40"}
+    ours = report["best_heuristic"]
+    for name, inst in report["instances"].items():
+        methods = inst["methods"]
+        assert {"worst-case", "straw-man", "best-fit", "ilp-sum", "ilp-max", ours} <= set(methods)
+        for row in methods.values():
+            assert {"sum", "min", "max", "mean", "std", "time_s", "status", "bound", "cores_used"} <= set(row)
+        assert methods[ours]["sum"] < methods["best-fit"]["sum"], name
+        assert methods["best-fit"]["time_s"] <= 1e-3
+        assert methods["ilp-max"]["status"] == "optimal"
+    assert report["instances"]["mgw-10"]["methods"]["ilp-max"]["max"] == 2
+    for name in ("embedding.json", "embedding.csv", "embedding.md", "embedding.png", "mgw-10.lgf", "mgw-40.lgf"):
+        assert (tmp_path / "o" / name).exists()

@@ -3,7 +3,7 @@
 from typing import Callable, Optional
 
 __version__: str
-__all__ = ["__version__", "backends", "controllers", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "run", "validate"]
+__all__ = ["__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "run", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -38,3 +38,29 @@ def profiled_kinds() -> list[str]:
 
 def pcap_prefixes(path: str) -> list[tuple[str, int]]:
     """Packets per IPv4 destination /24 of a classic pcap file, most first."""
+
+def embed_place(
+    method: str,
+    weights: list[int],
+    cores: int,
+    capacity: int,
+    flows: list[list[int]],
+    conflicts: list[tuple[int, int]],
+    seed: int = 0,
+) -> list[int]:
+    """Place modules on cores with a heuristic (round-robin, random, best-fit, path-fit); each module's core. Raises ValueError."""
+
+def embed_check(
+    weights: list[int],
+    cores: int,
+    capacity: int,
+    flows: list[list[int]],
+    conflicts: list[tuple[int, int]],
+    placement: list[int],
+) -> list[int]:
+    """Check an embedding (capacity, conflicts, cores); crossings per flow. Raises ValueError."""
+
+def embed_validate(
+    weights: list[int], cores: int, capacity: int, flows: list[list[int]], conflicts: list[tuple[int, int]]
+) -> None:
+    """Check an embedding instance. Raises ValueError naming the problem."""

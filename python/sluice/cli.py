@@ -264,6 +264,25 @@ def experiment_overhead(quick: bool, backend: str, out: str, json_path: Optional
     console.print(f"written: {out}/overhead.json, overhead.csv, overhead.md, overhead.png")
 
 
+@experiment.command("embedding")
+@click.option("--time-limit", default=30.0, show_default=True, help="Seconds each ILP may run.")
+@click.option("--out", default="out/embedding", show_default=True, help="Folder for embedding.{json,csv,md,png} and the instances (.lgf).")
+@click.option("--json", "json_path", help="Also write the JSON report here.")
+def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) -> None:
+    """Resilient embedding of MGW (10 and 40 cores): every method beside the dissertation's Table 4.1."""
+    from pathlib import Path
+
+    from sluice.experiments import embedding
+
+    report = embedding.run(Path(out), time_limit, lambda msg: console.log(msg))
+    console.print(embedding.markdown(report["rows"]))
+    console.print(f"best heuristic of ours: {report['best_heuristic']}")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({k: v for k, v in report.items() if k != "rows"}, f, indent=1)
+    console.print(f"written: {out}/embedding.json, embedding.csv, embedding.md, embedding.png, mgw-10.lgf, mgw-40.lgf")
+
+
 @main.command()
 @click.option("--nf", "kinds", multiple=True, help="NF kinds to profile (default: all the profiler knows).")
 @click.option("--max-batch", default=32, show_default=True, help="Largest batch size profiled.")

@@ -7,6 +7,7 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use sluice_control::SloStatistic;
+use sluice_embed::{heuristic, Instance};
 use sluice_pipeline::{period_json, report_json, Pipeline};
 
 mod controller;
@@ -130,6 +131,58 @@ fn ns_per_cycle() -> f64 {
     sluice_pipeline::ns_per_cycle()
 }
 
+/// Builds an embedding instance from plain lists (see `sluice.embed`).
+fn embed_instance(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: Vec<(usize, usize)>) -> PyResult<Instance> {
+    Instance::new(weights, cores, capacity, flows, &conflicts).map_err(invalid)
+}
+
+/// Checks an embedding instance; raises ValueError naming the problem.
+#[pyfunction]
+fn embed_validate(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: Vec<(usize, usize)>) -> PyResult<()> {
+    embed_instance(weights, cores, capacity, flows, conflicts).map(drop)
+}
+
+/// Places modules on cores with a heuristic (round-robin, random,
+/// best-fit, path-fit); returns each module's core.
+#[pyfunction]
+#[pyo3(signature = (method, weights, cores, capacity, flows, conflicts, seed=0))]
+#[allow(clippy::too_many_arguments)]
+fn embed_place(
+    py: Python<'_>,
+    method: &str,
+    weights: Vec<u64>,
+    cores: usize,
+    capacity: u64,
+    flows: Vec<Vec<usize>>,
+    conflicts: Vec<(usize, usize)>,
+    seed: u64,
+) -> PyResult<Vec<usize>> {
+    let instance = embed_instance(weights, cores, capacity, flows, conflicts)?;
+    let place = match method {
+        "round-robin" => heuristic::round_robin,
+        "best-fit" => heuristic::best_fit,
+        "path-fit" => heuristic::path_fit,
+        "random" => return py.allow_threads(|| heuristic::random(&instance, seed)).map_err(invalid),
+        _ => return Err(invalid(format!("unknown embedding heuristic '{method}' (known: round-robin, random, best-fit, path-fit)"))),
+    };
+    py.allow_threads(|| place(&instance)).map_err(invalid)
+}
+
+/// Checks that `placement` embeds the instance (capacity, conflicts, one
+/// existing core per module); returns the crossings of each flow.
+#[pyfunction]
+fn embed_check(
+    weights: Vec<u64>,
+    cores: usize,
+    capacity: u64,
+    flows: Vec<Vec<usize>>,
+    conflicts: Vec<(usize, usize)>,
+    placement: Vec<usize>,
+) -> PyResult<Vec<u32>> {
+    let instance = embed_instance(weights, cores, capacity, flows, conflicts)?;
+    Ok(sluice_embed::check(&instance, &placement).map_err(invalid)?.per_flow)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
@@ -140,6 +193,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(profiled_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_prefixes, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_place, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_check, m)?)?;
+    m.add_function(wrap_pyfunction!(embed_validate, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

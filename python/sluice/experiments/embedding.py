@@ -1,0 +1,116 @@
+"""`embedding`: the dissertation's Table 4.1 on the MGW instance (10 cores)
+and the scaled instance (5 HA users, 40 cores): crossings per flow of every
+method, run time, and for the ILP its status, bound and gap.
+
+A heuristic that finds no room on the instance's cores is given one more
+core at a time (up to twice as many) and reports the cores it needed."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from sluice.embed import HEURISTICS, METHODS, Embedding, Instance, embed, lgf, mgw_instance
+from sluice.experiments import output
+from sluice.experiments.reference import table
+
+#: Our heuristics (the others are the dissertation's baselines).
+OURS = ("path-fit",)
+#: Times each heuristic runs; its time is the median.
+HEURISTIC_REPEATS = 21
+
+
+def instances() -> dict[str, Instance]:
+    """The two instances by name."""
+    return {"mgw-10": mgw_instance(), "mgw-40": mgw_instance(ha_users=5, cores=40)}
+
+
+def _heuristic(instance: Instance, method: str) -> Embedding:
+    """The method on the fewest cores (from the instance's up) where it finds room; its median run time."""
+    for cores in range(instance.cores, 2 * instance.cores + 1):
+        sized = instance.with_cores(cores)
+        times = []
+        for _ in range(HEURISTIC_REPEATS):
+            start = time.perf_counter()
+            result = embed(sized, method)
+            times.append(time.perf_counter() - start)
+        if result.placement is not None:
+            result.time_s = statistics.median(times)
+            return result
+    return result
+
+
+def run(out: Path, time_limit_s: float, progress: Callable[[str], None]) -> dict[str, Any]:
+    """Runs every method on both instances and writes embedding.{json,csv,md,png} (and the instances as .lgf) into `out`."""
+    out.mkdir(parents=True, exist_ok=True)
+    report: dict[str, Any] = {"instances": {}, "rows": [], "time_limit_s": time_limit_s}
+    for name, instance in instances().items():
+        lgf.write(instance, out / f"{name}.lgf")
+        methods: dict[str, Any] = {}
+        hint = None
+        for method in METHODS:
+            progress(f"{name}: {method}")
+            if method in HEURISTICS:
+                result = _heuristic(instance, method)
+                if method in OURS:
+                    hint = result.placement
+            else:
+                result = embed(instance, method, time_limit_s=time_limit_s, hint=hint)
+            row = result.row()
+            methods[method] = row
+            report["rows"].append({"instance": name, "method": method, **row})
+        report["instances"][name] = {"cores": instance.cores, "capacity": instance.capacity, **instance.summary(), "methods": methods}
+    report["best_heuristic"] = min(OURS, key=lambda m: max(report["instances"][i]["methods"][m]["sum"] or 1 << 30 for i in report["instances"]))
+    output.write(out, "embedding", report, markdown, plot)
+    return report
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """Per instance, every method beside the published Table 4.1 (10-core instance only)."""
+    pub = {r["method"]: r for r in table("embedding_table41.csv")}
+    lines = []
+    for name in dict.fromkeys(r["instance"] for r in rows):
+        lines += [f"**{name}**", "", "| method | sum | min | max | mean | std | time | status (bound) | cores used | published sum/min/max/mean/std, time |",
+                  "|---|---|---|---|---|---|---|---|---|---|"]
+        for r in (r for r in rows if r["instance"] == name):
+            p = pub.get(r["method"]) if name == "mgw-10" else None
+            published = f"{p['sum']}/{p['min']}/{p['max']}/{p['mean']}/{p['std']}, {p['exec_time']}" if p else "—"
+            bound = f" ({r['bound']:g})" if r["bound"] is not None else ""
+            found = r["sum"] is not None
+            stats = f"{r['sum']} | {r['min']} | {r['max']} | {r['mean']:.2f} | {r['std']:.2f}" if found else "— | — | — | — | —"
+            lines.append(f"| {r['method']} | {stats} | {_duration(r['time_s'])} | {r['status']}{bound} | "
+                         f"{r['cores_used'] if found else '—'} of {r['cores']} | {published} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.1f} s"
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Total crossings per method and instance, with the published Table 4.1 for the 10-core instance."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    pub = {r["method"]: float(r["sum"]) for r in table("embedding_table41.csv")}
+    names = list(dict.fromkeys(r["instance"] for r in rows))
+    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4))
+    for ax, name in zip(axes, names):
+        mine = [r for r in rows if r["instance"] == name]
+        x = range(len(mine))
+        ax.bar([i - 0.2 for i in x], [r["sum"] or 0 for r in mine], width=0.4, label="Sluice")
+        if name == "mgw-10" and pub:
+            ax.bar([i + 0.2 for i in x], [pub.get(r["method"], 0) for r in mine], width=0.4, color="k", alpha=0.6, label="published")
+        ax.set_xticks(list(x), [r["method"] for r in mine], rotation=30)
+        ax.set_ylabel("total crossings")
+        ax.set_title(name)
+        ax.grid(alpha=0.3, axis="y")
+        ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
