@@ -120,3 +120,21 @@ def test_experiment_embedding_writes_the_documented_report(tmp_path: Path) -> No
     assert report["instances"]["mgw-10"]["methods"]["ilp-max"]["max"] == 2
     for name in ("embedding.json", "embedding.csv", "embedding.md", "embedding.png", "mgw-10.lgf", "mgw-40.lgf"):
         assert (tmp_path / "o" / name).exists()
+
+
+def test_experiment_failover_loses_no_ha_packet(tmp_path: Path) -> None:
+    out = sluice("experiment", "failover", "--period-ms", "50", "--down", "0.5", "--out", "o", "--json", "f.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    report = json.loads((tmp_path / "o" / "failover.json").read_text())
+    assert report == json.loads((tmp_path / "f.json").read_text()) | {"rows": report["rows"]}
+    assert report["ha_lost"] == 0 and report["lossless"]
+    flows = report["flows"]
+    assert {n for n, f in flows.items() if f["ha"]} == {"dl_b0_u0", "ul_b0_u0"}
+    for name, f in flows.items():
+        assert f["dropped_outside_outage"] == 0, name
+        if f["ha"]:
+            assert f["lost"] == 0 and f["delivered"] == f["generated"] > 0
+        else:
+            assert f["lost"] == f["dropped"], f"{name}: every lost packet is counted"
+    assert sum(f["lost"] for f in flows.values()) > 0, "the failed worker ran some non-HA flow"
+    assert (tmp_path / "o" / "failover.png").exists()

@@ -131,12 +131,14 @@ def test_lgf_round_trips_and_names_malformed_lines(tmp_path: Path) -> None:
 def test_an_instance_from_a_pipeline_weighs_modules_by_profile_and_rate() -> None:
     p = mgw(2, 2)
     instance = from_pipeline(p, cores=4, rate_pps=1e6)
-    assert len(instance.flows) == 8 and len(instance.names) == len(p.validate()["modules"])
+    model = p.validate()
+    functions = [m["name"] for m in model["modules"] if m["role"] == "function"]
+    assert len(instance.flows) == 8 and instance.names == functions, "sources and sinks stay with the I/O worker"
     lpm = instance.weights[instance.names.index("lpm")]
     bypass = instance.weights[instance.names.index("bypass_dl0_0")]
     # LPM carries all 8 flows, one user's Bypass(2000, 100) only 1 (8·(T0/32 + T1) vs 2000/32 + 100 ns per packet).
     assert lpm > 1 and bypass > 1
-    with pytest.raises(ValueError, match="no weight for module 'src'"):
+    with pytest.raises(ValueError, match="no weight for module 'mac_table'"):
         from_pipeline(p, cores=4, weights={"lpm": 3})
     with pytest.raises(ValueError, match="rate given for 'ghost'"):
         from_pipeline(p, cores=4, rate_pps={"ghost": 1.0})

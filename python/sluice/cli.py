@@ -6,7 +6,7 @@ import json
 import os
 import shutil
 import sys
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
 import click
 from rich.console import Console
@@ -215,6 +215,16 @@ def soak(n: int, controller: str, seconds: float, period_ms: float) -> None:
     )
 
 
+def _experiment_written(name: str, out: str, report: dict[str, Any], json_path: Optional[str], *, rows_in_json: bool = True, extra: Sequence[str] = ()) -> None:
+    """Writes the experiment's JSON report to `json_path` (if given; without
+    its flat rows unless `rows_in_json`) and says which files are in `out`."""
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(report if rows_in_json else {k: v for k, v in report.items() if k != "rows"}, f, indent=1)
+    files = [f"{name}.{ext}" for ext in ("json", "csv", "md", "png")] + list(extra)
+    console.print(f"written: {out}/" + ", ".join(files))
+
+
 @main.group()
 def experiment() -> None:
     """Experiments that print the published figures beside their own."""
@@ -239,10 +249,7 @@ def experiment_static(quick: bool, only: tuple[str, ...], backend: str, out: str
     console.print(static.markdown(report["rows"]))
     for row, why in report["not_run"].items():
         console.print(f"not run: {row}: {why}")
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump(report, f, indent=1)
-    console.print(f"written: {out}/static.json, static.csv, static.md, static.png")
+    _experiment_written("static", out, report, json_path)
 
 
 @experiment.command("overhead")
@@ -258,10 +265,7 @@ def experiment_overhead(quick: bool, backend: str, out: str, json_path: Optional
 
     report = overhead.run(Path(out), quick, backend, lambda msg: console.log(msg))
     console.print(overhead.markdown(report["rows"]))
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump(report, f, indent=1)
-    console.print(f"written: {out}/overhead.json, overhead.csv, overhead.md, overhead.png")
+    _experiment_written("overhead", out, report, json_path)
 
 
 @experiment.command("embedding")
@@ -277,10 +281,25 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
     report = embedding.run(Path(out), time_limit, lambda msg: console.log(msg))
     console.print(embedding.markdown(report["rows"]))
     console.print(f"best heuristic of ours: {report['best_heuristic']}")
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump({k: v for k, v in report.items() if k != "rows"}, f, indent=1)
-    console.print(f"written: {out}/embedding.json, embedding.csv, embedding.md, embedding.png, mgw-10.lgf, mgw-40.lgf")
+    _experiment_written("embedding", out, report, json_path, rows_in_json=False, extra=("mgw-10.lgf", "mgw-40.lgf"))
+
+
+@experiment.command("failover")
+@click.option("--rate", "rate_pps", default=20e3, show_default=True, help="Offered rate of every flow (pkt/s).")
+@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--down", "down_s", default=1.0, show_default=True, help="How long the worker stays down (s).")
+@click.option("--out", default="out/failover", show_default=True, help="Folder for failover.{json,csv,md,png}.")
+@click.option("--json", "json_path", help="Also write the JSON report here.")
+def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: str, json_path: Optional[str]) -> None:
+    """A resilient MGW embedding on the engine loses a worker for a while: HA flows lose nothing."""
+    from pathlib import Path
+
+    from sluice.experiments import failover
+
+    report = failover.run(Path(out), rate_pps, period_ms, down_s, lambda msg: console.log(msg))
+    console.print(failover.markdown(report["rows"]))
+    console.print(f"worker {report['failed_worker']} down; HA packets lost: {report['ha_lost']}; lossless accounting: {report['lossless']}")
+    _experiment_written("failover", out, report, json_path, rows_in_json=False)
 
 
 @main.command()

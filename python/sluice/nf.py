@@ -141,6 +141,25 @@ class Merge(NF):
 
 
 @dataclass(frozen=True)
+class Replicate(NF):
+    """The ingress of high-availability flows: each packet out of gate 0 and a copy out of each of gates 1..copies."""
+
+    copies: int
+
+    @property
+    def outgates(self) -> int:
+        return self.copies + 1
+
+
+@dataclass(frozen=True)
+class Dedup(NF):
+    """The egress of a high-availability flow: the first copy of each (flow, sequence number) from any of `ingates`; later copies dropped."""
+
+    ingates: int
+    flows: int
+
+
+@dataclass(frozen=True)
 class VlanPop(NF):
     """Removes the 802.1Q tag; untagged frames are dropped."""
 

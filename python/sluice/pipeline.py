@@ -63,6 +63,7 @@ class Pipeline:
         self._modules: list[dict[str, Any]] = []
         self._edges: list[dict[str, Any]] = []
         self._flows: list[dict[str, Any]] = []
+        self._outages: list[dict[str, int]] = []
         self._auto_streams: dict[str, list[dict[str, Any]]] = {}
 
     @classmethod
@@ -73,6 +74,7 @@ class Pipeline:
         p._modules = list(spec.get("modules", []))
         p._edges = list(spec.get("edges", []))
         p._flows = list(spec.get("flows", []))
+        p._outages = list(spec.get("outages", []))
         return p
 
     def _add(self, entry: dict[str, Any]) -> Module:
@@ -202,6 +204,12 @@ class Pipeline:
                 return
         raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
 
+    def outage(self, worker: int, from_period: int, until_period: int) -> None:
+        """Takes `worker` down from the start of period `from_period` until
+        the start of `until_period` (warm-up periods count): its modules stop
+        and the packets that reach it are dropped and counted, as on a failed core."""
+        self._outages.append({"worker": worker, "from": from_period, "until": until_period})
+
     def flows(self) -> list[str]:
         """Names of the flows."""
         return [f["name"] for f in self._flows]
@@ -216,6 +224,7 @@ class Pipeline:
             "edges": self._edges,
             "flows": self._flows,
             "scheduler": self.scheduler,
+            "outages": self._outages,
         }
 
     def to_json(self) -> str:

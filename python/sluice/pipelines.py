@@ -198,7 +198,15 @@ def mgw_teid(bearer: int, user: int) -> int:
     return bearer << 8 | user
 
 
-def mgw(bearers: int = 2, users: int = 4, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None) -> Pipeline:
+def mgw(
+    bearers: int = 2,
+    users: int = 4,
+    *,
+    batch_size: int = 32,
+    burstiness: int = 1,
+    slo_us: Optional[float] = None,
+    rate_pps: Optional[float] = None,
+) -> Pipeline:
     """A 4G/5G mobile gateway, uplink and downlink over GTP-U. Downlink: a
     bearer selector (source port), per bearer a user selector (destination
     IP), per user Bypass(2000, 100) and the tunnel id, then GTP-U
@@ -207,7 +215,8 @@ def mgw(bearers: int = 2, users: int = 4, *, batch_size: int = 32, burstiness: i
     Bypass(2000, 100) and metadata. Both: TTL, LPM (5000 routes), then per
     direction MAC rewrite, checksum and a split by (bearer, user) into one
     egress per flow. With `slo_us`, bearer b's flows get slo_us·(b+1) and
-    the last bearer is bulk (no SLO)."""
+    the last bearer is bulk (no SLO); with `rate_pps`, every flow is offered
+    that rate (default: as fast as the worker takes packets)."""
     if not (1 <= bearers <= 64 and 1 <= users <= 250):
         raise ValueError(f"mgw(bearers, users) needs 1 ≤ bearers ≤ 64 and 1 ≤ users ≤ 250, got ({bearers}, {users})")
     from sluice.nf import GtpuDecap, GtpuEncap, Merge, SetMetadata, SplitByMetadata
@@ -274,7 +283,7 @@ def mgw(bearers: int = 2, users: int = 4, *, batch_size: int = 32, burstiness: i
                     tpl = Template(dst_mac=MGW_MAC, src_ip=user_ip(u), dst_ip=f"8.8.{b + 1}.1", src_port=7000, dst_port=6000 + b,
                                    gtpu=Gtpu(mgw_teid(b, u), ENB_IP, MGW_IP))
                     path = [src, mac_table, type_check, direction, decap, bearer_sel, users_sel, work, mark, merge, merge_all, ttl, *tails[d], out]
-                p.flow(f"{d}_b{b}_u{u}", path, slo_us=slo, template=tpl)
+                p.flow(f"{d}_b{b}_u{u}", path, slo_us=slo, template=tpl, rate_pps=rate_pps)
     return p
 
 

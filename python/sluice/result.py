@@ -21,6 +21,12 @@ class RunResult:
         return summary
 
     @property
+    def flow_totals(self) -> dict[str, dict[str, int]]:
+        """Per flow over the whole run (warm-up and final drain included): generated, delivered, dropped (pkt)."""
+        totals: dict[str, dict[str, int]] = self.data["flow_totals"]
+        return totals
+
+    @property
     def periods(self) -> list[dict[str, Any]]:
         """Every period, warm-up included (`warmup` marks it)."""
         periods: list[dict[str, Any]] = self.data["periods"]

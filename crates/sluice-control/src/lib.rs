@@ -15,4 +15,4 @@ pub use nfvnice::NfVnice;
 pub use onoff::OnOff;
 pub use projgrad::ProjGrad;
 pub use view::ControlParams;
-pub use run::{drive, PeriodRecord, Response, RunPlan, RunReport, SloStatistic, Steps, Summary};
+pub use run::{drive, Outage, PeriodRecord, Response, RunPlan, RunReport, SloStatistic, Steps, Summary};

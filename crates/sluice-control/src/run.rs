@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use sluice_core::{Actions, Backend, Error, Model, ModuleId, Result, Role, Telemetry, Totals};
+use sluice_core::{Actions, Backend, Error, FlowTotals, Model, ModuleId, Result, Role, Telemetry, Totals};
 
 use crate::controller::Controller;
 
@@ -76,6 +76,20 @@ pub struct RunPlan {
     pub slo_schedules: Vec<(usize, Steps)>,
     /// Per (source module, stream), rate steps (pkt/s).
     pub rate_schedules: Vec<(ModuleId, usize, Steps)>,
+    /// Workers taken down for a while, as on a core failure.
+    pub outages: Vec<Outage>,
+}
+
+/// A worker down from the start of period `from` to the start of period
+/// `until` (counted over all periods, warm-up included).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Outage {
+    /// The worker that fails.
+    pub worker: usize,
+    /// First period it is down.
+    pub from: usize,
+    /// First period it is back.
+    pub until: usize,
 }
 
 impl Default for RunPlan {
@@ -87,6 +101,7 @@ impl Default for RunPlan {
             slo_statistic: SloStatistic::P95,
             slo_schedules: Vec::new(),
             rate_schedules: Vec::new(),
+            outages: Vec::new(),
         }
     }
 }
@@ -151,6 +166,8 @@ pub struct RunReport {
     pub periods: Vec<PeriodRecord>,
     /// Summary over the measured periods; totals after the final drain.
     pub summary: Summary,
+    /// Per flow, by flow id, over the whole run (warm-up and final drain included).
+    pub flow_totals: Vec<FlowTotals>,
 }
 
 /// Modules whose batch size the summary averages: the controlled ones, or
@@ -176,6 +193,12 @@ pub fn drive(
             return Err(Error::Flow { flow: format!("#{f}"), reason: "SLO schedule for a flow that does not exist".into() });
         }
     }
+    for o in &plan.outages {
+        if o.worker >= model.workers() || o.from >= o.until {
+            let why = format!("outage of worker {} from period {} until {}: needs an existing worker (of {}) and from < until", o.worker, o.from, o.until, model.workers());
+            return Err(Error::module("<run plan>", why));
+        }
+    }
     let measured = batch_modules(&model);
     backend.apply(&controller.init(&model))?;
     let mut periods = Vec::with_capacity(plan.warmup_periods + plan.periods);
@@ -184,6 +207,11 @@ pub fn drive(
         for (m, stream, schedule) in &plan.rate_schedules {
             if let Some(pps) = schedule.starting_at(p) {
                 changes.rates.push((*m, *stream, pps));
+            }
+        }
+        for o in &plan.outages {
+            if p == o.from || p == o.until {
+                changes.halted.push((o.worker, p == o.from));
             }
         }
         backend.apply(&changes)?;
@@ -211,7 +239,7 @@ pub fn drive(
     }
     let last = backend.finish();
     let summary = summarise(&periods, last.totals);
-    Ok(RunReport { controller: controller.name().to_owned(), periods, summary })
+    Ok(RunReport { controller: controller.name().to_owned(), periods, summary, flow_totals: last.flow_totals })
 }
 
 fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telemetry, warmup: bool) -> PeriodRecord {

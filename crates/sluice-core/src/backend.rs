@@ -13,12 +13,15 @@ pub struct Actions {
     pub weights: Vec<(ModuleId, u32)>,
     /// New offered rates (source module, stream index, pkt/s; infinite = unlimited).
     pub rates: Vec<(ModuleId, usize, f64)>,
+    /// Workers to take down (true: its modules stop and what reaches them
+    /// is dropped and counted, as on a failed core) or bring back (false).
+    pub halted: Vec<(usize, bool)>,
 }
 
 impl Actions {
     /// Whether nothing changes.
     pub fn is_empty(&self) -> bool {
-        self.triggers.is_empty() && self.weights.is_empty() && self.rates.is_empty()
+        self.triggers.is_empty() && self.weights.is_empty() && self.rates.is_empty() && self.halted.is_empty()
     }
 }
 

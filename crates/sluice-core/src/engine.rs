@@ -95,10 +95,13 @@ impl Engine {
                 let _ = recycle.push(Box::new(Counters::for_model(&model, n_workers)));
             }
             let core = (config.pin && !cores.is_empty()).then(|| cores[w % cores.len()]);
+            // More workers than cores share them: an idle worker gives its
+            // core away instead of spinning on it.
+            let shared = n_workers > cores.len().max(1);
             let signals = signals.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("sluice-worker-{w}"))
-                .spawn(move || worker_loop(w, graph, core, &signals, reading_tx, spare_rx))
+                .spawn(move || worker_loop(w, graph, core, shared, &signals, reading_tx, spare_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
             workers.push(WorkerHandle { thread: Some(thread), readings, recycle });
         }
@@ -155,6 +158,7 @@ fn worker_loop(
     w: usize,
     mut graph: WorkerGraph,
     core: Option<core_affinity::CoreId>,
+    shared: bool,
     signals: &Signals,
     mut readings: Producer<Box<Counters>>,
     mut spares: Consumer<Box<Counters>>,
@@ -187,7 +191,11 @@ fn worker_loop(
             graph.drain();
             std::thread::yield_now();
         } else if graph.round() == 0 {
-            std::hint::spin_loop();
+            if shared {
+                std::thread::yield_now();
+            } else {
+                std::hint::spin_loop();
+            }
         }
     }
 }

@@ -17,7 +17,7 @@
 //! The walker, not the NFs, keeps the counters (calls, packets, busy time)
 //! the controllers read. Nothing here allocates after construction.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::batch::{Batch, MAX_BURST};
@@ -25,7 +25,7 @@ use crate::buffer::FractionalBuffer;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
-use crate::nf::{NetworkFunction, NfContext, Outputs, PacketSource};
+use crate::nf::{count_flow_drop, NetworkFunction, NfContext, Outputs, PacketSource};
 use crate::packet::PacketId;
 use crate::pool::PacketPool;
 use crate::ring::{Consumer, Producer};
@@ -121,6 +121,10 @@ pub struct WorkerGraph {
     flows: Vec<FlowRecorder>,
     triggers: Arc<[AtomicU32]>,
     weights: Arc<[AtomicU32]>,
+    /// Per worker, whether it is down; this worker reads its own.
+    halted: Arc<[AtomicBool]>,
+    /// This worker's index.
+    index: usize,
     schedule: Schedule,
     /// Weighted-fair units (sources and queued modules) and their scheduler.
     units: Vec<usize>,
@@ -222,6 +226,8 @@ impl WorkerGraph {
             flows: vec![FlowRecorder::default(); model.flows.len()],
             triggers: knobs.triggers.clone(),
             weights: knobs.weights.clone(),
+            halted: knobs.halted.clone(),
+            index: worker,
             schedule: config.schedule,
             stride: Stride::new(units.len()),
             units,
@@ -244,9 +250,13 @@ impl WorkerGraph {
     }
 
     /// One scheduler round: run-to-completion, a batch from every source
-    /// pushed through; weighted-fair, one unit's turn. Returns the packets
-    /// the round moved (pkt); 0 means there was nothing to do.
+    /// pushed through; weighted-fair, one unit's turn; on a worker that is
+    /// down, [`Self::discard`]. Returns the packets the round moved or
+    /// discarded (pkt); 0 means there was nothing to do.
     pub fn round(&mut self) -> usize {
+        if self.halted[self.index].load(Ordering::Relaxed) {
+            return self.discard();
+        }
         let start = self.clock.raw();
         let now = self.clock.delta_as_nanos(self.origin, start);
         self.mark = start;
@@ -350,6 +360,39 @@ impl WorkerGraph {
         moved
     }
 
+    /// What a failed core does: nothing runs, its sources are not polled,
+    /// and the packets that reach it on inbound rings or sit in its buffers
+    /// are dropped and counted at the module they were for (and their flow).
+    /// Returns the packets dropped (pkt).
+    pub fn discard(&mut self) -> usize {
+        let mut dropped = 0;
+        for i in 0..self.rings_in.len() {
+            let (ring, target) = &mut self.rings_in[i];
+            let counters = &mut self.nodes[*target].counters;
+            while let Some(id) = ring.pop() {
+                counters.arrived_pkts += 1;
+                counters.dropped += 1;
+                count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
+                self.pool.free(id);
+                dropped += 1;
+            }
+        }
+        let mut batch = self.spares.pop().expect("one spare batch per graph level");
+        for v in 0..self.nodes.len() {
+            while self.take_queued(v, MAX_BURST, &mut batch) {
+                for &id in batch.as_slice() {
+                    count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
+                    self.pool.free(id);
+                }
+                self.nodes[v].counters.dropped += batch.len() as u64;
+                dropped += batch.len();
+                batch.clear();
+            }
+        }
+        self.spares.push(batch);
+        dropped
+    }
+
     /// Moves up to `n` packets from module `v`'s buffer into `out`; `false` when it was empty.
     fn take_queued(&mut self, v: usize, n: usize, out: &mut Batch) -> bool {
         let node = &mut self.nodes[v];
@@ -388,6 +431,7 @@ impl WorkerGraph {
         if node.queued {
             self.queued_pkts += node.buffer.enqueue_from(input);
             for &id in input.as_slice() {
+                count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
                 self.pool.free(id);
             }
             node.counters.dropped += input.len() as u64;
@@ -422,6 +466,7 @@ impl WorkerGraph {
             clock: &self.clock,
             origin: self.origin,
             dropped: &mut node.counters.dropped,
+            created: &mut node.counters.created,
             flows: &mut self.flows,
             timing: self.timing,
         };
@@ -471,6 +516,7 @@ impl WorkerGraph {
         let ring = &mut self.rings_out[r];
         for &id in node.out[g].as_slice() {
             if ring.push(id).is_err() {
+                count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
                 self.pool.free(id);
                 node.counters.dropped += 1;
             }
@@ -494,10 +540,19 @@ impl WorkerGraph {
     /// must be empty; they come back to this worker at the next call.
     pub fn read_counters(&mut self, worker: usize, into: &mut Counters) {
         into.at_ns = self.now_ns();
+        for (theirs, mine) in into.flows.iter_mut().zip(&self.flows) {
+            theirs.generated = 0;
+            theirs.dropped = mine.dropped;
+        }
         for node in &self.nodes {
             into.modules[node.module] = node.counters;
             if let Kind::Source(source) = &node.kind {
                 into.modules[node.module].missed = source.missed();
+                source.count_generated(&mut |flow, n| {
+                    if let Some(f) = into.flows.get_mut(flow) {
+                        f.generated += n;
+                    }
+                });
             }
             if let Kind::Egress(Some(f)) = node.kind {
                 let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);

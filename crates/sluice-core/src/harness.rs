@@ -3,6 +3,7 @@
 
 use crate::batch::{Batch, MAX_BURST};
 use crate::nf::{NetworkFunction, NfContext, Outputs};
+use crate::packet::PacketMeta;
 use crate::pool::PacketPool;
 
 /// What one run of an NF did with its input.
@@ -10,6 +11,8 @@ use crate::pool::PacketPool;
 pub struct Outcome {
     /// The frames each outgate received, in order.
     pub gates: Vec<Vec<Vec<u8>>>,
+    /// The metadata of those frames (offset and length as the pool keeps them).
+    pub metas: Vec<Vec<PacketMeta>>,
     /// Packets sent to the drop gate.
     pub dropped: u64,
 }
@@ -37,24 +40,25 @@ impl Default for Harness {
 }
 
 impl Harness {
-    fn load(&mut self, nf: &dyn NetworkFunction, frames: &[Vec<u8>]) {
+    fn load(&mut self, nf: &dyn NetworkFunction, frames: &[Vec<u8>], metas: &[PacketMeta]) {
         assert!(frames.len() <= MAX_BURST, "one batch holds at most {MAX_BURST} packets");
         self.outs.resize_with(nf.outgates(), Batch::boxed);
-        for f in frames {
-            let id = self.pool.alloc(f.len()).expect("the harness pool holds a batch");
-            self.pool.data_mut(id).copy_from_slice(f);
+        for (i, f) in frames.iter().enumerate() {
+            let meta = metas.get(i).copied().unwrap_or_default();
+            let id = self.pool.alloc_copy(f, meta).expect("the harness pool holds a batch");
             self.input.push(id);
         }
     }
 
     fn call(&mut self, nf: &mut dyn NetworkFunction) -> u64 {
-        let mut dropped = 0;
+        let (mut dropped, mut created) = (0, 0);
         let mut ctx = NfContext {
             pool: &mut self.pool,
             now_ns: self.now_ns,
             clock: &self.clock,
             origin: 0,
             dropped: &mut dropped,
+            created: &mut created,
             flows: &mut [],
             timing: false,
         };
@@ -70,16 +74,24 @@ impl Harness {
 
     /// Runs `nf` once on copies of `frames` (at most one batch).
     pub fn run(&mut self, nf: &mut dyn NetworkFunction, frames: &[Vec<u8>]) -> Outcome {
-        self.load(nf, frames);
+        self.run_with_meta(nf, frames, &[])
+    }
+
+    /// Runs `nf` once on copies of `frames` carrying `metas` (flow, sequence
+    /// number, ingress time…; default metadata where `metas` is shorter).
+    pub fn run_with_meta(&mut self, nf: &mut dyn NetworkFunction, frames: &[Vec<u8>], metas: &[PacketMeta]) -> Outcome {
+        self.load(nf, frames, metas);
         let dropped = self.call(nf);
         let mut gates = Vec::with_capacity(self.outs.len());
+        let mut out_metas = Vec::with_capacity(self.outs.len());
         for out in &mut self.outs {
             gates.push(out.as_slice().iter().map(|&id| self.pool.data(id).to_vec()).collect());
+            out_metas.push(out.as_slice().iter().map(|&id| *self.pool.meta(id)).collect());
             for &id in out.as_slice() {
                 self.pool.free(id);
             }
             out.clear();
         }
-        Outcome { gates, dropped }
+        Outcome { gates, metas: out_metas, dropped }
     }
 }

@@ -1,7 +1,8 @@
-//! The settings the control plane changes while a pipeline runs: triggers
-//! and source rates, kept in atomics the walker reads without locks.
+//! The settings the control plane changes while a pipeline runs: triggers,
+//! weights, source rates and which workers are down, kept in atomics the
+//! walker reads without locks.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::backend::Actions;
@@ -16,15 +17,18 @@ pub struct Knobs {
     pub triggers: Arc<[AtomicU32]>,
     /// Weighted-fair scheduling weight per module (≥ 1; default 1).
     pub weights: Arc<[AtomicU32]>,
+    /// Per worker, whether it is down (a failed core; see [`Actions::halted`]).
+    pub halted: Arc<[AtomicBool]>,
     rates: Vec<(ModuleId, RateKnobs)>,
 }
 
 impl Knobs {
-    /// Knobs for `model`: triggers 0, weights 1, no rate knobs.
+    /// Knobs for `model`: triggers 0, weights 1, every worker up, no rate knobs.
     pub fn new(model: &Model) -> Self {
         Self {
             triggers: model.modules.iter().map(|_| AtomicU32::new(0)).collect(),
             weights: model.modules.iter().map(|_| AtomicU32::new(1)).collect(),
+            halted: (0..model.workers()).map(|_| AtomicBool::new(false)).collect(),
             rates: Vec::new(),
         }
     }
@@ -43,7 +47,8 @@ impl Knobs {
     }
 
     /// Applies `actions`, refusing (before changing anything) a trigger above
-    /// B, a weight of 0, or a rate for a stream that does not exist.
+    /// B, a weight of 0, a rate for a stream that does not exist, or a
+    /// worker that does not exist.
     pub fn apply(&self, model: &Model, actions: &Actions) -> Result<()> {
         let name = |m: ModuleId| model.modules.get(m).map_or_else(|| format!("#{m}"), |d| d.name.clone());
         for &(m, b) in &actions.triggers {
@@ -62,8 +67,14 @@ impl Knobs {
                 return Err(Error::module(&name(m), format!("cannot set rate {pps} pkt/s of stream {stream}")));
             }
         }
+        if let Some(&(w, _)) = actions.halted.iter().find(|(w, _)| *w >= self.halted.len()) {
+            return Err(Error::module("<engine>", format!("cannot take down worker {w}: there are {} workers", self.halted.len())));
+        }
         for &(m, b) in &actions.triggers {
             self.triggers[m].store(b, Ordering::Relaxed);
+        }
+        for &(w, down) in &actions.halted {
+            self.halted[w].store(down, Ordering::Relaxed);
         }
         for &(m, w) in &actions.weights {
             self.weights[m].store(w, Ordering::Relaxed);

@@ -32,4 +32,4 @@ pub use nf::{keep_or_drop, NetworkFunction, NfContext, Outputs, PacketSource, Ra
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};
-pub use telemetry::{Counters, FlowTelemetry, ModuleTelemetry, PeriodMeter, Telemetry, Totals, WorkerTelemetry};
+pub use telemetry::{Counters, FlowTelemetry, FlowTotals, ModuleTelemetry, PeriodMeter, Telemetry, Totals, WorkerTelemetry};

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::batch::Batch;
-use crate::packet::{PacketId, NO_FLOW};
+use crate::packet::{PacketId, PacketMeta, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::FlowRecorder;
 
@@ -17,6 +17,7 @@ pub struct NfContext<'a> {
     pub(crate) clock: &'a quanta::Clock,
     pub(crate) origin: u64,
     pub(crate) dropped: &'a mut u64,
+    pub(crate) created: &'a mut u64,
     pub(crate) flows: &'a mut [FlowRecorder],
     pub(crate) timing: bool,
 }
@@ -29,11 +30,36 @@ impl NfContext<'_> {
         *self.now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw()))
     }
 
-    /// Sends a packet to the drop gate: frees it and counts it for this module.
+    /// Sends a packet to the drop gate: frees it and counts it for this
+    /// module and for the packet's flow.
     #[inline]
     pub fn drop_packet(&mut self, id: PacketId) {
+        count_flow_drop(self.flows, self.pool.meta(id).flow);
         self.pool.free(id);
         *self.dropped += 1;
+    }
+
+    /// Drops a packet that is a copy of one already passed on (a
+    /// high-availability duplicate): counted for this module, not as a loss
+    /// of its flow.
+    #[inline]
+    pub fn drop_duplicate(&mut self, id: PacketId) {
+        self.pool.free(id);
+        *self.dropped += 1;
+    }
+
+    /// A copy of packet `id` (bytes and metadata: flow, sequence number,
+    /// ingress time) in a new buffer, counted as made by this module; `None`
+    /// when the pool is empty.
+    #[inline]
+    pub fn copy_packet(&mut self, id: PacketId) -> Option<PacketId> {
+        let meta = *self.pool.meta(id);
+        let copy = self.pool.alloc(meta.len as usize)?;
+        let data_off = self.pool.meta(copy).data_off;
+        *self.pool.meta_mut(copy) = PacketMeta { data_off, ..meta };
+        self.pool.copy_data(id, copy);
+        *self.created += 1;
+        Some(copy)
     }
 
     /// Delivers packets at the egress of flow `flow`: records their delays
@@ -71,6 +97,14 @@ impl NfContext<'_> {
             Some((ts, n)) => recorder.record_n(now.saturating_sub(ts), n),
             None => recorder.delivered += ids.len() as u64,
         }
+    }
+}
+
+/// Counts a dropped packet of `flow` (if it has one) in `flows`.
+#[inline]
+pub(crate) fn count_flow_drop(flows: &mut [FlowRecorder], flow: u16) {
+    if let Some(recorder) = flows.get_mut(flow as usize) {
+        recorder.dropped += 1;
     }
 }
 
@@ -155,6 +189,9 @@ pub trait PacketSource: Send {
     fn missed(&self) -> u64 {
         0
     }
+    /// Adds the packets made so far per flow (pkt, cumulative) to
+    /// `generated[flow]`; sources that know no flows add nothing.
+    fn count_generated(&self, _generated: &mut dyn FnMut(usize, u64)) {}
 }
 
 /// Per-stream offered rates of a source (pkt/s; infinite = unlimited),

@@ -156,6 +156,19 @@ impl PacketPool {
         Some(id)
     }
 
+    /// Copies packet `from`'s bytes into packet `to`, whose length must already match.
+    #[inline]
+    pub fn copy_data(&mut self, from: PacketId, to: PacketId) {
+        let (f, t) = (*self.meta(from), *self.meta(to));
+        debug_assert_eq!(f.len, t.len);
+        assert_ne!(from, to, "a packet cannot be copied onto itself");
+        // SAFETY: both handles were bounds-checked by `meta`; they are
+        // different buffers, both held by the caller.
+        let (src, dst) = unsafe { (&*(*self.bufs.add(from.0 as usize)).get(), &mut *(*self.bufs.add(to.0 as usize)).get()) };
+        let (fo, to_off, n) = (f.data_off as usize, t.data_off as usize, f.len as usize);
+        dst[to_off..to_off + n].copy_from_slice(&src[fo..fo + n]);
+    }
+
     /// Returns a buffer to its owner's pool. The handle must not be used afterwards.
     #[inline]
     pub fn free(&mut self, id: PacketId) {

@@ -29,6 +29,8 @@ pub struct ModuleCounters {
     pub dropped: u64,
     /// Sources only: arrivals lost at a full receive queue, never generated (pkt).
     pub missed: u64,
+    /// Packets the NF made (copies of its input, see [`NfContext::copy_packet`](crate::NfContext::copy_packet)) (pkt).
+    pub created: u64,
 }
 
 /// Cumulative counters of one worker.
@@ -44,9 +46,14 @@ pub struct WorkerCounters {
 /// error from 100 ns to 1 s; larger delays saturate at 10 s.
 const DELAY_RANGE_NS: (u64, u64) = (1, 10_000_000_000);
 
-/// Delivery counters and the delay histogram of one flow at its egress.
+/// Counters and the delay histogram of one flow: generation at its source,
+/// drops on any worker, delivery and delay at its egress.
 #[derive(Clone, Debug)]
 pub struct FlowRecorder {
+    /// Packets of this flow its source made so far (pkt, cumulative).
+    pub generated: u64,
+    /// Packets of this flow dropped so far on this worker (pkt, cumulative).
+    pub dropped: u64,
     /// Packets delivered so far (pkt, cumulative).
     pub delivered: u64,
     /// Packets that reached this flow's egress but belong to another flow (pkt, cumulative).
@@ -58,7 +65,7 @@ pub struct FlowRecorder {
 impl Default for FlowRecorder {
     fn default() -> Self {
         let delays = Histogram::new_with_bounds(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1, 2).expect("valid histogram bounds");
-        Self { delivered: 0, misdelivered: 0, delays }
+        Self { generated: 0, dropped: 0, delivered: 0, misdelivered: 0, delays }
     }
 }
 
@@ -130,6 +137,10 @@ pub struct ModuleTelemetry {
 /// One flow over one control period.
 #[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct FlowTelemetry {
+    /// Packets of the flow its source made during the period (pkt).
+    pub generated: u64,
+    /// Packets of the flow dropped during the period, on any worker (pkt).
+    pub dropped: u64,
     /// Packets delivered during the period (pkt).
     pub delivered: u64,
     /// Delivery rate (pkt/s).
@@ -161,8 +172,10 @@ pub struct WorkerTelemetry {
 /// Lossless: `generated = delivered + dropped + in_flight`.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Totals {
-    /// Packets made by sources.
+    /// Packets made by sources, and copies made inside (`copied`).
     pub generated: u64,
+    /// Of `generated`, the copies NFs made (replicated high-availability packets).
+    pub copied: u64,
     /// Packets that reached an egress.
     pub delivered: u64,
     /// Packets sent to a drop gate.
@@ -171,6 +184,17 @@ pub struct Totals {
     pub in_flight: u64,
     /// Arrivals the sources' receive queues could not hold (not part of `generated`).
     pub missed: u64,
+}
+
+/// One flow's accounting since the start (pkt).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct FlowTotals {
+    /// Packets of the flow its source made.
+    pub generated: u64,
+    /// Packets delivered at its egress.
+    pub delivered: u64,
+    /// Packets of the flow dropped anywhere.
+    pub dropped: u64,
 }
 
 /// What a controller sees after each control period.
@@ -190,6 +214,8 @@ pub struct Telemetry {
     pub workers: Vec<WorkerTelemetry>,
     /// Accounting since the start.
     pub totals: Totals,
+    /// Per flow, accounting since the start.
+    pub flow_totals: Vec<FlowTotals>,
     /// Time the control side took to obtain this telemetry from the data plane (ns).
     pub read_ns: u64,
 }
@@ -199,8 +225,8 @@ pub struct Telemetry {
 struct Previous {
     at_ns: u64,
     modules: Vec<ModuleCounters>,
-    /// (delivered, misdelivered) per flow.
-    flows: Vec<(u64, u64)>,
+    /// Per flow; its delays are unused.
+    flows: Vec<FlowRecorder>,
     workers: Vec<WorkerCounters>,
 }
 
@@ -247,6 +273,9 @@ impl PeriodMeter {
     pub fn begin(&mut self) {
         self.merged.at_ns = 0;
         self.merged.in_flight = 0;
+        for f in &mut self.merged.flows {
+            f.dropped = 0;
+        }
     }
 
     /// Takes worker `w`'s slots from its reading `from` (see
@@ -262,6 +291,11 @@ impl PeriodMeter {
             }
         }
         for (f, flow) in model.flows.iter().enumerate() {
+            // Drops happen on any worker; each counts its own.
+            merged.flows[f].dropped += from.flows[f].dropped;
+            if model.worker_of[flow.path[0]] == w {
+                merged.flows[f].generated = from.flows[f].generated;
+            }
             let sink = *flow.path.last().expect("validated paths are non-empty");
             if model.worker_of[sink] == w {
                 let (mine, theirs) = (&mut merged.flows[f], &mut from.flows[f]);
@@ -295,7 +329,7 @@ impl PeriodMeter {
         let (sources, sinks, triggers) = (&self.sources, &self.sinks, &self.triggers);
         let prev = &mut self.previous;
         prev.modules.resize(now.modules.len(), ModuleCounters::default());
-        prev.flows.resize(now.flows.len(), (0, 0));
+        prev.flows.resize(now.flows.len(), FlowRecorder::default());
         prev.workers.resize(now.workers.len(), WorkerCounters::default());
         let period_ns = now.at_ns.saturating_sub(prev.at_ns).max(1);
         let per_s = 1e9 / period_ns as f64;
@@ -320,17 +354,19 @@ impl PeriodMeter {
             .flows
             .iter()
             .zip(&prev.flows)
-            .map(|(f, &(pd, pm))| {
+            .map(|(f, p)| {
                 let [mean_ns, p50_ns, p95_ns, p99_ns, max_ns] = delay_stats(&f.delays);
                 FlowTelemetry {
-                    delivered: f.delivered - pd,
-                    rate_pps: (f.delivered - pd) as f64 * per_s,
+                    generated: f.generated - p.generated,
+                    dropped: f.dropped - p.dropped,
+                    delivered: f.delivered - p.delivered,
+                    rate_pps: (f.delivered - p.delivered) as f64 * per_s,
                     mean_ns,
                     p50_ns,
                     p95_ns,
                     p99_ns,
                     max_ns,
-                    misdelivered: f.misdelivered - pm,
+                    misdelivered: f.misdelivered - p.misdelivered,
                 }
             })
             .collect();
@@ -343,8 +379,10 @@ impl PeriodMeter {
                 turnaround_ns: ratio(c.busy_ns - p.busy_ns, c.busy_rounds - p.busy_rounds),
             })
             .collect();
+        let copied = now.modules.iter().map(|m| m.created).sum();
         let totals = Totals {
-            generated: sources.iter().map(|&s| now.modules[s].run_pkts).sum(),
+            generated: sources.iter().map(|&s| now.modules[s].run_pkts).sum::<u64>() + copied,
+            copied,
             delivered: sinks.iter().map(|&s| now.modules[s].run_pkts).sum(),
             dropped: now.modules.iter().map(|m| m.dropped).sum(),
             in_flight: now.in_flight.max(0) as u64,
@@ -358,13 +396,14 @@ impl PeriodMeter {
             flows,
             workers,
             totals,
+            flow_totals: now.flows.iter().map(|f| FlowTotals { generated: f.generated, delivered: f.delivered, dropped: f.dropped }).collect(),
             read_ns: 0,
         };
         self.period += 1;
         prev.at_ns = now.at_ns;
         prev.modules.copy_from_slice(&now.modules);
         for (p, f) in prev.flows.iter_mut().zip(&now.flows) {
-            *p = (f.delivered, f.misdelivered);
+            (p.generated, p.dropped, p.delivered, p.misdelivered) = (f.generated, f.dropped, f.delivered, f.misdelivered);
         }
         prev.workers.copy_from_slice(&now.workers);
         telemetry
@@ -391,7 +430,7 @@ mod tests {
         let mut meter = PeriodMeter { sources: vec![0], triggers: vec![20], ..PeriodMeter::default() };
         let mut c = Counters {
             at_ns: 1_000_000_000,
-            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0 }],
+            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0, created: 0 }],
             flows: vec![FlowRecorder::default()],
             workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10 }],
             in_flight: 0,

@@ -11,6 +11,8 @@ pub mod ip_src_rewrite;
 pub mod lpm;
 pub mod mac_rewrite;
 pub mod merge;
+pub mod dedup;
+pub mod replicate;
 pub mod metadata;
 pub mod napt;
 pub mod random_split;
@@ -30,6 +32,8 @@ pub use lpm::Lpm;
 pub use mac_rewrite::MacRewrite;
 pub use gtpu::{GtpuDecap, GtpuEncap};
 pub use merge::Merge;
+pub use dedup::Dedup;
+pub use replicate::Replicate;
 pub use metadata::{SetMetadata, SplitByMetadata};
 pub use napt::Napt;
 pub use random_split::RandomSplit;
@@ -197,6 +201,18 @@ pub enum NfSpec {
         /// Number of ingates.
         ingates: usize,
     },
+    /// Each packet out of gate 0 and a copy out of each of gates 1..=copies.
+    Replicate {
+        /// Copies per packet (≥ 1).
+        copies: usize,
+    },
+    /// The first copy of each (flow, sequence number) from any ingate; later copies dropped.
+    Dedup {
+        /// Number of ingates (paths).
+        ingates: usize,
+        /// Flow ids 0..flows are de-duplicated.
+        flows: usize,
+    },
 }
 
 impl NfSpec {
@@ -207,6 +223,7 @@ impl NfSpec {
             NfSpec::ExactMatch { table, default_gate, .. } => gate_count(table.iter().map(|e| e.1), *default_gate),
             NfSpec::Lpm { routes } => gate_count(routes.iter().map(|r| r.1), None),
             NfSpec::SplitByMetadata { table, default_gate } => gate_count(table.iter().map(|e| e.1), *default_gate),
+            NfSpec::Replicate { copies } => copies + 1,
             _ => 1,
         }
     }
@@ -214,7 +231,7 @@ impl NfSpec {
     /// Number of ingates the NF will have.
     pub fn ingates(&self) -> usize {
         match self {
-            NfSpec::Merge { ingates } => *ingates,
+            NfSpec::Merge { ingates } | NfSpec::Dedup { ingates, .. } => *ingates,
             _ => 1,
         }
     }
@@ -252,6 +269,8 @@ impl NfSpec {
             NfSpec::TokenBucket { .. } => "token_bucket",
             NfSpec::Napt { .. } => "napt",
             NfSpec::VlanPush { .. } => "vlan_push",
+            NfSpec::Replicate { .. } => "replicate",
+            NfSpec::Dedup { .. } => "dedup",
         }
     }
 
@@ -312,6 +331,8 @@ impl NfSpec {
                 }
                 Box::new(Merge::new(*ingates))
             }
+            NfSpec::Replicate { copies } => Box::new(Replicate::new(*copies)?),
+            NfSpec::Dedup { ingates, flows } => Box::new(Dedup::new(*ingates, *flows)?),
         })
     }
 }

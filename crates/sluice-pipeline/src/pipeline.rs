@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
-use sluice_control::{RunPlan, Steps, SloStatistic};
+use sluice_control::{Outage, RunPlan, Steps, SloStatistic};
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, Schedule, WalkerConfig};
 use sluice_sim::Simulator;
 use sluice_traffic::{PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
@@ -54,6 +54,10 @@ impl Pipeline {
         if model.flows.len() >= sluice_core::NO_FLOW as usize {
             return Err(Error::Spec(format!("{} flows is more than a packet's flow id holds", model.flows.len())));
         }
+        if let Some(o) = spec.outages.iter().find(|o| o.worker >= model.workers() || o.from >= o.until) {
+            let workers = model.workers();
+            return Err(Error::Spec(format!("outage of worker {} from period {} until {}: needs one of the {workers} workers and from < until", o.worker, o.from, o.until)));
+        }
         let flow_ids = model.flows.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect();
         let pipeline = Self { spec, model, flow_ids };
         pipeline.instances(Build::Modelled)?;
@@ -100,9 +104,10 @@ impl Pipeline {
         }
     }
 
-    /// A run plan with the description's rate and SLO schedules.
+    /// A run plan with the description's rate and SLO schedules and outages.
     pub fn plan(&self, periods: usize, warmup_periods: usize, period_ns: u64, slo_statistic: SloStatistic) -> RunPlan {
         let mut plan = RunPlan { periods, warmup_periods, period_ns, slo_statistic, ..RunPlan::default() };
+        plan.outages = self.spec.outages.iter().map(|o| Outage { worker: o.worker, from: o.from, until: o.until }).collect();
         for (f, spec) in self.spec.flows.iter().enumerate() {
             if !spec.slo_schedule.is_empty() {
                 plan.slo_schedules.push((f, Steps(spec.slo_schedule.clone())));

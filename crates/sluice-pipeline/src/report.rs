@@ -53,7 +53,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         .zip(&p.slo_ns)
         .map(|((f, ft), slo)| {
             let v = json!({
-                "delivered": ft.delivered, "rate_pps": ft.rate_pps, "mean_us": us(ft.mean_ns),
+                "generated": ft.generated, "dropped": ft.dropped, "delivered": ft.delivered, "rate_pps": ft.rate_pps, "mean_us": us(ft.mean_ns),
                 "p50_us": us(ft.p50_ns), "p95_us": us(ft.p95_ns), "p99_us": us(ft.p99_ns), "max_us": us(ft.max_ns),
                 "slo_us": slo.map(us), "misdelivered": ft.misdelivered,
             });
@@ -90,6 +90,7 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "warmup_periods": plan.warmup_periods,
         "slo_statistic": plan.slo_statistic,
         "summary": report.summary,
+        "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),
     })
 }

@@ -25,6 +25,21 @@ pub struct PipelineSpec {
     /// How every worker orders its work.
     #[serde(default)]
     pub scheduler: SchedulerSpec,
+    /// Workers taken down during the run (a core failure), checked when the run starts.
+    #[serde(default)]
+    pub outages: Vec<OutageSpec>,
+}
+
+/// A worker down from the start of period `from` until the start of period `until`.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OutageSpec {
+    /// The worker.
+    pub worker: usize,
+    /// First period down (over all periods, warm-up included).
+    pub from: usize,
+    /// First period back up.
+    pub until: usize,
 }
 
 /// A worker's scheduling model.

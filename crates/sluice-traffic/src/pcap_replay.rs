@@ -43,6 +43,8 @@ pub struct PcapReplay {
     records: Vec<Record>,
     next: usize,
     seq: u32,
+    /// Packets made so far per flow id (pkt).
+    per_flow: Vec<u64>,
     pacer: Pacer,
     backlog: Backlog,
     rates: RateKnobs,
@@ -85,7 +87,8 @@ impl PcapReplay {
         if records.is_empty() {
             return Err(err("holds no packet".into()));
         }
-        Ok(Self { bytes, records, next: 0, seq: 0, pacer: Pacer::default(), backlog: Backlog::default(), rates: RateKnobs::new(&[rate_pps]) })
+        let flows = records.iter().filter(|r| r.flow != NO_FLOW).map(|r| r.flow as usize + 1).max().unwrap_or(0);
+        Ok(Self { bytes, records, next: 0, seq: 0, per_flow: vec![0; flows], pacer: Pacer::default(), backlog: Backlog::default(), rates: RateKnobs::new(&[rate_pps]) })
     }
 
     /// Number of packets in one pass of the capture.
@@ -136,6 +139,9 @@ impl PacketSource for PcapReplay {
             let Some(id) = stamp(pool, &self.bytes[r.offset..r.offset + r.len], ts, r.flow, self.seq) else { break };
             out.push(id);
             self.seq = self.seq.wrapping_add(1);
+            if let Some(n) = self.per_flow.get_mut(r.flow as usize) {
+                *n += 1;
+            }
             self.next = (self.next + 1) % self.records.len();
         }
     }
@@ -146,5 +152,11 @@ impl PacketSource for PcapReplay {
 
     fn missed(&self) -> u64 {
         self.pacer.missed
+    }
+
+    fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
+        for (flow, &n) in self.per_flow.iter().enumerate() {
+            generated(flow, n);
+        }
     }
 }

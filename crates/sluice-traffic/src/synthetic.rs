@@ -19,7 +19,8 @@ pub struct Stream {
 struct StreamState {
     frame: Vec<u8>,
     flow: u16,
-    seq: u32,
+    /// Packets made so far (pkt); the next one's sequence number is its low 32 bits.
+    sent: u64,
     pacer: Pacer,
     /// Packets arrived and not yet taken in the current fill.
     allowance: usize,
@@ -58,7 +59,7 @@ impl SyntheticSource {
         let rates = RateKnobs::new(&streams.iter().map(|s| s.rate_pps).collect::<Vec<_>>());
         let streams = streams
             .into_iter()
-            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), seq: 0, pacer: Pacer::default(), allowance: 0, rate: f64::INFINITY, polled: 0 })
+            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), sent: 0, pacer: Pacer::default(), allowance: 0, rate: f64::INFINITY, polled: 0 })
             .collect();
         Ok(Self { streams, rates, burstiness, cursor: 0, run_left: burstiness, fills: 0, backlog: Backlog::default() })
     }
@@ -80,9 +81,9 @@ impl PacketSource for SyntheticSource {
             }
             if s.allowance > 0 {
                 let ts = s.pacer.take(s.rate).unwrap_or(entered_ns);
-                let Some(id) = stamp(pool, &s.frame, ts, s.flow, s.seq) else { break };
+                let Some(id) = stamp(pool, &s.frame, ts, s.flow, s.sent as u32) else { break };
                 out.push(id);
-                s.seq = s.seq.wrapping_add(1);
+                s.sent += 1;
                 s.allowance -= 1;
                 produced += 1;
                 starved = 0;
@@ -107,6 +108,12 @@ impl PacketSource for SyntheticSource {
 
     fn missed(&self) -> u64 {
         self.streams.iter().map(|s| s.pacer.missed).sum()
+    }
+
+    fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
+        for s in self.streams.iter().filter(|s| s.flow != NO_FLOW) {
+            generated(s.flow as usize, s.sent);
+        }
     }
 }
 

@@ -63,6 +63,10 @@ class Instance:
         """The same instance on `cores` cores."""
         return replace(self, cores=cores)
 
+    def with_capacity(self, capacity: int) -> Instance:
+        """The same instance with cores of `capacity`."""
+        return replace(self, capacity=capacity)
+
     @property
     def edges(self) -> int:
         """Distinct directed edges over all flows."""
@@ -148,30 +152,35 @@ def from_pipeline(
     rate_pps: Union[float, Mapping[str, float]] = 1e6,
     weights: Optional[Mapping[str, int]] = None,
 ) -> Instance:
-    """The instance of a pipeline: its modules (sources and sinks included)
-    and flows. Weights are given explicitly, or are each module's CPU share
-    in thousandths of a core: Σ over its flows of rate × (T0/B + T1) from the
-    profile (B the pipeline's batch size; at least 1). `rate_pps` is one
-    rate for every flow or a rate per flow name (pkt/s)."""
+    """The instance of a pipeline: its network functions and flows (paths
+    without their source and sink, which stay with the I/O worker). Weights
+    are given explicitly, or are each module's CPU share in thousandths of a
+    core: Σ over its flows of rate × (T0/B + T1) from the profile (B the
+    pipeline's batch size; at least 1). `rate_pps` is one rate for every
+    flow or a rate per flow name (pkt/s)."""
     model = pipeline.validate()
-    names = [m["name"] for m in model["modules"]]
-    flows = [Flow(f["name"], tuple(f["path"])) for f in model["flows"]]
+    modules = model["modules"]
+    kept = [v for v, m in enumerate(modules) if m["role"] == "function"]
+    index = {v: i for i, v in enumerate(kept)}
+    names = [modules[v]["name"] for v in kept]
+    flow_names = [f["name"] for f in model["flows"]]
+    flows = [Flow(f["name"], tuple(index[v] for v in f["path"] if v in index)) for f in model["flows"]]
     if weights is not None:
         missing = [n for n in names if n not in weights]
         if missing:
             raise ValueError(f"no weight for module '{missing[0]}'")
         w = [int(weights[n]) for n in names]
     else:
-        rates = rate_pps if isinstance(rate_pps, Mapping) else {f.name: rate_pps for f in flows}
+        rates = rate_pps if isinstance(rate_pps, Mapping) else {f: rate_pps for f in flow_names}
         for name in rates:
-            if name not in {f.name for f in flows}:
+            if name not in flow_names:
                 raise ValueError(f"rate given for '{name}', which is not a flow of the pipeline")
         share = [0.0] * len(names)  # ns of CPU per second
         batch = model["batch_size"]
         for f in flows:
-            for v in f.path:
-                prof = model["modules"][v]["profile"]
+            for i in f.path:
+                prof = modules[kept[i]]["profile"]
                 if prof is not None:
-                    share[v] += rates.get(f.name, 0.0) * (prof["t0_ns"] / batch + prof["t1_ns"])
+                    share[i] += rates.get(f.name, 0.0) * (prof["t0_ns"] / batch + prof["t1_ns"])
         w = [max(1, math.ceil(s * 1e-9 * PER_MILLE)) for s in share]
-    return Instance(names, w, cores, capacity, flows)
+    return Instance(names, w, cores, capacity, [f for f in flows if f.path])
