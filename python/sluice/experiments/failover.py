@@ -101,8 +101,8 @@ def plot(report: dict[str, Any], path: Path) -> None:
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
     for name, f in report["flows"].items():
         style = "-" if f["ha"] else "--"
-        top.plot(t, [p["flows"][name]["delivered"] / (report["period_ms"] / 1e3) / 1e3 for p in timeline], style, label=name + (" (HA)" if f["ha"] else ""))
-        bottom.plot(t, [p["flows"][name]["dropped"] for p in timeline], style, label=name)
+        top.plot(t, [p["flows"][name]["delivered"] / (report["period_ms"] / 1e3) / 1e3 for p in timeline], style, drawstyle="steps-pre", label=name + (" (HA)" if f["ha"] else ""))
+        bottom.plot(t, [p["flows"][name]["dropped"] for p in timeline], style, drawstyle="steps-pre", label=name)
     a, b = report["outage_periods"]
     for ax in (top, bottom):
         ax.axvspan(timeline[a]["t_s"] - report["period_ms"] / 1e3, timeline[b - 1]["t_s"], color="red", alpha=0.1, label="worker down" if ax is top else None)
