@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh
 
-.PHONY: demo test test-rust test-python bench setup clean
+.PHONY: demo test test-rust test-python bench fuzz setup clean
 
 setup: $(STAMP)
 
@@ -31,6 +31,14 @@ test-python: setup
 bench: setup
 	cargo bench -p sluice-core --bench datapath -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-pipeline --bench walker -- --warm-up-time 1 --measurement-time 3
+
+## Every fuzz target for FUZZ_SECONDS each (needs the nightly toolchain and cargo-fuzz).
+FUZZ_SECONDS ?= 60
+fuzz:
+	cd fuzz && for t in headers nfs pcap; do \
+	  mkdir -p corpus/$$t seeds/$$t && \
+	  cargo +nightly fuzz run -O $$t corpus/$$t seeds/$$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=1500 -print_final_stats=1 || exit 1; \
+	done
 
 clean:
 	rm -rf $(VENV) target out

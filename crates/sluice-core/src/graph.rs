@@ -558,7 +558,7 @@ impl WorkerGraph {
                 let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);
                 theirs.delivered = mine.delivered;
                 theirs.misdelivered = mine.misdelivered;
-                std::mem::swap(&mut theirs.delays, &mut mine.delays);
+                theirs.swap_delays(mine);
             }
         }
         into.workers[worker] = self.worker;

@@ -60,12 +60,14 @@ pub struct FlowRecorder {
     pub misdelivered: u64,
     /// Ingress→egress delays since the last period boundary (ns; 2 significant digits: ≤ 1% error).
     pub delays: Histogram<u64>,
+    /// Sum of those delays (ns), for their exact mean.
+    pub delay_sum_ns: u64,
 }
 
 impl Default for FlowRecorder {
     fn default() -> Self {
         let delays = Histogram::new_with_bounds(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1, 2).expect("valid histogram bounds");
-        Self { generated: 0, dropped: 0, delivered: 0, misdelivered: 0, delays }
+        Self { generated: 0, dropped: 0, delivered: 0, misdelivered: 0, delays, delay_sum_ns: 0 }
     }
 }
 
@@ -80,7 +82,21 @@ impl FlowRecorder {
     #[inline]
     pub fn record_n(&mut self, delay_ns: u64, n: u64) {
         self.delivered += n;
-        let _ = self.delays.record_n(delay_ns.clamp(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1), n);
+        let delay_ns = delay_ns.clamp(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1);
+        let _ = self.delays.record_n(delay_ns, n);
+        self.delay_sum_ns = self.delay_sum_ns.saturating_add(delay_ns.saturating_mul(n));
+    }
+
+    /// Swaps this recorder's delays (histogram and sum) with `other`'s.
+    pub fn swap_delays(&mut self, other: &mut FlowRecorder) {
+        std::mem::swap(&mut self.delays, &mut other.delays);
+        std::mem::swap(&mut self.delay_sum_ns, &mut other.delay_sum_ns);
+    }
+
+    /// Forgets the recorded delays.
+    pub fn reset_delays(&mut self) {
+        self.delays.reset();
+        self.delay_sum_ns = 0;
     }
 }
 
@@ -225,18 +241,38 @@ pub struct Telemetry {
 struct Previous {
     at_ns: u64,
     modules: Vec<ModuleCounters>,
-    /// Per flow; its delays are unused.
-    flows: Vec<FlowRecorder>,
+    /// Per flow.
+    flows: Vec<FlowCounts>,
     workers: Vec<WorkerCounters>,
 }
 
-/// Mean, p50, p95, p99 and max of a histogram (ns; zeros when empty).
-fn delay_stats(h: &Histogram<u64>) -> [u64; 5] {
+/// A flow's cumulative counts at the previous reading (pkt).
+#[derive(Clone, Copy, Default)]
+struct FlowCounts {
+    generated: u64,
+    dropped: u64,
+    delivered: u64,
+    misdelivered: u64,
+}
+
+impl From<&FlowRecorder> for FlowCounts {
+    fn from(f: &FlowRecorder) -> Self {
+        Self { generated: f.generated, dropped: f.dropped, delivered: f.delivered, misdelivered: f.misdelivered }
+    }
+}
+
+/// Mean, p50, p95, p99 and max of a flow's delays (ns; zeros when none):
+/// the mean exact, the others as the histogram reports them, its quantiles
+/// found in one scan of its counts.
+fn delay_stats(f: &FlowRecorder) -> [u64; 5] {
+    let h = &f.delays;
     if h.is_empty() {
         return [0; 5];
     }
-    let q = |q: f64| h.value_at_quantile(q);
-    [h.mean().round() as u64, q(0.50), q(0.95), q(0.99), h.max()]
+    let mut q = h.value_at_quantiles([0.50, 0.95, 0.99]);
+    let mut next = || q.next().expect("one value per quantile");
+    let (p50, p95, p99) = (next(), next(), next());
+    [(f.delay_sum_ns as f64 / h.len() as f64).round() as u64, p50, p95, p99, h.max()]
 }
 
 /// Merges the workers' readings at the end of each control period and
@@ -303,8 +339,8 @@ impl PeriodMeter {
                 mine.misdelivered = theirs.misdelivered;
                 // A flow ends on one worker: its histogram is taken whole, and
                 // the last period's goes back to the worker emptied.
-                std::mem::swap(&mut mine.delays, &mut theirs.delays);
-                theirs.delays.reset();
+                mine.swap_delays(theirs);
+                theirs.reset_delays();
             }
         }
         merged.workers[w] = from.workers[w];
@@ -329,7 +365,7 @@ impl PeriodMeter {
         let (sources, sinks, triggers) = (&self.sources, &self.sinks, &self.triggers);
         let prev = &mut self.previous;
         prev.modules.resize(now.modules.len(), ModuleCounters::default());
-        prev.flows.resize(now.flows.len(), FlowRecorder::default());
+        prev.flows.resize(now.flows.len(), FlowCounts::default());
         prev.workers.resize(now.workers.len(), WorkerCounters::default());
         let period_ns = now.at_ns.saturating_sub(prev.at_ns).max(1);
         let per_s = 1e9 / period_ns as f64;
@@ -355,7 +391,7 @@ impl PeriodMeter {
             .iter()
             .zip(&prev.flows)
             .map(|(f, p)| {
-                let [mean_ns, p50_ns, p95_ns, p99_ns, max_ns] = delay_stats(&f.delays);
+                let [mean_ns, p50_ns, p95_ns, p99_ns, max_ns] = delay_stats(f);
                 FlowTelemetry {
                     generated: f.generated - p.generated,
                     dropped: f.dropped - p.dropped,
@@ -403,7 +439,7 @@ impl PeriodMeter {
         prev.at_ns = now.at_ns;
         prev.modules.copy_from_slice(&now.modules);
         for (p, f) in prev.flows.iter_mut().zip(&now.flows) {
-            (p.generated, p.dropped, p.delivered, p.misdelivered) = (f.generated, f.dropped, f.delivered, f.misdelivered);
+            *p = f.into();
         }
         prev.workers.copy_from_slice(&now.workers);
         telemetry
@@ -443,7 +479,7 @@ mod tests {
         c.at_ns = 1_500_000_000;
         c.modules[0].runs = 6;
         c.modules[0].run_pkts = 120;
-        c.flows[0].delays.reset();
+        c.flows[0].reset_delays();
         let t = meter.period(&c);
         assert_eq!(t.modules[0].x, 4.0);
         assert_eq!(t.modules[0].b, 20.0);
@@ -457,16 +493,23 @@ mod stats_tests {
     use super::*;
 
     #[test]
-    fn statistics_match_the_histogram_s_own() {
+    fn quantiles_are_the_histogram_s_own_and_the_mean_is_exact() {
+        let values: Vec<u64> = (1..=1000u64).map(|i| i * i * 37 % 1_000_003 + 100).collect();
         let mut f = FlowRecorder::default();
-        for v in (1..=1000u64).map(|i| i * i * 37 % 1_000_003 + 100) {
+        for &v in &values {
             f.record(v);
         }
         let h = &f.delays;
-        let [mean, p50, p95, p99, max] = delay_stats(h);
+        let [mean, p50, p95, p99, max] = delay_stats(&f);
         assert_eq!([p50, p95, p99], [h.value_at_quantile(0.5), h.value_at_quantile(0.95), h.value_at_quantile(0.99)]);
         assert_eq!(max, h.max());
-        assert!((mean as f64 - h.mean()).abs() <= 1.0, "{mean} vs {}", h.mean());
-        assert_eq!(delay_stats(&FlowRecorder::default().delays), [0; 5]);
+        assert_eq!(mean, (values.iter().sum::<u64>() as f64 / 1000.0).round() as u64);
+        let mut g = FlowRecorder::default();
+        g.record(7);
+        assert_eq!(delay_stats(&g), [7, 7, 7, 7, 7]);
+        g.swap_delays(&mut f);
+        assert_eq!(delay_stats(&g)[0], mean, "the sum travels with its histogram");
+        g.reset_delays();
+        assert_eq!(delay_stats(&g), [0; 5]);
     }
 }

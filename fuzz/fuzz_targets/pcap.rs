@@ -1,0 +1,20 @@
+//! The pcap reader on arbitrary files: refused with a reason, or replayed
+//! without a panic.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use sluice_core::{Batch, PacketPool, PacketSource};
+use sluice_traffic::{PcapReplay, PrefixRule};
+
+fuzz_target!(|data: &[u8]| {
+    let rules = [PrefixRule { prefix: [10, 0, 0, 0].into(), len: 8, flow: 0 }];
+    match PcapReplay::from_reader(data, "fuzz.pcap", &rules, f64::INFINITY) {
+        Ok(mut replay) => {
+            let mut pool = PacketPool::new(64);
+            let mut batch = Batch::default();
+            replay.fill(&mut pool, 0, &mut batch, 32);
+            assert!(batch.len() <= 32);
+        }
+        Err(e) => assert!(!e.to_string().is_empty()),
+    }
+});
