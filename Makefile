@@ -31,6 +31,7 @@ test-python: setup
 bench: setup
 	cargo bench -p sluice-core --bench datapath -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-pipeline --bench walker -- --warm-up-time 1 --measurement-time 3
+	cargo bench -p sluice-nf --bench acl -- --warm-up-time 1 --measurement-time 3
 
 ## Every fuzz target for FUZZ_SECONDS each (needs the nightly toolchain and cargo-fuzz).
 FUZZ_SECONDS ?= 60

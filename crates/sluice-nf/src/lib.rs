@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod acl;
+mod acl_tree;
 pub mod bypass;
 pub mod exact_match;
 pub mod gtpu;
