@@ -138,3 +138,13 @@ def test_experiment_failover_loses_no_ha_packet(tmp_path: Path) -> None:
             assert f["lost"] == f["dropped"], f"{name}: every lost packet is counted"
     assert sum(f["lost"] for f in flows.values()) > 0, "the failed worker ran some non-HA flow"
     assert (tmp_path / "o" / "failover.png").exists()
+
+
+def test_run_offers_per_flow_rates(tmp_path: Path) -> None:
+    out = sluice("run", "l2l3", "--n", "2", "--periods", "2", "--backend", "sim", "--rate", "1e5", "--flow-rate", "flow0=3e5", "--json", "r.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    flows = json.loads((tmp_path / "r.json").read_text())["periods"][-1]["flows"]
+    assert round(flows["flow0"]["rate_pps"], -3) == 300_000 and round(flows["flow1"]["rate_pps"], -3) == 100_000
+    for bad, why in ((["--flow-rate", "ghost=5"], "no flow 'ghost'"), (["--flow-rate", "flow0"], "takes FLOW=PPS"), (["--rate", "-1"], "must be > 0")):
+        out = sluice("run", "l2l3", "--n", "2", "--periods", "1", *bad, cwd=tmp_path)
+        assert out.returncode != 0 and why in out.stderr, out.stderr

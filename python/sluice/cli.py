@@ -124,6 +124,8 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--batch-size", default=32, show_default=True, help="Batch size B (pkt, 1..256).")
 @click.option("--burstiness", default=1, show_default=True, help="Packets of one flow in a row at the source.")
 @click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, gw): destinations dealt to the flows with equal traffic.")
+@click.option("--rate", "rate_pps", type=float, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
+@click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
@@ -143,6 +145,8 @@ def run(
     batch_size: int,
     burstiness: int,
     pcap: Optional[str],
+    rate_pps: Optional[float],
+    flow_rates: tuple[str, ...],
     slo_statistic: str,
     no_timing: bool,
     json_path: Optional[str],
@@ -164,6 +168,20 @@ def run(
             raise click.ClickException(str(e)) from e
     else:
         raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
+    try:
+        for flow in pipeline.flows() if rate_pps is not None else ():
+            pipeline.set_rate(flow, rate_pps)
+        for item in flow_rates:
+            flow, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"--flow-rate takes FLOW=PPS, got '{item}'")
+            try:
+                pps = float(value)
+            except ValueError:
+                raise ValueError(f"--flow-rate {item}: '{value}' is not a rate in pkt/s") from None
+            pipeline.set_rate(flow, pps)
+    except ValueError as e:
+        raise click.ClickException(str(e)) from e
     try:
         result = _run_with_progress(
             pipeline,

@@ -204,6 +204,19 @@ class Pipeline:
                 return
         raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
 
+    def set_rate(self, flow: str, rate_pps: Optional[float]) -> None:
+        """Sets the offered rate of flow `flow` (pkt/s; None: as fast as the
+        worker takes packets) on the synthetic stream that carries it."""
+        if rate_pps is not None and not rate_pps > 0:
+            raise ValueError(f"flow '{flow}': rate {rate_pps} pkt/s must be > 0")
+        if flow not in self.flows():
+            raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
+        streams = [st for m in self._modules for st in m.get("source", {}).get("synthetic", {}).get("streams", []) if st.get("flow") == flow]
+        if not streams:
+            raise ValueError(f"flow '{flow}' has no synthetic stream of its own (a pcap replay has one rate for all its flows)")
+        for st in streams:
+            st["rate_pps"] = rate_pps
+
     def outage(self, worker: int, from_period: int, until_period: int) -> None:
         """Takes `worker` down from the start of period `from_period` until
         the start of `until_period` (warm-up periods count): its modules stop
