@@ -141,6 +141,13 @@ class Merge(NF):
 
 
 @dataclass(frozen=True)
+class Queue(NF):
+    """A task boundary (BESS's Queue): the worker keeps up to `capacity` packets (512..2^20) in front of the module and serves them a batch at a time."""
+
+    capacity: int
+
+
+@dataclass(frozen=True)
 class Replicate(NF):
     """The ingress of high-availability flows: each packet out of gate 0 and a copy out of each of gates 1..copies."""
 

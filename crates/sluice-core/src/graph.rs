@@ -190,13 +190,13 @@ impl WorkerGraph {
             if outgates != decl.outgates {
                 return Err(Error::module(&decl.name, format!("declared {} outgates, its NF has {outgates}", decl.outgates)));
             }
-            let queued = decl.controlled && matches!(config.schedule, Schedule::WeightedFair { .. });
+            let queued = decl.queue_pkts.is_some() || decl.controlled && matches!(config.schedule, Schedule::WeightedFair { .. });
             nodes.push(Node {
                 module: m,
                 kind,
                 queued,
                 max_age_ns: decl.max_age_ns,
-                buffer: if queued { FractionalBuffer::with_capacity(WFQ_QUEUE) } else { FractionalBuffer::default() },
+                buffer: if queued { FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE)) } else { FractionalBuffer::default() },
                 scratch: Some(Batch::boxed()),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
                 next: (0..outgates)
@@ -267,7 +267,14 @@ impl WorkerGraph {
         let mut moved = self.poll_inbound();
         moved += match self.schedule {
             Schedule::RunToCompletion if self.rings_have_room() => {
-                (0..self.sources.len()).map(|i| self.pull(self.sources[i], now)).sum()
+                let mut moved: usize = (0..self.sources.len()).map(|i| self.pull(self.sources[i], now)).sum();
+                // Queue modules are tasks of their own: one batch each per round.
+                for u in 0..self.units.len() {
+                    if self.nodes[self.units[u]].queued {
+                        moved += self.serve(self.units[u]);
+                    }
+                }
+                moved
             }
             Schedule::RunToCompletion => 0,
             Schedule::WeightedFair { backpressure } => self.fair_turn(now, backpressure.unwrap_or(usize::MAX)),
@@ -297,6 +304,12 @@ impl WorkerGraph {
         if matches!(self.nodes[v].kind, Kind::Source(_)) {
             return self.pull(v, now_ns);
         }
+        self.serve(v)
+    }
+
+    /// Runs queued module `v` once on its trigger's worth of packets (B when
+    /// its trigger is 0); returns the packets run (pkt).
+    fn serve(&mut self, v: usize) -> usize {
         let trigger = (self.triggers[self.nodes[v].module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
         let want = if trigger == 0 { self.batch_size } else { trigger };
         self.run_queued(v, want, false)

@@ -65,12 +65,17 @@ pub struct ModuleDecl {
     /// Age bound of the fractional buffer (ns): it flushes when its oldest
     /// packet entered the pipeline longer ago. `None` (default): no bound.
     pub max_age_ns: Option<u64>,
+    /// A queue of this many packets in front of the module (pkt): a task
+    /// boundary, as BESS's Queue. Arrivals fill it (beyond it they are
+    /// dropped and counted) and the worker serves it a batch at a time as a
+    /// task of its own. `None` (default): packets run to completion.
+    pub queue_pkts: Option<usize>,
 }
 
 impl ModuleDecl {
-    /// A module with no profile, not controlled, no age bound.
+    /// A module with no profile, not controlled, no age bound, no queue.
     pub fn new(name: &str, role: Role, ingates: usize, outgates: usize) -> Self {
-        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None }
+        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None, queue_pkts: None }
     }
 }
 

@@ -33,7 +33,8 @@ fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
         Schedule::WeightedFair { .. } => 4 * WFQ_QUEUE,
     };
     let rings = model.crossings.len().min(4) * RING_SLOTS;
-    (rtc + rings).max(queues).max(2 * MAX_BURST)
+    let queue_modules: usize = model.modules.iter().filter_map(|m| m.queue_pkts).sum();
+    (rtc + rings + queue_modules).max(queues).max(2 * MAX_BURST)
 }
 
 /// Wires every worker of `model`, each pool holding `capacity` buffers

@@ -12,6 +12,7 @@ pub mod ip_src_rewrite;
 pub mod lpm;
 pub mod mac_rewrite;
 pub mod merge;
+pub mod queue;
 pub mod dedup;
 pub mod replicate;
 pub mod metadata;
@@ -33,6 +34,7 @@ pub use lpm::Lpm;
 pub use mac_rewrite::MacRewrite;
 pub use gtpu::{GtpuDecap, GtpuEncap};
 pub use merge::Merge;
+pub use queue::Queue;
 pub use dedup::Dedup;
 pub use replicate::Replicate;
 pub use metadata::{SetMetadata, SplitByMetadata};
@@ -202,6 +204,11 @@ pub enum NfSpec {
         /// Number of ingates.
         ingates: usize,
     },
+    /// A task boundary: a queue of `capacity` packets in front of the module, served a batch at a time.
+    Queue {
+        /// Packets the queue holds (512..=2^20).
+        capacity: usize,
+    },
     /// Each packet out of gate 0 and a copy out of each of gates 1..=copies.
     Replicate {
         /// Copies per packet (≥ 1).
@@ -234,6 +241,14 @@ impl NfSpec {
         match self {
             NfSpec::Merge { ingates } | NfSpec::Dedup { ingates, .. } => *ingates,
             _ => 1,
+        }
+    }
+
+    /// The queue the walker keeps in front of the module (pkt), for a `queue`.
+    pub fn queue_capacity(&self) -> Option<usize> {
+        match self {
+            NfSpec::Queue { capacity } => Some(*capacity),
+            _ => None,
         }
     }
 
@@ -271,6 +286,7 @@ impl NfSpec {
             NfSpec::Napt { .. } => "napt",
             NfSpec::VlanPush { .. } => "vlan_push",
             NfSpec::Replicate { .. } => "replicate",
+            NfSpec::Queue { .. } => "queue",
             NfSpec::Dedup { .. } => "dedup",
         }
     }
@@ -333,6 +349,10 @@ impl NfSpec {
                 Box::new(Merge::new(*ingates))
             }
             NfSpec::Replicate { copies } => Box::new(Replicate::new(*copies)?),
+            NfSpec::Queue { capacity } => {
+                queue::check_capacity(*capacity)?;
+                Box::new(Queue)
+            }
             NfSpec::Dedup { ingates, flows } => Box::new(Dedup::new(*ingates, *flows)?),
         })
     }

@@ -240,3 +240,31 @@ fn a_worker_that_is_down_drops_and_counts_what_reaches_it_and_only_then() {
     let err = Pipeline::from_json(&bad.to_string()).err().expect("refused").to_string();
     assert!(err.contains("outage of worker 3 from period 1 until 2: needs one of the 1 workers"), "{err}");
 }
+
+#[test]
+fn a_queue_module_is_a_task_of_its_own_and_loses_nothing_it_accepts() {
+    let spec = |capacity: usize| {
+        serde_json::json!({
+            "name": "queued", "batch_size": 32,
+            "modules": [
+                {"name": "src", "source": {"synthetic": {"streams": [{"flow": "f", "rate_pps": 2000000.0}]}}},
+                {"name": "q", "nf": {"type": "queue", "capacity": capacity}},
+                {"name": "work", "nf": {"type": "bypass", "cycles_per_batch": 200, "cycles_per_packet": 20}},
+                {"name": "out", "sink": {}},
+            ],
+            "edges": [{"from": "src", "to": "q"}, {"from": "q", "to": "work"}, {"from": "work", "to": "out"}],
+            "flows": [{"name": "f", "path": ["src", "q", "work", "out"]}],
+        })
+        .to_string()
+    };
+    let p = Pipeline::from_json(&spec(1024)).unwrap();
+    let report = drive(&mut p.simulator().unwrap(), &mut Null, &plan(3), &mut |_| {}).unwrap();
+    let s = &report.summary;
+    assert!(s.delivered > 0 && s.in_flight == 0);
+    assert_eq!(s.generated, s.delivered + s.dropped);
+    let q = p.model().modules.iter().position(|m| m.name == "q").unwrap();
+    let last = &report.periods.last().unwrap().telemetry.modules[q];
+    assert!(last.b > 1.0, "the queue is served in batches, not packet by packet: {last:?}");
+    let err = Pipeline::from_json(&spec(10)).err().expect("refused").to_string();
+    assert!(err.contains("queue capacity 10 pkt is outside 512..=1048576"), "{err}");
+}
