@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh
 
-.PHONY: demo test test-rust test-python bench fuzz setup clean
+.PHONY: demo test test-rust test-python bench bench-dpdk fuzz setup clean
 
 setup: $(STAMP)
 
@@ -32,6 +32,12 @@ bench: setup
 	cargo bench -p sluice-core --bench datapath -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-pipeline --bench walker -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-nf --bench acl -- --warm-up-time 1 --measurement-time 3
+
+## Our LPM, exact-match and ACL lookups against DPDK's rte_lpm, rte_hash and
+## rte_acl in the same run (installs Debian's libdpdk-dev if it is missing).
+bench-dpdk:
+	pkg-config --exists libdpdk || { sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq libdpdk-dev pkg-config; }
+	cd bench/dpdk && cargo bench --bench lookups -- --warm-up-time 1 --measurement-time 3
 
 ## Every fuzz target for FUZZ_SECONDS each (needs the nightly toolchain and cargo-fuzz).
 FUZZ_SECONDS ?= 60

@@ -1,36 +1,11 @@
 //! ACL lookups per packet against a linear first-match scan of the same
 //! rules, in the same run: 100, 1 000 and 10 000 rules of mixed prefixes,
-//! protocols and port ranges (`cargo bench -p sluice-nf --bench acl`).
+//! protocols and port ranges (`cargo bench -p sluice-nf --bench acl`; DPDK's
+//! rte_acl is in `make bench-dpdk`).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sluice_core::wire::ipv4::{mask, parse_prefix};
-use sluice_nf::acl::{Acl, FiveTuple, RuleSpec};
-
-/// A deterministic generator (xorshift), so both sides see the same rules and probes.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self, n: u32) -> u32 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        (self.0 % u64::from(n)) as u32
-    }
-}
-
-fn rules(n: usize, g: &mut Xorshift) -> Vec<RuleSpec> {
-    (0..n)
-        .map(|_| {
-            let prefix = |g: &mut Xorshift| format!("{}.{}.{}.0/{}", 10 + g.next(4), g.next(4), g.next(64), [0, 8, 16, 24, 24, 32][g.next(6) as usize]);
-            let ports = |g: &mut Xorshift| match g.next(3) {
-                0 => (0, 65535),
-                1 => { let p = g.next(2048) as u16; (p, p) }
-                _ => { let p = g.next(2048) as u16; (p, p + g.next(512) as u16) }
-            };
-            RuleSpec { src: prefix(g), dst: prefix(g), proto: [None, Some(6), Some(17)][g.next(3) as usize], sport: ports(g), dport: ports(g), permit: g.next(2) == 0 }
-        })
-        .collect()
-}
+use sluice_nf::acl::{sample_rules, sample_tuples, Acl, FiveTuple};
 
 /// A rule as the baseline scans it: source net and mask, destination net
 /// and mask, protocol, port ranges, permit.
@@ -46,9 +21,9 @@ fn linear(rules: &[FlatRule], t: &FiveTuple) -> bool {
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("acl");
+    let probes = sample_tuples(1024, 2);
     for n in [100, 1_000, 10_000] {
-        let mut g = Xorshift(0x9E37_79B9_7F4A_7C15);
-        let specs = rules(n, &mut g);
+        let specs = sample_rules(n, 1);
         let acl = Acl::new(&specs).unwrap();
         let flat: Vec<FlatRule> = specs
             .iter()
@@ -56,12 +31,6 @@ fn bench(c: &mut Criterion) {
                 let (s, sl) = parse_prefix(&r.src).unwrap();
                 let (d, dl) = parse_prefix(&r.dst).unwrap();
                 (s, mask(sl), d, mask(dl), r.proto, r.sport, r.dport, r.permit)
-            })
-            .collect();
-        let probes: Vec<FiveTuple> = (0..1024)
-            .map(|_| {
-                let addr = |g: &mut Xorshift| u32::from_be_bytes([10 + g.next(4) as u8, g.next(4) as u8, g.next(64) as u8, g.next(256) as u8]);
-                FiveTuple { src: addr(&mut g), dst: addr(&mut g), proto: [6, 17, 1][g.next(3) as usize], sport: g.next(2600) as u16, dport: g.next(2600) as u16 }
             })
             .collect();
         assert!(probes.iter().all(|t| acl.permits(t) == linear(&flat, t)));

@@ -6,6 +6,9 @@ use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
 use sluice_core::wire::ipv4::{mask, parse_prefix};
 use sluice_core::wire::{ipv4_of, l4};
 
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
 use crate::acl_tree::{Ranges, Tree};
 
 /// One rule as descriptions write it.
@@ -154,52 +157,64 @@ impl NetworkFunction for Acl {
     }
 }
 
+/// `n` rules (drawn by `seed`) of the kinds real ACLs hold: host and
+/// subnet prefixes on either address within 10.0.0.0/6, exact ports and
+/// port ranges below 2 560, a protocol or any, permit or deny. For tests
+/// and benchmarks.
+pub fn sample_rules(n: usize, seed: u64) -> Vec<RuleSpec> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let prefix = |rng: &mut SmallRng| {
+        let len = [0u8, 8, 16, 24, 24, 32][rng.gen_range(0..6)];
+        format!("{}.{}.{}.0/{len}", rng.gen_range(10..14), rng.gen_range(0..4), rng.gen_range(0..64))
+    };
+    let ports = |rng: &mut SmallRng| match rng.gen_range(0..3) {
+        0 => (0, 65535),
+        1 => {
+            let p = rng.gen_range(0..2048);
+            (p, p)
+        }
+        _ => {
+            let p = rng.gen_range(0..2048);
+            (p, p + rng.gen_range(0..512))
+        }
+    };
+    (0..n)
+        .map(|_| RuleSpec {
+            src: prefix(&mut rng),
+            dst: prefix(&mut rng),
+            proto: [None, Some(6), Some(17)][rng.gen_range(0..3)],
+            sport: ports(&mut rng),
+            dport: ports(&mut rng),
+            permit: rng.gen_bool(0.5),
+        })
+        .collect()
+}
+
+/// `n` 5-tuples (drawn by `seed`) in the space [`sample_rules`] covers.
+pub fn sample_tuples(n: usize, seed: u64) -> Vec<FiveTuple> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let addr = |rng: &mut SmallRng| u32::from_be_bytes([rng.gen_range(10..14), rng.gen_range(0..4), rng.gen_range(0..64), rng.gen()]);
+    (0..n)
+        .map(|_| FiveTuple {
+            src: addr(&mut rng),
+            dst: addr(&mut rng),
+            proto: [6, 17, 1][rng.gen_range(0..3)],
+            sport: rng.gen_range(0..2600),
+            dport: rng.gen_range(0..2600),
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use rand::rngs::SmallRng;
-    use rand::{Rng, SeedableRng};
-
     use super::*;
-
-    /// `n` rules of the kinds real ACLs hold: host and subnet prefixes on
-    /// either address, port ranges, a protocol or any, permit or deny.
-    fn rules(n: usize, rng: &mut SmallRng) -> Vec<RuleSpec> {
-        (0..n)
-            .map(|_| {
-                let prefix = |rng: &mut SmallRng| {
-                    let len = [0u8, 8, 16, 24, 24, 32][rng.gen_range(0..6)];
-                    format!("{}.{}.{}.0/{len}", rng.gen_range(10..14), rng.gen_range(0..4), rng.gen_range(0..64))
-                };
-                let ports = |rng: &mut SmallRng| match rng.gen_range(0..3) {
-                    0 => (0, 65535),
-                    1 => { let p = rng.gen_range(0..2048); (p, p) }
-                    _ => { let p = rng.gen_range(0..2048); (p, p + rng.gen_range(0..512)) }
-                };
-                RuleSpec {
-                    src: prefix(rng),
-                    dst: prefix(rng),
-                    proto: [None, Some(6), Some(17)][rng.gen_range(0..3)],
-                    sport: ports(rng),
-                    dport: ports(rng),
-                    permit: rng.gen_bool(0.5),
-                }
-            })
-            .collect()
-    }
-
-    fn probe(rng: &mut SmallRng) -> FiveTuple {
-        let addr = |rng: &mut SmallRng| u32::from_be_bytes([rng.gen_range(10..14), rng.gen_range(0..4), rng.gen_range(0..64), rng.gen()]);
-        FiveTuple { src: addr(rng), dst: addr(rng), proto: [6, 17, 1][rng.gen_range(0..3)], sport: rng.gen_range(0..2600), dport: rng.gen_range(0..2600) }
-    }
 
     #[test]
     fn ten_thousand_rules_answer_as_a_linear_scan_does_from_a_few_candidates() {
-        let mut rng = SmallRng::seed_from_u64(7);
-        let acl = Acl::new(&rules(10_000, &mut rng)).unwrap();
+        let acl = Acl::new(&sample_rules(10_000, 7)).unwrap();
         let (depth, widest) = acl.tree.shape();
         let mut examined = 0;
-        for _ in 0..20_000 {
-            let t = probe(&mut rng);
+        for t in sample_tuples(20_000, 8) {
             let linear = acl.rules.iter().find(|r| r.matches(&t)).is_some_and(|r| r.permit);
             assert_eq!(acl.permits(&t), linear, "{t:?}");
             examined += acl.tree.candidates(&[t.src, t.dst, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]).len();
@@ -212,9 +227,9 @@ mod tests {
     fn a_rule_that_covers_everything_hides_the_rest() {
         let any = RuleSpec { src: "0.0.0.0/0".into(), dst: "0.0.0.0/0".into(), proto: None, sport: (0, 65535), dport: (0, 65535), permit: true };
         let mut specs = vec![any.clone()];
-        specs.extend(rules(500, &mut SmallRng::seed_from_u64(1)));
+        specs.extend(sample_rules(500, 1));
         let acl = Acl::new(&specs).unwrap();
         assert_eq!(acl.tree.shape(), (0, 1), "one leaf with the one rule");
-        assert!(acl.permits(&probe(&mut SmallRng::seed_from_u64(2))));
+        assert!(sample_tuples(100, 2).iter().all(|t| acl.permits(t)));
     }
 }

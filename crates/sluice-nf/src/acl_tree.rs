@@ -20,6 +20,8 @@ const MAX_DEPTH: usize = 32;
 /// Rule copies all leaves may hold together, per rule (a memory guard:
 /// past it, nodes become leaves however many rules they hold).
 const COPIES_PER_RULE: usize = 64;
+/// Rule copies any rule set may take, however few its rules (4 MiB of indices).
+const MIN_BUDGET: usize = 1 << 20;
 
 #[derive(Clone, Copy, Debug)]
 enum Node {
@@ -38,7 +40,7 @@ pub(crate) struct Tree {
 impl Tree {
     /// Builds the tree for `rules` (in priority order).
     pub(crate) fn build(rules: &[Ranges]) -> Self {
-        let mut builder = Builder { rules, nodes: Vec::new(), leaf_rules: Vec::new(), budget: COPIES_PER_RULE * rules.len().max(1) };
+        let mut builder = Builder { rules, nodes: Vec::new(), leaf_rules: Vec::new(), budget: COPIES_PER_RULE * rules.len() + MIN_BUDGET };
         let all: Vec<u32> = (0..rules.len() as u32).collect();
         let full = [(0, u32::MAX), (0, u32::MAX), (0, 255), (0, 65535), (0, 65535)];
         builder.node(all, full, 0);

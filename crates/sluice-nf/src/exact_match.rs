@@ -66,11 +66,35 @@ impl Field {
     }
 }
 
+/// The table behind `exact_match`: keys to gates in a hash map (FxHash).
+pub struct ExactTable {
+    map: HashMap<u64, u16, BuildHasherDefault<FxHasher>>,
+}
+
+impl ExactTable {
+    /// A table of `(key, gate)` entries; a key may appear once.
+    pub fn new(entries: &[(u64, u16)]) -> Result<Self, u64> {
+        let mut map = HashMap::default();
+        for &(k, g) in entries {
+            if map.insert(k, g).is_some() {
+                return Err(k);
+            }
+        }
+        Ok(Self { map })
+    }
+
+    /// The gate of `key`.
+    #[inline]
+    pub fn lookup(&self, key: u64) -> Option<u16> {
+        self.map.get(&key).copied()
+    }
+}
+
 /// Sends each packet to the gate its field's value maps to; unmatched
 /// packets to `default` or, without one, and malformed ones, to the drop gate.
 pub struct ExactMatch {
     field: Field,
-    table: HashMap<u64, u16, BuildHasherDefault<FxHasher>>,
+    table: ExactTable,
     default: Option<u16>,
     gates: usize,
     keys: [Result<u64, Malformed>; MAX_BURST],
@@ -79,12 +103,7 @@ pub struct ExactMatch {
 impl ExactMatch {
     /// A table on `field` from keys to gates.
     pub fn new(field: Field, entries: &[(u64, u16)], default: Option<u16>) -> Result<Self, String> {
-        let mut table = HashMap::default();
-        for &(k, g) in entries {
-            if table.insert(k, g).is_some() {
-                return Err(format!("key {k:#x} appears twice in the {field:?} table"));
-            }
-        }
+        let table = ExactTable::new(entries).map_err(|k| format!("key {k:#x} appears twice in the {field:?} table"))?;
         let gates = crate::gate_count(entries.iter().map(|e| e.1), default);
         if gates == 0 {
             return Err("an exact-match table needs an entry or a default gate".into());
@@ -104,7 +123,7 @@ impl NetworkFunction for ExactMatch {
             *key = self.field.key(ctx.pool.data(id));
         }
         for (key, &id) in self.keys.iter().zip(ids) {
-            match key.as_ref().ok().and_then(|k| self.table.get(k).copied()).or(if key.is_ok() { self.default } else { None }) {
+            match key.as_ref().ok().and_then(|&k| self.table.lookup(k)).or(if key.is_ok() { self.default } else { None }) {
                 Some(gate) => out.push(gate as usize, id),
                 None => ctx.drop_packet(id),
             }

@@ -68,10 +68,20 @@ impl LpmTable {
         (e != MISS).then(|| e - 1)
     }
 
-    /// Looks up every address of `addrs` into `gates` (same length).
+    /// Looks up every address of `addrs` into `gates` (same length), four
+    /// at a time: the four first-level loads are independent, so their cache
+    /// misses overlap.
     #[inline]
     pub fn lookup_bulk(&self, addrs: &[u32], gates: &mut [Option<u16>]) {
-        for (g, &a) in gates.iter_mut().zip(addrs) {
+        let (quads, rest) = addrs.split_at(addrs.len() / 4 * 4);
+        for (a, g) in quads.chunks_exact(4).zip(gates.chunks_exact_mut(4)) {
+            let e = [0, 1, 2, 3].map(|i| self.tbl24[(a[i] >> 8) as usize]);
+            for i in 0..4 {
+                let e = if e[i] & GROUP != 0 { self.tbl8[(((e[i] & !GROUP) as usize) << 8) | (a[i] & 0xff) as usize] } else { e[i] };
+                g[i] = (e != MISS).then(|| e - 1);
+            }
+        }
+        for (g, &a) in gates[quads.len()..].iter_mut().zip(rest) {
             *g = self.lookup(a);
         }
     }

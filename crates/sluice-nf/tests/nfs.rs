@@ -184,9 +184,12 @@ proptest! {
     #[test]
     fn lpm_equals_a_naive_longest_prefix_scan(routes in proptest::collection::vec(route(), 1..60), probes in proptest::collection::vec(0u32..(1 << 24), 50)) {
         let table = lpm::LpmTable::new(&routes).unwrap();
-        for p in probes {
-            let addr = (20 << 24) | p;
+        let addrs: Vec<u32> = probes.iter().map(|p| (20 << 24) | p).collect();
+        let mut bulk = vec![None; addrs.len()];
+        table.lookup_bulk(&addrs, &mut bulk);
+        for (&addr, &found) in addrs.iter().zip(&bulk) {
             prop_assert_eq!(table.lookup(addr), naive_lpm(&routes, addr), "address {:#x}", addr);
+            prop_assert_eq!(found, naive_lpm(&routes, addr), "bulk lookup of {:#x}", addr);
         }
     }
 
