@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,3 +52,31 @@ def test_example_controller_runs() -> None:
 
     r = rc(4).run(python_controller.Additive(), periods=3, period_ms=5, backend="sim")
     assert r.periods[1]["modules"]["bulk1"]["trigger"] == 4
+
+
+#: NF costs (T0 ns, T1 ns/pkt) as `sluice profile` measured them on the
+#: development machine (README), so that the simulator runs L2L3 as it runs there.
+MEASURED = {"type_check": (17.3, 2.57), "exact_match": (10.5, 6.08), "lpm": (2.7, 4.83),
+            "ttl_decrement": (7.4, 6.84), "mac_rewrite": (12.6, 1.75), "ip_checksum": (0.0, 12.87)}
+
+
+def test_projgrad_reaches_a_kkt_point_on_l2l3_16_within_10_periods(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On the simulator, SLOs at 80% of Max's mean delay: the triggers stop
+    moving by period 10 and no flow is over its SLO from then on."""
+    import json
+    import statistics
+
+    from sluice.pipelines import l2l3
+
+    profile = {"nfs": {k: {"t0_ns": t0, "t1_ns": t1} for k, (t0, t1) in MEASURED.items()}}
+    (tmp_path / "profile.json").write_text(json.dumps(profile))
+    monkeypatch.setenv("SLUICE_PROFILE", str(tmp_path / "profile.json"))
+    under_max = l2l3(16).run("max", periods=3, period_ms=50, backend="sim")
+    slo = 0.8 * statistics.mean(f["mean_us"] for p in under_max.periods[1:] for f in p["flows"].values())
+    r = l2l3(16, slo_us=slo).run("projgrad", periods=20, period_ms=50, backend="sim", warmup_periods=0)
+    triggers = [[m["trigger"] for m in p["modules"].values()] for p in r.periods]
+    held = 5
+    settled = next(i for i in range(len(triggers) - held) if all(t == triggers[i] for t in triggers[i : i + held + 1]))
+    assert settled <= 10, f"triggers first held still from period {settled}"
+    assert not any(p["violated"] for p in r.periods[settled:]), "no SLO violated once settled"
+    assert r.periods[-1]["mean_batch"] > 2 * r.periods[0]["mean_batch"], "buffers are in use"

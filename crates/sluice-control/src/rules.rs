@@ -48,7 +48,8 @@ pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
             let cut = (excess / slope).ceil();
             let new = (trigger[v] as f64 - cut).max(floor);
             excess -= (trigger[v] as f64 - new) * slope;
-            trigger[v] = if new <= view.b_in[v] { 0 } else { new as u32 };
+            // Cut down to the input batch size, a buffer only delays: remove it.
+            trigger[v] = if new <= floor { 0 } else { new as u32 };
         }
         if excess > 0.0 {
             for &v in &path {
@@ -89,22 +90,32 @@ pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &
 }
 
 /// Periods a buffer that recovery switched off waits before it may be
-/// inserted again: without it, insertion and recovery chase each other
-/// around the SLO.
+/// inserted again, the first time: without it, insertion and recovery
+/// chase each other around the SLO.
 pub(crate) const COOLDOWN_PERIODS: u32 = 10;
+/// Longest cooldown (periods): each removal of the same buffer doubles its
+/// cooldown up to this, so a buffer the cost model keeps misjudging stops
+/// being tried every few periods.
+pub(crate) const MAX_COOLDOWN_PERIODS: u32 = 640;
 
-/// Per-module cooldown after recovery removed a buffer.
+/// Per-module cooldown after recovery removed a buffer: periods left, and
+/// the length of the next one.
 #[derive(Default)]
-pub(crate) struct Cooldown(Vec<u32>);
+pub(crate) struct Cooldown(Vec<(u32, u32)>);
 
 impl Cooldown {
     /// Starts the cooldown of every module whose buffer went from on to off
     /// in `after`, ages the others, and returns which modules are cooling.
     pub(crate) fn update(&mut self, before: &[u32], after: &[u32]) -> Vec<bool> {
-        self.0.resize(before.len(), 0);
-        for (c, (b, a)) in self.0.iter_mut().zip(before.iter().zip(after)) {
-            *c = if *b > 0 && *a == 0 { COOLDOWN_PERIODS } else { c.saturating_sub(1) };
+        self.0.resize(before.len(), (0, COOLDOWN_PERIODS));
+        for ((left, next), (b, a)) in self.0.iter_mut().zip(before.iter().zip(after)) {
+            if *b > 0 && *a == 0 {
+                *left = *next;
+                *next = (*next * 2).min(MAX_COOLDOWN_PERIODS);
+            } else {
+                *left = left.saturating_sub(1);
+            }
         }
-        self.0.iter().map(|&c| c > 0).collect()
+        self.0.iter().map(|&(left, _)| left > 0).collect()
     }
 }

@@ -105,8 +105,18 @@ impl<'a> View<'a> {
         self.budget(f).filter(|b| *b < 0.0).map(|b| -b)
     }
 
-    /// Extra delay a trigger of `b` adds at module v over its current input batches (s).
+    /// Extra delay a trigger of `b` adds at module v over its current input
+    /// batches (s): packets arrive b_in at a time, so the first of a run
+    /// waits for ⌈b/b_in⌉ − 1 more arrivals, b_in/r apart, and each packet
+    /// more costs T1. (The linear b/r of the gradient step would price a
+    /// trigger just above b_in at one packet's interval where it costs a
+    /// whole arrival's.)
     pub fn added_delay(&self, v: ModuleId, b: f64) -> f64 {
-        (b - self.b_in[v]).max(0.0) * self.dt_db(v)
+        let b_in = self.b_in[v].max(1.0);
+        if b <= b_in || self.r[v] <= 0.0 {
+            return 0.0;
+        }
+        let t1 = self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9);
+        ((b / b_in).ceil() - 1.0) * b_in / self.r[v] + (b - b_in) * t1
     }
 }
