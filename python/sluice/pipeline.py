@@ -204,6 +204,19 @@ class Pipeline:
                 return
         raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
 
+    def modules(self) -> list[str]:
+        """Names of the modules, in the order they were added."""
+        return [m["name"] for m in self._modules]
+
+    def set_worker(self, module: ModuleRef, worker: int) -> None:
+        """Places `module` on `worker` (edges to other workers become rings)."""
+        name = _name(module)
+        for m in self._modules:
+            if m["name"] == name:
+                m["worker"] = worker
+                return
+        raise ValueError(f"no module '{name}' in pipeline '{self.name}'")
+
     def set_rate(self, flow: str, rate_pps: Optional[float]) -> None:
         """Sets the offered rate of flow `flow` (pkt/s; None: as fast as the
         worker takes packets) on the synthetic stream that carries it."""

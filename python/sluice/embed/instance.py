@@ -51,8 +51,9 @@ class Instance:
             if name in seen:
                 raise ValueError(f"module '{name}' appears twice")
             seen.add(name)
-        if any(w < 0 for w in self.weights):
-            raise ValueError(f"module '{self.names[min(range(len(self.weights)), key=self.weights.__getitem__)]}' has a negative weight")
+        negative = next((n for n, w in zip(self.names, self.weights) if w < 0), None)
+        if negative is not None:
+            raise ValueError(f"module '{negative}' has a negative weight")
         _core.embed_validate(*self.core_args())
 
     def core_args(self) -> tuple[list[int], int, int, list[list[int]], list[tuple[int, int]]]:

@@ -113,9 +113,9 @@ def place(pipeline: Pipeline, instance: Instance, placement: Sequence[int], *, i
     if len(placement) != len(instance.names):
         raise ValueError(f"the placement has {len(placement)} entries for {len(instance.names)} modules")
     worker = {name: first_worker + core for name, core in zip(instance.names, placement)}
-    known = {m["name"] for m in pipeline._modules}
+    known = pipeline.modules()
     for name in worker:
         if name not in known:
             raise ValueError(f"the embedding places '{name}', which '{pipeline.name}' does not have")
-    for m in pipeline._modules:
-        m["worker"] = worker.get(m["name"], io_worker)
+    for name in known:
+        pipeline.set_worker(name, worker.get(name, io_worker))

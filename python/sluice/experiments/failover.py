@@ -15,6 +15,7 @@ from typing import Any, Callable
 from sluice.embed import embed, from_pipeline
 from sluice.embed.live import place, resilient
 from sluice.experiments import output
+from sluice.pipeline import Pipeline
 from sluice.pipelines import mgw
 
 #: The HA user's flows in mgw(2, 2).
@@ -73,7 +74,7 @@ def run(out: Path, rate_pps: float, period_ms: float, down_s: float, progress: C
     return report
 
 
-def live_first_module(pipeline: Any) -> str:
+def live_first_module(pipeline: Pipeline) -> str:
     """The first module the HA flows' packets meet (copy 0)."""
     for e in pipeline.spec()["edges"]:
         if e["from"].endswith("~replicate") and e["outgate"] == 0:
