@@ -148,3 +148,16 @@ def test_run_offers_per_flow_rates(tmp_path: Path) -> None:
     for bad, why in ((["--flow-rate", "ghost=5"], "no flow 'ghost'"), (["--flow-rate", "flow0"], "takes FLOW=PPS"), (["--rate", "-1"], "must be > 0")):
         out = sluice("run", "l2l3", "--n", "2", "--periods", "1", *bad, cwd=tmp_path)
         assert out.returncode != 0 and why in out.stderr, out.stderr
+
+
+def test_experiment_regime_finds_where_batching_pays(tmp_path: Path) -> None:
+    out = sluice("experiment", "regime", "--quick", "--out", "o", "--json", "g.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads((tmp_path / "g.json").read_text())["rows"]
+    point = {(r["plane"], r["branching"], r["beta"], r["burstiness"]): r for r in rows}
+    assert all(r["speedup"] >= 0.97 and r["viol_pct"] == 0 for r in rows), rows
+    assert point[("batchiness", 16, 0.1, 1)]["speedup"] > 1.3, "wide branching of batchy NFs gains"
+    assert abs(point[("batchiness", 1, 0.1, 1)]["speedup"] - 1) < 0.02, "one branch already runs full batches"
+    assert point[("batchiness", 16, 0.1, 1)]["speedup"] > point[("batchiness", 16, 0.5, 1)]["speedup"], "less batchy, less gain"
+    assert point[("burstiness", 16, 0.3, 1)]["speedup"] > point[("burstiness", 16, 0.3, 32)]["speedup"], "bursts batch by themselves"
+    assert (tmp_path / "o" / "regime.png").exists()

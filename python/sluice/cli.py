@@ -286,6 +286,22 @@ def experiment_overhead(quick: bool, backend: str, out: str, json_path: Optional
     _experiment_written("overhead", out, report, json_path)
 
 
+@experiment.command("regime")
+@click.option("--quick", is_flag=True, help="A 3 × 4 and 3 × 3 grid of 3-period runs instead of 6 × 7 and 6 × 6 of 5.")
+@click.option("--backend", type=click.Choice(_core.backends()), default="sim", show_default=True)
+@click.option("--out", default="out/regime", show_default=True, help="Folder for regime.{json,csv,md,png}.")
+@click.option("--json", "json_path", help="Also write the JSON report here.")
+def experiment_regime(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
+    """Speedup of projgrad over Null across branching × batchiness and branching × burstiness."""
+    from pathlib import Path
+
+    from sluice.experiments import regime
+
+    report = regime.run(Path(out), quick, backend, lambda msg: console.log(msg))
+    console.print(regime.markdown(report["rows"]))
+    _experiment_written("regime", out, report, json_path)
+
+
 @experiment.command("embedding")
 @click.option("--time-limit", default=30.0, show_default=True, help="Seconds each ILP may run.")
 @click.option("--out", default="out/embedding", show_default=True, help="Folder for embedding.{json,csv,md,png} and the instances (.lgf).")
