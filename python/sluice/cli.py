@@ -270,36 +270,29 @@ def experiment_static(quick: bool, only: tuple[str, ...], backend: str, out: str
     _experiment_written("static", out, report, json_path)
 
 
-@experiment.command("overhead")
-@click.option("--quick", is_flag=True, help="10 measured periods per branching instead of 50.")
-@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
-@click.option("--out", default="out/overhead", show_default=True, help="Folder for overhead.{json,csv,md,png}.")
-@click.option("--json", "json_path", help="Also write the JSON report here.")
-def experiment_overhead(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
-    """Controller response time (read telemetry / compute / apply) on RC(1..64)."""
-    from pathlib import Path
+def _quick_experiment(name: str, summary: str, quick_help: str, backend: str) -> None:
+    """Registers `sluice experiment NAME [--quick] [--backend] [--out] [--json]`
+    for module sluice.experiments.NAME (its `run(out, quick, backend, progress)` and `markdown(rows)`)."""
 
-    from sluice.experiments import overhead
+    @experiment.command(name, help=summary)
+    @click.option("--quick", is_flag=True, help=quick_help)
+    @click.option("--backend", type=click.Choice(_core.backends()), default=backend, show_default=True)
+    @click.option("--out", default=f"out/{name}", show_default=True, help=f"Folder for {name}.{{json,csv,md,png}}.")
+    @click.option("--json", "json_path", help="Also write the JSON report here.")
+    def command(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
+        import importlib
+        from pathlib import Path
 
-    report = overhead.run(Path(out), quick, backend, lambda msg: console.log(msg))
-    console.print(overhead.markdown(report["rows"]))
-    _experiment_written("overhead", out, report, json_path)
+        module = importlib.import_module(f"sluice.experiments.{name}")
+        report = module.run(Path(out), quick, backend, lambda msg: console.log(msg))
+        console.print(module.markdown(report["rows"]))
+        _experiment_written(name, out, report, json_path)
 
 
-@experiment.command("regime")
-@click.option("--quick", is_flag=True, help="A 3 × 4 and 3 × 3 grid of 3-period runs instead of 6 × 7 and 6 × 6 of 5.")
-@click.option("--backend", type=click.Choice(_core.backends()), default="sim", show_default=True)
-@click.option("--out", default="out/regime", show_default=True, help="Folder for regime.{json,csv,md,png}.")
-@click.option("--json", "json_path", help="Also write the JSON report here.")
-def experiment_regime(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
-    """Speedup of projgrad over Null across branching × batchiness and branching × burstiness."""
-    from pathlib import Path
-
-    from sluice.experiments import regime
-
-    report = regime.run(Path(out), quick, backend, lambda msg: console.log(msg))
-    console.print(regime.markdown(report["rows"]))
-    _experiment_written("regime", out, report, json_path)
+_quick_experiment("overhead", "Controller response time (read telemetry / compute / apply) on RC(1..64).",
+                  "10 measured periods per branching instead of 50.", "engine")
+_quick_experiment("regime", "Speedup of projgrad over Null across branching × batchiness and branching × burstiness.",
+                  "A 3 × 4 and 3 × 3 grid of 3-period runs instead of 6 × 7 and 6 × 6 of 5.", "sim")
 
 
 @experiment.command("embedding")
