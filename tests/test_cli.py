@@ -161,3 +161,20 @@ def test_experiment_regime_finds_where_batching_pays(tmp_path: Path) -> None:
     assert point[("batchiness", 16, 0.1, 1)]["speedup"] > point[("batchiness", 16, 0.5, 1)]["speedup"], "less batchy, less gain"
     assert point[("burstiness", 16, 0.3, 1)]["speedup"] > point[("burstiness", 16, 0.3, 32)]["speedup"], "bursts batch by themselves"
     assert (tmp_path / "o" / "regime.png").exists()
+
+
+def test_experiment_dynamics_follows_the_changes(tmp_path: Path) -> None:
+    out = sluice("experiment", "dynamics", "--quick", "--out", "o", "--json", "d.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads((tmp_path / "d.json").read_text())["rows"]
+    runs = {(r["scenario"], r["controller"]) for r in rows}
+    assert runs == {(s, c) for s in ("slo-wave", "load-steps", "bearer-steps") for c in ("null", "max", "projgrad")}
+    wave = [r for r in rows if r["scenario"] == "slo-wave" and r["controller"] == "projgrad"]
+    assert {r["slo_us"] for r in wave} == {60.0, 300.0}, "the SLO follows the square wave"
+    # After each SLO change projgrad is back inside within two periods.
+    for i, r in enumerate(wave[1:-2], start=1):
+        if r["slo_us"] != wave[i - 1]["slo_us"]:
+            assert not all(w["violated"] for w in wave[i + 1 : i + 3]), f"still over the SLO two periods after period {i}"
+    loud = [r for r in rows if r["scenario"] == "load-steps" and r["controller"] == "max"]
+    assert max(r["rate_mpps"] for r in loud) > 20 * min(r["rate_mpps"] for r in loud[1:]), "the offered load steps"
+    assert (tmp_path / "o" / "dynamics.png").exists()

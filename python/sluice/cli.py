@@ -291,6 +291,8 @@ def _quick_experiment(name: str, summary: str, quick_help: str, backend: str) ->
 
 _quick_experiment("overhead", "Controller response time (read telemetry / compute / apply) on RC(1..64).",
                   "10 measured periods per branching instead of 50.", "engine")
+_quick_experiment("dynamics", "How null, max and projgrad follow an SLO square wave, load steps and a bearer's rate steps.",
+                  "24 periods per scenario instead of 48.", "sim")
 _quick_experiment("regime", "Speedup of projgrad over Null across branching × batchiness and branching × burstiness.",
                   "A 3 × 4 and 3 × 3 grid of 3-period runs instead of 6 × 7 and 6 × 6 of 5.", "sim")
 

@@ -217,18 +217,34 @@ class Pipeline:
                 return
         raise ValueError(f"no module '{name}' in pipeline '{self.name}'")
 
-    def set_rate(self, flow: str, rate_pps: Optional[float]) -> None:
-        """Sets the offered rate of flow `flow` (pkt/s; None: as fast as the
-        worker takes packets) on the synthetic stream that carries it."""
-        if rate_pps is not None and not rate_pps > 0:
-            raise ValueError(f"flow '{flow}': rate {rate_pps} pkt/s must be > 0")
+    def _streams_of(self, flow: str) -> list[dict[str, Any]]:
         if flow not in self.flows():
             raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
         streams = [st for m in self._modules for st in m.get("source", {}).get("synthetic", {}).get("streams", []) if st.get("flow") == flow]
         if not streams:
             raise ValueError(f"flow '{flow}' has no synthetic stream of its own (a pcap replay has one rate for all its flows)")
-        for st in streams:
+        return streams
+
+    def set_rate(self, flow: str, rate_pps: Optional[float]) -> None:
+        """Sets the offered rate of flow `flow` (pkt/s; None: as fast as the
+        worker takes packets) on the synthetic stream that carries it."""
+        if rate_pps is not None and not rate_pps > 0:
+            raise ValueError(f"flow '{flow}': rate {rate_pps} pkt/s must be > 0")
+        for st in self._streams_of(flow):
             st["rate_pps"] = rate_pps
+
+    def set_schedule(self, flow: str, *, slo_us: Sequence[tuple[int, float]] = (), rate_pps: Sequence[tuple[int, float]] = ()) -> None:
+        """Steps flow `flow`'s SLO (µs) and offered rate (pkt/s) at the given
+        periods (counted from the first, warm-up included)."""
+        if flow not in self.flows():
+            raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
+        if rate_pps:
+            for st in self._streams_of(flow):
+                st["rate_schedule"] = [list(step) for step in rate_pps]
+        if slo_us:
+            for f in self._flows:
+                if f["name"] == flow:
+                    f["slo_schedule"] = [list(step) for step in slo_us]
 
     def outage(self, worker: int, from_period: int, until_period: int) -> None:
         """Takes `worker` down from the start of period `from_period` until
