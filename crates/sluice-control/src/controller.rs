@@ -78,7 +78,7 @@ pub(crate) fn changes(before: &[u32], after: &[u32]) -> Actions {
 }
 
 /// Names of the built-in controllers.
-pub const CONTROLLERS: &[&str] = &["null", "max", "nfvnice", "onoff", "projgrad"];
+pub const CONTROLLERS: &[&str] = &["null", "max", "nfvnice", "onoff", "projgrad", "wfq-opt"];
 
 /// The built-in controller called `name`, with `params` where it takes them.
 pub fn by_name(name: &str, params: ControlParams) -> Option<Box<dyn Controller>> {
@@ -88,6 +88,7 @@ pub fn by_name(name: &str, params: ControlParams) -> Option<Box<dyn Controller>>
         "nfvnice" => Some(Box::new(NfVnice)),
         "onoff" => Some(Box::new(OnOff::new(params))),
         "projgrad" => Some(Box::new(ProjGrad::new(params))),
+        "wfq-opt" => Some(Box::new(crate::WfqOpt::new(params))),
         _ => None,
     }
 }

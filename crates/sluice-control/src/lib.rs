@@ -9,10 +9,12 @@ pub mod projgrad;
 mod rules;
 pub mod run;
 mod view;
+pub mod wfq_opt;
 
 pub use controller::{by_name, Controller, Max, Null, CONTROLLERS};
 pub use nfvnice::NfVnice;
 pub use onoff::OnOff;
 pub use projgrad::ProjGrad;
 pub use view::ControlParams;
+pub use wfq_opt::WfqOpt;
 pub use run::{drive, Outage, PeriodRecord, Response, RunPlan, RunReport, SloStatistic, Steps, Summary};

@@ -19,16 +19,27 @@ impl Controller for NfVnice {
     }
 
     fn schedule(&self, model: &Model) -> Option<Schedule> {
-        let queues = model.modules.iter().filter(|m| m.controlled).count().max(1);
-        Some(Schedule::WeightedFair { backpressure: Some(BACKPRESSURE_PER_QUEUE * queues * model.batch_size) })
+        Some(weighted_fair(model))
     }
 
     fn init(&mut self, model: &Model) -> Actions {
-        let controlled = model.modules.iter().enumerate().filter(|(_, m)| m.controlled);
-        Actions { weights: controlled.map(|(v, _)| (v, 1)).collect(), ..Actions::default() }
+        equal_weights(model)
     }
 
     fn step(&mut self, _model: &Model, _telemetry: &Telemetry) -> Actions {
         Actions::default()
     }
+}
+
+/// Weighted-fair scheduling, a queue per controlled module, sources paused
+/// while the queues hold two batches each.
+pub(crate) fn weighted_fair(model: &Model) -> Schedule {
+    let queues = model.modules.iter().filter(|m| m.controlled).count().max(1);
+    Schedule::WeightedFair { backpressure: Some(BACKPRESSURE_PER_QUEUE * queues * model.batch_size) }
+}
+
+/// Weight 1 for every controlled module.
+pub(crate) fn equal_weights(model: &Model) -> Actions {
+    let controlled = model.modules.iter().enumerate().filter(|(_, m)| m.controlled);
+    Actions { weights: controlled.map(|(v, _)| (v, 1)).collect(), ..Actions::default() }
 }
