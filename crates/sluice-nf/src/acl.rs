@@ -1,7 +1,7 @@
 //! `acl(rules)`: prioritised first-match rules on the IPv4 5-tuple.
 
 use serde::{Deserialize, Serialize};
-use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
 use sluice_core::wire::ipv4::{mask, parse_prefix};
 use sluice_core::wire::{ipv4_of, l4};
@@ -9,7 +9,7 @@ use sluice_core::wire::{ipv4_of, l4};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::acl_tree::{Ranges, Tree};
+use crate::acl_tree::{Ranges, Tree, FIELDS};
 
 /// One rule as descriptions write it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -108,6 +108,13 @@ pub struct Acl {
     tree: Tree,
 }
 
+/// The tuple of a packet that could not be parsed (never looked at).
+const UNPARSED: FiveTuple = FiveTuple { src: 0, dst: 0, proto: 0, sport: 0, dport: 0 };
+
+fn key(t: &FiveTuple) -> [u32; FIELDS] {
+    [t.src, t.dst, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
+}
+
 impl Acl {
     /// An ACL from rules in priority order.
     pub fn new(rules: &[RuleSpec]) -> Result<Self, String> {
@@ -136,8 +143,29 @@ impl Acl {
     /// Whether the first rule matching `t` permits it.
     #[inline]
     pub fn permits(&self, t: &FiveTuple) -> bool {
-        let key = [t.src, t.dst, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)];
-        self.tree.candidates(&key).iter().map(|&r| &self.rules[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
+        self.first_match_permits(self.tree.candidates(&key(t)), t)
+    }
+
+    /// [`Self::permits`] for each of up to [`MAX_BURST`] tuples into
+    /// `permitted`, their tree walks interleaved.
+    #[inline]
+    pub fn permits_bulk(&self, tuples: &[FiveTuple], permitted: &mut [bool]) {
+        let mut keys = [[0u32; FIELDS]; MAX_BURST];
+        let mut leaves = [0u32; MAX_BURST];
+        for (chunk, out) in tuples.chunks(MAX_BURST).zip(permitted.chunks_mut(MAX_BURST)) {
+            for (k, t) in keys.iter_mut().zip(chunk) {
+                *k = key(t);
+            }
+            self.tree.leaves(&keys[..chunk.len()], &mut leaves);
+            for ((o, t), &leaf) in out.iter_mut().zip(chunk).zip(&leaves) {
+                *o = self.first_match_permits(self.tree.rules_at(leaf), t);
+            }
+        }
+    }
+
+    #[inline]
+    fn first_match_permits(&self, candidates: &[u32], t: &FiveTuple) -> bool {
+        candidates.iter().map(|&r| &self.rules[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
     }
 }
 
@@ -147,10 +175,18 @@ impl NetworkFunction for Acl {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        for &id in input.as_slice() {
-            match FiveTuple::of(ctx.pool.data(id)) {
-                Some(t) if self.permits(&t) => out.push(0, id),
-                _ => ctx.drop_packet(id),
+        let ids = input.as_slice();
+        // Malformed packets are looked up as an all-zero tuple and dropped below whatever it gets.
+        let (mut tuples, mut parsed, mut permitted) = ([UNPARSED; MAX_BURST], [false; MAX_BURST], [false; MAX_BURST]);
+        for ((t, ok), &id) in tuples.iter_mut().zip(parsed.iter_mut()).zip(ids) {
+            (*t, *ok) = FiveTuple::of(ctx.pool.data(id)).map_or((UNPARSED, false), |t| (t, true));
+        }
+        self.permits_bulk(&tuples[..ids.len()], &mut permitted[..ids.len()]);
+        for ((&id, &ok), &permit) in ids.iter().zip(&parsed).zip(&permitted) {
+            if ok && permit {
+                out.push(0, id);
+            } else {
+                ctx.drop_packet(id);
             }
         }
         input.clear();
@@ -220,6 +256,10 @@ mod tests {
             examined += acl.tree.candidates(&[t.src, t.dst, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]).len();
         }
         let mean = examined as f64 / 20_000.0;
+        let tuples = sample_tuples(20_000, 8);
+        let mut bulk = vec![false; tuples.len()];
+        acl.permits_bulk(&tuples, &mut bulk);
+        assert!(tuples.iter().zip(&bulk).all(|(t, &b)| acl.permits(t) == b), "interleaved walks decide as single ones");
         assert!(mean < 32.0 && widest <= 64, "a lookup examines {mean:.1} of 10 000 rules on average (depth {depth}, widest leaf {widest})");
     }
 

@@ -59,6 +59,36 @@ impl Tree {
         }
     }
 
+    /// The leaf of each of `keys` into `leaves` (same length), walking the
+    /// tree for all of them in lockstep so that their node loads overlap
+    /// (the walks are chains of dependent loads; one at a time, each waits).
+    #[inline]
+    pub(crate) fn leaves(&self, keys: &[[u32; FIELDS]], leaves: &mut [u32]) {
+        let at = &mut leaves[..keys.len()];
+        at.fill(0);
+        loop {
+            let mut walking = false;
+            for (i, key) in at.iter_mut().zip(keys) {
+                if let Node::Split { field, at: split, left, right } = self.nodes[*i as usize] {
+                    *i = if key[field as usize] <= split { left } else { right };
+                    walking = true;
+                }
+            }
+            if !walking {
+                return;
+            }
+        }
+    }
+
+    /// The rules of leaf node `leaf` (from [`Self::leaves`]), in priority order.
+    #[inline]
+    pub(crate) fn rules_at(&self, leaf: u32) -> &[u32] {
+        match self.nodes[leaf as usize] {
+            Node::Leaf { start, len } => &self.leaf_rules[start as usize..(start + len) as usize],
+            Node::Split { .. } => unreachable!("leaves() ends every walk at a leaf"),
+        }
+    }
+
     /// Depth of the deepest leaf and the largest leaf (rules), for tests and reports.
     #[cfg(test)]
     pub(crate) fn shape(&self) -> (usize, usize) {
