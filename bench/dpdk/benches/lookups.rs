@@ -105,7 +105,7 @@ fn acl(c: &mut Criterion) {
     let ptrs: Vec<*const u8> = packed.iter().map(|p| p.as_ptr()).collect();
     for n in [1_000, 10_000] {
         let specs = sample_rules(n, 1);
-        let ours = Acl::new(&specs).unwrap();
+        let mut ours = Acl::new(&specs).unwrap();
         let rules: Vec<dpdk::AclRule> = specs
             .iter()
             .map(|r| {

@@ -106,6 +106,30 @@ impl FiveTuple {
 pub struct Acl {
     rules: Vec<Rule>,
     tree: Tree,
+    /// Per batch, kept between batches: the packets' tuples, whether they
+    /// parsed, the verdicts, and the tree walk's keys and leaves.
+    scratch: Box<Scratch>,
+}
+
+/// Working space for a batch of lookups.
+struct Scratch {
+    tuples: [FiveTuple; MAX_BURST],
+    parsed: [bool; MAX_BURST],
+    permitted: [bool; MAX_BURST],
+    keys: [[u32; FIELDS]; MAX_BURST],
+    leaves: [u32; MAX_BURST],
+}
+
+impl Scratch {
+    fn new() -> Box<Self> {
+        Box::new(Self {
+            tuples: [UNPARSED; MAX_BURST],
+            parsed: [false; MAX_BURST],
+            permitted: [false; MAX_BURST],
+            keys: [[0; FIELDS]; MAX_BURST],
+            leaves: [0; MAX_BURST],
+        })
+    }
 }
 
 /// The tuple of a packet that could not be parsed (never looked at).
@@ -113,6 +137,46 @@ const UNPARSED: FiveTuple = FiveTuple { src: 0, dst: 0, proto: 0, sport: 0, dpor
 
 fn key(t: &FiveTuple) -> [u32; FIELDS] {
     [t.src, t.dst, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
+}
+
+/// The verdict of the first of `candidates` (rule indices, in priority
+/// order) that matches `t`.
+#[inline]
+fn first_match_permits(rules: &[Rule], candidates: &[u32], t: &FiveTuple) -> bool {
+    candidates.iter().map(|&r| &rules[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
+}
+
+/// The verdict for `t`: rule 0 first (ACLs often open with the rule most
+/// packets hit — permit a protocol, an established range — and then one
+/// check decides, without a walk), else the first match among the tree's
+/// candidates.
+#[inline]
+fn decide(rules: &[Rule], tree: &Tree, t: &FiveTuple) -> bool {
+    match rules.first() {
+        Some(top) if top.matches(t) => top.permit,
+        _ => first_match_permits(rules, tree.candidates(&key(t)), t),
+    }
+}
+
+/// Verdicts of up to [`MAX_BURST`] tuples, their tree walks in lockstep
+/// when the tree is deep (`keys` and `leaves` are working space of at
+/// least as many entries).
+#[inline]
+fn classify(rules: &[Rule], tree: &Tree, tuples: &[FiveTuple], keys: &mut [[u32; FIELDS]], leaves: &mut [u32], permitted: &mut [bool]) {
+    if !tree.lockstep() {
+        for (o, t) in permitted.iter_mut().zip(tuples) {
+            *o = decide(rules, tree, t);
+        }
+        return;
+    }
+    let n = tuples.len();
+    for (k, t) in keys.iter_mut().zip(tuples) {
+        *k = key(t);
+    }
+    tree.leaves(&keys[..n], &mut leaves[..n]);
+    for ((o, t), &leaf) in permitted.iter_mut().zip(tuples).zip(leaves.iter()) {
+        *o = first_match_permits(rules, tree.rules_at(leaf), t);
+    }
 }
 
 impl Acl {
@@ -137,35 +201,23 @@ impl Acl {
             })
             .collect::<Result<Vec<Rule>, String>>()?;
         let tree = Tree::build(&rules.iter().map(Rule::ranges).collect::<Vec<_>>());
-        Ok(Self { rules, tree })
+        Ok(Self { rules, tree, scratch: Scratch::new() })
     }
 
     /// Whether the first rule matching `t` permits it.
     #[inline]
     pub fn permits(&self, t: &FiveTuple) -> bool {
-        self.first_match_permits(self.tree.candidates(&key(t)), t)
+        decide(&self.rules, &self.tree, t)
     }
 
-    /// [`Self::permits`] for each of up to [`MAX_BURST`] tuples into
-    /// `permitted`, their tree walks interleaved.
+    /// [`Self::permits`] for each of `tuples` into `permitted`, their tree
+    /// walks interleaved a batch at a time.
     #[inline]
-    pub fn permits_bulk(&self, tuples: &[FiveTuple], permitted: &mut [bool]) {
-        let mut keys = [[0u32; FIELDS]; MAX_BURST];
-        let mut leaves = [0u32; MAX_BURST];
+    pub fn permits_bulk(&mut self, tuples: &[FiveTuple], permitted: &mut [bool]) {
+        let Self { rules, tree, scratch } = self;
         for (chunk, out) in tuples.chunks(MAX_BURST).zip(permitted.chunks_mut(MAX_BURST)) {
-            for (k, t) in keys.iter_mut().zip(chunk) {
-                *k = key(t);
-            }
-            self.tree.leaves(&keys[..chunk.len()], &mut leaves);
-            for ((o, t), &leaf) in out.iter_mut().zip(chunk).zip(&leaves) {
-                *o = self.first_match_permits(self.tree.rules_at(leaf), t);
-            }
+            classify(rules, tree, chunk, &mut scratch.keys, &mut scratch.leaves, out);
         }
-    }
-
-    #[inline]
-    fn first_match_permits(&self, candidates: &[u32], t: &FiveTuple) -> bool {
-        candidates.iter().map(|&r| &self.rules[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
     }
 }
 
@@ -175,14 +227,26 @@ impl NetworkFunction for Acl {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        if !self.tree.lockstep() {
+            // A shallow tree: one pass, packet by packet.
+            for &id in input.as_slice() {
+                match FiveTuple::of(ctx.pool.data(id)) {
+                    Some(t) if self.permits(&t) => out.push(0, id),
+                    _ => ctx.drop_packet(id),
+                }
+            }
+            input.clear();
+            return;
+        }
         let ids = input.as_slice();
+        let Self { rules, tree, scratch } = self;
+        let Scratch { tuples, parsed, permitted, keys, leaves } = &mut **scratch;
         // Malformed packets are looked up as an all-zero tuple and dropped below whatever it gets.
-        let (mut tuples, mut parsed, mut permitted) = ([UNPARSED; MAX_BURST], [false; MAX_BURST], [false; MAX_BURST]);
         for ((t, ok), &id) in tuples.iter_mut().zip(parsed.iter_mut()).zip(ids) {
             (*t, *ok) = FiveTuple::of(ctx.pool.data(id)).map_or((UNPARSED, false), |t| (t, true));
         }
-        self.permits_bulk(&tuples[..ids.len()], &mut permitted[..ids.len()]);
-        for ((&id, &ok), &permit) in ids.iter().zip(&parsed).zip(&permitted) {
+        classify(rules, tree, &tuples[..ids.len()], keys, leaves, &mut permitted[..ids.len()]);
+        for ((&id, &ok), &permit) in ids.iter().zip(parsed.iter()).zip(permitted.iter()) {
             if ok && permit {
                 out.push(0, id);
             } else {
@@ -247,7 +311,7 @@ mod tests {
 
     #[test]
     fn ten_thousand_rules_answer_as_a_linear_scan_does_from_a_few_candidates() {
-        let acl = Acl::new(&sample_rules(10_000, 7)).unwrap();
+        let mut acl = Acl::new(&sample_rules(10_000, 7)).unwrap();
         let (depth, widest) = acl.tree.shape();
         let mut examined = 0;
         for t in sample_tuples(20_000, 8) {

@@ -35,7 +35,13 @@ enum Node {
 pub(crate) struct Tree {
     nodes: Vec<Node>,
     leaf_rules: Vec<u32>,
+    depth: usize,
 }
+
+/// Trees at least this deep walk a batch in lockstep (see [`Tree::leaves`]);
+/// shallower ones walk packet by packet, where lockstep costs more than
+/// the overlapped loads save.
+pub(crate) const LOCKSTEP_DEPTH: usize = 12;
 
 impl Tree {
     /// Builds the tree for `rules` (in priority order).
@@ -44,7 +50,14 @@ impl Tree {
         let all: Vec<u32> = (0..rules.len() as u32).collect();
         let full = [(0, u32::MAX), (0, u32::MAX), (0, 255), (0, 65535), (0, 65535)];
         builder.node(all, full, 0);
-        Self { nodes: builder.nodes, leaf_rules: builder.leaf_rules }
+        let mut tree = Self { nodes: builder.nodes, leaf_rules: builder.leaf_rules, depth: 0 };
+        tree.depth = tree.shape().0;
+        tree
+    }
+
+    /// Whether batches should walk this tree in lockstep.
+    pub(crate) fn lockstep(&self) -> bool {
+        self.depth >= LOCKSTEP_DEPTH
     }
 
     /// The rules that may match `key`, in priority order (the leaf's).
@@ -89,8 +102,7 @@ impl Tree {
         }
     }
 
-    /// Depth of the deepest leaf and the largest leaf (rules), for tests and reports.
-    #[cfg(test)]
+    /// Depth of the deepest leaf and the largest leaf (rules).
     pub(crate) fn shape(&self) -> (usize, usize) {
         fn walk(t: &Tree, i: usize, depth: usize) -> (usize, usize) {
             match t.nodes[i] {
@@ -122,7 +134,11 @@ impl Builder<'_> {
             rules.truncate(cover + 1);
         }
         let index = self.nodes.len() as u32;
-        let split = if rules.len() <= LEAF_RULES || depth >= MAX_DEPTH || self.budget < rules.len() { None } else { self.best_split(&rules, &region) };
+        let split = if rules.len() <= LEAF_RULES || depth >= MAX_DEPTH || self.budget < rules.len() {
+            None
+        } else {
+            isolate(&self.rules[rules[0] as usize], &region).or_else(|| self.best_split(&rules, &region))
+        };
         let Some((field, at)) = split else {
             self.budget = self.budget.saturating_sub(rules.len());
             let start = self.leaf_rules.len() as u32;
@@ -179,6 +195,27 @@ impl Builder<'_> {
             }
         }
         best.map(|(_, field, at)| (field, at))
+    }
+}
+
+/// When `top` (the node's highest-priority rule) covers `region` in every
+/// field but one, the split at its boundary in that field: one or two
+/// splits then give it a leaf of its own, where it hides every other rule.
+/// ACLs often open with such a rule (permit a protocol, a subnet), and the
+/// packets it catches then walk two nodes.
+fn isolate(top: &Ranges, region: &Ranges) -> Option<(usize, u32)> {
+    let mut narrower = (0..FIELDS).filter(|&f| !(top[f].0 <= region[f].0 && region[f].1 <= top[f].1));
+    let field = narrower.next()?;
+    if narrower.next().is_some() {
+        return None;
+    }
+    let ((a, b), (lo, hi)) = (top[field], region[field]);
+    if a > lo {
+        Some((field, a - 1))
+    } else if b < hi {
+        Some((field, b))
+    } else {
+        None
     }
 }
 
