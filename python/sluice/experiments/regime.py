@@ -92,7 +92,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         mine = [r for r in rows if r["plane"] == plane]
         cols = sorted({r[axis] for r in mine})
         lines += [f"**projgrad / Null, branching × {plane}** (violation % in brackets)", "",
-                  f"| branching | " + " | ".join(f"{axis} {c}" for c in cols) + " |", "|---|" + "---|" * len(cols)]
+                  "| branching | " + " | ".join(f"{axis} {c}" for c in cols) + " |", "|---|" + "---|" * len(cols)]
         for n in sorted({r["branching"] for r in mine}):
             cells = {r[axis]: f"{r['speedup']} ({r['viol_pct']:g})" for r in mine if r["branching"] == n}
             lines.append(f"| {n} | " + " | ".join(cells.get(c, "—") for c in cols) + " |")
