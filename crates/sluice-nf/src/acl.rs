@@ -337,3 +337,23 @@ mod tests {
         assert!(sample_tuples(100, 2).iter().all(|t| acl.permits(t)));
     }
 }
+
+#[cfg(test)]
+mod gateway_tests {
+    use super::*;
+
+    /// The GW pipelines' ACL: permit UDP, then 99 denies of /24s. A list of
+    /// prefixes must give a shallow tree, not a chain peeling one prefix
+    /// per level.
+    #[test]
+    fn a_prefix_list_gives_a_shallow_tree() {
+        let any = || "0.0.0.0/0".to_string();
+        let mut rules = vec![RuleSpec { src: any(), dst: any(), proto: Some(17), sport: (0, 65535), dport: (0, 65535), permit: true }];
+        rules.extend((1..100).map(|j| RuleSpec { src: any(), dst: format!("40.{}.{}.0/24", j / 256, j % 256), proto: None, sport: (0, 65535), dport: (0, 65535), permit: false }));
+        let acl = Acl::new(&rules).unwrap();
+        let (depth, widest) = acl.tree.shape();
+        assert!(depth <= 8 && widest <= 8, "depth {depth}, widest leaf {widest}");
+        let tcp = FiveTuple { src: 1, dst: u32::from_be_bytes([40, 0, 7, 1]), proto: 6, sport: 1, dport: 2 };
+        assert!(!acl.permits(&tcp) && acl.permits(&FiveTuple { proto: 17, ..tcp }));
+    }
+}

@@ -137,7 +137,7 @@ impl Builder<'_> {
         let split = if rules.len() <= LEAF_RULES || depth >= MAX_DEPTH || self.budget < rules.len() {
             None
         } else {
-            isolate(&self.rules[rules[0] as usize], &region).or_else(|| self.best_split(&rules, &region))
+            self.best_split(&rules, &region)
         };
         let Some((field, at)) = split else {
             self.budget = self.budget.saturating_sub(rules.len());
@@ -195,27 +195,6 @@ impl Builder<'_> {
             }
         }
         best.map(|(_, field, at)| (field, at))
-    }
-}
-
-/// When `top` (the node's highest-priority rule) covers `region` in every
-/// field but one, the split at its boundary in that field: one or two
-/// splits then give it a leaf of its own, where it hides every other rule.
-/// ACLs often open with such a rule (permit a protocol, a subnet), and the
-/// packets it catches then walk two nodes.
-fn isolate(top: &Ranges, region: &Ranges) -> Option<(usize, u32)> {
-    let mut narrower = (0..FIELDS).filter(|&f| !(top[f].0 <= region[f].0 && region[f].1 <= top[f].1));
-    let field = narrower.next()?;
-    if narrower.next().is_some() {
-        return None;
-    }
-    let ((a, b), (lo, hi)) = (top[field], region[field]);
-    if a > lo {
-        Some((field, a - 1))
-    } else if b < hi {
-        Some((field, b))
-    } else {
-        None
     }
 }
 
