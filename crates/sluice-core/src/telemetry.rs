@@ -211,6 +211,14 @@ pub struct FlowTotals {
     pub delivered: u64,
     /// Packets of the flow dropped anywhere.
     pub dropped: u64,
+    /// Packets of other flows that reached this flow's egress.
+    pub misdelivered: u64,
+}
+
+impl From<&FlowRecorder> for FlowTotals {
+    fn from(f: &FlowRecorder) -> Self {
+        Self { generated: f.generated, delivered: f.delivered, dropped: f.dropped, misdelivered: f.misdelivered }
+    }
 }
 
 /// What a controller sees after each control period.
@@ -242,23 +250,8 @@ struct Previous {
     at_ns: u64,
     modules: Vec<ModuleCounters>,
     /// Per flow.
-    flows: Vec<FlowCounts>,
+    flows: Vec<FlowTotals>,
     workers: Vec<WorkerCounters>,
-}
-
-/// A flow's cumulative counts at the previous reading (pkt).
-#[derive(Clone, Copy, Default)]
-struct FlowCounts {
-    generated: u64,
-    dropped: u64,
-    delivered: u64,
-    misdelivered: u64,
-}
-
-impl From<&FlowRecorder> for FlowCounts {
-    fn from(f: &FlowRecorder) -> Self {
-        Self { generated: f.generated, dropped: f.dropped, delivered: f.delivered, misdelivered: f.misdelivered }
-    }
 }
 
 /// Mean, p50, p95, p99 and max of a flow's delays (ns; zeros when none):
@@ -365,7 +358,7 @@ impl PeriodMeter {
         let (sources, sinks, triggers) = (&self.sources, &self.sinks, &self.triggers);
         let prev = &mut self.previous;
         prev.modules.resize(now.modules.len(), ModuleCounters::default());
-        prev.flows.resize(now.flows.len(), FlowCounts::default());
+        prev.flows.resize(now.flows.len(), FlowTotals::default());
         prev.workers.resize(now.workers.len(), WorkerCounters::default());
         let period_ns = now.at_ns.saturating_sub(prev.at_ns).max(1);
         let per_s = 1e9 / period_ns as f64;
@@ -432,7 +425,7 @@ impl PeriodMeter {
             flows,
             workers,
             totals,
-            flow_totals: now.flows.iter().map(|f| FlowTotals { generated: f.generated, delivered: f.delivered, dropped: f.dropped }).collect(),
+            flow_totals: now.flows.iter().map(FlowTotals::from).collect(),
             read_ns: 0,
         };
         self.period += 1;
