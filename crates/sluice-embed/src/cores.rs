@@ -1,7 +1,7 @@
 //! Cores being filled by a heuristic: their loads, and which cores hold a
 //! conflict of each module, so that "can this core take v" is O(1).
 
-use crate::error::EmbedError;
+use crate::error::{EmbedError, Result};
 use crate::instance::{Instance, Placement};
 
 /// Cores being filled: their loads, and per module how many of its
@@ -74,4 +74,23 @@ pub(crate) fn by_weight_decreasing(instance: &Instance) -> Vec<usize> {
     let mut order: Vec<usize> = (0..instance.modules()).collect();
     order.sort_by_key(|&v| std::cmp::Reverse(instance.weight(v)));
     order
+}
+
+/// Places the modules heaviest first (stable in index order), each on the
+/// core `pick` chooses among `open`: the cores with room and no conflict
+/// for it, in index order, never empty. Fails on the first module no core
+/// can take.
+pub(crate) fn place_decreasing(instance: &Instance, mut pick: impl FnMut(&Cores<'_>, usize, &[usize]) -> usize) -> Result<Placement> {
+    let mut cores = Cores::new(instance);
+    let mut open = Vec::with_capacity(instance.cores());
+    for v in by_weight_decreasing(instance) {
+        open.clear();
+        open.extend((0..instance.cores()).filter(|&i| cores.can_take(v, i)));
+        if open.is_empty() {
+            return Err(cores.no_room(v));
+        }
+        let i = pick(&cores, v, &open);
+        cores.put(v, i);
+    }
+    Ok(cores.into_placement())
 }

@@ -17,7 +17,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::cores::{by_weight_decreasing, Cores};
+use crate::cores::place_decreasing;
 use crate::error::Result;
 use crate::instance::{Instance, Placement};
 
@@ -26,47 +26,26 @@ pub use crate::path_fit::{improve, path_fit, MAX_PASSES};
 /// Round robin: modules heaviest first, each on the first core from the
 /// one after the previous module's that has room and no conflict.
 pub fn round_robin(instance: &Instance) -> Result<Placement> {
-    let mut cores = Cores::new(instance);
     let n = instance.cores();
     let mut next = 0;
-    for v in by_weight_decreasing(instance) {
-        let i = (0..n).map(|k| (next + k) % n).find(|&i| cores.can_take(v, i)).ok_or_else(|| cores.no_room(v))?;
-        cores.put(v, i);
+    place_decreasing(instance, |_, _, open| {
+        let i = open.iter().copied().min_by_key(|&i| (i + n - next) % n).expect("open is never empty");
         next = (i + 1) % n;
-    }
-    Ok(cores.into_placement())
+        i
+    })
 }
 
 /// Straw man: modules heaviest first, each on a core drawn uniformly (by
 /// `seed`) among those with room and no conflict.
 pub fn random(instance: &Instance, seed: u64) -> Result<Placement> {
-    let mut cores = Cores::new(instance);
     let mut rng = SmallRng::seed_from_u64(seed);
-    let mut open = Vec::with_capacity(instance.cores());
-    for v in by_weight_decreasing(instance) {
-        open.clear();
-        open.extend((0..instance.cores()).filter(|&i| cores.can_take(v, i)));
-        if open.is_empty() {
-            return Err(cores.no_room(v));
-        }
-        let i = open[rng.gen_range(0..open.len())];
-        cores.put(v, i);
-    }
-    Ok(cores.into_placement())
+    place_decreasing(instance, |_, _, open| open[rng.gen_range(0..open.len())])
 }
 
 /// Best-fit decreasing: modules by weight (heaviest first, stable), each on
 /// the most loaded core (lower index on ties) that has room and no conflict.
 pub fn best_fit(instance: &Instance) -> Result<Placement> {
-    let mut cores = Cores::new(instance);
-    for v in by_weight_decreasing(instance) {
-        let i = (0..instance.cores())
-            .filter(|&i| cores.can_take(v, i))
-            .min_by_key(|&i| (std::cmp::Reverse(cores.load[i]), i))
-            .ok_or_else(|| cores.no_room(v))?;
-        cores.put(v, i);
-    }
-    Ok(cores.into_placement())
+    place_decreasing(instance, |cores, _, open| open.iter().copied().min_by_key(|&i| (std::cmp::Reverse(cores.load[i]), i)).expect("open is never empty"))
 }
 
 #[cfg(test)]

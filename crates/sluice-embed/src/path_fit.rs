@@ -14,7 +14,7 @@
 //! so the result never has more crossings than improved best fit.
 
 use crate::check::crossings;
-use crate::cores::{by_weight_decreasing, Cores};
+use crate::cores::{place_decreasing, Cores};
 use crate::error::Result;
 use crate::heuristic::best_fit;
 use crate::instance::{Instance, Placement};
@@ -137,15 +137,9 @@ impl UnionFind {
 /// the core that holds most flows' worth of its placed neighbours, the
 /// most loaded one on ties. Fails where a core runs out, like best fit.
 fn affinity_fit(instance: &Instance) -> Result<Placement> {
-    let mut cores = Cores::new(instance);
-    for v in by_weight_decreasing(instance) {
-        let i = (0..instance.cores())
-            .filter(|&i| cores.can_take(v, i))
-            .min_by_key(|&i| (std::cmp::Reverse((cores.affinity(v, i), cores.load[i])), i))
-            .ok_or_else(|| cores.no_room(v))?;
-        cores.put(v, i);
-    }
-    Ok(cores.into_placement())
+    place_decreasing(instance, |cores, v, open| {
+        open.iter().copied().min_by_key(|&i| (std::cmp::Reverse((cores.affinity(v, i), cores.load[i])), i)).expect("open is never empty")
+    })
 }
 
 /// Local search on the total crossings: in each pass, every module moves
