@@ -128,6 +128,9 @@ pub struct WorkerGraph {
     schedule: Schedule,
     /// Weighted-fair units (sources and queued modules) and their scheduler.
     units: Vec<usize>,
+    /// Nodes that keep a queue (in run-to-completion mode, the queue
+    /// modules, each served once per round).
+    queues: Vec<usize>,
     stride: Stride,
     /// Packets in the queues of queued modules (pkt).
     queued_pkts: usize,
@@ -214,6 +217,7 @@ impl WorkerGraph {
         let sources: Vec<usize> = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
         let aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         let units: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].queued || sources.contains(&i)).collect();
+        let queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
         let rings_in = wiring.inbound.into_iter().map(|(e, ring)| (ring, local[model.edges[e].to])).collect();
         Ok(Self {
             spares: (0..=nodes.len()).map(|_| Batch::boxed()).collect(),
@@ -231,6 +235,7 @@ impl WorkerGraph {
             schedule: config.schedule,
             stride: Stride::new(units.len()),
             units,
+            queues,
             queued_pkts: 0,
             clock,
             origin,
@@ -269,10 +274,8 @@ impl WorkerGraph {
             Schedule::RunToCompletion if self.rings_have_room() => {
                 let mut moved: usize = (0..self.sources.len()).map(|i| self.pull(self.sources[i], now)).sum();
                 // Queue modules are tasks of their own: one batch each per round.
-                for u in 0..self.units.len() {
-                    if self.nodes[self.units[u]].queued {
-                        moved += self.serve(self.units[u]);
-                    }
+                for q in 0..self.queues.len() {
+                    moved += self.serve(self.queues[q]);
                 }
                 moved
             }
