@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod controller;
+pub mod decompose;
 pub mod nfvnice;
 pub mod onoff;
 pub mod projgrad;
@@ -12,6 +13,7 @@ mod view;
 pub mod wfq_opt;
 
 pub use controller::{by_name, Controller, Max, Null, CONTROLLERS};
+pub use decompose::decompose;
 pub use nfvnice::NfVnice;
 pub use onoff::OnOff;
 pub use projgrad::ProjGrad;

@@ -1,5 +1,7 @@
 //! The control loop: drives a backend period by period under a controller,
-//! applies rate and SLO schedules, and summarises the run.
+//! applies rate and SLO schedules, decomposes the pipeline onto a spare
+//! worker when a worker is in inherent violation (see [`crate::decompose`]),
+//! and summarises the run.
 
 use std::time::Instant;
 
@@ -7,6 +9,7 @@ use serde::Serialize;
 use sluice_core::{Actions, Backend, Error, FlowTotals, Model, ModuleId, Result, Role, Telemetry, Totals};
 
 use crate::controller::Controller;
+use crate::decompose::decompose;
 
 /// Which delay statistic a flow's SLO bounds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -123,6 +126,8 @@ pub struct PeriodRecord {
     pub warmup: bool,
     /// How long the controller took to respond to this period.
     pub response: Response,
+    /// Modules moved to another worker after this period (module, worker).
+    pub moves: Vec<(ModuleId, usize)>,
 }
 
 /// The control side's response time to one period (Batchy Table 1).
@@ -226,9 +231,16 @@ pub fn drive(
         let telemetry = backend.run_period(plan.period_ns);
         let mut record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
         let compute = Instant::now();
-        let actions = controller.step(&model, &record.telemetry);
+        let mut actions = controller.step(&model, &record.telemetry);
+        if actions.moves.is_empty() {
+            actions.moves = decompose(&model, &record.telemetry, plan.slo_statistic);
+        }
         let apply = Instant::now();
         backend.apply(&actions)?;
+        if !actions.moves.is_empty() {
+            model = model.with_moves(&actions.moves)?;
+            record.moves = actions.moves;
+        }
         record.response = Response {
             read_ns: record.telemetry.read_ns,
             compute_ns: (apply - compute).as_nanos() as u64,
@@ -253,7 +265,7 @@ fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telem
     let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();
     let rate_pps = delivered as f64 * 1e9 / telemetry.period_ns as f64;
-    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default() }
+    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new() }
 }
 
 fn summarise(periods: &[PeriodRecord], totals: Totals) -> Summary {

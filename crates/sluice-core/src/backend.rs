@@ -16,12 +16,16 @@ pub struct Actions {
     /// Workers to take down (true: its modules stop and what reaches them
     /// is dropped and counted, as on a failed core) or bring back (false).
     pub halted: Vec<(usize, bool)>,
+    /// Modules to move to another worker (module, worker) while the
+    /// pipeline runs, buffered packets and NF state with them; edges that
+    /// come to cross workers get rings (see [`crate::Model::with_moves`]).
+    pub moves: Vec<(ModuleId, usize)>,
 }
 
 impl Actions {
     /// Whether nothing changes.
     pub fn is_empty(&self) -> bool {
-        self.triggers.is_empty() && self.weights.is_empty() && self.rates.is_empty() && self.halted.is_empty()
+        self.triggers.is_empty() && self.weights.is_empty() && self.rates.is_empty() && self.halted.is_empty() && self.moves.is_empty()
     }
 }
 
@@ -33,7 +37,8 @@ pub trait Backend {
     /// Runs one control period of `period_ns` (ns) and returns its telemetry.
     fn run_period(&mut self, period_ns: u64) -> Telemetry;
 
-    /// Applies actions (they take effect at once, in the next period).
+    /// Applies actions (they take effect at once, in the next period); the
+    /// model then shows any moved modules on their new workers.
     fn apply(&mut self, actions: &Actions) -> Result<()>;
 
     /// Stops the sources, drains every buffer and returns the last telemetry

@@ -6,15 +6,21 @@
 //! preallocated [`Counters`] taken from a recycle ring and publishes it on a
 //! second ring. Triggers and rates are relaxed atomics ([`Knobs`]) the walker
 //! reads once per batch.
+//!
+//! Moving modules between workers (pipeline decomposition) parks the
+//! workers that lose or gain one: at its next round boundary each hands its
+//! graph to the control side over a channel and waits for it back; the
+//! others run on. A spare worker's thread waits for its first graph.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{channel, Receiver, Sender};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Actions, Backend};
 use crate::error::{Error, Result};
-use crate::graph::{Instance, WalkerConfig, WorkerGraph};
+use crate::graph::{move_modules, Instance, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
 use crate::model::Model;
 use crate::ring::{spsc, Consumer, Producer};
@@ -48,6 +54,8 @@ struct Signals {
     stop: AtomicBool,
     /// Threads end.
     exit: AtomicBool,
+    /// Per worker: hand the graph to the control side at the next round boundary.
+    park: Box<[AtomicBool]>,
 }
 
 /// How long a stopping engine may take to empty its buffers and rings.
@@ -57,6 +65,13 @@ struct WorkerHandle {
     thread: Option<JoinHandle<()>>,
     readings: Consumer<Box<Counters>>,
     recycle: Producer<Box<Counters>>,
+    /// Graphs go to the worker thread (its first, and back after a move);
+    /// dropped to end a thread that waits for one.
+    to_worker: Option<Sender<Box<WorkerGraph>>>,
+    /// A parked worker's graph comes back here.
+    from_worker: Receiver<Box<WorkerGraph>>,
+    /// A spare worker's graph, kept here until modules move to it.
+    idle: Option<Box<WorkerGraph>>,
 }
 
 /// A running pipeline.
@@ -78,7 +93,12 @@ impl Engine {
         }
         let knobs = Knobs::new(&model).with_rates_of(&instances);
         let n_workers = model.workers();
-        let signals = Arc::new(Signals { epoch: AtomicU64::new(0), stop: AtomicBool::new(false), exit: AtomicBool::new(false) });
+        let signals = Arc::new(Signals {
+            epoch: AtomicU64::new(0),
+            stop: AtomicBool::new(false),
+            exit: AtomicBool::new(false),
+            park: (0..n_workers).map(|_| AtomicBool::new(false)).collect(),
+        });
         let clock = quanta::Clock::new();
         let origin = clock.raw();
         let mut slots: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
@@ -99,11 +119,19 @@ impl Engine {
             // core away instead of spinning on it.
             let shared = n_workers > cores.len().max(1);
             let signals = signals.clone();
+            let (to_worker, graphs_rx) = channel();
+            let (graphs_tx, from_worker) = channel();
             let thread = std::thread::Builder::new()
                 .name(format!("sluice-worker-{w}"))
-                .spawn(move || worker_loop(w, graph, core, shared, &signals, reading_tx, spare_rx))
+                .spawn(move || worker_loop(w, core, shared, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
-            workers.push(WorkerHandle { thread: Some(thread), readings, recycle });
+            let idle = if model.worker_of.contains(&w) {
+                to_worker.send(Box::new(graph)).expect("the worker waits for its graph");
+                None
+            } else {
+                Some(Box::new(graph))
+            };
+            workers.push(WorkerHandle { thread: Some(thread), readings, recycle, to_worker: Some(to_worker), from_worker, idle });
         }
         Ok(Self {
             meter: PeriodMeter::new(&model),
@@ -128,7 +156,7 @@ impl Engine {
     /// Collects one reading from every worker and turns them into telemetry.
     fn collect(&mut self) -> Telemetry {
         self.meter.begin();
-        for (w, worker) in self.workers.iter_mut().enumerate() {
+        for (w, worker) in self.workers.iter_mut().enumerate().filter(|(_, h)| h.idle.is_none()) {
             let deadline = Instant::now() + READ_TIMEOUT;
             let mut waited = 0u32;
             let mut reading = loop {
@@ -150,22 +178,72 @@ impl Engine {
         }
         self.meter.end(&self.knobs, None)
     }
+
+    /// Moves modules to the placement of `to` (see [`Model::with_moves`]):
+    /// parks the workers that lose or gain a module, re-wires their graphs
+    /// and hands them back; a spare worker starts running.
+    fn move_to(&mut self, to: Model) {
+        let from = &self.model;
+        let involved: Vec<usize> = (0..self.workers.len())
+            .filter(|&w| from.worker_of.iter().zip(&to.worker_of).any(|(&a, &b)| a != b && (a == w || b == w)))
+            .collect();
+        for &w in &involved {
+            if self.workers[w].idle.is_none() {
+                self.signals.park[w].store(true, Ordering::Release);
+            }
+        }
+        let mut graphs: Vec<(usize, Box<WorkerGraph>)> = involved
+            .iter()
+            .map(|&w| {
+                let handle = &mut self.workers[w];
+                let graph = handle.idle.take().unwrap_or_else(|| {
+                    handle.from_worker.recv_timeout(READ_TIMEOUT).unwrap_or_else(|e| panic!("worker {w} did not park for a move: {e}"))
+                });
+                self.signals.park[w].store(false, Ordering::Release);
+                (w, graph)
+            })
+            .collect();
+        let mut parked: Vec<&mut WorkerGraph> = graphs.iter_mut().map(|(_, g)| &mut **g).collect();
+        move_modules(&mut parked, from, &to);
+        self.model = to;
+        for (w, graph) in graphs {
+            let sent = self.workers[w].to_worker.as_ref().map(|tx| tx.send(graph));
+            assert!(matches!(sent, Some(Ok(()))), "worker {w} ended while parked");
+        }
+    }
+
+    /// Ends every worker thread (a spare one waiting for its graph too);
+    /// `false` if one had panicked.
+    fn join(&mut self) -> bool {
+        self.signals.exit.store(true, Ordering::Release);
+        let mut clean = true;
+        for w in &mut self.workers {
+            w.to_worker = None;
+            if let Some(t) = w.thread.take() {
+                clean &= t.join().is_ok();
+            }
+        }
+        clean
+    }
 }
 
 /// A worker thread: rounds until stopped, then flushes until told to exit,
 /// publishing a reading at each epoch.
+#[allow(clippy::too_many_arguments)]
 fn worker_loop(
     w: usize,
-    mut graph: WorkerGraph,
     core: Option<core_affinity::CoreId>,
     shared: bool,
     signals: &Signals,
     mut readings: Producer<Box<Counters>>,
     mut spares: Consumer<Box<Counters>>,
+    to_control: Sender<Box<WorkerGraph>>,
+    from_control: Receiver<Box<WorkerGraph>>,
 ) {
     if let Some(core) = core {
         core_affinity::set_for_current(core);
     }
+    let Ok(mut graph) = from_control.recv() else { return };
     let mut publish = |graph: &mut WorkerGraph| {
         let mut slot = loop {
             match spares.pop() {
@@ -176,8 +254,17 @@ fn worker_loop(
         graph.read_counters(w, &mut slot);
         assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
     };
-    let mut seen = 0;
+    let mut seen = signals.epoch.load(Ordering::Acquire);
     loop {
+        if signals.park[w].load(Ordering::Acquire) {
+            if to_control.send(graph).is_err() {
+                return;
+            }
+            let Ok(back) = from_control.recv() else { return };
+            graph = back;
+            // Readings asked for before the move were answered by others.
+            seen = signals.epoch.load(Ordering::Acquire);
+        }
         let epoch = signals.epoch.load(Ordering::Acquire);
         if epoch != seen {
             seen = epoch;
@@ -222,7 +309,12 @@ impl Backend for Engine {
     }
 
     fn apply(&mut self, actions: &Actions) -> Result<()> {
-        self.knobs.apply(&self.model, actions)
+        let moved = if actions.moves.is_empty() { None } else { Some(self.model.with_moves(&actions.moves)?) };
+        self.knobs.apply(&self.model, actions)?;
+        if let Some(to) = moved {
+            self.move_to(to);
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Telemetry {
@@ -238,12 +330,7 @@ impl Backend for Engine {
             }
             std::thread::sleep(Duration::from_millis(1));
         };
-        self.signals.exit.store(true, Ordering::Release);
-        for w in &mut self.workers {
-            if let Some(t) = w.thread.take() {
-                t.join().expect("worker thread panicked");
-            }
-        }
+        assert!(self.join(), "a worker thread panicked");
         self.finished = Some(telemetry.clone());
         telemetry
     }
@@ -251,11 +338,6 @@ impl Backend for Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
-        self.signals.exit.store(true, Ordering::Release);
-        for w in &mut self.workers {
-            if let Some(t) = w.thread.take() {
-                let _ = t.join();
-            }
-        }
+        let _ = self.join();
     }
 }

@@ -33,6 +33,9 @@ use crate::stride::Stride;
 use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 use crate::telemetry::{Counters, FlowRecorder, ModuleCounters, WorkerCounters};
 
+mod moves;
+pub use moves::move_modules;
+
 /// The code behind one module, as the pipeline layer builds it.
 pub enum Instance {
     /// A task ingress.
@@ -83,6 +86,15 @@ enum Target {
     Local(usize),
     /// A ring to another worker (index into `rings_out`).
     Ring(usize),
+}
+
+/// A ring this worker receives from.
+struct InRing {
+    /// The crossing edge it carries (index into `Model::edges`).
+    edge: usize,
+    ring: Consumer<PacketId>,
+    /// The local node it feeds.
+    target: usize,
 }
 
 /// Sources pause while an outbound ring has fewer free slots than this (pkt):
@@ -136,9 +148,9 @@ pub struct WorkerGraph {
     queued_pkts: usize,
     /// Nodes with an age bound, in topological order.
     aged: Vec<usize>,
-    rings_out: Vec<Producer<PacketId>>,
-    /// Inbound rings and the local module each feeds.
-    rings_in: Vec<(Consumer<PacketId>, usize)>,
+    /// Outbound rings and the crossing edge (index into `Model::edges`) each carries.
+    rings_out: Vec<(usize, Producer<PacketId>)>,
+    rings_in: Vec<InRing>,
     clock: quanta::Clock,
     origin: u64,
     timing: bool,
@@ -169,11 +181,7 @@ impl WorkerGraph {
         config: WalkerConfig,
         wiring: WorkerWiring,
     ) -> Result<Self> {
-        let mine: Vec<ModuleId> = model.topo_order.iter().copied().filter(|&m| model.worker_of[m] == worker).collect();
-        let mut local = vec![usize::MAX; model.modules.len()];
-        for (i, &m) in mine.iter().enumerate() {
-            local[m] = i;
-        }
+        let mine: Vec<ModuleId> = (0..model.modules.len()).filter(|&m| model.worker_of[m] == worker).collect();
         let mut nodes = Vec::with_capacity(mine.len());
         for &m in &mine {
             let decl = &model.modules[m];
@@ -202,40 +210,27 @@ impl WorkerGraph {
                 buffer: if queued { FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE)) } else { FractionalBuffer::default() },
                 scratch: Some(Batch::boxed()),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
-                next: (0..outgates)
-                    .map(|g| {
-                        let t = model.next[m][g];
-                        match wiring.outbound.iter().position(|(e, _)| model.edges[*e].from == m && model.edges[*e].outgate == g) {
-                            Some(r) => Target::Ring(r),
-                            None => Target::Local(local[t]),
-                        }
-                    })
-                    .collect(),
+                next: Vec::new(),
                 counters: ModuleCounters::default(),
             });
         }
-        let sources: Vec<usize> = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
-        let aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
-        let units: Vec<usize> = (0..nodes.len()).filter(|&i| nodes[i].queued || sources.contains(&i)).collect();
-        let queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
-        let rings_in = wiring.inbound.into_iter().map(|(e, ring)| (ring, local[model.edges[e].to])).collect();
-        Ok(Self {
-            spares: (0..=nodes.len()).map(|_| Batch::boxed()).collect(),
+        let mut graph = Self {
+            spares: Vec::new(),
             nodes,
-            sources,
+            sources: Vec::new(),
             pool: wiring.pool,
-            aged,
-            rings_out: wiring.outbound.into_iter().map(|(_, ring)| ring).collect(),
-            rings_in,
+            aged: Vec::new(),
+            rings_out: wiring.outbound,
+            rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
             flows: vec![FlowRecorder::default(); model.flows.len()],
             triggers: knobs.triggers.clone(),
             weights: knobs.weights.clone(),
             halted: knobs.halted.clone(),
             index: worker,
             schedule: config.schedule,
-            stride: Stride::new(units.len()),
-            units,
-            queues,
+            stride: Stride::new(0),
+            units: Vec::new(),
+            queues: Vec::new(),
             queued_pkts: 0,
             clock,
             origin,
@@ -245,7 +240,45 @@ impl WorkerGraph {
             mark: 0,
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
-        })
+        };
+        graph.link(model);
+        Ok(graph)
+    }
+
+    /// Derives from the nodes and ring ends this worker holds everything
+    /// the walker looks up: node order, where each gate leads, which node
+    /// each inbound ring feeds, the scheduler's units. Runs at construction
+    /// and after modules move (the only time it allocates).
+    fn link(&mut self, model: &Model) {
+        let mut rank = vec![0; model.modules.len()];
+        for (i, &m) in model.topo_order.iter().enumerate() {
+            rank[m] = i;
+        }
+        self.nodes.sort_by_key(|n| rank[n.module]);
+        let mut local = vec![usize::MAX; model.modules.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            local[n.module] = i;
+        }
+        for node in &mut self.nodes {
+            let m = node.module;
+            node.next = (0..node.out.len())
+                .map(|g| match self.rings_out.iter().position(|(e, _)| model.edges[*e].from == m && model.edges[*e].outgate == g) {
+                    Some(r) => Target::Ring(r),
+                    None => Target::Local(local[model.next[m][g]]),
+                })
+                .collect();
+        }
+        for r in &mut self.rings_in {
+            r.target = local[model.edges[r.edge].to];
+        }
+        let nodes = &self.nodes;
+        self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
+        self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
+        self.units = (0..nodes.len()).filter(|&i| nodes[i].queued || matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.stride = Stride::new(self.units.len());
+        self.queued_pkts = self.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
+        self.spares.resize_with(nodes.len() + 1, Batch::boxed);
     }
 
     /// Time now (ns since the run's origin).
@@ -350,7 +383,7 @@ impl WorkerGraph {
 
     /// Whether every outbound ring can take what a source batch may release.
     fn rings_have_room(&self) -> bool {
-        self.rings_out.iter().all(|r| r.room() >= RING_RESERVE)
+        self.rings_out.iter().all(|(_, r)| r.room() >= RING_RESERVE)
     }
 
     /// Delivers what the inbound rings hold, a batch of up to B per ring;
@@ -359,7 +392,7 @@ impl WorkerGraph {
         let mut moved = 0;
         for i in 0..self.rings_in.len() {
             let mut batch = self.spares.pop().expect("one spare batch per graph level");
-            let (ring, target) = &mut self.rings_in[i];
+            let InRing { ring, target, .. } = &mut self.rings_in[i];
             let target = *target;
             while batch.len() < self.batch_size {
                 match ring.pop() {
@@ -383,7 +416,7 @@ impl WorkerGraph {
     pub fn discard(&mut self) -> usize {
         let mut dropped = 0;
         for i in 0..self.rings_in.len() {
-            let (ring, target) = &mut self.rings_in[i];
+            let InRing { ring, target, .. } = &mut self.rings_in[i];
             let counters = &mut self.nodes[*target].counters;
             while let Some(id) = ring.pop() {
                 counters.arrived_pkts += 1;
@@ -529,7 +562,7 @@ impl WorkerGraph {
     #[inline(never)]
     fn send(&mut self, v: usize, g: usize, r: usize) {
         let node = &mut self.nodes[v];
-        let ring = &mut self.rings_out[r];
+        let ring = &mut self.rings_out[r].1;
         for &id in node.out[g].as_slice() {
             if ring.push(id).is_err() {
                 count_flow_drop(&mut self.flows, self.pool.meta(id).flow);

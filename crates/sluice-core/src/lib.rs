@@ -25,7 +25,7 @@ pub use batch::{Batch, MAX_BURST};
 pub use buffer::FractionalBuffer;
 pub use engine::{Engine, EngineConfig};
 pub use error::{Error, Result};
-pub use graph::{Instance, Schedule, WalkerConfig, WorkerGraph};
+pub use graph::{move_modules, Instance, Schedule, WalkerConfig, WorkerGraph};
 pub use knobs::Knobs;
 pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
 pub use nf::{keep_or_drop, NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};

@@ -116,6 +116,9 @@ pub struct Model {
     pub flows: Vec<Flow>,
     /// Worker of every module: where it is placed, else its upstream's worker.
     pub worker_of: Vec<usize>,
+    /// Workers the pipeline runs on: every worker a module is placed on, and
+    /// spare ones that idle until modules are moved there at run time.
+    pub n_workers: usize,
     /// Edges (indices into `edges`) between modules on different workers:
     /// each runs through a lock-free ring.
     pub crossings: Vec<usize>,
@@ -128,10 +131,47 @@ pub struct Model {
 }
 
 impl Model {
-    /// Number of workers the pipeline uses.
+    /// Number of workers the pipeline runs on, spare ones included.
     pub fn workers(&self) -> usize {
-        self.worker_of.iter().copied().max().map_or(1, |w| w + 1)
+        self.n_workers
     }
+
+    /// Workers no module is placed on (idle spares), in index order.
+    pub fn idle_workers(&self) -> Vec<usize> {
+        (0..self.n_workers).filter(|w| !self.worker_of.contains(w)).collect()
+    }
+
+    /// The same pipeline with `moves` (module, worker) applied to its
+    /// placement and the crossings recomputed. Refuses a worker that does
+    /// not exist and a move that would join a crossing edge on one worker
+    /// (what its ring holds could overtake nothing, but the ring would be
+    /// left without a sender; decomposition only ever splits).
+    pub fn with_moves(&self, moves: &[(ModuleId, usize)]) -> Result<Model> {
+        let mut moved = self.clone();
+        for &(m, w) in moves {
+            let Some(decl) = self.modules.get(m) else {
+                return Err(Error::module(&format!("#{m}"), "cannot move a module that does not exist"));
+            };
+            if w >= self.n_workers {
+                return Err(Error::module(&decl.name, format!("cannot move it to worker {w}: there are {} workers", self.n_workers)));
+            }
+            moved.worker_of[m] = w;
+        }
+        moved.crossings = crossings(&moved.edges, &moved.worker_of);
+        if let Some(&e) = self.crossings.iter().find(|e| !moved.crossings.contains(e)) {
+            let edge = self.edges[e];
+            return Err(Error::module(
+                &self.modules[edge.to].name,
+                format!("moving it onto the worker of '{}' would fold a ring between workers; only splits are supported while running", self.modules[edge.from].name),
+            ));
+        }
+        Ok(moved)
+    }
+}
+
+/// Edges (indices) between modules on different workers.
+fn crossings(edges: &[Edge], worker_of: &[usize]) -> Vec<usize> {
+    (0..edges.len()).filter(|&e| worker_of[edges[e].from] != worker_of[edges[e].to]).collect()
 }
 
 /// Collects modules, edges and flows by name, then validates them all at once.
@@ -141,6 +181,7 @@ pub struct ModelBuilder {
     edges: Vec<(String, usize, String, usize)>,
     flows: Vec<(String, Vec<String>, Option<f64>)>,
     placements: Vec<(String, usize)>,
+    spare_workers: usize,
 }
 
 impl ModelBuilder {
@@ -166,6 +207,13 @@ impl ModelBuilder {
     /// 0; other unplaced modules run where their upstream modules run.
     pub fn place(&mut self, module: &str, worker: usize) -> &mut Self {
         self.placements.push((module.to_owned(), worker));
+        self
+    }
+
+    /// Keeps `n` more workers with no module: spares that pipeline
+    /// decomposition may move modules to while the pipeline runs.
+    pub fn spare_workers(&mut self, n: usize) -> &mut Self {
+        self.spare_workers = n;
         self
     }
 
@@ -221,7 +269,8 @@ impl ModelBuilder {
             placed[lookup(module, format!("placement on worker {worker}"))?] = Some(*worker);
         }
         let worker_of = assign_workers(&self.modules, &edges, &topo_order, &placed)?;
-        let crossings = (0..edges.len()).filter(|&e| worker_of[edges[e].from] != worker_of[edges[e].to]).collect();
+        let crossings = crossings(&edges, &worker_of);
+        let n_workers = worker_of.iter().copied().max().map_or(1, |w| w + 1) + self.spare_workers;
 
         let mut flows = Vec::with_capacity(self.flows.len());
         let mut sink_flow = vec![None; n];
@@ -256,6 +305,7 @@ impl ModelBuilder {
             edges,
             flows,
             worker_of,
+            n_workers,
             crossings,
             next,
             topo_order,
@@ -441,5 +491,19 @@ mod tests {
         let m = b.build(32).unwrap();
         assert_eq!(m.worker_of, vec![0, 1, 1]);
         assert_eq!(m.crossings, vec![0], "s1 -> out crosses from worker 0 to 1");
+    }
+
+    #[test]
+    fn moves_split_workers_and_refuse_folds() {
+        let m = two_branch().spare_workers(1).build(32).unwrap();
+        assert_eq!((m.workers(), m.idle_workers()), (2, vec![1]));
+        let b = m.modules.iter().position(|d| d.name == "b").unwrap();
+        let out_b = m.modules.iter().position(|d| d.name == "out_b").unwrap();
+        let split = m.with_moves(&[(b, 1), (out_b, 1)]).unwrap();
+        assert_eq!(split.crossings, vec![2], "split:1 -> b is the only crossing");
+        assert!(split.idle_workers().is_empty());
+        let err = split.with_moves(&[(b, 0)]).unwrap_err().to_string();
+        assert_eq!(err, "module 'b': moving it onto the worker of 'split' would fold a ring between workers; only splits are supported while running");
+        assert_eq!(m.with_moves(&[(b, 2)]).unwrap_err().to_string(), "module 'b': cannot move it to worker 2: there are 2 workers");
     }
 }

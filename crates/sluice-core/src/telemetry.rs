@@ -93,6 +93,14 @@ impl FlowRecorder {
         std::mem::swap(&mut self.delay_sum_ns, &mut other.delay_sum_ns);
     }
 
+    /// Hands the egress side (delivered, misdelivered, delays) over to `to`,
+    /// whose own must be empty: the flow's egress moves to another worker.
+    pub fn hand_delivery_to(&mut self, to: &mut FlowRecorder) {
+        to.delivered = std::mem::take(&mut self.delivered);
+        to.misdelivered = std::mem::take(&mut self.misdelivered);
+        self.swap_delays(to);
+    }
+
     /// Forgets the recorded delays.
     pub fn reset_delays(&mut self) {
         self.delays.reset();

@@ -32,7 +32,8 @@ fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
         Schedule::RunToCompletion => 0,
         Schedule::WeightedFair { .. } => 4 * WFQ_QUEUE,
     };
-    let rings = model.crossings.len().min(4) * RING_SLOTS;
+    // A spare worker, once modules move to it, brings a ring of its own.
+    let rings = (model.crossings.len() + model.idle_workers().len()).min(4) * RING_SLOTS;
     let queue_modules: usize = model.modules.iter().filter_map(|m| m.queue_pkts).sum();
     (rtc + rings + queue_modules).max(queues).max(2 * MAX_BURST)
 }

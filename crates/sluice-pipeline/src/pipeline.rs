@@ -50,7 +50,7 @@ impl Pipeline {
             let path: Vec<&str> = f.path.iter().map(String::as_str).collect();
             builder.flow(&f.name, &path, f.slo_us);
         }
-        let model = builder.build(spec.batch_size)?;
+        let model = builder.spare_workers(spec.spare_workers).build(spec.batch_size)?;
         if model.flows.len() >= sluice_core::NO_FLOW as usize {
             return Err(Error::Spec(format!("{} flows is more than a packet's flow id holds", model.flows.len())));
         }

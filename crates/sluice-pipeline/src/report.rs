@@ -72,10 +72,11 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
             (m.name.clone(), v)
         })
         .collect();
+    let moves: Map<String, Value> = p.moves.iter().map(|&(m, w)| (model.modules[m].name.clone(), json!(w))).collect();
     json!({
         "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
-        "response": p.response,
+        "response": p.response, "moves": moves,
     })
 }
 

@@ -28,6 +28,10 @@ pub struct PipelineSpec {
     /// Workers taken down during the run (a core failure), checked when the run starts.
     #[serde(default)]
     pub outages: Vec<OutageSpec>,
+    /// Idle workers kept beside the placed ones: when a worker is in
+    /// inherent violation, pipeline decomposition moves flows to one.
+    #[serde(default)]
+    pub spare_workers: usize,
 }
 
 /// A worker down from the start of period `from` until the start of period `until`.

@@ -8,15 +8,17 @@
 //! independent of the machine. Each worker has a clock of its own; the
 //! simulator always advances the worker whose clock is behind, one round at
 //! a time, so packets crossing between workers on rings arrive within a
-//! round of when they were sent.
+//! round of when they were sent. An NF's cost goes to the clock of the
+//! worker running it, so modules can move between workers mid-run.
 #![warn(missing_docs)]
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use quanta::Mock;
 use sluice_core::{
     wire, Actions, Backend, Batch, Counters, Instance, Knobs, Model, NetworkFunction, NfContext, Outputs, PeriodMeter,
-    Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph,
+    Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
 };
 
 /// Virtual time a round that admitted nothing waits before polling again (ns).
@@ -25,11 +27,18 @@ const IDLE_STEP_NS: u64 = 1_000;
 /// profile), time must still move.
 const MIN_ROUND_NS: u64 = 10;
 
-/// Runs an NF for its routing and rewriting, charging its modelled cost to the virtual clock.
+/// Every worker's virtual clock, and which worker runs now.
+struct Clocks {
+    mocks: Vec<Arc<Mock>>,
+    running: AtomicUsize,
+}
+
+/// Runs an NF for its routing and rewriting, charging its modelled cost to
+/// the virtual clock of the worker running it.
 struct Costed {
     inner: Box<dyn NetworkFunction>,
     profile: Profile,
-    clock: Arc<Mock>,
+    clocks: Arc<Clocks>,
 }
 
 impl NetworkFunction for Costed {
@@ -44,13 +53,12 @@ impl NetworkFunction for Costed {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let cost = self.profile.cost_ns(input.len() as f64);
         self.inner.process(ctx, input, out);
-        self.clock.increment(cost.round() as u64);
+        self.clocks.mocks[self.clocks.running.load(Ordering::Relaxed)].increment(cost.round() as u64);
     }
 }
 
 struct SimWorker {
     graph: WorkerGraph,
-    clock: Arc<Mock>,
     reading: Counters,
 }
 
@@ -58,6 +66,7 @@ struct SimWorker {
 pub struct Simulator {
     model: Model,
     knobs: Knobs,
+    clocks: Arc<Clocks>,
     workers: Vec<SimWorker>,
     meter: PeriodMeter,
     end_ns: u64,
@@ -72,7 +81,8 @@ impl Simulator {
     pub fn new(model: Model, instances: Vec<Instance>, schedule: Schedule) -> Result<Self> {
         let knobs = Knobs::new(&model).with_rates_of(&instances);
         let n_workers = model.workers();
-        let clocks: Vec<_> = (0..n_workers).map(|_| quanta::Clock::mock()).collect();
+        let (clocks, mocks): (Vec<_>, Vec<_>) = (0..n_workers).map(|_| quanta::Clock::mock()).unzip();
+        let shared = Arc::new(Clocks { mocks, running: AtomicUsize::new(0) });
         let mut slots: Vec<Option<Instance>> = instances
             .into_iter()
             .enumerate()
@@ -80,8 +90,7 @@ impl Simulator {
                 Some(match inst {
                     Instance::Function(inner) => {
                         let profile = model.modules[m].profile.unwrap_or(Profile { t0_ns: 0.0, t1_ns: 0.0 });
-                        let clock = clocks[model.worker_of[m]].1.clone();
-                        Instance::Function(Box::new(Costed { inner, profile, clock }))
+                        Instance::Function(Box::new(Costed { inner, profile, clocks: shared.clone() }))
                     }
                     other => other,
                 })
@@ -89,15 +98,16 @@ impl Simulator {
             .collect();
         let mut workers = Vec::with_capacity(n_workers);
         let wiring = wire(&model, schedule, None);
-        for (w, ((clock, mock), wiring)) in clocks.into_iter().zip(wiring).enumerate() {
+        for (w, (clock, wiring)) in clocks.into_iter().zip(wiring).enumerate() {
             let config = WalkerConfig { timing: true, pool_capacity: None, schedule };
             let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;
-            workers.push(SimWorker { graph, clock: mock, reading: Counters::for_model(&model, n_workers) });
+            workers.push(SimWorker { graph, reading: Counters::for_model(&model, n_workers) });
         }
         Ok(Self {
             meter: PeriodMeter::new(&model),
             model,
             knobs,
+            clocks: shared,
             workers,
             end_ns: 0,
             finished: None,
@@ -124,21 +134,31 @@ impl Backend for Simulator {
 
     fn run_period(&mut self, period_ns: u64) -> Telemetry {
         self.end_ns += period_ns;
+        let mocks = &self.clocks.mocks;
         loop {
-            let behind = self.workers.iter_mut().filter(|w| w.clock.value() < self.end_ns).min_by_key(|w| w.clock.value());
-            let Some(worker) = behind else { break };
-            let before = worker.clock.value();
-            if worker.graph.round() == 0 {
-                worker.clock.increment(IDLE_STEP_NS.min(self.end_ns - before));
-            } else if worker.clock.value() < before + MIN_ROUND_NS {
-                worker.clock.increment(before + MIN_ROUND_NS - worker.clock.value());
+            let behind = (0..mocks.len()).filter(|&w| mocks[w].value() < self.end_ns).min_by_key(|&w| mocks[w].value());
+            let Some(w) = behind else { break };
+            let clock = &mocks[w];
+            let before = clock.value();
+            self.clocks.running.store(w, Ordering::Relaxed);
+            if self.workers[w].graph.round() == 0 {
+                clock.increment(IDLE_STEP_NS.min(self.end_ns - before));
+            } else if clock.value() < before + MIN_ROUND_NS {
+                clock.increment(before + MIN_ROUND_NS - clock.value());
             }
         }
         self.collect()
     }
 
     fn apply(&mut self, actions: &Actions) -> Result<()> {
-        self.knobs.apply(&self.model, actions)
+        let moved = if actions.moves.is_empty() { None } else { Some(self.model.with_moves(&actions.moves)?) };
+        self.knobs.apply(&self.model, actions)?;
+        if let Some(to) = moved {
+            let mut graphs: Vec<&mut WorkerGraph> = self.workers.iter_mut().map(|w| &mut w.graph).collect();
+            move_modules(&mut graphs, &self.model, &to);
+            self.model = to;
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Telemetry {
@@ -150,7 +170,8 @@ impl Backend for Simulator {
         loop {
             let held: i64 = self.workers.iter().map(|w| w.graph.in_flight()).sum();
             let mut moved = 0;
-            for worker in &mut self.workers {
+            for (w, worker) in self.workers.iter_mut().enumerate() {
+                self.clocks.running.store(w, Ordering::Relaxed);
                 moved += worker.graph.poll_inbound();
                 worker.graph.drain();
             }
