@@ -178,3 +178,17 @@ def test_experiment_dynamics_follows_the_changes(tmp_path: Path) -> None:
     loud = [r for r in rows if r["scenario"] == "load-steps" and r["controller"] == "max"]
     assert max(r["rate_mpps"] for r in loud) > 20 * min(r["rate_mpps"] for r in loud[1:]), "the offered load steps"
     assert (tmp_path / "o" / "dynamics.png").exists()
+
+
+def test_experiment_decompose_restores_the_qos_slo(tmp_path: Path) -> None:
+    out = sluice("experiment", "decompose", "--quick", "--out", "o", "--json", "x.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = {(r["controller"], r["spare_workers"]): r for r in json.loads((tmp_path / "x.json").read_text())["rows"]}
+    for c in ("null", "projgrad"):
+        alone, split = rows[(c, 0)], rows[(c, 1)]
+        assert alone["decomposed_after_period"] is None and alone["periods_over_slo_after"] == alone["periods_after"], alone
+        assert split["decomposed_after_period"] == 0 and split["moved_modules"] > 0, split
+        assert split["qos_p95_after_median_us"] < 50 < split["qos_p95_first_us"], split
+        assert alone["lossless"] and split["lossless"] and split["dropped"] == 0
+    assert rows[("null", 1)]["periods_over_slo_after"] == 0
+    assert (tmp_path / "o" / "decompose.png").exists()

@@ -182,3 +182,14 @@ def test_arrivals_beyond_the_receive_queue_are_counted_as_missed() -> None:
     assert s["missed"] > 0
     assert s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"]
     assert s["generated"] + s["missed"] == pytest.approx(50e6 * 0.06, rel=0.01), "every arrival is either generated or missed"
+
+
+def test_a_spare_worker_idles_while_no_worker_is_in_inherent_violation() -> None:
+    p = rc(4)
+    p.spare_workers = 1
+    assert Pipeline.from_spec(p.spec()).spare_workers == 1
+    r = p.run("null", periods=3, period_ms=20, backend="sim")
+    assert r.moves == {}, "three bulk branches at full batches (~12 µs) fit in the 35 µs SLO"
+    assert all(len(q["workers"]) == 2 and q["workers"][1]["busy_fraction"] == 0 for q in r.periods)
+    with pytest.raises(ValueError, match="spare_workers must be ≥ 0"):
+        Pipeline("x", spare_workers=-1)

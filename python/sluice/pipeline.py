@@ -49,12 +49,20 @@ class Pipeline:
         *,
         scheduler: str = "rtc",
         backpressure_pkts: Optional[int] = None,
+        spare_workers: int = 0,
     ) -> None:
         """`scheduler` is "rtc" (run-to-completion) or "wfq" (a queue per
         controlled module, stride-scheduled by weight; sources pause while
-        the queues hold `backpressure_pkts` packets, if given)."""
+        the queues hold `backpressure_pkts` packets, if given).
+        `spare_workers` idle until pipeline decomposition moves flows there:
+        when a flow misses its SLO on a worker whose modules at full batches
+        take longer than that SLO, the flows that do not fit move to a spare
+        while the pipeline runs."""
         if scheduler not in ("rtc", "wfq"):
             raise ValueError(f"scheduler must be 'rtc' or 'wfq', got {scheduler!r}")
+        if spare_workers < 0:
+            raise ValueError(f"spare_workers must be ≥ 0, got {spare_workers}")
+        self.spare_workers = spare_workers
         self.name = name
         self.batch_size = batch_size
         self.scheduler: dict[str, Any] = {"mode": scheduler}
@@ -75,6 +83,7 @@ class Pipeline:
         p._edges = list(spec.get("edges", []))
         p._flows = list(spec.get("flows", []))
         p._outages = list(spec.get("outages", []))
+        p.spare_workers = spec.get("spare_workers", 0)
         return p
 
     def _add(self, entry: dict[str, Any]) -> Module:
@@ -267,6 +276,7 @@ class Pipeline:
             "flows": self._flows,
             "scheduler": self.scheduler,
             "outages": self._outages,
+            "spare_workers": self.spare_workers,
         }
 
     def to_json(self) -> str:

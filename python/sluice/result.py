@@ -33,6 +33,12 @@ class RunResult:
         return periods
 
     @property
+    def moves(self) -> dict[int, dict[str, int]]:
+        """Modules pipeline decomposition moved, by the period after which
+        they moved: {period: {module: worker}}."""
+        return {p["period"]: p["moves"] for p in self.periods if p["moves"]}
+
+    @property
     def controller(self) -> str:
         """Name of the controller that ran."""
         return str(self.data["controller"])
