@@ -251,7 +251,7 @@ fn worker_loop(
                 None => std::thread::yield_now(),
             }
         };
-        graph.read_counters(w, &mut slot);
+        graph.read_counters(&mut slot);
         assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
     };
     let mut seen = signals.epoch.load(Ordering::Acquire);

@@ -25,7 +25,7 @@ use crate::buffer::FractionalBuffer;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
-use crate::nf::{count_flow_drop, NetworkFunction, NfContext, Outputs, PacketSource};
+use crate::nf::{free_dropped, NetworkFunction, NfContext, Outputs, PacketSource};
 use crate::packet::PacketId;
 use crate::pool::PacketPool;
 use crate::ring::{Consumer, Producer};
@@ -421,8 +421,7 @@ impl WorkerGraph {
             while let Some(id) = ring.pop() {
                 counters.arrived_pkts += 1;
                 counters.dropped += 1;
-                count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
-                self.pool.free(id);
+                free_dropped(&mut self.pool, &mut self.flows, id);
                 dropped += 1;
             }
         }
@@ -430,8 +429,7 @@ impl WorkerGraph {
         for v in 0..self.nodes.len() {
             while self.take_queued(v, MAX_BURST, &mut batch) {
                 for &id in batch.as_slice() {
-                    count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
-                    self.pool.free(id);
+                    free_dropped(&mut self.pool, &mut self.flows, id);
                 }
                 self.nodes[v].counters.dropped += batch.len() as u64;
                 dropped += batch.len();
@@ -480,8 +478,7 @@ impl WorkerGraph {
         if node.queued {
             self.queued_pkts += node.buffer.enqueue_from(input);
             for &id in input.as_slice() {
-                count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
-                self.pool.free(id);
+                free_dropped(&mut self.pool, &mut self.flows, id);
             }
             node.counters.dropped += input.len() as u64;
             input.clear();
@@ -565,8 +562,7 @@ impl WorkerGraph {
         let ring = &mut self.rings_out[r].1;
         for &id in node.out[g].as_slice() {
             if ring.push(id).is_err() {
-                count_flow_drop(&mut self.flows, self.pool.meta(id).flow);
-                self.pool.free(id);
+                free_dropped(&mut self.pool, &mut self.flows, id);
                 node.counters.dropped += 1;
             }
         }
@@ -584,10 +580,10 @@ impl WorkerGraph {
     }
 
     /// Writes this worker's cumulative counters into `into` at its own slots
-    /// (its modules, the flows that end on it, `workers[worker]`) and moves
+    /// (its modules, the flows that end on it, its entry in `workers`) and moves
     /// the delays recorded since the last call there. `into`'s histograms
     /// must be empty; they come back to this worker at the next call.
-    pub fn read_counters(&mut self, worker: usize, into: &mut Counters) {
+    pub fn read_counters(&mut self, into: &mut Counters) {
         into.at_ns = self.now_ns();
         for (theirs, mine) in into.flows.iter_mut().zip(&self.flows) {
             theirs.generated = 0;
@@ -610,7 +606,7 @@ impl WorkerGraph {
                 theirs.swap_delays(mine);
             }
         }
-        into.workers[worker] = self.worker;
+        into.workers[self.index] = self.worker;
         into.in_flight = self.pool.in_use();
     }
 

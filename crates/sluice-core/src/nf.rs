@@ -34,8 +34,7 @@ impl NfContext<'_> {
     /// module and for the packet's flow.
     #[inline]
     pub fn drop_packet(&mut self, id: PacketId) {
-        count_flow_drop(self.flows, self.pool.meta(id).flow);
-        self.pool.free(id);
+        free_dropped(self.pool, self.flows, id);
         *self.dropped += 1;
     }
 
@@ -100,12 +99,14 @@ impl NfContext<'_> {
     }
 }
 
-/// Counts a dropped packet of `flow` (if it has one) in `flows`.
+/// Frees a dropped packet, counting it for its flow (if it has one) in
+/// `flows`; the module that dropped it counts it itself.
 #[inline]
-pub(crate) fn count_flow_drop(flows: &mut [FlowRecorder], flow: u16) {
-    if let Some(recorder) = flows.get_mut(flow as usize) {
+pub(crate) fn free_dropped(pool: &mut PacketPool, flows: &mut [FlowRecorder], id: PacketId) {
+    if let Some(recorder) = flows.get_mut(pool.meta(id).flow as usize) {
         recorder.dropped += 1;
     }
+    pool.free(id);
 }
 
 /// Where an NF puts the packets it keeps: one batch per outgate.

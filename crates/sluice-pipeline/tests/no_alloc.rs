@@ -78,7 +78,7 @@ fn rounds_do_not_allocate(schedule: Schedule) {
     for _ in 0..2_000 {
         graph.round();
     }
-    graph.read_counters(0, &mut reading);
+    graph.read_counters(&mut reading);
     for f in &mut reading.flows {
         f.delays.reset();
     }
@@ -91,7 +91,7 @@ fn rounds_do_not_allocate(schedule: Schedule) {
             triggers[2].store(3, Ordering::Relaxed);
         }
         if i % 5_000 == 0 {
-            graph.read_counters(0, &mut reading);
+            graph.read_counters(&mut reading);
             for f in &mut reading.flows {
                 f.delays.reset();
             }

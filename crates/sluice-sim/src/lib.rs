@@ -118,7 +118,7 @@ impl Simulator {
         let start = std::time::Instant::now();
         self.meter.begin();
         for (w, worker) in self.workers.iter_mut().enumerate() {
-            worker.graph.read_counters(w, &mut worker.reading);
+            worker.graph.read_counters(&mut worker.reading);
             self.meter.merge(&mut worker.reading, &self.model, w);
         }
         let mut t = self.meter.end(&self.knobs, Some(self.end_ns));
