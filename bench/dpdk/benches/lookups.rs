@@ -40,26 +40,29 @@ fn pair<K, L, A: Clone + Default, B: Clone + Default>(
     let mut group = c.benchmark_group(name);
     group.throughput(Throughput::Elements(our_keys.len() as u64));
     for bulk in BULKS {
-        group.bench_function(BenchmarkId::new("sluice", bulk), |b| {
-            let mut out = vec![A::default(); bulk];
-            b.iter(|| {
-                for k in our_keys.chunks(bulk) {
-                    ours(k, &mut out[..k.len()]);
-                    black_box(&out);
-                }
-            })
-        });
-        group.bench_function(BenchmarkId::new("dpdk", bulk), |b| {
-            let mut out = vec![B::default(); bulk];
-            b.iter(|| {
-                for k in their_keys.chunks(bulk) {
-                    theirs(k, &mut out[..k.len()]);
-                    black_box(&out);
-                }
-            })
-        });
+        side(&mut group, "sluice", bulk, our_keys, &mut ours);
+        side(&mut group, "dpdk", bulk, their_keys, &mut theirs);
     }
     group.finish();
+}
+
+/// One side of [`pair`] at one bulk size.
+fn side<K, R: Clone + Default>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    label: &str,
+    bulk: usize,
+    keys: &[K],
+    lookup: &mut impl FnMut(&[K], &mut [R]),
+) {
+    group.bench_function(BenchmarkId::new(label, bulk), |b| {
+        let mut out = vec![R::default(); bulk];
+        b.iter(|| {
+            for k in keys.chunks(bulk) {
+                lookup(k, &mut out[..k.len()]);
+                black_box(&out);
+            }
+        })
+    });
 }
 
 fn lpm(c: &mut Criterion, rng: &mut Rng) {
