@@ -2,18 +2,32 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 if TYPE_CHECKING:
     from sluice.result import RunResult
 
 #: At most this many lines per panel; the rest are summarised by the total.
 MAX_LINES = 12
+
+
+def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
+    """matplotlib's `subplots`, drawn headless (the experiments' plots)."""
+    return plt.subplots(*args, **kwargs)
+
+
+def save(fig: Figure, path: Union[str, Path]) -> None:
+    """Lays `fig` out, writes it to `path` as a PNG and frees it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def plot_run(result: RunResult, path: str) -> None:
@@ -44,9 +58,7 @@ def plot_run(result: RunResult, path: str) -> None:
         ax.grid(alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7, ncol=3, loc="upper right")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def plot_comparison(results: Sequence[RunResult], path: str, flow: str) -> None:
@@ -70,6 +82,4 @@ def plot_comparison(results: Sequence[RunResult], path: str, flow: str) -> None:
         ax.set_xlabel("time (s)")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

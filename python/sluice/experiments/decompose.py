@@ -94,12 +94,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(report: dict[str, Any], path: Path) -> None:
     """Per controller: the worst QoS flow's p95 per period with and without a spare, and the workers' busy shares."""
-    import matplotlib
+    from sluice.plot import save, subplots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(2, len(CONTROLLERS), figsize=(6 * len(CONTROLLERS), 6), sharex=True)
+    fig, axes = subplots(2, len(CONTROLLERS), figsize=(6 * len(CONTROLLERS), 6), sharex=True)
     for col, controller in enumerate(CONTROLLERS):
         top, bottom = axes[0][col], axes[1][col]
         for t in (t for t in report["timelines"] if t["controller"] == controller):
@@ -119,6 +116,4 @@ def plot(report: dict[str, Any], path: Path) -> None:
         for ax in (top, bottom):
             ax.grid(alpha=0.3)
             ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

@@ -105,12 +105,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """One column per scenario: mean trigger, watched flow's p95 against its SLO, delivered rate."""
-    import matplotlib
+    from sluice.plot import save, subplots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(3, len(SCENARIOS), figsize=(5 * len(SCENARIOS), 8), sharex="col")
+    fig, axes = subplots(3, len(SCENARIOS), figsize=(5 * len(SCENARIOS), 8), sharex="col")
     for col, name in enumerate(SCENARIOS):
         for i, c in enumerate(CONTROLLERS):
             mine = [r for r in rows if r["scenario"] == name and r["controller"] == c]
@@ -130,6 +127,4 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
             ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=8)
     axes[1][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

@@ -92,14 +92,11 @@ def _duration(seconds: float) -> str:
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Total crossings per method and instance, with the published Table 4.1 for the 10-core instance."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from sluice.plot import save, subplots
 
     pub = {r["method"]: float(r["sum"]) for r in table("embedding_table41.csv")}
     names = list(dict.fromkeys(r["instance"] for r in rows))
-    fig, axes = plt.subplots(1, len(names), figsize=(5 * len(names), 4))
+    fig, axes = subplots(1, len(names), figsize=(5 * len(names), 4))
     for ax, name in zip(axes, names):
         mine = [r for r in rows if r["instance"] == name]
         x = range(len(mine))
@@ -111,6 +108,4 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_title(name)
         ax.grid(alpha=0.3, axis="y")
         ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

@@ -92,14 +92,11 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(report: dict[str, Any], path: Path) -> None:
     """Delivered and dropped packets per period and flow, the outage shaded."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from sluice.plot import save, subplots
 
     timeline = report["timeline"]
     t = [p["t_s"] for p in timeline]
-    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6), sharex=True)
+    fig, (top, bottom) = subplots(2, 1, figsize=(8, 6), sharex=True)
     for name, f in report["flows"].items():
         style = "-" if f["ha"] else "--"
         top.plot(t, [p["flows"][name]["delivered"] / (report["period_ms"] / 1e3) / 1e3 for p in timeline], style, drawstyle="steps-pre", label=name + (" (HA)" if f["ha"] else ""))
@@ -113,6 +110,4 @@ def plot(report: dict[str, Any], path: Path) -> None:
     bottom.set_xlabel("time (s)")
     top.legend(fontsize=7, ncol=2)
     top.set_title(f"worker {report['failed_worker']} down; HA packets lost: {report['ha_lost']}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

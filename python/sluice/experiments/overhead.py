@@ -59,13 +59,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Response time against branching, ours and published."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from sluice.plot import save, subplots
 
     pub = table("batchy_table1_overhead.csv")
-    fig, ax = plt.subplots(figsize=(6, 4))
+    fig, ax = subplots(figsize=(6, 4))
     ax.plot([r["branching"] for r in rows], [r["response_ms"] for r in rows], "o-", label="Sluice (median)")
     ax.plot([r["branching"] for r in rows], [r["p99_ms"] for r in rows], "o--", label="Sluice (p99)")
     if pub:
@@ -76,6 +73,4 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     ax.set_ylabel("controller response (ms)")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

@@ -102,12 +102,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Two contour plots of the speedup, one per plane."""
-    import matplotlib
+    from sluice.plot import save, subplots
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    fig, axes = subplots(1, 2, figsize=(11, 4.2))
     for ax, (plane, axis, label) in zip(axes, (("batchiness", "beta", "batchiness β"), ("burstiness", "burstiness", "burstiness k (pkt)"))):
         mine = [r for r in rows if r["plane"] == plane and r["speedup"] is not None]
         ns = sorted({r["branching"] for r in mine})
@@ -121,6 +118,4 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_xlabel("branching n")
         ax.set_ylabel(label)
         ax.set_title(f"speedup, branching × {plane}")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)

@@ -122,13 +122,10 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Throughput of each controller relative to Null, ours and published."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from sluice.plot import save, subplots
 
     pub = published()
-    fig, ax = plt.subplots(figsize=(max(6, 1.2 * len(rows)), 4))
+    fig, ax = subplots(figsize=(max(6, 1.2 * len(rows)), 4))
     width = 0.8 / len(CONTROLLERS)
     for i, c in enumerate(CONTROLLERS):
         xs = [j + i * width for j in range(len(rows))]
@@ -140,9 +137,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     ax.set_ylabel("throughput / Null (black: published)")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(fig, path)
 
 
 def run(out: Path, quick: bool, only: Optional[list[str]], backend: str, progress: Callable[[str], None]) -> dict[str, Any]:
