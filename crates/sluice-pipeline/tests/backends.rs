@@ -6,12 +6,6 @@ use sluice_control::{drive, Max, Null, RunPlan};
 use sluice_core::Backend;
 use sluice_pipeline::Pipeline;
 
-/// Engines pin their workers to the same cores: tests that start one take turns.
-fn one_engine_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static ENGINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ENGINE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn pipeline(n: usize) -> Pipeline {
     Pipeline::from_json(&common::rc(n).to_string()).unwrap()
 }
@@ -22,7 +16,7 @@ fn plan(periods: usize) -> RunPlan {
 
 #[test]
 fn engine_accounts_for_every_packet_and_drains_on_stop() {
-    let _engine = one_engine_at_a_time();
+    let _engine = common::one_engine_at_a_time();
     let p = pipeline(4);
     let mut engine = p.engine(true).unwrap();
     let report = drive(&mut engine, &mut Max, &plan(3), &mut |_| {}).unwrap();
@@ -77,7 +71,7 @@ fn simulator_follows_the_cost_model() {
 
 #[test]
 fn max_fills_batches_and_null_passes_them_through_on_both_backends() {
-    let _engine = one_engine_at_a_time();
+    let _engine = common::one_engine_at_a_time();
     let p = pipeline(4);
     let mut sim = p.simulator().unwrap();
     let mut engine = p.engine(true).unwrap();
@@ -116,7 +110,7 @@ fn bad_descriptions_are_refused_with_the_culprit_named() {
 
 #[test]
 fn one_millisecond_control_periods_work() {
-    let _engine = one_engine_at_a_time();
+    let _engine = common::one_engine_at_a_time();
     let p = pipeline(4);
     let mut engine = p.engine(true).unwrap();
     let plan = RunPlan { periods: 50, warmup_periods: 0, period_ns: 1_000_000, ..RunPlan::default() };
@@ -131,7 +125,7 @@ fn one_millisecond_control_periods_work() {
 
 #[test]
 fn modules_on_two_workers_exchange_packets_over_rings() {
-    let _engine = one_engine_at_a_time();
+    let _engine = common::one_engine_at_a_time();
     // RC(4) with the bulk branches on worker 1: the split on worker 0 feeds them through rings.
     let mut spec = common::rc(4);
     for m in spec["modules"].as_array_mut().unwrap() {
@@ -210,7 +204,7 @@ fn outage_pipeline() -> Pipeline {
 
 #[test]
 fn a_worker_that_is_down_drops_and_counts_what_reaches_it_and_only_then() {
-    let _engine = one_engine_at_a_time();
+    let _engine = common::one_engine_at_a_time();
     let p = outage_pipeline();
     let plan = p.plan(7, 1, 20_000_000, Default::default());
     let mut sim = p.simulator().unwrap();

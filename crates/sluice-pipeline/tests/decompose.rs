@@ -8,12 +8,6 @@ use sluice_control::{drive, Controller, Max, Null, RunPlan, RunReport};
 use sluice_core::{Actions, Backend, Model, ModuleId, Telemetry};
 use sluice_pipeline::Pipeline;
 
-/// Engines pin their workers to the same cores: tests that start one take turns.
-fn one_engine_at_a_time() -> std::sync::MutexGuard<'static, ()> {
-    static ENGINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    ENGINE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 fn plan(periods: usize) -> RunPlan {
     RunPlan { periods, warmup_periods: 0, period_ns: 20_000_000, ..RunPlan::default() }
 }
@@ -88,7 +82,7 @@ fn modules_move_to_a_spare_worker_mid_run_on_the_simulator_without_loss() {
 
 #[test]
 fn modules_move_to_a_spare_worker_mid_run_on_the_engine_without_loss() {
-    let _engine = one_engine_at_a_time();
+    let _engine = common::one_engine_at_a_time();
     let mut engine = rc4_with_a_spare().engine(true).unwrap();
     let r = run_with_a_move(&mut engine);
     check_move(&r);

@@ -21,3 +21,11 @@ pub fn rc(n: usize) -> Value {
     }
     json!({"name": format!("rc({n})"), "batch_size": 32, "modules": modules, "edges": edges, "flows": flows})
 }
+
+/// Engines pin their workers to the same cores: tests that start one take
+/// turns (within one test binary; not every binary starts engines).
+#[allow(dead_code)]
+pub fn one_engine_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static ENGINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    ENGINE.lock().unwrap_or_else(|e| e.into_inner())
+}
