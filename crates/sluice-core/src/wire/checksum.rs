@@ -1,37 +1,43 @@
 //! The Internet checksum (RFC 1071) and its incremental update (RFC 1624).
 
-/// One's-complement sum of `bytes` as big-endian 16-bit words, folded, not inverted.
+/// One's-complement sum of `bytes` as big-endian 16-bit words (an odd last
+/// byte padded with zero), folded, not inverted.
+///
+/// Adds native-endian 32-bit words into 64 bits and folds once at the end:
+/// the one's-complement sum does not depend on byte order up to a final
+/// swap (RFC 1071 §2(B)), and 2³² words cannot overflow the accumulator.
 #[inline]
 pub fn sum(bytes: &[u8]) -> u16 {
-    let mut acc: u32 = 0;
-    let mut chunks = bytes.chunks_exact(2);
-    for w in &mut chunks {
-        acc += u16::from_be_bytes([w[0], w[1]]) as u32;
+    let mut acc: u64 = 0;
+    let mut words = bytes.chunks_exact(4);
+    for w in &mut words {
+        acc += u32::from_ne_bytes([w[0], w[1], w[2], w[3]]) as u64;
     }
-    if let [last] = chunks.remainder() {
-        acc += (*last as u32) << 8;
-    }
-    fold(acc)
+    let mut tail = [0u8; 4];
+    tail[..words.remainder().len()].copy_from_slice(words.remainder());
+    acc += u32::from_ne_bytes(tail) as u64;
+    u16::from_be(fold(acc))
 }
 
+/// Folds a sum of 16-bit words to 16 bits with end-around carries.
 #[inline]
-fn fold(mut acc: u32) -> u16 {
+fn fold(mut acc: u64) -> u16 {
     while acc > 0xffff {
         acc = (acc & 0xffff) + (acc >> 16);
     }
     acc as u16
 }
 
-/// The checksum field value for `bytes` whose checksum field is zero.
+/// `sum` with one of its 16-bit words taken out (one's-complement subtraction).
 #[inline]
-pub fn compute(bytes: &[u8]) -> u16 {
-    !sum(bytes)
+pub fn without(sum: u16, word: u16) -> u16 {
+    fold(sum as u64 + !word as u64)
 }
 
 /// RFC 1624 eqn. 3: the new checksum after a 16-bit word changed from `old` to `new`.
 #[inline]
 pub fn update(checksum: u16, old: u16, new: u16) -> u16 {
-    !fold(!checksum as u32 + !old as u32 + new as u32)
+    !fold(!checksum as u64 + !old as u64 + new as u64)
 }
 
 /// [`update`] for a 32-bit field (two words), e.g. an IPv4 address.
@@ -50,8 +56,33 @@ mod tests {
         // RFC 1071 §3 example words: 0001 f203 f4f5 f6f7 sum to ddf2.
         assert_eq!(sum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]), 0xddf2);
         let mut data = [0x45u8, 0, 0, 0x54, 0x12, 0x34, 0, 0, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 20, 0, 1, 1];
-        let c = compute(&data);
+        let c = !sum(&data);
         data[8] = 0x3f;
-        assert_eq!(update(c, 0x4011, 0x3f11), compute(&data));
+        assert_eq!(update(c, 0x4011, 0x3f11), !sum(&data));
+        assert_eq!(without(sum(&data), 0x3f11), sum(&[&data[..8], &data[10..]].concat()));
+    }
+
+    /// RFC 1071 word by word, as the RFC writes it.
+    fn by_words(bytes: &[u8]) -> u16 {
+        let mut acc: u32 = 0;
+        for w in bytes.chunks(2) {
+            acc += (w[0] as u32) << 8 | w.get(1).copied().unwrap_or(0) as u32;
+            acc = (acc & 0xffff) + (acc >> 16);
+        }
+        acc as u16
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_sums_agree_with_rfc1071(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            proptest::prop_assert_eq!(sum(&bytes), by_words(&bytes));
+        }
+    }
+
+    #[test]
+    fn all_ones_and_all_zeros() {
+        assert_eq!(sum(&[0xff; 20]), 0xffff);
+        assert_eq!(sum(&[0; 20]), 0);
+        assert_eq!(sum(&[0xff]), 0xff00);
     }
 }

@@ -122,12 +122,14 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         self.set_checksum(c);
     }
 
-    /// Recomputes the header checksum from scratch.
+    /// Recomputes the header checksum from scratch. Sums the header with
+    /// the old checksum in place and takes it out after: zeroing the field
+    /// first would make the loads wait for that store (no forwarding from a
+    /// narrower store), half this function's time.
     pub fn fill_checksum(&mut self) {
-        self.set_checksum(0);
         let len = self.header_len();
-        let c = checksum::compute(&self.b()[..len]);
-        self.set_checksum(c);
+        let c = checksum::without(checksum::sum(&self.b()[..len]), self.checksum());
+        self.set_checksum(!c);
     }
 
     /// Bytes after the header, mutable.
@@ -152,5 +154,25 @@ pub fn mask(len: u8) -> u32 {
         0
     } else {
         u32::MAX << (32 - len as u32)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    proptest::proptest! {
+        /// Whatever the old checksum field held, the filled one is the
+        /// RFC 1071 checksum of the header with that field zero.
+        #[test]
+        fn fill_checksum_ignores_the_old_field(mut bytes in proptest::array::uniform20(proptest::num::u8::ANY)) {
+            bytes[VER_IHL] = 0x45;
+            let mut zeroed = bytes;
+            zeroed[CHECKSUM..CHECKSUM + 2].fill(0);
+            let mut header = Header::new_checked(&mut bytes[..]).expect("a 20-byte header");
+            header.fill_checksum();
+            proptest::prop_assert!(header.checksum_ok());
+            proptest::prop_assert_eq!(header.checksum(), !checksum::sum(&zeroed));
+        }
     }
 }
