@@ -7,8 +7,9 @@ use sluice_core::ModuleId;
 use crate::view::{View, FULL_SHARE};
 
 /// Removes buffers that cannot help: input batches already ≥ 0.7·B, a
-/// trigger no larger than the input batch, or runs so rare (1/x) that they
-/// alone exceed the SLO of a flow through the module.
+/// trigger no larger than the input batch, or runs so rare (1/x, the share
+/// of it the SLO statistic sees) that they alone exceed the SLO of a flow
+/// through the module.
 pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
     for v in view.live() {
         if trigger[v] == 0 {
@@ -17,7 +18,7 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
         let full = view.b_in[v] >= FULL_SHARE * view.batch;
         let useless = trigger[v] as f64 <= view.b_in[v];
         let too_slow = view.x[v] > 0.0
-            && view.flows_through[v].iter().filter_map(|&f| view.slo[f]).any(|slo| 1.0 / view.x[v] > slo);
+            && view.flows_through[v].iter().filter_map(|&f| view.slo[f]).any(|slo| view.wait_share / view.x[v] > slo);
         if full || useless || too_slow {
             trigger[v] = 0;
         }
@@ -62,16 +63,22 @@ pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
 
 /// Inserts a buffer at `target(v)` packets in front of every unbuffered,
 /// unfrozen controlled module whose flows all have the budget for the delay
-/// it adds below their growth target, most CPU saved first; each insertion
-/// spends its flows' budget.
+/// it adds below their growth target, most CPU saved first (counting the
+/// modules down the chain it feeds); each insertion spends its flows'
+/// budget. A module fed whole by a buffered one (directly or down a chain)
+/// gets no buffer: it already receives that buffer's batches, and one of
+/// its own would only add a wait.
 pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &[bool], target: impl Fn(ModuleId) -> f64) {
     let mut budget: Vec<Option<f64>> = (0..view.model.flows.len())
         .map(|f| Some(view.growth_target(f, delta)? - view.delay[f].unwrap_or(0.0)))
         .collect();
     let mut candidates: Vec<ModuleId> =
         view.live().filter(|&v| !frozen[v] && trigger[v] == 0 && view.b_in[v] < FULL_SHARE * view.batch).collect();
-    candidates.sort_by(|&a, &b| view.dl_db(a, view.b_in[a]).total_cmp(&view.dl_db(b, view.b_in[b])));
+    candidates.sort_by(|&a, &b| view.chain_dl_db(a).total_cmp(&view.chain_dl_db(b)));
     for v in candidates {
+        if view.fed_by_buffer(v, trigger) {
+            continue;
+        }
         let b = target(v).clamp(1.0, view.batch);
         if b <= view.b_in[v] {
             continue;

@@ -41,6 +41,17 @@ impl SloStatistic {
         })
     }
 
+    /// Share of a buffer's fill time (b/r) that this statistic of its wait
+    /// sees. Packets arrive spread over the fill, so the mean and the median
+    /// wait half of it; the tail statistics are priced at all of it, as in
+    /// Batchy's model.
+    pub fn wait_share(self) -> f64 {
+        match self {
+            Self::P50 | Self::Mean => 0.5,
+            Self::P95 | Self::P99 | Self::Max => 1.0,
+        }
+    }
+
     /// The statistic of one flow's period telemetry (ns).
     pub fn of(self, f: &sluice_core::FlowTelemetry) -> u64 {
         match self {

@@ -42,6 +42,11 @@ pub(crate) struct View<'a> {
     pub slo: Vec<Option<f64>>,
     /// Flows through each module.
     pub flows_through: Vec<Vec<FlowId>>,
+    /// Share of a buffer's fill time the SLO statistic sees (see [`SloStatistic::wait_share`]).
+    pub wait_share: f64,
+    /// The module whose every run each module receives whole: its only
+    /// upstream, when that has a single outgate.
+    pub feeder: Vec<Option<ModuleId>>,
 }
 
 impl<'a> View<'a> {
@@ -51,6 +56,14 @@ impl<'a> View<'a> {
             for &v in &flow.path {
                 flows_through[v].push(f);
             }
+        }
+        let mut upstreams = vec![0usize; model.modules.len()];
+        for e in &model.edges {
+            upstreams[e.to] += 1;
+        }
+        let mut feeder = vec![None; model.modules.len()];
+        for e in model.edges.iter().filter(|e| upstreams[e.to] == 1 && model.next[e.from].len() == 1) {
+            feeder[e.to] = Some(e.from);
         }
         Self {
             model,
@@ -66,6 +79,8 @@ impl<'a> View<'a> {
                 .collect(),
             slo: model.flows.iter().map(|f| f.slo_ns.map(|ns| ns as f64 * 1e-9)).collect(),
             flows_through,
+            feeder,
+            wait_share: params.statistic.wait_share(),
         }
     }
 
@@ -74,16 +89,47 @@ impl<'a> View<'a> {
         (0..self.model.modules.len()).filter(|&v| self.model.modules[v].controlled && self.r[v] > 0.0)
     }
 
-    /// ∂t_f/∂b_v for a flow through v: 1/r_v + T1_v (s per packet of trigger).
+    /// ∂t_f/∂b_v for a flow through v: 1/r_v + T1_v (s per packet of
+    /// trigger), the wait scaled by the share the SLO statistic sees.
     pub fn dt_db(&self, v: ModuleId) -> f64 {
         let t1 = self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9);
-        1.0 / self.r[v] + t1
+        self.wait_share / self.r[v] + t1
     }
 
     /// ∂l/∂b_v = −x_v·T0_v/b_v: CPU share saved per packet of trigger (1/pkt).
     pub fn dl_db(&self, v: ModuleId, b: f64) -> f64 {
         let t0 = self.model.modules[v].profile.map_or(0.0, |p| p.t0_ns * 1e-9);
         -self.x[v] * t0 / b
+    }
+
+    /// ∂l/∂b of a buffer at v at the input batch sizes: v's own, plus that
+    /// of every module down the chain v feeds (see `feeder`), which gets
+    /// v's batches as they are (1/pkt, ≤ 0).
+    pub fn chain_dl_db(&self, v: ModuleId) -> f64 {
+        let mut sum = 0.0;
+        let mut w = v;
+        loop {
+            if self.model.modules[w].controlled && self.r[w] > 0.0 {
+                sum += self.dl_db(w, self.b_in[w].max(1.0));
+            }
+            match self.model.next[w].as_slice() {
+                [next] if self.feeder[*next] == Some(w) => w = *next,
+                _ => return sum,
+            }
+        }
+    }
+
+    /// Whether v receives the runs of a module buffered under `trigger`
+    /// whole, directly or down a chain of modules (see `feeder`).
+    pub fn fed_by_buffer(&self, v: ModuleId, trigger: &[u32]) -> bool {
+        let mut up = self.feeder[v];
+        while let Some(u) = up {
+            if trigger[u] > 0 {
+                return true;
+            }
+            up = self.feeder[u];
+        }
+        false
     }
 
     /// SLO minus measured delay of flow `f` (s); `None` without an SLO.
@@ -107,8 +153,8 @@ impl<'a> View<'a> {
 
     /// Extra delay a trigger of `b` adds at module v over its current input
     /// batches (s): packets arrive b_in at a time, so the first of a run
-    /// waits for ⌈b/b_in⌉ − 1 more arrivals, b_in/r apart, and each packet
-    /// more costs T1. (The linear b/r of the gradient step would price a
+    /// waits for ⌈b/b_in⌉ − 1 more arrivals, b_in/r apart (the statistic
+    /// sees `wait_share` of that), and each packet more costs T1. (The linear b/r of the gradient step would price a
     /// trigger just above b_in at one packet's interval where it costs a
     /// whole arrival's.)
     pub fn added_delay(&self, v: ModuleId, b: f64) -> f64 {
@@ -117,6 +163,6 @@ impl<'a> View<'a> {
             return 0.0;
         }
         let t1 = self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9);
-        ((b / b_in).ceil() - 1.0) * b_in / self.r[v] + (b - b_in) * t1
+        self.wait_share * ((b / b_in).ceil() - 1.0) * b_in / self.r[v] + (b - b_in) * t1
     }
 }

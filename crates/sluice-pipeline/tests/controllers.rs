@@ -94,3 +94,44 @@ fn wfq_opt_meets_the_robot_control_slo_with_weights_from_the_model() {
     let weights_differ = r.periods.last().unwrap().telemetry.modules.iter().map(|m| m.trigger).collect::<std::collections::BTreeSet<_>>().len() > 1;
     assert!(weights_differ, "the robot-control module runs with a smaller batch than the bulk ones");
 }
+
+/// A random split into 4 branches, each a chain of three Bypass(1000, 10)
+/// modules (SLO 500 µs per flow).
+fn chains() -> serde_json::Value {
+    let mut modules = vec![
+        serde_json::json!({"name": "src", "source": {"synthetic": {"streams": [{}]}}}),
+        serde_json::json!({"name": "split", "nf": {"type": "random_split", "weights": [1.0, 1.0, 1.0, 1.0], "seed": 1}}),
+    ];
+    let (mut edges, mut flows) = (vec![serde_json::json!({"from": "src", "to": "split"})], vec![]);
+    for i in 0..4 {
+        let chain: Vec<String> = (0..3).map(|k| format!("b{i}_{k}")).chain([format!("out{i}")]).collect();
+        for name in &chain[..3] {
+            modules.push(serde_json::json!({"name": name, "nf": {"type": "bypass", "cycles_per_batch": 1000, "cycles_per_packet": 10}}));
+        }
+        modules.push(serde_json::json!({"name": chain[3], "sink": {}}));
+        edges.push(serde_json::json!({"from": "split", "outgate": i, "to": chain[0]}));
+        for w in chain.windows(2) {
+            edges.push(serde_json::json!({"from": w[0], "to": w[1]}));
+        }
+        let path: Vec<&str> = ["src", "split"].into_iter().chain(chain.iter().map(String::as_str)).collect();
+        flows.push(serde_json::json!({"name": format!("f{i}"), "path": path, "slo_us": 500.0}));
+    }
+    serde_json::json!({"name": "chains", "batch_size": 32, "modules": modules, "edges": edges, "flows": flows})
+}
+
+#[test]
+fn projgrad_buffers_the_head_of_a_chain_only() {
+    let spec = chains();
+    let model = Pipeline::from_json(&spec.to_string()).unwrap().model().clone();
+    let r = run(&spec, "projgrad", &plan(10));
+    let id = |i: usize, k: usize| model.modules.iter().position(|m| m.name == format!("b{i}_{k}")).unwrap();
+    for (n, p) in r.periods.iter().enumerate() {
+        let t = triggers(p);
+        for i in 0..4 {
+            assert_eq!((t[id(i, 1)], t[id(i, 2)]), (0, 0), "period {n}: branch {i}'s later modules get the head's batches as they are");
+        }
+    }
+    let last = triggers(r.periods.last().unwrap());
+    assert!((0..4).all(|i| last[id(i, 0)] > 1), "every branch's head is buffered: {last:?}");
+    assert_eq!(violations(&r, 1), Vec::<usize>::new());
+}
