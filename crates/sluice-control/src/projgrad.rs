@@ -22,12 +22,57 @@ const INSERT_MARGIN: f64 = 1.0;
 pub struct ProjGrad {
     params: ControlParams,
     cooldown: Cooldown,
+    noise: Noise,
 }
 
 impl ProjGrad {
     /// A projected-gradient controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self { params, cooldown: Cooldown::default() }
+        Self { params, cooldown: Cooldown::default(), noise: Noise::default() }
+    }
+}
+
+/// Weight of the newest period in the noise estimate.
+const NOISE_WEIGHT: f64 = 0.3;
+
+/// Per flow, how far measured delays overshoot the model's predictions:
+/// an exponentially weighted mean of the squared overshoot, as a share of
+/// the SLO. On a quiet machine it stays near 0; where the machine takes the
+/// core away now and then, it keeps growth that much further below the SLO.
+#[derive(Default)]
+struct Noise {
+    /// Delay the model predicted for this period, per flow (s).
+    predicted: Vec<Option<f64>>,
+    /// Mean squared overshoot, per flow (share of the SLO, squared).
+    variance: Vec<f64>,
+}
+
+impl Noise {
+    /// Folds this period's misses in; returns the standard deviations.
+    fn update(&mut self, view: &View<'_>) -> Vec<f64> {
+        let n = view.model.flows.len();
+        self.predicted.resize(n, None);
+        self.variance.resize(n, 0.0);
+        for f in 0..n {
+            if let (Some(p), Some(t), Some(slo)) = (self.predicted[f], view.delay[f], view.slo[f]) {
+                // Only delays over the prediction put an SLO at risk.
+                let miss = (t - p).max(0.0) / slo;
+                self.variance[f] = (1.0 - NOISE_WEIGHT) * self.variance[f] + NOISE_WEIGHT * miss * miss;
+            }
+        }
+        self.variance.iter().map(|v| v.sqrt()).collect()
+    }
+
+    /// Records what the model expects of each flow's delay under `trigger`.
+    fn predict(&mut self, view: &View<'_>, trigger: &[u32]) {
+        for (f, p) in self.predicted.iter_mut().enumerate() {
+            *p = view.delay[f].map(|t| {
+                t + (0..trigger.len())
+                    .filter(|&v| trigger[v] != view.trigger[v] && view.r[v] > 0.0)
+                    .map(|v| view.dt_f_db(f, v) * (view.run_batch(v, trigger[v]) - view.run_batch(v, view.trigger[v])))
+                    .sum::<f64>()
+            });
+        }
     }
 }
 
@@ -37,7 +82,8 @@ impl Controller for ProjGrad {
     }
 
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
-        let view = View::new(model, telemetry, &self.params);
+        let mut view = View::new(model, telemetry, &self.params);
+        view.noise = self.noise.update(&view);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
         let mut frozen = recover(&view, &mut trigger);
@@ -48,6 +94,7 @@ impl Controller for ProjGrad {
         }
         insert(&view, self.params.delta, &mut trigger, &frozen, |v| view.b_in[v].ceil() + INSERT_MARGIN);
         gradient_step(&view, &self.params, &variables, &mut trigger);
+        self.noise.predict(&view, &trigger);
         changes(&view.trigger, &trigger)
     }
 }
@@ -102,8 +149,7 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
         let slope: f64 = vars
             .iter()
             .zip(direction.iter())
-            .filter(|(v, _)| view.flows_through[**v].contains(&f))
-            .map(|(&v, &dv)| view.dt_db(v) * dv)
+            .map(|(&v, &dv)| view.dt_f_db(f, v) * dv)
             .sum();
         if slope > 0.0 {
             // Aim below the active band, not at D_f itself: measured delays scatter.
@@ -120,17 +166,17 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
         trigger[v] = (trigger[v] as f64 + step * dv).ceil().clamp(1.0, view.batch) as u32;
     }
     // Rounding up may carry a flow past its growth target: take back one
-    // packet at a time from the steepest raised module on its path.
+    // packet at a time from the raised module that delays it most.
     for &f in &flows {
         let target = view.growth_target(f, params.delta).expect("flows with SLOs");
         let Some(now) = view.delay[f] else { continue };
-        let on_path: Vec<usize> = (0..vars.len()).filter(|&i| view.flows_through[vars[i]].contains(&f)).collect();
-        let predicted = |trigger: &[u32]| {
-            now + on_path.iter().map(|&i| view.dt_db(vars[i]) * (trigger[vars[i]] as f64 - old[i])).sum::<f64>()
-        };
+        let slope: Vec<f64> = vars.iter().map(|&v| view.dt_f_db(f, v)).collect();
+        let on_path: Vec<usize> = (0..vars.len()).filter(|&i| slope[i] > 0.0).collect();
+        let predicted =
+            |trigger: &[u32]| now + on_path.iter().map(|&i| slope[i] * (trigger[vars[i]] as f64 - old[i])).sum::<f64>();
         while predicted(trigger) > target.max(now) {
             let raised = on_path.iter().copied().filter(|&i| trigger[vars[i]] as f64 > old[i]);
-            let Some(i) = raised.max_by(|&a, &b| view.dt_db(vars[a]).total_cmp(&view.dt_db(vars[b]))) else { break };
+            let Some(i) = raised.max_by(|&a, &b| slope[a].total_cmp(&slope[b])) else { break };
             trigger[vars[i]] -= 1;
         }
     }
@@ -142,9 +188,7 @@ fn constraint_rows(view: &View<'_>, active: &[FlowId], vars: &[ModuleId]) -> DMa
     let mut m = DMatrix::zeros(active.len(), vars.len());
     for (i, &f) in active.iter().enumerate() {
         for (j, &v) in vars.iter().enumerate() {
-            if view.flows_through[v].contains(&f) {
-                m[(i, j)] = view.dt_db(v);
-            }
+            m[(i, j)] = view.dt_f_db(f, v);
         }
         let norm = m.row(i).norm();
         if norm > 0.0 {

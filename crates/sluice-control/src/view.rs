@@ -42,6 +42,12 @@ pub(crate) struct View<'a> {
     pub slo: Vec<Option<f64>>,
     /// Flows through each module.
     pub flows_through: Vec<Vec<FlowId>>,
+    /// Per flow, per worker: whether the flow's path runs on that worker.
+    pub on_worker: Vec<Vec<bool>>,
+    /// Per flow, how far its measured delay strays from the model's
+    /// prediction, as a share of its SLO (standard deviation; 0 unless the
+    /// controller tracks it).
+    pub noise: Vec<f64>,
     /// Share of a buffer's fill time the SLO statistic sees (see [`SloStatistic::wait_share`]).
     pub wait_share: f64,
     /// The module whose every run each module receives whole: its only
@@ -60,6 +66,12 @@ impl<'a> View<'a> {
         let mut upstreams = vec![0usize; model.modules.len()];
         for e in &model.edges {
             upstreams[e.to] += 1;
+        }
+        let mut on_worker = vec![vec![false; model.n_workers]; model.flows.len()];
+        for (f, flow) in model.flows.iter().enumerate() {
+            for &v in &flow.path {
+                on_worker[f][model.worker_of[v]] = true;
+            }
         }
         let mut feeder = vec![None; model.modules.len()];
         for e in model.edges.iter().filter(|e| upstreams[e.to] == 1 && model.next[e.from].len() == 1) {
@@ -80,6 +92,8 @@ impl<'a> View<'a> {
             slo: model.flows.iter().map(|f| f.slo_ns.map(|ns| ns as f64 * 1e-9)).collect(),
             flows_through,
             feeder,
+            on_worker,
+            noise: vec![0.0; model.flows.len()],
             wait_share: params.statistic.wait_share(),
         }
     }
@@ -102,20 +116,36 @@ impl<'a> View<'a> {
         -self.x[v] * t0 / b
     }
 
+    /// v and the modules down the chain it feeds whole (see `feeder`).
+    pub fn chain(&self, v: ModuleId) -> impl Iterator<Item = ModuleId> + '_ {
+        std::iter::successors(Some(v), |&w| match self.model.next[w].as_slice() {
+            [next] if self.feeder[*next] == Some(w) => Some(*next),
+            _ => None,
+        })
+    }
+
     /// ∂l/∂b of a buffer at v at the input batch sizes: v's own, plus that
-    /// of every module down the chain v feeds (see `feeder`), which gets
-    /// v's batches as they are (1/pkt, ≤ 0).
+    /// of every module down the chain v feeds, which gets v's batches as
+    /// they are (1/pkt, ≤ 0).
     pub fn chain_dl_db(&self, v: ModuleId) -> f64 {
-        let mut sum = 0.0;
-        let mut w = v;
-        loop {
-            if self.model.modules[w].controlled && self.r[w] > 0.0 {
-                sum += self.dl_db(w, self.b_in[w].max(1.0));
-            }
-            match self.model.next[w].as_slice() {
-                [next] if self.feeder[*next] == Some(w) => w = *next,
-                _ => return sum,
-            }
+        self.chain(v)
+            .filter(|&w| self.model.modules[w].controlled && self.r[w] > 0.0)
+            .map(|w| self.dl_db(w, self.b_in[w].max(1.0)))
+            .sum()
+    }
+
+    /// ∂t_f/∂b_v (s per packet of trigger): [`Self::dt_db`] on f's path;
+    /// off it, on a worker f's packets pass through, the per-packet cost of
+    /// the chain v feeds — a run one packet longer there holds up every
+    /// packet waiting behind it in the round (with interleaved sources the
+    /// same packets each time); 0 elsewhere.
+    pub fn dt_f_db(&self, f: FlowId, v: ModuleId) -> f64 {
+        if self.flows_through[v].contains(&f) {
+            self.dt_db(v)
+        } else if self.on_worker[f][self.model.worker_of[v]] {
+            self.chain(v).map(|w| self.model.modules[w].profile.map_or(0.0, |p| p.t1_ns * 1e-9)).sum()
+        } else {
+            0.0
         }
     }
 
@@ -138,12 +168,20 @@ impl<'a> View<'a> {
         Some(slo - self.delay[f].unwrap_or(0.0))
     }
 
-    /// The delay up to which flow `f`'s buffers may grow (s): (1 − 2δ)·SLO.
-    /// The active band starts at (1 − δ)·SLO; growth stops a further δ
-    /// short because a measured p95 grows faster than the linear model
-    /// near the SLO, and an overshoot of a few percent would be a violation.
+    /// The delay up to which flow `f`'s buffers may grow (s):
+    /// (1 − 2δ − 2·noise)·SLO. The active band starts at (1 − δ)·SLO;
+    /// growth stops a further δ short because a measured p95 grows faster
+    /// than the linear model near the SLO, and two standard deviations of
+    /// the flow's measurement noise shorter still, so that an unlucky
+    /// period does not land over the SLO.
     pub fn growth_target(&self, f: FlowId, delta: f64) -> Option<f64> {
-        Some((1.0 - 2.0 * delta) * self.slo[f]?)
+        Some((1.0 - 2.0 * delta - 2.0 * self.noise[f]).max(0.0) * self.slo[f]?)
+    }
+
+    /// The batch module v's NF runs on under `trigger` (pkt): its input
+    /// batches unbuffered, at least its trigger buffered.
+    pub fn run_batch(&self, v: ModuleId, trigger: u32) -> f64 {
+        self.b_in[v].max(trigger as f64)
     }
 
     /// How far flow `f` is over its SLO (s), if it is.
