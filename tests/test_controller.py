@@ -80,3 +80,32 @@ def test_projgrad_reaches_a_kkt_point_on_l2l3_16_within_10_periods(tmp_path: Pat
     assert settled <= 10, f"triggers first held still from period {settled}"
     assert not any(p["violated"] for p in r.periods[settled:]), "no SLO violated once settled"
     assert r.periods[-1]["mean_batch"] > 2 * r.periods[0]["mean_batch"], "buffers are in use"
+
+
+#: NF costs (T0 ns, T1 ns/pkt) of GW's NFs as `sluice profile` measured them
+#: on the development machine after the checksum change (README).
+GW_COSTS = {"type_check": (21.5, 1.99), "exact_match": (26.5, 8.24), "lpm": (28.7, 7.44), "acl": (13.7, 5.82),
+            "static_nat": (9.3, 10.69), "ttl_decrement": (26.8, 4.96), "mac_rewrite": (19.3, 1.25),
+            "ip_checksum": (31.8, 5.94)}
+
+
+def test_projgrad_keeps_every_gw_16_flow_inside_its_mean_delay_slo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The static experiment's setting on the simulator: each flow's SLO at
+    80% of its own mean delay under Max, bounding the mean. The first flow
+    of the walk has the tightest SLO, and the other branches' runs hold its
+    packets up: growing those must not push it over."""
+    import json
+    import statistics
+
+    from sluice.pipelines import gw
+
+    profile = {"nfs": {k: {"t0_ns": t0, "t1_ns": t1} for k, (t0, t1) in GW_COSTS.items()}}
+    (tmp_path / "profile.json").write_text(json.dumps(profile))
+    monkeypatch.setenv("SLUICE_PROFILE", str(tmp_path / "profile.json"))
+    p = gw(16)
+    under_max = p.run("max", periods=4, period_ms=100, backend="sim")
+    for f in p.flows():
+        p.set_slo(f, 0.8 * statistics.mean(q["flows"][f]["mean_us"] for q in under_max.periods[1:]))
+    r = p.run("projgrad", periods=12, period_ms=100, backend="sim", warmup_periods=0, slo_statistic="mean")
+    assert [i for i, q in enumerate(r.periods) if q["violated"]] == []
+    assert r.periods[-1]["rate_pps"] > 1.5 * r.periods[0]["rate_pps"], "buffers pay"
