@@ -48,7 +48,7 @@ struct Noise {
 }
 
 impl Noise {
-    /// Folds this period's misses in; returns the standard deviations.
+    /// Folds this period's overshoots in; returns their root mean squares.
     fn update(&mut self, view: &View<'_>) -> Vec<f64> {
         let n = view.model.flows.len();
         self.predicted.resize(n, None);

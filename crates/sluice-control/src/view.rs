@@ -44,8 +44,8 @@ pub(crate) struct View<'a> {
     pub flows_through: Vec<Vec<FlowId>>,
     /// Per flow, per worker: whether the flow's path runs on that worker.
     pub on_worker: Vec<Vec<bool>>,
-    /// Per flow, how far its measured delay strays from the model's
-    /// prediction, as a share of its SLO (standard deviation; 0 unless the
+    /// Per flow, how far its measured delay overshoots the model's
+    /// prediction, as a share of its SLO (root mean square; 0 unless the
     /// controller tracks it).
     pub noise: Vec<f64>,
     /// Share of a buffer's fill time the SLO statistic sees (see [`SloStatistic::wait_share`]).
@@ -106,8 +106,12 @@ impl<'a> View<'a> {
     /// ∂t_f/∂b_v for a flow through v: 1/r_v + T1_v (s per packet of
     /// trigger), the wait scaled by the share the SLO statistic sees.
     pub fn dt_db(&self, v: ModuleId) -> f64 {
-        let t1 = self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9);
-        self.wait_share / self.r[v] + t1
+        self.wait_share / self.r[v] + self.t1(v)
+    }
+
+    /// T1_v (s per packet); 0 for a module without a cost model.
+    fn t1(&self, v: ModuleId) -> f64 {
+        self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9)
     }
 
     /// ∂l/∂b_v = −x_v·T0_v/b_v: CPU share saved per packet of trigger (1/pkt).
@@ -143,7 +147,7 @@ impl<'a> View<'a> {
         if self.flows_through[v].contains(&f) {
             self.dt_db(v)
         } else if self.on_worker[f][self.model.worker_of[v]] {
-            self.chain(v).map(|w| self.model.modules[w].profile.map_or(0.0, |p| p.t1_ns * 1e-9)).sum()
+            self.chain(v).map(|w| self.t1(w)).sum()
         } else {
             0.0
         }
@@ -192,15 +196,14 @@ impl<'a> View<'a> {
     /// Extra delay a trigger of `b` adds at module v over its current input
     /// batches (s): packets arrive b_in at a time, so the first of a run
     /// waits for ⌈b/b_in⌉ − 1 more arrivals, b_in/r apart (the statistic
-    /// sees `wait_share` of that), and each packet more costs T1. (The linear b/r of the gradient step would price a
-    /// trigger just above b_in at one packet's interval where it costs a
-    /// whole arrival's.)
+    /// sees `wait_share` of that), and each packet more costs T1. (The
+    /// linear b/r of the gradient step would price a trigger just above
+    /// b_in at one packet's interval where it costs a whole arrival's.)
     pub fn added_delay(&self, v: ModuleId, b: f64) -> f64 {
         let b_in = self.b_in[v].max(1.0);
         if b <= b_in || self.r[v] <= 0.0 {
             return 0.0;
         }
-        let t1 = self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9);
-        self.wait_share * ((b / b_in).ceil() - 1.0) * b_in / self.r[v] + (b - b_in) * t1
+        self.wait_share * ((b / b_in).ceil() - 1.0) * b_in / self.r[v] + (b - b_in) * self.t1(v)
     }
 }
