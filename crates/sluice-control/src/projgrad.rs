@@ -4,7 +4,7 @@ use nalgebra::{DMatrix, DVector};
 use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
 use crate::controller::{changes, Controller};
-use crate::rules::{insert, recover, short_circuit, Cooldown};
+use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Pseudo-inverse cut-off for the (unit-row) active-constraint Gram matrix.
@@ -94,6 +94,7 @@ impl Controller for ProjGrad {
         }
         insert(&view, self.params.delta, &mut trigger, &frozen, |v| view.b_in[v].ceil() + INSERT_MARGIN);
         gradient_step(&view, &self.params, &variables, &mut trigger);
+        one_level_at_a_time(&view, &mut trigger);
         self.noise.predict(&view, &trigger);
         changes(&view.trigger, &trigger)
     }

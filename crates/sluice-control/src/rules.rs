@@ -96,6 +96,26 @@ pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &
     }
 }
 
+/// Takes back the raises (and insertions) at modules below a module whose
+/// trigger changes in the same period: a new trigger upstream changes the
+/// arrivals downstream — a buffer raised to 32 sends bursts of 32 — and a
+/// downstream trigger priced on the old, smoother arrivals can leave a
+/// packet waiting for the next burst. Such a module moves a period later,
+/// on arrivals measured under the new upstream trigger.
+pub(crate) fn one_level_at_a_time(view: &View<'_>, trigger: &mut [u32]) {
+    let model = view.model;
+    let mut changed_above = vec![false; model.modules.len()];
+    for &v in &model.topo_order {
+        if changed_above[v] && trigger[v] > view.trigger[v] {
+            trigger[v] = view.trigger[v];
+        }
+        let moves = changed_above[v] || trigger[v] != view.trigger[v];
+        for &w in &model.next[v] {
+            changed_above[w] |= moves;
+        }
+    }
+}
+
 /// Periods a buffer that recovery switched off waits before it may be
 /// inserted again, the first time: without it, insertion and recovery
 /// chase each other around the SLO.
