@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
 
 
@@ -192,3 +194,13 @@ def test_experiment_decompose_restores_the_qos_slo(tmp_path: Path) -> None:
         assert alone["lossless"] and split["lossless"] and split["dropped"] == 0
     assert rows[("null", 1)]["periods_over_slo_after"] == 0
     assert (tmp_path / "o" / "decompose.png").exists()
+
+
+def test_published_rows_keep_labels_with_commas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The reference CSVs write VRF(1,1) unquoted; its row still reads as VRF(1,1)."""
+    from sluice.experiments.static import published
+
+    (tmp_path / "batchy_table2.csv").write_text("pipeline,modules,mpps_null\nVRF(12,8),509,1.5\nRC(16),25,0.43\n")
+    monkeypatch.setenv("SLUICE_REFERENCE", str(tmp_path))
+    assert published() == {"VRF(12,8)": {"pipeline": "VRF(12,8)", "modules": "509", "mpps_null": "1.5"},
+                           "RC(16)": {"pipeline": "RC(16)", "modules": "25", "mpps_null": "0.43"}}

@@ -23,4 +23,13 @@ def table(name: str) -> list[dict[str, str]]:
     if folder is None or not (folder / name).exists():
         return []
     with open(folder / name, newline="") as f:
-        return list(csv.DictReader(f))
+        header, *rows = csv.reader(f)
+    return [dict(zip(header, _rejoin_label(row))) for row in rows]
+
+
+def _rejoin_label(row: list[str]) -> list[str]:
+    """The published CSVs write labels like VRF(1,1) unquoted, so their
+    comma splits the first cell: join cells back up to the closing ')'."""
+    while "(" in row[0] and ")" not in row[0] and len(row) > 1:
+        row = [row[0] + "," + row[1], *row[2:]]
+    return row
