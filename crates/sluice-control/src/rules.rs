@@ -62,12 +62,12 @@ pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
 }
 
 /// Inserts a buffer at `target(v)` packets in front of every unbuffered,
-/// unfrozen controlled module whose flows all have the budget for the delay
-/// it adds below their growth target, most CPU saved first (counting the
-/// modules down the chain it feeds); each insertion spends its flows'
-/// budget. A module fed whole by a buffered one (directly or down a chain)
-/// gets no buffer: it already receives that buffer's batches, and one of
-/// its own would only add a wait.
+/// unfrozen controlled module where every flow has the budget for the
+/// delay it adds (see `dt_f_db`) below its growth target, most CPU saved
+/// first (counting the modules down the chain it feeds); each insertion
+/// spends the flows' budgets. A module fed whole by a buffered one
+/// (directly or down a chain) gets no buffer: it already receives that
+/// buffer's batches, and one of its own would only add a wait.
 pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &[bool], target: impl Fn(ModuleId) -> f64) {
     let mut budget: Vec<Option<f64>> = (0..view.model.flows.len())
         .map(|f| Some(view.growth_target(f, delta)? - view.delay[f].unwrap_or(0.0)))
@@ -83,13 +83,17 @@ pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &
         if b <= view.b_in[v] {
             continue;
         }
-        let added = view.added_delay(v, b);
-        let fits = view.flows_through[v].iter().all(|&f| budget[f].is_none_or(|left| left >= added));
+        // What the buffer adds to each flow: its wait on the flows through
+        // it, the hold-up of its longer runs on the others (see `dt_f_db`).
+        let added: Vec<f64> = (0..budget.len())
+            .map(|f| if view.flows_through[v].contains(&f) { view.added_delay(v, b) } else { view.dt_f_db(f, v) * (b - view.b_in[v]) })
+            .collect();
+        let fits = budget.iter().zip(&added).all(|(left, &a)| a <= 0.0 || left.is_none_or(|left| left >= a));
         if fits {
             trigger[v] = b as u32;
-            for &f in &view.flows_through[v] {
-                if let Some(left) = &mut budget[f] {
-                    *left -= added;
+            for (left, a) in budget.iter_mut().zip(added) {
+                if let Some(left) = left {
+                    *left -= a;
                 }
             }
         }
