@@ -127,7 +127,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--rate", "rate_pps", type=float, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
-@click.option("--spare-workers", default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
+@click.option("--spare-workers", type=click.IntRange(min=0), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
 @click.option("--csv", "csv_path", help="Write the per-period table as CSV.")
@@ -170,8 +170,6 @@ def run(
             raise click.ClickException(str(e)) from e
     else:
         raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
-    if spare_workers < 0:
-        raise click.BadParameter(f"--spare-workers must be ≥ 0, got {spare_workers}")
     pipeline.spare_workers = spare_workers or pipeline.spare_workers
     try:
         for flow in pipeline.flows() if rate_pps is not None else ():

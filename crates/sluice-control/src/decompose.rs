@@ -22,11 +22,8 @@ fn turnaround_ns(model: &Model, modules: impl Iterator<Item = ModuleId>) -> f64 
 pub fn decompose(model: &Model, t: &Telemetry, statistic: SloStatistic) -> Vec<(ModuleId, usize)> {
     let Some(&spare) = model.idle_workers().first() else { return Vec::new() };
     let mut violating: Vec<(u64, FlowId)> = (0..model.flows.len())
-        .filter_map(|f| {
-            let slo = model.flows[f].slo_ns?;
-            let seen = &t.flows[f];
-            (seen.delivered > 0 && statistic.of(seen) > slo).then_some((slo, f))
-        })
+        .filter(|&f| statistic.over(&t.flows[f], model.flows[f].slo_ns))
+        .filter_map(|f| Some((model.flows[f].slo_ns?, f)))
         .collect();
     violating.sort_unstable();
     for (slo, f) in violating {

@@ -52,6 +52,12 @@ impl SloStatistic {
         }
     }
 
+    /// Whether a flow that delivered this period is over `slo_ns` by this
+    /// statistic (never without an SLO or without deliveries).
+    pub fn over(self, f: &sluice_core::FlowTelemetry, slo_ns: Option<u64>) -> bool {
+        slo_ns.is_some_and(|slo| f.delivered > 0 && self.of(f) > slo)
+    }
+
     /// The statistic of one flow's period telemetry (ns).
     pub fn of(self, f: &sluice_core::FlowTelemetry) -> u64 {
         match self {
@@ -267,11 +273,7 @@ pub fn drive(
 
 fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telemetry, warmup: bool) -> PeriodRecord {
     let slo_ns: Vec<_> = model.flows.iter().map(|f| f.slo_ns).collect();
-    let violated = telemetry
-        .flows
-        .iter()
-        .zip(&slo_ns)
-        .any(|(f, slo)| matches!(slo, Some(slo) if f.delivered > 0 && plan.slo_statistic.of(f) > *slo));
+    let violated = telemetry.flows.iter().zip(&slo_ns).any(|(f, &slo)| plan.slo_statistic.over(f, slo));
     let batches: Vec<f64> = measured.iter().map(|&m| &telemetry.modules[m]).filter(|m| m.x > 0.0).map(|m| m.b).collect();
     let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();

@@ -156,14 +156,7 @@ impl<'a> View<'a> {
     /// Whether v receives the runs of a module buffered under `trigger`
     /// whole, directly or down a chain of modules (see `feeder`).
     pub fn fed_by_buffer(&self, v: ModuleId, trigger: &[u32]) -> bool {
-        let mut up = self.feeder[v];
-        while let Some(u) = up {
-            if trigger[u] > 0 {
-                return true;
-            }
-            up = self.feeder[u];
-        }
-        false
+        std::iter::successors(self.feeder[v], |&u| self.feeder[u]).any(|u| trigger[u] > 0)
     }
 
     /// SLO minus measured delay of flow `f` (s); `None` without an SLO.
