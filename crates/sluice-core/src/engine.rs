@@ -65,9 +65,12 @@ struct WorkerHandle {
     thread: Option<JoinHandle<()>>,
     readings: Consumer<Box<Counters>>,
     recycle: Producer<Box<Counters>>,
-    /// Graphs go to the worker thread (its first, and back after a move);
-    /// dropped to end a thread that waits for one.
-    to_worker: Option<Sender<Box<WorkerGraph>>>,
+    /// Graphs go to the worker thread (its first, and back after a move)
+    /// with the reading epoch in force when sent: the worker answers every
+    /// later epoch, however late it gets to run (loading the epoch itself
+    /// once it runs could miss a reading asked for meanwhile and leave the
+    /// control thread waiting). Dropped to end a thread that waits for one.
+    to_worker: Option<Sender<(Box<WorkerGraph>, u64)>>,
     /// A parked worker's graph comes back here.
     from_worker: Receiver<Box<WorkerGraph>>,
     /// A spare worker's graph, kept here until modules move to it.
@@ -126,7 +129,7 @@ impl Engine {
                 .spawn(move || worker_loop(w, core, shared, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
             let idle = if model.worker_of.contains(&w) {
-                to_worker.send(Box::new(graph)).expect("the worker waits for its graph");
+                to_worker.send((Box::new(graph), 0)).expect("the worker waits for its graph");
                 None
             } else {
                 Some(Box::new(graph))
@@ -207,7 +210,8 @@ impl Engine {
         move_modules(&mut parked, from, &to);
         self.model = to;
         for (w, graph) in graphs {
-            let sent = self.workers[w].to_worker.as_ref().map(|tx| tx.send(graph));
+            let epoch = self.signals.epoch.load(Ordering::Acquire);
+            let sent = self.workers[w].to_worker.as_ref().map(|tx| tx.send((graph, epoch)));
             assert!(matches!(sent, Some(Ok(()))), "worker {w} ended while parked");
         }
     }
@@ -238,12 +242,12 @@ fn worker_loop(
     mut readings: Producer<Box<Counters>>,
     mut spares: Consumer<Box<Counters>>,
     to_control: Sender<Box<WorkerGraph>>,
-    from_control: Receiver<Box<WorkerGraph>>,
+    from_control: Receiver<(Box<WorkerGraph>, u64)>,
 ) {
     if let Some(core) = core {
         core_affinity::set_for_current(core);
     }
-    let Ok(mut graph) = from_control.recv() else { return };
+    let Ok((mut graph, mut seen)) = from_control.recv() else { return };
     let mut publish = |graph: &mut WorkerGraph| {
         let mut slot = loop {
             match spares.pop() {
@@ -254,16 +258,14 @@ fn worker_loop(
         graph.read_counters(&mut slot);
         assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
     };
-    let mut seen = signals.epoch.load(Ordering::Acquire);
     loop {
         if signals.park[w].load(Ordering::Acquire) {
             if to_control.send(graph).is_err() {
                 return;
             }
-            let Ok(back) = from_control.recv() else { return };
-            graph = back;
             // Readings asked for before the move were answered by others.
-            seen = signals.epoch.load(Ordering::Acquire);
+            let Ok(back) = from_control.recv() else { return };
+            (graph, seen) = back;
         }
         let epoch = signals.epoch.load(Ordering::Acquire);
         if epoch != seen {
