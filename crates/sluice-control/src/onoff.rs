@@ -36,13 +36,19 @@ impl Controller for OnOff {
             for &v in &flow.path {
                 frozen[v] = true;
             }
-            let mut on: Vec<_> = flow.path.iter().copied().filter(|&v| trigger[v] > 0 && view.r[v] > 0.0).collect();
-            on.sort_by(|&a, &b| view.added_delay(b, trigger[b] as f64).total_cmp(&view.added_delay(a, trigger[a] as f64)));
-            for v in on {
+            // Each buffer on the path with what switching it off saves the flow.
+            let mut on: Vec<_> = flow
+                .path
+                .iter()
+                .filter(|&&v| trigger[v] > 0 && view.r[v] > 0.0)
+                .map(|&v| (v, view.delay_change(f, v, 0, trigger[v])))
+                .collect();
+            on.sort_by(|a, b| b.1.total_cmp(&a.1));
+            for (v, saved) in on {
                 if excess <= 0.0 {
                     break;
                 }
-                excess -= view.added_delay(v, trigger[v] as f64);
+                excess -= saved;
                 trigger[v] = 0;
             }
         }

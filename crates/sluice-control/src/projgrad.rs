@@ -4,7 +4,7 @@ use nalgebra::{DMatrix, DVector};
 use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
 use crate::controller::{changes, Controller};
-use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, Cooldown};
+use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, Before, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Pseudo-inverse cut-off for the (unit-row) active-constraint Gram matrix.
@@ -23,12 +23,13 @@ pub struct ProjGrad {
     params: ControlParams,
     cooldown: Cooldown,
     noise: Noise,
+    before: Before,
 }
 
 impl ProjGrad {
     /// A projected-gradient controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self { params, cooldown: Cooldown::default(), noise: Noise::default() }
+        Self { params, cooldown: Cooldown::default(), noise: Noise::default(), before: Before::default() }
     }
 }
 
@@ -69,7 +70,7 @@ impl Noise {
             *p = view.delay[f].map(|t| {
                 t + (0..trigger.len())
                     .filter(|&v| trigger[v] != view.trigger[v] && view.r[v] > 0.0)
-                    .map(|v| view.dt_f_db(f, v) * (view.run_batch(v, trigger[v]) - view.run_batch(v, view.trigger[v])))
+                    .map(|v| view.delay_change(f, v, view.trigger[v], trigger[v]))
                     .sum::<f64>()
             });
         }
@@ -86,7 +87,8 @@ impl Controller for ProjGrad {
         view.noise = self.noise.update(&view);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
-        let mut frozen = recover(&view, &mut trigger);
+        let before = self.before.roll(&view);
+        let mut frozen = recover(&view, &before, &mut trigger);
         let variables: Vec<ModuleId> =
             view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
         for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&view.trigger, &trigger)) {
@@ -162,21 +164,23 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
     if !step.is_finite() || step <= 0.0 {
         return;
     }
-    let old: Vec<f64> = vars.iter().map(|&v| trigger[v] as f64).collect();
+    let old: Vec<u32> = vars.iter().map(|&v| trigger[v]).collect();
     for (&v, &dv) in vars.iter().zip(direction.iter()) {
         trigger[v] = (trigger[v] as f64 + step * dv).ceil().clamp(1.0, view.batch) as u32;
     }
-    // Rounding up may carry a flow past its growth target: take back one
-    // packet at a time from the raised module that delays it most.
+    // Rounding up, and waits that grow in whole round gaps where the line
+    // search priced 1/r a packet (see `View::wait`), may carry a flow past
+    // its growth target: take back one packet at a time from the raised
+    // module that delays it most.
     for &f in &flows {
         let target = view.growth_target(f, params.delta).expect("flows with SLOs");
         let Some(now) = view.delay[f] else { continue };
         let slope: Vec<f64> = vars.iter().map(|&v| view.dt_f_db(f, v)).collect();
         let on_path: Vec<usize> = (0..vars.len()).filter(|&i| slope[i] > 0.0).collect();
         let predicted =
-            |trigger: &[u32]| now + on_path.iter().map(|&i| slope[i] * (trigger[vars[i]] as f64 - old[i])).sum::<f64>();
+            |trigger: &[u32]| now + on_path.iter().map(|&i| view.delay_change(f, vars[i], old[i], trigger[vars[i]])).sum::<f64>();
         while predicted(trigger) > target.max(now) {
-            let raised = on_path.iter().copied().filter(|&i| trigger[vars[i]] as f64 > old[i]);
+            let raised = on_path.iter().copied().filter(|&i| trigger[vars[i]] > old[i]);
             let Some(i) = raised.max_by(|&a, &b| slope[a].total_cmp(&slope[b])) else { break };
             trigger[vars[i]] -= 1;
         }

@@ -7,9 +7,11 @@ use sluice_core::ModuleId;
 use crate::view::{View, FULL_SHARE};
 
 /// Removes buffers that cannot help: input batches already ≥ 0.7·B, a
-/// trigger no larger than the input batch, or runs so rare (1/x, the share
-/// of it the SLO statistic sees) that they alone exceed the SLO of a flow
-/// through the module.
+/// trigger no larger than the input batch, or a buffer whose wait alone
+/// exceeds the SLO of a flow through the module. (Batchy takes 1/x for
+/// that wait, the time between runs: right for evenly spaced arrivals;
+/// where whole rounds of packets come at once, a trigger that divides a
+/// round's packets runs rarely yet holds nobody back, see `View::wait`.)
 pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
     for v in view.live() {
         if trigger[v] == 0 {
@@ -17,26 +19,41 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
         }
         let full = view.b_in[v] >= FULL_SHARE * view.batch;
         let useless = trigger[v] as f64 <= view.b_in[v];
-        let too_slow = view.x[v] > 0.0
-            && view.flows_through[v].iter().filter_map(|&f| view.slo[f]).any(|slo| view.wait_share / view.x[v] > slo);
+        let wait = view.wait(v, trigger[v] as f64);
+        let too_slow = view.flows_through[v].iter().filter_map(|&f| view.slo[f]).any(|slo| wait > slo);
         if full || useless || too_slow {
             trigger[v] = 0;
         }
     }
 }
 
-/// Cuts triggers along the path of every flow over its SLO, module by
-/// module (largest delay per packet of trigger first) by
-/// ⌈excess / (∂t_f/∂b_v)⌉ down to the input batch size; short-circuits a
-/// buffer cut that far, and the whole path when cutting is not enough.
-/// Returns, per module, whether it lies on the path of a flow over its SLO
-/// (such modules sit out insertion and the gradient step this period).
-pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
+/// For every flow over its SLO, first takes back the raises of the last
+/// change that delay it (`before`: the period before), expecting the delay
+/// it had then: a flow can go over because other branches' runs now fall
+/// inside its wait (their phase moved), which the model does not see and
+/// no cut on its own path undoes. Then cuts triggers along its path, module by module (largest
+/// delay per packet of trigger first) by ⌈excess / (∂t_f/∂b_v)⌉ down to the
+/// input batch size; short-circuits a buffer cut that far, and the whole
+/// path when cutting is not enough. Returns, per module, whether it lies
+/// on the path of a flow over its SLO (such modules sit out insertion and
+/// the gradient step this period).
+pub(crate) fn recover(view: &View<'_>, before: &Before, trigger: &mut [u32]) -> Vec<bool> {
     let mut frozen = vec![false; view.model.modules.len()];
     for (f, flow) in view.model.flows.iter().enumerate() {
         let Some(mut excess) = view.excess(f) else { continue };
         for &v in &flow.path {
             frozen[v] = true;
+        }
+        let raised: Vec<ModuleId> =
+            view.live().filter(|&v| view.trigger[v] > before.trigger[v] && view.dt_f_db(f, v) > 0.0).collect();
+        if !raised.is_empty() {
+            let modelled: f64 = raised.iter().map(|&v| view.delay_change(f, v, before.trigger[v], view.trigger[v])).sum();
+            let measured = before.delay[f].zip(view.delay[f]).map_or(0.0, |(then, now)| now - then);
+            excess -= modelled.max(measured);
+            for v in raised {
+                trigger[v] = trigger[v].min(before.trigger[v]);
+                frozen[v] = true;
+            }
         }
         let mut path: Vec<ModuleId> = flow.path.iter().copied().filter(|&v| trigger[v] > 0 && view.r[v] > 0.0).collect();
         path.sort_by(|&a, &b| view.dt_db(b).total_cmp(&view.dt_db(a)));
@@ -61,6 +78,25 @@ pub(crate) fn recover(view: &View<'_>, trigger: &mut [u32]) -> Vec<bool> {
     frozen
 }
 
+/// The triggers and delays of the period before the one measured.
+#[derive(Default)]
+pub(crate) struct Before {
+    /// Trigger in force per module (pkt).
+    pub trigger: Vec<u32>,
+    /// Measured delay per flow (s).
+    pub delay: Vec<Option<f64>>,
+}
+
+impl Before {
+    /// Keeps this period's triggers and delays for the next, returning the
+    /// last period's (this period's own when there was none).
+    pub(crate) fn roll(&mut self, view: &View<'_>) -> Before {
+        let now = Before { trigger: view.trigger.clone(), delay: view.delay.clone() };
+        let last = std::mem::replace(self, now);
+        if last.trigger.len() == view.trigger.len() { last } else { Before { trigger: view.trigger.clone(), delay: view.delay.clone() } }
+    }
+}
+
 /// Inserts a buffer at `target(v)` packets in front of every unbuffered,
 /// unfrozen controlled module where every flow has the budget for the
 /// delay it adds (see `dt_f_db`) below its growth target, most CPU saved
@@ -79,18 +115,16 @@ pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &
         if view.fed_by_buffer(v, trigger) {
             continue;
         }
-        let b = target(v).clamp(1.0, view.batch);
-        if b <= view.b_in[v] {
+        let b = target(v).clamp(1.0, view.batch) as u32;
+        if b as f64 <= view.b_in[v] {
             continue;
         }
         // What the buffer adds to each flow: its wait on the flows through
-        // it, the hold-up of its longer runs on the others (see `dt_f_db`).
-        let added: Vec<f64> = (0..budget.len())
-            .map(|f| if view.flows_through[v].contains(&f) { view.added_delay(v, b) } else { view.dt_f_db(f, v) * (b - view.b_in[v]) })
-            .collect();
+        // it, the hold-up of its longer runs on the others.
+        let added: Vec<f64> = (0..budget.len()).map(|f| view.delay_change(f, v, 0, b)).collect();
         let fits = budget.iter().zip(&added).all(|(left, &a)| a <= 0.0 || left.is_none_or(|left| left >= a));
         if fits {
-            trigger[v] = b as u32;
+            trigger[v] = b;
             for (left, a) in budget.iter_mut().zip(added) {
                 if let Some(left) = left {
                     *left -= a;

@@ -32,6 +32,8 @@ pub(crate) struct View<'a> {
     pub trigger: Vec<u32>,
     /// Mean batch arriving at each module's buffer (pkt).
     pub b_in: Vec<f64>,
+    /// Mean packets arriving at each module's buffer per walker round that brings any (pkt).
+    pub b_round: Vec<f64>,
     /// Packets per second into each module's NF (pkt/s).
     pub r: Vec<f64>,
     /// NF runs per second (1/s).
@@ -82,6 +84,7 @@ impl<'a> View<'a> {
             batch: model.batch_size as f64,
             trigger: t.modules.iter().map(|m| m.trigger).collect(),
             b_in: t.modules.iter().map(|m| m.b_in).collect(),
+            b_round: t.modules.iter().map(|m| m.b_round).collect(),
             r: t.modules.iter().map(|m| m.r).collect(),
             x: t.modules.iter().map(|m| m.x).collect(),
             delay: t
@@ -103,10 +106,18 @@ impl<'a> View<'a> {
         (0..self.model.modules.len()).filter(|&v| self.model.modules[v].controlled && self.r[v] > 0.0)
     }
 
-    /// ∂t_f/∂b_v for a flow through v: 1/r_v + T1_v (s per packet of
-    /// trigger), the wait scaled by the share the SLO statistic sees.
+    /// ∂t_f/∂b_v for a flow through v (s per packet of trigger): 1/r_v,
+    /// the wait scaled by the share the SLO statistic sees, plus T1 of v
+    /// and of the chain it feeds, whose batches are v's (Batchy's b_w = b_v
+    /// for an unbuffered module w fed by v).
     pub fn dt_db(&self, v: ModuleId) -> f64 {
         self.wait_share / self.r[v] + self.t1(v)
+    }
+
+    /// Per-packet cost of v and of the chain it feeds whole (s per packet):
+    /// each packet of a run waits for the whole run at every module of it.
+    fn chain_t1(&self, v: ModuleId) -> f64 {
+        self.chain(v).map(|w| self.t1(w)).sum()
     }
 
     /// T1_v (s per packet); 0 for a module without a cost model.
@@ -147,7 +158,7 @@ impl<'a> View<'a> {
         if self.flows_through[v].contains(&f) {
             self.dt_db(v)
         } else if self.on_worker[f][self.model.worker_of[v]] {
-            self.chain(v).map(|w| self.t1(w)).sum()
+            self.chain_t1(v)
         } else {
             0.0
         }
@@ -186,17 +197,71 @@ impl<'a> View<'a> {
         self.budget(f).filter(|b| *b < 0.0).map(|b| -b)
     }
 
-    /// Extra delay a trigger of `b` adds at module v over its current input
-    /// batches (s): packets arrive b_in at a time, so the first of a run
-    /// waits for ⌈b/b_in⌉ − 1 more arrivals, b_in/r apart (the statistic
-    /// sees `wait_share` of that), and each packet more costs T1. (The
-    /// linear b/r of the gradient step would price a trigger just above
-    /// b_in at one packet's interval where it costs a whole arrival's.)
-    pub fn added_delay(&self, v: ModuleId, b: f64) -> f64 {
-        let b_in = self.b_in[v].max(1.0);
-        if b <= b_in || self.r[v] <= 0.0 {
+    /// The wait a trigger of `b` holds module v's packets in its buffer
+    /// (s, the share the SLO statistic sees); 0 at or below the input batch.
+    ///
+    /// Packets come c = `b_round` a round, rounds that bring any c/r
+    /// apart; a run's first packet waits [`round_gaps`] of them.
+    pub fn wait(&self, v: ModuleId, b: f64) -> f64 {
+        let c = self.b_round[v].max(self.b_in[v]).max(1.0);
+        if b <= self.b_in[v].max(1.0) || self.r[v] <= 0.0 {
             return 0.0;
         }
-        self.wait_share * ((b / b_in).ceil() - 1.0) * b_in / self.r[v] + (b - b_in) * self.t1(v)
+        self.wait_share * round_gaps(b, c) * c / self.r[v]
+    }
+
+    /// What moving module v's trigger from `from` to `to` adds to flow f's
+    /// delay (s): on f's path the change of v's [`wait`](Self::wait) and of
+    /// the per-packet cost of its runs down the chain v feeds; off it, the
+    /// hold-up of v's longer runs (see `dt_f_db`).
+    pub fn delay_change(&self, f: FlowId, v: ModuleId, from: u32, to: u32) -> f64 {
+        let longer = self.run_batch(v, to) - self.run_batch(v, from);
+        if self.flows_through[v].contains(&f) {
+            self.wait(v, to as f64) - self.wait(v, from as f64) + self.chain_t1(v) * longer
+        } else {
+            self.dt_f_db(f, v) * longer
+        }
+    }
+}
+
+/// Round gaps the first packet of a run of `b` can wait when rounds bring
+/// `c` packets each. A run starting at packet k·b waits from round ⌊kb/c⌋
+/// to round ⌊(kb + b − 1)/c⌋; kb mod c reaches c − gcd(b, c), so the
+/// longest wait is ⌊(b + c − gcd(b, c) − 1)/c⌋: b/c − 1 where runs tile
+/// the rounds, a whole gap where b < c leaves a remainder for the next
+/// round (a linear b/r would price that at a few packets' interval).
+/// Divisibility counts only where c is a whole number, i.e. rounds bring
+/// the same number each time; otherwise gcd = 1, the worst case.
+fn round_gaps(b: f64, c: f64) -> f64 {
+    let whole = (c - c.round()).abs() < 0.01 * c;
+    let common = if whole && b.fract() == 0.0 { gcd(b as u64, c.round() as u64) as f64 } else { 1.0 };
+    ((b + c - common - 1.0) / c).floor().max(0.0)
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::round_gaps;
+
+    /// The longest wait, counted packet by packet: runs of `b` over packets
+    /// that come `c` a round.
+    fn counted(b: u64, c: u64) -> f64 {
+        (0..c).map(|k| ((k * b + b - 1) / c - k * b / c) as f64).fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn round_gaps_match_runs_counted_packet_by_packet() {
+        for b in 1..=40 {
+            for c in 1..=40 {
+                assert_eq!(round_gaps(b as f64, c as f64), counted(b, c), "b = {b}, c = {c}");
+            }
+        }
+        // Eight to a round: 2, 4 and 8 tile it, 3 and 5 leave a remainder for the next round.
+        assert_eq!([2.0, 3.0, 4.0, 5.0, 8.0, 16.0].map(|b| round_gaps(b, 8.0)), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
+        // Uneven rounds: no tiling assumed.
+        assert_eq!(round_gaps(4.0, 7.6), 1.0);
     }
 }

@@ -60,6 +60,8 @@ struct Node {
     out: Vec<Box<Batch>>,
     next: Vec<Target>,
     counters: ModuleCounters,
+    /// The last round in which a batch arrived (see [`WorkerGraph::rounds`]).
+    last_arrival_round: u64,
     /// Whether the module queues between scheduler turns (weighted-fair mode).
     queued: bool,
     /// Age bound of the buffer (ns since the oldest packet's ingress).
@@ -163,6 +165,8 @@ pub struct WorkerGraph {
     mark: u64,
     batch_size: usize,
     worker: WorkerCounters,
+    /// Rounds started (the first is round 1).
+    rounds: u64,
 }
 
 impl WorkerGraph {
@@ -212,6 +216,7 @@ impl WorkerGraph {
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
                 next: Vec::new(),
                 counters: ModuleCounters::default(),
+                last_arrival_round: 0,
             });
         }
         let mut graph = Self {
@@ -240,6 +245,7 @@ impl WorkerGraph {
             mark: 0,
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
+            rounds: 0,
         };
         graph.link(model);
         Ok(graph)
@@ -295,6 +301,7 @@ impl WorkerGraph {
         if self.halted[self.index].load(Ordering::Relaxed) {
             return self.discard();
         }
+        self.rounds += 1;
         let start = self.clock.raw();
         let now = self.clock.delta_as_nanos(self.origin, start);
         self.mark = start;
@@ -475,6 +482,10 @@ impl WorkerGraph {
         let node = &mut self.nodes[v];
         node.counters.arrivals += 1;
         node.counters.arrived_pkts += input.len() as u64;
+        if node.last_arrival_round != self.rounds {
+            node.last_arrival_round = self.rounds;
+            node.counters.arrival_rounds += 1;
+        }
         if node.queued {
             self.queued_pkts += node.buffer.enqueue_from(input);
             for &id in input.as_slice() {
