@@ -255,7 +255,7 @@ def experiment() -> None:
 
 
 @experiment.command("static")
-@click.option("--quick", is_flag=True, help="Short runs (2 warm-up + 5 measured periods) for CI-sized checks.")
+@click.option("--quick", is_flag=True, help="Short runs (8 warm-up + 5 measured periods) for CI-sized checks.")
 @click.option("--only", multiple=True, help="Run only these rows (rc16, l2l3-16, gw-16, …).")
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--out", default="out/static", show_default=True, help="Folder for static.{json,csv,md,png}.")

@@ -61,8 +61,9 @@ MISSING = {
 
 @dataclass(frozen=True)
 class Settings:
-    """How long each run lasts. The warm-up covers the few periods projgrad
-    takes to grow its buffers to the SLOs."""
+    """How long each run lasts. The warm-up covers the periods projgrad
+    takes to grow its buffers to the SLOs: five to eight on GW(16) and
+    L2L3(16) on the engine."""
 
     warmup: int
     periods: int
@@ -71,7 +72,7 @@ class Settings:
 
     @staticmethod
     def make(quick: bool, backend: str) -> Settings:
-        return Settings(4, 5, 100.0, backend) if quick else Settings(5, 20, 100.0, backend)
+        return Settings(8, 5, 100.0, backend) if quick else Settings(8, 20, 100.0, backend)
 
 
 def _measured(result: Any) -> list[dict[str, Any]]:
