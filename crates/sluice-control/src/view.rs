@@ -231,11 +231,17 @@ impl<'a> View<'a> {
 /// the rounds, a whole gap where b < c leaves a remainder for the next
 /// round (a linear b/r would price that at a few packets' interval).
 /// Divisibility counts only where c is a whole number, i.e. rounds bring
-/// the same number each time; otherwise gcd = 1, the worst case.
+/// the same number each time; otherwise gcd = 1, the worst case, and a
+/// run waits for ⌈(b − 1)/c⌉ rounds after its first packet's.
 fn round_gaps(b: f64, c: f64) -> f64 {
     let whole = (c - c.round()).abs() < 0.01 * c;
-    let common = if whole && b.fract() == 0.0 { gcd(b as u64, c.round() as u64) as f64 } else { 1.0 };
-    ((b + c - common - 1.0) / c).floor().max(0.0)
+    if whole && b.fract() == 0.0 && b >= 1.0 {
+        let (b, c) = (b as u64, c.round() as u64);
+        return ((b + c - gcd(b, c) - 1) / c) as f64;
+    }
+    // gcd = 1: ⌊(b + c − 2)/c⌋ = ⌈(b − 1)/c⌉, which stays right as c
+    // moves off a whole number (the nudge keeps (b − 1)/c = 1 at 1).
+    ((b - 1.0) / c - 1e-9).ceil().max(0.0)
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
@@ -263,5 +269,12 @@ mod tests {
         assert_eq!([2.0, 3.0, 4.0, 5.0, 8.0, 16.0].map(|b| round_gaps(b, 8.0)), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
         // Uneven rounds: no tiling assumed.
         assert_eq!(round_gaps(4.0, 7.6), 1.0);
+        // A measured c a rounding error off a whole number counts as whole.
+        assert_eq!(round_gaps(2.0, 10_000.0 * 99.999_999e-6), 1.0);
+        for c in [1.0845, 1.022, 3.3, 7.6] {
+            assert_eq!(round_gaps(2.0, c), 1.0, "c = {c}");
+        }
+        // Rounds of one packet, now and then two: a run of 3 waits two of them.
+        assert_eq!(round_gaps(3.0, 1.02), 2.0);
     }
 }
