@@ -31,12 +31,13 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
 /// change that delay it (`before`: the period before), expecting the delay
 /// it had then: a flow can go over because other branches' runs now fall
 /// inside its wait (their phase moved), which the model does not see and
-/// no cut on its own path undoes. Then cuts triggers along its path, module by module (largest
-/// delay per packet of trigger first) by ⌈excess / (∂t_f/∂b_v)⌉ down to the
-/// input batch size; short-circuits a buffer cut that far, and the whole
-/// path when cutting is not enough. Returns, per module, whether it lies
-/// on the path of a flow over its SLO (such modules sit out insertion and
-/// the gradient step this period).
+/// no cut on its own path undoes. Then cuts triggers along its path,
+/// module by module (largest delay per packet of trigger first) by
+/// ⌈excess / (∂t_f/∂b_v)⌉ down to the input batch size; short-circuits a
+/// buffer cut that far, and the whole path when cutting is not enough.
+/// Returns, per module, whether it lies on the path of a flow over its SLO
+/// or was taken back (such modules sit out insertion and the gradient step
+/// this period).
 pub(crate) fn recover(view: &View<'_>, before: &Before, trigger: &mut [u32]) -> Vec<bool> {
     let mut frozen = vec![false; view.model.modules.len()];
     for (f, flow) in view.model.flows.iter().enumerate() {
@@ -79,7 +80,7 @@ pub(crate) fn recover(view: &View<'_>, before: &Before, trigger: &mut [u32]) -> 
 }
 
 /// The triggers and delays of the period before the one measured.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Before {
     /// Trigger in force per module (pkt).
     pub trigger: Vec<u32>,
@@ -91,15 +92,14 @@ impl Before {
     /// Keeps this period's triggers and delays for the next, returning the
     /// last period's (this period's own when there was none).
     pub(crate) fn roll(&mut self, view: &View<'_>) -> Before {
-        let now = Before { trigger: view.trigger.clone(), delay: view.delay.clone() };
-        let last = std::mem::replace(self, now);
-        if last.trigger.len() == view.trigger.len() { last } else { Before { trigger: view.trigger.clone(), delay: view.delay.clone() } }
+        let last = std::mem::replace(self, Before { trigger: view.trigger.clone(), delay: view.delay.clone() });
+        if last.trigger.len() == self.trigger.len() { last } else { self.clone() }
     }
 }
 
 /// Inserts a buffer at `target(v)` packets in front of every unbuffered,
 /// unfrozen controlled module where every flow has the budget for the
-/// delay it adds (see `dt_f_db`) below its growth target, most CPU saved
+/// delay it adds (see `View::delay_change`) below its growth target, most CPU saved
 /// first (counting the modules down the chain it feeds); each insertion
 /// spends the flows' budgets. A module fed whole by a buffered one
 /// (directly or down a chain) gets no buffer: it already receives that

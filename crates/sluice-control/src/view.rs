@@ -111,7 +111,7 @@ impl<'a> View<'a> {
     /// and of the chain it feeds, whose batches are v's (Batchy's b_w = b_v
     /// for an unbuffered module w fed by v).
     pub fn dt_db(&self, v: ModuleId) -> f64 {
-        self.wait_share / self.r[v] + self.t1(v)
+        self.wait_share / self.r[v] + self.chain_t1(v)
     }
 
     /// Per-packet cost of v and of the chain it feeds whole (s per packet):
