@@ -8,7 +8,12 @@ import shutil
 import sys
 from typing import Any, Callable, Optional, Sequence
 
-import click
+# numpy (through matplotlib) starts an OpenBLAS thread per core, and they
+# spin for a while at start-up; on a small machine that takes time from
+# the engine's pinned workers, and the plots need no parallel BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import click  # noqa: E402
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
