@@ -120,7 +120,7 @@ impl FractionalBuffer {
     fn enqueue(&mut self, ids: &[PacketId]) {
         let cap = self.queue.len();
         assert!(self.len + ids.len() <= cap, "fractional buffer overflow");
-        let tail = (self.head + self.len) % cap;
+        let tail = wrap(self.head + self.len, cap);
         let first = ids.len().min(cap - tail);
         self.queue[tail..tail + first].copy_from_slice(&ids[..first]);
         self.queue[..ids.len() - first].copy_from_slice(&ids[first..]);
@@ -134,9 +134,18 @@ impl FractionalBuffer {
         let first = n.min(cap - self.head);
         out.extend_from_slice(&self.queue[self.head..self.head + first]);
         out.extend_from_slice(&self.queue[..n - first]);
-        self.head = (self.head + n) % cap;
+        self.head = wrap(self.head + n, cap);
         self.len -= n;
     }
+}
+
+/// `i` modulo `cap` for `i < 2·cap` (head and length are each below the
+/// capacity): a compare instead of a division, which costs tens of
+/// cycles at every arrival.
+#[inline]
+fn wrap(i: usize, cap: usize) -> usize {
+    debug_assert!(i < 2 * cap);
+    if i >= cap { i - cap } else { i }
 }
 
 #[cfg(test)]
