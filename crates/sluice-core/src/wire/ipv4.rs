@@ -81,7 +81,17 @@ impl<T: AsRef<[u8]>> Header<T> {
 
     /// Whether the header checksum verifies.
     pub fn checksum_ok(&self) -> bool {
-        checksum::sum(&self.b()[..self.header_len()]) == 0xffff
+        self.header_sum() == 0xffff
+    }
+
+    /// One's-complement sum of the whole header, checksum field included.
+    /// A header without options, the common case, is summed at a constant
+    /// length so that the sum unrolls.
+    fn header_sum(&self) -> u16 {
+        match self.header_len() {
+            MIN_HEADER_LEN => checksum::sum(&self.b()[..MIN_HEADER_LEN]),
+            len => checksum::sum(&self.b()[..len]),
+        }
     }
 
     /// Bytes after the header.
@@ -126,12 +136,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     /// the old checksum in place and takes it out after: zeroing the field
     /// first would make the loads wait for that store (no forwarding from a
     /// narrower store), half this function's time.
-    /// A header without options, the common case, is summed at a constant
-    /// length so that the sum unrolls.
     pub fn fill_checksum(&mut self) {
-        let len = self.header_len();
-        let sum = if len == MIN_HEADER_LEN { checksum::sum(&self.b()[..MIN_HEADER_LEN]) } else { checksum::sum(&self.b()[..len]) };
-        let c = checksum::without(sum, self.checksum());
+        let c = checksum::without(self.header_sum(), self.checksum());
         self.set_checksum(!c);
     }
 
