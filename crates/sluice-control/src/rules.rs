@@ -90,10 +90,13 @@ pub(crate) struct Before {
 
 impl Before {
     /// Keeps this period's triggers and delays for the next, returning the
-    /// last period's (this period's own when there was none).
+    /// last period's (this period's own at the first: nothing was raised).
     pub(crate) fn roll(&mut self, view: &View<'_>) -> Before {
-        let last = std::mem::replace(self, Before { trigger: view.trigger.clone(), delay: view.delay.clone() });
-        if last.trigger.len() == self.trigger.len() { last } else { self.clone() }
+        let now = Before { trigger: view.trigger.clone(), delay: view.delay.clone() };
+        if self.trigger.is_empty() {
+            self.clone_from(&now);
+        }
+        std::mem::replace(self, now)
     }
 }
 

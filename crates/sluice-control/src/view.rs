@@ -32,7 +32,8 @@ pub(crate) struct View<'a> {
     pub trigger: Vec<u32>,
     /// Mean batch arriving at each module's buffer (pkt).
     pub b_in: Vec<f64>,
-    /// Mean packets arriving at each module's buffer per walker round that brings any (pkt).
+    /// Mean packets arriving at each module's buffer per walker round that
+    /// brings any (pkt; ≥ `b_in`, as a round brings one batch or more).
     pub b_round: Vec<f64>,
     /// Packets per second into each module's NF (pkt/s).
     pub r: Vec<f64>,
@@ -60,20 +61,16 @@ pub(crate) struct View<'a> {
 impl<'a> View<'a> {
     pub fn new(model: &'a Model, t: &Telemetry, params: &ControlParams) -> Self {
         let mut flows_through = vec![Vec::new(); model.modules.len()];
+        let mut on_worker = vec![vec![false; model.n_workers]; model.flows.len()];
         for (f, flow) in model.flows.iter().enumerate() {
             for &v in &flow.path {
                 flows_through[v].push(f);
+                on_worker[f][model.worker_of[v]] = true;
             }
         }
         let mut upstreams = vec![0usize; model.modules.len()];
         for e in &model.edges {
             upstreams[e.to] += 1;
-        }
-        let mut on_worker = vec![vec![false; model.n_workers]; model.flows.len()];
-        for (f, flow) in model.flows.iter().enumerate() {
-            for &v in &flow.path {
-                on_worker[f][model.worker_of[v]] = true;
-            }
         }
         let mut feeder = vec![None; model.modules.len()];
         for e in model.edges.iter().filter(|e| upstreams[e.to] == 1 && model.next[e.from].len() == 1) {
@@ -203,10 +200,10 @@ impl<'a> View<'a> {
     /// Packets come c = `b_round` a round, rounds that bring any c/r
     /// apart; a run's first packet waits [`round_gaps`] of them.
     pub fn wait(&self, v: ModuleId, b: f64) -> f64 {
-        let c = self.b_round[v].max(self.b_in[v]).max(1.0);
         if b <= self.b_in[v].max(1.0) || self.r[v] <= 0.0 {
             return 0.0;
         }
+        let c = self.b_round[v].max(1.0);
         self.wait_share * round_gaps(b, c) * c / self.r[v]
     }
 
