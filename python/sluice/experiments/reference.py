@@ -24,12 +24,12 @@ def table(name: str) -> list[dict[str, str]]:
         return []
     with open(folder / name, newline="") as f:
         header, *rows = csv.reader(f)
-    return [dict(zip(header, _rejoin_label(row))) for row in rows]
+    return [dict(zip(header, _rejoin_label(row, len(header)))) for row in rows]
 
 
-def _rejoin_label(row: list[str]) -> list[str]:
+def _rejoin_label(row: list[str], width: int) -> list[str]:
     """The published CSVs write labels like VRF(1,1) unquoted, so their
-    comma splits the first cell: join cells back up to the closing ')'."""
-    while "(" in row[0] and ")" not in row[0] and len(row) > 1:
-        row = [row[0] + "," + row[1], *row[2:]]
-    return row
+    commas split the first cell: the cells a row has beyond the header's
+    `width` belong to its label."""
+    label = len(row) - width + 1
+    return [",".join(row[:label]), *row[label:]] if label > 1 else row
