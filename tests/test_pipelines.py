@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sluice import Pipeline
+from sluice import Pipeline, _core
 from sluice.nf import IpChecksum, MacRewrite, StaticNat, TtlDecrement
 from sluice.pipelines import gw, l2l3, mgw, rc, vrf
 from sluice.traffic import Template
@@ -157,3 +157,18 @@ def test_l2l3_over_a_trace_deals_destinations_to_flows_with_equal_traffic(tmp_pa
         assert f["delivered"] / total == pytest.approx(1 / 3, abs=0.03), name
     with pytest.raises(ValueError, match="fewer than the 16 flows"):
         l2l3(16, pcap=str(trace))
+
+
+def test_a_missing_profile_is_measured_once_and_an_existing_one_is_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from sluice import profiles
+
+    monkeypatch.setenv("SLUICE_PROFILE", str(tmp_path / "profile.json"))
+    monkeypatch.setattr(profiles, "MAX_BATCH", 4)
+    monkeypatch.setattr(profiles, "REPS", 8)
+    profiles.ensure_measured()
+    measured = profiles.load()
+    assert set(measured) == set(_core.profiled_kinds())
+    assert all(f["t0_ns"] >= 0 and f["t1_ns"] >= 0 for f in measured.values())
+    (tmp_path / "profile.json").write_text('{"nfs": {}}')
+    profiles.ensure_measured()
+    assert profiles.load() == {}, "an existing profile, even an empty one, is used as it is"

@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from sluice import _core
+from sluice import _core, profiles
 from sluice.pipeline import Pipeline
 from sluice.pipelines import PIPELINES, rc
 from sluice.plot import plot_comparison
@@ -161,6 +161,7 @@ def run(
     plot_path: Optional[str],
 ) -> None:
     """Run PIPELINE (a family name, or a JSON description file) for a number of control periods."""
+    profiles.ensure_measured()
     if pipeline_name.endswith(".json"):
         with open(pipeline_name) as f:
             pipeline = Pipeline.from_spec(json.load(f))
@@ -267,6 +268,7 @@ def experiment() -> None:
 @click.option("--json", "json_path", help="Also write the JSON report here.")
 def experiment_static(quick: bool, only: tuple[str, ...], backend: str, out: str, json_path: Optional[str]) -> None:
     """The Batchy Table 2 grid under null, max, nfvnice, onoff and projgrad."""
+    profiles.ensure_measured()
     from pathlib import Path
 
     from sluice.experiments import static
@@ -291,6 +293,7 @@ def _quick_experiment(name: str, summary: str, quick_help: str, backend: str) ->
     @click.option("--out", default=f"out/{name}", show_default=True, help=f"Folder for {name}.{{json,csv,md,png}}.")
     @click.option("--json", "json_path", help="Also write the JSON report here.")
     def command(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
+        profiles.ensure_measured()
         import importlib
         from pathlib import Path
 
@@ -316,6 +319,7 @@ _quick_experiment("regime", "Speedup of projgrad over Null across branching × b
 @click.option("--json", "json_path", help="Also write the JSON report here.")
 def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) -> None:
     """Resilient embedding of MGW (10 and 40 cores): every method beside the dissertation's Table 4.1."""
+    profiles.ensure_measured()
     from pathlib import Path
 
     from sluice.experiments import embedding
@@ -334,6 +338,7 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
 @click.option("--json", "json_path", help="Also write the JSON report here.")
 def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: str, json_path: Optional[str]) -> None:
     """A resilient MGW embedding on the engine loses a worker for a while: HA flows lose nothing."""
+    profiles.ensure_measured()
     from pathlib import Path
 
     from sluice.experiments import failover
@@ -346,13 +351,11 @@ def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: s
 
 @main.command()
 @click.option("--nf", "kinds", multiple=True, help="NF kinds to profile (default: all the profiler knows).")
-@click.option("--max-batch", default=32, show_default=True, help="Largest batch size profiled.")
-@click.option("--reps", default=200, show_default=True, help="Samples (of 32 rounds) timed per batch size.")
+@click.option("--max-batch", default=profiles.MAX_BATCH, show_default=True, help="Largest batch size profiled.")
+@click.option("--reps", default=profiles.REPS, show_default=True, help="Samples (of 32 rounds) timed per batch size.")
 @click.option("--json", "json_path", help="Also write the report here.")
 def profile(kinds: tuple[str, ...], max_batch: int, reps: int, json_path: Optional[str]) -> None:
     """Measure each NF's cost model T(b) = T0 + T1·b; pipelines use it from then on."""
-    from sluice import profiles
-
     chosen = list(kinds) or _core.profiled_kinds()
     try:
         report = json.loads(_core.profile(chosen, max_batch, reps))

@@ -1,9 +1,10 @@
 """Cost models (T0 ns per batch, T1 ns per packet) of the NFs, for pipelines.
 
-Measured by `sluice profile`, which writes them to `profile_path()`;
-where no measurement exists the reference values of PIPELINES.md are used
-(and said once on stderr); NFs with neither get no profile, so no
-controlled buffer.
+Measured by `sluice profile`, which writes them to `profile_path()`; the
+CLI's `run` and `experiment` measure every kind once when no profile file
+exists yet. Where no measurement exists the reference values of
+PIPELINES.md are used (and said once on stderr); NFs with neither get no
+profile, so no controlled buffer.
 """
 
 from __future__ import annotations
@@ -18,6 +19,11 @@ from typing import Any, Optional
 REFERENCE: dict[str, tuple[float, float]] = {"lpm": (68.0, 27.0), "acl": (122.0, 30.0), "static_nat": (43.0, 21.0)}
 #: Reference costs (ns) from PIPELINES.md, for VRF.
 REFERENCE_VRF: dict[str, tuple[float, float]] = {"lpm": (100.0, 20.0), "acl": (100.0, 15.0)}
+
+#: Largest batch size `sluice profile` times by default (pkt).
+MAX_BATCH = 32
+#: Samples (of 32 walker rounds) `sluice profile` times per batch size by default.
+REPS = 200
 
 _warned: set[str] = set()
 
@@ -46,6 +52,18 @@ def save(report: dict[str, Any]) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"nfs": nfs}, indent=1))
     return path
+
+
+def ensure_measured() -> None:
+    """Measures every NF kind the profiler knows and saves the profile, once
+    per machine: only when no profile file exists (an existing one, even
+    an empty one, is used as it is)."""
+    if profile_path().exists():
+        return
+    from sluice import _core
+
+    print(f"sluice: no NF cost profile at {profile_path()}; measuring one now (`sluice profile`, a few seconds)", file=sys.stderr)
+    save(json.loads(_core.profile(_core.profiled_kinds(), MAX_BATCH, REPS)))
 
 
 def cost(kind: str, reference: Optional[dict[str, tuple[float, float]]] = None) -> Optional[tuple[float, float]]:

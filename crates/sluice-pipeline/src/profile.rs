@@ -1,9 +1,11 @@
-//! The profiler: each NF alone in a one-module pipeline (source → NF →
-//! egress), on realistic packets, at batch sizes 1..B. The NF's cost at
-//! batch size b is the lower-quartile time of a walker round with it minus
-//! that without it (noise on a shared machine only ever adds time), so T0 includes what the walker spends per batch on
-//! a module (buffer, dispatch), as it does in a real pipeline. A
-//! robust (Theil–Sen) fit of T(b) = T0 + T1·b gives the cost model.
+//! The profiler: [`COPIES`] modules of one NF kind in a row (source → NF
+//! → … → NF → egress), on realistic packets, at batch sizes 1..B. The
+//! NF's cost at batch size b is the lower-quartile time of a walker round
+//! with them minus that without them (noise on a shared machine only ever
+//! adds time), divided by [`COPIES`], so T0 includes what the walker spends
+//! per batch on a module (buffer, dispatch), as it does in a real
+//! pipeline. A robust (Theil–Sen) fit of T(b) = T0 + T1·b gives the cost
+//! model.
 
 use serde::Serialize;
 use sluice_core::{WorkerGraph, MAX_BURST};
@@ -66,8 +68,21 @@ pub fn fit(points: &[(f64, f64)]) -> Fit {
 pub const KINDS: &[&str] =
     &["bypass", "type_check", "exact_match", "lpm", "ttl_decrement", "mac_rewrite", "ip_checksum", "acl", "static_nat"];
 
+/// The [`COPIES`] modules profiled for NF kind `kind`: its reference
+/// configuration each time, except that every other NAT maps back, so that
+/// every copy rewrites addresses as the one NAT of a real pipeline does.
+pub fn reference_chain(kind: &str) -> Result<Vec<NfSpec>> {
+    let spec = reference_spec(kind)?;
+    Ok((0..COPIES)
+        .map(|i| match &spec {
+            NfSpec::StaticNat { inside, outside } if i % 2 == 1 => NfSpec::StaticNat { inside: outside.clone(), outside: inside.clone() },
+            _ => spec.clone(),
+        })
+        .collect())
+}
+
 /// The reference configuration of NF kind `kind`.
-pub fn reference_spec(kind: &str) -> Result<NfSpec> {
+fn reference_spec(kind: &str) -> Result<NfSpec> {
     let flows = 0..FLOWS as u16;
     Ok(match kind {
         "bypass" => NfSpec::Bypass { cycles_per_batch: 1000, cycles_per_packet: 0 },
@@ -112,6 +127,11 @@ pub fn acl_rules(total: usize) -> Vec<RuleSpec> {
     rules
 }
 
+/// Modules of the profiled kind in series: a few ns of per-batch cost per
+/// module is then well above the jitter of the subtracted baseline (with
+/// one module, T0 of the cheapest NFs came out anywhere from 0 to 14 ns).
+const COPIES: usize = 8;
+
 /// Rounds timed together in one sample, so clock reads and jitter are amortised.
 const ROUNDS_PER_SAMPLE: u64 = 32;
 
@@ -128,13 +148,13 @@ fn round_ns(graph: &mut WorkerGraph, clock: &quanta::Clock) -> u64 {
 /// Rounds with and without the NF alternate, so drift in the machine's
 /// speed touches both quartiles alike.
 pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
-    let spec = reference_spec(kind)?;
+    let copies = reference_chain(kind)?;
     let clock = quanta::Clock::new();
     let reps = reps.max(1);
     let (mut with_ns, mut without_ns) = (vec![0u64; reps], vec![0u64; reps]);
     let mut points = Vec::new();
     for b in 1..=max_batch.clamp(2, MAX_BURST) {
-        let mut with = chain(std::slice::from_ref(&spec), FLOWS, b, false)?;
+        let mut with = chain(&copies, FLOWS, b, false)?;
         let mut without = chain(&[], FLOWS, b, false)?;
         for _ in 0..reps / 4 {
             round_ns(&mut with, &clock);
@@ -147,7 +167,7 @@ pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
         with_ns.sort_unstable();
         without_ns.sort_unstable();
         // Lower quartiles: on a shared machine noise only ever adds time.
-        let per_round = (with_ns[reps / 4] as f64 - without_ns[reps / 4] as f64) / ROUNDS_PER_SAMPLE as f64;
+        let per_round = (with_ns[reps / 4] as f64 - without_ns[reps / 4] as f64) / (ROUNDS_PER_SAMPLE * COPIES as u64) as f64;
         points.push((b as f64, per_round));
     }
     Ok(fit(&points))
@@ -176,9 +196,16 @@ mod tests {
         let traffic = crate::chain::reference_frames(FLOWS).unwrap();
         let mut h = sluice_core::harness::Harness::default();
         for kind in KINDS {
-            let mut nf = reference_spec(kind).unwrap().build().unwrap();
-            let out = h.run(nf.as_mut(), &traffic);
-            assert_eq!(out.dropped, 0, "{kind} drops its profiling traffic");
+            let mut frames = traffic.clone();
+            for (copy, spec) in reference_chain(kind).unwrap().iter().enumerate() {
+                let mut nf = spec.build().unwrap();
+                let mut out = h.run(nf.as_mut(), &frames);
+                assert_eq!((out.dropped, out.gates[0].len()), (0, traffic.len()), "{kind} copy {copy} drops or diverts its profiling traffic");
+                if *kind == "static_nat" {
+                    assert_ne!(out.gates[0], frames, "NAT copy {copy} translates nothing");
+                }
+                frames = std::mem::take(&mut out.gates[0]);
+            }
         }
     }
 }
