@@ -498,6 +498,9 @@ impl WorkerGraph {
         node.buffer.admit(trigger, input);
         let mut scratch = node.scratch.take().expect("a module is never re-entered in a DAG");
         while let Some(batch) = self.nodes[v].buffer.next_run(trigger, input, &mut scratch) {
+            if trigger > 0 {
+                self.pool.prefetch(batch.as_slice());
+            }
             self.run(v, batch);
         }
         self.nodes[v].scratch = Some(scratch);

@@ -200,6 +200,26 @@ impl PacketPool {
         unsafe { &mut *(*self.meta.add(id.0 as usize)).get() }
     }
 
+    /// Starts fetching the metadata and the first header bytes of `ids`
+    /// into the cache: for packets that waited in a buffer while later
+    /// rounds' packets went through, and are no longer in L1.
+    #[inline]
+    pub fn prefetch(&self, ids: &[PacketId]) {
+        #[cfg(target_arch = "x86_64")]
+        for id in ids {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let meta = self.meta.wrapping_add(id.0 as usize).cast::<i8>();
+            let head = self.bufs.wrapping_add(id.0 as usize).cast::<i8>().wrapping_add(HEADROOM);
+            // SAFETY: a prefetch is a hint: it reads nothing and never faults.
+            unsafe {
+                _mm_prefetch(meta, _MM_HINT_T0);
+                _mm_prefetch(head, _MM_HINT_T0);
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = ids;
+    }
+
     /// The packet's bytes.
     #[inline]
     pub fn data(&self, id: PacketId) -> &[u8] {
