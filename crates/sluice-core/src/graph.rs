@@ -495,10 +495,12 @@ impl WorkerGraph {
             input.clear();
             return;
         }
+        // Packets that waited here since an earlier arrival have left L1.
+        let waited = trigger > 0 && !node.buffer.is_empty();
         node.buffer.admit(trigger, input);
         let mut scratch = node.scratch.take().expect("a module is never re-entered in a DAG");
         while let Some(batch) = self.nodes[v].buffer.next_run(trigger, input, &mut scratch) {
-            if trigger > 0 {
+            if waited {
                 self.pool.prefetch(batch.as_slice());
             }
             self.run(v, batch);
