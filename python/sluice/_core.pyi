@@ -31,7 +31,7 @@ def ns_per_cycle() -> float:
     """Length of one TSC cycle on this machine (ns)."""
 
 def profile(kinds: list[str], max_batch: int = 32, reps: int = 200) -> str:
-    """Profile NF kinds alone; JSON {"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}."""
+    """Profile NF kinds (eight modules of a kind in a row); JSON {"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}."""
 
 def profiled_kinds() -> list[str]:
     """Names of the NF kinds the profiler knows."""

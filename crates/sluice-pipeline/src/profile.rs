@@ -71,7 +71,7 @@ pub const KINDS: &[&str] =
 /// The [`COPIES`] modules profiled for NF kind `kind`: its reference
 /// configuration each time, except that every other NAT maps back, so that
 /// every copy rewrites addresses as the one NAT of a real pipeline does.
-pub fn reference_chain(kind: &str) -> Result<Vec<NfSpec>> {
+fn reference_chain(kind: &str) -> Result<Vec<NfSpec>> {
     let spec = reference_spec(kind)?;
     Ok((0..COPIES)
         .map(|i| match &spec {

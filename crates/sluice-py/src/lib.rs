@@ -85,7 +85,7 @@ fn run(
     Ok(report_json(&pipeline, &report, backend, &plan).to_string())
 }
 
-/// Profiles each NF kind alone at batch sizes 1..=max_batch; returns
+/// Profiles each NF kind (eight modules of it in a row) at batch sizes 1..=max_batch; returns
 /// `{"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}` as JSON.
 #[pyfunction]
 #[pyo3(signature = (kinds, max_batch=32, reps=200))]
