@@ -172,3 +172,20 @@ def test_a_missing_profile_is_measured_once_and_an_existing_one_is_kept(tmp_path
     (tmp_path / "profile.json").write_text('{"nfs": {}}')
     profiles.ensure_measured()
     assert profiles.load() == {}, "an existing profile, even an empty one, is used as it is"
+
+
+def test_the_static_grid_runs_the_trace_rows_a_trace_has_destinations_for(tmp_path: Path) -> None:
+    from sluice.experiments import static
+
+    trace = tmp_path / "t.pcap"
+    write_pcap(trace, [frame(bytes([40, k, 1, 1])) for k in range(20) for _ in range(3)])
+    rows = {r.name: r for r in static.grid(str(trace))}
+    assert "l2l3-pcap-16" in rows and "l2l3-pcap-32" not in rows
+    assert static.not_run(str(trace)) == {
+        "*L2L3(32)": "the trace has 20 destination /24s, fewer than the 32 flows",
+        "*L2L3(64)": "the trace has 20 destination /24s, fewer than the 64 flows",
+    }
+    assert "*L2L3(16, 32, 64)" in static.not_run(None)
+    row = static.run_row(rows["l2l3-pcap-16"], static.Settings(1, 1, 5.0, "sim"), lambda _msg: None)
+    assert row["pipeline"] == "*L2L3(16)" and row["mpps_null"] > 0
+    assert "| *published* | 69 | 8.5 / 5.24 / 0 |" in static.markdown([row]), "the published trace row beside ours"

@@ -41,8 +41,9 @@ def _not_in(part: str, flow: str) -> bool:
     return part not in flow
 
 
-def grid() -> list[Row]:
-    """The rows this build can run (the pcap row needs a trace)."""
+def grid(pcap: Optional[str] = None) -> list[Row]:
+    """The rows this build can run; the trace rows (*L2L3(16, 32, 64))
+    only with a trace `pcap`."""
     rows = [Row(f"l2l3-{n}", f"L2L3({n})", functools.partial(l2l3, n)) for n in (1, 4, 8, 16)]
     rows += [Row(f"gw-{n}", f"GW({n})", functools.partial(gw, n)) for n in (1, 8, 16, 64)]
     rows += [Row(f"vrf-{m}-{n}", f"VRF({m},{n})", functools.partial(vrf, m, n)) for m, n in ((1, 1), (2, 4), (16, 4), (12, 8))]
@@ -50,13 +51,30 @@ def grid() -> list[Row]:
         bulk = f"_b{b - 1}_"
         rows.append(Row(f"mgw-{b}-4", f"MGW({b},4)", functools.partial(mgw, b, 4), slo_flows=functools.partial(_not_in, bulk)))
     rows.append(Row("rc16", "RC(16)", functools.partial(rc, 16), own_slos=True))
+    if pcap:
+        fits = [n for n in PCAP_FLOWS if n <= _destinations(pcap)]
+        rows += [Row(f"l2l3-pcap-{n}", f"*L2L3({n})", functools.partial(l2l3, n, pcap=pcap)) for n in fits]
     return rows
 
 
-#: Rows of the published grid this build cannot run yet, and why.
-MISSING = {
-    "*L2L3 (pcap)": "needs a real trace, which this build does not ship; `sluice run l2l3 --n 16 --pcap FILE` runs one",
-}
+#: Flows (next hops) of the published trace rows *L2L3(n).
+PCAP_FLOWS = (16, 32, 64)
+
+
+@functools.lru_cache(maxsize=4)
+def _destinations(pcap: str) -> int:
+    """Destination /24s in the trace (each flow needs at least one)."""
+    from sluice import _core
+
+    return len(_core.pcap_prefixes(pcap))
+
+
+def not_run(pcap: Optional[str]) -> dict[str, str]:
+    """Rows of the published grid left out, and why."""
+    if not pcap:
+        return {"*L2L3(16, 32, 64)": "need a real trace, which this build does not ship: `--pcap FILE` adds them"}
+    return {f"*L2L3({n})": f"the trace has {_destinations(pcap)} destination /24s, fewer than the {n} flows"
+            for n in PCAP_FLOWS if n > _destinations(pcap)}
 
 
 @dataclass(frozen=True)
@@ -148,16 +166,19 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     save(fig, path)
 
 
-def run(out: Path, quick: bool, only: Optional[list[str]], backend: str, progress: Callable[[str], None]) -> dict[str, Any]:
-    """Runs the grid (or the rows named in `only`) and writes static.{json,csv,md,png} into `out`."""
-    rows = grid()
+def run(out: Path, quick: bool, only: Optional[list[str]], backend: str, progress: Callable[[str], None],
+        pcap: Optional[str] = None) -> dict[str, Any]:
+    """Runs the grid (or the rows named in `only`; the trace rows with
+    `pcap`) and writes static.{json,csv,md,png} into `out`."""
+    rows = grid(pcap)
     if only:
         unknown = sorted(set(only) - {r.name for r in rows})
         if unknown:
-            raise ValueError(f"unknown rows {unknown} (known: {', '.join(r.name for r in rows)})")
+            need = "; the l2l3-pcap-N rows need a trace (--pcap FILE) with N destination /24s" if any(u.startswith("l2l3-pcap") for u in unknown) else ""
+            raise ValueError(f"unknown rows {unknown} (known: {', '.join(r.name for r in rows)}{need})")
         rows = [r for r in rows if r.name in only]
     settings = Settings.make(quick, backend)
     results = [run_row(r, settings, progress) for r in rows]
-    report = {"settings": settings.__dict__, "slo_share": SLO_SHARE, "rows": results, "not_run": MISSING}
+    report = {"settings": settings.__dict__, "slo_share": SLO_SHARE, "rows": results, "not_run": not_run(pcap)}
     output.write(out, "static", report, markdown, plot)
     return report
