@@ -174,8 +174,15 @@ def test_a_missing_profile_is_measured_once_and_an_existing_one_is_kept(tmp_path
     assert profiles.load() == {}, "an existing profile, even an empty one, is used as it is"
 
 
-def test_the_static_grid_runs_the_trace_rows_a_trace_has_destinations_for(tmp_path: Path) -> None:
+def test_the_static_grid_runs_the_trace_rows_a_trace_has_destinations_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from sluice.experiments import static
+
+    # The published row, as ../shared/reference/batchy_table2.csv has it.
+    (tmp_path / "batchy_table2.csv").write_text(
+        "pipeline,modules,batch_null,batch_max,batch_nfvnice,batch_onoff,batch_projgrad,mpps_null,mpps_max,mpps_nfvnice,mpps_onoff,"
+        "mpps_projgrad,viol_null_pct,viol_max_pct,viol_nfvnice_pct,viol_onoff_pct,viol_projgrad_pct\n"
+        "*L2L3(16),69,8.5,32,4.7,9.2,24.2,5.24,5.7,2.4,5.25,5.79,0,75,2,8.3,2.4\n")
+    monkeypatch.setenv("SLUICE_REFERENCE", str(tmp_path))
 
     trace = tmp_path / "t.pcap"
     write_pcap(trace, [frame(bytes([40, k, 1, 1])) for k in range(20) for _ in range(3)])
