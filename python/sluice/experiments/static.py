@@ -41,6 +41,10 @@ def _not_in(part: str, flow: str) -> bool:
     return part not in flow
 
 
+#: Flows (next hops) of the published trace rows *L2L3(n).
+PCAP_FLOWS = (16, 32, 64)
+
+
 def grid(pcap: Optional[str] = None) -> list[Row]:
     """The rows this build can run; the trace rows (*L2L3(16, 32, 64))
     only with a trace `pcap`."""
@@ -55,10 +59,6 @@ def grid(pcap: Optional[str] = None) -> list[Row]:
         fits = [n for n in PCAP_FLOWS if n <= _destinations(pcap)]
         rows += [Row(f"l2l3-pcap-{n}", f"*L2L3({n})", functools.partial(l2l3, n, pcap=pcap)) for n in fits]
     return rows
-
-
-#: Flows (next hops) of the published trace rows *L2L3(n).
-PCAP_FLOWS = (16, 32, 64)
 
 
 @functools.lru_cache(maxsize=4)
