@@ -357,9 +357,8 @@ def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: s
 @click.option("--json", "json_path", help="Also write the report here.")
 def profile(kinds: tuple[str, ...], max_batch: int, reps: int, json_path: Optional[str]) -> None:
     """Measure each NF's cost model T(b) = T0 + T1·b; pipelines use it from then on."""
-    chosen = list(kinds) or _core.profiled_kinds()
     try:
-        report = json.loads(_core.profile(chosen, max_batch, reps))
+        report = profiles.measure(list(kinds), max_batch, reps)
     except ValueError as e:
         raise click.ClickException(str(e)) from e
     table = Table(title=f"NF cost models, batch sizes 1..{max_batch}")

@@ -54,16 +54,24 @@ def save(report: dict[str, Any]) -> Path:
     return path
 
 
+def measure(kinds: Optional[list[str]] = None, max_batch: Optional[int] = None, reps: Optional[int] = None) -> dict[str, Any]:
+    """Runs the profiler on `kinds` (default: every kind it knows); returns
+    its report {"nfs": {KIND: {"t0_ns", "t1_ns", "r2", "beta"}}}. Raises
+    ValueError for a kind it has no setup for."""
+    from sluice import _core
+
+    report: dict[str, Any] = json.loads(_core.profile(kinds or _core.profiled_kinds(), max_batch or MAX_BATCH, reps or REPS))
+    return report
+
+
 def ensure_measured() -> None:
     """Measures every NF kind the profiler knows and saves the profile, once
     per machine: only when no profile file exists (an existing one, even
     an empty one, is used as it is)."""
     if profile_path().exists():
         return
-    from sluice import _core
-
     print(f"sluice: no NF cost profile at {profile_path()}; measuring one now (`sluice profile`, a few seconds)", file=sys.stderr)
-    save(json.loads(_core.profile(_core.profiled_kinds(), MAX_BATCH, REPS)))
+    save(measure())
 
 
 def cost(kind: str, reference: Optional[dict[str, tuple[float, float]]] = None) -> Optional[tuple[float, float]]:
