@@ -68,21 +68,13 @@ pub fn fit(points: &[(f64, f64)]) -> Fit {
 pub const KINDS: &[&str] =
     &["bypass", "type_check", "exact_match", "lpm", "ttl_decrement", "mac_rewrite", "ip_checksum", "acl", "static_nat"];
 
-/// The [`COPIES`] modules profiled for NF kind `kind`: its reference
-/// configuration each time, except that every other NAT maps back, so that
-/// every copy rewrites addresses as the one NAT of a real pipeline does.
+/// The [`COPIES`] modules profiled for NF kind `kind`, in chain order.
 fn reference_chain(kind: &str) -> Result<Vec<NfSpec>> {
-    let spec = reference_spec(kind)?;
-    Ok((0..COPIES)
-        .map(|i| match &spec {
-            NfSpec::StaticNat { inside, outside } if i % 2 == 1 => NfSpec::StaticNat { inside: outside.clone(), outside: inside.clone() },
-            _ => spec.clone(),
-        })
-        .collect())
+    (0..COPIES).map(|copy| reference_spec(kind, copy)).collect()
 }
 
-/// The reference configuration of NF kind `kind`.
-fn reference_spec(kind: &str) -> Result<NfSpec> {
+/// The reference configuration of copy `copy` of NF kind `kind`.
+fn reference_spec(kind: &str, copy: usize) -> Result<NfSpec> {
     let flows = 0..FLOWS as u16;
     Ok(match kind {
         "bypass" => NfSpec::Bypass { cycles_per_batch: 1000, cycles_per_packet: 0 },
@@ -99,7 +91,12 @@ fn reference_spec(kind: &str) -> Result<NfSpec> {
         "mac_rewrite" => NfSpec::MacRewrite { src: "02:00:00:00:01:01".into(), dst: "02:00:00:00:02:02".into() },
         "ip_checksum" => NfSpec::IpChecksum {},
         "acl" => NfSpec::Acl { rules: acl_rules(100) },
-        "static_nat" => NfSpec::StaticNat { inside: "10.0.0.0/24".into(), outside: "20.0.0.0/24".into() },
+        // Every other copy maps back, so that every copy translates the
+        // source address, as the one NAT of a real pipeline does.
+        "static_nat" => {
+            let (inside, outside) = ("10.0.0.0/24".to_string(), "20.0.0.0/24".to_string());
+            if copy.is_multiple_of(2) { NfSpec::StaticNat { inside, outside } } else { NfSpec::StaticNat { inside: outside, outside: inside } }
+        }
         other => return Err(Error::Spec(format!("no profile setup for NF '{other}' (known: {})", KINDS.join(", ")))),
     })
 }
@@ -167,8 +164,8 @@ pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
         with_ns.sort_unstable();
         without_ns.sort_unstable();
         // Lower quartiles: on a shared machine noise only ever adds time.
-        let per_round = (with_ns[reps / 4] as f64 - without_ns[reps / 4] as f64) / (ROUNDS_PER_SAMPLE * COPIES as u64) as f64;
-        points.push((b as f64, per_round));
+        let per_module_run = (with_ns[reps / 4] as f64 - without_ns[reps / 4] as f64) / (ROUNDS_PER_SAMPLE * COPIES as u64) as f64;
+        points.push((b as f64, per_module_run));
     }
     Ok(fit(&points))
 }
