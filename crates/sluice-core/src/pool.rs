@@ -200,9 +200,10 @@ impl PacketPool {
         unsafe { &mut *(*self.meta.add(id.0 as usize)).get() }
     }
 
-    /// Starts fetching the metadata and the first header bytes of `ids`
-    /// into the cache: for packets that waited in a buffer while later
-    /// rounds' packets went through, and are no longer in L1.
+    /// Starts fetching the metadata and the first header line (at the
+    /// allocation headroom, where a packet not en- or decapsulated starts)
+    /// of `ids` into the cache: for packets that waited in a buffer while
+    /// later rounds' packets went through, and are no longer in L1.
     #[inline]
     pub fn prefetch(&self, ids: &[PacketId]) {
         #[cfg(target_arch = "x86_64")]

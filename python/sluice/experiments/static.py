@@ -73,8 +73,9 @@ def not_run(pcap: Optional[str]) -> dict[str, str]:
     """Rows of the published grid left out, and why."""
     if not pcap:
         return {"*L2L3(16, 32, 64)": "need a real trace, which this build does not ship: `--pcap FILE` adds them"}
-    return {f"*L2L3({n})": f"the trace has {_destinations(pcap)} destination /24s, fewer than the {n} flows"
-            for n in PCAP_FLOWS if n > _destinations(pcap)}
+    destinations = _destinations(pcap)
+    return {f"*L2L3({n})": f"the trace has {destinations} destination /24s, fewer than the {n} flows"
+            for n in PCAP_FLOWS if n > destinations}
 
 
 @dataclass(frozen=True)
