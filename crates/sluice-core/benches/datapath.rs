@@ -9,7 +9,7 @@ use sluice_core::{Batch, FractionalBuffer, PacketId};
 
 fn buffer_push(c: &mut Criterion) {
     let mut group = c.benchmark_group("fractional_buffer_push");
-    for (arrival, trigger) in [(8usize, 0usize), (8, 32), (32, 32), (1, 32)] {
+    for (arrival, trigger) in [(8usize, 0usize), (8, 32), (32, 32), (1, 32), (2, 16)] {
         group.throughput(Throughput::Elements(arrival as u64));
         let id = BenchmarkId::new(format!("arrival{arrival}"), format!("trigger{trigger}"));
         group.bench_function(id, |b| {

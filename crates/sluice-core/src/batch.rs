@@ -5,6 +5,23 @@ use crate::packet::PacketId;
 /// Compile-time bound on any batch (pkt); the runtime batch size B is ≤ this.
 pub const MAX_BURST: usize = 256;
 
+/// Copies at most this many handles one by one (see [`copy_handles`]).
+const SHORT_COPY: usize = 16;
+
+/// Copies the handles of `src` into `dst` (same length). The runs that
+/// reach a fractional buffer are often a packet or two: for those a loop
+/// is cheaper than libc's memcpy, whose call costs more than the copy.
+#[inline]
+pub(crate) fn copy_handles(dst: &mut [PacketId], src: &[PacketId]) {
+    if src.len() > SHORT_COPY {
+        dst.copy_from_slice(src);
+        return;
+    }
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d = *s;
+    }
+}
+
 /// A fixed-capacity batch of packet handles, allocated once and reused.
 #[derive(Clone)]
 pub struct Batch {
@@ -52,7 +69,7 @@ impl Batch {
     /// Appends packets in order.
     #[inline]
     pub fn extend_from_slice(&mut self, ids: &[PacketId]) {
-        self.ids[self.len..self.len + ids.len()].copy_from_slice(ids);
+        copy_handles(&mut self.ids[self.len..self.len + ids.len()], ids);
         self.len += ids.len();
     }
 

@@ -7,7 +7,7 @@
 //! arrival, so a control thread may change it at any time: packets are never
 //! lost, duplicated or reordered.
 
-use crate::batch::{Batch, MAX_BURST};
+use crate::batch::{copy_handles, Batch, MAX_BURST};
 use crate::packet::PacketId;
 
 /// Default capacity (pkt): a remainder below `B ≤ MAX_BURST` plus one
@@ -122,8 +122,8 @@ impl FractionalBuffer {
         assert!(self.len + ids.len() <= cap, "fractional buffer overflow");
         let tail = wrap(self.head + self.len, cap);
         let first = ids.len().min(cap - tail);
-        self.queue[tail..tail + first].copy_from_slice(&ids[..first]);
-        self.queue[..ids.len() - first].copy_from_slice(&ids[first..]);
+        copy_handles(&mut self.queue[tail..tail + first], &ids[..first]);
+        copy_handles(&mut self.queue[..ids.len() - first], &ids[first..]);
         self.len += ids.len();
     }
 
