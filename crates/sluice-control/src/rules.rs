@@ -159,8 +159,12 @@ pub(crate) fn one_level_at_a_time(view: &View<'_>, trigger: &mut [u32]) {
 
 /// Periods a buffer that recovery switched off waits before it may be
 /// inserted again, the first time: without it, insertion and recovery
-/// chase each other around the SLO.
-pub(crate) const COOLDOWN_PERIODS: u32 = 10;
+/// chase each other around the SLO. Short, because the first removal is
+/// as often a stall of the core (every flow over its SLO for a period) as
+/// a buffer the model misjudged: a long first cooldown kept a whole
+/// router's buffers off, at the unbuffered rate, for ten periods after a
+/// 100 ms period in which the VM lost the core.
+pub(crate) const COOLDOWN_PERIODS: u32 = 2;
 /// Longest cooldown (periods): each removal of the same buffer doubles its
 /// cooldown up to this, so a buffer the cost model keeps misjudging stops
 /// being tried every few periods.

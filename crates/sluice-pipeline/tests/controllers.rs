@@ -135,3 +135,19 @@ fn projgrad_buffers_the_head_of_a_chain_only() {
     assert!((0..4).all(|i| last[id(i, 0)] > 1), "every branch's head is buffered: {last:?}");
     assert_eq!(violations(&r, 1), Vec::<usize>::new());
 }
+
+#[test]
+fn projgrad_buffers_again_soon_after_a_one_period_stall() {
+    // A stall (the core taken away for a while) looks to the controller
+    // like one period far over the SLO: here the SLO dips to 5 µs for one
+    // period, so recovery short-circuits the robot-control flow's path.
+    let mut p = plan(30);
+    p.slo_schedules.push((0, Steps(vec![(12, 5.0), (13, 35.0)])));
+    let r = run(&common::rc(16), "projgrad", &p);
+    assert_eq!(r.periods[13].telemetry.modules[2].trigger, 0, "recovery switched the robot-control buffer off");
+    // Back where it was within four periods of the stall, not after a long
+    // cooldown spent at the unbuffered rate.
+    let back = (13..r.periods.len()).find(|&i| triggers(&r.periods[i]) == triggers(&r.periods[11]));
+    assert!(back.is_some_and(|i| i <= 17), "triggers before the stall back in period {back:?}");
+    assert_eq!(violations(&r, 13), Vec::<usize>::new());
+}
