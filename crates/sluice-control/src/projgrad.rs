@@ -88,7 +88,7 @@ impl Controller for ProjGrad {
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
         let before = self.before.roll(&view);
-        let mut frozen = recover(&view, &before, &mut trigger);
+        let mut frozen = recover(&view, self.params.delta, &before, &mut trigger);
         let variables: Vec<ModuleId> =
             view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
         for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&view.trigger, &trigger)) {

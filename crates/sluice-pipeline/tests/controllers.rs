@@ -57,6 +57,21 @@ fn projgrad_recovers_within_two_periods_when_the_slo_halves() {
 }
 
 #[test]
+fn projgrad_recovery_lands_below_the_slo_with_margin() {
+    // 35 → 27 µs: the robot-control buffer is cut, not removed. Cut to the
+    // SLO itself, the flow's p95 (which moves in whole walker rounds here)
+    // landed at 27.007 µs, over again; cut to the growth target it lands
+    // at or below (1 − 2δ)·27 µs.
+    let mut p = plan(16);
+    p.slo_schedules.push((0, Steps(vec![(12, 27.0)])));
+    let r = run(&common::rc(16), "projgrad", &p);
+    let (before, after) = (r.periods[12].telemetry.modules[2].trigger, r.periods[13].telemetry.modules[2].trigger);
+    assert!(before > after && after > 0, "trigger {before} → {after}");
+    let p95 = r.periods[13].telemetry.flows[0].p95_ns;
+    assert!(p95 as f64 <= 0.9 * 27_000.0, "p95 {p95} ns after the cut");
+}
+
+#[test]
 fn projgrad_recovers_within_two_periods_after_a_tenfold_load_drop() {
     let mut spec = common::rc(16);
     spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 4_000_000.0.into();
