@@ -38,9 +38,9 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
 /// flow inside its SLO. The excess is counted from the flow's growth
 /// target, where the gradient step would have stopped, not from the SLO
 /// (Batchy's D_f − t_f): cut to the SLO itself, a flow sits on it and
-/// goes over again in the next period its delay scatters upward (RC(16)
-/// on the engine: a p95 held at 33–35 µs of 35 µs, over in one period of
-/// ten).
+/// goes over again in the next period its delay scatters upward, or when
+/// its delay moves in whole walker rounds (RC(16) with its SLO lowered to
+/// 27 µs landed at 27.007 µs).
 /// Returns, per module, whether it lies on the path of a flow over its SLO
 /// or was taken back (such modules sit out insertion and the gradient step
 /// this period).
