@@ -47,10 +47,12 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
 pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mut [u32]) -> Vec<bool> {
     let mut frozen = vec![false; view.model.modules.len()];
     for (f, flow) in view.model.flows.iter().enumerate() {
-        let Some(over_slo) = view.excess(f) else { continue };
-        let target = view.growth_target(f, delta).expect("a flow over its SLO has one");
-        let mut excess = view.delay[f].expect("a flow over its SLO has a delay") - target;
-        let below_slo = excess - over_slo;
+        let (Some(over_slo), Some(slo), Some(target)) = (view.excess(f), view.slo[f], view.growth_target(f, delta)) else {
+            continue;
+        };
+        // How far the growth target lies below the SLO (s); the cut aims there.
+        let margin = slo - target;
+        let mut excess = over_slo + margin;
         for &v in &flow.path {
             frozen[v] = true;
         }
@@ -79,7 +81,7 @@ pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mu
             // Cut down to the input batch size, a buffer only delays: remove it.
             trigger[v] = if new <= floor { 0 } else { new as u32 };
         }
-        if excess > below_slo {
+        if excess > margin {
             for &v in &path {
                 trigger[v] = 0;
             }
