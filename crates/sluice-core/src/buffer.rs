@@ -81,14 +81,22 @@ impl FractionalBuffer {
     }
 
     /// Admits an arriving batch under trigger `trigger` (pkt). With a
-    /// trigger the packets join the queue and `input` is left empty; with
-    /// none they stay in `input`, to be run after the queue is flushed.
+    /// trigger the packets join the queue and `input` is left empty, unless
+    /// the queue is empty and `input` is exactly one run: then it stays, to
+    /// run as it is (no copy in and out). With no trigger they stay in
+    /// `input`, to be run after the queue is flushed.
     #[inline]
     pub fn admit(&mut self, trigger: usize, input: &mut Batch) {
-        if trigger > 0 {
+        if trigger > 0 && !self.passes_through(trigger, input) {
             self.enqueue(input.as_slice());
             input.clear();
         }
+    }
+
+    /// Whether `input` is one whole run that meets an empty queue.
+    #[inline]
+    fn passes_through(&self, trigger: usize, input: &Batch) -> bool {
+        self.len == 0 && input.len() == trigger
     }
 
     /// The next batch the NF must run on, or `None` when no run is due.
@@ -113,7 +121,7 @@ impl FractionalBuffer {
             self.dequeue(trigger, scratch);
             return Some(scratch);
         }
-        None
+        self.passes_through(trigger, input).then_some(input)
     }
 
     #[inline]
@@ -189,6 +197,26 @@ mod tests {
         arrive(&mut buf, 3, &mut input, &mut seen);
         assert_eq!(seen, vec![(3, vec![0, 1, 2]), (3, vec![3, 4, 5])]);
         assert_eq!(buf.len(), 1);
+    }
+
+    #[test]
+    fn a_whole_run_meeting_an_empty_queue_runs_in_place_and_otherwise_queues_behind() {
+        let mut buf = FractionalBuffer::default();
+        let (mut input, mut scratch) = (Batch::default(), Batch::default());
+        input.extend_from_slice(&[PacketId(1), PacketId(2)]);
+        buf.admit(2, &mut input);
+        let arrived: *const Batch = &input;
+        let run = buf.next_run(2, &mut input, &mut scratch).expect("a whole run is due");
+        assert!(std::ptr::eq(run, arrived), "the arriving batch runs as it is");
+        run.clear();
+        assert!(buf.next_run(2, &mut input, &mut scratch).is_none());
+        let mut seen = Vec::new();
+        input.push(PacketId(3));
+        arrive(&mut buf, 2, &mut input, &mut seen);
+        input.extend_from_slice(&[PacketId(4), PacketId(5)]);
+        arrive(&mut buf, 2, &mut input, &mut seen);
+        assert_eq!(seen, vec![(2, vec![3, 4])], "a whole run behind a waiting packet queues behind it");
+        assert_eq!(buf.front(), Some(PacketId(5)));
     }
 
     proptest! {
