@@ -174,6 +174,26 @@ def test_a_missing_profile_is_measured_once_and_an_existing_one_is_kept(tmp_path
     assert profiles.load() == {}, "an existing profile, even an empty one, is used as it is"
 
 
+def test_a_static_row_gives_its_slo_flows_one_slo_at_80_percent_of_their_mean_delay_under_max() -> None:
+    """One SLO per pipeline, from the mean over its SLO flows (MGW's bulk
+    flows have none and do not count): each flow's own mean under Max is
+    the phase of Max's flushes in that run."""
+    import statistics
+
+    from sluice.experiments import static
+
+    row = next(r for r in static.grid() if r.name == "mgw-2-4")
+    settings = static.Settings(1, 1, 5.0, "sim")
+    report = static.run_row(row, settings, lambda _msg: None)
+    under_max = row.build().run("max", periods=1, warmup_periods=1, period_ms=5.0, backend="sim")
+    measured = [p for p in under_max.periods if not p["warmup"]]
+    qos = [f for f in row.build().flows() if row.slo_flows(f)]
+    assert 0 < len(qos) < len(row.build().flows())
+    mean = statistics.mean(p["flows"][f]["mean_us"] for p in measured for f in qos)
+    assert report["slo_us"] == pytest.approx(0.8 * mean, abs=0.01)
+    assert f"| MGW(2,4) · SLO {report['slo_us']} µs |" in static.markdown([report])
+
+
 def test_the_static_grid_runs_the_trace_rows_a_trace_has_destinations_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from sluice.experiments import static
 
