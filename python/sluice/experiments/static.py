@@ -104,7 +104,8 @@ def _measured(result: Any) -> list[dict[str, Any]]:
 
 
 def run_row(row: Row, s: Settings, progress: Callable[[str], None]) -> dict[str, Any]:
-    """One row: calibrate SLOs under Max, then every controller."""
+    """One row: calibrate its SLO under Max (unless its flows bring their
+    own), then every controller."""
     pipeline = row.build()
     slo_us = None
     if not row.own_slos:
