@@ -185,10 +185,11 @@ def test_a_static_row_gives_its_slo_flows_one_slo_at_80_percent_of_their_mean_de
     row = next(r for r in static.grid() if r.name == "mgw-2-4")
     settings = static.Settings(1, 1, 5.0, "sim")
     report = static.run_row(row, settings, lambda _msg: None)
-    under_max = row.build().run("max", periods=1, warmup_periods=1, period_ms=5.0, backend="sim")
+    pipeline = row.build()
+    under_max = pipeline.run("max", periods=1, warmup_periods=1, period_ms=5.0, backend="sim")
     measured = [p for p in under_max.periods if not p["warmup"]]
-    qos = [f for f in row.build().flows() if row.slo_flows(f)]
-    assert 0 < len(qos) < len(row.build().flows())
+    qos = [f for f in pipeline.flows() if row.slo_flows(f)]
+    assert 0 < len(qos) < len(pipeline.flows())
     mean = statistics.mean(p["flows"][f]["mean_us"] for p in measured for f in qos)
     assert report["slo_us"] == pytest.approx(0.8 * mean, abs=0.01)
     assert f"| MGW(2,4) · SLO {report['slo_us']} µs |" in static.markdown([report])

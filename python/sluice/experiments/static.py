@@ -109,7 +109,7 @@ def run_row(row: Row, s: Settings, progress: Callable[[str], None]) -> dict[str,
     pipeline = row.build()
     slo_us = None
     if not row.own_slos:
-        progress(f"{row.label}: calibrating SLOs under max")
+        progress(f"{row.label}: calibrating the SLO under max")
         calib = pipeline.run("max", periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend)
         slo_flows = list(filter(row.slo_flows, pipeline.flows()))
         slo_us = max(SLO_SHARE * statistics.mean(p["flows"][f]["mean_us"] for p in _measured(calib) for f in slo_flows), 0.1)
@@ -146,7 +146,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     lines = [head, "|" + "---|" * (3 + len(CONTROLLERS))]
     for r in rows:
         cells = [f"{r[f'batch_{c}']} / {r[f'mpps_{c}']} / {r[f'viol_{c}_pct']}" for c in CONTROLLERS]
-        slo = f" · SLO {r['slo_us']} µs" if r.get("slo_us") is not None else ""
+        slo = f" · SLO {r['slo_us']} µs" if r["slo_us"] is not None else ""
         lines.append(f"| {r['pipeline']}{slo} | {r['modules']} | " + " | ".join(cells) + f" | {r['projgrad_over_null']} |")
         p = pub.get(r["pipeline"])
         if p:
