@@ -46,10 +46,13 @@ impl SloStatistic {
     /// wait half of it; the tail statistics are priced at all of it, as in
     /// Batchy's model.
     pub fn wait_share(self) -> f64 {
-        match self {
-            Self::P50 | Self::Mean => 0.5,
-            Self::P95 | Self::P99 | Self::Max => 1.0,
-        }
+        if self.averages() { 0.5 } else { 1.0 }
+    }
+
+    /// Whether the statistic sees the average round (mean, median) rather
+    /// than the worst ones (p95, p99, max).
+    pub fn averages(self) -> bool {
+        matches!(self, Self::P50 | Self::Mean)
     }
 
     /// Whether a flow that delivered this period is over `slo_ns` by this

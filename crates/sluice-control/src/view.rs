@@ -53,6 +53,10 @@ pub(crate) struct View<'a> {
     pub noise: Vec<f64>,
     /// Share of a buffer's fill time the SLO statistic sees (see [`SloStatistic::wait_share`]).
     pub wait_share: f64,
+    /// Whether the SLO statistic sees the average round (see `dt_f_db`).
+    pub averages: bool,
+    /// Share of the period each worker spent moving packets (0..1).
+    pub busy: Vec<f64>,
     /// The module whose every run each module receives whole: its only
     /// upstream, when that has a single outgate.
     pub feeder: Vec<Option<ModuleId>>,
@@ -95,6 +99,8 @@ impl<'a> View<'a> {
             on_worker,
             noise: vec![0.0; model.flows.len()],
             wait_share: params.statistic.wait_share(),
+            averages: params.statistic.averages(),
+            busy: t.workers.iter().map(|w| w.busy_fraction).collect(),
         }
     }
 
@@ -122,10 +128,14 @@ impl<'a> View<'a> {
         self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9)
     }
 
+    /// T0_v (s per run); 0 for a module without a cost model.
+    fn t0(&self, v: ModuleId) -> f64 {
+        self.model.modules[v].profile.map_or(0.0, |p| p.t0_ns * 1e-9)
+    }
+
     /// ∂l/∂b_v = −x_v·T0_v/b_v: CPU share saved per packet of trigger (1/pkt).
     pub fn dl_db(&self, v: ModuleId, b: f64) -> f64 {
-        let t0 = self.model.modules[v].profile.map_or(0.0, |p| p.t0_ns * 1e-9);
-        -self.x[v] * t0 / b
+        -self.x[v] * self.t0(v) / b
     }
 
     /// v and the modules down the chain it feeds whole (see `feeder`).
@@ -147,18 +157,48 @@ impl<'a> View<'a> {
     }
 
     /// ∂t_f/∂b_v (s per packet of trigger): [`Self::dt_db`] on f's path;
-    /// off it, on a worker f's packets pass through, the per-packet cost of
-    /// the chain v feeds — a run one packet longer there holds up every
-    /// packet waiting behind it in the round (with interleaved sources the
-    /// same packets each time); 0 elsewhere.
+    /// 0 off the workers f's packets pass through. Off f's path on such a
+    /// worker, by default the per-packet cost of the chain v feeds: a run
+    /// one packet longer there holds up every packet waiting behind it in
+    /// the round (with interleaved sources the same packets each time;
+    /// and siblings with SLOs get triggers like f's and flush in f's
+    /// rounds). But where the SLO statistic averages (mean, median) and no
+    /// flow with an SLO passes v, v batches as far as B allows and its runs
+    /// fall in f's rounds only now and then: f sees the load v's chain
+    /// stops adding to every round, longer runs coming that much less
+    /// often (see [`Self::saves_load_for`]); then ≤ 0.
     pub fn dt_f_db(&self, f: FlowId, v: ModuleId) -> f64 {
         if self.flows_through[v].contains(&f) {
             self.dt_db(v)
-        } else if self.on_worker[f][self.model.worker_of[v]] {
-            self.chain_t1(v)
-        } else {
+        } else if !self.on_worker[f][self.model.worker_of[v]] {
             0.0
+        } else if self.saves_load_for(f, v) {
+            let b = self.run_batch(v, self.trigger[v]).max(1.0);
+            -self.round_bound_delay(f, v) * self.chain_t0_rate(v) / (b * b)
+        } else {
+            self.chain_t1(v)
         }
+    }
+
+    /// Whether f, off v's path on v's worker, sees v's longer runs as the
+    /// load they save (see `dt_f_db`).
+    fn saves_load_for(&self, f: FlowId, v: ModuleId) -> bool {
+        self.averages
+            && self.on_worker[f][self.model.worker_of[v]]
+            && !self.flows_through[v].iter().any(|&g| self.slo[g].is_some())
+    }
+
+    /// The part of flow f's delay spent in rounds on v's worker, which
+    /// scales with their length (s): its delay times the worker's busy
+    /// share (a worker that idles between rounds waits for arrivals, not work).
+    fn round_bound_delay(&self, f: FlowId, v: ModuleId) -> f64 {
+        self.delay[f].unwrap_or(0.0) * self.busy.get(self.model.worker_of[v]).copied().unwrap_or(1.0)
+    }
+
+    /// Σ r_w·T0_w over v and the chain it feeds (pkt): divided by v's run
+    /// batch, the share of the worker those modules' per-run costs take.
+    fn chain_t0_rate(&self, v: ModuleId) -> f64 {
+        self.chain(v).map(|w| self.r[w] * self.t0(w)).sum()
     }
 
     /// Whether v receives the runs of a module buffered under `trigger`
@@ -210,13 +250,15 @@ impl<'a> View<'a> {
     /// What moving module v's trigger from `from` to `to` adds to flow f's
     /// delay (s): on f's path the change of v's [`wait`](Self::wait) and of
     /// the per-packet cost of its runs down the chain v feeds; off it, the
-    /// hold-up of v's longer runs (see `dt_f_db`).
+    /// hold-up of v's longer runs or the load they save (see `dt_f_db`).
     pub fn delay_change(&self, f: FlowId, v: ModuleId, from: u32, to: u32) -> f64 {
-        let longer = self.run_batch(v, to) - self.run_batch(v, from);
+        let (run_from, run_to) = (self.run_batch(v, from), self.run_batch(v, to));
         if self.flows_through[v].contains(&f) {
-            self.wait(v, to as f64) - self.wait(v, from as f64) + self.chain_t1(v) * longer
+            self.wait(v, to as f64) - self.wait(v, from as f64) + self.chain_t1(v) * (run_to - run_from)
+        } else if self.saves_load_for(f, v) {
+            self.round_bound_delay(f, v) * self.chain_t0_rate(v) * (1.0 / run_to.max(1.0) - 1.0 / run_from.max(1.0))
         } else {
-            self.dt_f_db(f, v) * longer
+            self.dt_f_db(f, v) * (run_to - run_from)
         }
     }
 }

@@ -5,10 +5,12 @@ mod common;
 use sluice_control::{by_name, drive, ControlParams, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic};
 use sluice_pipeline::Pipeline;
 
+/// Runs `controller` on the simulator, its SLOs on the plan's statistic.
 fn run(spec: &serde_json::Value, controller: &str, plan: &RunPlan) -> RunReport {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let mut sim = p.simulator().unwrap();
-    let mut ctl = by_name(controller, ControlParams::default()).unwrap();
+    let params = ControlParams { statistic: plan.slo_statistic, ..ControlParams::default() };
+    let mut ctl = by_name(controller, params).unwrap();
     drive(&mut sim, ctl.as_mut(), plan, &mut |_| {}).unwrap()
 }
 
@@ -108,6 +110,32 @@ fn wfq_opt_meets_the_robot_control_slo_with_weights_from_the_model() {
     assert!(rate(&r) > 5.0 * rate(&null), "{} vs {}", rate(&r), rate(&null));
     let weights_differ = r.periods.last().unwrap().telemetry.modules.iter().map(|m| m.trigger).collect::<std::collections::BTreeSet<_>>().len() > 1;
     assert!(weights_differ, "the robot-control module runs with a smaller batch than the bulk ones");
+}
+
+#[test]
+fn on_the_mean_projgrad_batches_flows_without_slo_to_bring_another_inside_an_slo_null_misses() {
+    // RC(4) with bulk modules of Bypass(10000, 100) and an SLO on the
+    // robot-control flow only: under Null every round runs the three bulk
+    // modules on a few packets each, and the robot-control packets wait
+    // through those rounds. An SLO on its mean at 60% of that is out of
+    // reach on its own (unbuffered) path; batching the bulk modules, which
+    // then run in fewer rounds, shortens the rounds it waits through
+    // (priced as hold-up, 100 cycles a packet of their longer runs, it
+    // would look like a delay the flow has no room for).
+    let mut spec = common::rc(4);
+    for bulk in 1..4 {
+        spec["flows"][bulk]["slo_us"] = serde_json::Value::Null;
+        spec["modules"][2 * bulk + 2]["nf"]["cycles_per_packet"] = 100.into();
+    }
+    let mean = RunPlan { slo_statistic: SloStatistic::Mean, ..plan(12) };
+    let null = run(&spec, "null", &mean);
+    let null_mean_ns = null.periods.last().unwrap().telemetry.flows[0].mean_ns;
+    spec["flows"][0]["slo_us"] = (0.6 * null_mean_ns as f64 / 1e3).into();
+    let r = run(&spec, "projgrad", &mean);
+    assert_eq!(violations(&r, 0)[0], 0, "the first period, unbuffered, is over the SLO");
+    assert_eq!(violations(&r, 4), Vec::<usize>::new(), "inside the SLO from period 4 on");
+    let last = triggers(r.periods.last().unwrap());
+    assert!([4, 6, 8].iter().all(|&bulk| last[bulk] > 16), "the bulk modules batch: {last:?}");
 }
 
 /// A random split into 4 branches, each a chain of three Bypass(1000, 10)
