@@ -139,9 +139,11 @@ pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &
         let fits = budget.iter().zip(&added).all(|(left, &a)| a <= 0.0 || left.is_none_or(|left| left >= a));
         if fits {
             trigger[v] = b;
+            // A buffer that shortens a flow's rounds (see `View::dt_f_db`)
+            // leaves its budget as it is: a saving is spent once measured.
             for (left, a) in budget.iter_mut().zip(added) {
                 if let Some(left) = left {
-                    *left -= a;
+                    *left -= a.max(0.0);
                 }
             }
         }
