@@ -166,7 +166,7 @@ impl<'a> View<'a> {
     /// flow with an SLO passes v, v batches as far as B allows and its runs
     /// fall in f's rounds only now and then: f sees the load v's chain
     /// stops adding to every round, longer runs coming that much less
-    /// often (see [`Self::saves_load_for`]); then ≤ 0.
+    /// often; then ≤ 0.
     pub fn dt_f_db(&self, f: FlowId, v: ModuleId) -> f64 {
         if self.flows_through[v].contains(&f) {
             self.dt_db(v)
@@ -180,8 +180,9 @@ impl<'a> View<'a> {
         }
     }
 
-    /// Whether f, off v's path on v's worker, sees v's longer runs as the
-    /// load they save (see `dt_f_db`).
+    /// Whether f sees v's longer runs as the load they save rather than as
+    /// hold-up: the SLO statistic averages, v runs on a worker of f's, and
+    /// no flow with an SLO passes v (see `dt_f_db`).
     fn saves_load_for(&self, f: FlowId, v: ModuleId) -> bool {
         self.averages
             && self.on_worker[f][self.model.worker_of[v]]
@@ -195,8 +196,8 @@ impl<'a> View<'a> {
         self.delay[f].unwrap_or(0.0) * self.busy.get(self.model.worker_of[v]).copied().unwrap_or(1.0)
     }
 
-    /// Σ r_w·T0_w over v and the chain it feeds (pkt): divided by v's run
-    /// batch, the share of the worker those modules' per-run costs take.
+    /// Σ r_w·T0_w over v and the chain it feeds (pkt per run): divided by
+    /// v's run batch, the share of the worker their per-run costs take.
     fn chain_t0_rate(&self, v: ModuleId) -> f64 {
         self.chain(v).map(|w| self.r[w] * self.t0(w)).sum()
     }
