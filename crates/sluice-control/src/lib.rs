@@ -5,6 +5,7 @@
 pub mod controller;
 pub mod decompose;
 pub mod nfvnice;
+mod noise;
 pub mod onoff;
 pub mod projgrad;
 mod rules;

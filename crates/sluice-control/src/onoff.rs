@@ -3,21 +3,27 @@
 use sluice_core::{Actions, Model, Telemetry};
 
 use crate::controller::{changes, Controller};
+use crate::noise::Noise;
 use crate::rules::{insert, short_circuit, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Batchy's on-off controller: buffers at B where every traversing flow has
-/// the budget, switched off along the path of a flow over its SLO.
+/// the budget, switched off along the path of a flow over its SLO. Like
+/// projgrad it keeps the budget it inserts into that much further below
+/// the SLO as the flows' delays have overshot the model's predictions: a
+/// buffer at B the model misprices by 10% of the SLO otherwise lands
+/// right on it, and over it whenever a period runs slow.
 #[derive(Default)]
 pub struct OnOff {
     params: ControlParams,
     cooldown: Cooldown,
+    noise: Noise,
 }
 
 impl OnOff {
     /// An on-off controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self { params, cooldown: Cooldown::default() }
+        Self { params, cooldown: Cooldown::default(), noise: Noise::default() }
     }
 }
 
@@ -27,7 +33,8 @@ impl Controller for OnOff {
     }
 
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
-        let view = View::new(model, telemetry, &self.params);
+        let mut view = View::new(model, telemetry, &self.params);
+        view.noise = self.noise.update(&view);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
         let mut frozen = vec![false; model.modules.len()];
@@ -56,6 +63,7 @@ impl Controller for OnOff {
             *f |= cooling;
         }
         insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch);
+        self.noise.predict(&view, &trigger);
         changes(&view.trigger, &trigger)
     }
 }

@@ -4,6 +4,7 @@ use nalgebra::{DMatrix, DVector};
 use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
 use crate::controller::{changes, Controller};
+use crate::noise::Noise;
 use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, Before, Cooldown};
 use crate::view::{ControlParams, View};
 
@@ -30,50 +31,6 @@ impl ProjGrad {
     /// A projected-gradient controller with `params`.
     pub fn new(params: ControlParams) -> Self {
         Self { params, cooldown: Cooldown::default(), noise: Noise::default(), before: Before::default() }
-    }
-}
-
-/// Weight of the newest period in the noise estimate.
-const NOISE_WEIGHT: f64 = 0.3;
-
-/// Per flow, how far measured delays overshoot the model's predictions:
-/// an exponentially weighted mean of the squared overshoot, as a share of
-/// the SLO. On a quiet machine it stays near 0; where the machine takes the
-/// core away now and then, it keeps growth that much further below the SLO.
-#[derive(Default)]
-struct Noise {
-    /// Delay the model predicted for this period, per flow (s).
-    predicted: Vec<Option<f64>>,
-    /// Mean squared overshoot, per flow (share of the SLO, squared).
-    variance: Vec<f64>,
-}
-
-impl Noise {
-    /// Folds this period's overshoots in; returns their root mean squares.
-    fn update(&mut self, view: &View<'_>) -> Vec<f64> {
-        let n = view.model.flows.len();
-        self.predicted.resize(n, None);
-        self.variance.resize(n, 0.0);
-        for f in 0..n {
-            if let (Some(p), Some(t), Some(slo)) = (self.predicted[f], view.delay[f], view.slo[f]) {
-                // Only delays over the prediction put an SLO at risk.
-                let miss = (t - p).max(0.0) / slo;
-                self.variance[f] = (1.0 - NOISE_WEIGHT) * self.variance[f] + NOISE_WEIGHT * miss * miss;
-            }
-        }
-        self.variance.iter().map(|v| v.sqrt()).collect()
-    }
-
-    /// Records what the model expects of each flow's delay under `trigger`.
-    fn predict(&mut self, view: &View<'_>, trigger: &[u32]) {
-        for (f, p) in self.predicted.iter_mut().enumerate() {
-            *p = view.delay[f].map(|t| {
-                t + (0..trigger.len())
-                    .filter(|&v| trigger[v] != view.trigger[v] && view.r[v] > 0.0)
-                    .map(|v| view.delay_change(f, v, view.trigger[v], trigger[v]))
-                    .sum::<f64>()
-            });
-        }
     }
 }
 
