@@ -2,7 +2,7 @@
 //! weights, source rates and which workers are down, kept in atomics the
 //! walker reads without locks.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::backend::Actions;
@@ -15,6 +15,9 @@ use crate::nf::RateKnobs;
 pub struct Knobs {
     /// Fractional-buffer trigger per module (pkt; 0 = pass-through).
     pub triggers: Arc<[AtomicU32]>,
+    /// How many times triggers were set: workers take the new triggers,
+    /// all at once, at their next round when it moves.
+    pub trigger_sets: Arc<AtomicU64>,
     /// Weighted-fair scheduling weight per module (≥ 1; default 1).
     pub weights: Arc<[AtomicU32]>,
     /// Per worker, whether it is down (a failed core; see [`Actions::halted`]).
@@ -27,6 +30,7 @@ impl Knobs {
     pub fn new(model: &Model) -> Self {
         Self {
             triggers: model.modules.iter().map(|_| AtomicU32::new(0)).collect(),
+            trigger_sets: Arc::new(AtomicU64::new(0)),
             weights: model.modules.iter().map(|_| AtomicU32::new(1)).collect(),
             halted: (0..model.workers()).map(|_| AtomicBool::new(false)).collect(),
             rates: Vec::new(),
@@ -72,6 +76,9 @@ impl Knobs {
         }
         for &(m, b) in &actions.triggers {
             self.triggers[m].store(b, Ordering::Relaxed);
+        }
+        if !actions.triggers.is_empty() {
+            self.trigger_sets.fetch_add(1, Ordering::Release);
         }
         for &(w, down) in &actions.halted {
             self.halted[w].store(down, Ordering::Relaxed);
