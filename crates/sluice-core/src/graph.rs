@@ -69,16 +69,17 @@ struct Node {
     /// The trigger in force here (pkt; 0 = pass-through; see
     /// [`WorkerGraph::take_triggers`]).
     trigger: usize,
-    /// Its gates, tightest SLO first (see [`WorkerGraph::dispatch`]) ...
-    gate_order: Box<[u16]>,
-    /// ... and where each run of gates with the same tightest SLO ends there.
-    gate_classes: Box<[u16]>,
+    /// Per gate, the rank of the tightest SLO of the flows through it
+    /// (empty when all gates rank alike; see [`WorkerGraph::dispatch`]).
+    gate_rank: Box<[u32]>,
+    /// Room for the gates a run filled, in the order they are served
+    /// (a splitter's only; see [`WorkerGraph::dispatch`]).
+    filled: Box<[u32]>,
 }
 
-/// Module `m`'s gates sorted by the tightest SLO of the flows through
-/// each (gates no SLO flow passes last), and where each run of equal SLOs
-/// ends in that order.
-fn gate_classes(model: &Model, m: ModuleId) -> (Box<[u16]>, Box<[u16]>) {
+/// Per gate of module `m`, the rank of the tightest SLO of the flows
+/// through it (gates no SLO flow passes rank last); empty when all rank alike.
+fn gate_rank(model: &Model, m: ModuleId) -> Box<[u32]> {
     let tightest: Vec<u64> = model.next[m]
         .iter()
         .map(|&child| {
@@ -86,13 +87,13 @@ fn gate_classes(model: &Model, m: ModuleId) -> (Box<[u16]>, Box<[u16]>) {
             model.flows.iter().filter(through).filter_map(|f| f.slo_ns).min().unwrap_or(u64::MAX)
         })
         .collect();
-    let mut order: Vec<u16> = (0..tightest.len() as u16).collect();
-    order.sort_by_key(|&g| tightest[g as usize]);
-    let classes = (1..=order.len())
-        .filter(|&i| i == order.len() || tightest[order[i] as usize] != tightest[order[i - 1] as usize])
-        .map(|i| i as u16)
-        .collect();
-    (order.into(), classes)
+    let mut slos = tightest.clone();
+    slos.sort_unstable();
+    slos.dedup();
+    if slos.len() <= 1 {
+        return Box::default();
+    }
+    tightest.iter().map(|t| slos.binary_search(t).expect("every SLO is listed") as u32).collect()
 }
 
 /// How a worker orders its work.
@@ -249,8 +250,8 @@ impl WorkerGraph {
                 counters: ModuleCounters::default(),
                 last_arrival_round: 0,
                 trigger: 0,
-                gate_order: Box::default(),
-                gate_classes: Box::default(),
+                gate_rank: Box::default(),
+                filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
             });
         }
         let mut graph = Self {
@@ -305,7 +306,7 @@ impl WorkerGraph {
         }
         for node in &mut self.nodes {
             let m = node.module;
-            (node.gate_order, node.gate_classes) = gate_classes(model, m);
+            node.gate_rank = gate_rank(model, m);
             node.next = (0..node.out.len())
                 .map(|g| match self.rings_out.iter().position(|(e, _)| model.edges[*e].from == m && model.edges[*e].outgate == g) {
                     Some(r) => Target::Ring(r),
@@ -623,12 +624,12 @@ impl WorkerGraph {
     }
 
     /// Hands each gate's packets of module `v` on, gate by gate. A splitter
-    /// serves the gates whose flows have the tightest SLO first, and gates
-    /// whose tightest SLOs are equal in an order drawn afresh each time:
-    /// buffers behind it that fire in the same round run one after
-    /// another, and in a fixed order the flows behind the first gate would
-    /// always wait least (L2L3(16) under Max, 16 flows with one SLO: 9 µs
-    /// for the first, 18 µs for the last).
+    /// serves the gates it filled tightest SLO first, and gates whose
+    /// tightest SLOs are equal in an order drawn afresh each time: buffers
+    /// behind it that fire in the same round run one after another, and in
+    /// a fixed order the flows behind the first gate would always wait
+    /// least (L2L3(16) under Max, 16 flows with one SLO: 9 µs for the
+    /// first, 18 µs for the last).
     fn dispatch(&mut self, v: usize) {
         let n = self.nodes[v].out.len();
         if n <= 1 {
@@ -637,33 +638,42 @@ impl WorkerGraph {
             }
             return;
         }
-        let mut begin = 0;
-        for c in 0..self.nodes[v].gate_classes.len() {
-            let end = self.nodes[v].gate_classes[c] as usize;
-            let first = if end - begin > 1 { self.draw_first_gate(v, begin, end) } else { begin };
-            for i in 0..end - begin {
-                let at = if first + i < end { first + i } else { first + i + begin - end };
-                let g = self.nodes[v].gate_order[at] as usize;
-                self.hand_on(v, g);
+        // A module is never re-entered in a DAG, so its list is free here.
+        let mut filled = std::mem::take(&mut self.nodes[v].filled);
+        let mut k = 0;
+        for g in 0..n {
+            if !self.nodes[v].out[g].is_empty() {
+                filled[k] = g as u32;
+                k += 1;
             }
-            begin = end;
         }
+        if k > 1 {
+            self.order_gates(v, &mut filled[..k]);
+        }
+        for &g in &filled[..k] {
+            self.hand_on(v, g as usize);
+        }
+        self.nodes[v].filled = filled;
     }
 
-    /// Where in module `v`'s gates `begin..end` (one SLO class) this
-    /// dispatch starts (uniform). One draw in 16 also reshuffles them
-    /// (Fisher–Yates), so that over many rounds every gate takes every place
-    /// alike, however many of the others have packets.
-    fn draw_first_gate(&mut self, v: usize, begin: usize, end: usize) -> usize {
-        let draw = self.draw();
-        if draw & 15 == 0 {
-            for i in (1..end - begin).rev() {
-                let j = ((self.draw() >> 32) * (i as u64 + 1)) >> 32;
-                self.nodes[v].gate_order.swap(begin + i, begin + j as usize);
+    /// Shuffles `gates` of module `v` (Fisher–Yates; each draw 16 random
+    /// bits scaled by Lemire's multiply-shift, uniform to within
+    /// gates/65536), then puts them tightest SLO first
+    /// (sorting by rank alone keeps each rank's order uniformly random).
+    fn order_gates(&mut self, v: usize, gates: &mut [u32]) {
+        let mut bits = 0;
+        for (drawn, i) in (1..gates.len()).rev().enumerate() {
+            if drawn % 4 == 0 {
+                bits = self.draw();
             }
+            let j = ((bits & 0xFFFF) * (i as u64 + 1)) >> 16;
+            bits >>= 16;
+            gates.swap(i, j as usize);
         }
-        // Lemire's multiply-shift: the high 32 bits scaled to 0..end - begin.
-        begin + (((draw >> 32) * (end - begin) as u64) >> 32) as usize
+        let rank = &self.nodes[v].gate_rank;
+        if !rank.is_empty() {
+            gates.sort_unstable_by_key(|&g| rank[g as usize]);
+        }
     }
 
     /// The next number of the walker's xorshift generator.
