@@ -70,7 +70,8 @@ struct Node {
     /// [`WorkerGraph::take_triggers`]).
     trigger: usize,
     /// Per gate, the rank of the tightest SLO of the flows through it
-    /// (empty when all gates rank alike; see [`WorkerGraph::dispatch`]).
+    /// (a splitter's only, and empty when all rank alike; see
+    /// [`WorkerGraph::dispatch`]).
     gate_rank: Box<[u32]>,
     /// Room for the gates a run filled, in the order they are served
     /// (a splitter's only; see [`WorkerGraph::dispatch`]).
@@ -306,7 +307,9 @@ impl WorkerGraph {
         }
         for node in &mut self.nodes {
             let m = node.module;
-            node.gate_rank = gate_rank(model, m);
+            if node.out.len() > 1 {
+                node.gate_rank = gate_rank(model, m);
+            }
             node.next = (0..node.out.len())
                 .map(|g| match self.rings_out.iter().position(|(e, _)| model.edges[*e].from == m && model.edges[*e].outgate == g) {
                     Some(r) => Target::Ring(r),
@@ -423,9 +426,17 @@ impl WorkerGraph {
             return 0;
         }
         // Queues of weighted-fair modules are served by the scheduler, not released.
+        self.release(false)
+    }
+
+    /// Runs what every fractional buffer holds (and, with `queues`, every
+    /// weighted-fair queue) downstream, in topological order, so that they
+    /// all end empty. Returns the packets run (pkt).
+    fn release(&mut self, queues: bool) -> usize {
         let mut released = 0;
+        // Nodes are kept in topological order.
         for v in 0..self.nodes.len() {
-            if !self.nodes[v].queued {
+            if queues || !self.nodes[v].queued {
                 released += self.run_queued(v, MAX_BURST, true);
             }
         }
@@ -633,7 +644,7 @@ impl WorkerGraph {
     fn dispatch(&mut self, v: usize) {
         let n = self.nodes[v].out.len();
         if n <= 1 {
-            if n == 1 {
+            if n == 1 && !self.nodes[v].out[0].is_empty() {
                 self.hand_on(v, 0);
             }
             return;
@@ -684,12 +695,9 @@ impl WorkerGraph {
         self.draws
     }
 
-    /// Hands what gate `g` of module `v` holds to the module behind it.
+    /// Hands what gate `g` of module `v` holds (something) to the module behind it.
     #[inline]
     fn hand_on(&mut self, v: usize, g: usize) {
-        if self.nodes[v].out[g].is_empty() {
-            return;
-        }
         let child = match self.nodes[v].next[g] {
             Target::Local(child) => child,
             Target::Ring(r) => {
@@ -724,10 +732,7 @@ impl WorkerGraph {
     /// that every packet is delivered or dropped (stopping a run).
     pub fn drain(&mut self) {
         self.sampled = false;
-        // Nodes are kept in topological order.
-        for v in 0..self.nodes.len() {
-            self.run_queued(v, MAX_BURST, true);
-        }
+        self.release(true);
     }
 
     /// Writes this worker's cumulative counters into `into` at its own slots
