@@ -139,7 +139,7 @@ class _SetTwice(sluice.Controller):
 def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(backend: str, spread: float) -> None:
     """A splitter serves its gates in a drawn order, so no branch always
     goes first; and buffers set alike fire in step once set, whatever
-    their triggers were before (a trigger change releases every buffer).
+    their triggers were before (a buffer whose trigger changes releases what it holds).
     On the fixed order and carried-over phases, the four flows' mean delays
     spread by 25% (no buffers) and 10% (sim) / 23% (engine) at trigger 16."""
     r = l2l3(4).run(_SetTwice(), periods=4, period_ms=20, backend=backend)
