@@ -433,20 +433,6 @@ impl WorkerGraph {
         released
     }
 
-    /// Runs what every fractional buffer holds (and, with `queues`, every
-    /// weighted-fair queue) downstream, in topological order, so that they
-    /// all end empty. Returns the packets run (pkt).
-    fn release(&mut self, queues: bool) -> usize {
-        let mut released = 0;
-        // Nodes are kept in topological order.
-        for v in 0..self.nodes.len() {
-            if queues || !self.nodes[v].queued {
-                released += self.run_queued(v, MAX_BURST, true);
-            }
-        }
-        released
-    }
-
     /// Runs module `v`'s NF on what its buffer holds, `n` packets a run:
     /// once, or until the buffer is empty when `all`. Returns the packets run (pkt).
     fn run_queued(&mut self, v: usize, n: usize, all: bool) -> usize {
@@ -736,7 +722,10 @@ impl WorkerGraph {
     /// that every packet is delivered or dropped (stopping a run).
     pub fn drain(&mut self) {
         self.sampled = false;
-        self.release(true);
+        // Nodes are kept in topological order; weighted-fair queues empty too.
+        for v in 0..self.nodes.len() {
+            self.run_queued(v, MAX_BURST, true);
+        }
     }
 
     /// Writes this worker's cumulative counters into `into` at its own slots
