@@ -409,13 +409,13 @@ impl WorkerGraph {
     /// good, and the flows behind one that fires just after a round where
     /// many others fired wait through all their runs (L2L3(16) under Max:
     /// 4–5 µs more than the other flows, on a mean delay of 14 µs).
-    /// Releasing only the buffers whose trigger changed left siblings that
-    /// a recovery cut and a later raise brought back to the others' trigger
-    /// out of step (projgrad on L2L3(16) 5% slower); releasing every buffer
-    /// at any change also aligned buffers at other triggers (RC(16): the 15
-    /// bulk buffers, drifted apart by a random split, fired in one long
-    /// round after each cut of the robot-control buffer, whose p95 landed
-    /// over the SLO again).
+    /// Releasing only the buffers whose trigger changed left a buffer
+    /// already at the trigger its siblings just took out of step with them
+    /// (L2L3(4) on the simulator: its flow's mean 2.4% off the others');
+    /// releasing every buffer at any change also aligned buffers at other
+    /// triggers (RC(16): the 15 bulk buffers, drifted apart by a random
+    /// split, fired in one long round after each cut of the robot-control
+    /// buffer, whose p95 landed over the SLO again).
     fn take_triggers(&mut self) -> usize {
         let sets = self.trigger_sets.load(Ordering::Acquire);
         if self.triggers_taken == Some(sets) {
