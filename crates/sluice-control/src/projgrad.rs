@@ -17,8 +17,8 @@ const INSERT_MARGIN: f64 = 1.0;
 /// useless buffers and recover flows over their SLO; away from those flows'
 /// paths, insert buffers where there is budget and take one
 /// gradient-projection step that lowers the CPU load Σ x_v(T0_v + T1_v b_v)
-/// while keeping the delays of the active flows (t_f ≥ (1 − δ)·D_f) where
-/// they are.
+/// while keeping the delays of the active flows (t_f ≥ (1 − δ)·D_f, or
+/// at the growth target below that) where they are.
 #[derive(Default)]
 pub struct ProjGrad {
     params: ControlParams,
@@ -65,10 +65,18 @@ impl Controller for ProjGrad {
 fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId], trigger: &mut [u32]) {
     let mut vars: Vec<ModuleId> = variables.to_vec();
     let flows: Vec<FlowId> = (0..view.model.flows.len()).filter(|&f| view.slo[f].is_some()).collect();
+    // Active: the flows in the δ band, and those already at their growth
+    // target (just below the band), which the line search would otherwise
+    // stop at a step of 0 for every module, including the ones of flows
+    // with room to grow.
     let mut active: Vec<FlowId> = flows
         .iter()
         .copied()
-        .filter(|&f| view.delay[f].is_some_and(|t| t >= (1.0 - params.delta) * view.slo[f].expect("flows with SLOs")))
+        .filter(|&f| {
+            let slo = view.slo[f].expect("flows with SLOs");
+            let target = view.growth_target(f, params.delta).expect("flows with SLOs");
+            view.delay[f].is_some_and(|t| t >= (1.0 - params.delta) * slo || t >= target)
+        })
         .collect();
     let direction = loop {
         if vars.is_empty() {

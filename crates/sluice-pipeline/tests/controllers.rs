@@ -194,3 +194,33 @@ fn projgrad_buffers_again_soon_after_a_one_period_stall() {
     assert!(back.is_some_and(|i| i <= 17), "triggers before the stall back in period {back:?}");
     assert_eq!(violations(&r, 13), Vec::<usize>::new());
 }
+
+#[test]
+fn projgrad_grows_the_flows_with_room_past_one_held_at_its_growth_target() {
+    // Four branches of Bypass(100, 10) settle at SLO 3 µs; then three get
+    // 4 µs and the fourth an SLO that puts its delay between its growth
+    // target, (1 − 2δ)·SLO, and the active band, (1 − δ)·SLO. That flow may
+    // not grow and must not stop the others from growing either: the
+    // projection keeps its delay from rising (here by trading its own
+    // buffer for theirs).
+    let mut spec = chains();
+    for f in 0..4 {
+        spec["flows"][f]["slo_us"] = 3.0.into();
+    }
+    for m in spec["modules"].as_array_mut().unwrap().iter_mut().filter(|m| m["nf"]["type"] == "bypass") {
+        m["nf"]["cycles_per_batch"] = 100.into();
+    }
+    let model = Pipeline::from_json(&spec.to_string()).unwrap().model().clone();
+    let head = |i: usize| model.modules.iter().position(|m| m.name == format!("b{i}_0")).unwrap();
+    let settled = run(&spec, "projgrad", &plan(12));
+    let (p10, p11) = (&settled.periods[10], &settled.periods[11]);
+    assert_eq!(triggers(p10), triggers(p11), "settled by period 10");
+    let t0_us = p11.telemetry.flows[0].p95_ns as f64 / 1e3;
+    let mut p = plan(24);
+    p.slo_schedules.push((0, Steps(vec![(12, t0_us / 0.925)])));
+    p.slo_schedules.extend((1..4).map(|f| (f, Steps(vec![(12, 4.0)]))));
+    let r = run(&spec, "projgrad", &p);
+    let (before, after) = (triggers(p11), triggers(r.periods.last().unwrap()));
+    assert!((1..4).all(|i| after[head(i)] > before[head(i)] + 8), "the others grow: {before:?} → {after:?}");
+    assert_eq!(violations(&r, 0), Vec::<usize>::new());
+}
