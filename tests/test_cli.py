@@ -44,6 +44,8 @@ def test_run_writes_csv_and_plot_and_names_errors(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "batch size 0 is out of range" in bad.stderr
     unknown = sluice("run", "nope", cwd=tmp_path)
     assert unknown.returncode != 0 and "unknown pipeline 'nope'" in unknown.stderr
+    wide = sluice("run", "rc", "--controller", "projgrad", "--delta", "0.5", "--periods", "1", cwd=tmp_path)
+    assert wide.returncode != 0 and "δ = 0.5 must be in [0, 0.5)" in wide.stderr
 
 
 def test_run_takes_a_json_description(tmp_path: Path) -> None:

@@ -48,6 +48,17 @@ def test_python_controller_errors_reach_the_caller() -> None:
         rc(2).run(Unknown(), periods=1, period_ms=5, backend="sim")
 
 
+def test_delta_reaches_the_built_in_controllers() -> None:
+    # A wider band stops RC(16)'s robot-control buffer further below its SLO.
+    runs = {d: rc(16).run("projgrad", periods=10, period_ms=50, backend="sim", delta=d) for d in (0.05, 0.2)}
+    triggers = {d: r.periods[-1]["modules"]["rc"]["trigger"] for d, r in runs.items()}
+    assert 1 < triggers[0.2] < triggers[0.05], triggers
+    assert [r.data["delta"] for r in runs.values()] == [0.05, 0.2]
+    for bad in (-0.01, 0.5, float("nan")):
+        with pytest.raises(ValueError, match=r"δ = .* must be in \[0, 0.5\)"):
+            rc(2).run("projgrad", periods=1, period_ms=5, backend="sim", delta=bad)
+
+
 def test_example_controller_runs() -> None:
     import python_controller
 

@@ -16,6 +16,7 @@ def run(
     warmup_periods: int = 1,
     period_ms: float = 100.0,
     slo_statistic: str = "p95",
+    delta: float = 0.05,
     timing: bool = True,
     on_period: Optional[Callable[[str], object]] = None,
 ) -> str:

@@ -132,6 +132,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--rate", "rate_pps", type=float, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
+@click.option("--delta", default=0.05, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
 @click.option("--spare-workers", type=click.IntRange(min=0), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
@@ -154,6 +155,7 @@ def run(
     rate_pps: Optional[float],
     flow_rates: tuple[str, ...],
     slo_statistic: str,
+    delta: float,
     spare_workers: int,
     no_timing: bool,
     json_path: Optional[str],
@@ -200,6 +202,7 @@ def run(
             period_ms=period_ms,
             backend=backend,
             slo_statistic=slo_statistic,
+            delta=delta,
             timing=not no_timing,
         )
     except (ValueError, RuntimeError) as e:

@@ -297,11 +297,14 @@ class Pipeline:
         warmup_periods: int = 1,
         backend: str = "engine",
         slo_statistic: str = "p95",
+        delta: float = 0.05,
         timing: bool = True,
         on_period: Optional[Callable[[dict[str, Any]], object]] = None,
     ) -> RunResult:
         """Runs for `warmup_periods + periods` control periods under `controller`
-        (a built-in's name, or a `sluice.controller.Controller`)."""
+        (a built-in's name, or a `sluice.controller.Controller`). The built-in
+        SLO-aware controllers count a flow as active from (1 − `delta`)·SLO
+        and grow its buffers up to (1 − 2·`delta`)·SLO."""
         callback = None
         if on_period is not None:
             notify = on_period
@@ -317,6 +320,7 @@ class Pipeline:
             warmup_periods=warmup_periods,
             period_ms=period_ms,
             slo_statistic=slo_statistic,
+            delta=delta,
             timing=timing,
             on_period=callback,
         )

@@ -95,6 +95,8 @@ pub struct RunPlan {
     pub period_ns: u64,
     /// Statistic the SLOs bound.
     pub slo_statistic: SloStatistic,
+    /// δ of the built-in SLO-aware controllers (see [`ControlParams`](crate::ControlParams)).
+    pub delta: f64,
     /// Per flow, SLO steps (µs), counted over all periods including warm-up.
     pub slo_schedules: Vec<(usize, Steps)>,
     /// Per (source module, stream), rate steps (pkt/s).
@@ -122,6 +124,7 @@ impl Default for RunPlan {
             warmup_periods: 1,
             period_ns: 100_000_000,
             slo_statistic: SloStatistic::P95,
+            delta: crate::view::DEFAULT_DELTA,
             slo_schedules: Vec::new(),
             rate_schedules: Vec::new(),
             outages: Vec::new(),

@@ -14,9 +14,23 @@ pub struct ControlParams {
     pub statistic: SloStatistic,
 }
 
+/// δ when none is given.
+pub const DEFAULT_DELTA: f64 = 0.05;
+
 impl Default for ControlParams {
     fn default() -> Self {
-        Self { delta: 0.05, statistic: SloStatistic::P95 }
+        Self { delta: DEFAULT_DELTA, statistic: SloStatistic::P95 }
+    }
+}
+
+impl ControlParams {
+    /// Checked settings: δ in [0, 0.5), since growth stops 2δ short of
+    /// the SLO (see [`View::growth_target`]) and at 0.5 nothing could grow.
+    pub fn new(delta: f64, statistic: SloStatistic) -> Result<Self, String> {
+        if !(0.0..0.5).contains(&delta) {
+            return Err(format!("δ = {delta} must be in [0, 0.5): a flow is active from (1 − δ)·SLO and its buffers grow up to (1 − 2δ)·SLO"));
+        }
+        Ok(Self { delta, statistic })
     }
 }
 
@@ -290,7 +304,18 @@ fn gcd(a: u64, b: u64) -> u64 {
 
 #[cfg(test)]
 mod tests {
-    use super::round_gaps;
+    use super::{round_gaps, ControlParams};
+    use crate::run::SloStatistic;
+
+    #[test]
+    fn delta_is_checked() {
+        assert_eq!(ControlParams::new(0.05, SloStatistic::Mean), Ok(ControlParams { delta: 0.05, statistic: SloStatistic::Mean }));
+        assert!(ControlParams::new(0.0, SloStatistic::P95).is_ok());
+        for bad in [-0.01, 0.5, f64::NAN, f64::INFINITY] {
+            let e = ControlParams::new(bad, SloStatistic::P95).unwrap_err();
+            assert!(e.contains("must be in [0, 0.5)"), "{e}");
+        }
+    }
 
     /// The longest wait, counted packet by packet: runs of `b` over packets
     /// that come `c` a round.

@@ -11,9 +11,9 @@ use crate::pipeline::Pipeline;
 /// The backends a pipeline runs on.
 pub const BACKENDS: &[&str] = &["engine", "sim"];
 
-/// The built-in controller `name`, set up for `plan`'s SLO statistic.
+/// The built-in controller `name`, set up for `plan`'s SLO statistic and δ.
 pub fn controller(name: &str, plan: &RunPlan) -> Result<Box<dyn Controller>> {
-    let params = sluice_control::ControlParams { statistic: plan.slo_statistic, ..Default::default() };
+    let params = sluice_control::ControlParams::new(plan.delta, plan.slo_statistic).map_err(Error::Spec)?;
     sluice_control::by_name(name, params).ok_or_else(|| {
         Error::Spec(format!("unknown controller '{name}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
     })
@@ -90,6 +90,7 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "period_ms": plan.period_ns as f64 / 1e6,
         "warmup_periods": plan.warmup_periods,
         "slo_statistic": plan.slo_statistic,
+        "delta": plan.delta,
         "summary": report.summary,
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),

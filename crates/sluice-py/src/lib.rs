@@ -6,7 +6,7 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use sluice_control::SloStatistic;
+use sluice_control::{ControlParams, RunPlan, SloStatistic};
 use sluice_embed::{heuristic, Instance};
 use sluice_pipeline::{period_json, report_json, Pipeline};
 
@@ -27,9 +27,10 @@ fn validate(spec: &str) -> PyResult<String> {
 /// Runs a pipeline description (JSON) and returns the report (JSON).
 /// `controller` is a built-in controller's name or a Python object with
 /// `name`, `init_json` and `step_json`; `on_period`, if given, is called
-/// with each period's JSON as it ends.
+/// with each period's JSON as it ends; `delta` is the built-in SLO-aware
+/// controllers' δ.
 #[pyfunction]
-#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", timing=true, on_period=None))]
+#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", delta=0.05, timing=true, on_period=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -40,6 +41,7 @@ fn run(
     warmup_periods: usize,
     period_ms: f64,
     slo_statistic: &str,
+    delta: f64,
     timing: bool,
     on_period: Option<PyObject>,
 ) -> PyResult<String> {
@@ -49,7 +51,8 @@ fn run(
     }
     let stat = SloStatistic::parse(slo_statistic)
         .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
-    let plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, stat);
+    ControlParams::new(delta, stat).map_err(invalid)?;
+    let plan = RunPlan { delta, ..pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, stat) };
     let mut python_error = None;
     let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {
         Ok(name) => sluice_pipeline::controller(&name, &plan).map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
