@@ -4,7 +4,7 @@ use sluice_core::{Actions, Model, Telemetry};
 
 use crate::controller::{changes, Controller};
 use crate::noise::Noise;
-use crate::rules::{insert, short_circuit, Cooldown};
+use crate::rules::{insert, short_circuit, switched_off, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Batchy's on-off controller: buffers at B where every traversing flow has
@@ -59,7 +59,7 @@ impl Controller for OnOff {
                 trigger[v] = 0;
             }
         }
-        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&view.trigger, &trigger)) {
+        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&switched_off(&view.trigger, &trigger))) {
             *f |= cooling;
         }
         insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch);

@@ -5,7 +5,7 @@ use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
 use crate::controller::{changes, Controller};
 use crate::noise::Noise;
-use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, Before, Cooldown};
+use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, switched_off, Before, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Pseudo-inverse cut-off for the (unit-row) active-constraint Gram matrix.
@@ -45,12 +45,15 @@ impl Controller for ProjGrad {
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
         let before = self.before.roll(&view);
-        let mut frozen = recover(&view, self.params.delta, &before, &mut trigger);
-        let variables: Vec<ModuleId> =
-            view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
-        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&view.trigger, &trigger)) {
+        let recovery = recover(&view, self.params.delta, &before, &mut trigger);
+        let mut frozen = recovery.frozen;
+        let started: Vec<bool> =
+            switched_off(&view.trigger, &trigger).into_iter().zip(recovery.taken_back).map(|(off, back)| off || back).collect();
+        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&started)) {
             *f |= cooling;
         }
+        let variables: Vec<ModuleId> =
+            view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
         insert(&view, self.params.delta, &mut trigger, &frozen, |v| view.b_in[v].ceil() + INSERT_MARGIN);
         gradient_step(&view, &self.params, &variables, &mut trigger);
         one_level_at_a_time(&view, &mut trigger);
@@ -65,17 +68,17 @@ impl Controller for ProjGrad {
 fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId], trigger: &mut [u32]) {
     let mut vars: Vec<ModuleId> = variables.to_vec();
     let flows: Vec<FlowId> = (0..view.model.flows.len()).filter(|&f| view.slo[f].is_some()).collect();
-    // Active: the flows in the δ band, and those already at their growth
-    // target (just below the band), which the line search would otherwise
-    // stop at a step of 0 for every module, including the ones of flows
-    // with room to grow.
+    // Active: the flows in the δ band, (1 − δ)·D_f and up, and those
+    // between their growth target (which lies below the band) and the
+    // band. Those have no room in the line search below: left out of the
+    // projection they would stop every module's step at 0, including the
+    // modules of flows with room to grow.
     let mut active: Vec<FlowId> = flows
         .iter()
         .copied()
         .filter(|&f| {
-            let slo = view.slo[f].expect("flows with SLOs");
             let target = view.growth_target(f, params.delta).expect("flows with SLOs");
-            view.delay[f].is_some_and(|t| t >= (1.0 - params.delta) * slo || t >= target)
+            view.delay[f].is_some_and(|t| t >= target)
         })
         .collect();
     let direction = loop {

@@ -41,11 +41,9 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
 /// goes over again in the next period its delay scatters upward, or when
 /// its delay moves in whole walker rounds (RC(16) with its SLO lowered to
 /// 27 µs landed at 27.007 µs).
-/// Returns, per module, whether it lies on the path of a flow over its SLO
-/// or was taken back (such modules sit out insertion and the gradient step
-/// this period).
-pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mut [u32]) -> Vec<bool> {
-    let mut frozen = vec![false; view.model.modules.len()];
+pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mut [u32]) -> Recovery {
+    let n = view.model.modules.len();
+    let (mut frozen, mut taken_back) = (vec![false; n], vec![false; n]);
     for (f, flow) in view.model.flows.iter().enumerate() {
         let (Some(over_slo), Some(slo), Some(target)) = (view.excess(f), view.slo[f], view.growth_target(f, delta)) else {
             continue;
@@ -65,6 +63,7 @@ pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mu
             for v in raised {
                 trigger[v] = trigger[v].min(before.trigger[v]);
                 frozen[v] = true;
+                taken_back[v] = true;
             }
         }
         let mut path: Vec<ModuleId> = flow.path.iter().copied().filter(|&v| trigger[v] > 0 && view.r[v] > 0.0).collect();
@@ -87,7 +86,16 @@ pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mu
             }
         }
     }
-    frozen
+    Recovery { frozen, taken_back }
+}
+
+/// What [`recover`] did, per module.
+pub(crate) struct Recovery {
+    /// On the path of a flow over its SLO, or taken back: sits out
+    /// insertion and the gradient step this period.
+    pub frozen: Vec<bool>,
+    /// Its last raise was taken back.
+    pub taken_back: Vec<bool>,
 }
 
 /// The triggers and delays of the period before the one measured.
@@ -171,30 +179,33 @@ pub(crate) fn one_level_at_a_time(view: &View<'_>, trigger: &mut [u32]) {
 }
 
 /// Periods a buffer that recovery switched off waits before it may be
-/// inserted again, the first time: without it, insertion and recovery
-/// chase each other around the SLO. Short, because the first removal is
+/// inserted again, the first time, and a module whose raise recovery took
+/// back before it may move again: without it, growth and recovery chase
+/// each other around the SLO (VRF(16,4): a raise that moved other
+/// branches' runs into half the flows' waits, taken back, made again in
+/// the next period and over again). Short, because the first removal is
 /// as often a stall of the core (every flow over its SLO for a period) as
 /// a buffer the model misjudged: a long first cooldown kept a whole
 /// router's buffers off, at the unbuffered rate, for ten periods after a
 /// 100 ms period in which the VM lost the core.
 pub(crate) const COOLDOWN_PERIODS: u32 = 2;
-/// Longest cooldown (periods): each removal of the same buffer doubles its
-/// cooldown up to this, so a buffer the cost model keeps misjudging stops
-/// being tried every few periods.
+/// Longest cooldown (periods): each removal or take-back at the same module
+/// doubles its cooldown up to this, so a buffer the cost model keeps
+/// misjudging stops being tried every few periods.
 pub(crate) const MAX_COOLDOWN_PERIODS: u32 = 640;
 
-/// Per-module cooldown after recovery removed a buffer: periods left, and
-/// the length of the next one.
+/// Per-module cooldown after recovery removed a buffer or took a raise
+/// back: periods left, and the length of the next one.
 #[derive(Default)]
 pub(crate) struct Cooldown(Vec<(u32, u32)>);
 
 impl Cooldown {
-    /// Starts the cooldown of every module whose buffer went from on to off
-    /// in `after`, ages the others, and returns which modules are cooling.
-    pub(crate) fn update(&mut self, before: &[u32], after: &[u32]) -> Vec<bool> {
-        self.0.resize(before.len(), (0, COOLDOWN_PERIODS));
-        for ((left, next), (b, a)) in self.0.iter_mut().zip(before.iter().zip(after)) {
-            if *b > 0 && *a == 0 {
+    /// Starts the cooldown of every module in `started`, ages the others,
+    /// and returns which modules are cooling.
+    pub(crate) fn update(&mut self, started: &[bool]) -> Vec<bool> {
+        self.0.resize(started.len(), (0, COOLDOWN_PERIODS));
+        for ((left, next), &start) in self.0.iter_mut().zip(started) {
+            if start {
                 *left = *next;
                 *next = (*next * 2).min(MAX_COOLDOWN_PERIODS);
             } else {
@@ -203,4 +214,9 @@ impl Cooldown {
         }
         self.0.iter().map(|&(left, _)| left > 0).collect()
     }
+}
+
+/// Per module, whether its buffer went from on (`before`) to off (`after`).
+pub(crate) fn switched_off(before: &[u32], after: &[u32]) -> Vec<bool> {
+    before.iter().zip(after).map(|(&b, &a)| b > 0 && a == 0).collect()
 }

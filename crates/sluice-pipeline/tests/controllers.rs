@@ -224,3 +224,22 @@ fn projgrad_grows_the_flows_with_room_past_one_held_at_its_growth_target() {
     assert!((1..4).all(|i| after[head(i)] > before[head(i)] + 8), "the others grow: {before:?} → {after:?}");
     assert_eq!(violations(&r, 0), Vec::<usize>::new());
 }
+
+#[test]
+fn projgrad_waits_before_making_a_raise_recovery_took_back_again() {
+    // The robot-control flow goes over its SLO (dipped for one period) right
+    // after a raise of its buffer: recovery takes the raise back, and the
+    // buffer sits out the next period rather than being raised into the
+    // same violation again.
+    let trigger = |r: &RunReport, i: usize| r.periods[i].telemetry.modules[2].trigger;
+    let free = run(&common::rc(16), "projgrad", &plan(12));
+    let i = (1..9).find(|&i| trigger(&free, i) > 0 && trigger(&free, i + 1) > trigger(&free, i)).expect("the robot-control buffer grows");
+    let p95_us = free.periods[i + 1].telemetry.flows[0].p95_ns as f64 / 1e3;
+    let mut p = plan(12);
+    p.slo_schedules.push((0, Steps(vec![(i + 1, 0.97 * p95_us), (i + 2, 35.0)])));
+    let r = run(&common::rc(16), "projgrad", &p);
+    assert_eq!(violations(&r, i), vec![i + 1]);
+    assert!(trigger(&r, i + 2) <= trigger(&r, i), "taken back: {} → {}", trigger(&r, i + 1), trigger(&r, i + 2));
+    assert_eq!(trigger(&r, i + 3), trigger(&r, i + 2), "not raised again in the next period");
+    assert!(trigger(&r, 11) > trigger(&r, i + 2), "raised again once the cooldown is over");
+}
