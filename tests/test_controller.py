@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pytest
+from conftest import Costs
 
 from sluice import Controller, Pipeline, RunResult
 from sluice.pipelines import rc
@@ -66,27 +65,20 @@ def test_example_controller_runs() -> None:
     assert r.periods[1]["modules"]["bulk1"]["trigger"] == 4
 
 
-def use_profile(costs: dict[str, tuple[float, float]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Points the pipelines at a profile of `costs` (T0 ns, T1 ns/pkt per NF kind)."""
-    profile = {"nfs": {k: {"t0_ns": t0, "t1_ns": t1} for k, (t0, t1) in costs.items()}}
-    (tmp_path / "profile.json").write_text(json.dumps(profile))
-    monkeypatch.setenv("SLUICE_PROFILE", str(tmp_path / "profile.json"))
-
-
 #: NF costs (T0 ns, T1 ns/pkt) as `sluice profile` measured them on the
 #: development machine (README), so that the simulator runs L2L3 as it runs there.
 MEASURED = {"type_check": (17.3, 2.57), "exact_match": (10.5, 6.08), "lpm": (2.7, 4.83),
             "ttl_decrement": (7.4, 6.84), "mac_rewrite": (12.6, 1.75), "ip_checksum": (0.0, 12.87)}
 
 
-def test_projgrad_reaches_a_kkt_point_on_l2l3_16_within_10_periods(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_projgrad_reaches_a_kkt_point_on_l2l3_16_within_10_periods(nf_costs: Callable[[Costs], None]) -> None:
     """On the simulator, SLOs at 80% of Max's mean delay: the triggers stop
     moving by period 10 and no flow is over its SLO from then on."""
     import statistics
 
     from sluice.pipelines import l2l3
 
-    use_profile(MEASURED, tmp_path, monkeypatch)
+    nf_costs(MEASURED)
     under_max = l2l3(16).run("max", periods=3, period_ms=50, backend="sim")
     slo = 0.8 * statistics.mean(f["mean_us"] for p in under_max.periods[1:] for f in p["flows"].values())
     r = l2l3(16, slo_us=slo).run("projgrad", periods=20, period_ms=50, backend="sim", warmup_periods=0)
@@ -118,18 +110,18 @@ def projgrad_at_80_percent_of_max(p: Pipeline, periods: int) -> RunResult:
     return p.run("projgrad", periods=periods, period_ms=100, backend="sim", warmup_periods=0, slo_statistic="mean")
 
 
-def test_projgrad_keeps_every_gw_16_flow_inside_its_mean_delay_slo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_projgrad_keeps_every_gw_16_flow_inside_its_mean_delay_slo(nf_costs: Callable[[Costs], None]) -> None:
     """GW(16) with per-flow SLOs at 80% of Max's. The first flow of the walk has the tightest SLO, and the other branches' runs hold its
     packets up: growing those must not push it over."""
     from sluice.pipelines import gw
 
-    use_profile(GW_COSTS, tmp_path, monkeypatch)
+    nf_costs(GW_COSTS)
     r = projgrad_at_80_percent_of_max(gw(16), periods=12)
     assert [i for i, q in enumerate(r.periods) if q["violated"]] == []
     assert r.periods[-1]["rate_pps"] > 1.5 * r.periods[0]["rate_pps"], "buffers pay"
 
 
-def test_projgrad_takes_back_the_raise_that_moved_a_flow_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_projgrad_takes_back_the_raise_that_moved_a_flow_over(nf_costs: Callable[[Costs], None]) -> None:
     """L2L3(16) on the simulator, SLOs at 80% of each flow's mean delay
     under Max. Raising some branches' triggers moves their runs into other
     branches' waits (a change of phase the model does not see) and can put
@@ -137,21 +129,21 @@ def test_projgrad_takes_back_the_raise_that_moved_a_flow_over(tmp_path: Path, mo
     over for two periods running."""
     from sluice.pipelines import l2l3
 
-    use_profile(GW_COSTS, tmp_path, monkeypatch)
+    nf_costs(GW_COSTS)
     r = projgrad_at_80_percent_of_max(l2l3(16), periods=25)
     over = [i for i, q in enumerate(r.periods) if q["violated"]]
     assert not any(i + 1 in over for i in over), f"periods over the SLO: {over}"
     assert r.periods[-1]["rate_pps"] > 1.5 * r.periods[0]["rate_pps"], "buffers pay"
 
 
-def test_projgrad_prices_waits_in_whole_rounds_after_decomposition(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_projgrad_prices_waits_in_whole_rounds_after_decomposition(nf_costs: Callable[[Costs], None]) -> None:
     """The decompose experiment's MGW after the split: the shared tail gets
     the QoS flows' packets eight to a round, one round every 80 µs. A
     trigger that does not divide eight leaves packets waiting for the next
     round, far over the 50 µs SLO; one that does costs nothing."""
     from sluice.experiments.decompose import PERIOD_MS, SLO_US, slowed_mgw
 
-    use_profile(GW_COSTS, tmp_path, monkeypatch)
+    nf_costs(GW_COSTS)
     r = slowed_mgw(1).run("projgrad", periods=20, warmup_periods=1, period_ms=PERIOD_MS, backend="sim")
     qos = [max(f["p95_us"] for name, f in p["flows"].items() if "_b0_" in name) for p in r.periods]
     assert min(r.moves) == 0, "decomposed after the first period"

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 import pytest
+from conftest import Costs
 
 import sluice
-from sluice import _core, profiles
+from sluice import _core
 from sluice import Bypass, Pipeline, RandomSplit, Stream
 from sluice.pipelines import l2l3, rc
 
@@ -144,8 +144,8 @@ _L2L3_COSTS = {"type_check": (14.0, 1.8), "exact_match": (23.0, 5.0), "lpm": (18
 
 
 @pytest.mark.parametrize("backend,spread", [("sim", 0.01), ("engine", 0.08)])
-def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(backend: str, spread: float, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(backend: str, spread: float,
+                                                                              nf_costs: Callable[[Costs], None]) -> None:
     """A splitter serves its gates in a drawn order, so no branch always
     goes first; and buffers set alike fire in step once set, whatever
     their triggers were before (every buffer at a trigger some buffer just
@@ -155,8 +155,7 @@ def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(ba
     in periods 2 and 3, against 0.2% / 0.1–0.7% now. (The walker with a
     fixed order and triggers read at each arrival spread them 10% / 23%
     in this test's first form: ttl0 7 and ttl1 5, then all 16.)"""
-    monkeypatch.setenv("SLUICE_PROFILE", str(tmp_path / "profile.json"))
-    profiles.save({"nfs": {k: {"t0_ns": t0, "t1_ns": t1} for k, (t0, t1) in _L2L3_COSTS.items()}})
+    nf_costs(_L2L3_COSTS)
     r = l2l3(4).run(_SetTwice(), periods=4, period_ms=20, backend=backend)
     for period in (0, 2, 3):
         means = [f["mean_us"] for f in r.periods[period]["flows"].values()]

@@ -136,6 +136,11 @@ impl Model {
         self.n_workers
     }
 
+    /// The module named `name`, if there is one.
+    pub fn module_id(&self, name: &str) -> Option<ModuleId> {
+        self.modules.iter().position(|m| m.name == name)
+    }
+
     /// Workers no module is placed on (idle spares), in index order.
     pub fn idle_workers(&self) -> Vec<usize> {
         (0..self.n_workers).filter(|w| !self.worker_of.contains(w)).collect()
@@ -497,8 +502,7 @@ mod tests {
     fn moves_split_workers_and_refuse_folds() {
         let m = two_branch().spare_workers(1).build(32).unwrap();
         assert_eq!((m.workers(), m.idle_workers()), (2, vec![1]));
-        let b = m.modules.iter().position(|d| d.name == "b").unwrap();
-        let out_b = m.modules.iter().position(|d| d.name == "out_b").unwrap();
+        let (b, out_b) = (m.module_id("b").unwrap(), m.module_id("out_b").unwrap());
         let split = m.with_moves(&[(b, 1), (out_b, 1)]).unwrap();
         assert_eq!(split.crossings, vec![2], "split:1 -> b is the only crossing");
         assert!(split.idle_workers().is_empty());

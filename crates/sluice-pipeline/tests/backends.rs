@@ -256,7 +256,7 @@ fn a_queue_module_is_a_task_of_its_own_and_loses_nothing_it_accepts() {
     let s = &report.summary;
     assert!(s.delivered > 0 && s.in_flight == 0);
     assert_eq!(s.generated, s.delivered + s.dropped);
-    let q = p.model().modules.iter().position(|m| m.name == "q").unwrap();
+    let q = p.model().module_id("q").unwrap();
     let last = &report.periods.last().unwrap().telemetry.modules[q];
     assert!(last.b > 1.0, "the queue is served in batches, not packet by packet: {last:?}");
     let err = Pipeline::from_json(&spec(10)).err().expect("refused").to_string();

@@ -167,7 +167,7 @@ fn projgrad_buffers_the_head_of_a_chain_only() {
     let spec = chains();
     let model = Pipeline::from_json(&spec.to_string()).unwrap().model().clone();
     let r = run(&spec, "projgrad", &plan(10));
-    let id = |i: usize, k: usize| model.modules.iter().position(|m| m.name == format!("b{i}_{k}")).unwrap();
+    let id = |i: usize, k: usize| model.module_id(&format!("b{i}_{k}")).unwrap();
     for (n, p) in r.periods.iter().enumerate() {
         let t = triggers(p);
         for i in 0..4 {
@@ -211,7 +211,7 @@ fn projgrad_grows_the_flows_with_room_past_one_held_at_its_growth_target() {
         m["nf"]["cycles_per_batch"] = 100.into();
     }
     let model = Pipeline::from_json(&spec.to_string()).unwrap().model().clone();
-    let head = |i: usize| model.modules.iter().position(|m| m.name == format!("b{i}_0")).unwrap();
+    let head = |i: usize| model.module_id(&format!("b{i}_0")).unwrap();
     let settled = run(&spec, "projgrad", &plan(12));
     let (p10, p11) = (&settled.periods[10], &settled.periods[11]);
     assert_eq!(triggers(p10), triggers(p11), "settled by period 10");

@@ -34,7 +34,7 @@ impl Controller for MoveAt {
         if self.period != self.at + 1 {
             return Actions::default();
         }
-        let id = |name: &str| -> ModuleId { model.modules.iter().position(|m| m.name == name).unwrap() };
+        let id = |name: &str| -> ModuleId { model.module_id(name).unwrap() };
         Actions { moves: self.modules.iter().map(|&m| (id(m), 1)).collect(), ..Actions::default() }
     }
 }

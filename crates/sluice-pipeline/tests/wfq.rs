@@ -15,7 +15,7 @@ impl Controller for Weights {
     }
 
     fn init(&mut self, model: &Model) -> Actions {
-        let id = |n: &str| model.modules.iter().position(|m| m.name == n).unwrap();
+        let id = |n: &str| model.module_id(n).unwrap();
         Actions { weights: self.0.iter().map(|&(n, w)| (id(n), w)).collect(), ..Actions::default() }
     }
 

@@ -47,7 +47,7 @@ fn actions(json: &str, model: &Model) -> PyResult<Actions> {
     let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
     let id = |name: &str| {
-        model.modules.iter().position(|m| m.name == name).ok_or_else(|| bad(format!("the controller names unknown module '{name}'")))
+        model.module_id(name).ok_or_else(|| bad(format!("the controller names unknown module '{name}'")))
     };
     let mut out = Actions::default();
     for (key, list) in [("triggers", &mut out.triggers), ("weights", &mut out.weights)] {
