@@ -13,6 +13,7 @@ their own SLOs, like RC, keep them, on the p95."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import statistics
 from dataclasses import dataclass
@@ -101,8 +102,8 @@ class Settings:
              period_ms: Optional[float] = None) -> Settings:
         """`--quick`'s counts or the full ones, each overridden where given."""
         default = Settings(8, 10, 100.0, backend) if quick else Settings(8, 20, 100.0, backend)
-        return Settings(default.warmup if warmup is None else warmup, default.periods if periods is None else periods,
-                        default.period_ms if period_ms is None else period_ms, backend)
+        given: dict[str, Any] = {"warmup": warmup, "periods": periods, "period_ms": period_ms}
+        return dataclasses.replace(default, **{k: v for k, v in given.items() if v is not None})
 
 
 def _measured(result: Any) -> list[dict[str, Any]]:
