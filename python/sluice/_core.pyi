@@ -3,7 +3,9 @@
 from typing import Callable, Optional
 
 __version__: str
-__all__ = ["__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "run", "validate"]
+#: δ of the SLO-aware controllers when none is given.
+DEFAULT_DELTA: float
+__all__ = ["DEFAULT_DELTA", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "run", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -16,7 +18,7 @@ def run(
     warmup_periods: int = 1,
     period_ms: float = 100.0,
     slo_statistic: str = "p95",
-    delta: float = 0.05,
+    delta: float = ...,
     timing: bool = True,
     on_period: Optional[Callable[[str], object]] = None,
 ) -> str:

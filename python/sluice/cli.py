@@ -132,7 +132,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--rate", "rate_pps", type=float, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
-@click.option("--delta", default=0.05, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
+@click.option("--delta", default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
 @click.option("--spare-workers", type=click.IntRange(min=0), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")

@@ -297,7 +297,7 @@ class Pipeline:
         warmup_periods: int = 1,
         backend: str = "engine",
         slo_statistic: str = "p95",
-        delta: float = 0.05,
+        delta: float = _core.DEFAULT_DELTA,
         timing: bool = True,
         on_period: Optional[Callable[[dict[str, Any]], object]] = None,
     ) -> RunResult:

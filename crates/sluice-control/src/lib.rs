@@ -18,6 +18,6 @@ pub use decompose::decompose;
 pub use nfvnice::NfVnice;
 pub use onoff::OnOff;
 pub use projgrad::ProjGrad;
-pub use view::ControlParams;
+pub use view::{ControlParams, DEFAULT_DELTA};
 pub use wfq_opt::WfqOpt;
 pub use run::{drive, Outage, PeriodRecord, Response, RunPlan, RunReport, SloStatistic, Steps, Summary};

@@ -10,6 +10,7 @@ use sluice_core::{Actions, Backend, Error, FlowTotals, Model, ModuleId, Result, 
 
 use crate::controller::Controller;
 use crate::decompose::decompose;
+use crate::view::ControlParams;
 
 /// Which delay statistic a flow's SLO bounds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
@@ -93,10 +94,9 @@ pub struct RunPlan {
     pub warmup_periods: usize,
     /// Control period (ns).
     pub period_ns: u64,
-    /// Statistic the SLOs bound.
-    pub slo_statistic: SloStatistic,
-    /// δ of the built-in SLO-aware controllers (see [`ControlParams`](crate::ControlParams)).
-    pub delta: f64,
+    /// The SLO statistic (which also judges a period's violations) and δ
+    /// of the built-in SLO-aware controllers.
+    pub control: ControlParams,
     /// Per flow, SLO steps (µs), counted over all periods including warm-up.
     pub slo_schedules: Vec<(usize, Steps)>,
     /// Per (source module, stream), rate steps (pkt/s).
@@ -123,8 +123,7 @@ impl Default for RunPlan {
             periods: 10,
             warmup_periods: 1,
             period_ns: 100_000_000,
-            slo_statistic: SloStatistic::P95,
-            delta: crate::view::DEFAULT_DELTA,
+            control: ControlParams::default(),
             slo_schedules: Vec::new(),
             rate_schedules: Vec::new(),
             outages: Vec::new(),
@@ -256,7 +255,7 @@ pub fn drive(
         let compute = Instant::now();
         let mut actions = controller.step(&model, &record.telemetry);
         if actions.moves.is_empty() {
-            actions.moves = decompose(&model, &record.telemetry, plan.slo_statistic);
+            actions.moves = decompose(&model, &record.telemetry, plan.control.statistic);
         }
         let apply = Instant::now();
         backend.apply(&actions)?;
@@ -279,7 +278,7 @@ pub fn drive(
 
 fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telemetry, warmup: bool) -> PeriodRecord {
     let slo_ns: Vec<_> = model.flows.iter().map(|f| f.slo_ns).collect();
-    let violated = telemetry.flows.iter().zip(&slo_ns).any(|(f, &slo)| plan.slo_statistic.over(f, slo));
+    let violated = telemetry.flows.iter().zip(&slo_ns).any(|(f, &slo)| plan.control.statistic.over(f, slo));
     let batches: Vec<f64> = measured.iter().map(|&m| &telemetry.modules[m]).filter(|m| m.x > 0.0).map(|m| m.b).collect();
     let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();

@@ -1,12 +1,13 @@
 //! What a controller reads off one period's telemetry, in SI units: the
 //! Batchy model's rates, delays, budgets and gradients.
 
+use serde::Serialize;
 use sluice_core::{FlowId, Model, ModuleId, Telemetry};
 
 use crate::run::SloStatistic;
 
 /// Settings shared by the SLO-aware controllers.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct ControlParams {
     /// A flow is active (its SLO binds) once its delay is ≥ (1 − δ)·SLO.
     pub delta: f64,

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
-use sluice_control::{Outage, RunPlan, Steps, SloStatistic};
+use sluice_control::{ControlParams, Outage, RunPlan, Steps};
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, Schedule, WalkerConfig};
 use sluice_sim::Simulator;
 use sluice_traffic::{PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
@@ -105,8 +105,8 @@ impl Pipeline {
     }
 
     /// A run plan with the description's rate and SLO schedules and outages.
-    pub fn plan(&self, periods: usize, warmup_periods: usize, period_ns: u64, slo_statistic: SloStatistic) -> RunPlan {
-        let mut plan = RunPlan { periods, warmup_periods, period_ns, slo_statistic, ..RunPlan::default() };
+    pub fn plan(&self, periods: usize, warmup_periods: usize, period_ns: u64, control: ControlParams) -> RunPlan {
+        let mut plan = RunPlan { periods, warmup_periods, period_ns, control, ..RunPlan::default() };
         plan.outages = self.spec.outages.iter().map(|o| Outage { worker: o.worker, from: o.from, until: o.until }).collect();
         for (f, spec) in self.spec.flows.iter().enumerate() {
             if !spec.slo_schedule.is_empty() {

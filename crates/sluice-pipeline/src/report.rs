@@ -13,8 +13,7 @@ pub const BACKENDS: &[&str] = &["engine", "sim"];
 
 /// The built-in controller `name`, set up for `plan`'s SLO statistic and δ.
 pub fn controller(name: &str, plan: &RunPlan) -> Result<Box<dyn Controller>> {
-    let params = sluice_control::ControlParams::new(plan.delta, plan.slo_statistic).map_err(Error::Spec)?;
-    sluice_control::by_name(name, params).ok_or_else(|| {
+    sluice_control::by_name(name, plan.control).ok_or_else(|| {
         Error::Spec(format!("unknown controller '{name}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
     })
 }
@@ -89,8 +88,8 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "batch_size": pipeline.model().batch_size,
         "period_ms": plan.period_ns as f64 / 1e6,
         "warmup_periods": plan.warmup_periods,
-        "slo_statistic": plan.slo_statistic,
-        "delta": plan.delta,
+        "slo_statistic": plan.control.statistic,
+        "delta": plan.control.delta,
         "summary": report.summary,
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),

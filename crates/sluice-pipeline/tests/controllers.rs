@@ -9,13 +9,12 @@ use sluice_pipeline::Pipeline;
 fn run(spec: &serde_json::Value, controller: &str, plan: &RunPlan) -> RunReport {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let mut sim = p.simulator().unwrap();
-    let params = ControlParams { statistic: plan.slo_statistic, ..ControlParams::default() };
-    let mut ctl = by_name(controller, params).unwrap();
+    let mut ctl = sluice_pipeline::controller(controller, plan).unwrap();
     drive(&mut sim, ctl.as_mut(), plan, &mut |_| {}).unwrap()
 }
 
 fn plan(periods: usize) -> RunPlan {
-    RunPlan { periods, warmup_periods: 0, period_ns: 50_000_000, slo_statistic: SloStatistic::P95, ..RunPlan::default() }
+    RunPlan { periods, warmup_periods: 0, period_ns: 50_000_000, ..RunPlan::default() }
 }
 
 fn triggers(p: &PeriodRecord) -> Vec<u32> {
@@ -81,7 +80,7 @@ fn projgrad_recovers_within_two_periods_after_a_tenfold_load_drop() {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let mut sim = p.simulator().unwrap();
     let mut ctl = by_name("projgrad", ControlParams::default()).unwrap();
-    let r = drive(&mut sim, ctl.as_mut(), &p.plan(24, 0, 50_000_000, SloStatistic::P95), &mut |_| {}).unwrap();
+    let r = drive(&mut sim, ctl.as_mut(), &p.plan(24, 0, 50_000_000, ControlParams::default()), &mut |_| {}).unwrap();
     assert!(r.periods[11].telemetry.modules[2].trigger > 1, "buffering before the drop");
     assert_eq!(violations(&r, 14), Vec::<usize>::new(), "back inside the SLO by period 14");
 }
@@ -127,7 +126,7 @@ fn on_the_mean_projgrad_batches_flows_without_slo_to_bring_another_inside_an_slo
         spec["flows"][bulk]["slo_us"] = serde_json::Value::Null;
         spec["modules"][2 * bulk + 2]["nf"]["cycles_per_packet"] = 100.into();
     }
-    let mean = RunPlan { slo_statistic: SloStatistic::Mean, ..plan(12) };
+    let mean = RunPlan { control: ControlParams { statistic: SloStatistic::Mean, ..ControlParams::default() }, ..plan(12) };
     let null = run(&spec, "null", &mean);
     let null_mean_ns = null.periods.last().unwrap().telemetry.flows[0].mean_ns;
     spec["flows"][0]["slo_us"] = (0.6 * null_mean_ns as f64 / 1e3).into();

@@ -6,7 +6,7 @@
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use sluice_control::{ControlParams, RunPlan, SloStatistic};
+use sluice_control::{ControlParams, SloStatistic};
 use sluice_embed::{heuristic, Instance};
 use sluice_pipeline::{period_json, report_json, Pipeline};
 
@@ -30,7 +30,7 @@ fn validate(spec: &str) -> PyResult<String> {
 /// with each period's JSON as it ends; `delta` is the built-in SLO-aware
 /// controllers' δ.
 #[pyfunction]
-#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", delta=0.05, timing=true, on_period=None))]
+#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, on_period=None))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -51,8 +51,8 @@ fn run(
     }
     let stat = SloStatistic::parse(slo_statistic)
         .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
-    ControlParams::new(delta, stat).map_err(invalid)?;
-    let plan = RunPlan { delta, ..pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, stat) };
+    let control = ControlParams::new(delta, stat).map_err(invalid)?;
+    let plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, control);
     let mut python_error = None;
     let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {
         Ok(name) => sluice_pipeline::controller(&name, &plan).map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
@@ -199,6 +199,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;
+    m.add("DEFAULT_DELTA", sluice_control::DEFAULT_DELTA)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
