@@ -20,6 +20,12 @@ with open(os.environ["SLUICE_PROFILE"], "w") as empty:
 #: NF costs: (T0 ns, T1 ns/pkt) per NF kind.
 Costs = dict[str, tuple[float, float]]
 
+#: Costs of L2L3's NFs as this engine measures them (`sluice profile`): the
+#: reference costs price only the LPM, and with free next hops the simulator
+#: would serve every order and phase alike.
+L2L3_COSTS: Costs = {"type_check": (14.0, 1.8), "exact_match": (23.0, 5.0), "lpm": (18.0, 4.5),
+                     "ttl_decrement": (15.0, 4.7), "mac_rewrite": (17.0, 1.7), "ip_checksum": (15.0, 4.8)}
+
 
 @pytest.fixture
 def nf_costs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Costs], None]:

@@ -7,7 +7,7 @@ import re
 from typing import Any, Callable, Optional
 
 import pytest
-from conftest import Costs
+from conftest import L2L3_COSTS, Costs
 
 import sluice
 from sluice import _core
@@ -136,13 +136,6 @@ class _SetTwice(sluice.Controller):
         return {"triggers": {f"ttl{i}": 20 for i in range(4)}}
 
 
-#: Costs (T0 ns, T1 ns) of L2L3's NFs as this engine measures them: the
-#: reference costs price only the LPM, and with free next hops the simulator
-#: would serve every order and phase alike.
-_L2L3_COSTS = {"type_check": (14.0, 1.8), "exact_match": (23.0, 5.0), "lpm": (18.0, 4.5),
-               "ttl_decrement": (15.0, 4.7), "mac_rewrite": (17.0, 1.7), "ip_checksum": (15.0, 4.8)}
-
-
 @pytest.mark.parametrize("backend,spread", [("sim", 0.01), ("engine", 0.08)])
 def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(backend: str, spread: float,
                                                                               nf_costs: Callable[[Costs], None]) -> None:
@@ -155,7 +148,7 @@ def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(ba
     in periods 2 and 3, against 0.2% / 0.1–0.7% now. (The walker with a
     fixed order and triggers read at each arrival spread them 10% / 23%
     in this test's first form: ttl0 7 and ttl1 5, then all 16.)"""
-    nf_costs(_L2L3_COSTS)
+    nf_costs(L2L3_COSTS)
     r = l2l3(4).run(_SetTwice(), periods=4, period_ms=20, backend=backend)
     for period in (0, 2, 3):
         means = [f["mean_us"] for f in r.periods[period]["flows"].values()]

@@ -68,17 +68,25 @@ impl Controller for ProjGrad {
 fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId], trigger: &mut [u32]) {
     let mut vars: Vec<ModuleId> = variables.to_vec();
     let flows: Vec<FlowId> = (0..view.model.flows.len()).filter(|&f| view.slo[f].is_some()).collect();
-    // Active: the flows in the δ band, (1 − δ)·D_f and up, and those
-    // between their growth target (which lies below the band) and the
-    // band. Those have no room in the line search below: left out of the
-    // projection they would stop every module's step at 0, including the
-    // modules of flows with room to grow.
+    // Active: the flows with less room to their growth target (which lies
+    // below the δ band, (1 − δ)·D_f and up) than one packet of the
+    // cheapest buffer on their path. Left out of the projection they would
+    // stop every module's step within a packet, which rounding and taking
+    // back makes 0, the steps of flows with room to grow included. Rosen
+    // holds a constraint it is on; with whole-packet triggers, "on" is
+    // within a packet.
     let mut active: Vec<FlowId> = flows
         .iter()
         .copied()
         .filter(|&f| {
             let target = view.growth_target(f, params.delta).expect("flows with SLOs");
-            view.delay[f].is_some_and(|t| t >= target)
+            let packet = vars
+                .iter()
+                .filter(|&&v| view.flows_through[v].contains(&f))
+                .map(|&v| view.dt_db(v))
+                .reduce(f64::min)
+                .unwrap_or(0.0);
+            view.delay[f].is_some_and(|t| t >= target - packet)
         })
         .collect();
     let direction = loop {
@@ -116,7 +124,8 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
             step = step.min((1.0 - b) / dv);
         }
     }
-    for &f in &flows {
+    // The projection holds the active flows' delays; the others bound the step.
+    for &f in flows.iter().filter(|f| !active.contains(f)) {
         let slope: f64 = vars
             .iter()
             .zip(direction.iter())
@@ -133,24 +142,51 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
         return;
     }
     let old: Vec<u32> = vars.iter().map(|&v| trigger[v]).collect();
+    let predicted = |f: FlowId, trigger: &[u32]| -> Option<f64> {
+        let now = view.delay[f]?;
+        let on_path = vars.iter().zip(&old).filter(|&(&v, _)| view.dt_f_db(f, v) > 0.0);
+        Some(now + on_path.map(|(&v, &from)| view.delay_change(f, v, from, trigger[v])).sum::<f64>())
+    };
+    let limit = |f: FlowId| {
+        let target = view.growth_target(f, params.delta).expect("flows with SLOs");
+        view.delay[f].map(|now| target.max(now))
+    };
+    // Whether every flow a longer run of v delays stays within its limit.
+    let fits = |v: ModuleId, trigger: &[u32]| {
+        flows.iter().filter(|&&f| view.dt_f_db(f, v) > 0.0).all(|&f| predicted(f, trigger).zip(limit(f)).is_none_or(|(p, l)| p <= l))
+    };
+    // Raised triggers round up. Lowered ones round down where a packet less
+    // shortens the wait of the flows through them: the projection pays for
+    // the others' raises with them (a packet less need not shorten a wait
+    // counted in whole rounds, see `View::wait`).
     for (&v, &dv) in vars.iter().zip(direction.iter()) {
-        trigger[v] = (trigger[v] as f64 + step * dv).ceil().clamp(1.0, view.batch) as u32;
+        let to = trigger[v] as f64 + step * dv;
+        let (up, down) = (to.ceil().clamp(1.0, view.batch) as u32, to.floor().clamp(1.0, view.batch) as u32);
+        let shorter = |f: &FlowId| view.delay_change(*f, v, up, down) < 0.0;
+        trigger[v] = if dv < 0.0 && view.flows_through[v].iter().all(shorter) { down } else { up };
     }
     // Rounding up, and waits that grow in whole round gaps where the line
-    // search priced 1/r a packet (see `View::wait`), may carry a flow past
-    // its growth target: take back one packet at a time from the raised
-    // module that delays it most.
+    // search priced 1/r a packet, may carry a flow past its growth target:
+    // take back one packet at a time from the raised module that delays it
+    // most.
     for &f in &flows {
-        let target = view.growth_target(f, params.delta).expect("flows with SLOs");
-        let Some(now) = view.delay[f] else { continue };
-        let slope: Vec<f64> = vars.iter().map(|&v| view.dt_f_db(f, v)).collect();
-        let on_path: Vec<usize> = (0..vars.len()).filter(|&i| slope[i] > 0.0).collect();
-        let predicted =
-            |trigger: &[u32]| now + on_path.iter().map(|&i| view.delay_change(f, vars[i], old[i], trigger[vars[i]])).sum::<f64>();
-        while predicted(trigger) > target.max(now) {
-            let raised = on_path.iter().copied().filter(|&i| trigger[vars[i]] > old[i]);
-            let Some(i) = raised.max_by(|&a, &b| slope[a].total_cmp(&slope[b])) else { break };
-            trigger[vars[i]] -= 1;
+        let Some(limit) = limit(f) else { continue };
+        while predicted(f, trigger).is_some_and(|p| p > limit) {
+            let raised = vars.iter().zip(&old).filter(|&(&v, &from)| trigger[v] > from && view.dt_f_db(f, v) > 0.0);
+            let delays_most = raised.map(|(&v, _)| v).max_by(|&a, &b| view.dt_f_db(f, a).total_cmp(&view.dt_f_db(f, b)));
+            let Some(v) = delays_most else { break };
+            trigger[v] -= 1;
+        }
+    }
+    // A lowered trigger pays for raises: give it back what the raises
+    // that stayed do not need.
+    for (&v, &from) in vars.iter().zip(&old) {
+        while trigger[v] < from {
+            trigger[v] += 1;
+            if !fits(v, trigger) {
+                trigger[v] -= 1;
+                break;
+            }
         }
     }
 }
