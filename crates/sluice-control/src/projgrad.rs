@@ -147,10 +147,12 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
         let on_path = vars.iter().zip(&old).filter(|&(&v, _)| view.dt_f_db(f, v) > 0.0);
         Some(now + on_path.map(|(&v, &from)| view.delay_change(f, v, from, trigger[v])).sum::<f64>())
     };
-    let limit = |f: FlowId| {
-        let target = view.growth_target(f, params.delta).expect("flows with SLOs");
-        view.delay[f].map(|now| target.max(now))
-    };
+    // How far a flow's predicted delay may go: its growth target, also for
+    // a flow already above it (the model's misses carry flows there). Such
+    // a flow takes no raise that holds it up and keeps what its own
+    // buffer's cut pays, so it moves back toward its target instead of
+    // creeping up to its SLO one trade at a time.
+    let limit = |f: FlowId| view.delay[f].and(view.growth_target(f, params.delta));
     // Whether every flow a longer run of v delays stays within its limit.
     let fits = |v: ModuleId, trigger: &[u32]| {
         flows.iter().filter(|&&f| view.dt_f_db(f, v) > 0.0).all(|&f| predicted(f, trigger).zip(limit(f)).is_none_or(|(p, l)| p <= l))
