@@ -155,7 +155,8 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
     let limit = |f: FlowId| view.delay[f].and(view.growth_target(f, params.delta));
     // Whether every flow a longer run of v delays stays within its limit.
     let fits = |v: ModuleId, trigger: &[u32]| {
-        flows.iter().filter(|&&f| view.dt_f_db(f, v) > 0.0).all(|&f| predicted(f, trigger).zip(limit(f)).is_none_or(|(p, l)| p <= l))
+        let within = |f: FlowId| predicted(f, trigger).zip(limit(f)).is_none_or(|(p, l)| p <= l);
+        flows.iter().filter(|&&f| view.dt_f_db(f, v) > 0.0).all(|&f| within(f))
     };
     // Raised triggers round up. Lowered ones round down where a packet less
     // shortens the wait of the flows through them: the projection pays for
