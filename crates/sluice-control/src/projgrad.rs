@@ -64,10 +64,14 @@ impl Controller for ProjGrad {
 
 /// Moves the triggers of `variables` along the projected descent direction
 /// of the load, as far as the first flow budget or trigger bound allows,
-/// rounding up. Leaves them alone at a KKT point.
+/// in whole packets that keep every flow within its growth target. Leaves
+/// them alone at a KKT point.
 fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId], trigger: &mut [u32]) {
     let mut vars: Vec<ModuleId> = variables.to_vec();
-    let flows: Vec<FlowId> = (0..view.model.flows.len()).filter(|&f| view.slo[f].is_some()).collect();
+    let n = view.model.flows.len();
+    // Each flow's growth target (s; ∞ without an SLO).
+    let target: Vec<f64> = (0..n).map(|f| view.growth_target(f, params.delta).unwrap_or(f64::INFINITY)).collect();
+    let flows: Vec<FlowId> = (0..n).filter(|&f| target[f].is_finite()).collect();
     // Active: the flows with less room to their growth target (which lies
     // below the δ band, (1 − δ)·D_f and up) than one packet of the
     // cheapest buffer on their path. Left out of the projection they would
@@ -79,14 +83,13 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
         .iter()
         .copied()
         .filter(|&f| {
-            let target = view.growth_target(f, params.delta).expect("flows with SLOs");
             let packet = vars
                 .iter()
                 .filter(|&&v| view.flows_through[v].contains(&f))
                 .map(|&v| view.dt_db(v))
                 .reduce(f64::min)
                 .unwrap_or(0.0);
-            view.delay[f].is_some_and(|t| t >= target - packet)
+            view.delay[f].is_some_and(|t| t >= target[f] - packet)
         })
         .collect();
     let direction = loop {
@@ -124,18 +127,18 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
             step = step.min((1.0 - b) / dv);
         }
     }
+    // ∂t_f/∂b over `vars`, per flow with an SLO (empty for the others).
+    let mut slope = vec![Vec::new(); n];
+    for &f in &flows {
+        slope[f] = vars.iter().map(|&v| view.dt_f_db(f, v)).collect::<Vec<f64>>();
+    }
     // The projection holds the active flows' delays; the others bound the step.
     for &f in flows.iter().filter(|f| !active.contains(f)) {
-        let slope: f64 = vars
-            .iter()
-            .zip(direction.iter())
-            .map(|(&v, &dv)| view.dt_f_db(f, v) * dv)
-            .sum();
-        if slope > 0.0 {
+        let along: f64 = slope[f].iter().zip(direction.iter()).map(|(s, dv)| s * dv).sum();
+        if along > 0.0 {
             // Aim below the active band, not at D_f itself: measured delays scatter.
-            let target = view.growth_target(f, params.delta).expect("flows with SLOs");
-            let room = target - view.delay[f].unwrap_or(0.0);
-            step = step.min(room.max(0.0) / slope);
+            let room = target[f] - view.delay[f].unwrap_or(0.0);
+            step = step.min(room.max(0.0) / along);
         }
     }
     if !step.is_finite() || step <= 0.0 {
@@ -143,20 +146,19 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
     }
     let old: Vec<u32> = vars.iter().map(|&v| trigger[v]).collect();
     let predicted = |f: FlowId, trigger: &[u32]| -> Option<f64> {
-        let now = view.delay[f]?;
-        let on_path = vars.iter().zip(&old).filter(|&(&v, _)| view.dt_f_db(f, v) > 0.0);
-        Some(now + on_path.map(|(&v, &from)| view.delay_change(f, v, from, trigger[v])).sum::<f64>())
+        let delaying = vars.iter().zip(&old).zip(&slope[f]).filter(|&(_, &s)| s > 0.0);
+        Some(view.delay[f]? + delaying.map(|((&v, &from), _)| view.delay_change(f, v, from, trigger[v])).sum::<f64>())
     };
     // How far a flow's predicted delay may go: its growth target, also for
     // a flow already above it (the model's misses carry flows there). Such
     // a flow takes no raise that holds it up and keeps what its own
     // buffer's cut pays, so it moves back toward its target instead of
     // creeping up to its SLO one trade at a time.
-    let limit = |f: FlowId| view.delay[f].and(view.growth_target(f, params.delta));
-    // Whether every flow a longer run of v delays stays within its limit.
-    let fits = |v: ModuleId, trigger: &[u32]| {
+    let limit = |f: FlowId| view.delay[f].map(|_| target[f]);
+    // Whether every flow a longer run of `vars[i]` delays stays within its limit.
+    let fits = |i: usize, trigger: &[u32]| {
         let within = |f: FlowId| predicted(f, trigger).zip(limit(f)).is_none_or(|(p, l)| p <= l);
-        flows.iter().filter(|&&f| view.dt_f_db(f, v) > 0.0).all(|&f| within(f))
+        flows.iter().filter(|&&f| slope[f][i] > 0.0).all(|&f| within(f))
     };
     // Raised triggers round up. Lowered ones round down where a packet less
     // shortens the wait of the flows through them: the projection pays for
@@ -175,18 +177,17 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
     for &f in &flows {
         let Some(limit) = limit(f) else { continue };
         while predicted(f, trigger).is_some_and(|p| p > limit) {
-            let raised = vars.iter().zip(&old).filter(|&(&v, &from)| trigger[v] > from && view.dt_f_db(f, v) > 0.0);
-            let delays_most = raised.map(|(&v, _)| v).max_by(|&a, &b| view.dt_f_db(f, a).total_cmp(&view.dt_f_db(f, b)));
-            let Some(v) = delays_most else { break };
-            trigger[v] -= 1;
+            let raised = (0..vars.len()).filter(|&i| trigger[vars[i]] > old[i] && slope[f][i] > 0.0);
+            let Some(i) = raised.max_by(|&a, &b| slope[f][a].total_cmp(&slope[f][b])) else { break };
+            trigger[vars[i]] -= 1;
         }
     }
     // A lowered trigger pays for raises: give it back what the raises
     // that stayed do not need.
-    for (&v, &from) in vars.iter().zip(&old) {
+    for (i, (&v, &from)) in vars.iter().zip(&old).enumerate() {
         while trigger[v] < from {
             trigger[v] += 1;
-            if !fits(v, trigger) {
+            if !fits(i, trigger) {
                 trigger[v] -= 1;
                 break;
             }

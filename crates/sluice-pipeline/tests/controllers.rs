@@ -2,7 +2,7 @@
 
 mod common;
 
-use sluice_control::{by_name, drive, ControlParams, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic};
+use sluice_control::{drive, ControlParams, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic};
 use sluice_pipeline::Pipeline;
 
 /// Runs `controller` on the simulator, its SLOs on the plan's statistic.
@@ -77,10 +77,9 @@ fn projgrad_recovers_within_two_periods_after_a_tenfold_load_drop() {
     let mut spec = common::rc(16);
     spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 4_000_000.0.into();
     spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_schedule"] = serde_json::json!([[12, 400000.0]]);
-    let p = Pipeline::from_json(&spec.to_string()).unwrap();
-    let mut sim = p.simulator().unwrap();
-    let mut ctl = by_name("projgrad", ControlParams::default()).unwrap();
-    let r = drive(&mut sim, ctl.as_mut(), &p.plan(24, 0, 50_000_000, ControlParams::default()), &mut |_| {}).unwrap();
+    // The plan carries the spec's rate schedule.
+    let plan = Pipeline::from_json(&spec.to_string()).unwrap().plan(24, 0, 50_000_000, ControlParams::default());
+    let r = run(&spec, "projgrad", &plan);
     assert!(r.periods[11].telemetry.modules[2].trigger > 1, "buffering before the drop");
     assert_eq!(violations(&r, 14), Vec::<usize>::new(), "back inside the SLO by period 14");
 }
