@@ -191,32 +191,101 @@ pub(crate) fn one_level_at_a_time(view: &View<'_>, trigger: &mut [u32]) {
 pub(crate) const COOLDOWN_PERIODS: u32 = 2;
 /// Longest cooldown (periods): each removal or take-back at the same module
 /// doubles its cooldown up to this, so a buffer the cost model keeps
-/// misjudging stops being tried every few periods.
+/// misjudging stops being tried every few periods. The doubling wears off:
+/// every stretch without a removal as long as a module's next cooldown
+/// halves that cooldown (down to the first length), so a switch
+/// that runs for hours does not keep a buffer off for a minute at a time
+/// over removals long past.
 pub(crate) const MAX_COOLDOWN_PERIODS: u32 = 640;
 
-/// Per-module cooldown after recovery removed a buffer or took a raise
-/// back: periods left, and the length of the next one.
+/// One module's cooldown (periods).
+#[derive(Clone, Copy)]
+struct Backoff {
+    /// Periods it still cools.
+    left: u32,
+    /// Length of its next cooldown.
+    next: u32,
+    /// Periods since its last cooldown ended without a new one.
+    quiet: u32,
+}
+
+impl Backoff {
+    const FRESH: Self = Self { left: 0, next: COOLDOWN_PERIODS, quiet: 0 };
+
+    fn start(&mut self) {
+        self.left = self.next;
+        self.next = (self.next * 2).min(MAX_COOLDOWN_PERIODS);
+        self.quiet = 0;
+    }
+
+    fn age(&mut self) {
+        if self.left > 0 {
+            self.left -= 1;
+            return;
+        }
+        self.quiet += 1;
+        if self.next > COOLDOWN_PERIODS && self.quiet >= self.next {
+            self.next = (self.next / 2).max(COOLDOWN_PERIODS);
+            self.quiet = 0;
+        }
+    }
+}
+
+/// Per-module cooldown after recovery removed a buffer or took a raise back.
 #[derive(Default)]
-pub(crate) struct Cooldown(Vec<(u32, u32)>);
+pub(crate) struct Cooldown(Vec<Backoff>);
 
 impl Cooldown {
     /// Starts the cooldown of every module in `started`, ages the others,
     /// and returns which modules are cooling.
     pub(crate) fn update(&mut self, started: &[bool]) -> Vec<bool> {
-        self.0.resize(started.len(), (0, COOLDOWN_PERIODS));
-        for ((left, next), &start) in self.0.iter_mut().zip(started) {
+        self.0.resize(started.len(), Backoff::FRESH);
+        for (backoff, &start) in self.0.iter_mut().zip(started) {
             if start {
-                *left = *next;
-                *next = (*next * 2).min(MAX_COOLDOWN_PERIODS);
+                backoff.start();
             } else {
-                *left = left.saturating_sub(1);
+                backoff.age();
             }
         }
-        self.0.iter().map(|&(left, _)| left > 0).collect()
+        self.0.iter().map(|b| b.left > 0).collect()
     }
 }
 
 /// Per module, whether its buffer went from on (`before`) to off (`after`).
 pub(crate) fn switched_off(before: &[u32], after: &[u32]) -> Vec<bool> {
     before.iter().zip(after).map(|(&b, &a)| b > 0 && a == 0).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Cooldown, COOLDOWN_PERIODS, MAX_COOLDOWN_PERIODS};
+
+    /// Periods module 0 cools after a start, counting the start's own period.
+    fn cooling_after_start(c: &mut Cooldown) -> u32 {
+        let mut periods = 0;
+        let mut started = true;
+        while c.update(&[started])[0] {
+            started = false;
+            periods += 1;
+        }
+        periods
+    }
+
+    #[test]
+    fn cooldown_doubles_on_repeats_and_wears_off_after_as_long_quiet() {
+        let mut c = Cooldown::default();
+        let lengths: Vec<u32> = (0..10).map(|_| cooling_after_start(&mut c)).collect();
+        assert_eq!(&lengths[..3], &[COOLDOWN_PERIODS, 2 * COOLDOWN_PERIODS, 4 * COOLDOWN_PERIODS]);
+        assert_eq!(lengths[9], MAX_COOLDOWN_PERIODS);
+        // Quiet for as long as its next cooldown: that one is halved.
+        for _ in 0..MAX_COOLDOWN_PERIODS {
+            c.update(&[false]);
+        }
+        assert_eq!(cooling_after_start(&mut c), MAX_COOLDOWN_PERIODS / 2);
+        // Quiet for twice as long again: back to the first length.
+        for _ in 0..2 * MAX_COOLDOWN_PERIODS {
+            c.update(&[false]);
+        }
+        assert_eq!(cooling_after_start(&mut c), COOLDOWN_PERIODS);
+    }
 }
