@@ -43,7 +43,8 @@ pub struct WfqOpt {
     bias: Vec<f64>,
 }
 
-/// Weight of the newest measurement in the smoothed model error.
+/// Weight of the newest measurement in the smoothed model error, when it
+/// lies below the error so far.
 const BIAS_GAIN: f64 = 0.5;
 
 impl WfqOpt {
@@ -145,12 +146,15 @@ impl Controller for WfqOpt {
         if vars.is_empty() {
             return Actions::default();
         }
-        // How far last period's delays ran above what the model predicted.
+        // How far last period's delays ran above what the model predicted:
+        // a miss above the bias counts in full at once (the SLO is at
+        // stake), one below it only by BIAS_GAIN a period.
         self.bias.resize(flows.len(), 0.0);
         self.predicted.resize(flows.len(), None);
         for (c, &f) in flows.iter().enumerate() {
             if let (Some(measured), Some(predicted)) = (view.delay[f], self.predicted[c]) {
-                self.bias[c] = (1.0 - BIAS_GAIN) * self.bias[c] + BIAS_GAIN * (measured - predicted);
+                let miss = measured - predicted;
+                self.bias[c] = miss.max((1.0 - BIAS_GAIN) * self.bias[c] + BIAS_GAIN * miss);
             }
         }
         // The SLO statistic bounds the delay; what the model controls is
