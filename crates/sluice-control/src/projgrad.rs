@@ -149,17 +149,14 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
         let delaying = vars.iter().zip(&old).zip(&slope[f]).filter(|&(_, &s)| s > 0.0);
         Some(view.delay[f]? + delaying.map(|((&v, &from), _)| view.delay_change(f, v, from, trigger[v])).sum::<f64>())
     };
-    // How far a flow's predicted delay may go: its growth target, also for
-    // a flow already above it (the model's misses carry flows there). Such
-    // a flow takes no raise that holds it up and keeps what its own
-    // buffer's cut pays, so it moves back toward its target instead of
-    // creeping up to its SLO one trade at a time.
-    let limit = |f: FlowId| view.delay[f].map(|_| target[f]);
-    // Whether every flow a longer run of `vars[i]` delays stays within its limit.
-    let fits = |i: usize, trigger: &[u32]| {
-        let within = |f: FlowId| predicted(f, trigger).zip(limit(f)).is_none_or(|(p, l)| p <= l);
-        flows.iter().filter(|&&f| slope[f][i] > 0.0).all(|&f| within(f))
-    };
+    // A flow's predicted delay may go up to its growth target, also for a
+    // flow already above it (the model's misses carry flows there). Such a
+    // flow takes no raise that holds it up and keeps what its own buffer's
+    // cut pays, so it moves back toward its target instead of creeping up
+    // to its SLO one trade at a time.
+    let over = |f: FlowId, trigger: &[u32]| predicted(f, trigger).is_some_and(|p| p > target[f]);
+    // Whether every flow a longer run of `vars[i]` delays stays within its target.
+    let fits = |i: usize, trigger: &[u32]| flows.iter().filter(|&&f| slope[f][i] > 0.0).all(|&f| !over(f, trigger));
     // Raised triggers round up. Lowered ones round down where a packet less
     // shortens the wait of the flows through them: the projection pays for
     // the others' raises with them (a packet less need not shorten a wait
@@ -175,8 +172,7 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
     // take back one packet at a time from the raised module that delays it
     // most.
     for &f in &flows {
-        let Some(limit) = limit(f) else { continue };
-        while predicted(f, trigger).is_some_and(|p| p > limit) {
+        while over(f, trigger) {
             let raised = (0..vars.len()).filter(|&i| trigger[vars[i]] > old[i] && slope[f][i] > 0.0);
             let Some(i) = raised.max_by(|&a, &b| slope[f][a].total_cmp(&slope[f][b])) else { break };
             trigger[vars[i]] -= 1;
