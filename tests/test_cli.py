@@ -84,7 +84,7 @@ def test_experiment_static_writes_the_documented_report(tmp_path: Path) -> None:
     out = sluice("experiment", "static", "--quick", "--only", "rc16", "--backend", "sim", "--out", "o", "--json", "s.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "s.json").read_text())
-    assert (report["settings"]["warmup"], report["settings"]["periods"]) == (8, 10)
+    assert (report["settings"]["warmup"], report["settings"]["periods"], report["settings"]["rounds"]) == (8, 5, 4)
     (row,) = report["rows"]
     assert row["pipeline"] == "RC(16)" and row["modules"] == 34
     for c in ("null", "max", "nfvnice", "onoff", "projgrad"):
@@ -102,8 +102,8 @@ def test_experiment_static_writes_the_documented_report(tmp_path: Path) -> None:
 def test_static_counts_override_the_quick_ones_one_by_one() -> None:
     from sluice.experiments.static import Settings
 
-    assert Settings.make(True, "sim", periods=3) == Settings(8, 3, 100.0, "sim")
-    assert Settings.make(False, "engine", warmup=2, period_ms=10.0) == Settings(2, 20, 10.0, "engine")
+    assert Settings.make(True, "sim", periods=3) == Settings(8, 3, 100.0, "sim", 4)
+    assert Settings.make(False, "engine", warmup=2, period_ms=10.0, rounds=2) == Settings(2, 10, 10.0, "engine", 2)
 
 
 def test_experiment_overhead_reports_response_times(tmp_path: Path) -> None:

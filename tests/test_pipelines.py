@@ -183,7 +183,7 @@ def test_a_static_row_gives_its_slo_flows_one_slo_at_80_percent_of_their_mean_de
     from sluice.experiments import static
 
     row = next(r for r in static.grid() if r.name == "mgw-2-4")
-    settings = static.Settings(1, 1, 5.0, "sim")
+    settings = static.Settings(1, 1, 5.0, "sim", 1)
     report = static.run_row(row, settings, lambda _msg: None)
     pipeline = row.build()
     under_max = pipeline.run("max", periods=1, warmup_periods=1, period_ms=5.0, backend="sim")
@@ -214,6 +214,6 @@ def test_the_static_grid_runs_the_trace_rows_a_trace_has_destinations_for(tmp_pa
         "*L2L3(64)": "the trace has 20 destination /24s, fewer than the 64 flows",
     }
     assert "*L2L3(16, 32, 64)" in static.not_run(None)
-    row = static.run_row(rows["l2l3-pcap-16"], static.Settings(1, 1, 5.0, "sim"), lambda _msg: None)
+    row = static.run_row(rows["l2l3-pcap-16"], static.Settings(1, 1, 5.0, "sim", 1), lambda _msg: None)
     assert row["pipeline"] == "*L2L3(16)" and row["mpps_null"] > 0
     assert "| *published* | 69 | 8.5 / 5.24 / 0 |" in static.markdown([row]), "the published trace row beside ours"

@@ -86,23 +86,29 @@ def not_run(pcap: Optional[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Settings:
-    """How long each run lasts. The warm-up covers the periods projgrad
-    takes to grow its buffers to the SLOs: five to eight on GW(16) and
-    L2L3(16) on the engine. Every controller runs twice, so `--quick`'s
-    10 measured periods a run give 20 a controller: the fewest at which a
-    violation share of 5% is one period over rather than none."""
+    """How long each run lasts and how often each controller runs. The
+    warm-up covers the periods projgrad takes to grow its buffers to the
+    SLOs: five to eight on GW(16) and L2L3(16) on the engine. A machine's
+    speed shifts from run to run more than within one (a two-core VM: runs
+    of the same pipeline under Max spread 7% between runs of one second,
+    2% between the periods of one run), so a controller's figures are the
+    mean of `rounds` short runs rather than of one or two long ones.
+    `--quick`'s 4 rounds of 5 measured periods give 20 a controller: the
+    fewest at which a violation share of 5% is one period over rather
+    than none."""
 
     warmup: int
     periods: int
     period_ms: float
     backend: str
+    rounds: int
 
     @staticmethod
     def make(quick: bool, backend: str, warmup: Optional[int] = None, periods: Optional[int] = None,
-             period_ms: Optional[float] = None) -> Settings:
+             period_ms: Optional[float] = None, rounds: Optional[int] = None) -> Settings:
         """`--quick`'s counts or the full ones, each overridden where given."""
-        default = Settings(8, 10, 100.0, backend) if quick else Settings(8, 20, 100.0, backend)
-        given: dict[str, Any] = {"warmup": warmup, "periods": periods, "period_ms": period_ms}
+        default = Settings(8, 5 if quick else 10, 100.0, backend, 4)
+        given: dict[str, Any] = {"warmup": warmup, "periods": periods, "period_ms": period_ms, "rounds": rounds}
         return dataclasses.replace(default, **{k: v for k, v in given.items() if v is not None})
 
 
@@ -117,19 +123,24 @@ def run_row(row: Row, s: Settings, progress: Callable[[str], None]) -> dict[str,
     slo_us = None
     if not row.own_slos:
         progress(f"{row.label}: calibrating the SLO under max")
-        calib = pipeline.run("max", periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend)
+        # As many runs as each controller gets: the SLO follows the
+        # machine's speed during calibration, and one run's speed is noisy.
+        under_max = [pipeline.run("max", periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend)
+                     for _ in range(s.rounds)]
         slo_flows = list(filter(row.slo_flows, pipeline.flows()))
-        slo_us = max(SLO_SHARE * statistics.mean(p["flows"][f]["mean_us"] for p in _measured(calib) for f in slo_flows), 0.1)
+        delays = [p["flows"][f]["mean_us"] for r in under_max for p in _measured(r) for f in slo_flows]
+        slo_us = max(SLO_SHARE * statistics.mean(delays), 0.1)
         for flow in slo_flows:
             pipeline.set_slo(flow, slo_us)
     statistic = "p95" if row.own_slos else "mean"
     out: dict[str, Any] = {"pipeline": row.label, "name": row.name, "modules": len(pipeline.validate()["modules"]),
                            "slo_statistic": statistic, "slo_us": None if slo_us is None else round(slo_us, 2)}
-    # Every controller runs twice, in order and then in reverse, and its
-    # figures are the mean of the two: a machine that speeds up or slows
-    # down during the row then shifts every controller alike.
+    # Every controller runs `rounds` times, the rounds in order and in
+    # reverse by turns, and its figures are the mean of its runs: a machine
+    # that speeds up or slows down during the row then shifts every
+    # controller alike.
     summaries: dict[str, list[dict[str, Any]]] = {c: [] for c in CONTROLLERS}
-    for c in CONTROLLERS + CONTROLLERS[::-1]:
+    for c in (c for i in range(s.rounds) for c in (CONTROLLERS if i % 2 == 0 else CONTROLLERS[::-1])):
         progress(f"{row.label}: {c}")
         r = pipeline.run(c, periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend, slo_statistic=statistic)
         summaries[c].append(r.summary)
