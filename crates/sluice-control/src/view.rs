@@ -195,6 +195,17 @@ impl<'a> View<'a> {
         }
     }
 
+    /// The most module v running `b` packets at a time, rather than its
+    /// input batches, holds up a packet of flow f that does not pass it (s):
+    /// one run's extra per-packet work down v's chain, where f shares v's
+    /// worker; 0 for a flow through v.
+    pub fn worst_hold_up(&self, f: FlowId, v: ModuleId, b: f64) -> f64 {
+        if self.flows_through[v].contains(&f) || !self.on_worker[f][self.model.worker_of[v]] {
+            return 0.0;
+        }
+        self.chain_t1(v) * (b - self.b_in[v]).max(0.0)
+    }
+
     /// Whether f sees v's longer runs as the load they save rather than as
     /// hold-up: the SLO statistic averages, v runs on a worker of f's, and
     /// no flow with an SLO passes v (see `dt_f_db`).

@@ -49,6 +49,22 @@ fn projgrad_reaches_a_kkt_point_on_rc16_within_10_periods() {
 }
 
 #[test]
+fn projgrad_starts_a_buffer_full_only_where_a_full_one_costs_next_to_nothing() {
+    // RC(16) starts unbuffered and over the robot-control SLO. A bulk
+    // buffer's fill time is ~1 ms against its 100 ms SLO, and Bypass(10000,
+    // 0) holds nobody up with longer runs: such buffers start at B, so the
+    // pipeline is inside the SLO from the first period the controller acts
+    // in. The robot-control buffer (35 µs) starts just above its input batch.
+    let r = run(&common::rc(16), "projgrad", &plan(6));
+    let t = triggers(&r.periods[1]);
+    let model = Pipeline::from_json(&common::rc(16).to_string()).unwrap().model().clone();
+    let id = |name: &str| model.module_id(name).unwrap();
+    assert!((1..16).all(|i| t[id(&format!("bulk{i}"))] == 32), "bulk buffers start full: {t:?}");
+    assert!(t[id("rc")] < 8, "the robot-control buffer starts small: {t:?}");
+    assert_eq!(violations(&r, 1), Vec::<usize>::new());
+}
+
+#[test]
 fn projgrad_recovers_within_two_periods_when_the_slo_halves() {
     let mut p = plan(24);
     p.slo_schedules.push((0, Steps(vec![(12, 17.5)])));
