@@ -60,7 +60,7 @@ impl Controller for ProjGrad {
         // against 100 ms) starts full, rather than holding the first period
         // at the unbuffered rate (RC(16) over its SLO then).
         insert(&view, self.params.delta, &mut trigger, &frozen, |v| {
-            if full_buffer_is_negligible(&view, self.params.delta, v) {
+            if view.full_buffer_is_negligible(v, self.params.delta) {
                 view.batch
             } else {
                 view.b_in[v].ceil() + INSERT_MARGIN
@@ -71,28 +71,6 @@ impl Controller for ProjGrad {
         self.noise.predict(&view, &trigger);
         changes(&view.trigger, &trigger)
     }
-}
-
-/// Whether module v's buffer at B would cost every flow with an SLO under
-/// δ of it: a flow through v the buffer's fill time at v's measured rate
-/// (the longest a packet could wait there, whatever the model says of
-/// rounds) on top of what the model adds, and that within its growth
-/// target; any other flow the worst hold-up of one full run. A change that
-/// small no error of the model's on the new arrivals can turn into a
-/// violation.
-fn full_buffer_is_negligible(view: &View<'_>, delta: f64, v: ModuleId) -> bool {
-    let fill = view.batch / view.r[v];
-    (0..view.model.flows.len()).all(|f| {
-        let Some(slo) = view.slo[f] else { return true };
-        if !view.flows_through[v].contains(&f) {
-            return view.worst_hold_up(f, v, view.batch) <= delta * slo;
-        }
-        let added = fill + view.delay_change(f, v, 0, view.batch as u32).max(0.0);
-        match (view.delay[f], view.growth_target(f, delta)) {
-            (Some(delay), Some(target)) => added <= delta * slo && delay + added <= target,
-            _ => false,
-        }
-    })
 }
 
 /// Moves the triggers of `variables` along the projected descent direction

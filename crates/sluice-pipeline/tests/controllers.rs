@@ -119,10 +119,13 @@ fn triggers_stay_within_bounds_and_onoff_uses_only_zero_or_b() {
 fn wfq_opt_meets_the_robot_control_slo_with_weights_from_the_model() {
     let r = run(&common::rc(16), "wfq-opt", &plan(16));
     let null = run(&common::rc(16), "null", &plan(16));
-    // Period 0 runs unbuffered, period 2 on the first batches the model
-    // chose; its miss counts in full from period 3 (smoothed, it kept
-    // periods 3-5 over as well).
-    assert_eq!(violations(&r, 3), Vec::<usize>::new(), "inside the SLO once the model's error is learnt");
+    // Period 0 runs unbuffered. The robot-control buffer then at most
+    // doubles a period while the model's error is learnt (sent straight to
+    // the model's batch, it was over in period 2; with that miss smoothed,
+    // in periods 3-5 too).
+    assert_eq!(violations(&r, 1), Vec::<usize>::new(), "inside the SLO from the first controlled period");
+    let rc = |i: usize| r.periods[i].telemetry.modules[2].trigger;
+    assert!((1..r.periods.len()).all(|i| rc(i) <= 2 * rc(i - 1).max(1)), "{:?}", (0..r.periods.len()).map(rc).collect::<Vec<_>>());
     let rate = |r: &RunReport| r.periods[8..].iter().map(|p| p.rate_pps).sum::<f64>();
     assert!(rate(&r) > 5.0 * rate(&null), "{} vs {}", rate(&r), rate(&null));
     let weights_differ = r.periods.last().unwrap().telemetry.modules.iter().map(|m| m.trigger).collect::<std::collections::BTreeSet<_>>().len() > 1;
