@@ -56,9 +56,9 @@ impl Controller for ProjGrad {
             view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
         // A new buffer starts just above its input batch and grows from the
         // next period, on arrivals measured behind it; one whose full wait
-        // would cost its flows next to nothing (RC's bulk buffers: µs
-        // against 100 ms) starts full, rather than holding the first period
-        // at the unbuffered rate (RC(16) over its SLO then).
+        // would cost its flows next to nothing (RC's bulk buffers: about 1
+        // ms to fill against a 100 ms SLO) starts full, rather than holding
+        // the first period at the unbuffered rate (RC(16) over its SLO then).
         insert(&view, self.params.delta, &mut trigger, &frozen, |v| {
             if view.full_buffer_is_negligible(v, self.params.delta) {
                 view.batch
