@@ -195,17 +195,6 @@ impl<'a> View<'a> {
         }
     }
 
-    /// The most module v running `b` packets at a time, rather than its
-    /// input batches, holds up a packet of flow f that does not pass it (s):
-    /// one run's extra per-packet work down v's chain, where f shares v's
-    /// worker; 0 for a flow through v.
-    fn worst_hold_up(&self, f: FlowId, v: ModuleId, b: f64) -> f64 {
-        if self.flows_through[v].contains(&f) || !self.on_worker[f][self.model.worker_of[v]] {
-            return 0.0;
-        }
-        self.chain_t1(v) * (b - self.b_in[v]).max(0.0)
-    }
-
     /// Whether module v's buffer at B would cost every flow with an SLO under
     /// δ of it: a flow through v the buffer's fill time at v's measured rate
     /// (the longest a packet could wait there, whatever the model says of
@@ -214,13 +203,17 @@ impl<'a> View<'a> {
     /// small no error of the model's on the new arrivals can turn into a
     /// violation.
     pub fn full_buffer_is_negligible(&self, v: ModuleId, delta: f64) -> bool {
+        let full = self.batch as u32;
         let fill = self.batch / self.r[v];
+        // One full run's extra per-packet work down v's chain (s).
+        let hold_up = self.chain_t1(v) * (self.run_batch(v, full) - self.run_batch(v, 0));
         (0..self.model.flows.len()).all(|f| {
             let Some(slo) = self.slo[f] else { return true };
             if !self.flows_through[v].contains(&f) {
-                return self.worst_hold_up(f, v, self.batch) <= delta * slo;
+                let shares_worker = self.on_worker[f][self.model.worker_of[v]];
+                return !shares_worker || hold_up <= delta * slo;
             }
-            let added = fill + self.delay_change(f, v, 0, self.batch as u32).max(0.0);
+            let added = fill + self.delay_change(f, v, 0, full).max(0.0);
             match (self.delay[f], self.growth_target(f, delta)) {
                 (Some(delay), Some(target)) => added <= delta * slo && delay + added <= target,
                 _ => false,

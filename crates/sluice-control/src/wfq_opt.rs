@@ -178,7 +178,8 @@ impl Controller for WfqOpt {
             .zip(&solved)
             .map(|(x, &yv)| {
                 let b = (view.r[x.v] * yv * (1.0 + 1e-9)).floor().clamp(1.0, view.batch);
-                if view.full_buffer_is_negligible(x.v, self.params.delta) { b } else { b.min(2.0 * f64::from(view.trigger[x.v].max(1))) }
+                let doubled = 2.0 * f64::from(view.trigger[x.v].max(1));
+                if b > doubled && !view.full_buffer_is_negligible(x.v, self.params.delta) { doubled } else { b }
             })
             .collect();
         // The intervals the triggers set give the model's delays to check

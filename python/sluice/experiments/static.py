@@ -139,8 +139,9 @@ def run_row(row: Row, s: Settings, progress: Callable[[str], None]) -> dict[str,
     # reverse by turns, and its figures are the mean of its runs: a machine
     # that speeds up or slows down during the row then shifts every
     # controller alike.
+    order = [c for i in range(s.rounds) for c in (CONTROLLERS if i % 2 == 0 else CONTROLLERS[::-1])]
     summaries: dict[str, list[dict[str, Any]]] = {c: [] for c in CONTROLLERS}
-    for c in (c for i in range(s.rounds) for c in (CONTROLLERS if i % 2 == 0 else CONTROLLERS[::-1])):
+    for c in order:
         progress(f"{row.label}: {c}")
         r = pipeline.run(c, periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend, slo_statistic=statistic)
         summaries[c].append(r.summary)
