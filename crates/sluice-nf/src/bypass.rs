@@ -2,9 +2,9 @@
 
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, Profile};
 
-/// Spins for `cycles_per_batch + cycles_per_packet · b` TSC cycles per batch of
-/// b packets, then forwards the batch to gate 0: a stand-in for an NF of
-/// known cost (Batchy's Bypass module).
+/// Spins for `cycles_per_batch + cycles_per_packet · b` cycles of a nominal
+/// [`CYCLES_PER_NS`] clock per batch of b packets, then forwards the batch
+/// to gate 0: a stand-in for an NF of known cost (Batchy's Bypass module).
 pub struct Bypass {
     cycles_per_batch: u64,
     cycles_per_packet: u64,
@@ -12,19 +12,25 @@ pub struct Bypass {
 }
 
 impl Bypass {
-    /// A bypass that costs the given cycles (TSC ticks) per batch and per packet.
+    /// A bypass that costs the given (nominal) cycles per batch and per packet.
     pub fn new(cycles_per_batch: u64, cycles_per_packet: u64) -> Self {
         Self { cycles_per_batch, cycles_per_packet, clock: quanta::Clock::new() }
     }
 }
 
-/// Length of one TSC cycle on this machine (ns), as the clock calibrates it.
+/// The clock Bypass counts its cycles at (cycles per ns, i.e. GHz): a
+/// nominal core's, not this machine's time-stamp counter (2.45 GHz on one
+/// machine here, other rates on others). So a Bypass costs the same time on
+/// every machine, and the simulator, which runs on its profile, gives the
+/// same figures everywhere.
+pub const CYCLES_PER_NS: f64 = 2.6;
+
+/// Length of one Bypass cycle (ns).
 pub fn ns_per_cycle() -> f64 {
-    const CYCLES: u64 = 1 << 40;
-    quanta::Clock::new().delta_as_nanos(0, CYCLES) as f64 / CYCLES as f64
+    1.0 / CYCLES_PER_NS
 }
 
-/// The cost model of `Bypass(cycles_per_batch, cycles_per_packet)` on this machine (ns).
+/// The cost model of `Bypass(cycles_per_batch, cycles_per_packet)` (ns).
 pub fn profile(cycles_per_batch: u64, cycles_per_packet: u64) -> Profile {
     let ns = ns_per_cycle();
     Profile { t0_ns: cycles_per_batch as f64 * ns, t1_ns: cycles_per_packet as f64 * ns }
@@ -38,8 +44,9 @@ impl NetworkFunction for Bypass {
     fn process(&mut self, _ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let cycles = self.cycles_per_batch + self.cycles_per_packet * input.len() as u64;
         if cycles > 0 {
-            let deadline = self.clock.raw().wrapping_add(cycles);
-            while self.clock.raw() < deadline {
+            let ns = (cycles as f64 * ns_per_cycle()) as u64;
+            let start = self.clock.raw();
+            while self.clock.delta_as_nanos(start, self.clock.raw()) < ns {
                 std::hint::spin_loop();
             }
         }

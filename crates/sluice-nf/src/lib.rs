@@ -67,9 +67,9 @@ use sluice_core::NetworkFunction;
 pub enum NfSpec {
     /// Burns CPU cycles per batch and per packet; one outgate.
     Bypass {
-        /// TSC cycles per batch.
+        /// Cycles per batch (of a nominal 2.6 GHz clock: `bypass::CYCLES_PER_NS`).
         cycles_per_batch: u64,
-        /// TSC cycles per packet.
+        /// Cycles per packet (nominal, as above).
         cycles_per_packet: u64,
     },
     /// Sends each packet to a random gate, by weight.

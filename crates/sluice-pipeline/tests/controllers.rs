@@ -241,8 +241,7 @@ fn projgrad_grows_the_flows_with_room_past_one_held_at_its_growth_target() {
     p.slo_schedules.extend((1..4).map(|f| (f, Steps(vec![(12, 4.0)]))));
     let r = run(&spec, "projgrad", &p);
     let (before, after) = (triggers(p11), triggers(r.periods.last().unwrap()));
-    // By 8–14 packets, as the TSC rate Bypass's cycles are priced at
-    // varies between machines; without the rule they stayed where they were.
+    // Without the rule they stayed where they were.
     assert!((1..4).all(|i| after[head(i)] > before[head(i)] + 4), "the others grow: {before:?} → {after:?}");
     assert_eq!(violations(&r, 0), Vec::<usize>::new());
 }
