@@ -270,12 +270,13 @@ def experiment() -> None:
 @click.option("--rounds", type=click.IntRange(min=1), help="Runs of every controller, in order and in reverse by turns (default 4).")
 @click.option("--period-ms", type=click.FloatRange(min=0, min_open=True), help="Control period (ms; default 100).")
 @click.option("--only", multiple=True, help="Run only these rows (rc16, l2l3-16, gw-16, …).")
+@click.option("--keep-disturbed", is_flag=True, help="Count the periods in which the machine slowed the worker's core too (the core probe ran over 1.25× its usual time).")
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--pcap", "pcap", help="A trace for the *L2L3(16, 32, 64) rows (l2l3-pcap-N): its destinations dealt to the flows.")
 @click.option("--out", default="out/static", show_default=True, help="Folder for static.{json,csv,md,png}.")
 @click.option("--json", "json_path", help="Also write the JSON report here.")
 def experiment_static(quick: bool, warmup: Optional[int], periods: Optional[int], rounds: Optional[int], period_ms: Optional[float], only: tuple[str, ...],
-                      backend: str, pcap: Optional[str], out: str, json_path: Optional[str]) -> None:
+                      keep_disturbed: bool, backend: str, pcap: Optional[str], out: str, json_path: Optional[str]) -> None:
     """The Batchy Table 2 grid under null, max, nfvnice, onoff and projgrad."""
     profiles.ensure_measured()
     from pathlib import Path
@@ -283,7 +284,7 @@ def experiment_static(quick: bool, warmup: Optional[int], periods: Optional[int]
     from sluice.experiments import static
 
     try:
-        settings = static.Settings.make(quick, backend, warmup, periods, period_ms, rounds)
+        settings = static.Settings.make(quick, backend, warmup, periods, period_ms, rounds, keep_disturbed)
         report = static.run(Path(out), settings, list(only) or None, lambda msg: console.log(msg), pcap)
     except ValueError as e:
         raise click.ClickException(str(e)) from e

@@ -31,6 +31,7 @@ use crate::pool::PacketPool;
 use crate::ring::{Consumer, Producer};
 use crate::stride::Stride;
 use crate::wiring::{WorkerWiring, WFQ_QUEUE};
+use crate::core_probe;
 use crate::telemetry::{Counters, FlowRecorder, ModuleCounters, WorkerCounters};
 
 mod moves;
@@ -202,6 +203,8 @@ pub struct WorkerGraph {
     worker: WorkerCounters,
     /// Rounds started (the first is round 1).
     rounds: u64,
+    /// When the core probe runs next (ns since the origin).
+    next_probe_ns: u64,
 }
 
 impl WorkerGraph {
@@ -286,6 +289,7 @@ impl WorkerGraph {
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
             rounds: 0,
+            next_probe_ns: 0,
         };
         graph.link(model);
         Ok(graph)
@@ -370,7 +374,20 @@ impl WorkerGraph {
             self.worker.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, self.mark);
             self.worker.busy_rounds += BUSY_SAMPLING;
         }
+        if self.timing && now >= self.next_probe_ns {
+            self.probe_core(now);
+        }
         moved
+    }
+
+    /// Times the fixed [`core_probe`] work into the worker's counters.
+    #[cold]
+    fn probe_core(&mut self, now_ns: u64) {
+        let start = self.clock.raw();
+        std::hint::black_box(core_probe::probe_work());
+        self.worker.probe_ns += self.clock.delta_as_nanos(start, self.clock.raw()).min(core_probe::PROBE_CAP_NS);
+        self.worker.probes += 1;
+        self.next_probe_ns = now_ns + core_probe::PROBE_INTERVAL_NS;
     }
 
     /// Serves the weighted-fair unit whose turn it is.

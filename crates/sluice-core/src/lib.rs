@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod batch;
 pub mod buffer;
+pub mod core_probe;
 pub mod engine;
 pub mod error;
 pub mod graph;

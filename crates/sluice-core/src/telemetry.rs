@@ -42,6 +42,10 @@ pub struct WorkerCounters {
     pub busy_ns: u64,
     /// Scheduler rounds that moved at least one packet.
     pub busy_rounds: u64,
+    /// Time spent in the core probe (ns), over `probes` runs of it.
+    pub probe_ns: u64,
+    /// Runs of the core probe.
+    pub probes: u64,
 }
 
 /// Lowest discernible and highest delay the histogram holds (ns): ≤ 1%
@@ -201,6 +205,9 @@ pub struct WorkerTelemetry {
     pub busy_fraction: f64,
     /// Mean time of a scheduler round that moved packets (ns).
     pub turnaround_ns: f64,
+    /// Mean time of the fixed [`crate::core_probe`] work this period (ns; 0
+    /// when it did not run): how much of its core the worker had.
+    pub probe_ns: f64,
 }
 
 /// Whole-pipeline packet accounting since the start (pkt).
@@ -426,6 +433,7 @@ impl PeriodMeter {
             .map(|(c, p)| WorkerTelemetry {
                 busy_fraction: ((c.busy_ns - p.busy_ns) as f64 / period_ns as f64).min(1.0),
                 turnaround_ns: ratio(c.busy_ns - p.busy_ns, c.busy_rounds - p.busy_rounds),
+                probe_ns: ratio(c.probe_ns - p.probe_ns, c.probes - p.probes),
             })
             .collect();
         let copied = now.modules.iter().map(|m| m.created).sum();
@@ -481,7 +489,7 @@ mod tests {
             at_ns: 1_000_000_000,
             modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, arrival_rounds: 5, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0, created: 0 }],
             flows: vec![FlowRecorder::default()],
-            workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10 }],
+            workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10, ..Default::default() }],
             in_flight: 0,
         };
         c.flows[0].record(1000);

@@ -31,6 +31,28 @@ fn engine_accounts_for_every_packet_and_drains_on_stop() {
 }
 
 #[test]
+fn the_engine_times_its_core_probe_every_period_unless_timing_is_off() {
+    use sluice_core::core_probe::PROBE_CAP_NS;
+    let _engine = common::one_engine_at_a_time();
+    let p = pipeline(4);
+    for timing in [true, false] {
+        let mut engine = p.engine(timing).unwrap();
+        let report = drive(&mut engine, &mut Max, &plan(3), &mut |_| {}).unwrap();
+        for period in &report.periods {
+            let probe_ns = period.telemetry.workers[0].probe_ns;
+            if timing {
+                assert!(probe_ns > 1.0 && probe_ns <= PROBE_CAP_NS as f64, "period {}: probe {probe_ns} ns", period.telemetry.period);
+            } else {
+                assert_eq!(probe_ns, 0.0, "no probe without timing");
+            }
+        }
+    }
+    let mut sim = p.simulator().unwrap();
+    let report = drive(&mut sim, &mut Max, &plan(2), &mut |_| {}).unwrap();
+    assert!(report.periods.iter().all(|r| r.telemetry.workers[0].probe_ns == 0.0), "the simulator has no core to probe");
+}
+
+#[test]
 fn simulator_is_deterministic() {
     let p = pipeline(4);
     let run = || {
