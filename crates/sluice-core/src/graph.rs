@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use crate::batch::{Batch, MAX_BURST};
 use crate::buffer::FractionalBuffer;
+use crate::core_probe;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
@@ -30,9 +31,8 @@ use crate::packet::PacketId;
 use crate::pool::PacketPool;
 use crate::ring::{Consumer, Producer};
 use crate::stride::Stride;
-use crate::wiring::{WorkerWiring, WFQ_QUEUE};
-use crate::core_probe;
 use crate::telemetry::{Counters, FlowRecorder, ModuleCounters, WorkerCounters};
+use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 
 mod moves;
 pub use moves::move_modules;
@@ -142,7 +142,8 @@ const BUSY_SAMPLING: u64 = 8;
 /// Run-time settings of the walker.
 #[derive(Clone, Copy, Debug)]
 pub struct WalkerConfig {
-    /// Measure packet delays (every packet) and NF busy times (sampled rounds).
+    /// Measure packet delays (every packet), NF busy times (sampled rounds)
+    /// and the core probe (once a millisecond).
     pub timing: bool,
     /// Packet buffers in this worker's pool (pkt); `None` sizes it from the graph.
     pub pool_capacity: Option<usize>,
