@@ -66,27 +66,38 @@ impl Field {
     }
 }
 
-/// The table behind `exact_match`: keys to gates in a hash map (FxHash).
-pub struct ExactTable {
-    map: HashMap<u64, u16, BuildHasherDefault<FxHasher>>,
+/// Tables of up to this many entries are scanned rather than hashed.
+const SCANNED: usize = 4;
+
+/// The table behind `exact_match`: keys to gates. A small one (a MAC
+/// splitter's one or two entries) is an array scanned in order, cheaper
+/// than hashing the key; a larger one a hash map (FxHash).
+pub enum ExactTable {
+    /// At most [`SCANNED`] entries.
+    Scanned(Box<[(u64, u16)]>),
+    /// More.
+    Hashed(HashMap<u64, u16, BuildHasherDefault<FxHasher>>),
 }
 
 impl ExactTable {
     /// A table of `(key, gate)` entries; a key may appear once.
     pub fn new(entries: &[(u64, u16)]) -> Result<Self, u64> {
-        let mut map = HashMap::default();
+        let mut map: HashMap<u64, u16, BuildHasherDefault<FxHasher>> = HashMap::default();
         for &(k, g) in entries {
             if map.insert(k, g).is_some() {
                 return Err(k);
             }
         }
-        Ok(Self { map })
+        Ok(if entries.len() <= SCANNED { Self::Scanned(entries.into()) } else { Self::Hashed(map) })
     }
 
     /// The gate of `key`.
     #[inline]
     pub fn lookup(&self, key: u64) -> Option<u16> {
-        self.map.get(&key).copied()
+        match self {
+            Self::Scanned(entries) => entries.iter().find(|e| e.0 == key).map(|e| e.1),
+            Self::Hashed(map) => map.get(&key).copied(),
+        }
     }
 }
 

@@ -182,6 +182,22 @@ fn route() -> impl Strategy<Value = (u32, u8, u16)> {
 
 proptest! {
     #[test]
+    fn exact_tables_scanned_or_hashed_find_what_a_map_does(
+        keys in proptest::collection::btree_set(0u64..64, 0..12),
+        probes in proptest::collection::vec(0u64..64, 40),
+    ) {
+        let entries: Vec<(u64, u16)> = keys.iter().map(|&k| (k, (k % 7) as u16)).collect();
+        let table = exact_match::ExactTable::new(&entries).unwrap();
+        let map: std::collections::HashMap<u64, u16> = entries.iter().copied().collect();
+        for k in probes {
+            prop_assert_eq!(table.lookup(k), map.get(&k).copied(), "key {} in a table of {}", k, entries.len());
+        }
+        if let Some(&(k, g)) = entries.first() {
+            prop_assert_eq!(exact_match::ExactTable::new(&[(k, g), (k, g)]).err(), Some(k), "a repeated key is refused");
+        }
+    }
+
+    #[test]
     fn lpm_equals_a_naive_longest_prefix_scan(routes in proptest::collection::vec(route(), 1..60), probes in proptest::collection::vec(0u32..(1 << 24), 50)) {
         let table = lpm::LpmTable::new(&routes).unwrap();
         let addrs: Vec<u32> = probes.iter().map(|p| (20 << 24) | p).collect();
