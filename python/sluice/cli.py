@@ -270,7 +270,7 @@ def experiment() -> None:
 @click.option("--rounds", type=click.IntRange(min=1), help="Runs of every controller, in order and in reverse by turns (default 4).")
 @click.option("--period-ms", type=click.FloatRange(min=0, min_open=True), help="Control period (ms; default 100).")
 @click.option("--only", multiple=True, help="Run only these rows (rc16, l2l3-16, gw-16, …).")
-@click.option("--keep-disturbed", is_flag=True, help="Count the periods in which the machine slowed the worker's core too (the core probe ran over 1.25× its usual time).")
+@click.option("--keep-disturbed", is_flag=True, help="Count every measured period, also those in which the machine slowed the worker's core (its core probe ran slow).")
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--pcap", "pcap", help="A trace for the *L2L3(16, 32, 64) rows (l2l3-pcap-N): its destinations dealt to the flows.")
 @click.option("--out", default="out/static", show_default=True, help="Folder for static.{json,csv,md,png}.")
