@@ -6,15 +6,14 @@ use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, Profile};
 /// [`CYCLES_PER_NS`] clock per batch of b packets, then forwards the batch
 /// to gate 0: a stand-in for an NF of known cost (Batchy's Bypass module).
 pub struct Bypass {
-    cycles_per_batch: u64,
-    cycles_per_packet: u64,
+    cost: Profile,
     clock: quanta::Clock,
 }
 
 impl Bypass {
     /// A bypass that costs the given (nominal) cycles per batch and per packet.
     pub fn new(cycles_per_batch: u64, cycles_per_packet: u64) -> Self {
-        Self { cycles_per_batch, cycles_per_packet, clock: quanta::Clock::new() }
+        Self { cost: profile(cycles_per_batch, cycles_per_packet), clock: quanta::Clock::new() }
     }
 }
 
@@ -42,9 +41,8 @@ impl NetworkFunction for Bypass {
     }
 
     fn process(&mut self, _ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        let cycles = self.cycles_per_batch + self.cycles_per_packet * input.len() as u64;
-        if cycles > 0 {
-            let ns = (cycles as f64 * ns_per_cycle()) as u64;
+        let ns = self.cost.cost_ns(input.len() as f64) as u64;
+        if ns > 0 {
             let start = self.clock.raw();
             while self.clock.delta_as_nanos(start, self.clock.raw()) < ns {
                 std::hint::spin_loop();

@@ -127,10 +127,6 @@ class Settings:
 DISTURBED = 1.25
 
 
-def _measured(result: Any) -> list[dict[str, Any]]:
-    return [p for p in result.periods if not p["warmup"]]
-
-
 def _probe_ns(period: dict[str, Any]) -> float:
     """The period's core-probe time on its slowest worker (ns; 0 without one)."""
     return max((w["probe_ns"] for w in period["workers"]), default=0.0)
@@ -150,7 +146,7 @@ class Periods:
         self.by_runs: dict[str, list[dict[str, Any]]] = {}
 
     def add(self, runs: str, result: Any) -> None:
-        self.by_runs.setdefault(runs, []).extend(_measured(result))
+        self.by_runs.setdefault(runs, []).extend(p for p in result.periods if not p["warmup"])
 
     def measured(self, runs: str) -> list[dict[str, Any]]:
         """Every measured period of `runs` (a controller, or `CALIBRATION`)."""
@@ -159,7 +155,7 @@ class Periods:
     def usual_probe_ns(self) -> float:
         """The probe's time on an undisturbed core: the lowest tenth of
         every period's so far (0 where nothing timed it)."""
-        times = sorted(t for runs in self.by_runs for p in self.measured(runs) if (t := _probe_ns(p)) > 0)
+        times = sorted(t for periods in self.by_runs.values() for p in periods if (t := _probe_ns(p)) > 0)
         return times[len(times) // 10] if times else 0.0
 
     def undisturbed(self, runs: str) -> list[dict[str, Any]]:
@@ -178,7 +174,7 @@ class Periods:
 
     def set_aside_pct(self) -> float:
         """Share of all measured periods set aside (%)."""
-        total = sum(len(self.measured(runs)) for runs in self.by_runs)
+        total = sum(len(periods) for periods in self.by_runs.values())
         kept = sum(len(self.counted(runs)) for runs in self.by_runs)
         return 100.0 * (total - kept) / total if total else 0.0
 
