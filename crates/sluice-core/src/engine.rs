@@ -65,6 +65,9 @@ struct WorkerHandle {
     thread: Option<JoinHandle<()>>,
     readings: Consumer<Box<Counters>>,
     recycle: Producer<Box<Counters>>,
+    /// The last reading taken, holding the delays of the period before it
+    /// until they are cleared and it goes back through `recycle`.
+    spent: Option<Box<Counters>>,
     /// Graphs go to the worker thread (its first, and back after a move)
     /// with the reading epoch in force when sent: the worker answers every
     /// later epoch, however late it gets to run (loading the epoch itself
@@ -134,7 +137,7 @@ impl Engine {
             } else {
                 Some(Box::new(graph))
             };
-            workers.push(WorkerHandle { thread: Some(thread), readings, recycle, to_worker: Some(to_worker), from_worker, idle });
+            workers.push(WorkerHandle { thread: Some(thread), readings, recycle, spent: None, to_worker: Some(to_worker), from_worker, idle });
         }
         Ok(Self {
             meter: PeriodMeter::new(&model),
@@ -149,6 +152,7 @@ impl Engine {
 
     /// Asks every worker for a reading and turns them into telemetry.
     fn read(&mut self) -> Telemetry {
+        self.return_readings();
         let start = Instant::now();
         self.signals.epoch.fetch_add(1, Ordering::AcqRel);
         let mut t = self.collect();
@@ -177,9 +181,20 @@ impl Engine {
                 }
             };
             self.meter.merge(&mut reading, &self.model, w);
-            let _ = worker.recycle.push(reading);
+            worker.spent = Some(reading);
         }
         self.meter.end(&self.knobs, None)
+    }
+
+    /// Hands the spent readings back to their workers, delays cleared: done
+    /// while a period runs, so that reading the next one takes less.
+    fn return_readings(&mut self) {
+        for worker in &mut self.workers {
+            if let Some(mut reading) = worker.spent.take() {
+                reading.clear_delays();
+                let _ = worker.recycle.push(reading);
+            }
+        }
     }
 
     /// Moves modules to the placement of `to` (see [`Model::with_moves`]):
@@ -298,6 +313,7 @@ impl Backend for Engine {
         // Periods keep a fixed grid, so time the control side spends between
         // periods does not stretch them; after a stall the grid restarts now.
         let period = Duration::from_nanos(period_ns);
+        self.return_readings();
         let now = Instant::now();
         self.period_end = if self.period_end + period < now { now + period } else { self.period_end + period };
         loop {

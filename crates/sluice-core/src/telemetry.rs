@@ -146,6 +146,13 @@ impl Counters {
             in_flight: 0,
         }
     }
+
+    /// Forgets every flow's recorded delays (a reading handed back to its worker).
+    pub fn clear_delays(&mut self) {
+        for f in self.flows.iter_mut().filter(|f| !f.delays.is_empty()) {
+            f.reset_delays();
+        }
+    }
 }
 
 /// One module over one control period.
@@ -335,7 +342,9 @@ impl PeriodMeter {
 
     /// Takes worker `w`'s slots from its reading `from` (see
     /// [`WorkerGraph::read_counters`](crate::WorkerGraph::read_counters)) and
-    /// leaves `from`'s histograms empty for reuse.
+    /// leaves the previous period's delays in `from`'s histograms: clear
+    /// them ([`Counters::clear_delays`]) before `from` is read into again,
+    /// off the path from period end to the controller's answer.
     pub fn merge(&mut self, from: &mut Counters, model: &Model, w: usize) {
         let merged = &mut self.merged;
         merged.at_ns = merged.at_ns.max(from.at_ns);
@@ -357,9 +366,8 @@ impl PeriodMeter {
                 mine.delivered = theirs.delivered;
                 mine.misdelivered = theirs.misdelivered;
                 // A flow ends on one worker: its histogram is taken whole, and
-                // the last period's goes back to the worker emptied.
+                // the last period's is left in its place.
                 mine.swap_delays(theirs);
-                theirs.reset_delays();
             }
         }
         merged.workers[w] = from.workers[w];

@@ -286,3 +286,39 @@ fn a_queue_module_is_a_task_of_its_own_and_loses_nothing_it_accepts() {
     let err = Pipeline::from_json(&spec(10)).err().expect("refused").to_string();
     assert!(err.contains("queue capacity 10 pkt is outside 512..=1048576"), "{err}");
 }
+
+/// Max with the source at 200 kpps for three periods, then at 2 Mpps: the
+/// buffers fill ten times faster and delays drop tenfold.
+struct MaxThenFaster;
+
+impl sluice_control::Controller for MaxThenFaster {
+    fn name(&self) -> &str {
+        "max-then-faster"
+    }
+
+    fn init(&mut self, model: &sluice_core::Model) -> sluice_core::Actions {
+        sluice_core::Actions { rates: vec![(0, 0, 200e3)], ..Max.init(model) }
+    }
+
+    fn step(&mut self, _model: &sluice_core::Model, telemetry: &sluice_core::Telemetry) -> sluice_core::Actions {
+        let rates = if telemetry.period == 2 { vec![(0, 0, 2e6)] } else { vec![] };
+        sluice_core::Actions { rates, ..Default::default() }
+    }
+}
+
+#[test]
+fn each_period_s_delays_are_its_own_on_both_backends() {
+    let _engine = common::one_engine_at_a_time();
+    let p = pipeline(4);
+    let mut sim = p.simulator().unwrap();
+    let mut engine = p.engine(true).unwrap();
+    let backends: [&mut dyn Backend; 2] = [&mut sim, &mut engine];
+    for backend in backends {
+        let report = drive(backend, &mut MaxThenFaster, &RunPlan { warmup_periods: 0, ..plan(7) }, &mut |_| {}).unwrap();
+        let rc: Vec<_> = report.periods.iter().map(|p| &p.telemetry.flows[0]).collect();
+        let slow = rc[2].p50_ns;
+        for (period, fast) in rc.iter().enumerate().skip(4) {
+            assert!(fast.p99_ns < slow / 2, "period {period}: p99 {} ns beside {slow} ns at a tenth of the rate", fast.p99_ns);
+        }
+    }
+}

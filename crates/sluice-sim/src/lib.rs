@@ -115,6 +115,9 @@ impl Simulator {
     }
 
     fn collect(&mut self) -> Telemetry {
+        for worker in &mut self.workers {
+            worker.reading.clear_delays();
+        }
         let start = std::time::Instant::now();
         self.meter.begin();
         for (w, worker) in self.workers.iter_mut().enumerate() {
