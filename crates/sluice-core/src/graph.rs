@@ -79,6 +79,13 @@ struct Node {
     filled: Box<[u32]>,
 }
 
+impl Node {
+    /// Whether its queue holds a run's worth: its trigger, at least a packet.
+    fn queue_ready(&self) -> bool {
+        self.buffer.len() >= self.trigger.max(1)
+    }
+}
+
 /// Per gate of module `m`, the rank of the tightest SLO of the flows
 /// through it (gates no SLO flow passes rank last); empty when all rank alike.
 fn gate_rank(model: &Model, m: ModuleId) -> Box<[u32]> {
@@ -177,6 +184,8 @@ pub struct WorkerGraph {
     schedule: Schedule,
     /// Weighted-fair units (sources and queued modules) and their scheduler.
     units: Vec<usize>,
+    /// Per node, its unit (`None`: not one).
+    unit_of: Vec<Option<usize>>,
     /// Nodes that keep a queue (in run-to-completion mode, the queue
     /// modules, each served once per round).
     queues: Vec<usize>,
@@ -279,6 +288,7 @@ impl WorkerGraph {
             schedule: config.schedule,
             stride: Stride::new(0),
             units: Vec::new(),
+            unit_of: Vec::new(),
             queues: Vec::new(),
             queued_pkts: 0,
             clock,
@@ -332,6 +342,10 @@ impl WorkerGraph {
         self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
         self.units = (0..nodes.len()).filter(|&i| nodes[i].queued || matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.unit_of = vec![None; nodes.len()];
+        for (u, &v) in self.units.iter().enumerate() {
+            self.unit_of[v] = Some(u);
+        }
         self.stride = Stride::new(self.units.len());
         self.queued_pkts = self.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
         self.spares.resize_with(nodes.len() + 1, Batch::boxed);
@@ -393,13 +407,19 @@ impl WorkerGraph {
 
     /// Serves the weighted-fair unit whose turn it is.
     fn fair_turn(&mut self, now_ns: u64, backpressure: usize) -> usize {
+        // Whether a source may run hangs on the whole worker: ask every turn.
+        for &v in &self.sources {
+            if let Some(u) = self.unit_of[v] {
+                self.stride.wake(u);
+            }
+        }
         let (nodes, units, weights) = (&self.nodes, &self.units, &self.weights);
         let sources_may_run = self.queued_pkts < backpressure && self.pool.available() > 0 && self.rings_have_room();
         let runnable = |u: usize| {
             let node = &nodes[units[u]];
             match node.kind {
                 Kind::Source(_) => sources_may_run,
-                _ => node.buffer.len() >= node.trigger.max(1),
+                _ => node.queue_ready(),
             }
         };
         let weight = |u: usize| weights[nodes[units[u]].module].load(Ordering::Relaxed);
@@ -408,7 +428,11 @@ impl WorkerGraph {
         if matches!(self.nodes[v].kind, Kind::Source(_)) {
             return self.pull(v, now_ns);
         }
-        self.serve(v)
+        let served = self.serve(v);
+        if !self.nodes[v].queue_ready() {
+            self.stride.sleep(u);
+        }
+        served
     }
 
     /// Runs queued module `v` once on its trigger's worth of packets (B when
@@ -452,6 +476,8 @@ impl WorkerGraph {
                 taken[trigger / 64] |= 1 << (trigger % 64);
             }
         }
+        // A queue whose trigger fell may have become runnable.
+        self.stride.wake_all();
         let mut released = 0;
         for v in 0..self.nodes.len() {
             let t = self.nodes[v].trigger;
@@ -593,6 +619,9 @@ impl WorkerGraph {
         }
         if node.queued {
             self.queued_pkts += node.buffer.enqueue_from(input);
+            if let Some(u) = self.unit_of[v] {
+                self.stride.wake(u);
+            }
             for &id in input.as_slice() {
                 free_dropped(&mut self.pool, &mut self.flows, id);
             }
