@@ -93,20 +93,22 @@ fn simulator_follows_the_cost_model() {
     assert_eq!(t.modules[1].b, 32.0);
 }
 
+/// Runs `check` on the simulator, then on the engine, of `p`.
+fn on_both_backends(p: &Pipeline, mut check: impl FnMut(&mut dyn Backend)) {
+    let _engine = common::one_engine_at_a_time();
+    check(&mut p.simulator().unwrap());
+    check(&mut p.engine(true).unwrap());
+}
+
 #[test]
 fn max_fills_batches_and_null_passes_them_through_on_both_backends() {
-    let _engine = common::one_engine_at_a_time();
-    let p = pipeline(4);
-    let mut sim = p.simulator().unwrap();
-    let mut engine = p.engine(true).unwrap();
-    let backends: [&mut dyn Backend; 2] = [&mut sim, &mut engine];
-    for backend in backends {
+    on_both_backends(&pipeline(4), |backend| {
         let max = drive(backend, &mut Max, &plan(2), &mut |_| {}).unwrap();
         let last = &max.periods.last().unwrap().telemetry;
         assert_eq!(last.modules[2].trigger, 32);
         assert!(max.summary.mean_batch > 31.0, "{}", max.summary.mean_batch);
         assert!((last.modules[2].b_in - 8.0).abs() < 1.5, "a 4-way split cuts 32 into ~8: {}", last.modules[2].b_in);
-    }
+    });
 }
 
 #[test]
@@ -308,17 +310,12 @@ impl sluice_control::Controller for MaxThenFaster {
 
 #[test]
 fn each_period_s_delays_are_its_own_on_both_backends() {
-    let _engine = common::one_engine_at_a_time();
-    let p = pipeline(4);
-    let mut sim = p.simulator().unwrap();
-    let mut engine = p.engine(true).unwrap();
-    let backends: [&mut dyn Backend; 2] = [&mut sim, &mut engine];
-    for backend in backends {
+    on_both_backends(&pipeline(4), |backend| {
         let report = drive(backend, &mut MaxThenFaster, &RunPlan { warmup_periods: 0, ..plan(7) }, &mut |_| {}).unwrap();
         let rc: Vec<_> = report.periods.iter().map(|p| &p.telemetry.flows[0]).collect();
         let slow = rc[2].p50_ns;
         for (period, fast) in rc.iter().enumerate().skip(4) {
             assert!(fast.p99_ns < slow / 2, "period {period}: p99 {} ns beside {slow} ns at a tenth of the rate", fast.p99_ns);
         }
-    }
+    });
 }
