@@ -9,7 +9,7 @@ import pytest
 from conftest import L2L3_COSTS, Costs
 
 from sluice import Controller, Pipeline, RunResult
-from sluice.pipelines import gw, l2l3, rc, vrf
+from sluice.pipelines import gw, l2l3, rc
 
 
 class Fixed(Controller):
@@ -119,37 +119,6 @@ def test_projgrad_grows_the_buffers_recovery_cut_back_while_other_flows_sit_at_t
     assert packets(dip + 1) < packets(dip) - 50, "recovery cut"
     assert packets(dip + 7) > packets(dip + 1) + 10, [packets(i) for i in range(dip, dip + 8)]
     assert not any(q["violated"] for q in r.periods[dip + 1:])
-
-
-#: NF costs (T0 ns, T1 ns/pkt) as `sluice profile` measured them on the
-#: third machine (README).
-THIRD_MACHINE_COSTS = {"type_check": (22.3, 1.96), "exact_match": (28.9, 7.50), "lpm": (24.3, 5.36),
-                       "ttl_decrement": (19.6, 6.17), "mac_rewrite": (20.1, 2.43), "ip_checksum": (21.3, 5.91),
-                       "acl": (22.7, 7.60)}
-
-
-def test_projgrad_raises_a_trigger_to_one_that_tiles_even_rounds_and_waits_no_longer(
-        nf_costs: Callable[[Costs], None]) -> None:
-    """VRF(2,4) on the simulator, one mean-delay SLO at 80% of Max's mean:
-    each LPM gets 16 packets a round, all alike, and a trigger of 32 waits
-    the one round gap that 18 does. Projgrad takes the LPMs there and runs
-    faster than On-off inside the SLO (before, it stopped them at 18: 0.86
-    of On-off's rate)."""
-    nf_costs(THIRD_MACHINE_COSTS)
-    p = vrf(2, 4)
-    slo = one_slo_at_80_percent_of_max(p, period_ms=50)
-    for flow in p.flows():
-        p.set_slo(flow, slo)
-    runs = {c: p.run(c, periods=16, period_ms=50, backend="sim", warmup_periods=0, slo_statistic="mean")
-            for c in ("onoff", "projgrad")}
-
-    def rate(r: RunResult) -> float:
-        return statistics.mean(q["rate_pps"] for q in r.periods[-4:])
-
-    last = runs["projgrad"].periods[-1]["modules"]
-    assert (last["lpm0"]["trigger"], last["lpm1"]["trigger"]) == (32, 32)
-    assert rate(runs["projgrad"]) > rate(runs["onoff"])
-    assert not any(q["violated"] for q in runs["projgrad"].periods)
 
 
 #: NF costs (T0 ns, T1 ns/pkt) of GW's NFs as `sluice profile` measured them

@@ -37,7 +37,12 @@ impl Noise {
     /// Records what the model expects of each flow's delay under `trigger`.
     pub(crate) fn predict(&mut self, view: &View<'_>, trigger: &[u32]) {
         for (f, p) in self.predicted.iter_mut().enumerate() {
-            *p = view.predicted_delay(f, trigger);
+            *p = view.delay[f].map(|t| {
+                t + (0..trigger.len())
+                    .filter(|&v| trigger[v] != view.trigger[v] && view.r[v] > 0.0)
+                    .map(|v| view.delay_change(f, v, view.trigger[v], trigger[v]))
+                    .sum::<f64>()
+            });
         }
     }
 }

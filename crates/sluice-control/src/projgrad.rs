@@ -67,7 +67,6 @@ impl Controller for ProjGrad {
             }
         });
         gradient_step(&view, &self.params, &variables, &mut trigger);
-        raise_to_flat_top(&view, self.params.delta, &variables, &mut trigger);
         one_level_at_a_time(&view, &mut trigger);
         self.noise.predict(&view, &trigger);
         changes(&view.trigger, &trigger)
@@ -199,42 +198,6 @@ fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId]
                 trigger[v] -= 1;
                 break;
             }
-        }
-    }
-
-}
-
-/// Raises each trigger of `vars` to the largest whose wait is no longer:
-/// a wait counted in whole round gaps (see `View::wait`) stays put over
-/// stretches of triggers, where the gradient step priced 1/r a packet,
-/// and a trigger that tiles the rounds can wait less than a smaller one
-/// (from rounds of 16: 18, 24 and 32 wait one gap, 19–23 and 25–31 two).
-/// Only where rounds are even: behind a random split a run of 16 from
-/// rounds of 8 on average often waits two gaps, not the one that 8 a
-/// round would make it. As far as the longer runs' per-packet work keeps
-/// every flow within its growth target. (VRF(2,4) on the simulator: the LPMs stopped at 18, and
-/// the flows sat at their targets at 0.86 of On-off's rate.)
-fn raise_to_flat_top(view: &View<'_>, delta: f64, vars: &[ModuleId], trigger: &mut [u32]) {
-    let n = view.model.flows.len();
-    let target: Vec<f64> = (0..n).map(|f| view.growth_target(f, delta).unwrap_or(f64::INFINITY)).collect();
-    let mut predicted: Vec<Option<f64>> = (0..n).map(|f| view.predicted_delay(f, trigger)).collect();
-    for &v in vars.iter().filter(|&&v| view.even(v)) {
-        let from = trigger[v];
-        let wait = view.wait(v, from as f64);
-        let fits = |b: u32| {
-            view.wait(v, b as f64) <= wait
-                && (0..n).all(|f| {
-                    let added = view.delay_change(f, v, from, b);
-                    added <= 0.0 || predicted[f].is_none_or(|p| p + added <= target[f])
-                })
-        };
-        if let Some(b) = (from + 1..=view.batch as u32).rev().find(|&b| fits(b)) {
-            for (f, p) in predicted.iter_mut().enumerate() {
-                if let Some(p) = p {
-                    *p += view.delay_change(f, v, from, b);
-                }
-            }
-            trigger[v] = b;
         }
     }
 }

@@ -38,10 +38,6 @@ impl ControlParams {
 /// Batches fuller than this share of B need no buffer (Batchy's rule).
 pub(crate) const FULL_SHARE: f64 = 0.7;
 
-/// Rounds count as bringing the same number of packets each where at
-/// most this share differs from the round before (see [`View::even`]).
-const UNEVEN_ROUNDS: f64 = 0.05;
-
 /// One period seen through the model.
 pub(crate) struct View<'a> {
     pub model: &'a Model,
@@ -54,9 +50,6 @@ pub(crate) struct View<'a> {
     /// Mean packets arriving at each module's buffer per walker round that
     /// brings any (pkt; ≥ `b_in`, as a round brings one batch or more).
     pub b_round: Vec<f64>,
-    /// Share of those rounds that brought another number of packets than
-    /// the round before, per module.
-    pub uneven: Vec<f64>,
     /// Packets per second into each module's NF (pkt/s).
     pub r: Vec<f64>,
     /// NF runs per second (1/s).
@@ -108,7 +101,6 @@ impl<'a> View<'a> {
             trigger: t.modules.iter().map(|m| m.trigger).collect(),
             b_in: t.modules.iter().map(|m| m.b_in).collect(),
             b_round: t.modules.iter().map(|m| m.b_round).collect(),
-            uneven: t.modules.iter().map(|m| m.uneven).collect(),
             r: t.modules.iter().map(|m| m.r).collect(),
             x: t.modules.iter().map(|m| m.x).collect(),
             delay: t
@@ -295,21 +287,6 @@ impl<'a> View<'a> {
         }
         let c = self.b_round[v].max(1.0);
         self.wait_share * round_gaps(b, c) * c / self.r[v]
-    }
-
-    /// Whether module v's rounds each bring the same number of packets
-    /// (behind splits by address, not behind a random split), so that a
-    /// trigger that tiles them surely waits the round gaps
-    /// [`wait`](Self::wait) counts for it.
-    pub fn even(&self, v: ModuleId) -> bool {
-        self.uneven[v] <= UNEVEN_ROUNDS
-    }
-
-    /// Flow f's delay the model expects under `trigger` (s): the measured
-    /// one plus what each changed trigger adds.
-    pub fn predicted_delay(&self, f: FlowId, trigger: &[u32]) -> Option<f64> {
-        let changed = (0..trigger.len()).filter(|&v| trigger[v] != self.trigger[v] && self.r[v] > 0.0);
-        Some(self.delay[f]? + changed.map(|v| self.delay_change(f, v, self.trigger[v], trigger[v])).sum::<f64>())
     }
 
     /// What moving module v's trigger from `from` to `to` adds to flow f's

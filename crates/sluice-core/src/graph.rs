@@ -63,8 +63,6 @@ struct Node {
     counters: ModuleCounters,
     /// The last round in which a batch arrived (see [`WorkerGraph::rounds`]).
     last_arrival_round: u64,
-    /// Packets that arrived in that round, and in the arrival round before (pkt).
-    round_pkts: [usize; 2],
     /// Whether the module queues between scheduler turns (weighted-fair mode).
     queued: bool,
     /// Age bound of the buffer (ns since the oldest packet's ingress).
@@ -267,7 +265,6 @@ impl WorkerGraph {
                 next: Vec::new(),
                 counters: ModuleCounters::default(),
                 last_arrival_round: 0,
-                round_pkts: [0; 2],
                 trigger: 0,
                 gate_rank: Box::default(),
                 filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
@@ -619,12 +616,7 @@ impl WorkerGraph {
         if node.last_arrival_round != self.rounds {
             node.last_arrival_round = self.rounds;
             node.counters.arrival_rounds += 1;
-            // The last arrival round is complete: did it bring what the one before did?
-            let [last, before] = node.round_pkts;
-            node.counters.uneven_rounds += u64::from(last != before);
-            node.round_pkts = [0, last];
         }
-        node.round_pkts[0] += input.len();
         if node.queued {
             self.queued_pkts += node.buffer.enqueue_from(input);
             if let Some(u) = self.unit_of[v] {
