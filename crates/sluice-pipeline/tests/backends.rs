@@ -2,8 +2,8 @@
 
 mod common;
 
-use sluice_control::{drive, Max, Null, RunPlan};
-use sluice_core::Backend;
+use sluice_control::{drive, Controller, Max, Null, RunPlan};
+use sluice_core::{Actions, Backend, Model, Telemetry};
 use sluice_pipeline::Pipeline;
 
 fn pipeline(n: usize) -> Pipeline {
@@ -62,7 +62,7 @@ fn simulator_is_deterministic() {
     let (a, b) = (run(), run());
     assert_eq!(a.summary, b.summary);
     // Everything but the wall-clock time the control side took to read it.
-    let simulated = |r: &sluice_control::RunReport| sluice_core::Telemetry { read_ns: 0, ..r.periods[2].telemetry.clone() };
+    let simulated = |r: &sluice_control::RunReport| Telemetry { read_ns: 0, ..r.periods[2].telemetry.clone() };
     assert_eq!(simulated(&a), simulated(&b));
 }
 
@@ -293,18 +293,18 @@ fn a_queue_module_is_a_task_of_its_own_and_loses_nothing_it_accepts() {
 /// buffers fill ten times faster and delays drop tenfold.
 struct MaxThenFaster;
 
-impl sluice_control::Controller for MaxThenFaster {
+impl Controller for MaxThenFaster {
     fn name(&self) -> &str {
         "max-then-faster"
     }
 
-    fn init(&mut self, model: &sluice_core::Model) -> sluice_core::Actions {
-        sluice_core::Actions { rates: vec![(0, 0, 200e3)], ..Max.init(model) }
+    fn init(&mut self, model: &Model) -> Actions {
+        Actions { rates: vec![(0, 0, 200e3)], ..Max.init(model) }
     }
 
-    fn step(&mut self, _model: &sluice_core::Model, telemetry: &sluice_core::Telemetry) -> sluice_core::Actions {
+    fn step(&mut self, _model: &Model, telemetry: &Telemetry) -> Actions {
         let rates = if telemetry.period == 2 { vec![(0, 0, 2e6)] } else { vec![] };
-        sluice_core::Actions { rates, ..Default::default() }
+        Actions { rates, ..Actions::default() }
     }
 }
 
