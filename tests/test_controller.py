@@ -9,7 +9,7 @@ import pytest
 from conftest import L2L3_COSTS, Costs
 
 from sluice import Controller, Pipeline, RunResult
-from sluice.pipelines import gw, l2l3, rc
+from sluice.pipelines import gw, l2l3, rc, vrf
 
 
 class Fixed(Controller):
@@ -147,6 +147,21 @@ def test_projgrad_keeps_every_gw_16_flow_inside_its_mean_delay_slo(nf_costs: Cal
     r = projgrad_at_80_percent_of_max(gw(16), periods=12)
     assert [i for i, q in enumerate(r.periods) if q["violated"]] == []
     assert r.periods[-1]["rate_pps"] > 1.5 * r.periods[0]["rate_pps"], "buffers pay"
+
+
+def test_projgrad_starts_a_buffer_where_rounds_are_even_at_the_largest_trigger_that_waits_no_longer(
+        nf_costs: Callable[[Costs], None]) -> None:
+    """VRF(2,4) on the simulator: its splits deal every round's batch out
+    alike, so each LPM gets 16 packets a round and each next hop 4, and a
+    trigger just above those waits a round gap, as 32 and 8 do. Started
+    just above, the buffers spent the flows' budgets for a sliver of
+    batching, and projgrad ended at 0.91 of on-off's rate."""
+    nf_costs(GW_COSTS)
+    p = vrf(2, 4)
+    r = projgrad_at_80_percent_of_max(p, periods=10)
+    onoff = p.run("onoff", periods=10, period_ms=100, backend="sim", warmup_periods=0, slo_statistic="mean")
+    assert [i for i, q in enumerate(r.periods) if q["violated"]] == []
+    assert r.periods[-1]["rate_pps"] >= 0.98 * onoff.periods[-1]["rate_pps"]
 
 
 def test_projgrad_takes_back_the_raise_that_moved_a_flow_over(nf_costs: Callable[[Costs], None]) -> None:

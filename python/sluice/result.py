@@ -52,7 +52,7 @@ class RunResult:
                 for k in ("rate_pps", "p50_us", "p95_us", "p99_us", "max_us", "slo_us"):
                     row[f"flow.{name}.{k}"] = f[k]
             for name, m in p["modules"].items():
-                for k in ("trigger", "x", "r", "b_in", "b_round", "b"):
+                for k in ("trigger", "x", "r", "b_in", "b_round", "b_round_sd", "b"):
                     row[f"module.{name}.{k}"] = m[k]
             rows.append(row)
         return rows

@@ -62,7 +62,7 @@ impl Controller for OnOff {
         for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&switched_off(&view.trigger, &trigger))) {
             *f |= cooling;
         }
-        insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch);
+        insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch..=view.batch);
         self.noise.predict(&view, &trigger);
         changes(&view.trigger, &trigger)
     }

@@ -54,16 +54,22 @@ impl Controller for ProjGrad {
         }
         let variables: Vec<ModuleId> =
             view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
-        // A new buffer starts just above its input batch and grows from the
-        // next period, on arrivals measured behind it; one whose full wait
-        // would cost its flows next to nothing (RC's bulk buffers: about 1
-        // ms to fill against a 100 ms SLO) starts full, rather than holding
-        // the first period at the unbuffered rate (RC(16) over its SLO then).
+        // A new buffer starts at the largest trigger that waits no longer
+        // than one just above its input batch (the LPMs of VRF(2,4), 16
+        // packets a round: 32, not 17) where its flows have the budget for
+        // the longer runs, else just above, and grows from the next period,
+        // on arrivals measured behind it; one whose full wait would cost its
+        // flows next to nothing (RC's bulk buffers: about 1 ms to fill
+        // against a 100 ms SLO) starts full, rather than holding the first
+        // period at the unbuffered rate (RC(16) over its SLO then).
         insert(&view, self.params.delta, &mut trigger, &frozen, |v| {
             if view.full_buffer_is_negligible(v, self.params.delta) {
-                view.batch
+                view.batch..=view.batch
             } else {
-                view.b_in[v].ceil() + INSERT_MARGIN
+                let above_input = view.b_in[v].ceil() + INSERT_MARGIN;
+                let even = view.averages && view.rounds_are_even(v);
+                let largest = if even { view.largest_trigger_waiting_as(v, above_input) } else { above_input };
+                above_input..=largest
             }
         });
         gradient_step(&view, &self.params, &variables, &mut trigger);

@@ -2,6 +2,8 @@
 //! short-circuiting useless buffers, and inserting buffers where every flow
 //! has room for them (Batchy §4).
 
+use std::ops::RangeInclusive;
+
 use sluice_core::ModuleId;
 
 use crate::view::{View, FULL_SHARE};
@@ -119,14 +121,21 @@ impl Before {
     }
 }
 
-/// Inserts a buffer at `target(v)` packets in front of every unbuffered,
-/// unfrozen controlled module where every flow has the budget for the
-/// delay it adds (see `View::delay_change`) below its growth target, most CPU saved
-/// first (counting the modules down the chain it feeds); each insertion
+/// Inserts a buffer in front of every unbuffered, unfrozen controlled
+/// module where every flow has the budget for the delay it adds (see
+/// `View::delay_change`) below its growth target, most CPU saved first
+/// (counting the modules down the chain it feeds), at the top of
+/// `triggers(v)` (pkt) where that fits, else at its bottom; each insertion
 /// spends the flows' budgets. A module fed whole by a buffered one
 /// (directly or down a chain) gets no buffer: it already receives that
 /// buffer's batches, and one of its own would only add a wait.
-pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &[bool], target: impl Fn(ModuleId) -> f64) {
+pub(crate) fn insert(
+    view: &View<'_>,
+    delta: f64,
+    trigger: &mut [u32],
+    frozen: &[bool],
+    triggers: impl Fn(ModuleId) -> RangeInclusive<f64>,
+) {
     let mut budget: Vec<Option<f64>> = (0..view.model.flows.len())
         .map(|f| Some(view.growth_target(f, delta)? - view.delay[f].unwrap_or(0.0)))
         .collect();
@@ -137,22 +146,26 @@ pub(crate) fn insert(view: &View<'_>, delta: f64, trigger: &mut [u32], frozen: &
         if view.fed_by_buffer(v, trigger) {
             continue;
         }
-        let b = target(v).clamp(1.0, view.batch) as u32;
-        if b as f64 <= view.b_in[v] {
-            continue;
-        }
-        // What the buffer adds to each flow: its wait on the flows through
-        // it, the hold-up of its longer runs on the others.
-        let added: Vec<f64> = (0..budget.len()).map(|f| view.delay_change(f, v, 0, b)).collect();
-        let fits = budget.iter().zip(&added).all(|(left, &a)| a <= 0.0 || left.is_none_or(|left| left >= a));
-        if fits {
-            trigger[v] = b;
-            // A buffer that shortens a flow's rounds (see `View::dt_f_db`)
-            // leaves its budget as it is: a saving is spent once measured.
-            for (left, a) in budget.iter_mut().zip(added) {
-                if let Some(left) = left {
-                    *left -= a.max(0.0);
+        let range = triggers(v);
+        for b in [*range.end(), *range.start()] {
+            let b = b.clamp(1.0, view.batch) as u32;
+            if b as f64 <= view.b_in[v] {
+                break;
+            }
+            // What the buffer adds to each flow: its wait on the flows through
+            // it, the hold-up of its longer runs on the others.
+            let added: Vec<f64> = (0..budget.len()).map(|f| view.delay_change(f, v, 0, b)).collect();
+            let fits = budget.iter().zip(&added).all(|(left, &a)| a <= 0.0 || left.is_none_or(|left| left >= a));
+            if fits {
+                trigger[v] = b;
+                // A buffer that shortens a flow's rounds (see `View::dt_f_db`)
+                // leaves its budget as it is: a saving is spent once measured.
+                for (left, a) in budget.iter_mut().zip(added) {
+                    if let Some(left) = left {
+                        *left -= a.max(0.0);
+                    }
                 }
+                break;
             }
         }
     }

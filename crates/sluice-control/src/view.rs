@@ -38,6 +38,10 @@ impl ControlParams {
 /// Batches fuller than this share of B need no buffer (Batchy's rule).
 pub(crate) const FULL_SHARE: f64 = 0.7;
 
+/// Spread of the packets per round (sd, pkt) under which rounds count as
+/// even (see [`View::rounds_are_even`]).
+const EVEN_ROUNDS_SD: f64 = 0.5;
+
 /// One period seen through the model.
 pub(crate) struct View<'a> {
     pub model: &'a Model,
@@ -50,6 +54,8 @@ pub(crate) struct View<'a> {
     /// Mean packets arriving at each module's buffer per walker round that
     /// brings any (pkt; ≥ `b_in`, as a round brings one batch or more).
     pub b_round: Vec<f64>,
+    /// Standard deviation of those packets per round (pkt).
+    pub b_round_sd: Vec<f64>,
     /// Packets per second into each module's NF (pkt/s).
     pub r: Vec<f64>,
     /// NF runs per second (1/s).
@@ -101,6 +107,7 @@ impl<'a> View<'a> {
             trigger: t.modules.iter().map(|m| m.trigger).collect(),
             b_in: t.modules.iter().map(|m| m.b_in).collect(),
             b_round: t.modules.iter().map(|m| m.b_round).collect(),
+            b_round_sd: t.modules.iter().map(|m| m.b_round_sd).collect(),
             r: t.modules.iter().map(|m| m.r).collect(),
             x: t.modules.iter().map(|m| m.x).collect(),
             delay: t
@@ -287,6 +294,31 @@ impl<'a> View<'a> {
         }
         let c = self.b_round[v].max(1.0);
         self.wait_share * round_gaps(b, c) * c / self.r[v]
+    }
+
+    /// Whether the rounds that bring module v packets each bring about
+    /// `b_round` (standard deviation under half a packet): then a trigger
+    /// that divides it waits as the round model says in every round, not
+    /// only on average (a random split's rounds scatter by a few packets).
+    pub fn rounds_are_even(&self, v: ModuleId) -> bool {
+        self.b_round_sd[v] < EVEN_ROUNDS_SD
+    }
+
+    /// The largest trigger, up to B, that holds module v's packets no longer
+    /// than a trigger of `b` does (pkt): where rounds bring c packets each,
+    /// a trigger just above the input batch already waits a round gap, and
+    /// so does every trigger up to the next multiple of c.
+    pub fn largest_trigger_waiting_as(&self, v: ModuleId, b: f64) -> f64 {
+        let wait = self.wait(v, b);
+        let mut largest = b;
+        let mut next = b.floor() + 1.0;
+        while next <= self.batch {
+            if self.wait(v, next) <= wait {
+                largest = next;
+            }
+            next += 1.0;
+        }
+        largest
     }
 
     /// What moving module v's trigger from `from` to `to` adds to flow f's

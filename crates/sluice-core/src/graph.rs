@@ -63,6 +63,8 @@ struct Node {
     counters: ModuleCounters,
     /// The last round in which a batch arrived (see [`WorkerGraph::rounds`]).
     last_arrival_round: u64,
+    /// Packets that arrived in that round (pkt).
+    last_round_pkts: u64,
     /// Whether the module queues between scheduler turns (weighted-fair mode).
     queued: bool,
     /// Age bound of the buffer (ns since the oldest packet's ingress).
@@ -265,6 +267,7 @@ impl WorkerGraph {
                 next: Vec::new(),
                 counters: ModuleCounters::default(),
                 last_arrival_round: 0,
+                last_round_pkts: 0,
                 trigger: 0,
                 gate_rank: Box::default(),
                 filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
@@ -612,11 +615,16 @@ impl WorkerGraph {
         let node = &mut self.nodes[v];
         let trigger = node.trigger;
         node.counters.arrivals += 1;
-        node.counters.arrived_pkts += input.len() as u64;
+        let n = input.len() as u64;
+        node.counters.arrived_pkts += n;
         if node.last_arrival_round != self.rounds {
             node.last_arrival_round = self.rounds;
+            node.last_round_pkts = 0;
             node.counters.arrival_rounds += 1;
         }
+        // (k + n)² − k²: the round's square kept current as packets come.
+        node.counters.round_pkts_sq += n * (2 * node.last_round_pkts + n);
+        node.last_round_pkts += n;
         if node.queued {
             self.queued_pkts += node.buffer.enqueue_from(input);
             if let Some(u) = self.unit_of[v] {

@@ -21,6 +21,8 @@ pub struct ModuleCounters {
     pub arrived_pkts: u64,
     /// Walker rounds in which at least one batch arrived.
     pub arrival_rounds: u64,
+    /// Σ over those rounds of the packets each brought, squared (pkt²).
+    pub round_pkts_sq: u64,
     /// NF runs (batches into the NF).
     pub runs: u64,
     /// Packets into the NF (pkt).
@@ -174,6 +176,10 @@ pub struct ModuleTelemetry {
     /// worth, and a trigger that does not divide it leaves the rest
     /// waiting a whole round gap for the next.
     pub b_round: f64,
+    /// Standard deviation of the packets a round that brings any brings
+    /// (pkt): 0 where every such round brings `b_round`, as behind
+    /// splits that deal a source's batches out the same way each time.
+    pub b_round_sd: f64,
     /// Mean batch size at the NF (pkt).
     pub b: f64,
     /// Time spent in the NF during the period (ns).
@@ -411,6 +417,11 @@ impl PeriodMeter {
                 r: (c.run_pkts - p.run_pkts) as f64 * per_s,
                 b_in: ratio(c.arrived_pkts - p.arrived_pkts, c.arrivals - p.arrivals),
                 b_round: ratio(c.arrived_pkts - p.arrived_pkts, c.arrival_rounds - p.arrival_rounds),
+                b_round_sd: {
+                    let rounds = c.arrival_rounds - p.arrival_rounds;
+                    let mean = ratio(c.arrived_pkts - p.arrived_pkts, rounds);
+                    (ratio(c.round_pkts_sq - p.round_pkts_sq, rounds) - mean * mean).max(0.0).sqrt()
+                },
                 b: ratio(c.run_pkts - p.run_pkts, c.runs - p.runs),
                 busy_ns: c.busy_ns - p.busy_ns,
                 dropped: c.dropped - p.dropped,
@@ -498,14 +509,14 @@ mod tests {
         let mut meter = PeriodMeter { sources: vec![0], triggers: vec![20], ..PeriodMeter::default() };
         let mut c = Counters {
             at_ns: 1_000_000_000,
-            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, arrival_rounds: 5, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0, created: 0 }],
+            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, arrival_rounds: 5, round_pkts_sq: 1460, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0, created: 0 }],
             flows: vec![FlowRecorder::default()],
             workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10, ..Default::default() }],
             in_flight: 0,
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);
-        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b: 20.0, busy_ns: 5, dropped: 0 });
+        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b_round_sd: 6.0, b: 20.0, busy_ns: 5, dropped: 0 });
         assert_eq!(t.flows[0].delivered, 1);
         assert_eq!(t.workers[0].busy_fraction, 0.5);
         c.at_ns = 1_500_000_000;

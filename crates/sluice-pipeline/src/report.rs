@@ -65,7 +65,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         .zip(&t.modules)
         .map(|(m, mt)| {
             let v = json!({
-                "trigger": mt.trigger, "x": mt.x, "r": mt.r, "b_in": mt.b_in, "b_round": mt.b_round, "b": mt.b,
+                "trigger": mt.trigger, "x": mt.x, "r": mt.r, "b_in": mt.b_in, "b_round": mt.b_round, "b_round_sd": mt.b_round_sd, "b": mt.b,
                 "busy_ns": mt.busy_ns, "dropped": mt.dropped, "controlled": m.controlled,
             });
             (m.name.clone(), v)

@@ -108,6 +108,11 @@ fn max_fills_batches_and_null_passes_them_through_on_both_backends() {
         assert_eq!(last.modules[2].trigger, 32);
         assert!(max.summary.mean_batch > 31.0, "{}", max.summary.mean_batch);
         assert!((last.modules[2].b_in - 8.0).abs() < 1.5, "a 4-way split cuts 32 into ~8: {}", last.modules[2].b_in);
+        // Every round brings the split the source's 32; its branches get a
+        // binomial share, sd √(32 · ¼ · ¾) ≈ 2.45.
+        let (split, rc) = (&last.modules[1], &last.modules[2]);
+        assert!(split.b_round == 32.0 && split.b_round_sd == 0.0, "{split:?}");
+        assert!((rc.b_round_sd - 2.45).abs() < 0.3, "{rc:?}");
     });
 }
 
