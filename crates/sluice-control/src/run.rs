@@ -1,6 +1,6 @@
 //! The control loop: drives a backend period by period under a controller,
 //! applies rate and SLO schedules, decomposes the pipeline onto a spare
-//! worker when a worker is in inherent violation (see [`crate::decompose`]),
+//! worker when a worker is in inherent violation (see [`crate::decompose()`]),
 //! and summarises the run.
 
 use std::time::Instant;

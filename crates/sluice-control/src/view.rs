@@ -26,7 +26,7 @@ impl Default for ControlParams {
 
 impl ControlParams {
     /// Checked settings: δ in [0, 0.5), since growth stops 2δ short of
-    /// the SLO (see [`View::growth_target`]) and at 0.5 nothing could grow.
+    /// the SLO (see `View::growth_target`) and at 0.5 nothing could grow.
     pub fn new(delta: f64, statistic: SloStatistic) -> Result<Self, String> {
         if !(0.0..0.5).contains(&delta) {
             return Err(format!("δ = {delta} must be in [0, 0.5): a flow is active from (1 − δ)·SLO and its buffers grow up to (1 − 2δ)·SLO"));

@@ -20,11 +20,13 @@ use std::time::{Duration, Instant};
 
 use crate::backend::{Actions, Backend};
 use crate::error::{Error, Result};
-use crate::graph::{move_modules, Instance, WalkerConfig, WorkerGraph};
+use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
+use crate::meter::PeriodMeter;
 use crate::model::Model;
+use crate::nf::Instance;
 use crate::ring::{spsc, Consumer, Producer};
-use crate::telemetry::{Counters, PeriodMeter, Telemetry};
+use crate::telemetry::{Counters, Telemetry};
 use crate::wiring::wire;
 
 /// Spare telemetry blocks per worker.

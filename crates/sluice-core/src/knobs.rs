@@ -7,9 +7,8 @@ use std::sync::Arc;
 
 use crate::backend::Actions;
 use crate::error::{Error, Result};
-use crate::graph::Instance;
 use crate::model::{Model, ModuleId};
-use crate::nf::RateKnobs;
+use crate::nf::{Instance, RateKnobs};
 
 /// Triggers and weights of every module and rate knobs of every source.
 pub struct Knobs {

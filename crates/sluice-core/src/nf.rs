@@ -227,3 +227,13 @@ impl RateKnobs {
         self.0[i].store(pps.to_bits(), Ordering::Relaxed);
     }
 }
+
+/// The code behind one module, as the pipeline layer builds it.
+pub enum Instance {
+    /// A task ingress.
+    Source(Box<dyn PacketSource>),
+    /// A network function.
+    Function(Box<dyn NetworkFunction>),
+    /// An egress: records delivery and delay for the flow that ends there.
+    Egress,
+}

@@ -2,7 +2,7 @@
 //! ring for every edge between modules on different workers.
 
 use crate::batch::MAX_BURST;
-use crate::graph::Schedule;
+use crate::schedule::Schedule;
 use crate::model::Model;
 use crate::packet::PacketId;
 use crate::pool::PacketPool;

@@ -73,7 +73,7 @@ const SCANNED: usize = 4;
 /// splitter's one or two entries) is an array scanned in order, cheaper
 /// than hashing the key; a larger one a hash map (FxHash).
 pub enum ExactTable {
-    /// At most [`SCANNED`] entries.
+    /// At most `SCANNED` entries.
     Scanned(Box<[(u64, u16)]>),
     /// More.
     Hashed(HashMap<u64, u16, BuildHasherDefault<FxHasher>>),

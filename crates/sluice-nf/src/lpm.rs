@@ -13,7 +13,7 @@ use sluice_core::wire::ipv4_of;
 const GROUP: u16 = 0x8000;
 /// Entry value of "no route".
 const MISS: u16 = 0;
-/// Highest gate a route may name (entries store gate + 1 below [`GROUP`]).
+/// Highest gate a route may name (entries store gate + 1 below `GROUP`).
 pub const MAX_GATE: u16 = GROUP - 2;
 
 /// A DIR-24-8 table from prefixes to gates.

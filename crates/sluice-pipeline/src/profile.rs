@@ -1,8 +1,8 @@
-//! The profiler: [`COPIES`] modules of one NF kind in a row (source → NF
+//! The profiler: `COPIES` modules of one NF kind in a row (source → NF
 //! → … → NF → egress), on realistic packets, at batch sizes 1..B. The
 //! NF's cost at batch size b is the lower-quartile time of a walker round
 //! with them minus that without them (noise on a shared machine only ever
-//! adds time), divided by [`COPIES`], so T0 includes what the walker spends
+//! adds time), divided by `COPIES`, so T0 includes what the walker spends
 //! per batch on a module (buffer, dispatch), as it does in a real
 //! pipeline. A robust (Theil–Sen) fit of T(b) = T0 + T1·b gives the cost
 //! model.
@@ -68,7 +68,7 @@ pub fn fit(points: &[(f64, f64)]) -> Fit {
 pub const KINDS: &[&str] =
     &["bypass", "type_check", "exact_match", "lpm", "ttl_decrement", "mac_rewrite", "ip_checksum", "acl", "static_nat"];
 
-/// The [`COPIES`] modules profiled for NF kind `kind`, in chain order.
+/// The `COPIES` modules profiled for NF kind `kind`, in chain order.
 fn reference_chain(kind: &str) -> Result<Vec<NfSpec>> {
     (0..COPIES).map(|copy| reference_spec(kind, copy)).collect()
 }

@@ -1,0 +1,38 @@
+//! Telemetry hand-over: a worker copies its cumulative counters into a
+//! reading the control side merges (see [`PeriodMeter`](crate::meter::PeriodMeter)).
+
+use super::{Kind, WorkerGraph};
+use crate::telemetry::Counters;
+
+impl WorkerGraph {
+    /// Writes this worker's cumulative counters into `into` at its own slots
+    /// (its modules, the flows that end on it, its entry in `workers`) and moves
+    /// the delays recorded since the last call there. `into`'s histograms
+    /// must be empty; they come back to this worker at the next call.
+    pub fn read_counters(&mut self, into: &mut Counters) {
+        into.at_ns = self.now_ns();
+        for (theirs, mine) in into.flows.iter_mut().zip(&self.flows) {
+            theirs.generated = 0;
+            theirs.dropped = mine.dropped;
+        }
+        for node in &self.nodes {
+            into.modules[node.module] = node.counters;
+            if let Kind::Source(source) = &node.kind {
+                into.modules[node.module].missed = source.missed();
+                source.count_generated(&mut |flow, n| {
+                    if let Some(f) = into.flows.get_mut(flow) {
+                        f.generated += n;
+                    }
+                });
+            }
+            if let Kind::Egress(Some(f)) = node.kind {
+                let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);
+                theirs.delivered = mine.delivered;
+                theirs.misdelivered = mine.misdelivered;
+                theirs.swap_delays(mine);
+            }
+        }
+        into.workers[self.index] = self.worker;
+        into.in_flight = self.pool.in_use();
+    }
+}

@@ -1,0 +1,342 @@
+//! The walker: one worker's share of the graph.
+//!
+//! Run-to-completion: a round pulls one batch from every task's source and
+//! pushes it through the graph depth-first (`walk`): each module's
+//! fractional buffer decides when its NF runs, the NF sorts packets into
+//! per-gate batches, and each non-empty gate batch is handed to the next
+//! module at once.
+//!
+//! Weighted-fair (`fair`): every controlled module gets a queue of its
+//! own and becomes a unit of a stride scheduler beside the sources; a round
+//! serves one unit, whose output runs to completion until it reaches the
+//! next queue. Optional backpressure stops the sources while the queues
+//! hold too many packets (NFVnice's scheduling model).
+//!
+//! An edge to a module on another worker ends in a lock-free ring; the
+//! other worker polls its inbound rings every round (`round`), as it does
+//! its sources.
+//!
+//! Where each step lives: `round` (a round, the sources, inbound rings,
+//! the core probe), `walk` (buffer, NF, gates), `gates` (the order a
+//! splitter's gates are served in), `fair` (weighted-fair turns),
+//! `triggers` (trigger hand-over), `age` (the age-bound flush),
+//! `drain` (stopping, and a worker that is down), `counters`
+//! (telemetry hand-over), `moves` (modules moving between workers).
+//! Nothing here allocates after construction.
+
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+use std::sync::Arc;
+
+use crate::batch::{Batch, MAX_BURST};
+use crate::buffer::FractionalBuffer;
+use crate::error::{Error, Result};
+use crate::knobs::Knobs;
+use crate::model::{FlowId, Model, ModuleId, Role};
+use crate::nf::{Instance, NetworkFunction, PacketSource};
+use crate::packet::PacketId;
+use crate::pool::PacketPool;
+use crate::ring::{Consumer, Producer};
+use crate::schedule::Schedule;
+use crate::stride::Stride;
+use crate::telemetry::{FlowRecorder, ModuleCounters, WorkerCounters};
+use crate::wiring::{WorkerWiring, WFQ_QUEUE};
+
+mod age;
+mod counters;
+mod drain;
+mod fair;
+mod gates;
+mod moves;
+mod round;
+mod triggers;
+mod walk;
+
+pub use moves::move_modules;
+
+enum Kind {
+    Source(Box<dyn PacketSource>),
+    Function(Box<dyn NetworkFunction>),
+    Egress(Option<FlowId>),
+}
+
+struct Node {
+    module: ModuleId,
+    kind: Kind,
+    buffer: FractionalBuffer,
+    scratch: Option<Box<Batch>>,
+    out: Vec<Box<Batch>>,
+    next: Vec<Target>,
+    counters: ModuleCounters,
+    /// The last round in which a batch arrived (see [`WorkerGraph::rounds`]).
+    last_arrival_round: u64,
+    /// Packets that arrived in that round (pkt).
+    last_round_pkts: u64,
+    /// Whether the module queues between scheduler turns (weighted-fair mode).
+    queued: bool,
+    /// Age bound of the buffer (ns since the oldest packet's ingress).
+    max_age_ns: Option<u64>,
+    /// The trigger in force here (pkt; 0 = pass-through; see
+    /// [`WorkerGraph::take_triggers`]).
+    trigger: usize,
+    /// Per gate, the rank of the tightest SLO of the flows through it
+    /// (a splitter's only, and empty when all rank alike; see
+    /// [`WorkerGraph::dispatch`]).
+    gate_rank: Box<[u32]>,
+    /// Room for the gates a run filled, in the order they are served
+    /// (a splitter's only; see [`WorkerGraph::dispatch`]).
+    filled: Box<[u32]>,
+}
+
+impl Node {
+    /// Whether its queue holds a run's worth: its trigger, at least a packet.
+    fn queue_ready(&self) -> bool {
+        self.buffer.len() >= self.trigger.max(1)
+    }
+}
+
+/// Where an outgate leads.
+#[derive(Clone, Copy)]
+enum Target {
+    /// A module on this worker (local index).
+    Local(usize),
+    /// A ring to another worker (index into `rings_out`).
+    Ring(usize),
+}
+
+/// A ring this worker receives from.
+struct InRing {
+    /// The crossing edge it carries (index into `Model::edges`).
+    edge: usize,
+    ring: Consumer<PacketId>,
+    /// The local node it feeds.
+    target: usize,
+}
+
+/// Sources pause while an outbound ring has fewer free slots than this (pkt):
+/// room for what one batch can release downstream, buffered packets included.
+const RING_RESERVE: usize = 2 * MAX_BURST;
+
+/// One round in this many (on average, drawn at random so that it cannot
+/// alias with periodic buffer flushes) times its NF runs; busy times are
+/// scaled up by it. Keeps the clock reads of busy-time accounting off most
+/// rounds; delays are still measured on every packet.
+const BUSY_SAMPLING: u64 = 8;
+
+/// Run-time settings of the walker.
+#[derive(Clone, Copy, Debug)]
+pub struct WalkerConfig {
+    /// Measure packet delays (every packet), NF busy times (sampled rounds)
+    /// and the core probe (once a millisecond).
+    pub timing: bool,
+    /// Packet buffers in this worker's pool (pkt); `None` sizes it from the graph.
+    pub pool_capacity: Option<usize>,
+    /// Run-to-completion or weighted-fair.
+    pub schedule: Schedule,
+}
+
+impl Default for WalkerConfig {
+    fn default() -> Self {
+        Self { timing: true, pool_capacity: None, schedule: Schedule::RunToCompletion }
+    }
+}
+
+/// The modules of one worker and everything needed to run them.
+pub struct WorkerGraph {
+    nodes: Vec<Node>,
+    sources: Vec<usize>,
+    spares: Vec<Box<Batch>>,
+    pool: PacketPool,
+    flows: Vec<FlowRecorder>,
+    triggers: Arc<[AtomicU32]>,
+    /// How many times the control thread has set triggers ...
+    trigger_sets: Arc<AtomicU64>,
+    /// ... and how many of those sets this worker has taken (`None`: none yet).
+    triggers_taken: Option<u64>,
+    weights: Arc<[AtomicU32]>,
+    /// Per worker, whether it is down; this worker reads its own.
+    halted: Arc<[AtomicBool]>,
+    /// This worker's index.
+    index: usize,
+    schedule: Schedule,
+    /// Weighted-fair units (sources and queued modules) and their scheduler.
+    units: Vec<usize>,
+    /// Per node, its unit (`None`: not one).
+    unit_of: Vec<Option<usize>>,
+    /// Nodes that keep a queue (in run-to-completion mode, the queue
+    /// modules, each served once per round).
+    queues: Vec<usize>,
+    stride: Stride,
+    /// Packets in the queues of queued modules (pkt).
+    queued_pkts: usize,
+    /// Nodes with an age bound, in topological order.
+    aged: Vec<usize>,
+    /// Outbound rings and the crossing edge (index into `Model::edges`) each carries.
+    rings_out: Vec<(usize, Producer<PacketId>)>,
+    rings_in: Vec<InRing>,
+    clock: quanta::Clock,
+    origin: u64,
+    timing: bool,
+    /// Whether this round's NF runs are timed (see [`BUSY_SAMPLING`]).
+    sampled: bool,
+    /// State of the xorshift generator that draws sampled rounds and gate
+    /// orders. (rand's `SmallRng` and `shuffle`, which the NFs use, ran the
+    /// engine 2–4% slower here for the same instruction count.)
+    draws: u64,
+    /// Clock reading (raw ticks) at the end of the last timed step: the
+    /// start of the next NF run, so each timed run costs one clock read.
+    mark: u64,
+    batch_size: usize,
+    worker: WorkerCounters,
+    /// Rounds started (the first is round 1).
+    rounds: u64,
+    /// When the core probe runs next (ns since the origin).
+    next_probe_ns: u64,
+}
+
+impl WorkerGraph {
+    /// Builds worker `worker`'s part of `model`. `instances` holds one entry
+    /// per module of the model (taken for this worker's modules); `knobs`
+    /// are the triggers and weights the control thread sets; `wiring` is
+    /// this worker's pool and rings (see [`crate::wiring::wire`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        model: &Model,
+        worker: usize,
+        instances: &mut [Option<Instance>],
+        knobs: &Knobs,
+        clock: quanta::Clock,
+        origin: u64,
+        config: WalkerConfig,
+        wiring: WorkerWiring,
+    ) -> Result<Self> {
+        let mine: Vec<ModuleId> = (0..model.modules.len()).filter(|&m| model.worker_of[m] == worker).collect();
+        let mut nodes = Vec::with_capacity(mine.len());
+        for &m in &mine {
+            let decl = &model.modules[m];
+            let instance = instances[m].take().ok_or_else(|| Error::module(&decl.name, "no implementation given"))?;
+            let (kind, outgates) = match (decl.role, instance) {
+                (Role::Source, Instance::Source(s)) => (Kind::Source(s), 1),
+                (Role::Function, Instance::Function(nf)) => {
+                    if nf.ingates() != decl.ingates {
+                        return Err(Error::module(&decl.name, format!("declared {} ingates, its NF has {}", decl.ingates, nf.ingates())));
+                    }
+                    let n = nf.outgates();
+                    (Kind::Function(nf), n)
+                }
+                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m]), 0),
+                (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
+            };
+            if outgates != decl.outgates {
+                return Err(Error::module(&decl.name, format!("declared {} outgates, its NF has {outgates}", decl.outgates)));
+            }
+            let queued = decl.queue_pkts.is_some() || decl.controlled && matches!(config.schedule, Schedule::WeightedFair { .. });
+            nodes.push(Node {
+                module: m,
+                kind,
+                queued,
+                max_age_ns: decl.max_age_ns,
+                buffer: if queued { FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE)) } else { FractionalBuffer::default() },
+                scratch: Some(Batch::boxed()),
+                out: (0..outgates).map(|_| Batch::boxed()).collect(),
+                next: Vec::new(),
+                counters: ModuleCounters::default(),
+                last_arrival_round: 0,
+                last_round_pkts: 0,
+                trigger: 0,
+                gate_rank: Box::default(),
+                filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
+            });
+        }
+        let mut graph = Self {
+            spares: Vec::new(),
+            nodes,
+            sources: Vec::new(),
+            pool: wiring.pool,
+            aged: Vec::new(),
+            rings_out: wiring.outbound,
+            rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
+            flows: vec![FlowRecorder::default(); model.flows.len()],
+            triggers: knobs.triggers.clone(),
+            trigger_sets: knobs.trigger_sets.clone(),
+            triggers_taken: None,
+            weights: knobs.weights.clone(),
+            halted: knobs.halted.clone(),
+            index: worker,
+            schedule: config.schedule,
+            stride: Stride::new(0),
+            units: Vec::new(),
+            unit_of: Vec::new(),
+            queues: Vec::new(),
+            queued_pkts: 0,
+            clock,
+            origin,
+            timing: config.timing,
+            sampled: false,
+            draws: 0x9E37_79B9_7F4A_7C15,
+            mark: 0,
+            batch_size: model.batch_size,
+            worker: WorkerCounters::default(),
+            rounds: 0,
+            next_probe_ns: 0,
+        };
+        graph.link(model);
+        Ok(graph)
+    }
+
+    /// Derives from the nodes and ring ends this worker holds everything
+    /// the walker looks up: node order, where each gate leads, which node
+    /// each inbound ring feeds, the scheduler's units. Runs at construction
+    /// and after modules move (the only time it allocates).
+    fn link(&mut self, model: &Model) {
+        // Modules that moved in bring the triggers their old worker had taken.
+        self.triggers_taken = None;
+        let mut rank = vec![0; model.modules.len()];
+        for (i, &m) in model.topo_order.iter().enumerate() {
+            rank[m] = i;
+        }
+        self.nodes.sort_by_key(|n| rank[n.module]);
+        let mut local = vec![usize::MAX; model.modules.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            local[n.module] = i;
+        }
+        for node in &mut self.nodes {
+            let m = node.module;
+            if node.out.len() > 1 {
+                node.gate_rank = gates::gate_rank(model, m);
+            }
+            node.next = (0..node.out.len())
+                .map(|g| match self.rings_out.iter().position(|(e, _)| model.edges[*e].from == m && model.edges[*e].outgate == g) {
+                    Some(r) => Target::Ring(r),
+                    None => Target::Local(local[model.next[m][g]]),
+                })
+                .collect();
+        }
+        for r in &mut self.rings_in {
+            r.target = local[model.edges[r.edge].to];
+        }
+        let nodes = &self.nodes;
+        self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
+        self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
+        self.units = (0..nodes.len()).filter(|&i| nodes[i].queued || matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.unit_of = vec![None; nodes.len()];
+        for (u, &v) in self.units.iter().enumerate() {
+            self.unit_of[v] = Some(u);
+        }
+        self.stride = Stride::new(self.units.len());
+        self.queued_pkts = self.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
+        self.spares.resize_with(nodes.len() + 1, Batch::boxed);
+    }
+
+    /// Time now (ns since the run's origin).
+    #[inline]
+    fn now_ns(&self) -> u64 {
+        self.clock.delta_as_nanos(self.origin, self.clock.raw())
+    }
+
+    /// Packets this worker allocated minus those it freed (pkt); for a
+    /// worker whose packets never leave it, the packets it holds.
+    pub fn in_flight(&self) -> i64 {
+        self.pool.in_use()
+    }
+}

@@ -1,0 +1,14 @@
+//! How a worker orders its work: run-to-completion or weighted-fair.
+
+/// How a worker orders its work.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Schedule {
+    /// Each source's batch runs to completion through the graph.
+    #[default]
+    RunToCompletion,
+    /// Stride scheduling over sources and per-module queues of controlled modules.
+    WeightedFair {
+        /// Sources pause while the queues hold this many packets or more (pkt).
+        backpressure: Option<usize>,
+    },
+}
