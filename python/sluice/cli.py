@@ -111,7 +111,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
         results.append(r)
     console.print(_summary_table(results, focus_flow="rc"))
     path = os.path.join(out, "demo.png")
-    plot_comparison(results, path, flow="rc")
+    plot_comparison([r.data for r in results], path, flow="rc")
     console.print(f"plot: {path}; reports: {out}/demo-<controller>.json")
 
 

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence, Union
+from typing import Any, Sequence, Union
 
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-
-if TYPE_CHECKING:
-    from sluice.result import RunResult
 
 #: At most this many lines per panel; the rest are summarised by the total.
 MAX_LINES = 12
@@ -30,16 +27,17 @@ def save(fig: Figure, path: Union[str, Path]) -> None:
     plt.close(fig)
 
 
-def plot_run(result: RunResult, path: str) -> None:
-    """Three panels over time: triggers, p95 delay vs SLO, rates."""
-    periods = result.periods
+def plot_run(report: dict[str, Any], path: str) -> None:
+    """Three panels over time of one run's report (what `sluice run --json`
+    writes): triggers, p95 delay vs SLO, rates."""
+    periods = report["periods"]
     t = [p["t_s"] for p in periods]
     fig, (ax_trig, ax_delay, ax_rate) = plt.subplots(3, 1, figsize=(9, 10), sharex=True)
     controlled = [n for n, m in periods[0]["modules"].items() if m["controlled"]] if periods else []
     for name in controlled[:MAX_LINES]:
         ax_trig.step(t, [p["modules"][name]["trigger"] for p in periods], where="post", label=name)
     ax_trig.set_ylabel("trigger (pkt)")
-    ax_trig.set_title(f"{result.data['pipeline']} — {result.controller} on {result.data['backend']}")
+    ax_trig.set_title(f"{report['pipeline']} — {report['controller']} on {report['backend']}")
     flows = list(periods[0]["flows"]) if periods else []
     for i, name in enumerate(flows[:MAX_LINES]):
         color = f"C{i % 10}"
@@ -61,18 +59,20 @@ def plot_run(result: RunResult, path: str) -> None:
     save(fig, path)
 
 
-def plot_comparison(results: Sequence[RunResult], path: str, flow: str) -> None:
-    """Controllers side by side: total rate, mean batch, and one flow's p95 vs its SLO."""
+def plot_comparison(reports: Sequence[dict[str, Any]], path: str, flow: str) -> None:
+    """Controllers side by side, from their runs' reports: total rate, mean
+    batch, and one flow's p95 vs its SLO."""
     fig, (ax_rate, ax_batch, ax_delay) = plt.subplots(1, 3, figsize=(14, 4))
-    for i, r in enumerate(results):
-        periods = [p for p in r.periods if not p["warmup"]]
+    for i, r in enumerate(reports):
+        controller = r["controller"]
+        periods = [p for p in r["periods"] if not p["warmup"]]
         t = [p["t_s"] for p in periods]
         color = f"C{i}"
-        ax_rate.plot(t, [p["rate_pps"] / 1e6 for p in periods], color=color, label=r.controller)
-        ax_batch.plot(t, [p["mean_batch"] for p in periods], color=color, label=r.controller)
-        ax_delay.plot(t, [p["flows"][flow]["p95_us"] for p in periods], color=color, label=f"{r.controller} p95")
+        ax_rate.plot(t, [p["rate_pps"] / 1e6 for p in periods], color=color, label=controller)
+        ax_batch.plot(t, [p["mean_batch"] for p in periods], color=color, label=controller)
+        ax_delay.plot(t, [p["flows"][flow]["p95_us"] for p in periods], color=color, label=f"{controller} p95")
         slo = [p["flows"][flow]["slo_us"] for p in periods]
-    if results and any(s is not None for s in slo):
+    if reports and any(s is not None for s in slo):
         ax_delay.plot(t, [s if s is not None else float("nan") for s in slo], color="k", ls="--", label="SLO")
     ax_rate.set_title("delivered (Mpps)")
     ax_batch.set_title("mean batch at controlled NFs (pkt)")

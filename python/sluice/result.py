@@ -81,4 +81,4 @@ class RunResult:
         """A PNG: triggers per module, p95 delay vs SLO per flow, rate per flow and total."""
         from sluice.plot import plot_run
 
-        plot_run(self, path)
+        plot_run(self.data, path)

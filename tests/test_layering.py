@@ -1,0 +1,92 @@
+"""The ground floor has no import circles: in `sluice-core` every module
+(a file, or a folder such as `graph/`) and in `python/sluice` every Python
+module depends on the others one way only."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORE = ROOT / "crates" / "sluice-core" / "src"
+PYTHON = ROOT / "python" / "sluice"
+
+
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """A cycle of `graph` as a list of nodes (first repeated last), or []."""
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(v: str) -> list[str]:
+        state[v] = 1
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if state.get(w) == 1:
+                return stack[stack.index(w):] + [w]
+            if w not in state and (found := visit(w)):
+                return found
+        stack.pop()
+        state[v] = 2
+        return []
+
+    for v in sorted(graph):
+        if v not in state and (found := visit(v)):
+            return found
+    return []
+
+
+def _rust_module(path: Path) -> str:
+    """`graph/walk.rs` and `graph/mod.rs` are both `graph`; `ring.rs` is `ring`."""
+    return path.relative_to(CORE).parts[0].removesuffix(".rs")
+
+
+def core_imports() -> dict[str, set[str]]:
+    """Module → the crate modules its code (not its comments) names."""
+    graph: dict[str, set[str]] = {}
+    for path in CORE.rglob("*.rs"):
+        me = _rust_module(path)
+        if me == "lib":
+            continue
+        # Comments and test modules are not part of the layering.
+        code = "\n".join(line.split("//")[0] for line in path.read_text().split("#[cfg(test)]")[0].splitlines())
+        names = set(re.findall(r"\bcrate::(\w+)", code))
+        graph.setdefault(me, set()).update(n for n in names if n != me and ((CORE / f"{n}.rs").exists() or (CORE / n).is_dir()))
+    return graph
+
+
+def python_imports() -> dict[str, set[str]]:
+    """Module → the `sluice` modules it imports (at any depth of the file)."""
+    graph: dict[str, set[str]] = {}
+    modules = {".".join(("sluice",) + p.relative_to(PYTHON).with_suffix("").parts).removesuffix(".__init__") for p in PYTHON.rglob("*.py")}
+    modules.add("sluice._core")
+    for path in PYTHON.rglob("*.py"):
+        me = ".".join(("sluice",) + path.relative_to(PYTHON).with_suffix("").parts).removesuffix(".__init__")
+        deps: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "sluice":
+                for alias in node.names:
+                    sub = f"{node.module}.{alias.name}"
+                    deps.add(sub if sub in modules else node.module)
+            elif isinstance(node, ast.Import):
+                deps.update(a.name for a in node.names if a.name.split(".")[0] == "sluice")
+        # A package's __init__ gathers its submodules; a submodule names the package only to reach a sibling.
+        graph[me] = {d for d in deps if d != me and not me.startswith(d + ".")}
+    return graph
+
+
+def test_sluice_core_has_no_import_circle() -> None:
+    graph = core_imports()
+    assert {"graph", "knobs", "telemetry", "meter", "nf"} <= graph.keys(), "the scan found the core's modules"
+    assert _cycle(graph) == [], "an import circle in sluice-core: " + " → ".join(_cycle(graph))
+
+
+def test_python_package_has_no_import_circle() -> None:
+    graph = python_imports()
+    assert {"sluice.plot", "sluice.result", "sluice.pipeline"} <= graph.keys(), "the scan found the package's modules"
+    assert _cycle(graph) == [], "an import circle in python/sluice: " + " → ".join(_cycle(graph))
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+    assert _cycle({"a": {"b"}, "b": set()}) == []
