@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh
 
-.PHONY: demo test test-rust test-python bench bench-dpdk fuzz setup clean
+.PHONY: demo test test-rust test-python results bench bench-dpdk fuzz setup clean
 
 setup: $(STAMP)
 
@@ -26,6 +26,11 @@ test-python: setup
 	$(PY) -m pytest -q
 	$(PY) -m mypy --no-error-summary
 	$(PY) -m mypy.stubtest sluice._core
+
+## Every experiment at the README's settings: docs/RESULTS.md, docs/results/*.png and the
+## README's headline figures (about an hour; QUICK=1 for the CI-sized runs, minutes).
+results: setup
+	$(VENV)/bin/sluice experiment all --out docs --readme README.md $(if $(QUICK),--quick)
 
 ## Criterion benchmarks of the data path (numbers in README.md).
 bench: setup

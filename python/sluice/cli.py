@@ -22,6 +22,7 @@ from sluice import _core, profiles
 from sluice.pipeline import Pipeline
 from sluice.pipelines import PIPELINES, rc
 from sluice.plot import plot_comparison
+from sluice.experiments import results
 from sluice.result import RunResult
 
 #: Wide enough for the summary table when output is not a terminal (CI logs, pipes).
@@ -358,6 +359,31 @@ def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: s
     console.print(failover.markdown(report["rows"]))
     console.print(f"worker {report['failed_worker']} down; HA packets lost: {report['ha_lost']}; lossless accounting: {report['lossless']}")
     _experiment_written("failover", out, report, json_path, rows_in_json=False)
+
+
+@experiment.command("all")
+@click.option("--quick", is_flag=True, help="The CI-sized variant of every experiment (minutes, not an hour).")
+@click.option("--only", multiple=True, type=click.Choice(results.NAMES), help="Run only these; the pages keep the others' last figures.")
+@click.option("--out", default="docs", show_default=True, help="Folder for RESULTS.md and results/NAME.png.")
+@click.option("--runs", "runs_dir", default="out/results", show_default=True, help="Folder for each experiment's own outputs.")
+@click.option("--readme", type=click.Path(dir_okay=False), help="Also refresh this README's table of headline figures.")
+def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, readme: Optional[str]) -> None:
+    """Every experiment at the README's settings: RESULTS.md, plots and the headline figures."""
+    from pathlib import Path
+
+    for entry in results.CATALOG:
+        if only and entry.name not in only:
+            continue
+        args = ["experiment", entry.name, *(entry.quick_args if quick else entry.args), "--out", str(Path(runs_dir) / entry.name)]
+        console.rule(entry.command(quick))
+        main.main(args=args, prog_name="sluice", standalone_mode=False)
+    ran = results.write(Path(out), Path(runs_dir), quick)
+    if readme:
+        try:
+            results.refresh_readme(Path(readme), Path(out) / "RESULTS.md", ran, quick)
+        except ValueError as e:
+            raise click.ClickException(str(e)) from e
+    console.print(f"written: {out}/RESULTS.md and {out}/results/" + (f"; headline figures in {readme}" if readme else ""))
 
 
 @main.command()

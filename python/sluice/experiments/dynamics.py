@@ -128,3 +128,13 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     axes[0][0].legend(fontsize=8)
     axes[1][0].legend(fontsize=8)
     save(fig, path)
+
+
+def headline(report: dict[str, Any]) -> output.Headline:
+    """Periods over SLO under projgrad, per scenario."""
+    rows = [r for r in report["rows"] if r["controller"] == "projgrad"]
+    parts = []
+    for name in SCENARIOS:
+        mine = [r for r in rows if r["scenario"] == name]
+        parts.append(f"{name} {sum(r['violated'] for r in mine)}/{len(mine)}")
+    return output.Headline("projgrad periods over SLO: " + ", ".join(parts), "— (Batchy Figs. 8–10: follows the steps)")

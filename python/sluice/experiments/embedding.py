@@ -109,3 +109,12 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.grid(alpha=0.3, axis="y")
         ax.legend()
     save(fig, path)
+
+
+def headline(report: dict[str, Any]) -> output.Headline:
+    """Total crossings on the 10-core instance: path-fit and the best ILP, beside Table 4.1's best."""
+    methods = report["instances"]["mgw-10"]["methods"]
+    ilp = min((m for m in methods if m.startswith("ilp")), key=lambda m: methods[m]["sum"] if methods[m]["sum"] is not None else 1 << 30)
+    pub = {r["method"]: r for r in table("embedding_table41.csv")}
+    theirs = f"best-fit {pub['best-fit']['sum']}, ilp-sum {pub['ilp-sum']['sum']}" if {"best-fit", "ilp-sum"} <= pub.keys() else "—"
+    return output.Headline(f"crossings on MGW, 10 cores: path-fit {methods['path-fit']['sum']}, {ilp} {methods[ilp]['sum']}", theirs)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 
 def write(
@@ -25,3 +25,10 @@ def write(
         writer.writerows(rows)
     (out / f"{name}.md").write_text(markdown(rows))
     plot(rows, out / f"{name}.png")
+
+
+class Headline(NamedTuple):
+    """An experiment's figure for the README: ours and the paper's (one line each)."""
+
+    ours: str
+    published: str

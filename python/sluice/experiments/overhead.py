@@ -74,3 +74,11 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     ax.grid(alpha=0.3)
     ax.legend()
     save(fig, path)
+
+
+def headline(report: dict[str, Any]) -> output.Headline:
+    """The controller's response on the largest RC(n) measured."""
+    r = max(report["rows"], key=lambda r: r["branching"])
+    pub = {int(p["branching"]): p for p in table("batchy_table1_overhead.csv")}.get(r["branching"])
+    return output.Headline(f"RC({r['branching']}) response {r['response_ms']} ms (p99 {r['p99_ms']})",
+                           f"{pub['response_ms']} ms" if pub else "—")

@@ -1,4 +1,4 @@
-"""The published figures in ../shared/reference/, when they are beside the repository."""
+"""The published figures the experiments print beside their own (`published/`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,10 @@ from typing import Optional
 
 
 def reference_dir() -> Optional[Path]:
-    """$SLUICE_REFERENCE, else shared/reference beside the repository (None when absent)."""
+    """$SLUICE_REFERENCE, else the tables shipped in the package (None when absent)."""
     env = os.environ.get("SLUICE_REFERENCE")
-    candidates = [Path(env)] if env else []
-    repo = Path(__file__).resolve().parents[3]
-    candidates += [repo.parent / "shared" / "reference", Path.cwd().parent / "shared" / "reference"]
-    return next((c for c in candidates if c.is_dir()), None)
+    folder = Path(env) if env else Path(__file__).resolve().parent / "published"
+    return folder if folder.is_dir() else None
 
 
 def table(name: str) -> list[dict[str, str]]:

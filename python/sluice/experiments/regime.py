@@ -119,3 +119,10 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         ax.set_ylabel(label)
         ax.set_title(f"speedup, branching × {plane}")
     save(fig, path)
+
+
+def headline(report: dict[str, Any]) -> output.Headline:
+    """The range of projgrad's speedup over Null, and its worst violation share."""
+    speedups = [r["speedup"] for r in report["rows"] if r["speedup"] is not None]
+    worst = max(r["viol_pct"] for r in report["rows"])
+    return output.Headline(f"projgrad / Null {min(speedups):g}–{max(speedups):g}×, over SLO in ≤ {worst:g}% of periods", "—")

@@ -280,3 +280,18 @@ def run(out: Path, settings: Settings, only: Optional[list[str]], progress: Call
     report = {"settings": settings.__dict__, "slo_share": SLO_SHARE, "rows": results, "not_run": not_run(pcap)}
     output.write(out, "static", report, markdown, plot)
     return report
+
+
+#: The rows the README's headline names, when they ran.
+HEADLINE_ROWS = ("l2l3-16", "gw-16", "rc16")
+
+
+def headline(report: dict[str, Any]) -> output.Headline:
+    """projgrad / Null on the headline rows, and how often projgrad was over its SLO."""
+    rows = [r for r in report["rows"] if r["name"] in HEADLINE_ROWS] or report["rows"]
+    pub = published()
+    ours = ", ".join(f"{r['pipeline']} {r['projgrad_over_null']}×" for r in rows)
+    worst = max(r["viol_projgrad_pct"] for r in rows)
+    theirs = ", ".join(f"{r['pipeline']} {float(p['mpps_projgrad']) / float(p['mpps_null']):.2f}×"
+                       for r in rows if (p := pub.get(r["pipeline"])))
+    return output.Headline(f"projgrad / Null: {ours}; over SLO in ≤ {worst:g}% of periods", theirs or "—")

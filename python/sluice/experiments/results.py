@@ -1,0 +1,156 @@
+"""`all`: every experiment at the settings the README quotes, and the pages
+they make: `RESULTS.md` (each experiment's command, table, plot and a short
+hand-written note from `notes/NAME.md`, and the machine they ran on) and
+the README's table of headline figures.
+
+Nothing on the pages but the figures depends on when or how often they are
+made: running `make results` twice on one machine changes only numbers."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import platform
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from sluice.experiments import output
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One experiment as the results pages run it."""
+
+    name: str
+    #: What it measures, in a line.
+    title: str
+    #: Options of `sluice experiment NAME` at the README's settings, and for a CI-sized run.
+    args: tuple[str, ...]
+    quick_args: tuple[str, ...]
+
+    def headline(self, report: dict[str, Any]) -> output.Headline:
+        """The README's figure of `report` (the module's own `headline`)."""
+        module = importlib.import_module(f"sluice.experiments.{self.name}")
+        h: output.Headline = module.headline(report)
+        return h
+
+    def command(self, quick: bool) -> str:
+        """The command that re-runs it."""
+        return " ".join(("sluice", "experiment", self.name) + (self.quick_args if quick else self.args))
+
+
+CATALOG = (
+    Entry("static", "Batchy's Table 2: every reference pipeline under every controller", (),
+          ("--quick", "--rounds", "2", "--only", "l2l3-16", "--only", "gw-16", "--only", "rc16")),
+    Entry("overhead", "Controller response time on RC(1..64) (Batchy's Table 1)", (), ("--quick",)),
+    Entry("dynamics", "Following an SLO square wave, load steps and a bearer's rate steps", (), ("--quick",)),
+    Entry("regime", "Where batching pays: branching × batchiness and × burstiness", (), ("--quick",)),
+    Entry("decompose", "A slowed bulk bearer: decomposition onto a spare worker restores the QoS SLO", (), ("--quick",)),
+    Entry("embedding", "The dissertation's Table 4.1: resilient embedding of MGW", (), ("--time-limit", "5")),
+    Entry("failover", "A resilient MGW loses a worker for a second", (), ()),
+)
+
+NAMES = tuple(e.name for e in CATALOG)
+
+#: Where the README's table of headline figures starts and ends.
+README_BEGIN, README_END = "<!-- headline-figures:begin -->", "<!-- headline-figures:end -->"
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def _first(text: str, pattern: str, default: str = "unknown") -> str:
+    m = re.search(pattern, text, re.M)
+    return m.group(1).strip() if m else default
+
+
+def machine() -> dict[str, str]:
+    """What the figures ran on: processor, cores, memory, kernel, build."""
+    cpuinfo = _read("/proc/cpuinfo")
+    memory_kib = int(_first(_read("/proc/meminfo"), r"^MemTotal:\s+(\d+)", "0"))
+    try:
+        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    return {
+        "processor": _first(cpuinfo, r"^model name\s*:\s*(.+)$"),
+        "cores": str(os.cpu_count()),
+        "memory": f"{memory_kib / 2**20:.0f} GiB",
+        "kernel": f"{platform.system()} {platform.release()}",
+        "build": f"commit {commit}, release profile",
+    }
+
+
+def _notes(notes: Path, name: str) -> str:
+    path = notes / f"{name}.md"
+    return path.read_text().strip() + "\n" if path.exists() else ""
+
+
+def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path) -> str:
+    """RESULTS.md: the machine, the headline figures, then each experiment
+    `(entry, report, markdown table)` with its command, plot and note."""
+    lines = ["# Measured results", "",
+             "Made by `make results` (`sluice experiment all --out docs --readme README.md`; `make results QUICK=1` for",
+             "the CI-sized runs). The tables and plots are regenerated; the notes under them are hand-written in",
+             "`docs/notes/NAME.md`.",
+             "" if not quick else "\nThese are the CI-sized runs (`--quick`): fewer periods, rows and rounds than the README's settings.",
+             "", "## Machine", "", "| | |", "|---|---|"]
+    lines += [f"| {k} | {v} |" for k, v in machine().items()]
+    lines += ["", "The machine is a shared two-core VM: a figure moves by up to ±30% between runs, so figures are",
+              "medians and ratios measured in one run.", "", "## Headline figures", "", *headline_table(ran, quick, ""), ""]
+    for entry, _, table in ran:
+        lines += [f"## {entry.name}", "", entry.title + ".", "", f"`{entry.command(quick)}`", "", table.strip(), "",
+                  f"![{entry.name}](results/{entry.name}.png)", ""]
+        note = _notes(notes, entry.name)
+        if note:
+            lines += [note]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def headline_table(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, page: str) -> list[str]:
+    """One row per experiment: ours, the paper's, the command; each
+    experiment links to its section of `page` (the results page's path)."""
+    rows = ["| experiment | Sluice | published | command |", "|---|---|---|---|"]
+    for entry, report, _ in ran:
+        h = entry.headline(report)
+        rows.append(f"| [{entry.name}]({page}#{entry.name}) | {h.ours} | {h.published} | `{entry.command(quick)}` |")
+    return rows
+
+
+def refresh_readme(readme: Path, results_page: Path, ran: list[tuple[Entry, dict[str, Any], str]], quick: bool) -> None:
+    """Replaces the README's headline table (between its markers) with this
+    run's, linking to `results_page`."""
+    text = readme.read_text()
+    if README_BEGIN not in text or README_END not in text:
+        raise ValueError(f"{readme} has no {README_BEGIN} … {README_END} block for the headline figures")
+    head, rest = text.split(README_BEGIN, 1)
+    _, tail = rest.split(README_END, 1)
+    results = os.path.relpath(results_page, readme.parent)
+    readme.write_text(head + README_BEGIN + "\n" + "\n".join(headline_table(ran, quick, results)) + "\n" + README_END + tail)
+
+
+def write(out: Path, runs: Path, quick: bool) -> list[tuple[Entry, dict[str, Any], str]]:
+    """Collects the report, table and plot of every experiment that has run
+    into `runs/NAME/` and writes `out/RESULTS.md` and `out/results/NAME.png`."""
+    import json
+
+    ran = []
+    (out / "results").mkdir(parents=True, exist_ok=True)
+    for entry in CATALOG:
+        folder = runs / entry.name
+        if not (folder / f"{entry.name}.json").exists():
+            continue
+        report = json.loads((folder / f"{entry.name}.json").read_text())
+        ran.append((entry, report, (folder / f"{entry.name}.md").read_text()))
+        shutil.copyfile(folder / f"{entry.name}.png", out / "results" / f"{entry.name}.png")
+    (out / "RESULTS.md").write_text(page(ran, quick, out / "notes"))
+    return ran
