@@ -5,7 +5,7 @@ from typing import Callable, Optional
 __version__: str
 #: δ of the SLO-aware controllers when none is given.
 DEFAULT_DELTA: float
-__all__ = ["DEFAULT_DELTA", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "run", "validate"]
+__all__ = ["DEFAULT_DELTA", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -38,6 +38,12 @@ def profile(kinds: list[str], max_batch: int = 32, reps: int = 200) -> str:
 
 def profiled_kinds() -> list[str]:
     """Names of the NF kinds the profiler knows."""
+
+def round_ns(case: str, batch: int, timing: bool) -> float:
+    """Time of one walker round of a round-cost workload (replay, chain, branch4) at batch size `batch` (ns)."""
+
+def round_cases() -> list[str]:
+    """Names of the round-cost workloads."""
 
 def pcap_prefixes(path: str) -> list[tuple[str, int]]:
     """Packets per IPv4 destination /24 of a classic pcap file, most first."""

@@ -321,6 +321,8 @@ _quick_experiment("dynamics", "How null, max and projgrad follow an SLO square w
                   "24 periods per scenario instead of 48.", "sim")
 _quick_experiment("decompose", "MGW with a slowed bulk bearer: decomposition onto a spare worker restores the QoS bearer's SLO.",
                   "10 periods per run instead of 30.", "sim")
+_quick_experiment("roundcost", "What a round through the graph costs the walker: T0 and T1 of replay, a router chain and a four-branch router.",
+                  "Batch sizes 1, 4, 32, 256 instead of 1..256.", "engine")
 _quick_experiment("regime", "Speedup of projgrad over Null across branching × batchiness and branching × burstiness.",
                   "A 3 × 4 and 3 × 3 grid of 3-period runs instead of 6 × 7 and 6 × 6 of 5.", "sim")
 

@@ -1,15 +1,23 @@
-//! Runs walker rounds of a 10-module Bypass(0,0) chain at B = 32: a fixed
-//! workload for instruction counts (`valgrind --tool=callgrind`).
+//! Runs walker rounds of a round-cost workload (see
+//! `sluice_pipeline::round_cost`): a fixed workload for instruction counts
+//! (`valgrind --tool=callgrind --toggle-collect='walk::run_rounds'`
+//! counts the rounds alone).
 //!
-//!     walk [ROUNDS] [timing: on|off]
-
-use sluice_nf::NfSpec;
+//!     walk [CASE: replay|chain|branch4] [B] [ROUNDS] [timing: on|off]
 
 fn main() {
-    let rounds: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(100_000);
-    let nfs = vec![NfSpec::Bypass { cycles_per_batch: 0, cycles_per_packet: 0 }; 10];
-    let timing = std::env::args().nth(2).is_none_or(|a| a != "off");
-    let mut g = sluice_pipeline::chain::chain(&nfs, 1, 32, timing).expect("a valid chain");
-    let moved: usize = (0..rounds).map(|_| g.round()).sum();
+    let arg = |i: usize| std::env::args().nth(i);
+    let case = arg(1).unwrap_or_else(|| "chain".into());
+    let batch: usize = arg(2).and_then(|a| a.parse().ok()).unwrap_or(1);
+    let rounds: usize = arg(3).and_then(|a| a.parse().ok()).unwrap_or(100_000);
+    let timing = arg(4).is_none_or(|a| a != "off");
+    let mut g = sluice_pipeline::round_cost::workload(&case, batch, timing).expect("a known workload");
+    let moved = run_rounds(&mut g, rounds);
     println!("{moved} packets in {rounds} rounds");
+}
+
+/// The rounds alone, for `--toggle-collect='walk::run_rounds'`.
+#[inline(never)]
+fn run_rounds(g: &mut sluice_core::WorkerGraph, rounds: usize) -> usize {
+    (0..rounds).map(|_| g.round()).sum()
 }

@@ -8,6 +8,7 @@ pub mod error;
 pub mod pipeline;
 pub mod profile;
 pub mod report;
+pub mod round_cost;
 pub mod spec;
 
 pub use error::{Error, Result};

@@ -103,6 +103,19 @@ fn profile(py: Python<'_>, kinds: Vec<String>, max_batch: usize, reps: usize) ->
     Ok(serde_json::json!({ "nfs": fits }).to_string())
 }
 
+/// Time of one walker round of workload `case` (see `round_cost`) at batch size `batch` (ns).
+#[pyfunction]
+fn round_ns(py: Python<'_>, case: &str, batch: usize, timing: bool) -> PyResult<f64> {
+    let mut graph = sluice_pipeline::round_cost::workload(case, batch, timing).map_err(invalid)?;
+    Ok(py.allow_threads(|| sluice_pipeline::round_cost::round_ns(&mut graph)))
+}
+
+/// Names of the round-cost workloads.
+#[pyfunction]
+fn round_cases() -> Vec<&'static str> {
+    sluice_pipeline::round_cost::CASES.to_vec()
+}
+
 /// Packets per IPv4 destination /24 of a classic pcap file, most first: [("a.b.c.0/24", count)].
 #[pyfunction]
 fn pcap_prefixes(path: &str) -> PyResult<Vec<(String, u64)>> {
@@ -196,6 +209,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(profiled_kinds, m)?)?;
     m.add_function(wrap_pyfunction!(pcap_prefixes, m)?)?;
+    m.add_function(wrap_pyfunction!(round_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(round_cases, m)?)?;
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;

@@ -47,6 +47,7 @@ CATALOG = (
     Entry("static", "Batchy's Table 2: every reference pipeline under every controller", (),
           ("--quick", "--rounds", "2", "--only", "l2l3-16", "--only", "gw-16", "--only", "rc16")),
     Entry("overhead", "Controller response time on RC(1..64) (Batchy's Table 1)", (), ("--quick",)),
+    Entry("roundcost", "What a round through the graph costs the walker, apart from the NFs' work", (), ("--quick",)),
     Entry("dynamics", "Following an SLO square wave, load steps and a bearer's rate steps", (), ("--quick",)),
     Entry("regime", "Where batching pays: branching × batchiness and × burstiness", (), ("--quick",)),
     Entry("decompose", "A slowed bulk bearer: decomposition onto a spare worker restores the QoS SLO", (), ("--quick",)),

@@ -1,0 +1,175 @@
+//! What a walker round costs on three fixed workloads, one worker, no
+//! controller: `replay` (source → egress: the round itself), `chain` (the
+//! router chain Ethernet check → LPM → TTL → MAC rewrite → checksum →
+//! egress) and `branch4` (LPM → four branches of TTL → MAC rewrite →
+//! checksum, each to its egress: a split that leaves each branch a quarter
+//! of the batch). The traffic is 4096 interleaved UDP flows to 500
+//! destination /24s, routed by 500 /24 routes.
+//!
+//! Fitting ns per round = T0 + T1·B over B gives the walker's per-round
+//! cost T0 and the per-packet cost T1 of each workload; chain's T0 less
+//! replay's, over five, is the cost of one NF visit.
+
+use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
+use sluice_nf::NfSpec;
+use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
+
+use crate::error::{Error, Result};
+
+/// The workloads, by name.
+pub const CASES: &[&str] = &["replay", "chain", "branch4"];
+
+/// Flows the traffic interleaves.
+const FLOWS: usize = 4096;
+/// Routes of the LPM.
+const ROUTES: usize = 500;
+/// Branches of `branch4`.
+const BRANCHES: usize = 4;
+
+/// TTL decrement → MAC rewrite → checksum: a next hop.
+fn next_hop() -> [NfSpec; 3] {
+    [
+        NfSpec::TtlDecrement {},
+        NfSpec::MacRewrite { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() },
+        NfSpec::IpChecksum {},
+    ]
+}
+
+/// Destination /24 number `r` (0..ROUTES) as "20.a.b".
+fn net(r: usize) -> String {
+    format!("20.{}.{}", r / 250, r % 250 + 1)
+}
+
+/// Flow i: 10.0.0.1:(1000 + i) → 20.a.b.(i / ROUTES + 1):5000 in destination /24 `i % ROUTES`, UDP, 60 bytes.
+fn frames() -> Result<Vec<Vec<u8>>> {
+    (0..FLOWS)
+        .map(|i| {
+            let t = TemplateSpec { dst_ip: format!("{}.{}", net(i % ROUTES), i / ROUTES + 1), src_port: 1000 + i as u16, ..TemplateSpec::default() };
+            Ok(t.build()?)
+        })
+        .collect()
+}
+
+/// An LPM of one route per destination /24, /24 `r` to gate `r % gates`:
+/// consecutive flows take the gates in turn.
+fn lpm(gates: usize) -> NfSpec {
+    NfSpec::Lpm { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect() }
+}
+
+/// The branches of workload `case`, each a list of NFs after the shared
+/// head, and the head (NFs every packet passes before the split).
+fn shape(case: &str) -> Result<(Vec<NfSpec>, Vec<Vec<NfSpec>>)> {
+    Ok(match case {
+        "replay" => (vec![], vec![vec![]]),
+        "chain" => {
+            let mut nfs = vec![NfSpec::TypeCheck { ether_type: 0x0800 }, lpm(1)];
+            nfs.extend(next_hop());
+            (nfs, vec![vec![]])
+        }
+        "branch4" => (vec![lpm(BRANCHES)], (0..BRANCHES).map(|_| next_hop().to_vec()).collect()),
+        other => return Err(Error::Spec(format!("unknown round-cost workload '{other}' (known: {})", CASES.join(", ")))),
+    })
+}
+
+/// Workload `case` on one worker at batch size `batch` (`timing`: delay
+/// histograms, busy time and the core probe on).
+pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
+    let (head, branches) = shape(case)?;
+    let mut builder = ModelBuilder::default();
+    let mut instances = Vec::new();
+    builder.module(ModuleDecl::new("src", Role::Source, 0, 1));
+    let streams = frames()?.into_iter().map(|frame| Stream { frame, flow: None, rate_pps: f64::INFINITY }).collect();
+    instances.push(Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?))));
+    let mut last = "src".to_string();
+    let add = |builder: &mut ModelBuilder, instances: &mut Vec<_>, name: String, nf: &NfSpec, from: &str, gate: usize| -> Result<String> {
+        builder.module(ModuleDecl::new(&name, Role::Function, 1, nf.outgates()));
+        builder.connect(from, gate, &name, 0);
+        instances.push(Some(Instance::Function(nf.build().map_err(Error::Spec)?)));
+        Ok(name)
+    };
+    for (i, nf) in head.iter().enumerate() {
+        last = add(&mut builder, &mut instances, format!("head{i}"), nf, &last, 0)?;
+    }
+    for (b, nfs) in branches.iter().enumerate() {
+        let mut at = (last.clone(), b);
+        for (i, nf) in nfs.iter().enumerate() {
+            at = (add(&mut builder, &mut instances, format!("b{b}_{i}"), nf, &at.0, at.1)?, 0);
+        }
+        let sink = format!("out{b}");
+        builder.module(ModuleDecl::new(&sink, Role::Sink, 1, 0));
+        builder.connect(&at.0, at.1, &sink, 0);
+        instances.push(Some(Instance::Egress));
+    }
+    // `instances` follows the declaration order, which is the model's.
+    let model = builder.build(batch)?;
+    let config = WalkerConfig { timing, ..WalkerConfig::default() };
+    let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
+    let clock = quanta::Clock::new();
+    let origin = clock.raw();
+    Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
+}
+
+/// Samples timed per measurement; the lower quartile is taken (on a
+/// shared machine noise only ever adds time).
+const SAMPLES: usize = 41;
+/// Least time one sample runs (ns), so that the two clock reads around it
+/// are a small part of it.
+const SAMPLE_NS: u64 = 200_000;
+
+/// Time of one round of `graph` (ns): the lower quartile over samples of
+/// back-to-back rounds. Every round must move packets (the workloads' sources
+/// are unlimited).
+pub fn round_ns(graph: &mut WorkerGraph) -> f64 {
+    let clock = quanta::Clock::new();
+    // Rounds per sample, from a first sample of 64 rounds.
+    let time = |graph: &mut WorkerGraph, rounds: u64| {
+        let start = clock.raw();
+        for _ in 0..rounds {
+            std::hint::black_box(graph.round());
+        }
+        clock.delta_as_nanos(start, clock.raw())
+    };
+    let probe = time(graph, 64).max(1);
+    let rounds = (64 * SAMPLE_NS / probe).max(16);
+    let mut samples: Vec<f64> = (0..SAMPLES).map(|_| time(graph, rounds) as f64 / rounds as f64).collect();
+    samples.sort_by(f64::total_cmp);
+    samples[SAMPLES / 4]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_workload_moves_a_batch_a_round_and_delivers_it_all() {
+        for case in CASES {
+            for batch in [1, 4, 32] {
+                let mut g = workload(case, batch, true).unwrap();
+                for _ in 0..100 {
+                    assert_eq!(g.round(), batch, "{case} at B = {batch}");
+                }
+                g.drain();
+                assert_eq!(g.in_flight(), 0, "{case}: nothing dropped or left behind");
+            }
+        }
+    }
+
+    #[test]
+    fn branch4_splits_the_batch_four_ways() {
+        let mut g = workload("branch4", 32, true).unwrap();
+        for _ in 0..10 {
+            g.round();
+        }
+        let model_modules = 1 + 1 + 4 * 3 + 4;
+        let mut c = sluice_core::Counters {
+            modules: vec![Default::default(); model_modules],
+            flows: vec![],
+            workers: vec![Default::default()],
+            ..Default::default()
+        };
+        g.read_counters(&mut c);
+        // Module order: src, head0 (lpm), then per branch its three NFs and its egress.
+        let per_branch: Vec<u64> = (0..4).map(|b| c.modules[2 + b * 4].arrived_pkts).collect();
+        assert!(per_branch.iter().all(|&n| n == 80), "each branch gets a quarter of 320 packets: {per_branch:?}");
+    }
+}
