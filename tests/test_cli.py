@@ -141,7 +141,7 @@ def test_experiment_failover_loses_no_ha_packet(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "o" / "failover.json").read_text())
     assert report == json.loads((tmp_path / "f.json").read_text()) | {"rows": report["rows"]}
-    assert report["ha_lost"] == 0 and report["lossless"]
+    assert report["ha_lost"] == 0 and report["accounted"]
     flows = report["flows"]
     assert {n for n, f in flows.items() if f["ha"]} == {"dl_b0_u0", "ul_b0_u0"}
     for name, f in flows.items():

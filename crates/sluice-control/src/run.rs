@@ -6,7 +6,7 @@
 use std::time::Instant;
 
 use serde::Serialize;
-use sluice_core::{Actions, Backend, Error, FlowTotals, Model, ModuleId, Result, Role, Telemetry, Totals};
+use sluice_core::{Actions, Backend, Drops, Error, FlowTotals, ModuleCounters, Model, ModuleId, Result, Role, Telemetry, Totals};
 
 use crate::controller::Controller;
 use crate::decompose::decompose;
@@ -176,12 +176,19 @@ pub struct Summary {
     pub generated: u64,
     /// Packets that reached an egress (pkt).
     pub delivered: u64,
-    /// Packets sent to a drop gate (pkt).
+    /// Packets dropped, every reason (pkt).
     pub dropped: u64,
+    /// The same by reason (pkt).
+    pub drops: Drops,
     /// Packets still inside at the end (pkt; 0 after a drained stop).
     pub in_flight: u64,
     /// Arrivals lost at the sources' full receive queues, never generated (pkt).
     pub missed: u64,
+    /// Whether every packet is accounted for: generated = delivered + dropped + in flight.
+    pub accounted: bool,
+    /// Whether nothing was lost: accounted for, no drop but of removed
+    /// duplicates, no arrival missed at a full receive queue.
+    pub lossless: bool,
 }
 
 /// A finished run.
@@ -195,6 +202,8 @@ pub struct RunReport {
     pub summary: Summary,
     /// Per flow, by flow id, over the whole run (warm-up and final drain included).
     pub flow_totals: Vec<FlowTotals>,
+    /// Per module, by module id, its counters over the whole run.
+    pub module_totals: Vec<ModuleCounters>,
 }
 
 /// Modules whose batch size the summary averages: the controlled ones, or
@@ -273,7 +282,7 @@ pub fn drive(
     }
     let last = backend.finish();
     let summary = summarise(&periods, last.totals);
-    Ok(RunReport { controller: controller.name().to_owned(), periods, summary, flow_totals: last.flow_totals })
+    Ok(RunReport { controller: controller.name().to_owned(), periods, summary, flow_totals: last.flow_totals, module_totals: last.module_totals })
 }
 
 fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telemetry, warmup: bool) -> PeriodRecord {
@@ -291,6 +300,7 @@ fn summarise(periods: &[PeriodRecord], totals: Totals) -> Summary {
     let n = measured.len().max(1) as f64;
     let time_ns: u64 = measured.iter().map(|p| p.telemetry.period_ns).sum();
     let delivered: u64 = measured.iter().flat_map(|p| &p.telemetry.flows).map(|f| f.delivered).sum();
+    let accounted = totals.generated == totals.delivered + totals.dropped + totals.in_flight;
     Summary {
         rate_pps: if time_ns == 0 { 0.0 } else { delivered as f64 * 1e9 / time_ns as f64 },
         mean_batch: measured.iter().map(|p| p.mean_batch).sum::<f64>() / n,
@@ -298,7 +308,10 @@ fn summarise(periods: &[PeriodRecord], totals: Totals) -> Summary {
         generated: totals.generated,
         delivered: totals.delivered,
         dropped: totals.dropped,
+        drops: totals.drops,
         in_flight: totals.in_flight,
         missed: totals.missed,
+        accounted,
+        lossless: accounted && totals.drops.lost() == 0 && totals.missed == 0,
     }
 }

@@ -41,6 +41,15 @@ impl FractionalBuffer {
         (self.len > 0).then(|| self.queue[self.head])
     }
 
+    /// Takes the oldest queued packet out, if any.
+    #[inline]
+    pub fn pop(&mut self) -> Option<PacketId> {
+        let id = self.front()?;
+        self.head = wrap(self.head + 1, self.queue.len());
+        self.len -= 1;
+        Some(id)
+    }
+
     /// Room left (pkt).
     #[inline]
     pub fn room(&self) -> usize {

@@ -5,6 +5,7 @@ use crate::batch::{Batch, MAX_BURST};
 use crate::nf::{NetworkFunction, NfContext, Outputs};
 use crate::packet::PacketMeta;
 use crate::pool::PacketPool;
+use crate::telemetry::ModuleCounters;
 
 /// What one run of an NF did with its input.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -51,20 +52,19 @@ impl Harness {
     }
 
     fn call(&mut self, nf: &mut dyn NetworkFunction) -> u64 {
-        let (mut dropped, mut created) = (0, 0);
+        let mut counters = ModuleCounters::default();
         let mut ctx = NfContext {
             pool: &mut self.pool,
             now_ns: self.now_ns,
             clock: &self.clock,
             origin: 0,
-            dropped: &mut dropped,
-            created: &mut created,
+            counters: &mut counters,
             flows: &mut [],
             timing: false,
         };
         nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
         assert!(self.input.is_empty(), "an NF must empty its input batch");
-        dropped
+        counters.dropped + counters.duplicates
     }
 
     /// Makes NFs see time `now_ns` (ns) from now on (for NFs that keep time).

@@ -37,4 +37,4 @@ pub use nf::{keep_or_drop, Instance, NetworkFunction, NfContext, Outputs, Packet
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};
-pub use telemetry::{Counters, FlowTelemetry, FlowTotals, ModuleTelemetry, Telemetry, Totals, WorkerTelemetry};
+pub use telemetry::{Counters, Drops, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerTelemetry};

@@ -52,6 +52,7 @@ impl PeriodMeter {
         self.merged.in_flight = 0;
         for f in &mut self.merged.flows {
             f.dropped = 0;
+            f.generated = 0;
         }
     }
 
@@ -70,11 +71,10 @@ impl PeriodMeter {
             }
         }
         for (f, flow) in model.flows.iter().enumerate() {
-            // Drops happen on any worker; each counts its own.
+            // Drops happen on any worker, and a flow's packets are made at
+            // its source or claimed at a hop on any worker: each counts its own.
             merged.flows[f].dropped += from.flows[f].dropped;
-            if model.worker_of[flow.path[0]] == w {
-                merged.flows[f].generated = from.flows[f].generated;
-            }
+            merged.flows[f].generated += from.flows[f].generated + from.flows[f].claimed;
             let sink = *flow.path.last().expect("validated paths are non-empty");
             if model.worker_of[sink] == w {
                 let (mine, theirs) = (&mut merged.flows[f], &mut from.flows[f]);
@@ -131,7 +131,8 @@ impl PeriodMeter {
                 },
                 b: ratio(c.run_pkts - p.run_pkts, c.runs - p.runs),
                 busy_ns: c.busy_ns - p.busy_ns,
-                dropped: c.dropped - p.dropped,
+                dropped: c.drops().since(&p.drops()).total(),
+                drops: c.drops().since(&p.drops()),
             })
             .collect();
         let flows = now
@@ -165,11 +166,16 @@ impl PeriodMeter {
             })
             .collect();
         let copied = now.modules.iter().map(|m| m.created).sum();
+        let mut drops = crate::telemetry::Drops::default();
+        for m in &now.modules {
+            drops += m.drops();
+        }
         let totals = Totals {
             generated: sources.iter().map(|&s| now.modules[s].run_pkts).sum::<u64>() + copied,
             copied,
             delivered: sinks.iter().map(|&s| now.modules[s].run_pkts).sum(),
-            dropped: now.modules.iter().map(|m| m.dropped).sum(),
+            dropped: drops.total(),
+            drops,
             in_flight: now.in_flight.max(0) as u64,
             missed: sources.iter().map(|&s| now.modules[s].missed).sum(),
         };
@@ -182,6 +188,7 @@ impl PeriodMeter {
             workers,
             totals,
             flow_totals: now.flows.iter().map(FlowTotals::from).collect(),
+            module_totals: now.modules.clone(),
             read_ns: 0,
         };
         self.period += 1;
@@ -205,14 +212,14 @@ mod tests {
         let mut meter = PeriodMeter { sources: vec![0], triggers: vec![20], ..PeriodMeter::default() };
         let mut c = Counters {
             at_ns: 1_000_000_000,
-            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, arrival_rounds: 5, round_pkts_sq: 1460, runs: 4, run_pkts: 80, busy_ns: 5, dropped: 0, missed: 0, created: 0 }],
+            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, arrival_rounds: 5, round_pkts_sq: 1460, runs: 4, run_pkts: 80, busy_ns: 5, ..Default::default() }],
             flows: vec![FlowRecorder::default()],
             workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10, ..Default::default() }],
             in_flight: 0,
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);
-        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b_round_sd: 6.0, b: 20.0, busy_ns: 5, dropped: 0 });
+        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b_round_sd: 6.0, b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default() });
         assert_eq!(t.flows[0].delivered, 1);
         assert_eq!(t.workers[0].busy_fraction, 0.5);
         c.at_ns = 1_500_000_000;

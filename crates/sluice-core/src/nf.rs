@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::batch::Batch;
 use crate::packet::{PacketId, PacketMeta, NO_FLOW};
 use crate::pool::PacketPool;
-use crate::telemetry::FlowRecorder;
+use crate::telemetry::{FlowRecorder, ModuleCounters};
 
 /// What an NF may touch while it runs on a batch.
 pub struct NfContext<'a> {
@@ -16,8 +16,8 @@ pub struct NfContext<'a> {
     pub(crate) now_ns: Option<u64>,
     pub(crate) clock: &'a quanta::Clock,
     pub(crate) origin: u64,
-    pub(crate) dropped: &'a mut u64,
-    pub(crate) created: &'a mut u64,
+    /// The running module's counters (drops, copies made).
+    pub(crate) counters: &'a mut ModuleCounters,
     pub(crate) flows: &'a mut [FlowRecorder],
     pub(crate) timing: bool,
 }
@@ -35,7 +35,7 @@ impl NfContext<'_> {
     #[inline]
     pub fn drop_packet(&mut self, id: PacketId) {
         free_dropped(self.pool, self.flows, id);
-        *self.dropped += 1;
+        self.counters.dropped += 1;
     }
 
     /// Drops a packet that is a copy of one already passed on (a
@@ -44,7 +44,7 @@ impl NfContext<'_> {
     #[inline]
     pub fn drop_duplicate(&mut self, id: PacketId) {
         self.pool.free(id);
-        *self.dropped += 1;
+        self.counters.duplicates += 1;
     }
 
     /// A copy of packet `id` (bytes and metadata: flow, sequence number,
@@ -57,7 +57,7 @@ impl NfContext<'_> {
         let data_off = self.pool.meta(copy).data_off;
         *self.pool.meta_mut(copy) = PacketMeta { data_off, ..meta };
         self.pool.copy_data(id, copy);
-        *self.created += 1;
+        self.counters.created += 1;
         Some(copy)
     }
 

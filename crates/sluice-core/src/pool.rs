@@ -105,6 +105,12 @@ impl PacketPool {
         self.partition as usize
     }
 
+    /// Buffers in the whole arena, every worker's partition (pkt): the
+    /// most packets any queue of handles can ever hold.
+    pub fn arena_capacity(&self) -> usize {
+        self.total as usize
+    }
+
     /// Packets this worker allocated minus packets it freed (pkt); summed
     /// over all workers, the packets in flight.
     pub fn in_use(&self) -> i64 {

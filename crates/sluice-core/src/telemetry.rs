@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::model::Model;
 
 /// Cumulative counters of one module.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ModuleCounters {
     /// Batches that arrived at the fractional buffer.
     pub arrivals: u64,
@@ -27,12 +27,72 @@ pub struct ModuleCounters {
     pub run_pkts: u64,
     /// Time spent in the NF (ns).
     pub busy_ns: u64,
-    /// Packets sent to the drop gate (pkt).
+    /// Packets the NF sent to its drop gate: malformed, refused by policy,
+    /// no pool buffer for a copy (pkt).
     pub dropped: u64,
+    /// High-availability copies the NF removed because their twin had
+    /// passed (pkt): dropped by design, not lost.
+    pub duplicates: u64,
+    /// Packets that arrived at a full queue (a queue module's, or a
+    /// weighted-fair module's) and were dropped (pkt).
+    pub queue_dropped: u64,
+    /// Packets dropped because the module's worker was down (pkt).
+    pub down_dropped: u64,
     /// Sources only: arrivals lost at a full receive queue, never generated (pkt).
     pub missed: u64,
     /// Packets the NF made (copies of its input, see [`NfContext::copy_packet`](crate::NfContext::copy_packet)) (pkt).
     pub created: u64,
+}
+
+impl ModuleCounters {
+    /// Its drops so far, by reason (pkt).
+    pub fn drops(&self) -> Drops {
+        Drops { nf: self.dropped, queue_full: self.queue_dropped, worker_down: self.down_dropped, duplicates: self.duplicates }
+    }
+}
+
+/// Packets dropped, by reason (pkt).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Drops {
+    /// By an NF, at its drop gate: malformed, refused by policy, no buffer for a copy.
+    pub nf: u64,
+    /// At a full queue (a queue module's or a weighted-fair module's).
+    pub queue_full: u64,
+    /// At a worker that was down.
+    pub worker_down: u64,
+    /// High-availability copies removed because their twin passed: by design, not a loss.
+    pub duplicates: u64,
+}
+
+impl Drops {
+    /// Every drop (pkt).
+    pub fn total(&self) -> u64 {
+        self.nf + self.queue_full + self.worker_down + self.duplicates
+    }
+
+    /// Drops that lose a packet: all but removed duplicates (pkt).
+    pub fn lost(&self) -> u64 {
+        self.nf + self.queue_full + self.worker_down
+    }
+
+    /// The difference `self − earlier`, reason by reason.
+    pub fn since(&self, earlier: &Drops) -> Drops {
+        Drops {
+            nf: self.nf - earlier.nf,
+            queue_full: self.queue_full - earlier.queue_full,
+            worker_down: self.worker_down - earlier.worker_down,
+            duplicates: self.duplicates - earlier.duplicates,
+        }
+    }
+}
+
+impl std::ops::AddAssign for Drops {
+    fn add_assign(&mut self, other: Drops) {
+        self.nf += other.nf;
+        self.queue_full += other.queue_full;
+        self.worker_down += other.worker_down;
+        self.duplicates += other.duplicates;
+    }
 }
 
 /// Cumulative counters of one worker.
@@ -63,6 +123,9 @@ pub struct FlowRecorder {
     pub generated: u64,
     /// Packets of this flow dropped so far on this worker (pkt, cumulative).
     pub dropped: u64,
+    /// Packets this worker claimed for the flow (packets that belonged to
+    /// no flow until a hop only this flow takes; pkt, cumulative).
+    pub claimed: u64,
     /// Packets delivered so far (pkt, cumulative).
     pub delivered: u64,
     /// Packets that reached this flow's egress but belong to another flow (pkt, cumulative).
@@ -79,7 +142,7 @@ pub struct FlowRecorder {
 impl Default for FlowRecorder {
     fn default() -> Self {
         let delays = Histogram::new_with_bounds(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1, 2).expect("valid histogram bounds");
-        Self { generated: 0, dropped: 0, delivered: 0, misdelivered: 0, delays, delay_sum_ns: 0 }
+        Self { generated: 0, dropped: 0, claimed: 0, delivered: 0, misdelivered: 0, delays, delay_sum_ns: 0 }
     }
 }
 
@@ -180,10 +243,12 @@ pub struct ModuleTelemetry {
     pub b_round_sd: f64,
     /// Mean batch size at the NF (pkt).
     pub b: f64,
-    /// Time spent in the NF during the period (ns).
+    /// Time spent in the NF during the period (ns; timed on sampled rounds).
     pub busy_ns: u64,
-    /// Packets dropped during the period (pkt).
+    /// Packets dropped during the period, every reason (pkt).
     pub dropped: u64,
+    /// The same by reason (pkt).
+    pub drops: Drops,
 }
 
 /// One flow over one control period.
@@ -224,7 +289,8 @@ pub struct WorkerTelemetry {
 }
 
 /// Whole-pipeline packet accounting since the start (pkt).
-/// Lossless: `generated = delivered + dropped + in_flight`.
+/// Every packet is accounted for: `generated = delivered + dropped + in_flight`;
+/// the run is lossless when `drops.lost() == 0`.
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct Totals {
     /// Packets made by sources, and copies made inside (`copied`).
@@ -233,8 +299,10 @@ pub struct Totals {
     pub copied: u64,
     /// Packets that reached an egress.
     pub delivered: u64,
-    /// Packets sent to a drop gate.
+    /// Packets dropped, every reason.
     pub dropped: u64,
+    /// The same by reason.
+    pub drops: Drops,
     /// Packets still inside the pipeline.
     pub in_flight: u64,
     /// Arrivals the sources' receive queues could not hold (not part of `generated`).
@@ -244,7 +312,8 @@ pub struct Totals {
 /// One flow's accounting since the start (pkt).
 #[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
 pub struct FlowTotals {
-    /// Packets of the flow its source made.
+    /// Packets of the flow its source made, or that became the flow's
+    /// downstream (at the first hop only it takes).
     pub generated: u64,
     /// Packets delivered at its egress.
     pub delivered: u64,
@@ -279,6 +348,9 @@ pub struct Telemetry {
     pub totals: Totals,
     /// Per flow, accounting since the start.
     pub flow_totals: Vec<FlowTotals>,
+    /// Per module, by module id, its counters since the start: what
+    /// arrived, ran, was made and dropped (by reason).
+    pub module_totals: Vec<ModuleCounters>,
     /// Time the control side took to obtain this telemetry from the data plane (ns).
     pub read_ns: u64,
 }

@@ -66,7 +66,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         .map(|(m, mt)| {
             let v = json!({
                 "trigger": mt.trigger, "x": mt.x, "r": mt.r, "b_in": mt.b_in, "b_round": mt.b_round, "b_round_sd": mt.b_round_sd, "b": mt.b,
-                "busy_ns": mt.busy_ns, "dropped": mt.dropped, "controlled": m.controlled,
+                "busy_ns": mt.busy_ns, "dropped": mt.dropped, "drops": mt.drops, "controlled": m.controlled,
             });
             (m.name.clone(), v)
         })
@@ -92,6 +92,7 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "delta": plan.control.delta,
         "summary": report.summary,
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
+        "module_totals": pipeline.model().modules.iter().zip(&report.module_totals).map(|(m, t)| (m.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),
     })
 }

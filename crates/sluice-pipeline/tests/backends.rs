@@ -2,17 +2,10 @@
 
 mod common;
 
-use sluice_control::{drive, Controller, Max, Null, RunPlan};
-use sluice_core::{Actions, Backend, Model, Telemetry};
+use common::{on_both_backends, pipeline, plan};
+use sluice_control::{drive, Max, Null, RunPlan};
+use sluice_core::{Backend, Telemetry};
 use sluice_pipeline::Pipeline;
-
-fn pipeline(n: usize) -> Pipeline {
-    Pipeline::from_json(&common::rc(n).to_string()).unwrap()
-}
-
-fn plan(periods: usize) -> RunPlan {
-    RunPlan { periods, warmup_periods: 1, period_ns: 20_000_000, ..RunPlan::default() }
-}
 
 #[test]
 fn engine_accounts_for_every_packet_and_drains_on_stop() {
@@ -94,12 +87,6 @@ fn simulator_follows_the_cost_model() {
 }
 
 /// Runs `check` on the simulator, then on the engine, of `p`.
-fn on_both_backends(p: &Pipeline, mut check: impl FnMut(&mut dyn Backend)) {
-    let _engine = common::one_engine_at_a_time();
-    check(&mut p.simulator().unwrap());
-    check(&mut p.engine(true).unwrap());
-}
-
 #[test]
 fn max_fills_batches_and_null_passes_them_through_on_both_backends() {
     on_both_backends(&pipeline(4), |backend| {
@@ -292,39 +279,4 @@ fn a_queue_module_is_a_task_of_its_own_and_loses_nothing_it_accepts() {
     assert!(last.b > 1.0, "the queue is served in batches, not packet by packet: {last:?}");
     let err = Pipeline::from_json(&spec(10)).err().expect("refused").to_string();
     assert!(err.contains("queue capacity 10 pkt is outside 512..=1048576"), "{err}");
-}
-
-/// Max at 1 Mpps for three periods, then Null at 100 kpps: the RC flow's
-/// delays drop from the time its buffers take to fill (tens of µs) to the
-/// µs of passing packets straight through, and a period delivers a tenth
-/// of the packets.
-struct MaxThenNull;
-
-impl Controller for MaxThenNull {
-    fn name(&self) -> &str {
-        "max-then-null"
-    }
-
-    fn init(&mut self, model: &Model) -> Actions {
-        Actions { rates: vec![(0, 0, 1e6)], ..Max.init(model) }
-    }
-
-    fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
-        if telemetry.period == 2 { Actions { rates: vec![(0, 0, 100e3)], ..Null.init(model) } } else { Actions::default() }
-    }
-}
-
-#[test]
-fn each_period_s_delays_are_its_own_on_both_backends() {
-    on_both_backends(&pipeline(4), |backend| {
-        let report = drive(backend, &mut MaxThenNull, &RunPlan { warmup_periods: 0, ..plan(8) }, &mut |_| {}).unwrap();
-        let rc: Vec<_> = report.periods.iter().map(|p| &p.telemetry.flows[0]).collect();
-        let under_max = rc[2].p50_ns;
-        // Delays carried over from a period under Max would outnumber a
-        // later period's own tenfold and move its median; a median stays
-        // low through the few stalls of a busy machine.
-        for (period, under_null) in rc.iter().enumerate().skip(4) {
-            assert!(under_null.p50_ns < under_max / 4, "period {period}: median {} ns beside {under_max} ns under Max", under_null.p50_ns);
-        }
-    });
 }

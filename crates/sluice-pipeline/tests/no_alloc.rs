@@ -98,7 +98,7 @@ fn rounds_do_not_allocate(schedule: Schedule) {
         }
     }
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
-    assert!(moved >= 20_000 * 8, "{moved} packets moved");
+    assert!(moved >= 20_000 * 8, "{moved} packets moved ({schedule:?})");
     assert_eq!(allocations, 0, "{allocations} heap allocations in 20 000 rounds ({schedule:?})");
     graph.drain();
     assert_eq!(graph.in_flight(), 0);

@@ -66,7 +66,7 @@ def run(out: Path, rate_pps: float, period_ms: float, down_s: float, progress: C
         "rate_pps": rate_pps,
         "placement": {n: 1 + c for n, c in zip(instance.names, e.placement)},
         "totals": {k: s[k] for k in ("generated", "delivered", "dropped", "in_flight", "missed")},
-        "lossless": s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"],
+        "accounted": s["accounted"],
         "timeline": timeline,
         "rows": [{"flow": n, **f} for n, f in flows.items()],
     }
@@ -116,5 +116,5 @@ def plot(report: dict[str, Any], path: Path) -> None:
 def headline(report: dict[str, Any]) -> output.Headline:
     """What the HA flows lost while a worker was down, and whether every packet is accounted for."""
     generated = sum(f["generated"] for f in report["flows"].values() if f["ha"])
-    return output.Headline(f"HA packets lost: {report['ha_lost']} of {generated}; accounting lossless: {'yes' if report['lossless'] else 'no'}",
+    return output.Headline(f"HA packets lost: {report['ha_lost']} of {generated}; every packet accounted for: {'yes' if report['accounted'] else 'no'}",
                            "— (dissertation §4: HA flows survive one core failure)")

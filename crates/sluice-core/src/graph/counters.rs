@@ -14,6 +14,7 @@ impl WorkerGraph {
         for (theirs, mine) in into.flows.iter_mut().zip(&self.flows) {
             theirs.generated = 0;
             theirs.dropped = mine.dropped;
+            theirs.claimed = mine.claimed;
         }
         for node in &self.nodes {
             into.modules[node.module] = node.counters;

@@ -5,22 +5,28 @@
 use super::{InRing, WorkerGraph};
 use crate::batch::MAX_BURST;
 use crate::nf::free_dropped;
+use crate::packet::PacketId;
 
 impl WorkerGraph {
     /// Flushes every fractional buffer downstream, in topological order, so
-    /// that every packet is delivered or dropped (stopping a run).
+    /// that every packet is delivered, dropped or on its way to another
+    /// worker (stopping a run); and as much of the rings' backlogs as the
+    /// rings take.
     pub fn drain(&mut self) {
         self.sampled = false;
         // Nodes are kept in topological order; weighted-fair queues empty too.
         for v in 0..self.nodes.len() {
             self.run_queued(v, MAX_BURST, true);
         }
+        if self.backlogged > 0 {
+            self.flush_backlogs();
+        }
     }
 
     /// What a failed core does: nothing runs, its sources are not polled,
-    /// and the packets that reach it on inbound rings or sit in its buffers
-    /// are dropped and counted at the module they were for (and their flow).
-    /// Returns the packets dropped (pkt).
+    /// and the packets that reach it on inbound rings, sit in its buffers or
+    /// wait in its rings' backlogs are dropped and counted at the module
+    /// they were at or for (and their flow). Returns the packets dropped (pkt).
     pub fn discard(&mut self) -> usize {
         let mut dropped = 0;
         for i in 0..self.rings_in.len() {
@@ -28,23 +34,40 @@ impl WorkerGraph {
             let counters = &mut self.nodes[*target].counters;
             while let Some(id) = ring.pop() {
                 counters.arrived_pkts += 1;
-                counters.dropped += 1;
+                counters.down_dropped += 1;
                 free_dropped(&mut self.pool, &mut self.flows, id);
                 dropped += 1;
             }
         }
-        let mut batch = self.spares.pop().expect("one spare batch per graph level");
         for v in 0..self.nodes.len() {
-            while self.take_queued(v, MAX_BURST, &mut batch) {
-                for &id in batch.as_slice() {
-                    free_dropped(&mut self.pool, &mut self.flows, id);
-                }
-                self.nodes[v].counters.dropped += batch.len() as u64;
-                dropped += batch.len();
-                batch.clear();
+            let node = &mut self.nodes[v];
+            let n = drop_all(&mut node.buffer, |id| free_dropped(&mut self.pool, &mut self.flows, id));
+            if node.queued {
+                self.queued_pkts -= n;
             }
+            node.counters.down_dropped += n as u64;
+            dropped += n;
         }
-        self.spares.push(batch);
+        for r in 0..self.rings_out.len() {
+            let out = &mut self.rings_out[r];
+            if out.backlog.is_empty() {
+                continue;
+            }
+            let n = drop_all(&mut out.backlog, |id| free_dropped(&mut self.pool, &mut self.flows, id));
+            self.nodes[out.sender].counters.down_dropped += n as u64;
+            self.backlogged -= 1;
+            dropped += n;
+        }
         dropped
     }
+}
+
+/// Takes every packet out of `queue`, handing each to `drop`; returns how many (pkt).
+fn drop_all(queue: &mut crate::buffer::FractionalBuffer, mut drop: impl FnMut(PacketId)) -> usize {
+    let mut n = 0;
+    while let Some(id) = queue.pop() {
+        drop(id);
+        n += 1;
+    }
+    n
 }

@@ -1,26 +1,28 @@
 //! Weighted-fair turns: stride scheduling over the sources and the queues
-//! of controlled modules, with optional backpressure on the sources
+//! of controlled modules, with optional backpressure on the entries
 //! (NFVnice's scheduling model); and the queue modules' own turns.
 
 use std::sync::atomic::Ordering;
 
+use super::round::may_take_in;
 use super::{Kind, WorkerGraph};
 
 impl WorkerGraph {
     /// Serves the weighted-fair unit whose turn it is.
-    pub(super) fn fair_turn(&mut self, now_ns: u64, backpressure: usize) -> usize {
+    pub(super) fn fair_turn(&mut self, now_ns: u64) -> usize {
         // Whether a source may run hangs on the whole worker: ask every turn.
         for &v in &self.sources {
             if let Some(u) = self.unit_of[v] {
                 self.stride.wake(u);
             }
         }
-        let (nodes, units, weights) = (&self.nodes, &self.units, &self.weights);
-        let sources_may_run = self.queued_pkts < backpressure && self.pool.available() > 0 && self.rings_have_room();
+        let pool_has_room = self.pool.available() > 0;
+        let backpressure = self.backpressure();
+        let (nodes, units, weights, rings_out, queued_pkts) = (&self.nodes, &self.units, &self.weights, &self.rings_out, self.queued_pkts);
         let runnable = |u: usize| {
             let node = &nodes[units[u]];
             match node.kind {
-                Kind::Source(_) => sources_may_run,
+                Kind::Source(_) => pool_has_room && may_take_in(node, rings_out, queued_pkts, backpressure),
                 _ => node.queue_ready(),
             }
         };

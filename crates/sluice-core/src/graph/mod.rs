@@ -42,10 +42,12 @@ use crate::telemetry::{FlowRecorder, ModuleCounters, WorkerCounters};
 use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 
 mod age;
+mod claims;
 mod counters;
 mod drain;
 mod fair;
 mod gates;
+mod hops;
 mod moves;
 mod round;
 mod triggers;
@@ -59,32 +61,55 @@ enum Kind {
     Egress(Option<FlowId>),
 }
 
+/// What the next runs of a node take from its buffer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Release {
+    /// What its trigger releases of the packets that arrived (see [`FractionalBuffer::next_run`]).
+    Arrivals,
+    /// Up to `n` queued packets a run: once, or until the buffer is empty when `all`.
+    Queued { n: usize, all: bool },
+}
+
 struct Node {
     module: ModuleId,
     kind: Kind,
     buffer: FractionalBuffer,
-    scratch: Option<Box<Batch>>,
-    out: Vec<Box<Batch>>,
-    next: Vec<Target>,
+    /// The batch that arrived and is being admitted; empty between visits
+    /// (a parent's gate batch is swapped in, see `walk`).
+    inbox: Box<Batch>,
+    /// A run the buffer releases of its queued packets is assembled here.
+    scratch: Box<Batch>,
+    out: Box<[Box<Batch>]>,
+    next: Box<[Target]>,
+    /// Per gate, the flow the packets become there (`NO_FLOW`: none;
+    /// see `claims`).
+    claims: Box<[u16]>,
+    release: Release,
+    /// Whether the packets the buffer holds waited there since an earlier
+    /// arrival (they have left L1: the walker prefetches them).
+    waited: bool,
     counters: ModuleCounters,
     /// The last round in which a batch arrived (see [`WorkerGraph::rounds`]).
     last_arrival_round: u64,
     /// Packets that arrived in that round (pkt).
     last_round_pkts: u64,
-    /// Whether the module queues between scheduler turns (weighted-fair mode).
+    /// Whether the module queues between scheduler turns (weighted-fair
+    /// mode, or a queue module).
     queued: bool,
     /// Age bound of the buffer (ns since the oldest packet's ingress).
     max_age_ns: Option<u64>,
-    /// The trigger in force here (pkt; 0 = pass-through; see
-    /// [`WorkerGraph::take_triggers`]).
+    /// The trigger in force here (pkt; 0 = pass-through; see `triggers`).
     trigger: usize,
     /// Per gate, the rank of the tightest SLO of the flows through it
-    /// (a splitter's only, and empty when all rank alike; see
-    /// [`WorkerGraph::dispatch`]).
+    /// (a splitter's only, and empty when all rank alike; see `gates`).
     gate_rank: Box<[u32]>,
     /// Room for the gates a run filled, in the order they are served
-    /// (a splitter's only; see [`WorkerGraph::dispatch`]).
+    /// (a splitter's only; see `gates`).
     filled: Box<[u32]>,
+    /// Outbound rings (indices into `rings_out`) this node's packets can
+    /// reach on this worker: a source or a ring's target stops taking
+    /// packets in while one of them is short of room.
+    reaches: Box<[u32]>,
 }
 
 impl Node {
@@ -112,8 +137,48 @@ struct InRing {
     target: usize,
 }
 
-/// Sources pause while an outbound ring has fewer free slots than this (pkt):
-/// room for what one batch can release downstream, buffered packets included.
+/// A ring this worker sends on. What the ring cannot take waits in the
+/// backlog, in order, until it can: nothing is dropped between workers.
+/// The backlog holds as many packets as the whole arena, so it cannot
+/// overflow; entries that reach the ring stop taking packets in while it
+/// is backlogged or short of room, so backpressure crosses workers.
+struct OutRing {
+    /// The crossing edge it carries (index into `Model::edges`).
+    edge: usize,
+    /// The local node that sends on it.
+    sender: usize,
+    ring: Producer<PacketId>,
+    backlog: FractionalBuffer,
+}
+
+impl OutRing {
+    fn new(edge: usize, ring: Producer<PacketId>, arena: usize) -> Self {
+        Self { edge, sender: usize::MAX, ring, backlog: FractionalBuffer::with_capacity(arena) }
+    }
+
+    /// Whether what one round can send on fits without a backlog.
+    fn has_room(&self) -> bool {
+        self.backlog.is_empty() && self.ring.room() >= RING_RESERVE
+    }
+}
+
+/// A step of the depth-first walk (see `walk`).
+#[derive(Clone, Copy)]
+struct Task {
+    node: u32,
+    /// An outgate of `node` whose batch is handed on, or [`Task::CONTINUE`] or [`Task::ARRIVED`].
+    gate: u32,
+}
+
+impl Task {
+    /// Run `node` again if its buffer has a run due.
+    const CONTINUE: u32 = u32::MAX;
+    /// A batch waits in `node`'s inbox: admit it, then run if a run is due.
+    const ARRIVED: u32 = u32::MAX - 1;
+}
+
+/// Entries pause while an outbound ring they reach has fewer free slots
+/// than this (pkt): room for what a batch can release downstream.
 const RING_RESERVE: usize = 2 * MAX_BURST;
 
 /// One round in this many (on average, drawn at random so that it cannot
@@ -144,7 +209,9 @@ impl Default for WalkerConfig {
 pub struct WorkerGraph {
     nodes: Vec<Node>,
     sources: Vec<usize>,
-    spares: Vec<Box<Batch>>,
+    /// The walk's pending steps (see `walk`); its capacity is the deepest
+    /// the walk can go, so it never grows while running.
+    stack: Vec<Task>,
     pool: PacketPool,
     flows: Vec<FlowRecorder>,
     triggers: Arc<[AtomicU32]>,
@@ -170,12 +237,15 @@ pub struct WorkerGraph {
     queued_pkts: usize,
     /// Nodes with an age bound, in topological order.
     aged: Vec<usize>,
-    /// Outbound rings and the crossing edge (index into `Model::edges`) each carries.
-    rings_out: Vec<(usize, Producer<PacketId>)>,
+    rings_out: Vec<OutRing>,
     rings_in: Vec<InRing>,
+    /// Outbound rings with a backlog.
+    backlogged: usize,
     clock: quanta::Clock,
     origin: u64,
     timing: bool,
+    /// Whether rounds read the clock: for timing, paced sources or age bounds.
+    clocked: bool,
     /// Whether this round's NF runs are timed (see [`BUSY_SAMPLING`]).
     sampled: bool,
     /// State of the xorshift generator that draws sampled rounds and gate
@@ -236,24 +306,31 @@ impl WorkerGraph {
                 queued,
                 max_age_ns: decl.max_age_ns,
                 buffer: if queued { FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE)) } else { FractionalBuffer::default() },
-                scratch: Some(Batch::boxed()),
+                inbox: Batch::boxed(),
+                scratch: Batch::boxed(),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
-                next: Vec::new(),
+                next: Box::default(),
+                claims: Box::default(),
+                release: Release::Arrivals,
+                waited: false,
                 counters: ModuleCounters::default(),
                 last_arrival_round: 0,
                 last_round_pkts: 0,
                 trigger: 0,
                 gate_rank: Box::default(),
                 filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
+                reaches: Box::default(),
             });
         }
+        let arena = wiring.pool.arena_capacity();
         let mut graph = Self {
-            spares: Vec::new(),
+            stack: Vec::new(),
             nodes,
             sources: Vec::new(),
             pool: wiring.pool,
             aged: Vec::new(),
-            rings_out: wiring.outbound,
+            rings_out: wiring.outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring, arena)).collect(),
+            backlogged: 0,
             rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
             flows: vec![FlowRecorder::default(); model.flows.len()],
             triggers: knobs.triggers.clone(),
@@ -271,6 +348,7 @@ impl WorkerGraph {
             clock,
             origin,
             timing: config.timing,
+            clocked: false,
             sampled: false,
             draws: 0x9E37_79B9_7F4A_7C15,
             mark: 0,
@@ -284,9 +362,10 @@ impl WorkerGraph {
     }
 
     /// Derives from the nodes and ring ends this worker holds everything
-    /// the walker looks up: node order, where each gate leads, which node
-    /// each inbound ring feeds, the scheduler's units. Runs at construction
-    /// and after modules move (the only time it allocates).
+    /// the walker looks up: node order, where each gate leads and which
+    /// flow it claims, which node each inbound ring feeds, which rings each
+    /// entry reaches, the scheduler's units. Runs at construction and after
+    /// modules move (the only time it allocates).
     fn link(&mut self, model: &Model) {
         // Modules that moved in bring the triggers their old worker had taken.
         self.triggers_taken = None;
@@ -299,20 +378,40 @@ impl WorkerGraph {
         for (i, n) in self.nodes.iter().enumerate() {
             local[n.module] = i;
         }
+        let hops = hops::hops(model);
+        let claims = claims::claim_hops(model, &hops);
         for node in &mut self.nodes {
             let m = node.module;
             if node.out.len() > 1 {
-                node.gate_rank = gates::gate_rank(model, m);
+                node.gate_rank = gates::gate_rank(model, &hops, m);
             }
+            let rings_out = &self.rings_out;
             node.next = (0..node.out.len())
-                .map(|g| match self.rings_out.iter().position(|(e, _)| model.edges[*e].from == m && model.edges[*e].outgate == g) {
+                .map(|g| match rings_out.iter().position(|r| model.edges[r.edge].from == m && model.edges[r.edge].outgate == g) {
                     Some(r) => Target::Ring(r),
                     None => Target::Local(local[model.next[m][g]]),
                 })
                 .collect();
+            node.claims = (0..node.out.len()).map(|g| claims[m][g]).collect();
+        }
+        // Reverse topological order: a node reaches what its children reach.
+        for v in (0..self.nodes.len()).rev() {
+            let mut reaches: Vec<u32> = Vec::new();
+            for &t in self.nodes[v].next.iter() {
+                match t {
+                    Target::Ring(r) => reaches.push(r as u32),
+                    Target::Local(c) => reaches.extend_from_slice(&self.nodes[c].reaches),
+                }
+            }
+            reaches.sort_unstable();
+            reaches.dedup();
+            self.nodes[v].reaches = reaches.into();
         }
         for r in &mut self.rings_in {
             r.target = local[model.edges[r.edge].to];
+        }
+        for r in &mut self.rings_out {
+            r.sender = local[model.edges[r.edge].from];
         }
         let nodes = &self.nodes;
         self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
@@ -325,7 +424,12 @@ impl WorkerGraph {
         }
         self.stride = Stride::new(self.units.len());
         self.queued_pkts = self.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
-        self.spares.resize_with(nodes.len() + 1, Batch::boxed);
+        self.backlogged = self.rings_out.iter().filter(|r| !r.backlog.is_empty()).count();
+        // Sources pace their streams by the clock (see `round`).
+        self.clocked = self.timing || !self.sources.is_empty() || !self.aged.is_empty();
+        // Deepest walk: every node once waiting to run again, with a task per gate of its last run.
+        let depth = 1 + nodes.iter().map(|n| 1 + n.out.len()).sum::<usize>();
+        self.stack = Vec::with_capacity(depth);
     }
 
     /// Time now (ns since the run's origin).

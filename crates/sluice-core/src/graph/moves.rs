@@ -6,10 +6,10 @@
 //! new rings. Nothing is dropped: packets already past a new cut sit in the
 //! moved buffers, packets behind it take the new ring.
 
-use super::{InRing, Kind, Node, WorkerGraph};
+use super::{InRing, Kind, Node, OutRing, WorkerGraph};
 use crate::model::{FlowId, Model};
 use crate::packet::PacketId;
-use crate::ring::{spsc, Consumer, Producer};
+use crate::ring::{spsc, Consumer};
 use crate::telemetry::FlowRecorder;
 use crate::wiring::RING_SLOTS;
 
@@ -19,7 +19,7 @@ use crate::wiring::RING_SLOTS;
 /// run on, since the ring ends they hold stay where they are.
 pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
     let mut nodes: Vec<Node> = Vec::new();
-    let mut outbound: Vec<(usize, Producer<PacketId>)> = Vec::new();
+    let mut outbound: Vec<OutRing> = Vec::new();
     let mut inbound: Vec<(usize, Consumer<PacketId>)> = Vec::new();
     let mut deliveries: Vec<(FlowId, FlowRecorder)> = Vec::new();
     for g in graphs.iter_mut() {
@@ -34,16 +34,17 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
             }
         }
         nodes.extend(leave);
-        let (stay, leave) = g.rings_out.drain(..).partition(|(e, _)| to.worker_of[to.edges[*e].from] == w);
+        let (stay, leave): (Vec<OutRing>, Vec<OutRing>) = g.rings_out.drain(..).partition(|r| to.worker_of[to.edges[r.edge].from] == w);
         g.rings_out = stay;
         outbound.extend(leave);
         let (stay, leave): (Vec<InRing>, Vec<InRing>) = g.rings_in.drain(..).partition(|r| to.worker_of[to.edges[r.edge].to] == w);
         g.rings_in = stay;
         inbound.extend(leave.into_iter().map(|r| (r.edge, r.ring)));
     }
+    let arena = graphs.first().map_or(0, |g| g.pool.arena_capacity());
     for &e in to.crossings.iter().filter(|e| !from.crossings.contains(e)) {
         let (tx, rx) = spsc(RING_SLOTS);
-        outbound.push((e, tx));
+        outbound.push(OutRing::new(e, tx, arena));
         inbound.push((e, rx));
     }
     for node in nodes {
@@ -53,8 +54,8 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
         let sink = *to.flows[f].path.last().expect("validated paths are non-empty");
         carried.hand_delivery_to(&mut graph_of(graphs, to.worker_of[sink]).flows[f]);
     }
-    for (edge, ring) in outbound {
-        graph_of(graphs, to.worker_of[to.edges[edge].from]).rings_out.push((edge, ring));
+    for ring in outbound {
+        graph_of(graphs, to.worker_of[to.edges[ring.edge].from]).rings_out.push(ring);
     }
     for (edge, ring) in inbound {
         graph_of(graphs, to.worker_of[to.edges[edge].to]).rings_in.push(InRing { edge, ring, target: usize::MAX });

@@ -1,15 +1,22 @@
-//! One scheduler round: the run-to-completion round (every source's batch
-//! and every inbound ring's packets pushed through the graph), the
-//! weighted-fair turn it hands over to, the age-bound flush and the core
-//! probe that follow it.
+//! One scheduler round: the run-to-completion round (every inbound ring's
+//! and every source's batch pushed through the graph, each queue module
+//! served once), the weighted-fair turn it hands over to, the age-bound
+//! flush and the core probe that follow it.
+//!
+//! Sources and inbound rings are a worker's entries. An entry takes
+//! packets in only while every outbound ring its packets can reach has
+//! room for what a batch may release (and, weighted-fair with
+//! backpressure, while the worker's queues hold fewer than the bound): a
+//! full ring downstream stops the entries upstream of it, worker by worker
+//! back to the sources, and nothing is dropped between workers.
 
 use std::sync::atomic::Ordering;
 
-use super::{InRing, Kind, Schedule, WorkerGraph, BUSY_SAMPLING, RING_RESERVE};
+use super::{gates, Kind, Node, OutRing, Schedule, Task, WorkerGraph, BUSY_SAMPLING};
 use crate::core_probe;
 
 impl WorkerGraph {
-    /// One scheduler round: run-to-completion, a batch from every source
+    /// One scheduler round: run-to-completion, a batch from every entry
     /// pushed through; weighted-fair, one unit's turn; on a worker that is
     /// down, [`Self::discard`]. Returns the packets the round moved or
     /// discarded (pkt); 0 means there was nothing to do.
@@ -18,25 +25,38 @@ impl WorkerGraph {
             return self.discard();
         }
         self.rounds += 1;
-        let start = self.clock.raw();
-        let now = self.clock.delta_as_nanos(self.origin, start);
+        let start = if self.clocked { self.clock.raw() } else { 0 };
+        let now = if self.clocked { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
         self.mark = start;
-        self.sampled = self.timing && self.draw().is_multiple_of(BUSY_SAMPLING);
+        self.sampled = self.timing && gates::draw(&mut self.draws).is_multiple_of(BUSY_SAMPLING);
         let mut moved = self.take_triggers();
+        if self.backlogged > 0 {
+            self.flush_backlogs();
+        }
         moved += self.poll_inbound();
         moved += match self.schedule {
-            Schedule::RunToCompletion if self.rings_have_room() => {
-                let mut moved: usize = (0..self.sources.len()).map(|i| self.pull(self.sources[i], now)).sum();
+            Schedule::RunToCompletion => {
+                let mut moved = 0;
+                for i in 0..self.sources.len() {
+                    let v = self.sources[i];
+                    if self.may_take_in(v) {
+                        moved += self.pull(v, now);
+                    }
+                }
                 // Queue modules are tasks of their own: one batch each per round.
-                for q in 0..self.queues.len() {
-                    moved += self.serve(self.queues[q]);
+                for i in 0..self.queues.len() {
+                    let v = self.queues[i];
+                    if self.may_take_in(v) {
+                        moved += self.serve(v);
+                    }
                 }
                 moved
             }
-            Schedule::RunToCompletion => 0,
-            Schedule::WeightedFair { backpressure } => self.fair_turn(now, backpressure.unwrap_or(usize::MAX)),
+            Schedule::WeightedFair { .. } => self.fair_turn(now),
         };
-        moved += self.flush_aged(now);
+        if !self.aged.is_empty() {
+            moved += self.flush_aged(now);
+        }
         if moved > 0 && self.sampled {
             self.worker.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, self.mark);
             self.worker.busy_rounds += BUSY_SAMPLING;
@@ -49,7 +69,7 @@ impl WorkerGraph {
 
     /// Times the fixed [`core_probe`] work into the worker's counters.
     #[cold]
-    pub(super) fn probe_core(&mut self, now_ns: u64) {
+    fn probe_core(&mut self, now_ns: u64) {
         let start = self.clock.raw();
         std::hint::black_box(core_probe::probe_work());
         self.worker.probe_ns += self.clock.delta_as_nanos(start, self.clock.raw()).min(core_probe::PROBE_CAP_NS);
@@ -57,34 +77,72 @@ impl WorkerGraph {
         self.next_probe_ns = now_ns + core_probe::PROBE_INTERVAL_NS;
     }
 
-    /// Whether every outbound ring can take what a source batch may release.
-    pub(super) fn rings_have_room(&self) -> bool {
-        self.rings_out.iter().all(|(_, r)| r.room() >= RING_RESERVE)
+    /// The most packets the worker's queues may hold while its entries take
+    /// packets in (pkt; weighted-fair backpressure, else unbounded).
+    pub(super) fn backpressure(&self) -> usize {
+        match self.schedule {
+            Schedule::WeightedFair { backpressure: Some(bound) } => bound,
+            _ => usize::MAX,
+        }
     }
 
-    /// Delivers what the inbound rings hold, a batch of up to B per ring;
-    /// returns the packets taken (pkt).
+    /// Whether entry `v` (a source, a ring's target or a queue module) may
+    /// take packets in (see [`may_take_in`]).
+    #[inline]
+    pub(super) fn may_take_in(&self, v: usize) -> bool {
+        may_take_in(&self.nodes[v], &self.rings_out, self.queued_pkts, self.backpressure())
+    }
+
+    /// Delivers what the inbound rings hold, a batch of up to B per ring
+    /// (no more than a queued target has room for), to entries that may
+    /// take packets in; returns the packets taken (pkt).
     pub fn poll_inbound(&mut self) -> usize {
         let mut moved = 0;
         for i in 0..self.rings_in.len() {
-            let mut batch = self.spares.pop().expect("one spare batch per graph level");
-            let InRing { ring, target, .. } = &mut self.rings_in[i];
-            let target = *target;
-            while batch.len() < self.batch_size {
+            let target = self.rings_in[i].target;
+            if !self.may_take_in(target) {
+                continue;
+            }
+            let node = &mut self.nodes[target];
+            let room = if node.queued { node.buffer.room().min(self.batch_size) } else { self.batch_size };
+            let ring = &mut self.rings_in[i].ring;
+            while node.inbox.len() < room {
                 match ring.pop() {
-                    Some(id) => batch.push(id),
+                    Some(id) => node.inbox.push(id),
                     None => break,
                 }
             }
-            moved += batch.len();
-            if !batch.is_empty() {
-                self.deliver(target, &mut batch);
+            if !node.inbox.is_empty() {
+                moved += node.inbox.len();
+                self.stack.push(Task { node: target as u32, gate: Task::ARRIVED });
+                self.walk();
             }
-            self.spares.push(batch);
         }
         moved
     }
 
+    /// Moves what the outbound rings' backlogs hold into the rings, in
+    /// order, as far as the rings have room.
+    pub(super) fn flush_backlogs(&mut self) {
+        for out in &mut self.rings_out {
+            if out.backlog.is_empty() {
+                continue;
+            }
+            while let Some(id) = out.backlog.front() {
+                if out.ring.push(id).is_err() {
+                    break;
+                }
+                out.backlog.pop();
+            }
+            if out.backlog.is_empty() {
+                self.backlogged -= 1;
+            }
+        }
+    }
+
+    /// Source `v` makes a batch (as many packets as the pool has room for,
+    /// up to B), stamped `now_ns`, and pushes it through the graph; returns
+    /// its packets (pkt).
     pub(super) fn pull(&mut self, v: usize, now_ns: u64) -> usize {
         let max = self.batch_size.min(self.pool.available());
         let node = &mut self.nodes[v];
@@ -99,8 +157,15 @@ impl WorkerGraph {
         if n > 0 {
             node.counters.runs += 1;
             node.counters.run_pkts += n as u64;
-            self.dispatch(v);
+            self.walk_from_source(v);
         }
         n
     }
+}
+
+/// Whether `entry` may take packets in: every outbound ring it reaches has
+/// room, and the worker's queues hold fewer than `backpressure` packets.
+#[inline]
+pub(super) fn may_take_in(entry: &Node, rings_out: &[OutRing], queued_pkts: usize, backpressure: usize) -> bool {
+    queued_pkts < backpressure && entry.reaches.iter().all(|&r| rings_out[r as usize].has_room())
 }

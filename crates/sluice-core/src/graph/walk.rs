@@ -1,184 +1,297 @@
-//! The depth-first push of a batch through the graph: a batch arrives at
+//! The depth-first push of batches through the graph. A batch arrives at
 //! a module's fractional buffer, which decides when the NF runs; the NF
 //! sorts packets into per-gate batches, and each non-empty gate's batch is
-//! handed to the module behind it at once (or to a ring, across workers).
+//! handed to the module behind it (or to a ring, across workers) before
+//! the module runs again.
+//!
+//! The walk is a loop over an explicit stack of tasks, not recursion, so
+//! a chain of any length runs in constant native stack. A module is never
+//! re-entered (the graph is acyclic), which gives the walk two properties:
+//! each module waits on the stack at most once, with at most one task per
+//! gate above it (the stack's capacity); and a module's inbox is empty
+//! whenever it is not on the stack, so handing a gate's batch on is a swap
+//! of two batch pointers, not a copy.
+//!
 //! The walker, not the NFs, keeps the counters the controllers read.
 
-use super::{Kind, Target, WorkerGraph, BUSY_SAMPLING};
+use super::{claims, gates, Kind, Node, OutRing, Release, Target, Task, WorkerGraph, BUSY_SAMPLING};
 use crate::batch::Batch;
 use crate::nf::{free_dropped, NfContext, Outputs};
+use crate::packet::NO_FLOW;
+use crate::pool::PacketPool;
+use crate::stride::Stride;
+use crate::telemetry::FlowRecorder;
 
 impl WorkerGraph {
-    /// Runs module `v`'s NF on what its buffer holds, `n` packets a run:
-    /// once, or until the buffer is empty when `all`. Returns the packets run (pkt).
+    /// Does every task on the stack, and the tasks they push, until it is
+    /// empty. The first task a step makes is done next without a trip
+    /// through the stack.
+    pub(super) fn walk(&mut self) {
+        let Self { nodes, stack, rings_out, backlogged, pool, flows, clock, origin, timing, sampled, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
+        let mut env = Env {
+            pool,
+            flows,
+            clock,
+            origin: *origin,
+            timing: *timing,
+            sampled: *sampled,
+            mark,
+            draws,
+            queued_pkts,
+            round: *rounds,
+            unit_of,
+            stride,
+        };
+        let mut next = stack.pop();
+        while let Some(Task { node, gate }) = next {
+            let v = node as usize;
+            let at = match gate {
+                Task::CONTINUE => Some(v),
+                Task::ARRIVED => arrive(&mut nodes[v], v, &mut env).then_some(v),
+                g => {
+                    let g = g as usize;
+                    match nodes[v].next[g] {
+                        Target::Local(c) => {
+                            debug_assert!(v < c, "nodes are in topological order");
+                            let (upstream, downstream) = nodes.split_at_mut(c);
+                            let child = &mut downstream[0];
+                            pass(&mut upstream[v], g, child, &mut env);
+                            arrive(child, c, &mut env).then_some(c)
+                        }
+                        Target::Ring(r) => {
+                            send(&mut nodes[v], g, &mut rings_out[r], backlogged, &mut env);
+                            None
+                        }
+                    }
+                }
+            };
+            next = at.and_then(|at| step(&mut nodes[at], at, stack, &mut env)).or_else(|| stack.pop());
+        }
+    }
+
+    /// Pushes a task for source `v`'s filled gate (its one outgate) and
+    /// walks: the batch a source made goes through the graph.
+    pub(super) fn walk_from_source(&mut self, v: usize) {
+        self.stack.push(Task { node: v as u32, gate: 0 });
+        self.walk();
+    }
+
+    /// Runs node `v`'s NF on what its buffer holds, up to `n` packets a
+    /// run: once, or until the buffer is empty when `all`. Returns the
+    /// packets run (pkt).
     pub(super) fn run_queued(&mut self, v: usize, n: usize, all: bool) -> usize {
-        let mut scratch = self.nodes[v].scratch.take().expect("a module is never re-entered in a DAG");
-        let mut moved = 0;
-        while self.take_queued(v, n, &mut scratch) {
-            moved += scratch.len();
-            self.run(v, &mut scratch);
-            if !all {
+        if self.nodes[v].buffer.is_empty() {
+            return 0;
+        }
+        let before = self.nodes[v].counters.run_pkts;
+        self.nodes[v].release = Release::Queued { n, all };
+        self.stack.push(Task { node: v as u32, gate: Task::CONTINUE });
+        self.walk();
+        (self.nodes[v].counters.run_pkts - before) as usize
+    }
+}
+
+/// What a step of the walk touches besides its node: the worker's pool,
+/// flows, clock and scheduler state, borrowed once per walk.
+struct Env<'a> {
+    pool: &'a mut PacketPool,
+    flows: &'a mut [FlowRecorder],
+    clock: &'a quanta::Clock,
+    origin: u64,
+    timing: bool,
+    /// Whether this round's NF runs are timed.
+    sampled: bool,
+    mark: &'a mut u64,
+    draws: &'a mut u64,
+    queued_pkts: &'a mut usize,
+    /// The round the walk belongs to.
+    round: u64,
+    unit_of: &'a [Option<usize>],
+    stride: &'a mut Stride,
+}
+
+/// Moves gate `g`'s batch of `from` into the inbox of `to`, the node
+/// behind it, claiming the packets for the gate's flow where it claims one.
+#[inline(always)]
+fn pass(from: &mut Node, g: usize, to: &mut Node, env: &mut Env<'_>) {
+    debug_assert!(to.inbox.is_empty(), "a node off the stack has an empty inbox");
+    std::mem::swap(&mut from.out[g], &mut to.inbox);
+    let flow = from.claims[g];
+    if flow != NO_FLOW {
+        env.flows[flow as usize].claimed += claims::claim(env.pool, &to.inbox, flow);
+    }
+}
+
+/// The batch in node `v`'s inbox arrives at its fractional buffer:
+/// counted, then admitted; or queued, in a module that queues between
+/// turns (what its queue cannot hold is dropped and counted). Returns
+/// whether `v` may run now.
+#[inline(always)]
+fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
+    let n = node.inbox.len() as u64;
+    let c = &mut node.counters;
+    c.arrivals += 1;
+    c.arrived_pkts += n;
+    if node.last_arrival_round != env.round {
+        node.last_arrival_round = env.round;
+        node.last_round_pkts = 0;
+        c.arrival_rounds += 1;
+    }
+    // (k + n)² − k²: the round's square kept current as packets come.
+    c.round_pkts_sq += n * (2 * node.last_round_pkts + n);
+    node.last_round_pkts += n;
+    if node.queued {
+        queue(node, v, env);
+        return false;
+    }
+    // Packets that waited here since an earlier arrival have left L1.
+    node.waited = node.trigger > 0 && !node.buffer.is_empty();
+    node.buffer.admit(node.trigger, &mut node.inbox);
+    true
+}
+
+/// Queues what node `v`'s inbox holds for its scheduler turns; drops and
+/// counts what its queue has no room for.
+#[cold]
+fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
+    *env.queued_pkts += node.buffer.enqueue_from(&mut node.inbox);
+    for &id in node.inbox.as_slice() {
+        free_dropped(env.pool, env.flows, id);
+    }
+    node.counters.queue_dropped += node.inbox.len() as u64;
+    node.inbox.clear();
+    if let Some(u) = env.unit_of[v] {
+        env.stride.wake(u);
+    }
+}
+
+/// Runs node `v`'s NF once if a run is due (see [`Release`]), then pushes
+/// what follows: `v` again if another run may be due, and above it a task
+/// for each gate the run filled, in the order they are served; the first
+/// of those it returns instead of pushing. On sampled rounds the run's
+/// busy time runs from the previous clock mark (so it includes the
+/// module's own buffer handling) to the end of the NF.
+#[inline(always)]
+fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
+    let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, .. } = node;
+    let mode = *release;
+    let batch: &mut Batch = match mode {
+        Release::Arrivals => {
+            let batch = buffer.next_run(*trigger, inbox, scratch)?;
+            if *waited {
+                env.pool.prefetch(batch.as_slice());
+            }
+            batch
+        }
+        Release::Queued { n, .. } => {
+            if !buffer.take_into(n, scratch) {
+                *release = Release::Arrivals;
+                return None;
+            }
+            if *queued {
+                *env.queued_pkts -= scratch.len();
+            }
+            scratch
+        }
+    };
+    let start = if env.sampled {
+        *env.mark
+    } else if env.timing && matches!(kind, Kind::Egress(_)) {
+        env.clock.raw()
+    } else {
+        0
+    };
+    counters.runs += 1;
+    counters.run_pkts += batch.len() as u64;
+    let mut ctx = NfContext {
+        pool: env.pool,
+        now_ns: (start != 0).then(|| env.clock.delta_as_nanos(env.origin, start)),
+        clock: env.clock,
+        origin: env.origin,
+        counters,
+        flows: env.flows,
+        timing: env.timing,
+    };
+    match kind {
+        Kind::Function(nf) => nf.process(&mut ctx, batch, &mut Outputs { gates: out }),
+        Kind::Egress(flow) => {
+            ctx.deliver(*flow, batch.as_slice());
+            batch.clear();
+        }
+        Kind::Source(_) => unreachable!("a source has no ingate"),
+    }
+    debug_assert!(batch.is_empty(), "an NF must empty its input batch");
+    if env.sampled {
+        let end = env.clock.raw();
+        counters.busy_ns += BUSY_SAMPLING * env.clock.delta_as_nanos(start, end);
+        *env.mark = end;
+    }
+    let more = match mode {
+        Release::Arrivals => buffer.len() >= (*trigger).max(1) || !inbox.is_empty(),
+        Release::Queued { all, .. } => all && !buffer.is_empty(),
+    };
+    if more {
+        stack.push(Task { node: v as u32, gate: Task::CONTINUE });
+    } else {
+        *release = Release::Arrivals;
+    }
+    push_gates(stack, v, out, filled, gate_rank, env.draws)
+}
+
+/// Hands gate `g`'s packets of `node` to outbound ring `out`; what the
+/// ring cannot take now waits in its backlog, in order (see `OutRing`);
+/// `backlogged` counts the rings with a backlog.
+#[inline(never)]
+fn send(node: &mut Node, g: usize, out: &mut OutRing, backlogged: &mut usize, env: &mut Env<'_>) {
+    let batch = &mut node.out[g];
+    let flow = node.claims[g];
+    if flow != NO_FLOW {
+        env.flows[flow as usize].claimed += claims::claim(env.pool, batch, flow);
+    }
+    let mut sent = 0;
+    if out.backlog.is_empty() {
+        for &id in batch.as_slice() {
+            if out.ring.push(id).is_err() {
                 break;
             }
+            sent += 1;
         }
-        self.nodes[v].scratch = Some(scratch);
-        moved
     }
-
-    /// Moves up to `n` packets from module `v`'s buffer into `out`; `false` when it was empty.
-    pub(super) fn take_queued(&mut self, v: usize, n: usize, out: &mut Batch) -> bool {
-        let node = &mut self.nodes[v];
-        let taken = node.buffer.take_into(n, out);
-        if node.queued {
-            self.queued_pkts -= out.len();
+    if sent < batch.len() {
+        batch.drain_front(sent);
+        if out.backlog.is_empty() {
+            *backlogged += 1;
         }
-        taken
+        out.backlog.enqueue_from(batch);
+        assert!(batch.is_empty(), "a backlog holds the whole arena");
     }
+    batch.clear();
+}
 
-    /// A batch arrives at module `v`'s fractional buffer.
-    pub(super) fn deliver(&mut self, v: usize, input: &mut Batch) {
-        let node = &mut self.nodes[v];
-        let trigger = node.trigger;
-        node.counters.arrivals += 1;
-        let n = input.len() as u64;
-        node.counters.arrived_pkts += n;
-        if node.last_arrival_round != self.rounds {
-            node.last_arrival_round = self.rounds;
-            node.last_round_pkts = 0;
-            node.counters.arrival_rounds += 1;
-        }
-        // (k + n)² − k²: the round's square kept current as packets come.
-        node.counters.round_pkts_sq += n * (2 * node.last_round_pkts + n);
-        node.last_round_pkts += n;
-        if node.queued {
-            self.queued_pkts += node.buffer.enqueue_from(input);
-            if let Some(u) = self.unit_of[v] {
-                self.stride.wake(u);
+/// Pushes a task for each gate of node `v` its run filled but the first
+/// served (see [`gates`]), so that they pop in the order they are served,
+/// and returns the first.
+#[inline]
+fn push_gates(stack: &mut Vec<Task>, v: usize, out: &[Box<Batch>], filled: &mut [u32], gate_rank: &[u32], draws: &mut u64) -> Option<Task> {
+    let task = |g: usize| Task { node: v as u32, gate: g as u32 };
+    match out.len() {
+        0 => None,
+        1 => (!out[0].is_empty()).then(|| task(0)),
+        n => {
+            let mut k = 0;
+            for (g, batch) in out.iter().enumerate().take(n) {
+                if !batch.is_empty() {
+                    filled[k] = g as u32;
+                    k += 1;
+                }
             }
-            for &id in input.as_slice() {
-                free_dropped(&mut self.pool, &mut self.flows, id);
+            if k > 1 {
+                gates::order(draws, gate_rank, &mut filled[..k]);
             }
-            node.counters.dropped += input.len() as u64;
-            input.clear();
-            return;
-        }
-        // Packets that waited here since an earlier arrival have left L1.
-        let waited = trigger > 0 && !node.buffer.is_empty();
-        node.buffer.admit(trigger, input);
-        let mut scratch = node.scratch.take().expect("a module is never re-entered in a DAG");
-        while let Some(batch) = self.nodes[v].buffer.next_run(trigger, input, &mut scratch) {
-            if waited {
-                self.pool.prefetch(batch.as_slice());
+            for &g in filled[1..k].iter().rev() {
+                stack.push(task(g as usize));
             }
-            self.run(v, batch);
+            (k > 0).then(|| task(filled[0] as usize))
         }
-        self.nodes[v].scratch = Some(scratch);
-    }
-
-    /// Runs module `v`'s NF on `batch`, then hands each gate's packets on.
-    /// On sampled rounds its busy time runs from the previous clock mark (so
-    /// it includes the module's own buffer handling) to the end of the NF.
-    pub(super) fn run(&mut self, v: usize, batch: &mut Batch) {
-        let node = &mut self.nodes[v];
-        let egress = matches!(node.kind, Kind::Egress(_));
-        let start = match (self.sampled, self.timing && egress) {
-            (true, _) => self.mark,
-            (false, true) => self.clock.raw(),
-            (false, false) => 0,
-        };
-        let now_ns = (start != 0).then(|| self.clock.delta_as_nanos(self.origin, start));
-        node.counters.runs += 1;
-        node.counters.run_pkts += batch.len() as u64;
-        let mut ctx = NfContext {
-            pool: &mut self.pool,
-            now_ns,
-            clock: &self.clock,
-            origin: self.origin,
-            dropped: &mut node.counters.dropped,
-            created: &mut node.counters.created,
-            flows: &mut self.flows,
-            timing: self.timing,
-        };
-        match &mut node.kind {
-            Kind::Function(nf) => nf.process(&mut ctx, batch, &mut Outputs { gates: &mut node.out }),
-            Kind::Egress(flow) => {
-                ctx.deliver(*flow, batch.as_slice());
-                batch.clear();
-            }
-            Kind::Source(_) => unreachable!("a source has no ingate"),
-        }
-        debug_assert!(batch.is_empty(), "an NF must empty its input batch");
-        if self.sampled {
-            let end = self.clock.raw();
-            node.counters.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, end);
-            self.mark = end;
-        }
-        self.dispatch(v);
-    }
-
-    /// Hands each gate's packets of module `v` on, gate by gate. A splitter
-    /// serves the gates it filled tightest SLO first, and gates whose
-    /// tightest SLOs are equal in an order drawn afresh each time: buffers
-    /// behind it that fire in the same round run one after another, and in
-    /// a fixed order the flows behind the first gate would always wait
-    /// least (L2L3(16) under Max, 16 flows with one SLO: 9 µs for the
-    /// first, 18 µs for the last).
-    pub(super) fn dispatch(&mut self, v: usize) {
-        let n = self.nodes[v].out.len();
-        if n <= 1 {
-            if n == 1 && !self.nodes[v].out[0].is_empty() {
-                self.hand_on(v, 0);
-            }
-            return;
-        }
-        // A module is never re-entered in a DAG, so its list is free here.
-        let mut filled = std::mem::take(&mut self.nodes[v].filled);
-        let mut k = 0;
-        for g in 0..n {
-            if !self.nodes[v].out[g].is_empty() {
-                filled[k] = g as u32;
-                k += 1;
-            }
-        }
-        if k > 1 {
-            self.order_gates(v, &mut filled[..k]);
-        }
-        for &g in &filled[..k] {
-            self.hand_on(v, g as usize);
-        }
-        self.nodes[v].filled = filled;
-    }
-
-    /// Hands what gate `g` of module `v` holds (something) to the module behind it.
-    #[inline]
-    pub(super) fn hand_on(&mut self, v: usize, g: usize) {
-        let child = match self.nodes[v].next[g] {
-            Target::Local(child) => child,
-            Target::Ring(r) => {
-                self.send(v, g, r);
-                return;
-            }
-        };
-        let spare = self.spares.pop().expect("one spare batch per graph level");
-        let mut batch = std::mem::replace(&mut self.nodes[v].out[g], spare);
-        self.deliver(child, &mut batch);
-        let spare = std::mem::replace(&mut self.nodes[v].out[g], batch);
-        self.spares.push(spare);
-    }
-
-    /// Hands gate `g`'s packets of module `v` to ring `r`; what does not fit
-    /// is dropped at `v` (sources pause before rings fill, so only a burst of
-    /// buffered packets can overflow).
-    #[inline(never)]
-    pub(super) fn send(&mut self, v: usize, g: usize, r: usize) {
-        let node = &mut self.nodes[v];
-        let ring = &mut self.rings_out[r].1;
-        for &id in node.out[g].as_slice() {
-            if ring.push(id).is_err() {
-                free_dropped(&mut self.pool, &mut self.flows, id);
-                node.counters.dropped += 1;
-            }
-        }
-        node.out[g].clear();
     }
 }
