@@ -47,9 +47,9 @@ bench-dpdk:
 ## Every fuzz target for FUZZ_SECONDS each (needs the nightly toolchain and cargo-fuzz).
 FUZZ_SECONDS ?= 60
 fuzz:
-	cd fuzz && for t in headers nfs pcap; do \
-	  mkdir -p corpus/$$t seeds/$$t && \
-	  cargo +nightly fuzz run -O $$t corpus/$$t seeds/$$t -- -max_total_time=$(FUZZ_SECONDS) -max_len=1500 -print_final_stats=1 || exit 1; \
+	cd fuzz && for t in headers:1500 nfs:1500 pcap:4096 description:16384; do \
+	  name=$${t%%:*}; mkdir -p corpus/$$name seeds/$$name && \
+	  cargo +nightly fuzz run -O $$name corpus/$$name seeds/$$name -- -max_total_time=$(FUZZ_SECONDS) -max_len=$${t##*:} -print_final_stats=1 || exit 1; \
 	done
 
 clean:

@@ -44,7 +44,7 @@ class Unknown(Controller):
 def test_python_controller_errors_reach_the_caller() -> None:
     with pytest.raises(KeyError, match="oops"):
         rc(2).run(Broken(), periods=1, period_ms=5, backend="sim")
-    with pytest.raises(ValueError, match="the controller names unknown module 'nowhere'"):
+    with pytest.raises(ValueError, match="the controller's step returned unknown module 'nowhere'"):
         rc(2).run(Unknown(), periods=1, period_ms=5, backend="sim")
 
 

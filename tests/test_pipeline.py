@@ -69,9 +69,9 @@ def test_a_cycle_is_refused() -> None:
 
 
 def test_unknown_controller_and_backend_are_named() -> None:
-    with pytest.raises(RuntimeError, match="unknown controller 'magic'"):
+    with pytest.raises(ValueError, match="unknown controller 'magic'"):
         small().run("magic", periods=1, period_ms=5)
-    with pytest.raises(RuntimeError, match="unknown backend 'fpga'"):
+    with pytest.raises(ValueError, match="unknown backend 'fpga'"):
         small().run("null", periods=1, period_ms=5, backend="fpga")
 
 

@@ -1,14 +1,16 @@
-//! The pcap reader on arbitrary files: refused with a reason, or replayed
-//! without a panic.
+//! The capture reader (pcap, pcapng) on arbitrary files: refused with a
+//! reason, or replayed without a panic.
 #![no_main]
+
+use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use sluice_core::{Batch, PacketPool, PacketSource};
-use sluice_traffic::{PcapReplay, PrefixRule};
+use sluice_traffic::{Capture, PcapReplay, PrefixRule};
 
 fuzz_target!(|data: &[u8]| {
     let rules = [PrefixRule { prefix: [10, 0, 0, 0].into(), len: 8, flow: 0 }];
-    match PcapReplay::from_reader(data, "fuzz.pcap", &rules, f64::INFINITY) {
+    match Capture::read(data, "fuzz.pcap").and_then(|c| PcapReplay::new(Arc::new(c), "fuzz.pcap", &rules, f64::INFINITY)) {
         Ok(mut replay) => {
             let mut pool = PacketPool::new(64);
             let mut batch = Batch::default();

@@ -5,7 +5,9 @@ from typing import Callable, Optional
 __version__: str
 #: δ of the SLO-aware controllers when none is given.
 DEFAULT_DELTA: float
-__all__ = ["DEFAULT_DELTA", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "validate"]
+#: Periods a report keeps by default.
+DEFAULT_KEEP_PERIODS: int
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -21,8 +23,13 @@ def run(
     delta: float = ...,
     timing: bool = True,
     on_period: Optional[Callable[[str], object]] = None,
+    keep_periods: int = ...,
 ) -> str:
-    """Run a pipeline description and return the report (JSON)."""
+    """Run a pipeline description and return the report (JSON). An exception
+    that stops the run carries the partial report as `sluice_report`."""
+
+def limits() -> dict[str, float]:
+    """The bounds a description must keep: max_workers, max_modules, max_flows, max_periods, max_period_ms, max_rate_pps, max_batch."""
 
 def controllers() -> list[str]:
     """Names of the built-in controllers."""

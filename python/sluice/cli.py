@@ -1,8 +1,11 @@
-"""The `sluice` command: `demo` and `run`."""
+"""The `sluice` command: `demo`, `run`, `soak`, `profile` and `experiment`.
+Its errors and stops follow `sluice.errors`: one line and exit 2 for a
+mistake, exit 130 for Ctrl-C or SIGTERM after writing what was measured."""
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shutil
 import sys
@@ -19,11 +22,30 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sluice import _core, profiles
+from sluice.errors import Command, Refused, writable, writable_folder
 from sluice.pipeline import Pipeline
 from sluice.pipelines import PIPELINES, rc
 from sluice.plot import plot_comparison
 from sluice.experiments import results
 from sluice.result import RunResult
+
+class Number(click.FloatRange):
+    """A float within a range, never NaN or infinite."""
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value} is not a finite number", param, ctx)
+        return number
+
+
+LIMITS = _core.limits()
+#: Option types within the core's bounds: a count of periods, a period length, a rate.
+PERIODS = click.IntRange(1, int(LIMITS["max_periods"]))
+WARMUP = click.IntRange(0, int(LIMITS["max_periods"]))
+PERIOD_MS = Number(0, LIMITS["max_period_ms"], min_open=True)
+RATE = Number(0, LIMITS["max_rate_pps"], min_open=True)
+SIZE = click.IntRange(1, 1 << 16)
 
 #: Wide enough for the summary table when output is not a terminal (CI logs, pipes).
 console = Console(width=None if sys.stdout.isatty() else max(132, shutil.get_terminal_size().columns))
@@ -88,21 +110,22 @@ def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -
     return table
 
 
-@click.group()
+@click.group(cls=Command)
 @click.version_option(_core.__version__, prog_name="sluice")
-def main() -> None:
+@click.option("--debug", is_flag=True, help="Show the traceback of an error instead of one line.")
+def main(debug: bool) -> None:
     """Sluice: SLO-aware packet processing with fractional buffers."""
 
 
 @main.command()
-@click.option("--n", "n", default=16, show_default=True, help="Branches of the robot-control pipeline.")
-@click.option("--periods", default=10, show_default=True, help="Measured control periods per controller.")
-@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Branches of the robot-control pipeline.")
+@click.option("--periods", type=PERIODS, default=10, show_default=True, help="Measured control periods per controller.")
+@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--out", default="out", show_default=True, help="Folder for the plot and JSON reports.")
 def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None:
     """RC(n) under every built-in controller: a table and a plot."""
-    os.makedirs(out, exist_ok=True)
+    writable_folder(out, "--out")
     pipeline = rc(n)
     results = []
     for controller in _core.controllers():
@@ -117,23 +140,23 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 
 @main.command()
 @click.argument("pipeline_name", metavar="PIPELINE")
-@click.option("--n", "n", default=16, show_default=True, help="Size parameter of the pipeline family (next hops, branches).")
-@click.option("--m", "m", default=2, show_default=True, help="Virtual routers of VRF(m, n).")
-@click.option("--bearers", default=2, show_default=True, help="Bearers of MGW(bearers, users).")
-@click.option("--users", default=4, show_default=True, help="Users per bearer of MGW(bearers, users).")
-@click.option("--controller", default="null", show_default=True, help=f"One of: {', '.join(_core.controllers())}.")
+@click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Size parameter of the pipeline family (next hops, branches).")
+@click.option("--m", "m", type=SIZE, default=2, show_default=True, help="Virtual routers of VRF(m, n).")
+@click.option("--bearers", type=SIZE, default=2, show_default=True, help="Bearers of MGW(bearers, users).")
+@click.option("--users", type=SIZE, default=4, show_default=True, help="Users per bearer of MGW(bearers, users).")
+@click.option("--controller", type=click.Choice(_core.controllers()), default="null", show_default=True)
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
-@click.option("--periods", default=10, show_default=True, help="Measured control periods.")
-@click.option("--warmup", default=1, show_default=True, help="Warm-up periods left out of the summary.")
-@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
-@click.option("--batch-size", default=32, show_default=True, help="Batch size B (pkt, 1..256).")
-@click.option("--burstiness", default=1, show_default=True, help="Packets of one flow in a row at the source.")
+@click.option("--periods", type=PERIODS, default=10, show_default=True, help="Measured control periods.")
+@click.option("--warmup", type=WARMUP, default=1, show_default=True, help="Warm-up periods left out of the summary.")
+@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--batch-size", type=click.IntRange(1, int(LIMITS["max_batch"])), default=32, show_default=True, help="Batch size B (pkt).")
+@click.option("--burstiness", type=SIZE, default=1, show_default=True, help="Packets of one flow in a row at the source.")
 @click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, gw): destinations dealt to the flows with equal traffic.")
-@click.option("--rate", "rate_pps", type=float, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
+@click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
-@click.option("--delta", default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
-@click.option("--spare-workers", type=click.IntRange(min=0), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
+@click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
+@click.option("--spare-workers", type=click.IntRange(0, int(LIMITS["max_workers"]) - 1), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
 @click.option("--csv", "csv_path", help="Write the per-period table as CSV.")
@@ -162,51 +185,77 @@ def run(
     csv_path: Optional[str],
     plot_path: Optional[str],
 ) -> None:
-    """Run PIPELINE (a family name, or a JSON description file) for a number of control periods."""
+    """Run PIPELINE (a family name, or a JSON description file) for a number of control periods.
+
+    Ctrl-C stops it within a period: the report of the periods done is
+    written (marked interrupted) and the command exits 130."""
+    for path, what in ((json_path, "--json"), (csv_path, "--csv"), (plot_path, "--plot")):
+        writable(path, what)
+    context = click.get_current_context()
+
+    def from_command_line(name: str) -> bool:
+        return context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
     profiles.ensure_measured()
     if pipeline_name.endswith(".json"):
-        with open(pipeline_name) as f:
-            pipeline = Pipeline.from_spec(json.load(f))
+        for flag in ("n", "m", "bearers", "users", "burstiness", "pcap"):
+            if from_command_line(flag):
+                raise Refused(f"--{flag} applies to the built-in pipelines; a description sets it itself")
+        pipeline = Pipeline.from_spec(_read_description(pipeline_name))
+        if from_command_line("batch_size"):
+            pipeline.batch_size = batch_size
     elif pipeline_name in PIPELINES:
         sizes = {"vrf": (m, n), "mgw": (bearers, users)}.get(pipeline_name, (n,))
         extra = {"pcap": pcap} if pcap else {}
         if pcap and pipeline_name not in ("l2l3", "gw"):
-            raise click.BadParameter(f"--pcap applies to l2l3 and gw, not {pipeline_name}")
-        try:
-            pipeline = PIPELINES[pipeline_name](*sizes, batch_size=batch_size, burstiness=burstiness, **extra)
-        except ValueError as e:
-            raise click.ClickException(str(e)) from e
+            raise Refused(f"--pcap applies to l2l3 and gw, not {pipeline_name}")
+        pipeline = PIPELINES[pipeline_name](*sizes, batch_size=batch_size, burstiness=burstiness, **extra)
     else:
-        raise click.BadParameter(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
+        raise Refused(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
     pipeline.spare_workers = spare_workers or pipeline.spare_workers
-    try:
-        for flow in pipeline.flows() if rate_pps is not None else ():
+    if rate_pps is not None:
+        flows = [f for f in pipeline.flows() if pipeline.has_own_stream(f)]
+        if not flows:
+            raise Refused(f"--rate sets the rate of each flow's own stream, and no flow of {pipeline.name} has one "
+                          "(its flows share a source that a splitter divides, or a trace)")
+        for flow in flows:
             pipeline.set_rate(flow, rate_pps)
-        for item in flow_rates:
-            flow, sep, value = item.partition("=")
-            if not sep:
-                raise ValueError(f"--flow-rate takes FLOW=PPS, got '{item}'")
-            try:
-                pps = float(value)
-            except ValueError:
-                raise ValueError(f"--flow-rate {item}: '{value}' is not a rate in pkt/s") from None
-            pipeline.set_rate(flow, pps)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from e
+    for item in flow_rates:
+        flow, sep, value = item.partition("=")
+        if not sep:
+            raise Refused(f"--flow-rate takes FLOW=PPS, got '{item}'")
+        try:
+            pps = float(value)
+        except ValueError:
+            raise Refused(f"--flow-rate {item}: '{value}' is not a rate in pkt/s") from None
+        pipeline.set_rate(flow, pps)
     try:
-        result = _run_with_progress(
-            pipeline,
-            controller,
-            periods,
-            warmup,
-            period_ms=period_ms,
-            backend=backend,
-            slo_statistic=slo_statistic,
-            delta=delta,
-            timing=not no_timing,
-        )
-    except (ValueError, RuntimeError) as e:
-        raise click.ClickException(str(e)) from e
+        result = _run_with_progress(pipeline, controller, periods, warmup, period_ms=period_ms, backend=backend,
+                                    slo_statistic=slo_statistic, delta=delta, timing=not no_timing)
+    except KeyboardInterrupt as e:
+        partial: Optional[RunResult] = getattr(e, "result", None)
+        if partial is not None:
+            _report(partial, json_path, csv_path, plot_path)
+            console.print(f"interrupted after {len(partial.periods)} periods; the report of those was written", style="yellow")
+        raise
+    _report(result, json_path, csv_path, plot_path)
+
+
+def _read_description(path: str) -> dict[str, Any]:
+    """The JSON description in file `path`, refused by name when it is not one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            spec = json.load(f)
+    except json.JSONDecodeError as e:
+        raise Refused(f"{path}: not JSON: {e}") from None
+    except UnicodeDecodeError:
+        raise Refused(f"{path}: not a text file (UTF-8)") from None
+    if not isinstance(spec, dict):
+        raise Refused(f"{path}: a description is a JSON object ({{\"modules\": …}}), not a {type(spec).__name__}")
+    return spec
+
+
+def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str], plot_path: Optional[str]) -> None:
+    """Prints a run's table and moves and writes the files asked for."""
     console.print(_summary_table([result]))
     for period, moves in result.moves.items():
         workers = sorted(set(moves.values()))
@@ -225,27 +274,62 @@ def _rss_bytes() -> int:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+class _Slope:
+    """A least-squares line y = a + b·x kept as running sums: memory that does not grow with the run."""
+
+    def __init__(self) -> None:
+        self.n = self.sx = self.sy = self.sxx = self.sxy = 0.0
+
+    def add(self, x: float, y: float) -> None:
+        self.n += 1
+        self.sx += x
+        self.sy += y
+        self.sxx += x * x
+        self.sxy += x * y
+
+    def slope(self) -> float:
+        d = self.n * self.sxx - self.sx * self.sx
+        return (self.n * self.sxy - self.sx * self.sy) / d if d else 0.0
+
+
 @main.command()
-@click.option("--n", "n", default=16, show_default=True, help="Branches of the robot-control pipeline.")
-@click.option("--controller", default="max", show_default=True)
-@click.option("--seconds", default=20.0, show_default=True, help="How long to run.")
-@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
-def soak(n: int, controller: str, seconds: float, period_ms: float) -> None:
-    """Run RC(n) on the engine for a while and report resident memory after warm-up and at the end."""
-    readings: list[tuple[int, int]] = []
+@click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Branches of the robot-control pipeline.")
+@click.option("--controller", type=click.Choice(_core.controllers()), default="max", show_default=True)
+@click.option("--seconds", type=Number(0, 7 * 86400, min_open=True), default=20.0, show_default=True, help="How long to run.")
+@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--json", "json_path", help="Write the RSS figures as JSON.")
+def soak(n: int, controller: str, seconds: float, period_ms: float, json_path: Optional[str]) -> None:
+    """Run RC(n) on the engine for a while and report resident memory: after
+    warm-up, at the end, and its trend (a line fitted to every period's)."""
+    writable(json_path, "--json")
+    first: dict[str, float] = {}
+    last: dict[str, float] = {}
+    trend = _Slope()
 
     def on_period(p: dict[str, Any]) -> None:
-        readings.append((p["totals"]["generated"], _rss_bytes()))
+        if p["warmup"]:
+            return
+        reading = {"t_s": p["t_s"], "rss": float(_rss_bytes()), "generated": p["totals"]["generated"]}
+        first.setdefault("t_s", reading["t_s"])
+        first.setdefault("rss", reading["rss"])
+        first.setdefault("generated", reading["generated"])
+        last.update(reading)
+        trend.add(reading["t_s"], reading["rss"])
 
     periods = max(2, int(seconds * 1000 / period_ms))
-    r = _run_with_progress(rc(n), controller, periods, 1, period_ms=period_ms, on_period_extra=on_period)
-    (pkts0, rss0), (pkts1, rss1) = readings[0], readings[-1]
+    r = _run_with_progress(rc(n), controller, periods, 1, period_ms=period_ms, on_period_extra=on_period, keep_periods=10)
     s = r.summary
+    slope_kib_per_min = trend.slope() * 60 / 1024
     console.print(
-        f"RC({n}) under {controller}: {pkts1 - pkts0:.3g} packets after warm-up; "
-        f"RSS {rss0 / 2**20:.1f} MiB after warm-up, {rss1 / 2**20:.1f} MiB at the end ({(rss1 - rss0) / 2**10:+.0f} KiB); "
+        f"RC({n}) under {controller}: {last['generated'] - first['generated']:.3g} packets after warm-up; "
+        f"RSS {first['rss'] / 2**20:.1f} MiB after warm-up, {last['rss'] / 2**20:.1f} MiB at the end "
+        f"({(last['rss'] - first['rss']) / 2**10:+.0f} KiB), trend {slope_kib_per_min:+.1f} KiB/min; "
         f"generated {s['generated']} = delivered {s['delivered']} + dropped {s['dropped']} + in flight {s['in_flight']}"
     )
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump({"rss_after_warmup": first["rss"], "rss_at_end": last["rss"], "rss_slope_kib_per_min": slope_kib_per_min,
+                       "seconds": last["t_s"] - first["t_s"], "summary": s}, f, indent=1)
 
 
 def _experiment_written(name: str, out: str, report: dict[str, Any], json_path: Optional[str], *, rows_in_json: bool = True, extra: Sequence[str] = ()) -> None:
@@ -265,10 +349,10 @@ def experiment() -> None:
 
 @experiment.command("static")
 @click.option("--quick", is_flag=True, help="Short runs (8 warm-up + 5 measured periods; 10 without) for CI-sized checks.")
-@click.option("--warmup", type=click.IntRange(min=0), help="Warm-up periods of every run (overrides --quick's).")
-@click.option("--periods", type=click.IntRange(min=1), help="Measured periods of every run (overrides --quick's).")
-@click.option("--rounds", type=click.IntRange(min=1), help="Runs of every controller, in order and in reverse by turns (default 4).")
-@click.option("--period-ms", type=click.FloatRange(min=0, min_open=True), help="Control period (ms; default 100).")
+@click.option("--warmup", type=WARMUP, help="Warm-up periods of every run (overrides --quick's).")
+@click.option("--periods", type=PERIODS, help="Measured periods of every run (overrides --quick's).")
+@click.option("--rounds", type=click.IntRange(1, 1000), help="Runs of every controller, in order and in reverse by turns (default 4).")
+@click.option("--period-ms", type=PERIOD_MS, help="Control period (ms; default 100).")
 @click.option("--only", multiple=True, help="Run only these rows (rc16, l2l3-16, gw-16, …).")
 @click.option("--keep-disturbed", is_flag=True, help="Count every measured period, also those in which the machine slowed the worker's core (its core probe ran slow).")
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
@@ -278,16 +362,15 @@ def experiment() -> None:
 def experiment_static(quick: bool, warmup: Optional[int], periods: Optional[int], rounds: Optional[int], period_ms: Optional[float], only: tuple[str, ...],
                       keep_disturbed: bool, backend: str, pcap: Optional[str], out: str, json_path: Optional[str]) -> None:
     """The Batchy Table 2 grid under null, max, nfvnice, onoff and projgrad."""
+    writable(json_path, "--json")
+    writable_folder(out, "--out")
     profiles.ensure_measured()
     from pathlib import Path
 
     from sluice.experiments import static
 
-    try:
-        settings = static.Settings.make(quick, backend, warmup, periods, period_ms, rounds, keep_disturbed)
-        report = static.run(Path(out), settings, list(only) or None, lambda msg: console.log(msg), pcap)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from e
+    settings = static.Settings.make(quick, backend, warmup, periods, period_ms, rounds, keep_disturbed)
+    report = static.run(Path(out), settings, list(only) or None, lambda msg: console.log(msg), pcap)
     console.print(static.markdown(report["rows"]))
     for row, why in report["not_run"].items():
         console.print(f"not run: {row}: {why}")
@@ -304,6 +387,8 @@ def _quick_experiment(name: str, summary: str, quick_help: str, backend: str) ->
     @click.option("--out", default=f"out/{name}", show_default=True, help=f"Folder for {name}.{{json,csv,md,png}}.")
     @click.option("--json", "json_path", help="Also write the JSON report here.")
     def command(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
+        writable(json_path, "--json")
+        writable_folder(out, "--out")
         profiles.ensure_measured()
         import importlib
         from pathlib import Path
@@ -327,11 +412,13 @@ _quick_experiment("regime", "Speedup of projgrad over Null across branching × b
 
 
 @experiment.command("embedding")
-@click.option("--time-limit", default=30.0, show_default=True, help="Seconds each ILP may run.")
+@click.option("--time-limit", type=Number(0, 86400, min_open=True), default=30.0, show_default=True, help="Seconds each ILP may run.")
 @click.option("--out", default="out/embedding", show_default=True, help="Folder for embedding.{json,csv,md,png} and the instances (.lgf).")
 @click.option("--json", "json_path", help="Also write the JSON report here.")
 def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) -> None:
     """Resilient embedding of MGW (10 and 40 cores): every method beside the dissertation's Table 4.1."""
+    writable(json_path, "--json")
+    writable_folder(out, "--out")
     profiles.ensure_measured()
     from pathlib import Path
 
@@ -344,13 +431,15 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
 
 
 @experiment.command("failover")
-@click.option("--rate", "rate_pps", default=20e3, show_default=True, help="Offered rate of every flow (pkt/s).")
-@click.option("--period-ms", default=100.0, show_default=True, help="Control period (ms).")
-@click.option("--down", "down_s", default=1.0, show_default=True, help="How long the worker stays down (s).")
+@click.option("--rate", "rate_pps", type=RATE, default=20e3, show_default=True, help="Offered rate of every flow (pkt/s).")
+@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--down", "down_s", type=Number(0, 3600, min_open=True), default=1.0, show_default=True, help="How long the worker stays down (s).")
 @click.option("--out", default="out/failover", show_default=True, help="Folder for failover.{json,csv,md,png}.")
 @click.option("--json", "json_path", help="Also write the JSON report here.")
 def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: str, json_path: Optional[str]) -> None:
     """A resilient MGW embedding on the engine loses a worker for a while: HA flows lose nothing."""
+    writable(json_path, "--json")
+    writable_folder(out, "--out")
     profiles.ensure_measured()
     from pathlib import Path
 
@@ -380,24 +469,19 @@ def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, 
         main.main(args=args, prog_name="sluice", standalone_mode=False)
     ran = results.write(Path(out), Path(runs_dir), quick)
     if readme:
-        try:
-            results.refresh_readme(Path(readme), Path(out) / "RESULTS.md", ran, quick)
-        except ValueError as e:
-            raise click.ClickException(str(e)) from e
+        results.refresh_readme(Path(readme), Path(out) / "RESULTS.md", ran, quick)
     console.print(f"written: {out}/RESULTS.md and {out}/results/" + (f"; headline figures in {readme}" if readme else ""))
 
 
 @main.command()
 @click.option("--nf", "kinds", multiple=True, help="NF kinds to profile (default: all the profiler knows).")
-@click.option("--max-batch", default=profiles.MAX_BATCH, show_default=True, help="Largest batch size profiled.")
-@click.option("--reps", default=profiles.REPS, show_default=True, help="Samples (of 32 rounds) timed per batch size.")
+@click.option("--max-batch", type=click.IntRange(2, int(LIMITS["max_batch"])), default=profiles.MAX_BATCH, show_default=True, help="Largest batch size profiled.")
+@click.option("--reps", type=click.IntRange(1, 100_000), default=profiles.REPS, show_default=True, help="Samples (of 32 rounds) timed per batch size.")
 @click.option("--json", "json_path", help="Also write the report here.")
 def profile(kinds: tuple[str, ...], max_batch: int, reps: int, json_path: Optional[str]) -> None:
     """Measure each NF's cost model T(b) = T0 + T1·b; pipelines use it from then on."""
-    try:
-        report = profiles.measure(list(kinds), max_batch, reps)
-    except ValueError as e:
-        raise click.ClickException(str(e)) from e
+    writable(json_path, "--json")
+    report = profiles.measure(list(kinds), max_batch, reps)
     table = Table(title=f"NF cost models, batch sizes 1..{max_batch}")
     for col in ("NF", "T0 ns", "T1 ns/pkt", "R²", "β = T1/(T0+T1)"):
         table.add_column(col, justify="right")

@@ -22,7 +22,7 @@ from sluice import _core
 from sluice.controller import Controller
 from sluice.nf import NF
 from sluice.result import RunResult
-from sluice.traffic import Stream, Template
+from sluice.traffic import Stream, Template, readable_capture
 
 
 @dataclass(frozen=True)
@@ -73,17 +73,24 @@ class Pipeline:
         self._flows: list[dict[str, Any]] = []
         self._outages: list[dict[str, int]] = []
         self._auto_streams: dict[str, list[dict[str, Any]]] = {}
+        #: Keys of a description read with `from_spec` that the builder does not know.
+        self._extra: dict[str, Any] = {}
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Pipeline:
-        """A pipeline from a description in the core's JSON form (see `spec`)."""
-        p = cls(spec.get("name", "pipeline"), batch_size=spec.get("batch_size", 32))
-        p.scheduler = dict(spec.get("scheduler", {"mode": "rtc"}))
-        p._modules = list(spec.get("modules", []))
-        p._edges = list(spec.get("edges", []))
-        p._flows = list(spec.get("flows", []))
-        p._outages = list(spec.get("outages", []))
+        """A pipeline from a description in the core's JSON form (see `spec`).
+        Keys it does not know are kept, so that the core refuses them by name."""
+        if not isinstance(spec, dict):
+            raise ValueError(f"a pipeline description is a JSON object, not {type(spec).__name__}")
+        p = cls(str(spec.get("name", "pipeline")), batch_size=spec.get("batch_size", 32))
+        p.scheduler = spec.get("scheduler", {"mode": "rtc"})
+        p._modules = spec.get("modules", [])
+        p._edges = spec.get("edges", [])
+        p._flows = spec.get("flows", [])
+        p._outages = spec.get("outages", [])
         p.spare_workers = spec.get("spare_workers", 0)
+        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers"}
+        p._extra = {k: v for k, v in spec.items() if k not in known}
         return p
 
     def _add(self, entry: dict[str, Any]) -> Module:
@@ -120,7 +127,9 @@ class Pipeline:
         rate_pps: Optional[float] = None,
         worker: int = 0,
     ) -> Module:
-        """A source replaying a classic pcap file in a loop; `flows` maps flow names to destination prefixes."""
+        """A source replaying a capture (pcap or pcapng) in a loop; `flows` maps
+        flow names to destination prefixes. A pipe or FIFO is read now, once."""
+        path = readable_capture(path)
         prefixes = [{"flow": f, "prefix": p} for f, p in (flows or {}).items()]
         spec = {"pcap": {"path": path, "flows": prefixes, "rate_pps": rate_pps}}
         return self._add({"name": name, "source": spec, "worker": worker})
@@ -234,6 +243,10 @@ class Pipeline:
             raise ValueError(f"flow '{flow}' has no synthetic stream of its own (a pcap replay has one rate for all its flows)")
         return streams
 
+    def has_own_stream(self, flow: str) -> bool:
+        """Whether flow `flow` has a synthetic stream of its own, whose rate can be set."""
+        return any(st.get("flow") == flow for m in self._modules for st in m.get("source", {}).get("synthetic", {}).get("streams", []))
+
     def set_rate(self, flow: str, rate_pps: Optional[float]) -> None:
         """Sets the offered rate of flow `flow` (pkt/s; None: as fast as the
         worker takes packets) on the synthetic stream that carries it."""
@@ -267,8 +280,9 @@ class Pipeline:
 
     def spec(self) -> dict[str, Any]:
         """The description the core reads."""
-        modules = [{k: v for k, v in m.items() if v is not None} for m in self._modules]
+        modules = [{k: v for k, v in m.items() if v is not None} if isinstance(m, dict) else m for m in self._modules]
         return {
+            **self._extra,
             "name": self.name,
             "batch_size": self.batch_size,
             "modules": modules,
@@ -300,11 +314,18 @@ class Pipeline:
         delta: float = _core.DEFAULT_DELTA,
         timing: bool = True,
         on_period: Optional[Callable[[dict[str, Any]], object]] = None,
+        keep_periods: int = _core.DEFAULT_KEEP_PERIODS,
     ) -> RunResult:
         """Runs for `warmup_periods + periods` control periods under `controller`
         (a built-in's name, or a `sluice.controller.Controller`). The built-in
         SLO-aware controllers count a flow as active from (1 − `delta`)·SLO
-        and grow its buffers up to (1 − 2·`delta`)·SLO."""
+        and grow its buffers up to (1 − 2·`delta`)·SLO. The result keeps the
+        last `keep_periods` periods; its summary counts them all.
+
+        Ctrl-C, or an exception raised by `on_period` or by a Python
+        controller, stops the run within a period: the pipeline drains and
+        the exception propagates with the result of the periods done as its
+        `result` attribute (`result.interrupted` says why it ended)."""
         callback = None
         if on_period is not None:
             notify = on_period
@@ -312,16 +333,23 @@ class Pipeline:
             def callback(text: str) -> None:
                 notify(json.loads(text))
 
-        report = _core.run(
-            self.to_json(),
-            controller,
-            backend=backend,
-            periods=periods,
-            warmup_periods=warmup_periods,
-            period_ms=period_ms,
-            slo_statistic=slo_statistic,
-            delta=delta,
-            timing=timing,
-            on_period=callback,
-        )
+        try:
+            report = _core.run(
+                self.to_json(),
+                controller,
+                backend=backend,
+                periods=periods,
+                warmup_periods=warmup_periods,
+                period_ms=period_ms,
+                slo_statistic=slo_statistic,
+                delta=delta,
+                timing=timing,
+                on_period=callback,
+                keep_periods=keep_periods,
+            )
+        except BaseException as e:
+            partial = getattr(e, "sluice_report", None)
+            if partial is not None:
+                e.result = RunResult(json.loads(partial))  # type: ignore[attr-defined]
+            raise
         return RunResult(json.loads(report))

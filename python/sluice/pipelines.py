@@ -7,7 +7,7 @@ from typing import Callable, Optional
 from sluice.nf import NF, Acl, Bypass, ExactMatch, IpChecksum, Lpm, MacRewrite, RandomSplit, Rule, StaticNat, TtlDecrement, TypeCheck
 from sluice.pipeline import Module, Pipeline
 from sluice.profiles import cost
-from sluice.traffic import Stream, Template
+from sluice.traffic import Stream, Template, readable_capture
 
 #: Delay SLO of the robot-control flow (µs).
 RC_SLO_US = 35.0
@@ -84,6 +84,7 @@ def _router(name: str, n: int, batch_size: int, burstiness: int, slo_us: Optiona
     if not 1 <= n <= 250:
         raise ValueError(f"{name}(n) needs 1 ≤ n ≤ 250 next hops, got {n}")
     p = Pipeline(f"{name}({n})" + ("*" if pcap else ""), batch_size=batch_size)
+    pcap = readable_capture(pcap) if pcap else None
     groups = pcap_groups(pcap, n) if pcap else None
     if groups is None:
         src = p.source("src", burstiness=burstiness)

@@ -27,6 +27,12 @@ class RunResult:
         return totals
 
     @property
+    def interrupted(self) -> Optional[str]:
+        """Why the run ended before its last period ("stopped", or the error), or None."""
+        why = self.data.get("interrupted")
+        return None if why is None else str(why)
+
+    @property
     def periods(self) -> list[dict[str, Any]]:
         """Every period, warm-up included (`warmup` marks it)."""
         periods: list[dict[str, Any]] = self.data["periods"]

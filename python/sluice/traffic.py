@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import stat
+import tempfile
 from dataclasses import asdict, dataclass, field
 from typing import Any, Optional, Sequence
 
@@ -52,3 +57,25 @@ class Stream:
             "rate_pps": self.rate_pps,
             "rate_schedule": [list(s) for s in self.rate_schedule],
         }
+
+
+def readable_capture(path: str) -> str:
+    """`path` if it is a regular file; a pipe or FIFO (`<(cat x.pcap)`) can
+    be read once only, so it is read now into a temporary file (removed at
+    exit), whose path is returned and can be read as often as needed."""
+    try:
+        regular = stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return path  # the core reports a missing file by name
+    if regular:
+        return path
+    fd, copy = tempfile.mkstemp(prefix="sluice-capture-", suffix=".pcap")
+    atexit.register(_remove, copy)
+    with open(path, "rb") as src, os.fdopen(fd, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return copy
+
+
+def _remove(path: str) -> None:
+    if os.path.exists(path):
+        os.remove(path)

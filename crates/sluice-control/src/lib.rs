@@ -20,4 +20,4 @@ pub use onoff::OnOff;
 pub use projgrad::ProjGrad;
 pub use view::{ControlParams, DEFAULT_DELTA};
 pub use wfq_opt::WfqOpt;
-pub use run::{drive, Outage, PeriodRecord, Response, RunPlan, RunReport, SloStatistic, Steps, Summary};
+pub use run::{drive, drive_until, Outage, PeriodRecord, Response, RunPlan, RunReport, SloStatistic, Steps, Summary, DEFAULT_KEEP_PERIODS, STOPPED};

@@ -3,9 +3,11 @@
 //! worker when a worker is in inherent violation (see [`crate::decompose()`]),
 //! and summarises the run.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use serde::Serialize;
+use sluice_core::limits::{MAX_PERIODS, MAX_PERIOD_NS};
 use sluice_core::{Actions, Backend, Drops, Error, FlowTotals, ModuleCounters, Model, ModuleId, Result, Role, Telemetry, Totals};
 
 use crate::controller::Controller;
@@ -103,7 +105,13 @@ pub struct RunPlan {
     pub rate_schedules: Vec<(ModuleId, usize, Steps)>,
     /// Workers taken down for a while, as on a core failure.
     pub outages: Vec<Outage>,
+    /// The most recent periods the report keeps (the summary counts all):
+    /// a run of any length holds a bounded history.
+    pub keep_periods: usize,
 }
+
+/// Periods a report keeps by default (at 100 ms, the last 17 minutes).
+pub const DEFAULT_KEEP_PERIODS: usize = 10_000;
 
 /// A worker down from the start of period `from` to the start of period
 /// `until` (counted over all periods, warm-up included).
@@ -127,6 +135,7 @@ impl Default for RunPlan {
             slo_schedules: Vec::new(),
             rate_schedules: Vec::new(),
             outages: Vec::new(),
+            keep_periods: DEFAULT_KEEP_PERIODS,
         }
     }
 }
@@ -196,8 +205,13 @@ pub struct Summary {
 pub struct RunReport {
     /// Controller name.
     pub controller: String,
-    /// Every period, warm-up included.
+    /// The most recent periods (up to the plan's `keep_periods`), warm-up included.
     pub periods: Vec<PeriodRecord>,
+    /// Earlier periods not kept (the summary counts them).
+    pub periods_dropped: usize,
+    /// Why the run ended before its last period: stopped (a signal, a
+    /// callback's request) or the error that ended it. `None`: it ran to the end.
+    pub interrupted: Option<String>,
     /// Summary over the measured periods; totals after the final drain.
     pub summary: Summary,
     /// Per flow, by flow id, over the whole run (warm-up and final drain included).
@@ -223,6 +237,29 @@ pub fn drive(
     plan: &RunPlan,
     on_period: &mut dyn FnMut(&PeriodRecord),
 ) -> Result<RunReport> {
+    drive_until(backend, controller, plan, on_period, &|| false)
+}
+
+/// [`drive`], ending early once `stop` returns true (asked within every
+/// period, several times a millisecond on the engine): the period under
+/// way ends, the pipeline drains, and the report of the periods done says
+/// it was interrupted. An error from applying a controller's actions ends
+/// the run the same way, with the error as the reason; errors in the plan
+/// itself are refused before the first period.
+pub fn drive_until(
+    backend: &mut dyn Backend,
+    controller: &mut dyn Controller,
+    plan: &RunPlan,
+    on_period: &mut dyn FnMut(&PeriodRecord),
+    stop: &dyn Fn() -> bool,
+) -> Result<RunReport> {
+    if !(1..=MAX_PERIODS).contains(&(plan.periods + plan.warmup_periods)) || plan.periods == 0 {
+        let why = format!("{} measured and {} warm-up periods: at least 1 measured, at most {MAX_PERIODS} in all", plan.periods, plan.warmup_periods);
+        return Err(Error::Pipeline(why));
+    }
+    if !(1..=MAX_PERIOD_NS).contains(&plan.period_ns) {
+        return Err(Error::Pipeline(format!("control period {} ns is out of range 1..={MAX_PERIOD_NS}", plan.period_ns)));
+    }
     let mut model = backend.model().clone();
     for (f, _) in &plan.slo_schedules {
         if *f >= model.flows.len() {
@@ -237,8 +274,15 @@ pub fn drive(
     }
     let measured = batch_modules(&model);
     backend.apply(&controller.init(&model))?;
-    let mut periods = Vec::with_capacity(plan.warmup_periods + plan.periods);
+    let keep = plan.keep_periods.max(1);
+    let mut periods: VecDeque<PeriodRecord> = VecDeque::with_capacity(keep.min(plan.warmup_periods + plan.periods));
+    let mut aggregate = Aggregate::default();
+    let mut interrupted = None;
     for p in 0..plan.warmup_periods + plan.periods {
+        if stop() {
+            interrupted = Some(STOPPED.to_string());
+            break;
+        }
         let mut changes = Actions::default();
         for (m, stream, schedule) in &plan.rate_schedules {
             if let Some(pps) = schedule.starting_at(p) {
@@ -250,7 +294,10 @@ pub fn drive(
                 changes.halted.push((o.worker, p == o.from));
             }
         }
-        backend.apply(&changes)?;
+        if let Err(e) = backend.apply(&changes) {
+            interrupted = Some(e.to_string());
+            break;
+        }
         for (f, schedule) in &plan.slo_schedules {
             if let Some(us) = schedule.starting_at(p) {
                 if !(us > 0.0) {
@@ -259,7 +306,8 @@ pub fn drive(
                 model.flows[*f].slo_ns = Some((us * 1e3).round() as u64);
             }
         }
-        let telemetry = backend.run_period(plan.period_ns);
+        let telemetry = backend.run_period(plan.period_ns, stop);
+        let cut_short = telemetry.period_ns + MIN_PERIOD_SHARE_NS < plan.period_ns && stop();
         let mut record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
         let compute = Instant::now();
         let mut actions = controller.step(&model, &record.telemetry);
@@ -267,8 +315,8 @@ pub fn drive(
             actions.moves = decompose(&model, &record.telemetry, plan.control.statistic);
         }
         let apply = Instant::now();
-        backend.apply(&actions)?;
-        if !actions.moves.is_empty() {
+        let applied = backend.apply(&actions);
+        if applied.is_ok() && !actions.moves.is_empty() {
             model = model.with_moves(&actions.moves)?;
             record.moves = actions.moves;
         }
@@ -277,12 +325,85 @@ pub fn drive(
             compute_ns: (apply - compute).as_nanos() as u64,
             apply_ns: apply.elapsed().as_nanos() as u64,
         };
+        // What the summary needs of every period; only the last `keep` are kept whole.
+        record.telemetry.module_totals = Vec::new();
+        aggregate.add(&record);
         on_period(&record);
-        periods.push(record);
+        if periods.len() == keep {
+            periods.pop_front();
+        }
+        periods.push_back(record);
+        if let Err(e) = applied {
+            interrupted = Some(e.to_string());
+            break;
+        }
+        if cut_short {
+            interrupted = Some(STOPPED.to_string());
+            break;
+        }
     }
     let last = backend.finish();
-    let summary = summarise(&periods, last.totals);
-    Ok(RunReport { controller: controller.name().to_owned(), periods, summary, flow_totals: last.flow_totals, module_totals: last.module_totals })
+    let summary = aggregate.summary(last.totals);
+    Ok(RunReport {
+        controller: controller.name().to_owned(),
+        periods_dropped: aggregate.periods - periods.len(),
+        periods: periods.into(),
+        interrupted,
+        summary,
+        flow_totals: last.flow_totals,
+        module_totals: last.module_totals,
+    })
+}
+
+/// Why a run stopped when `stop` asked it to.
+pub const STOPPED: &str = "stopped";
+
+/// A period shorter than its length by more than this was cut by a stop (ns).
+const MIN_PERIOD_SHARE_NS: u64 = 1_000_000;
+
+/// What the summary counts of every period, kept or not.
+#[derive(Default)]
+struct Aggregate {
+    /// Periods run, warm-up included.
+    periods: usize,
+    /// Measured periods, those over an SLO, their length (ns), deliveries and batch sizes.
+    measured: usize,
+    violated: usize,
+    time_ns: u64,
+    delivered: u64,
+    batch_sum: f64,
+}
+
+impl Aggregate {
+    fn add(&mut self, p: &PeriodRecord) {
+        self.periods += 1;
+        if p.warmup {
+            return;
+        }
+        self.measured += 1;
+        self.violated += usize::from(p.violated);
+        self.time_ns += p.telemetry.period_ns;
+        self.delivered += p.telemetry.flows.iter().map(|f| f.delivered).sum::<u64>();
+        self.batch_sum += p.mean_batch;
+    }
+
+    fn summary(&self, totals: Totals) -> Summary {
+        let n = self.measured.max(1) as f64;
+        let accounted = totals.generated == totals.delivered + totals.dropped + totals.in_flight;
+        Summary {
+            rate_pps: if self.time_ns == 0 { 0.0 } else { self.delivered as f64 * 1e9 / self.time_ns as f64 },
+            mean_batch: self.batch_sum / n,
+            violation_pct: 100.0 * self.violated as f64 / n,
+            generated: totals.generated,
+            delivered: totals.delivered,
+            dropped: totals.dropped,
+            drops: totals.drops,
+            in_flight: totals.in_flight,
+            missed: totals.missed,
+            accounted,
+            lossless: accounted && totals.drops.lost() == 0 && totals.missed == 0,
+        }
+    }
 }
 
 fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telemetry, warmup: bool) -> PeriodRecord {
@@ -295,23 +416,3 @@ fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telem
     PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new() }
 }
 
-fn summarise(periods: &[PeriodRecord], totals: Totals) -> Summary {
-    let measured: Vec<_> = periods.iter().filter(|p| !p.warmup).collect();
-    let n = measured.len().max(1) as f64;
-    let time_ns: u64 = measured.iter().map(|p| p.telemetry.period_ns).sum();
-    let delivered: u64 = measured.iter().flat_map(|p| &p.telemetry.flows).map(|f| f.delivered).sum();
-    let accounted = totals.generated == totals.delivered + totals.dropped + totals.in_flight;
-    Summary {
-        rate_pps: if time_ns == 0 { 0.0 } else { delivered as f64 * 1e9 / time_ns as f64 },
-        mean_batch: measured.iter().map(|p| p.mean_batch).sum::<f64>() / n,
-        violation_pct: 100.0 * measured.iter().filter(|p| p.violated).count() as f64 / n,
-        generated: totals.generated,
-        delivered: totals.delivered,
-        dropped: totals.dropped,
-        drops: totals.drops,
-        in_flight: totals.in_flight,
-        missed: totals.missed,
-        accounted,
-        lossless: accounted && totals.drops.lost() == 0 && totals.missed == 0,
-    }
-}

@@ -34,8 +34,10 @@ pub trait Backend {
     /// The pipeline it runs.
     fn model(&self) -> &Model;
 
-    /// Runs one control period of `period_ns` (ns) and returns its telemetry.
-    fn run_period(&mut self, period_ns: u64) -> Telemetry;
+    /// Runs one control period of `period_ns` (ns) and returns its
+    /// telemetry; ends it early (within a millisecond on the engine) once
+    /// `stop` returns true, which it asks now and then.
+    fn run_period(&mut self, period_ns: u64, stop: &dyn Fn() -> bool) -> Telemetry;
 
     /// Applies actions (they take effect at once, in the next period); the
     /// model then shows any moved modules on their new workers.

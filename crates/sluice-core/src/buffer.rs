@@ -41,6 +41,18 @@ impl FractionalBuffer {
         (self.len > 0).then(|| self.queue[self.head])
     }
 
+    /// Packets it can hold (pkt).
+    #[inline]
+    pub fn capacity(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Appends one packet; the caller makes sure there is room.
+    #[inline]
+    pub fn push(&mut self, id: PacketId) {
+        self.enqueue(&[id]);
+    }
+
     /// Takes the oldest queued packet out, if any.
     #[inline]
     pub fn pop(&mut self) -> Option<PacketId> {

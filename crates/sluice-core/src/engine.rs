@@ -19,6 +19,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Actions, Backend};
+use crate::cores::Cores;
 use crate::error::{Error, Result};
 use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
@@ -91,6 +92,8 @@ pub struct Engine {
     meter: PeriodMeter,
     period_end: Instant,
     finished: Option<Telemetry>,
+    /// The cores the workers are pinned to, held until the engine is dropped.
+    _cores: Option<Cores>,
 }
 
 impl Engine {
@@ -110,7 +113,7 @@ impl Engine {
         let clock = quanta::Clock::new();
         let origin = clock.raw();
         let mut slots: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
-        let cores = core_affinity::get_core_ids().unwrap_or_default();
+        let cores = if config.pin { Some(Cores::claim(n_workers)?) } else { None };
         let mut graphs = Vec::with_capacity(n_workers);
         for (w, wiring) in wire(&model, config.walker.schedule, config.walker.pool_capacity).into_iter().enumerate() {
             graphs.push(WorkerGraph::new(&model, w, &mut slots, &knobs, clock.clone(), origin, config.walker, wiring)?);
@@ -122,10 +125,10 @@ impl Engine {
             for _ in 0..READINGS - 1 {
                 let _ = recycle.push(Box::new(Counters::for_model(&model, n_workers)));
             }
-            let core = (config.pin && !cores.is_empty()).then(|| cores[w % cores.len()]);
+            let core = cores.as_ref().and_then(|c| c.of_worker(w));
             // More workers than cores share them: an idle worker gives its
             // core away instead of spinning on it.
-            let shared = n_workers > cores.len().max(1);
+            let shared = n_workers > cores.as_ref().map_or(0, Cores::len).max(1);
             let signals = signals.clone();
             let (to_worker, graphs_rx) = channel();
             let (graphs_tx, from_worker) = channel();
@@ -149,6 +152,7 @@ impl Engine {
             workers,
             period_end: Instant::now(),
             finished: None,
+            _cores: cores,
         })
     }
 
@@ -311,7 +315,7 @@ impl Backend for Engine {
         &self.model
     }
 
-    fn run_period(&mut self, period_ns: u64) -> Telemetry {
+    fn run_period(&mut self, period_ns: u64, stop: &dyn Fn() -> bool) -> Telemetry {
         // Periods keep a fixed grid, so time the control side spends between
         // periods does not stretch them; after a stall the grid restarts now.
         let period = Duration::from_nanos(period_ns);
@@ -320,7 +324,7 @@ impl Backend for Engine {
         self.period_end = if self.period_end + period < now { now + period } else { self.period_end + period };
         loop {
             let left = self.period_end.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if left.is_zero() || stop() {
                 break;
             }
             std::thread::sleep(left.min(Duration::from_millis(1)));

@@ -83,6 +83,9 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A problem with the pipeline as a whole (its size, its workers).
+    #[error("pipeline: {0}")]
+    Pipeline(String),
     /// A problem with one module's settings.
     #[error("module '{module}': {reason}")]
     Module {

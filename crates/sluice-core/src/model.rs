@@ -8,6 +8,7 @@ use std::collections::HashMap;
 
 use crate::batch::MAX_BURST;
 use crate::error::{Error, Result};
+use crate::limits::{MAX_FLOWS, MAX_GATES, MAX_MODULES, MAX_WORKERS};
 
 /// Index of a module in [`Model::modules`].
 pub type ModuleId = usize;
@@ -227,6 +228,23 @@ impl ModelBuilder {
         if batch_size == 0 || batch_size > MAX_BURST {
             return Err(Error::BatchSize(batch_size));
         }
+        let limit = |what: &str, value: usize, max: usize| {
+            if value > max {
+                return Err(Error::Pipeline(format!("{value} {what}, more than the {max} a pipeline may have")));
+            }
+            Ok(())
+        };
+        limit("modules", self.modules.len(), MAX_MODULES)?;
+        limit("flows", self.flows.len(), MAX_FLOWS)?;
+        if self.modules.is_empty() {
+            return Err(Error::Pipeline("it has no modules: give it a source, a sink and a flow between them".into()));
+        }
+        if let Some((module, worker)) = self.placements.iter().find(|(_, w)| *w >= MAX_WORKERS) {
+            return Err(Error::module(module, format!("worker {worker} is out of range 0..{MAX_WORKERS}")));
+        }
+        if self.spare_workers >= MAX_WORKERS {
+            return Err(Error::Pipeline(format!("{} spare workers is out of range 0..{MAX_WORKERS}", self.spare_workers)));
+        }
         let mut ids = HashMap::new();
         for (i, m) in self.modules.iter().enumerate() {
             if ids.insert(m.name.clone(), i).is_some() {
@@ -276,6 +294,9 @@ impl ModelBuilder {
         let worker_of = assign_workers(&self.modules, &edges, &topo_order, &placed)?;
         let crossings = crossings(&edges, &worker_of);
         let n_workers = worker_of.iter().copied().max().map_or(1, |w| w + 1) + self.spare_workers;
+        if n_workers > MAX_WORKERS {
+            return Err(Error::Pipeline(format!("{n_workers} workers (spares included), more than {MAX_WORKERS}")));
+        }
 
         let mut flows = Vec::with_capacity(self.flows.len());
         let mut sink_flow = vec![None; n];
@@ -320,6 +341,9 @@ impl ModelBuilder {
 }
 
 fn check_gates(m: &ModuleDecl) -> Result<()> {
+    if m.ingates > MAX_GATES || m.outgates > MAX_GATES {
+        return Err(Error::module(&m.name, format!("{} ingates and {} outgates: a module has at most {MAX_GATES} of each", m.ingates, m.outgates)));
+    }
     let bad = match m.role {
         Role::Source => (m.ingates != 0).then_some("a source has no ingate"),
         Role::Sink => (m.outgates != 0).then_some("a sink has no outgate"),

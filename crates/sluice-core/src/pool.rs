@@ -54,6 +54,27 @@ pub struct PacketPool {
     freed: u64,
 }
 
+/// `n` zeroed packet buffers, allocated zeroed rather than written: the
+/// pages of buffers never used are never touched, so a pool sized for the
+/// worst case costs memory only as far as packets reach.
+fn zeroed_buffers(n: usize) -> Box<[UnsafeCell<[u8; BUF_SIZE]>]> {
+    if n == 0 {
+        return Box::default();
+    }
+    let layout = std::alloc::Layout::array::<UnsafeCell<[u8; BUF_SIZE]>>(n).expect("the arena size is bounded by the limits");
+    // SAFETY: the layout is non-zero-sized; all-zero bytes are a valid
+    // `UnsafeCell<[u8; BUF_SIZE]>`; the pointer, from the global allocator
+    // with this layout, becomes a boxed slice of exactly `n` of them, which
+    // frees it with the same layout.
+    unsafe {
+        let ptr = std::alloc::alloc_zeroed(layout).cast::<UnsafeCell<[u8; BUF_SIZE]>>();
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
+    }
+}
+
 impl PacketPool {
     /// A pool of `capacity` buffers of [`BUF_SIZE`] bytes for a single worker.
     pub fn new(capacity: usize) -> Self {
@@ -65,10 +86,7 @@ impl PacketPool {
     pub fn shared(workers: usize, capacity: usize) -> Vec<Self> {
         assert!(workers > 0 && capacity > 0 && workers * capacity <= u32::MAX as usize, "pool size out of range");
         let total = workers * capacity;
-        let arena = Arc::new(Arena {
-            bufs: (0..total).map(|_| UnsafeCell::new([0u8; BUF_SIZE])).collect(),
-            meta: (0..total).map(|_| UnsafeCell::new(PacketMeta::default())).collect(),
-        });
+        let arena = Arc::new(Arena { bufs: zeroed_buffers(total), meta: (0..total).map(|_| UnsafeCell::new(PacketMeta::default())).collect() });
         let mut outs: Vec<Vec<Option<Producer<PacketId>>>> = (0..workers).map(|_| (0..workers).map(|_| None).collect()).collect();
         let mut ins: Vec<Vec<Consumer<PacketId>>> = (0..workers).map(|_| Vec::new()).collect();
         for (from, out) in outs.iter_mut().enumerate() {
@@ -103,12 +121,6 @@ impl PacketPool {
     /// Buffers in this worker's partition (pkt).
     pub fn capacity(&self) -> usize {
         self.partition as usize
-    }
-
-    /// Buffers in the whole arena, every worker's partition (pkt): the
-    /// most packets any queue of handles can ever hold.
-    pub fn arena_capacity(&self) -> usize {
-        self.total as usize
     }
 
     /// Packets this worker allocated minus packets it freed (pkt); summed

@@ -2,6 +2,7 @@
 //! ring for every edge between modules on different workers.
 
 use crate::batch::MAX_BURST;
+use crate::limits::{MAX_ARENA_BUFFERS, MAX_POOL_BUFFERS};
 use crate::schedule::Schedule;
 use crate::model::Model;
 use crate::packet::PacketId;
@@ -24,7 +25,10 @@ pub struct WorkerWiring {
 }
 
 /// Packet buffers one worker needs so that its sources are never starved by
-/// packets parked in buffers, queues and rings (pkt).
+/// packets parked in buffers, queues and rings (pkt), within the pool and
+/// arena bounds (see [`crate::limits`]): a pool smaller than that only
+/// makes its sources pause, and a copy that finds no buffer is dropped
+/// and counted.
 fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
     let modules = model.modules.len();
     let rtc = ((modules + 4) * 2 * model.batch_size).max(1024);
@@ -35,7 +39,8 @@ fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
     // A spare worker, once modules move to it, brings a ring of its own.
     let rings = (model.crossings.len() + model.idle_workers().len()).min(4) * RING_SLOTS;
     let queue_modules: usize = model.modules.iter().filter_map(|m| m.queue_pkts).sum();
-    (rtc + rings + queue_modules).max(queues).max(2 * MAX_BURST)
+    let wanted = (rtc + rings + queue_modules).max(queues).max(2 * MAX_BURST);
+    wanted.min(MAX_POOL_BUFFERS).min(MAX_ARENA_BUFFERS / model.workers().max(1)).max(2 * MAX_BURST)
 }
 
 /// Wires every worker of `model`, each pool holding `capacity` buffers

@@ -61,6 +61,9 @@ fn parse_ip(s: &str) -> Result<u32, String> {
 use sluice_core::wire::ipv4::parse_prefix;
 use sluice_core::NetworkFunction;
 
+/// Most cycles one Bypass run may burn (of the nominal 2.6 GHz clock: 0.1 s).
+pub const MAX_BYPASS_CYCLES: u64 = 260_000_000;
+
 /// The configuration of a network function, as pipeline descriptions carry it.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
@@ -294,14 +297,43 @@ impl NfSpec {
     /// Builds the NF for a simulator, which charges time by the cost model:
     /// NFs that only burn time become free pass-throughs.
     pub fn build_modelled(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        self.check_limits()?;
         match self {
             NfSpec::Bypass { .. } => Ok(Box::new(Bypass::new(0, 0))),
             other => other.build(),
         }
     }
 
+    /// Refuses sizes beyond the bounds of [`sluice_core::limits`] (tables,
+    /// flows a de-duplicator tracks) and Bypass work so long that a batch
+    /// would hold the worker for more than [`MAX_BYPASS_CYCLES`].
+    fn check_limits(&self) -> Result<(), String> {
+        use sluice_core::limits::{MAX_FLOWS, MAX_TABLE_ENTRIES};
+        let entries = match self {
+            NfSpec::ExactMatch { table, .. } => table.len(),
+            NfSpec::Lpm { routes } => routes.len(),
+            NfSpec::SplitByMetadata { table, .. } => table.len(),
+            NfSpec::Acl { rules } => rules.len(),
+            NfSpec::RandomSplit { weights, .. } => weights.len(),
+            _ => 0,
+        };
+        if entries > MAX_TABLE_ENTRIES {
+            return Err(format!("{entries} table entries, more than {MAX_TABLE_ENTRIES}"));
+        }
+        match *self {
+            NfSpec::Dedup { flows, .. } if flows > MAX_FLOWS => Err(format!("flows {flows} is out of range 0..={MAX_FLOWS}")),
+            NfSpec::Bypass { cycles_per_batch, cycles_per_packet }
+                if cycles_per_batch > MAX_BYPASS_CYCLES || cycles_per_packet.saturating_mul(sluice_core::MAX_BURST as u64) > MAX_BYPASS_CYCLES =>
+            {
+                Err(format!("{cycles_per_batch} cycles a batch and {cycles_per_packet} a packet: a batch may take at most {MAX_BYPASS_CYCLES} cycles"))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Builds the NF, or says what is wrong with the configuration.
     pub fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        self.check_limits()?;
         Ok(match self {
             NfSpec::Bypass { cycles_per_batch, cycles_per_packet } => Box::new(Bypass::new(*cycles_per_batch, *cycles_per_packet)),
             NfSpec::RandomSplit { weights, seed } => Box::new(RandomSplit::new(weights, *seed)?),

@@ -6,7 +6,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 /// Why a pipeline description was refused or could not run.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The JSON does not match the schema.
+    /// The description is refused: the message names the field's path.
     #[error("pipeline description: {0}")]
     Spec(String),
     /// The graph, a flow or a module setting is invalid.

@@ -10,6 +10,7 @@ pub mod profile;
 pub mod report;
 pub mod round_cost;
 pub mod spec;
+pub mod spec_error;
 
 pub use error::{Error, Result};
 pub use pipeline::Pipeline;

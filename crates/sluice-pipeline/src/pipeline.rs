@@ -2,13 +2,15 @@
 
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, Schedule, WalkerConfig};
 use sluice_sim::Simulator;
-use sluice_traffic::{PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
+use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
 
 use crate::error::{Error, Result};
+use crate::spec_error::describe;
 use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, SchedulerSpec, SourceSpec};
 
 /// Which way NFs are built.
@@ -25,17 +27,30 @@ pub struct Pipeline {
     spec: PipelineSpec,
     model: Model,
     flow_ids: HashMap<String, usize>,
+    /// Every capture a source replays, read once (a FIFO can be read only once).
+    captures: HashMap<String, Arc<Capture>>,
 }
 
 impl Pipeline {
-    /// Parses and validates a JSON description.
+    /// Parses and validates a JSON description; an error names the field by its path.
     pub fn from_json(json: &str) -> Result<Self> {
-        let spec: PipelineSpec = serde_json::from_str(json).map_err(|e| Error::Spec(e.to_string()))?;
+        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| Error::Spec(format!("not JSON: {e}")))?;
+        if !value.is_object() {
+            return Err(Error::Spec(format!("a description is a JSON object ({{\"modules\": …}}), not {}", json_kind(&value))));
+        }
+        let spec: PipelineSpec = serde_path_to_error::deserialize(value).map_err(|e| Error::Spec(describe(&e)))?;
         Self::new(spec)
     }
 
-    /// Validates a description: graph, flows, SLOs, B, NF and traffic settings.
+    /// Validates a description: sizes and rates within bounds, graph,
+    /// flows, SLOs, B, NF and traffic settings. An error about a module or
+    /// a flow says where it is in the description (`modules[3]`).
     pub fn new(spec: PipelineSpec) -> Result<Self> {
+        spec.check_bounds().map_err(Error::Spec)?;
+        Self::build(spec.clone()).map_err(|e| locate(&spec, e))
+    }
+
+    fn build(spec: PipelineSpec) -> Result<Self> {
         let mut builder = ModelBuilder::default();
         for m in &spec.modules {
             builder.module(declare(m)?);
@@ -51,15 +66,20 @@ impl Pipeline {
             builder.flow(&f.name, &path, f.slo_us);
         }
         let model = builder.spare_workers(spec.spare_workers).build(spec.batch_size)?;
-        if model.flows.len() >= sluice_core::NO_FLOW as usize {
-            return Err(Error::Spec(format!("{} flows is more than a packet's flow id holds", model.flows.len())));
-        }
         if let Some(o) = spec.outages.iter().find(|o| o.worker >= model.workers() || o.from >= o.until) {
             let workers = model.workers();
             return Err(Error::Spec(format!("outage of worker {} from period {} until {}: needs one of the {workers} workers and from < until", o.worker, o.from, o.until)));
         }
         let flow_ids = model.flows.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect();
-        let pipeline = Self { spec, model, flow_ids };
+        let mut captures = HashMap::new();
+        for m in &spec.modules {
+            if let KindSpec::Source(SourceSpec::Pcap { path, .. }) = &m.kind {
+                if !captures.contains_key(path) {
+                    captures.insert(path.clone(), Arc::new(Capture::open(path)?));
+                }
+            }
+        }
+        let pipeline = Self { spec, model, flow_ids, captures };
         pipeline.instances(Build::Modelled)?;
         Ok(pipeline)
     }
@@ -184,9 +204,40 @@ impl Pipeline {
                     .iter()
                     .map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, &context)?, ..parse_prefix(&f.prefix, &context)? }))
                     .collect::<Result<Vec<_>>>()?;
-                Box::new(PcapReplay::from_file(path, &rules, rate_pps.unwrap_or(f64::INFINITY))?)
+                Box::new(PcapReplay::new(self.captures[path].clone(), path, &rules, rate_pps.unwrap_or(f64::INFINITY))?)
             }
         })
+    }
+}
+
+/// What kind of JSON value `v` is, for an error.
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "a list",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// `e` with the path of the module or flow it is about in front
+/// ("modules[3]: module 'x' …"), where it names one.
+fn locate(spec: &PipelineSpec, e: Error) -> Error {
+    use sluice_core::Error as Core;
+    let path = match &e {
+        Error::Core(Core::Module { module: m, .. } | Core::DanglingGate { module: m, .. } | Core::Unconnected(m) | Core::Cycle(m)
+            | Core::SharedAcrossWorkers { module: m, .. } | Core::NoSuchOutgate { module: m, .. } | Core::GateTaken { module: m, .. }) => spec.module_path(m),
+        Error::Core(Core::NoSuchIngate { module: m, .. }) => spec.module_path(m),
+        Error::Core(Core::DuplicateModule(m)) => spec.modules.iter().rposition(|x| &x.name == m).map(|i| format!("modules[{i}]")),
+        Error::Core(Core::Flow { flow: f, .. } | Core::DuplicateFlow(f)) => spec.flow_path(f),
+        Error::Core(Core::BatchSize(_)) => Some("batch_size".into()),
+        _ => None,
+    };
+    match path {
+        Some(path) => Error::Spec(format!("{path}: {e}")),
+        None => e,
     }
 }
 

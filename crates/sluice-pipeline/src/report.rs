@@ -2,7 +2,7 @@
 //! JSON document `sluice run --json` writes.
 
 use serde_json::{json, Map, Value};
-use sluice_control::{drive, Controller, PeriodRecord, RunPlan, RunReport};
+use sluice_control::{drive_until, Controller, PeriodRecord, RunPlan, RunReport};
 use sluice_core::Backend;
 
 use crate::error::{Error, Result};
@@ -19,7 +19,8 @@ pub fn controller(name: &str, plan: &RunPlan) -> Result<Box<dyn Controller>> {
 }
 
 /// Runs `pipeline` on `backend` ("engine" or "sim") under `ctl` for
-/// `plan`, calling `on_period` after each period.
+/// `plan`, calling `on_period` after each period, until the end or until
+/// `stop` returns true (see [`drive_until`]).
 pub fn run(
     pipeline: &Pipeline,
     mut ctl: Box<dyn Controller>,
@@ -27,6 +28,7 @@ pub fn run(
     timing: bool,
     plan: &RunPlan,
     on_period: &mut dyn FnMut(&PeriodRecord),
+    stop: &dyn Fn() -> bool,
 ) -> Result<RunReport> {
     let schedule = ctl.schedule(pipeline.model()).unwrap_or_else(|| pipeline.schedule());
     let mut backend: Box<dyn Backend> = match backend {
@@ -34,7 +36,7 @@ pub fn run(
         "sim" => Box::new(pipeline.simulator_with(schedule)?),
         other => return Err(Error::Spec(format!("unknown backend '{other}' (known: {})", BACKENDS.join(", ")))),
     };
-    Ok(drive(backend.as_mut(), ctl.as_mut(), plan, on_period)?)
+    Ok(drive_until(backend.as_mut(), ctl.as_mut(), plan, on_period, stop)?)
 }
 
 fn us(ns: u64) -> f64 {
@@ -91,6 +93,8 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "slo_statistic": plan.control.statistic,
         "delta": plan.control.delta,
         "summary": report.summary,
+        "interrupted": report.interrupted,
+        "periods_dropped": report.periods_dropped,
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "module_totals": pipeline.model().modules.iter().zip(&report.module_totals).map(|(m, t)| (m.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),

@@ -202,3 +202,72 @@ pub struct FlowSpec {
     #[serde(default)]
     pub slo_schedule: Vec<(usize, f64)>,
 }
+
+/// The most a module may cost a batch or a packet in a description (ns: a second).
+pub const MAX_COST_NS: f64 = 1e9;
+
+impl PipelineSpec {
+    /// Refuses numbers beyond the bounds of [`sluice_core::limits`] and values
+    /// that would make a run meaningless, naming the field by its path.
+    pub fn check_bounds(&self) -> Result<(), String> {
+        use sluice_core::limits::{check_count, check_rate, MAX_FLOWS, MAX_MODULES, MAX_PERIODS, MAX_WORKERS};
+        check_count("modules", self.modules.len(), false, MAX_MODULES)?;
+        check_count("flows", self.flows.len(), true, MAX_FLOWS)?;
+        check_count("spare_workers", self.spare_workers, true, MAX_WORKERS - 1)?;
+        let schedule = |field: &str, steps: &[(usize, f64)], value: &dyn Fn(&str, f64) -> Result<f64, String>| {
+            for (k, &(period, v)) in steps.iter().enumerate() {
+                check_count(&format!("{field}[{k}] period"), period, true, MAX_PERIODS)?;
+                value(&format!("{field}[{k}]"), v)?;
+            }
+            Ok::<(), String>(())
+        };
+        for (i, m) in self.modules.iter().enumerate() {
+            let at = |field: &str| format!("modules[{i}].{field}");
+            if let Some(w) = m.worker {
+                check_count(&at("worker"), w, true, MAX_WORKERS - 1)?;
+            }
+            for (name, cost) in [("t0_ns", m.t0_ns), ("t1_ns", m.t1_ns)] {
+                if let Some(ns) = cost.filter(|ns| !(*ns >= 0.0 && *ns <= MAX_COST_NS)) {
+                    return Err(format!("{}: cost {ns} ns must be in 0..={MAX_COST_NS:e}", at(name)));
+                }
+            }
+            match &m.kind {
+                KindSpec::Source(SourceSpec::Synthetic { streams, burstiness }) => {
+                    check_count(&at("source.synthetic.burstiness"), *burstiness, false, usize::MAX)?;
+                    for (j, s) in streams.iter().enumerate() {
+                        let field = at(&format!("source.synthetic.streams[{j}]"));
+                        if let Some(pps) = s.rate_pps {
+                            check_rate(&format!("{field}.rate_pps"), pps)?;
+                        }
+                        schedule(&format!("{field}.rate_schedule"), &s.rate_schedule, &check_rate)?;
+                    }
+                }
+                KindSpec::Source(SourceSpec::Pcap { rate_pps, rate_schedule, .. }) => {
+                    if let Some(pps) = rate_pps {
+                        check_rate(&at("source.pcap.rate_pps"), *pps)?;
+                    }
+                    schedule(&at("source.pcap.rate_schedule"), rate_schedule, &check_rate)?;
+                }
+                _ => {}
+            }
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            let slo = |field: &str, us: f64| if us.is_finite() && us > 0.0 { Ok(us) } else { Err(format!("{field}: SLO {us} µs must be > 0")) };
+            schedule(&format!("flows[{i}].slo_schedule"), &f.slo_schedule, &slo)?;
+        }
+        if let SchedulerSpec::Wfq { backpressure_pkts: Some(0) } = self.scheduler {
+            return Err("scheduler.backpressure_pkts: 0 would stop every source for good; give at least 1 packet or leave it out".into());
+        }
+        Ok(())
+    }
+
+    /// The path of the module called `name` ("modules[3]"), if there is one.
+    pub fn module_path(&self, name: &str) -> Option<String> {
+        self.modules.iter().position(|m| m.name == name).map(|i| format!("modules[{i}]"))
+    }
+
+    /// The path of the flow called `name` ("flows[2]"), if there is one.
+    pub fn flow_path(&self, name: &str) -> Option<String> {
+        self.flows.iter().position(|f| f.name == name).map(|i| format!("flows[{i}]"))
+    }
+}

@@ -119,7 +119,11 @@ fn bad_descriptions_are_refused_with_the_culprit_named() {
     bad(&|s| s["modules"][1]["nf"]["weights"] = serde_json::json!([1.0, -1.0]), "module 'split': random split weights");
     bad(&|s| s["modules"][0]["source"]["synthetic"]["streams"][0]["flow"] = "nope".into(), "source 'src' names unknown flow 'nope'");
     bad(&|s| s["modules"][0]["source"]["synthetic"]["streams"][0]["template"] = serde_json::json!({"dst_ip": "1.2.3"}), "'1.2.3' is not an IPv4 address");
-    bad(&|s| s["modules"][1]["nf"]["type"] = "warp_drive".into(), "unknown variant `warp_drive`");
+    bad(&|s| s["modules"][1]["nf"]["type"] = "warp_drive".into(), "modules[1]: unknown kind `warp_drive` (known: bypass, random_split");
+    bad(&|s| s["modules"][2]["worker"] = 70_000.into(), "modules[2].worker: 70000 is out of range 0..=255");
+    bad(&|s| s["spare_workers"] = (1u64 << 40).into(), "spare_workers: 1099511627776 is out of range 0..=255");
+    bad(&|s| s["flows"][0]["slo_us"] = 0.into(), "flows[0]: flow 'rc': delay SLO must be > 0 µs");
+    bad(&|s| s["edges"][1]["outgate"] = 5.into(), "modules[1]: module 'split' has no outgate 5 (it has 2)");
     bad(
         &|s| s["modules"][0]["source"] = serde_json::json!({"pcap": {"path": "/nonexistent.pcap"}}),
         "pcap file '/nonexistent.pcap'",
@@ -195,7 +199,7 @@ fn an_age_bound_flushes_a_buffer_that_waits_too_long() {
     assert!(max_delay(None) > 3_000_000);
     assert!(max_delay(Some(200.0)) < 200_000 + 10_000, "{}", max_delay(Some(200.0)));
     let err = Pipeline::from_json(&spec(Some(0.0))).err().unwrap().to_string();
-    assert_eq!(err, "module 'nf': age bound 0 µs must be > 0");
+    assert_eq!(err, "pipeline description: modules[1]: module 'nf': age bound 0 µs must be > 0");
 }
 
 /// Two flows from worker 0; flow a's function runs on worker 1, which is

@@ -27,12 +27,13 @@ impl PyController {
     }
 
     fn call(&mut self, method: &str, arg: String, model: &Model) -> Actions {
+        let method = method.trim_end_matches("_json");
         let mut error = self.error.lock().expect("one run at a time");
         if error.is_some() {
             return Actions::default();
         }
-        let result = Python::with_gil(|py| -> PyResult<String> { self.obj.call_method1(py, method, (arg,))?.extract(py) });
-        match result.and_then(|json| actions(&json, model)) {
+        let result = Python::with_gil(|py| -> PyResult<String> { self.obj.call_method1(py, format!("{method}_json").as_str(), (arg,))?.extract(py) });
+        match result.and_then(|json| actions(&json, model, method)) {
             Ok(a) => a,
             Err(e) => {
                 *error = Some(e);
@@ -42,20 +43,31 @@ impl PyController {
     }
 }
 
-/// Actions from `{"triggers": {MODULE: b}, "weights": {MODULE: w}}`.
-fn actions(json: &str, model: &Model) -> PyResult<Actions> {
-    let bad = |m: String| pyo3::exceptions::PyValueError::new_err(m);
+/// The keys a Python controller's actions may have.
+const KEYS: [&str; 2] = ["triggers", "weights"];
+
+/// Actions from `{"triggers": {MODULE: b}, "weights": {MODULE: w}}`, checked
+/// whole: a value that is not such a dict, a key or module that does not
+/// exist, or a number that is not a count is a ValueError naming it.
+fn actions(json: &str, model: &Model, method: &str) -> PyResult<Actions> {
+    let bad = |m: String| pyo3::exceptions::PyValueError::new_err(format!("the controller's {method} returned {m}"));
     let v: serde_json::Value = serde_json::from_str(json).map_err(|e| bad(e.to_string()))?;
-    let id = |name: &str| {
-        model.module_id(name).ok_or_else(|| bad(format!("the controller names unknown module '{name}'")))
+    let Some(v) = v.as_object() else {
+        let shown = if v.is_null() { "None".to_string() } else { v.to_string() };
+        return Err(bad(format!("{shown}, not a dict like {{'triggers': {{MODULE: b}}}} ({{}} changes nothing)")));
     };
+    if let Some(key) = v.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        let near = KEYS.iter().find(|k| strsim::levenshtein(k, key) <= 2).map(|k| format!(" (did you mean '{k}'?)")).unwrap_or_default();
+        return Err(bad(format!("unknown key '{key}'{near}; it may set {}", KEYS.join(" and "))));
+    }
+    let id = |name: &str| model.module_id(name).ok_or_else(|| bad(format!("unknown module '{name}'")));
     let mut out = Actions::default();
     for (key, list) in [("triggers", &mut out.triggers), ("weights", &mut out.weights)] {
-        if let Some(map) = v.get(key).and_then(|m| m.as_object()) {
-            for (name, value) in map {
-                let n = value.as_u64().filter(|n| *n <= u32::MAX as u64).ok_or_else(|| bad(format!("{key}['{name}'] = {value} is not a count")))?;
-                list.push((id(name)?, n as u32));
-            }
+        let Some(value) = v.get(key) else { continue };
+        let map = value.as_object().ok_or_else(|| bad(format!("{key} = {value}, not a dict of module → number")))?;
+        for (name, value) in map {
+            let n = value.as_u64().filter(|n| *n <= u32::MAX as u64).ok_or_else(|| bad(format!("{key}['{name}'] = {value}, not a count")))?;
+            list.push((id(name)?, n as u32));
         }
     }
     Ok(out)

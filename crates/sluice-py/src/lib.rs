@@ -4,6 +4,8 @@
 // PyO3 0.22's #[pyfunction] expansion converts PyErr into itself.
 #![allow(clippy::useless_conversion)]
 
+use std::sync::Mutex;
+
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use sluice_control::{ControlParams, SloStatistic};
@@ -28,9 +30,15 @@ fn validate(spec: &str) -> PyResult<String> {
 /// `controller` is a built-in controller's name or a Python object with
 /// `name`, `init_json` and `step_json`; `on_period`, if given, is called
 /// with each period's JSON as it ends; `delta` is the built-in SLO-aware
-/// controllers' δ.
+/// controllers' δ; `keep_periods` bounds the periods the report keeps.
+///
+/// A signal (Ctrl-C), an exception in `on_period` or in a Python
+/// controller, or an action the pipeline refuses stops the run within a
+/// period: the pipeline drains, and the exception (a RuntimeError for a
+/// refused action) is raised with the report of the periods done, marked
+/// interrupted, as its `sluice_report` attribute.
 #[pyfunction]
-#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, on_period=None))]
+#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, on_period=None, keep_periods=sluice_control::DEFAULT_KEEP_PERIODS))]
 #[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
@@ -44,48 +52,71 @@ fn run(
     delta: f64,
     timing: bool,
     on_period: Option<PyObject>,
+    keep_periods: usize,
 ) -> PyResult<String> {
     let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
-    if !(period_ms > 0.0 && period_ms.is_finite()) {
-        return Err(invalid(format!("control period {period_ms} ms must be > 0")));
+    let max_ms = sluice_core::limits::MAX_PERIOD_NS as f64 / 1e6;
+    if !(period_ms > 0.0 && period_ms <= max_ms) {
+        return Err(invalid(format!("control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)")));
     }
     let stat = SloStatistic::parse(slo_statistic)
         .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
     let control = ControlParams::new(delta, stat).map_err(invalid)?;
-    let plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, control);
-    let mut python_error = None;
+    let mut plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, control);
+    plan.keep_periods = keep_periods;
+    let mut controller_error = None;
     let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {
-        Ok(name) => sluice_pipeline::controller(&name, &plan).map_err(|e| PyRuntimeError::new_err(e.to_string()))?,
+        Ok(name) => sluice_pipeline::controller(&name, &plan).map_err(invalid)?,
         Err(_) => {
             let (adapter, error) = PyController::new(py, controller)?;
-            python_error = Some(error);
+            controller_error = Some(error);
             Box::new(adapter)
         }
     };
-    let mut callback_error = None;
+    // The first Python exception of the run: a signal's, the callback's.
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let report = py.allow_threads(|| {
         let mut notify = |p: &sluice_control::PeriodRecord| {
             let Some(cb) = &on_period else { return };
-            if callback_error.is_some() {
+            if raised.lock().expect("one run").is_some() {
                 return;
             }
             let text = period_json(&pipeline, p).to_string();
             Python::with_gil(|py| {
                 if let Err(e) = cb.call1(py, (text,)) {
-                    callback_error = Some(e);
+                    *raised.lock().expect("one run") = Some(e);
                 }
             });
         };
-        sluice_pipeline::run(&pipeline, ctl, backend, timing, &plan, &mut notify)
+        let stop = || {
+            let controller_failed = controller_error.as_ref().is_some_and(|slot| slot.lock().is_ok_and(|e| e.is_some()));
+            if controller_failed || raised.lock().expect("one run").is_some() {
+                return true;
+            }
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    *raised.lock().expect("one run") = Some(e);
+                    true
+                }
+            })
+        };
+        sluice_pipeline::run(&pipeline, ctl, backend, timing, &plan, &mut notify, &stop)
     });
-    if let Some(e) = callback_error {
-        return Err(e);
+    let report = report.map_err(invalid)?;
+    let json = report_json(&pipeline, &report, backend, &plan).to_string();
+    let failure = raised
+        .into_inner()
+        .expect("one run")
+        .or_else(|| controller_error.and_then(|slot| slot.lock().ok().and_then(|mut e| e.take())))
+        .or_else(|| report.interrupted.filter(|why| why != sluice_control::STOPPED).map(PyRuntimeError::new_err));
+    match failure {
+        Some(e) => {
+            e.value_bound(py).setattr("sluice_report", json)?;
+            Err(e)
+        }
+        None => Ok(json),
     }
-    if let Some(e) = python_error.and_then(|slot| slot.lock().ok().and_then(|mut e| e.take())) {
-        return Err(e);
-    }
-    let report = report.map_err(|e| PyRuntimeError::new_err(e.to_string()))?;
-    Ok(report_json(&pipeline, &report, backend, &plan).to_string())
 }
 
 /// Profiles each NF kind (eight modules of it in a row) at batch sizes 1..=max_batch; returns
@@ -127,6 +158,21 @@ fn pcap_prefixes(path: &str) -> PyResult<Vec<(String, u64)>> {
 #[pyfunction]
 fn profiled_kinds() -> Vec<&'static str> {
     sluice_pipeline::profile::KINDS.to_vec()
+}
+
+/// The bounds a description must keep (see `sluice_core::limits`), by name.
+#[pyfunction]
+fn limits() -> std::collections::BTreeMap<&'static str, f64> {
+    use sluice_core::limits::*;
+    std::collections::BTreeMap::from([
+        ("max_workers", MAX_WORKERS as f64),
+        ("max_modules", MAX_MODULES as f64),
+        ("max_flows", MAX_FLOWS as f64),
+        ("max_periods", MAX_PERIODS as f64),
+        ("max_period_ms", MAX_PERIOD_NS as f64 / 1e6),
+        ("max_rate_pps", MAX_RATE_PPS),
+        ("max_batch", sluice_core::MAX_BURST as f64),
+    ])
 }
 
 /// Names of the built-in controllers.
@@ -204,6 +250,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
+    m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(backends, m)?)?;
     m.add_function(wrap_pyfunction!(ns_per_cycle, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
@@ -215,6 +262,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;
     m.add("DEFAULT_DELTA", sluice_control::DEFAULT_DELTA)?;
+    m.add("DEFAULT_KEEP_PERIODS", sluice_control::DEFAULT_KEEP_PERIODS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

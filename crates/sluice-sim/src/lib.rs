@@ -26,6 +26,8 @@ const IDLE_STEP_NS: u64 = 1_000;
 /// Least virtual time a round takes (ns): with only free modules (no
 /// profile), time must still move.
 const MIN_ROUND_NS: u64 = 10;
+/// Rounds between two asks whether to stop (a few ms of the simulator's time).
+const STOP_CHECK_ROUNDS: u64 = 4096;
 
 /// Every worker's virtual clock, and which worker runs now.
 struct Clocks {
@@ -135,10 +137,15 @@ impl Backend for Simulator {
         &self.model
     }
 
-    fn run_period(&mut self, period_ns: u64) -> Telemetry {
+    fn run_period(&mut self, period_ns: u64, stop: &dyn Fn() -> bool) -> Telemetry {
         self.end_ns += period_ns;
         let mocks = &self.clocks.mocks;
-        loop {
+        for round in 0u64.. {
+            if round % STOP_CHECK_ROUNDS == STOP_CHECK_ROUNDS - 1 && stop() {
+                // The period ends where the slowest worker got to.
+                self.end_ns = (0..mocks.len()).map(|w| mocks[w].value()).min().unwrap_or(self.end_ns).min(self.end_ns);
+                break;
+            }
             let behind = (0..mocks.len()).filter(|&w| mocks[w].value() < self.end_ns).min_by_key(|&w| mocks[w].value());
             let Some(w) = behind else { break };
             let clock = &mocks[w];

@@ -1,7 +1,9 @@
 //! Sluice traffic: real Ethernet/IPv4/UDP templates, a synthetic source that
-//! interleaves flows, pcap replay from memory, and a pcap tap for egresses.
+//! interleaves flows, captures (pcap, pcapng) replayed from memory, and a
+//! pcap tap for egresses.
 #![warn(missing_docs)]
 
+pub mod capture;
 pub mod error;
 pub mod pacer;
 pub mod pcap_replay;
@@ -9,6 +11,7 @@ pub mod pcap_tap;
 pub mod synthetic;
 pub mod template;
 
+pub use capture::Capture;
 pub use error::{Error, Result};
 pub use pcap_replay::{PcapReplay, PrefixRule};
 pub use pcap_tap::PcapTap;

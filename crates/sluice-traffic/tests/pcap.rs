@@ -1,20 +1,44 @@
-//! Pcap replay and tap against files written by the pcap-file crate.
+//! Captures as people take them, written by the pcap-file crate: classic
+//! pcap in both byte orders and both timestamp resolutions, pcapng, records
+//! cut to a snap length; and malformed files refused by name and record.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::Duration;
 
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-use pcap_file::TsResolution;
+use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::{DataLink, Endianness, TsResolution};
 use sluice_core::{Batch, PacketPool, PacketSource, NO_FLOW};
-use sluice_traffic::{PcapReplay, PrefixRule, TemplateSpec};
+use sluice_traffic::{Capture, PcapReplay, PrefixRule, TemplateSpec};
 
-fn capture(resolution: TsResolution, dsts: &[&str]) -> Vec<u8> {
-    let header = PcapHeader { ts_resolution: resolution, ..Default::default() };
+fn frame(dst: &str) -> Vec<u8> {
+    TemplateSpec { dst_ip: dst.to_string(), size: 100, ..TemplateSpec::default() }.build().unwrap()
+}
+
+/// A classic pcap of frames to `dsts`, each cut to `snaplen` bytes.
+fn pcap(resolution: TsResolution, endianness: Endianness, snaplen: usize, dsts: &[&str]) -> Vec<u8> {
+    let header = PcapHeader { ts_resolution: resolution, endianness, snaplen: snaplen as u32, ..Default::default() };
     let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
     for (i, dst) in dsts.iter().enumerate() {
-        let frame = TemplateSpec { dst_ip: dst.to_string(), ..TemplateSpec::default() }.build().unwrap();
-        w.write_packet(&PcapPacket::new(Duration::from_micros(i as u64), frame.len() as u32, &frame)).unwrap();
+        let f = frame(dst);
+        let cut = &f[..f.len().min(snaplen)];
+        w.write_packet(&PcapPacket::new(Duration::from_micros(i as u64), f.len() as u32, cut)).unwrap();
     }
     w.into_writer()
+}
+
+fn pcapng(dsts: &[&str]) -> Vec<u8> {
+    let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+    w.write_pcapng_block(InterfaceDescriptionBlock { linktype: DataLink::ETHERNET, snaplen: 0, options: vec![] }).unwrap();
+    for (i, dst) in dsts.iter().enumerate() {
+        let f = frame(dst);
+        let epb = EnhancedPacketBlock { interface_id: 0, timestamp: Duration::from_micros(i as u64), original_len: f.len() as u32, data: Cow::Owned(f), options: vec![] };
+        w.write_pcapng_block(epb).unwrap();
+    }
+    w.into_inner()
 }
 
 fn rules() -> Vec<PrefixRule> {
@@ -24,11 +48,22 @@ fn rules() -> Vec<PrefixRule> {
     ]
 }
 
+fn replay(bytes: &[u8]) -> PcapReplay {
+    PcapReplay::new(Arc::new(Capture::read(bytes, "mem").unwrap()), "mem", &rules(), f64::INFINITY).unwrap()
+}
+
+const DSTS: [&str; 3] = ["20.0.1.9", "20.0.2.9", "30.0.0.1"];
+
 #[test]
-fn replays_in_a_loop_with_flows_by_prefix_for_both_resolutions() {
+fn replays_pcap_of_both_resolutions_and_byte_orders_and_pcapng_in_a_loop_with_flows_by_prefix() {
+    let mut captures = vec![pcapng(&DSTS)];
     for res in [TsResolution::MicroSecond, TsResolution::NanoSecond] {
-        let bytes = capture(res, &["20.0.1.9", "20.0.2.9", "30.0.0.1"]);
-        let mut replay = PcapReplay::from_reader(&bytes[..], "mem", &rules(), f64::INFINITY).unwrap();
+        for end in [Endianness::Little, Endianness::Big] {
+            captures.push(pcap(res, end, 65535, &DSTS));
+        }
+    }
+    for bytes in captures {
+        let mut replay = replay(&bytes);
         assert_eq!(replay.flows().collect::<Vec<_>>(), vec![0, 1, NO_FLOW]);
         let mut pool = PacketPool::new(16);
         let mut b = Batch::default();
@@ -36,18 +71,42 @@ fn replays_in_a_loop_with_flows_by_prefix_for_both_resolutions() {
         let flows: Vec<_> = b.as_slice().iter().map(|&id| pool.meta(id).flow).collect();
         assert_eq!(flows, vec![0, 1, NO_FLOW, 0, 1, NO_FLOW, 0]);
         assert_eq!(pool.data(b.as_slice()[3])[30..34], [20, 0, 1, 9]);
+        assert_eq!(pool.data(b.as_slice()[3]).len(), 100);
     }
 }
 
 #[test]
-fn malformed_captures_are_refused_by_name() {
-    let e = PcapReplay::from_reader(&b"not a pcap at all"[..], "junk.pcap", &[], f64::INFINITY).err().unwrap();
-    assert!(e.to_string().starts_with("pcap file 'junk.pcap': not a classic pcap file"), "{e}");
-    let mut bytes = capture(TsResolution::MicroSecond, &["20.0.1.1", "20.0.1.2"]);
+fn records_cut_to_a_snap_length_run_at_their_captured_length_and_count_their_wire_length() {
+    let bytes = pcap(TsResolution::MicroSecond, Endianness::Little, 64, &DSTS);
+    let mut replay = replay(&bytes);
+    let mut pool = PacketPool::new(16);
+    let mut b = Batch::default();
+    replay.fill(&mut pool, 0, &mut b, 3);
+    assert!(b.as_slice().iter().all(|&id| pool.data(id).len() == 64), "processed at the captured length");
+    assert_eq!(replay.flows().collect::<Vec<_>>(), vec![0, 1, NO_FLOW], "the IPv4 header is inside the 64 bytes");
+    assert_eq!(replay.wire_bytes(), 300, "byte counts use the original length");
+}
+
+#[test]
+fn a_capture_is_read_once_from_a_pipe() {
+    let bytes = pcap(TsResolution::MicroSecond, Endianness::Little, 65535, &DSTS);
+    let (mut reader, mut writer) = std::io::pipe().unwrap();
+    let feeder = std::thread::spawn(move || std::io::Write::write_all(&mut writer, &bytes));
+    let capture = Capture::read(&mut reader, "pipe").unwrap();
+    feeder.join().unwrap().unwrap();
+    assert_eq!(capture.records.len(), 3);
+}
+
+#[test]
+fn malformed_captures_are_refused_by_name_and_record() {
+    let refused = |bytes: &[u8], name: &str| Capture::read(bytes, name).expect_err("refused").to_string();
+    assert_eq!(refused(b"not a pcap at all", "junk.pcap"), "pcap file 'junk.pcap': not a pcap or pcapng file: its header is neither pcap's nor pcapng's");
+    let mut bytes = pcap(TsResolution::MicroSecond, Endianness::Little, 65535, &["20.0.1.1", "20.0.1.2"]);
     bytes.truncate(bytes.len() - 10);
-    let e = PcapReplay::from_reader(&bytes[..], "cut.pcap", &[], f64::INFINITY).err().unwrap();
-    assert!(e.to_string().starts_with("pcap file 'cut.pcap': packet 2:"), "{e}");
-    let empty = capture(TsResolution::MicroSecond, &[]);
-    let e = PcapReplay::from_reader(&empty[..], "empty.pcap", &[], f64::INFINITY).err().unwrap();
-    assert_eq!(e.to_string(), "pcap file 'empty.pcap': holds no packet");
+    assert_eq!(refused(&bytes, "cut.pcap"), "pcap file 'cut.pcap': packet 2: the file ends inside a record");
+    let empty = pcap(TsResolution::MicroSecond, Endianness::Little, 65535, &[]);
+    assert_eq!(refused(&empty, "empty.pcap"), "pcap file 'empty.pcap': holds no packet");
+    let header = PcapHeader { datalink: DataLink::RAW, ..Default::default() };
+    let raw = PcapWriter::with_header(Vec::new(), header).unwrap().into_writer();
+    assert_eq!(refused(&raw, "raw.pcap"), "pcap file 'raw.pcap': link type 101 is not Ethernet");
 }

@@ -139,9 +139,11 @@ struct InRing {
 
 /// A ring this worker sends on. What the ring cannot take waits in the
 /// backlog, in order, until it can: nothing is dropped between workers.
-/// The backlog holds as many packets as the whole arena, so it cannot
-/// overflow; entries that reach the ring stop taking packets in while it
-/// is backlogged or short of room, so backpressure crosses workers.
+/// Entries that reach the ring stop taking packets in while it is
+/// backlogged or short of room, so backpressure crosses workers, and the
+/// backlog only ever holds what the worker held: it is sized for every
+/// packet the worker's buffers and queues can hold and a batch per entry
+/// (see `WorkerGraph::link`), so it cannot overflow.
 struct OutRing {
     /// The crossing edge it carries (index into `Model::edges`).
     edge: usize,
@@ -152,8 +154,19 @@ struct OutRing {
 }
 
 impl OutRing {
-    fn new(edge: usize, ring: Producer<PacketId>, arena: usize) -> Self {
-        Self { edge, sender: usize::MAX, ring, backlog: FractionalBuffer::with_capacity(arena) }
+    fn new(edge: usize, ring: Producer<PacketId>) -> Self {
+        Self { edge, sender: usize::MAX, ring, backlog: FractionalBuffer::default() }
+    }
+
+    /// Makes the backlog hold at least `capacity` packets, keeping what it holds.
+    fn reserve_backlog(&mut self, capacity: usize) {
+        if self.backlog.capacity() < capacity {
+            let mut bigger = FractionalBuffer::with_capacity(capacity);
+            while let Some(id) = self.backlog.pop() {
+                bigger.push(id);
+            }
+            self.backlog = bigger;
+        }
     }
 
     /// Whether what one round can send on fits without a backlog.
@@ -322,14 +335,13 @@ impl WorkerGraph {
                 reaches: Box::default(),
             });
         }
-        let arena = wiring.pool.arena_capacity();
         let mut graph = Self {
             stack: Vec::new(),
             nodes,
             sources: Vec::new(),
             pool: wiring.pool,
             aged: Vec::new(),
-            rings_out: wiring.outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring, arena)).collect(),
+            rings_out: wiring.outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring)).collect(),
             backlogged: 0,
             rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
             flows: vec![FlowRecorder::default(); model.flows.len()],
@@ -410,8 +422,12 @@ impl WorkerGraph {
         for r in &mut self.rings_in {
             r.target = local[model.edges[r.edge].to];
         }
+        // What the worker can hold: its buffers' and queues' packets, and a batch per entry.
+        let entries = self.rings_in.len() + self.nodes.len();
+        let held = self.nodes.iter().map(|n| n.buffer.capacity()).sum::<usize>() + entries * MAX_BURST;
         for r in &mut self.rings_out {
             r.sender = local[model.edges[r.edge].from];
+            r.reserve_backlog(held);
         }
         let nodes = &self.nodes;
         self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();

@@ -41,10 +41,9 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
         g.rings_in = stay;
         inbound.extend(leave.into_iter().map(|r| (r.edge, r.ring)));
     }
-    let arena = graphs.first().map_or(0, |g| g.pool.arena_capacity());
     for &e in to.crossings.iter().filter(|e| !from.crossings.contains(e)) {
         let (tx, rx) = spsc(RING_SLOTS);
-        outbound.push(OutRing::new(e, tx, arena));
+        outbound.push(OutRing::new(e, tx));
         inbound.push((e, rx));
     }
     for node in nodes {

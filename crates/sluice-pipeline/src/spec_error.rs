@@ -1,0 +1,80 @@
+//! What is wrong with a description, said as the user wrote it: the
+//! field's path (`modules[3].worker`), and for a key that does not exist,
+//! the nearest one that does.
+
+/// The keys a module takes beside its kind (serde cannot list them: the
+/// kind is flattened into the module).
+const MODULE_KEYS: &[&str] = &["name", "source", "nf", "pcap_tap", "sink", "t0_ns", "t1_ns", "controlled", "max_age_us", "worker"];
+
+/// One line naming the path and the problem, from a deserialization error.
+pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
+    let mut path = e.path().to_string();
+    let inner = e.inner().to_string();
+    // serde_json says "… at line 1 column 693": the path says it better.
+    let message = inner.split(" at line ").next().unwrap_or(&inner).to_string();
+    let message = match unknown_key(&message) {
+        Some((key, mut expected, what)) => {
+            // The path ends at the unknown key itself: name where it sits.
+            if let Some(parent) = path.strip_suffix(&key) {
+                path = parent.trim_end_matches('.').to_string();
+            }
+            if expected.is_empty() && path.starts_with("modules[") && !path.contains('.') {
+                expected = MODULE_KEYS.iter().map(|k| k.to_string()).collect();
+            }
+            match nearest(&key, &expected) {
+                Some(near) => format!("unknown {what} `{key}` (did you mean `{near}`?)"),
+                None if !expected.is_empty() => format!("unknown {what} `{key}` (known: {})", expected.join(", ")),
+                None => format!("unknown {what} `{key}`"),
+            }
+        }
+        None => message,
+    };
+    if path == "." || path.is_empty() {
+        message
+    } else {
+        format!("{path}: {message}")
+    }
+}
+
+/// The unknown key (or kind), the names serde listed as expected, and
+/// which of the two it is, from its message ("unknown field `x`, expected
+/// one of `a`, `b`", "unknown variant `x`, expected `a` or `b`").
+fn unknown_key(message: &str) -> Option<(String, Vec<String>, &'static str)> {
+    let (rest, what) = match message.strip_prefix("unknown field `") {
+        Some(rest) => (rest, "key"),
+        None => (message.strip_prefix("unknown variant `")?, "kind"),
+    };
+    let (key, expected) = rest.split_once('`')?;
+    let names = expected.split('`').skip(1).step_by(2).map(str::to_string).collect();
+    Some((key.to_string(), names, what))
+}
+
+/// The candidate closest to `key` by edit distance, if one is close (at most a third of it differs).
+fn nearest(key: &str, candidates: &[String]) -> Option<String> {
+    candidates
+        .iter()
+        .map(|c| (strsim::levenshtein(key, c), c))
+        .filter(|(d, c)| *d * 3 <= c.len().max(key.len()))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    fn error(json: &str) -> String {
+        crate::Pipeline::from_json(json).err().expect("refused").to_string().trim_start_matches("pipeline description: ").to_string()
+    }
+
+    #[test]
+    fn errors_name_the_path_and_the_nearest_key() {
+        assert_eq!(error(r#"{"modules": [], "schedular": {}}"#), "unknown key `schedular` (did you mean `scheduler`?)");
+        assert_eq!(error(r#"{"modules": [{"name": "a", "sink": {}, "wroker": 1}]}"#), "modules[0]: unknown key `wroker` (did you mean `worker`?)");
+        assert_eq!(error(r#"{"modules": [{"name": "a", "sink": {}, "worker": -1}]}"#), "modules[0].worker: invalid value: integer `-1`, expected usize");
+        assert_eq!(error(r#"{"modules": [], "flowz": []}"#), "unknown key `flowz` (did you mean `flows`?)");
+        assert!(error(r#"{"modules": [], "zzzzzzzz": 1}"#).starts_with("unknown key `zzzzzzzz` (known: name, batch_size, modules"));
+        assert_eq!(error(r#"[1]"#), "a description is a JSON object ({\"modules\": …}), not a list");
+        assert_eq!(error(r#"{"modules": "x"}"#), "modules: invalid type: string \"x\", expected a sequence");
+        assert_eq!(error(r#"{"modules": []}"#), "modules: 0 is out of range 1..=65535");
+        assert!(error("{").starts_with("not JSON: EOF while parsing an object"));
+    }
+}

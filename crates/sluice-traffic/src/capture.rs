@@ -1,0 +1,131 @@
+//! A packet capture read into memory once: classic pcap (µs or ns
+//! timestamps, either byte order) or pcapng, from a file, a pipe or a
+//! FIFO, read in one pass. Records taken with a snap length (captured
+//! shorter than the packet was) are kept at their captured length, their
+//! original length beside them for byte counts.
+
+use std::io::Read;
+
+use pcap_parser::pcapng::Block;
+use pcap_parser::{create_reader, Linktype, PcapBlockOwned, PcapError};
+use sluice_core::packet::MAX_PACKET_LEN;
+
+use crate::error::{Error, Result};
+
+/// One packet of a capture.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// Where its captured bytes start in [`Capture::bytes`].
+    pub offset: usize,
+    /// Bytes captured.
+    pub len: usize,
+    /// Bytes the packet had on the wire (≥ `len`).
+    pub wire_len: usize,
+}
+
+/// The packets of a capture, in order.
+#[derive(Debug, Default)]
+pub struct Capture {
+    /// Every record's captured bytes, back to back.
+    pub bytes: Vec<u8>,
+    /// The records.
+    pub records: Vec<Record>,
+}
+
+/// Bytes the reader buffers at a time; a record must fit (64 KiB frames do).
+const READ_BUFFER: usize = 1 << 20;
+
+impl Capture {
+    /// Reads the capture at `path` (a file, a pipe or a FIFO: read once).
+    pub fn open(path: &str) -> Result<Self> {
+        let file = std::fs::File::open(path).map_err(|e| Error::Pcap { path: path.into(), reason: e.to_string() })?;
+        Self::read(file, path)
+    }
+
+    /// Reads a capture of Ethernet frames from `reader`; `name` labels errors,
+    /// which give the number of the record at fault.
+    pub fn read(reader: impl Read + Send, name: &str) -> Result<Self> {
+        let err = |reason: String| Error::Pcap { path: name.into(), reason };
+        let mut pcap = create_reader(READ_BUFFER, reader).map_err(|e| err(format!("not a pcap or pcapng file: {}", describe(&e))))?;
+        let mut capture = Capture::default();
+        // pcapng: the link type of each interface, by interface id.
+        let mut interfaces: Vec<Linktype> = Vec::new();
+        loop {
+            let record = capture.records.len() + 1;
+            match pcap.next() {
+                Ok((consumed, block)) => {
+                    let packet = match block {
+                        PcapBlockOwned::LegacyHeader(h) => {
+                            ethernet(h.network).map_err(err)?;
+                            None
+                        }
+                        PcapBlockOwned::Legacy(b) => Some((b.data, b.origlen)),
+                        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                            interfaces.push(idb.linktype);
+                            None
+                        }
+                        PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                            let link = interfaces.get(epb.if_id as usize).copied();
+                            let link = link.ok_or_else(|| err(format!("packet {record}: interface {} was never described", epb.if_id)))?;
+                            ethernet(link).map_err(err)?;
+                            let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
+                            Some((data, epb.origlen))
+                        }
+                        PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                            ethernet(interfaces.first().copied().unwrap_or(Linktype::ETHERNET)).map_err(err)?;
+                            let data = &spb.data[..(spb.origlen as usize).min(spb.data.len())];
+                            Some((data, spb.origlen))
+                        }
+                        PcapBlockOwned::NG(_) => None,
+                    };
+                    if let Some((data, wire_len)) = packet {
+                        capture.push(data, wire_len as usize).map_err(|e| err(format!("packet {record}: {e}")))?;
+                    }
+                    pcap.consume(consumed);
+                }
+                Err(PcapError::Eof) => break,
+                Err(PcapError::Incomplete(_)) => {
+                    pcap.refill().map_err(|e| err(format!("packet {record}: {}", describe(&e))))?;
+                }
+                Err(e) => return Err(err(format!("packet {record}: {}", describe(&e)))),
+            }
+        }
+        if capture.records.is_empty() {
+            return Err(err("holds no packet".into()));
+        }
+        Ok(capture)
+    }
+
+    fn push(&mut self, data: &[u8], wire_len: usize) -> std::result::Result<(), String> {
+        if data.len() > MAX_PACKET_LEN {
+            return Err(format!("{} bytes captured, more than the {MAX_PACKET_LEN} a buffer holds", data.len()));
+        }
+        self.records.push(Record { offset: self.bytes.len(), len: data.len(), wire_len: wire_len.max(data.len()) });
+        self.bytes.extend_from_slice(data);
+        Ok(())
+    }
+
+    /// The captured bytes of `record`.
+    pub fn data(&self, record: &Record) -> &[u8] {
+        &self.bytes[record.offset..record.offset + record.len]
+    }
+}
+
+fn ethernet(link: Linktype) -> std::result::Result<(), String> {
+    if link == Linktype::ETHERNET {
+        Ok(())
+    } else {
+        Err(format!("link type {} is not Ethernet", link.0))
+    }
+}
+
+fn describe<I>(e: &PcapError<I>) -> String {
+    match e {
+        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => "the file ends inside a record".into(),
+        PcapError::ReadError => "the file could not be read".into(),
+        PcapError::BufferTooSmall => format!("a record longer than {READ_BUFFER} bytes"),
+        PcapError::HeaderNotRecognized => "its header is neither pcap's nor pcapng's".into(),
+        PcapError::NomError(_, kind) => format!("malformed ({kind:?})"),
+        PcapError::OwnedNomError(_, kind) => format!("malformed ({kind:?})"),
+    }
+}

@@ -1,0 +1,104 @@
+"""How the `sluice` command fails and stops: every mistake is one line on
+stderr and exit status 2 (`--debug` shows the traceback instead), and
+Ctrl-C or SIGTERM ends a command with status 130 after it has written
+what it measured."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from typing import Any, NoReturn, Optional
+
+import click
+
+#: Exit status of a command that was refused.
+REFUSED = 2
+#: Exit status of a command stopped by Ctrl-C or SIGTERM (128 + SIGINT).
+INTERRUPTED = 130
+
+#: Errors that are the user's input, not Sluice's bug: shown as one line.
+USER_ERRORS = (ValueError, RuntimeError, OSError, json.JSONDecodeError, UnicodeDecodeError, OverflowError)
+
+
+class Refused(click.ClickException):
+    """A one-line error with exit status 2."""
+
+    exit_code = REFUSED
+
+
+class Interrupted(click.exceptions.Exit):
+    """Ends the command with status 130 (Ctrl-C, SIGTERM)."""
+
+    def __init__(self) -> None:
+        super().__init__(INTERRUPTED)
+
+
+class Command(click.Group):
+    """The `sluice` group: turns user errors into one line (exit 2) and
+    Ctrl-C / SIGTERM into exit 130, unless `--debug` asks for tracebacks."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # Also where the shell started the command with SIGINT ignored (a
+        # background job of a script): Ctrl-C and SIGTERM stop it cleanly.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        debug = bool(ctx.params.get("debug"))
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.Abort):
+            raise
+        except click.UsageError as e:
+            if debug:
+                raise
+            raise Refused(e.format_message()) from None
+        except click.ClickException:
+            raise
+        except KeyboardInterrupt:
+            if debug:
+                raise
+            click.echo("sluice: interrupted", err=True)
+            raise Interrupted() from None
+        except USER_ERRORS as e:
+            if debug:
+                raise
+            raise Refused(one_line(e)) from None
+
+
+def _raise_interrupt(_signum: int, _frame: Any) -> NoReturn:
+    raise KeyboardInterrupt
+
+
+def one_line(e: BaseException) -> str:
+    """The message of `e` on one line, the file it names included."""
+    if isinstance(e, OSError) and e.filename is not None:
+        message = f"{e.strerror or e}: {e.filename}"
+    else:
+        message = str(e) or type(e).__name__
+    return " ".join(message.split())
+
+
+def writable(path: Optional[str], what: str) -> None:
+    """Refuses `path` (an output file) before any work: a folder, or in a
+    folder that does not exist or cannot be written."""
+    if not path:
+        return
+    if os.path.isdir(path):
+        raise Refused(f"{what} {path!r} is a folder; give a file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise Refused(f"{what} {path!r}: folder {folder!r} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise Refused(f"{what} {path!r}: folder {folder!r} is not writable")
+
+
+def writable_folder(path: str, what: str) -> None:
+    """Refuses `path` (an output folder, made if missing) when it is a file or cannot be made or written."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise Refused(f"{what} {path!r} is a file; give a folder")
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise Refused(f"{what} {path!r}: {one_line(e)}") from None
+    if not os.access(path, os.W_OK):
+        raise Refused(f"{what} {path!r} is not writable")
