@@ -300,7 +300,8 @@ class _Slope:
 @click.option("--json", "json_path", help="Write the RSS figures as JSON.")
 def soak(n: int, controller: str, seconds: float, period_ms: float, json_path: Optional[str]) -> None:
     """Run RC(n) on the engine for a while and report resident memory: after
-    warm-up, at the end, and its trend (a line fitted to every period's)."""
+    warm-up, at the end, and its trend (a line fitted to every period's RSS
+    over the second half of the run, when the allocators have settled)."""
     writable(json_path, "--json")
     first: dict[str, float] = {}
     last: dict[str, float] = {}
@@ -314,7 +315,8 @@ def soak(n: int, controller: str, seconds: float, period_ms: float, json_path: O
         first.setdefault("rss", reading["rss"])
         first.setdefault("generated", reading["generated"])
         last.update(reading)
-        trend.add(reading["t_s"], reading["rss"])
+        if p["period"] > periods // 2:
+            trend.add(reading["t_s"], reading["rss"])
 
     periods = max(2, int(seconds * 1000 / period_ms))
     r = _run_with_progress(rc(n), controller, periods, 1, period_ms=period_ms, on_period_extra=on_period, keep_periods=10)

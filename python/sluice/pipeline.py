@@ -280,7 +280,8 @@ class Pipeline:
 
     def spec(self) -> dict[str, Any]:
         """The description the core reads."""
-        modules = [{k: v for k, v in m.items() if v is not None} if isinstance(m, dict) else m for m in self._modules]
+        modules = [{k: v for k, v in m.items() if v is not None} if isinstance(m, dict) else m for m in self._modules] \
+            if isinstance(self._modules, list) else self._modules
         return {
             **self._extra,
             "name": self.name,

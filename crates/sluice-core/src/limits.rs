@@ -6,12 +6,13 @@
 
 /// Workers a pipeline runs on, spare ones included (each is a thread).
 pub const MAX_WORKERS: usize = 256;
-/// Modules of a pipeline.
-pub const MAX_MODULES: usize = 65_535;
+/// Modules of a pipeline (MGW(64, 250), the largest reference pipeline, has 96 147).
+pub const MAX_MODULES: usize = 1 << 17;
 /// Flows of a pipeline: flow ids are 16 bits, and one value means "none".
 pub const MAX_FLOWS: usize = crate::packet::NO_FLOW as usize;
-/// Ingates or outgates of one module.
-pub const MAX_GATES: usize = 4_096;
+/// Ingates or outgates of one module (MGW(64, 250)'s merges have 16 000
+/// ingates; each outgate holds a batch of 1 KiB).
+pub const MAX_GATES: usize = 1 << 16;
 /// Entries of one NF's table (routes, rules, exact-match keys).
 pub const MAX_TABLE_ENTRIES: usize = 1 << 20;
 /// Packet buffers of one worker's pool (pkt; 2 KiB each: 128 MiB).

@@ -412,11 +412,15 @@ fn topological_order(next: &[Vec<ModuleId>]) -> std::result::Result<Vec<ModuleId
 
 fn assign_workers(modules: &[ModuleDecl], edges: &[Edge], order: &[ModuleId], placed: &[Option<usize>]) -> Result<Vec<usize>> {
     let mut worker: Vec<Option<usize>> = placed.to_vec();
+    let mut upstream_of: Vec<Vec<ModuleId>> = vec![Vec::new(); modules.len()];
+    for e in edges {
+        upstream_of[e.to].push(e.from);
+    }
     for &v in order {
         if worker[v].is_some() {
             continue;
         }
-        let mut upstream = edges.iter().filter(|e| e.to == v).map(|e| worker[e.from].expect("upstream comes first"));
+        let mut upstream = upstream_of[v].iter().map(|&u| worker[u].expect("upstream comes first"));
         let first = upstream.next().unwrap_or(0);
         if let Some(other) = upstream.find(|&w| w != first) {
             return Err(Error::SharedAcrossWorkers { module: modules[v].name.clone(), a: first.min(other), b: first.max(other) });

@@ -11,6 +11,14 @@ pub enum EmbedError {
         /// Capacity per core given.
         capacity: u64,
     },
+    /// More cores than an embedding places modules on.
+    #[error("{cores} cores is more than the {max} an instance may have")]
+    TooManyCores {
+        /// Number of cores given.
+        cores: usize,
+        /// The bound (see `MAX_CORES`).
+        max: usize,
+    },
     /// A flow or conflict names a module the instance does not have.
     #[error("{what} names module {module}, but the instance has {modules} modules")]
     UnknownModule {

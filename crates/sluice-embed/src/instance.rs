@@ -20,6 +20,9 @@ pub struct Instance {
     links: Vec<Vec<(usize, u32)>>,
 }
 
+/// Cores an instance may have: every per-core table is sized by it.
+pub const MAX_CORES: usize = 1 << 16;
+
 impl Instance {
     /// Validates and builds an instance: `weights[v]` is module v's CPU
     /// demand, `flows` are paths of module indices, `conflicts` pairs of
@@ -27,6 +30,9 @@ impl Instance {
     pub fn new(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: &[(usize, usize)]) -> Result<Self> {
         if cores == 0 || capacity == 0 {
             return Err(EmbedError::NoCores { cores, capacity });
+        }
+        if cores > MAX_CORES {
+            return Err(EmbedError::TooManyCores { cores, max: MAX_CORES });
         }
         let modules = weights.len();
         if let Some((module, &weight)) = weights.iter().enumerate().find(|(_, &w)| w > capacity) {

@@ -15,4 +15,7 @@ pub enum Error {
     /// Traffic could not be set up.
     #[error(transparent)]
     Traffic(#[from] sluice_traffic::Error),
+    /// Work ended early because it was asked to stop.
+    #[error("stopped")]
+    Stopped,
 }

@@ -143,8 +143,9 @@ fn round_ns(graph: &mut WorkerGraph, clock: &quanta::Clock) -> u64 {
 
 /// Profiles NF kind `kind` at batch sizes 1..=`max_batch`, `reps` samples per size.
 /// Rounds with and without the NF alternate, so drift in the machine's
-/// speed touches both quartiles alike.
-pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
+/// speed touches both quartiles alike. Ends early with [`Error::Stopped`]
+/// once `stop` returns true (asked every few milliseconds).
+pub fn profile(kind: &str, max_batch: usize, reps: usize, stop: &dyn Fn() -> bool) -> Result<Fit> {
     let copies = reference_chain(kind)?;
     let clock = quanta::Clock::new();
     let reps = reps.max(1);
@@ -158,6 +159,9 @@ pub fn profile(kind: &str, max_batch: usize, reps: usize) -> Result<Fit> {
             round_ns(&mut without, &clock);
         }
         for i in 0..reps {
+            if i % 64 == 0 && stop() {
+                return Err(Error::Stopped);
+            }
             with_ns[i] = round_ns(&mut with, &clock);
             without_ns[i] = round_ns(&mut without, &clock);
         }

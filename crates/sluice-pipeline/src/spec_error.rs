@@ -74,7 +74,7 @@ mod tests {
         assert!(error(r#"{"modules": [], "zzzzzzzz": 1}"#).starts_with("unknown key `zzzzzzzz` (known: name, batch_size, modules"));
         assert_eq!(error(r#"[1]"#), "a description is a JSON object ({\"modules\": …}), not a list");
         assert_eq!(error(r#"{"modules": "x"}"#), "modules: invalid type: string \"x\", expected a sequence");
-        assert_eq!(error(r#"{"modules": []}"#), "modules: 0 is out of range 1..=65535");
+        assert_eq!(error(r#"{"modules": []}"#), "modules: 0 is out of range 1..=131072");
         assert!(error("{").starts_with("not JSON: EOF while parsing an object"));
     }
 }

@@ -7,28 +7,13 @@
 
 mod common;
 
+use common::Draw;
 use serde_json::{json, Value};
 use sluice_control::{drive, RunPlan, CONTROLLERS};
 use sluice_pipeline::{controller, Pipeline};
 
-/// A xorshift generator, seeded.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
-
 /// Values that break things: huge and negative counts, odd floats, wrong types.
-fn odd_value(rng: &mut Rng) -> Value {
+fn odd_value(rng: &mut Draw) -> Value {
     let choices = [
         json!(0),
         json!(-1),
@@ -48,7 +33,7 @@ fn odd_value(rng: &mut Rng) -> Value {
         json!(65535),
         json!(257),
     ];
-    choices[rng.below(choices.len())].clone()
+    choices[rng.below(choices.len() as u64) as usize].clone()
 }
 
 /// Every path to a node of `v`, as a list of keys and indices.
@@ -83,16 +68,16 @@ fn node<'a>(v: &'a mut Value, path: &[Value]) -> &'a mut Value {
 
 /// One random change to `spec`: a number set to another (often valid),
 /// a value replaced by an odd one, a key removed or added, an element doubled.
-fn mutate(spec: &mut Value, rng: &mut Rng) {
+fn mutate(spec: &mut Value, rng: &mut Draw) {
     let mut all = Vec::new();
     paths(spec, &mut Vec::new(), &mut all);
     let numbers: Vec<Vec<Value>> = all.iter().filter(|p| node(spec, p).is_number()).cloned().collect();
     if !numbers.is_empty() && rng.below(2) == 0 {
         let nearby = [json!(0), json!(1), json!(2), json!(7), json!(31), json!(32), json!(33), json!(255), json!(256), json!(1e6), json!(1e9), json!(-1), json!(0.5)];
-        *node(spec, &numbers[rng.below(numbers.len())]) = nearby[rng.below(nearby.len())].clone();
+        *node(spec, &numbers[rng.below(numbers.len() as u64) as usize]) = nearby[rng.below(nearby.len() as u64) as usize].clone();
         return;
     }
-    let path = all[rng.below(all.len())].clone();
+    let path = all[rng.below(all.len() as u64) as usize].clone();
     match rng.below(4) {
         0 | 1 => *node(spec, &path) = odd_value(rng),
         2 => {
@@ -107,7 +92,7 @@ fn mutate(spec: &mut Value, rng: &mut Rng) {
         _ => match node(spec, &path) {
             Value::Object(map) => drop(map.insert("extra_key".into(), json!(1))),
             Value::Array(items) if !items.is_empty() => {
-                let copy = items[rng.below(items.len())].clone();
+                let copy = items[rng.below(items.len() as u64) as usize].clone();
                 items.push(copy);
             }
             other => *other = odd_value(rng),
@@ -120,11 +105,11 @@ fn mutated_descriptions_are_refused_clearly_or_run_cleanly() {
     let cases: u64 = std::env::var("SLUICE_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(250);
     let plan = RunPlan { periods: 1, warmup_periods: 0, period_ns: 1_000_000, ..RunPlan::default() };
     let bases: Vec<Value> = (0..8).map(|seed| common::generated(seed, 1 + seed as usize % 3, (20.0, 500.0))).chain([common::rc(3)]).collect();
-    let mut rng = Rng(0x5EED_CAFE_F00D_1234);
+    let mut rng = Draw(0x5EED_CAFE_F00D_1234);
     let (mut refused, mut ran) = (0, 0);
     let _engine = common::one_engine_at_a_time();
     for case in 0..cases {
-        let mut spec = bases[rng.below(bases.len())].clone();
+        let mut spec = bases[rng.below(bases.len() as u64) as usize].clone();
         for _ in 0..1 + rng.below(3) {
             mutate(&mut spec, &mut rng);
         }
@@ -136,7 +121,7 @@ fn mutated_descriptions_are_refused_clearly_or_run_cleanly() {
                 refused += 1;
             }
             Ok(p) => {
-                let name = CONTROLLERS[rng.below(CONTROLLERS.len())];
+                let name = CONTROLLERS[rng.below(CONTROLLERS.len() as u64) as usize];
                 let mut ctl = controller(name, &plan).unwrap();
                 let report = drive(&mut p.simulator().unwrap(), ctl.as_mut(), &plan, &mut |_| {});
                 if let Ok(report) = report {

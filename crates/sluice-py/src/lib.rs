@@ -124,12 +124,25 @@ fn run(
 #[pyfunction]
 #[pyo3(signature = (kinds, max_batch=32, reps=200))]
 fn profile(py: Python<'_>, kinds: Vec<String>, max_batch: usize, reps: usize) -> PyResult<String> {
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let stop = || {
+        Python::with_gil(|py| match py.check_signals() {
+            Ok(()) => false,
+            Err(e) => {
+                *raised.lock().expect("one profile") = Some(e);
+                true
+            }
+        })
+    };
     let fits = py.allow_threads(|| {
         kinds
             .iter()
-            .map(|k| sluice_pipeline::profile::profile(k, max_batch, reps).map(|f| (k.clone(), f)))
+            .map(|k| sluice_pipeline::profile::profile(k, max_batch, reps, &stop).map(|f| (k.clone(), f)))
             .collect::<Result<std::collections::BTreeMap<_, _>, _>>()
     });
+    if let Some(e) = raised.into_inner().expect("one profile") {
+        return Err(e);
+    }
     let fits = fits.map_err(invalid)?;
     Ok(serde_json::json!({ "nfs": fits }).to_string())
 }

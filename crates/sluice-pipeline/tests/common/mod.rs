@@ -74,22 +74,27 @@ pub fn generated(seed: u64, workers: usize, slo_us: (f64, f64)) -> Value {
     json!({"name": format!("generated({seed})"), "batch_size": 32, "modules": g.modules, "edges": g.edges, "flows": g.flows})
 }
 
-/// A xorshift generator: the same pipelines on every machine.
-struct Draw(u64);
+/// A xorshift generator, seeded: the same draws on every machine.
+#[allow(dead_code)]
+pub struct Draw(pub u64);
 
+#[allow(dead_code)]
 impl Draw {
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub fn next(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
 
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
+    /// A number in 0..n.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
     }
 
-    fn between(&mut self, lo: f64, hi: f64) -> f64 {
+    /// A number in lo..hi.
+    pub fn between(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * (self.next() >> 11) as f64 / (1u64 << 53) as f64
     }
 }

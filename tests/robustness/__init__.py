@@ -1,0 +1,1 @@
+"""Robustness tests: one for each way of using Sluice wrongly or hard."""

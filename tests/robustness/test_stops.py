@@ -1,0 +1,91 @@
+"""Group 3 of the robustness issue: Ctrl-C, SIGTERM and exceptions stop a
+run within a control period, and what was measured is kept."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .cli_helpers import interrupt
+from sluice import Controller
+from sluice.pipelines import rc
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_stops_sluice_run_within_a_period_and_writes_the_partial_report(tmp_path: Path, sig: int) -> None:
+    code, seconds, err = interrupt(["run", "rc", "--n", "4", "--periods", "60", "--period-ms", "100", "--json", "a.json"], tmp_path, 2.5, sig)
+    assert code == 130, err
+    assert seconds < 1.0, "within a 100 ms period, and the drain"
+    assert "Traceback" not in err and "interrupted" in err
+    report = json.loads((tmp_path / "a.json").read_text())
+    assert report["interrupted"] == "stopped"
+    assert 5 <= len(report["periods"]) < 60
+    s = report["summary"]
+    assert s["in_flight"] == 0 and s["accounted"] and s["lossless"], s
+
+
+def test_ctrl_c_stops_a_simulator_run_with_a_huge_period(tmp_path: Path) -> None:
+    code, seconds, err = interrupt(["run", "rc", "--n", "4", "--periods", "3", "--period-ms", "3600000", "--backend", "sim", "--json", "b.json"], tmp_path, 3)
+    assert code == 130 and seconds < 2, (code, seconds, err)
+    assert json.loads((tmp_path / "b.json").read_text())["interrupted"] == "stopped"
+
+
+@pytest.mark.parametrize("command", [
+    ["soak", "--seconds", "60", "--period-ms", "50"],
+    ["demo", "--periods", "100", "--out", "demo"],
+    ["experiment", "overhead", "--out", "o"],
+    ["profile", "--reps", "20000"],
+])
+def test_every_command_stops_on_ctrl_c_with_status_130(tmp_path: Path, command: list[str]) -> None:
+    code, seconds, err = interrupt(command, tmp_path, 2.5)
+    assert code == 130 and seconds < 3, (command, code, seconds, err)
+    assert "Traceback" not in err
+
+
+def _interrupt_soon(after_s: float) -> None:
+    """Sends this process SIGINT from another thread, as Ctrl-C would."""
+    threading.Timer(after_s, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+
+
+@pytest.mark.parametrize("backend", ["engine", "sim"])
+def test_keyboard_interrupt_reaches_the_python_caller_within_a_period_with_the_partial_result(backend: str) -> None:
+    _interrupt_soon(1.0)
+    start = time.monotonic()
+    with pytest.raises(KeyboardInterrupt) as stopped:
+        rc(4).run("max", periods=1000, period_ms=100 if backend == "engine" else 1e6, backend=backend)
+    assert time.monotonic() - start < 2.5
+    result = stopped.value.result  # type: ignore[attr-defined]
+    assert result.interrupted == "stopped" and result.summary["in_flight"] == 0
+
+
+class Failing(Controller):
+    name = "failing"
+
+    def step(self, model: dict[str, Any], telemetry: dict[str, Any]) -> dict[str, Any]:
+        if telemetry["period"] == 2:
+            raise RuntimeError("the controller gave up")
+        return {}
+
+
+@pytest.mark.parametrize("backend", ["engine", "sim"])
+def test_an_exception_in_a_controller_or_a_callback_stops_the_run_at_once(backend: str) -> None:
+    start = time.monotonic()
+    with pytest.raises(RuntimeError, match="the controller gave up") as failed:
+        rc(4).run(Failing(), periods=100, period_ms=100, backend=backend)
+    assert time.monotonic() - start < 2, "not after all 100 periods"
+    assert len(failed.value.result.periods) == 3  # type: ignore[attr-defined]
+
+    def callback(p: dict[str, Any]) -> None:
+        if p["period"] == 1:
+            raise KeyError("the callback gave up")
+
+    with pytest.raises(KeyError) as raised:
+        rc(4).run("max", periods=100, period_ms=100, backend=backend, on_period=callback)
+    assert len(raised.value.result.periods) == 2  # type: ignore[attr-defined]
