@@ -14,8 +14,9 @@ use crate::nf::{Instance, RateKnobs};
 pub struct Knobs {
     /// Fractional-buffer trigger per module (pkt; 0 = pass-through).
     pub triggers: Arc<[AtomicU32]>,
-    /// How many times triggers were set: workers take the new triggers,
-    /// all at once, at their next round when it moves.
+    /// How many times triggers or weights were set: workers take the new
+    /// triggers, all at once, and start their weighted-fair turns afresh at
+    /// their next round when it moves.
     pub trigger_sets: Arc<AtomicU64>,
     /// Weighted-fair scheduling weight per module (≥ 1; default 1).
     pub weights: Arc<[AtomicU32]>,
@@ -76,14 +77,14 @@ impl Knobs {
         for &(m, b) in &actions.triggers {
             self.triggers[m].store(b, Ordering::Relaxed);
         }
-        if !actions.triggers.is_empty() {
+        for &(m, w) in &actions.weights {
+            self.weights[m].store(w, Ordering::Relaxed);
+        }
+        if !actions.triggers.is_empty() || !actions.weights.is_empty() {
             self.trigger_sets.fetch_add(1, Ordering::Release);
         }
         for &(w, down) in &actions.halted {
             self.halted[w].store(down, Ordering::Relaxed);
-        }
-        for &(m, w) in &actions.weights {
-            self.weights[m].store(w, Ordering::Relaxed);
         }
         for &(m, stream, pps) in &actions.rates {
             if let Some((_, k)) = self.rates.iter().find(|(s, _)| *s == m) {

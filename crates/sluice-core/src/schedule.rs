@@ -10,5 +10,11 @@ pub enum Schedule {
     WeightedFair {
         /// Sources pause while the queues hold this many packets or more (pkt).
         backpressure: Option<usize>,
+        /// Only buffered modules (trigger > 0) queue and take turns of their
+        /// own; the others run within the turn that feeds them, as under
+        /// run-to-completion. With every trigger at 0 this is
+        /// run-to-completion. Otherwise every controlled module queues
+        /// (NFVnice's model).
+        buffered_only: bool,
     },
 }

@@ -47,6 +47,17 @@ impl Stride {
         }
     }
 
+    /// Starts the turns afresh: every unit at the same pass, every unit
+    /// awake. Passes carry the weights they were earned at; kept across a
+    /// change of weights, they set the order of turns for good (a generated
+    /// pipeline under wfq-opt, back on equal weights after one period of
+    /// others, served its tightest flow's queues in a phase that held it at
+    /// 22 µs rather than the 14 µs it had from a fresh start).
+    pub(crate) fn restart(&mut self) {
+        self.pass.fill(self.vtime);
+        self.wake_all();
+    }
+
     /// The runnable unit whose turn it is, charged one turn at its weight
     /// (weights below 1 count as 1); `None` when no unit is runnable. Of
     /// the awake units it asks `runnable` only those that could win, and

@@ -249,6 +249,8 @@ pub struct ModuleTelemetry {
     pub dropped: u64,
     /// The same by reason (pkt).
     pub drops: Drops,
+    /// Packets waiting in the module's buffer or queue at the end of the period (pkt).
+    pub held: u64,
 }
 
 /// One flow over one control period.

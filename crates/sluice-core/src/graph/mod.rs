@@ -96,6 +96,9 @@ struct Node {
     /// Whether the module queues between scheduler turns (weighted-fair
     /// mode, or a queue module).
     queued: bool,
+    /// Whether it queues exactly while it is buffered (weighted-fair with
+    /// `buffered_only`; see [`WorkerGraph::take_triggers`]).
+    queued_when_buffered: bool,
     /// Age bound of the buffer (ns since the oldest packet's ingress).
     max_age_ns: Option<u64>,
     /// The trigger in force here (pkt; 0 = pass-through; see `triggers`).
@@ -312,13 +315,19 @@ impl WorkerGraph {
             if outgates != decl.outgates {
                 return Err(Error::module(&decl.name, format!("declared {} outgates, its NF has {outgates}", decl.outgates)));
             }
-            let queued = decl.queue_pkts.is_some() || decl.controlled && matches!(config.schedule, Schedule::WeightedFair { .. });
+            let fair = match config.schedule {
+                Schedule::WeightedFair { buffered_only, .. } if decl.controlled && decl.queue_pkts.is_none() => Some(buffered_only),
+                _ => None,
+            };
+            let queued = decl.queue_pkts.is_some() || fair == Some(false);
+            let queued_when_buffered = fair == Some(true);
             nodes.push(Node {
                 module: m,
                 kind,
                 queued,
+                queued_when_buffered,
                 max_age_ns: decl.max_age_ns,
-                buffer: if queued { FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE)) } else { FractionalBuffer::default() },
+                buffer: if queued || queued_when_buffered { FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE)) } else { FractionalBuffer::default() },
                 inbox: Batch::boxed(),
                 scratch: Batch::boxed(),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
@@ -433,7 +442,8 @@ impl WorkerGraph {
         self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
-        self.units = (0..nodes.len()).filter(|&i| nodes[i].queued || matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.units =
+            (0..nodes.len()).filter(|&i| nodes[i].queued || nodes[i].queued_when_buffered || matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.unit_of = vec![None; nodes.len()];
         for (u, &v) in self.units.iter().enumerate() {
             self.unit_of[v] = Some(u);

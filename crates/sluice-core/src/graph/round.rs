@@ -81,7 +81,7 @@ impl WorkerGraph {
     /// packets in (pkt; weighted-fair backpressure, else unbounded).
     pub(super) fn backpressure(&self) -> usize {
         match self.schedule {
-            Schedule::WeightedFair { backpressure: Some(bound) } => bound,
+            Schedule::WeightedFair { backpressure: Some(bound), .. } => bound,
             _ => usize::MAX,
         }
     }

@@ -40,13 +40,27 @@ impl WorkerGraph {
                 taken[trigger / 64] |= 1 << (trigger % 64);
             }
         }
-        // A queue whose trigger fell may have become runnable.
-        self.stride.wake_all();
+        // A queue whose trigger fell may have become runnable; new weights
+        // start the turns afresh (see `Stride::restart`).
+        self.stride.restart();
         let mut released = 0;
         for v in 0..self.nodes.len() {
-            let t = self.nodes[v].trigger;
+            let node = &mut self.nodes[v];
+            let t = node.trigger;
+            if node.queued_when_buffered && node.queued != (t > 0) {
+                if t > 0 {
+                    // Buffered now: it queues for turns of its own.
+                    node.queued = true;
+                    self.queued_pkts += node.buffer.len();
+                } else {
+                    // Unbuffered now: its queue goes on down, and it runs inline.
+                    released += self.run_queued(v, MAX_BURST, true);
+                    self.nodes[v].queued = false;
+                }
+                continue;
+            }
             // Queues of weighted-fair modules are served by the scheduler, not released.
-            if !self.nodes[v].queued && taken[t / 64] & (1 << (t % 64)) != 0 {
+            if !node.queued && taken[t / 64] & (1 << (t % 64)) != 0 {
                 released += self.run_queued(v, MAX_BURST, true);
             }
         }
