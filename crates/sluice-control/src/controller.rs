@@ -14,10 +14,10 @@ pub trait Controller: Send {
     /// Name used on the command line and in reports.
     fn name(&self) -> &str;
 
-    /// The scheduling model the pipeline must run under for this controller
-    /// (`None`: the pipeline's own).
-    fn schedule(&self, _model: &Model) -> Option<Schedule> {
-        None
+    /// The scheduling model the pipeline runs under for this controller,
+    /// given the one it is `configured` with.
+    fn schedule(&self, _model: &Model, configured: Schedule) -> Schedule {
+        configured
     }
 
     /// Settings to apply before the first period.
@@ -27,6 +27,13 @@ pub trait Controller: Send {
 
     /// Settings for the next period, given the telemetry of the last one.
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions;
+
+    /// Why the settings of its last step are a fallback rather than what
+    /// its model chose (its model found no feasible point, or it could not
+    /// trust it), if they are; reports carry it per period.
+    fn fallback(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Every controlled module's trigger to `b`.

@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod decompose;
+mod misprice;
 pub mod nfvnice;
 mod noise;
 pub mod onoff;

@@ -18,8 +18,8 @@ impl Controller for NfVnice {
         "nfvnice"
     }
 
-    fn schedule(&self, model: &Model) -> Option<Schedule> {
-        Some(weighted_fair(model))
+    fn schedule(&self, model: &Model, configured: Schedule) -> Schedule {
+        weighted_fair(model, configured, true)
     }
 
     fn init(&mut self, model: &Model) -> Actions {
@@ -31,11 +31,16 @@ impl Controller for NfVnice {
     }
 }
 
-/// Weighted-fair scheduling, a queue per controlled module, sources paused
+/// Weighted-fair scheduling: the pipeline's own if it is configured so,
+/// else one where buffered modules queue (every controlled one when
+/// `every_module_queues`, else only those with a trigger), sources paused
 /// while the queues hold two batches each.
-pub(crate) fn weighted_fair(model: &Model) -> Schedule {
+pub(crate) fn weighted_fair(model: &Model, configured: Schedule, every_module_queues: bool) -> Schedule {
+    if let Schedule::WeightedFair { .. } = configured {
+        return configured;
+    }
     let queues = model.modules.iter().filter(|m| m.controlled).count().max(1);
-    Schedule::WeightedFair { backpressure: Some(BACKPRESSURE_PER_QUEUE * queues * model.batch_size) }
+    Schedule::WeightedFair { backpressure: Some(BACKPRESSURE_PER_QUEUE * queues * model.batch_size), buffered_only: !every_module_queues }
 }
 
 /// Weight 1 for every controlled module.

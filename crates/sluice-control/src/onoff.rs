@@ -3,8 +3,9 @@
 use sluice_core::{Actions, Model, Telemetry};
 
 use crate::controller::{changes, Controller};
+use crate::misprice::Misprice;
 use crate::noise::Noise;
-use crate::rules::{insert, short_circuit, switched_off, Cooldown};
+use crate::rules::{insert, last_raise, probed, short_circuit, switch_off_hold_ups, switch_off_unexplained, switched_off, Before, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Batchy's on-off controller: buffers at B where every traversing flow has
@@ -18,12 +19,16 @@ pub struct OnOff {
     params: ControlParams,
     cooldown: Cooldown,
     noise: Noise,
+    before: Before,
+    misprice: Misprice,
+    /// Why the last step's settings are a fallback, if they are.
+    fallback: Option<String>,
 }
 
 impl OnOff {
     /// An on-off controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self { params, cooldown: Cooldown::default(), noise: Noise::default() }
+        Self { params, ..Self::default() }
     }
 }
 
@@ -32,14 +37,24 @@ impl Controller for OnOff {
         "onoff"
     }
 
+    fn fallback(&self) -> Option<String> {
+        self.fallback.clone()
+    }
+
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
         let mut view = View::new(model, telemetry, &self.params);
         view.noise = self.noise.update(&view);
+        view.misprice = self.misprice.update(&view);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
+        let before = self.before.roll(&view);
         let mut frozen = vec![false; model.modules.len()];
+        let mut unexplained = Vec::new();
         for (f, flow) in model.flows.iter().enumerate() {
             let Some(mut excess) = view.excess(f) else { continue };
+            if let Some(raise) = last_raise(&view, &before, f) {
+                self.misprice.learn(&raise);
+            }
             for &v in &flow.path {
                 frozen[v] = true;
             }
@@ -58,12 +73,22 @@ impl Controller for OnOff {
                 excess -= saved;
                 trigger[v] = 0;
             }
+            if excess > 0.0 && switch_off_hold_ups(&view, f, excess, &mut trigger, &mut frozen) > 0.0 {
+                unexplained.extend(switch_off_unexplained(&view, f, &mut trigger, &mut frozen));
+            }
         }
-        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&switched_off(&view.trigger, &trigger))) {
+        let probed = probed(model.modules.len(), &unexplained);
+        self.fallback = self.misprice.unexplained(&view, unexplained);
+        let started: Vec<bool> = switched_off(&view.trigger, &trigger).into_iter().zip(probed).map(|(off, probed)| off && !probed).collect();
+        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&started)) {
             *f |= cooling;
         }
         insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch..=view.batch);
-        self.noise.predict(&view, &trigger);
+        if self.fallback.is_some() {
+            self.noise.abstain();
+        } else {
+            self.noise.predict(&view, &trigger);
+        }
         changes(&view.trigger, &trigger)
     }
 }

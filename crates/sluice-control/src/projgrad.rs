@@ -4,8 +4,9 @@ use nalgebra::{DMatrix, DVector};
 use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
 use crate::controller::{changes, Controller};
+use crate::misprice::Misprice;
 use crate::noise::Noise;
-use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, switched_off, Before, Cooldown};
+use crate::rules::{insert, one_level_at_a_time, probed, recover, short_circuit, switched_off, Before, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// Pseudo-inverse cut-off for the (unit-row) active-constraint Gram matrix.
@@ -25,12 +26,15 @@ pub struct ProjGrad {
     cooldown: Cooldown,
     noise: Noise,
     before: Before,
+    misprice: Misprice,
+    /// Why the last step's settings are a fallback, if they are.
+    fallback: Option<String>,
 }
 
 impl ProjGrad {
     /// A projected-gradient controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self { params, cooldown: Cooldown::default(), noise: Noise::default(), before: Before::default() }
+        Self { params, ..Self::default() }
     }
 }
 
@@ -39,16 +43,30 @@ impl Controller for ProjGrad {
         "projgrad"
     }
 
+    fn fallback(&self) -> Option<String> {
+        self.fallback.clone()
+    }
+
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
         let mut view = View::new(model, telemetry, &self.params);
         view.noise = self.noise.update(&view);
+        view.misprice = self.misprice.update(&view);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
         let before = self.before.roll(&view);
         let recovery = recover(&view, self.params.delta, &before, &mut trigger);
+        for raise in &recovery.mispriced {
+            self.misprice.learn(raise);
+        }
+        let probed = probed(model.modules.len(), &recovery.unexplained);
+        self.fallback = self.misprice.unexplained(&view, recovery.unexplained);
         let mut frozen = recovery.frozen;
-        let started: Vec<bool> =
-            switched_off(&view.trigger, &trigger).into_iter().zip(recovery.taken_back).map(|(off, back)| off || back).collect();
+        let started: Vec<bool> = switched_off(&view.trigger, &trigger)
+            .into_iter()
+            .zip(probed)
+            .zip(recovery.taken_back)
+            .map(|((off, probed), back)| (off && !probed) || back)
+            .collect();
         for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&started)) {
             *f |= cooling;
         }
@@ -73,8 +91,16 @@ impl Controller for ProjGrad {
             }
         });
         gradient_step(&view, &self.params, &variables, &mut trigger);
+        // A step down to the input batch leaves a buffer that only delays
+        // (run-to-completion) or serves a queue less than a turn brings it,
+        // so that the queue grows to the backpressure bound (weighted-fair).
+        short_circuit(&view, &mut trigger);
         one_level_at_a_time(&view, &mut trigger);
-        self.noise.predict(&view, &trigger);
+        if self.fallback.is_some() {
+            self.noise.abstain();
+        } else {
+            self.noise.predict(&view, &trigger);
+        }
         changes(&view.trigger, &trigger)
     }
 }

@@ -4,7 +4,7 @@
 
 use std::ops::RangeInclusive;
 
-use sluice_core::ModuleId;
+use sluice_core::{FlowId, ModuleId};
 
 use crate::view::{View, FULL_SHARE};
 
@@ -46,6 +46,7 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
 pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mut [u32]) -> Recovery {
     let n = view.model.modules.len();
     let (mut frozen, mut taken_back) = (vec![false; n], vec![false; n]);
+    let (mut mispriced, mut unexplained) = (Vec::new(), Vec::new());
     for (f, flow) in view.model.flows.iter().enumerate() {
         let (Some(over_slo), Some(slo), Some(target)) = (view.excess(f), view.slo[f], view.growth_target(f, delta)) else {
             continue;
@@ -56,17 +57,14 @@ pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mu
         for &v in &flow.path {
             frozen[v] = true;
         }
-        let raised: Vec<ModuleId> =
-            view.live().filter(|&v| view.trigger[v] > before.trigger[v] && view.dt_f_db(f, v) > 0.0).collect();
-        if !raised.is_empty() {
-            let modelled: f64 = raised.iter().map(|&v| view.delay_change(f, v, before.trigger[v], view.trigger[v])).sum();
-            let measured = before.delay[f].zip(view.delay[f]).map_or(0.0, |(then, now)| now - then);
-            excess -= modelled.max(measured);
-            for v in raised {
+        if let Some(raise) = last_raise(view, before, f) {
+            excess -= raise.modelled.max(raise.measured);
+            for &v in &raise.modules {
                 trigger[v] = trigger[v].min(before.trigger[v]);
                 frozen[v] = true;
                 taken_back[v] = true;
             }
+            mispriced.push(raise);
         }
         let mut path: Vec<ModuleId> = flow.path.iter().copied().filter(|&v| trigger[v] > 0 && view.r[v] > 0.0).collect();
         path.sort_by(|&a, &b| view.dt_db(b).total_cmp(&view.dt_db(a)));
@@ -86,9 +84,93 @@ pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mu
             for &v in &path {
                 trigger[v] = 0;
             }
+            let left = switch_off_hold_ups(view, f, excess - margin, trigger, &mut frozen);
+            if left > 0.0 {
+                unexplained.extend(switch_off_unexplained(view, f, trigger, &mut frozen));
+            }
         }
     }
-    Recovery { frozen, taken_back }
+    Recovery { frozen, taken_back, mispriced, unexplained }
+}
+
+/// The last resort for flow `f`, over its SLO by more than any cut the
+/// model prices recovers: every buffer still on is switched off (Null's
+/// schedule) and frozen; returns `f` and those buffers, for
+/// [`Misprice::unexplained`](crate::misprice::Misprice::unexplained) to
+/// charge with what the flow's delay drops by. Not in a period the core
+/// stalled (see [`View::stalled`]), nor for a flow Null was measured to
+/// keep over its SLO too.
+pub(crate) fn switch_off_unexplained(view: &View<'_>, f: FlowId, trigger: &mut [u32], frozen: &mut [bool]) -> Option<(FlowId, Vec<ModuleId>)> {
+    if view.stalled() || view.slo[f].is_some_and(|slo| view.misprice.over_unbuffered(f, slo)) {
+        return None;
+    }
+    let on: Vec<ModuleId> = view.live().filter(|&v| trigger[v] > 0).collect();
+    for &v in &on {
+        trigger[v] = 0;
+        frozen[v] = true;
+    }
+    Some((f, on))
+}
+
+/// Per module (of `n`), whether [`switch_off_unexplained`] switched it
+/// off. That is a probe of Null's schedule and starts no cooldown: the
+/// next period either charges those buffers with the drop of the flow's
+/// delay, which prices their return, or shows that Null keeps the flow
+/// over too, and then they belong back at once (RC(16): its bulk buffers).
+pub(crate) fn probed(n: usize, unexplained: &[(FlowId, Vec<ModuleId>)]) -> Vec<bool> {
+    let mut probed = vec![false; n];
+    for &v in unexplained.iter().flat_map(|(_, off)| off) {
+        probed[v] = true;
+    }
+    probed
+}
+
+/// The last change's raises that delay flow `f`, if any.
+pub(crate) fn last_raise(view: &View<'_>, before: &Before, f: usize) -> Option<Raise> {
+    let modules: Vec<ModuleId> =
+        view.live().filter(|&v| view.trigger[v] > before.trigger[v] && view.dt_f_db(f, v) > 0.0).collect();
+    if modules.is_empty() {
+        return None;
+    }
+    let modelled = modules.iter().map(|&v| view.delay_change(f, v, before.trigger[v], view.trigger[v])).sum();
+    let measured = before.delay[f].zip(view.delay[f]).map_or(0.0, |(then, now)| now - then);
+    Some(Raise { modules, modelled, measured })
+}
+
+/// Raises of one change that delay a flow, and by how much.
+pub(crate) struct Raise {
+    /// The modules raised.
+    pub modules: Vec<ModuleId>,
+    /// The delay the model said they add to the flow (s).
+    pub modelled: f64,
+    /// The delay the flow's measurement moved by (s).
+    pub measured: f64,
+}
+
+/// Switches off buffers off flow `f`'s path whose longer runs hold it up
+/// on a worker it shares (by the model, [`View::delay_change`]), the
+/// largest hold-up first, until `excess` (s) is covered; returns what is
+/// left of it. A flow whose own path has nothing left to cut can still be
+/// over because another branch's buffers grew the runs its rounds wait
+/// through, or pushed more traffic onto a worker it crosses; leaving those
+/// buffers be kept it over its SLO for good.
+pub(crate) fn switch_off_hold_ups(view: &View<'_>, f: usize, mut excess: f64, trigger: &mut [u32], frozen: &mut [bool]) -> f64 {
+    let mut others: Vec<(ModuleId, f64)> = view
+        .live()
+        .filter(|&v| trigger[v] > 0 && !view.flows_through[v].contains(&f))
+        .map(|v| (v, view.delay_change(f, v, 0, trigger[v])))
+        .filter(|&(_, held)| held > 0.0)
+        .collect();
+    others.sort_by(|a, b| b.1.total_cmp(&a.1));
+    for (v, held) in others {
+        if excess <= 0.0 {
+            break;
+        }
+        trigger[v] = 0;
+        frozen[v] = true;
+        excess -= held;
+    }
+    excess
 }
 
 /// What [`recover`] did, per module.
@@ -98,6 +180,11 @@ pub(crate) struct Recovery {
     pub frozen: Vec<bool>,
     /// Its last raise was taken back.
     pub taken_back: Vec<bool>,
+    /// The raises taken back, each with what it did to the flow that went over.
+    pub mispriced: Vec<Raise>,
+    /// Flows over by more than the model explains, with the buffers
+    /// switched off for them (see [`switch_off_unexplained`]).
+    pub unexplained: Vec<(FlowId, Vec<ModuleId>)>,
 }
 
 /// The triggers and delays of the period before the one measured.

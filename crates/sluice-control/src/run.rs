@@ -159,6 +159,9 @@ pub struct PeriodRecord {
     pub response: Response,
     /// Modules moved to another worker after this period (module, worker).
     pub moves: Vec<(ModuleId, usize)>,
+    /// Why the controller's settings for the next period are a fallback
+    /// (see [`Controller::fallback`]), if they are.
+    pub fallback: Option<String>,
 }
 
 /// The control side's response time to one period (Batchy Table 1).
@@ -311,6 +314,7 @@ pub fn drive_until(
         let mut record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
         let compute = Instant::now();
         let mut actions = controller.step(&model, &record.telemetry);
+        record.fallback = controller.fallback();
         if actions.moves.is_empty() {
             actions.moves = decompose(&model, &record.telemetry, plan.control.statistic);
         }
@@ -413,6 +417,6 @@ fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telem
     let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();
     let rate_pps = delivered as f64 * 1e9 / telemetry.period_ns as f64;
-    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new() }
+    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new(), fallback: None }
 }
 

@@ -4,6 +4,7 @@
 use serde::Serialize;
 use sluice_core::{FlowId, Model, ModuleId, Telemetry};
 
+use crate::misprice::Misprice;
 use crate::run::SloStatistic;
 
 /// Settings shared by the SLO-aware controllers.
@@ -60,6 +61,8 @@ pub(crate) struct View<'a> {
     pub r: Vec<f64>,
     /// NF runs per second (1/s).
     pub x: Vec<f64>,
+    /// Mean batch each module's NF ran on (pkt).
+    pub b: Vec<f64>,
     /// Measured delay of each flow with an SLO and traffic (s).
     pub delay: Vec<Option<f64>>,
     /// SLO of each flow (s).
@@ -72,6 +75,9 @@ pub(crate) struct View<'a> {
     /// prediction, as a share of its SLO (root mean square; 0 unless the
     /// controller tracks it).
     pub noise: Vec<f64>,
+    /// What the model learnt it misprices (nothing unless the controller
+    /// learns it, see `misprice`).
+    pub misprice: Misprice,
     /// Share of a buffer's fill time the SLO statistic sees (see [`SloStatistic::wait_share`]).
     pub wait_share: f64,
     /// Whether the SLO statistic sees the average round (see `dt_f_db`).
@@ -110,6 +116,7 @@ impl<'a> View<'a> {
             b_round_sd: t.modules.iter().map(|m| m.b_round_sd).collect(),
             r: t.modules.iter().map(|m| m.r).collect(),
             x: t.modules.iter().map(|m| m.x).collect(),
+            b: t.modules.iter().map(|m| m.b).collect(),
             delay: t
                 .flows
                 .iter()
@@ -120,6 +127,7 @@ impl<'a> View<'a> {
             feeder,
             on_worker,
             noise: vec![0.0; model.flows.len()],
+            misprice: Misprice::default(),
             wait_share: params.statistic.wait_share(),
             averages: params.statistic.averages(),
             busy: t.workers.iter().map(|w| w.busy_fraction).collect(),
@@ -278,6 +286,13 @@ impl<'a> View<'a> {
         self.b_in[v].max(trigger as f64)
     }
 
+    /// Whether every flow with an SLO and traffic is over it: the mark of
+    /// a period in which the core stalled (the VM took it away), which no
+    /// setting of the buffers explains.
+    pub fn stalled(&self) -> bool {
+        (0..self.model.flows.len()).filter(|&f| self.slo[f].is_some() && self.delay[f].is_some()).all(|f| self.excess(f).is_some())
+    }
+
     /// How far flow `f` is over its SLO (s), if it is.
     pub fn excess(&self, f: FlowId) -> Option<f64> {
         self.budget(f).filter(|b| *b < 0.0).map(|b| -b)
@@ -327,13 +342,14 @@ impl<'a> View<'a> {
     /// hold-up of v's longer runs or the load they save (see `dt_f_db`).
     pub fn delay_change(&self, f: FlowId, v: ModuleId, from: u32, to: u32) -> f64 {
         let (run_from, run_to) = (self.run_batch(v, from), self.run_batch(v, to));
-        if self.flows_through[v].contains(&f) {
+        let change = if self.flows_through[v].contains(&f) {
             self.wait(v, to as f64) - self.wait(v, from as f64) + self.chain_t1(v) * (run_to - run_from)
         } else if self.saves_load_for(f, v) {
             self.round_bound_delay(f, v) * self.chain_t0_rate(v) * (1.0 / run_to.max(1.0) - 1.0 / run_from.max(1.0))
         } else {
             self.dt_f_db(f, v) * (run_to - run_from)
-        }
+        };
+        self.misprice.price(f, v, change, (to as f64 - from as f64) / self.batch)
     }
 }
 

@@ -34,24 +34,130 @@ const WEIGHT_SCALE: f64 = 1000.0;
 /// the model's delay per flow for the weights it set, and per flow how far
 /// the measured delay ran above the model's (s, smoothed) — the model has
 /// no term for the wait for a weighted-fair turn, so this feedback keeps
-/// it honest.
+/// it honest; and its floor (see [`Floor`]).
 #[derive(Default)]
 pub struct WfqOpt {
     params: ControlParams,
     lambda: Vec<f64>,
     predicted: Vec<Option<f64>>,
     bias: Vec<f64>,
+    floor: Floor,
 }
 
-/// Weight of the newest measurement in the smoothed model error, when it
-/// lies below the error so far.
-const BIAS_GAIN: f64 = 0.5;
+/// The unbuffered weighted-fair schedule (trigger 0: a turn runs what it
+/// finds queued; equal weights) is wfq-opt's floor, as Null's is the
+/// SLO-aware controllers'. The controller starts there and measures it;
+/// it never sets a module a batch below the one the module ran there (in
+/// weighted-fair mode a smaller batch buys no delay, for there is no fill
+/// to wait for, and costs capacity, so the queues grow); and when its
+/// model's settings deliver less than the floor did, or put a flow over
+/// its SLO that the floor kept inside, it goes back to the floor for a
+/// while, longer each time, and says why.
+#[derive(Default)]
+struct Floor {
+    /// Per module, the batch it ran on at trigger 0 (pkt).
+    batch: Vec<f64>,
+    /// The floor's delivered rate (pkt/s), as measured in the last period
+    /// of the last hold.
+    rate: Option<f64>,
+    /// Whether the floor kept every flow inside its SLO in the last
+    /// period of some hold. Once seen, it holds.
+    met: bool,
+    /// The flows' delays in the floor's previous period of this hold (s).
+    previous: Vec<Option<f64>>,
+    /// Periods a hold may still be drawn out while the floor settles: a
+    /// hold's end measures start-up or the backlog the model's settings
+    /// left behind as long as the delays still move (a generated
+    /// pipeline: 1196 then 1434 µs in its first two periods, 20 µs from
+    /// the third; another 436, 364, … µs after the model's).
+    settle: u32,
+    /// Why the controller holds the floor, while it does.
+    reason: Option<String>,
+    /// Periods left at the floor before the model is tried again.
+    hold: u32,
+    /// Periods the next fall back holds the floor (doubles each time, back
+    /// to the first after as many good periods of the model's as the longest hold).
+    next_hold: u32,
+    /// Periods in a row the model's settings did no worse than the floor.
+    good: u32,
+}
+
+/// How far below the floor's rate the model's settings may deliver (a
+/// share): the period-to-period spread of the engine's rate.
+const FLOOR_RATE_TOLERANCE: f64 = 0.03;
+/// Periods a first fall back to the floor lasts (and the start, whose
+/// first period measures start-up); each next one lasts twice as long.
+const FIRST_HOLD: u32 = 2;
+/// The longest hold (periods).
+const LONGEST_HOLD: u32 = 64;
+
+/// A floor period whose flows' delays moved by less than this share since
+/// the floor's period before has settled.
+const SETTLED: f64 = 0.1;
+
+/// Share of the model's learnt error kept from one period to the next
+/// while the measured error lies below it (half-life about 70 periods).
+const BIAS_KEEP: f64 = 0.99;
 
 impl WfqOpt {
     /// A wfq-opt controller with `params` (δ and the SLO statistic).
     pub fn new(params: ControlParams) -> Self {
         Self { params, ..Self::default() }
     }
+}
+
+impl WfqOpt {
+    /// Goes back to the floor (see [`Floor`]) for a hold, twice as long as the last.
+    fn fall_back(&mut self, model: &Model, why: String) -> Actions {
+        let floor = &mut self.floor;
+        floor.hold = floor.next_hold;
+        floor.next_hold = (2 * floor.next_hold).min(LONGEST_HOLD);
+        floor.reason = Some(why);
+        floor.good = 0;
+        floor.previous.clear();
+        floor.settle = LONGEST_HOLD;
+        self.lambda.clear();
+        self.predicted.clear();
+        floor_actions(model)
+    }
+
+    /// Learns how far last period's delays of `flows` (those with SLOs) ran
+    /// above what the model predicted for its settings: a miss above the
+    /// bias counts in full at once (the SLO is at stake), one below it
+    /// wears the bias down slowly, so that a miss is not made again as soon
+    /// as it is forgotten. Kept across falls back to the floor, where it
+    /// wears off alike.
+    fn learn_miss(&mut self, view: &View, flows: &[usize]) {
+        self.bias.resize(flows.len(), 0.0);
+        self.predicted.resize(flows.len(), None);
+        for (c, &f) in flows.iter().enumerate() {
+            self.bias[c] = match (view.delay[f], self.predicted[c]) {
+                (Some(measured), Some(predicted)) => {
+                    let miss = measured - predicted;
+                    miss.max(BIAS_KEEP * self.bias[c] + (1.0 - BIAS_KEEP) * miss)
+                }
+                _ => BIAS_KEEP * self.bias[c],
+            };
+        }
+    }
+}
+
+impl Floor {
+    /// Whether every flow's `delay` (s) lies within [`SETTLED`] of the
+    /// floor's period before.
+    fn settled(&self, delay: &[Option<f64>]) -> bool {
+        self.previous.len() == delay.len()
+            && delay.iter().zip(&self.previous).all(|(now, then)| match (now, then) {
+                (Some(t), Some(p)) => (t - p).abs() <= SETTLED * t.max(*p),
+                (now, then) => now.is_none() && then.is_none(),
+            })
+    }
+}
+
+/// The floor's settings: every controlled module unbuffered (trigger 0), weight 1.
+fn floor_actions(model: &Model) -> Actions {
+    let controlled: Vec<ModuleId> = (0..model.modules.len()).filter(|&v| model.modules[v].controlled).collect();
+    Actions { triggers: controlled.iter().map(|&v| (v, 0)).collect(), ..equal_weights(model) }
 }
 
 /// One module in the solve: bounds on y (s), T0 (s), and the flows it is on with a_fv.
@@ -120,18 +226,69 @@ impl Controller for WfqOpt {
         "wfq-opt"
     }
 
-    fn schedule(&self, model: &Model) -> Option<Schedule> {
-        Some(weighted_fair(model))
+    fn schedule(&self, model: &Model, configured: Schedule) -> Schedule {
+        weighted_fair(model, configured, false)
     }
 
     fn init(&mut self, model: &Model) -> Actions {
-        equal_weights(model)
+        // Two periods: the first measures start-up (queues filling), the
+        // floor is what the last period of a hold measured.
+        self.floor = Floor {
+            next_hold: FIRST_HOLD,
+            reason: Some("measuring the unbuffered schedule first".into()),
+            hold: FIRST_HOLD,
+            settle: LONGEST_HOLD,
+            ..Floor::default()
+        };
+        floor_actions(model)
+    }
+
+    fn fallback(&self) -> Option<String> {
+        self.floor.reason.clone()
     }
 
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
         let view = View::new(model, telemetry, &self.params);
-        let turnaround = telemetry.workers.iter().map(|w| w.turnaround_ns).fold(0.0, f64::max) * 1e-9;
+        let rate: f64 = telemetry.flows.iter().map(|f| f.rate_pps).sum();
+        let over = (0..model.flows.len()).any(|f| self.params.statistic.over(&telemetry.flows[f], model.flows[f].slo_ns));
         let flows: Vec<usize> = (0..model.flows.len()).filter(|&f| view.slo[f].is_some()).collect();
+        self.learn_miss(&view, &flows);
+        self.floor.batch.resize(model.modules.len(), 1.0);
+        for v in view.live().filter(|&v| view.trigger[v] == 0) {
+            self.floor.batch[v] = view.b[v].max(1.0);
+        }
+        if self.floor.reason.is_some() {
+            // This period ran the floor.
+            let settled = !over || self.floor.settled(&view.delay);
+            self.floor.previous.clone_from(&view.delay);
+            self.floor.hold = self.floor.hold.saturating_sub(1);
+            if self.floor.hold > 0 {
+                return Actions::default();
+            }
+            if !settled && self.floor.settle > 0 {
+                self.floor.settle -= 1;
+                return Actions::default();
+            }
+            self.floor.rate = Some(rate);
+            self.floor.met |= !over;
+            self.floor.reason = None;
+        } else if let Some(floor_rate) = self.floor.rate {
+            let worse = if rate < (1.0 - FLOOR_RATE_TOLERANCE) * floor_rate {
+                Some(format!("the model's settings delivered {:.3} Mpps, the unbuffered schedule {:.3}", rate / 1e6, floor_rate / 1e6))
+            } else if over && self.floor.met {
+                Some("the model's settings put a flow over its SLO that the unbuffered schedule kept inside".to_string())
+            } else {
+                None
+            };
+            if let Some(why) = worse {
+                return self.fall_back(model, why);
+            }
+            self.floor.good += 1;
+            if self.floor.good >= LONGEST_HOLD {
+                self.floor.next_hold = FIRST_HOLD;
+            }
+        }
+        let turnaround = telemetry.workers.iter().map(|w| w.turnaround_ns).fold(0.0, f64::max) * 1e-9;
         let row_of = |f: usize| flows.iter().position(|&g| g == f);
         let cost = |v: ModuleId| model.modules[v].profile.map_or((0.0, 0.0), |p| (p.t0_ns * 1e-9, p.t1_ns * 1e-9));
         let vars: Vec<Var> = view
@@ -140,22 +297,12 @@ impl Controller for WfqOpt {
                 let (t0, t1) = cost(v);
                 let r = view.r[v];
                 let rows = view.flows_through[v].iter().filter_map(|&f| row_of(f)).map(|c| (c, 1.0 + t1 * r)).collect();
-                Var { v, lo: 1.0 / r, hi: view.batch / r, t0, rows }
+                let least = self.floor.batch.get(v).copied().unwrap_or(1.0).clamp(1.0, view.batch);
+                Var { v, lo: least / r, hi: view.batch / r, t0, rows }
             })
             .collect();
         if vars.is_empty() {
             return Actions::default();
-        }
-        // How far last period's delays ran above what the model predicted:
-        // a miss above the bias counts in full at once (the SLO is at
-        // stake), one below it only by BIAS_GAIN a period.
-        self.bias.resize(flows.len(), 0.0);
-        self.predicted.resize(flows.len(), None);
-        for (c, &f) in flows.iter().enumerate() {
-            if let (Some(measured), Some(predicted)) = (view.delay[f], self.predicted[c]) {
-                let miss = measured - predicted;
-                self.bias[c] = miss.max((1.0 - BIAS_GAIN) * self.bias[c] + BIAS_GAIN * miss);
-            }
         }
         // The SLO statistic bounds the delay; what the model controls is
         // the part above the turnaround, the fixed per-batch costs and the
@@ -166,7 +313,22 @@ impl Controller for WfqOpt {
             .enumerate()
             .map(|(c, &f)| ((1.0 - self.params.delta) * view.slo[f].expect("flows with SLOs") - fixed[c] - self.bias[c].max(0.0)).max(1e-9))
             .collect();
+        // A flow whose SLO its modules' unbuffered batches already exceed in
+        // the model is beyond what its own buffers can help. If the floor
+        // kept every flow inside, hold the floor; if not, solve on: the
+        // solve keeps that flow's modules at their floor batches and
+        // batches the others, which can only shorten the rounds it waits
+        // through (RC(16): the bulk modules' rounds are the turnaround that
+        // puts the robot-control flow over under the floor).
+        for (c, &f) in flows.iter().enumerate() {
+            let least: f64 = vars.iter().flat_map(|x| x.rows.iter().filter(|r| r.0 == c).map(move |r| r.1 * x.lo)).sum();
+            if least > cap[c] && self.floor.met {
+                let why = format!("flow '{}' has no room for batching: its unbuffered batches already take its SLO budget", model.flows[f].name);
+                return self.fall_back(model, why);
+            }
+        }
         let solved = solve(&vars, &cap, &mut self.lambda);
+
         // Triggers round down: up, they would spend delay the solve did not
         // grant (RC(16): 8.6 rounded to 9 put the p95 at 0.99 of the SLO).
         // A buffer whose full wait is not negligible to its flows at most
@@ -178,7 +340,9 @@ impl Controller for WfqOpt {
             .zip(&solved)
             .map(|(x, &yv)| {
                 let b = (view.r[x.v] * yv * (1.0 + 1e-9)).floor().clamp(1.0, view.batch);
-                let doubled = 2.0 * f64::from(view.trigger[x.v].max(1));
+                // Trigger 0 serves whatever a turn finds queued: the batches it ran are the base.
+                let now = if view.trigger[x.v] == 0 { view.b[x.v] } else { f64::from(view.trigger[x.v]) };
+                let doubled = 2.0 * now.max(1.0).floor();
                 if b > doubled && !view.full_buffer_is_negligible(x.v, self.params.delta) { doubled } else { b }
             })
             .collect();

@@ -120,7 +120,7 @@ impl Pipeline {
     pub fn schedule(&self) -> Schedule {
         match self.spec.scheduler {
             SchedulerSpec::Rtc => Schedule::RunToCompletion,
-            SchedulerSpec::Wfq { backpressure_pkts } => Schedule::WeightedFair { backpressure: backpressure_pkts },
+            SchedulerSpec::Wfq { backpressure_pkts } => Schedule::WeightedFair { backpressure: backpressure_pkts, buffered_only: false },
         }
     }
 

@@ -30,7 +30,7 @@ pub fn run(
     on_period: &mut dyn FnMut(&PeriodRecord),
     stop: &dyn Fn() -> bool,
 ) -> Result<RunReport> {
-    let schedule = ctl.schedule(pipeline.model()).unwrap_or_else(|| pipeline.schedule());
+    let schedule = ctl.schedule(pipeline.model(), pipeline.schedule());
     let mut backend: Box<dyn Backend> = match backend {
         "engine" => Box::new(pipeline.engine_with(timing, schedule)?),
         "sim" => Box::new(pipeline.simulator_with(schedule)?),
@@ -68,7 +68,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         .map(|(m, mt)| {
             let v = json!({
                 "trigger": mt.trigger, "x": mt.x, "r": mt.r, "b_in": mt.b_in, "b_round": mt.b_round, "b_round_sd": mt.b_round_sd, "b": mt.b,
-                "busy_ns": mt.busy_ns, "dropped": mt.dropped, "drops": mt.drops, "controlled": m.controlled,
+                "busy_ns": mt.busy_ns, "dropped": mt.dropped, "drops": mt.drops, "held": mt.held, "controlled": m.controlled,
             });
             (m.name.clone(), v)
         })
@@ -77,7 +77,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
     json!({
         "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
-        "response": p.response, "moves": moves,
+        "response": p.response, "moves": moves, "fallback": p.fallback,
     })
 }
 

@@ -8,9 +8,16 @@ use sluice_pipeline::Pipeline;
 /// Runs `controller` on the simulator, its SLOs on the plan's statistic.
 fn run(spec: &serde_json::Value, controller: &str, plan: &RunPlan) -> RunReport {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
-    let mut sim = p.simulator().unwrap();
     let mut ctl = sluice_pipeline::controller(controller, plan).unwrap();
-    drive(&mut sim, ctl.as_mut(), plan, &mut |_| {}).unwrap()
+    let mut sim = p.simulator_with(ctl.schedule(p.model(), p.schedule())).unwrap();
+    let r = drive(&mut sim, ctl.as_mut(), plan, &mut |_| {}).unwrap();
+    if std::env::var_os("SLUICE_TEST_DUMP").is_some() {
+        for (i, p) in r.periods.iter().enumerate() {
+            let p95: Vec<u64> = p.telemetry.flows.iter().map(|f| f.p95_ns / 100).collect();
+            eprintln!("{controller} {i:2} v={} fb={:?} rate={:.2} t={:?} p95={:?}", p.violated as u8, p.fallback, p.rate_pps / 1e6, triggers(p), p95);
+        }
+    }
+    r
 }
 
 fn plan(periods: usize) -> RunPlan {
@@ -119,11 +126,12 @@ fn triggers_stay_within_bounds_and_onoff_uses_only_zero_or_b() {
 fn wfq_opt_meets_the_robot_control_slo_with_weights_from_the_model() {
     let r = run(&common::rc(16), "wfq-opt", &plan(16));
     let null = run(&common::rc(16), "null", &plan(16));
-    // Period 0 runs unbuffered. The robot-control buffer then at most
-    // doubles a period while the model's error is learnt (sent straight to
-    // the model's batch, it was over in period 2; with that miss smoothed,
-    // in periods 3-5 too).
-    assert_eq!(violations(&r, 1), Vec::<usize>::new(), "inside the SLO from the first controlled period");
+    // Periods 0 and 1 run unbuffered (the first measures start-up, the
+    // second the floor). The robot-control buffer then at most doubles a
+    // period while the model's error is learnt (sent straight to the
+    // model's batch, it was over in period 2; with that miss smoothed, in
+    // periods 3-5 too).
+    assert_eq!(violations(&r, 2), Vec::<usize>::new(), "inside the SLO from the first controlled period");
     let rc = |i: usize| r.periods[i].telemetry.modules[2].trigger;
     assert!((1..r.periods.len()).all(|i| rc(i) <= 2 * rc(i - 1).max(1)), "{:?}", (0..r.periods.len()).map(rc).collect::<Vec<_>>());
     let rate = |r: &RunReport| r.periods[8..].iter().map(|p| p.rate_pps).sum::<f64>();
@@ -212,7 +220,11 @@ fn projgrad_buffers_again_soon_after_a_one_period_stall() {
     // cooldown spent at the unbuffered rate.
     let back = (13..r.periods.len()).find(|&i| triggers(&r.periods[i]) == triggers(&r.periods[11]));
     assert!(back.is_some_and(|i| i <= 17), "triggers before the stall back in period {back:?}");
-    assert_eq!(violations(&r, 13), Vec::<usize>::new());
+    // Period 13 probes Null's schedule (the stall is more than the
+    // robot-control buffer explains), which keeps the flow over too; from
+    // then on the controller knows, and the bulk buffers are back at once.
+    assert_eq!(violations(&r, 14), Vec::<usize>::new());
+    assert_eq!(r.periods[14].telemetry.modules[4].trigger, 32, "a bulk buffer is back after the probe");
 }
 
 #[test]

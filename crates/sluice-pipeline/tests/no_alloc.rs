@@ -38,7 +38,8 @@ fn decl(name: &str, role: Role, ingates: usize, outgates: usize) -> ModuleDecl {
 fn steady_state_rounds_do_not_allocate() {
     // One test body for both schedules: the counter is process-wide, so they must not run in parallel.
     rounds_do_not_allocate(Schedule::RunToCompletion);
-    rounds_do_not_allocate(Schedule::WeightedFair { backpressure: Some(256) });
+    rounds_do_not_allocate(Schedule::WeightedFair { backpressure: Some(256), buffered_only: false });
+    rounds_do_not_allocate(Schedule::WeightedFair { backpressure: Some(256), buffered_only: true });
 }
 
 fn rounds_do_not_allocate(schedule: Schedule) {

@@ -25,8 +25,8 @@ from sluice.experiments.reference import table
 from sluice.pipeline import Pipeline
 from sluice.pipelines import gw, l2l3, mgw, rc, vrf
 
-#: Controllers in the order of the published table.
-CONTROLLERS = ["null", "max", "nfvnice", "onoff", "projgrad"]
+#: Controllers in the order of the published table, then ours (not in it).
+CONTROLLERS = ["null", "max", "nfvnice", "onoff", "projgrad", "wfq-opt"]
 #: SLO as a share of the mean delay under Max.
 SLO_SHARE = 0.8
 
@@ -239,7 +239,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         lines.append(f"| {r['pipeline']}{slo} | {r['modules']} | " + " | ".join(cells) + f" | {r['projgrad_over_null']} |")
         p = pub.get(r["pipeline"])
         if p:
-            cells = [f"{p[f'batch_{c}']} / {p[f'mpps_{c}']} / {p[f'viol_{c}_pct']}" for c in CONTROLLERS]
+            cells = [f"{p[f'batch_{c}']} / {p[f'mpps_{c}']} / {p[f'viol_{c}_pct']}" if f"mpps_{c}" in p else "—" for c in CONTROLLERS]
             ratio = float(p["mpps_projgrad"]) / float(p["mpps_null"])
             lines.append(f"| *published* | {p['modules']} | " + " | ".join(cells) + f" | {ratio:.2f} |")
     return "\n".join(lines) + "\n"
@@ -256,6 +256,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         xs = [j + i * width for j in range(len(rows))]
         ax.bar(xs, [r[f"mpps_{c}"] / r["mpps_null"] if r["mpps_null"] else 0 for r in rows], width, label=c, color=f"C{i}")
         ref = [pub.get(r["pipeline"]) for r in rows]
+        ref = [p if p and f"mpps_{c}" in p else None for p in ref]
         ax.scatter([x for x, p in zip(xs, ref) if p], [float(p[f"mpps_{c}"]) / float(p["mpps_null"]) for p in ref if p],
                    marker="_", s=200, color="k", zorder=3)
     ax.set_xticks([j + 0.4 - width / 2 for j in range(len(rows))], [r["pipeline"] for r in rows])
