@@ -152,6 +152,8 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--batch-size", type=click.IntRange(1, int(LIMITS["max_batch"])), default=32, show_default=True, help="Batch size B (pkt).")
 @click.option("--burstiness", type=SIZE, default=1, show_default=True, help="Packets of one flow in a row at the source.")
 @click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, gw): destinations dealt to the flows with equal traffic.")
+@click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1); flows by destination /24.")
+@click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
 @click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
@@ -175,6 +177,8 @@ def run(
     batch_size: int,
     burstiness: int,
     pcap: Optional[str],
+    rx_port: Optional[str],
+    tx_port: Optional[str],
     rate_pps: Optional[float],
     flow_rates: tuple[str, ...],
     slo_statistic: str,
@@ -228,6 +232,12 @@ def run(
         except ValueError:
             raise Refused(f"--flow-rate {item}: '{value}' is not a rate in pkt/s") from None
         pipeline.set_rate(flow, pps)
+    if rx_port is not None and (pcap or rate_pps is not None or flow_rates):
+        raise Refused("--rx receives from a port: --pcap, --rate and --flow-rate set the built-in source")
+    try:
+        pipeline.use_ports(rx_port, tx_port)
+    except ValueError as e:
+        raise Refused(f"--rx: {e}") from None
     try:
         result = _run_with_progress(pipeline, controller, periods, warmup, period_ms=period_ms, backend=backend,
                                     slo_statistic=slo_statistic, delta=delta, timing=not no_timing)

@@ -182,6 +182,40 @@ class Pipeline:
         """An egress: records delivery and delay of the flow that ends here."""
         return self._add({"name": name, "sink": {}, "worker": worker})
 
+    def rx_port(self, name: str, port: str, flows: Optional[dict[str, str]] = None, *, worker: int = 0,
+                ring: Optional[dict[str, int]] = None, fanout: Optional[int] = None) -> Module:
+        """A source receiving on a network interface, `port` as
+        `BACKEND:INTERFACE` (`af_packet:veth1`); `flows` maps flow names to
+        IPv4 destination prefixes (unmatched packets: flows decided
+        downstream). `ring` sets `block_size`, `blocks`, `frame_size`,
+        `retire_ms`; `fanout` joins a group that spreads flows over workers.
+        The engine only."""
+        prefixes = [{"flow": f, "prefix": p} for f, p in (flows or {}).items()]
+        spec = {"port": port, "flows": prefixes, "ring": ring or {}, "fanout": fanout}
+        return self._add({"name": name, "source": {"port": spec}, "worker": worker})
+
+    def tx_port(self, name: str, port: str, *, worker: Optional[int] = None, ring: Optional[dict[str, int]] = None) -> Module:
+        """An egress that transmits on a network interface (`BACKEND:INTERFACE`)
+        before it records delivery; what the ring has no room for is dropped, counted."""
+        return self._add({"name": name, "sink": {"port": port, "ring": ring or {}}, "worker": worker})
+
+    def use_ports(self, rx: Optional[str] = None, tx: Optional[str] = None) -> None:
+        """Receives on `rx` instead of the pipeline's one synthetic source,
+        each flow told apart by its template's destination /24, and
+        transmits on `tx` at every egress."""
+        if rx is not None:
+            sources = [m for m in self._modules if "source" in m]
+            if len(sources) != 1 or "synthetic" not in sources[0]["source"]:
+                raise ValueError(f"a port replaces one synthetic source; '{self.name}' has {len(sources)} sources")
+            streams = sources[0]["source"]["synthetic"]["streams"]
+            flows = {s["flow"]: s["template"]["dst_ip"].rsplit(".", 1)[0] + ".0/24" for s in streams if s.get("flow")}
+            sources[0]["source"] = {"port": {"port": rx, "flows": [{"flow": f, "prefix": p} for f, p in flows.items()]}}
+            self._auto_streams.pop(sources[0]["name"], None)
+        if tx is not None:
+            for m in self._modules:
+                if "sink" in m:
+                    m["sink"] = {"port": tx}
+
     def connect(self, upstream: ModuleRef, downstream: ModuleRef, gate: int = 0, ingate: int = 0) -> None:
         """Connects `upstream`'s outgate `gate` to `downstream`'s ingate `ingate`."""
         self._edges.append({"from": _name(upstream), "outgate": gate, "to": _name(downstream), "ingate": ingate})

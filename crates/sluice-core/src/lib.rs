@@ -35,7 +35,7 @@ pub use meter::PeriodMeter;
 pub use schedule::Schedule;
 pub use knobs::Knobs;
 pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
-pub use nf::{keep_or_drop, Instance, NetworkFunction, NfContext, Outputs, PacketSource, RateKnobs};
+pub use nf::{keep_or_drop, Instance, NetworkFunction, NfContext, Outputs, PacketSink, PacketSource, RateKnobs};
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};

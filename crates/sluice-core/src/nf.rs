@@ -195,6 +195,14 @@ pub trait PacketSource: Send {
     fn count_generated(&self, _generated: &mut dyn FnMut(usize, u64)) {}
 }
 
+/// A task's egress onto a wire: a port's transmit side.
+pub trait PacketSink: Send {
+    /// Queues the frames of `ids` for transmission, in order, and starts
+    /// sending them; returns how many it took. A full transmit ring takes
+    /// the rest no more: the walker drops those, counted at the egress.
+    fn transmit(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize;
+}
+
 /// Per-stream offered rates of a source (pkt/s; infinite = unlimited),
 /// written by the control thread and read by the worker without locks.
 #[derive(Clone)]
@@ -236,4 +244,6 @@ pub enum Instance {
     Function(Box<dyn NetworkFunction>),
     /// An egress: records delivery and delay for the flow that ends there.
     Egress,
+    /// An egress that first transmits on a port (see [`PacketSink`]).
+    Transmit(Box<dyn PacketSink>),
 }

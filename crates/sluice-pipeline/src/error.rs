@@ -15,6 +15,9 @@ pub enum Error {
     /// Traffic could not be set up.
     #[error(transparent)]
     Traffic(#[from] sluice_traffic::Error),
+    /// A port could not be opened.
+    #[error(transparent)]
+    Port(#[from] sluice_port::Error),
     /// Work ended early because it was asked to stop.
     #[error("stopped")]
     Stopped,

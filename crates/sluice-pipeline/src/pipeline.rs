@@ -6,12 +6,13 @@ use std::sync::Arc;
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, Schedule, WalkerConfig};
+use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
 use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
 
 use crate::error::{Error, Result};
 use crate::spec_error::describe;
-use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, SchedulerSpec, SourceSpec};
+use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, SchedulerSpec, SourceSpec};
 
 /// Which way NFs are built.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -20,6 +21,15 @@ enum Build {
     Real,
     /// NFs whose time the simulator charges by cost model.
     Modelled,
+    /// As for the simulator, ports checked but not opened: validation only.
+    Check,
+}
+
+/// A receive port that validation checked and did not open; never run.
+struct Unopened;
+
+impl sluice_core::PacketSource for Unopened {
+    fn fill(&mut self, _: &mut sluice_core::PacketPool, _: u64, _: &mut sluice_core::Batch, _: usize) {}
 }
 
 /// A pipeline description checked against every rule, ready to run.
@@ -80,7 +90,7 @@ impl Pipeline {
             }
         }
         let pipeline = Self { spec, model, flow_ids, captures };
-        pipeline.instances(Build::Modelled)?;
+        pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
 
@@ -167,20 +177,40 @@ impl Pipeline {
                 let spec = by_name[decl.name.as_str()];
                 let bad = |reason: String| Error::Core(sluice_core::Error::module(&spec.name, reason));
                 Ok(match &spec.kind {
+                    KindSpec::Source(SourceSpec::Port { port, flows, .. }) if build != Build::Real => {
+                        PortName::parse(port)?;
+                        self.prefix_rules(flows, &format!("source '{}'", spec.name))?;
+                        if build == Build::Modelled {
+                            return Err(bad(format!("port '{port}': ports receive on the engine; the simulator has no interfaces")));
+                        }
+                        Instance::Source(Box::new(Unopened))
+                    }
                     KindSpec::Source(source) => Instance::Source(self.source(&spec.name, source)?),
                     KindSpec::Nf(nf) => Instance::Function(match build {
                         Build::Real => nf.build(),
-                        Build::Modelled => nf.build_modelled(),
+                        Build::Modelled | Build::Check => nf.build_modelled(),
                     }
                     .map_err(bad)?),
                     KindSpec::PcapTap { path } => match build {
                         Build::Real => Instance::Function(Box::new(PcapTap::create(path)?)),
-                        Build::Modelled => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
+                        Build::Modelled | Build::Check => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
                     },
-                    KindSpec::Sink {} => Instance::Egress,
+                    KindSpec::Sink { port: None, .. } => Instance::Egress,
+                    KindSpec::Sink { port: Some(port), ring } => match build {
+                        Build::Real => Instance::Transmit(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?)),
+                        // The wire is not modelled: the simulator delivers.
+                        Build::Modelled | Build::Check => {
+                            PortName::parse(port)?;
+                            Instance::Egress
+                        }
+                    },
                 })
             })
             .collect()
+    }
+
+    fn prefix_rules(&self, flows: &[PrefixFlowSpec], context: &str) -> Result<Vec<PrefixRule>> {
+        flows.iter().map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, context)?, ..parse_prefix(&f.prefix, context)? })).collect()
     }
 
     fn source(&self, name: &str, spec: &SourceSpec) -> Result<Box<dyn sluice_core::PacketSource>> {
@@ -200,11 +230,12 @@ impl Pipeline {
                 Box::new(SyntheticSource::new(streams, *burstiness).map_err(|e| Error::Spec(format!("{context}: {e}")))?)
             }
             SourceSpec::Pcap { path, flows, rate_pps, .. } => {
-                let rules = flows
-                    .iter()
-                    .map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, &context)?, ..parse_prefix(&f.prefix, &context)? }))
-                    .collect::<Result<Vec<_>>>()?;
+                let rules = self.prefix_rules(flows, &context)?;
                 Box::new(PcapReplay::new(self.captures[path].clone(), path, &rules, rate_pps.unwrap_or(f64::INFINITY))?)
+            }
+            SourceSpec::Port { port, flows, ring, fanout } => {
+                let rules = self.prefix_rules(flows, &context)?;
+                Box::new(RxPort::open(&PortName::parse(port)?, ring.config(), rules, *fanout)?)
             }
         })
     }
@@ -255,7 +286,7 @@ fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
         KindSpec::Source(_) => (Role::Source, 0, 1, None),
         KindSpec::Nf(nf) => (Role::Function, nf.ingates(), nf.outgates(), nf.intrinsic_profile()),
         KindSpec::PcapTap { .. } => (Role::Function, 1, 1, None),
-        KindSpec::Sink {} => (Role::Sink, 1, 0, None),
+        KindSpec::Sink { .. } => (Role::Sink, 1, 0, None),
     };
     let profile = match (m.t0_ns, m.t1_ns) {
         (None, None) => intrinsic,

@@ -108,7 +108,42 @@ pub enum KindSpec {
         path: String,
     },
     /// An egress.
-    Sink {},
+    Sink {
+        /// A port it transmits on first, `BACKEND:INTERFACE` (absent: none).
+        #[serde(default)]
+        port: Option<String>,
+        /// The port's transmit ring.
+        #[serde(default)]
+        ring: RingSpec,
+    },
+}
+
+/// The shape of a port's ring (see `sluice_port::RingConfig`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RingSpec {
+    /// Bytes per block (a multiple of the page size).
+    pub block_size: u32,
+    /// Blocks in the ring.
+    pub blocks: u32,
+    /// Bytes per frame slot (a multiple of 16).
+    pub frame_size: u32,
+    /// How long a receive block that is not full waits before it is handed over (ms).
+    pub retire_ms: u32,
+}
+
+impl Default for RingSpec {
+    fn default() -> Self {
+        let c = sluice_port::RingConfig::default();
+        Self { block_size: c.block_size, blocks: c.blocks, frame_size: c.frame_size, retire_ms: c.retire_ms }
+    }
+}
+
+impl RingSpec {
+    /// The ring this describes.
+    pub fn config(&self) -> sluice_port::RingConfig {
+        sluice_port::RingConfig { block_size: self.block_size, blocks: self.blocks, frame_size: self.frame_size, retire_ms: self.retire_ms }
+    }
 }
 
 /// Where a source's packets come from.
@@ -136,6 +171,22 @@ pub enum SourceSpec {
         /// Rate steps over periods.
         #[serde(default)]
         rate_schedule: Vec<(usize, f64)>,
+    },
+    /// Frames received on a network interface (the engine only).
+    Port {
+        /// `BACKEND:INTERFACE`, e.g. `af_packet:veth1`.
+        port: String,
+        /// Flows by IPv4 destination prefix, first match wins (no match:
+        /// decided downstream, by a splitter).
+        #[serde(default)]
+        flows: Vec<PrefixFlowSpec>,
+        /// The receive ring.
+        #[serde(default)]
+        ring: RingSpec,
+        /// A fanout group to join: the kernel spreads flows (by hash) over
+        /// the ports in it, one per worker.
+        #[serde(default)]
+        fanout: Option<u16>,
     },
 }
 

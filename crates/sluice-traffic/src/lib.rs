@@ -13,7 +13,7 @@ pub mod template;
 
 pub use capture::Capture;
 pub use error::{Error, Result};
-pub use pcap_replay::{PcapReplay, PrefixRule};
+pub use pcap_replay::{classify, PcapReplay, PrefixRule};
 pub use pcap_tap::PcapTap;
 pub use synthetic::{Stream, SyntheticSource};
 pub use template::{GtpuSpec, TemplateSpec};

@@ -22,7 +22,8 @@ pub struct PrefixRule {
 }
 
 impl PrefixRule {
-    fn matches(&self, dst: Ipv4Addr) -> bool {
+    /// Whether `dst` lies in the prefix.
+    pub fn matches(&self, dst: Ipv4Addr) -> bool {
         let mask = if self.len == 0 { 0 } else { u32::MAX << (32 - self.len as u32) };
         u32::from(dst) & mask == u32::from(self.prefix) & mask
     }
@@ -64,7 +65,7 @@ impl PcapReplay {
         let flows: Vec<u16> = capture
             .records
             .iter()
-            .map(|r| destination(capture.data(r)).and_then(|dst| rules.iter().find(|rule| rule.matches(dst))).map_or(NO_FLOW, |rule| rule.flow))
+            .map(|r| classify(rules, capture.data(r)))
             .collect();
         let per_flow = flows.iter().filter(|&&f| f != NO_FLOW).map(|&f| f as usize + 1).max().unwrap_or(0);
         Ok(Self {
@@ -114,6 +115,12 @@ impl PcapReplay {
     pub fn flows(&self) -> impl Iterator<Item = u16> + '_ {
         self.flows.iter().copied()
     }
+}
+
+/// The flow of the first rule in `rules` that `frame`'s IPv4 destination
+/// matches ([`NO_FLOW`] when none does, or it has none).
+pub fn classify(rules: &[PrefixRule], frame: &[u8]) -> u16 {
+    destination(frame).and_then(|dst| rules.iter().find(|rule| rule.matches(dst))).map_or(NO_FLOW, |rule| rule.flow)
 }
 
 /// The IPv4 destination of an Ethernet frame: the header alone is read, so

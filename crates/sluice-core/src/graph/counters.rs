@@ -26,7 +26,7 @@ impl WorkerGraph {
                     }
                 });
             }
-            if let Kind::Egress(Some(f)) = node.kind {
+            if let Kind::Egress(Some(f), _) = node.kind {
                 let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);
                 theirs.delivered = mine.delivered;
                 theirs.misdelivered = mine.misdelivered;

@@ -32,7 +32,7 @@ use crate::buffer::FractionalBuffer;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
-use crate::nf::{Instance, NetworkFunction, PacketSource};
+use crate::nf::{Instance, NetworkFunction, PacketSink, PacketSource};
 use crate::packet::PacketId;
 use crate::pool::PacketPool;
 use crate::ring::{Consumer, Producer};
@@ -58,7 +58,8 @@ pub use moves::move_modules;
 enum Kind {
     Source(Box<dyn PacketSource>),
     Function(Box<dyn NetworkFunction>),
-    Egress(Option<FlowId>),
+    /// Delivers to its flow, after putting the packets on a port's wire if it has one.
+    Egress(Option<FlowId>, Option<Box<dyn PacketSink>>),
 }
 
 /// What the next runs of a node take from its buffer.
@@ -309,7 +310,8 @@ impl WorkerGraph {
                     let n = nf.outgates();
                     (Kind::Function(nf), n)
                 }
-                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m]), 0),
+                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m], None), 0),
+                (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(model.sink_flow[m], Some(port)), 0),
                 (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
             };
             if outgates != decl.outgates {

@@ -27,7 +27,7 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
         let (stay, leave): (Vec<Node>, Vec<Node>) = g.nodes.drain(..).partition(|n| to.worker_of[n.module] == w);
         g.nodes = stay;
         for node in &leave {
-            if let Kind::Egress(Some(f)) = node.kind {
+            if let Kind::Egress(Some(f), _) = node.kind {
                 let mut carried = FlowRecorder::default();
                 g.flows[f].hand_delivery_to(&mut carried);
                 deliveries.push((f, carried));

@@ -196,7 +196,7 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
     };
     let start = if env.sampled {
         *env.mark
-    } else if env.timing && matches!(kind, Kind::Egress(_)) {
+    } else if env.timing && matches!(kind, Kind::Egress(..)) {
         env.clock.raw()
     } else {
         0
@@ -214,8 +214,13 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
     };
     match kind {
         Kind::Function(nf) => nf.process(&mut ctx, batch, &mut Outputs { gates: out }),
-        Kind::Egress(flow) => {
-            ctx.deliver(*flow, batch.as_slice());
+        Kind::Egress(flow, port) => {
+            // What the port's wire takes is delivered; what it has no room for is dropped, counted.
+            let sent = port.as_mut().map_or(batch.len(), |p| p.transmit(ctx.pool, batch.as_slice()));
+            for &id in &batch.as_slice()[sent..] {
+                ctx.drop_packet(id);
+            }
+            ctx.deliver(*flow, &batch.as_slice()[..sent]);
             batch.clear();
         }
         Kind::Source(_) => unreachable!("a source has no ingate"),

@@ -1,0 +1,121 @@
+//! Sluice ports: an rx port is a source that receives from a network
+//! interface, a tx port an egress that transmits on one. Each backend is
+//! its own file behind [`RxPort`] and [`TxPort`]; AF_PACKET (TPACKET_V3
+//! rings) is built, AF_XDP and DPDK are not yet.
+#![warn(missing_docs)]
+
+pub mod af_packet;
+pub mod error;
+
+pub use af_packet::RingConfig;
+pub use error::{Error, Result};
+
+use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSink, PacketSource};
+use sluice_traffic::{classify, PrefixRule};
+
+use crate::af_packet::{AfPacketRx, AfPacketTx};
+
+/// A port as named on the command line and in descriptions: `BACKEND:INTERFACE`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortName {
+    /// The name as given.
+    pub name: String,
+    /// The interface.
+    pub interface: String,
+}
+
+impl PortName {
+    /// Parses `name`; the backend must be one built here.
+    pub fn parse(name: &str) -> Result<Self> {
+        let bad = |reason: String| Error::Name { port: name.into(), reason };
+        let (backend, interface) = name.split_once(':').ok_or_else(|| bad("expected BACKEND:INTERFACE, e.g. af_packet:veth1".into()))?;
+        match backend {
+            "af_packet" => {}
+            "af_xdp" | "dpdk" => return Err(bad(format!("the {backend} backend is not built yet; af_packet is"))),
+            other => return Err(bad(format!("unknown backend '{other}' (af_packet)"))),
+        }
+        if interface.is_empty() || interface.len() >= libc::IFNAMSIZ {
+            return Err(bad(format!("interface name '{interface}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));
+        }
+        Ok(Self { name: name.into(), interface: interface.into() })
+    }
+}
+
+/// A source receiving from a port: each frame copied into the pool,
+/// stamped with the time of the poll that received it and with its flow
+/// by the first prefix rule its IPv4 destination matches (none: decided
+/// downstream, by a splitter).
+pub struct RxPort {
+    rx: AfPacketRx,
+    rules: Vec<PrefixRule>,
+    seq: u32,
+    /// Packets received per flow id (pkt).
+    per_flow: Vec<u64>,
+}
+
+impl RxPort {
+    /// Opens `port` for receiving, its ring shaped by `ring`; `fanout`
+    /// joins a group that spreads flows over several workers' ports.
+    pub fn open(port: &PortName, ring: RingConfig, rules: Vec<PrefixRule>, fanout: Option<u16>) -> Result<Self> {
+        let flows = rules.iter().map(|r| r.flow as usize + 1).max().unwrap_or(0);
+        Ok(Self { rx: AfPacketRx::open(&port.name, &port.interface, ring, fanout)?, rules, seq: 0, per_flow: vec![0; flows] })
+    }
+}
+
+impl PacketSource for RxPort {
+    fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
+        let Self { rx, rules, seq, per_flow } = self;
+        rx.poll(max, |frame| {
+            let flow = classify(rules, frame);
+            let Some(id) = pool.alloc_copy(frame, PacketMeta { ts_ns: now_ns, flow, seq: *seq, ..PacketMeta::default() }) else {
+                return false;
+            };
+            out.push(id);
+            *seq = seq.wrapping_add(1);
+            if let Some(n) = per_flow.get_mut(flow as usize) {
+                *n += 1;
+            }
+            true
+        });
+    }
+
+    fn missed(&self) -> u64 {
+        self.rx.missed()
+    }
+
+    fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
+        for (flow, &n) in self.per_flow.iter().enumerate() {
+            generated(flow, n);
+        }
+    }
+}
+
+/// An egress transmitting on a port.
+pub struct TxPort {
+    tx: AfPacketTx,
+}
+
+impl TxPort {
+    /// Opens `port` for transmitting, its ring shaped by `ring`.
+    pub fn open(port: &PortName, ring: RingConfig) -> Result<Self> {
+        Ok(Self { tx: AfPacketTx::open(&port.name, &port.interface, ring)? })
+    }
+}
+
+impl PacketSink for TxPort {
+    fn transmit(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize {
+        let mut sent = 0;
+        for &id in ids {
+            if !self.tx.push(pool.data(id)) {
+                // Full: have the kernel send what is queued, then try once more.
+                self.tx.flush();
+                if !self.tx.push(pool.data(id)) {
+                    break;
+                }
+            }
+            sent += 1;
+        }
+        self.tx.flush();
+        sent
+    }
+}

@@ -1,0 +1,90 @@
+//! AF_PACKET ports on a veth pair in a network namespace of the test's own
+//! (skipped, with a message, where the machine does not allow one).
+
+use std::net::Ipv4Addr;
+use std::process::Command;
+
+use sluice_core::{Batch, PacketMeta, PacketPool, PacketSink, PacketSource, NO_FLOW};
+use sluice_port::{Error, PortName, RingConfig, RxPort, TxPort};
+use sluice_traffic::PrefixRule;
+
+/// Moves this thread into a fresh network namespace with veth pair
+/// `vtx0` ↔ `vrx0`, both up; false where that is not allowed here. The namespace
+/// goes away with the thread and the sockets in it.
+fn veth_pair_in_own_namespace() -> bool {
+    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+        eprintln!("skipped: no network namespace ({})", std::io::Error::last_os_error());
+        return false;
+    }
+    let ip = |args: &[&str]| Command::new("ip").args(args).status().is_ok_and(|s| s.success());
+    let ok = ip(&["link", "add", "name", "vtx0", "type", "veth", "peer", "name", "vrx0"]) && ip(&["link", "set", "vtx0", "up"]) && ip(&["link", "set", "vrx0", "up"]);
+    if !ok {
+        eprintln!("skipped: no veth pair (is iproute2 installed?)");
+    }
+    ok
+}
+
+/// A UDP frame to 10.0.`net`.1 carrying `seq`.
+fn frame(net: u8, seq: u32) -> Vec<u8> {
+    let builder = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4([10, 9, 0, 1], [10, 0, net, 1], 64).udp(1000, 2000);
+    let mut out = Vec::new();
+    builder.write(&mut out, &seq.to_be_bytes()).unwrap();
+    out
+}
+
+#[test]
+fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
+    let handle = std::thread::spawn(|| {
+        if !veth_pair_in_own_namespace() {
+            return;
+        }
+        let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0), len: 24, flow: 0 }];
+        let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), rules, None).unwrap();
+        let mut tx = TxPort::open(&PortName::parse("af_packet:vtx0").unwrap(), RingConfig::default()).unwrap();
+        let mut pool = PacketPool::new(4096);
+        let sent: Vec<Vec<u8>> = (0..2000).map(|i| frame(1 + (i % 2) as u8, i)).collect();
+        let mut received = Vec::new();
+        let mut out = Batch::default();
+        for chunk in sent.chunks(32) {
+            let ids: Vec<_> = chunk.iter().map(|f| pool.alloc_copy(f, PacketMeta::default()).unwrap()).collect();
+            assert_eq!(tx.transmit(&pool, &ids), ids.len());
+            for id in ids {
+                pool.free(id);
+            }
+            // Drain what arrived so far (blocks are handed over full or after 1 ms).
+            let deadline = std::time::Instant::now() + std::time::Duration::from_millis(20);
+            while received.len() < sent.len() && std::time::Instant::now() < deadline {
+                rx.fill(&mut pool, 7, &mut out, 32);
+                for &id in out.as_slice() {
+                    received.push((pool.data(id).to_vec(), pool.meta(id).flow, pool.meta(id).ts_ns));
+                    pool.free(id);
+                }
+                out.clear();
+            }
+        }
+        // The veth peer also sees what the kernel itself sends (IPv6 router
+        // solicitations and the like): keep the frames we sent.
+        received.retain(|(f, _, _)| f.len() == sent[0].len() && f[..12] == sent[0][..12]);
+        assert_eq!(received.len(), sent.len(), "every frame arrived, {} missed at rx", rx.missed());
+        for (i, ((got, flow, ts), want)) in received.iter().zip(&sent).enumerate() {
+            assert_eq!(got, want, "frame {i} arrived whole and in order");
+            assert_eq!(*flow, if i % 2 == 0 { 0 } else { NO_FLOW }, "frame {i}'s flow by its destination /24");
+            assert_eq!(*ts, 7, "stamped with the poll's time");
+        }
+        assert_eq!(rx.missed(), 0);
+    });
+    handle.join().unwrap();
+}
+
+#[test]
+fn a_missing_interface_and_a_foreign_backend_are_named_in_the_error() {
+    let e = RxPort::open(&PortName::parse("af_packet:nosuch0").unwrap(), RingConfig::default(), vec![], None).err().unwrap();
+    assert!(matches!(e, Error::Name { .. }) && e.to_string().contains("no interface named 'nosuch0'"), "{e}");
+    let e = PortName::parse("af_xdp:veth1").unwrap_err().to_string();
+    assert!(e.contains("port 'af_xdp:veth1'") && e.contains("not built yet"), "{e}");
+    let e = PortName::parse("veth1").unwrap_err().to_string();
+    assert!(e.contains("BACKEND:INTERFACE"), "{e}");
+    let bad = RingConfig { block_size: 1000, ..RingConfig::default() };
+    let e = TxPort::open(&PortName::parse("af_packet:lo").unwrap(), bad).err().unwrap().to_string();
+    assert!(e.contains("page size"), "{e}");
+}
