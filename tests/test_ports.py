@@ -7,6 +7,7 @@ routed, rewritten and in order within its flow."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import socket
@@ -46,31 +47,54 @@ def frame(flow: int, seq: int) -> bytes:
     return ROUTER_MAC + bytes.fromhex("020000000001") + b"\x08\x00" + ip + udp
 
 
-def roundtrip() -> dict[str, Any]:
-    """Runs inside the namespace: sets up the veth pair, runs the pipeline
-    while sending and reading, and returns what each stage counted."""
-    from sluice.pipelines import l2l3
-
+def veth_pair() -> None:
+    """Inside the namespace: veth pair vgen0 <-> vsw0, both up, IPv6 off
+    (so that the kernel sends nothing of its own on them)."""
     for cmd in (["ip", "link", "add", "name", "vgen0", "type", "veth", "peer", "name", "vsw0"],
                 ["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
                 ["ip", "link", "set", "vgen0", "up"], ["ip", "link", "set", "vsw0", "up"]):
         subprocess.run(cmd, check=True)
-    gen = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-    gen.setsockopt(socket.SOL_SOCKET, 33, 1 << 28)  # SO_RCVBUFFORCE: hold everything that comes back
-    gen.bind(("vgen0", ETH_P_ALL))
-    back: list[bytes] = []
-    reading = threading.Event()
-    reading.set()
 
-    def read() -> None:
-        gen.settimeout(0.2)
-        while reading.is_set():
+
+class Reader:
+    """Collects every frame that arrives at `interface` (not those sent from it)."""
+
+    def __init__(self, interface: str) -> None:
+        self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        self.sock.setsockopt(socket.SOL_SOCKET, 33, 1 << 28)  # SO_RCVBUFFORCE: hold everything that comes
+        self.sock.bind((interface, ETH_P_ALL))
+        self.frames: list[bytes] = []
+        self.reading = threading.Event()
+        self.reading.set()
+        self.thread = threading.Thread(target=self._read)
+        self.thread.start()
+
+    def _read(self) -> None:
+        self.sock.settimeout(0.2)
+        while self.reading.is_set():
             try:
-                data, addr = gen.recvfrom(2048)
+                data, addr = self.sock.recvfrom(2048)
             except socket.timeout:
                 continue
             if addr[2] != PACKET_OUTGOING:
-                back.append(data)
+                self.frames.append(data)
+
+    def stop(self) -> list[bytes]:
+        """Waits for stragglers, stops reading and returns the frames."""
+        time.sleep(0.3)
+        self.reading.clear()
+        self.thread.join()
+        return self.frames
+
+
+def roundtrip() -> dict[str, Any]:
+    """Runs inside the namespace: runs the pipeline between the veth pair's
+    ends while sending and reading, and returns what each stage counted."""
+    from sluice.pipelines import l2l3
+
+    veth_pair()
+    reader = Reader("vgen0")
+    gen = reader.sock
 
     def send() -> None:
         for i in range(FRAMES):
@@ -78,8 +102,6 @@ def roundtrip() -> dict[str, Any]:
             if i % 256 == 255:
                 time.sleep(0.0005)  # about 0.3 Mpps: the rx ring's rate here, with room
 
-    reader = threading.Thread(target=read)
-    reader.start()
     sender = threading.Thread(target=send)
     p = l2l3(NEXT_HOPS)
     p.use_ports(rx="af_packet:vsw0", tx="af_packet:vsw0")
@@ -90,23 +112,50 @@ def roundtrip() -> dict[str, Any]:
 
     result = p.run("null", periods=40, period_ms=50, warmup_periods=1, on_period=on_period)
     sender.join()
-    time.sleep(0.3)
-    reading.clear()
-    reader.join()
-    return {"summary": result.summary, "back": back}
+    return {"summary": result.summary, "back": reader.stop()}
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None,
-                    reason="needs root, unshare and ip to make a network namespace")
-def test_l2l3_between_af_packet_ports_loses_nothing_and_routes_every_frame(tmp_path: Any) -> None:
-    out = tmp_path / "back.bin"
-    run = subprocess.run(["unshare", "--net", sys.executable, __file__, str(out)], capture_output=True, text=True, timeout=300)
-    if "Operation not permitted" in run.stderr and not out.exists():
+def generate() -> dict[str, Any]:
+    """Runs inside the namespace: `Pipeline.send` l2l3(4)'s flows at 200 000
+    pkt/s for 0.5 s on one end, read at the other."""
+    from sluice.pipelines import l2l3
+
+    veth_pair()
+    reader = Reader("vsw0")
+    p = l2l3(NEXT_HOPS)
+    for flow in p.flows():
+        p.set_rate(flow, 200_000 / NEXT_HOPS)
+    sent = p.send("af_packet:vgen0", 0.5)
+    return {"sent": sent, "arrived": len(reader.stop())}
+
+
+needs_namespace = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None,
+                                     reason="needs root, unshare and ip to make a network namespace")
+
+
+def in_namespace(mode: str, out: Any) -> dict[str, Any]:
+    """Runs this file's `mode` in a network namespace of its own; what it printed."""
+    run = subprocess.run(["unshare", "--net", sys.executable, __file__, mode, str(out)], capture_output=True, text=True, timeout=300)
+    if "Operation not permitted" in run.stderr and run.returncode != 0 and "Traceback" not in run.stderr:
         pytest.skip(f"no network namespace here: {run.stderr.strip()}")
     assert run.returncode == 0, run.stderr
-    import json
+    got: dict[str, Any] = json.loads(run.stdout.splitlines()[-1])
+    return got
 
-    stats = json.loads(run.stdout.splitlines()[-1])
+
+@needs_namespace
+def test_the_sender_puts_what_it_counts_on_the_wire_at_its_rate(tmp_path: Any) -> None:
+    got = in_namespace("generate", tmp_path / "unused")
+    sent = got["sent"]
+    assert got["arrived"] == sent["packets"], "every frame sent arrived at the other end"
+    assert abs(sent["packets"] - 100_000) <= 2_000, sent
+    assert sent["bytes"] == 60 * sent["packets"], "l2l3's 60-byte template frames"
+
+
+@needs_namespace
+def test_l2l3_between_af_packet_ports_loses_nothing_and_routes_every_frame(tmp_path: Any) -> None:
+    out = tmp_path / "back.bin"
+    stats = in_namespace("roundtrip", out)
     s = stats["summary"]
     assert s["missed"] == 0, "nothing lost at the rx ring"
     assert s["generated"] == FRAMES and s["delivered"] == FRAMES and s["dropped"] == 0 and s["lossless"], s
@@ -133,10 +182,11 @@ def _offsets(data: bytes) -> list[int]:
 
 
 if __name__ == "__main__":
-    import json
-
-    got = roundtrip()
-    with open(sys.argv[1], "wb") as f:
-        for data in got["back"]:
-            f.write(len(data).to_bytes(2, "big") + data)
-    print(json.dumps({"summary": got["summary"]}))
+    if sys.argv[1] == "generate":
+        print(json.dumps(generate()))
+    else:
+        got = roundtrip()
+        with open(sys.argv[2], "wb") as f:
+            for data in got["back"]:
+                f.write(len(data).to_bytes(2, "big") + data)
+        print(json.dumps({"summary": got["summary"]}))

@@ -52,6 +52,9 @@ def round_ns(case: str, batch: int, timing: bool) -> float:
 def round_cases() -> list[str]:
     """Names of the round-cost workloads."""
 
+def send(spec: str, port: str, seconds: float) -> str:
+    """Sends the description's source's packets on `port` for `seconds`; what was sent (JSON)."""
+
 def pcap_prefixes(path: str) -> list[tuple[str, int]]:
     """Packets per IPv4 destination /24 of a classic pcap file, most first."""
 

@@ -22,6 +22,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from sluice import _core, profiles
+from sluice import net as sluice_net
 from sluice.errors import Command, Refused, writable, writable_folder
 from sluice.pipeline import Pipeline
 from sluice.pipelines import PIPELINES, rc
@@ -483,6 +484,60 @@ def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, 
     if readme:
         results.refresh_readme(Path(readme), Path(out) / "RESULTS.md", ran, quick)
     console.print(f"written: {out}/RESULTS.md and {out}/results/" + (f"; headline figures in {readme}" if readme else ""))
+
+
+@main.command()
+@click.option("--port", required=True, metavar="BACKEND:IFACE", help="The port to send on (af_packet:veth0).")
+@click.option("--pipeline-flows", "pipeline_name", type=click.Choice(["l2l3", "gw", "rc"]), default="l2l3", show_default=True,
+              help="Send this built-in pipeline's flows (their templates).")
+@click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Size of that pipeline (next hops, branches).")
+@click.option("--pcap", "pcap", help="Send this trace instead, in a loop.")
+@click.option("--rate", "rate_pps", type=RATE, help="Total rate (pkt/s; default: as fast as the port takes them).")
+@click.option("--seconds", type=Number(0, 7 * 86400, min_open=True), default=10.0, show_default=True, help="How long to send.")
+def gen(port: str, pipeline_name: str, n: int, pcap: Optional[str], rate_pps: Optional[float], seconds: float) -> None:
+    """Send traffic on a real port, at a rate: a pipeline's flows or a trace."""
+    if pcap:
+        pipeline = Pipeline("gen")
+        src = pipeline.pcap_source("src", pcap, rate_pps=rate_pps)
+        pipeline.connect(src, pipeline.sink("out"))
+    else:
+        pipeline = PIPELINES[pipeline_name](n)
+        flows = [f for f in pipeline.flows() if pipeline.has_own_stream(f)]
+        if rate_pps is not None and not flows:
+            raise Refused(f"--rate: no flow of {pipeline.name} has a stream of its own")
+        for flow in flows:
+            pipeline.set_rate(flow, rate_pps / len(flows) if rate_pps is not None else None)
+    sent = pipeline.send(port, seconds)
+    console.print(f"sent {sent['packets']} packets ({sent['bytes']} bytes) on {port} in {sent['seconds']:.2f} s: "
+                  f"{sent['packets'] / sent['seconds'] / 1e6:.3f} Mpps; the ring was full {sent['ring_full']} times")
+
+
+@main.group()
+def net() -> None:
+    """A network namespace with a veth pair, for real ports without touching the machine's interfaces."""
+
+
+@net.command("up")
+def net_up() -> None:
+    """Make namespace 'sluice' with veth0 <-> veth1, both up."""
+    try:
+        sluice_net.up()
+    except RuntimeError as e:
+        raise Refused(str(e)) from None
+    console.print(f"namespace '{sluice_net.NAMESPACE}': {sluice_net.GEN_END} <-> {sluice_net.SWITCH_END}. In it, e.g.:\n"
+                  f"  ip netns exec {sluice_net.NAMESPACE} sluice run l2l3 --n 16 --rx af_packet:{sluice_net.SWITCH_END} "
+                  f"--tx af_packet:{sluice_net.SWITCH_END}\n"
+                  f"  ip netns exec {sluice_net.NAMESPACE} sluice gen --port af_packet:{sluice_net.GEN_END} --rate 200000")
+
+
+@net.command("down")
+def net_down() -> None:
+    """Remove namespace 'sluice' and its veth pair."""
+    try:
+        sluice_net.down()
+    except RuntimeError as e:
+        raise Refused(str(e)) from None
+    console.print(f"namespace '{sluice_net.NAMESPACE}' removed")
 
 
 @main.command()

@@ -332,6 +332,13 @@ class Pipeline:
         """The description as JSON."""
         return json.dumps(self.spec())
 
+    def send(self, port: str, seconds: float) -> dict[str, Any]:
+        """Puts what this pipeline's source makes (its streams at their rates,
+        or its trace) on `port` for `seconds`: traffic for a pipeline that
+        receives on a real port. Returns packets, bytes, seconds, ring_full."""
+        sent: dict[str, Any] = json.loads(_core.send(self.to_json(), port, seconds))
+        return sent
+
     def validate(self) -> dict[str, Any]:
         """Checks the pipeline; returns the core's model. Raises ValueError naming the problem."""
         model: dict[str, Any] = json.loads(_core.validate(self.to_json()))

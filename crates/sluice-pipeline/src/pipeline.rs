@@ -134,6 +134,25 @@ impl Pipeline {
         }
     }
 
+    /// Sends what the pipeline's source makes (its streams at their rates,
+    /// or its trace) on `port` for `seconds` or until `stop`: traffic for
+    /// a pipeline that receives on a real port.
+    pub fn send(&self, port: &str, seconds: f64, stop: &mut dyn FnMut() -> bool) -> Result<sluice_port::Sent> {
+        let sources: Vec<&ModuleSpec> = self.spec.modules.iter().filter(|m| matches!(m.kind, KindSpec::Source(_))).collect();
+        let [m] = sources[..] else {
+            return Err(Error::Spec(format!("the sender sends one source's packets; '{}' has {} sources", self.spec.name, sources.len())));
+        };
+        let KindSpec::Source(spec) = &m.kind else { unreachable!("filtered to sources") };
+        if let SourceSpec::Port { .. } = spec {
+            return Err(Error::Spec(format!("source '{}' receives on a port: the sender needs templates or a trace", m.name)));
+        }
+        if !(seconds > 0.0 && seconds.is_finite()) {
+            return Err(Error::Spec(format!("send for {seconds} s: must be > 0 and finite")));
+        }
+        let mut source = self.source(&m.name, spec)?;
+        Ok(sluice_port::send(&PortName::parse(port)?, sluice_port::RingConfig::default(), source.as_mut(), seconds, stop)?)
+    }
+
     /// A run plan with the description's rate and SLO schedules and outages.
     pub fn plan(&self, periods: usize, warmup_periods: usize, period_ns: u64, control: ControlParams) -> RunPlan {
         let mut plan = RunPlan { periods, warmup_periods, period_ns, control, ..RunPlan::default() };

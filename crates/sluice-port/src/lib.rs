@@ -6,9 +6,11 @@
 
 pub mod af_packet;
 pub mod error;
+pub mod send;
 
 pub use af_packet::RingConfig;
 pub use error::{Error, Result};
+pub use send::{send, Sent};
 
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSink, PacketSource};
 use sluice_traffic::{classify, PrefixRule};

@@ -154,6 +154,32 @@ fn round_ns(py: Python<'_>, case: &str, batch: usize, timing: bool) -> PyResult<
     Ok(py.allow_threads(|| sluice_pipeline::round_cost::round_ns(&mut graph)))
 }
 
+/// Sends the pipeline description's (JSON) source's packets on `port` for
+/// `seconds`; returns what was sent (JSON: packets, bytes, seconds,
+/// ring_full). Ctrl-C stops it early.
+#[pyfunction]
+fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String> {
+    let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let sent = py.allow_threads(|| {
+        let mut stop = || {
+            Python::with_gil(|py| match py.check_signals() {
+                Ok(()) => false,
+                Err(e) => {
+                    *raised.lock().expect("one sender") = Some(e);
+                    true
+                }
+            })
+        };
+        pipeline.send(port, seconds, &mut stop)
+    });
+    let sent = sent.map_err(invalid)?;
+    if let Some(e) = raised.into_inner().expect("one sender") {
+        return Err(e);
+    }
+    Ok(serde_json::json!({"packets": sent.packets, "bytes": sent.bytes, "seconds": sent.seconds, "ring_full": sent.ring_full}).to_string())
+}
+
 /// Names of the round-cost workloads.
 #[pyfunction]
 fn round_cases() -> Vec<&'static str> {
@@ -271,6 +297,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pcap_prefixes, m)?)?;
     m.add_function(wrap_pyfunction!(round_ns, m)?)?;
     m.add_function(wrap_pyfunction!(round_cases, m)?)?;
+    m.add_function(wrap_pyfunction!(send, m)?)?;
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;

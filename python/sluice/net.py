@@ -1,0 +1,56 @@
+"""A network namespace with a veth pair, for running pipelines on real
+ports without touching the machine's interfaces: `sluice net up` makes
+namespace `sluice` with `veth0` ↔ `veth1` inside it, both up;
+`sluice net down` removes it (and the pair with it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+
+#: The namespace and the two ends of its veth pair.
+NAMESPACE, GEN_END, SWITCH_END = "sluice", "veth0", "veth1"
+
+
+def _ip(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ip", *args], capture_output=True, text=True)
+
+
+def _check_can() -> None:
+    if shutil.which("ip") is None:
+        raise RuntimeError("'ip' (iproute2) is not installed: apt-get install iproute2")
+    if os.geteuid() != 0:
+        raise RuntimeError("making a network namespace needs root (or CAP_NET_ADMIN)")
+
+
+def exists(name: str = NAMESPACE) -> bool:
+    """Whether namespace `name` exists."""
+    return name in _ip("netns", "list").stdout.split()
+
+
+def up(name: str = NAMESPACE) -> None:
+    """Makes namespace `name` with the veth pair, both ends up and IPv6
+    off (so that the kernel sends nothing of its own on them)."""
+    _check_can()
+    if exists(name):
+        raise RuntimeError(f"namespace '{name}' exists already: `sluice net down` removes it")
+    steps = [("netns", "add", name),
+             ("-n", name, "link", "add", GEN_END, "type", "veth", "peer", "name", SWITCH_END),
+             ("-n", name, "link", "set", GEN_END, "up"), ("-n", name, "link", "set", SWITCH_END, "up")]
+    for step in steps:
+        done = _ip(*step)
+        if done.returncode != 0:
+            _ip("netns", "del", name)
+            raise RuntimeError(f"ip {' '.join(step)}: {done.stderr.strip()}")
+    subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], check=False)
+
+
+def down(name: str = NAMESPACE) -> None:
+    """Removes namespace `name` and the veth pair in it."""
+    _check_can()
+    if not exists(name):
+        raise RuntimeError(f"no namespace '{name}'")
+    done = _ip("netns", "del", name)
+    if done.returncode != 0:
+        raise RuntimeError(f"ip netns del {name}: {done.stderr.strip()}")
