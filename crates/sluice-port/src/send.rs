@@ -38,7 +38,7 @@ pub fn send(port: &PortName, ring: RingConfig, source: &mut dyn PacketSource, se
     let mut polls = 0u32;
     while Instant::now() < until {
         polls = polls.wrapping_add(1);
-        if polls % 1024 == 0 && stop() {
+        if polls.is_multiple_of(1024) && stop() {
             break;
         }
         let now_ns = start.elapsed().as_nanos() as u64;
