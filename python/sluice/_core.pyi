@@ -52,6 +52,9 @@ def round_ns(case: str, batch: int, timing: bool) -> float:
 def round_cases() -> list[str]:
     """Names of the round-cost workloads."""
 
+def forward_raw(rx: str, tx: str, seconds: float, burst: int) -> str:
+    """Forwards from port `rx` to `tx` for `seconds` in a bare loop: a backend's ceiling (JSON)."""
+
 def send(spec: str, port: str, seconds: float) -> str:
     """Sends the description's source's packets on `port` for `seconds`; what was sent (JSON)."""
 

@@ -443,6 +443,26 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
     _experiment_written("embedding", out, report, json_path, rows_in_json=False, extra=("mgw-10.lgf", "mgw-40.lgf"))
 
 
+@experiment.command("ports")
+@click.option("--quick", is_flag=True, help="3 runs of 1 s per mode instead of 5 of 3 s.")
+@click.option("--out", default="out/ports", show_default=True, help="Folder for ports.{json,csv,md,png}.")
+@click.option("--json", "json_path", help="Also write the JSON report here.")
+def experiment_ports(quick: bool, out: str, json_path: Optional[str]) -> None:
+    """What a port costs: a pipeline's rx -> Bypass(0, 0) -> tx forwarding rate against a bare loop over the same rings (root)."""
+    from pathlib import Path
+
+    from sluice.experiments import ports
+
+    writable_folder(out, "--out")
+    writable(json_path, "--json")
+    try:
+        report = ports.run(Path(out), quick, lambda msg: console.log(msg))
+    except RuntimeError as e:
+        raise Refused(str(e)) from None
+    console.print(ports.markdown(report["rows"]))
+    _experiment_written("ports", out, report, json_path)
+
+
 @experiment.command("failover")
 @click.option("--rate", "rate_pps", type=RATE, default=20e3, show_default=True, help="Offered rate of every flow (pkt/s).")
 @click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")

@@ -6,10 +6,12 @@
 
 pub mod af_packet;
 pub mod error;
+pub mod forward;
 pub mod send;
 
 pub use af_packet::RingConfig;
 pub use error::{Error, Result};
+pub use forward::{forward_raw, Forwarded};
 pub use send::{send, Sent};
 
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSink, PacketSource};

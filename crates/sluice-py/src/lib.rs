@@ -180,6 +180,19 @@ fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String
     Ok(serde_json::json!({"packets": sent.packets, "bytes": sent.bytes, "seconds": sent.seconds, "ring_full": sent.ring_full}).to_string())
 }
 
+/// Forwards frames from port `rx` to port `tx` for `seconds` in a bare
+/// loop over the same rings a pipeline's ports use: a backend's ceiling.
+/// Returns JSON: packets, tx_full, missed, seconds.
+#[pyfunction]
+fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize) -> PyResult<String> {
+    let (rx, tx) = (sluice_port::PortName::parse(rx).map_err(invalid)?, sluice_port::PortName::parse(tx).map_err(invalid)?);
+    if !(seconds > 0.0 && seconds.is_finite()) || burst == 0 {
+        return Err(invalid(format!("forward for {seconds} s, {burst} frames a poll: both must be > 0")));
+    }
+    let done = py.allow_threads(|| sluice_port::forward_raw(&rx, &tx, sluice_port::RingConfig::default(), burst, seconds)).map_err(invalid)?;
+    Ok(serde_json::json!({"packets": done.packets, "tx_full": done.tx_full, "missed": done.missed, "seconds": done.seconds}).to_string())
+}
+
 /// Names of the round-cost workloads.
 #[pyfunction]
 fn round_cases() -> Vec<&'static str> {
@@ -298,6 +311,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(round_ns, m)?)?;
     m.add_function(wrap_pyfunction!(round_cases, m)?)?;
     m.add_function(wrap_pyfunction!(send, m)?)?;
+    m.add_function(wrap_pyfunction!(forward_raw, m)?)?;
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;

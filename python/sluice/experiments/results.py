@@ -53,6 +53,7 @@ CATALOG = (
     Entry("decompose", "A slowed bulk bearer: decomposition onto a spare worker restores the QoS SLO", (), ("--quick",)),
     Entry("embedding", "The dissertation's Table 4.1: resilient embedding of MGW", (), ("--time-limit", "5")),
     Entry("failover", "A resilient MGW loses a worker for a second", (), ()),
+    Entry("ports", "What a port costs: rx → Bypass(0, 0) → tx on a veth pair against a bare loop over the same rings", (), ("--quick",)),
 )
 
 NAMES = tuple(e.name for e in CATALOG)

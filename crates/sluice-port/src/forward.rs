@@ -1,0 +1,46 @@
+//! The ceiling of a backend on this machine: frames received on one port
+//! put straight back on another's wire through the same rings and pool
+//! copies a pipeline's ports use, with no graph between them.
+
+use std::time::{Duration, Instant};
+
+use sluice_core::{Batch, PacketPool, PacketSink, PacketSource};
+
+use crate::{PortName, Result, RingConfig, RxPort, TxPort};
+
+/// What a raw forwarding loop did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Forwarded {
+    /// Frames received and transmitted (pkt).
+    pub packets: u64,
+    /// Frames received that the transmit ring had no room for (pkt).
+    pub tx_full: u64,
+    /// Frames lost at the receive ring (pkt).
+    pub missed: u64,
+    /// How long it ran (s).
+    pub seconds: f64,
+}
+
+/// Forwards from `rx` to `tx` for `seconds`, `burst` frames a poll at most.
+pub fn forward_raw(rx: &PortName, tx: &PortName, ring: RingConfig, burst: usize, seconds: f64) -> Result<Forwarded> {
+    let mut rx = RxPort::open(rx, ring, Vec::new(), None)?;
+    let mut tx = TxPort::open(tx, ring)?;
+    let mut pool = PacketPool::new(4 * burst.max(1));
+    let mut batch = Batch::default();
+    let mut done = Forwarded::default();
+    let start = Instant::now();
+    let until = start + Duration::from_secs_f64(seconds);
+    while Instant::now() < until {
+        rx.fill(&mut pool, 0, &mut batch, burst);
+        let sent = tx.transmit(&pool, batch.as_slice());
+        done.packets += sent as u64;
+        done.tx_full += (batch.len() - sent) as u64;
+        for &id in batch.as_slice() {
+            pool.free(id);
+        }
+        batch.clear();
+    }
+    done.seconds = start.elapsed().as_secs_f64();
+    done.missed = rx.missed();
+    Ok(done)
+}

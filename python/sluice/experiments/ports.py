@@ -1,0 +1,140 @@
+"""`ports`: what a port costs. Per backend, the rx → tx forwarding rate of
+one worker running Bypass(0, 0) between the ports of one end of a veth
+pair, against a bare loop over the same rings and copies (the backend's
+ceiling here), while a sender on the pair's other end offers as much as it
+can. Runs in a network namespace it makes and removes (root)."""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from sluice import _core
+from sluice import net
+from sluice.experiments import output
+
+NAMESPACE = "sluice-ports"
+#: The ports: the sender on one end, the forwarder on the other.
+GEN, FWD = f"af_packet:{net.GEN_END}", f"af_packet:{net.SWITCH_END}"
+BACKENDS = ("af_packet",)
+
+
+def _forwarder() -> Any:
+    from sluice import Bypass, Pipeline
+
+    p = Pipeline("forward", batch_size=32)
+    rx = p.rx_port("rx", FWD, {"all": "0.0.0.0/0"})
+    nf = p.module("nf", Bypass(0, 0), t0_ns=1, t1_ns=1)  # the model needs some cost; the NF does no work
+    tx = p.tx_port("tx", FWD)
+    p.chain(rx, nf, tx)
+    p.flow("all", [rx, nf, tx])
+    return p
+
+
+def measure(mode: str, seconds: float) -> dict[str, Any]:
+    """Inside the namespace: offers traffic for `seconds` while `mode`
+    ("raw" or "pipeline") forwards; what each side counted."""
+    from sluice.pipelines import l2l3
+
+    sent: dict[str, Any] = {}
+    sender = threading.Thread(target=lambda: sent.update(l2l3(4).send(GEN, seconds)))
+    if mode == "raw":
+        # The loop opens its rings at once; the sender starts once they are there.
+        threading.Timer(0.2, sender.start).start()
+        done = json.loads(_core.forward_raw(FWD, FWD, seconds + 0.6, 32))
+        sender.join()
+        return {"forwarded": done["packets"], "received": done["packets"] + done["tx_full"], "ring_dropped": done["missed"],
+                "sent": sent["packets"], "seconds": sent["seconds"]}
+
+    def on_period(_: dict[str, Any]) -> None:
+        if not sender.ident:
+            sender.start()
+
+    result = _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
+    sender.join()
+    s = result.summary
+    return {"forwarded": s["delivered"], "received": s["generated"], "ring_dropped": s["missed"], "sent": sent["packets"],
+            "seconds": sent["seconds"]}
+
+
+def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, Any]:
+    """Measures each backend and writes ports.{json,csv,md,png} into `out`."""
+    seconds, reps = (1.0, 3) if quick else (3.0, 5)
+    net.up(NAMESPACE)
+    try:
+        runs: dict[str, list[dict[str, Any]]] = {"raw": [], "pipeline": []}
+        for i in range(reps):
+            for mode in ("raw", "pipeline") if i % 2 == 0 else ("pipeline", "raw"):
+                progress(f"af_packet {mode}, run {i + 1} of {reps}")
+                done = subprocess.run(["ip", "netns", "exec", NAMESPACE, sys.executable, "-m", "sluice.experiments.ports", mode, str(seconds)],
+                                      capture_output=True, text=True, timeout=120)
+                if done.returncode != 0:
+                    raise RuntimeError(f"ports experiment, {mode} run: {done.stderr.strip().splitlines()[-1:]}")
+                runs[mode].append(json.loads(done.stdout.splitlines()[-1]))
+                time.sleep(0.2)
+    finally:
+        net.down(NAMESPACE)
+
+    def mpps(r: dict[str, Any]) -> float:
+        return float(r["forwarded"]) / float(r["seconds"]) / 1e6
+
+    ratios = [mpps(p) / mpps(r) for p, r in zip(runs["pipeline"], runs["raw"]) if mpps(r) > 0]
+    last = runs["pipeline"][-1]
+    backend = {
+        "mpps": round(statistics.median(mpps(r) for r in runs["pipeline"]), 3),
+        "raw_mpps": round(statistics.median(mpps(r) for r in runs["raw"]), 3),
+        "ratio": round(statistics.median(ratios), 2) if ratios else None,
+        "ratio_min": round(min(ratios), 2) if ratios else None,
+        "ratio_max": round(max(ratios), 2) if ratios else None,
+        # Below the forwarder's ceiling while the sender is the limit: then nothing is dropped at the ring.
+        "sender_mpps": round(statistics.median(r["sent"] / r["seconds"] / 1e6 for r in runs["pipeline"]), 3),
+        "saturated": all(r["ring_dropped"] > 0 for r in runs["pipeline"] + runs["raw"]),
+        "sent": last["sent"], "received": last["received"], "ring_dropped": last["ring_dropped"],
+        "lossless": all(r["sent"] == r["received"] + r["ring_dropped"] for r in runs["pipeline"]),
+    }
+    rows = [{"backend": "af_packet", **backend}]
+    report = {"backends": {"af_packet": backend}, "runs": runs, "seconds": seconds, "reps": reps, "rows": rows}
+    output.write(out, "ports", report, markdown, plot)
+    return report
+
+
+def headline(report: dict[str, Any]) -> output.Headline:
+    """The README's figure: the pipeline's forwarding rate and its ratio to the bare loop."""
+    b = report["backends"]["af_packet"]
+    limit = "" if b["saturated"] else " (the sender's rate)"
+    return output.Headline(f"af_packet {b['mpps']} Mpps forwarded{limit}, {b['ratio']}× the bare loop", "—")
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """One line per backend: the pipeline's rate, the bare loop's, their ratio."""
+    lines = ["| backend | pipeline Mpps | bare loop Mpps | ratio (min–max) | sender Mpps | saturated | sent | received | ring dropped | lossless |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['backend']} | {r['mpps']} | {r['raw_mpps']} | {r['ratio']} ({r['ratio_min']}–{r['ratio_max']}) | "
+                     f"{r['sender_mpps']} | {'yes' if r['saturated'] else 'no: the sender is the limit'} | "
+                     f"{r['sent']} | {r['received']} | {r['ring_dropped']} | {'yes' if r['lossless'] else 'NO'} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Forwarding rate per backend: the pipeline beside the bare loop."""
+    from sluice.plot import save, subplots
+
+    fig, ax = subplots(figsize=(5, 3.5))
+    xs = range(len(rows))
+    ax.bar([x - 0.2 for x in xs], [r["raw_mpps"] for r in rows], 0.4, label="bare loop")
+    ax.bar([x + 0.2 for x in xs], [r["mpps"] for r in rows], 0.4, label="pipeline, Bypass(0, 0)")
+    ax.set_xticks(list(xs), [r["backend"] for r in rows])
+    ax.set_ylabel("forwarded Mpps")
+    ax.legend(fontsize=8)
+    save(fig, path)
+
+
+if __name__ == "__main__":
+    print(json.dumps(measure(sys.argv[1], float(sys.argv[2]))))
