@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "send", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""

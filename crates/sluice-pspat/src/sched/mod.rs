@@ -1,0 +1,35 @@
+//! Scheduling algorithms behind one interface: packets of flows go in,
+//! the next packet to put on the link comes out. Each keeps a queue per
+//! flow, bounded; a packet that finds its flow's queue full is given back
+//! and counted as that flow's drop.
+
+mod drr;
+mod priority;
+mod queues;
+mod wf2q_plus;
+
+pub use drr::Drr;
+pub use priority::Priority;
+pub use queues::Queues;
+pub use wf2q_plus::Wf2qPlus;
+
+/// A scheduling algorithm over flows `0..flows`, holding items of type `T`.
+pub trait Scheduler<T> {
+    /// Queues `item`, a packet of `len` bytes of `flow`; gives it back when
+    /// the flow's queue is full (counted, see [`Scheduler::drops`]).
+    fn enqueue(&mut self, flow: usize, len: u32, item: T) -> Result<(), T>;
+
+    /// The next packet to send: its flow, length (bytes) and item.
+    fn dequeue(&mut self) -> Option<(usize, u32, T)>;
+
+    /// Packets queued.
+    fn len(&self) -> usize;
+
+    /// Whether nothing is queued.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Packets of `flow` refused at a full queue so far.
+    fn drops(&self, flow: usize) -> u64;
+}
