@@ -1,0 +1,45 @@
+//! The arbiter alone: decisions per second with its clients' mailboxes
+//! filled beforehand, an unlimited link and a no-op transmit (PSPAT's
+//! arbiter-only figure), for DRR and WF²Q+ over 4 clients and 64 flows.
+
+use std::time::{Duration, Instant};
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use sluice_pspat::{Arbiter, Drr, Entry, Link, Scheduler, Wf2qPlus};
+
+const CLIENTS: usize = 4;
+const FLOWS: usize = 64;
+/// Entries per client per iteration.
+const PER_CLIENT: usize = 2048;
+
+fn decisions<S: Scheduler<u32>>(make: impl Fn() -> S, iters: u64) -> Duration {
+    let (mut arbiter, mut clients) = Arbiter::new(make(), Link { bits_per_s: f64::INFINITY, overhead: 0 }, CLIENTS, PER_CLIENT, 256);
+    let mut spent = Duration::ZERO;
+    for _ in 0..iters {
+        for (c, client) in clients.iter_mut().enumerate() {
+            for i in 0..PER_CLIENT {
+                let flow = ((c * PER_CLIENT + i) * 7 % FLOWS) as u16;
+                assert!(client.send(Entry { flow, len: 64 + (i % 1400) as u16, id: i as u32 }));
+            }
+        }
+        let start = Instant::now();
+        let mut sent = 0;
+        while sent < (CLIENTS * PER_CLIENT) as u64 {
+            sent += arbiter.scan(0, &mut |e| { std::hint::black_box(e); }, &mut |_| unreachable!("queues hold every entry")).sent;
+        }
+        spent += start.elapsed();
+    }
+    spent
+}
+
+fn bench(c: &mut Criterion) {
+    let mut g = c.benchmark_group("arbiter");
+    g.measurement_time(Duration::from_secs(3)).throughput(Throughput::Elements((CLIENTS * PER_CLIENT) as u64));
+    let weights: Vec<u32> = (0..FLOWS as u32).map(|f| 1 + f % 8).collect();
+    g.bench_function(BenchmarkId::new("decisions", "drr"), |b| b.iter_custom(|n| decisions(|| Drr::new(&weights, 1500, CLIENTS * PER_CLIENT), n)));
+    g.bench_function(BenchmarkId::new("decisions", "wf2q+"), |b| b.iter_custom(|n| decisions(|| Wf2qPlus::new(&weights, CLIENTS * PER_CLIENT), n)));
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

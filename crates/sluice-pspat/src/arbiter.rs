@@ -1,0 +1,136 @@
+//! The arbiter, as PSPAT's `do_scan`: take the time, drain every client's
+//! mailbox (a bounded number of packets each, so that one client cannot
+//! hold the others off) into the scheduling algorithm, then take packets
+//! from the algorithm while the emulated link has room up to that time,
+//! and hand them to the transmit side.
+
+use crate::mailbox::{Consumer, Producer};
+use crate::sched::Scheduler;
+
+/// A packet as it travels through a mailbox: its flow, its length and the
+/// handle of its buffer, packed into one non-zero word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The scheduler's flow (class).
+    pub flow: u16,
+    /// Length on the wire (bytes).
+    pub len: u16,
+    /// The packet's handle (its pool index).
+    pub id: u32,
+}
+
+impl Entry {
+    /// The word a mailbox carries (never 0: the handle is stored plus one,
+    /// so handles go up to `u32::MAX − 1`).
+    pub fn pack(self) -> u64 {
+        debug_assert!(self.id < u32::MAX, "handle {} does not fit", self.id);
+        (u64::from(self.flow) << 48) | (u64::from(self.len) << 32) | (u64::from(self.id) + 1)
+    }
+
+    /// The entry `word` carries.
+    pub fn unpack(word: u64) -> Self {
+        Self { flow: (word >> 48) as u16, len: (word >> 32) as u16, id: (word as u32).wrapping_sub(1) }
+    }
+}
+
+/// A client's end: where a worker writes the packets it wants scheduled.
+pub struct Client {
+    mailbox: Producer,
+}
+
+impl Client {
+    /// Hands `entry` to the arbiter; false when the mailbox is full (the
+    /// client then waits or drops, and counts it).
+    #[inline]
+    pub fn send(&mut self, entry: Entry) -> bool {
+        self.mailbox.push(entry.pack())
+    }
+}
+
+/// An emulated link: a leaky bucket draining at `bits_per_s`, each packet
+/// charged its length plus `overhead` bytes of framing (Ethernet: 24,
+/// preamble, FCS and gap).
+#[derive(Clone, Copy, Debug)]
+pub struct Link {
+    /// Rate (bit/s; infinite: no limit).
+    pub bits_per_s: f64,
+    /// Framing bytes charged per packet.
+    pub overhead: u32,
+}
+
+/// What one scan did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Scan {
+    /// Packets taken from the mailboxes.
+    pub drained: u64,
+    /// Packets the algorithm released onto the link.
+    pub sent: u64,
+    /// Packets refused at a full flow queue (handed to the drop side).
+    pub dropped: u64,
+}
+
+/// The arbiter over its clients' mailboxes, an algorithm and a link.
+pub struct Arbiter<S> {
+    mailboxes: Vec<Consumer>,
+    scheduler: S,
+    link: Link,
+    /// Picoseconds per byte on the link (0: unlimited).
+    ps_per_byte: u64,
+    /// When the link has sent everything released so far (ps).
+    link_busy_until_ps: u64,
+    /// Packets taken from one mailbox per scan, at most.
+    drain_budget: usize,
+    /// Whether the algorithm was empty when the last scan ended.
+    idle: bool,
+}
+
+impl<S: Scheduler<u32>> Arbiter<S> {
+    /// An arbiter for `clients` clients with mailboxes of `capacity`
+    /// entries, draining up to `drain_budget` a client per scan into
+    /// `scheduler`, sending on `link`; returns it and the clients' ends.
+    pub fn new(scheduler: S, link: Link, clients: usize, capacity: usize, drain_budget: usize) -> (Self, Vec<Client>) {
+        let (producers, mailboxes): (Vec<_>, Vec<_>) = (0..clients).map(|_| crate::mailbox::mailbox(capacity)).unzip();
+        let ps_per_byte = if link.bits_per_s.is_finite() && link.bits_per_s > 0.0 { (8e12 / link.bits_per_s).round() as u64 } else { 0 };
+        let arbiter = Self { mailboxes, scheduler, link, ps_per_byte, link_busy_until_ps: 0, drain_budget: drain_budget.max(1), idle: true };
+        (arbiter, producers.into_iter().map(|mailbox| Client { mailbox }).collect())
+    }
+
+    /// The algorithm (for its per-flow drops and queue lengths).
+    pub fn scheduler(&self) -> &S {
+        &self.scheduler
+    }
+
+    /// One scan at time `now_ns`: drain the mailboxes into the algorithm
+    /// (a refused packet goes to `drop`), then release packets onto the
+    /// link while it has room up to `now_ns`, each to `transmit`.
+    pub fn scan(&mut self, now_ns: u64, transmit: &mut impl FnMut(Entry), drop: &mut impl FnMut(Entry)) -> Scan {
+        let mut scan = Scan::default();
+        for mailbox in &mut self.mailboxes {
+            for _ in 0..self.drain_budget {
+                let Some(word) = mailbox.pop() else { break };
+                let e = Entry::unpack(word);
+                scan.drained += 1;
+                if self.scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
+                    scan.dropped += 1;
+                    drop(e);
+                }
+            }
+        }
+        // A link that went idle starts again now: idle time is no credit.
+        // A busy one that fell behind the scans catches up: their spacing
+        // is no loss of the link's time either.
+        let now_ps = now_ns.saturating_mul(1000);
+        if self.idle {
+            self.link_busy_until_ps = self.link_busy_until_ps.max(now_ps);
+        }
+        // A packet goes out whenever the link has sent the ones before it by now.
+        while self.link_busy_until_ps <= now_ps {
+            let Some((flow, len, id)) = self.scheduler.dequeue() else { break };
+            self.link_busy_until_ps += u64::from(len + self.link.overhead) * self.ps_per_byte;
+            scan.sent += 1;
+            transmit(Entry { flow: flow as u16, len: len as u16, id });
+        }
+        self.idle = self.scheduler.is_empty();
+        scan
+    }
+}
