@@ -216,3 +216,26 @@ def test_published_rows_keep_labels_with_commas(tmp_path: Path, monkeypatch: pyt
     monkeypatch.setenv("SLUICE_REFERENCE", str(tmp_path))
     assert published() == {"VRF(12,8)": {"pipeline": "VRF(12,8)", "modules": "509", "mpps_null": "1.5"},
                            "RC(16)": {"pipeline": "RC(16)", "modules": "25", "mpps_null": "0.43"}}
+
+
+def test_trace_analyze_reports_the_locality_of_a_capture(tmp_path: Path) -> None:
+    """A capture of two flows in runs of three: SLF 3 at every batch size
+    that is a multiple of the run, the report keys the issue names."""
+    import struct
+
+    frame = bytearray(bytes.fromhex("0200000000fe020000000001080045000020000000004011000a00000114000101"
+                                    "0400080000" + "0c0000") + bytes(4))
+    records = []
+    for i in range(96):
+        frame[34:36] = struct.pack("!H", 1024 + (i // 3) % 2)
+        records.append(struct.pack("<IIII", 0, i * 1000, len(frame), len(frame)) + bytes(frame))
+    (tmp_path / "t.pcap").write_bytes(struct.pack("<IHHiIII", 0xA1B23C4D, 2, 4, 0, 0, 65535, 1) + b"".join(records))
+    out = sluice("trace", "analyze", "t.pcap", "--json", "a.json", "--plot", "a.png", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert (a["packets"], a["flows"]) == (96, 2)
+    assert a["slf"]["32"] == pytest.approx(96 / 34)  # 32 runs, two of them cut by the batch boundaries at 32 and 64
+    assert a["slf"]["1024"] == 3.0 and a["packets_per_s"] > 0
+    assert (tmp_path / "a.png").stat().st_size > 0
+    bad = sluice("trace", "analyze", "missing.pcap", cwd=tmp_path)
+    assert bad.returncode != 0 and "missing.pcap" in bad.stderr

@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "send", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "send", "trace_analyze", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -54,6 +54,9 @@ def round_cases() -> list[str]:
 
 def forward_raw(rx: str, tx: str, seconds: float, burst: int) -> str:
     """Forwards from port `rx` to `tx` for `seconds` in a bare loop: a backend's ceiling (JSON)."""
+
+def trace_analyze(path: str) -> str:
+    """A capture's locality in one streaming pass (JSON)."""
 
 def send(spec: str, port: str, seconds: float) -> str:
     """Sends the description's source's packets on `port` for `seconds`; what was sent (JSON)."""

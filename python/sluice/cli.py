@@ -533,6 +533,49 @@ def gen(port: str, pipeline_name: str, n: int, pcap: Optional[str], rate_pps: Op
 
 
 @main.group()
+def trace() -> None:
+    """Traces: how much locality a capture has."""
+
+
+@trace.command("analyze")
+@click.argument("path", metavar="FILE")
+@click.option("--json", "json_path", help="Write the analysis as JSON.")
+@click.option("--plot", "plot_path", help="Write a PNG of the SLF by batch size and by Reframer hold time.")
+def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str]) -> None:
+    """Analyse FILE (pcap or pcapng) in one streaming pass: flows, the SLF at
+    batch sizes 32..1024, distances between a flow's packets, flow sizes, and
+    the SLF a Reframer would reach."""
+    writable(json_path, "--json")
+    writable(plot_path, "--plot")
+    a = json.loads(_core.trace_analyze(path))
+    table = Table(title=f"{path}: {a['packets']} packets ({a['not_ipv4']} not IPv4), {a['flows']} flows, "
+                        f"{a['duration_s']:.3f} s; read at {a['packets_per_s'] / 1e6:.1f} M packets/s")
+    sizes = sorted(a["slf"], key=int)
+    holds = sorted(a["reframer_slf_by_t_buff_us"], key=int)
+    for col in ("figure", *sizes):
+        table.add_column(col if col == "figure" else f"B = {col}", justify="right")
+    table.add_row("SLF (packets per run)", *(f"{a['slf'][b]:.2f}" for b in sizes))
+    table.add_row("flow switches per batch", *(f"{a['switches_per_batch'][b]:.1f}" for b in sizes))
+    console.print(table)
+    console.print("Reframer SLF by hold time: " + ", ".join(f"{t} µs {a['reframer_slf_by_t_buff_us'][t]:.2f}" for t in holds))
+    for name, unit in (("flow_size", "packets"), ("spatial_distance", "packets between"), ("temporal_distance_us", "µs between")):
+        q = a[name]
+        console.print(f"{name}: mean {q['mean']:.1f}, p50 {q['p50']}, p99 {q['p99']}, max {q['max']} ({unit})")
+    if json_path:
+        with open(json_path, "w") as f:
+            json.dump(a, f, indent=1)
+    if plot_path:
+        from sluice.plot import save, subplots
+
+        fig, (left, right) = subplots(1, 2, figsize=(9, 3.5))
+        left.plot([int(b) for b in sizes], [a["slf"][b] for b in sizes], marker="o")
+        left.set(xscale="log", xlabel="batch size B", ylabel="SLF (packets per run)")
+        right.plot([int(t) for t in holds], [a["reframer_slf_by_t_buff_us"][t] for t in holds], marker="o")
+        right.set(xlabel="Reframer hold time (µs)", ylabel="reachable SLF")
+        save(fig, plot_path)
+
+
+@main.group()
 def net() -> None:
     """A network namespace with a veth pair, for real ports without touching the machine's interfaces."""
 

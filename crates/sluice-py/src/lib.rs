@@ -193,6 +193,29 @@ fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize) -
     Ok(serde_json::json!({"packets": done.packets, "tx_full": done.tx_full, "missed": done.missed, "seconds": done.seconds}).to_string())
 }
 
+/// Analyses a capture's locality in one streaming pass (see
+/// `sluice_traffic::trace_analysis`); returns JSON with the analysis and
+/// the pass's speed (`packets_per_s`).
+#[pyfunction]
+fn trace_analyze(py: Python<'_>, path: &str) -> PyResult<String> {
+    use sluice_traffic::trace_analysis::{analyze, Quantiles};
+    let file = std::fs::File::open(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?;
+    let start = std::time::Instant::now();
+    let a = py.allow_threads(|| analyze(std::io::BufReader::new(file), path)).map_err(invalid)?;
+    let seconds = start.elapsed().as_secs_f64();
+    let q = |q: &Quantiles| serde_json::json!({"mean": q.mean, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
+    let by = |v: &[(usize, f64)]| v.iter().map(|(k, x)| (k.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>();
+    Ok(serde_json::json!({
+        "packets": a.packets, "not_ipv4": a.not_ipv4, "flows": a.flows, "active_flows_max": a.active_flows_max,
+        "duration_s": a.duration_ns as f64 * 1e-9,
+        "slf": by(&a.slf), "switches_per_batch": by(&a.switches_per_batch),
+        "reframer_slf_by_t_buff_us": a.reframer_slf.iter().map(|(t, x)| (t.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>(),
+        "flow_size": q(&a.flow_size), "spatial_distance": q(&a.spatial_distance), "temporal_distance_us": q(&a.temporal_distance_us),
+        "seconds": seconds, "packets_per_s": a.packets as f64 / seconds.max(1e-9),
+    })
+    .to_string())
+}
+
 /// Names of the round-cost workloads.
 #[pyfunction]
 fn round_cases() -> Vec<&'static str> {
@@ -312,6 +335,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(round_cases, m)?)?;
     m.add_function(wrap_pyfunction!(send, m)?)?;
     m.add_function(wrap_pyfunction!(forward_raw, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_analyze, m)?)?;
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;

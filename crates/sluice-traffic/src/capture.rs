@@ -45,53 +45,10 @@ impl Capture {
     /// Reads a capture of Ethernet frames from `reader`; `name` labels errors,
     /// which give the number of the record at fault.
     pub fn read(reader: impl Read + Send, name: &str) -> Result<Self> {
-        let err = |reason: String| Error::Pcap { path: name.into(), reason };
-        let mut pcap = create_reader(READ_BUFFER, reader).map_err(|e| err(format!("not a pcap or pcapng file: {}", describe(&e))))?;
         let mut capture = Capture::default();
-        // pcapng: the link type of each interface, by interface id.
-        let mut interfaces: Vec<Linktype> = Vec::new();
-        loop {
-            let record = capture.records.len() + 1;
-            match pcap.next() {
-                Ok((consumed, block)) => {
-                    let packet = match block {
-                        PcapBlockOwned::LegacyHeader(h) => {
-                            ethernet(h.network).map_err(err)?;
-                            None
-                        }
-                        PcapBlockOwned::Legacy(b) => Some((b.data, b.origlen)),
-                        PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                            interfaces.push(idb.linktype);
-                            None
-                        }
-                        PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                            let link = interfaces.get(epb.if_id as usize).copied();
-                            let link = link.ok_or_else(|| err(format!("packet {record}: interface {} was never described", epb.if_id)))?;
-                            ethernet(link).map_err(err)?;
-                            let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
-                            Some((data, epb.origlen))
-                        }
-                        PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-                            ethernet(interfaces.first().copied().unwrap_or(Linktype::ETHERNET)).map_err(err)?;
-                            let data = &spb.data[..(spb.origlen as usize).min(spb.data.len())];
-                            Some((data, spb.origlen))
-                        }
-                        PcapBlockOwned::NG(_) => None,
-                    };
-                    if let Some((data, wire_len)) = packet {
-                        capture.push(data, wire_len as usize).map_err(|e| err(format!("packet {record}: {e}")))?;
-                    }
-                    pcap.consume(consumed);
-                }
-                Err(PcapError::Eof) => break,
-                Err(PcapError::Incomplete(_)) => {
-                    pcap.refill().map_err(|e| err(format!("packet {record}: {}", describe(&e))))?;
-                }
-                Err(e) => return Err(err(format!("packet {record}: {}", describe(&e)))),
-            }
-        }
+        stream(reader, name, |data, wire_len, _| capture.push(data, wire_len))?;
         if capture.records.is_empty() {
-            return Err(err("holds no packet".into()));
+            return Err(Error::Pcap { path: name.into(), reason: "holds no packet".into() });
         }
         Ok(capture)
     }
@@ -109,6 +66,73 @@ impl Capture {
     pub fn data(&self, record: &Record) -> &[u8] {
         &self.bytes[record.offset..record.offset + record.len]
     }
+}
+
+/// Reads a capture of Ethernet frames from `reader` in one pass, handing
+/// each packet's captured bytes, wire length (bytes) and timestamp (ns
+/// since the epoch) to `each`, whose error stops the pass; returns the
+/// packets read. Memory is the read buffer's, whatever the file's size.
+pub fn stream(
+    reader: impl Read + Send,
+    name: &str,
+    mut each: impl FnMut(&[u8], usize, u64) -> std::result::Result<(), String>,
+) -> Result<u64> {
+    let err = |reason: String| Error::Pcap { path: name.into(), reason };
+    let mut pcap = create_reader(READ_BUFFER, reader).map_err(|e| err(format!("not a pcap or pcapng file: {}", describe(&e))))?;
+    let mut packets = 0u64;
+    // Classic pcap: whether timestamps are in ns (else µs).
+    let mut nanos = false;
+    // pcapng: per interface id, its link type, ticks per second and offset (s).
+    let mut interfaces: Vec<(Linktype, u64, i64)> = Vec::new();
+    loop {
+        let record = packets + 1;
+        match pcap.next() {
+            Ok((consumed, block)) => {
+                let packet = match block {
+                    PcapBlockOwned::LegacyHeader(h) => {
+                        ethernet(h.network).map_err(err)?;
+                        nanos = h.is_nanosecond_precision();
+                        None
+                    }
+                    PcapBlockOwned::Legacy(b) => {
+                        let fraction = u64::from(b.ts_usec) * if nanos { 1 } else { 1000 };
+                        Some((b.data, b.origlen, u64::from(b.ts_sec) * 1_000_000_000 + fraction))
+                    }
+                    PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                        let resolution = idb.ts_resolution().ok_or_else(|| err(format!("interface {}: invalid time resolution", interfaces.len())))?;
+                        interfaces.push((idb.linktype, resolution, idb.ts_offset()));
+                        None
+                    }
+                    PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                        let &(link, resolution, offset) =
+                            interfaces.get(epb.if_id as usize).ok_or_else(|| err(format!("packet {record}: interface {} was never described", epb.if_id)))?;
+                        ethernet(link).map_err(err)?;
+                        let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
+                        let ticks = (u128::from(epb.ts_high) << 32) | u128::from(epb.ts_low);
+                        let ns = (ticks * 1_000_000_000 / u128::from(resolution.max(1))) as i128 + i128::from(offset) * 1_000_000_000;
+                        Some((data, epb.origlen, ns.max(0) as u64))
+                    }
+                    PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                        ethernet(interfaces.first().map_or(Linktype::ETHERNET, |i| i.0)).map_err(err)?;
+                        let data = &spb.data[..(spb.origlen as usize).min(spb.data.len())];
+                        Some((data, spb.origlen, 0))
+                    }
+                    PcapBlockOwned::NG(_) => None,
+                };
+                if let Some((data, wire_len, ts_ns)) = packet {
+                    packets += 1;
+                    each(data, (wire_len as usize).max(data.len()), ts_ns).map_err(|e| err(format!("packet {record}: {e}")))?;
+                }
+                pcap.consume(consumed);
+            }
+            Err(PcapError::Eof) => break,
+            Err(PcapError::Incomplete(_)) => {
+                pcap.refill().map_err(|e| err(format!("packet {record}: {}", describe(&e))))?;
+            }
+            Err(e) => return Err(err(format!("packet {record}: {}", describe(&e)))),
+        }
+    }
+    Ok(packets)
 }
 
 fn ethernet(link: Linktype) -> std::result::Result<(), String> {

@@ -10,6 +10,7 @@ pub mod pcap_replay;
 pub mod pcap_tap;
 pub mod synthetic;
 pub mod template;
+pub mod trace_analysis;
 
 pub use capture::Capture;
 pub use error::{Error, Result};
