@@ -34,7 +34,7 @@ const WEIGHT_SCALE: f64 = 1000.0;
 /// the model's delay per flow for the weights it set, and per flow how far
 /// the measured delay ran above the model's (s, smoothed) — the model has
 /// no term for the wait for a weighted-fair turn, so this feedback keeps
-/// it honest; and its floor (see [`Floor`]).
+/// it honest; and its floor (the unbuffered schedule it measures first).
 #[derive(Default)]
 pub struct WfqOpt {
     params: ControlParams,

@@ -312,12 +312,12 @@ impl PipelineSpec {
         Ok(())
     }
 
-    /// The path of the module called `name` ("modules[3]"), if there is one.
+    /// The path of the module called `name` (`modules[3]`), if there is one.
     pub fn module_path(&self, name: &str) -> Option<String> {
         self.modules.iter().position(|m| m.name == name).map(|i| format!("modules[{i}]"))
     }
 
-    /// The path of the flow called `name` ("flows[2]"), if there is one.
+    /// The path of the flow called `name` (`flows[2]`), if there is one.
     pub fn flow_path(&self, name: &str) -> Option<String> {
         self.flows.iter().position(|f| f.name == name).map(|i| format!("flows[{i}]"))
     }
