@@ -63,6 +63,8 @@ class Pipeline:
         if spare_workers < 0:
             raise ValueError(f"spare_workers must be ≥ 0, got {spare_workers}")
         self.spare_workers = spare_workers
+        #: What the workers do after a round without work (see `set_poll`).
+        self.poll: dict[str, Any] = {"policy": "busy"}
         self.name = name
         self.batch_size = batch_size
         self.scheduler: dict[str, Any] = {"mode": scheduler}
@@ -89,7 +91,8 @@ class Pipeline:
         p._flows = spec.get("flows", [])
         p._outages = spec.get("outages", [])
         p.spare_workers = spec.get("spare_workers", 0)
-        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers"}
+        p.poll = spec.get("poll", {"policy": "busy"})
+        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll"}
         p._extra = {k: v for k, v in spec.items() if k not in known}
         return p
 
@@ -326,11 +329,24 @@ class Pipeline:
             "scheduler": self.scheduler,
             "outages": self._outages,
             "spare_workers": self.spare_workers,
+            "poll": self.poll,
         }
 
     def to_json(self) -> str:
         """The description as JSON."""
         return json.dumps(self.spec())
+
+    def set_poll(self, policy: str, *, empty_polls: int = 64, min_sleep_us: float = 50.0, max_sleep_us: float = 500.0) -> None:
+        """What the workers do after a round without work: `busy` polls again
+        at once (a whole core at any load); `empty-poll` sleeps after
+        `empty_polls` empty rounds, `min_sleep_us` first, doubling while idle up
+        to `max_sleep_us` (the most a packet arriving at an idle worker waits)."""
+        if policy == "busy":
+            self.poll = {"policy": "busy"}
+        elif policy == "empty-poll":
+            self.poll = {"policy": "empty-poll", "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us}
+        else:
+            raise ValueError(f"unknown poll policy {policy!r} (busy, empty-poll)")
 
     def send(self, port: str, seconds: float) -> dict[str, Any]:
         """Puts what this pipeline's source makes (its streams at their rates,

@@ -26,6 +26,7 @@ use crate::knobs::Knobs;
 use crate::meter::PeriodMeter;
 use crate::model::Model;
 use crate::nf::Instance;
+use crate::poll::{self, PollPolicy, Poller};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, Telemetry};
 use crate::wiring::wire;
@@ -42,11 +43,13 @@ pub struct EngineConfig {
     pub walker: WalkerConfig,
     /// Pin worker w to CPU core w (mod the number of cores).
     pub pin: bool,
+    /// What every worker does after a round without work.
+    pub poll: PollPolicy,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        Self { walker: WalkerConfig::default(), pin: true }
+        Self { walker: WalkerConfig::default(), pin: true, poll: PollPolicy::Busy }
     }
 }
 
@@ -130,11 +133,12 @@ impl Engine {
             // core away instead of spinning on it.
             let shared = n_workers > cores.as_ref().map_or(0, Cores::len).max(1);
             let signals = signals.clone();
+            let poll = config.poll;
             let (to_worker, graphs_rx) = channel();
             let (graphs_tx, from_worker) = channel();
             let thread = std::thread::Builder::new()
                 .name(format!("sluice-worker-{w}"))
-                .spawn(move || worker_loop(w, core, shared, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
+                .spawn(move || worker_loop(w, core, shared, poll, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
             let idle = if model.worker_of.contains(&w) {
                 to_worker.send((Box::new(graph), 0)).expect("the worker waits for its graph");
@@ -259,6 +263,7 @@ fn worker_loop(
     w: usize,
     core: Option<core_affinity::CoreId>,
     shared: bool,
+    poll: PollPolicy,
     signals: &Signals,
     mut readings: Producer<Box<Counters>>,
     mut spares: Consumer<Box<Counters>>,
@@ -268,6 +273,8 @@ fn worker_loop(
     if let Some(core) = core {
         core_affinity::set_for_current(core);
     }
+    poll::tight_timer_slack();
+    let mut poller = Poller::new(poll);
     let Ok((mut graph, mut seen)) = from_control.recv() else { return };
     let mut publish = |graph: &mut WorkerGraph| {
         let mut slot = loop {
@@ -277,6 +284,7 @@ fn worker_loop(
             }
         };
         graph.read_counters(&mut slot);
+        slot.workers[w].cpu_ns = poll::thread_cpu_ns();
         assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
     };
     loop {
@@ -300,11 +308,16 @@ fn worker_loop(
             graph.poll_inbound();
             graph.drain();
             std::thread::yield_now();
-        } else if graph.round() == 0 {
-            if shared {
-                std::thread::yield_now();
-            } else {
-                std::hint::spin_loop();
+        } else {
+            let work = graph.round();
+            if let Some(sleep) = poller.after_round(work) {
+                std::thread::sleep(sleep);
+            } else if work == 0 {
+                if shared {
+                    std::thread::yield_now();
+                } else {
+                    std::hint::spin_loop();
+                }
             }
         }
     }

@@ -164,6 +164,10 @@ impl PeriodMeter {
                 busy_fraction: ((c.busy_ns - p.busy_ns) as f64 / period_ns as f64).min(1.0),
                 turnaround_ns: ratio(c.busy_ns - p.busy_ns, c.busy_rounds - p.busy_rounds),
                 probe_ns: ratio(c.probe_ns - p.probe_ns, c.probes - p.probes),
+                cpu_fraction: match c.cpu_ns.saturating_sub(p.cpu_ns) {
+                    0 => ((c.busy_ns - p.busy_ns) as f64 / period_ns as f64).min(1.0),
+                    cpu => (cpu as f64 / period_ns as f64).min(1.0),
+                },
             })
             .collect();
         let copied = now.modules.iter().map(|m| m.created).sum();

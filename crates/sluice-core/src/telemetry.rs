@@ -106,6 +106,8 @@ pub struct WorkerCounters {
     pub probe_ns: u64,
     /// Runs of the core probe.
     pub probes: u64,
+    /// CPU time the worker's thread used (ns; 0 where there is no thread: the simulator).
+    pub cpu_ns: u64,
 }
 
 /// Lowest discernible and highest delay the histogram holds (ns): ≤ 1%
@@ -288,6 +290,9 @@ pub struct WorkerTelemetry {
     /// Mean time of the fixed [`crate::core_probe`] work this period (ns; 0
     /// when it did not run): how much of its core the worker had.
     pub probe_ns: f64,
+    /// Share of the period the worker's thread was on a CPU, polling
+    /// included (0..1; the simulator, which does not poll, reports its busy share).
+    pub cpu_fraction: f64,
 }
 
 /// Whole-pipeline packet accounting since the start (pkt).

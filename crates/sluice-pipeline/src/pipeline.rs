@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
-use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, Profile, Role, Schedule, WalkerConfig};
+use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PollPolicy, Profile, Role, Schedule, WalkerConfig};
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
 use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
@@ -39,6 +39,8 @@ pub struct Pipeline {
     flow_ids: HashMap<String, usize>,
     /// Every capture a source replays, read once (a FIFO can be read only once).
     captures: HashMap<String, Arc<Capture>>,
+    /// The workers' poll policy.
+    poll: PollPolicy,
 }
 
 impl Pipeline {
@@ -89,7 +91,8 @@ impl Pipeline {
                 }
             }
         }
-        let pipeline = Self { spec, model, flow_ids, captures };
+        let poll = spec.poll.policy().map_err(|e| Error::Spec(format!("poll: {e}")))?;
+        let pipeline = Self { spec, model, flow_ids, captures, poll };
         pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
@@ -113,7 +116,7 @@ impl Pipeline {
     /// Starts the pipeline on the engine under `schedule`.
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
         let walker = WalkerConfig { timing, pool_capacity: None, schedule };
-        Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, EngineConfig { walker, pin: true })?)
+        Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, EngineConfig { walker, pin: true, poll: self.poll })?)
     }
 
     /// Builds the pipeline on the simulator under its own scheduling model.

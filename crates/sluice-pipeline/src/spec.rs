@@ -25,6 +25,9 @@ pub struct PipelineSpec {
     /// How every worker orders its work.
     #[serde(default)]
     pub scheduler: SchedulerSpec,
+    /// What the workers do after a round without work.
+    #[serde(default)]
+    pub poll: PollSpec,
     /// Workers taken down during the run (a core failure), checked when the run starts.
     #[serde(default)]
     pub outages: Vec<OutageSpec>,
@@ -59,6 +62,54 @@ pub enum SchedulerSpec {
         #[serde(default)]
         backpressure_pkts: Option<usize>,
     },
+}
+
+/// A worker's poll policy (see `sluice_core::PollPolicy`).
+#[derive(Clone, Copy, Debug, Default, Deserialize)]
+#[serde(tag = "policy", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum PollSpec {
+    /// Poll again at once.
+    #[default]
+    Busy,
+    /// Sleep after a number of empty rounds, doubling the sleep while idle.
+    EmptyPoll {
+        /// Rounds without work before the first sleep.
+        #[serde(default = "default_empty_polls")]
+        empty_polls: u32,
+        /// The first sleep (µs).
+        #[serde(default = "default_min_sleep_us")]
+        min_sleep_us: f64,
+        /// The longest sleep (µs).
+        #[serde(default = "default_max_sleep_us")]
+        max_sleep_us: f64,
+    },
+}
+
+fn default_empty_polls() -> u32 {
+    64
+}
+
+// A sleep costs a thread 25-40 µs of CPU on a VM like the development
+// machine's, whatever its length: shorter sleeps give little back.
+fn default_min_sleep_us() -> f64 {
+    50.0
+}
+
+fn default_max_sleep_us() -> f64 {
+    500.0
+}
+
+impl PollSpec {
+    /// The policy, its settings checked.
+    pub fn policy(&self) -> Result<sluice_core::PollPolicy, String> {
+        match *self {
+            PollSpec::Busy => Ok(sluice_core::PollPolicy::Busy),
+            PollSpec::EmptyPoll { empty_polls, min_sleep_us, max_sleep_us } => {
+                let ns = |us: f64| if us.is_finite() && us >= 0.0 { (us * 1e3).round() as u64 } else { u64::MAX };
+                sluice_core::PollPolicy::empty_poll(empty_polls, ns(min_sleep_us), ns(max_sleep_us))
+            }
+        }
+    }
 }
 
 fn default_batch_size() -> usize {

@@ -1,0 +1,47 @@
+//! Poll policies on the engine: at light load an empty-poll worker gives
+//! most of its core back and loses nothing; a busy one spins.
+
+mod common;
+
+use sluice_control::{RunPlan, RunReport};
+use sluice_pipeline::{controller, Pipeline};
+
+/// RC(2) at 2 kpps under Null on the engine with poll policy `poll`.
+fn light_load(poll: serde_json::Value) -> RunReport {
+    let mut spec = common::rc(2);
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 2_000.0.into();
+    spec["poll"] = poll;
+    let p = Pipeline::from_json(&spec.to_string()).unwrap();
+    let plan = RunPlan { periods: 4, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
+    let _engine = common::one_engine_at_a_time();
+    sluice_pipeline::run(&p, controller("null", &plan).unwrap(), "engine", true, &plan, &mut |_| {}, &|| false).unwrap()
+}
+
+fn cpu(r: &RunReport) -> f64 {
+    let measured: Vec<f64> = r.periods.iter().filter(|p| !p.warmup).map(|p| p.telemetry.workers[0].cpu_fraction).collect();
+    measured.iter().sum::<f64>() / measured.len() as f64
+}
+
+#[test]
+fn an_empty_poll_worker_gives_its_core_back_at_light_load_and_loses_nothing() {
+    let busy = light_load(serde_json::json!({"policy": "busy"}));
+    // A sleep costs this VM's thread 25-40 µs of CPU whatever its length:
+    // sleeps shorter than ~200 µs save little.
+    let sleepy = light_load(serde_json::json!({"policy": "empty-poll", "empty_polls": 4, "min_sleep_us": 100.0, "max_sleep_us": 1000.0}));
+    for r in [&busy, &sleepy] {
+        assert!(r.summary.lossless && r.summary.generated > 600, "{:?}", r.summary);
+    }
+    assert!(cpu(&busy) > 0.8, "a busy worker spins: {:.2} of its core", cpu(&busy));
+    assert!(cpu(&sleepy) < 0.5 * cpu(&busy), "empty-poll {:.2} of its core, busy {:.2}", cpu(&sleepy), cpu(&busy));
+}
+
+#[test]
+fn poll_settings_out_of_range_are_refused_by_name() {
+    let mut spec = common::rc(2);
+    spec["poll"] = serde_json::json!({"policy": "empty-poll", "min_sleep_us": 0.0});
+    let e = Pipeline::from_json(&spec.to_string()).err().unwrap().to_string();
+    assert!(e.contains("poll") && e.contains("min sleep"), "{e}");
+    spec["poll"] = serde_json::json!({"policy": "snooze"});
+    let e = Pipeline::from_json(&spec.to_string()).err().unwrap().to_string();
+    assert!(e.contains("snooze"), "{e}");
+}
