@@ -100,17 +100,19 @@ def roundtrip() -> dict[str, Any]:
         for i in range(FRAMES):
             gen.send(frame(i % FLOWS, i // FLOWS))
             if i % 256 == 255:
-                time.sleep(0.0005)  # about 0.3 Mpps: the rx ring's rate here, with room
+                time.sleep(0.001)  # at most ~0.2 Mpps, below what the pipeline forwards here
 
     sender = threading.Thread(target=send)
     p = l2l3(NEXT_HOPS)
-    p.use_ports(rx="af_packet:vsw0", tx="af_packet:vsw0")
+    # A receive ring that holds every frame sent (16 MiB), so that a
+    # stalled worker on a busy machine loses none of them.
+    p.use_ports(rx="af_packet:vsw0", tx="af_packet:vsw0", ring={"blocks": 4096})
 
     def on_period(_: dict[str, Any]) -> None:
         if not sender.is_alive() and not sender.ident:
             sender.start()
 
-    result = p.run("null", periods=40, period_ms=50, warmup_periods=1, on_period=on_period)
+    result = p.run("null", periods=80, period_ms=50, warmup_periods=1, on_period=on_period)
     sender.join()
     return {"summary": result.summary, "back": reader.stop()}
 

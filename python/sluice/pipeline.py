@@ -202,22 +202,22 @@ class Pipeline:
         before it records delivery; what the ring has no room for is dropped, counted."""
         return self._add({"name": name, "sink": {"port": port, "ring": ring or {}}, "worker": worker})
 
-    def use_ports(self, rx: Optional[str] = None, tx: Optional[str] = None) -> None:
+    def use_ports(self, rx: Optional[str] = None, tx: Optional[str] = None, *, ring: Optional[dict[str, int]] = None) -> None:
         """Receives on `rx` instead of the pipeline's one synthetic source,
         each flow told apart by its template's destination /24, and
-        transmits on `tx` at every egress."""
+        transmits on `tx` at every egress; `ring` shapes the rings (see `rx_port`)."""
         if rx is not None:
             sources = [m for m in self._modules if "source" in m]
             if len(sources) != 1 or "synthetic" not in sources[0]["source"]:
                 raise ValueError(f"a port replaces one synthetic source; '{self.name}' has {len(sources)} sources")
             streams = sources[0]["source"]["synthetic"]["streams"]
             flows = {s["flow"]: s["template"]["dst_ip"].rsplit(".", 1)[0] + ".0/24" for s in streams if s.get("flow")}
-            sources[0]["source"] = {"port": {"port": rx, "flows": [{"flow": f, "prefix": p} for f, p in flows.items()]}}
+            sources[0]["source"] = {"port": {"port": rx, "flows": [{"flow": f, "prefix": p} for f, p in flows.items()], "ring": ring or {}}}
             self._auto_streams.pop(sources[0]["name"], None)
         if tx is not None:
             for m in self._modules:
                 if "sink" in m:
-                    m["sink"] = {"port": tx}
+                    m["sink"] = {"port": tx, "ring": ring or {}}
 
     def connect(self, upstream: ModuleRef, downstream: ModuleRef, gate: int = 0, ingate: int = 0) -> None:
         """Connects `upstream`'s outgate `gate` to `downstream`'s ingate `ingate`."""
