@@ -340,13 +340,15 @@ class Pipeline:
         """What the workers do after a round without work: `busy` polls again
         at once (a whole core at any load); `empty-poll` sleeps after
         `empty_polls` empty rounds, `min_sleep_us` first, doubling while idle up
-        to `max_sleep_us` (the most a packet arriving at an idle worker waits)."""
+        to `max_sleep_us` (the most a packet arriving at an idle worker waits);
+        `slo-aware` as empty-poll, each sleep also bounded by a share of the
+        delay slack of the worker's flows, measured each period."""
         if policy == "busy":
             self.poll = {"policy": "busy"}
-        elif policy == "empty-poll":
-            self.poll = {"policy": "empty-poll", "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us}
+        elif policy in ("empty-poll", "slo-aware"):
+            self.poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us}
         else:
-            raise ValueError(f"unknown poll policy {policy!r} (busy, empty-poll)")
+            raise ValueError(f"unknown poll policy {policy!r} (busy, empty-poll, slo-aware)")
 
     def send(self, port: str, seconds: float) -> dict[str, Any]:
         """Puts what this pipeline's source makes (its streams at their rates,

@@ -11,6 +11,7 @@ pub mod onoff;
 pub mod projgrad;
 mod rules;
 pub mod run;
+pub mod slack;
 mod view;
 pub mod wfq_opt;
 

@@ -318,6 +318,7 @@ pub fn drive_until(
         if actions.moves.is_empty() {
             actions.moves = decompose(&model, &record.telemetry, plan.control.statistic);
         }
+        actions.sleep_bounds = crate::slack::sleep_bounds(&model, &record.telemetry, plan.control.statistic);
         let apply = Instant::now();
         let applied = backend.apply(&actions);
         if applied.is_ok() && !actions.moves.is_empty() {

@@ -20,12 +20,20 @@ pub struct Actions {
     /// pipeline runs, buffered packets and NF state with them; edges that
     /// come to cross workers get rings (see [`crate::Model::with_moves`]).
     pub moves: Vec<(ModuleId, usize)>,
+    /// Per worker, the longest it may sleep when idle (ns): a share of the
+    /// delay slack of the flows it carries, for SLO-aware polling.
+    pub sleep_bounds: Vec<(usize, u64)>,
 }
 
 impl Actions {
     /// Whether nothing changes.
     pub fn is_empty(&self) -> bool {
-        self.triggers.is_empty() && self.weights.is_empty() && self.rates.is_empty() && self.halted.is_empty() && self.moves.is_empty()
+        self.triggers.is_empty()
+            && self.weights.is_empty()
+            && self.rates.is_empty()
+            && self.halted.is_empty()
+            && self.moves.is_empty()
+            && self.sleep_bounds.is_empty()
     }
 }
 

@@ -62,6 +62,9 @@ struct Signals {
     exit: AtomicBool,
     /// Per worker: hand the graph to the control side at the next round boundary.
     park: Box<[AtomicBool]>,
+    /// Per worker: the longest it may sleep when idle (ns); 0 until the
+    /// control side has measured the slack of its flows.
+    sleep_bound_ns: Box<[AtomicU64]>,
 }
 
 /// How long a stopping engine may take to empty its buffers and rings.
@@ -112,6 +115,7 @@ impl Engine {
             stop: AtomicBool::new(false),
             exit: AtomicBool::new(false),
             park: (0..n_workers).map(|_| AtomicBool::new(false)).collect(),
+            sleep_bound_ns: (0..n_workers).map(|_| AtomicU64::new(0)).collect(),
         });
         let clock = quanta::Clock::new();
         let origin = clock.raw();
@@ -310,7 +314,7 @@ fn worker_loop(
             std::thread::yield_now();
         } else {
             let work = graph.round();
-            if let Some(sleep) = poller.after_round(work) {
+            if let Some(sleep) = poller.after_round(work, signals.sleep_bound_ns[w].load(Ordering::Relaxed)) {
                 std::thread::sleep(sleep);
             } else if work == 0 {
                 if shared {
@@ -348,6 +352,11 @@ impl Backend for Engine {
     fn apply(&mut self, actions: &Actions) -> Result<()> {
         let moved = if actions.moves.is_empty() { None } else { Some(self.model.with_moves(&actions.moves)?) };
         self.knobs.apply(&self.model, actions)?;
+        for &(w, ns) in &actions.sleep_bounds {
+            if let Some(bound) = self.signals.sleep_bound_ns.get(w) {
+                bound.store(ns, Ordering::Relaxed);
+            }
+        }
         if let Some(to) = moved {
             self.move_to(to);
         }

@@ -25,18 +25,34 @@ pub enum PollPolicy {
         /// The longest sleep (ns): what a packet arriving at an idle worker may wait, at most.
         max_sleep_ns: u64,
     },
+    /// Empty-poll whose sleeps are also bounded by the delay slack of the
+    /// flows the worker carries, as the control side measures it each
+    /// period (see `Actions::sleep_bounds`): a worker whose flows have no
+    /// room does not sleep, so sleeping puts no SLO at risk.
+    SloAware {
+        /// Rounds without work before the first sleep.
+        empty_polls: u32,
+        /// The first sleep (ns); a bound below it means no sleep.
+        min_sleep_ns: u64,
+        /// The longest sleep (ns), where no flow with an SLO bounds it.
+        max_sleep_ns: u64,
+    },
 }
 
 impl PollPolicy {
-    /// An empty-poll policy, its settings checked: `empty_polls` ≥ 1 and
-    /// 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
-    pub fn empty_poll(empty_polls: u32, min_sleep_ns: u64, max_sleep_ns: u64) -> Result<Self, String> {
+    /// An empty-poll (or, with `slo_aware`, SLO-aware) policy, its settings
+    /// checked: `empty_polls` ≥ 1 and 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
+    pub fn sleeping(slo_aware: bool, empty_polls: u32, min_sleep_ns: u64, max_sleep_ns: u64) -> Result<Self, String> {
         if empty_polls == 0 || !(1_000..=max_sleep_ns).contains(&min_sleep_ns) || max_sleep_ns > 1_000_000_000 {
             return Err(format!(
-                "empty-poll: needs ≥ 1 empty poll and 1 µs ≤ min sleep ≤ max sleep ≤ 1 s; got {empty_polls} polls, {min_sleep_ns} ns, {max_sleep_ns} ns"
+                "needs ≥ 1 empty poll and 1 µs ≤ min sleep ≤ max sleep ≤ 1 s; got {empty_polls} polls, {min_sleep_ns} ns, {max_sleep_ns} ns"
             ));
         }
-        Ok(Self::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns })
+        Ok(if slo_aware {
+            Self::SloAware { empty_polls, min_sleep_ns, max_sleep_ns }
+        } else {
+            Self::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns }
+        })
     }
 }
 
@@ -57,10 +73,20 @@ impl Poller {
     }
 
     /// After a round that moved `work` packets: how long to sleep before
-    /// the next (`None`: poll at once).
+    /// the next (`None`: poll at once); `bound_ns` is the control side's
+    /// bound on this worker's sleeps (SLO-aware polling only).
     #[inline]
-    pub fn after_round(&mut self, work: usize) -> Option<Duration> {
-        let PollPolicy::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns } = self.policy else { return None };
+    pub fn after_round(&mut self, work: usize, bound_ns: u64) -> Option<Duration> {
+        let (empty_polls, min_sleep_ns, max_sleep_ns) = match self.policy {
+            PollPolicy::Busy => return None,
+            PollPolicy::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns } => (empty_polls, min_sleep_ns, max_sleep_ns),
+            PollPolicy::SloAware { empty_polls, min_sleep_ns, max_sleep_ns } => {
+                if bound_ns < min_sleep_ns {
+                    return None;
+                }
+                (empty_polls, min_sleep_ns, max_sleep_ns.min(bound_ns))
+            }
+        };
         if work > 0 {
             self.empty = 0;
             self.sleep_ns = (self.sleep_ns / 2).max(min_sleep_ns);
@@ -101,12 +127,21 @@ mod tests {
 
     #[test]
     fn empty_poll_sleeps_after_its_empty_rounds_doubling_to_the_bound_and_halving_with_work() {
-        let mut p = Poller::new(PollPolicy::empty_poll(3, 10_000, 35_000).unwrap());
+        let mut p = Poller::new(PollPolicy::sleeping(false, 3, 10_000, 35_000).unwrap());
         let rounds = [0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 7, 7, 0, 0, 0];
-        let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| p.after_round(w).map(|d| d.as_nanos() as u64)).collect();
+        let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| p.after_round(w, 0).map(|d| d.as_nanos() as u64)).collect();
         let want = [None, None, Some(10_000), Some(20_000), Some(35_000), Some(35_000), None, None, None, Some(17_500), None, None, None, None, None, Some(10_000)];
         assert_eq!(sleeps, want);
-        assert_eq!(Poller::new(PollPolicy::Busy).after_round(0), None);
-        assert!(PollPolicy::empty_poll(0, 10_000, 20_000).is_err() && PollPolicy::empty_poll(1, 30_000, 20_000).is_err());
+        assert_eq!(Poller::new(PollPolicy::Busy).after_round(0, u64::MAX), None);
+        assert!(PollPolicy::sleeping(false, 0, 10_000, 20_000).is_err() && PollPolicy::sleeping(false, 1, 30_000, 20_000).is_err());
+    }
+
+    #[test]
+    fn slo_aware_sleeps_no_longer_than_its_bound_and_not_at_all_below_the_shortest_sleep() {
+        let mut p = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 1_000_000).unwrap());
+        let ns = |d: Option<Duration>| d.map(|d| d.as_nanos() as u64);
+        assert_eq!(ns(p.after_round(0, u64::MAX)), Some(10_000));
+        assert_eq!(ns(p.after_round(0, 15_000)), Some(15_000), "doubling stops at the bound");
+        assert_eq!(ns(p.after_round(0, 5_000)), None, "no room for the shortest sleep: poll");
     }
 }

@@ -83,6 +83,18 @@ pub enum PollSpec {
         #[serde(default = "default_max_sleep_us")]
         max_sleep_us: f64,
     },
+    /// As empty-poll, each sleep also bounded by the delay slack of the worker's flows.
+    SloAware {
+        /// Rounds without work before the first sleep.
+        #[serde(default = "default_empty_polls")]
+        empty_polls: u32,
+        /// The first sleep (µs).
+        #[serde(default = "default_min_sleep_us")]
+        min_sleep_us: f64,
+        /// The longest sleep (µs).
+        #[serde(default = "default_max_sleep_us")]
+        max_sleep_us: f64,
+    },
 }
 
 fn default_empty_polls() -> u32 {
@@ -104,12 +116,15 @@ impl PollSpec {
     pub fn policy(&self) -> Result<sluice_core::PollPolicy, String> {
         match *self {
             PollSpec::Busy => Ok(sluice_core::PollPolicy::Busy),
-            PollSpec::EmptyPoll { empty_polls, min_sleep_us, max_sleep_us } => {
-                let ns = |us: f64| if us.is_finite() && us >= 0.0 { (us * 1e3).round() as u64 } else { u64::MAX };
-                sluice_core::PollPolicy::empty_poll(empty_polls, ns(min_sleep_us), ns(max_sleep_us))
-            }
+            PollSpec::EmptyPoll { empty_polls, min_sleep_us, max_sleep_us } => sleeping(false, empty_polls, min_sleep_us, max_sleep_us),
+            PollSpec::SloAware { empty_polls, min_sleep_us, max_sleep_us } => sleeping(true, empty_polls, min_sleep_us, max_sleep_us),
         }
     }
+}
+
+fn sleeping(slo_aware: bool, empty_polls: u32, min_sleep_us: f64, max_sleep_us: f64) -> Result<sluice_core::PollPolicy, String> {
+    let ns = |us: f64| if us.is_finite() && us >= 0.0 { (us * 1e3).round() as u64 } else { u64::MAX };
+    sluice_core::PollPolicy::sleeping(slo_aware, empty_polls, ns(min_sleep_us), ns(max_sleep_us))
 }
 
 fn default_batch_size() -> usize {

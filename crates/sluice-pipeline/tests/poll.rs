@@ -45,3 +45,28 @@ fn poll_settings_out_of_range_are_refused_by_name() {
     let e = Pipeline::from_json(&spec.to_string()).err().unwrap().to_string();
     assert!(e.contains("snooze"), "{e}");
 }
+
+#[test]
+fn slo_aware_sleeps_where_the_slos_leave_room_and_polls_where_they_do_not() {
+    // RC(2): the robot-control flow's SLO is 35 µs; a sleep of at least
+    // 50 µs has no room beside it, so the worker keeps polling (and is
+    // then as likely as a busy one to see this machine stall a period).
+    let tight = light_load(serde_json::json!({"policy": "slo-aware", "empty_polls": 4}));
+    let busy = light_load(serde_json::json!({"policy": "busy"}));
+    assert!(cpu(&tight) > 0.8 * cpu(&busy), "slo-aware with no room {:.2} of its core, busy {:.2}", cpu(&tight), cpu(&busy));
+    // With every SLO at 10 ms the same worker sleeps.
+    let mut spec = common::rc(2);
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 2_000.0.into();
+    spec["poll"] = serde_json::json!({"policy": "slo-aware", "empty_polls": 4, "min_sleep_us": 100.0, "max_sleep_us": 1000.0});
+    for f in spec["flows"].as_array_mut().unwrap() {
+        f["slo_us"] = 10_000.0.into();
+    }
+    let p = Pipeline::from_json(&spec.to_string()).unwrap();
+    let plan = RunPlan { periods: 4, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
+    let loose = {
+        let _engine = common::one_engine_at_a_time();
+        sluice_pipeline::run(&p, controller("null", &plan).unwrap(), "engine", true, &plan, &mut |_| {}, &|| false).unwrap()
+    };
+    assert!(cpu(&loose) < 0.5 * cpu(&busy), "slo-aware with room {:.2} of its core, busy {:.2}", cpu(&loose), cpu(&busy));
+    assert!(loose.summary.lossless && loose.summary.violation_pct == 0.0, "{:?}", loose.summary);
+}
