@@ -64,67 +64,51 @@ pub enum SchedulerSpec {
     },
 }
 
-/// A worker's poll policy (see `sluice_core::PollPolicy`).
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
-#[serde(tag = "policy", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum PollSpec {
+/// A worker's poll policy (see `sluice_core::PollPolicy`); the sleep
+/// settings apply to the policies that sleep.
+#[derive(Clone, Copy, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PollSpec {
+    /// Which policy.
+    pub policy: PollKind,
+    /// Rounds without work before the first sleep.
+    pub empty_polls: u32,
+    /// The first sleep (µs).
+    pub min_sleep_us: f64,
+    /// The longest sleep (µs).
+    pub max_sleep_us: f64,
+}
+
+/// The poll policies.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "kebab-case")]
+pub enum PollKind {
     /// Poll again at once.
     #[default]
     Busy,
     /// Sleep after a number of empty rounds, doubling the sleep while idle.
-    EmptyPoll {
-        /// Rounds without work before the first sleep.
-        #[serde(default = "default_empty_polls")]
-        empty_polls: u32,
-        /// The first sleep (µs).
-        #[serde(default = "default_min_sleep_us")]
-        min_sleep_us: f64,
-        /// The longest sleep (µs).
-        #[serde(default = "default_max_sleep_us")]
-        max_sleep_us: f64,
-    },
+    EmptyPoll,
     /// As empty-poll, each sleep also bounded by the delay slack of the worker's flows.
-    SloAware {
-        /// Rounds without work before the first sleep.
-        #[serde(default = "default_empty_polls")]
-        empty_polls: u32,
-        /// The first sleep (µs).
-        #[serde(default = "default_min_sleep_us")]
-        min_sleep_us: f64,
-        /// The longest sleep (µs).
-        #[serde(default = "default_max_sleep_us")]
-        max_sleep_us: f64,
-    },
-}
-
-fn default_empty_polls() -> u32 {
-    64
+    SloAware,
 }
 
 // A sleep costs a thread 25-40 µs of CPU on a VM like the development
 // machine's, whatever its length: shorter sleeps give little back.
-fn default_min_sleep_us() -> f64 {
-    50.0
-}
-
-fn default_max_sleep_us() -> f64 {
-    500.0
+impl Default for PollSpec {
+    fn default() -> Self {
+        Self { policy: PollKind::Busy, empty_polls: 64, min_sleep_us: 50.0, max_sleep_us: 500.0 }
+    }
 }
 
 impl PollSpec {
     /// The policy, its settings checked.
     pub fn policy(&self) -> Result<sluice_core::PollPolicy, String> {
-        match *self {
-            PollSpec::Busy => Ok(sluice_core::PollPolicy::Busy),
-            PollSpec::EmptyPoll { empty_polls, min_sleep_us, max_sleep_us } => sleeping(false, empty_polls, min_sleep_us, max_sleep_us),
-            PollSpec::SloAware { empty_polls, min_sleep_us, max_sleep_us } => sleeping(true, empty_polls, min_sleep_us, max_sleep_us),
+        let ns = |us: f64| if us.is_finite() && us >= 0.0 { (us * 1e3).round() as u64 } else { u64::MAX };
+        match self.policy {
+            PollKind::Busy => Ok(sluice_core::PollPolicy::Busy),
+            kind => sluice_core::PollPolicy::sleeping(kind == PollKind::SloAware, self.empty_polls, ns(self.min_sleep_us), ns(self.max_sleep_us)),
         }
     }
-}
-
-fn sleeping(slo_aware: bool, empty_polls: u32, min_sleep_us: f64, max_sleep_us: f64) -> Result<sluice_core::PollPolicy, String> {
-    let ns = |us: f64| if us.is_finite() && us >= 0.0 { (us * 1e3).round() as u64 } else { u64::MAX };
-    sluice_core::PollPolicy::sleeping(slo_aware, empty_polls, ns(min_sleep_us), ns(max_sleep_us))
 }
 
 fn default_batch_size() -> usize {
