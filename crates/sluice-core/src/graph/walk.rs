@@ -290,13 +290,17 @@ fn push_gates(stack: &mut Vec<Task>, v: usize, out: &[Box<Batch>], filled: &mut 
                     k += 1;
                 }
             }
+            if k == 0 {
+                // The run dropped every packet (a splitter with no gate for them).
+                return None;
+            }
             if k > 1 {
                 gates::order(draws, gate_rank, &mut filled[..k]);
             }
             for &g in filled[1..k].iter().rev() {
                 stack.push(task(g as usize));
             }
-            (k > 0).then(|| task(filled[0] as usize))
+            Some(task(filled[0] as usize))
         }
     }
 }
