@@ -314,7 +314,7 @@ fn worker_loop(
             std::thread::yield_now();
         } else {
             let work = graph.round();
-            if let Some(sleep) = poller.after_round(work, signals.sleep_bound_ns[w].load(Ordering::Relaxed)) {
+            if let Some(sleep) = poller.after_round(work, || signals.sleep_bound_ns[w].load(Ordering::Relaxed)) {
                 std::thread::sleep(sleep);
             } else if work == 0 {
                 if shared {

@@ -73,14 +73,15 @@ impl Poller {
     }
 
     /// After a round that moved `work` packets: how long to sleep before
-    /// the next (`None`: poll at once); `bound_ns` is the control side's
-    /// bound on this worker's sleeps (SLO-aware polling only).
+    /// the next (`None`: poll at once); `bound_ns` gives the control side's
+    /// bound on this worker's sleeps, read only by SLO-aware polling.
     #[inline]
-    pub fn after_round(&mut self, work: usize, bound_ns: u64) -> Option<Duration> {
+    pub fn after_round(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Option<Duration> {
         let (empty_polls, min_sleep_ns, max_sleep_ns) = match self.policy {
             PollPolicy::Busy => return None,
             PollPolicy::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns } => (empty_polls, min_sleep_ns, max_sleep_ns),
             PollPolicy::SloAware { empty_polls, min_sleep_ns, max_sleep_ns } => {
+                let bound_ns = bound_ns();
                 if bound_ns < min_sleep_ns {
                     return None;
                 }
@@ -129,10 +130,10 @@ mod tests {
     fn empty_poll_sleeps_after_its_empty_rounds_doubling_to_the_bound_and_halving_with_work() {
         let mut p = Poller::new(PollPolicy::sleeping(false, 3, 10_000, 35_000).unwrap());
         let rounds = [0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 7, 7, 0, 0, 0];
-        let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| p.after_round(w, 0).map(|d| d.as_nanos() as u64)).collect();
+        let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| p.after_round(w, || 0).map(|d| d.as_nanos() as u64)).collect();
         let want = [None, None, Some(10_000), Some(20_000), Some(35_000), Some(35_000), None, None, None, Some(17_500), None, None, None, None, None, Some(10_000)];
         assert_eq!(sleeps, want);
-        assert_eq!(Poller::new(PollPolicy::Busy).after_round(0, u64::MAX), None);
+        assert_eq!(Poller::new(PollPolicy::Busy).after_round(0, || u64::MAX), None);
         assert!(PollPolicy::sleeping(false, 0, 10_000, 20_000).is_err() && PollPolicy::sleeping(false, 1, 30_000, 20_000).is_err());
     }
 
@@ -140,8 +141,8 @@ mod tests {
     fn slo_aware_sleeps_no_longer_than_its_bound_and_not_at_all_below_the_shortest_sleep() {
         let mut p = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 1_000_000).unwrap());
         let ns = |d: Option<Duration>| d.map(|d| d.as_nanos() as u64);
-        assert_eq!(ns(p.after_round(0, u64::MAX)), Some(10_000));
-        assert_eq!(ns(p.after_round(0, 15_000)), Some(15_000), "doubling stops at the bound");
-        assert_eq!(ns(p.after_round(0, 5_000)), None, "no room for the shortest sleep: poll");
+        assert_eq!(ns(p.after_round(0, || u64::MAX)), Some(10_000));
+        assert_eq!(ns(p.after_round(0, || 15_000)), Some(15_000), "doubling stops at the bound");
+        assert_eq!(ns(p.after_round(0, || 5_000)), None, "no room for the shortest sleep: poll");
     }
 }

@@ -8,9 +8,17 @@ use sluice_pipeline::{controller, Pipeline};
 
 /// RC(2) at 2 kpps under Null on the engine with poll policy `poll`.
 fn light_load(poll: serde_json::Value) -> RunReport {
+    light_load_with_slos(poll, None)
+}
+
+/// The same, every flow's SLO set to `slo_us` if given.
+fn light_load_with_slos(poll: serde_json::Value, slo_us: Option<f64>) -> RunReport {
     let mut spec = common::rc(2);
     spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 2_000.0.into();
     spec["poll"] = poll;
+    for f in spec["flows"].as_array_mut().unwrap().iter_mut().filter(|_| slo_us.is_some()) {
+        f["slo_us"] = slo_us.into();
+    }
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let plan = RunPlan { periods: 4, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
     let _engine = common::one_engine_at_a_time();
@@ -55,18 +63,8 @@ fn slo_aware_sleeps_where_the_slos_leave_room_and_polls_where_they_do_not() {
     let busy = light_load(serde_json::json!({"policy": "busy"}));
     assert!(cpu(&tight) > 0.8 * cpu(&busy), "slo-aware with no room {:.2} of its core, busy {:.2}", cpu(&tight), cpu(&busy));
     // With every SLO at 10 ms the same worker sleeps.
-    let mut spec = common::rc(2);
-    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 2_000.0.into();
-    spec["poll"] = serde_json::json!({"policy": "slo-aware", "empty_polls": 4, "min_sleep_us": 100.0, "max_sleep_us": 1000.0});
-    for f in spec["flows"].as_array_mut().unwrap() {
-        f["slo_us"] = 10_000.0.into();
-    }
-    let p = Pipeline::from_json(&spec.to_string()).unwrap();
-    let plan = RunPlan { periods: 4, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
-    let loose = {
-        let _engine = common::one_engine_at_a_time();
-        sluice_pipeline::run(&p, controller("null", &plan).unwrap(), "engine", true, &plan, &mut |_| {}, &|| false).unwrap()
-    };
+    let poll = serde_json::json!({"policy": "slo-aware", "empty_polls": 4, "min_sleep_us": 100.0, "max_sleep_us": 1000.0});
+    let loose = light_load_with_slos(poll, Some(10_000.0));
     assert!(cpu(&loose) < 0.5 * cpu(&busy), "slo-aware with room {:.2} of its core, busy {:.2}", cpu(&loose), cpu(&busy));
     assert!(loose.summary.lossless && loose.summary.violation_pct == 0.0, "{:?}", loose.summary);
 }
