@@ -291,6 +291,8 @@ fn worker_loop(
         slot.workers[w].cpu_ns = poll::thread_cpu_ns();
         assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
     };
+    // Whether the last thing the loop did was a round: the next starts at the clock read that ended it.
+    let mut back_to_back = false;
     loop {
         if signals.park[w].load(Ordering::Acquire) {
             if to_control.send(graph).is_err() {
@@ -299,11 +301,13 @@ fn worker_loop(
             // Readings asked for before the move were answered by others.
             let Ok(back) = from_control.recv() else { return };
             (graph, seen) = back;
+            back_to_back = false;
         }
         let epoch = signals.epoch.load(Ordering::Acquire);
         if epoch != seen {
             seen = epoch;
             publish(&mut graph);
+            back_to_back = false;
         }
         if signals.exit.load(Ordering::Acquire) {
             return;
@@ -313,12 +317,15 @@ fn worker_loop(
             graph.drain();
             std::thread::yield_now();
         } else {
-            let work = graph.round();
+            let work = if back_to_back { graph.next_round() } else { graph.round() };
+            back_to_back = true;
             if let Some(sleep) = poller.after_round(work, || signals.sleep_bound_ns[w].load(Ordering::Relaxed)) {
                 std::thread::sleep(sleep);
+                back_to_back = false;
             } else if work == 0 {
                 if shared {
                     std::thread::yield_now();
+                    back_to_back = false;
                 } else {
                     std::hint::spin_loop();
                 }

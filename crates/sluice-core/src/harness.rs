@@ -60,7 +60,6 @@ impl Harness {
             origin: 0,
             counters: &mut counters,
             flows: &mut [],
-            timing: false,
         };
         nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
         assert!(self.input.is_empty(), "an NF must empty its input batch");

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::batch::Batch;
-use crate::packet::{PacketId, PacketMeta, NO_FLOW};
+use crate::packet::{PacketId, PacketMeta};
 use crate::pool::PacketPool;
 use crate::telemetry::{FlowRecorder, ModuleCounters};
 
@@ -19,7 +19,6 @@ pub struct NfContext<'a> {
     /// The running module's counters (drops, copies made).
     pub(crate) counters: &'a mut ModuleCounters,
     pub(crate) flows: &'a mut [FlowRecorder],
-    pub(crate) timing: bool,
 }
 
 impl NfContext<'_> {
@@ -59,43 +58,6 @@ impl NfContext<'_> {
         self.pool.copy_data(id, copy);
         self.counters.created += 1;
         Some(copy)
-    }
-
-    /// Delivers packets at the egress of flow `flow`: records their delays
-    /// (one histogram update per run of equal arrival times) and frees them.
-    #[inline]
-    pub fn deliver(&mut self, flow: Option<usize>, ids: &[PacketId]) {
-        let Some(flow) = flow else {
-            for &id in ids {
-                self.pool.free(id);
-            }
-            return;
-        };
-        let now = if self.timing { self.now() } else { 0 };
-        let recorder = &mut self.flows[flow];
-        let mut run: Option<(u64, u64)> = None;
-        for &id in ids {
-            let meta = *self.pool.meta(id);
-            self.pool.free(id);
-            if meta.flow != NO_FLOW && meta.flow as usize != flow {
-                recorder.misdelivered += 1;
-            }
-            if !self.timing {
-                continue;
-            }
-            run = match run {
-                Some((ts, n)) if ts == meta.ts_ns => Some((ts, n + 1)),
-                Some((ts, n)) => {
-                    recorder.record_n(now.saturating_sub(ts), n);
-                    Some((meta.ts_ns, 1))
-                }
-                None => Some((meta.ts_ns, 1)),
-            };
-        }
-        match run {
-            Some((ts, n)) => recorder.record_n(now.saturating_sub(ts), n),
-            None => recorder.delivered += ids.len() as u64,
-        }
     }
 }
 

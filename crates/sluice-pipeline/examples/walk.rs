@@ -19,5 +19,5 @@ fn main() {
 /// The rounds alone, for `--toggle-collect='walk::run_rounds'`.
 #[inline(never)]
 fn run_rounds(g: &mut sluice_core::WorkerGraph, rounds: usize) -> usize {
-    (0..rounds).map(|_| g.round()).sum()
+    (0..rounds).map(|_| g.next_round()).sum()
 }

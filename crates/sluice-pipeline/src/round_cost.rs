@@ -4,7 +4,8 @@
 //! egress) and `branch4` (LPM → four branches of TTL → MAC rewrite →
 //! checksum, each to its egress: a split that leaves each branch a quarter
 //! of the batch). The traffic is 4096 interleaved UDP flows to 500
-//! destination /24s, routed by 500 /24 routes.
+//! destination /24s, routed by 500 /24 routes; each branch is a flow of
+//! the model, whose egress records every packet's delay when timing.
 //!
 //! Fitting ns per round = T0 + T1·B over B gives the walker's per-round
 //! cost T0 and the per-packet cost T1 of each workload; chain's T0 less
@@ -78,7 +79,9 @@ pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
     let mut builder = ModelBuilder::default();
     let mut instances = Vec::new();
     builder.module(ModuleDecl::new("src", Role::Source, 0, 1));
-    let streams = frames()?.into_iter().map(|frame| Stream { frame, flow: None, rate_pps: f64::INFINITY }).collect();
+    // Flow i goes the branch its destination /24 routes to (see `lpm`).
+    let flow_of = |i: usize| (i % ROUTES % branches.len()) as u16;
+    let streams = frames()?.into_iter().enumerate().map(|(i, frame)| Stream { frame, flow: Some(flow_of(i)), rate_pps: f64::INFINITY }).collect();
     instances.push(Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?))));
     let mut last = "src".to_string();
     let add = |builder: &mut ModelBuilder, instances: &mut Vec<_>, name: String, nf: &NfSpec, from: &str, gate: usize| -> Result<String> {
@@ -90,15 +93,21 @@ pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
     for (i, nf) in head.iter().enumerate() {
         last = add(&mut builder, &mut instances, format!("head{i}"), nf, &last, 0)?;
     }
+    let head_path: Vec<String> = std::iter::once("src".to_string()).chain((0..head.len()).map(|i| format!("head{i}"))).collect();
     for (b, nfs) in branches.iter().enumerate() {
+        let mut path = head_path.clone();
         let mut at = (last.clone(), b);
         for (i, nf) in nfs.iter().enumerate() {
             at = (add(&mut builder, &mut instances, format!("b{b}_{i}"), nf, &at.0, at.1)?, 0);
+            path.push(at.0.clone());
         }
         let sink = format!("out{b}");
         builder.module(ModuleDecl::new(&sink, Role::Sink, 1, 0));
         builder.connect(&at.0, at.1, &sink, 0);
         instances.push(Some(Instance::Egress));
+        path.push(sink);
+        // A flow per branch, best effort: its egress records every packet's delay.
+        builder.flow(&format!("flow{b}"), &path.iter().map(String::as_str).collect::<Vec<_>>(), None);
     }
     // `instances` follows the declaration order, which is the model's.
     let model = builder.build(batch)?;
@@ -117,7 +126,7 @@ const SAMPLES: usize = 41;
 const SAMPLE_NS: u64 = 200_000;
 
 /// Time of one round of `graph` (ns): the lower quartile over samples of
-/// back-to-back rounds. Every round must move packets (the workloads' sources
+/// back-to-back rounds, as a busy worker runs them. Every round must move packets (the workloads' sources
 /// are unlimited).
 pub fn round_ns(graph: &mut WorkerGraph) -> f64 {
     let clock = quanta::Clock::new();
@@ -125,7 +134,7 @@ pub fn round_ns(graph: &mut WorkerGraph) -> f64 {
     let time = |graph: &mut WorkerGraph, rounds: u64| {
         let start = clock.raw();
         for _ in 0..rounds {
-            std::hint::black_box(graph.round());
+            std::hint::black_box(graph.next_round());
         }
         clock.delta_as_nanos(start, clock.raw())
     };
@@ -145,11 +154,18 @@ mod tests {
         for case in CASES {
             for batch in [1, 4, 32] {
                 let mut g = workload(case, batch, true).unwrap();
-                for _ in 0..100 {
-                    assert_eq!(g.round(), batch, "{case} at B = {batch}");
+                for i in 0..100 {
+                    let moved = if i % 2 == 0 { g.round() } else { g.next_round() };
+                    assert_eq!(moved, batch, "{case} at B = {batch}");
                 }
                 g.drain();
                 assert_eq!(g.in_flight(), 0, "{case}: nothing dropped or left behind");
+                let mut c = sluice_core::Counters { flows: vec![Default::default(); 4], workers: vec![Default::default()], ..Default::default() };
+                c.modules = vec![Default::default(); 20];
+                g.read_counters(&mut c);
+                let delivered: u64 = c.flows.iter().map(|f| f.delivered).sum();
+                let timed: u64 = c.flows.iter().map(|f| f.delays.len()).sum();
+                assert_eq!((delivered, timed), (100 * batch as u64, 100 * batch as u64), "{case}: every packet delivered to its flow, its delay recorded");
             }
         }
     }
@@ -163,7 +179,7 @@ mod tests {
         let model_modules = 1 + 1 + 4 * 3 + 4;
         let mut c = sluice_core::Counters {
             modules: vec![Default::default(); model_modules],
-            flows: vec![],
+            flows: vec![Default::default(); 4],
             workers: vec![Default::default()],
             ..Default::default()
         };

@@ -44,6 +44,7 @@ use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 mod age;
 mod claims;
 mod counters;
+mod delivery;
 mod drain;
 mod fair;
 mod gates;
@@ -272,6 +273,12 @@ pub struct WorkerGraph {
     /// Clock reading (raw ticks) at the end of the last timed step: the
     /// start of the next NF run, so each timed run costs one clock read.
     mark: u64,
+    /// The last clock reading (raw ticks) of the current walk, while
+    /// nothing ran after it (see `delivery`).
+    last_read: Option<u64>,
+    /// The reading that ended the last round, which [`Self::next_round`]
+    /// starts the next at; `None` when work followed the round's last read.
+    carried: Option<u64>,
     batch_size: usize,
     worker: WorkerCounters,
     /// Rounds started (the first is round 1).
@@ -375,6 +382,8 @@ impl WorkerGraph {
             sampled: false,
             draws: 0x9E37_79B9_7F4A_7C15,
             mark: 0,
+            last_read: None,
+            carried: None,
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
             rounds: 0,

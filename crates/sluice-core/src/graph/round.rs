@@ -21,12 +21,26 @@ impl WorkerGraph {
     /// down, [`Self::discard`]. Returns the packets the round moved or
     /// discarded (pkt); 0 means there was nothing to do.
     pub fn round(&mut self) -> usize {
+        self.carried = None;
+        self.next_round()
+    }
+
+    /// [`Self::round`] for a caller that runs rounds back to back, with
+    /// nothing between them that takes time: the round starts at the clock
+    /// read that ended the previous one (one read a round, not two).
+    pub fn next_round(&mut self) -> usize {
         if self.halted[self.index].load(Ordering::Relaxed) {
+            self.carried = None;
             return self.discard();
         }
         self.rounds += 1;
-        let start = if self.clocked { self.clock.raw() } else { 0 };
+        let start = match self.carried.take() {
+            Some(end) => end,
+            None if self.clocked => self.clock.raw(),
+            None => 0,
+        };
         let now = if self.clocked { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
+        self.last_read = None;
         self.mark = start;
         self.sampled = self.timing && gates::draw(&mut self.draws).is_multiple_of(BUSY_SAMPLING);
         let mut moved = self.take_triggers();
@@ -64,6 +78,8 @@ impl WorkerGraph {
         if self.timing && now >= self.next_probe_ns {
             self.probe_core(now);
         }
+        // The round's last clock read, if nothing ran after it, is where the next starts.
+        self.carried = self.last_read.take();
         moved
     }
 
@@ -75,6 +91,7 @@ impl WorkerGraph {
         self.worker.probe_ns += self.clock.delta_as_nanos(start, self.clock.raw()).min(core_probe::PROBE_CAP_NS);
         self.worker.probes += 1;
         self.next_probe_ns = now_ns + core_probe::PROBE_INTERVAL_NS;
+        self.last_read = None;
     }
 
     /// The most packets the worker's queues may hold while its entries take
@@ -113,6 +130,7 @@ impl WorkerGraph {
                 }
             }
             if !node.inbox.is_empty() {
+                self.last_read = None;
                 moved += node.inbox.len();
                 self.stack.push(Task { node: target as u32, gate: Task::ARRIVED });
                 self.walk();
@@ -147,6 +165,7 @@ impl WorkerGraph {
         let max = self.batch_size.min(self.pool.available());
         let node = &mut self.nodes[v];
         let Kind::Source(source) = &mut node.kind else { unreachable!("sources lists source nodes only") };
+        self.last_read = None;
         source.fill(&mut self.pool, now_ns, &mut node.out[0], max);
         let n = node.out[0].len();
         if self.sampled {

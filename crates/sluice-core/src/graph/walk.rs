@@ -14,6 +14,7 @@
 //!
 //! The walker, not the NFs, keeps the counters the controllers read.
 
+use super::delivery::deliver;
 use super::{claims, gates, Kind, Node, OutRing, Release, Target, Task, WorkerGraph, BUSY_SAMPLING};
 use crate::batch::Batch;
 use crate::nf::{free_dropped, NfContext, Outputs};
@@ -27,10 +28,11 @@ impl WorkerGraph {
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self) {
-        let Self { nodes, stack, rings_out, backlogged, pool, flows, clock, origin, timing, sampled, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
+        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, clock, origin, timing, sampled, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
         let mut env = Env {
             pool,
             flows,
+            last_read,
             clock,
             origin: *origin,
             timing: *timing,
@@ -96,6 +98,8 @@ impl WorkerGraph {
 struct Env<'a> {
     pool: &'a mut PacketPool,
     flows: &'a mut [FlowRecorder],
+    /// The walk's last clock reading (raw ticks), while nothing ran after it.
+    last_read: &'a mut Option<u64>,
     clock: &'a quanta::Clock,
     origin: u64,
     timing: bool,
@@ -194,33 +198,36 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
             scratch
         }
     };
-    let start = if env.sampled {
-        *env.mark
-    } else if env.timing && matches!(kind, Kind::Egress(..)) {
-        env.clock.raw()
-    } else {
-        0
-    };
+    let start = if env.sampled { *env.mark } else { 0 };
     counters.runs += 1;
     counters.run_pkts += batch.len() as u64;
-    let mut ctx = NfContext {
-        pool: env.pool,
-        now_ns: (start != 0).then(|| env.clock.delta_as_nanos(env.origin, start)),
-        clock: env.clock,
-        origin: env.origin,
-        counters,
-        flows: env.flows,
-        timing: env.timing,
-    };
     match kind {
-        Kind::Function(nf) => nf.process(&mut ctx, batch, &mut Outputs { gates: out }),
+        Kind::Function(nf) => {
+            let mut ctx = NfContext {
+                pool: env.pool,
+                now_ns: (start != 0).then(|| env.clock.delta_as_nanos(env.origin, start)),
+                clock: env.clock,
+                origin: env.origin,
+                counters,
+                flows: env.flows,
+            };
+            nf.process(&mut ctx, batch, &mut Outputs { gates: out });
+            *env.last_read = None;
+        }
         Kind::Egress(flow, port) => {
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
-            let sent = port.as_mut().map_or(batch.len(), |p| p.transmit(ctx.pool, batch.as_slice()));
-            for &id in &batch.as_slice()[sent..] {
-                ctx.drop_packet(id);
+            let ids = batch.as_slice();
+            let sent = port.as_mut().map_or(ids.len(), |p| p.transmit(env.pool, ids));
+            for &id in &ids[sent..] {
+                free_dropped(env.pool, env.flows, id);
             }
-            ctx.deliver(*flow, &batch.as_slice()[..sent]);
+            counters.dropped += (ids.len() - sent) as u64;
+            let now_ns = env.timing.then(|| {
+                let now = env.clock.raw();
+                *env.last_read = Some(now);
+                env.clock.delta_as_nanos(env.origin, now)
+            });
+            deliver(env.pool, env.flows, *flow, &ids[..sent], now_ns);
             batch.clear();
         }
         Kind::Source(_) => unreachable!("a source has no ingate"),
