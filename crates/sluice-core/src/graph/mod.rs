@@ -17,7 +17,8 @@
 //! its sources.
 //!
 //! Where each step lives: `round` (a round, the sources, inbound rings,
-//! the core probe), `walk` (buffer, NF, gates), `gates` (the order a
+//! the core probe), `walk` (buffer, NF, gates), `delivery` (an egress's
+//! counting and delays, and the clock read it hands on), `gates` (the order a
 //! splitter's gates are served in), `fair` (weighted-fair turns),
 //! `triggers` (trigger hand-over), `age` (the age-bound flush),
 //! `drain` (stopping, and a worker that is down), `counters`
