@@ -115,7 +115,7 @@ impl Pipeline {
 
     /// Starts the pipeline on the engine under `schedule`.
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
-        let walker = WalkerConfig { timing, pool_capacity: None, schedule };
+        let walker = WalkerConfig { timing, schedule, ..WalkerConfig::default() };
         Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, EngineConfig { walker, pin: true, poll: self.poll })?)
     }
 

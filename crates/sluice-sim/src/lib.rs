@@ -101,7 +101,8 @@ impl Simulator {
         let mut workers = Vec::with_capacity(n_workers);
         let wiring = wire(&model, schedule, None);
         for (w, (clock, wiring)) in clocks.into_iter().zip(wiring).enumerate() {
-            let config = WalkerConfig { timing: true, pool_capacity: None, schedule };
+            // Virtual clock reads cost nothing: every round is timed.
+            let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1 };
             let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;
             workers.push(SimWorker { graph, reading: Counters::for_model(&model, n_workers) });
         }

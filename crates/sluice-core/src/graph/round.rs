@@ -12,7 +12,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::{gates, Kind, Node, OutRing, Schedule, Task, WorkerGraph, BUSY_SAMPLING};
+use super::{gates, Kind, Node, OutRing, Schedule, Task, WorkerGraph};
 use crate::core_probe;
 
 impl WorkerGraph {
@@ -42,7 +42,7 @@ impl WorkerGraph {
         let now = if self.clocked { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
         self.last_read = None;
         self.mark = start;
-        self.sampled = self.timing && gates::draw(&mut self.draws).is_multiple_of(BUSY_SAMPLING);
+        self.sampled = self.timing && gates::draw(&mut self.draws) & (self.busy_sampling - 1) == 0;
         let mut moved = self.take_triggers();
         if self.backlogged > 0 {
             self.flush_backlogs();
@@ -72,8 +72,8 @@ impl WorkerGraph {
             moved += self.flush_aged(now);
         }
         if moved > 0 && self.sampled {
-            self.worker.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(start, self.mark);
-            self.worker.busy_rounds += BUSY_SAMPLING;
+            self.worker.busy_ns += self.busy_sampling * self.clock.delta_as_nanos(start, self.mark);
+            self.worker.busy_rounds += self.busy_sampling;
         }
         if self.timing && now >= self.next_probe_ns {
             self.probe_core(now);
@@ -170,7 +170,7 @@ impl WorkerGraph {
         let n = node.out[0].len();
         if self.sampled {
             let end = self.clock.raw();
-            node.counters.busy_ns += BUSY_SAMPLING * self.clock.delta_as_nanos(self.mark, end);
+            node.counters.busy_ns += self.busy_sampling * self.clock.delta_as_nanos(self.mark, end);
             self.mark = end;
         }
         if n > 0 {

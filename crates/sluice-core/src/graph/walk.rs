@@ -15,7 +15,7 @@
 //! The walker, not the NFs, keeps the counters the controllers read.
 
 use super::delivery::deliver;
-use super::{claims, gates, Kind, Node, OutRing, Release, Target, Task, WorkerGraph, BUSY_SAMPLING};
+use super::{claims, gates, Kind, Node, OutRing, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
 use crate::nf::{free_dropped, NfContext, Outputs};
 use crate::packet::NO_FLOW;
@@ -28,7 +28,7 @@ impl WorkerGraph {
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self) {
-        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, clock, origin, timing, sampled, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
+        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
         let mut env = Env {
             pool,
             flows,
@@ -37,6 +37,7 @@ impl WorkerGraph {
             origin: *origin,
             timing: *timing,
             sampled: *sampled,
+            busy_sampling: *busy_sampling,
             mark,
             draws,
             queued_pkts,
@@ -105,6 +106,8 @@ struct Env<'a> {
     timing: bool,
     /// Whether this round's NF runs are timed.
     sampled: bool,
+    /// Rounds per timed round.
+    busy_sampling: u64,
     mark: &'a mut u64,
     draws: &'a mut u64,
     queued_pkts: &'a mut usize,
@@ -235,7 +238,7 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
     debug_assert!(batch.is_empty(), "an NF must empty its input batch");
     if env.sampled {
         let end = env.clock.raw();
-        counters.busy_ns += BUSY_SAMPLING * env.clock.delta_as_nanos(start, end);
+        counters.busy_ns += env.busy_sampling * env.clock.delta_as_nanos(start, end);
         *env.mark = end;
     }
     let more = match mode {
