@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "round_cases", "round_ns", "run", "send", "trace_analyze", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_victim", "round_cases", "round_ns", "run", "send", "trace_analyze", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -45,6 +45,18 @@ def profile(kinds: list[str], max_batch: int = 32, reps: int = 200) -> str:
 
 def profiled_kinds() -> list[str]:
     """Names of the NF kinds the profiler knows."""
+
+def pspat_arbiter_alone(algorithm: str, clients: int, per_client: int, seconds: float) -> float:
+    """Decisions per second of the PSPAT arbiter alone over pre-filled mailboxes (M/s)."""
+
+def pspat_throughput(architecture: str, algorithm: str, clients: int, seconds: float) -> tuple[float, float]:
+    """Packets per second greedy clients get through pspat, mutex or none (M/s), and the arbiter's decisions per second (M/s)."""
+
+def pspat_share(architecture: str, algorithm: str, link_pps: float, seconds: float, window_ms: float) -> list[list[int]]:
+    """The 10:1 test: packets of the weight-10 and weight-1 flow per window."""
+
+def pspat_victim(architecture: str, algorithm: str, interferers: int, victim_pps: float, link_bits_per_s: float, seconds: float) -> tuple[list[float], int]:
+    """The latency test: the victim's p10, p50, p90, p99 and max (µs), and its packets timed."""
 
 def round_ns(case: str, batch: int, timing: bool) -> float:
     """Time of one walker round of a round-cost workload (replay, chain, branch4) at batch size `batch` (ns)."""

@@ -394,26 +394,37 @@ def experiment_static(quick: bool, warmup: Optional[int], periods: Optional[int]
     _experiment_written("static", out, report, json_path)
 
 
-def _quick_experiment(name: str, summary: str, quick_help: str, backend: str) -> None:
+def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optional[str]) -> None:
     """Registers `sluice experiment NAME [--quick] [--backend] [--out] [--json]`
-    for module sluice.experiments.NAME (its `run(out, quick, backend, progress)` and `markdown(rows)`)."""
+    for module sluice.experiments.NAME (its `run(out, quick, backend, progress)`
+    and `markdown(rows)`); without a default `backend`, no `--backend`, no
+    profiles and `run(out, quick, progress)`."""
 
-    @experiment.command(name, help=summary)
-    @click.option("--quick", is_flag=True, help=quick_help)
-    @click.option("--backend", type=click.Choice(_core.backends()), default=backend, show_default=True)
-    @click.option("--out", default=f"out/{name}", show_default=True, help=f"Folder for {name}.{{json,csv,md,png}}.")
-    @click.option("--json", "json_path", help="Also write the JSON report here.")
-    def command(quick: bool, backend: str, out: str, json_path: Optional[str]) -> None:
+    def command(quick: bool, out: str, json_path: Optional[str], backend: Optional[str] = None) -> None:
         writable(json_path, "--json")
         writable_folder(out, "--out")
-        profiles.ensure_measured()
         import importlib
         from pathlib import Path
 
         module = importlib.import_module(f"sluice.experiments.{name}")
-        report = module.run(Path(out), quick, backend, lambda msg: console.log(msg))
+        if backend is None:
+            report = module.run(Path(out), quick, lambda msg: console.log(msg))
+        else:
+            profiles.ensure_measured()
+            report = module.run(Path(out), quick, backend, lambda msg: console.log(msg))
         console.print(module.markdown(report["rows"]))
         _experiment_written(name, out, report, json_path)
+
+    options = [
+        click.option("--quick", is_flag=True, help=quick_help),
+        click.option("--out", default=f"out/{name}", show_default=True, help=f"Folder for {name}.{{json,csv,md,png}}."),
+        click.option("--json", "json_path", help="Also write the JSON report here."),
+    ]
+    if backend is not None:
+        options.append(click.option("--backend", type=click.Choice(_core.backends()), default=backend, show_default=True))
+    for option in reversed(options):
+        command = option(command)
+    experiment.command(name, help=summary)(command)
 
 
 _quick_experiment("overhead", "Controller response time (read telemetry / compute / apply) on RC(1..64).",
@@ -426,6 +437,12 @@ _quick_experiment("roundcost", "What a round through the graph costs the walker:
                   "Batch sizes 1, 4, 32, 256 instead of 1..256.", "engine")
 _quick_experiment("regime", "Speedup of projgrad over Null across branching × batchiness and branching × burstiness.",
                   "A 3 × 4 and 3 × 3 grid of 3-period runs instead of 6 × 7 and 6 × 6 of 5.", "sim")
+
+
+_quick_experiment("ports", "What a port costs: a pipeline's rx -> Bypass(0, 0) -> tx forwarding rate against a bare loop over the same rings (root).",
+                  "3 runs of 1 s per mode instead of 5 of 3 s.", None)
+_quick_experiment("pspat", "The PSPAT paper's tests: arbiter decisions/s, throughput against clients, 10:1 shares under overload, a victim's latency.",
+                  "Runs of 0.3 s, 3 repeats, instead of 1 s and 5.", None)
 
 
 @experiment.command("embedding")
@@ -445,23 +462,6 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
     console.print(embedding.markdown(report["rows"]))
     console.print(f"best heuristic of ours: {report['best_heuristic']}")
     _experiment_written("embedding", out, report, json_path, rows_in_json=False, extra=("mgw-10.lgf", "mgw-40.lgf"))
-
-
-@experiment.command("ports")
-@click.option("--quick", is_flag=True, help="3 runs of 1 s per mode instead of 5 of 3 s.")
-@click.option("--out", default="out/ports", show_default=True, help="Folder for ports.{json,csv,md,png}.")
-@click.option("--json", "json_path", help="Also write the JSON report here.")
-def experiment_ports(quick: bool, out: str, json_path: Optional[str]) -> None:
-    """What a port costs: a pipeline's rx -> Bypass(0, 0) -> tx forwarding rate against a bare loop over the same rings (root)."""
-    from pathlib import Path
-
-    from sluice.experiments import ports
-
-    writable_folder(out, "--out")
-    writable(json_path, "--json")
-    report = ports.run(Path(out), quick, lambda msg: console.log(msg))
-    console.print(ports.markdown(report["rows"]))
-    _experiment_written("ports", out, report, json_path)
 
 
 @experiment.command("failover")

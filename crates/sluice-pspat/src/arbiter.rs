@@ -4,6 +4,7 @@
 //! from the algorithm while the emulated link has room up to that time,
 //! and hand them to the transmit side.
 
+use crate::link::{Link, LinkClock};
 use crate::mailbox::{Consumer, Producer};
 use crate::sched::Scheduler;
 
@@ -47,17 +48,6 @@ impl Client {
     }
 }
 
-/// An emulated link: a leaky bucket draining at `bits_per_s`, each packet
-/// charged its length plus `overhead` bytes of framing (Ethernet: 24,
-/// preamble, FCS and gap).
-#[derive(Clone, Copy, Debug)]
-pub struct Link {
-    /// Rate (bit/s; infinite: no limit).
-    pub bits_per_s: f64,
-    /// Framing bytes charged per packet.
-    pub overhead: u32,
-}
-
 /// What one scan did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Scan {
@@ -73,15 +63,9 @@ pub struct Scan {
 pub struct Arbiter<S> {
     mailboxes: Vec<Consumer>,
     scheduler: S,
-    link: Link,
-    /// Picoseconds per byte on the link (0: unlimited).
-    ps_per_byte: u64,
-    /// When the link has sent everything released so far (ps).
-    link_busy_until_ps: u64,
+    link: LinkClock,
     /// Packets taken from one mailbox per scan, at most.
     drain_budget: usize,
-    /// Whether the algorithm was empty when the last scan ended.
-    idle: bool,
 }
 
 impl<S: Scheduler<u32>> Arbiter<S> {
@@ -90,8 +74,7 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     /// `scheduler`, sending on `link`; returns it and the clients' ends.
     pub fn new(scheduler: S, link: Link, clients: usize, capacity: usize, drain_budget: usize) -> (Self, Vec<Client>) {
         let (producers, mailboxes): (Vec<_>, Vec<_>) = (0..clients).map(|_| crate::mailbox::mailbox(capacity)).unzip();
-        let ps_per_byte = if link.bits_per_s.is_finite() && link.bits_per_s > 0.0 { (8e12 / link.bits_per_s).round() as u64 } else { 0 };
-        let arbiter = Self { mailboxes, scheduler, link, ps_per_byte, link_busy_until_ps: 0, drain_budget: drain_budget.max(1), idle: true };
+        let arbiter = Self { mailboxes, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1) };
         (arbiter, producers.into_iter().map(|mailbox| Client { mailbox }).collect())
     }
 
@@ -116,21 +99,7 @@ impl<S: Scheduler<u32>> Arbiter<S> {
                 }
             }
         }
-        // A link that went idle starts again now: idle time is no credit.
-        // A busy one that fell behind the scans catches up: their spacing
-        // is no loss of the link's time either.
-        let now_ps = now_ns.saturating_mul(1000);
-        if self.idle {
-            self.link_busy_until_ps = self.link_busy_until_ps.max(now_ps);
-        }
-        // A packet goes out whenever the link has sent the ones before it by now.
-        while self.link_busy_until_ps <= now_ps {
-            let Some((flow, len, id)) = self.scheduler.dequeue() else { break };
-            self.link_busy_until_ps += u64::from(len + self.link.overhead) * self.ps_per_byte;
-            scan.sent += 1;
-            transmit(Entry { flow: flow as u16, len: len as u16, id });
-        }
-        self.idle = self.scheduler.is_empty();
+        scan.sent = self.link.release(&mut self.scheduler, now_ns, transmit);
         scan
     }
 }

@@ -1,16 +1,24 @@
 //! Scheduled egress in the style of PSPAT (Rizzo, Valente, Lettieri,
 //! Maffione): clients write packets into private lock-free mailboxes, one
 //! arbiter drains them into a scheduling algorithm and releases packets
-//! at an emulated link's rate. This crate has the mailbox, the algorithms
-//! and the arbiter's scan; its thread, the dispatchers and the pipeline's
-//! scheduled egress are not built yet.
+//! at an emulated link's rate. This crate has the mailbox, the algorithms,
+//! the arbiter and its thread, the lock-based scheduler it is measured
+//! against and the paper's measurements (`lab`); dispatchers and the
+//! pipeline's scheduled egress are not built yet.
 #![warn(missing_docs)]
 
 pub mod arbiter;
+pub mod arbiter_thread;
+pub mod lab;
+pub mod link;
+pub mod locked;
 pub mod mailbox;
 pub mod sched;
 
-pub use arbiter::{Arbiter, Client, Entry, Link, Scan};
+pub use arbiter::{Arbiter, Client, Entry, Scan};
+pub use arbiter_thread::{ArbiterStats, ArbiterThread, Idle};
+pub use link::{Link, LinkClock};
+pub use locked::Locked;
 pub use mailbox::{mailbox, Consumer, Producer};
 pub use sched::{Drr, Priority, Scheduler, Wf2qPlus};
 

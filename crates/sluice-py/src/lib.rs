@@ -216,6 +216,79 @@ fn trace_analyze(py: Python<'_>, path: &str) -> PyResult<String> {
     .to_string())
 }
 
+/// The PSPAT measurements (see `sluice_pspat::lab`), by name.
+fn pspat_names(architecture: &str, algorithm: &str) -> PyResult<(sluice_pspat::lab::Architecture, sluice_pspat::lab::Algorithm)> {
+    use sluice_pspat::lab::{Algorithm, Architecture};
+    let architecture = match architecture {
+        "pspat" => Architecture::Pspat,
+        "mutex" => Architecture::Mutex,
+        "none" => Architecture::Unscheduled,
+        other => return Err(invalid(format!("unknown scheduler architecture '{other}' (known: pspat, mutex, none)"))),
+    };
+    Ok((architecture, Algorithm::parse(algorithm).map_err(invalid)?))
+}
+
+/// Checks a measurement's duration (s).
+fn pspat_seconds(seconds: f64) -> PyResult<()> {
+    if seconds > 0.0 && seconds <= 3600.0 {
+        Ok(())
+    } else {
+        Err(invalid(format!("a measurement of {seconds} s: must be in (0, 3600]")))
+    }
+}
+
+/// Decisions per second of the PSPAT arbiter alone over `clients`
+/// pre-filled mailboxes of `per_client` packets each (M/s).
+#[pyfunction]
+fn pspat_arbiter_alone(py: Python<'_>, algorithm: &str, clients: usize, per_client: usize, seconds: f64) -> PyResult<f64> {
+    let (_, algorithm) = pspat_names("pspat", algorithm)?;
+    pspat_seconds(seconds)?;
+    if clients == 0 || clients > 4096 {
+        return Err(invalid(format!("{clients} clients: must be 1..=4096")));
+    }
+    Ok(py.allow_threads(|| sluice_pspat::lab::arbiter_alone(algorithm, clients, per_client, seconds)))
+}
+
+/// Packets per second (M/s) `clients` greedy clients get through
+/// `architecture` (pspat, mutex, none), and the arbiter's decisions per
+/// second of its busy time (M/s; PSPAT only).
+#[pyfunction]
+fn pspat_throughput(py: Python<'_>, architecture: &str, algorithm: &str, clients: usize, seconds: f64) -> PyResult<(f64, f64)> {
+    let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
+    pspat_seconds(seconds)?;
+    if clients == 0 || clients > 256 {
+        return Err(invalid(format!("{clients} clients: must be 1..=256")));
+    }
+    let t = py.allow_threads(|| sluice_pspat::lab::throughput(architecture, algorithm, clients, seconds));
+    Ok((t.mpps, t.arbiter_mdps))
+}
+
+/// The 10:1 test: packets of the weight-10 and weight-1 flow in each
+/// `window_ms` window over a link of `link_pps` 60-byte packets a second
+/// (inf: unlimited).
+#[pyfunction]
+fn pspat_share(py: Python<'_>, architecture: &str, algorithm: &str, link_pps: f64, seconds: f64, window_ms: f64) -> PyResult<Vec<[u64; 2]>> {
+    let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
+    pspat_seconds(seconds)?;
+    if architecture == sluice_pspat::lab::Architecture::Unscheduled || !(link_pps > 0.0) || !(window_ms >= 1.0 && window_ms * 1e-3 < seconds) {
+        return Err(invalid(format!("share test: a scheduler, a link rate > 0 ({link_pps} pkt/s; inf: unlimited) and 1 ms ≤ window ({window_ms} ms) < run are needed")));
+    }
+    Ok(py.allow_threads(|| sluice_pspat::lab::share(architecture, algorithm, link_pps, seconds, window_ms)))
+}
+
+/// The latency test: the victim's latency quantiles p10, p50, p90, p99
+/// and max (µs) and how many of its packets were timed.
+#[pyfunction]
+fn pspat_victim(py: Python<'_>, architecture: &str, algorithm: &str, interferers: usize, victim_pps: f64, link_bits_per_s: f64, seconds: f64) -> PyResult<([f64; 5], u64)> {
+    let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
+    pspat_seconds(seconds)?;
+    if architecture == sluice_pspat::lab::Architecture::Unscheduled || interferers > 256 || !(victim_pps > 0.0 && victim_pps <= 1e6) || !(link_bits_per_s > 0.0) {
+        return Err(invalid(format!("latency test: a scheduler, ≤ 256 interferers ({interferers}), a victim rate in (0, 1e6] pkt/s ({victim_pps}) and a link rate > 0 are needed")));
+    }
+    let l = py.allow_threads(|| sluice_pspat::lab::victim(architecture, algorithm, interferers, victim_pps, link_bits_per_s, seconds));
+    Ok((l.quantiles, l.packets))
+}
+
 /// Names of the round-cost workloads.
 #[pyfunction]
 fn round_cases() -> Vec<&'static str> {
@@ -333,6 +406,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pcap_prefixes, m)?)?;
     m.add_function(wrap_pyfunction!(round_ns, m)?)?;
     m.add_function(wrap_pyfunction!(round_cases, m)?)?;
+    m.add_function(wrap_pyfunction!(pspat_arbiter_alone, m)?)?;
+    m.add_function(wrap_pyfunction!(pspat_throughput, m)?)?;
+    m.add_function(wrap_pyfunction!(pspat_share, m)?)?;
+    m.add_function(wrap_pyfunction!(pspat_victim, m)?)?;
     m.add_function(wrap_pyfunction!(send, m)?)?;
     m.add_function(wrap_pyfunction!(forward_raw, m)?)?;
     m.add_function(wrap_pyfunction!(trace_analyze, m)?)?;

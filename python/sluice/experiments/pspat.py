@@ -1,0 +1,187 @@
+"""`pspat`: the PSPAT paper's measurements of a scheduled egress, on this
+machine. PSPAT (clients write into lock-free mailboxes, one arbiter thread
+schedules and transmits) against the same algorithm behind one mutex every
+client takes per packet (Linux TC's architecture) and, for throughput, no
+scheduler. The transmit is a no-op: what is measured is scheduling.
+
+- `arbiter`: the arbiter alone over pre-filled mailboxes (decisions/s), at
+  1..100 clients and 1..64 packets a client a scan, and a cost model fitted
+  to it (a scan costs a·clients + b·packets) that predicts larger machines.
+- `throughput`: 1, 2, 4, 8 greedy clients, 60-byte packets, unlimited link.
+- `share`: the 10:1 test, two greedy flows of weights 10 and 1 over a link
+  set to 25–200% of what the mutex scheduler sustains (measured first, in
+  the same harness over an unlimited link); each flow's share in every
+  10 ms window against 10/11 and 1/11.
+- `victim`: the latency test (Table 3), a 4 kpps victim with 50× the
+  weight of each greedy interferer, 1500-byte frames on a 10 Gbit/s link,
+  WF²Q+; the victim's latency from enqueue to the end of its frame on the
+  emulated link (a 1500-byte frame takes 1.22 µs at 10 Gbit/s).
+
+Two cores here: PSPAT's arbiter has core 1, its clients share core 0; the
+mutex and no-scheduler clients alternate between both cores."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+from typing import Any, Callable
+
+from sluice import _core
+from sluice.experiments import output
+from sluice.experiments.reference import table
+
+CLIENTS = [1, 2, 4, 8]
+OVERLOADS = [0.25, 0.5, 1.0, 1.5, 2.0]
+INTERFERERS = [1, 2, 4]
+#: The arbiter-alone grid: clients × packets a client a scan.
+ALONE_CLIENTS = [1, 2, 4, 8, 16, 32, 40, 100]
+ALONE_PER_CLIENT = [1, 8, 64]
+#: Clients the cost model predicts for.
+PREDICT = [8, 40, 100]
+WINDOW_MS = 10.0
+VICTIM_PPS = 4000.0
+LINK_10G = 10e9
+
+
+def _published(figure: str, configuration_part: str, metric: str) -> str:
+    """A published figure of `pspat_figures.csv` ('' when absent)."""
+    for r in table("pspat_figures.csv"):
+        if r["figure"] == figure and configuration_part in r["configuration"] and r["metric"] == metric:
+            return f"{r['value']} {r['unit']}"
+    return ""
+
+
+def _fit(points: list[tuple[int, int, float]]) -> tuple[float, float]:
+    """Least squares of ns per scan = a·clients + b·packets through
+    (clients, packets a client, M decisions/s), relative errors."""
+    rows = [(c, c * m, c * m / (d * 1e6) * 1e9) for c, m, d in points]
+    # Minimise Σ ((a·x + b·y − t) / t)²: normal equations of the scaled system.
+    sxx = sum((x / t) ** 2 for x, _, t in rows)
+    syy = sum((y / t) ** 2 for _, y, t in rows)
+    sxy = sum(x * y / t**2 for x, y, t in rows)
+    sx1 = sum(x / t for x, _, t in rows)
+    sy1 = sum(y / t for _, y, t in rows)
+    det = sxx * syy - sxy**2
+    return (sx1 * syy - sy1 * sxy) / det, (sy1 * sxx - sx1 * sxy) / det
+
+
+def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, Any]:
+    """Every measurement; writes pspat.{json,csv,md,png} into `out`."""
+    seconds = 0.3 if quick else 1.0
+    reps = 3 if quick else 5
+    rows: list[dict[str, Any]] = []
+
+    progress("the arbiter alone")
+    alone = []
+    for c in ALONE_CLIENTS:
+        for m in ALONE_PER_CLIENT:
+            mdps = max(_core.pspat_arbiter_alone("drr", c, m, seconds / 3) for _ in range(reps))
+            alone.append((c, m, mdps))
+            rows.append({"test": "arbiter", "scheduler": "pspat drr", "x": f"{c} clients × {m}", "metric": "M decisions/s",
+                         "value": round(mdps, 1), "published": _published("fig10", "no-op transmit", "arbiter decisions") if m == 64 else ""})
+    arbiter_mdps = max(d for c, m, d in alone if m == 64)
+    a_ns, b_ns = _fit(alone)
+    predicted = []
+    for c in PREDICT:
+        for m in (1, 64):
+            model = c * m / (a_ns * c + b_ns * c * m) * 1e3
+            measured = next(d for cc, mm, d in alone if cc == c and mm == m)
+            predicted.append({"clients": c, "per_client": m, "predicted_mdps": round(model, 1), "measured_mdps": round(measured, 1)})
+
+    progress("throughput against clients")
+    throughput = []
+    for c in CLIENTS:
+        runs = {arch: [_core.pspat_throughput(arch, "drr", c, seconds) for _ in range(reps)] for arch in ("pspat", "mutex", "none")}
+        med = {arch: statistics.median(r[0] for r in v) for arch, v in runs.items()}
+        ratios = [p[0] / m[0] for p, m in zip(runs["pspat"], runs["mutex"]) if m[0] > 0]
+        throughput.append({"clients": c, "pspat_mpps": round(med["pspat"], 2), "mutex_mpps": round(med["mutex"], 2), "none_mpps": round(med["none"], 1),
+                           "pspat_over_mutex": round(statistics.median(ratios), 1), "arbiter_busy_mdps": round(statistics.median(r[1] for r in runs["pspat"]), 1)})
+        for arch in ("pspat", "mutex", "none"):
+            rows.append({"test": "throughput", "scheduler": arch, "x": f"{c} clients", "metric": "Mpps", "value": round(med[arch], 2),
+                         "published": {"pspat": _published("fig7", "arbiter transmits", "throughput saturation"),
+                                       "mutex": _published("fig7", "TC QFQ", "throughput saturation"),
+                                       "none": ""}[arch] if c == CLIENTS[-1] else ""})
+    progress("the 10:1 share under overload")
+    # What the mutex scheduler sustains in the share test's own harness (two greedy clients, an unlimited link).
+    def sustained(scheduler: str) -> float:
+        runs = [_core.pspat_share(scheduler, "drr", float("inf"), seconds, WINDOW_MS) for _ in range(reps)]
+        return statistics.median(sum(map(sum, w)) / (len(w) * WINDOW_MS * 1e-3) for w in runs)
+
+    mutex_pps, pspat_pps = sustained("mutex"), sustained("pspat")
+    share = []
+    for scheduler in ("pspat", "mutex"):
+        for overload in OVERLOADS:
+            link_pps = mutex_pps * overload
+            windows = _core.pspat_share(scheduler, "drr", link_pps, max(seconds, 0.3) * 2, WINDOW_MS)
+            errors = [max(abs(w[0] / sum(w) - 10 / 11) / (10 / 11), abs(w[1] / sum(w) - 1 / 11) / (1 / 11)) * 100 if sum(w) else 100.0 for w in windows]
+            carried = statistics.median(sum(w) for w in windows) / (WINDOW_MS * 1e-3) / link_pps
+            share.append({"scheduler": scheduler, "overload": overload, "link_mpps": round(link_pps / 1e6, 2),
+                          "max_share_error_pct": round(max(errors), 1), "median_share_error_pct": round(statistics.median(errors), 1),
+                          "link_carried": round(carried, 2), "windows": len(windows)})
+            rows.append({"test": "share", "scheduler": scheduler, "x": f"{overload:.0%} of mutex max", "metric": "max share error %",
+                         "value": round(max(errors), 1), "published": _published("sec6.4", "TC two flows", "rate share holds up to") if scheduler == "mutex" else ""})
+
+    progress("a victim's latency")
+    victim = []
+    for scheduler in ("pspat", "mutex"):
+        alone_q, _ = _core.pspat_victim(scheduler, "wf2q+", 0, VICTIM_PPS, LINK_10G, seconds * 3)
+        for n in INTERFERERS:
+            q, packets = _core.pspat_victim(scheduler, "wf2q+", n, VICTIM_PPS, LINK_10G, seconds * 3)
+            victim.append({"scheduler": scheduler, "interferers": n, "p10_us": q[0], "p50_us": q[1], "p90_us": q[2], "p99_us": q[3], "max_us": q[4],
+                           "p99_alone_us": alone_q[3], "packets": packets})
+            rows.append({"test": "victim", "scheduler": scheduler, "x": f"{n} interferers", "metric": "p99 µs (alone)",
+                         "value": f"{q[3]:.2f} ({alone_q[3]:.2f})",
+                         "published": _published("table3", "PSPAT @ 10G" if scheduler == "pspat" else "TC @ 10G", "latency p10/p50/p90/p99")})
+
+    report = {"arbiter_mdps": round(arbiter_mdps, 1), "mutex_sustained_mpps": round(mutex_pps / 1e6, 2), "pspat_sustained_mpps": round(pspat_pps / 1e6, 2), "cost_model": {"scan_ns_per_client": round(a_ns, 2), "ns_per_packet": round(b_ns, 2), "predicted": predicted},
+              "throughput": throughput, "share": share, "victim": victim, "seconds": seconds, "reps": reps, "rows": rows}
+    output.write(out, "pspat", report, markdown, plot)
+    return report
+
+
+def headline(report: dict[str, Any]) -> output.Headline:
+    """The arbiter's decisions/s and PSPAT over the mutex at the most clients."""
+    top = report["throughput"][-1]
+    held = max(s["max_share_error_pct"] for s in report["share"] if s["scheduler"] == "pspat")
+    return output.Headline(f"arbiter {report['arbiter_mdps']} M decisions/s (DRR); {top['clients']} clients: PSPAT {top['pspat_over_mutex']}× the mutex; "
+                           f"10:1 shares within {held}% in every window",
+                           "userspace 30–40 M decisions/s; PSPAT ≥ 2× TC")
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """One table per test: our figure and the paper's where a row corresponds."""
+    lines: list[str] = []
+    for test in dict.fromkeys(r["test"] for r in rows):
+        lines += ["", f"**{test}**", "", "| scheduler | configuration | metric | ours | paper |", "|---|---|---|---|---|"]
+        lines += [f"| {r['scheduler']} | {r['x']} | {r['metric']} | {r['value']} | {r['published']} |" for r in rows if r["test"] == test]
+    return "\n".join(lines).strip() + "\n"
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Throughput against clients, share error against overload, victim p99 against interferers."""
+    from sluice.plot import save, subplots
+
+    fig, axes = subplots(1, 3, figsize=(13, 3.6))
+    for scheduler in ("pspat", "mutex", "none"):
+        pts: list[tuple[float, float]] = [(int(r["x"].split()[0]), float(r["value"])) for r in rows
+                                          if r["test"] == "throughput" and r["scheduler"] == scheduler]
+        axes[0].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=scheduler)
+    axes[0].set_xscale("log", base=2)
+    axes[0].set_yscale("log")
+    axes[0].set_xlabel("clients")
+    axes[0].set_ylabel("Mpps (no-op transmit)")
+    for scheduler in ("pspat", "mutex"):
+        pts = [(float(r["x"].split("%")[0]), float(r["value"])) for r in rows if r["test"] == "share" and r["scheduler"] == scheduler]
+        axes[1].plot([p[0] for p in pts], [max(p[1], 0.01) for p in pts], "o-", label=scheduler)
+    axes[1].set_yscale("log")
+    axes[1].set_xlabel("link rate, % of what the mutex sustains")
+    axes[1].set_ylabel("worst 10 ms window: share error %")
+    for scheduler in ("pspat", "mutex"):
+        pts = [(int(r["x"].split()[0]), float(str(r["value"]).split()[0])) for r in rows if r["test"] == "victim" and r["scheduler"] == scheduler]
+        axes[2].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=scheduler)
+    axes[2].set_xlabel("greedy interferers")
+    axes[2].set_ylabel("victim p99 latency (µs)")
+    for ax in axes:
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=8)
+    save(fig, path)
