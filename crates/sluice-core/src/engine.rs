@@ -25,7 +25,7 @@ use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
 use crate::meter::PeriodMeter;
 use crate::model::Model;
-use crate::nf::Instance;
+use crate::nf::{EgressLink, Instance};
 use crate::poll::{self, PollPolicy, Poller};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, Telemetry};
@@ -100,11 +100,21 @@ pub struct Engine {
     finished: Option<Telemetry>,
     /// The cores the workers are pinned to, held until the engine is dropped.
     _cores: Option<Cores>,
+    /// What the workers' egress links lead to (a scheduled egress's
+    /// arbiter), stopped once the workers have ended.
+    companion: Option<Box<dyn Send>>,
 }
 
 impl Engine {
     /// Starts one thread per worker of `model`; `instances` has one entry per module.
     pub fn start(model: Model, instances: Vec<Instance>, config: EngineConfig) -> Result<Self> {
+        Self::start_linked(model, instances, config, Vec::new(), None)
+    }
+
+    /// [`Self::start`] with a scheduled link: worker `w` gets `egress[w]`
+    /// (see [`crate::nf::EgressLink`]), and the engine keeps `companion`
+    /// (what the links lead to) until its workers have ended.
+    pub fn start_linked(model: Model, instances: Vec<Instance>, config: EngineConfig, egress: Vec<Box<dyn EgressLink>>, companion: Option<Box<dyn Send>>) -> Result<Self> {
         if instances.len() != model.modules.len() {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
@@ -122,7 +132,9 @@ impl Engine {
         let mut slots: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
         let cores = if config.pin { Some(Cores::claim(n_workers)?) } else { None };
         let mut graphs = Vec::with_capacity(n_workers);
-        for (w, wiring) in wire(&model, config.walker.schedule, config.walker.pool_capacity).into_iter().enumerate() {
+        let mut egress = egress.into_iter();
+        for (w, mut wiring) in wire(&model, config.walker.schedule, config.walker.pool_capacity).into_iter().enumerate() {
+            wiring.egress = egress.next();
             graphs.push(WorkerGraph::new(&model, w, &mut slots, &knobs, clock.clone(), origin, config.walker, wiring)?);
         }
         let mut workers = Vec::with_capacity(n_workers);
@@ -161,6 +173,7 @@ impl Engine {
             period_end: Instant::now(),
             finished: None,
             _cores: cores,
+            companion,
         })
     }
 
@@ -256,6 +269,7 @@ impl Engine {
                 clean &= t.join().is_ok();
             }
         }
+        self.companion = None;
         clean
     }
 }

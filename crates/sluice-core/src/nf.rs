@@ -165,6 +165,20 @@ pub trait PacketSink: Send {
     fn transmit(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize;
 }
 
+/// A worker's way onto a scheduled link (see `sluice-pspat`): a scheduler
+/// on another thread decides when each packet goes, by class; the packets
+/// stay in the worker's pool meanwhile, and the worker delivers or drops
+/// each one when its decision comes back.
+pub trait EgressLink: Send {
+    /// Offers packet `id` of `len` bytes to class `class`; false when the
+    /// scheduler cannot take it now (the walker drops it, counted).
+    fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool;
+
+    /// The next decision: a packet and whether it went onto the link
+    /// (else its class's queue was full: dropped).
+    fn decision(&mut self) -> Option<(PacketId, bool)>;
+}
+
 /// Per-stream offered rates of a source (pkt/s; infinite = unlimited),
 /// written by the control thread and read by the worker without locks.
 #[derive(Clone)]
@@ -208,4 +222,7 @@ pub enum Instance {
     Egress,
     /// An egress that first transmits on a port (see [`PacketSink`]).
     Transmit(Box<dyn PacketSink>),
+    /// An egress whose packets wait their turn in class `0` of the
+    /// worker's scheduled link (see [`EgressLink`]).
+    Scheduled(u16),
 }

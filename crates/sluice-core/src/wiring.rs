@@ -5,6 +5,7 @@ use crate::batch::MAX_BURST;
 use crate::limits::{MAX_ARENA_BUFFERS, MAX_POOL_BUFFERS};
 use crate::schedule::Schedule;
 use crate::model::Model;
+use crate::nf::EgressLink;
 use crate::packet::PacketId;
 use crate::pool::PacketPool;
 use crate::ring::{spsc, Consumer, Producer};
@@ -22,6 +23,8 @@ pub struct WorkerWiring {
     pub outbound: Vec<(usize, Producer<PacketId>)>,
     /// Rings this worker receives from, with their crossing edges.
     pub inbound: Vec<(usize, Consumer<PacketId>)>,
+    /// The worker's way onto the scheduled link, where the pipeline has one.
+    pub egress: Option<Box<dyn EgressLink>>,
 }
 
 /// Packet buffers one worker needs so that its sources are never starved by
@@ -29,7 +32,7 @@ pub struct WorkerWiring {
 /// arena bounds (see [`crate::limits`]): a pool smaller than that only
 /// makes its sources pause, and a copy that finds no buffer is dropped
 /// and counted.
-fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
+pub fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
     let modules = model.modules.len();
     let rtc = ((modules + 4) * 2 * model.batch_size).max(1024);
     let queues = match schedule {
@@ -50,7 +53,7 @@ pub fn wire(model: &Model, schedule: Schedule, capacity: Option<usize>) -> Vec<W
     let capacity = capacity.unwrap_or_else(|| pool_capacity(model, schedule));
     let mut wiring: Vec<WorkerWiring> = PacketPool::shared(workers, capacity)
         .into_iter()
-        .map(|pool| WorkerWiring { pool, outbound: Vec::new(), inbound: Vec::new() })
+        .map(|pool| WorkerWiring { pool, outbound: Vec::new(), inbound: Vec::new(), egress: None })
         .collect();
     for &e in &model.crossings {
         let edge = model.edges[e];

@@ -4,6 +4,7 @@
 #![warn(missing_docs)]
 
 pub mod chain;
+pub mod egress;
 pub mod error;
 pub mod pipeline;
 pub mod profile;

@@ -10,6 +10,9 @@ use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
 use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
 
+use sluice_pspat::ScheduledEgress;
+
+use crate::egress::EgressPlan;
 use crate::error::{Error, Result};
 use crate::spec_error::describe;
 use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, SchedulerSpec, SourceSpec};
@@ -41,6 +44,8 @@ pub struct Pipeline {
     captures: HashMap<String, Arc<Capture>>,
     /// The workers' poll policy.
     poll: PollPolicy,
+    /// The scheduled egress, where the description has one.
+    egress: Option<EgressPlan>,
 }
 
 impl Pipeline {
@@ -92,7 +97,8 @@ impl Pipeline {
             }
         }
         let poll = spec.poll.policy().map_err(|e| Error::Spec(format!("poll: {e}")))?;
-        let pipeline = Self { spec, model, flow_ids, captures, poll };
+        let egress = spec.egress_scheduler.as_ref().map(|e| e.plan(&model)).transpose()?;
+        let pipeline = Self { spec, model, flow_ids, captures, poll, egress };
         pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
@@ -116,7 +122,23 @@ impl Pipeline {
     /// Starts the pipeline on the engine under `schedule`.
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
         let walker = WalkerConfig { timing, schedule, ..WalkerConfig::default() };
-        Ok(Engine::start(self.model.clone(), self.instances(Build::Real)?, EngineConfig { walker, pin: true, poll: self.poll })?)
+        let instances = self.instances(Build::Real)?;
+        let Some(plan) = &self.egress else {
+            return Ok(Engine::start(self.model.clone(), instances, EngineConfig { walker, pin: true, poll: self.poll })?);
+        };
+        // Packets wait in the scheduled egress in their worker's pool.
+        let pool = sluice_core::wiring::pool_capacity(&self.model, schedule) + plan.config.most_held();
+        let walker = WalkerConfig { pool_capacity: Some(pool.min(sluice_core::limits::MAX_POOL_BUFFERS)), ..walker };
+        let config = EngineConfig { walker, pin: true, poll: self.poll };
+        // Every worker, spares too, is a client: a sink may move to any of them.
+        let (arbiter, links) = ScheduledEgress::start(&plan.config, self.model.workers(), None).map_err(Error::Spec)?;
+        let links = links.into_iter().map(|l| Box::new(l) as Box<dyn sluice_core::EgressLink>).collect();
+        Ok(Engine::start_linked(self.model.clone(), instances, config, links, Some(Box::new(arbiter)))?)
+    }
+
+    /// The scheduled egress's plan (classes, weights, each flow's class), if it has one.
+    pub fn egress(&self) -> Option<&EgressPlan> {
+        self.egress.as_ref()
     }
 
     /// Builds the pipeline on the simulator under its own scheduling model.
@@ -195,7 +217,8 @@ impl Pipeline {
         self.model
             .modules
             .iter()
-            .map(|decl| {
+            .enumerate()
+            .map(|(m, decl)| {
                 let spec = by_name[decl.name.as_str()];
                 let bad = |reason: String| Error::Core(sluice_core::Error::module(&spec.name, reason));
                 Ok(match &spec.kind {
@@ -217,6 +240,16 @@ impl Pipeline {
                         Build::Real => Instance::Function(Box::new(PcapTap::create(path)?)),
                         Build::Modelled | Build::Check => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
                     },
+                    KindSpec::Sink { port, .. } if self.egress.is_some() => {
+                        let class = self.egress.as_ref().zip(self.model.sink_flow[m]).map(|(plan, f)| plan.class_of_flow[f]);
+                        match (port, class, build) {
+                            (Some(_), _, _) => return Err(bad("a scheduled egress onto a port is not built yet: the arbiter's decisions are delivered, not transmitted".into())),
+                            (None, _, Build::Modelled) => return Err(bad("the scheduled egress runs on the engine; the simulator has no arbiter thread".into())),
+                            // A sink no flow ends at has no class: it delivers unscheduled.
+                            (None, Some(class), Build::Real) => Instance::Scheduled(class),
+                            (None, _, _) => Instance::Egress,
+                        }
+                    }
                     KindSpec::Sink { port: None, .. } => Instance::Egress,
                     KindSpec::Sink { port: Some(port), ring } => match build {
                         Build::Real => Instance::Transmit(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?)),

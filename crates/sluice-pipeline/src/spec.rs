@@ -35,6 +35,9 @@ pub struct PipelineSpec {
     /// inherent violation, pipeline decomposition moves flows to one.
     #[serde(default)]
     pub spare_workers: usize,
+    /// A scheduler sharing the output link among classes of flows (absent: none).
+    #[serde(default)]
+    pub egress_scheduler: Option<crate::egress::EgressSchedulerSpec>,
 }
 
 /// A worker down from the start of period `from` until the start of period `until`.

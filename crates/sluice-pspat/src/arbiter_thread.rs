@@ -40,6 +40,25 @@ pub struct ArbiterStats {
     pub busy_ns: u64,
 }
 
+/// Where the arbiter's thread hands what it decided.
+pub trait Dispatch: Send {
+    /// `entry` went onto the link at the scan's time `now_ns` (ns).
+    fn transmit(&mut self, entry: Entry, now_ns: u64);
+    /// `entry` found its class's queue full.
+    fn refuse(&mut self, entry: Entry);
+}
+
+/// A transmit and a refuse closure.
+impl<T: FnMut(Entry, u64) + Send, R: FnMut(Entry) + Send> Dispatch for (T, R) {
+    fn transmit(&mut self, entry: Entry, now_ns: u64) {
+        (self.0)(entry, now_ns)
+    }
+
+    fn refuse(&mut self, entry: Entry) {
+        (self.1)(entry)
+    }
+}
+
 /// The arbiter running on its own thread.
 pub struct ArbiterThread<S> {
     stop: Arc<AtomicBool>,
@@ -48,18 +67,10 @@ pub struct ArbiterThread<S> {
 
 impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
     /// Starts `arbiter` on a thread (pinned to `core` if given) that scans
-    /// at the time of `clock` (ns since `origin`, a raw reading), hands
-    /// released packets to `transmit` with the scan's time (ns) and refused
-    /// ones to `drop`.
-    pub fn spawn(
-        mut arbiter: Arbiter<S>,
-        clock: quanta::Clock,
-        origin: u64,
-        core: Option<core_affinity::CoreId>,
-        idle: Idle,
-        mut transmit: impl FnMut(Entry, u64) + Send + 'static,
-        mut drop: impl FnMut(Entry) + Send + 'static,
-    ) -> Self {
+    /// at the time of `clock` (ns since `origin`, a raw reading) and hands
+    /// what it released and refused to `dispatch`.
+    pub fn spawn(arbiter: Arbiter<S>, clock: quanta::Clock, origin: u64, core: Option<core_affinity::CoreId>, idle: Idle, mut dispatch: impl Dispatch + 'static) -> Self {
+        let mut arbiter = arbiter;
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
         let handle = std::thread::spawn(move || {
@@ -72,7 +83,9 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
             while !stopping.load(Ordering::Relaxed) {
                 let now = clock.raw();
                 let now_ns = clock.delta_as_nanos(origin, now);
-                let scan = arbiter.scan(now_ns, &mut |e| transmit(e, now_ns), &mut drop);
+                // A scan refuses while it drains and transmits after: never both at once.
+                let dispatch = std::cell::RefCell::new(&mut dispatch);
+                let scan = arbiter.scan(now_ns, &mut |e| dispatch.borrow_mut().transmit(e, now_ns), &mut |e| dispatch.borrow_mut().refuse(e));
                 stats.scans += 1;
                 stats.totals.drained += scan.drained;
                 stats.totals.sent += scan.sent;

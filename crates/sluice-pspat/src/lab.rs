@@ -21,74 +21,7 @@ use crate::arbiter::{Arbiter, Entry};
 use crate::arbiter_thread::{ArbiterThread, Idle};
 use crate::link::Link;
 use crate::locked::Locked;
-use crate::sched::{Drr, Scheduler, Wf2qPlus};
-
-/// A scheduling algorithm, chosen at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Algorithm {
-    /// Deficit round robin.
-    Drr,
-    /// WF²Q+.
-    Wf2qPlus,
-}
-
-impl Algorithm {
-    /// By name: "drr" or "wf2q+".
-    pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "drr" => Ok(Self::Drr),
-            "wf2q+" => Ok(Self::Wf2qPlus),
-            other => Err(format!("unknown scheduling algorithm '{other}' (known: drr, wf2q+)")),
-        }
-    }
-
-    fn build(self, weights: &[u32], limit: usize) -> AnyScheduler {
-        match self {
-            Self::Drr => AnyScheduler::Drr(Drr::new(weights, u32::from(MAX_FRAME), limit)),
-            Self::Wf2qPlus => AnyScheduler::Wf2qPlus(Wf2qPlus::new(weights, limit)),
-        }
-    }
-}
-
-/// The scheduler of an [`Algorithm`].
-pub enum AnyScheduler {
-    /// DRR.
-    Drr(Drr<u32>),
-    /// WF²Q+.
-    Wf2qPlus(Wf2qPlus<u32>),
-}
-
-impl Scheduler<u32> for AnyScheduler {
-    #[inline]
-    fn enqueue(&mut self, flow: usize, len: u32, item: u32) -> Result<(), u32> {
-        match self {
-            Self::Drr(s) => s.enqueue(flow, len, item),
-            Self::Wf2qPlus(s) => s.enqueue(flow, len, item),
-        }
-    }
-
-    #[inline]
-    fn dequeue(&mut self) -> Option<(usize, u32, u32)> {
-        match self {
-            Self::Drr(s) => s.dequeue(),
-            Self::Wf2qPlus(s) => s.dequeue(),
-        }
-    }
-
-    fn len(&self) -> usize {
-        match self {
-            Self::Drr(s) => s.len(),
-            Self::Wf2qPlus(s) => s.len(),
-        }
-    }
-
-    fn drops(&self, flow: usize) -> u64 {
-        match self {
-            Self::Drr(s) => s.drops(flow),
-            Self::Wf2qPlus(s) => s.drops(flow),
-        }
-    }
-}
+use crate::sched::Algorithm;
 
 /// How packets reach the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -101,7 +34,7 @@ pub enum Architecture {
     Unscheduled,
 }
 
-/// The largest frame (bytes): the DRR quantum.
+/// The latency test's frame (bytes), the largest Ethernet payload.
 const MAX_FRAME: u16 = 1500;
 /// Ethernet framing charged per packet on the link (bytes).
 const FRAMING: u32 = 24;
@@ -215,9 +148,9 @@ pub fn throughput(architecture: Architecture, algorithm: Algorithm, clients: usi
         Architecture::Pspat => {
             let (arbiter, mailboxes) = Arbiter::new(algorithm.build(&weights, FLOW_QUEUE), link, clients, MAILBOX, DRAIN_BUDGET);
             let clock = quanta::Clock::new();
-            let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), cores().1, Idle::default(), |e, _| {
+            let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), cores().1, Idle::default(), (|e: Entry, _| {
                 std::hint::black_box(e);
-            }, |_| {});
+            }, |_| {}));
             let threads = mailboxes
                 .into_iter()
                 .enumerate()
@@ -374,7 +307,7 @@ fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_tr
             let (arbiter, mailboxes) = Arbiter::new(algorithm.build(&weights, OFFER_QUEUE), link, flows.len(), OFFER_MAILBOX, DRAIN_BUDGET);
             let seen = on_transmit.clone();
             let idle = Idle { spins: u32::MAX, ..Idle::default() };
-            let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, idle, move |e, now_ns| seen(e, now_ns), |_| {});
+            let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, idle, (move |e: Entry, now_ns| seen(e, now_ns), |_| {}));
             let threads = mailboxes
                 .into_iter()
                 .enumerate()

@@ -3,12 +3,13 @@
 //! arbiter drains them into a scheduling algorithm and releases packets
 //! at an emulated link's rate. This crate has the mailbox, the algorithms,
 //! the arbiter and its thread, the lock-based scheduler it is measured
-//! against and the paper's measurements (`lab`); dispatchers and the
-//! pipeline's scheduled egress are not built yet.
+//! against, the paper's measurements (`lab`) and the pipeline's scheduled
+//! egress (`egress`), whose workers are the arbiter's clients.
 #![warn(missing_docs)]
 
 pub mod arbiter;
 pub mod arbiter_thread;
+pub mod egress;
 pub mod lab;
 pub mod link;
 pub mod locked;
@@ -16,7 +17,8 @@ pub mod mailbox;
 pub mod sched;
 
 pub use arbiter::{Arbiter, Client, Entry, Scan};
-pub use arbiter_thread::{ArbiterStats, ArbiterThread, Idle};
+pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
+pub use egress::{ClassCounters, EgressConfig, ScheduledEgress, WorkerEgress};
 pub use link::{Link, LinkClock};
 pub use locked::Locked;
 pub use mailbox::{mailbox, Consumer, Producer};

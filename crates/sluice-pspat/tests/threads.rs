@@ -18,11 +18,11 @@ fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() 
     let (sent, dropped) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (s, d) = (sent.clone(), dropped.clone());
     let clock = quanta::Clock::new();
-    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, Idle::default(), move |_, _| {
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, Idle::default(), (move |_: Entry, _| {
         s.fetch_add(1, Ordering::Relaxed);
     }, move |_| {
         d.fetch_add(1, Ordering::Relaxed);
-    });
+    }));
     let handles: Vec<_> = clients
         .into_iter()
         .enumerate()
@@ -54,7 +54,7 @@ fn an_idle_arbiter_sleeps_and_wakes_for_the_next_packet() {
     let clock = quanta::Clock::new();
     let origin = clock.raw();
     let idle = Idle { spins: 16, sleep: Duration::from_micros(200) };
-    let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, None, idle, move |_, now_ns| seen.store(now_ns, Ordering::Relaxed), |_| {});
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, None, idle, (move |_: Entry, now_ns| seen.store(now_ns, Ordering::Relaxed), |_| {}));
     std::thread::sleep(Duration::from_millis(20));
     let before = clock.delta_as_nanos(origin, clock.raw());
     assert!(clients[0].send(Entry { flow: 0, len: 60, id: 1 }));

@@ -217,8 +217,9 @@ fn trace_analyze(py: Python<'_>, path: &str) -> PyResult<String> {
 }
 
 /// The PSPAT measurements (see `sluice_pspat::lab`), by name.
-fn pspat_names(architecture: &str, algorithm: &str) -> PyResult<(sluice_pspat::lab::Architecture, sluice_pspat::lab::Algorithm)> {
-    use sluice_pspat::lab::{Algorithm, Architecture};
+fn pspat_names(architecture: &str, algorithm: &str) -> PyResult<(sluice_pspat::lab::Architecture, sluice_pspat::sched::Algorithm)> {
+    use sluice_pspat::lab::Architecture;
+    use sluice_pspat::sched::Algorithm;
     let architecture = match architecture {
         "pspat" => Architecture::Pspat,
         "mutex" => Architecture::Mutex,

@@ -8,7 +8,14 @@
 //! where the caller runs rounds back to back (see
 //! [`super::WorkerGraph::next_round`]). A chain then costs one clock read
 //! a round.
+//!
+//! An egress into a scheduled link hands its packets over by handle and
+//! keeps them in the pool, each tagged with its flow; the worker delivers
+//! or drops each one as the link's decisions come back, at the start of
+//! every round (one clock read for all of them).
 
+use super::WorkerGraph;
+use crate::nf::free_dropped;
 use crate::packet::{PacketId, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::FlowRecorder;
@@ -46,5 +53,52 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: O
     match (run, now_ns) {
         (Some((ts, n)), Some(now)) => recorder.record_n(now.saturating_sub(ts), n),
         _ => recorder.delivered += ids.len() as u64,
+    }
+}
+
+/// Tags packet `id`, about to wait for a scheduled link, with the flow of
+/// the egress it reached (`None`: none), counting it misdelivered there if
+/// it carries another flow: its decision comes back without the egress.
+#[inline]
+pub(super) fn claim_for_egress(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, id: PacketId) {
+    let meta = pool.meta_mut(id);
+    match flow {
+        Some(f) => {
+            if meta.flow != NO_FLOW && meta.flow as usize != f {
+                flows[f].misdelivered += 1;
+            }
+            meta.flow = f as u16;
+        }
+        None => meta.flow = NO_FLOW,
+    }
+}
+
+impl WorkerGraph {
+    /// Delivers what the scheduled link sent and drops (counted at the
+    /// flow's egress) what it refused, since the last call; returns how
+    /// many packets (pkt).
+    pub(super) fn take_decisions(&mut self) -> usize {
+        let Some(link) = self.egress.as_mut() else { return 0 };
+        let mut decided = 0;
+        let mut now_ns = None;
+        while let Some((id, sent)) = link.decision() {
+            let tag = self.pool.meta(id).flow;
+            let flow = (tag != NO_FLOW).then_some(tag as usize);
+            if sent {
+                let now = self.timing.then(|| *now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw())));
+                deliver(&mut self.pool, &mut self.flows, flow, &[id], now);
+            } else {
+                free_dropped(&mut self.pool, &mut self.flows, id);
+                // A flow whose egress moved away is counted for the flow only.
+                if let Some(v) = flow.and_then(|f| self.egress_node[f]) {
+                    self.nodes[v].counters.dropped += 1;
+                }
+            }
+            decided += 1;
+        }
+        if decided > 0 {
+            self.last_read = None;
+        }
+        decided
     }
 }

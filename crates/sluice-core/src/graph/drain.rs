@@ -14,6 +14,7 @@ impl WorkerGraph {
     /// rings take.
     pub fn drain(&mut self) {
         self.sampled = false;
+        self.take_decisions();
         // Nodes are kept in topological order; weighted-fair queues empty too.
         for v in 0..self.nodes.len() {
             self.run_queued(v, MAX_BURST, true);
@@ -28,6 +29,8 @@ impl WorkerGraph {
     /// wait in its rings' backlogs are dropped and counted at the module
     /// they were at or for (and their flow). Returns the packets dropped (pkt).
     pub fn discard(&mut self) -> usize {
+        // What the scheduled link already sent is delivered; it is not this worker's to lose.
+        self.take_decisions();
         let mut dropped = 0;
         for i in 0..self.rings_in.len() {
             let InRing { ring, target, .. } = &mut self.rings_in[i];

@@ -33,7 +33,7 @@ use crate::buffer::FractionalBuffer;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
-use crate::nf::{Instance, NetworkFunction, PacketSink, PacketSource};
+use crate::nf::{EgressLink, Instance, NetworkFunction, PacketSink, PacketSource};
 use crate::packet::PacketId;
 use crate::pool::PacketPool;
 use crate::ring::{Consumer, Producer};
@@ -60,8 +60,19 @@ pub use moves::move_modules;
 enum Kind {
     Source(Box<dyn PacketSource>),
     Function(Box<dyn NetworkFunction>),
-    /// Delivers to its flow, after putting the packets on a port's wire if it has one.
-    Egress(Option<FlowId>, Option<Box<dyn PacketSink>>),
+    /// Delivers to its flow, by way of `Output`.
+    Egress(Option<FlowId>, Output),
+}
+
+/// Where an egress's packets go before they are delivered.
+enum Output {
+    /// Nowhere: delivered at once.
+    Deliver,
+    /// Onto a port's wire; delivered once on it.
+    Port(Box<dyn PacketSink>),
+    /// Into this class of the worker's scheduled link; delivered when its
+    /// decision comes back (see `delivery`).
+    Scheduled(u16),
 }
 
 /// What the next runs of a node take from its buffer.
@@ -264,6 +275,10 @@ pub struct WorkerGraph {
     aged: Vec<usize>,
     rings_out: Vec<OutRing>,
     rings_in: Vec<InRing>,
+    /// The worker's way onto the scheduled link (see [`EgressLink`]).
+    egress: Option<Box<dyn EgressLink>>,
+    /// Per flow, the local egress node it ends at (for drops the scheduled link decides).
+    egress_node: Vec<Option<usize>>,
     /// Outbound rings with a backlog.
     backlogged: usize,
     clock: quanta::Clock,
@@ -329,8 +344,10 @@ impl WorkerGraph {
                     let n = nf.outgates();
                     (Kind::Function(nf), n)
                 }
-                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m], None), 0),
-                (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(model.sink_flow[m], Some(port)), 0),
+                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m], Output::Deliver), 0),
+                (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(model.sink_flow[m], Output::Port(port)), 0),
+                (Role::Sink, Instance::Scheduled(class)) if wiring.egress.is_some() => (Kind::Egress(model.sink_flow[m], Output::Scheduled(class)), 0),
+                (Role::Sink, Instance::Scheduled(_)) => return Err(Error::module(&decl.name, "a scheduled egress needs the pipeline's scheduled link")),
                 (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
             };
             if outgates != decl.outgates {
@@ -374,6 +391,8 @@ impl WorkerGraph {
             rings_out: wiring.outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring)).collect(),
             backlogged: 0,
             rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
+            egress: wiring.egress,
+            egress_node: Vec::new(),
             flows: vec![FlowRecorder::default(); model.flows.len()],
             triggers: knobs.triggers.clone(),
             trigger_sets: knobs.trigger_sets.clone(),
@@ -465,6 +484,12 @@ impl WorkerGraph {
         let nodes = &self.nodes;
         self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
+        self.egress_node = vec![None; model.flows.len()];
+        for (v, node) in nodes.iter().enumerate() {
+            if let Kind::Egress(Some(f), _) = node.kind {
+                self.egress_node[f] = Some(v);
+            }
+        }
         self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
         self.units =
             (0..nodes.len()).filter(|&i| nodes[i].queued || nodes[i].queued_when_buffered || matches!(nodes[i].kind, Kind::Source(_))).collect();

@@ -14,10 +14,10 @@
 //!
 //! The walker, not the NFs, keeps the counters the controllers read.
 
-use super::delivery::deliver;
-use super::{claims, gates, Kind, Node, OutRing, Release, Target, Task, WorkerGraph};
+use super::delivery::{claim_for_egress, deliver};
+use super::{claims, gates, Kind, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
-use crate::nf::{free_dropped, NfContext, Outputs};
+use crate::nf::{free_dropped, EgressLink, NfContext, Outputs};
 use crate::packet::NO_FLOW;
 use crate::pool::PacketPool;
 use crate::stride::Stride;
@@ -28,11 +28,12 @@ impl WorkerGraph {
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self) {
-        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
+        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
         let mut env = Env {
             pool,
             flows,
             last_read,
+            egress,
             clock,
             origin: *origin,
             timing: *timing,
@@ -101,6 +102,8 @@ struct Env<'a> {
     flows: &'a mut [FlowRecorder],
     /// The walk's last clock reading (raw ticks), while nothing ran after it.
     last_read: &'a mut Option<u64>,
+    /// The worker's way onto the scheduled link.
+    egress: &'a mut Option<Box<dyn EgressLink>>,
     clock: &'a quanta::Clock,
     origin: u64,
     timing: bool,
@@ -217,10 +220,28 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
             nf.process(&mut ctx, batch, &mut Outputs { gates: out });
             *env.last_read = None;
         }
-        Kind::Egress(flow, port) => {
+        Kind::Egress(flow, Output::Scheduled(class)) => {
+            // The packets wait in the pool for the scheduler's decisions (see `delivery`).
+            let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
+            let mut refused = 0;
+            for &id in batch.as_slice() {
+                claim_for_egress(env.pool, env.flows, *flow, id);
+                let len = env.pool.meta(id).len;
+                if !link.offer(*class, len, id) {
+                    free_dropped(env.pool, env.flows, id);
+                    refused += 1;
+                }
+            }
+            counters.dropped += refused;
+            batch.clear();
+        }
+        Kind::Egress(flow, output) => {
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
             let ids = batch.as_slice();
-            let sent = port.as_mut().map_or(ids.len(), |p| p.transmit(env.pool, ids));
+            let sent = match output {
+                Output::Port(port) => port.transmit(env.pool, ids),
+                _ => ids.len(),
+            };
             for &id in &ids[sent..] {
                 free_dropped(env.pool, env.flows, id);
             }

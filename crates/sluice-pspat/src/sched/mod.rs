@@ -3,11 +3,13 @@
 //! flow, bounded; a packet that finds its flow's queue full is given back
 //! and counted as that flow's drop.
 
+mod any;
 mod drr;
 mod priority;
 mod queues;
 mod wf2q_plus;
 
+pub use any::{Algorithm, AnyScheduler};
 pub use drr::Drr;
 pub use priority::Priority;
 pub use queues::Queues;

@@ -1,0 +1,119 @@
+//! A pipeline's scheduled egress, as its description gives it: every flow
+//! ends in a class of one scheduler (DRR or WF²Q+) that shares an emulated
+//! output link by the classes' weights (see `sluice_pspat::egress`).
+//! Runs on the engine; the simulator has no arbiter thread.
+
+use serde::Deserialize;
+use sluice_core::Model;
+use sluice_pspat::{EgressConfig, Link};
+
+use crate::error::{Error, Result};
+
+/// `egress_scheduler` in a pipeline description.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EgressSchedulerSpec {
+    /// "drr" or "wf2q+".
+    pub algorithm: String,
+    /// The link's rate (bit/s).
+    pub link_bits_per_s: f64,
+    /// Framing bytes charged per packet on the link (Ethernet: 24).
+    #[serde(default = "default_overhead")]
+    pub overhead_bytes: u32,
+    /// Packets each class's queue holds; arrivals beyond are dropped, counted.
+    #[serde(default = "default_queue")]
+    pub queue_pkts: usize,
+    /// The classes, in order.
+    pub classes: Vec<ClassSpec>,
+}
+
+/// One class of the scheduled egress.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClassSpec {
+    /// Unique name.
+    pub name: String,
+    /// Its share of the link against the others' (≥ 1).
+    pub weight: u32,
+    /// The flows it carries: names, or a prefix ending in `*`.
+    pub flows: Vec<String>,
+}
+
+fn default_overhead() -> u32 {
+    24
+}
+
+fn default_queue() -> usize {
+    1024
+}
+
+/// Most packets a class's queue may hold.
+const MAX_CLASS_QUEUE: usize = 1 << 20;
+
+/// The validated scheduled egress: its settings and each flow's class.
+#[derive(Clone, Debug)]
+pub struct EgressPlan {
+    /// What the arbiter runs.
+    pub config: EgressConfig,
+    /// Class names, by index.
+    pub class_names: Vec<String>,
+    /// Per flow of the model, its class.
+    pub class_of_flow: Vec<u16>,
+}
+
+impl EgressSchedulerSpec {
+    /// Checks the settings and puts every flow of `model` in exactly one class.
+    pub fn plan(&self, model: &Model) -> Result<EgressPlan> {
+        let bad = |reason: String| Error::Spec(format!("egress_scheduler: {reason}"));
+        let algorithm = sluice_pspat::sched::Algorithm::parse(&self.algorithm).map_err(bad)?;
+        if !(self.link_bits_per_s > 0.0 && self.link_bits_per_s <= 1e13) {
+            return Err(bad(format!("link_bits_per_s {} must be in (0, 1e13]", self.link_bits_per_s)));
+        }
+        if self.queue_pkts == 0 || self.queue_pkts > MAX_CLASS_QUEUE {
+            return Err(bad(format!("queue_pkts {} must be 1..={MAX_CLASS_QUEUE}", self.queue_pkts)));
+        }
+        if self.classes.is_empty() || self.classes.len() > usize::from(u16::MAX) {
+            return Err(bad(format!("{} classes: needs 1..={}", self.classes.len(), u16::MAX)));
+        }
+        let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];
+        for (c, class) in self.classes.iter().enumerate() {
+            if self.classes[..c].iter().any(|other| other.name == class.name) {
+                return Err(bad(format!("class '{}' is named twice", class.name)));
+            }
+            if class.weight == 0 {
+                return Err(bad(format!("class '{}': weight 0 must be ≥ 1", class.name)));
+            }
+            for pattern in &class.flows {
+                let matches = |name: &str| pattern.strip_suffix('*').map_or(name == pattern, |prefix| name.starts_with(prefix));
+                let mut any = false;
+                for (f, flow) in model.flows.iter().enumerate().filter(|(_, flow)| matches(&flow.name)) {
+                    any = true;
+                    if let Some(other) = class_of_flow[f].filter(|&o| usize::from(o) != c) {
+                        return Err(bad(format!("flow '{}' is in class '{}' and in class '{}'", flow.name, self.classes[usize::from(other)].name, class.name)));
+                    }
+                    class_of_flow[f] = Some(c as u16);
+                }
+                if !any {
+                    return Err(bad(format!("class '{}': no flow matches '{pattern}'", class.name)));
+                }
+            }
+        }
+        let class_of_flow = class_of_flow
+            .iter()
+            .enumerate()
+            .map(|(f, c)| c.ok_or_else(|| bad(format!("flow '{}' is in no class", model.flows[f].name))))
+            .collect::<Result<Vec<_>>>()?;
+        let config = EgressConfig {
+            algorithm,
+            link: Link { bits_per_s: self.link_bits_per_s, overhead: self.overhead_bytes },
+            weights: self.classes.iter().map(|c| c.weight).collect(),
+            queue_pkts: self.queue_pkts,
+        };
+        // Each worker's pool makes room for what can wait in the egress (see `EgressConfig::most_held`).
+        let room = sluice_core::limits::MAX_POOL_BUFFERS / 2;
+        if config.most_held() > room {
+            return Err(bad(format!("{} classes of {} packets and a mailbox can hold {} packets, more than a worker's pool makes room for ({room})", self.classes.len(), self.queue_pkts, config.most_held())));
+        }
+        Ok(EgressPlan { config, class_names: self.classes.iter().map(|c| c.name.clone()).collect(), class_of_flow })
+    }
+}

@@ -1,0 +1,70 @@
+//! A pipeline whose flows leave through a scheduled egress: classes share
+//! an overloaded link by weight, every packet is delivered or dropped and
+//! counted, and a bad description is refused naming what is wrong.
+
+mod common;
+
+use common::{one_engine_at_a_time, rc};
+use serde_json::{json, Value};
+use sluice_control::{drive, Null, RunPlan};
+use sluice_pipeline::Pipeline;
+
+/// RC(4) with cheap branches at `rate_pps`, its four flows in two classes
+/// of weights 3 (rc, bulk1) and 1 (bulk2, bulk3) over a link of `link_pps`
+/// of its 60-byte packets a second.
+fn scheduled(rate_pps: f64, link_pps: f64) -> Value {
+    let mut spec = rc(4);
+    for m in spec["modules"].as_array_mut().unwrap() {
+        if m["nf"]["type"] == "bypass" {
+            m["nf"]["cycles_per_batch"] = json!(1);
+        }
+    }
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = json!(rate_pps);
+    spec["egress_scheduler"] = json!({
+        "algorithm": "drr",
+        "link_bits_per_s": link_pps * (60.0 + 24.0) * 8.0,
+        "classes": [
+            {"name": "tight", "weight": 3, "flows": ["rc", "bulk1"]},
+            {"name": "bulk", "weight": 1, "flows": ["bulk2", "bulk3"]}
+        ]
+    });
+    spec
+}
+
+#[test]
+fn classes_share_an_overloaded_link_by_weight_and_every_packet_is_accounted() {
+    let _engine = one_engine_at_a_time();
+    // Offered 400 kpps, a quarter per flow; the link carries half.
+    let p = Pipeline::from_json(&scheduled(400e3, 200e3).to_string()).unwrap();
+    let plan = RunPlan { periods: 10, warmup_periods: 2, period_ns: 50_000_000, ..RunPlan::default() };
+    let report = drive(&mut p.engine(true).unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
+    let t = &report.flow_totals;
+    let delivered = |flows: &[usize]| flows.iter().map(|&f| t[f].delivered).sum::<u64>() as f64;
+    let (tight, bulk) = (delivered(&[0, 1]), delivered(&[2, 3]));
+    let share = tight / (tight + bulk);
+    assert!((share - 0.75).abs() < 0.05 * 0.75, "tight's share {share:.3} for weight 3 of 4 ({tight} and {bulk} delivered)");
+    let rate = (tight + bulk) / (plan.periods + plan.warmup_periods) as f64 / 0.05;
+    assert!(rate < 200e3 * 1.05, "the link's 200 kpps bound what was delivered: {rate:.0} pkt/s");
+    for (f, flow) in t.iter().enumerate() {
+        assert!(flow.dropped > 0, "flow {f}: its class's queue overflows");
+        assert_eq!(flow.generated, flow.delivered + flow.dropped, "flow {f}: generated = delivered + dropped ({flow:?})");
+    }
+}
+
+#[test]
+fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
+    let refused = |patch: &dyn Fn(&mut Value), expect: &str| {
+        let mut spec = scheduled(1e3, 1e3);
+        patch(&mut spec);
+        let err = Pipeline::from_json(&spec.to_string()).err().map(|e| e.to_string()).unwrap_or_default();
+        assert!(err.contains(expect), "expected '{expect}' in: {err}");
+    };
+    refused(&|s| s["egress_scheduler"]["algorithm"] = json!("cbq"), "unknown scheduling algorithm 'cbq'");
+    refused(&|s| s["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk2"]), "flow 'bulk3' is in no class");
+    refused(&|s| s["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk*"]), "flow 'bulk1' is in class 'tight' and in class 'bulk'");
+    refused(&|s| s["egress_scheduler"]["classes"][0]["weight"] = json!(0), "weight 0 must be ≥ 1");
+    refused(&|s| s["egress_scheduler"]["classes"][0]["flows"] = json!(["rc", "bulk1", "nope"]), "no flow matches 'nope'");
+    refused(&|s| s["egress_scheduler"]["link_bits_per_s"] = json!(0.0), "link_bits_per_s 0 must be in");
+    let sim = Pipeline::from_json(&scheduled(1e3, 1e3).to_string()).unwrap().simulator().err().map(|e| e.to_string()).unwrap_or_default();
+    assert!(sim.contains("the simulator has no arbiter thread"), "{sim}");
+}

@@ -1,0 +1,165 @@
+//! Sluice's scheduled egress: a pipeline's workers are the arbiter's
+//! clients. A worker's scheduled sinks offer each packet by handle to its
+//! mailbox, in the class its flow maps to; the arbiter schedules the
+//! classes over the emulated link and posts each decision (sent, or
+//! refused at a full class queue) back to the worker that offered it, in
+//! a mailbox of its own, and the worker delivers or drops the packet,
+//! which never left its pool. So the arbiter touches descriptors only, and
+//! every packet is accounted where it lives.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use sluice_core::limits::MAX_POOL_BUFFERS;
+use sluice_core::{EgressLink, PacketId};
+
+use crate::arbiter::{Arbiter, Client, Entry};
+use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
+use crate::sched::{Algorithm, AnyScheduler};
+use crate::link::Link;
+use crate::mailbox::{mailbox, Consumer, Producer};
+
+/// Packet handles below this; the bits above carry the offering worker.
+const HANDLE_BITS: u32 = 24;
+/// Entries a worker's offer mailbox holds.
+const OFFERS: usize = 4096;
+
+/// A scheduled egress's settings.
+#[derive(Clone, Debug)]
+pub struct EgressConfig {
+    /// The scheduling algorithm.
+    pub algorithm: Algorithm,
+    /// The emulated link.
+    pub link: Link,
+    /// Per class, its weight (≥ 1).
+    pub weights: Vec<u32>,
+    /// Packets a class's queue holds (pkt).
+    pub queue_pkts: usize,
+}
+
+impl EgressConfig {
+    /// The most packets one worker can have waiting in the scheduled egress
+    /// (pkt): every class's queue full of its packets and its offer mailbox
+    /// full. Its pool needs that many beside its own, or the egress holds
+    /// the pool's buffers and the source pauses before any class drops.
+    pub fn most_held(&self) -> usize {
+        self.weights.len() * self.queue_pkts + OFFERS
+    }
+}
+
+/// Per class, what the arbiter sent and refused (cumulative).
+#[derive(Debug, Default)]
+pub struct ClassCounters {
+    /// Packets put on the link (pkt).
+    pub sent_pkts: AtomicU64,
+    /// Their bytes (without framing).
+    pub sent_bytes: AtomicU64,
+    /// Packets refused at the class's full queue (pkt).
+    pub dropped: AtomicU64,
+}
+
+/// The arbiter's side: hands decisions back to the workers.
+struct Decisions {
+    to_workers: Vec<Producer>,
+    classes: Arc<[ClassCounters]>,
+}
+
+impl Decisions {
+    fn post(&mut self, e: Entry, sent: bool) {
+        let worker = (e.id >> HANDLE_BITS) as usize;
+        let handle = e.id & ((1 << HANDLE_BITS) - 1);
+        // A worker has no more packets out than its pool holds, and its
+        // mailbox holds that many: a decision always finds room.
+        let posted = self.to_workers[worker].push(Entry { flow: e.flow, len: u16::from(sent), id: handle }.pack());
+        assert!(posted, "worker {worker}'s decision mailbox holds every packet it can have out");
+    }
+}
+
+impl Dispatch for Decisions {
+    fn transmit(&mut self, e: Entry, _now_ns: u64) {
+        let c = &self.classes[usize::from(e.flow)];
+        // One writer (this thread): a load and a store are enough.
+        c.sent_pkts.store(c.sent_pkts.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        c.sent_bytes.store(c.sent_bytes.load(Ordering::Relaxed) + u64::from(e.len), Ordering::Relaxed);
+        self.post(e, true);
+    }
+
+    fn refuse(&mut self, e: Entry) {
+        let c = &self.classes[usize::from(e.flow)];
+        c.dropped.store(c.dropped.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        self.post(e, false);
+    }
+}
+
+/// A worker's end of the scheduled egress.
+pub struct WorkerEgress {
+    offers: Client,
+    decisions: Consumer,
+    /// The worker's index, in the handles' top bits.
+    tag: u32,
+}
+
+impl EgressLink for WorkerEgress {
+    #[inline]
+    fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
+        debug_assert!(id.0 < 1 << HANDLE_BITS, "{id:?} does not fit the handle bits");
+        self.offers.send(Entry { flow: class, len, id: id.0 | self.tag })
+    }
+
+    #[inline]
+    fn decision(&mut self) -> Option<(PacketId, bool)> {
+        self.decisions.pop().map(|word| {
+            let e = Entry::unpack(word);
+            (PacketId(e.id), e.len == 1)
+        })
+    }
+}
+
+/// The running scheduled egress: the arbiter's thread and the classes' counters.
+pub struct ScheduledEgress {
+    thread: Option<ArbiterThread<AnyScheduler>>,
+    classes: Arc<[ClassCounters]>,
+}
+
+impl ScheduledEgress {
+    /// Starts the arbiter for `workers` workers (pinned to `core` if
+    /// given); returns it and each worker's end, in worker order.
+    pub fn start(config: &EgressConfig, workers: usize, core: Option<core_affinity::CoreId>) -> Result<(Self, Vec<WorkerEgress>), String> {
+        if workers == 0 || workers > 1 << (32 - HANDLE_BITS) {
+            return Err(format!("scheduled egress: {workers} workers (at most {})", 1 << (32 - HANDLE_BITS)));
+        }
+        if config.weights.is_empty() || config.weights.iter().any(|&w| w == 0) || config.queue_pkts == 0 {
+            return Err("scheduled egress: every class needs a weight ≥ 1 and its queue ≥ 1 packet".into());
+        }
+        let classes: Arc<[ClassCounters]> = config.weights.iter().map(|_| ClassCounters::default()).collect();
+        let (arbiter, clients) = Arbiter::new(config.algorithm.build(&config.weights, config.queue_pkts), config.link, workers, OFFERS, 64);
+        let (to_workers, from_arbiter): (Vec<_>, Vec<_>) = (0..workers).map(|_| mailbox(MAX_POOL_BUFFERS)).unzip();
+        let clock = quanta::Clock::new();
+        let origin = clock.raw();
+        let dispatch = Decisions { to_workers, classes: classes.clone() };
+        let thread = ArbiterThread::spawn(arbiter, clock, origin, core, Idle::default(), dispatch);
+        let ends = clients
+            .into_iter()
+            .zip(from_arbiter)
+            .enumerate()
+            .map(|(w, (offers, decisions))| WorkerEgress { offers, decisions, tag: (w as u32) << HANDLE_BITS })
+            .collect();
+        Ok((Self { thread: Some(thread), classes }, ends))
+    }
+
+    /// Per class, what went out and what was refused so far.
+    pub fn classes(&self) -> &[ClassCounters] {
+        &self.classes
+    }
+
+    /// Stops the arbiter; returns what it did.
+    pub fn stop(&mut self) -> ArbiterStats {
+        self.thread.take().map(|t| t.stop().1).unwrap_or_default()
+    }
+}
+
+impl Drop for ScheduledEgress {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
