@@ -158,6 +158,10 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--poll", type=click.Choice(["busy", "empty-poll", "slo-aware"]), help="What workers do after a round without work (default: the description's, else busy).")
 @click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
+@click.option("--egress-sched", type=click.Choice(["drr", "wf2q+"]), help="Share the output link among classes of flows with this scheduler (engine only).")
+@click.option("--link-rate", metavar="RATE", help="The scheduled link's rate: bit/s, or with a unit (1Gbit, 500Mbit, 10kbit).")
+@click.option("--weights", metavar="CLASS=W,…", help="The classes and their weights (tight=3,bulk=1).")
+@click.option("--class", "class_flows", multiple=True, metavar="CLASS=FLOW,…", help="A class's flows (names, or a prefix ending in *); repeatable.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
 @click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
 @click.option("--spare-workers", type=click.IntRange(0, int(LIMITS["max_workers"]) - 1), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
@@ -184,6 +188,10 @@ def run(
     poll: Optional[str],
     rate_pps: Optional[float],
     flow_rates: tuple[str, ...],
+    egress_sched: Optional[str],
+    link_rate: Optional[str],
+    weights: Optional[str],
+    class_flows: tuple[str, ...],
     slo_statistic: str,
     delta: float,
     spare_workers: int,
@@ -239,6 +247,8 @@ def run(
         raise Refused("--rx receives from a port: --pcap, --rate and --flow-rate set the built-in source")
     if poll is not None:
         pipeline.set_poll(poll)
+    if egress_sched is not None or link_rate or weights or class_flows:
+        _schedule_egress(pipeline, egress_sched, link_rate, weights, class_flows)
     try:
         pipeline.use_ports(rx_port, tx_port)
     except ValueError as e:
@@ -253,6 +263,46 @@ def run(
             console.print(f"interrupted after {len(partial.periods)} periods; the report of those was written", style="yellow")
         raise
     _report(result, json_path, csv_path, plot_path)
+
+
+#: Units of --link-rate (bit/s).
+LINK_UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12}
+
+
+def _schedule_egress(pipeline: Pipeline, algorithm: Optional[str], link_rate: Optional[str], weights: Optional[str],
+                     class_flows: tuple[str, ...]) -> None:
+    """--egress-sched, --link-rate, --weights and --class: all four, or none."""
+    if not (algorithm and link_rate and weights and class_flows):
+        raise Refused("a scheduled egress needs --egress-sched, --link-rate, --weights and a --class for each class")
+    text = link_rate.strip().lower()
+    unit = next((u for u in LINK_UNITS if text.endswith(u)), None)
+    try:
+        bits = float(text[: -len(unit)] if unit else text) * (LINK_UNITS[unit] if unit else 1.0)
+    except ValueError:
+        raise Refused(f"--link-rate {link_rate}: a rate in bit/s, or with a unit (1Gbit, 500Mbit)") from None
+
+    def pairs(text: str, flag: str) -> list[tuple[str, str]]:
+        out = [item.partition("=") for item in text.split(",") if item]
+        if not out or any(not sep or not k for k, sep, _ in out):
+            raise Refused(f"{flag} takes NAME=VALUE,…, got '{text}'")
+        return [(k, v) for k, _, v in out]
+
+    try:
+        weight_of = {name: int(w) for name, w in pairs(weights, "--weights")}
+    except ValueError:
+        raise Refused(f"--weights {weights}: every weight is a whole number") from None
+    members: dict[str, list[str]] = {}
+    for item in class_flows:
+        name, sep, flows = item.partition("=")
+        if not sep or not flows:
+            raise Refused(f"--class takes CLASS=FLOW,…, got '{item}'")
+        if name not in weight_of:
+            raise Refused(f"--class {name}: no such class in --weights ({', '.join(weight_of)})")
+        members.setdefault(name, []).extend(f for f in flows.split(",") if f)
+    missing = [c for c in weight_of if c not in members]
+    if missing:
+        raise Refused(f"--weights names class {missing[0]!r} that no --class gives flows")
+    pipeline.schedule_egress(algorithm, bits, {c: (weight_of[c], members[c]) for c in weight_of})
 
 
 def _read_description(path: str) -> dict[str, Any]:

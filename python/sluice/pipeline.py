@@ -77,6 +77,8 @@ class Pipeline:
         self._auto_streams: dict[str, list[dict[str, Any]]] = {}
         #: Keys of a description read with `from_spec` that the builder does not know.
         self._extra: dict[str, Any] = {}
+        #: The scheduled egress (see `schedule_egress`), if any.
+        self.egress_scheduler: Optional[dict[str, Any]] = None
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Pipeline:
@@ -92,7 +94,8 @@ class Pipeline:
         p._outages = spec.get("outages", [])
         p.spare_workers = spec.get("spare_workers", 0)
         p.poll = spec.get("poll", {"policy": "busy"})
-        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll"}
+        p.egress_scheduler = spec.get("egress_scheduler")
+        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll", "egress_scheduler"}
         p._extra = {k: v for k, v in spec.items() if k not in known}
         return p
 
@@ -330,6 +333,7 @@ class Pipeline:
             "outages": self._outages,
             "spare_workers": self.spare_workers,
             "poll": self.poll,
+            **({"egress_scheduler": self.egress_scheduler} if self.egress_scheduler is not None else {}),
         }
 
     def to_json(self) -> str:
@@ -349,6 +353,21 @@ class Pipeline:
             self.poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us}
         else:
             raise ValueError(f"unknown poll policy {policy!r} (busy, empty-poll, slo-aware)")
+
+    def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
+                        queue_pkts: int = 1024, overhead_bytes: int = 24) -> None:
+        """Sends every flow through one scheduler sharing an emulated output
+        link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
+        arbiter thread, `algorithm` "drr" or "wf2q+"). `classes` maps a class
+        name to its weight and its flows (names, or a prefix ending in `*`);
+        every flow must be in exactly one class. A class's queue holds
+        `queue_pkts` packets, what arrives beyond is dropped and counted;
+        each packet is charged `overhead_bytes` of framing on the link.
+        Runs on the engine only."""
+        self.egress_scheduler = {
+            "algorithm": algorithm, "link_bits_per_s": link_bits_per_s, "queue_pkts": queue_pkts, "overhead_bytes": overhead_bytes,
+            "classes": [{"name": name, "weight": weight, "flows": list(flows)} for name, (weight, flows) in classes.items()],
+        }
 
     def send(self, port: str, seconds: float) -> dict[str, Any]:
         """Puts what this pipeline's source makes (its streams at their rates,

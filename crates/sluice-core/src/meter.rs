@@ -27,7 +27,7 @@ pub struct PeriodMeter {
     period: u64,
     /// Source modules: their NF runs count as generated packets.
     sources: Vec<ModuleId>,
-    /// Egress modules: their NF runs count as delivered packets.
+    /// Egress modules: what they delivered (see [`ModuleCounters::delivered`]).
     sinks: Vec<ModuleId>,
     /// Trigger in force per module at the end of the period (pkt).
     triggers: Vec<u32>,
@@ -178,7 +178,7 @@ impl PeriodMeter {
         let totals = Totals {
             generated: sources.iter().map(|&s| now.modules[s].run_pkts).sum::<u64>() + copied,
             copied,
-            delivered: sinks.iter().map(|&s| now.modules[s].run_pkts).sum(),
+            delivered: sinks.iter().map(|&s| now.modules[s].delivered).sum(),
             dropped: drops.total(),
             drops,
             in_flight: now.in_flight.max(0) as u64,

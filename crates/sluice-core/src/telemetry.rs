@@ -28,7 +28,8 @@ pub struct ModuleCounters {
     /// Time spent in the NF (ns).
     pub busy_ns: u64,
     /// Packets the NF sent to its drop gate: malformed, refused by policy,
-    /// no pool buffer for a copy (pkt).
+    /// no pool buffer for a copy; at an egress, what its port or scheduled
+    /// link refused (pkt).
     pub dropped: u64,
     /// High-availability copies the NF removed because their twin had
     /// passed (pkt): dropped by design, not lost.
@@ -42,6 +43,9 @@ pub struct ModuleCounters {
     pub missed: u64,
     /// Packets the NF made (copies of its input, see [`NfContext::copy_packet`](crate::NfContext::copy_packet)) (pkt).
     pub created: u64,
+    /// Egresses only: packets delivered, its runs' packets less those its
+    /// port or scheduled link refused and those still waiting there (pkt).
+    pub delivered: u64,
 }
 
 impl ModuleCounters {

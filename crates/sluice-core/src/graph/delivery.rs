@@ -84,14 +84,18 @@ impl WorkerGraph {
         while let Some((id, sent)) = link.decision() {
             let tag = self.pool.meta(id).flow;
             let flow = (tag != NO_FLOW).then_some(tag as usize);
+            // Counted at the flow's egress (for the flow alone where its egress moved away).
+            let counters = flow.and_then(|f| self.egress_node[f]).map(|v| &mut self.nodes[v].counters);
             if sent {
                 let now = self.timing.then(|| *now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw())));
                 deliver(&mut self.pool, &mut self.flows, flow, &[id], now);
+                if let Some(c) = counters {
+                    c.delivered += 1;
+                }
             } else {
                 free_dropped(&mut self.pool, &mut self.flows, id);
-                // A flow whose egress moved away is counted for the flow only.
-                if let Some(v) = flow.and_then(|f| self.egress_node[f]) {
-                    self.nodes[v].counters.dropped += 1;
+                if let Some(c) = counters {
+                    c.dropped += 1;
                 }
             }
             decided += 1;

@@ -246,6 +246,7 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
                 free_dropped(env.pool, env.flows, id);
             }
             counters.dropped += (ids.len() - sent) as u64;
+            counters.delivered += sent as u64;
             let now_ns = env.timing.then(|| {
                 let now = env.clock.raw();
                 *env.last_read = Some(now);
