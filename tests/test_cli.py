@@ -133,6 +133,28 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
     assert (tmp_path / "o" / "pspat.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_run_through_a_scheduled_egress_shares_the_link_by_class_weight(tmp_path: Path) -> None:
+    # gw(8) offers 8 × 100 kpps of 60-byte packets; the link carries 400 kpps (84 bytes each on the wire).
+    out = sluice("run", "gw", "--n", "8", "--periods", "6", "--period-ms", "50", "--rate", "100000", "--egress-sched", "drr",
+                 "--link-rate", "268.8Mbit", "--weights", "tight=3,bulk=1", "--class", "tight=flow0,flow1,flow2,flow3",
+                 "--class", "bulk=flow4*,flow5,flow6,flow7", "--json", "g.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "scheduled egress, by class" in out.stdout
+    r = json.loads((tmp_path / "g.json").read_text())
+    totals = r["flow_totals"]
+    tight = sum(totals[f"flow{i}"]["delivered"] for i in range(4))
+    bulk = sum(totals[f"flow{i}"]["delivered"] for i in range(4, 8))
+    assert abs(tight / (tight + bulk) - 0.75) < 0.05 * 0.75, (tight, bulk)
+    s = r["summary"]
+    assert s["accounted"] and s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"], s
+    for flags, expect in ((("--egress-sched", "drr"), "needs --egress-sched, --link-rate, --weights"),
+                          (("--egress-sched", "drr", "--link-rate", "fast", "--weights", "a=1", "--class", "a=flow*"), "--link-rate fast"),
+                          (("--egress-sched", "drr", "--link-rate", "1Gbit", "--weights", "a=1", "--class", "b=flow*"), "no such class"),
+                          (("--egress-sched", "drr", "--link-rate", "1Gbit", "--weights", "a=1", "--class", "a=flow0"), "flow 'flow1' is in no class")):
+        bad = sluice("run", "gw", "--n", "2", "--periods", "1", *flags, cwd=tmp_path)
+        assert bad.returncode != 0 and expect in bad.stderr, bad.stderr
+
+
 def test_experiment_embedding_writes_the_documented_report(tmp_path: Path) -> None:
     out = sluice("experiment", "embedding", "--time-limit", "20", "--out", "o", "--json", "e.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

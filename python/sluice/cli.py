@@ -322,6 +322,14 @@ def _read_description(path: str) -> dict[str, Any]:
 def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str], plot_path: Optional[str]) -> None:
     """Prints a run's table and moves and writes the files asked for."""
     console.print(_summary_table([result]))
+    if result.classes:
+        table = Table(title="scheduled egress, by class (whole run)")
+        for column in ("class", "weight", "flows", "generated", "delivered", "dropped", "share", "p99 µs (worst flow)"):
+            table.add_column(column, justify="left" if column in ("class", "flows") else "right")
+        for name, c in result.classes.items():
+            table.add_row(name, str(c["weight"]), ", ".join(c["flows"]), str(c["generated"]), str(c["delivered"]), str(c["dropped"]),
+                          f"{c['share']:.3f}", f"{c['p99_us_max']:.1f}")
+        console.print(table)
     for period, moves in result.moves.items():
         workers = sorted(set(moves.values()))
         console.print(f"decomposed after period {period}: {len(moves)} modules to worker(s) {', '.join(map(str, workers))} ({', '.join(moves)})")

@@ -27,6 +27,28 @@ class RunResult:
         return totals
 
     @property
+    def classes(self) -> dict[str, dict[str, Any]]:
+        """Per class of a scheduled egress (see `Pipeline.schedule_egress`;
+        empty without one), over the whole run: weight, flows, generated,
+        delivered, dropped (pkt), share of what was delivered, and the
+        largest p99 delay of its flows over the measured periods (µs)."""
+        scheduler = self.data.get("pipeline_egress_scheduler")
+        if not scheduler:
+            return {}
+        totals = self.flow_totals
+        measured = [p for p in self.periods if not p.get("warmup")]
+        out: dict[str, dict[str, Any]] = {}
+        for c in scheduler["classes"]:
+            flows = [f for f in totals if any(f == pat or (pat.endswith("*") and f.startswith(pat[:-1])) for pat in c["flows"])]
+            p99 = [p["flows"][f]["p99_us"] for p in measured for f in flows if p["flows"][f]["delivered"]]
+            out[c["name"]] = {"weight": c["weight"], "flows": flows, **{k: sum(totals[f][k] for f in flows) for k in ("generated", "delivered", "dropped")},
+                              "p99_us_max": max(p99, default=0.0)}
+        delivered = sum(c["delivered"] for c in out.values())
+        for c in out.values():
+            c["share"] = c["delivered"] / delivered if delivered else 0.0
+        return out
+
+    @property
     def interrupted(self) -> Optional[str]:
         """Why the run ended before its last period ("stopped", or the error), or None."""
         why = self.data.get("interrupted")

@@ -128,7 +128,7 @@ impl ScheduledEgress {
         if workers == 0 || workers > 1 << (32 - HANDLE_BITS) {
             return Err(format!("scheduled egress: {workers} workers (at most {})", 1 << (32 - HANDLE_BITS)));
         }
-        if config.weights.is_empty() || config.weights.iter().any(|&w| w == 0) || config.queue_pkts == 0 {
+        if config.weights.is_empty() || config.weights.contains(&0) || config.queue_pkts == 0 {
             return Err("scheduled egress: every class needs a weight ≥ 1 and its queue ≥ 1 packet".into());
         }
         let classes: Arc<[ClassCounters]> = config.weights.iter().map(|_| ClassCounters::default()).collect();
