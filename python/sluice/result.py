@@ -37,9 +37,13 @@ class RunResult:
             return {}
         totals = self.flow_totals
         measured = [p for p in self.periods if not p.get("warmup")]
+        # As the core puts flows in classes: names first, then prefixes for the flows no class names.
+        named = {f: c["name"] for c in scheduler["classes"] for f in c["flows"] if not f.endswith("*")}
+        class_of = {f: named.get(f) or next(c["name"] for c in scheduler["classes"] if any(p.endswith("*") and f.startswith(p[:-1]) for p in c["flows"]))
+                    for f in totals}
         out: dict[str, dict[str, Any]] = {}
         for c in scheduler["classes"]:
-            flows = [f for f in totals if any(f == pat or (pat.endswith("*") and f.startswith(pat[:-1])) for pat in c["flows"])]
+            flows = [f for f in totals if class_of[f] == c["name"]]
             p99 = [p["flows"][f]["p99_us"] for p in measured for f in flows if p["flows"][f]["delivered"]]
             out[c["name"]] = {"weight": c["weight"], "flows": flows, **{k: sum(totals[f][k] for f in flows) for k in ("generated", "delivered", "dropped")},
                               "p99_us_max": max(p99, default=0.0)}

@@ -35,7 +35,8 @@ pub struct ClassSpec {
     pub name: String,
     /// Its share of the link against the others' (≥ 1).
     pub weight: u32,
-    /// The flows it carries: names, or a prefix ending in `*`.
+    /// The flows it carries: names, or a prefix ending in `*` for the
+    /// flows no class names.
     pub flows: Vec<String>,
 }
 
@@ -75,7 +76,6 @@ impl EgressSchedulerSpec {
         if self.classes.is_empty() || self.classes.len() > usize::from(u16::MAX) {
             return Err(bad(format!("{} classes: needs 1..={}", self.classes.len(), u16::MAX)));
         }
-        let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];
         for (c, class) in self.classes.iter().enumerate() {
             if self.classes[..c].iter().any(|other| other.name == class.name) {
                 return Err(bad(format!("class '{}' is named twice", class.name)));
@@ -83,18 +83,28 @@ impl EgressSchedulerSpec {
             if class.weight == 0 {
                 return Err(bad(format!("class '{}': weight 0 must be ≥ 1", class.name)));
             }
-            for pattern in &class.flows {
-                let matches = |name: &str| pattern.strip_suffix('*').map_or(name == pattern, |prefix| name.starts_with(prefix));
-                let mut any = false;
-                for (f, flow) in model.flows.iter().enumerate().filter(|(_, flow)| matches(&flow.name)) {
-                    any = true;
-                    if let Some(other) = class_of_flow[f].filter(|&o| usize::from(o) != c) {
-                        return Err(bad(format!("flow '{}' is in class '{}' and in class '{}'", flow.name, self.classes[usize::from(other)].name, class.name)));
+        }
+        // Names first, then prefixes for the flows no class names.
+        let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];
+        for prefixes in [false, true] {
+            let claimed = class_of_flow.clone();
+            for (c, class) in self.classes.iter().enumerate() {
+                for pattern in class.flows.iter().filter(|p| p.ends_with('*') == prefixes) {
+                    let matches = |name: &str| pattern.strip_suffix('*').map_or(name == pattern, |prefix| name.starts_with(prefix));
+                    let mut any = false;
+                    for (f, flow) in model.flows.iter().enumerate().filter(|(_, flow)| matches(&flow.name)) {
+                        any = true;
+                        if claimed[f].is_some() {
+                            continue;
+                        }
+                        if let Some(other) = class_of_flow[f].filter(|&o| usize::from(o) != c) {
+                            return Err(bad(format!("flow '{}' is in class '{}' and in class '{}'", flow.name, self.classes[usize::from(other)].name, class.name)));
+                        }
+                        class_of_flow[f] = Some(c as u16);
                     }
-                    class_of_flow[f] = Some(c as u16);
-                }
-                if !any {
-                    return Err(bad(format!("class '{}': no flow matches '{pattern}'", class.name)));
+                    if !any {
+                        return Err(bad(format!("class '{}': no flow matches '{pattern}'", class.name)));
+                    }
                 }
             }
         }

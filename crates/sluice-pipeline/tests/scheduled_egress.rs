@@ -61,7 +61,19 @@ fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
     };
     refused(&|s| s["egress_scheduler"]["algorithm"] = json!("cbq"), "unknown scheduling algorithm 'cbq'");
     refused(&|s| s["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk2"]), "flow 'bulk3' is in no class");
-    refused(&|s| s["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk*"]), "flow 'bulk1' is in class 'tight' and in class 'bulk'");
+    refused(&|s| s["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk1", "bulk2", "bulk3"]), "flow 'bulk1' is in class 'tight' and in class 'bulk'");
+    refused(
+        &|s| {
+            s["egress_scheduler"]["classes"][0]["flows"] = json!(["rc", "bulk*"]);
+            s["egress_scheduler"]["classes"][1]["flows"] = json!(["b*"]);
+        },
+        "flow 'bulk1' is in class 'tight' and in class 'bulk'",
+    );
+    // A name beats a prefix: bulk1 is tight's, the prefix takes the rest.
+    let mut spec = scheduled(1e3, 1e3);
+    spec["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk*"]);
+    let plan = Pipeline::from_json(&spec.to_string()).unwrap().egress().unwrap().class_of_flow.clone();
+    assert_eq!(plan, vec![0, 0, 1, 1]);
     refused(&|s| s["egress_scheduler"]["classes"][0]["weight"] = json!(0), "weight 0 must be ≥ 1");
     refused(&|s| s["egress_scheduler"]["classes"][0]["flows"] = json!(["rc", "bulk1", "nope"]), "no flow matches 'nope'");
     refused(&|s| s["egress_scheduler"]["link_bits_per_s"] = json!(0.0), "link_bits_per_s 0 must be in");

@@ -1,8 +1,9 @@
 //! The arbiter's thread: scans in a loop on a core of its own and sleeps
-//! when there is nothing to do. It sleeps only after `spins` scans in a
-//! row found the mailboxes and the algorithm empty, for `sleep` at a time,
-//! so a packet that arrives while it sleeps waits at most `sleep` plus the
-//! timer's slack (measured in `sluice experiment pspat`).
+//! when there is nothing to do. It sleeps only after its scans have found
+//! the mailboxes and the algorithm empty for `idle_before_sleep`, for
+//! `sleep` at a time, so a packet that arrives while it sleeps waits at
+//! most `sleep` plus the timer's slack (tens of µs here), and traffic that
+//! comes at least every `idle_before_sleep` never waits for a wake-up.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -15,16 +16,21 @@ use crate::sched::Scheduler;
 /// When an idle arbiter sleeps.
 #[derive(Clone, Copy, Debug)]
 pub struct Idle {
-    /// Empty scans in a row before it sleeps.
-    pub spins: u32,
+    /// How long its scans find nothing before it sleeps (`Duration::MAX`: never).
+    pub idle_before_sleep: Duration,
     /// How long it sleeps.
     pub sleep: Duration,
 }
 
 impl Default for Idle {
     fn default() -> Self {
-        Self { spins: 1024, sleep: Duration::from_micros(50) }
+        Self { idle_before_sleep: Duration::from_millis(1), sleep: Duration::from_micros(50) }
     }
+}
+
+impl Idle {
+    /// An arbiter that never sleeps.
+    pub const SPIN: Self = Self { idle_before_sleep: Duration::MAX, sleep: Duration::ZERO };
 }
 
 /// What the arbiter's thread did.
@@ -78,7 +84,9 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
                 core_affinity::set_for_current(core);
             }
             let mut stats = ArbiterStats::default();
-            let mut empty = 0u32;
+            let idle_ns = u64::try_from(idle.idle_before_sleep.as_nanos()).unwrap_or(u64::MAX);
+            // When the scans last found work (ns since the origin).
+            let mut worked_ns = 0;
             let mut last = clock.raw();
             while !stopping.load(Ordering::Relaxed) {
                 let now = clock.raw();
@@ -90,17 +98,13 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
                 stats.totals.drained += scan.drained;
                 stats.totals.sent += scan.sent;
                 stats.totals.dropped += scan.dropped;
-                if scan.drained == 0 && scan.sent == 0 && arbiter.scheduler().is_empty() {
-                    empty += 1;
-                    if empty >= idle.spins {
-                        stats.busy_ns += clock.delta_as_nanos(last, now);
-                        std::thread::sleep(idle.sleep);
-                        last = clock.raw();
-                        stats.sleeps += 1;
-                        empty = 0;
-                    }
-                } else {
-                    empty = 0;
+                if scan.drained > 0 || scan.sent > 0 || !arbiter.scheduler().is_empty() {
+                    worked_ns = now_ns;
+                } else if now_ns.saturating_sub(worked_ns) >= idle_ns {
+                    stats.busy_ns += clock.delta_as_nanos(last, now);
+                    std::thread::sleep(idle.sleep);
+                    last = clock.raw();
+                    stats.sleeps += 1;
                 }
             }
             stats.busy_ns += clock.delta_as_nanos(last, clock.raw());

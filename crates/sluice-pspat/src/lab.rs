@@ -306,8 +306,7 @@ fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_tr
         Architecture::Pspat => {
             let (arbiter, mailboxes) = Arbiter::new(algorithm.build(&weights, OFFER_QUEUE), link, flows.len(), OFFER_MAILBOX, DRAIN_BUDGET);
             let seen = on_transmit.clone();
-            let idle = Idle { spins: u32::MAX, ..Idle::default() };
-            let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, idle, (move |e: Entry, now_ns| seen(e, now_ns), |_| {}));
+            let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, Idle::SPIN, (move |e: Entry, now_ns| seen(e, now_ns), |_| {}));
             let threads = mailboxes
                 .into_iter()
                 .enumerate()

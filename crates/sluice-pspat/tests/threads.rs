@@ -53,7 +53,7 @@ fn an_idle_arbiter_sleeps_and_wakes_for_the_next_packet() {
     let seen = sent_at.clone();
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    let idle = Idle { spins: 16, sleep: Duration::from_micros(200) };
+    let idle = Idle { idle_before_sleep: Duration::from_micros(100), sleep: Duration::from_micros(200) };
     let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, None, idle, (move |_: Entry, now_ns| seen.store(now_ns, Ordering::Relaxed), |_| {}));
     std::thread::sleep(Duration::from_millis(20));
     let before = clock.delta_as_nanos(origin, clock.raw());
