@@ -125,7 +125,7 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
     assert [t["clients"] for t in r["throughput"]] == [1, 2, 4, 8]
     assert all({"clients", "pspat_mpps", "mutex_mpps", "none_mpps"} <= set(t) and t["pspat_mpps"] > 0 for t in r["throughput"])
     assert {(s["scheduler"], s["overload"]) for s in r["share"]} == {(a, o) for a in ("pspat", "mutex") for o in (0.25, 0.5, 1.0, 1.5, 2.0)}
-    assert all({"scheduler", "overload", "max_share_error_pct"} <= set(s) for s in r["share"])
+    assert all({"scheduler", "overload", "max_share_error_pct", "windows_held", "windows"} <= set(s) for s in r["share"])
     # Below what the mutex sustains the link is not overloaded for PSPAT either: the median window holds 10:1.
     assert all(s["median_share_error_pct"] < 5 for s in r["share"] if s["scheduler"] == "pspat" and s["overload"] <= 0.5)
     assert all({"scheduler", "interferers", "p99_us", "p99_alone_us"} <= set(v) and v["p99_us"] > 0 for v in r["victim"])
