@@ -10,7 +10,7 @@ use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
 use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
 
-use sluice_pspat::ScheduledEgress;
+use sluice_pspat::{InlineEgress, ScheduledEgress};
 
 use crate::egress::EgressPlan;
 use crate::error::{Error, Result};
@@ -130,7 +130,12 @@ impl Pipeline {
         let pool = sluice_core::wiring::pool_capacity(&self.model, schedule) + plan.config.most_held();
         let walker = WalkerConfig { pool_capacity: Some(pool.min(sluice_core::limits::MAX_POOL_BUFFERS)), ..walker };
         let config = EngineConfig { walker, pin: true, poll: self.poll };
-        // Every worker, spares too, is a client: a sink may move to any of them.
+        // One worker is its own arbiter; several are the clients of an
+        // arbiter thread, every one of them (spares too: a sink may move).
+        if self.model.workers() == 1 {
+            let link: Box<dyn sluice_core::EgressLink> = Box::new(InlineEgress::new(&plan.config, quanta::Clock::new()));
+            return Ok(Engine::start_linked(self.model.clone(), instances, config, vec![link], None)?);
+        }
         let (arbiter, links) = ScheduledEgress::start(&plan.config, self.model.workers(), None).map_err(Error::Spec)?;
         let links = links.into_iter().map(|l| Box::new(l) as Box<dyn sluice_core::EgressLink>).collect();
         Ok(Engine::start_linked(self.model.clone(), instances, config, links, Some(Box::new(arbiter)))?)

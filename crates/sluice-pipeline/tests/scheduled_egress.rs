@@ -33,21 +33,37 @@ fn scheduled(rate_pps: f64, link_pps: f64) -> Value {
 
 #[test]
 fn classes_share_an_overloaded_link_by_weight_and_every_packet_is_accounted() {
+    // One worker runs the scheduler inline; two are the clients of an arbiter thread.
+    for workers in [1, 2] {
+        let mut spec = scheduled(400e3, 200e3);
+        if workers == 2 {
+            for m in spec["modules"].as_array_mut().unwrap() {
+                if m["name"].as_str().is_some_and(|n| n.ends_with("bulk2") || n.ends_with("bulk3")) {
+                    m["worker"] = json!(1);
+                }
+            }
+        }
+        shares_by_weight(&spec, workers);
+    }
+}
+
+fn shares_by_weight(spec: &Value, workers: usize) {
     let _engine = one_engine_at_a_time();
     // Offered 400 kpps, a quarter per flow; the link carries half.
-    let p = Pipeline::from_json(&scheduled(400e3, 200e3).to_string()).unwrap();
+    let p = Pipeline::from_json(&spec.to_string()).unwrap();
+    assert_eq!(p.model().workers(), workers);
     let plan = RunPlan { periods: 10, warmup_periods: 2, period_ns: 50_000_000, ..RunPlan::default() };
     let report = drive(&mut p.engine(true).unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
     let t = &report.flow_totals;
     let delivered = |flows: &[usize]| flows.iter().map(|&f| t[f].delivered).sum::<u64>() as f64;
     let (tight, bulk) = (delivered(&[0, 1]), delivered(&[2, 3]));
     let share = tight / (tight + bulk);
-    assert!((share - 0.75).abs() < 0.05 * 0.75, "tight's share {share:.3} for weight 3 of 4 ({tight} and {bulk} delivered)");
+    assert!((share - 0.75).abs() < 0.05 * 0.75, "{workers} workers: tight's share {share:.3} for weight 3 of 4 ({tight} and {bulk} delivered)");
     let rate = (tight + bulk) / (plan.periods + plan.warmup_periods) as f64 / 0.05;
     assert!(rate < 200e3 * 1.05, "the link's 200 kpps bound what was delivered: {rate:.0} pkt/s");
     for (f, flow) in t.iter().enumerate() {
         assert!(flow.dropped > 0, "flow {f}: its class's queue overflows");
-        assert_eq!(flow.generated, flow.delivered + flow.dropped, "flow {f}: generated = delivered + dropped ({flow:?})");
+        assert_eq!(flow.generated, flow.delivered + flow.dropped, "{workers} workers, flow {f}: generated = delivered + dropped ({flow:?})");
     }
 }
 

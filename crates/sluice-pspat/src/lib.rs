@@ -10,6 +10,7 @@
 pub mod arbiter;
 pub mod arbiter_thread;
 pub mod egress;
+pub mod inline_egress;
 pub mod lab;
 pub mod link;
 pub mod locked;
@@ -19,6 +20,7 @@ pub mod sched;
 pub use arbiter::{Arbiter, Client, Entry, Scan};
 pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
 pub use egress::{ClassCounters, EgressConfig, ScheduledEgress, WorkerEgress};
+pub use inline_egress::InlineEgress;
 pub use link::{Link, LinkClock};
 pub use locked::Locked;
 pub use mailbox::{mailbox, Consumer, Producer};
