@@ -363,7 +363,7 @@ class Pipeline:
         every flow must be in exactly one class. A class's queue holds
         `queue_pkts` packets, what arrives beyond is dropped and counted;
         each packet is charged `overhead_bytes` of framing on the link.
-        Runs on the engine only."""
+        Runs on the engine, and on the simulator with one worker."""
         self.egress_scheduler = {
             "algorithm": algorithm, "link_bits_per_s": link_bits_per_s, "queue_pkts": queue_pkts, "overhead_bytes": overhead_bytes,
             "classes": [{"name": name, "weight": weight, "flows": list(flows)} for name, (weight, flows) in classes.items()],

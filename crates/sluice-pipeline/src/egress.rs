@@ -1,7 +1,8 @@
 //! A pipeline's scheduled egress, as its description gives it: every flow
 //! ends in a class of one scheduler (DRR or WF²Q+) that shares an emulated
 //! output link by the classes' weights (see `sluice_pspat::egress`).
-//! Runs on the engine; the simulator has no arbiter thread.
+//! Runs on the engine, and on the simulator with one worker (whose
+//! virtual clock the link then runs on).
 
 use serde::Deserialize;
 use sluice_core::Model;

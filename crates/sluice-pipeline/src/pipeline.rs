@@ -153,7 +153,14 @@ impl Pipeline {
 
     /// Builds the pipeline on the simulator under `schedule`.
     pub fn simulator_with(&self, schedule: Schedule) -> Result<Simulator> {
-        Ok(Simulator::new(self.model.clone(), self.instances(Build::Modelled)?, schedule)?)
+        let instances = self.instances(Build::Modelled)?;
+        let Some(plan) = &self.egress else {
+            return Ok(Simulator::new(self.model.clone(), instances, schedule)?);
+        };
+        // The one worker runs the scheduler on its virtual clock (workers
+        // on separate virtual clocks cannot share one link).
+        let make = |clock: quanta::Clock| Box::new(InlineEgress::new(&plan.config, clock)) as Box<dyn sluice_core::EgressLink>;
+        Ok(Simulator::new_linked(self.model.clone(), instances, schedule, Some(&make), plan.config.most_held())?)
     }
 
     /// The scheduling model the description asks for.
@@ -249,9 +256,11 @@ impl Pipeline {
                         let class = self.egress.as_ref().zip(self.model.sink_flow[m]).map(|(plan, f)| plan.class_of_flow[f]);
                         match (port, class, build) {
                             (Some(_), _, _) => return Err(bad("a scheduled egress onto a port is not built yet: the arbiter's decisions are delivered, not transmitted".into())),
-                            (None, _, Build::Modelled) => return Err(bad("the scheduled egress runs on the engine; the simulator has no arbiter thread".into())),
+                            (None, _, Build::Modelled) if self.model.workers() > 1 => {
+                                return Err(bad("a scheduled egress across workers runs on the engine; the simulator's workers keep separate clocks".into()))
+                            }
                             // A sink no flow ends at has no class: it delivers unscheduled.
-                            (None, Some(class), Build::Real) => Instance::Scheduled(class),
+                            (None, Some(class), Build::Real | Build::Modelled) => Instance::Scheduled(class),
                             (None, _, _) => Instance::Egress,
                         }
                     }

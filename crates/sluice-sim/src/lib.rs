@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use quanta::Mock;
 use sluice_core::{
-    wire, Actions, Backend, Batch, Counters, Instance, Knobs, Model, NetworkFunction, NfContext, Outputs, PeriodMeter,
+    wire, Actions, Backend, Batch, Counters, EgressLink, Instance, Knobs, Model, NetworkFunction, NfContext, Outputs, PeriodMeter,
     Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
 };
 
@@ -26,6 +26,9 @@ const IDLE_STEP_NS: u64 = 1_000;
 /// Least virtual time a round takes (ns): with only free modules (no
 /// profile), time must still move.
 const MIN_ROUND_NS: u64 = 10;
+/// Most virtual time a finishing run waits for a scheduled link to let
+/// out what it holds (ns).
+const DRAIN_NS: u64 = 10_000_000_000;
 /// Rounds between two asks whether to stop (a few ms of the simulator's time).
 const STOP_CHECK_ROUNDS: u64 = 4096;
 
@@ -73,6 +76,8 @@ pub struct Simulator {
     meter: PeriodMeter,
     end_ns: u64,
     finished: Option<Telemetry>,
+    /// Whether the workers have a scheduled link (see [`Simulator::new_linked`]).
+    linked: bool,
 }
 
 impl Simulator {
@@ -81,6 +86,13 @@ impl Simulator {
     /// cycles): their time is the module's profile (no profile: free).
     /// `schedule` orders each worker's work as on the engine.
     pub fn new(model: Model, instances: Vec<Instance>, schedule: Schedule) -> Result<Self> {
+        Self::new_linked(model, instances, schedule, None, 0)
+    }
+
+    /// [`Self::new`] with a scheduled link: `egress` makes each worker's
+    /// (see [`sluice_core::EgressLink`]) on its virtual clock, and every
+    /// worker's pool makes room for `held` packets waiting in it.
+    pub fn new_linked(model: Model, instances: Vec<Instance>, schedule: Schedule, egress: Option<&dyn Fn(quanta::Clock) -> Box<dyn EgressLink>>, held: usize) -> Result<Self> {
         let knobs = Knobs::new(&model).with_rates_of(&instances);
         let n_workers = model.workers();
         let (clocks, mocks): (Vec<_>, Vec<_>) = (0..n_workers).map(|_| quanta::Clock::mock()).unzip();
@@ -99,8 +111,10 @@ impl Simulator {
             })
             .collect();
         let mut workers = Vec::with_capacity(n_workers);
-        let wiring = wire(&model, schedule, None);
-        for (w, (clock, wiring)) in clocks.into_iter().zip(wiring).enumerate() {
+        let pool = egress.map(|_| (sluice_core::wiring::pool_capacity(&model, schedule) + held).min(sluice_core::limits::MAX_POOL_BUFFERS));
+        let wiring = wire(&model, schedule, pool);
+        for (w, (clock, mut wiring)) in clocks.into_iter().zip(wiring).enumerate() {
+            wiring.egress = egress.map(|make| make(clock.clone()));
             // Virtual clock reads cost nothing: every round is timed.
             let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1 };
             let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;
@@ -114,6 +128,7 @@ impl Simulator {
             workers,
             end_ns: 0,
             finished: None,
+            linked: egress.is_some(),
         })
     }
 
@@ -177,7 +192,10 @@ impl Backend for Simulator {
             return t.clone();
         }
         // Upstream workers' flushes land in downstream rings: repeat until
-        // nothing is left or nothing moves.
+        // nothing is left or nothing moves. A scheduled link lets packets
+        // out only as virtual time passes: while it holds some, time moves
+        // on (up to DRAIN_NS).
+        let mut waited_ns = 0;
         loop {
             let held: i64 = self.workers.iter().map(|w| w.graph.in_flight()).sum();
             let mut moved = 0;
@@ -186,8 +204,15 @@ impl Backend for Simulator {
                 moved += worker.graph.poll_inbound();
                 worker.graph.drain();
             }
-            if held == 0 || moved == 0 && held == self.workers.iter().map(|w| w.graph.in_flight()).sum::<i64>() {
+            let still = self.workers.iter().map(|w| w.graph.in_flight()).sum::<i64>();
+            if held == 0 || moved == 0 && still == held && (!self.linked || waited_ns >= DRAIN_NS) {
                 break;
+            }
+            if self.linked && still == held {
+                for mock in &self.clocks.mocks {
+                    mock.increment(IDLE_STEP_NS);
+                }
+                waited_ns += IDLE_STEP_NS;
             }
         }
         let t = self.collect();
