@@ -71,6 +71,9 @@ impl EgressSchedulerSpec {
         if !(self.link_bits_per_s > 0.0 && self.link_bits_per_s <= 1e13) {
             return Err(bad(format!("link_bits_per_s {} must be in (0, 1e13]", self.link_bits_per_s)));
         }
+        if self.overhead_bytes > u32::from(u16::MAX) {
+            return Err(bad(format!("overhead_bytes {} must be ≤ {}", self.overhead_bytes, u16::MAX)));
+        }
         if self.queue_pkts == 0 || self.queue_pkts > MAX_CLASS_QUEUE {
             return Err(bad(format!("queue_pkts {} must be 1..={MAX_CLASS_QUEUE}", self.queue_pkts)));
         }

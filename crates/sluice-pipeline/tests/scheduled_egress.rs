@@ -112,6 +112,9 @@ fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
     refused(&|s| s["egress_scheduler"]["classes"][0]["weight"] = json!(0), "weight 0 must be ≥ 1");
     refused(&|s| s["egress_scheduler"]["classes"][0]["flows"] = json!(["rc", "bulk1", "nope"]), "no flow matches 'nope'");
     refused(&|s| s["egress_scheduler"]["link_bits_per_s"] = json!(0.0), "link_bits_per_s 0 must be in");
+    refused(&|s| s["egress_scheduler"]["overhead_bytes"] = json!(70000), "overhead_bytes 70000 must be ≤ 65535");
+    refused(&|s| s["egress_scheduler"]["queue_pkts"] = json!(30000), "more than a worker's pool makes room for");
+    refused(&|s| s["egress_scheduler"]["pace"] = json!(1), "egress_scheduler: unknown key `pace`");
     let mut two = scheduled(1e3, 1e3);
     two["modules"][2]["worker"] = json!(1);
     let sim = Pipeline::from_json(&two.to_string()).unwrap().simulator().err().map(|e| e.to_string()).unwrap_or_default();
