@@ -14,7 +14,7 @@ scheduler. The transmit is a no-op: what is measured is scheduling.
   10 ms window against 10/11 and 1/11.
 - `victim`: the latency test (Table 3), a 4 kpps victim with 50× the
   weight of each greedy interferer, 1500-byte frames on a 10 Gbit/s link,
-  WF²Q+; the victim's latency from enqueue to the end of its frame on the
+  WF²Q+ and DRR (the paper's); the victim's latency from enqueue to the end of its frame on the
   emulated link (a 1500-byte frame takes 1.22 µs at 10 Gbit/s).
 
 Two cores here: PSPAT's arbiter has core 1, its clients share core 0; the
@@ -127,15 +127,17 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
 
     progress("a victim's latency")
     victim = []
-    for scheduler in ("pspat", "mutex"):
-        alone_q, _ = _core.pspat_victim(scheduler, "wf2q+", 0, VICTIM_PPS, LINK_10G, seconds * 3)
-        for n in INTERFERERS:
-            q, packets = _core.pspat_victim(scheduler, "wf2q+", n, VICTIM_PPS, LINK_10G, seconds * 3)
-            victim.append({"scheduler": scheduler, "interferers": n, "p10_us": q[0], "p50_us": q[1], "p90_us": q[2], "p99_us": q[3], "max_us": q[4],
-                           "p99_alone_us": alone_q[3], "packets": packets})
-            rows.append({"test": "victim", "scheduler": scheduler, "x": f"{n} interferers", "metric": "p99 µs (alone)",
-                         "value": f"{q[3]:.2f} ({alone_q[3]:.2f})",
-                         "published": _published("table3", "PSPAT @ 10G" if scheduler == "pspat" else "TC @ 10G", "latency p10/p50/p90/p99")})
+    # WF²Q+, and DRR as the paper's Table 3 (a flow that wakes waits a turn behind each backlogged one).
+    for algorithm in ("wf2q+", "drr"):
+        for scheduler in ("pspat", "mutex"):
+            alone_q, _ = _core.pspat_victim(scheduler, algorithm, 0, VICTIM_PPS, LINK_10G, seconds * 3)
+            for n in INTERFERERS:
+                q, packets = _core.pspat_victim(scheduler, algorithm, n, VICTIM_PPS, LINK_10G, seconds * 3)
+                victim.append({"scheduler": scheduler, "algorithm": algorithm, "interferers": n, "p10_us": q[0], "p50_us": q[1], "p90_us": q[2],
+                               "p99_us": q[3], "max_us": q[4], "p99_alone_us": alone_q[3], "packets": packets})
+                published = _published("table3", "PSPAT @ 10G" if scheduler == "pspat" else "TC @ 10G", "latency p10/p50/p90/p99")
+                rows.append({"test": "victim", "scheduler": f"{scheduler} {algorithm}", "x": f"{n} interferers", "metric": "p99 µs (alone)",
+                             "value": f"{q[3]:.2f} ({alone_q[3]:.2f})", "published": published if algorithm == "drr" else ""})
 
     report = {"arbiter_mdps": round(arbiter_mdps, 1), "mutex_sustained_mpps": round(mutex_pps / 1e6, 2), "pspat_sustained_mpps": round(pspat_pps / 1e6, 2), "cost_model": {"scan_ns_per_client": round(a_ns, 2), "ns_per_packet": round(b_ns, 2), "predicted": predicted},
               "throughput": throughput, "share": share, "victim": victim, "seconds": seconds, "reps": reps, "rows": rows}
@@ -184,9 +186,10 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     axes[1].set_ylim(-5, 105)
     axes[1].set_xlabel("link rate, % of what the mutex sustains")
     axes[1].set_ylabel("10 ms windows holding 10:1 within 5% (%)")
-    for scheduler in ("pspat", "mutex"):
+    for scheduler in dict.fromkeys(r["scheduler"] for r in rows if r["test"] == "victim"):
         pts = [(int(r["x"].split()[0]), float(str(r["value"]).split()[0])) for r in rows if r["test"] == "victim" and r["scheduler"] == scheduler]
         axes[2].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=scheduler)
+    axes[2].set_yscale("log")
     axes[2].set_xlabel("greedy interferers")
     axes[2].set_ylabel("victim p99 latency (µs)")
     for ax in axes:
