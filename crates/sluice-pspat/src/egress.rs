@@ -7,7 +7,7 @@
 //! which never left its pool. So the arbiter touches descriptors only, and
 //! every packet is accounted where it lives.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sluice_core::limits::MAX_POOL_BUFFERS;
@@ -54,8 +54,14 @@ pub struct ClassCounters {
     pub sent_pkts: AtomicU64,
     /// Their bytes (without framing).
     pub sent_bytes: AtomicU64,
-    /// Packets refused at the class's full queue (pkt).
+    /// Packets refused at the class's full queue, by the arbiter or, seeing
+    /// [`Self::full`], by a worker before offering them (pkt).
     pub dropped: AtomicU64,
+    /// Whether the class's queue was full at the arbiter's last decision
+    /// for it: workers drop its packets at once rather than fill their
+    /// mailbox with packets the arbiter would refuse, which would hold up
+    /// the other classes' behind them.
+    pub full: AtomicBool,
 }
 
 /// The arbiter's side: hands decisions back to the workers.
@@ -81,12 +87,17 @@ impl Dispatch for Decisions {
         // One writer (this thread): a load and a store are enough.
         c.sent_pkts.store(c.sent_pkts.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         c.sent_bytes.store(c.sent_bytes.load(Ordering::Relaxed) + u64::from(e.len), Ordering::Relaxed);
+        // A packet left the queue: there is room again.
+        if c.full.load(Ordering::Relaxed) {
+            c.full.store(false, Ordering::Relaxed);
+        }
         self.post(e, true);
     }
 
     fn refuse(&mut self, e: Entry) {
         let c = &self.classes[usize::from(e.flow)];
-        c.dropped.store(c.dropped.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        c.dropped.fetch_add(1, Ordering::Relaxed);
+        c.full.store(true, Ordering::Relaxed);
         self.post(e, false);
     }
 }
@@ -95,6 +106,7 @@ impl Dispatch for Decisions {
 pub struct WorkerEgress {
     offers: Client,
     decisions: Consumer,
+    classes: Arc<[ClassCounters]>,
     /// The worker's index, in the handles' top bits.
     tag: u32,
 }
@@ -103,6 +115,11 @@ impl EgressLink for WorkerEgress {
     #[inline]
     fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
         debug_assert!(id.0 < 1 << HANDLE_BITS, "{id:?} does not fit the handle bits");
+        let c = &self.classes[usize::from(class)];
+        if c.full.load(Ordering::Relaxed) {
+            c.dropped.fetch_add(1, Ordering::Relaxed);
+            return false;
+        }
         self.offers.send(Entry { flow: class, len, id: id.0 | self.tag })
     }
 
@@ -142,7 +159,7 @@ impl ScheduledEgress {
             .into_iter()
             .zip(from_arbiter)
             .enumerate()
-            .map(|(w, (offers, decisions))| WorkerEgress { offers, decisions, tag: (w as u32) << HANDLE_BITS })
+            .map(|(w, (offers, decisions))| WorkerEgress { offers, decisions, classes: classes.clone(), tag: (w as u32) << HANDLE_BITS })
             .collect();
         Ok((Self { thread: Some(thread), classes }, ends))
     }

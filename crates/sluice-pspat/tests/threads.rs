@@ -86,3 +86,38 @@ fn the_lock_based_scheduler_shares_an_overloaded_link_by_weight() {
     let wire = (sent[0] + sent[1]) * 1024 * 8;
     assert!((wire as f64 - 1e8 * t as f64 * 1e-9).abs() < 2.0 * 1024.0 * 8.0, "the link's rate: {wire} bits in {t} ns");
 }
+
+#[test]
+fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_packet() {
+    use sluice_core::{EgressLink, PacketId};
+    use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
+    // Queues of 4 behind a 1 Mbit/s link: class 0 fills at once.
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4 };
+    let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
+    let link = &mut links[0];
+    let (mut refused_at_offer, mut sent, mut dropped) = (0u64, 0u64, 0u64);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let mut id = 0u32;
+    while id < 2000 && Instant::now() < deadline {
+        if !link.offer(0, 1000, PacketId(id)) {
+            refused_at_offer += 1;
+        }
+        id += 1;
+        while let Some((_, was_sent)) = link.decision() {
+            if was_sent { sent += 1 } else { dropped += 1 }
+        }
+        std::thread::sleep(Duration::from_micros(20));
+    }
+    // Let the link send what the queue still holds.
+    while Instant::now() < deadline && sent + dropped + refused_at_offer < u64::from(id) {
+        while let Some((_, was_sent)) = link.decision() {
+            if was_sent { sent += 1 } else { dropped += 1 }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(refused_at_offer > 0, "a full class's packets are dropped before the mailbox");
+    assert_eq!(sent + dropped + refused_at_offer, u64::from(id), "every offer is sent, refused by the arbiter or refused at the offer");
+    let class = &egress.classes()[0];
+    assert_eq!(class.dropped.load(Ordering::Relaxed), dropped + refused_at_offer, "the class counts both kinds of drop");
+    assert_eq!(class.sent_pkts.load(Ordering::Relaxed), sent);
+}
