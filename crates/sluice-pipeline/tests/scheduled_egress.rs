@@ -23,6 +23,9 @@ fn scheduled(rate_pps: f64, link_pps: f64) -> Value {
     spec["egress_scheduler"] = json!({
         "algorithm": "drr",
         "link_bits_per_s": link_pps * (60.0 + 24.0) * 8.0,
+        // Deep enough that a worker's turn off its core (ms, on two cores
+        // shared with the arbiter) does not empty the faster-served class.
+        "queue_pkts": 4096,
         "classes": [
             {"name": "tight", "weight": 3, "flows": ["rc", "bulk1"]},
             {"name": "bulk", "weight": 1, "flows": ["bulk2", "bulk3"]}
@@ -60,9 +63,9 @@ fn the_simulator_shares_the_link_on_its_virtual_clock() {
     let (tight, bulk) = (delivered(&[0, 1]), delivered(&[2, 3]));
     assert!((tight / (tight + bulk) - 0.75).abs() < 0.02, "tight's share {:.3}", tight / (tight + bulk));
     // Virtual time: the link's 200 kpps over 12 periods of 50 ms, and the
-    // two class queues (1024 each) let out after them.
+    // two class queues (4096 each) let out after them.
     let on_time = 200e3 * 0.6;
-    assert!(tight + bulk >= 0.99 * on_time && tight + bulk <= on_time + 2.0 * 1024.0 + 64.0, "{} delivered", tight + bulk);
+    assert!(tight + bulk >= 0.99 * on_time && tight + bulk <= on_time + 2.0 * 4096.0 + 64.0, "{} delivered", tight + bulk);
     assert!(t.iter().all(|f| f.generated == f.delivered + f.dropped), "{t:?}");
 }
 
@@ -78,8 +81,9 @@ fn shares_by_weight(spec: &Value, workers: usize) {
     let (tight, bulk) = (delivered(&[0, 1]), delivered(&[2, 3]));
     let share = tight / (tight + bulk);
     assert!((share - 0.75).abs() < 0.05 * 0.75, "{workers} workers: tight's share {share:.3} for weight 3 of 4 ({tight} and {bulk} delivered)");
-    let rate = (tight + bulk) / (plan.periods + plan.warmup_periods) as f64 / 0.05;
-    assert!(rate < 200e3 * 1.05, "the link's 200 kpps bound what was delivered: {rate:.0} pkt/s");
+    // The link's 200 kpps over the run, and the class queues let out at its end.
+    let bound = 200e3 * (plan.periods + plan.warmup_periods) as f64 * 0.05 + 2.0 * 4096.0;
+    assert!(tight + bulk <= 1.05 * bound, "the link bounds what was delivered: {} of at most {bound}", tight + bulk);
     for (f, flow) in t.iter().enumerate() {
         assert!(flow.dropped > 0, "flow {f}: its class's queue overflows");
         assert_eq!(flow.generated, flow.delivered + flow.dropped, "{workers} workers, flow {f}: generated = delivered + dropped ({flow:?})");
