@@ -32,19 +32,6 @@ impl<S: Scheduler<u32>> Locked<S> {
         queued
     }
 
-    /// Releases what the link has room for up to `now_ns` without queuing
-    /// anything (a client that found nothing to send, or the last one out).
-    pub fn poll(&self, now_ns: u64, transmit: &mut impl FnMut(Entry)) -> u64 {
-        let mut guard = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let (scheduler, link) = &mut *guard;
-        link.release(scheduler, now_ns, transmit)
-    }
-
-    /// Packets still queued.
-    pub fn queued(&self) -> usize {
-        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).0.len()
-    }
-
     /// Packets of `flow` refused at a full queue so far.
     pub fn drops(&self, flow: usize) -> u64 {
         self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).0.drops(flow)
