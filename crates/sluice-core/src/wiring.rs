@@ -31,8 +31,9 @@ pub struct WorkerWiring {
 /// packets parked in buffers, queues and rings (pkt), within the pool and
 /// arena bounds (see [`crate::limits`]): a pool smaller than that only
 /// makes its sources pause, and a copy that finds no buffer is dropped
-/// and counted.
-pub fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
+/// and counted. `waiting` more can wait outside the graph (in a scheduled
+/// egress, see [`crate::nf::EgressLink`]).
+pub fn pool_capacity(model: &Model, schedule: Schedule, waiting: usize) -> usize {
     let modules = model.modules.len();
     let rtc = ((modules + 4) * 2 * model.batch_size).max(1024);
     let queues = match schedule {
@@ -42,7 +43,7 @@ pub fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
     // A spare worker, once modules move to it, brings a ring of its own.
     let rings = (model.crossings.len() + model.idle_workers().len()).min(4) * RING_SLOTS;
     let queue_modules: usize = model.modules.iter().filter_map(|m| m.queue_pkts).sum();
-    let wanted = (rtc + rings + queue_modules).max(queues).max(2 * MAX_BURST);
+    let wanted = (rtc + rings + queue_modules + waiting).max(queues + waiting).max(2 * MAX_BURST);
     wanted.min(MAX_POOL_BUFFERS).min(MAX_ARENA_BUFFERS / model.workers().max(1)).max(2 * MAX_BURST)
 }
 
@@ -50,7 +51,7 @@ pub fn pool_capacity(model: &Model, schedule: Schedule) -> usize {
 /// (`None`: sized from the graph).
 pub fn wire(model: &Model, schedule: Schedule, capacity: Option<usize>) -> Vec<WorkerWiring> {
     let workers = model.workers();
-    let capacity = capacity.unwrap_or_else(|| pool_capacity(model, schedule));
+    let capacity = capacity.unwrap_or_else(|| pool_capacity(model, schedule, 0));
     let mut wiring: Vec<WorkerWiring> = PacketPool::shared(workers, capacity)
         .into_iter()
         .map(|pool| WorkerWiring { pool, outbound: Vec::new(), inbound: Vec::new(), egress: None })

@@ -127,8 +127,8 @@ impl Pipeline {
             return Ok(Engine::start(self.model.clone(), instances, EngineConfig { walker, pin: true, poll: self.poll })?);
         };
         // Packets wait in the scheduled egress in their worker's pool.
-        let pool = sluice_core::wiring::pool_capacity(&self.model, schedule) + plan.config.most_held();
-        let walker = WalkerConfig { pool_capacity: Some(pool.min(sluice_core::limits::MAX_POOL_BUFFERS)), ..walker };
+        let pool = sluice_core::wiring::pool_capacity(&self.model, schedule, plan.config.most_held());
+        let walker = WalkerConfig { pool_capacity: Some(pool), ..walker };
         let config = EngineConfig { walker, pin: true, poll: self.poll };
         // One worker is its own arbiter; several are the clients of an
         // arbiter thread, every one of them (spares too: a sink may move).

@@ -111,7 +111,7 @@ impl Simulator {
             })
             .collect();
         let mut workers = Vec::with_capacity(n_workers);
-        let pool = egress.map(|_| (sluice_core::wiring::pool_capacity(&model, schedule) + held).min(sluice_core::limits::MAX_POOL_BUFFERS));
+        let pool = egress.map(|_| sluice_core::wiring::pool_capacity(&model, schedule, held));
         let wiring = wire(&model, schedule, pool);
         for (w, (clock, mut wiring)) in clocks.into_iter().zip(wiring).enumerate() {
             wiring.egress = egress.map(|make| make(clock.clone()));
