@@ -429,13 +429,6 @@ class Pipeline:
         except BaseException as e:
             partial = getattr(e, "sluice_report", None)
             if partial is not None:
-                e.result = self._result(partial)  # type: ignore[attr-defined]
+                e.result = RunResult(json.loads(partial))  # type: ignore[attr-defined]
             raise
-        return self._result(report)
-
-    def _result(self, report: str) -> RunResult:
-        """The run's report, with the scheduled egress's classes it needs to sum its flows by class."""
-        data = json.loads(report)
-        if self.egress_scheduler is not None:
-            data["pipeline_egress_scheduler"] = self.egress_scheduler
-        return RunResult(data)
+        return RunResult(json.loads(report))

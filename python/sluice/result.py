@@ -32,18 +32,14 @@ class RunResult:
         empty without one), over the whole run: weight, flows, generated,
         delivered, dropped (pkt), share of what was delivered, and the
         largest p99 delay of its flows over the measured periods (µs)."""
-        scheduler = self.data.get("pipeline_egress_scheduler")
-        if not scheduler:
+        classes = self.data.get("egress_classes")
+        if not classes:
             return {}
         totals = self.flow_totals
         measured = [p for p in self.periods if not p.get("warmup")]
-        # As the core puts flows in classes: names first, then prefixes for the flows no class names.
-        named = {f: c["name"] for c in scheduler["classes"] for f in c["flows"] if not f.endswith("*")}
-        class_of = {f: named.get(f) or next(c["name"] for c in scheduler["classes"] if any(p.endswith("*") and f.startswith(p[:-1]) for p in c["flows"]))
-                    for f in totals}
         out: dict[str, dict[str, Any]] = {}
-        for c in scheduler["classes"]:
-            flows = [f for f in totals if class_of[f] == c["name"]]
+        for c in classes:
+            flows = c["flows"]
             p99 = [p["flows"][f]["p99_us"] for p in measured for f in flows if p["flows"][f]["delivered"]]
             out[c["name"]] = {"weight": c["weight"], "flows": flows, **{k: sum(totals[f][k] for f in flows) for k in ("generated", "delivered", "dropped")},
                               "p99_us_max": max(p99, default=0.0)}

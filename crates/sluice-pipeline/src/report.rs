@@ -98,5 +98,20 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "module_totals": pipeline.model().modules.iter().zip(&report.module_totals).map(|(m, t)| (m.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),
+        "egress_classes": pipeline.egress().map(|plan| egress_classes(pipeline, plan)),
     })
+}
+
+/// The scheduled egress's classes as the description resolved them: name,
+/// weight and the flows each one carries.
+fn egress_classes(pipeline: &Pipeline, plan: &crate::egress::EgressPlan) -> Value {
+    let flows = &pipeline.model().flows;
+    plan.class_names
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            let members: Vec<&str> = (0..flows.len()).filter(|&f| usize::from(plan.class_of_flow[f]) == c).map(|f| flows[f].name.as_str()).collect();
+            json!({"name": name, "weight": plan.config.weights[c], "flows": members})
+        })
+        .collect()
 }
