@@ -44,10 +44,11 @@ const MAILBOX: usize = 1024;
 const DRAIN_BUDGET: usize = 64;
 /// Packets a flow's queue holds.
 const FLOW_QUEUE: usize = 1024;
-/// Mailbox and flow queue of the tests with client threads: PSPAT's
-/// clients time-share one core there, and a flow stays backlogged through
-/// its client's time off the core (ms) only if its queues hold that long
-/// at the link's rate.
+/// Mailbox and flow queue of the share and latency tests: PSPAT's clients
+/// time-share one core there, and a flow stays backlogged through its
+/// client's time off the core (ms) only if its queues hold that long at
+/// the link's rate. (The throughput test keeps mailboxes of `MAILBOX`,
+/// which stay in cache: 64 Ki entries halved its rate.)
 const OFFER_MAILBOX: usize = 1 << 16;
 const OFFER_QUEUE: usize = 1 << 16;
 /// A paced client sleeps when its next packet is due in more than this (ns).

@@ -100,9 +100,6 @@ impl WorkerGraph {
             }
             decided += 1;
         }
-        if decided > 0 {
-            self.last_read = None;
-        }
         decided
     }
 }
