@@ -26,6 +26,8 @@ pub struct Harness {
     clock: quanta::Clock,
     /// The time NFs see (ns), when set; else the clock's.
     now_ns: Option<u64>,
+    /// The batch size NFs see (pkt).
+    batch_size: usize,
 }
 
 impl Default for Harness {
@@ -36,6 +38,7 @@ impl Default for Harness {
             outs: Vec::new(),
             clock: quanta::Clock::new(),
             now_ns: None,
+            batch_size: MAX_BURST,
         }
     }
 }
@@ -60,6 +63,7 @@ impl Harness {
             origin: 0,
             counters: &mut counters,
             flows: &mut [],
+            batch_size: self.batch_size,
         };
         nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
         assert!(self.input.is_empty(), "an NF must empty its input batch");
@@ -69,6 +73,11 @@ impl Harness {
     /// Makes NFs see time `now_ns` (ns) from now on (for NFs that keep time).
     pub fn set_now(&mut self, now_ns: u64) {
         self.now_ns = Some(now_ns);
+    }
+
+    /// Makes NFs see batch size `b` (pkt; default [`MAX_BURST`]).
+    pub fn set_batch_size(&mut self, b: usize) {
+        self.batch_size = b.clamp(1, MAX_BURST);
     }
 
     /// Runs `nf` once on copies of `frames` (at most one batch).

@@ -71,12 +71,15 @@ pub struct ModuleDecl {
     /// dropped and counted) and the worker serves it a batch at a time as a
     /// task of its own. `None` (default): packets run to completion.
     pub queue_pkts: Option<usize>,
+    /// The most packets its NF keeps between runs (pkt; see
+    /// [`crate::NetworkFunction::most_held`]): the worker's pool makes room for them.
+    pub held_pkts: usize,
 }
 
 impl ModuleDecl {
     /// A module with no profile, not controlled, no age bound, no queue.
     pub fn new(name: &str, role: Role, ingates: usize, outgates: usize) -> Self {
-        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None, queue_pkts: None }
+        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None, queue_pkts: None, held_pkts: 0 }
     }
 }
 

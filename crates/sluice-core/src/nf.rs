@@ -19,6 +19,7 @@ pub struct NfContext<'a> {
     /// The running module's counters (drops, copies made).
     pub(crate) counters: &'a mut ModuleCounters,
     pub(crate) flows: &'a mut [FlowRecorder],
+    pub(crate) batch_size: usize,
 }
 
 impl NfContext<'_> {
@@ -27,6 +28,13 @@ impl NfContext<'_> {
     #[inline]
     pub fn now(&mut self) -> u64 {
         *self.now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw()))
+    }
+
+    /// The pipeline's batch size B (pkt): the most an NF that releases
+    /// packets it held sends in one run.
+    #[inline]
+    pub fn batch_size(&self) -> usize {
+        self.batch_size
     }
 
     /// Sends a packet to the drop gate: frees it and counts it for this
@@ -134,7 +142,41 @@ pub trait NetworkFunction: Send {
     }
 
     /// Processes `input`, moving every packet to `out` or to `ctx.drop_packet`.
+    /// An NF that holds packets (see [`Self::most_held`]) may keep some
+    /// of `input` and send packets it kept before; it is also run with an
+    /// empty `input` when one of those is due.
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>);
+
+    /// The most packets the NF keeps between runs (pkt; a Reframer's
+    /// bound, 0 for the NFs that keep none). The walker asks an NF that
+    /// keeps packets every round whether one is [due](Self::due_ns) and
+    /// runs it with no input when one is, runs it again while it is
+    /// [ready](Self::ready), and [releases](Self::release_all) what it
+    /// holds when a run stops. Fixed for the NF's life.
+    fn most_held(&self) -> usize {
+        0
+    }
+
+    /// Packets it holds now, ready ones included (pkt).
+    fn held(&self) -> usize {
+        0
+    }
+
+    /// When the oldest packet it holds must leave (ns since the origin);
+    /// `None` while it holds none.
+    fn due_ns(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether it has packets released and waiting for a run to send them
+    /// (more than one run's worth of B came due at once).
+    fn ready(&self) -> bool {
+        false
+    }
+
+    /// Makes every packet it holds ready, to be sent by the next runs (a
+    /// run stopping, a worker going down).
+    fn release_all(&mut self) {}
 }
 
 /// A task's ingress: makes or receives packets.

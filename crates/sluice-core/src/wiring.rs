@@ -28,7 +28,7 @@ pub struct WorkerWiring {
 }
 
 /// Packet buffers one worker needs so that its sources are never starved by
-/// packets parked in buffers, queues and rings (pkt), within the pool and
+/// packets parked in buffers, queues, NFs and rings (pkt), within the pool and
 /// arena bounds (see [`crate::limits`]): a pool smaller than that only
 /// makes its sources pause, and a copy that finds no buffer is dropped
 /// and counted. `waiting` more can wait outside the graph (in a scheduled
@@ -42,7 +42,7 @@ pub fn pool_capacity(model: &Model, schedule: Schedule, waiting: usize) -> usize
     };
     // A spare worker, once modules move to it, brings a ring of its own.
     let rings = (model.crossings.len() + model.idle_workers().len()).min(4) * RING_SLOTS;
-    let queue_modules: usize = model.modules.iter().filter_map(|m| m.queue_pkts).sum();
+    let queue_modules: usize = model.modules.iter().map(|m| m.queue_pkts.unwrap_or(0) + m.held_pkts).sum();
     let wanted = (rtc + rings + queue_modules + waiting).max(queues + waiting).max(2 * MAX_BURST);
     wanted.min(MAX_POOL_BUFFERS).min(MAX_ARENA_BUFFERS / model.workers().max(1)).max(2 * MAX_BURST)
 }

@@ -18,6 +18,7 @@ pub mod replicate;
 pub mod metadata;
 pub mod napt;
 pub mod random_split;
+pub mod reframer;
 pub mod static_nat;
 pub mod token_bucket;
 pub mod ttl_decrement;
@@ -40,6 +41,7 @@ pub use replicate::Replicate;
 pub use metadata::{SetMetadata, SplitByMetadata};
 pub use napt::Napt;
 pub use random_split::RandomSplit;
+pub use reframer::{Reframer, ReframerConfig};
 pub use static_nat::StaticNat;
 pub use token_bucket::TokenBucket;
 pub use ttl_decrement::TtlDecrement;
@@ -217,6 +219,27 @@ pub enum NfSpec {
         /// Copies per packet (≥ 1).
         copies: usize,
     },
+    /// Holds packets per 5-tuple flow up to `t_buff_us` and sends them flow
+    /// by flow (flow-aware batching, see [`reframer`]).
+    Reframer {
+        /// The longest a packet is held (µs, > 0).
+        t_buff_us: f64,
+        /// A flow leaves once it holds this many packets (pkt, 1..=256).
+        #[serde(default = "reframer_defaults::max_burst")]
+        max_burst: usize,
+        /// Flows tracked (the table never grows).
+        #[serde(default = "reframer_defaults::max_flows")]
+        max_flows: usize,
+        /// Packets held at most (pkt); beyond, the longest-waiting flow leaves early.
+        #[serde(default = "reframer_defaults::max_held")]
+        max_held: usize,
+        /// The order of flows released together.
+        #[serde(default)]
+        priority: reframer::Priority,
+        /// Packets never held.
+        #[serde(default)]
+        bypass: BypassSpec,
+    },
     /// The first copy of each (flow, sequence number) from any ingate; later copies dropped.
     Dedup {
         /// Number of ingates (paths).
@@ -224,6 +247,56 @@ pub enum NfSpec {
         /// Flow ids 0..flows are de-duplicated.
         flows: usize,
     },
+}
+
+/// Packets a `reframer` never holds, as descriptions write them.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BypassSpec {
+    /// TCP segments with SYN, FIN or RST.
+    #[serde(default = "reframer_defaults::tcp_control")]
+    pub tcp_control: bool,
+    /// The first this many packets of every flow (so flows this short are never delayed).
+    #[serde(default)]
+    pub first_packets: u64,
+    /// Packets with one of these DSCP values (0..=63).
+    #[serde(default)]
+    pub dscp: Vec<u8>,
+}
+
+impl Default for BypassSpec {
+    fn default() -> Self {
+        Self { tcp_control: reframer_defaults::tcp_control(), first_packets: 0, dscp: Vec::new() }
+    }
+}
+
+impl BypassSpec {
+    fn rules(&self) -> Result<reframer::BypassRules, String> {
+        let mut dscp = 0u64;
+        for &d in &self.dscp {
+            if d > 63 {
+                return Err(format!("reframer bypass DSCP {d} is outside 0..=63"));
+            }
+            dscp |= 1 << d;
+        }
+        Ok(reframer::BypassRules { tcp_control: self.tcp_control, first_packets: self.first_packets, dscp })
+    }
+}
+
+/// Defaults of a `reframer`'s settings.
+mod reframer_defaults {
+    pub fn max_burst() -> usize {
+        32
+    }
+    pub fn max_flows() -> usize {
+        65_536
+    }
+    pub fn max_held() -> usize {
+        4096
+    }
+    pub fn tcp_control() -> bool {
+        true
+    }
 }
 
 impl NfSpec {
@@ -252,6 +325,14 @@ impl NfSpec {
         match self {
             NfSpec::Queue { capacity } => Some(*capacity),
             _ => None,
+        }
+    }
+
+    /// The most packets the NF keeps between runs (pkt; a reframer's `max_held`).
+    pub fn most_held(&self) -> usize {
+        match self {
+            NfSpec::Reframer { max_held, .. } => *max_held,
+            _ => 0,
         }
     }
 
@@ -291,6 +372,7 @@ impl NfSpec {
             NfSpec::Replicate { .. } => "replicate",
             NfSpec::Queue { .. } => "queue",
             NfSpec::Dedup { .. } => "dedup",
+            NfSpec::Reframer { .. } => "reframer",
         }
     }
 
@@ -386,6 +468,19 @@ impl NfSpec {
                 Box::new(Queue)
             }
             NfSpec::Dedup { ingates, flows } => Box::new(Dedup::new(*ingates, *flows)?),
+            NfSpec::Reframer { t_buff_us, max_burst, max_flows, max_held, priority, bypass } => {
+                if !(t_buff_us.is_finite() && *t_buff_us > 0.0 && *t_buff_us <= 1e6) {
+                    return Err(format!("reframer t_buff_us {t_buff_us} must be > 0 and at most 1 s"));
+                }
+                Box::new(Reframer::new(ReframerConfig {
+                    t_buff_ns: (t_buff_us * 1e3).round().max(1.0) as u64,
+                    max_burst: *max_burst,
+                    max_flows: *max_flows,
+                    max_held: *max_held,
+                    priority: *priority,
+                    bypass: bypass.rules()?,
+                })?)
+            }
         })
     }
 }

@@ -60,6 +60,26 @@ impl NetworkFunction for Costed {
         self.inner.process(ctx, input, out);
         self.clocks.mocks[self.clocks.running.load(Ordering::Relaxed)].increment(cost.round() as u64);
     }
+
+    fn most_held(&self) -> usize {
+        self.inner.most_held()
+    }
+
+    fn held(&self) -> usize {
+        self.inner.held()
+    }
+
+    fn due_ns(&self) -> Option<u64> {
+        self.inner.due_ns()
+    }
+
+    fn ready(&self) -> bool {
+        self.inner.ready()
+    }
+
+    fn release_all(&mut self) {
+        self.inner.release_all()
+    }
 }
 
 struct SimWorker {

@@ -8,7 +8,7 @@ use crate::nf::free_dropped;
 use crate::packet::PacketId;
 
 impl WorkerGraph {
-    /// Flushes every fractional buffer downstream, in topological order, so
+    /// Flushes every fractional buffer, and what NFs hold, downstream, in topological order, so
     /// that every packet is delivered, dropped or on its way to another
     /// worker (stopping a run); and as much of the rings' backlogs as the
     /// rings take.
@@ -18,6 +18,7 @@ impl WorkerGraph {
         // Nodes are kept in topological order; weighted-fair queues empty too.
         for v in 0..self.nodes.len() {
             self.run_queued(v, MAX_BURST, true);
+            self.send_all_held(v);
         }
         if self.backlogged > 0 {
             self.flush_backlogs();
@@ -25,13 +26,13 @@ impl WorkerGraph {
     }
 
     /// What a failed core does: nothing runs, its sources are not polled,
-    /// and the packets that reach it on inbound rings, sit in its buffers or
-    /// wait in its rings' backlogs are dropped and counted at the module
+    /// and the packets that reach it on inbound rings, sit in its buffers,
+    /// are held by its NFs or wait in its rings' backlogs are dropped and counted at the module
     /// they were at or for (and their flow). Returns the packets dropped (pkt).
     pub fn discard(&mut self) -> usize {
         // What the scheduled link already sent is delivered; it is not this worker's to lose.
         self.take_decisions();
-        let mut dropped = 0;
+        let mut dropped = self.drop_held();
         for i in 0..self.rings_in.len() {
             let InRing { ring, target, .. } = &mut self.rings_in[i];
             let counters = &mut self.nodes[*target].counters;

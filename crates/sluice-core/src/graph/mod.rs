@@ -20,8 +20,8 @@
 //! the core probe), `walk` (buffer, NF, gates), `delivery` (an egress's
 //! counting and delays, and the clock read it hands on), `gates` (the order a
 //! splitter's gates are served in), `fair` (weighted-fair turns),
-//! `triggers` (trigger hand-over), `age` (the age-bound flush),
-//! `drain` (stopping, and a worker that is down), `counters`
+//! `triggers` (trigger hand-over), `age` (the age-bound flush), `held`
+//! (packets NFs hold, sent when due), `drain` (stopping, and a worker that is down), `counters`
 //! (telemetry hand-over), `moves` (modules moving between workers).
 //! Nothing here allocates after construction.
 
@@ -49,6 +49,7 @@ mod delivery;
 mod drain;
 mod fair;
 mod gates;
+mod held;
 mod hops;
 mod moves;
 mod round;
@@ -82,6 +83,8 @@ enum Release {
     Arrivals,
     /// Up to `n` queued packets a run: once, or until the buffer is empty when `all`.
     Queued { n: usize, all: bool },
+    /// None: the NF sends packets it held (see `held`).
+    Held,
 }
 
 struct Node {
@@ -102,6 +105,11 @@ struct Node {
     /// Whether the packets the buffer holds waited there since an earlier
     /// arrival (they have left L1: the walker prefetches them).
     waited: bool,
+    /// Whether its NF keeps packets between runs (see
+    /// [`NetworkFunction::most_held`] and `held`).
+    holds: bool,
+    /// The most packets its NF keeps between runs (pkt).
+    most_held: usize,
     counters: ModuleCounters,
     /// The last round in which a batch arrived (see [`WorkerGraph::rounds`]).
     last_arrival_round: u64,
@@ -273,6 +281,8 @@ pub struct WorkerGraph {
     queued_pkts: usize,
     /// Nodes with an age bound, in topological order.
     aged: Vec<usize>,
+    /// Nodes whose NF keeps packets between runs, in topological order.
+    holding: Vec<usize>,
     rings_out: Vec<OutRing>,
     rings_in: Vec<InRing>,
     /// The worker's way onto the scheduled link (see [`EgressLink`]).
@@ -359,6 +369,10 @@ impl WorkerGraph {
             };
             let queued = decl.queue_pkts.is_some() || fair == Some(false);
             let queued_when_buffered = fair == Some(true);
+            let most_held = match &kind {
+                Kind::Function(nf) => nf.most_held(),
+                _ => 0,
+            };
             nodes.push(Node {
                 module: m,
                 kind,
@@ -373,6 +387,8 @@ impl WorkerGraph {
                 claims: Box::default(),
                 release: Release::Arrivals,
                 waited: false,
+                holds: most_held > 0,
+                most_held,
                 counters: ModuleCounters::default(),
                 last_arrival_round: 0,
                 last_round_pkts: 0,
@@ -388,6 +404,7 @@ impl WorkerGraph {
             sources: Vec::new(),
             pool: wiring.pool,
             aged: Vec::new(),
+            holding: Vec::new(),
             rings_out: wiring.outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring)).collect(),
             backlogged: 0,
             rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
@@ -474,9 +491,9 @@ impl WorkerGraph {
         for r in &mut self.rings_in {
             r.target = local[model.edges[r.edge].to];
         }
-        // What the worker can hold: its buffers' and queues' packets, and a batch per entry.
+        // What the worker can hold: its buffers' and queues' packets, what its NFs keep, and a batch per entry.
         let entries = self.rings_in.len() + self.nodes.len();
-        let held = self.nodes.iter().map(|n| n.buffer.capacity()).sum::<usize>() + entries * MAX_BURST;
+        let held = self.nodes.iter().map(|n| n.buffer.capacity() + n.most_held).sum::<usize>() + entries * MAX_BURST;
         for r in &mut self.rings_out {
             r.sender = local[model.edges[r.edge].from];
             r.reserve_backlog(held);
@@ -484,6 +501,7 @@ impl WorkerGraph {
         let nodes = &self.nodes;
         self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
+        self.holding = (0..nodes.len()).filter(|&i| nodes[i].holds).collect();
         self.egress_node = vec![None; model.flows.len()];
         for (v, node) in nodes.iter().enumerate() {
             if let Kind::Egress(Some(f), _) = node.kind {
@@ -501,7 +519,7 @@ impl WorkerGraph {
         self.queued_pkts = self.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
         self.backlogged = self.rings_out.iter().filter(|r| !r.backlog.is_empty()).count();
         // Sources pace their streams by the clock (see `round`).
-        self.clocked = self.timing || !self.sources.is_empty() || !self.aged.is_empty();
+        self.clocked = self.timing || !self.sources.is_empty() || !self.aged.is_empty() || !self.holding.is_empty();
         // Deepest walk: every node once waiting to run again, with a task per gate of its last run.
         let depth = 1 + nodes.iter().map(|n| 1 + n.out.len()).sum::<usize>();
         self.stack = Vec::with_capacity(depth);

@@ -1,7 +1,7 @@
 //! One scheduler round: the run-to-completion round (every inbound ring's
 //! and every source's batch pushed through the graph, each queue module
 //! served once), the weighted-fair turn it hands over to, the age-bound
-//! flush and the core probe that follow it.
+//! flush, the held packets that came due and the core probe that follow it.
 //!
 //! Sources and inbound rings are a worker's entries. An entry takes
 //! packets in only while every outbound ring its packets can reach has
@@ -71,6 +71,9 @@ impl WorkerGraph {
         };
         if !self.aged.is_empty() {
             moved += self.flush_aged(now);
+        }
+        if !self.holding.is_empty() {
+            moved += self.send_due(now);
         }
         if moved > 0 && self.sampled {
             self.worker.busy_ns += self.busy_sampling * self.clock.delta_as_nanos(start, self.mark);

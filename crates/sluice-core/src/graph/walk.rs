@@ -28,7 +28,7 @@ impl WorkerGraph {
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self) {
-        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, .. } = self;
+        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, batch_size, .. } = self;
         let mut env = Env {
             pool,
             flows,
@@ -43,6 +43,7 @@ impl WorkerGraph {
             draws,
             queued_pkts,
             round: *rounds,
+            batch_size: *batch_size,
             unit_of,
             stride,
         };
@@ -116,6 +117,8 @@ struct Env<'a> {
     queued_pkts: &'a mut usize,
     /// The round the walk belongs to.
     round: u64,
+    /// The pipeline's batch size (pkt).
+    batch_size: usize,
     unit_of: &'a [Option<usize>],
     stride: &'a mut Stride,
 }
@@ -183,7 +186,7 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
 /// module's own buffer handling) to the end of the NF.
 #[inline(always)]
 fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
-    let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, .. } = node;
+    let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
     let mode = *release;
     let batch: &mut Batch = match mode {
         Release::Arrivals => {
@@ -203,6 +206,8 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
             }
             scratch
         }
+        // The NF sends what it held; it is given nothing new.
+        Release::Held => scratch,
     };
     let start = if env.sampled { *env.mark } else { 0 };
     counters.runs += 1;
@@ -216,6 +221,7 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
                 origin: env.origin,
                 counters,
                 flows: env.flows,
+                batch_size: env.batch_size,
             };
             nf.process(&mut ctx, batch, &mut Outputs { gates: out });
             *env.last_read = None;
@@ -266,8 +272,13 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
     let more = match mode {
         Release::Arrivals => buffer.len() >= (*trigger).max(1) || !inbox.is_empty(),
         Release::Queued { all, .. } => all && !buffer.is_empty(),
+        Release::Held => false,
     };
     if more {
+        stack.push(Task { node: v as u32, gate: Task::CONTINUE });
+    } else if *holds && matches!(kind, Kind::Function(nf) if nf.ready()) {
+        // More came due than one run sends: the next run sends the rest.
+        *release = Release::Held;
         stack.push(Task { node: v as u32, gate: Task::CONTINUE });
     } else {
         *release = Release::Arrivals;

@@ -13,6 +13,7 @@ pub const PROTO_TCP: u8 = 6;
 pub const MIN_HEADER_LEN: usize = 20;
 
 const VER_IHL: usize = 0;
+const TOS: usize = 1;
 const TOTAL_LEN: usize = 2;
 const TTL: usize = 8;
 const PROTO: usize = 9;
@@ -52,6 +53,11 @@ impl<T: AsRef<[u8]>> Header<T> {
     /// Total length field (bytes).
     pub fn total_len(&self) -> u16 {
         u16::from_be_bytes([self.b()[TOTAL_LEN], self.b()[TOTAL_LEN + 1]])
+    }
+
+    /// Differentiated services code point (the TOS byte's upper six bits).
+    pub fn dscp(&self) -> u8 {
+        self.b()[TOS] >> 2
     }
 
     /// Time to live.

@@ -31,6 +31,23 @@ pub fn ports(protocol: u8, l4: &[u8]) -> Result<(u16, u16), Malformed> {
     Ok((u16::from_be_bytes([l4[0], l4[1]]), u16::from_be_bytes([l4[2], l4[3]])))
 }
 
+/// TCP flag bits (byte 13 of the header).
+pub mod tcp_flags {
+    /// No more data from the sender.
+    pub const FIN: u8 = 0x01;
+    /// Synchronise sequence numbers.
+    pub const SYN: u8 = 0x02;
+    /// Reset the connection.
+    pub const RST: u8 = 0x04;
+    /// The acknowledgment field is significant.
+    pub const ACK: u8 = 0x10;
+}
+
+/// The flag byte of a TCP header (see [`tcp_flags`]).
+pub fn tcp_flags(l4: &[u8]) -> Result<u8, Malformed> {
+    l4.get(13).copied().ok_or(Malformed::Truncated)
+}
+
 /// Applies `update` to the UDP/TCP checksum of `l4`, if it has one. A UDP
 /// checksum of zero means "none" and stays zero; a computed zero is sent as
 /// 0xffff (RFC 768).

@@ -1,0 +1,87 @@
+//! Packets NFs keep between runs (a Reframer's flows, see
+//! [`NetworkFunction::most_held`]): every round, an NF whose oldest packet
+//! is due runs with no input and sends what came due, whether or not more
+//! packets arrive; a run that stops sends everything they hold.
+
+use super::{Kind, Release, Task, WorkerGraph};
+use crate::nf::{free_dropped, NetworkFunction, NfContext, Outputs};
+
+impl WorkerGraph {
+    /// Runs the NFs whose held packets are due at `now_ns`, and what they
+    /// send on through the graph; returns the packets sent (pkt).
+    pub(super) fn send_due(&mut self, now_ns: u64) -> usize {
+        let mut sent = 0;
+        for i in 0..self.holding.len() {
+            let v = self.holding[i];
+            if self.function(v).due_ns().is_some_and(|due| due <= now_ns) {
+                sent += self.send_held(v);
+            }
+        }
+        sent
+    }
+
+    /// Releases everything the NFs hold and sends it on, in topological
+    /// order after the buffers in front of them (a run stopping).
+    pub(super) fn send_all_held(&mut self, v: usize) {
+        if self.nodes[v].holds {
+            self.function_mut(v).release_all();
+            self.send_held(v);
+        }
+    }
+
+    /// Runs node `v`'s NF with no input, again while it has packets ready,
+    /// and walks what it sends; returns the packets it sent (pkt).
+    fn send_held(&mut self, v: usize) -> usize {
+        let before = self.function(v).held();
+        self.nodes[v].release = Release::Held;
+        self.stack.push(Task { node: v as u32, gate: Task::CONTINUE });
+        self.walk();
+        before - self.function(v).held()
+    }
+
+    /// Drops and counts everything the NFs hold (a worker that is down);
+    /// returns the packets dropped (pkt).
+    pub(super) fn drop_held(&mut self) -> usize {
+        let mut dropped = 0;
+        for i in 0..self.holding.len() {
+            let node = &mut self.nodes[self.holding[i]];
+            let Kind::Function(nf) = &mut node.kind else { unreachable!("only NFs hold packets") };
+            nf.release_all();
+            while nf.ready() {
+                let mut ctx = NfContext {
+                    pool: &mut self.pool,
+                    now_ns: None,
+                    clock: &self.clock,
+                    origin: self.origin,
+                    counters: &mut node.counters,
+                    flows: &mut self.flows,
+                    batch_size: self.batch_size,
+                };
+                nf.process(&mut ctx, &mut node.scratch, &mut Outputs { gates: &mut node.out });
+                for gate in node.out.iter_mut() {
+                    for &id in gate.as_slice() {
+                        free_dropped(&mut self.pool, &mut self.flows, id);
+                    }
+                    node.counters.down_dropped += gate.len() as u64;
+                    dropped += gate.len();
+                    gate.clear();
+                }
+            }
+        }
+        dropped
+    }
+
+    fn function(&self, v: usize) -> &dyn NetworkFunction {
+        match &self.nodes[v].kind {
+            Kind::Function(nf) => nf.as_ref(),
+            _ => unreachable!("only NFs hold packets"),
+        }
+    }
+
+    fn function_mut(&mut self, v: usize) -> &mut dyn NetworkFunction {
+        match &mut self.nodes[v].kind {
+            Kind::Function(nf) => nf.as_mut(),
+            _ => unreachable!("only NFs hold packets"),
+        }
+    }
+}

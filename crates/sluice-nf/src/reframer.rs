@@ -1,0 +1,484 @@
+//! `reframer(t_buff, max_burst, …)`: flow-aware batching, after Reframer
+//! ("Packet Order Matters!", NSDI'22). It holds each 5-tuple flow's packets
+//! for up to `t_buff` and sends them flow by flow, so that the batches
+//! behind it carry runs of one flow and per-flow work (a lookup, a table
+//! entry) is paid once a run instead of once a packet.
+//!
+//! A flow is released when its oldest packet has waited `t_buff`, when it
+//! holds `max_burst` packets, when a packet of a bypass class arrives for
+//! it (that packet follows the flow's held ones, so no flow is reordered),
+//! or early, oldest first, when the Reframer holds `max_held` packets.
+//! Flows released together go out in the configured order; everything
+//! released leaves in runs of at most the pipeline's batch size B, in
+//! later runs when more than B came due (the walker runs the NF again).
+//!
+//! The flow table holds `max_flows` flows and never grows. A flow stays in
+//! it while it holds packets and after, idle, until a new flow needs its
+//! place (least recently released first). When every place holds packets,
+//! a new flow's packets pass without being held (counted `untracked`):
+//! that flow has nothing held, so passing keeps its order.
+//!
+//! Packets that are not IPv4 pass at once (`unparsed`); IPv4 packets other
+//! than UDP and TCP are keyed by their addresses and protocol.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+
+use rustc_hash::FxHasher;
+use sluice_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
+use sluice_core::wire::l4::{self, tcp_flags};
+use sluice_core::wire::ipv4_of;
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId, PacketPool};
+
+/// Source, destination, source port, destination port, protocol.
+type FlowKey = (u32, u32, u16, u16, u8);
+
+/// No flow, cell or list neighbour.
+const NIL: u32 = u32::MAX;
+
+/// Most flows a Reframer tracks.
+pub const MAX_FLOWS: usize = 1 << 20;
+/// Most packets a Reframer holds: half the largest pool.
+pub const MAX_HELD: usize = sluice_core::limits::MAX_POOL_BUFFERS / 2;
+
+/// The order in which flows released together leave.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Priority {
+    /// The flow whose oldest held packet waited longest first.
+    #[default]
+    OldestInQueue,
+    /// The flow first seen earliest first.
+    OldestFlow,
+    /// The flow with the fewest packets seen so far first (mice before elephants).
+    ShortestFlow,
+}
+
+/// Packets that are never held.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct BypassRules {
+    /// TCP segments with SYN, FIN or RST set.
+    pub tcp_control: bool,
+    /// The first this many packets of each flow: flows of at most this
+    /// many packets (mice) are never delayed.
+    pub first_packets: u64,
+    /// Packets whose DSCP is one of these (bit d: DSCP d).
+    pub dscp: u64,
+}
+
+/// What a Reframer is built from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ReframerConfig {
+    /// The longest a packet is held (ns).
+    pub t_buff_ns: u64,
+    /// A flow is released once it holds this many packets (pkt).
+    pub max_burst: usize,
+    /// Flows the table tracks.
+    pub max_flows: usize,
+    /// Packets held at most (pkt).
+    pub max_held: usize,
+    /// The order of flows released together.
+    pub priority: Priority,
+    /// Packets never held.
+    pub bypass: BypassRules,
+}
+
+/// What a Reframer has done so far (cumulative, except the two gauges).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReframerStats {
+    /// Packets that arrived (pkt).
+    pub packets_in: u64,
+    /// Runs of one flow in the batches that arrived.
+    pub runs_in: u64,
+    /// Packets sent (pkt).
+    pub packets_out: u64,
+    /// Runs of one flow in the batches sent.
+    pub runs_out: u64,
+    /// Packets sent without being held: a bypass class, not IPv4, no room in the flow table (pkt).
+    pub bypassed: u64,
+    /// Of those, packets that were not IPv4 (pkt).
+    pub unparsed: u64,
+    /// Of those, packets of new flows that found the flow table full of flows holding packets (pkt).
+    pub untracked: u64,
+    /// Flow releases because the oldest packet waited `t_buff`.
+    pub released_timeout: u64,
+    /// Flow releases because the flow held `max_burst` packets.
+    pub released_burst: u64,
+    /// Flow releases because a bypass packet of the flow arrived.
+    pub released_bypass: u64,
+    /// Flow releases because the Reframer held `max_held` packets.
+    pub released_full: u64,
+    /// Idle flows forgotten to make room for new ones.
+    pub evicted: u64,
+    /// Σ over released flows of the time from their last arrival to the release (ns).
+    pub idle_wait_ns: u64,
+    /// Packets held now (pkt).
+    pub held: u64,
+    /// Flows in the table now.
+    pub flows: u64,
+}
+
+impl ReframerStats {
+    /// Mean run of one flow in the batches that arrived (the spatial locality factor, SLF).
+    pub fn slf_in(&self) -> f64 {
+        ratio(self.packets_in, self.runs_in)
+    }
+
+    /// Mean run of one flow in the batches sent.
+    pub fn slf_out(&self) -> f64 {
+        ratio(self.packets_out, self.runs_out)
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}
+
+/// One tracked flow.
+#[derive(Clone, Copy)]
+struct Flow {
+    key: FlowKey,
+    first_seen_ns: u64,
+    /// When its oldest held packet arrived (ns; meaningful while it holds some).
+    waiting_since_ns: u64,
+    last_arrival_ns: u64,
+    /// Packets seen since it entered the table.
+    seen: u64,
+    held: u32,
+    /// Its held packets: first and last cell.
+    head: u32,
+    tail: u32,
+    /// Neighbours in the list it is on: holding, or idle.
+    prev: u32,
+    next: u32,
+}
+
+/// A doubly linked list of flows through their `prev`/`next`.
+#[derive(Clone, Copy)]
+struct List {
+    head: u32,
+    tail: u32,
+}
+
+impl List {
+    const EMPTY: List = List { head: NIL, tail: NIL };
+
+    fn push_back(&mut self, flows: &mut [Flow], f: u32) {
+        flows[f as usize].prev = self.tail;
+        flows[f as usize].next = NIL;
+        match self.tail {
+            NIL => self.head = f,
+            t => flows[t as usize].next = f,
+        }
+        self.tail = f;
+    }
+
+    fn remove(&mut self, flows: &mut [Flow], f: u32) {
+        let Flow { prev, next, .. } = flows[f as usize];
+        match prev {
+            NIL => self.head = next,
+            p => flows[p as usize].next = next,
+        }
+        match next {
+            NIL => self.tail = prev,
+            n => flows[n as usize].prev = prev,
+        }
+    }
+}
+
+/// A held packet and the next held packet of its flow.
+#[derive(Clone, Copy)]
+struct Cell {
+    id: PacketId,
+    next: u32,
+}
+
+/// A packet ready to leave and the flow it counts as (for runs out).
+#[derive(Clone, Copy)]
+struct Ready {
+    id: PacketId,
+    flow: u32,
+}
+
+/// Holds packets per flow and sends them flow by flow (see the module doc).
+pub struct Reframer {
+    config: ReframerConfig,
+    table: HashMap<FlowKey, u32, BuildHasherDefault<FxHasher>>,
+    flows: Vec<Flow>,
+    /// Places of the table no flow has.
+    free_flows: Vec<u32>,
+    /// Flows that hold packets, by when their oldest arrived.
+    holding: List,
+    /// Flows that hold none, least recently active first.
+    idle: List,
+    cells: Vec<Cell>,
+    free_cells: Vec<u32>,
+    /// Packets released and not yet sent, in order (a ring of `ready_cap`).
+    ready: Box<[Ready]>,
+    ready_head: usize,
+    ready_len: usize,
+    /// Flows that timed out in this run (sorted by priority before release).
+    due: Vec<u32>,
+    stats: ReframerStats,
+}
+
+impl Reframer {
+    /// A Reframer, or what is wrong with `config`.
+    pub fn new(config: ReframerConfig) -> Result<Self, String> {
+        if config.t_buff_ns == 0 {
+            return Err("reframer t_buff must be > 0 (0 holds nothing: leave the reframer out)".into());
+        }
+        if !(1..=sluice_core::MAX_BURST).contains(&config.max_burst) {
+            return Err(format!("reframer max_burst {} is outside 1..={}", config.max_burst, sluice_core::MAX_BURST));
+        }
+        if !(1..=MAX_FLOWS).contains(&config.max_flows) {
+            return Err(format!("reframer max_flows {} is outside 1..={MAX_FLOWS}", config.max_flows));
+        }
+        if !(1..=MAX_HELD).contains(&config.max_held) {
+            return Err(format!("reframer max_held {} pkt is outside 1..={MAX_HELD}", config.max_held));
+        }
+        let (flows, held) = (config.max_flows, config.max_held);
+        let blank = Flow { key: (0, 0, 0, 0, 0), first_seen_ns: 0, waiting_since_ns: 0, last_arrival_ns: 0, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
+        Ok(Self {
+            table: HashMap::with_capacity_and_hasher(flows, Default::default()),
+            flows: vec![blank; flows],
+            free_flows: (0..flows as u32).rev().collect(),
+            holding: List::EMPTY,
+            idle: List::EMPTY,
+            cells: vec![Cell { id: PacketId(0), next: NIL }; held],
+            free_cells: (0..held as u32).rev().collect(),
+            // Everything held, a batch left from the last run and a batch arriving
+            // (each run sends at least as many as arrived).
+            ready: vec![Ready { id: PacketId(0), flow: NIL }; held + 2 * sluice_core::MAX_BURST].into(),
+            ready_head: 0,
+            ready_len: 0,
+            due: Vec::with_capacity(flows),
+            stats: ReframerStats::default(),
+            config,
+        })
+    }
+
+    /// What it has done so far.
+    pub fn stats(&self) -> ReframerStats {
+        ReframerStats { held: (self.config.max_held - self.free_cells.len() + self.ready_len) as u64, flows: self.table.len() as u64, ..self.stats }
+    }
+
+    /// The flow a packet belongs to (`None`: not IPv4) and whether it bypasses by its headers.
+    fn classify(&self, pool: &PacketPool, id: PacketId) -> Option<(FlowKey, bool)> {
+        let ip = ipv4_of(pool.data(id)).ok()?;
+        let proto = ip.protocol();
+        let mut bypass = self.config.bypass.dscp & (1 << ip.dscp()) != 0;
+        let (sport, dport) = match proto {
+            PROTO_UDP | PROTO_TCP => l4::ports(proto, ip.payload()).unwrap_or((0, 0)),
+            _ => (0, 0),
+        };
+        if proto == PROTO_TCP && self.config.bypass.tcp_control {
+            let flags = l4::tcp_flags(ip.payload()).unwrap_or(0);
+            bypass |= flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0;
+        }
+        Some(((ip.src(), ip.dst(), sport, dport, proto), bypass))
+    }
+
+    /// The flow of `key`, entered if new (`None`: the table is full of flows holding packets).
+    fn flow_of(&mut self, key: FlowKey, now: u64) -> Option<u32> {
+        if let Some(&f) = self.table.get(&key) {
+            return Some(f);
+        }
+        let f = match self.free_flows.pop() {
+            Some(f) => f,
+            None => {
+                let f = self.idle.head;
+                if f == NIL {
+                    return None;
+                }
+                self.idle.remove(&mut self.flows, f);
+                self.table.remove(&self.flows[f as usize].key);
+                self.stats.evicted += 1;
+                f
+            }
+        };
+        self.table.insert(key, f);
+        self.flows[f as usize] = Flow { key, first_seen_ns: now, waiting_since_ns: now, last_arrival_ns: now, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
+        self.idle.push_back(&mut self.flows, f);
+        Some(f)
+    }
+
+    fn push_ready(&mut self, id: PacketId, flow: u32) {
+        let cap = self.ready.len();
+        debug_assert!(self.ready_len < cap, "ready holds everything held and a batch");
+        self.ready[(self.ready_head + self.ready_len) % cap] = Ready { id, flow };
+        self.ready_len += 1;
+    }
+
+    /// Moves flow `f`'s held packets to the ready queue, in order; it becomes idle.
+    fn release(&mut self, f: u32, now: u64) {
+        let flow = self.flows[f as usize];
+        let mut c = flow.head;
+        while c != NIL {
+            let Cell { id, next } = self.cells[c as usize];
+            self.push_ready(id, f);
+            self.free_cells.push(c);
+            c = next;
+        }
+        self.stats.idle_wait_ns += now.saturating_sub(flow.last_arrival_ns);
+        self.holding.remove(&mut self.flows, f);
+        self.idle.push_back(&mut self.flows, f);
+        let flow = &mut self.flows[f as usize];
+        flow.held = 0;
+        flow.head = NIL;
+        flow.tail = NIL;
+    }
+
+    /// Holds packet `id` in flow `f`.
+    fn hold(&mut self, f: u32, id: PacketId, now: u64) {
+        if self.free_cells.is_empty() {
+            // Full: the flow waiting longest goes early (it may be `f`).
+            self.release(self.holding.head, now);
+            self.stats.released_full += 1;
+        }
+        let c = self.free_cells.pop().expect("a release freed a cell");
+        self.cells[c as usize] = Cell { id, next: NIL };
+        if self.flows[f as usize].held == 0 {
+            self.idle.remove(&mut self.flows, f);
+            self.holding.push_back(&mut self.flows, f);
+            self.flows[f as usize].waiting_since_ns = now;
+            self.flows[f as usize].head = c;
+        } else {
+            let tail = self.flows[f as usize].tail;
+            self.cells[tail as usize].next = c;
+        }
+        let flow = &mut self.flows[f as usize];
+        flow.tail = c;
+        flow.held += 1;
+        if flow.held as usize >= self.config.max_burst {
+            self.release(f, now);
+            self.stats.released_burst += 1;
+        }
+    }
+
+    /// Takes in one arriving packet: held, or ready at once.
+    fn admit(&mut self, pool: &PacketPool, id: PacketId, now: u64) -> u32 {
+        let Some((key, by_header)) = self.classify(pool, id) else {
+            self.stats.bypassed += 1;
+            self.stats.unparsed += 1;
+            self.push_ready(id, NIL);
+            return NIL;
+        };
+        let Some(f) = self.flow_of(key, now) else {
+            self.stats.bypassed += 1;
+            self.stats.untracked += 1;
+            self.push_ready(id, NIL);
+            return NIL;
+        };
+        let flow = &mut self.flows[f as usize];
+        flow.seen += 1;
+        flow.last_arrival_ns = now;
+        if by_header || flow.seen <= self.config.bypass.first_packets {
+            if flow.held > 0 {
+                self.release(f, now);
+                self.stats.released_bypass += 1;
+            }
+            self.stats.bypassed += 1;
+            self.push_ready(id, f);
+        } else {
+            self.hold(f, id, now);
+        }
+        f
+    }
+
+    /// Releases the flows whose oldest packet has waited `t_buff` at `now`, in priority order.
+    fn release_timed_out(&mut self, now: u64) {
+        let mut f = self.holding.head;
+        while f != NIL && self.flows[f as usize].waiting_since_ns + self.config.t_buff_ns <= now {
+            self.due.push(f);
+            f = self.flows[f as usize].next;
+        }
+        if self.due.is_empty() {
+            return;
+        }
+        let flows = &self.flows;
+        match self.config.priority {
+            // The holding list is already in this order.
+            Priority::OldestInQueue => {}
+            // Unstable sorts do not allocate; ties go by waiting time.
+            Priority::OldestFlow => self.due.sort_unstable_by_key(|&f| (flows[f as usize].first_seen_ns, flows[f as usize].waiting_since_ns)),
+            Priority::ShortestFlow => self.due.sort_unstable_by_key(|&f| (flows[f as usize].seen, flows[f as usize].waiting_since_ns)),
+        }
+        for i in 0..self.due.len() {
+            self.release(self.due[i], now);
+        }
+        self.stats.released_timeout += self.due.len() as u64;
+        self.due.clear();
+    }
+
+    /// Sends up to `n` ready packets out of gate 0, counting runs of one flow.
+    fn send(&mut self, out: &mut Outputs<'_>, n: usize) {
+        let n = self.ready_len.min(n);
+        let cap = self.ready.len();
+        let mut last = NIL;
+        for i in 0..n {
+            let Ready { id, flow } = self.ready[(self.ready_head + i) % cap];
+            if i == 0 || flow != last || flow == NIL {
+                self.stats.runs_out += 1;
+            }
+            last = flow;
+            out.push(0, id);
+        }
+        self.ready_head = (self.ready_head + n) % cap;
+        self.ready_len -= n;
+        self.stats.packets_out += n as u64;
+    }
+}
+
+impl NetworkFunction for Reframer {
+    fn outgates(&self) -> usize {
+        1
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        let now = ctx.now();
+        let arrived = input.len();
+        let mut last = NIL;
+        for (i, &id) in input.as_slice().iter().enumerate() {
+            let f = self.admit(ctx.pool, id, now);
+            if i == 0 || f != last || f == NIL {
+                self.stats.runs_in += 1;
+            }
+            last = f;
+        }
+        self.stats.packets_in += arrived as u64;
+        input.clear();
+        self.release_timed_out(now);
+        // A run sends B, or as many as arrived: what waits to be sent stays bounded.
+        self.send(out, ctx.batch_size().max(arrived));
+    }
+
+    fn most_held(&self) -> usize {
+        self.config.max_held
+    }
+
+    fn held(&self) -> usize {
+        self.config.max_held - self.free_cells.len() + self.ready_len
+    }
+
+    fn due_ns(&self) -> Option<u64> {
+        match self.holding.head {
+            NIL => None,
+            f => Some(self.flows[f as usize].waiting_since_ns + self.config.t_buff_ns),
+        }
+    }
+
+    fn ready(&self) -> bool {
+        self.ready_len > 0
+    }
+
+    fn release_all(&mut self) {
+        while self.holding.head != NIL {
+            self.release(self.holding.head, 0);
+        }
+    }
+}
