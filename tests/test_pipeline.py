@@ -12,7 +12,9 @@ from conftest import L2L3_COSTS, Costs
 import sluice
 from sluice import _core
 from sluice import Bypass, Pipeline, RandomSplit, Stream
+from sluice.nf import Reframer, TtlDecrement
 from sluice.pipelines import l2l3, rc
+from sluice.traffic import Template
 
 
 def small(nf: Bypass = Bypass(100, 10), slo_us: Optional[float] = 100, **flow_kw: object) -> Pipeline:
@@ -261,3 +263,19 @@ def test_a_spare_worker_idles_while_no_worker_is_in_inherent_violation() -> None
     assert all(len(q["workers"]) == 2 and q["workers"][1]["busy_fraction"] == 0 for q in r.periods)
     with pytest.raises(ValueError, match="spare_workers must be ≥ 0"):
         Pipeline("x", spare_workers=-1)
+
+
+def test_a_reframer_sends_flows_as_runs_and_names_its_counters() -> None:
+    p = Pipeline("reframed")
+    src = p.source("src", [Stream(Template(src_port=1000 + i), flow="f", rate_pps=100_000) for i in range(16)])
+    ref = p.module("reframer", Reframer(t_buff_us=50, max_burst=64))
+    ttl = p.module("ttl", TtlDecrement())
+    out = p.sink("out")
+    p.chain(src, ref, ttl, out)
+    p.flow("f", [src, ref, ttl, out])
+    r = p.run("null", periods=3, period_ms=10, backend="sim")
+    c = r.nf_counters("reframer")
+    assert c["packets_in"] == c["packets_out"] == r.flow_totals["f"]["delivered"] > 0
+    assert c["packets_out"] / c["runs_out"] > 4 * c["packets_in"] / c["runs_in"], c
+    assert r.nf_counters("ttl") == {}
+    assert r.periods[-1]["modules"]["reframer"]["nf"]["released_timeout"] > 0

@@ -257,3 +257,34 @@ class Napt(NF):
     first_port: int = 1024
     last_port: int = 65535
     timeout_s: float = 30.0
+
+
+@dataclass(frozen=True)
+class ReframerBypass:
+    """Packets a `Reframer` never holds: TCP SYN/FIN/RST (`tcp_control`),
+    the first `first_packets` of every flow (so flows that short are never
+    delayed), and packets whose DSCP is one of `dscp`."""
+
+    tcp_control: bool = True
+    first_packets: int = 0
+    dscp: Sequence[int] = ()
+
+
+@dataclass(frozen=True)
+class Reframer(NF):
+    """Flow-aware batching (Reframer, NSDI'22): holds each 5-tuple flow's
+    packets up to `t_buff_us` and sends them flow by flow, so the batches
+    behind it carry runs of one flow. A flow also leaves once it holds
+    `max_burst` packets; the table tracks `max_flows` flows and the NF holds
+    at most `max_held` packets (beyond, the flow waiting longest leaves
+    early). Flows released together leave `priority` first:
+    "oldest_in_queue", "oldest_flow" or "shortest_flow". Its counters
+    (`RunResult.nf_counters`): packets and runs of one flow in and out,
+    releases by cause, bypassed packets, flows entered and evicted."""
+
+    t_buff_us: float
+    max_burst: int = 32
+    max_flows: int = 65536
+    max_held: int = 4096
+    priority: str = "oldest_in_queue"
+    bypass: ReframerBypass = ReframerBypass()

@@ -48,6 +48,13 @@ class RunResult:
             c["share"] = c["delivered"] / delivered if delivered else 0.0
         return out
 
+    def nf_counters(self, module: str) -> dict[str, int]:
+        """Module `module`'s own NF counters over the whole run (a
+        `Reframer`'s: packets_in, runs_in, packets_out, runs_out, releases by
+        cause…; empty for NFs that keep none)."""
+        counters: dict[str, int] = self.data["module_totals"][module].get("nf", {})
+        return counters
+
     @property
     def interrupted(self) -> Optional[str]:
         """Why the run ended before its last period ("stopped", or the error), or None."""

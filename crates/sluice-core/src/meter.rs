@@ -134,6 +134,7 @@ impl PeriodMeter {
                 dropped: c.drops().since(&p.drops()).total(),
                 drops: c.drops().since(&p.drops()),
                 held: c.arrived_pkts.saturating_sub(c.run_pkts + c.queue_dropped + c.down_dropped),
+                nf: std::array::from_fn(|i| c.nf[i].saturating_sub(p.nf[i])),
             })
             .collect();
         let flows = now

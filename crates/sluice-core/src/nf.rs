@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::batch::Batch;
 use crate::packet::{PacketId, PacketMeta};
 use crate::pool::PacketPool;
-use crate::telemetry::{FlowRecorder, ModuleCounters};
+use crate::telemetry::{FlowRecorder, ModuleCounters, NfCounters};
 
 /// What an NF may touch while it runs on a batch.
 pub struct NfContext<'a> {
@@ -177,6 +177,13 @@ pub trait NetworkFunction: Send {
     /// Makes every packet it holds ready, to be sent by the next runs (a
     /// run stopping, a worker going down).
     fn release_all(&mut self) {}
+
+    /// Writes its own cumulative counters (a Reframer's runs of one flow,
+    /// releases by cause…) into `into`'s slots; called when telemetry is
+    /// read, once a control period. Gauges are differences of two counters
+    /// (held = in − out), so that every slot is a counter and a period's
+    /// value is a difference.
+    fn read_counters(&self, _into: &mut NfCounters) {}
 }
 
 /// A task's ingress: makes or receives packets.

@@ -46,7 +46,18 @@ pub struct ModuleCounters {
     /// Egresses only: packets delivered, its runs' packets less those its
     /// port or scheduled link refused and those still waiting there (pkt).
     pub delivered: u64,
+    /// The NF's own cumulative counters (see
+    /// [`NetworkFunction::read_counters`](crate::NetworkFunction::read_counters));
+    /// what each slot counts is the NF's to say. Reports name them.
+    #[serde(skip)]
+    pub nf: NfCounters,
 }
+
+/// Slots for an NF's own counters.
+pub const NF_COUNTERS: usize = 16;
+
+/// An NF's own cumulative counters, by slot.
+pub type NfCounters = [u64; NF_COUNTERS];
 
 impl ModuleCounters {
     /// Its drops so far, by reason (pkt).
@@ -257,6 +268,9 @@ pub struct ModuleTelemetry {
     pub drops: Drops,
     /// Packets waiting in the module's buffer or queue at the end of the period (pkt).
     pub held: u64,
+    /// The NF's own counters over the period (see [`ModuleCounters::nf`]).
+    #[serde(skip)]
+    pub nf: NfCounters,
 }
 
 /// One flow over one control period.

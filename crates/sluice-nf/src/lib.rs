@@ -336,6 +336,15 @@ impl NfSpec {
         }
     }
 
+    /// What the slots of the NF's own counters count, in order (see
+    /// [`sluice_core::NetworkFunction::read_counters`]); empty for NFs that keep none.
+    pub fn counter_names(&self) -> &'static [&'static str] {
+        match self {
+            NfSpec::Reframer { .. } => &reframer::COUNTER_NAMES,
+            _ => &[],
+        }
+    }
+
     /// The cost model the NF's own parameters imply (ns), if they imply one.
     pub fn intrinsic_profile(&self) -> Option<sluice_core::Profile> {
         match self {

@@ -28,6 +28,7 @@ use rustc_hash::FxHasher;
 use sluice_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
 use sluice_core::wire::l4::{self, tcp_flags};
 use sluice_core::wire::ipv4_of;
+use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId, PacketPool};
 
 /// Source, destination, source port, destination port, protocol.
@@ -83,7 +84,7 @@ pub struct ReframerConfig {
     pub bypass: BypassRules,
 }
 
-/// What a Reframer has done so far (cumulative, except the two gauges).
+/// What a Reframer has done so far (cumulative counts).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReframerStats {
     /// Packets that arrived (pkt).
@@ -108,15 +109,19 @@ pub struct ReframerStats {
     pub released_bypass: u64,
     /// Flow releases because the Reframer held `max_held` packets.
     pub released_full: u64,
+    /// Σ over flow releases of the time from the flow's last arrival to the release (ns).
+    pub idle_wait_ns: u64,
+    /// Flows entered into the table.
+    pub flows_entered: u64,
     /// Idle flows forgotten to make room for new ones.
     pub evicted: u64,
-    /// Σ over released flows of the time from their last arrival to the release (ns).
-    pub idle_wait_ns: u64,
-    /// Packets held now (pkt).
-    pub held: u64,
-    /// Flows in the table now.
-    pub flows: u64,
 }
+
+/// The names of [`ReframerStats`]' fields, in the order of its NF counter slots.
+pub const COUNTER_NAMES: [&str; 14] = [
+    "packets_in", "runs_in", "packets_out", "runs_out", "bypassed", "unparsed", "untracked",
+    "released_timeout", "released_burst", "released_bypass", "released_full", "idle_wait_ns", "flows_entered", "evicted",
+];
 
 impl ReframerStats {
     /// Mean run of one flow in the batches that arrived (the spatial locality factor, SLF).
@@ -127,6 +132,25 @@ impl ReframerStats {
     /// Mean run of one flow in the batches sent.
     pub fn slf_out(&self) -> f64 {
         ratio(self.packets_out, self.runs_out)
+    }
+
+    /// Packets held now, ready ones included (pkt).
+    pub fn held(&self) -> u64 {
+        self.packets_in - self.packets_out
+    }
+
+    /// Flows in the table now.
+    pub fn flows(&self) -> u64 {
+        self.flows_entered - self.evicted
+    }
+
+    /// The NF counter slots, in [`COUNTER_NAMES`]' order.
+    fn slots(&self) -> [u64; 14] {
+        let s = self;
+        [
+            s.packets_in, s.runs_in, s.packets_out, s.runs_out, s.bypassed, s.unparsed, s.untracked,
+            s.released_timeout, s.released_burst, s.released_bypass, s.released_full, s.idle_wait_ns, s.flows_entered, s.evicted,
+        ]
     }
 }
 
@@ -264,7 +288,7 @@ impl Reframer {
 
     /// What it has done so far.
     pub fn stats(&self) -> ReframerStats {
-        ReframerStats { held: (self.config.max_held - self.free_cells.len() + self.ready_len) as u64, flows: self.table.len() as u64, ..self.stats }
+        self.stats
     }
 
     /// The flow a packet belongs to (`None`: not IPv4) and whether it bypasses by its headers.
@@ -302,6 +326,7 @@ impl Reframer {
             }
         };
         self.table.insert(key, f);
+        self.stats.flows_entered += 1;
         self.flows[f as usize] = Flow { key, first_seen_ns: now, waiting_since_ns: now, last_arrival_ns: now, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
         self.idle.push_back(&mut self.flows, f);
         Some(f)
@@ -478,7 +503,12 @@ impl NetworkFunction for Reframer {
 
     fn release_all(&mut self) {
         while self.holding.head != NIL {
-            self.release(self.holding.head, 0);
+            let f = self.holding.head;
+            self.release(f, self.flows[f as usize].last_arrival_ns);
         }
+    }
+
+    fn read_counters(&self, into: &mut NfCounters) {
+        into[..COUNTER_NAMES.len()].copy_from_slice(&self.stats.slots());
     }
 }

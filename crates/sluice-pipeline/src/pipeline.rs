@@ -108,6 +108,15 @@ impl Pipeline {
         &self.model
     }
 
+    /// What the slots of module `m`'s own NF counters count (see
+    /// [`sluice_nf::NfSpec::counter_names`]); empty for most modules.
+    pub fn nf_counter_names(&self, m: usize) -> &'static [&'static str] {
+        match &self.spec.modules[m].kind {
+            KindSpec::Nf(nf) => nf.counter_names(),
+            _ => &[],
+        }
+    }
+
     /// The pipeline's name.
     pub fn name(&self) -> &str {
         &self.spec.name

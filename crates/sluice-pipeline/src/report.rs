@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 use sluice_control::{drive_until, Controller, PeriodRecord, RunPlan, RunReport};
+use sluice_core::telemetry::NfCounters;
 use sluice_core::Backend;
 
 use crate::error::{Error, Result};
@@ -65,11 +66,13 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         .modules
         .iter()
         .zip(&t.modules)
-        .map(|(m, mt)| {
-            let v = json!({
+        .enumerate()
+        .map(|(i, (m, mt))| {
+            let mut v = json!({
                 "trigger": mt.trigger, "x": mt.x, "r": mt.r, "b_in": mt.b_in, "b_round": mt.b_round, "b_round_sd": mt.b_round_sd, "b": mt.b,
                 "busy_ns": mt.busy_ns, "dropped": mt.dropped, "drops": mt.drops, "held": mt.held, "controlled": m.controlled,
             });
+            add_nf_counters(&mut v, pipeline.nf_counter_names(i), &mt.nf);
             (m.name.clone(), v)
         })
         .collect();
@@ -79,6 +82,13 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
         "response": p.response, "moves": moves, "fallback": p.fallback,
     })
+}
+
+/// Adds a module's own NF counters to its JSON as `"nf": {name: count}`, if its NF names any.
+fn add_nf_counters(module: &mut Value, names: &[&str], slots: &NfCounters) {
+    if !names.is_empty() {
+        module["nf"] = names.iter().zip(slots).map(|(&n, &c)| (n.to_owned(), json!(c))).collect::<Map<String, Value>>().into();
+    }
 }
 
 /// The whole run as JSON.
@@ -96,7 +106,11 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "interrupted": report.interrupted,
         "periods_dropped": report.periods_dropped,
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
-        "module_totals": pipeline.model().modules.iter().zip(&report.module_totals).map(|(m, t)| (m.name.clone(), json!(t))).collect::<Map<String, Value>>(),
+        "module_totals": pipeline.model().modules.iter().zip(&report.module_totals).enumerate().map(|(i, (m, t))| {
+            let mut v = json!(t);
+            add_nf_counters(&mut v, pipeline.nf_counter_names(i), &t.nf);
+            (m.name.clone(), v)
+        }).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),
         "egress_classes": pipeline.egress().map(|plan| egress_classes(pipeline, plan)),
     })

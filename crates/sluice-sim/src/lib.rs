@@ -80,6 +80,10 @@ impl NetworkFunction for Costed {
     fn release_all(&mut self) {
         self.inner.release_all()
     }
+
+    fn read_counters(&self, into: &mut sluice_core::telemetry::NfCounters) {
+        self.inner.read_counters(into)
+    }
 }
 
 struct SimWorker {

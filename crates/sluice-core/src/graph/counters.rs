@@ -18,6 +18,9 @@ impl WorkerGraph {
         }
         for node in &self.nodes {
             into.modules[node.module] = node.counters;
+            if let Kind::Function(nf) = &node.kind {
+                nf.read_counters(&mut into.modules[node.module].nf);
+            }
             if let Kind::Source(source) = &node.kind {
                 into.modules[node.module].missed = source.missed();
                 source.count_generated(&mut |flow, n| {

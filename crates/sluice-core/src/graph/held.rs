@@ -20,8 +20,16 @@ impl WorkerGraph {
         sent
     }
 
-    /// Releases everything the NFs hold and sends it on, in topological
-    /// order after the buffers in front of them (a run stopping).
+    /// How long until a packet an NF holds comes due (`None`: none held):
+    /// a worker that sleeps wakes by then.
+    pub fn until_due(&self) -> Option<std::time::Duration> {
+        let due = self.holding.iter().filter_map(|&v| self.function(v).due_ns()).min()?;
+        Some(std::time::Duration::from_nanos(due.saturating_sub(self.now_ns())))
+    }
+
+    /// Releases everything node `v`'s NF holds, if it holds any, and sends
+    /// it on (a run stopping: called in topological order, after the
+    /// buffer in front of it is flushed).
     pub(super) fn send_all_held(&mut self, v: usize) {
         if self.nodes[v].holds {
             self.function_mut(v).release_all();

@@ -1,0 +1,101 @@
+//! A Reframer in a pipeline: it releases on time on the simulator's
+//! virtual clock with no new arrivals, raises the run length of one flow,
+//! and every packet it held is delivered when the run stops.
+
+mod common;
+
+use serde_json::{json, Value};
+use sluice_control::{drive, Null, RunPlan, RunReport};
+use sluice_pipeline::Pipeline;
+
+const T_BUFF_US: f64 = 50.0;
+
+/// `streams` UDP 5-tuples (source ports) of one Sluice flow at `pps` each,
+/// interleaved by the source, through a Reframer and a cheap NF.
+fn spec(streams: usize, pps: f64) -> Value {
+    let streams: Vec<Value> = (0..streams).map(|i| json!({"flow": "f", "rate_pps": pps, "template": {"src_port": 1000 + i}})).collect();
+    json!({
+        "name": "reframed",
+        "batch_size": 32,
+        "modules": [
+            {"name": "src", "source": {"synthetic": {"streams": streams}}},
+            {"name": "reframer", "nf": {"type": "reframer", "t_buff_us": T_BUFF_US, "max_burst": 64}},
+            {"name": "ttl", "nf": {"type": "ttl_decrement"}},
+            {"name": "out", "sink": {}}
+        ],
+        "edges": [{"from": "src", "to": "reframer"}, {"from": "reframer", "to": "ttl"}, {"from": "ttl", "to": "out"}],
+        "flows": [{"name": "f", "path": ["src", "reframer", "ttl", "out"]}]
+    })
+}
+
+fn run(p: &Pipeline, backend: &mut dyn sluice_core::Backend, periods: usize) -> RunReport {
+    let plan = RunPlan { periods, warmup_periods: 0, period_ns: 10_000_000, ..RunPlan::default() };
+    drive(backend, &mut Null, &plan, &mut |_| {}).unwrap()
+}
+
+/// The Reframer's counter `name` over the run.
+fn counter(p: &Pipeline, report: &RunReport, name: &str) -> u64 {
+    let m = p.model().modules.iter().position(|m| m.name == "reframer").unwrap();
+    let slot = p.nf_counter_names(m).iter().position(|&n| n == name).unwrap();
+    report.module_totals[m].nf[slot]
+}
+
+fn check_lossless(report: &RunReport) {
+    let s = &report.summary;
+    assert_eq!(s.in_flight, 0, "every held packet leaves when the run stops: {s:?}");
+    assert!(s.accounted && s.lossless, "{s:?}");
+    let f = &report.flow_totals[0];
+    assert_eq!(f.generated, f.delivered, "{f:?}");
+}
+
+#[test]
+fn on_the_simulator_flows_leave_as_runs_within_t_buff() {
+    // 16 five-tuples at 100 kpps each: about five packets of each in t_buff.
+    let p = Pipeline::from_json(&spec(16, 100e3).to_string()).unwrap();
+    let report = run(&p, &mut p.simulator().unwrap(), 5);
+    check_lossless(&report);
+    let (pin, rin, pout, rout) = (counter(&p, &report, "packets_in"), counter(&p, &report, "runs_in"), counter(&p, &report, "packets_out"), counter(&p, &report, "runs_out"));
+    assert_eq!(pin, pout);
+    let (slf_in, slf_out) = (pin as f64 / rin as f64, pout as f64 / rout as f64);
+    assert!(slf_in < 1.1, "the source interleaves its streams: SLF in {slf_in:.2}");
+    assert!(slf_out > 4.0, "flows leave together: SLF out {slf_out:.2}");
+    // Every packet's delay: its wait (≤ t_buff) and the rounds around it, on
+    // a virtual clock where the NFs cost nothing (idle rounds step 1 µs).
+    for period in &report.periods {
+        let max_us = period.telemetry.flows[0].max_ns as f64 / 1e3;
+        assert!(max_us <= T_BUFF_US + 2.0, "period {}: a packet waited {max_us:.1} µs", period.telemetry.period);
+    }
+    assert!(counter(&p, &report, "released_timeout") > 0);
+}
+
+#[test]
+fn a_lone_packet_is_released_on_time_with_no_more_arrivals() {
+    // One packet a millisecond: each one waits alone and must leave at t_buff.
+    let p = Pipeline::from_json(&spec(1, 1e3).to_string()).unwrap();
+    let report = run(&p, &mut p.simulator().unwrap(), 3);
+    check_lossless(&report);
+    let last = &report.periods.last().unwrap().telemetry.flows[0];
+    assert!(last.delivered >= 9, "{last:?}");
+    let (min_us, max_us) = (last.p50_ns as f64 / 1e3, last.max_ns as f64 / 1e3);
+    assert!(min_us >= T_BUFF_US * 0.99 && max_us <= T_BUFF_US + 2.0, "delays {min_us:.1}..{max_us:.1} µs");
+    assert_eq!(counter(&p, &report, "released_timeout"), report.flow_totals[0].delivered);
+}
+
+#[test]
+fn on_the_engine_nothing_is_lost_and_the_run_drains() {
+    let _engine = common::one_engine_at_a_time();
+    let p = Pipeline::from_json(&spec(16, 50e3).to_string()).unwrap();
+    let report = run(&p, &mut p.engine(true).unwrap(), 3);
+    check_lossless(&report);
+    assert!(counter(&p, &report, "runs_out") < counter(&p, &report, "runs_in"));
+}
+
+#[test]
+fn bad_settings_are_refused_naming_the_module_and_field() {
+    for (field, value) in [("t_buff_us", json!(0.0)), ("max_burst", json!(0)), ("max_held", json!(1 << 20))] {
+        let mut s = spec(1, 1e3);
+        s["modules"][1]["nf"][field] = value;
+        let err = Pipeline::from_json(&s.to_string()).err().expect("refused").to_string();
+        assert!(err.contains("modules[1]") && err.contains(field), "{field}: {err}");
+    }
+}
