@@ -634,6 +634,24 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str])
         save(fig, plot_path)
 
 
+@trace.command("synth")
+@click.option("--packets", type=click.IntRange(1, 10**10), default=1_000_000, show_default=True, help="Packets to write.")
+@click.option("--segments", type=click.IntRange(1, 255), default=1, show_default=True,
+              help="Independent copies of the flow process multiplexed (more: more flows interleaved).")
+@click.option("--flows-per-s", type=float, default=3_500.0, show_default=True, help="New flows a second, per segment.")
+@click.option("--tcp-share", type=click.FloatRange(0, 1), default=0.8, show_default=True, help="Share of flows that are TCP.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--out", "out", required=True, help="The pcap to write.")
+def trace_synth(packets: int, segments: int, flows_per_s: float, tcp_share: float, seed: int, out: str) -> None:
+    """Write a synthetic trace with the structure of a real one: concurrent
+    TCP and UDP flows of heavy-tailed sizes (mean 63 packets), TCP window
+    trains and ACK streams; `--segments K` multiplexes K copies."""
+    writable(out, "--out")
+    s = json.loads(_core.trace_synth(out, packets, segments, flows_per_s, tcp_share, seed))
+    console.print(f"{out}: {s['packets']} packets of {s['flows']} flows over {s['duration_s']:.3f} s "
+                  f"(written in {s['seconds']:.1f} s)")
+
+
 @main.group()
 def net() -> None:
     """A network namespace with a veth pair, for real ports without touching the machine's interfaces."""

@@ -216,6 +216,22 @@ fn trace_analyze(py: Python<'_>, path: &str) -> PyResult<String> {
     .to_string())
 }
 
+/// Writes a synthetic trace to `path` (see `sluice_traffic::trace_synth`);
+/// returns JSON with what was written and how fast.
+#[pyfunction]
+#[pyo3(signature = (path, packets, segments=1, flows_per_s=3500.0, tcp_share=0.8, seed=1))]
+fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_per_s: f64, tcp_share: f64, seed: u64) -> PyResult<String> {
+    use sluice_traffic::trace_synth::{synthesize, SynthConfig};
+    let file = std::fs::File::create(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?;
+    let config = SynthConfig { packets, segments, flows_per_s, tcp_share, seed };
+    let start = std::time::Instant::now();
+    let s = py.allow_threads(|| synthesize(&config, std::io::BufWriter::new(file))).map_err(invalid)?;
+    Ok(serde_json::json!({
+        "packets": s.packets, "flows": s.flows, "duration_s": s.duration_ns as f64 * 1e-9, "seconds": start.elapsed().as_secs_f64(),
+    })
+    .to_string())
+}
+
 /// The PSPAT measurements (see `sluice_pspat::lab`), by name.
 fn pspat_names(architecture: &str, algorithm: &str) -> PyResult<(sluice_pspat::lab::Architecture, sluice_pspat::sched::Algorithm)> {
     use sluice_pspat::lab::Architecture;
@@ -414,6 +430,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(send, m)?)?;
     m.add_function(wrap_pyfunction!(forward_raw, m)?)?;
     m.add_function(wrap_pyfunction!(trace_analyze, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_synth, m)?)?;
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;

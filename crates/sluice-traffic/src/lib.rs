@@ -11,6 +11,7 @@ pub mod pcap_tap;
 pub mod synthetic;
 pub mod template;
 pub mod trace_analysis;
+pub mod trace_synth;
 
 pub use capture::Capture;
 pub use error::{Error, Result};
