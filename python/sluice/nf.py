@@ -260,6 +260,16 @@ class Napt(NF):
 
 
 @dataclass(frozen=True)
+class FlowStats(NF):
+    """Packets, bytes, first and last seen per 5-tuple flow, in a table of
+    `max_flows` sized up front (beyond, new flows pass uncounted); a run of
+    one flow's packets costs one lookup. Counters (`RunResult.nf_counters`):
+    flows, lookups, untracked, unparsed."""
+
+    max_flows: int = 1 << 20
+
+
+@dataclass(frozen=True)
 class ReframerBypass:
     """Packets a `Reframer` never holds: TCP SYN/FIN/RST (`tcp_control`),
     the first `first_packets` of every flow (so flows that short are never

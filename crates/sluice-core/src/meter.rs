@@ -225,7 +225,7 @@ mod tests {
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);
-        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b_round_sd: 6.0, b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default(), held: 0 });
+        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b_round_sd: 6.0, b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default(), held: 0, nf: Default::default() });
         assert_eq!(t.flows[0].delivered, 1);
         assert_eq!(t.workers[0].busy_fraction, 0.5);
         c.at_ns = 1_500_000_000;

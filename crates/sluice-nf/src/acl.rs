@@ -4,7 +4,6 @@ use serde::{Deserialize, Serialize};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
 use sluice_core::wire::ipv4::{mask, parse_prefix};
-use sluice_core::wire::{ipv4_of, l4};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -71,33 +70,7 @@ impl Rule {
     }
 }
 
-/// The fields an ACL matches on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FiveTuple {
-    /// Source address.
-    pub src: u32,
-    /// Destination address.
-    pub dst: u32,
-    /// Protocol.
-    pub proto: u8,
-    /// Source port (0 when the protocol has none).
-    pub sport: u16,
-    /// Destination port (0 when the protocol has none).
-    pub dport: u16,
-}
-
-impl FiveTuple {
-    /// The 5-tuple of an Ethernet frame, if it is IPv4 with readable ports.
-    pub fn of(frame: &[u8]) -> Option<Self> {
-        let ip = ipv4_of(frame).ok()?;
-        let (sport, dport) = match l4::ports(ip.protocol(), ip.payload()) {
-            Ok(p) => p,
-            Err(sluice_core::wire::Malformed::Unexpected) => (0, 0),
-            Err(_) => return None,
-        };
-        Some(Self { src: ip.src(), dst: ip.dst(), proto: ip.protocol(), sport, dport })
-    }
-}
+pub use crate::five_tuple::FiveTuple;
 
 /// First matching rule decides: permit → gate 0, deny → drop gate; no
 /// match, non-IPv4 or malformed → drop gate. A decision tree over the five
@@ -113,8 +86,11 @@ pub struct Acl {
 
 /// Working space for a batch of lookups.
 struct Scratch {
+    /// One tuple per run of equal tuples in the batch (see `process`).
     tuples: [FiveTuple; MAX_BURST],
     parsed: [bool; MAX_BURST],
+    /// Per packet, its run.
+    run_of: [u16; MAX_BURST],
     permitted: [bool; MAX_BURST],
     keys: [[u32; FIELDS]; MAX_BURST],
     leaves: [u32; MAX_BURST],
@@ -125,6 +101,7 @@ impl Scratch {
         Box::new(Self {
             tuples: [UNPARSED; MAX_BURST],
             parsed: [false; MAX_BURST],
+            run_of: [0; MAX_BURST],
             permitted: [false; MAX_BURST],
             keys: [[0; FIELDS]; MAX_BURST],
             leaves: [0; MAX_BURST],
@@ -227,12 +204,22 @@ impl NetworkFunction for Acl {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        // A run of packets with one tuple (one flow's, behind a Reframer) is decided once.
         if !self.tree.lockstep() {
             // A shallow tree: one pass, packet by packet.
+            let mut last: Option<(FiveTuple, bool)> = None;
             for &id in input.as_slice() {
-                match FiveTuple::of(ctx.pool.data(id)) {
-                    Some(t) if self.permits(&t) => out.push(0, id),
-                    _ => ctx.drop_packet(id),
+                let permit = match FiveTuple::of(ctx.pool.data(id)) {
+                    Some(t) => match last {
+                        Some((l, verdict)) if l == t => verdict,
+                        _ => last.insert((t, self.permits(&t))).1,
+                    },
+                    None => false,
+                };
+                if permit {
+                    out.push(0, id);
+                } else {
+                    ctx.drop_packet(id);
                 }
             }
             input.clear();
@@ -240,14 +227,20 @@ impl NetworkFunction for Acl {
         }
         let ids = input.as_slice();
         let Self { rules, tree, scratch } = self;
-        let Scratch { tuples, parsed, permitted, keys, leaves } = &mut **scratch;
+        let Scratch { tuples, parsed, run_of, permitted, keys, leaves } = &mut **scratch;
         // Malformed packets are looked up as an all-zero tuple and dropped below whatever it gets.
-        for ((t, ok), &id) in tuples.iter_mut().zip(parsed.iter_mut()).zip(ids) {
-            (*t, *ok) = FiveTuple::of(ctx.pool.data(id)).map_or((UNPARSED, false), |t| (t, true));
+        let mut runs = 0;
+        for (&id, run) in ids.iter().zip(run_of.iter_mut()) {
+            let (t, ok) = FiveTuple::of(ctx.pool.data(id)).map_or((UNPARSED, false), |t| (t, true));
+            if runs == 0 || tuples[runs - 1] != t || parsed[runs - 1] != ok {
+                (tuples[runs], parsed[runs]) = (t, ok);
+                runs += 1;
+            }
+            *run = (runs - 1) as u16;
         }
-        classify(rules, tree, &tuples[..ids.len()], keys, leaves, &mut permitted[..ids.len()]);
-        for ((&id, &ok), &permit) in ids.iter().zip(parsed.iter()).zip(permitted.iter()) {
-            if ok && permit {
+        classify(rules, tree, &tuples[..runs], keys, leaves, &mut permitted[..runs]);
+        for (&id, &run) in ids.iter().zip(run_of.iter()) {
+            if parsed[run as usize] && permitted[run as usize] {
                 out.push(0, id);
             } else {
                 ctx.drop_packet(id);
@@ -325,6 +318,39 @@ mod tests {
         acl.permits_bulk(&tuples, &mut bulk);
         assert!(tuples.iter().zip(&bulk).all(|(t, &b)| acl.permits(t) == b), "interleaved walks decide as single ones");
         assert!(mean < 32.0 && widest <= 64, "a lookup examines {mean:.1} of 10 000 rules on average (depth {depth}, widest leaf {widest})");
+    }
+
+    #[test]
+    fn a_deep_tree_decides_runs_of_one_tuple_as_it_decides_packets() {
+        use sluice_core::harness::Harness;
+        let rules = sample_rules(10_000, 7);
+        let (mut batched, mut single) = (Acl::new(&rules).unwrap(), Acl::new(&rules).unwrap());
+        assert!(batched.tree.lockstep(), "10 000 rules walk in lockstep");
+        let frame = |t: &FiveTuple| {
+            let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(t.src.to_be_bytes(), t.dst.to_be_bytes(), 64);
+            let mut v = Vec::new();
+            match t.proto {
+                6 => b.tcp(t.sport, t.dport, 1, 100).write(&mut v, &[]),
+                _ => b.udp(t.sport, t.dport).write(&mut v, &[]),
+            }
+            .unwrap();
+            v
+        };
+        // Runs of 1..=4 copies of each tuple.
+        let tuples = sample_tuples(100, 3);
+        let frames: Vec<Vec<u8>> = tuples.iter().enumerate().flat_map(|(i, t)| std::iter::repeat_n(frame(t), 1 + i % 4)).take(MAX_BURST).collect();
+        let mut h = Harness::default();
+        let whole = h.run(&mut batched, &frames);
+        let mut permitted = Vec::new();
+        let mut dropped = 0;
+        for f in &frames {
+            let one = h.run(&mut single, std::slice::from_ref(f));
+            permitted.extend(one.gates.into_iter().flatten());
+            dropped += one.dropped;
+        }
+        assert_eq!((whole.gates[0].len(), whole.dropped), (permitted.len(), dropped));
+        assert_eq!(whole.gates[0], permitted);
+        assert!(dropped > 0 && !permitted.is_empty(), "both verdicts occur");
     }
 
     #[test]

@@ -6,6 +6,8 @@ pub mod acl;
 mod acl_tree;
 pub mod bypass;
 pub mod exact_match;
+pub mod five_tuple;
+pub mod flow_stats;
 pub mod gtpu;
 pub mod ip_checksum;
 pub mod ip_src_rewrite;
@@ -29,6 +31,8 @@ pub mod vxlan;
 pub use acl::{Acl, RuleSpec};
 pub use bypass::Bypass;
 pub use exact_match::{ExactMatch, Field};
+pub use five_tuple::FiveTuple;
+pub use flow_stats::FlowStats;
 pub use ip_checksum::IpChecksum;
 pub use ip_src_rewrite::IpSrcRewrite;
 pub use lpm::Lpm;
@@ -219,6 +223,12 @@ pub enum NfSpec {
         /// Copies per packet (≥ 1).
         copies: usize,
     },
+    /// Packets, bytes, first and last seen per 5-tuple flow.
+    FlowStats {
+        /// Flows the table holds (sized up front; beyond, new flows pass uncounted).
+        #[serde(default = "flow_stats_max_flows")]
+        max_flows: usize,
+    },
     /// Holds packets per 5-tuple flow up to `t_buff_us` and sends them flow
     /// by flow (flow-aware batching, see [`reframer`]).
     Reframer {
@@ -283,6 +293,10 @@ impl BypassSpec {
     }
 }
 
+fn flow_stats_max_flows() -> usize {
+    1 << 20
+}
+
 /// Defaults of a `reframer`'s settings.
 mod reframer_defaults {
     pub fn max_burst() -> usize {
@@ -341,6 +355,7 @@ impl NfSpec {
     pub fn counter_names(&self) -> &'static [&'static str] {
         match self {
             NfSpec::Reframer { .. } => &reframer::COUNTER_NAMES,
+            NfSpec::FlowStats { .. } => &flow_stats::COUNTER_NAMES,
             _ => &[],
         }
     }
@@ -382,6 +397,7 @@ impl NfSpec {
             NfSpec::Queue { .. } => "queue",
             NfSpec::Dedup { .. } => "dedup",
             NfSpec::Reframer { .. } => "reframer",
+            NfSpec::FlowStats { .. } => "flow_stats",
         }
     }
 
@@ -477,6 +493,7 @@ impl NfSpec {
                 Box::new(Queue)
             }
             NfSpec::Dedup { ingates, flows } => Box::new(Dedup::new(*ingates, *flows)?),
+            NfSpec::FlowStats { max_flows } => Box::new(FlowStats::new(*max_flows)?),
             NfSpec::Reframer { t_buff_us, max_burst, max_flows, max_held, priority, bypass } => {
                 if !(t_buff_us.is_finite() && *t_buff_us > 0.0 && *t_buff_us <= 1e6) {
                     return Err(format!("reframer t_buff_us {t_buff_us} must be > 0 and at most 1 s"));

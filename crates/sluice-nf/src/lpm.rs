@@ -93,13 +93,18 @@ fn group_range(entry: u16) -> std::ops::Range<usize> {
 }
 
 /// Routes each IPv4 packet by its destination's longest matching prefix;
-/// misses, non-IPv4 and malformed packets go to the drop gate.
+/// misses, non-IPv4 and malformed packets go to the drop gate. Packets in a
+/// row to one destination (one flow's, behind a Reframer) are looked up once.
 pub struct Lpm {
     table: LpmTable,
     gates: usize,
+    /// Per run of packets to one destination in a batch: the address,
+    /// whether it parsed, its gate (a run is looked up once).
     addrs: [u32; MAX_BURST],
     valid: [bool; MAX_BURST],
     found: [Option<u16>; MAX_BURST],
+    /// Per packet, its run.
+    run_of: [u16; MAX_BURST],
 }
 
 impl Lpm {
@@ -109,7 +114,7 @@ impl Lpm {
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
         }
-        Ok(Self { table: LpmTable::new(routes)?, gates, addrs: [0; MAX_BURST], valid: [false; MAX_BURST], found: [None; MAX_BURST] })
+        Ok(Self { table: LpmTable::new(routes)?, gates, addrs: [0; MAX_BURST], valid: [false; MAX_BURST], found: [None; MAX_BURST], run_of: [0; MAX_BURST] })
     }
 }
 
@@ -120,15 +125,20 @@ impl NetworkFunction for Lpm {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
-        let n = ids.len();
-        for ((&id, valid), addr) in ids.iter().zip(&mut self.valid).zip(&mut self.addrs) {
+        let Self { table, addrs, valid, found, run_of, .. } = self;
+        let mut runs = 0;
+        for (&id, run) in ids.iter().zip(run_of.iter_mut()) {
             let ip = ipv4_of(ctx.pool.data(id));
-            *valid = ip.is_ok();
-            *addr = ip.map_or(0, |h| h.dst());
+            let (ok, addr) = (ip.is_ok(), ip.map_or(0, |h| h.dst()));
+            if runs == 0 || addrs[runs - 1] != addr || valid[runs - 1] != ok {
+                (addrs[runs], valid[runs]) = (addr, ok);
+                runs += 1;
+            }
+            *run = (runs - 1) as u16;
         }
-        self.table.lookup_bulk(&self.addrs[..n], &mut self.found[..n]);
-        for ((&id, &valid), found) in ids.iter().zip(&self.valid).zip(&self.found) {
-            match found.filter(|_| valid) {
+        table.lookup_bulk(&addrs[..runs], &mut found[..runs]);
+        for (&id, &run) in ids.iter().zip(run_of.iter()) {
+            match found[run as usize].filter(|_| valid[run as usize]) {
                 Some(gate) => out.push(gate as usize, id),
                 None => ctx.drop_packet(id),
             }

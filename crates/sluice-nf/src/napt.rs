@@ -16,7 +16,8 @@ struct Binding {
 }
 
 /// Outbound UDP/TCP packets from `inside` leave from `public` on a port
-/// allocated per flow; inbound packets to a bound public port are
+/// allocated per flow (a run of one flow's packets looks its binding up
+/// once); inbound packets to a bound public port are
 /// translated back while the binding is fresh (used within `timeout`).
 /// Other packets pass unchanged; packets that find no free port, or reach
 /// an unbound or expired public port, are dropped. The tables are sized
@@ -29,6 +30,9 @@ pub struct Napt {
     outbound: HashMap<FlowKey, Binding>,
     inbound: HashMap<u16, FlowKey>,
     free: Vec<u16>,
+    /// The last outbound flow translated and its port, at that time (ns):
+    /// the next packets of its run take them without a lookup.
+    last: Option<(FlowKey, u16, u64)>,
 }
 
 impl Napt {
@@ -48,6 +52,7 @@ impl Napt {
             outbound: HashMap::with_capacity(ports),
             inbound: HashMap::with_capacity(ports),
             free: (first..=last).rev().collect(),
+            last: None,
         })
     }
 
@@ -59,6 +64,7 @@ impl Napt {
     /// A free port, reclaiming idle bindings when none is left.
     fn allocate(&mut self, now: u64) -> Option<u16> {
         if self.free.is_empty() {
+            self.last = None;
             let (timeout, inbound, free) = (self.timeout_ns, &mut self.inbound, &mut self.free);
             self.outbound.retain(|_, b| {
                 let fresh = now.saturating_sub(b.last_ns) <= timeout;
@@ -82,15 +88,23 @@ impl Napt {
         let (src, dst) = (ip.src(), ip.dst());
         if src & self.inside_mask == self.inside {
             let key = (src, sport, dst, dport, proto);
-            let port = match self.outbound.get_mut(&key) {
-                Some(b) => {
-                    b.last_ns = now;
-                    b.port
-                }
-                None => {
-                    let Some(port) = self.allocate(now) else { return false };
-                    self.outbound.insert(key, Binding { port, last_ns: now });
-                    self.inbound.insert(port, key);
+            let port = match self.last {
+                // The run's binding, already refreshed at this time.
+                Some((k, port, at)) if k == key && at == now => port,
+                _ => {
+                    let port = match self.outbound.get_mut(&key) {
+                        Some(b) => {
+                            b.last_ns = now;
+                            b.port
+                        }
+                        None => {
+                            let Some(port) = self.allocate(now) else { return false };
+                            self.outbound.insert(key, Binding { port, last_ns: now });
+                            self.inbound.insert(port, key);
+                            port
+                        }
+                    };
+                    self.last = Some((key, port, now));
                     port
                 }
             };

@@ -18,21 +18,21 @@
 //! a new flow's packets pass without being held (counted `untracked`):
 //! that flow has nothing held, so passing keeps its order.
 //!
-//! Packets that are not IPv4 pass at once (`unparsed`); IPv4 packets other
-//! than UDP and TCP are keyed by their addresses and protocol.
+//! Packets that are not IPv4, or whose ports are cut off, pass at once
+//! (`unparsed`); IPv4 packets other than UDP and TCP are keyed by their
+//! addresses and protocol.
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 
 use rustc_hash::FxHasher;
-use sluice_core::wire::ipv4::{PROTO_TCP, PROTO_UDP};
+
+use crate::five_tuple::FiveTuple;
+use sluice_core::wire::ipv4::PROTO_TCP;
 use sluice_core::wire::l4::{self, tcp_flags};
 use sluice_core::wire::ipv4_of;
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId, PacketPool};
-
-/// Source, destination, source port, destination port, protocol.
-type FlowKey = (u32, u32, u16, u16, u8);
 
 /// No flow, cell or list neighbour.
 const NIL: u32 = u32::MAX;
@@ -165,7 +165,7 @@ fn ratio(a: u64, b: u64) -> f64 {
 /// One tracked flow.
 #[derive(Clone, Copy)]
 struct Flow {
-    key: FlowKey,
+    key: FiveTuple,
     first_seen_ns: u64,
     /// When its oldest held packet arrived (ns; meaningful while it holds some).
     waiting_since_ns: u64,
@@ -231,7 +231,7 @@ struct Ready {
 /// Holds packets per flow and sends them flow by flow (see the module doc).
 pub struct Reframer {
     config: ReframerConfig,
-    table: HashMap<FlowKey, u32, BuildHasherDefault<FxHasher>>,
+    table: HashMap<FiveTuple, u32, BuildHasherDefault<FxHasher>>,
     flows: Vec<Flow>,
     /// Places of the table no flow has.
     free_flows: Vec<u32>,
@@ -266,7 +266,7 @@ impl Reframer {
             return Err(format!("reframer max_held {} pkt is outside 1..={MAX_HELD}", config.max_held));
         }
         let (flows, held) = (config.max_flows, config.max_held);
-        let blank = Flow { key: (0, 0, 0, 0, 0), first_seen_ns: 0, waiting_since_ns: 0, last_arrival_ns: 0, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
+        let blank = Flow { key: FiveTuple { src: 0, dst: 0, proto: 0, sport: 0, dport: 0 }, first_seen_ns: 0, waiting_since_ns: 0, last_arrival_ns: 0, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
         Ok(Self {
             table: HashMap::with_capacity_and_hasher(flows, Default::default()),
             flows: vec![blank; flows],
@@ -292,23 +292,19 @@ impl Reframer {
     }
 
     /// The flow a packet belongs to (`None`: not IPv4) and whether it bypasses by its headers.
-    fn classify(&self, pool: &PacketPool, id: PacketId) -> Option<(FlowKey, bool)> {
+    fn classify(&self, pool: &PacketPool, id: PacketId) -> Option<(FiveTuple, bool)> {
         let ip = ipv4_of(pool.data(id)).ok()?;
-        let proto = ip.protocol();
+        let key = FiveTuple::of_header(&ip)?;
         let mut bypass = self.config.bypass.dscp & (1 << ip.dscp()) != 0;
-        let (sport, dport) = match proto {
-            PROTO_UDP | PROTO_TCP => l4::ports(proto, ip.payload()).unwrap_or((0, 0)),
-            _ => (0, 0),
-        };
-        if proto == PROTO_TCP && self.config.bypass.tcp_control {
+        if key.proto == PROTO_TCP && self.config.bypass.tcp_control {
             let flags = l4::tcp_flags(ip.payload()).unwrap_or(0);
             bypass |= flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0;
         }
-        Some(((ip.src(), ip.dst(), sport, dport, proto), bypass))
+        Some((key, bypass))
     }
 
     /// The flow of `key`, entered if new (`None`: the table is full of flows holding packets).
-    fn flow_of(&mut self, key: FlowKey, now: u64) -> Option<u32> {
+    fn flow_of(&mut self, key: FiveTuple, now: u64) -> Option<u32> {
         if let Some(&f) = self.table.get(&key) {
             return Some(f);
         }

@@ -329,3 +329,84 @@ fn napt_translates_both_ways_and_forgets_idle_flows() {
     assert_eq!(h.run(&mut napt, &[reply]).dropped, 1, "an expired binding no longer lets replies in");
     assert_eq!(h.run(&mut napt, &[udp([10, 0, 0, 9], [30, 0, 0, 1], 64, (1, 53))]).dropped, 0, "idle bindings were reclaimed");
 }
+
+/// Frames of flows drawn from `flows` (source port, destination host, UDP or
+/// TCP), in runs: what a Reframer's output looks like, or a random mix.
+fn flow_frames(flows: &[(u16, u8, bool)], picks: &[(usize, usize)]) -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    for &(f, run) in picks {
+        let (port, host, is_udp) = flows[f % flows.len()];
+        for _ in 0..run {
+            frames.push(if is_udp { udp([10, 0, 0, 7], [20, 0, host, 1], 64, (port, 53)) } else { tcp([10, 0, 0, 7], [20, 0, host, 1], (port, 80)) });
+        }
+    }
+    frames.truncate(sluice_core::MAX_BURST);
+    frames
+}
+
+/// Runs `batched` on all of `frames` at once and `single` on each alone:
+/// the flow-aware shortcuts must change nothing.
+fn same_as_packet_by_packet(batched: &mut dyn NetworkFunction, single: &mut dyn NetworkFunction, frames: &[Vec<u8>]) -> Result<(), TestCaseError> {
+    let mut h = Harness::default();
+    h.set_now(1_000);
+    let whole = h.run(batched, frames);
+    let mut gates = vec![Vec::new(); whole.gates.len()];
+    let mut dropped = 0;
+    for f in frames {
+        let one = h.run(single, std::slice::from_ref(f));
+        dropped += one.dropped;
+        for (g, out) in one.gates.into_iter().enumerate() {
+            gates[g].extend(out);
+        }
+    }
+    prop_assert_eq!(whole.dropped, dropped);
+    prop_assert_eq!(whole.gates, gates);
+    Ok(())
+}
+
+proptest! {
+    #[test]
+    fn flow_aware_nfs_decide_runs_as_they_decide_packets(
+        flows in proptest::collection::vec((1000u16..1006, 0u8..6, any::<bool>()), 1..8),
+        picks in proptest::collection::vec((0usize..8, 1usize..6), 1..60),
+        routes in proptest::collection::vec((0u8..6, 16u8..=32, 0u16..3), 1..8),
+        rules in proptest::collection::vec((0u8..6, 1000u16..1006, any::<bool>()), 1..400),
+    ) {
+        let frames = flow_frames(&flows, &picks);
+        let routes: Vec<(u32, u8, u16)> = routes.iter().map(|&(h, len, g)| (u32::from_be_bytes([20, 0, h, 1]), len, g)).collect();
+        same_as_packet_by_packet(&mut Lpm::new(&routes).unwrap(), &mut Lpm::new(&routes).unwrap(), &frames)?;
+        // Few rules: a shallow tree, decided packet by packet; many: a deep one, walked in lockstep.
+        for n in [3, rules.len()] {
+            let rules: Vec<RuleSpec> = rules[..n.min(rules.len())].iter().map(|&(h, port, permit)| RuleSpec {
+                src: "10.0.0.0/8".into(), dst: format!("20.0.{h}.0/24"), proto: None, sport: (port, port), dport: (0, 65535), permit,
+            }).collect();
+            same_as_packet_by_packet(&mut Acl::new(&rules).unwrap(), &mut Acl::new(&rules).unwrap(), &frames)?;
+        }
+        let napt = || Napt::new("10.0.0.0/8", u32::from_be_bytes([30, 0, 0, 1]), 2000, 2003, 1_000_000_000).unwrap();
+        same_as_packet_by_packet(&mut napt(), &mut napt(), &frames)?;
+        let (mut batched, mut single) = (FlowStats::new(4).unwrap(), FlowStats::new(4).unwrap());
+        same_as_packet_by_packet(&mut batched, &mut single, &frames)?;
+        for &(port, host, is_udp) in &flows {
+            let key = FiveTuple { src: u32::from_be_bytes([10, 0, 0, 7]), dst: u32::from_be_bytes([20, 0, host, 1]), proto: if is_udp { 17 } else { 6 }, sport: port, dport: if is_udp { 53 } else { 80 } };
+            prop_assert_eq!(batched.get(&key), single.get(&key));
+        }
+    }
+}
+
+#[test]
+fn flow_stats_counts_runs_with_one_lookup_and_passes_every_packet() {
+    let mut h = Harness::default();
+    h.set_now(5);
+    let mut stats = FlowStats::new(2).unwrap();
+    let frames = flow_frames(&[(1000, 1, true), (1001, 1, true), (1002, 1, false)], &[(0, 3), (1, 2), (0, 1), (2, 4)]);
+    let out = h.run(&mut stats, &frames);
+    assert_eq!(out.gates[0], frames, "every packet passes, in order");
+    let a = FiveTuple { src: u32::from_be_bytes([10, 0, 0, 7]), dst: u32::from_be_bytes([20, 0, 1, 1]), proto: 17, sport: 1000, dport: 53 };
+    let rec = stats.get(&a).unwrap();
+    assert_eq!((rec.packets, rec.bytes, rec.first_ns, rec.last_ns), (4, 4 * frames[0].len() as u64, 5, 5));
+    let mut slots = [0; sluice_core::telemetry::NF_COUNTERS];
+    stats.read_counters(&mut slots);
+    // Three runs of tracked flows looked up; the TCP flow found the table (of two) full.
+    assert_eq!(&slots[..4], &[2, 4, 4, 0], "flows, lookups, untracked, unparsed");
+    assert!(FlowStats::new(0).is_err());
+}

@@ -181,7 +181,7 @@ proptest! {
         let mut arrived_at = Vec::new();
         let mut out: Vec<(u32, u32, u64)> = Vec::new();
         // The walker's runs with no input, at each due time up to `until` and while packets are ready.
-        let mut run_due = |h: &mut Harness, r: &mut Reframer, out: &mut Vec<(u32, u32, u64)>, until: u64| {
+        let run_due = |h: &mut Harness, r: &mut Reframer, out: &mut Vec<(u32, u32, u64)>, until: u64| {
             let mut at = until;
             while let Some(due) = r.due_ns().filter(|&d| d <= until) {
                 at = due;

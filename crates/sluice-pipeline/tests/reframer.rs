@@ -28,7 +28,7 @@ fn spec(streams: usize, pps: f64) -> Value {
     })
 }
 
-fn run(p: &Pipeline, backend: &mut dyn sluice_core::Backend, periods: usize) -> RunReport {
+fn run(backend: &mut dyn sluice_core::Backend, periods: usize) -> RunReport {
     let plan = RunPlan { periods, warmup_periods: 0, period_ns: 10_000_000, ..RunPlan::default() };
     drive(backend, &mut Null, &plan, &mut |_| {}).unwrap()
 }
@@ -52,7 +52,7 @@ fn check_lossless(report: &RunReport) {
 fn on_the_simulator_flows_leave_as_runs_within_t_buff() {
     // 16 five-tuples at 100 kpps each: about five packets of each in t_buff.
     let p = Pipeline::from_json(&spec(16, 100e3).to_string()).unwrap();
-    let report = run(&p, &mut p.simulator().unwrap(), 5);
+    let report = run(&mut p.simulator().unwrap(), 5);
     check_lossless(&report);
     let (pin, rin, pout, rout) = (counter(&p, &report, "packets_in"), counter(&p, &report, "runs_in"), counter(&p, &report, "packets_out"), counter(&p, &report, "runs_out"));
     assert_eq!(pin, pout);
@@ -72,7 +72,7 @@ fn on_the_simulator_flows_leave_as_runs_within_t_buff() {
 fn a_lone_packet_is_released_on_time_with_no_more_arrivals() {
     // One packet a millisecond: each one waits alone and must leave at t_buff.
     let p = Pipeline::from_json(&spec(1, 1e3).to_string()).unwrap();
-    let report = run(&p, &mut p.simulator().unwrap(), 3);
+    let report = run(&mut p.simulator().unwrap(), 3);
     check_lossless(&report);
     let last = &report.periods.last().unwrap().telemetry.flows[0];
     assert!(last.delivered >= 9, "{last:?}");
@@ -85,7 +85,7 @@ fn a_lone_packet_is_released_on_time_with_no_more_arrivals() {
 fn on_the_engine_nothing_is_lost_and_the_run_drains() {
     let _engine = common::one_engine_at_a_time();
     let p = Pipeline::from_json(&spec(16, 50e3).to_string()).unwrap();
-    let report = run(&p, &mut p.engine(true).unwrap(), 3);
+    let report = run(&mut p.engine(true).unwrap(), 3);
     check_lossless(&report);
     assert!(counter(&p, &report, "runs_out") < counter(&p, &report, "runs_in"));
 }

@@ -194,7 +194,7 @@ impl Segment {
                 flow.seq = flow.seq.wrapping_add(DATA_PAYLOAD as u32);
                 if flow.tcp {
                     // The receiver acknowledges every second segment, and the last.
-                    if flow.in_window % 2 == 0 || flow.left == 0 {
+                    if flow.in_window.is_multiple_of(2) || flow.left == 0 {
                         flow.acks_due += 1;
                         self.events.push(Reverse((now + flow.rtt_ns / 2, Event::Ack(id, flow.seq))));
                     }
@@ -266,7 +266,7 @@ pub fn synthesize(config: &SynthConfig, out: impl Write) -> Result<SynthSummary>
     if config.segments == 0 || config.segments > 255 {
         return Err(bad(format!("segments {} must be 1..=255", config.segments)));
     }
-    if !(config.flows_per_s > 0.0 && config.flows_per_s <= 1e8) || !(0.0..=1.0).contains(&config.tcp_share) {
+    if !(config.flows_per_s > 0.0 && config.flows_per_s <= 1e8 && (0.0..=1.0).contains(&config.tcp_share)) {
         return Err(bad(format!("flows_per_s {} must be in (0, 1e8] and tcp_share {} in [0, 1]", config.flows_per_s, config.tcp_share)));
     }
     let header = PcapHeader { ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
