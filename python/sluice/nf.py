@@ -288,7 +288,10 @@ class Reframer(NF):
     `max_burst` packets; the table tracks `max_flows` flows and the NF holds
     at most `max_held` packets (beyond, the flow waiting longest leaves
     early). Flows released together leave `priority` first:
-    "oldest_in_queue", "oldest_flow" or "shortest_flow". Its counters
+    "oldest_in_queue", "oldest_flow" or "shortest_flow". With
+    `slo_control`, the run sets the hold time each period from the delay
+    slack of the flows through it, up to `t_buff_us` (a period's
+    `modules[name]["hold_us"]` says what it was). Its counters
     (`RunResult.nf_counters`): packets and runs of one flow in and out,
     releases by cause, bypassed packets, flows entered and evicted."""
 
@@ -298,3 +301,4 @@ class Reframer(NF):
     max_held: int = 4096
     priority: str = "oldest_in_queue"
     bypass: ReframerBypass = ReframerBypass()
+    slo_control: bool = False

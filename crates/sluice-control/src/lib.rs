@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod decompose;
+pub mod hold;
 mod misprice;
 pub mod nfvnice;
 mod noise;

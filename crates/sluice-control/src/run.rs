@@ -162,6 +162,9 @@ pub struct PeriodRecord {
     /// Why the controller's settings for the next period are a fallback
     /// (see [`Controller::fallback`]), if they are.
     pub fallback: Option<String>,
+    /// Hold times in force during the period, of modules whose hold is
+    /// controlled (module, ns; see [`crate::hold`]).
+    pub holds: Vec<(ModuleId, u64)>,
 }
 
 /// The control side's response time to one period (Batchy Table 1).
@@ -276,7 +279,8 @@ pub fn drive_until(
         }
     }
     let measured = batch_modules(&model);
-    backend.apply(&controller.init(&model))?;
+    let mut holds = crate::hold::HoldControl::new(&model);
+    backend.apply(&Actions { holds: holds.holds().to_vec(), ..controller.init(&model) })?;
     let keep = plan.keep_periods.max(1);
     let mut periods: VecDeque<PeriodRecord> = VecDeque::with_capacity(keep.min(plan.warmup_periods + plan.periods));
     let mut aggregate = Aggregate::default();
@@ -312,6 +316,7 @@ pub fn drive_until(
         let telemetry = backend.run_period(plan.period_ns, stop);
         let cut_short = telemetry.period_ns + MIN_PERIOD_SHARE_NS < plan.period_ns && stop();
         let mut record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
+        record.holds = holds.holds().to_vec();
         let compute = Instant::now();
         let mut actions = controller.step(&model, &record.telemetry);
         record.fallback = controller.fallback();
@@ -319,6 +324,7 @@ pub fn drive_until(
             actions.moves = decompose(&model, &record.telemetry, plan.control.statistic);
         }
         actions.sleep_bounds = crate::slack::sleep_bounds(&model, &record.telemetry, plan.control.statistic);
+        actions.holds = holds.step(&model, &record.telemetry, &plan.control);
         let apply = Instant::now();
         let applied = backend.apply(&actions);
         if applied.is_ok() && !actions.moves.is_empty() {
@@ -418,6 +424,6 @@ fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telem
     let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();
     let rate_pps = delivered as f64 * 1e9 / telemetry.period_ns as f64;
-    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new(), fallback: None }
+    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new(), fallback: None, holds: Vec::new() }
 }
 

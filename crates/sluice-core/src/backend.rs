@@ -23,6 +23,10 @@ pub struct Actions {
     /// Per worker, the longest it may sleep when idle (ns): a share of the
     /// delay slack of the flows it carries, for SLO-aware polling.
     pub sleep_bounds: Vec<(usize, u64)>,
+    /// New hold times of NFs that hold packets (module, ns ≥ 1; a
+    /// Reframer's T_buff), for modules with a hold bound (see
+    /// [`crate::ModuleDecl::max_hold_ns`]).
+    pub holds: Vec<(ModuleId, u64)>,
 }
 
 impl Actions {
@@ -34,6 +38,7 @@ impl Actions {
             && self.halted.is_empty()
             && self.moves.is_empty()
             && self.sleep_bounds.is_empty()
+            && self.holds.is_empty()
     }
 }
 

@@ -22,6 +22,9 @@ pub struct Knobs {
     pub weights: Arc<[AtomicU32]>,
     /// Per worker, whether it is down (a failed core; see [`Actions::halted`]).
     pub halted: Arc<[AtomicBool]>,
+    /// Hold time per module that holds packets (ns; 0: as built), taken
+    /// with the triggers (see [`Actions::holds`]).
+    pub holds: Arc<[AtomicU64]>,
     rates: Vec<(ModuleId, RateKnobs)>,
 }
 
@@ -33,6 +36,7 @@ impl Knobs {
             trigger_sets: Arc::new(AtomicU64::new(0)),
             weights: model.modules.iter().map(|_| AtomicU32::new(1)).collect(),
             halted: (0..model.workers()).map(|_| AtomicBool::new(false)).collect(),
+            holds: model.modules.iter().map(|_| AtomicU64::new(0)).collect(),
             rates: Vec::new(),
         }
     }
@@ -71,6 +75,12 @@ impl Knobs {
                 return Err(Error::module(&name(m), format!("cannot set rate {pps} pkt/s of stream {stream}")));
             }
         }
+        for &(m, ns) in &actions.holds {
+            let bound = model.modules.get(m).and_then(|d| d.max_hold_ns);
+            if !bound.is_some_and(|b| (1..=b).contains(&ns)) {
+                return Err(Error::module(&name(m), format!("hold time {ns} ns: the module's hold time is not controlled, or it is outside 1..={}", bound.unwrap_or(0))));
+            }
+        }
         if let Some(&(w, _)) = actions.halted.iter().find(|(w, _)| *w >= self.halted.len()) {
             return Err(Error::module("<engine>", format!("cannot take down worker {w}: there are {} workers", self.halted.len())));
         }
@@ -80,7 +90,10 @@ impl Knobs {
         for &(m, w) in &actions.weights {
             self.weights[m].store(w, Ordering::Relaxed);
         }
-        if !actions.triggers.is_empty() || !actions.weights.is_empty() {
+        for &(m, ns) in &actions.holds {
+            self.holds[m].store(ns, Ordering::Relaxed);
+        }
+        if !actions.triggers.is_empty() || !actions.weights.is_empty() || !actions.holds.is_empty() {
             self.trigger_sets.fetch_add(1, Ordering::Release);
         }
         for &(w, down) in &actions.halted {

@@ -74,12 +74,16 @@ pub struct ModuleDecl {
     /// The most packets its NF keeps between runs (pkt; see
     /// [`crate::NetworkFunction::most_held`]): the worker's pool makes room for them.
     pub held_pkts: usize,
+    /// For an NF that holds packets: the run's hold controller sets its
+    /// hold time, up to this bound (ns; see [`crate::Actions::holds`]).
+    /// `None` (default): the NF keeps the hold time it was built with.
+    pub max_hold_ns: Option<u64>,
 }
 
 impl ModuleDecl {
     /// A module with no profile, not controlled, no age bound, no queue.
     pub fn new(name: &str, role: Role, ingates: usize, outgates: usize) -> Self {
-        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None, queue_pkts: None, held_pkts: 0 }
+        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None, queue_pkts: None, held_pkts: 0, max_hold_ns: None }
     }
 }
 

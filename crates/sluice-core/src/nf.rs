@@ -178,6 +178,11 @@ pub trait NetworkFunction: Send {
     /// run stopping, a worker going down).
     fn release_all(&mut self) {}
 
+    /// Sets how long it holds a packet at most (ns ≥ 1; a Reframer's
+    /// T_buff), as the run's hold controller decides; packets already held
+    /// go by the new time.
+    fn set_hold_ns(&mut self, _ns: u64) {}
+
     /// Writes its own cumulative counters (a Reframer's runs of one flow,
     /// releases by cause…) into `into`'s slots; called when telemetry is
     /// read, once a control period. Gauges are differences of two counters

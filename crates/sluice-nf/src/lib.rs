@@ -249,6 +249,10 @@ pub enum NfSpec {
         /// Packets never held.
         #[serde(default)]
         bypass: BypassSpec,
+        /// Let the run's hold controller choose the hold time from the
+        /// delay slack of the flows through it, up to `t_buff_us`.
+        #[serde(default)]
+        slo_control: bool,
     },
     /// The first copy of each (flow, sequence number) from any ingate; later copies dropped.
     Dedup {
@@ -291,6 +295,11 @@ impl BypassSpec {
         }
         Ok(reframer::BypassRules { tcp_control: self.tcp_control, first_packets: self.first_packets, dscp })
     }
+}
+
+/// A reframer's hold time in ns (at least 1).
+fn t_buff_ns(us: f64) -> u64 {
+    (us * 1e3).round().max(1.0) as u64
 }
 
 fn flow_stats_max_flows() -> usize {
@@ -347,6 +356,15 @@ impl NfSpec {
         match self {
             NfSpec::Reframer { max_held, .. } => *max_held,
             _ => 0,
+        }
+    }
+
+    /// The bound of the hold time the run's hold controller sets (ns), for
+    /// a reframer under SLO control.
+    pub fn max_hold_ns(&self) -> Option<u64> {
+        match self {
+            NfSpec::Reframer { t_buff_us, slo_control: true, .. } => Some(t_buff_ns(*t_buff_us)),
+            _ => None,
         }
     }
 
@@ -494,12 +512,12 @@ impl NfSpec {
             }
             NfSpec::Dedup { ingates, flows } => Box::new(Dedup::new(*ingates, *flows)?),
             NfSpec::FlowStats { max_flows } => Box::new(FlowStats::new(*max_flows)?),
-            NfSpec::Reframer { t_buff_us, max_burst, max_flows, max_held, priority, bypass } => {
+            NfSpec::Reframer { t_buff_us, max_burst, max_flows, max_held, priority, bypass, .. } => {
                 if !(t_buff_us.is_finite() && *t_buff_us > 0.0 && *t_buff_us <= 1e6) {
                     return Err(format!("reframer t_buff_us {t_buff_us} must be > 0 and at most 1 s"));
                 }
                 Box::new(Reframer::new(ReframerConfig {
-                    t_buff_ns: (t_buff_us * 1e3).round().max(1.0) as u64,
+                    t_buff_ns: t_buff_ns(*t_buff_us),
                     max_burst: *max_burst,
                     max_flows: *max_flows,
                     max_held: *max_held,

@@ -504,6 +504,10 @@ impl NetworkFunction for Reframer {
         }
     }
 
+    fn set_hold_ns(&mut self, ns: u64) {
+        self.config.t_buff_ns = ns.max(1);
+    }
+
     fn read_counters(&self, into: &mut NfCounters) {
         into[..COUNTER_NAMES.len()].copy_from_slice(&self.stats.slots());
     }

@@ -380,9 +380,9 @@ fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
         Some(us) if us > 0.0 && us.is_finite() => Some((us * 1e3).round().max(1.0) as u64),
         Some(us) => return Err(Error::Core(sluice_core::Error::module(&m.name, format!("age bound {us} µs must be > 0")))),
     };
-    let (queue_pkts, held_pkts) = match &m.kind {
-        KindSpec::Nf(nf) => (nf.queue_capacity(), nf.most_held()),
-        _ => (None, 0),
+    let (queue_pkts, held_pkts, max_hold_ns) = match &m.kind {
+        KindSpec::Nf(nf) => (nf.queue_capacity(), nf.most_held(), nf.max_hold_ns()),
+        _ => (None, 0, None),
     };
-    Ok(ModuleDecl { name: m.name.clone(), role, ingates, outgates, profile, controlled, max_age_ns, queue_pkts, held_pkts })
+    Ok(ModuleDecl { name: m.name.clone(), role, ingates, outgates, profile, controlled, max_age_ns, queue_pkts, held_pkts, max_hold_ns })
 }

@@ -73,6 +73,9 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
                 "busy_ns": mt.busy_ns, "dropped": mt.dropped, "drops": mt.drops, "held": mt.held, "controlled": m.controlled,
             });
             add_nf_counters(&mut v, pipeline.nf_counter_names(i), &mt.nf);
+            if let Some(&(_, ns)) = p.holds.iter().find(|(h, _)| *h == i) {
+                v["hold_us"] = json!(us(ns));
+            }
             (m.name.clone(), v)
         })
         .collect();

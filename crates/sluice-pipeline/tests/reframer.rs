@@ -99,3 +99,33 @@ fn bad_settings_are_refused_naming_the_module_and_field() {
         assert!(err.contains("modules[1]") && err.contains(field), "{field}: {err}");
     }
 }
+
+#[test]
+fn under_slo_control_the_hold_grows_into_the_slack_and_keeps_the_slo() {
+    // Up to 400 µs of hold for a flow whose SLO is 200 µs (p99 by default).
+    let mut s = spec(16, 100e3);
+    s["modules"][1]["nf"]["t_buff_us"] = json!(400.0);
+    s["modules"][1]["nf"]["slo_control"] = json!(true);
+    s["flows"][0]["slo_us"] = json!(200.0);
+    let p = Pipeline::from_json(&s.to_string()).unwrap();
+    let plan = RunPlan { periods: 30, warmup_periods: 5, period_ns: 10_000_000, ..RunPlan::default() };
+    let report = drive(&mut p.simulator().unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
+    check_lossless(&report);
+    let holds: Vec<u64> = report.periods.iter().map(|r| r.holds[0].1).collect();
+    assert_eq!(holds[0], 50_000, "starts at an eighth of its bound");
+    let last = *holds.last().unwrap();
+    assert!((120_000..=200_000).contains(&last), "grows into the slack, below the SLO: {holds:?}");
+    let measured = &report.periods[plan.warmup_periods..];
+    let violated = measured.iter().filter(|r| r.violated).count();
+    assert!(violated * 50 <= measured.len(), "{violated} of {} periods over the SLO: {holds:?}", measured.len());
+    let (pout, rout) = (counter(&p, &report, "packets_out"), counter(&p, &report, "runs_out"));
+    assert!(pout as f64 / rout as f64 > 8.0, "longer holds, longer runs: SLF out {:.1}", pout as f64 / rout as f64);
+}
+
+#[test]
+fn a_hold_is_refused_for_a_module_whose_hold_is_not_controlled() {
+    let p = Pipeline::from_json(&spec(1, 1e3).to_string()).unwrap();
+    let mut sim = p.simulator().unwrap();
+    let err = sluice_core::Backend::apply(&mut sim, &sluice_core::Actions { holds: vec![(1, 10_000)], ..Default::default() }).unwrap_err();
+    assert!(err.to_string().contains("reframer") && err.to_string().contains("hold time"), "{err}");
+}

@@ -81,6 +81,10 @@ impl NetworkFunction for Costed {
         self.inner.release_all()
     }
 
+    fn set_hold_ns(&mut self, ns: u64) {
+        self.inner.set_hold_ns(ns)
+    }
+
     fn read_counters(&self, into: &mut sluice_core::telemetry::NfCounters) {
         self.inner.read_counters(into)
     }

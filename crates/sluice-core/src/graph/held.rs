@@ -86,7 +86,7 @@ impl WorkerGraph {
         }
     }
 
-    fn function_mut(&mut self, v: usize) -> &mut dyn NetworkFunction {
+    pub(super) fn function_mut(&mut self, v: usize) -> &mut dyn NetworkFunction {
         match &mut self.nodes[v].kind {
             Kind::Function(nf) => nf.as_mut(),
             _ => unreachable!("only NFs hold packets"),

@@ -264,6 +264,8 @@ pub struct WorkerGraph {
     /// ... and how many of those sets this worker has taken (`None`: none yet).
     triggers_taken: Option<u64>,
     weights: Arc<[AtomicU32]>,
+    /// Hold times the control thread set (ns per module; 0: as built).
+    holds: Arc<[AtomicU64]>,
     /// Per worker, whether it is down; this worker reads its own.
     halted: Arc<[AtomicBool]>,
     /// This worker's index.
@@ -415,6 +417,7 @@ impl WorkerGraph {
             trigger_sets: knobs.trigger_sets.clone(),
             triggers_taken: None,
             weights: knobs.weights.clone(),
+            holds: knobs.holds.clone(),
             halted: knobs.halted.clone(),
             index: worker,
             schedule: config.schedule,

@@ -1,5 +1,6 @@
-//! Trigger hand-over: a worker takes the triggers the control thread set,
-//! all at once, at a round boundary.
+//! Trigger hand-over: a worker takes the triggers (and the hold times of
+//! NFs that hold packets) the control thread set, all at once, at a round
+//! boundary.
 
 use std::sync::atomic::Ordering;
 
@@ -38,6 +39,13 @@ impl WorkerGraph {
             if trigger != node.trigger {
                 node.trigger = trigger;
                 taken[trigger / 64] |= 1 << (trigger % 64);
+            }
+        }
+        for i in 0..self.holding.len() {
+            let v = self.holding[i];
+            let ns = self.holds[self.nodes[v].module].load(Ordering::Relaxed);
+            if ns > 0 {
+                self.function_mut(v).set_hold_ns(ns);
             }
         }
         // A queue whose trigger fell may have become runnable; new weights
