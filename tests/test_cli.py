@@ -133,6 +133,23 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
     assert (tmp_path / "o" / "pspat.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> None:
+    out = sluice("experiment", "reframer", "--quick", "--out", "o", "--json", "r.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    r = json.loads((tmp_path / "r.json").read_text())
+    keys = {"config", "segments", "t_buff_us", "slf_in", "slf_out", "mpps", "cycles_per_packet", "mean_us", "p99_us", "viol_pct"}
+    assert all(keys <= set(row) and row["lossless"] and row["mpps"] > 0 for row in r["rows"]), r["rows"]
+    configs = {row["config"] for row in r["rows"]}
+    assert {"baseline", "reframer", "projgrad", "both", "reframer-slo"} <= configs
+    for row in r["rows"]:
+        reframed = row["config"] in ("reframer", "both", "reframer-slo", "external")
+        # A Reframer makes runs of one flow; without one the chain sees the trace's.
+        assert (row["slf_out"] > 2 * row["slf_in"]) if reframed else (row["slf_out"] < 1.5), row
+        if row["config"] == "reframer-slo":
+            assert row["viol_pct"] <= 2 and 0 < row["hold_us"] <= 256, row
+    assert (tmp_path / "o" / "reframer.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_run_through_a_scheduled_egress_shares_the_link_by_class_weight(tmp_path: Path) -> None:
     # gw(8) offers 8 × 100 kpps of 60-byte packets; the link carries 400 kpps (84 bytes each on the wire).
     out = sluice("run", "gw", "--n", "8", "--periods", "6", "--period-ms", "50", "--rate", "100000", "--egress-sched", "drr",

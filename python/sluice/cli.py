@@ -452,6 +452,26 @@ def experiment_static(quick: bool, warmup: Optional[int], periods: Optional[int]
     _experiment_written("static", out, report, json_path)
 
 
+@experiment.command("reframer")
+@click.option("--quick", is_flag=True, help="Traces of 1 and 8 segments, T_buff 16 and 64 µs, 3 periods of 100 ms a run.")
+@click.option("--pcap", "pcap", help="Replay this capture instead of synthetic traces.")
+@click.option("--out", default="out/reframer", show_default=True, help="Folder for reframer.{json,csv,md,png} and the traces.")
+@click.option("--json", "json_path", help="Also write the JSON report here.")
+def experiment_reframer(quick: bool, pcap: Optional[str], out: str, json_path: Optional[str]) -> None:
+    """The Reframer paper's chain (flow stats → router → firewall → NAT) with and
+    without a Reframer at T_buff 16..256 µs, on traces of 1..32 segments; beside
+    projgrad's flow-oblivious buffers, both together, and T_buff set from the SLO."""
+    writable(json_path, "--json")
+    writable_folder(out, "--out")
+    from pathlib import Path
+
+    from sluice.experiments import reframer
+
+    report = reframer.run(Path(out), quick, lambda msg: console.log(msg), pcap)
+    console.print(reframer.markdown(report["rows"]))
+    _experiment_written("reframer", out, report, json_path)
+
+
 def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optional[str]) -> None:
     """Registers `sluice experiment NAME [--quick] [--backend] [--out] [--json]`
     for module sluice.experiments.NAME (its `run(out, quick, backend, progress)`

@@ -241,7 +241,7 @@ pub struct Reframer {
     idle: List,
     cells: Vec<Cell>,
     free_cells: Vec<u32>,
-    /// Packets released and not yet sent, in order (a ring of `ready_cap`).
+    /// Packets released and not yet sent, in order (a ring).
     ready: Box<[Ready]>,
     ready_head: usize,
     ready_len: usize,
@@ -276,8 +276,8 @@ impl Reframer {
             cells: vec![Cell { id: PacketId(0), next: NIL }; held],
             free_cells: (0..held as u32).rev().collect(),
             // Everything held, a batch left from the last run and a batch arriving
-            // (each run sends at least as many as arrived).
-            ready: vec![Ready { id: PacketId(0), flow: NIL }; held + 2 * sluice_core::MAX_BURST].into(),
+            // (each run sends at least as many as arrived); a power of two, indexed by mask.
+            ready: vec![Ready { id: PacketId(0), flow: NIL }; (held + 2 * sluice_core::MAX_BURST).next_power_of_two()].into(),
             ready_head: 0,
             ready_len: 0,
             due: Vec::with_capacity(flows),
@@ -329,9 +329,9 @@ impl Reframer {
     }
 
     fn push_ready(&mut self, id: PacketId, flow: u32) {
-        let cap = self.ready.len();
-        debug_assert!(self.ready_len < cap, "ready holds everything held and a batch");
-        self.ready[(self.ready_head + self.ready_len) % cap] = Ready { id, flow };
+        let mask = self.ready.len() - 1;
+        debug_assert!(self.ready_len <= mask, "ready holds everything held and a batch");
+        self.ready[(self.ready_head + self.ready_len) & mask] = Ready { id, flow };
         self.ready_len += 1;
     }
 
@@ -439,17 +439,17 @@ impl Reframer {
     /// Sends up to `n` ready packets out of gate 0, counting runs of one flow.
     fn send(&mut self, out: &mut Outputs<'_>, n: usize) {
         let n = self.ready_len.min(n);
-        let cap = self.ready.len();
+        let mask = self.ready.len() - 1;
         let mut last = NIL;
         for i in 0..n {
-            let Ready { id, flow } = self.ready[(self.ready_head + i) % cap];
+            let Ready { id, flow } = self.ready[(self.ready_head + i) & mask];
             if i == 0 || flow != last || flow == NIL {
                 self.stats.runs_out += 1;
             }
             last = flow;
             out.push(0, id);
         }
-        self.ready_head = (self.ready_head + n) % cap;
+        self.ready_head = (self.ready_head + n) & mask;
         self.ready_len -= n;
         self.stats.packets_out += n as u64;
     }

@@ -54,6 +54,7 @@ CATALOG = (
     Entry("embedding", "The dissertation's Table 4.1: resilient embedding of MGW", (), ("--time-limit", "5")),
     Entry("failover", "A resilient MGW loses a worker for a second", (), ()),
     Entry("pspat", "The PSPAT paper's tests of a scheduled egress: the arbiter, throughput against clients, 10:1 shares, a victim's latency", (), ("--quick",)),
+    Entry("reframer", "The Reframer paper's chain with and without a Reframer, beside projgrad's flow-oblivious buffers", (), ("--quick",)),
     Entry("ports", "What a port costs: rx → Bypass(0, 0) → tx on a veth pair against a bare loop over the same rings", (), ("--quick",)),
 )
 
