@@ -8,14 +8,11 @@
 //! uncounted (`untracked`); nothing is evicted, so every count in the table
 //! is exact. Every packet goes out of gate 0, in order.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-use rustc_hash::FxHasher;
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
 
 use crate::five_tuple::FiveTuple;
+use crate::flow_index::FlowIndex;
 
 /// Most flows a table may hold.
 pub const MAX_FLOWS: usize = 1 << 24;
@@ -38,8 +35,9 @@ pub const COUNTER_NAMES: [&str; 4] = ["flows", "lookups", "untracked", "unparsed
 
 /// Counts packets and bytes per flow (see the module doc).
 pub struct FlowStats {
-    index: HashMap<FiveTuple, u32, BuildHasherDefault<FxHasher>>,
-    records: Vec<FlowRecord>,
+    index: FlowIndex,
+    /// Each flow's key beside its record: the key compared, the record is read next.
+    records: Vec<(FiveTuple, FlowRecord)>,
     max_flows: usize,
     /// Table lookups made: one per run of one flow in a batch.
     lookups: u64,
@@ -54,7 +52,7 @@ impl FlowStats {
             return Err(format!("flow_stats max_flows {max_flows} is outside 1..={MAX_FLOWS}"));
         }
         Ok(Self {
-            index: HashMap::with_capacity_and_hasher(max_flows, Default::default()),
+            index: FlowIndex::with_capacity(max_flows),
             records: Vec::with_capacity(max_flows),
             max_flows,
             lookups: 0,
@@ -65,7 +63,8 @@ impl FlowStats {
 
     /// What the table knows of `flow`.
     pub fn get(&self, flow: &FiveTuple) -> Option<FlowRecord> {
-        self.index.get(flow).map(|&i| self.records[i as usize])
+        let records = &self.records;
+        self.index.find(flow, |i| records[i as usize].0).ok().map(|i| records[i as usize].1)
     }
 
     /// Flows in the table.
@@ -76,19 +75,20 @@ impl FlowStats {
     /// Adds a run of `packets` packets and `bytes` bytes of `flow` seen at `now`.
     fn count(&mut self, flow: &FiveTuple, packets: u64, bytes: u64, now: u64) {
         self.lookups += 1;
-        let i = match self.index.get(flow) {
-            Some(&i) => i as usize,
-            None if self.records.len() < self.max_flows => {
-                self.index.insert(*flow, self.records.len() as u32);
-                self.records.push(FlowRecord { first_ns: now, ..FlowRecord::default() });
+        let records = &self.records;
+        let i = match self.index.find(flow, |i| records[i as usize].0) {
+            Ok(i) => i as usize,
+            Err(slot) if self.records.len() < self.max_flows => {
+                self.index.insert_at(slot, self.records.len() as u32);
+                self.records.push((*flow, FlowRecord { first_ns: now, ..FlowRecord::default() }));
                 self.records.len() - 1
             }
-            None => {
+            Err(_) => {
                 self.untracked += packets;
                 return;
             }
         };
-        let r = &mut self.records[i];
+        let r = &mut self.records[i].1;
         r.packets += packets;
         r.bytes += bytes;
         r.last_ns = now;

@@ -7,6 +7,7 @@ mod acl_tree;
 pub mod bypass;
 pub mod exact_match;
 pub mod five_tuple;
+mod flow_index;
 pub mod flow_stats;
 pub mod gtpu;
 pub mod ip_checksum;

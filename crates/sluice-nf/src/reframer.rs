@@ -22,12 +22,8 @@
 //! (`unparsed`); IPv4 packets other than UDP and TCP are keyed by their
 //! addresses and protocol.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
-
-use rustc_hash::FxHasher;
-
 use crate::five_tuple::FiveTuple;
+use crate::flow_index::{prefetch, FlowIndex};
 use sluice_core::wire::ipv4::PROTO_TCP;
 use sluice_core::wire::l4::{self, tcp_flags};
 use sluice_core::wire::ipv4_of;
@@ -162,16 +158,17 @@ fn ratio(a: u64, b: u64) -> f64 {
     }
 }
 
-/// One tracked flow.
+/// One tracked flow: one cache line.
 #[derive(Clone, Copy)]
+#[repr(C, align(64))]
 struct Flow {
     key: FiveTuple,
     first_seen_ns: u64,
     /// When its oldest held packet arrived (ns; meaningful while it holds some).
     waiting_since_ns: u64,
     last_arrival_ns: u64,
-    /// Packets seen since it entered the table.
-    seen: u64,
+    /// Packets seen since it entered the table (saturating).
+    seen: u32,
     held: u32,
     /// Its held packets: first and last cell.
     head: u32,
@@ -231,7 +228,7 @@ struct Ready {
 /// Holds packets per flow and sends them flow by flow (see the module doc).
 pub struct Reframer {
     config: ReframerConfig,
-    table: HashMap<FiveTuple, u32, BuildHasherDefault<FxHasher>>,
+    index: FlowIndex,
     flows: Vec<Flow>,
     /// Places of the table no flow has.
     free_flows: Vec<u32>,
@@ -247,6 +244,10 @@ pub struct Reframer {
     ready_len: usize,
     /// Flows that timed out in this run (sorted by priority before release).
     due: Vec<u32>,
+    /// Per packet of the batch being taken in: its flow and bypass class
+    /// (`None`: not IPv4), and the flow entry found for it (a hint, see `process`).
+    classes: Box<[Option<(FiveTuple, bool)>; sluice_core::MAX_BURST]>,
+    hints: Box<[u32; sluice_core::MAX_BURST]>,
     stats: ReframerStats,
 }
 
@@ -268,7 +269,7 @@ impl Reframer {
         let (flows, held) = (config.max_flows, config.max_held);
         let blank = Flow { key: FiveTuple { src: 0, dst: 0, proto: 0, sport: 0, dport: 0 }, first_seen_ns: 0, waiting_since_ns: 0, last_arrival_ns: 0, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
         Ok(Self {
-            table: HashMap::with_capacity_and_hasher(flows, Default::default()),
+            index: FlowIndex::with_capacity(flows),
             flows: vec![blank; flows],
             free_flows: (0..flows as u32).rev().collect(),
             holding: List::EMPTY,
@@ -281,6 +282,8 @@ impl Reframer {
             ready_head: 0,
             ready_len: 0,
             due: Vec::with_capacity(flows),
+            classes: Box::new([None; sluice_core::MAX_BURST]),
+            hints: Box::new([NIL; sluice_core::MAX_BURST]),
             stats: ReframerStats::default(),
             config,
         })
@@ -292,22 +295,29 @@ impl Reframer {
     }
 
     /// The flow a packet belongs to (`None`: not IPv4) and whether it bypasses by its headers.
-    fn classify(&self, pool: &PacketPool, id: PacketId) -> Option<(FiveTuple, bool)> {
+    fn classify(rules: &BypassRules, pool: &PacketPool, id: PacketId) -> Option<(FiveTuple, bool)> {
         let ip = ipv4_of(pool.data(id)).ok()?;
         let key = FiveTuple::of_header(&ip)?;
-        let mut bypass = self.config.bypass.dscp & (1 << ip.dscp()) != 0;
-        if key.proto == PROTO_TCP && self.config.bypass.tcp_control {
+        let mut bypass = rules.dscp & (1 << ip.dscp()) != 0;
+        if key.proto == PROTO_TCP && rules.tcp_control {
             let flags = l4::tcp_flags(ip.payload()).unwrap_or(0);
             bypass |= flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0;
         }
         Some((key, bypass))
     }
 
-    /// The flow of `key`, entered if new (`None`: the table is full of flows holding packets).
-    fn flow_of(&mut self, key: FiveTuple, now: u64) -> Option<u32> {
-        if let Some(&f) = self.table.get(&key) {
-            return Some(f);
+    /// The flow of `key`, entered if new (`None`: the table is full of flows
+    /// holding packets); `hint`, a flow looked up for it earlier in the run
+    /// (or `NIL`), is it unless its place went to another flow since.
+    fn flow_of(&mut self, key: FiveTuple, hint: u32, now: u64) -> Option<u32> {
+        if hint != NIL && self.flows[hint as usize].key == key {
+            return Some(hint);
         }
+        let flows = &self.flows;
+        let mut slot = match self.index.find(&key, |f| flows[f as usize].key) {
+            Ok(f) => return Some(f),
+            Err(slot) => slot,
+        };
         let f = match self.free_flows.pop() {
             Some(f) => f,
             None => {
@@ -316,12 +326,15 @@ impl Reframer {
                     return None;
                 }
                 self.idle.remove(&mut self.flows, f);
-                self.table.remove(&self.flows[f as usize].key);
+                let flows = &self.flows;
+                self.index.remove(&flows[f as usize].key, |f| flows[f as usize].key);
+                // Removing moved entries: find the new key's slot again.
+                slot = self.index.find(&key, |f| flows[f as usize].key).expect_err("the key is new");
                 self.stats.evicted += 1;
                 f
             }
         };
-        self.table.insert(key, f);
+        self.index.insert_at(slot, f);
         self.stats.flows_entered += 1;
         self.flows[f as usize] = Flow { key, first_seen_ns: now, waiting_since_ns: now, last_arrival_ns: now, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
         self.idle.push_back(&mut self.flows, f);
@@ -381,24 +394,25 @@ impl Reframer {
         }
     }
 
-    /// Takes in one arriving packet: held, or ready at once.
-    fn admit(&mut self, pool: &PacketPool, id: PacketId, now: u64) -> u32 {
-        let Some((key, by_header)) = self.classify(pool, id) else {
+    /// Takes in one arriving packet of `class` (see `classify`): held, or
+    /// ready at once; `hint` as for `flow_of`. Returns its flow (`NIL`: none).
+    fn admit(&mut self, id: PacketId, class: Option<(FiveTuple, bool)>, hint: u32, now: u64) -> u32 {
+        let Some((key, by_header)) = class else {
             self.stats.bypassed += 1;
             self.stats.unparsed += 1;
             self.push_ready(id, NIL);
             return NIL;
         };
-        let Some(f) = self.flow_of(key, now) else {
+        let Some(f) = self.flow_of(key, hint, now) else {
             self.stats.bypassed += 1;
             self.stats.untracked += 1;
             self.push_ready(id, NIL);
             return NIL;
         };
         let flow = &mut self.flows[f as usize];
-        flow.seen += 1;
+        flow.seen = flow.seen.saturating_add(1);
         flow.last_arrival_ns = now;
-        if by_header || flow.seen <= self.config.bypass.first_packets {
+        if by_header || u64::from(flow.seen) <= self.config.bypass.first_packets {
             if flow.held > 0 {
                 self.release(f, now);
                 self.stats.released_bypass += 1;
@@ -462,10 +476,30 @@ impl NetworkFunction for Reframer {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let now = ctx.now();
-        let arrived = input.len();
+        let ids = input.as_slice();
+        let arrived = ids.len();
+        // Three passes, so that a batch's cache misses overlap: parse each
+        // packet and fetch its index slot; look its flow up and fetch the
+        // entry; then take the packets in, in order.
+        for (class, &id) in self.classes.iter_mut().zip(ids) {
+            *class = Self::classify(&self.config.bypass, ctx.pool, id);
+            if let Some((key, _)) = class {
+                self.index.prefetch(key);
+            }
+        }
+        let flows = &self.flows;
+        for (hint, class) in self.hints.iter_mut().zip(&self.classes[..arrived]) {
+            *hint = match class.as_ref().map(|(key, _)| self.index.find(key, |f| flows[f as usize].key)) {
+                Some(Ok(f)) => {
+                    prefetch(&flows[f as usize]);
+                    f
+                }
+                _ => NIL,
+            };
+        }
         let mut last = NIL;
-        for (i, &id) in input.as_slice().iter().enumerate() {
-            let f = self.admit(ctx.pool, id, now);
+        for (i, &id) in ids.iter().enumerate() {
+            let f = self.admit(id, self.classes[i], self.hints[i], now);
             if i == 0 || f != last || f == NIL {
                 self.stats.runs_in += 1;
             }
