@@ -291,7 +291,10 @@ class Reframer(NF):
     "oldest_in_queue", "oldest_flow" or "shortest_flow". With
     `slo_control`, the run sets the hold time each period from the delay
     slack of the flows through it, up to `t_buff_us` (a period's
-    `modules[name]["hold_us"]` says what it was). Its counters
+    `modules[name]["hold_us"]` says what it was). With `coalesce_acks`, a
+    flow's pure ACKs that the next one sent with them makes redundant are
+    dropped (not duplicates, SACKs, window changes or the last; counted as
+    the NF's drops and as `coalesced`). Its counters
     (`RunResult.nf_counters`): packets and runs of one flow in and out,
     releases by cause, bypassed packets, flows entered and evicted."""
 
@@ -301,4 +304,5 @@ class Reframer(NF):
     max_held: int = 4096
     priority: str = "oldest_in_queue"
     bypass: ReframerBypass = ReframerBypass()
+    coalesce_acks: bool = False
     slo_control: bool = False

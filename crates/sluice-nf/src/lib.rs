@@ -2,6 +2,7 @@
 //! configurations ([`NfSpec`]) from which pipelines build them.
 #![warn(missing_docs)]
 
+pub mod ack_coalesce;
 pub mod acl;
 mod acl_tree;
 pub mod bypass;
@@ -250,6 +251,10 @@ pub enum NfSpec {
         /// Packets never held.
         #[serde(default)]
         bypass: BypassSpec,
+        /// Drop pure ACKs that the next one of their flow, sent with them,
+        /// makes redundant (see [`ack_coalesce`]).
+        #[serde(default)]
+        coalesce_acks: bool,
         /// Let the run's hold controller choose the hold time from the
         /// delay slack of the flows through it, up to `t_buff_us`.
         #[serde(default)]
@@ -513,7 +518,7 @@ impl NfSpec {
             }
             NfSpec::Dedup { ingates, flows } => Box::new(Dedup::new(*ingates, *flows)?),
             NfSpec::FlowStats { max_flows } => Box::new(FlowStats::new(*max_flows)?),
-            NfSpec::Reframer { t_buff_us, max_burst, max_flows, max_held, priority, bypass, .. } => {
+            NfSpec::Reframer { t_buff_us, max_burst, max_flows, max_held, priority, bypass, coalesce_acks, .. } => {
                 if !(t_buff_us.is_finite() && *t_buff_us > 0.0 && *t_buff_us <= 1e6) {
                     return Err(format!("reframer t_buff_us {t_buff_us} must be > 0 and at most 1 s"));
                 }
@@ -524,6 +529,7 @@ impl NfSpec {
                     max_held: *max_held,
                     priority: *priority,
                     bypass: bypass.rules()?,
+                    coalesce_acks: *coalesce_acks,
                 })?)
             }
         })

@@ -22,6 +22,7 @@
 //! (`unparsed`); IPv4 packets other than UDP and TCP are keyed by their
 //! addresses and protocol.
 
+use crate::ack_coalesce::PureAck;
 use crate::five_tuple::FiveTuple;
 use crate::flow_index::{prefetch, FlowIndex};
 use sluice_core::wire::ipv4::PROTO_TCP;
@@ -78,6 +79,9 @@ pub struct ReframerConfig {
     pub priority: Priority,
     /// Packets never held.
     pub bypass: BypassRules,
+    /// Drop a flow's pure ACKs that the next one sent with them makes
+    /// redundant (see [`crate::ack_coalesce`]); counted, and as the NF's drops.
+    pub coalesce_acks: bool,
 }
 
 /// What a Reframer has done so far (cumulative counts).
@@ -109,14 +113,16 @@ pub struct ReframerStats {
     pub idle_wait_ns: u64,
     /// Flows entered into the table.
     pub flows_entered: u64,
+    /// Pure ACKs dropped because the next one sent with them made them redundant (pkt).
+    pub coalesced: u64,
     /// Idle flows forgotten to make room for new ones.
     pub evicted: u64,
 }
 
 /// The names of [`ReframerStats`]' fields, in the order of its NF counter slots.
-pub const COUNTER_NAMES: [&str; 14] = [
+pub const COUNTER_NAMES: [&str; 15] = [
     "packets_in", "runs_in", "packets_out", "runs_out", "bypassed", "unparsed", "untracked",
-    "released_timeout", "released_burst", "released_bypass", "released_full", "idle_wait_ns", "flows_entered", "evicted",
+    "released_timeout", "released_burst", "released_bypass", "released_full", "idle_wait_ns", "flows_entered", "evicted", "coalesced",
 ];
 
 impl ReframerStats {
@@ -132,7 +138,7 @@ impl ReframerStats {
 
     /// Packets held now, ready ones included (pkt).
     pub fn held(&self) -> u64 {
-        self.packets_in - self.packets_out
+        self.packets_in - self.packets_out - self.coalesced
     }
 
     /// Flows in the table now.
@@ -141,11 +147,11 @@ impl ReframerStats {
     }
 
     /// The NF counter slots, in [`COUNTER_NAMES`]' order.
-    fn slots(&self) -> [u64; 14] {
+    fn slots(&self) -> [u64; 15] {
         let s = self;
         [
             s.packets_in, s.runs_in, s.packets_out, s.runs_out, s.bypassed, s.unparsed, s.untracked,
-            s.released_timeout, s.released_burst, s.released_bypass, s.released_full, s.idle_wait_ns, s.flows_entered, s.evicted,
+            s.released_timeout, s.released_burst, s.released_bypass, s.released_full, s.idle_wait_ns, s.flows_entered, s.evicted, s.coalesced,
         ]
     }
 }
@@ -450,22 +456,42 @@ impl Reframer {
         self.due.clear();
     }
 
-    /// Sends up to `n` ready packets out of gate 0, counting runs of one flow.
-    fn send(&mut self, out: &mut Outputs<'_>, n: usize) {
+    /// Sends up to `n` ready packets out of gate 0, counting runs of one
+    /// flow; drops the pure ACKs the next packet makes redundant, when it coalesces.
+    fn send(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, n: usize) {
         let n = self.ready_len.min(n);
         let mask = self.ready.len() - 1;
         let mut last = NIL;
+        // The packet just before, if it was a pure ACK.
+        let mut previous: Option<PureAck> = None;
+        let mut sent = 0;
         for i in 0..n {
             let Ready { id, flow } = self.ready[(self.ready_head + i) & mask];
-            if i == 0 || flow != last || flow == NIL {
+            if self.config.coalesce_acks && flow != NIL {
+                let this = PureAck::of(ctx.pool.data(id));
+                let before = if flow == last { previous } else { None };
+                let next = self.ready[(self.ready_head + i + 1) & mask];
+                let superseded = this.is_some_and(|a| {
+                    i + 1 < self.ready_len && next.flow == flow && PureAck::of(ctx.pool.data(next.id)).is_some_and(|b| a.superseded_by(&b, before.as_ref()))
+                });
+                previous = this;
+                if superseded {
+                    ctx.drop_packet(id);
+                    self.stats.coalesced += 1;
+                    last = flow;
+                    continue;
+                }
+            }
+            if sent == 0 || flow != last || flow == NIL {
                 self.stats.runs_out += 1;
             }
             last = flow;
             out.push(0, id);
+            sent += 1;
         }
         self.ready_head = (self.ready_head + n) & mask;
         self.ready_len -= n;
-        self.stats.packets_out += n as u64;
+        self.stats.packets_out += sent;
     }
 }
 
@@ -509,7 +535,7 @@ impl NetworkFunction for Reframer {
         input.clear();
         self.release_timed_out(now);
         // A run sends B, or as many as arrived: what waits to be sent stays bounded.
-        self.send(out, ctx.batch_size().max(arrived));
+        self.send(ctx, out, ctx.batch_size().max(arrived));
     }
 
     fn most_held(&self) -> usize {

@@ -32,7 +32,7 @@ fn tcp(flow: u16, syn: bool, fin: bool) -> Vec<u8> {
 }
 
 fn config() -> ReframerConfig {
-    ReframerConfig { t_buff_ns: T_BUFF_NS, max_burst: 32, max_flows: 64, max_held: 512, priority: Priority::OldestInQueue, bypass: BypassRules::default() }
+    ReframerConfig { t_buff_ns: T_BUFF_NS, max_burst: 32, max_flows: 64, max_held: 512, priority: Priority::OldestInQueue, bypass: BypassRules::default(), coalesce_acks: false }
 }
 
 /// Metadata carrying `seq` (the test's packet number) and the flow as `mark`.
@@ -174,7 +174,7 @@ proptest! {
     ) {
         let mut h = Harness::default();
         h.set_batch_size(batch);
-        let config = ReframerConfig { t_buff_ns: 5, max_burst, max_flows, max_held, priority: Priority::ShortestFlow, bypass: BypassRules { tcp_control: true, first_packets, dscp: 0 } };
+        let config = ReframerConfig { t_buff_ns: 5, max_burst, max_flows, max_held, priority: Priority::ShortestFlow, bypass: BypassRules { tcp_control: true, first_packets, dscp: 0 }, coalesce_acks: false };
         let mut r = Reframer::new(config).unwrap();
         let mut now = 0;
         let mut seq = 0u32;
@@ -222,4 +222,40 @@ proptest! {
         }
         prop_assert_eq!(r.stats().held(), 0);
     }
+}
+
+/// A TCP segment of flow 9 acknowledging `ack` with `window`, a SACK block when `sack`, `data` bytes of payload.
+fn ack(ack: u32, window: u16, sack: bool, data: usize) -> Vec<u8> {
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4([10, 0, 0, 1], [20, 0, 0, 1], 64).tcp(9, 80, 1, window).ack(ack);
+    let b = if sack { b.options(&[etherparse::TcpOptionElement::SelectiveAcknowledgement((ack + 100, ack + 200), [None; 3])]).unwrap() } else { b };
+    let mut v = Vec::new();
+    b.write(&mut v, &vec![7; data]).unwrap();
+    v
+}
+
+#[test]
+fn coalescing_keeps_the_last_duplicate_sack_and_window_changing_acks() {
+    let mut h = Harness::default();
+    let mut r = Reframer::new(ReframerConfig { coalesce_acks: true, ..config() }).unwrap();
+    let frames = vec![
+        ack(100, 500, false, 0), // superseded by 200
+        ack(200, 500, false, 0), // the next one does not advance
+        ack(200, 500, false, 0), // a duplicate
+        ack(300, 500, false, 0), // the window changes after it
+        ack(400, 600, false, 0), // superseded by 500
+        ack(500, 600, true, 0),  // carries SACK
+        ack(500, 600, false, 8), // data
+        ack(600, 600, false, 0), // superseded by 700
+        ack(700, 600, false, 0), // the last
+    ];
+    let metas: Vec<_> = (0..frames.len() as u32).map(|i| meta(i, 9)).collect();
+    h.set_now(0);
+    let o = h.run_with_meta(&mut r, &frames, &metas);
+    assert!(sent(&o).is_empty());
+    h.set_now(T_BUFF_NS);
+    let o = h.run(&mut r, &[]);
+    let kept: Vec<u32> = sent(&o).iter().map(|p| p.1).collect();
+    assert_eq!(kept, vec![1, 2, 3, 5, 6, 8]);
+    assert_eq!((o.dropped, r.stats().coalesced, r.stats().held()), (3, 3, 0));
+    assert_eq!(o.gates[0][0], frames[1], "packets pass unchanged (checksums stay valid)");
 }

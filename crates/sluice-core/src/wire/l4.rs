@@ -39,6 +39,8 @@ pub mod tcp_flags {
     pub const SYN: u8 = 0x02;
     /// Reset the connection.
     pub const RST: u8 = 0x04;
+    /// Push the data to the application.
+    pub const PSH: u8 = 0x08;
     /// The acknowledgment field is significant.
     pub const ACK: u8 = 0x10;
 }
