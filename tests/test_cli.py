@@ -300,8 +300,10 @@ def test_trace_synth_writes_a_trace_analyze_finds_real_locality_in(tmp_path: Pat
     out = sluice("trace", "synth", "--packets", "100000", "--segments", "1", "--out", "s.pcap", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     assert "100000 packets" in out.stdout
-    assert sluice("trace", "analyze", "s.pcap", "--json", "a.json", cwd=tmp_path).returncode == 0
+    assert sluice("trace", "analyze", "s.pcap", "--json", "a.json", "--flows", "f.parquet", cwd=tmp_path).returncode == 0
     a = json.loads((tmp_path / "a.json").read_text())
     assert a["packets"] == 100000 and 1.1 <= a["slf"]["32"] <= 1.4, a["slf"]
+    table = (tmp_path / "f.parquet").read_bytes()
+    assert table[:4] == table[-4:] == b"PAR1"
     bad = sluice("trace", "synth", "--segments", "0", "--out", "s.pcap", cwd=tmp_path)
     assert bad.returncode != 0 and "segments" in bad.stderr

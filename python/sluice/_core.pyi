@@ -67,8 +67,8 @@ def round_cases() -> list[str]:
 def forward_raw(rx: str, tx: str, seconds: float, burst: int) -> str:
     """Forwards from port `rx` to `tx` for `seconds` in a bare loop: a backend's ceiling (JSON)."""
 
-def trace_analyze(path: str) -> str:
-    """A capture's locality in one streaming pass (JSON)."""
+def trace_analyze(path: str, flows: str | None = None) -> str:
+    """A capture's locality in one streaming pass (JSON); with `flows`, a per-flow Parquet table there."""
 
 def trace_synth(path: str, packets: int, segments: int = 1, flows_per_s: float = 3500.0, tcp_share: float = 0.8, seed: int = 1) -> str:
     """Writes a synthetic trace to `path`: what was written (JSON)."""

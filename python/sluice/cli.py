@@ -620,13 +620,15 @@ def trace() -> None:
 @click.argument("path", metavar="FILE")
 @click.option("--json", "json_path", help="Write the analysis as JSON.")
 @click.option("--plot", "plot_path", help="Write a PNG of the SLF by batch size and by Reframer hold time.")
-def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str]) -> None:
+@click.option("--flows", "flows_path", help="Write one row per flow (5-tuple, packets, bytes, first/last ns) as Parquet.")
+def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str], flows_path: Optional[str]) -> None:
     """Analyse FILE (pcap or pcapng) in one streaming pass: flows, the SLF at
     batch sizes 32..1024, distances between a flow's packets, flow sizes, and
     the SLF a Reframer would reach."""
     writable(json_path, "--json")
     writable(plot_path, "--plot")
-    a = json.loads(_core.trace_analyze(path))
+    writable(flows_path, "--flows")
+    a = json.loads(_core.trace_analyze(path, flows_path))
     table = Table(title=f"{path}: {a['packets']} packets ({a['not_ipv4']} not IPv4), {a['flows']} flows, "
                         f"{a['duration_s']:.3f} s; read at {a['packets_per_s'] / 1e6:.1f} M packets/s")
     sizes = sorted(a["slf"], key=int)

@@ -196,12 +196,22 @@ fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize) -
 /// Analyses a capture's locality in one streaming pass (see
 /// `sluice_traffic::trace_analysis`); returns JSON with the analysis and
 /// the pass's speed (`packets_per_s`).
+/// With `flows`, also writes one row per flow there as Parquet.
 #[pyfunction]
-fn trace_analyze(py: Python<'_>, path: &str) -> PyResult<String> {
-    use sluice_traffic::trace_analysis::{analyze, Quantiles};
+#[pyo3(signature = (path, flows=None))]
+fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<String> {
+    use sluice_traffic::flow_table::FlowTableWriter;
+    use sluice_traffic::trace_analysis::{analyze_flows, Quantiles};
     let file = std::fs::File::open(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?;
+    let mut table = flows.map(FlowTableWriter::create).transpose().map_err(invalid)?;
     let start = std::time::Instant::now();
-    let a = py.allow_threads(|| analyze(std::io::BufReader::new(file), path)).map_err(invalid)?;
+    let a = py
+        .allow_threads(|| {
+            let a = analyze_flows(std::io::BufReader::new(file), path, |row| table.as_mut().map_or(Ok(()), |t| t.push(row)))?;
+            table.take().map_or(Ok(()), |t| t.finish())?;
+            Ok::<_, sluice_traffic::Error>(a)
+        })
+        .map_err(invalid)?;
     let seconds = start.elapsed().as_secs_f64();
     let q = |q: &Quantiles| serde_json::json!({"mean": q.mean, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
     let by = |v: &[(usize, f64)]| v.iter().map(|(k, x)| (k.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>();

@@ -5,6 +5,7 @@
 
 pub mod capture;
 pub mod error;
+pub mod flow_table;
 pub mod pacer;
 pub mod pcap_replay;
 pub mod pcap_tap;

@@ -17,6 +17,7 @@ use rustc_hash::FxHasher;
 use sluice_core::wire;
 
 use crate::capture;
+use crate::flow_table::FlowRow;
 use crate::error::Result;
 
 /// Batch sizes the SLF is reported at (pkt).
@@ -31,6 +32,8 @@ const SWEEP_EVERY: u64 = 1 << 20;
 /// Per flow, what the pass needs of it.
 struct Flow {
     packets: u64,
+    bytes: u64,
+    first_ns: u64,
     /// Index of its last packet (among IPv4 packets) and its time (ns).
     last_index: u64,
     last_ns: u64,
@@ -106,6 +109,12 @@ fn histogram() -> Histogram<u64> {
 
 /// Analyses the capture read from `reader` (pcap or pcapng; `name` labels errors).
 pub fn analyze(reader: impl Read + Send, name: &str) -> Result<Analysis> {
+    analyze_flows(reader, name, |_| Ok(()))
+}
+
+/// [`analyze`], handing each flow to `on_flow` as it ends (silent for the
+/// idle timeout, or at the end of the capture).
+pub fn analyze_flows(reader: impl Read + Send, name: &str, mut on_flow: impl FnMut(FlowRow) -> Result<()>) -> Result<Analysis> {
     type Flows = std::collections::HashMap<(u32, u32, u8, u16, u16), Flow, BuildHasherDefault<FxHasher>>;
     let mut flows = Flows::default();
     let mut a = Analysis::default();
@@ -115,7 +124,10 @@ pub fn analyze(reader: impl Read + Send, name: &str) -> Result<Analysis> {
     let mut last_flow: Option<(u32, u32, u8, u16, u16)> = None;
     let mut reframer_runs = [0u64; T_BUFF_US.len()];
     let (mut index, mut first_ns, mut last_ns) = (0u64, None, 0u64);
-    capture::stream(reader, name, |frame, _, ts_ns| {
+    let row = |k: &(u32, u32, u8, u16, u16), f: &Flow| FlowRow {
+        src: k.0, dst: k.1, proto: k.2, sport: k.3, dport: k.4, packets: f.packets, bytes: f.bytes, first_ns: f.first_ns, last_ns: f.last_ns,
+    };
+    capture::stream(reader, name, |frame, wire_len, ts_ns| {
         a.packets += 1;
         let Some(key) = flow_key(frame) else {
             a.not_ipv4 += 1;
@@ -142,11 +154,12 @@ pub fn analyze(reader: impl Read + Send, name: &str) -> Result<Analysis> {
                     }
                 }
                 f.packets += 1;
+                f.bytes += wire_len as u64;
                 f.last_index = index;
                 f.last_ns = ts_ns;
             }
             Entry::Vacant(e) => {
-                e.insert(Flow { packets: 1, last_index: index, last_ns: ts_ns, burst_start_ns: [ts_ns; T_BUFF_US.len()] });
+                e.insert(Flow { packets: 1, bytes: wire_len as u64, first_ns: ts_ns, last_index: index, last_ns: ts_ns, burst_start_ns: [ts_ns; T_BUFF_US.len()] });
                 a.flows += 1;
                 for r in &mut reframer_runs {
                     *r += 1;
@@ -156,18 +169,24 @@ pub fn analyze(reader: impl Read + Send, name: &str) -> Result<Analysis> {
         a.active_flows_max = a.active_flows_max.max(flows.len() as u64);
         index += 1;
         if index.is_multiple_of(SWEEP_EVERY) {
-            flows.retain(|_, f| {
+            let mut ended = Ok(());
+            flows.retain(|k, f| {
                 let active = ts_ns.saturating_sub(f.last_ns) < IDLE_TIMEOUT_NS;
                 if !active {
                     sizes.saturating_record(f.packets);
+                    if ended.is_ok() {
+                        ended = on_flow(row(k, f));
+                    }
                 }
                 active
             });
+            ended.map_err(|e| e.to_string())?;
         }
         Ok(())
     })?;
-    for f in flows.values() {
+    for (k, f) in &flows {
         sizes.saturating_record(f.packets);
+        on_flow(row(k, f))?;
     }
     let ipv4 = index as f64;
     a.duration_ns = last_ns.saturating_sub(first_ns.unwrap_or(last_ns));

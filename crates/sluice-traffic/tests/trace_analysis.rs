@@ -49,3 +49,36 @@ fn a_file_that_is_no_capture_is_refused_by_name() {
     let e = analyze(&b"hello, not a pcap at all"[..], "notes.txt").unwrap_err().to_string();
     assert!(e.contains("notes.txt") && e.contains("not a pcap"), "{e}");
 }
+
+#[test]
+fn the_flow_table_holds_one_row_per_flow_with_what_it_carried() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+    use sluice_traffic::flow_table::{FlowTableWriter, COLUMNS};
+    use sluice_traffic::trace_analysis::analyze_flows;
+
+    // Flow f sends f + 1 packets, 10 µs apart.
+    let frames: Vec<(u64, Vec<u8>)> = (0..5u16).flat_map(|f| (0..=f).map(move |i| (u64::from(f) * 100 + u64::from(i) * 10, frame(f)))).collect();
+    let dir = std::env::temp_dir().join(format!("sluice-flows-{}.parquet", std::process::id()));
+    let path = dir.to_str().unwrap();
+    let mut table = FlowTableWriter::create(path).unwrap();
+    let a = analyze_flows(&pcap(&frames)[..], "t", |row| table.push(row)).unwrap();
+    table.finish().unwrap();
+    assert_eq!(a.flows, 5);
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let fields: Vec<String> = reader.metadata().file_metadata().schema_descr().columns().iter().map(|c| c.name().to_string()).collect();
+    assert_eq!(fields, COLUMNS);
+    let mut rows: Vec<(i64, i64, i64, i64)> = reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|r| {
+            let r = r.unwrap();
+            (r.get_long(3).unwrap(), r.get_long(5).unwrap(), r.get_long(6).unwrap(), r.get_long(8).unwrap() - r.get_long(7).unwrap())
+        })
+        .collect();
+    rows.sort_unstable();
+    let len = frame(0).len() as i64;
+    let expect: Vec<(i64, i64, i64, i64)> = (0..5).map(|f| (1000 + f, f + 1, (f + 1) * len, f * 10_000)).collect();
+    assert_eq!(rows, expect, "(source port, packets, bytes, last − first ns)");
+    std::fs::remove_file(path).unwrap();
+}
