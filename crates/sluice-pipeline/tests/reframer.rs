@@ -129,3 +129,20 @@ fn a_hold_is_refused_for_a_module_whose_hold_is_not_controlled() {
     let err = sluice_core::Backend::apply(&mut sim, &sluice_core::Actions { holds: vec![(1, 10_000)], ..Default::default() }).unwrap_err();
     assert!(err.to_string().contains("reframer") && err.to_string().contains("hold time"), "{err}");
 }
+
+#[test]
+fn a_worker_that_goes_down_drops_and_counts_what_its_reframer_held() {
+    let mut s = spec(16, 100e3);
+    s["modules"][1]["worker"] = json!(1);
+    s["outages"] = json!([{"worker": 1, "from": 2, "until": 3}]);
+    let p = Pipeline::from_json(&s.to_string()).unwrap();
+    let plan = p.plan(5, 0, 10_000_000, sluice_control::ControlParams::default());
+    let report = drive(&mut p.simulator().unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
+    let sum = &report.summary;
+    assert_eq!(sum.in_flight, 0, "{sum:?}");
+    assert!(sum.accounted && sum.drops.worker_down > 0, "{sum:?}");
+    let f = &report.flow_totals[0];
+    assert_eq!(f.generated, f.delivered + f.dropped, "{f:?}");
+    let m = p.model().modules.iter().position(|m| m.name == "reframer").unwrap();
+    assert!(report.module_totals[m].down_dropped > 0, "the held packets are the reframer's drops");
+}
