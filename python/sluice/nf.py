@@ -290,7 +290,8 @@ class Reframer(NF):
     early). Flows released together leave `priority` first:
     "oldest_in_queue", "oldest_flow" or "shortest_flow". With
     `slo_control`, the run sets the hold time each period from the delay
-    slack of the flows through it, up to `t_buff_us` (a period's
+    slack of the flows through it, up to `t_buff_us`, growing it only while
+    a µs more saves ≥ 0.1% of the measured work per packet (a period's
     `modules[name]["hold_us"]` says what it was). With `coalesce_acks`, a
     flow's pure ACKs that the next one sent with them makes redundant are
     dropped (not duplicates, SACKs, window changes or the last; counted as

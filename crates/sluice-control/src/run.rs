@@ -280,7 +280,7 @@ pub fn drive_until(
     }
     let measured = batch_modules(&model);
     let mut holds = crate::hold::HoldControl::new(&model);
-    backend.apply(&Actions { holds: holds.holds().to_vec(), ..controller.init(&model) })?;
+    backend.apply(&Actions { holds: holds.holds(), ..controller.init(&model) })?;
     let keep = plan.keep_periods.max(1);
     let mut periods: VecDeque<PeriodRecord> = VecDeque::with_capacity(keep.min(plan.warmup_periods + plan.periods));
     let mut aggregate = Aggregate::default();
@@ -316,7 +316,7 @@ pub fn drive_until(
         let telemetry = backend.run_period(plan.period_ns, stop);
         let cut_short = telemetry.period_ns + MIN_PERIOD_SHARE_NS < plan.period_ns && stop();
         let mut record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
-        record.holds = holds.holds().to_vec();
+        record.holds = holds.holds();
         let compute = Instant::now();
         let mut actions = controller.step(&model, &record.telemetry);
         record.fallback = controller.fallback();

@@ -146,3 +146,23 @@ fn a_worker_that_goes_down_drops_and_counts_what_its_reframer_held() {
     let m = p.model().modules.iter().position(|m| m.name == "reframer").unwrap();
     assert!(report.module_totals[m].down_dropped > 0, "the held packets are the reframer's drops");
 }
+
+#[test]
+fn a_hold_that_saves_no_work_stops_growing_though_the_slo_leaves_room() {
+    // The same flow and SLO, but the NF behind the Reframer has a cost that
+    // runs of one flow do not lower (the simulator's cost model): holding
+    // longer buys nothing, so the hold stays near where it started.
+    let mut s = spec(16, 100e3);
+    s["modules"][1]["nf"]["t_buff_us"] = json!(400.0);
+    s["modules"][1]["nf"]["slo_control"] = json!(true);
+    s["modules"][2]["t0_ns"] = json!(100.0);
+    s["modules"][2]["t1_ns"] = json!(20.0);
+    s["flows"][0]["slo_us"] = json!(200.0);
+    let p = Pipeline::from_json(&s.to_string()).unwrap();
+    let plan = RunPlan { periods: 30, warmup_periods: 5, period_ns: 10_000_000, ..RunPlan::default() };
+    let report = drive(&mut p.simulator().unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
+    check_lossless(&report);
+    let holds: Vec<u64> = report.periods.iter().map(|r| r.holds[0].1).collect();
+    assert!(holds.iter().all(|&h| h <= 130_000), "grew though it saved nothing: {holds:?}");
+    assert!(holds[1] > holds[0], "it tried: {holds:?}");
+}
