@@ -158,7 +158,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--poll", type=click.Choice(["busy", "empty-poll", "slo-aware"]), help="What workers do after a round without work (default: the description's, else busy).")
 @click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
-@click.option("--egress-sched", type=click.Choice(["drr", "wf2q+"]), help="Share the output link among classes of flows with this scheduler.")
+@click.option("--egress-sched", type=click.Choice(["drr", "wf2q+", "qfq"]), help="Share the output link among classes of flows with this scheduler.")
 @click.option("--link-rate", metavar="RATE", help="The scheduled link's rate: bit/s, or with a unit (1Gbit, 500Mbit, 10kbit).")
 @click.option("--weights", metavar="CLASS=W,…", help="The classes and their weights (tight=3,bulk=1).")
 @click.option("--class", "class_flows", multiple=True, metavar="CLASS=FLOW,…", help="A class's flows (names, or a prefix ending in *); repeatable.")

@@ -358,7 +358,7 @@ class Pipeline:
                         queue_pkts: int = 1024, overhead_bytes: int = 24) -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
-        arbiter thread, `algorithm` "drr" or "wf2q+"). `classes` maps a class
+        arbiter thread, `algorithm` "drr", "wf2q+" or "qfq"). `classes` maps a class
         name to its weight and its flows (names, or a prefix ending in `*`);
         every flow must be in exactly one class. A class's queue holds
         `queue_pkts` packets, what arrives beyond is dropped and counted;

@@ -84,9 +84,7 @@ impl EgressSchedulerSpec {
             if self.classes[..c].iter().any(|other| other.name == class.name) {
                 return Err(bad(format!("class '{}' is named twice", class.name)));
             }
-            if class.weight == 0 {
-                return Err(bad(format!("class '{}': weight 0 must be ≥ 1", class.name)));
-            }
+            algorithm.check(&[class.weight]).map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
         }
         // Names first, then prefixes for the flows no class names.
         let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];

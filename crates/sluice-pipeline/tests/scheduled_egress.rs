@@ -40,8 +40,9 @@ fn classes_share_an_overloaded_link_by_weight_and_every_packet_is_accounted() {
     // arbiter thread, each with a flow of each class (on two cores a
     // worker waits its turn with the arbiter now and then: it must not
     // starve one class alone).
-    for workers in [1, 2] {
+    for (workers, algorithm) in [(1, "drr"), (2, "drr"), (1, "qfq")] {
         let mut spec = scheduled(400e3, 200e3);
+        spec["egress_scheduler"]["algorithm"] = json!(algorithm);
         if workers == 2 {
             for m in spec["modules"].as_array_mut().unwrap() {
                 if m["name"].as_str().is_some_and(|n| n.ends_with("bulk1") || n.ends_with("bulk3")) {
@@ -113,7 +114,14 @@ fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
     spec["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk*"]);
     let plan = Pipeline::from_json(&spec.to_string()).unwrap().egress().unwrap().class_of_flow.clone();
     assert_eq!(plan, vec![0, 0, 1, 1]);
-    refused(&|s| s["egress_scheduler"]["classes"][0]["weight"] = json!(0), "weight 0 must be ≥ 1");
+    refused(&|s| s["egress_scheduler"]["classes"][0]["weight"] = json!(0), "class 'tight': weight 0 is outside 1..=");
+    refused(
+        &|s| {
+            s["egress_scheduler"]["algorithm"] = json!("qfq");
+            s["egress_scheduler"]["classes"][1]["weight"] = json!(5000);
+        },
+        "class 'bulk': weight 5000 is outside 1..=1024 for Qfq",
+    );
     refused(&|s| s["egress_scheduler"]["classes"][0]["flows"] = json!(["rc", "bulk1", "nope"]), "no flow matches 'nope'");
     refused(&|s| s["egress_scheduler"]["link_bits_per_s"] = json!(0.0), "link_bits_per_s 0 must be in");
     refused(&|s| s["egress_scheduler"]["overhead_bytes"] = json!(70000), "overhead_bytes 70000 must be ≤ 65535");

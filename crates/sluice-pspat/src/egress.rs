@@ -145,9 +145,10 @@ impl ScheduledEgress {
         if workers == 0 || workers > 1 << (32 - HANDLE_BITS) {
             return Err(format!("scheduled egress: {workers} workers (at most {})", 1 << (32 - HANDLE_BITS)));
         }
-        if config.weights.is_empty() || config.weights.contains(&0) || config.queue_pkts == 0 {
-            return Err("scheduled egress: every class needs a weight ≥ 1 and its queue ≥ 1 packet".into());
+        if config.weights.is_empty() || config.queue_pkts == 0 {
+            return Err("scheduled egress: it needs a class and its queue ≥ 1 packet".into());
         }
+        config.algorithm.check(&config.weights).map_err(|e| format!("scheduled egress: {e}"))?;
         let classes: Arc<[ClassCounters]> = config.weights.iter().map(|_| ClassCounters::default()).collect();
         let (arbiter, clients) = Arbiter::new(config.algorithm.build(&config.weights, config.queue_pkts), config.link, workers, OFFERS, 64);
         let (to_workers, from_arbiter): (Vec<_>, Vec<_>) = (0..workers).map(|_| mailbox(MAX_POOL_BUFFERS)).unzip();

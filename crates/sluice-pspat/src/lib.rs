@@ -24,5 +24,5 @@ pub use inline_egress::InlineEgress;
 pub use link::{Link, LinkClock};
 pub use locked::Locked;
 pub use mailbox::{mailbox, Consumer, Producer};
-pub use sched::{Drr, Priority, Scheduler, Wf2qPlus};
+pub use sched::{Drr, Priority, Qfq, Scheduler, Wf2qPlus};
 

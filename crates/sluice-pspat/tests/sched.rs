@@ -4,7 +4,7 @@
 //! WF²Q+'s order equal to a straightforward O(N) implementation's.
 
 use proptest::prelude::*;
-use sluice_pspat::{Drr, Priority, Scheduler, Wf2qPlus};
+use sluice_pspat::{Drr, Priority, Qfq, Scheduler, Wf2qPlus};
 
 const FLOWS: usize = 5;
 const LIMIT: usize = 16;
@@ -39,6 +39,7 @@ fn every_algorithm(weights: &[u32]) -> Vec<Named> {
         ("priority", Box::new(Priority::new(&levels, LIMIT))),
         ("drr", Box::new(Drr::new(weights, MAX_LEN, LIMIT))),
         ("wf2q+", Box::new(Wf2qPlus::new(weights, LIMIT))),
+        ("qfq", Box::new(Qfq::new(weights, MAX_LEN, LIMIT).unwrap())),
     ]
 }
 
@@ -76,7 +77,7 @@ proptest! {
     }
 
     #[test]
-    fn drr_and_wf2q_plus_serve_backlogged_flows_in_proportion_to_their_weights(weights in weights(), lens in prop::collection::vec(64..=MAX_LEN, 64)) {
+    fn drr_wf2q_plus_and_qfq_serve_backlogged_flows_in_proportion_to_their_weights(weights in weights(), lens in prop::collection::vec(64..=MAX_LEN, 64)) {
         // Every flow stays backlogged: refilled after each dequeue.
         let total: f64 = weights.iter().map(|&w| f64::from(w)).sum();
         for (name, mut s, bound) in [
@@ -84,6 +85,8 @@ proptest! {
             ("drr", Box::new(Drr::new(&weights, MAX_LEN, 4)) as Box<dyn Scheduler<()>>, 2.0 * f64::from(MAX_LEN) + f64::from(MAX_LEN)),
             // WF²Q+: within a largest packet of each flow's fluid share.
             ("wf2q+", Box::new(Wf2qPlus::new(&weights, 4)), 2.0 * f64::from(MAX_LEN)),
+            // QFQ+: a turn's budget (a largest packet) and the slot rounding of its group on top.
+            ("qfq", Box::new(Qfq::new(&weights, MAX_LEN, 4).unwrap()), 5.0 * f64::from(MAX_LEN)),
         ] {
             let mut next = 0usize;
             let mut len_of = |_: usize| { next += 1; lens[next % lens.len()] };

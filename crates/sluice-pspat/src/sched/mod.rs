@@ -6,12 +6,14 @@
 mod any;
 mod drr;
 mod priority;
+pub mod qfq;
 mod queues;
 mod wf2q_plus;
 
 pub use any::{Algorithm, AnyScheduler};
 pub use drr::Drr;
 pub use priority::Priority;
+pub use qfq::Qfq;
 pub use queues::Queues;
 pub use wf2q_plus::Wf2qPlus;
 
