@@ -14,7 +14,7 @@ scheduler. The transmit is a no-op: what is measured is scheduling.
   10 ms window against 10/11 and 1/11.
 - `victim`: the latency test (Table 3), a 4 kpps victim with 50× the
   weight of each greedy interferer, 1500-byte frames on a 10 Gbit/s link,
-  WF²Q+ and DRR (the paper's); the victim's latency from enqueue to the end of its frame on the
+  WF²Q+, QFQ and DRR (the paper's); the victim's latency from enqueue to the end of its frame on the
   emulated link (a 1500-byte frame takes 1.22 µs at 10 Gbit/s).
 
 Two cores here: PSPAT's arbiter has core 1, its clients share core 0; the
@@ -82,6 +82,10 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
             rows.append({"test": "arbiter", "scheduler": "pspat drr", "x": f"{c} clients × {m}", "metric": "M decisions/s",
                          "value": round(mdps, 1), "published": _published("fig10", "no-op transmit", "arbiter decisions") if m == 64 else ""})
     arbiter_mdps = max(d for c, m, d in alone if m == 64)
+    # QFQ's choice is O(1) as DRR's: its decisions/s at few and many clients.
+    for c in (ALONE_CLIENTS[0], ALONE_CLIENTS[-1]):
+        mdps = max(_core.pspat_arbiter_alone("qfq", c, 64, seconds / 3) for _ in range(reps))
+        rows.append({"test": "arbiter", "scheduler": "pspat qfq", "x": f"{c} clients × 64", "metric": "M decisions/s", "value": round(mdps, 1), "published": ""})
     a_ns, b_ns = _fit(alone)
     predicted = []
     for c in PREDICT:
@@ -127,8 +131,8 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
 
     progress("a victim's latency")
     victim = []
-    # WF²Q+, and DRR as the paper's Table 3 (a flow that wakes waits a turn behind each backlogged one).
-    for algorithm in ("wf2q+", "drr"):
+    # WF²Q+ and QFQ, and DRR as the paper's Table 3 (a flow that wakes waits a turn behind each backlogged one).
+    for algorithm in ("wf2q+", "qfq", "drr"):
         for scheduler in ("pspat", "mutex"):
             alone_q, _ = _core.pspat_victim(scheduler, algorithm, 0, VICTIM_PPS, LINK_10G, seconds * 3)
             for n in INTERFERERS:
