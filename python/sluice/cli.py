@@ -24,7 +24,7 @@ from rich.table import Table
 from sluice import _core, profiles
 from sluice import net as sluice_net
 from sluice.errors import Command, Refused, writable, writable_folder
-from sluice.pipeline import Pipeline
+from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES, rc
 from sluice.plot import plot_comparison
 from sluice.experiments import results
@@ -155,7 +155,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, gw): destinations dealt to the flows with equal traffic.")
 @click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1); flows by destination /24.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
-@click.option("--poll", type=click.Choice(["busy", "empty-poll", "slo-aware"]), help="What workers do after a round without work (default: the description's, else busy).")
+@click.option("--poll", type=click.Choice(list(POLL_POLICIES)), help="What workers do after a round without work (default: the description's, else busy).")
 @click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--egress-sched", type=click.Choice(["drr", "wf2q+", "qfq"]), help="Share the output link among classes of flows with this scheduler.")

@@ -25,6 +25,10 @@ from sluice.result import RunResult
 from sluice.traffic import Stream, Template, readable_capture
 
 
+#: The workers' poll policies (see `Pipeline.set_poll`).
+POLL_POLICIES = ("busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome")
+
+
 @dataclass(frozen=True)
 class Module:
     """A handle to a module of a pipeline."""
@@ -340,19 +344,22 @@ class Pipeline:
         """The description as JSON."""
         return json.dumps(self.spec())
 
-    def set_poll(self, policy: str, *, empty_polls: int = 64, min_sleep_us: float = 50.0, max_sleep_us: float = 500.0) -> None:
+    def set_poll(self, policy: str, *, empty_polls: int = 64, min_sleep_us: float = 50.0, max_sleep_us: float = 500.0,
+                 threshold_pkts: int = 8, vacation_us: float = 50.0) -> None:
         """What the workers do after a round without work: `busy` polls again
         at once (a whole core at any load); `empty-poll` sleeps after
         `empty_polls` empty rounds, `min_sleep_us` first, doubling while idle up
         to `max_sleep_us` (the most a packet arriving at an idle worker waits);
         `slo-aware` as empty-poll, each sleep also bounded by a share of the
-        delay slack of the worker's flows, measured each period."""
-        if policy == "busy":
-            self.poll = {"policy": "busy"}
-        elif policy in ("empty-poll", "slo-aware"):
-            self.poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us}
-        else:
-            raise ValueError(f"unknown poll policy {policy!r} (busy, empty-poll, slo-aware)")
+        delay slack of the worker's flows, measured each period;
+        `vpp-adaptive` waits for the next packet (an interrupt, at most
+        `max_sleep_us`) while rounds bring fewer than `threshold_pkts` on
+        average, and polls above; `metronome` sleeps `vacation_us` whenever
+        its input is drained."""
+        if policy not in POLL_POLICIES:
+            raise ValueError(f"unknown poll policy {policy!r} ({', '.join(POLL_POLICIES)})")
+        self.poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us,
+                     "threshold_pkts": threshold_pkts, "vacation_us": vacation_us}
 
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
                         queue_pkts: int = 1024, overhead_bytes: int = 24) -> None:

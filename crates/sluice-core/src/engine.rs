@@ -26,7 +26,7 @@ use crate::knobs::Knobs;
 use crate::meter::PeriodMeter;
 use crate::model::Model;
 use crate::nf::{EgressLink, Instance};
-use crate::poll::{self, PollPolicy, Poller};
+use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, Telemetry};
 use crate::wiring::wire;
@@ -293,6 +293,11 @@ fn worker_loop(
     }
     poll::tight_timer_slack();
     let mut poller = Poller::new(poll);
+    // An interrupt wait wakes this much early and spins the rest (the machine's usual oversleep).
+    let spin = match poll {
+        PollPolicy::VppAdaptive { .. } => Duration::from_nanos(poll::oversleep_ns(Duration::from_micros(1), 32).0),
+        _ => Duration::ZERO,
+    };
     let Ok((mut graph, mut seen)) = from_control.recv() else { return };
     let mut publish = |graph: &mut WorkerGraph| {
         let mut slot = loop {
@@ -333,9 +338,15 @@ fn worker_loop(
         } else {
             let work = if back_to_back { graph.next_round() } else { graph.round() };
             back_to_back = true;
-            if let Some(sleep) = poller.after_round(work, || signals.sleep_bound_ns[w].load(Ordering::Relaxed)) {
+            let wait = poller.after_round(work, || signals.sleep_bound_ns[w].load(Ordering::Relaxed));
+            if wait != Wait::Poll {
                 // Packets an NF holds leave on time: the worker wakes when they come due.
-                std::thread::sleep(graph.until_due().map_or(sleep, |due| sleep.min(due)));
+                let due = |d: Duration| graph.until_due().map_or(d, |due| d.min(due));
+                match wait {
+                    Wait::Interrupt(most) => poll::sleep_precisely(due(graph.until_arrival().map_or(most, |a| a.min(most))), spin),
+                    Wait::Sleep(d) => std::thread::sleep(due(d)),
+                    Wait::Poll => {}
+                }
                 back_to_back = false;
             } else if work == 0 {
                 if shared {

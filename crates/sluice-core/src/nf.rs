@@ -202,6 +202,13 @@ pub trait PacketSource: Send {
         None
     }
 
+    /// When its next packet arrives (ns since the origin), where it knows:
+    /// a paced stream's next arrival, the emulated NIC's interrupt for a
+    /// worker that waits for one (see `PollPolicy::VppAdaptive`).
+    fn next_arrival_ns(&self) -> Option<u64> {
+        None
+    }
+
     /// Arrivals lost before entering the pipeline, at a full receive queue (pkt, cumulative).
     fn missed(&self) -> u64 {
         0

@@ -37,6 +37,35 @@ pub enum PollPolicy {
         /// The longest sleep (ns), where no flow with an SLO bounds it.
         max_sleep_ns: u64,
     },
+    /// VPP's adaptive mode: while the vectors a round brings are small
+    /// (a moving average of packets a round below `threshold_pkts`), a
+    /// round without work waits for the next packet to arrive (an
+    /// interrupt; at most `max_wait_ns`); above it, the worker polls.
+    VppAdaptive {
+        /// Packets a round below which the worker waits for interrupts.
+        threshold_pkts: u32,
+        /// The longest wait (ns), where the next arrival is not known.
+        max_wait_ns: u64,
+    },
+    /// Metronome with one thread per queue: a worker that has drained its
+    /// input sleeps a vacation of `vacation_ns`. (Metronome's short sleep,
+    /// N·V·(1 − ρ)/(1 − ρ^N) for N threads sharing a queue at load ρ, is V
+    /// for N = 1: Sluice gives each input one worker.)
+    Metronome {
+        /// The vacation (ns).
+        vacation_ns: u64,
+    },
+}
+
+/// What a worker does after a round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wait {
+    /// Polls again at once.
+    Poll,
+    /// Sleeps this long (bounded further by packets an NF holds).
+    Sleep(Duration),
+    /// Waits until its next packet arrives (an interrupt), at most this long.
+    Interrupt(Duration),
 }
 
 impl PollPolicy {
@@ -64,21 +93,41 @@ pub struct Poller {
     empty: u32,
     /// The next sleep (ns).
     sleep_ns: u64,
+    /// Moving average of packets a round (×16, vpp-adaptive).
+    vector16: u64,
 }
 
 impl Poller {
     /// A poller under `policy`.
     pub fn new(policy: PollPolicy) -> Self {
-        Self { policy, empty: 0, sleep_ns: 0 }
+        Self { policy, empty: 0, sleep_ns: 0, vector16: 0 }
     }
 
-    /// After a round that moved `work` packets: how long to sleep before
-    /// the next (`None`: poll at once); `bound_ns` gives the control side's
-    /// bound on this worker's sleeps, read only by SLO-aware polling.
+    /// After a round that moved `work` packets: what to do before the
+    /// next; `bound_ns` gives the control side's bound on this worker's
+    /// sleeps, read only by SLO-aware polling.
     #[inline]
-    pub fn after_round(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Option<Duration> {
+    pub fn after_round(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Wait {
+        match self.policy {
+            PollPolicy::Busy => Wait::Poll,
+            PollPolicy::Metronome { vacation_ns } if work == 0 => Wait::Sleep(Duration::from_nanos(vacation_ns)),
+            PollPolicy::Metronome { .. } => Wait::Poll,
+            PollPolicy::VppAdaptive { threshold_pkts, max_wait_ns } => {
+                // An average over about 16 rounds, in sixteenths of a packet.
+                self.vector16 = self.vector16 - self.vector16 / 16 + work.min(1 << 20) as u64;
+                if work == 0 && self.vector16 < u64::from(threshold_pkts) * 16 {
+                    Wait::Interrupt(Duration::from_nanos(max_wait_ns))
+                } else {
+                    Wait::Poll
+                }
+            }
+            _ => self.sleep_after(work, bound_ns).map_or(Wait::Poll, Wait::Sleep),
+        }
+    }
+
+    /// Empty-poll and SLO-aware: the sleep after a round of `work` packets, if any.
+    fn sleep_after(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Option<Duration> {
         let (empty_polls, min_sleep_ns, max_sleep_ns) = match self.policy {
-            PollPolicy::Busy => return None,
             PollPolicy::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns } => (empty_polls, min_sleep_ns, max_sleep_ns),
             PollPolicy::SloAware { empty_polls, min_sleep_ns, max_sleep_ns } => {
                 let bound_ns = bound_ns();
@@ -87,6 +136,7 @@ impl Poller {
                 }
                 (empty_polls, min_sleep_ns, max_sleep_ns.min(bound_ns))
             }
+            _ => return None,
         };
         if work > 0 {
             self.empty = 0;
@@ -112,6 +162,39 @@ pub fn tight_timer_slack() {
     }
 }
 
+/// Sleeps `d`, ending as close to its deadline as the machine allows:
+/// `clock_nanosleep` to an absolute deadline `spin` early (the machine's
+/// usual oversleep, see [`oversleep_ns`]), then a spin for the rest.
+pub fn sleep_precisely(d: Duration, spin: Duration) {
+    let deadline = std::time::Instant::now() + d;
+    if d > spin {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_gettime writes the timespec it is given.
+        unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+        let wake = (d - spin).as_nanos() as i64 + ts.tv_nsec;
+        let at = libc::timespec { tv_sec: ts.tv_sec + (wake / 1_000_000_000) as libc::time_t, tv_nsec: (wake % 1_000_000_000) as libc::c_long };
+        // SAFETY: clock_nanosleep reads the deadline and writes nothing (no remainder with TIMER_ABSTIME).
+        unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &at, std::ptr::null_mut()) };
+    }
+    while std::time::Instant::now() < deadline {
+        std::hint::spin_loop();
+    }
+}
+
+/// How late this thread's sleeps of `request` end (ns): the median and the
+/// 99th percentile of `samples` plain sleeps (nanosleep, with the thread's timer slack).
+pub fn oversleep_ns(request: Duration, samples: usize) -> (u64, u64) {
+    let mut late: Vec<u64> = (0..samples.max(1))
+        .map(|_| {
+            let start = std::time::Instant::now();
+            std::thread::sleep(request);
+            start.elapsed().saturating_sub(request).as_nanos() as u64
+        })
+        .collect();
+    late.sort_unstable();
+    (late[late.len() / 2], late[(late.len() * 99 / 100).min(late.len() - 1)])
+}
+
 /// CPU time this thread has used (ns).
 pub fn thread_cpu_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
@@ -126,23 +209,61 @@ pub fn thread_cpu_ns() -> u64 {
 mod tests {
     use super::*;
 
+    fn slept(w: Wait) -> Option<u64> {
+        match w {
+            Wait::Sleep(d) => Some(d.as_nanos() as u64),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn vpp_adaptive_waits_for_interrupts_while_vectors_are_small_and_metronome_sleeps_when_drained() {
+        let mut p = Poller::new(PollPolicy::VppAdaptive { threshold_pkts: 4, max_wait_ns: 100_000 });
+        assert_eq!(p.after_round(0, || 0), Wait::Interrupt(Duration::from_micros(100)));
+        // Full vectors: it polls, also after an empty round, until the average falls below 4.
+        for _ in 0..32 {
+            assert_eq!(p.after_round(32, || 0), Wait::Poll);
+        }
+        let waits: Vec<Wait> = (0..40).map(|_| p.after_round(0, || 0)).collect();
+        assert_eq!(waits[0], Wait::Poll);
+        assert!(waits.iter().position(|w| *w != Wait::Poll).is_some_and(|i| (20..40).contains(&i)), "{waits:?}");
+        let mut m = Poller::new(PollPolicy::Metronome { vacation_ns: 20_000 });
+        assert_eq!((m.after_round(5, || 0), m.after_round(0, || 0)), (Wait::Poll, Wait::Sleep(Duration::from_micros(20))));
+    }
+
+    #[test]
+    fn a_precise_sleep_ends_after_its_deadline_and_close_to_it() {
+        tight_timer_slack();
+        let (p50, _) = oversleep_ns(Duration::from_micros(5), 20);
+        let mut late = Vec::new();
+        for _ in 0..20 {
+            let start = std::time::Instant::now();
+            sleep_precisely(Duration::from_micros(200), Duration::from_nanos(p50));
+            let took = start.elapsed();
+            assert!(took >= Duration::from_micros(200));
+            late.push(took.as_nanos() as u64 - 200_000);
+        }
+        late.sort_unstable();
+        // The median wake: within the usual oversleep (a loaded VM may add more to a few).
+        assert!(late[10] <= p50.max(20_000) * 2, "late by {late:?} ns, usual oversleep {p50} ns");
+    }
+
     #[test]
     fn empty_poll_sleeps_after_its_empty_rounds_doubling_to_the_bound_and_halving_with_work() {
         let mut p = Poller::new(PollPolicy::sleeping(false, 3, 10_000, 35_000).unwrap());
         let rounds = [0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 7, 7, 0, 0, 0];
-        let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| p.after_round(w, || 0).map(|d| d.as_nanos() as u64)).collect();
+        let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| slept(p.after_round(w, || 0))).collect();
         let want = [None, None, Some(10_000), Some(20_000), Some(35_000), Some(35_000), None, None, None, Some(17_500), None, None, None, None, None, Some(10_000)];
         assert_eq!(sleeps, want);
-        assert_eq!(Poller::new(PollPolicy::Busy).after_round(0, || u64::MAX), None);
+        assert_eq!(Poller::new(PollPolicy::Busy).after_round(0, || u64::MAX), Wait::Poll);
         assert!(PollPolicy::sleeping(false, 0, 10_000, 20_000).is_err() && PollPolicy::sleeping(false, 1, 30_000, 20_000).is_err());
     }
 
     #[test]
     fn slo_aware_sleeps_no_longer_than_its_bound_and_not_at_all_below_the_shortest_sleep() {
         let mut p = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 1_000_000).unwrap());
-        let ns = |d: Option<Duration>| d.map(|d| d.as_nanos() as u64);
-        assert_eq!(ns(p.after_round(0, || u64::MAX)), Some(10_000));
-        assert_eq!(ns(p.after_round(0, || 15_000)), Some(15_000), "doubling stops at the bound");
-        assert_eq!(ns(p.after_round(0, || 5_000)), None, "no room for the shortest sleep: poll");
+        assert_eq!(slept(p.after_round(0, || u64::MAX)), Some(10_000));
+        assert_eq!(slept(p.after_round(0, || 15_000)), Some(15_000), "doubling stops at the bound");
+        assert_eq!(slept(p.after_round(0, || 5_000)), None, "no room for the shortest sleep: poll");
     }
 }

@@ -78,8 +78,12 @@ pub struct PollSpec {
     pub empty_polls: u32,
     /// The first sleep (µs).
     pub min_sleep_us: f64,
-    /// The longest sleep (µs).
+    /// The longest sleep (µs); vpp-adaptive's longest wait for an interrupt.
     pub max_sleep_us: f64,
+    /// vpp-adaptive: packets a round below which the worker waits for interrupts.
+    pub threshold_pkts: u32,
+    /// metronome: the vacation after the input is drained (µs).
+    pub vacation_us: f64,
 }
 
 /// The poll policies.
@@ -93,13 +97,17 @@ pub enum PollKind {
     EmptyPoll,
     /// As empty-poll, each sleep also bounded by the delay slack of the worker's flows.
     SloAware,
+    /// VPP's adaptive mode: interrupts while vectors are small, polling above.
+    VppAdaptive,
+    /// Metronome: a fixed vacation after the input is drained.
+    Metronome,
 }
 
 // A sleep costs a thread 25-40 µs of CPU on a VM like the development
 // machine's, whatever its length: shorter sleeps give little back.
 impl Default for PollSpec {
     fn default() -> Self {
-        Self { policy: PollKind::Busy, empty_polls: 64, min_sleep_us: 50.0, max_sleep_us: 500.0 }
+        Self { policy: PollKind::Busy, empty_polls: 64, min_sleep_us: 50.0, max_sleep_us: 500.0, threshold_pkts: 8, vacation_us: 50.0 }
     }
 }
 
@@ -107,8 +115,16 @@ impl PollSpec {
     /// The policy, its settings checked.
     pub fn policy(&self) -> Result<sluice_core::PollPolicy, String> {
         let ns = |us: f64| if us.is_finite() && us >= 0.0 { (us * 1e3).round() as u64 } else { u64::MAX };
+        let within = |what: &str, ns: u64| if (1_000..=1_000_000_000).contains(&ns) { Ok(ns) } else { Err(format!("{what} must be 1 µs..=1 s")) };
         match self.policy {
             PollKind::Busy => Ok(sluice_core::PollPolicy::Busy),
+            PollKind::VppAdaptive => {
+                if !(1..=sluice_core::MAX_BURST as u32).contains(&self.threshold_pkts) {
+                    return Err(format!("threshold_pkts {} must be 1..={}", self.threshold_pkts, sluice_core::MAX_BURST));
+                }
+                Ok(sluice_core::PollPolicy::VppAdaptive { threshold_pkts: self.threshold_pkts, max_wait_ns: within("max_sleep_us", ns(self.max_sleep_us))? })
+            }
+            PollKind::Metronome => Ok(sluice_core::PollPolicy::Metronome { vacation_ns: within("vacation_us", ns(self.vacation_us))? }),
             kind => sluice_core::PollPolicy::sleeping(kind == PollKind::SloAware, self.empty_polls, ns(self.min_sleep_us), ns(self.max_sleep_us)),
         }
     }

@@ -42,6 +42,13 @@ impl Pacer {
         due.max(0) as usize
     }
 
+    /// When the next packet not yet taken arrives (ns; `None` while the
+    /// stream is unlimited or not yet polled).
+    #[inline]
+    pub fn next_ns(&self) -> Option<u64> {
+        self.next_ns.map(|t| t as u64)
+    }
+
     /// Takes one packet [`poll`](Self::poll) counted: its arrival time (ns),
     /// or `None` for an unlimited stream.
     #[inline]

@@ -156,6 +156,10 @@ impl PacketSource for PcapReplay {
         self.pacer.missed
     }
 
+    fn next_arrival_ns(&self) -> Option<u64> {
+        self.pacer.next_ns().filter(|_| self.rates.get(0).is_finite())
+    }
+
     fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
         for (flow, &n) in self.per_flow.iter().enumerate() {
             generated(flow, n);

@@ -106,6 +106,10 @@ impl PacketSource for SyntheticSource {
         Some(self.rates.clone())
     }
 
+    fn next_arrival_ns(&self) -> Option<u64> {
+        self.streams.iter().filter(|s| s.rate.is_finite()).filter_map(|s| s.pacer.next_ns()).min()
+    }
+
     fn missed(&self) -> u64 {
         self.streams.iter().map(|s| s.pacer.missed).sum()
     }

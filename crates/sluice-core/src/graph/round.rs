@@ -87,6 +87,20 @@ impl WorkerGraph {
         moved
     }
 
+    /// How long until the next packet arrives at one of this worker's
+    /// sources, where they know (`None`: none does); zero when one waits.
+    pub fn until_arrival(&self) -> Option<std::time::Duration> {
+        let next = self
+            .sources
+            .iter()
+            .filter_map(|&v| match &self.nodes[v].kind {
+                Kind::Source(s) => s.next_arrival_ns(),
+                _ => None,
+            })
+            .min()?;
+        Some(std::time::Duration::from_nanos(next.saturating_sub(self.now_ns())))
+    }
+
     /// Times the fixed [`core_probe`] work into the worker's counters.
     #[cold]
     fn probe_core(&mut self, now_ns: u64) {
