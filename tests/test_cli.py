@@ -133,6 +133,23 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
     assert (tmp_path / "o" / "pspat.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_experiment_polling_writes_the_documented_report(tmp_path: Path) -> None:
+    out = sluice("experiment", "polling", "--quick", "--out", "o", "--json", "p.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    r = json.loads((tmp_path / "p.json").read_text())
+    keys = {"policy", "load", "cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct"}
+    assert all(keys <= set(row) for row in r["rows"]), r["rows"][0]
+    policies = {"busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome"}
+    assert {row["policy"] for row in r["rows"]} == policies == set(r["decision_ns"])
+    idle = {row["policy"]: row for row in r["rows"] if row["load"] == 0}
+    # With no traffic a busy worker spins and the sleeping ones give their core back.
+    assert idle["busy"]["cpu_pct"] > 80 and idle["slo-aware"]["cpu_pct"] < 30 and idle["vpp-adaptive"]["cpu_pct"] < 30, idle
+    # Below saturation nothing is lost at the receive queues, whatever the policy.
+    assert all(row["loss_pct"] == 0 for row in r["rows"] if 0 < row["load"] <= 0.5), r["rows"]
+    assert {"p50", "p99"} <= set(r["sleep_error_us"]) and all(ns < 1000 for ns in r["decision_ns"].values())
+    assert (tmp_path / "o" / "polling.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> None:
     out = sluice("experiment", "reframer", "--quick", "--out", "o", "--json", "r.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

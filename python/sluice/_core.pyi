@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_victim", "round_cases", "round_ns", "run", "send", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "pspat_victim", "round_cases", "round_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -69,6 +69,12 @@ def forward_raw(rx: str, tx: str, seconds: float, burst: int) -> str:
 
 def trace_analyze(path: str, flows: str | None = None) -> str:
     """A capture's locality in one streaming pass (JSON); with `flows`, a per-flow Parquet table there."""
+
+def poll_decision_ns(spec: str) -> float:
+    """What one decision of a poll policy costs (ns)."""
+
+def sleep_error_us(request_us: float, samples: int) -> str:
+    """How late plain and precise sleeps end here (JSON, µs)."""
 
 def trace_synth(path: str, packets: int, segments: int = 1, flows_per_s: float = 3500.0, tcp_share: float = 0.8, seed: int = 1) -> str:
     """Writes a synthetic trace to `path`: what was written (JSON)."""

@@ -242,6 +242,53 @@ fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_pe
     .to_string())
 }
 
+/// What one decision of poll policy `spec` (the description's `poll`
+/// object, JSON) costs the worker (ns), over a mix of empty and busy rounds.
+#[pyfunction]
+fn poll_decision_ns(spec: &str) -> PyResult<f64> {
+    let spec: sluice_pipeline::spec::PollSpec = serde_json::from_str(spec).map_err(|e| invalid(format!("poll: {e}")))?;
+    let mut poller = sluice_core::poll::Poller::new(spec.policy().map_err(invalid)?);
+    let rounds = 1_000_000u32;
+    let start = std::time::Instant::now();
+    for i in 0..rounds {
+        // One round in four brings a batch; the decision is kept from being optimised away.
+        let work = if i % 4 == 0 { 32 } else { 0 };
+        std::hint::black_box(poller.after_round(std::hint::black_box(work), || u64::MAX));
+    }
+    Ok(start.elapsed().as_nanos() as f64 / f64::from(rounds))
+}
+
+/// How late sleeps of `request_us` end on this machine (µs): the median
+/// and 99th percentile of plain sleeps and of precise ones (an absolute
+/// deadline early by the usual oversleep, then a spin), `samples` each.
+#[pyfunction]
+fn sleep_error_us(py: Python<'_>, request_us: f64, samples: usize) -> PyResult<String> {
+    use sluice_core::poll::{oversleep_ns, sleep_precisely, tight_timer_slack};
+    if !(request_us > 0.0 && request_us <= 1e5) || samples == 0 {
+        return Err(invalid(format!("sleeps of {request_us} µs, {samples} samples: 0 < µs ≤ 100 000 and samples ≥ 1")));
+    }
+    let request = std::time::Duration::from_nanos((request_us * 1e3) as u64);
+    let out = py.allow_threads(|| {
+        tight_timer_slack();
+        let plain = oversleep_ns(request, samples);
+        let spin = std::time::Duration::from_nanos(oversleep_ns(std::time::Duration::from_micros(1), 32).0);
+        let mut late: Vec<u64> = (0..samples)
+            .map(|_| {
+                let start = std::time::Instant::now();
+                sleep_precisely(request, spin);
+                start.elapsed().saturating_sub(request).as_nanos() as u64
+            })
+            .collect();
+        late.sort_unstable();
+        let q = |v: &[u64], p: usize| v[(v.len() * p / 100).min(v.len() - 1)] as f64 / 1e3;
+        serde_json::json!({
+            "request_us": request_us, "plain": {"p50": plain.0 as f64 / 1e3, "p99": plain.1 as f64 / 1e3},
+            "precise": {"p50": q(&late, 50), "p99": q(&late, 99)}, "spin_us": spin.as_nanos() as f64 / 1e3,
+        })
+    });
+    Ok(out.to_string())
+}
+
 /// The PSPAT measurements (see `sluice_pspat::lab`), by name.
 fn pspat_names(architecture: &str, algorithm: &str) -> PyResult<(sluice_pspat::lab::Architecture, sluice_pspat::sched::Algorithm)> {
     use sluice_pspat::lab::Architecture;
@@ -441,6 +488,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(forward_raw, m)?)?;
     m.add_function(wrap_pyfunction!(trace_analyze, m)?)?;
     m.add_function(wrap_pyfunction!(trace_synth, m)?)?;
+    m.add_function(wrap_pyfunction!(poll_decision_ns, m)?)?;
+    m.add_function(wrap_pyfunction!(sleep_error_us, m)?)?;
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;

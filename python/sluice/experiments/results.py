@@ -55,6 +55,7 @@ CATALOG = (
     Entry("failover", "A resilient MGW loses a worker for a second", (), ()),
     Entry("pspat", "The PSPAT paper's tests of a scheduled egress: the arbiter, throughput against clients, 10:1 shares, a victim's latency", (), ("--quick",)),
     Entry("reframer", "The Reframer paper's chain with and without a Reframer, beside projgrad's flow-oblivious buffers", (), ("--quick",)),
+    Entry("polling", "Poll policies from no load to overload: the worker's CPU, throughput, loss and delay", (), ("--quick",)),
     Entry("ports", "What a port costs: rx → Bypass(0, 0) → tx on a veth pair against a bare loop over the same rings", (), ("--quick",)),
 )
 
