@@ -284,6 +284,7 @@ pub enum Instance {
     /// An egress that first transmits on a port (see [`PacketSink`]).
     Transmit(Box<dyn PacketSink>),
     /// An egress whose packets wait their turn in class `0` of the
-    /// worker's scheduled link (see [`EgressLink`]).
-    Scheduled(u16),
+    /// worker's scheduled link (see [`EgressLink`]), then go onto port `1`
+    /// if it has one.
+    Scheduled(u16, Option<Box<dyn PacketSink>>),
 }

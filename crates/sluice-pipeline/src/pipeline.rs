@@ -261,15 +261,24 @@ impl Pipeline {
                         Build::Real => Instance::Function(Box::new(PcapTap::create(path)?)),
                         Build::Modelled | Build::Check => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
                     },
-                    KindSpec::Sink { port, .. } if self.egress.is_some() => {
+                    KindSpec::Sink { port, ring } if self.egress.is_some() => {
                         let class = self.egress.as_ref().zip(self.model.sink_flow[m]).map(|(plan, f)| plan.class_of_flow[f]);
                         match (port, class, build) {
-                            (Some(_), _, _) => return Err(bad("a scheduled egress onto a port is not built yet: the arbiter's decisions are delivered, not transmitted".into())),
-                            (None, _, Build::Modelled) if self.model.workers() > 1 => {
+                            (_, _, Build::Modelled) if self.model.workers() > 1 => {
                                 return Err(bad("a scheduled egress across workers runs on the engine; the simulator's workers keep separate clocks".into()))
                             }
-                            // A sink no flow ends at has no class: it delivers unscheduled.
-                            (None, Some(class), Build::Real | Build::Modelled) => Instance::Scheduled(class),
+                            // The simulator models no wire: its scheduled egresses deliver.
+                            (Some(port), _, Build::Modelled | Build::Check) => {
+                                PortName::parse(port)?;
+                                match (class, build) {
+                                    (Some(class), Build::Modelled) => Instance::Scheduled(class, None),
+                                    _ => Instance::Egress,
+                                }
+                            }
+                            (Some(port), Some(class), Build::Real) => Instance::Scheduled(class, Some(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?))),
+                            // A sink no flow ends at has no class: it transmits or delivers unscheduled.
+                            (Some(port), None, Build::Real) => Instance::Transmit(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?)),
+                            (None, Some(class), Build::Real | Build::Modelled) => Instance::Scheduled(class, None),
                             (None, _, _) => Instance::Egress,
                         }
                     }

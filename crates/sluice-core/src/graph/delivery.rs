@@ -12,13 +12,18 @@
 //! An egress into a scheduled link hands its packets over by handle and
 //! keeps them in the pool, each tagged with its flow; the worker delivers
 //! or drops each one as the link's decisions come back, at the start of
-//! every round (one clock read for all of them).
+//! every round (one clock read for all of them). An egress with a port
+//! transmits what the link sent first, a run of decisions for it at a time
+//! (one ring kick a run); what the port's ring refuses is dropped, counted.
 
-use super::WorkerGraph;
+use super::{Kind, Output, WorkerGraph};
 use crate::nf::free_dropped;
 use crate::packet::{PacketId, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::FlowRecorder;
+
+/// Packets the scheduled link sent that are put on a port together (pkt).
+const SEND_RUN: usize = 64;
 
 /// Delivers `ids` at the egress of `flow` (`None`: a sink no flow ends
 /// at: freed only): frees them, counts packets of other flows as
@@ -78,28 +83,58 @@ impl WorkerGraph {
     /// flow's egress) what it refused, since the last call; returns how
     /// many packets (pkt).
     pub(super) fn take_decisions(&mut self) -> usize {
-        let Some(link) = self.egress.as_mut() else { return 0 };
+        if self.egress.is_none() {
+            return 0;
+        }
         let mut decided = 0;
         let mut now_ns = None;
-        while let Some((id, sent)) = link.decision() {
+        // A run of packets the link sent for one flow, sent on together.
+        let mut run = [PacketId(0); SEND_RUN];
+        let (mut run_len, mut run_flow) = (0, None);
+        while let Some((id, sent)) = self.egress.as_mut().and_then(|link| link.decision()) {
             let tag = self.pool.meta(id).flow;
             let flow = (tag != NO_FLOW).then_some(tag as usize);
-            // Counted at the flow's egress (for the flow alone where its egress moved away).
-            let counters = flow.and_then(|f| self.egress_node[f]).map(|v| &mut self.nodes[v].counters);
+            if run_len > 0 && (!sent || flow != run_flow || run_len == SEND_RUN) {
+                self.send_on(run_flow, &run[..run_len], &mut now_ns);
+                run_len = 0;
+            }
             if sent {
-                let now = self.timing.then(|| *now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw())));
-                deliver(&mut self.pool, &mut self.flows, flow, &[id], now);
-                if let Some(c) = counters {
-                    c.delivered += 1;
-                }
+                run[run_len] = id;
+                run_len += 1;
+                run_flow = flow;
             } else {
                 free_dropped(&mut self.pool, &mut self.flows, id);
-                if let Some(c) = counters {
-                    c.dropped += 1;
+                // Counted at the flow's egress (for the flow alone where its egress moved away).
+                if let Some(v) = flow.and_then(|f| self.egress_node[f]) {
+                    self.nodes[v].counters.dropped += 1;
                 }
             }
             decided += 1;
         }
+        if run_len > 0 {
+            self.send_on(run_flow, &run[..run_len], &mut now_ns);
+        }
         decided
+    }
+
+    /// Puts packets of `flow` the scheduled link sent onto their egress's
+    /// port, if it has one, and delivers what the port took; drops, counted,
+    /// what its ring refused. `now_ns` is the reading shared by the round's decisions.
+    fn send_on(&mut self, flow: Option<usize>, ids: &[PacketId], now_ns: &mut Option<u64>) {
+        let node = flow.and_then(|f| self.egress_node[f]);
+        let taken = match node.map(|v| &mut self.nodes[v].kind) {
+            Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => port.transmit(&self.pool, ids),
+            _ => ids.len(),
+        };
+        for &id in &ids[taken..] {
+            free_dropped(&mut self.pool, &mut self.flows, id);
+        }
+        let now = self.timing.then(|| *now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw())));
+        deliver(&mut self.pool, &mut self.flows, flow, &ids[..taken], now);
+        if let Some(v) = node {
+            let c = &mut self.nodes[v].counters;
+            c.delivered += taken as u64;
+            c.dropped += (ids.len() - taken) as u64;
+        }
     }
 }

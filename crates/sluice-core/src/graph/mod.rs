@@ -71,9 +71,9 @@ enum Output {
     Deliver,
     /// Onto a port's wire; delivered once on it.
     Port(Box<dyn PacketSink>),
-    /// Into this class of the worker's scheduled link; delivered when its
-    /// decision comes back (see `delivery`).
-    Scheduled(u16),
+    /// Into this class of the worker's scheduled link; when its decision
+    /// comes back, onto the port if there is one, and delivered (see `delivery`).
+    Scheduled(u16, Option<Box<dyn PacketSink>>),
 }
 
 /// What the next runs of a node take from its buffer.
@@ -358,8 +358,8 @@ impl WorkerGraph {
                 }
                 (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m], Output::Deliver), 0),
                 (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(model.sink_flow[m], Output::Port(port)), 0),
-                (Role::Sink, Instance::Scheduled(class)) if wiring.egress.is_some() => (Kind::Egress(model.sink_flow[m], Output::Scheduled(class)), 0),
-                (Role::Sink, Instance::Scheduled(_)) => return Err(Error::module(&decl.name, "a scheduled egress needs the pipeline's scheduled link")),
+                (Role::Sink, Instance::Scheduled(class, port)) if wiring.egress.is_some() => (Kind::Egress(model.sink_flow[m], Output::Scheduled(class, port)), 0),
+                (Role::Sink, Instance::Scheduled(..)) => return Err(Error::module(&decl.name, "a scheduled egress needs the pipeline's scheduled link")),
                 (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
             };
             if outgates != decl.outgates {

@@ -226,7 +226,7 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
             nf.process(&mut ctx, batch, &mut Outputs { gates: out });
             *env.last_read = None;
         }
-        Kind::Egress(flow, Output::Scheduled(class)) => {
+        Kind::Egress(flow, Output::Scheduled(class, _)) => {
             // The packets wait in the pool for the scheduler's decisions (see `delivery`).
             let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
             let mut refused = 0;
