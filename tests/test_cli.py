@@ -181,6 +181,11 @@ def test_run_through_a_scheduled_egress_shares_the_link_by_class_weight(tmp_path
     assert abs(tight / (tight + bulk) - 0.75) < 0.05 * 0.75, (tight, bulk)
     s = r["summary"]
     assert s["accounted"] and s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"], s
+    # Each period says what each class carried: its flows' sums.
+    for p in r["periods"]:
+        per_class = p["classes"]
+        assert set(per_class) == {"tight", "bulk"}
+        assert per_class["tight"]["delivered"] == sum(p["flows"][f"flow{i}"]["delivered"] for i in range(4)), p
     for flags, expect in ((("--egress-sched", "drr"), "needs --egress-sched, --link-rate, --weights"),
                           (("--egress-sched", "drr", "--link-rate", "fast", "--weights", "a=1", "--class", "a=flow*"), "--link-rate fast"),
                           (("--egress-sched", "drr", "--link-rate", "1Gbit", "--weights", "a=1", "--class", "b=flow*"), "no such class"),

@@ -31,7 +31,8 @@ class RunResult:
         """Per class of a scheduled egress (see `Pipeline.schedule_egress`;
         empty without one), over the whole run: weight, flows, generated,
         delivered, dropped (pkt), share of what was delivered, and the
-        largest p99 delay of its flows over the measured periods (µs)."""
+        largest p99 delay of its flows over the measured periods (µs). Each
+        period's `classes` holds the same per period."""
         classes = self.data.get("egress_classes")
         if not classes:
             return {}

@@ -45,7 +45,7 @@ pub mod tcp_flags {
     pub const ACK: u8 = 0x10;
 }
 
-/// The flag byte of a TCP header (see [`tcp_flags`]).
+/// The flag byte of a TCP header (see [`mod@tcp_flags`]).
 pub fn tcp_flags(l4: &[u8]) -> Result<u8, Malformed> {
     l4.get(13).copied().ok_or(Malformed::Truncated)
 }
