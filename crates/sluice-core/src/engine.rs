@@ -338,22 +338,22 @@ fn worker_loop(
         } else {
             let work = if back_to_back { graph.next_round() } else { graph.round() };
             back_to_back = true;
-            let wait = poller.after_round(work, || signals.sleep_bound_ns[w].load(Ordering::Relaxed));
-            if wait != Wait::Poll {
-                // Packets an NF holds leave on time: the worker wakes when they come due.
-                let due = |d: Duration| graph.until_due().map_or(d, |due| d.min(due));
-                match wait {
-                    Wait::Interrupt(most) => poll::sleep_precisely(due(graph.until_arrival().map_or(most, |a| a.min(most))), spin),
-                    Wait::Sleep(d) => std::thread::sleep(due(d)),
-                    Wait::Poll => {}
-                }
-                back_to_back = false;
-            } else if work == 0 {
-                if shared {
+            // Packets an NF holds leave on time: a worker that waits wakes when they come due.
+            let due = |d: Duration| graph.until_due().map_or(d, |due| d.min(due));
+            match poller.after_round(work, || signals.sleep_bound_ns[w].load(Ordering::Relaxed)) {
+                Wait::Poll if work > 0 => {}
+                Wait::Poll if shared => {
                     std::thread::yield_now();
                     back_to_back = false;
-                } else {
-                    std::hint::spin_loop();
+                }
+                Wait::Poll => std::hint::spin_loop(),
+                Wait::Sleep(d) => {
+                    std::thread::sleep(due(d));
+                    back_to_back = false;
+                }
+                Wait::Interrupt(most) => {
+                    poll::sleep_precisely(due(graph.until_arrival().map_or(most, |a| a.min(most))), spin);
+                    back_to_back = false;
                 }
             }
         }
