@@ -94,7 +94,9 @@ def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -
         table.add_column(col, justify="right")
     if focus_flow:
         table.add_column(f"{focus_flow} p95 µs (SLO)", justify="right")
-    for col in ("generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"):
+    # Workers that sleep (a poll policy other than busy): how much of their cores they used.
+    sleeping = any(w["waits"] for r in results for p in r.periods for w in p["workers"])
+    for col in ("CPU %",) * sleeping + ("generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"):
         table.add_column(col, justify="right")
     base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
     for r in results:
@@ -106,6 +108,9 @@ def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -
             p95 = sorted(p["flows"][focus_flow]["p95_us"] for p in measured)[len(measured) // 2]
             slo = measured[-1]["flows"][focus_flow]["slo_us"]
             row.append(f"{p95:.1f} ({slo:g})" if slo is not None else f"{p95:.1f}")
+        if sleeping:
+            workers = [w for p in r.periods if not p["warmup"] for w in p["workers"]] or [w for p in r.periods for w in p["workers"]]
+            row.append(f"{100 * sum(w['cpu_fraction'] for w in workers) / max(1, len(workers)):.0f}")
         row += [str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight", "missed")] + ["yes" if s["lossless"] else "NO"]
         table.add_row(*row)
     return table

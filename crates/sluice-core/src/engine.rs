@@ -348,11 +348,15 @@ fn worker_loop(
                 }
                 Wait::Poll => std::hint::spin_loop(),
                 Wait::Sleep(d) => {
-                    std::thread::sleep(due(d));
+                    let (asked, start) = (due(d), Instant::now());
+                    std::thread::sleep(asked);
+                    graph.note_wait(asked, start.elapsed());
                     back_to_back = false;
                 }
                 Wait::Interrupt(most) => {
-                    poll::sleep_precisely(due(graph.until_arrival().map_or(most, |a| a.min(most))), spin);
+                    let (asked, start) = (due(graph.until_arrival().map_or(most, |a| a.min(most))), Instant::now());
+                    poll::sleep_precisely(asked, spin);
+                    graph.note_wait(asked, start.elapsed());
                     back_to_back = false;
                 }
             }

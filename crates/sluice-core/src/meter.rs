@@ -169,6 +169,11 @@ impl PeriodMeter {
                     0 => ((c.busy_ns - p.busy_ns) as f64 / period_ns as f64).min(1.0),
                     cpu => (cpu as f64 / period_ns as f64).min(1.0),
                 },
+                polls: c.polls - p.polls,
+                empty_polls: c.empty_polls - p.empty_polls,
+                waits: c.waits - p.waits,
+                wait_asked_us: ratio(c.wait_asked_ns - p.wait_asked_ns, c.waits - p.waits) / 1e3,
+                wait_late_us: ratio((c.wait_slept_ns - p.wait_slept_ns).saturating_sub(c.wait_asked_ns - p.wait_asked_ns), c.waits - p.waits) / 1e3,
             })
             .collect();
         let copied = now.modules.iter().map(|m| m.created).sum();

@@ -123,6 +123,16 @@ pub struct WorkerCounters {
     pub probes: u64,
     /// CPU time the worker's thread used (ns; 0 where there is no thread: the simulator).
     pub cpu_ns: u64,
+    /// Rounds, each a poll of every input.
+    pub polls: u64,
+    /// Of those, rounds that moved no packet.
+    pub empty_polls: u64,
+    /// Sleeps and waits for an interrupt (see `poll::Wait`).
+    pub waits: u64,
+    /// Their lengths as asked (ns) ...
+    pub wait_asked_ns: u64,
+    /// ... and as slept (ns).
+    pub wait_slept_ns: u64,
 }
 
 /// Lowest discernible and highest delay the histogram holds (ns): ≤ 1%
@@ -311,6 +321,16 @@ pub struct WorkerTelemetry {
     /// Share of the period the worker's thread was on a CPU, polling
     /// included (0..1; the simulator, which does not poll, reports its busy share).
     pub cpu_fraction: f64,
+    /// Rounds (polls of every input) during the period.
+    pub polls: u64,
+    /// Of those, rounds that moved no packet.
+    pub empty_polls: u64,
+    /// Sleeps and waits for an interrupt during the period.
+    pub waits: u64,
+    /// Their mean length as asked (µs) ...
+    pub wait_asked_us: f64,
+    /// ... and how much longer they took on average (µs).
+    pub wait_late_us: f64,
 }
 
 /// Whole-pipeline packet accounting since the start (pkt).

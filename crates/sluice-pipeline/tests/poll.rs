@@ -41,6 +41,12 @@ fn an_empty_poll_worker_gives_its_core_back_at_light_load_and_loses_nothing() {
     }
     assert!(cpu(&busy) > 0.8, "a busy worker spins: {:.2} of its core", cpu(&busy));
     assert!(cpu(&sleepy) < 0.5 * cpu(&busy), "empty-poll {:.2} of its core, busy {:.2}", cpu(&sleepy), cpu(&busy));
+    // The telemetry says how it polled: a busy worker never waits; a sleepy one asks
+    // for sleeps of 100..1000 µs after runs of empty polls, and this VM lets them run late.
+    let last = |r: &RunReport| r.periods.last().unwrap().telemetry.workers[0].clone();
+    let (b, s) = (last(&busy), last(&sleepy));
+    assert!(b.waits == 0 && b.polls > 100_000 && b.empty_polls > b.polls / 2, "{b:?}");
+    assert!(s.waits > 10 && s.polls < b.polls / 10 && (100.0..=1000.0).contains(&s.wait_asked_us) && s.wait_late_us >= 0.0, "{s:?}");
 }
 
 #[test]

@@ -80,6 +80,8 @@ def _measure(p: Pipeline, periods: int, period_ms: float) -> dict[str, Any]:
         "mean_us": statistics.fmean(f["mean_us"] for f in flows) if flows else 0.0,
         "p99_us": max((f["p99_us"] for f in flows), default=0.0),
         "slo_viol_pct": s["violation_pct"],
+        "polls_per_s": statistics.fmean(q["workers"][0]["polls"] for q in measured) / (period_ms / 1e3),
+        "wait_late_us": statistics.fmean(q["workers"][0]["wait_late_us"] for q in measured),
         "periods": [{"cpu_pct": 100 * q["workers"][0]["cpu_fraction"], "mpps": q["rate_pps"] / 1e6,
                      "p99_us": max((f["p99_us"] for f in q["flows"].values() if f["delivered"]), default=0.0)} for q in r.periods],
     }

@@ -82,6 +82,8 @@ impl WorkerGraph {
         if self.timing && now >= self.next_probe_ns {
             self.probe_core(now);
         }
+        self.worker.polls += 1;
+        self.worker.empty_polls += u64::from(moved == 0);
         // The round's last clock read, if nothing ran after it, is where the next starts.
         self.carried = self.last_read.take();
         moved
@@ -99,6 +101,13 @@ impl WorkerGraph {
             })
             .min()?;
         Some(std::time::Duration::from_nanos(next.saturating_sub(self.now_ns())))
+    }
+
+    /// Counts a sleep or wait for an interrupt the worker asked for (`asked`) and took (`slept`).
+    pub fn note_wait(&mut self, asked: std::time::Duration, slept: std::time::Duration) {
+        self.worker.waits += 1;
+        self.worker.wait_asked_ns += asked.as_nanos() as u64;
+        self.worker.wait_slept_ns += slept.as_nanos() as u64;
     }
 
     /// Times the fixed [`core_probe`] work into the worker's counters.
