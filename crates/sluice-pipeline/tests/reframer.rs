@@ -100,22 +100,31 @@ fn bad_settings_are_refused_naming_the_module_and_field() {
     }
 }
 
-#[test]
-fn under_slo_control_the_hold_grows_into_the_slack_and_keeps_the_slo() {
-    // Up to 400 µs of hold for a flow whose SLO is 200 µs (p99 by default).
-    let mut s = spec(16, 100e3);
+/// Warm-up periods of the runs under SLO control.
+const WARMUP: usize = 5;
+
+/// `s` with its Reframer's hold under SLO control (up to 400 µs) and a
+/// 200 µs SLO (p95) on its flow, run 30 periods of 10 ms on the
+/// simulator: the pipeline, the lossless report, the hold of each period (ns).
+fn under_slo_control(mut s: Value) -> (Pipeline, RunReport, Vec<u64>) {
     s["modules"][1]["nf"]["t_buff_us"] = json!(400.0);
     s["modules"][1]["nf"]["slo_control"] = json!(true);
     s["flows"][0]["slo_us"] = json!(200.0);
     let p = Pipeline::from_json(&s.to_string()).unwrap();
-    let plan = RunPlan { periods: 30, warmup_periods: 5, period_ns: 10_000_000, ..RunPlan::default() };
+    let plan = RunPlan { periods: 30, warmup_periods: WARMUP, period_ns: 10_000_000, ..RunPlan::default() };
     let report = drive(&mut p.simulator().unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
     check_lossless(&report);
-    let holds: Vec<u64> = report.periods.iter().map(|r| r.holds[0].1).collect();
+    let holds = report.periods.iter().map(|r| r.holds[0].1).collect();
+    (p, report, holds)
+}
+
+#[test]
+fn under_slo_control_the_hold_grows_into_the_slack_and_keeps_the_slo() {
+    let (p, report, holds) = under_slo_control(spec(16, 100e3));
     assert_eq!(holds[0], 50_000, "starts at an eighth of its bound");
     let last = *holds.last().unwrap();
     assert!((120_000..=200_000).contains(&last), "grows into the slack, below the SLO: {holds:?}");
-    let measured = &report.periods[plan.warmup_periods..];
+    let measured = &report.periods[WARMUP..];
     let violated = measured.iter().filter(|r| r.violated).count();
     assert!(violated * 50 <= measured.len(), "{violated} of {} periods over the SLO: {holds:?}", measured.len());
     let (pout, rout) = (counter(&p, &report, "packets_out"), counter(&p, &report, "runs_out"));
@@ -153,16 +162,9 @@ fn a_hold_that_saves_no_work_stops_growing_though_the_slo_leaves_room() {
     // runs of one flow do not lower (the simulator's cost model): holding
     // longer buys nothing, so the hold stays near where it started.
     let mut s = spec(16, 100e3);
-    s["modules"][1]["nf"]["t_buff_us"] = json!(400.0);
-    s["modules"][1]["nf"]["slo_control"] = json!(true);
     s["modules"][2]["t0_ns"] = json!(100.0);
     s["modules"][2]["t1_ns"] = json!(20.0);
-    s["flows"][0]["slo_us"] = json!(200.0);
-    let p = Pipeline::from_json(&s.to_string()).unwrap();
-    let plan = RunPlan { periods: 30, warmup_periods: 5, period_ns: 10_000_000, ..RunPlan::default() };
-    let report = drive(&mut p.simulator().unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
-    check_lossless(&report);
-    let holds: Vec<u64> = report.periods.iter().map(|r| r.holds[0].1).collect();
+    let (_, _, holds) = under_slo_control(s);
     assert!(holds.iter().all(|&h| h <= 130_000), "grew though it saved nothing: {holds:?}");
     assert!(holds[1] > holds[0], "it tried: {holds:?}");
 }
