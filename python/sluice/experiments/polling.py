@@ -117,6 +117,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
                                                              "request_us": sleep["request_us"], "spin_us": sleep["spin_us"]},
               "published": table("polling_figures.csv"), "rows": rows}
     output.write(out, "polling", report, markdown, plot)
+    plot_steps(report["steps"], out / "polling-steps.png")
     return report
 
 
@@ -141,6 +142,23 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
         lat.plot(xs, [max(r["p99_us"], 0.1) for r in pts], "o-", color=f"C{i}", label=policy)
     cpu.set(xscale="log", xlabel="load (share of busy polling's saturation; 0 at the left)", ylabel="worker CPU %")
     lat.set(xscale="log", yscale="log", xlabel="load", ylabel="p99 delay (µs)")
+    cpu.legend(fontsize=8)
+    save(fig, path)
+
+
+def plot_steps(steps: dict[str, Any], path: Path) -> None:
+    """Like the paper's Figure 4: the worker's CPU and the p99 delay per
+    period while the load steps, per policy."""
+    from sluice.plot import save, subplots
+
+    fig, (cpu, lat) = subplots(2, 1, figsize=(8, 5), sharex=True)
+    for i, (policy, periods) in enumerate(steps["by_policy"].items()):
+        xs = range(len(periods))
+        cpu.plot(xs, [p["cpu_pct"] for p in periods], "o-", color=f"C{i}", label=policy)
+        lat.plot(xs, [max(p["p99_us"], 0.1) for p in periods], "o-", color=f"C{i}", label=policy)
+    loads = ", ".join(f"{share:.1%}" for share in steps["loads"])
+    cpu.set(ylabel="worker CPU %", title=f"load steps every {steps['periods_each']} periods: {loads}")
+    lat.set(yscale="log", xlabel="period", ylabel="p99 delay (µs)")
     cpu.legend(fontsize=8)
     save(fig, path)
 
