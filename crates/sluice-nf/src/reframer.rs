@@ -543,7 +543,7 @@ impl NetworkFunction for Reframer {
     }
 
     fn held(&self) -> usize {
-        self.config.max_held - self.free_cells.len() + self.ready_len
+        self.stats.held() as usize
     }
 
     fn due_ns(&self) -> Option<u64> {
