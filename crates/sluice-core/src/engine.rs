@@ -295,7 +295,7 @@ fn worker_loop(
     let mut poller = Poller::new(poll);
     // An interrupt wait wakes this much early and spins the rest (the machine's usual oversleep).
     let spin = match poll {
-        PollPolicy::VppAdaptive { .. } => Duration::from_nanos(poll::oversleep_ns(Duration::from_micros(1), 32).0),
+        PollPolicy::VppAdaptive { .. } => poll::spin_before_deadline(),
         _ => Duration::ZERO,
     };
     let Ok((mut graph, mut seen)) = from_control.recv() else { return };

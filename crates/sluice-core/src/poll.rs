@@ -181,6 +181,12 @@ pub fn sleep_precisely(d: Duration, spin: Duration) {
     }
 }
 
+/// How early a precise sleep of this thread leaves its kernel sleep to
+/// spin to the deadline: the median oversleep of short sleeps here.
+pub fn spin_before_deadline() -> Duration {
+    Duration::from_nanos(oversleep_ns(Duration::from_micros(1), 32).0)
+}
+
 /// How late this thread's sleeps of `request` end (ns): the median and the
 /// 99th percentile of `samples` plain sleeps (nanosleep, with the thread's timer slack).
 pub fn oversleep_ns(request: Duration, samples: usize) -> (u64, u64) {
@@ -234,11 +240,12 @@ mod tests {
     #[test]
     fn a_precise_sleep_ends_after_its_deadline_and_close_to_it() {
         tight_timer_slack();
-        let (p50, _) = oversleep_ns(Duration::from_micros(5), 20);
+        let spin = spin_before_deadline();
+        let p50 = spin.as_nanos() as u64;
         let mut late = Vec::new();
         for _ in 0..20 {
             let start = std::time::Instant::now();
-            sleep_precisely(Duration::from_micros(200), Duration::from_nanos(p50));
+            sleep_precisely(Duration::from_micros(200), spin);
             let took = start.elapsed();
             assert!(took >= Duration::from_micros(200));
             late.push(took.as_nanos() as u64 - 200_000);

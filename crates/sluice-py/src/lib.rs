@@ -263,7 +263,7 @@ fn poll_decision_ns(spec: &str) -> PyResult<f64> {
 /// deadline early by the usual oversleep, then a spin), `samples` each.
 #[pyfunction]
 fn sleep_error_us(py: Python<'_>, request_us: f64, samples: usize) -> PyResult<String> {
-    use sluice_core::poll::{oversleep_ns, sleep_precisely, tight_timer_slack};
+    use sluice_core::poll::{oversleep_ns, sleep_precisely, spin_before_deadline, tight_timer_slack};
     if !(request_us > 0.0 && request_us <= 1e5) || samples == 0 {
         return Err(invalid(format!("sleeps of {request_us} µs, {samples} samples: 0 < µs ≤ 100 000 and samples ≥ 1")));
     }
@@ -271,7 +271,7 @@ fn sleep_error_us(py: Python<'_>, request_us: f64, samples: usize) -> PyResult<S
     let out = py.allow_threads(|| {
         tight_timer_slack();
         let plain = oversleep_ns(request, samples);
-        let spin = std::time::Duration::from_nanos(oversleep_ns(std::time::Duration::from_micros(1), 32).0);
+        let spin = spin_before_deadline();
         let mut late: Vec<u64> = (0..samples)
             .map(|_| {
                 let start = std::time::Instant::now();
