@@ -63,6 +63,13 @@ pub struct EgressPlan {
     pub class_of_flow: Vec<u16>,
 }
 
+impl EgressPlan {
+    /// The flows (model indices) class `class` carries.
+    pub fn flows_of(&self, class: usize) -> impl Iterator<Item = usize> + '_ {
+        (0..self.class_of_flow.len()).filter(move |&f| usize::from(self.class_of_flow[f]) == class)
+    }
+}
+
 impl EgressSchedulerSpec {
     /// Checks the settings and puts every flow of `model` in exactly one class.
     pub fn plan(&self, model: &Model) -> Result<EgressPlan> {

@@ -84,17 +84,17 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
         "response": p.response, "moves": moves, "fallback": p.fallback,
-        "classes": pipeline.egress().map(|plan| class_period(pipeline, plan, t)),
+        "classes": pipeline.egress().map(|plan| class_period(plan, t)),
     })
 }
 
 /// A scheduled egress's classes over one period: what their flows were
 /// offered, delivered and lost (pkt), the rate delivered (pkt/s) and the
 /// largest p99 delay among them (µs).
-fn class_period(pipeline: &Pipeline, plan: &crate::egress::EgressPlan, t: &sluice_core::Telemetry) -> Value {
+fn class_period(plan: &crate::egress::EgressPlan, t: &sluice_core::Telemetry) -> Value {
     let mut classes = Map::new();
     for (c, name) in plan.class_names.iter().enumerate() {
-        let members: Vec<&sluice_core::FlowTelemetry> = (0..pipeline.model().flows.len()).filter(|&f| usize::from(plan.class_of_flow[f]) == c).map(|f| &t.flows[f]).collect();
+        let members: Vec<&sluice_core::FlowTelemetry> = plan.flows_of(c).map(|f| &t.flows[f]).collect();
         let sum = |get: fn(&sluice_core::FlowTelemetry) -> u64| members.iter().map(|f| get(f)).sum::<u64>();
         classes.insert(name.clone(), json!({
             "generated": sum(|f| f.generated), "delivered": sum(|f| f.delivered), "dropped": sum(|f| f.dropped),
@@ -145,7 +145,7 @@ fn egress_classes(pipeline: &Pipeline, plan: &crate::egress::EgressPlan) -> Valu
         .iter()
         .enumerate()
         .map(|(c, name)| {
-            let members: Vec<&str> = (0..flows.len()).filter(|&f| usize::from(plan.class_of_flow[f]) == c).map(|f| flows[f].name.as_str()).collect();
+            let members: Vec<&str> = plan.flows_of(c).map(|f| flows[f].name.as_str()).collect();
             json!({"name": name, "weight": plan.config.weights[c], "flows": members})
         })
         .collect()
