@@ -5,7 +5,7 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
-use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PollPolicy, Profile, Role, Schedule, WalkerConfig};
+use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
 use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
@@ -261,36 +261,27 @@ impl Pipeline {
                         Build::Real => Instance::Function(Box::new(PcapTap::create(path)?)),
                         Build::Modelled | Build::Check => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
                     },
-                    KindSpec::Sink { port, ring } if self.egress.is_some() => {
+                    KindSpec::Sink { port, ring } => {
+                        // The simulator models no wire: its egresses deliver.
+                        let wire: Option<Box<dyn PacketSink>> = match (port, build) {
+                            (Some(port), Build::Real) => Some(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?)),
+                            (Some(port), _) => {
+                                PortName::parse(port)?;
+                                None
+                            }
+                            (None, _) => None,
+                        };
+                        // A sink no flow ends at has no class: it transmits or delivers unscheduled.
                         let class = self.egress.as_ref().zip(self.model.sink_flow[m]).map(|(plan, f)| plan.class_of_flow[f]);
-                        match (port, class, build) {
-                            (_, _, Build::Modelled) if self.model.workers() > 1 => {
+                        match (class, wire) {
+                            (Some(_), _) if matches!(build, Build::Modelled) && self.model.workers() > 1 => {
                                 return Err(bad("a scheduled egress across workers runs on the engine; the simulator's workers keep separate clocks".into()))
                             }
-                            // The simulator models no wire: its scheduled egresses deliver.
-                            (Some(port), _, Build::Modelled | Build::Check) => {
-                                PortName::parse(port)?;
-                                match (class, build) {
-                                    (Some(class), Build::Modelled) => Instance::Scheduled(class, None),
-                                    _ => Instance::Egress,
-                                }
-                            }
-                            (Some(port), Some(class), Build::Real) => Instance::Scheduled(class, Some(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?))),
-                            // A sink no flow ends at has no class: it transmits or delivers unscheduled.
-                            (Some(port), None, Build::Real) => Instance::Transmit(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?)),
-                            (None, Some(class), Build::Real | Build::Modelled) => Instance::Scheduled(class, None),
-                            (None, _, _) => Instance::Egress,
+                            (Some(class), wire) if !matches!(build, Build::Check) => Instance::Scheduled(class, wire),
+                            (_, Some(wire)) => Instance::Transmit(wire),
+                            (_, None) => Instance::Egress,
                         }
                     }
-                    KindSpec::Sink { port: None, .. } => Instance::Egress,
-                    KindSpec::Sink { port: Some(port), ring } => match build {
-                        Build::Real => Instance::Transmit(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?)),
-                        // The wire is not modelled: the simulator delivers.
-                        Build::Modelled | Build::Check => {
-                            PortName::parse(port)?;
-                            Instance::Egress
-                        }
-                    },
                 })
             })
             .collect()
