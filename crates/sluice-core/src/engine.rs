@@ -37,7 +37,7 @@ const READINGS: usize = 4;
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Engine settings.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct EngineConfig {
     /// Walker settings of every worker.
     pub walker: WalkerConfig,
@@ -45,11 +45,14 @@ pub struct EngineConfig {
     pub pin: bool,
     /// What every worker does after a round without work.
     pub poll: PollPolicy,
+    /// Workers log what the learned poll policy reads at each round
+    /// without work, into each period's reading (for training it).
+    pub log_poll_features: bool,
 }
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        Self { walker: WalkerConfig::default(), pin: true, poll: PollPolicy::Busy }
+        Self { walker: WalkerConfig::default(), pin: true, poll: PollPolicy::Busy, log_poll_features: false }
     }
 }
 
@@ -149,12 +152,12 @@ impl Engine {
             // core away instead of spinning on it.
             let shared = n_workers > cores.as_ref().map_or(0, Cores::len).max(1);
             let signals = signals.clone();
-            let poll = config.poll;
+            let poller = Poller::new(config.poll.clone(), config.log_poll_features);
             let (to_worker, graphs_rx) = channel();
             let (graphs_tx, from_worker) = channel();
             let thread = std::thread::Builder::new()
                 .name(format!("sluice-worker-{w}"))
-                .spawn(move || worker_loop(w, core, shared, poll, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
+                .spawn(move || worker_loop(w, core, shared, poller, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
             let idle = if model.worker_of.contains(&w) {
                 to_worker.send((Box::new(graph), 0)).expect("the worker waits for its graph");
@@ -281,7 +284,7 @@ fn worker_loop(
     w: usize,
     core: Option<core_affinity::CoreId>,
     shared: bool,
-    poll: PollPolicy,
+    mut poller: Poller,
     signals: &Signals,
     mut readings: Producer<Box<Counters>>,
     mut spares: Consumer<Box<Counters>>,
@@ -292,14 +295,13 @@ fn worker_loop(
         core_affinity::set_for_current(core);
     }
     poll::tight_timer_slack();
-    let mut poller = Poller::new(poll);
     // An interrupt wait wakes this much early and spins the rest (the machine's usual oversleep).
-    let spin = match poll {
+    let spin = match poller.policy() {
         PollPolicy::VppAdaptive { .. } => poll::spin_before_deadline(),
         _ => Duration::ZERO,
     };
     let Ok((mut graph, mut seen)) = from_control.recv() else { return };
-    let mut publish = |graph: &mut WorkerGraph| {
+    let mut publish = |graph: &mut WorkerGraph, poller: &mut Poller| {
         let mut slot = loop {
             match spares.pop() {
                 Some(s) => break s,
@@ -308,6 +310,7 @@ fn worker_loop(
         };
         graph.read_counters(&mut slot);
         slot.workers[w].cpu_ns = poll::thread_cpu_ns();
+        poller.take_features(&mut slot.poll_features[w]);
         assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
     };
     // Whether the last thing the loop did was a round: the next starts at the clock read that ended it.
@@ -325,7 +328,7 @@ fn worker_loop(
         let epoch = signals.epoch.load(Ordering::Acquire);
         if epoch != seen {
             seen = epoch;
-            publish(&mut graph);
+            publish(&mut graph, &mut poller);
             back_to_back = false;
         }
         if signals.exit.load(Ordering::Acquire) {

@@ -4,6 +4,7 @@
 
 use crate::knobs::Knobs;
 use crate::model::{Model, ModuleId, Role};
+use crate::poll::features::FEATURES;
 use crate::telemetry::{delay_stats, Counters, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerCounters, WorkerTelemetry};
 
 /// The cumulative counts of the previous reading, which the next period is measured against.
@@ -54,6 +55,10 @@ impl PeriodMeter {
             f.dropped = 0;
             f.generated = 0;
         }
+        // Logged features are the period's own: a worker that gives no reading gives none.
+        for f in &mut self.merged.poll_features {
+            f.clear();
+        }
     }
 
     /// Takes worker `w`'s slots from its reading `from` (see
@@ -86,6 +91,7 @@ impl PeriodMeter {
             }
         }
         merged.workers[w] = from.workers[w];
+        std::mem::swap(&mut merged.poll_features[w], &mut from.poll_features[w]);
     }
 
     /// Ends the period: the telemetry of what was merged, with the triggers
@@ -161,7 +167,8 @@ impl PeriodMeter {
             .workers
             .iter()
             .zip(&prev.workers)
-            .map(|(c, p)| WorkerTelemetry {
+            .zip(now.poll_features.iter().chain(std::iter::repeat(&Vec::new())))
+            .map(|((c, p), features)| WorkerTelemetry {
                 busy_fraction: ((c.busy_ns - p.busy_ns) as f64 / period_ns as f64).min(1.0),
                 turnaround_ns: ratio(c.busy_ns - p.busy_ns, c.busy_rounds - p.busy_rounds),
                 probe_ns: ratio(c.probe_ns - p.probe_ns, c.probes - p.probes),
@@ -174,6 +181,7 @@ impl PeriodMeter {
                 waits: c.waits - p.waits,
                 wait_asked_us: ratio(c.wait_asked_ns - p.wait_asked_ns, c.waits - p.waits) / 1e3,
                 wait_late_us: ratio((c.wait_slept_ns - p.wait_slept_ns).saturating_sub(c.wait_asked_ns - p.wait_asked_ns), c.waits - p.waits) / 1e3,
+                poll_features: features.chunks_exact(FEATURES).map(<[f32]>::to_vec).collect(),
             })
             .collect();
         let copied = now.modules.iter().map(|m| m.created).sum();
@@ -227,6 +235,7 @@ mod tests {
             flows: vec![FlowRecorder::default()],
             workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10, ..Default::default() }],
             in_flight: 0,
+            poll_features: vec![Vec::new()],
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);

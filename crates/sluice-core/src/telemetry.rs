@@ -225,6 +225,10 @@ pub struct Counters {
     /// negative (it freed packets another worker allocated), the sum over
     /// workers is what the pipeline holds.
     pub in_flight: i64,
+    /// Per worker, the features its poller logged since its last reading,
+    /// rows of [`crate::poll::features::FEATURES`] (empty unless logging, see
+    /// [`EngineConfig::log_poll_features`](crate::EngineConfig::log_poll_features)).
+    pub poll_features: Vec<Vec<f32>>,
 }
 
 impl Counters {
@@ -236,6 +240,7 @@ impl Counters {
             flows: vec![FlowRecorder::default(); model.flows.len()],
             workers: vec![WorkerCounters::default(); workers],
             in_flight: 0,
+            poll_features: vec![Vec::new(); workers],
         }
     }
 
@@ -331,6 +336,10 @@ pub struct WorkerTelemetry {
     pub wait_asked_us: f64,
     /// ... and how much longer they took on average (µs).
     pub wait_late_us: f64,
+    /// The features the worker's poller logged this period (see
+    /// [`Counters::poll_features`]), a row per round without work.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub poll_features: Vec<Vec<f32>>,
 }
 
 /// Whole-pipeline packet accounting since the start (pkt).

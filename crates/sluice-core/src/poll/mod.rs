@@ -2,10 +2,18 @@
 //! a whole core at any load; sleeping between polls gives the core back at
 //! light load, at the price of the sleep in the delay of the next packet.
 
+pub mod features;
+pub mod forest;
+pub mod learned;
+
+use std::sync::Arc;
 use std::time::Duration;
 
+use features::{FeatureLog, RoundHistory};
+use learned::LearnedPolicy;
+
 /// A worker's poll policy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub enum PollPolicy {
     /// Poll again at once: the least delay, a whole core at any load.
     #[default]
@@ -55,6 +63,9 @@ pub enum PollPolicy {
         /// The vacation (ns).
         vacation_ns: u64,
     },
+    /// A trained model predicts the sleep after a round without work from
+    /// the sizes of the last rounds and the time since the last with work.
+    Learned(Arc<LearnedPolicy>),
 }
 
 /// What a worker does after a round.
@@ -95,12 +106,31 @@ pub struct Poller {
     sleep_ns: u64,
     /// Moving average of packets a round (×16, vpp-adaptive).
     vector16: u64,
+    /// The last rounds' sizes, kept for the learned policy and the log.
+    history: Option<Box<RoundHistory>>,
+    /// The features at each decision, when they are logged for training.
+    log: Option<Box<FeatureLog>>,
 }
 
 impl Poller {
-    /// A poller under `policy`.
-    pub fn new(policy: PollPolicy) -> Self {
-        Self { policy, empty: 0, sleep_ns: 0, vector16: 0 }
+    /// A poller under `policy`; with `log_features` it logs what the
+    /// learned policy would read at each round without work (see [`Poller::take_features`]).
+    pub fn new(policy: PollPolicy, log_features: bool) -> Self {
+        let history = (log_features || matches!(policy, PollPolicy::Learned(_))).then(Box::default);
+        Self { policy, empty: 0, sleep_ns: 0, vector16: 0, history, log: log_features.then(Box::default) }
+    }
+
+    /// The policy it follows.
+    pub fn policy(&self) -> &PollPolicy {
+        &self.policy
+    }
+
+    /// Moves the features logged since the last call into `out` (rows of [`features::FEATURES`]).
+    pub fn take_features(&mut self, out: &mut Vec<f32>) {
+        match &mut self.log {
+            Some(log) => log.take(out),
+            None => out.clear(),
+        }
     }
 
     /// After a round that moved `work` packets: what to do before the
@@ -108,11 +138,28 @@ impl Poller {
     /// sleeps, read only by SLO-aware polling.
     #[inline]
     pub fn after_round(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Wait {
-        match self.policy {
+        if let Some(h) = &mut self.history {
+            h.note(work);
+            if work == 0 {
+                h.before_decision();
+                if let Some(log) = &mut self.log {
+                    log.log(h);
+                }
+            }
+        }
+        match &self.policy {
             PollPolicy::Busy => Wait::Poll,
-            PollPolicy::Metronome { vacation_ns } if work == 0 => Wait::Sleep(Duration::from_nanos(vacation_ns)),
+            PollPolicy::Learned(model) if work == 0 => {
+                let h = self.history.as_deref().expect("a learned poller keeps its history");
+                match model.sleep_ns(h) {
+                    0 => Wait::Poll,
+                    ns => Wait::Sleep(Duration::from_nanos(ns)),
+                }
+            }
+            PollPolicy::Learned(_) => Wait::Poll,
+            PollPolicy::Metronome { vacation_ns } if work == 0 => Wait::Sleep(Duration::from_nanos(*vacation_ns)),
             PollPolicy::Metronome { .. } => Wait::Poll,
-            PollPolicy::VppAdaptive { threshold_pkts, max_wait_ns } => {
+            &PollPolicy::VppAdaptive { threshold_pkts, max_wait_ns } => {
                 // An average over about 16 rounds, in sixteenths of a packet.
                 self.vector16 = self.vector16 - self.vector16 / 16 + work.min(1 << 20) as u64;
                 if work == 0 && self.vector16 < u64::from(threshold_pkts) * 16 {
@@ -224,7 +271,7 @@ mod tests {
 
     #[test]
     fn vpp_adaptive_waits_for_interrupts_while_vectors_are_small_and_metronome_sleeps_when_drained() {
-        let mut p = Poller::new(PollPolicy::VppAdaptive { threshold_pkts: 4, max_wait_ns: 100_000 });
+        let mut p = Poller::new(PollPolicy::VppAdaptive { threshold_pkts: 4, max_wait_ns: 100_000 }, false);
         assert_eq!(p.after_round(0, || 0), Wait::Interrupt(Duration::from_micros(100)));
         // Full vectors: it polls, also after an empty round, until the average falls below 4.
         for _ in 0..32 {
@@ -233,8 +280,27 @@ mod tests {
         let waits: Vec<Wait> = (0..40).map(|_| p.after_round(0, || 0)).collect();
         assert_eq!(waits[0], Wait::Poll);
         assert!(waits.iter().position(|w| *w != Wait::Poll).is_some_and(|i| (20..40).contains(&i)), "{waits:?}");
-        let mut m = Poller::new(PollPolicy::Metronome { vacation_ns: 20_000 });
+        let mut m = Poller::new(PollPolicy::Metronome { vacation_ns: 20_000 }, false);
         assert_eq!((m.after_round(5, || 0), m.after_round(0, || 0)), (Wait::Poll, Wait::Sleep(Duration::from_micros(20))));
+    }
+
+    #[test]
+    fn the_learned_policy_sleeps_as_its_model_predicts_only_after_rounds_without_work_and_logs_what_it_read() {
+        use forest::{Forest, Node};
+        // Reads one round size and the idle time: sleeps 200 µs once idle for any time at all.
+        let nodes = vec![Node { value: 0.0, feature: 1, left: 1, right: 2 }, Node { value: 0.0, feature: Node::LEAF, left: 0, right: 0 }, Node { value: 200.0, feature: Node::LEAF, left: 0, right: 0 }];
+        let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 2, 0.0, 1.0).unwrap(), 1, 150_000).unwrap();
+        let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), true);
+        assert_eq!(p.after_round(5, || 0), Wait::Poll);
+        assert_eq!(p.after_round(0, || 0), Wait::Poll, "idle for no time yet");
+        std::thread::sleep(Duration::from_micros(10));
+        assert_eq!(p.after_round(0, || 0), Wait::Sleep(Duration::from_micros(150)), "200 µs predicted, 150 at most");
+        let mut rows = Vec::new();
+        p.take_features(&mut rows);
+        assert_eq!(rows.len(), 2 * features::FEATURES, "one row per round without work");
+        assert_eq!((rows[1], rows[features::FEATURES + 2]), (5.0, 5.0), "the round with work, one and two back");
+        let wrong = LearnedPolicy::new(Forest::new(nodes, vec![0], 2, 0.0, 1.0).unwrap(), 4, 150_000).unwrap_err();
+        assert!(wrong.contains("read 2 features, but 4 round sizes"), "{wrong}");
     }
 
     #[test]
@@ -257,18 +323,18 @@ mod tests {
 
     #[test]
     fn empty_poll_sleeps_after_its_empty_rounds_doubling_to_the_bound_and_halving_with_work() {
-        let mut p = Poller::new(PollPolicy::sleeping(false, 3, 10_000, 35_000).unwrap());
+        let mut p = Poller::new(PollPolicy::sleeping(false, 3, 10_000, 35_000).unwrap(), false);
         let rounds = [0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 7, 7, 0, 0, 0];
         let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| slept(p.after_round(w, || 0))).collect();
         let want = [None, None, Some(10_000), Some(20_000), Some(35_000), Some(35_000), None, None, None, Some(17_500), None, None, None, None, None, Some(10_000)];
         assert_eq!(sleeps, want);
-        assert_eq!(Poller::new(PollPolicy::Busy).after_round(0, || u64::MAX), Wait::Poll);
+        assert_eq!(Poller::new(PollPolicy::Busy, false).after_round(0, || u64::MAX), Wait::Poll);
         assert!(PollPolicy::sleeping(false, 0, 10_000, 20_000).is_err() && PollPolicy::sleeping(false, 1, 30_000, 20_000).is_err());
     }
 
     #[test]
     fn slo_aware_sleeps_no_longer_than_its_bound_and_not_at_all_below_the_shortest_sleep() {
-        let mut p = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 1_000_000).unwrap());
+        let mut p = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 1_000_000).unwrap(), false);
         assert_eq!(slept(p.after_round(0, || u64::MAX)), Some(10_000));
         assert_eq!(slept(p.after_round(0, || 15_000)), Some(15_000), "doubling stops at the bound");
         assert_eq!(slept(p.after_round(0, || 5_000)), None, "no room for the shortest sleep: poll");

@@ -1,0 +1,124 @@
+//! What the learned poll policy reads: the sizes of a worker's last rounds
+//! and how long it has found no work, kept as it goes; and, for training,
+//! a log of the features at the worker's decisions (taken each period into
+//! its reading, see [`Counters::poll_features`](crate::Counters::poll_features)).
+
+use std::time::Instant;
+
+/// Rounds whose sizes are kept (the longest history a model may read).
+pub const HISTORY: usize = 128;
+/// Features a decision sees: [`HISTORY`] round sizes (the latest first),
+/// then the time since the last round with work (µs).
+pub const FEATURES: usize = HISTORY + 1;
+/// Decisions a worker logs a period, at most (the last ones).
+pub const SAMPLES: usize = 64;
+
+/// The sizes of a worker's last rounds and when it last had work.
+#[derive(Clone, Debug)]
+pub struct RoundHistory {
+    /// Packets each of the last [`HISTORY`] rounds moved, a ring (pkt, saturating).
+    sizes: [u16; HISTORY],
+    /// Where the latest round's size is.
+    latest: usize,
+    /// The first round without work since the last with work.
+    idle_since: Option<Instant>,
+    /// Time since then at the latest decision (µs).
+    idle_us: f64,
+}
+
+impl Default for RoundHistory {
+    fn default() -> Self {
+        Self { sizes: [0; HISTORY], latest: 0, idle_since: None, idle_us: 0.0 }
+    }
+}
+
+impl RoundHistory {
+    /// Notes a round that moved `work` packets.
+    #[inline]
+    pub fn note(&mut self, work: usize) {
+        self.latest = (self.latest + 1) % HISTORY;
+        self.sizes[self.latest] = work.min(u16::MAX as usize) as u16;
+        if work > 0 {
+            self.idle_since = None;
+        }
+    }
+
+    /// Takes the time for a decision after a round without work.
+    #[inline]
+    pub fn before_decision(&mut self) {
+        let now = Instant::now();
+        self.idle_us = now.duration_since(*self.idle_since.get_or_insert(now)).as_nanos() as f64 / 1e3;
+    }
+
+    /// Feature `i` of a model that reads the last `rounds` sizes: the size
+    /// of the round `i` back for i < `rounds`, else the idle time (µs).
+    #[inline]
+    pub fn feature(&self, i: usize, rounds: usize) -> f64 {
+        if i < rounds {
+            f64::from(self.sizes[(self.latest + HISTORY - i) % HISTORY])
+        } else {
+            self.idle_us
+        }
+    }
+}
+
+/// The features at a worker's last [`SAMPLES`] decisions of a period, rows of [`FEATURES`].
+#[derive(Clone, Debug)]
+pub struct FeatureLog {
+    rows: Vec<f32>,
+    /// Decisions logged since the last [`take`](Self::take).
+    logged: usize,
+}
+
+impl Default for FeatureLog {
+    fn default() -> Self {
+        Self { rows: vec![0.0; SAMPLES * FEATURES], logged: 0 }
+    }
+}
+
+impl FeatureLog {
+    /// Logs the features `history` gives now.
+    pub fn log(&mut self, history: &RoundHistory) {
+        let row = &mut self.rows[(self.logged % SAMPLES) * FEATURES..][..FEATURES];
+        for (i, x) in row.iter_mut().enumerate() {
+            *x = history.feature(i, HISTORY) as f32;
+        }
+        self.logged += 1;
+    }
+
+    /// Moves the rows logged since the last call into `out` (replacing what it held).
+    pub fn take(&mut self, out: &mut Vec<f32>) {
+        out.clear();
+        out.extend_from_slice(&self.rows[..self.logged.min(SAMPLES) * FEATURES]);
+        self.logged = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn features_read_the_latest_rounds_first_then_the_idle_time_and_the_log_keeps_the_last_decisions() {
+        let mut h = RoundHistory::default();
+        for work in [3, 7, 0] {
+            h.note(work);
+        }
+        h.before_decision();
+        assert_eq!([h.feature(0, 2), h.feature(1, 2), h.feature(2, 2)], [0.0, 7.0, 0.0], "just idle: no time yet");
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        h.note(0);
+        h.before_decision();
+        assert!(h.feature(2, 2) >= 2_000.0, "idle since the first empty round");
+        let mut log = FeatureLog::default();
+        for _ in 0..SAMPLES + 3 {
+            log.log(&h);
+        }
+        let mut out = Vec::new();
+        log.take(&mut out);
+        assert_eq!(out.len(), SAMPLES * FEATURES);
+        assert_eq!((out[2], out[HISTORY] as f64), (7.0, h.feature(2, 2) as f32 as f64));
+        log.take(&mut out);
+        assert!(out.is_empty(), "taken once");
+    }
+}
