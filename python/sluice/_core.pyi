@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "pspat_victim", "round_cases", "round_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -72,6 +72,9 @@ def trace_analyze(path: str, flows: str | None = None) -> str:
 
 def poll_decision_ns(spec: str) -> float:
     """What one decision of a poll policy costs (ns)."""
+
+def poll_model_predict(path: str, rows: list[list[float]]) -> list[float]:
+    """What the learned poll model at `path` predicts (µs of sleep) for each row of its features."""
 
 def sleep_error_us(request_us: float, samples: int) -> str:
     """How late plain and precise sleeps end here (JSON, µs)."""

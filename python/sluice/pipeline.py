@@ -16,17 +16,19 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
 from sluice import _core
 from sluice.controller import Controller
 from sluice.nf import NF
+from sluice.poll_model import with_default_model
 from sluice.result import RunResult
 from sluice.traffic import Stream, Template, readable_capture
 
 
 #: The workers' poll policies (see `Pipeline.set_poll`).
-POLL_POLICIES = ("busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome")
+POLL_POLICIES = ("busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome", "learned")
 
 
 @dataclass(frozen=True)
@@ -336,7 +338,7 @@ class Pipeline:
             "scheduler": self.scheduler,
             "outages": self._outages,
             "spare_workers": self.spare_workers,
-            "poll": self.poll,
+            "poll": with_default_model(self.poll),
             **({"egress_scheduler": self.egress_scheduler} if self.egress_scheduler is not None else {}),
         }
 
@@ -345,7 +347,8 @@ class Pipeline:
         return json.dumps(self.spec())
 
     def set_poll(self, policy: str, *, empty_polls: int = 64, min_sleep_us: float = 50.0, max_sleep_us: float = 500.0,
-                 threshold_pkts: int = 8, vacation_us: float = 50.0) -> None:
+                 threshold_pkts: int = 8, vacation_us: float = 50.0, model: str | Path | None = None,
+                 log_features: bool = False) -> None:
         """What the workers do after a round without work: `busy` polls again
         at once (a whole core at any load); `empty-poll` sleeps after
         `empty_polls` empty rounds, `min_sleep_us` first, doubling while idle up
@@ -355,11 +358,17 @@ class Pipeline:
         `vpp-adaptive` waits for the next packet (an interrupt, at most
         `max_sleep_us`) while rounds bring fewer than `threshold_pkts` on
         average, and polls above; `metronome` sleeps `vacation_us` whenever
-        its input is drained."""
+        its input is drained; `learned` sleeps what a trained `model` (a file
+        `sluice train polling` writes; default: the one shipped, trained on
+        the development machine) predicts from the last rounds' sizes and
+        the idle time, at most `max_sleep_us`. With `log_features` each
+        period's report gives, per worker, what the learned policy reads at
+        each round without work (`poll_features`; for training)."""
         if policy not in POLL_POLICIES:
             raise ValueError(f"unknown poll policy {policy!r} ({', '.join(POLL_POLICIES)})")
         self.poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us,
-                     "threshold_pkts": threshold_pkts, "vacation_us": vacation_us}
+                     "threshold_pkts": threshold_pkts, "vacation_us": vacation_us, "log_features": log_features,
+                     **({"model": str(model)} if model is not None else {})}
 
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
                         queue_pkts: int = 1024, overhead_bytes: int = 24) -> None:

@@ -7,6 +7,7 @@ pub mod chain;
 pub mod egress;
 pub mod error;
 pub mod pipeline;
+pub mod poll_model;
 pub mod profile;
 pub mod report;
 pub mod round_cost;

@@ -44,6 +44,8 @@ pub struct Pipeline {
     captures: HashMap<String, Arc<Capture>>,
     /// The workers' poll policy.
     poll: PollPolicy,
+    /// Whether workers log the learned policy's features (see [`crate::spec::PollSpec::log_features`]).
+    log_poll_features: bool,
     /// The scheduled egress, where the description has one.
     egress: Option<EgressPlan>,
 }
@@ -98,7 +100,8 @@ impl Pipeline {
         }
         let poll = spec.poll.policy().map_err(|e| Error::Spec(format!("poll: {e}")))?;
         let egress = spec.egress_scheduler.as_ref().map(|e| e.plan(&model)).transpose()?;
-        let pipeline = Self { spec, model, flow_ids, captures, poll, egress };
+        let log_poll_features = spec.poll.log_features;
+        let pipeline = Self { spec, model, flow_ids, captures, poll, log_poll_features, egress };
         pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
@@ -132,13 +135,14 @@ impl Pipeline {
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
         let walker = WalkerConfig { timing, schedule, ..WalkerConfig::default() };
         let instances = self.instances(Build::Real)?;
+        let config = |walker| EngineConfig { walker, pin: true, poll: self.poll.clone(), log_poll_features: self.log_poll_features };
         let Some(plan) = &self.egress else {
-            return Ok(Engine::start(self.model.clone(), instances, EngineConfig { walker, pin: true, poll: self.poll })?);
+            return Ok(Engine::start(self.model.clone(), instances, config(walker))?);
         };
         // Packets wait in the scheduled egress in their worker's pool.
         let pool = sluice_core::wiring::pool_capacity(&self.model, schedule, plan.config.most_held());
         let walker = WalkerConfig { pool_capacity: Some(pool), ..walker };
-        let config = EngineConfig { walker, pin: true, poll: self.poll };
+        let config = config(walker);
         // One worker is its own arbiter; several are the clients of an
         // arbiter thread, every one of them (spares too: a sink may move).
         if self.model.workers() == 1 {

@@ -69,7 +69,7 @@ pub enum SchedulerSpec {
 
 /// A worker's poll policy (see `sluice_core::PollPolicy`); the sleep
 /// settings apply to the policies that sleep.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PollSpec {
     /// Which policy.
@@ -84,6 +84,11 @@ pub struct PollSpec {
     pub threshold_pkts: u32,
     /// metronome: the vacation after the input is drained (µs).
     pub vacation_us: f64,
+    /// learned: the model file (see [`crate::poll_model`]).
+    pub model: Option<String>,
+    /// Workers log what the learned policy reads at each round without
+    /// work, under any policy, into each period's report (for training).
+    pub log_features: bool,
 }
 
 /// The poll policies.
@@ -101,13 +106,15 @@ pub enum PollKind {
     VppAdaptive,
     /// Metronome: a fixed vacation after the input is drained.
     Metronome,
+    /// A trained model predicts the sleep from the last rounds' sizes.
+    Learned,
 }
 
 // A sleep costs a thread 25-40 µs of CPU on a VM like the development
 // machine's, whatever its length: shorter sleeps give little back.
 impl Default for PollSpec {
     fn default() -> Self {
-        Self { policy: PollKind::Busy, empty_polls: 64, min_sleep_us: 50.0, max_sleep_us: 500.0, threshold_pkts: 8, vacation_us: 50.0 }
+        Self { policy: PollKind::Busy, empty_polls: 64, min_sleep_us: 50.0, max_sleep_us: 500.0, threshold_pkts: 8, vacation_us: 50.0, model: None, log_features: false }
     }
 }
 
@@ -125,6 +132,11 @@ impl PollSpec {
                 Ok(sluice_core::PollPolicy::VppAdaptive { threshold_pkts: self.threshold_pkts, max_wait_ns: within("max_sleep_us", ns(self.max_sleep_us))? })
             }
             PollKind::Metronome => Ok(sluice_core::PollPolicy::Metronome { vacation_ns: within("vacation_us", ns(self.vacation_us))? }),
+            PollKind::Learned => {
+                let path = self.model.as_deref().ok_or("the learned policy needs a model file (\"model\")")?;
+                let model = crate::poll_model::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;
+                Ok(sluice_core::PollPolicy::Learned(std::sync::Arc::new(model)))
+            }
             kind => sluice_core::PollPolicy::sleeping(kind == PollKind::SloAware, self.empty_polls, ns(self.min_sleep_us), ns(self.max_sleep_us)),
         }
     }

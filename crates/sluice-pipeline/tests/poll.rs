@@ -90,3 +90,16 @@ fn vpp_adaptive_and_metronome_give_the_core_back_at_light_load_and_lose_nothing(
     let p95 = |r: &RunReport| r.periods.iter().filter(|p| !p.warmup).map(|p| p.telemetry.flows[0].p95_ns).max().unwrap_or(0);
     assert!(p95(&vpp) < 200_000, "vpp-adaptive p95 {} ns", p95(&vpp));
 }
+
+#[test]
+fn the_learned_policy_with_the_shipped_model_gives_the_core_back_at_light_load_and_loses_nothing() {
+    let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/sluice/models/polling.json");
+    let busy = light_load(serde_json::json!({"policy": "busy"}));
+    let learned = light_load(serde_json::json!({"policy": "learned", "model": model, "log_features": true}));
+    assert!(learned.summary.lossless && learned.summary.generated > 600, "{:?}", learned.summary);
+    assert!(cpu(&learned) < 0.6 * cpu(&busy), "learned {:.2} of its core, busy {:.2}", cpu(&learned), cpu(&busy));
+    // It logged what it read: a row per round without work, the idle time last.
+    let w = &learned.periods.last().unwrap().telemetry.workers[0];
+    assert!(!w.poll_features.is_empty() && w.poll_features.iter().all(|row| row.len() == sluice_core::poll::features::FEATURES), "{w:?}");
+    assert!(w.waits > 10 && w.wait_asked_us >= 1.0, "{w:?}");
+}

@@ -247,7 +247,7 @@ fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_pe
 #[pyfunction]
 fn poll_decision_ns(spec: &str) -> PyResult<f64> {
     let spec: sluice_pipeline::spec::PollSpec = serde_json::from_str(spec).map_err(|e| invalid(format!("poll: {e}")))?;
-    let mut poller = sluice_core::poll::Poller::new(spec.policy().map_err(invalid)?);
+    let mut poller = sluice_core::poll::Poller::new(spec.policy().map_err(invalid)?, false);
     let rounds = 1_000_000u32;
     let start = std::time::Instant::now();
     for i in 0..rounds {
@@ -256,6 +256,18 @@ fn poll_decision_ns(spec: &str) -> PyResult<f64> {
         std::hint::black_box(poller.after_round(std::hint::black_box(work), || u64::MAX));
     }
     Ok(start.elapsed().as_nanos() as f64 / f64::from(rounds))
+}
+
+/// What the learned poll model at `path` predicts (µs of sleep) for each
+/// of `rows` (its features: the last round sizes, latest first, then the
+/// idle time in µs), before the policy bounds it.
+#[pyfunction]
+fn poll_model_predict(path: &str, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
+    let forest = sluice_pipeline::poll_model::read(path, 1_000_000_000).map_err(invalid)?.into_forest();
+    if let Some(row) = rows.iter().find(|r| r.len() != forest.features()) {
+        return Err(invalid(format!("poll model {path} reads {} features; a row has {}", forest.features(), row.len())));
+    }
+    Ok(rows.iter().map(|r| forest.predict(|i| r[i])).collect())
 }
 
 /// How late sleeps of `request_us` end on this machine (µs): the median
@@ -490,6 +502,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace_synth, m)?)?;
     m.add_function(wrap_pyfunction!(poll_decision_ns, m)?)?;
     m.add_function(wrap_pyfunction!(sleep_error_us, m)?)?;
+    m.add_function(wrap_pyfunction!(poll_model_predict, m)?)?;
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;
