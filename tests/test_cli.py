@@ -139,15 +139,29 @@ def test_experiment_polling_writes_the_documented_report(tmp_path: Path) -> None
     r = json.loads((tmp_path / "p.json").read_text())
     keys = {"policy", "load", "cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct"}
     assert all(keys <= set(row) for row in r["rows"]), r["rows"][0]
-    policies = {"busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome"}
+    policies = {"busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome", "learned"}
     assert {row["policy"] for row in r["rows"]} == policies == set(r["decision_ns"])
     idle = {row["policy"]: row for row in r["rows"] if row["load"] == 0}
     # With no traffic a busy worker spins and the sleeping ones give their core back.
-    assert idle["busy"]["cpu_pct"] > 80 and idle["slo-aware"]["cpu_pct"] < 30 and idle["vpp-adaptive"]["cpu_pct"] < 30, idle
+    assert idle["busy"]["cpu_pct"] > 80 and all(idle[p]["cpu_pct"] < 30 for p in ("slo-aware", "vpp-adaptive", "learned")), idle
     # Below saturation nothing is lost at the receive queues, whatever the policy.
     assert all(row["loss_pct"] == 0 for row in r["rows"] if 0 < row["load"] <= 0.5), r["rows"]
     assert {"p50", "p99"} <= set(r["sleep_error_us"]) and all(ns < 1000 for ns in r["decision_ns"].values())
     assert (tmp_path / "o" / "polling.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_train_polling_writes_a_model_the_engine_reads_and_the_training_report(tmp_path: Path) -> None:
+    out = sluice("train", "polling", "--iterations", "2", "--quick", "--out", "o", "--model", "m.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    r = json.loads((tmp_path / "o" / "polling-training.json").read_text())
+    assert len(r["history"]) == 2 and all(len(h["runs"]) == 6 for h in r["history"])
+    assert all({"best_us", "candidate_us", "slept_us", "reward", "candidate_reward", "paper_reward", "cpu_pct", "p99_us"} <= set(run) for run in r["history"][0]["runs"])
+    # Two iterations are too few to call a scenario settled.
+    assert not any(r["settled"])
+    run = sluice("run", "rc", "--n", "2", "--backend", "engine", "--periods", "2", "--period-ms", "20", "--poll", "learned",
+                 "--poll-model", "m.json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "o" / "polling-training.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> None:

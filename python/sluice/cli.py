@@ -161,6 +161,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1); flows by destination /24.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
 @click.option("--poll", type=click.Choice(list(POLL_POLICIES)), help="What workers do after a round without work (default: the description's, else busy).")
+@click.option("--poll-model", metavar="FILE", help="The learned policy's model (default: the one shipped; `sluice train polling` writes one).")
 @click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
 @click.option("--egress-sched", type=click.Choice(["drr", "wf2q+", "qfq"]), help="Share the output link among classes of flows with this scheduler.")
@@ -191,6 +192,7 @@ def run(
     rx_port: Optional[str],
     tx_port: Optional[str],
     poll: Optional[str],
+    poll_model: Optional[str],
     rate_pps: Optional[float],
     flow_rates: tuple[str, ...],
     egress_sched: Optional[str],
@@ -250,8 +252,10 @@ def run(
         pipeline.set_rate(flow, pps)
     if rx_port is not None and (pcap or rate_pps is not None or flow_rates):
         raise Refused("--rx receives from a port: --pcap, --rate and --flow-rate set the built-in source")
+    if poll_model is not None and poll != "learned":
+        raise Refused("--poll-model is the learned policy's model: give --poll learned")
     if poll is not None:
-        pipeline.set_poll(poll)
+        pipeline.set_poll(poll, model=poll_model)
     if egress_sched is not None or link_rate or weights or class_flows:
         _schedule_egress(pipeline, egress_sched, link_rate, weights, class_flows)
     try:
@@ -616,6 +620,40 @@ def gen(port: str, pipeline_name: str, n: int, pcap: Optional[str], rate_pps: Op
     sent = pipeline.send(port, seconds)
     console.print(f"sent {sent['packets']} packets ({sent['bytes']} bytes) on {port} in {sent['seconds']:.2f} s: "
                   f"{sent['packets'] / sent['seconds'] / 1e6:.3f} Mpps; the ring was full {sent['ring_full']} times")
+
+
+@main.group()
+def train() -> None:
+    """Train the models Sluice's learned parts use."""
+
+
+@train.command("polling")
+@click.option("--iterations", type=click.IntRange(1, 1000), default=40, show_default=True, help="Training iterations, each a run of every scenario.")
+@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the exploration draws and the trees.")
+@click.option("--quick", is_flag=True, help="Short runs (2 periods of 50 ms a scenario).")
+@click.option("--model", "model_path", default="out/polling-model.json", show_default=True,
+              help="Where to write the model (python/sluice/models/polling.json is the one shipped).")
+@click.option("--out", default="out", show_default=True, help="Folder for polling-training.{json,png}.")
+def train_polling(iterations: int, seed: int, quick: bool, model_path: str, out: str) -> None:
+    """Train the learned poll policy by trial on the paper's six load
+    scenarios: each iteration runs them under the current model, scores each
+    run and fits the next model to sleeps drawn around each scenario's best."""
+    from pathlib import Path
+
+    from sluice.experiments import polling_training
+
+    writable(model_path, "--model")
+    report = polling_training.train(Path(out), Path(model_path), iterations, seed, quick, lambda m: console.print(f"[dim]{m}[/dim]"))
+    table = Table(title=f"learned polling after {iterations} iterations (saturation {report['saturation_mpps']} Mpps)")
+    for col in ("Mbit/s", "best sleep µs", "settled", "reward", "CPU %", "p99 µs"):
+        table.add_column(col, justify="right")
+    last = report["history"][-1]["runs"]
+    for s, mbps in enumerate(report["scenarios_mbps"]):
+        settled = {True: "yes", False: "no", None: "never idle"}[report["settled"][s]]
+        table.add_row(str(mbps), f"{report['best_us'][s]:.1f}", settled,
+                      f"{last[s]['reward']:.1f}", f"{last[s]['cpu_pct']:.1f}", f"{last[s]['p99_us']:.1f}")
+    console.print(table)
+    console.print(f"written: {model_path}, {out}/polling-training.json, {out}/polling-training.png")
 
 
 @main.group()
