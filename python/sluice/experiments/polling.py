@@ -15,8 +15,8 @@ queue is full is lost, counted).
   end (plain, and precise: an absolute deadline early by the usual
   oversleep, then a spin).
 
-The learned policy of the paper (a tree ensemble chosen by its reward) is
-not built yet."""
+The learned policy runs the model shipped in the package, trained by
+`sluice train polling` (see `polling_training`)."""
 
 from __future__ import annotations
 
@@ -29,6 +29,7 @@ from sluice import Pipeline, _core
 from sluice.experiments import output
 from sluice.experiments.reference import table
 from sluice.pipelines import l2l3
+from sluice.poll_model import with_default_model
 
 POLICIES: dict[str, dict[str, Any]] = {
     "busy": {"policy": "busy"},
@@ -36,6 +37,8 @@ POLICIES: dict[str, dict[str, Any]] = {
     "slo-aware": {"policy": "slo-aware", "empty_polls": 64, "min_sleep_us": 50.0, "max_sleep_us": 500.0},
     "vpp-adaptive": {"policy": "vpp-adaptive", "threshold_pkts": 8, "max_sleep_us": 500.0},
     "metronome": {"policy": "metronome", "vacation_us": 50.0},
+    # The model shipped in the package (`sluice train polling` on this machine's kind).
+    "learned": {"policy": "learned", "max_sleep_us": 500.0},
 }
 LOADS = [0.0, 0.001, 0.01, 0.1, 0.5, 0.9, 1.0, 1.2]
 QUICK_LOADS = [0.0, 0.01, 0.5, 1.2]
@@ -50,10 +53,10 @@ SLO_US = 2000.0
 IDLE_PPS = 0.1
 
 
-def _pipeline(policy: str, load: float, saturation_pps: float, schedule: list[tuple[int, float]] | None = None) -> Pipeline:
-    """L2L3(4) on one worker, its flows sharing `load` × `saturation_pps`
-    (unlimited while the saturation is not known yet), stepping per `schedule`
-    of (period, load)."""
+def pipeline(poll: dict[str, Any], load: float, saturation_pps: float, schedule: list[tuple[int, float]] | None = None) -> Pipeline:
+    """L2L3(4) on one worker polling as `poll` says (a description's `poll`
+    object), its flows sharing `load` × `saturation_pps` (unlimited while
+    the saturation is not known yet), stepping per `schedule` of (period, load)."""
     spec = l2l3(FLOWS, slo_us=SLO_US).spec()
 
     def rate(share: float) -> float:
@@ -62,12 +65,13 @@ def _pipeline(policy: str, load: float, saturation_pps: float, schedule: list[tu
     for s in spec["modules"][0]["source"]["synthetic"]["streams"]:
         s["rate_pps"] = rate(load) if saturation_pps else None
         s["rate_schedule"] = [[period, rate(share)] for period, share in schedule or []]
-    p = Pipeline.from_spec(spec)
-    p.set_poll(policy, **{k: v for k, v in POLICIES[policy].items() if k != "policy"})
-    return p
+    spec["poll"] = poll
+    return Pipeline.from_spec(spec)
 
 
-def _measure(p: Pipeline, periods: int, period_ms: float) -> dict[str, Any]:
+def measure(p: Pipeline, periods: int, period_ms: float) -> dict[str, Any]:
+    """What the worker used and gave over `periods` after one of warm-up;
+    `features`: what it logged for the learned policy, if it did."""
     r = p.run("null", periods=periods, period_ms=period_ms, warmup_periods=1, backend="engine")
     measured = [q for q in r.periods if not q["warmup"]]
     s = r.summary
@@ -82,6 +86,8 @@ def _measure(p: Pipeline, periods: int, period_ms: float) -> dict[str, Any]:
         "slo_viol_pct": s["violation_pct"],
         "polls_per_s": statistics.fmean(q["workers"][0]["polls"] for q in measured) / (period_ms / 1e3),
         "wait_late_us": statistics.fmean(q["workers"][0]["wait_late_us"] for q in measured),
+        "wait_asked_us": statistics.fmean(q["workers"][0]["wait_asked_us"] for q in measured),
+        "features": [row for q in measured for row in q["workers"][0].get("poll_features", [])],
         "periods": [{"cpu_pct": 100 * q["workers"][0]["cpu_fraction"], "mpps": q["rate_pps"] / 1e6,
                      "p99_us": max((f["p99_us"] for f in q["flows"].values() if f["delivered"]), default=0.0)} for q in r.periods],
     }
@@ -93,22 +99,22 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     periods, period_ms = (3, 100.0) if quick else (5, 200.0)
     step_periods = QUICK_STEP_PERIODS if quick else STEP_PERIODS
     progress("busy polling's saturation rate")
-    saturation_pps = max(_measure(_pipeline("busy", 0.0, 0.0), periods, period_ms)["mpps"] for _ in range(2)) * 1e6
+    saturation_pps = max(measure(pipeline(POLICIES["busy"], 0.0, 0.0), periods, period_ms)["mpps"] for _ in range(2)) * 1e6
     rows: list[dict[str, Any]] = []
     for policy in POLICIES:
         for load in loads:
             progress(f"{policy} at {load:.1%}")
-            m = _measure(_pipeline(policy, load, saturation_pps), periods, period_ms)
-            rows.append({"policy": policy, "load": load, **{k: round(v, 3) for k, v in m.items() if k != "periods"}})
+            m = measure(pipeline(POLICIES[policy], load, saturation_pps), periods, period_ms)
+            rows.append({"policy": policy, "load": load, **{k: round(v, 3) for k, v in m.items() if k not in ("periods", "features")}})
     top = {r["policy"]: r["mpps"] for r in rows if r["load"] == max(loads)}
     table3 = [{"policy": p, "max_mpps": mpps, "of_busy": round(mpps / top["busy"], 3) if top["busy"] else 0.0} for p, mpps in top.items()]
     progress("load steps (Figure 4)")
     schedule = [(i * step_periods + 1, share) for i, share in enumerate(STEPS)]
     steps = {}
     for policy in POLICIES:
-        m = _measure(_pipeline(policy, STEPS[0], saturation_pps, schedule), len(STEPS) * step_periods, period_ms)
+        m = measure(pipeline(POLICIES[policy], STEPS[0], saturation_pps, schedule), len(STEPS) * step_periods, period_ms)
         steps[policy] = m["periods"]
-    decision_ns = {p: round(_core.poll_decision_ns(json.dumps(spec)), 1) for p, spec in POLICIES.items()}
+    decision_ns = {p: round(_core.poll_decision_ns(json.dumps(with_default_model(spec))), 1) for p, spec in POLICIES.items()}
     sleep = json.loads(_core.sleep_error_us(50.0, 50))
     report = {"saturation_mpps": round(saturation_pps / 1e6, 3), "periods": periods, "period_ms": period_ms, "slo_us": SLO_US,
               "table3": table3, "steps": {"loads": STEPS, "periods_each": step_periods, "by_policy": steps},
@@ -168,6 +174,7 @@ def headline(report: dict[str, Any]) -> output.Headline:
     rows = report["rows"]
     idle = {r["policy"]: r["cpu_pct"] for r in rows if r["load"] == 0.0}
     of_busy = {t["policy"]: t["of_busy"] for t in report["table3"]}
-    return output.Headline(f"CPU at no load: vpp-adaptive {idle['vpp-adaptive']:.1f}%, metronome {idle['metronome']:.1f}%, slo-aware {idle['slo-aware']:.1f}% (busy {idle['busy']:.0f}%); "
+    return output.Headline(f"CPU at no load: learned {idle['learned']:.1f}%, slo-aware {idle['slo-aware']:.1f}%, vpp-adaptive {idle['vpp-adaptive']:.1f}%, "
+                           f"metronome {idle['metronome']:.1f}% (busy {idle['busy']:.0f}%); "
                            f"most throughput ×{min(of_busy.values()):.2f}–{max(v for p, v in of_busy.items() if p != 'busy'):.2f} of busy",
                            "learned: ~20% CPU at no load plus a core at 98%; most throughput 87% of busy")
