@@ -160,6 +160,41 @@ def scheduled() -> dict[str, Any]:
     return {"summary": result.summary, "per_hop": per_hop}
 
 
+def interrupts() -> dict[str, Any]:
+    """Runs inside the namespace: l2l3(4) receiving on af_packet:vsw0 at
+    about 5 kpps, once polling busily and once waiting on the socket
+    (vpp-adaptive); what each received and how much of its core it used."""
+    from sluice.pipelines import l2l3
+
+    veth_pair()
+    gen = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    gen.bind(("vgen0", ETH_P_ALL))
+    got = {}
+    for policy in ("busy", "vpp-adaptive"):
+        p = l2l3(NEXT_HOPS)
+        p.use_ports(rx="af_packet:vsw0")
+        p.set_poll(policy, max_sleep_us=500.0)
+        sent = 0
+
+        def send() -> None:
+            nonlocal sent
+            for i in range(2000):
+                gen.send(frame(i % FLOWS, i))
+                sent += 1
+                if i % 5 == 4:
+                    time.sleep(0.001)
+
+        sender = threading.Thread(target=send)
+        result = p.run("null", periods=12, period_ms=50, warmup_periods=1,
+                       on_period=lambda _: None if sender.ident else sender.start())
+        sender.join()
+        measured = [q for q in result.periods if not q["warmup"]]
+        got[policy] = {"summary": result.summary, "sent": sent,
+                       "cpu": sum(q["workers"][0]["cpu_fraction"] for q in measured) / len(measured),
+                       "waits": sum(q["workers"][0]["waits"] for q in measured)}
+    return got
+
+
 needs_namespace = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None,
                                      reason="needs root, unshare and ip to make a network namespace")
 
@@ -214,6 +249,17 @@ def test_a_scheduled_egress_transmits_its_shares_onto_a_port(tmp_path: Any) -> N
     assert abs(tight - 0.75) < 0.05, per_hop
 
 
+@needs_namespace
+def test_a_worker_waiting_for_interrupts_sleeps_on_the_port_socket_and_loses_nothing(tmp_path: Any) -> None:
+    got = in_namespace("interrupts", tmp_path / "unused")
+    for policy, run in got.items():
+        s = run["summary"]
+        assert s["generated"] == run["sent"] and s["missed"] == 0 and s["lossless"], (policy, run)
+    busy, waiting = got["busy"], got["vpp-adaptive"]
+    assert waiting["waits"] > 100 and busy["waits"] == 0, got
+    assert waiting["cpu"] < 0.5 * busy["cpu"], got
+
+
 def _offsets(data: bytes) -> list[int]:
     """Where each length-prefixed frame starts in `data`."""
     offsets, i = [], 0
@@ -228,6 +274,8 @@ if __name__ == "__main__":
         print(json.dumps(generate()))
     elif sys.argv[1] == "scheduled":
         print(json.dumps(scheduled()))
+    elif sys.argv[1] == "interrupts":
+        print(json.dumps(interrupts()))
     else:
         got = roundtrip()
         with open(sys.argv[2], "wb") as f:

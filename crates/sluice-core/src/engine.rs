@@ -357,8 +357,16 @@ fn worker_loop(
                     back_to_back = false;
                 }
                 Wait::Interrupt(most) => {
-                    let (asked, start) = (due(graph.until_arrival().map_or(most, |a| a.min(most))), Instant::now());
-                    poll::sleep_precisely(asked, spin);
+                    // A port's socket wakes the worker when packets arrive; the
+                    // built-in sources know their next arrival (an emulated NIC).
+                    let (most, start) = (due(most), Instant::now());
+                    let asked = if graph.wait_readable(most) {
+                        most
+                    } else {
+                        let until = graph.until_arrival().map_or(most, |a| a.min(most));
+                        poll::sleep_precisely(until, spin);
+                        until
+                    };
                     graph.note_wait(asked, start.elapsed());
                     back_to_back = false;
                 }

@@ -209,6 +209,13 @@ pub trait PacketSource: Send {
         None
     }
 
+    /// A file descriptor that turns readable when packets have arrived
+    /// (a port's socket), where there is one: a worker waiting for an
+    /// interrupt blocks on it (see [`crate::poll::Wait::Interrupt`]).
+    fn wait_fd(&self) -> Option<std::os::fd::RawFd> {
+        None
+    }
+
     /// Arrivals lost before entering the pipeline, at a full receive queue (pkt, cumulative).
     fn missed(&self) -> u64 {
         0

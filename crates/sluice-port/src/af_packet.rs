@@ -255,6 +255,13 @@ impl AfPacketRx {
         n
     }
 
+    /// The socket: readable once the kernel has handed over a block (a
+    /// full one, or one `retire_ms` old), which bounds how late a worker
+    /// waiting on it wakes for a packet.
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.socket.fd.as_raw_fd()
+    }
+
     /// Frames lost before the pipeline saw them (pkt, cumulative): those the
     /// kernel dropped at a full ring, and those too long for a pool buffer.
     pub fn missed(&self) -> u64 {

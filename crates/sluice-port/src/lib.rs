@@ -83,6 +83,10 @@ impl PacketSource for RxPort {
         });
     }
 
+    fn wait_fd(&self) -> Option<std::os::fd::RawFd> {
+        Some(self.rx.fd())
+    }
+
     fn missed(&self) -> u64 {
         self.rx.missed()
     }

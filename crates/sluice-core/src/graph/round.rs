@@ -15,6 +15,9 @@ use std::sync::atomic::Ordering;
 use super::{gates, Kind, Node, OutRing, Schedule, Task, WorkerGraph};
 use crate::core_probe;
 
+/// The most sources with a file descriptor a worker waits on at once.
+const MAX_WAIT_FDS: usize = 8;
+
 impl WorkerGraph {
     /// One scheduler round: run-to-completion, a batch from every entry
     /// pushed through; weighted-fair, one unit's turn; on a worker that is
@@ -101,6 +104,29 @@ impl WorkerGraph {
             })
             .min()?;
         Some(std::time::Duration::from_nanos(next.saturating_sub(self.now_ns())))
+    }
+
+    /// Blocks until one of this worker's sources that has a file
+    /// descriptor to wait on (a port) has packets, or `most` has passed;
+    /// `false` at once when none has one.
+    pub fn wait_readable(&self, most: std::time::Duration) -> bool {
+        let mut fds = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; MAX_WAIT_FDS];
+        let mut n = 0;
+        for &v in &self.sources {
+            if let (Kind::Source(s), true) = (&self.nodes[v].kind, n < MAX_WAIT_FDS) {
+                if let Some(fd) = s.wait_fd() {
+                    fds[n].fd = fd;
+                    n += 1;
+                }
+            }
+        }
+        if n == 0 {
+            return false;
+        }
+        let timeout = libc::timespec { tv_sec: most.as_secs() as libc::time_t, tv_nsec: most.subsec_nanos() as libc::c_long };
+        // SAFETY: ppoll reads `n` initialised pollfds (writing their revents) and the timeout; no signal mask.
+        unsafe { libc::ppoll(fds.as_mut_ptr(), n as libc::nfds_t, &timeout, std::ptr::null()) };
+        true
     }
 
     /// Counts a sleep or wait for an interrupt the worker asked for (`asked`) and took (`slept`).
