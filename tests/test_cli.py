@@ -164,6 +164,15 @@ def test_train_polling_writes_a_model_the_engine_reads_and_the_training_report(t
     assert (tmp_path / "o" / "polling-training.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_run_takes_a_poll_policy_per_worker_and_names_a_bad_one(tmp_path: Path) -> None:
+    ok = sluice("run", "rc", "--n", "2", "--backend", "engine", "--periods", "2", "--period-ms", "20",
+                "--worker-poll", "0=empty-poll", "--json", "r.json", cwd=tmp_path)
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["lossless"]
+    bad = sluice("run", "rc", "--n", "2", "--worker-poll", "0=snooze", cwd=tmp_path)
+    assert bad.returncode != 0 and "--worker-poll '0=snooze'" in bad.stderr, bad.stderr
+
+
 def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> None:
     out = sluice("experiment", "reframer", "--quick", "--out", "o", "--json", "r.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

@@ -5,13 +5,14 @@ the engine reads."""
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import numpy as np
 import pytest
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 
-from sluice import _core
+from sluice import Pipeline, _core
 from sluice.experiments import polling
 from sluice.poll_model import DEFAULT, HISTORY, LOGGED, export, features
 from sluice.pipelines import rc
@@ -82,3 +83,20 @@ def test_a_worker_logs_what_the_learned_policy_reads(tmp_path: Path) -> None:
     assert rows and all(len(row) == LOGGED for row in rows)
     # At 1 kpps a busy worker finds most rounds empty: idle times grow between packets.
     assert max(row[HISTORY] for row in rows) > 10
+
+
+def test_each_worker_may_poll_its_own_way() -> None:
+    # Two independent chains, one a worker: worker 1 sleeps, worker 0 spins.
+    p = Pipeline("two")
+    for w in (0, 1):
+        p.connect(p.source(f"src{w}", worker=w), p.sink(f"out{w}", worker=w))
+        p.flow(f"f{w}", [f"src{w}", f"out{w}"], slo_us=10_000, rate_pps=1000)
+    p.set_poll("learned", worker=1)
+    assert p.spec()["worker_poll"]["1"]["model"] == str(DEFAULT)
+    r = p.run("null", periods=3, period_ms=50, backend="engine")
+    assert r.summary["lossless"]
+    cpu = [statistics.fmean(q["workers"][w]["cpu_fraction"] for q in r.periods[1:]) for w in (0, 1)]
+    assert cpu[0] > 0.8 and cpu[1] < 0.5 * cpu[0], cpu
+    p.set_poll("busy", worker=2)
+    with pytest.raises(ValueError, match="worker_poll: worker 2: the pipeline has 2 workers"):
+        p.validate()

@@ -161,6 +161,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1); flows by destination /24.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
 @click.option("--poll", type=click.Choice(list(POLL_POLICIES)), help="What workers do after a round without work (default: the description's, else busy).")
+@click.option("--worker-poll", "worker_polls", multiple=True, metavar="W=POLICY", help="Worker W's own poll policy; repeatable, overrides --poll for it.")
 @click.option("--poll-model", metavar="FILE", help="The learned policy's model (default: the one shipped; `sluice train polling` writes one).")
 @click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", multiple=True, metavar="FLOW=PPS", help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
@@ -192,6 +193,7 @@ def run(
     rx_port: Optional[str],
     tx_port: Optional[str],
     poll: Optional[str],
+    worker_polls: tuple[str, ...],
     poll_model: Optional[str],
     rate_pps: Optional[float],
     flow_rates: tuple[str, ...],
@@ -252,10 +254,15 @@ def run(
         pipeline.set_rate(flow, pps)
     if rx_port is not None and (pcap or rate_pps is not None or flow_rates):
         raise Refused("--rx receives from a port: --pcap, --rate and --flow-rate set the built-in source")
-    if poll_model is not None and poll != "learned":
-        raise Refused("--poll-model is the learned policy's model: give --poll learned")
+    if poll_model is not None and poll != "learned" and not any(w.endswith("=learned") for w in worker_polls):
+        raise Refused("--poll-model is the learned policy's model: give --poll learned (or --worker-poll W=learned)")
     if poll is not None:
-        pipeline.set_poll(poll, model=poll_model)
+        pipeline.set_poll(poll, model=poll_model if poll == "learned" else None)
+    for item in worker_polls:
+        worker, _, policy = item.partition("=")
+        if not worker.isdigit() or policy not in POLL_POLICIES:
+            raise Refused(f"--worker-poll {item!r}: give W=POLICY, W a worker number and POLICY one of {', '.join(POLL_POLICIES)}")
+        pipeline.set_poll(policy, model=poll_model if policy == "learned" else None, worker=int(worker))
     if egress_sched is not None or link_rate or weights or class_flows:
         _schedule_egress(pipeline, egress_sched, link_rate, weights, class_flows)
     try:

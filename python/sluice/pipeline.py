@@ -71,6 +71,8 @@ class Pipeline:
         self.spare_workers = spare_workers
         #: What the workers do after a round without work (see `set_poll`).
         self.poll: dict[str, Any] = {"policy": "busy"}
+        #: Workers with a poll policy of their own, by worker number (as a string, as in JSON).
+        self.worker_poll: dict[str, dict[str, Any]] = {}
         self.name = name
         self.batch_size = batch_size
         self.scheduler: dict[str, Any] = {"mode": scheduler}
@@ -100,8 +102,9 @@ class Pipeline:
         p._outages = spec.get("outages", [])
         p.spare_workers = spec.get("spare_workers", 0)
         p.poll = spec.get("poll", {"policy": "busy"})
+        p.worker_poll = dict(spec.get("worker_poll", {}))
         p.egress_scheduler = spec.get("egress_scheduler")
-        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll", "egress_scheduler"}
+        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll", "worker_poll", "egress_scheduler"}
         p._extra = {k: v for k, v in spec.items() if k not in known}
         return p
 
@@ -339,6 +342,7 @@ class Pipeline:
             "outages": self._outages,
             "spare_workers": self.spare_workers,
             "poll": with_default_model(self.poll),
+            **({"worker_poll": {w: with_default_model(poll) for w, poll in self.worker_poll.items()}} if self.worker_poll else {}),
             **({"egress_scheduler": self.egress_scheduler} if self.egress_scheduler is not None else {}),
         }
 
@@ -348,7 +352,7 @@ class Pipeline:
 
     def set_poll(self, policy: str, *, empty_polls: int = 64, min_sleep_us: float = 50.0, max_sleep_us: float = 500.0,
                  threshold_pkts: int = 8, vacation_us: float = 50.0, model: str | Path | None = None,
-                 log_features: bool = False) -> None:
+                 log_features: bool = False, worker: Optional[int] = None) -> None:
         """What the workers do after a round without work: `busy` polls again
         at once (a whole core at any load); `empty-poll` sleeps after
         `empty_polls` empty rounds, `min_sleep_us` first, doubling while idle up
@@ -363,12 +367,17 @@ class Pipeline:
         the development machine) predicts from the last rounds' sizes and
         the idle time, at most `max_sleep_us`. With `log_features` each
         period's report gives, per worker, what the learned policy reads at
-        each round without work (`poll_features`; for training)."""
+        each round without work (`poll_features`; for training). With
+        `worker`, only that worker polls so; the others keep theirs."""
         if policy not in POLL_POLICIES:
             raise ValueError(f"unknown poll policy {policy!r} ({', '.join(POLL_POLICIES)})")
-        self.poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us,
-                     "threshold_pkts": threshold_pkts, "vacation_us": vacation_us, "log_features": log_features,
-                     **({"model": str(model)} if model is not None else {})}
+        poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us,
+                "threshold_pkts": threshold_pkts, "vacation_us": vacation_us, "log_features": log_features,
+                **({"model": str(model)} if model is not None else {})}
+        if worker is None:
+            self.poll = poll
+        else:
+            self.worker_poll[str(worker)] = poll
 
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
                         queue_pkts: int = 1024, overhead_bytes: int = 24) -> None:

@@ -43,8 +43,10 @@ pub struct EngineConfig {
     pub walker: WalkerConfig,
     /// Pin worker w to CPU core w (mod the number of cores).
     pub pin: bool,
-    /// What every worker does after a round without work.
+    /// What every worker does after a round without work ...
     pub poll: PollPolicy,
+    /// ... unless it has a policy of its own here, by worker number.
+    pub worker_poll: Vec<(usize, PollPolicy)>,
     /// Workers log what the learned poll policy reads at each round
     /// without work, into each period's reading (for training it).
     pub log_poll_features: bool,
@@ -52,7 +54,7 @@ pub struct EngineConfig {
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        Self { walker: WalkerConfig::default(), pin: true, poll: PollPolicy::Busy, log_poll_features: false }
+        Self { walker: WalkerConfig::default(), pin: true, poll: PollPolicy::Busy, worker_poll: Vec::new(), log_poll_features: false }
     }
 }
 
@@ -152,7 +154,8 @@ impl Engine {
             // core away instead of spinning on it.
             let shared = n_workers > cores.as_ref().map_or(0, Cores::len).max(1);
             let signals = signals.clone();
-            let poller = Poller::new(config.poll.clone(), config.log_poll_features);
+            let policy = config.worker_poll.iter().find(|(of, _)| *of == w).map_or(&config.poll, |(_, p)| p);
+            let poller = Poller::new(policy.clone(), config.log_poll_features);
             let (to_worker, graphs_rx) = channel();
             let (graphs_tx, from_worker) = channel();
             let thread = std::thread::Builder::new()

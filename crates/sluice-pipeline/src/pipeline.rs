@@ -42,8 +42,9 @@ pub struct Pipeline {
     flow_ids: HashMap<String, usize>,
     /// Every capture a source replays, read once (a FIFO can be read only once).
     captures: HashMap<String, Arc<Capture>>,
-    /// The workers' poll policy.
+    /// The workers' poll policy, and those of workers with one of their own.
     poll: PollPolicy,
+    worker_poll: Vec<(usize, PollPolicy)>,
     /// Whether workers log the learned policy's features (see [`crate::spec::PollSpec::log_features`]).
     log_poll_features: bool,
     /// The scheduled egress, where the description has one.
@@ -99,9 +100,20 @@ impl Pipeline {
             }
         }
         let poll = spec.poll.policy().map_err(|e| Error::Spec(format!("poll: {e}")))?;
+        let worker_poll = spec
+            .worker_poll
+            .iter()
+            .map(|(&w, p)| {
+                let named = |e: String| Error::Spec(format!("worker_poll: worker {w}: {e}"));
+                if w >= model.workers() {
+                    return Err(named(format!("the pipeline has {} workers (0..={})", model.workers(), model.workers().saturating_sub(1))));
+                }
+                Ok((w, p.policy().map_err(named)?))
+            })
+            .collect::<Result<Vec<_>>>()?;
         let egress = spec.egress_scheduler.as_ref().map(|e| e.plan(&model)).transpose()?;
-        let log_poll_features = spec.poll.log_features;
-        let pipeline = Self { spec, model, flow_ids, captures, poll, log_poll_features, egress };
+        let log_poll_features = spec.poll.log_features || spec.worker_poll.values().any(|p| p.log_features);
+        let pipeline = Self { spec, model, flow_ids, captures, poll, worker_poll, log_poll_features, egress };
         pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
@@ -135,7 +147,13 @@ impl Pipeline {
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
         let walker = WalkerConfig { timing, schedule, ..WalkerConfig::default() };
         let instances = self.instances(Build::Real)?;
-        let config = |walker| EngineConfig { walker, pin: true, poll: self.poll.clone(), log_poll_features: self.log_poll_features };
+        let config = |walker| EngineConfig {
+            walker,
+            pin: true,
+            poll: self.poll.clone(),
+            worker_poll: self.worker_poll.clone(),
+            log_poll_features: self.log_poll_features,
+        };
         let Some(plan) = &self.egress else {
             return Ok(Engine::start(self.model.clone(), instances, config(walker))?);
         };

@@ -28,6 +28,9 @@ pub struct PipelineSpec {
     /// What the workers do after a round without work.
     #[serde(default)]
     pub poll: PollSpec,
+    /// What one worker does instead, by worker number (`{"1": {"policy": "learned"}}`).
+    #[serde(default)]
+    pub worker_poll: std::collections::BTreeMap<usize, PollSpec>,
     /// Workers taken down during the run (a core failure), checked when the run starts.
     #[serde(default)]
     pub outages: Vec<OutageSpec>,
