@@ -27,11 +27,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice import _core
-from sluice.experiments import output
+from sluice.experiments import htb_share, output
 from sluice.experiments.reference import table
 
 CLIENTS = [1, 2, 4, 8]
 OVERLOADS = [0.25, 0.5, 1.0, 1.5, 2.0]
+#: HTB's links, as shares of what its two senders put through the veth unshaped: lower ones too, where it holds.
+HTB_OVERLOADS = [0.0625, 0.125, 0.25, 0.5, 1.0, 2.0]
 INTERFERERS = [1, 2, 4]
 #: The arbiter-alone grid: clients × packets a client a scan.
 ALONE_CLIENTS = [1, 2, 4, 8, 16, 32, 40, 100]
@@ -115,19 +117,30 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
 
     mutex_pps, pspat_pps = sustained("mutex"), sustained("pspat")
     share = []
+
+    def add_share(scheduler: str, overload: float, link_pps: float, windows: list[list[int]], of: str) -> None:
+        errors = [max(abs(w[0] / sum(w) - 10 / 11) / (10 / 11), abs(w[1] / sum(w) - 1 / 11) / (1 / 11)) * 100 if sum(w) else 100.0 for w in windows]
+        carried = statistics.median(sum(w) for w in windows) / (WINDOW_MS * 1e-3) / link_pps if windows else 0.0
+        held = sum(e <= SHARE_TOLERANCE_PCT for e in errors)
+        share.append({"scheduler": scheduler, "overload": overload, "link_mpps": round(link_pps / 1e6, 3),
+                      "max_share_error_pct": round(max(errors, default=100.0), 1), "median_share_error_pct": round(statistics.median(errors), 1) if errors else 100.0,
+                      "windows_held": held, "link_carried": round(carried, 2), "windows": len(windows)})
+        rows.append({"test": "share", "scheduler": scheduler, "x": f"{overload:.0%} of {of}", "metric": "windows within 5% of 10:1 (worst error %)",
+                     "value": f"{held}/{len(windows)} ({max(errors, default=100.0):.1f})",
+                     "published": _published("sec6.4", "TC two flows", "rate share holds up to") if scheduler != "pspat" else ""})
+
     for scheduler in ("pspat", "mutex"):
         for overload in OVERLOADS:
             link_pps = mutex_pps * overload
-            windows = _core.pspat_share(scheduler, "drr", link_pps, max(seconds, 0.3) * 2, WINDOW_MS)
-            errors = [max(abs(w[0] / sum(w) - 10 / 11) / (10 / 11), abs(w[1] / sum(w) - 1 / 11) / (1 / 11)) * 100 if sum(w) else 100.0 for w in windows]
-            carried = statistics.median(sum(w) for w in windows) / (WINDOW_MS * 1e-3) / link_pps
-            held = sum(e <= SHARE_TOLERANCE_PCT for e in errors)
-            share.append({"scheduler": scheduler, "overload": overload, "link_mpps": round(link_pps / 1e6, 2),
-                          "max_share_error_pct": round(max(errors), 1), "median_share_error_pct": round(statistics.median(errors), 1),
-                          "windows_held": held, "link_carried": round(carried, 2), "windows": len(windows)})
-            rows.append({"test": "share", "scheduler": scheduler, "x": f"{overload:.0%} of mutex max", "metric": "windows within 5% of 10:1 (worst error %)",
-                         "value": f"{held}/{len(windows)} ({max(errors):.1f})",
-                         "published": _published("sec6.4", "TC two flows", "rate share holds up to") if scheduler == "mutex" else ""})
+            add_share(scheduler, overload, link_pps, _core.pspat_share(scheduler, "drr", link_pps, max(seconds, 0.3) * 2, WINDOW_MS), "mutex max")
+    htb_pps = 0.0
+    if htb_share.available():
+        # Linux HTB on a veth pair, its link set against what two senders put through it unshaped.
+        progress("the 10:1 share on Linux HTB (veth)")
+        unshaped = htb_share.windows(None, max(seconds, 0.3) * 2, WINDOW_MS)
+        htb_pps = statistics.median(sum(w) for w in unshaped) / (WINDOW_MS * 1e-3) if unshaped else 0.0
+        for overload in HTB_OVERLOADS if htb_pps else []:
+            add_share("htb", overload, htb_pps * overload, htb_share.windows(htb_pps * overload, max(seconds, 0.3) * 2, WINDOW_MS), "veth max")
 
     progress("a victim's latency")
     victim = []
@@ -143,7 +156,8 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
                 rows.append({"test": "victim", "scheduler": f"{scheduler} {algorithm}", "x": f"{n} interferers", "metric": "p99 µs (alone)",
                              "value": f"{q[3]:.2f} ({alone_q[3]:.2f})", "published": published if algorithm == "drr" else ""})
 
-    report = {"arbiter_mdps": round(arbiter_mdps, 1), "mutex_sustained_mpps": round(mutex_pps / 1e6, 2), "pspat_sustained_mpps": round(pspat_pps / 1e6, 2), "cost_model": {"scan_ns_per_client": round(a_ns, 2), "ns_per_packet": round(b_ns, 2), "predicted": predicted},
+    report = {"arbiter_mdps": round(arbiter_mdps, 1), "mutex_sustained_mpps": round(mutex_pps / 1e6, 2), "pspat_sustained_mpps": round(pspat_pps / 1e6, 2),
+              "htb_veth_mpps": round(htb_pps / 1e6, 3), "cost_model": {"scan_ns_per_client": round(a_ns, 2), "ns_per_packet": round(b_ns, 2), "predicted": predicted},
               "throughput": throughput, "share": share, "victim": victim, "seconds": seconds, "reps": reps, "rows": rows}
     output.write(out, "pspat", report, markdown, plot)
     return report
@@ -157,8 +171,9 @@ def headline(report: dict[str, Any]) -> output.Headline:
         rows = [s for s in report["share"] if s["scheduler"] == scheduler]
         return f"{sum(s['windows_held'] for s in rows)}/{sum(s['windows'] for s in rows)}"
 
+    htb = f", Linux HTB {held('htb')} (of its veth rate)" if any(s["scheduler"] == "htb" for s in report["share"]) else ""
     return output.Headline(f"arbiter {report['arbiter_mdps']} M decisions/s (DRR); {top['clients']} clients: PSPAT {top['pspat_over_mutex']}× the mutex; "
-                           f"10 ms windows holding 10:1 up to 2× the mutex's rate: PSPAT {held('pspat')}, mutex {held('mutex')}",
+                           f"10 ms windows holding 10:1 up to 2× the mutex's rate: PSPAT {held('pspat')}, mutex {held('mutex')}{htb}",
                            "userspace 30–40 M decisions/s; PSPAT ≥ 2× TC; TC's shares break past its rate")
 
 

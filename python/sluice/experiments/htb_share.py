@@ -1,0 +1,110 @@
+"""The 10:1 share test on Linux's HTB, for `sluice experiment pspat`: two
+greedy senders (one a flow, each its own thread and AF_PACKET socket)
+transmit on one end of a veth pair whose egress is an HTB qdisc with a
+parent class at the link rate and two children at 10/11 and 1/11 of it
+(each may borrow up to the link); a Sluice pipeline receiving on the other
+end counts each flow's packets per window (one control period a window).
+
+Runs in a network namespace of its own (`unshare --net`), so it touches
+none of the machine's interfaces; where the machine allows none (no root,
+no `unshare`, `ip` or `tc`), there are no HTB rows."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from typing import Any, Optional
+
+#: The two flows: weight, destination, HTB class.
+FLOWS = [("heavy", 10, "20.0.1.1", "1:10"), ("light", 1, "20.0.2.1", "1:11")]
+#: Bytes HTB charges a frame: the 60-byte template, no FCS.
+FRAME_BYTES = 60
+#: An "unlimited" link: far above what two senders put through a veth here (bit/s).
+UNLIMITED_BPS = 10e9
+
+
+def available() -> bool:
+    """Whether this machine can make the namespace and the qdisc."""
+    return os.geteuid() == 0 and all(shutil.which(tool) for tool in ("unshare", "ip", "tc"))
+
+
+def windows(link_pps: Optional[float], seconds: float, window_ms: float) -> list[list[int]]:
+    """Packets of each flow per window at a link of `link_pps` (None:
+    unlimited), the test run in a namespace of its own."""
+    args = [sys.executable, "-m", "sluice.experiments.htb_share", str(link_pps or 0.0), str(seconds), str(window_ms)]
+    run = subprocess.run(["unshare", "--net", *args], capture_output=True, text=True, timeout=120 + 4 * seconds)
+    if run.returncode != 0:
+        raise RuntimeError(f"HTB share test: {run.stderr.strip()[-500:]}")
+    got: list[list[int]] = json.loads(run.stdout.splitlines()[-1])
+    return got
+
+
+def _sh(*cmd: str) -> None:
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {done.stderr.strip()}")
+
+
+def _link(bps: float) -> None:
+    """veth0 ↔ veth1, up, IPv6 off; veth0's egress shaped by HTB at `bps`."""
+    _sh("ip", "link", "add", "veth0", "type", "veth", "peer", "name", "veth1")
+    _sh("ip", "link", "set", "veth0", "up")
+    _sh("ip", "link", "set", "veth1", "up")
+    subprocess.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], check=False)
+    total = sum(w for _, w, _, _ in FLOWS)
+    _sh("tc", "qdisc", "add", "dev", "veth0", "root", "handle", "1:", "htb", "default", "11")
+    _sh("tc", "class", "add", "dev", "veth0", "parent", "1:", "classid", "1:1", "htb", "rate", f"{bps:.0f}bit", "ceil", f"{bps:.0f}bit")
+    for _, weight, dst, cls in FLOWS:
+        rate = bps * weight / total
+        _sh("tc", "class", "add", "dev", "veth0", "parent", "1:1", "classid", cls, "htb", "rate", f"{rate:.0f}bit", "ceil", f"{bps:.0f}bit",
+            "quantum", str(1514 * weight))
+        _sh("tc", "filter", "add", "dev", "veth0", "protocol", "ip", "parent", "1:", "prio", "1", "u32", "match", "ip", "dst", f"{dst}/32", "flowid", cls)
+
+
+def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int]]:
+    """In the namespace: the link, the senders, the counting pipeline."""
+    from sluice import Pipeline
+    from sluice.nf import Lpm
+
+    _link(link_pps * FRAME_BYTES * 8 if link_pps > 0 else UNLIMITED_BPS)
+    receiver = Pipeline("htb-share")
+    prefixes = {name: dst.rsplit(".", 1)[0] + ".0/24" for name, _, dst, _ in FLOWS}
+    split = receiver.module("split", Lpm({prefixes[name]: gate for gate, (name, _, _, _) in enumerate(FLOWS)}))
+    receiver.connect(receiver.rx_port("in", "af_packet:veth1", prefixes), split)
+    for gate, (name, _, _, _) in enumerate(FLOWS):
+        receiver.connect(split, receiver.sink(f"out-{name}"), gate)
+        receiver.flow(name, ["in", "split", f"out-{name}"])
+    senders = []
+    for name, _, dst, _ in FLOWS:
+        p = Pipeline(f"send-{name}")
+        p.connect(p.source("src"), p.sink("out"))
+        p.flow(name, ["src", "out"], template=_template(dst))
+        senders.append(threading.Thread(target=p.send, args=("af_packet:veth0", seconds)))
+    periods = int(seconds * 1e3 / window_ms) + 6
+
+    def start(_: dict[str, Any]) -> None:
+        if not senders[0].ident:
+            for s in senders:
+                s.start()
+
+    result = receiver.run("null", periods=periods, period_ms=window_ms, warmup_periods=1, on_period=start)
+    for s in senders:
+        s.join()
+    counts = [[q["flows"][name]["delivered"] for name, _, _, _ in FLOWS] for q in result.periods if not q["warmup"]]
+    # Windows while both sent: from the first with traffic, the edges left out.
+    busy = [i for i, c in enumerate(counts) if sum(c) > 0]
+    return counts[busy[0] + 1:busy[-1]] if len(busy) > 3 else []
+
+
+def _template(dst: str) -> Any:
+    from sluice.traffic import Template
+
+    return Template(dst_ip=dst)
+
+
+if __name__ == "__main__":
+    print(json.dumps(_measure(float(sys.argv[1]), float(sys.argv[2]), float(sys.argv[3]))))
