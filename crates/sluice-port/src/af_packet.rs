@@ -211,10 +211,11 @@ impl AfPacketRx {
         unsafe { self.socket.ring.as_ptr().add(self.block as usize * self.config.block_size as usize).cast() }
     }
 
-    /// Passes up to `max` received frames to `take`, in order, until it
+    /// Passes up to `max` received frames to `take` with the time the
+    /// kernel put each in the ring (ns, CLOCK_REALTIME), in order, until it
     /// returns false (that frame stays for the next poll); returns how many
     /// it took. Frames longer than a pool buffer are dropped and counted.
-    pub fn poll(&mut self, max: usize, mut take: impl FnMut(&[u8]) -> bool) -> usize {
+    pub fn poll(&mut self, max: usize, mut take: impl FnMut(&[u8], u64) -> bool) -> usize {
         let mut n = 0;
         while n < max {
             let desc = self.block_desc();
@@ -233,11 +234,12 @@ impl AfPacketRx {
             while self.taken < count && n < max {
                 let hdr: *const tpacket3_hdr = unsafe { desc.cast::<u8>().add(self.offset as usize).cast() };
                 let (mac, snap, len, next) = unsafe { ((*hdr).tp_mac, (*hdr).tp_snaplen, (*hdr).tp_len, (*hdr).tp_next_offset) };
+                let arrived_ns = unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
                 if snap as usize > MAX_PACKET_LEN || snap < len {
                     self.oversize += 1;
                 } else {
                     let frame = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(mac as usize), snap as usize) };
-                    if !take(frame) {
+                    if !take(frame, arrived_ns) {
                         return n;
                     }
                     n += 1;

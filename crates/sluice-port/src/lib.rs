@@ -46,7 +46,7 @@ impl PortName {
 }
 
 /// A source receiving from a port: each frame copied into the pool,
-/// stamped with the time of the poll that received it and with its flow
+/// stamped with the time the kernel received it and with its flow
 /// by the first prefix rule its IPv4 destination matches (none: decided
 /// downstream, by a splitter).
 pub struct RxPort {
@@ -69,9 +69,15 @@ impl RxPort {
 impl PacketSource for RxPort {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
         let Self { rx, rules, seq, per_flow } = self;
-        rx.poll(max, |frame| {
+        // The kernel's clock now, read once a poll that finds frames.
+        let mut realtime_ns = None;
+        rx.poll(max, |frame, arrived_ns| {
+            // Stamped with the kernel's receive time on the engine's clock: the time a
+            // frame waited in the ring (while the worker slept, say) counts in its delay.
+            let waited_ns = realtime_ns.get_or_insert_with(realtime_now_ns).saturating_sub(arrived_ns);
             let flow = classify(rules, frame);
-            let Some(id) = pool.alloc_copy(frame, PacketMeta { ts_ns: now_ns, flow, seq: *seq, ..PacketMeta::default() }) else {
+            let meta = PacketMeta { ts_ns: now_ns.saturating_sub(waited_ns), flow, seq: *seq, ..PacketMeta::default() };
+            let Some(id) = pool.alloc_copy(frame, meta) else {
                 return false;
             };
             out.push(id);
@@ -96,6 +102,14 @@ impl PacketSource for RxPort {
             generated(flow, n);
         }
     }
+}
+
+/// CLOCK_REALTIME now (ns), the clock of the ring's receive times.
+fn realtime_now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 /// An egress transmitting on a port.
