@@ -69,10 +69,15 @@ def pipeline(poll: dict[str, Any], load: float, saturation_pps: float, schedule:
     return Pipeline.from_spec(spec)
 
 
-def measure(p: Pipeline, periods: int, period_ms: float) -> dict[str, Any]:
-    """What the worker used and gave over `periods` after one of warm-up;
-    `features`: what it logged for the learned policy, if it did."""
-    r = p.run("null", periods=periods, period_ms=period_ms, warmup_periods=1, backend="engine")
+#: What a row of the report gives of a measurement.
+ROW_KEYS = ("cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct", "polls_per_s", "wait_late_us")
+
+
+def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """What the worker used and gave over `periods` after one of warm-up
+    (`on_period` called after each); `features`: what it logged for the
+    learned policy, if it did."""
+    r = p.run("null", periods=periods, period_ms=period_ms, warmup_periods=1, backend="engine", on_period=on_period)
     measured = [q for q in r.periods if not q["warmup"]]
     s = r.summary
     flows = [f for q in measured for f in q["flows"].values() if f["delivered"]]
@@ -87,6 +92,7 @@ def measure(p: Pipeline, periods: int, period_ms: float) -> dict[str, Any]:
         "polls_per_s": statistics.fmean(q["workers"][0]["polls"] for q in measured) / (period_ms / 1e3),
         "wait_late_us": statistics.fmean(q["workers"][0]["wait_late_us"] for q in measured),
         "wait_asked_us": statistics.fmean(q["workers"][0]["wait_asked_us"] for q in measured),
+        "generated": s["generated"],
         "features": [row for q in measured for row in q["workers"][0].get("poll_features", [])],
         "periods": [{"cpu_pct": 100 * q["workers"][0]["cpu_fraction"], "mpps": q["rate_pps"] / 1e6,
                      "p99_us": max((f["p99_us"] for f in q["flows"].values() if f["delivered"]), default=0.0)} for q in r.periods],
@@ -105,7 +111,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
         for load in loads:
             progress(f"{policy} at {load:.1%}")
             m = measure(pipeline(POLICIES[policy], load, saturation_pps), periods, period_ms)
-            rows.append({"policy": policy, "load": load, **{k: round(v, 3) for k, v in m.items() if k not in ("periods", "features")}})
+            rows.append({"policy": policy, "load": load, "input": "emulated", **{k: round(m[k], 3) for k in ROW_KEYS}})
     top = {r["policy"]: r["mpps"] for r in rows if r["load"] == max(loads)}
     table3 = [{"policy": p, "max_mpps": mpps, "of_busy": round(mpps / top["busy"], 3) if top["busy"] else 0.0} for p, mpps in top.items()]
     progress("load steps (Figure 4)")
@@ -114,9 +120,17 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     for policy in POLICIES:
         m = measure(pipeline(POLICIES[policy], STEPS[0], saturation_pps, schedule), len(STEPS) * step_periods, period_ms)
         steps[policy] = m["periods"]
+    from sluice.experiments import polling_port  # it runs this module's pipelines in a namespace
+
+    port_mpps = 0.0
+    if polling_port.available():
+        progress("every policy on an AF_PACKET port (veth)")
+        port = polling_port.rows(periods, period_ms)
+        rows += port["rows"]
+        port_mpps = port["saturation_mpps"]
     decision_ns = {p: round(_core.poll_decision_ns(json.dumps(with_default_model(spec))), 1) for p, spec in POLICIES.items()}
     sleep = json.loads(_core.sleep_error_us(50.0, 50))
-    report = {"saturation_mpps": round(saturation_pps / 1e6, 3), "periods": periods, "period_ms": period_ms, "slo_us": SLO_US,
+    report = {"saturation_mpps": round(saturation_pps / 1e6, 3), "port_saturation_mpps": port_mpps, "periods": periods, "period_ms": period_ms, "slo_us": SLO_US,
               "table3": table3, "steps": {"loads": STEPS, "periods_each": step_periods, "by_policy": steps},
               "decision_ns": decision_ns, "sleep_error_us": {"p50": sleep["precise"]["p50"], "p99": sleep["precise"]["p99"],
                                                              "plain_p50": sleep["plain"]["p50"], "plain_p99": sleep["plain"]["p99"],
@@ -128,10 +142,10 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """Per policy and load: CPU, rate, loss, delay, violations."""
-    lines = ["| policy | load | CPU % | Mpps | loss % | mean µs | p99 µs | periods over SLO % |", "|---|---|---|---|---|---|---|---|"]
+    """Per input, policy and load: CPU, rate, loss, delay, violations."""
+    lines = ["| input | policy | load | CPU % | Mpps | loss % | mean µs | p99 µs | periods over SLO % |", "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['policy']} | {r['load']:.1%} | {r['cpu_pct']:.1f} | {r['mpps']:.3f} | {r['loss_pct']:.2f} | "
+        lines.append(f"| {r['input']} | {r['policy']} | {r['load']:.1%} | {r['cpu_pct']:.1f} | {r['mpps']:.3f} | {r['loss_pct']:.2f} | "
                      f"{r['mean_us']:.1f} | {r['p99_us']:.1f} | {r['slo_viol_pct']:.0f} |")
     return "\n".join(lines) + "\n"
 
@@ -141,6 +155,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     from sluice.plot import save, subplots
 
     fig, (cpu, lat) = subplots(1, 2, figsize=(10, 3.6))
+    rows = [r for r in rows if r["input"] == "emulated"]
     for i, policy in enumerate(dict.fromkeys(r["policy"] for r in rows)):
         pts = [r for r in rows if r["policy"] == policy]
         xs = [max(r["load"], 1e-4) for r in pts]
@@ -171,7 +186,7 @@ def plot_steps(steps: dict[str, Any], path: Path) -> None:
 
 def headline(report: dict[str, Any]) -> output.Headline:
     """CPU at no load and the most throughput, against busy polling."""
-    rows = report["rows"]
+    rows = [r for r in report["rows"] if r["input"] == "emulated"]
     idle = {r["policy"]: r["cpu_pct"] for r in rows if r["load"] == 0.0}
     of_busy = {t["policy"]: t["of_busy"] for t in report["table3"]}
     return output.Headline(f"CPU at no load: learned {idle['learned']:.1f}%, slo-aware {idle['slo-aware']:.1f}%, vpp-adaptive {idle['vpp-adaptive']:.1f}%, "
