@@ -5,9 +5,12 @@ namespace `sluice` with `veth0` ↔ `veth1` inside it, both up;
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
+import sys
+from typing import Any
 
 #: The namespace and the two ends of its veth pair.
 NAMESPACE, GEN_END, SWITCH_END = "sluice", "veth0", "veth1"
@@ -44,6 +47,32 @@ def up(name: str = NAMESPACE) -> None:
             _ip("netns", "del", name)
             raise RuntimeError(f"ip {' '.join(step)}: {done.stderr.strip()}")
     subprocess.run(["ip", "netns", "exec", name, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], check=False)
+
+
+def can_unshare(*tools: str) -> bool:
+    """Whether this machine lets a process make a network namespace of its
+    own (root, `unshare`, `ip`) and has `tools` for it."""
+    return os.geteuid() == 0 and all(shutil.which(t) for t in ("unshare", "ip", *tools))
+
+
+def run_unshared(module: str, *args: str, timeout: float) -> Any:
+    """Runs `python -m module args` in a network namespace of its own and
+    returns the JSON its last line of output holds."""
+    run = subprocess.run(["unshare", "--net", sys.executable, "-m", module, *args], capture_output=True, text=True, timeout=timeout)
+    if run.returncode != 0:
+        raise RuntimeError(f"{module} in a namespace of its own: {run.stderr.strip()[-500:]}")
+    return json.loads(run.stdout.splitlines()[-1])
+
+
+def pair_here() -> None:
+    """Makes the veth pair in this process's own namespace (one `unshare
+    --net` made for an experiment), both ends up and IPv6 off."""
+    for step in (("link", "add", GEN_END, "type", "veth", "peer", "name", SWITCH_END),
+                 ("link", "set", GEN_END, "up"), ("link", "set", SWITCH_END, "up")):
+        done = _ip(*step)
+        if done.returncode != 0:
+            raise RuntimeError(f"ip {' '.join(step)}: {done.stderr.strip()}")
+    subprocess.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], check=False)
 
 
 def down(name: str = NAMESPACE) -> None:

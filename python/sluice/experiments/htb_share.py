@@ -12,12 +12,12 @@ no `unshare`, `ip` or `tc`), there are no HTB rows."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
 import sys
 import threading
 from typing import Any, Optional
+
+from sluice import net
 
 #: The two flows: weight, destination, HTB class.
 FLOWS = [("heavy", 10, "20.0.1.1", "1:10"), ("light", 1, "20.0.2.1", "1:11")]
@@ -29,17 +29,13 @@ UNLIMITED_BPS = 10e9
 
 def available() -> bool:
     """Whether this machine can make the namespace and the qdisc."""
-    return os.geteuid() == 0 and all(shutil.which(tool) for tool in ("unshare", "ip", "tc"))
+    return net.can_unshare("tc")
 
 
 def windows(link_pps: Optional[float], seconds: float, window_ms: float) -> list[list[int]]:
     """Packets of each flow per window at a link of `link_pps` (None:
     unlimited), the test run in a namespace of its own."""
-    args = [sys.executable, "-m", "sluice.experiments.htb_share", str(link_pps or 0.0), str(seconds), str(window_ms)]
-    run = subprocess.run(["unshare", "--net", *args], capture_output=True, text=True, timeout=120 + 4 * seconds)
-    if run.returncode != 0:
-        raise RuntimeError(f"HTB share test: {run.stderr.strip()[-500:]}")
-    got: list[list[int]] = json.loads(run.stdout.splitlines()[-1])
+    got: list[list[int]] = net.run_unshared(__name__, str(link_pps or 0.0), str(seconds), str(window_ms), timeout=120 + 4 * seconds)
     return got
 
 
@@ -50,19 +46,16 @@ def _sh(*cmd: str) -> None:
 
 
 def _link(bps: float) -> None:
-    """veth0 ↔ veth1, up, IPv6 off; veth0's egress shaped by HTB at `bps`."""
-    _sh("ip", "link", "add", "veth0", "type", "veth", "peer", "name", "veth1")
-    _sh("ip", "link", "set", "veth0", "up")
-    _sh("ip", "link", "set", "veth1", "up")
-    subprocess.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], check=False)
+    """The veth pair, its sender's end (veth0) shaped by HTB at `bps`."""
+    net.pair_here()
     total = sum(w for _, w, _, _ in FLOWS)
-    _sh("tc", "qdisc", "add", "dev", "veth0", "root", "handle", "1:", "htb", "default", "11")
-    _sh("tc", "class", "add", "dev", "veth0", "parent", "1:", "classid", "1:1", "htb", "rate", f"{bps:.0f}bit", "ceil", f"{bps:.0f}bit")
+    _sh("tc", "qdisc", "add", "dev", net.GEN_END, "root", "handle", "1:", "htb", "default", "11")
+    _sh("tc", "class", "add", "dev", net.GEN_END, "parent", "1:", "classid", "1:1", "htb", "rate", f"{bps:.0f}bit", "ceil", f"{bps:.0f}bit")
     for _, weight, dst, cls in FLOWS:
         rate = bps * weight / total
-        _sh("tc", "class", "add", "dev", "veth0", "parent", "1:1", "classid", cls, "htb", "rate", f"{rate:.0f}bit", "ceil", f"{bps:.0f}bit",
+        _sh("tc", "class", "add", "dev", net.GEN_END, "parent", "1:1", "classid", cls, "htb", "rate", f"{rate:.0f}bit", "ceil", f"{bps:.0f}bit",
             "quantum", str(1514 * weight))
-        _sh("tc", "filter", "add", "dev", "veth0", "protocol", "ip", "parent", "1:", "prio", "1", "u32", "match", "ip", "dst", f"{dst}/32", "flowid", cls)
+        _sh("tc", "filter", "add", "dev", net.GEN_END, "protocol", "ip", "parent", "1:", "prio", "1", "u32", "match", "ip", "dst", f"{dst}/32", "flowid", cls)
 
 
 def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int]]:
@@ -74,7 +67,7 @@ def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int
     receiver = Pipeline("htb-share")
     prefixes = {name: dst.rsplit(".", 1)[0] + ".0/24" for name, _, dst, _ in FLOWS}
     split = receiver.module("split", Lpm({prefixes[name]: gate for gate, (name, _, _, _) in enumerate(FLOWS)}))
-    receiver.connect(receiver.rx_port("in", "af_packet:veth1", prefixes), split)
+    receiver.connect(receiver.rx_port("in", f"af_packet:{net.SWITCH_END}", prefixes), split)
     for gate, (name, _, _, _) in enumerate(FLOWS):
         receiver.connect(split, receiver.sink(f"out-{name}"), gate)
         receiver.flow(name, ["in", "split", f"out-{name}"])
@@ -83,7 +76,7 @@ def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int
         p = Pipeline(f"send-{name}")
         p.connect(p.source("src"), p.sink("out"))
         p.flow(name, ["src", "out"], template=_template(dst))
-        senders.append(threading.Thread(target=p.send, args=("af_packet:veth0", seconds)))
+        senders.append(threading.Thread(target=p.send, args=(f"af_packet:{net.GEN_END}", seconds)))
     periods = int(seconds * 1e3 / window_ms) + 6
 
     def start(_: dict[str, Any]) -> None:

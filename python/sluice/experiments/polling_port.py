@@ -10,13 +10,11 @@ machine allows none (no root, `unshare` or `ip`) there are no port rows."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import subprocess
 import sys
 import threading
 from typing import Any
 
+from sluice import net
 from sluice.experiments import polling
 
 #: Loads as shares of the port's most under busy polling (0: no sender).
@@ -25,37 +23,26 @@ LOADS = [0.0, 0.01, 0.1, 0.5]
 
 def available() -> bool:
     """Whether this machine can make the namespace."""
-    return os.geteuid() == 0 and all(shutil.which(tool) for tool in ("unshare", "ip"))
+    return net.can_unshare()
 
 
 def rows(periods: int, period_ms: float) -> dict[str, Any]:
     """Every policy at every load, run in a namespace of its own: {"saturation_mpps", "rows"}."""
-    args = [sys.executable, "-m", "sluice.experiments.polling_port", str(periods), str(period_ms)]
-    run = subprocess.run(["unshare", "--net", *args], capture_output=True, text=True, timeout=600)
-    if run.returncode != 0:
-        raise RuntimeError(f"polling on a port: {run.stderr.strip()[-500:]}")
-    got: dict[str, Any] = json.loads(run.stdout.splitlines()[-1])
+    got: dict[str, Any] = net.run_unshared(__name__, str(periods), str(period_ms), timeout=600)
     return got
-
-
-def _veth() -> None:
-    for cmd in (["ip", "link", "add", "veth0", "type", "veth", "peer", "name", "veth1"],
-                ["ip", "link", "set", "veth0", "up"], ["ip", "link", "set", "veth1", "up"]):
-        subprocess.run(cmd, check=True, capture_output=True)
-    subprocess.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], check=False)
 
 
 def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: float) -> dict[str, Any]:
     """The receiving pipeline under `poll` while the sender sends at
     `rate_pps` in all (None: as fast as it can; 0: not at all)."""
     receiver = polling.pipeline(poll, 0.0, 0.0)
-    receiver.use_ports(rx="af_packet:veth1", ring={"blocks": 4096})
+    receiver.use_ports(rx=f"af_packet:{net.SWITCH_END}", ring={"blocks": 4096})
     sent: dict[str, Any] = {"packets": 0}
     sender = None
     if rate_pps != 0:
         source = polling.pipeline(polling.POLICIES["busy"], 1.0, rate_pps or 0.0)
         # The sender stops a period before the run, so that what it sent has arrived.
-        sender = threading.Thread(target=lambda: sent.update(source.send("af_packet:veth0", (periods - 1) * period_ms / 1e3)))
+        sender = threading.Thread(target=lambda: sent.update(source.send(f"af_packet:{net.GEN_END}", (periods - 1) * period_ms / 1e3)))
 
     def start(_: dict[str, Any]) -> None:
         if sender is not None and not sender.ident:
@@ -72,7 +59,7 @@ def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: 
 
 def _measure(periods: int, period_ms: float) -> dict[str, Any]:
     """In the namespace: the port's most under busy polling, then every policy at every load."""
-    _veth()
+    net.pair_here()
     saturation_pps = _run(polling.POLICIES["busy"], None, periods, period_ms)["mpps"] * 1e6
     out = []
     for name, poll in polling.POLICIES.items():
