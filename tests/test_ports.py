@@ -122,7 +122,8 @@ def roundtrip() -> dict[str, Any]:
 
     result = p.run("null", periods=80, period_ms=50, warmup_periods=1, on_period=on_period)
     sender.join()
-    return {"summary": result.summary, "back": reader.stop()}
+    ports = {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}
+    return {"summary": result.summary, "ports": ports, "back": reader.stop()}
 
 
 def generate() -> dict[str, Any]:
@@ -225,6 +226,12 @@ def test_l2l3_between_af_packet_ports_loses_nothing_and_routes_every_frame(tmp_p
     s = stats["summary"]
     assert s["missed"] == 0, "nothing lost at the rx ring"
     assert s["generated"] == FRAMES and s["delivered"] == FRAMES and s["dropped"] == 0 and s["lossless"], s
+    # Each port counts what it took and put on the wire, frames and bytes.
+    size = len(frame(0, 0))
+    rx = [c for c in stats["ports"].values() if "rx_pkts" in c]
+    tx = [c for c in stats["ports"].values() if "tx_pkts" in c]
+    assert len(rx) == 1 and rx[0]["rx_pkts"] == FRAMES and rx[0]["rx_bytes"] == size * FRAMES and rx[0]["ring_dropped"] == 0, stats["ports"]
+    assert sum(c["tx_pkts"] for c in tx) == FRAMES and sum(c["tx_bytes"] for c in tx) == size * FRAMES and all(c["tx_full"] == 0 for c in tx), stats["ports"]
     back = out.read_bytes()
     frames = [back[i + 2:i + 2 + int.from_bytes(back[i:i + 2], "big")] for i in _offsets(back)]
     assert len(frames) == FRAMES, "every frame came back out of the tx port"
@@ -281,4 +288,4 @@ if __name__ == "__main__":
         with open(sys.argv[2], "wb") as f:
             for data in got["back"]:
                 f.write(len(data).to_bytes(2, "big") + data)
-        print(json.dumps({"summary": got["summary"]}))
+        print(json.dumps({"summary": got["summary"], "ports": got["ports"]}))

@@ -56,6 +56,14 @@ class RunResult:
         counters: dict[str, int] = self.data["module_totals"][module].get("nf", {})
         return counters
 
+    def port_counters(self, module: str) -> dict[str, int]:
+        """A port module's own counters over the whole run: a receive port's
+        rx_pkts, rx_bytes, ring_dropped, oversize; a transmit port's tx_pkts,
+        tx_bytes, tx_retries, tx_full, tx_refused (each period's report has
+        them for the period, under "port")."""
+        counters: dict[str, int] = self.data["module_totals"][module].get("port", {})
+        return counters
+
     @property
     def interrupted(self) -> Optional[str]:
         """Why the run ended before its last period ("stopped", or the error), or None."""

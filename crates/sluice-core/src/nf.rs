@@ -209,6 +209,10 @@ pub trait PacketSource: Send {
         None
     }
 
+    /// Writes its own counters into the first slots of `into`
+    /// (cumulative; a port's packets, bytes and ring drops), if it keeps any.
+    fn read_counters(&self, _into: &mut NfCounters) {}
+
     /// A file descriptor that turns readable when packets have arrived
     /// (a port's socket), where there is one: a worker waiting for an
     /// interrupt blocks on it (see [`crate::poll::Wait::Interrupt`]).
@@ -231,6 +235,9 @@ pub trait PacketSink: Send {
     /// sending them; returns how many it took. A full transmit ring takes
     /// the rest no more: the walker drops those, counted at the egress.
     fn transmit(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize;
+
+    /// Writes its own counters into the first slots of `into` (cumulative), if it keeps any.
+    fn read_counters(&self, _into: &mut NfCounters) {}
 }
 
 /// A worker's way onto a scheduled link (see `sluice-pspat`): a scheduler

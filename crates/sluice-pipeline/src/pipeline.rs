@@ -123,12 +123,16 @@ impl Pipeline {
         &self.model
     }
 
-    /// What the slots of module `m`'s own NF counters count (see
-    /// [`sluice_nf::NfSpec::counter_names`]); empty for most modules.
-    pub fn nf_counter_names(&self, m: usize) -> &'static [&'static str] {
+    /// What the slots of module `m`'s own counters count, and the key they
+    /// go under in a report: an NF's under "nf" (see
+    /// [`sluice_nf::NfSpec::counter_names`]), a port's under "port" (see
+    /// [`sluice_port::RX_COUNTERS`], [`sluice_port::TX_COUNTERS`]); no names for most modules.
+    pub fn own_counters(&self, m: usize) -> (&'static str, &'static [&'static str]) {
         match &self.spec.modules[m].kind {
-            KindSpec::Nf(nf) => nf.counter_names(),
-            _ => &[],
+            KindSpec::Nf(nf) => ("nf", nf.counter_names()),
+            KindSpec::Source(SourceSpec::Port { .. }) => ("port", sluice_port::RX_COUNTERS),
+            KindSpec::Sink { port: Some(_), .. } => ("port", sluice_port::TX_COUNTERS),
+            _ => ("nf", &[]),
         }
     }
 

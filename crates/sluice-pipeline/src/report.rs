@@ -72,7 +72,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
                 "trigger": mt.trigger, "x": mt.x, "r": mt.r, "b_in": mt.b_in, "b_round": mt.b_round, "b_round_sd": mt.b_round_sd, "b": mt.b,
                 "busy_ns": mt.busy_ns, "dropped": mt.dropped, "drops": mt.drops, "held": mt.held, "controlled": m.controlled,
             });
-            add_nf_counters(&mut v, pipeline.nf_counter_names(i), &mt.nf);
+            add_own_counters(&mut v, pipeline.own_counters(i), &mt.nf);
             if let Some(&(_, ns)) = p.holds.iter().find(|(h, _)| *h == i) {
                 v["hold_us"] = json!(us(ns));
             }
@@ -105,10 +105,11 @@ fn class_period(plan: &crate::egress::EgressPlan, t: &sluice_core::Telemetry) ->
     Value::Object(classes)
 }
 
-/// Adds a module's own NF counters to its JSON as `"nf": {name: count}`, if its NF names any.
-fn add_nf_counters(module: &mut Value, names: &[&str], slots: &NfCounters) {
+/// Adds a module's own counters to its JSON as `key: {name: count}`
+/// (`"nf"`, `"port"`), if it names any.
+fn add_own_counters(module: &mut Value, (key, names): (&str, &[&str]), slots: &NfCounters) {
     if !names.is_empty() {
-        module["nf"] = names.iter().zip(slots).map(|(&n, &c)| (n.to_owned(), json!(c))).collect::<Map<String, Value>>().into();
+        module[key] = names.iter().zip(slots).map(|(&n, &c)| (n.to_owned(), json!(c))).collect::<Map<String, Value>>().into();
     }
 }
 
@@ -129,7 +130,7 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
         "module_totals": pipeline.model().modules.iter().zip(&report.module_totals).enumerate().map(|(i, (m, t))| {
             let mut v = json!(t);
-            add_nf_counters(&mut v, pipeline.nf_counter_names(i), &t.nf);
+            add_own_counters(&mut v, pipeline.own_counters(i), &t.nf);
             (m.name.clone(), v)
         }).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),

@@ -36,7 +36,7 @@ fn run(backend: &mut dyn sluice_core::Backend, periods: usize) -> RunReport {
 /// The Reframer's counter `name` over the run.
 fn counter(p: &Pipeline, report: &RunReport, name: &str) -> u64 {
     let m = p.model().modules.iter().position(|m| m.name == "reframer").unwrap();
-    let slot = p.nf_counter_names(m).iter().position(|&n| n == name).unwrap();
+    let slot = p.own_counters(m).1.iter().position(|&n| n == name).unwrap();
     report.module_totals[m].nf[slot]
 }
 

@@ -267,6 +267,16 @@ impl AfPacketRx {
     /// Frames lost before the pipeline saw them (pkt, cumulative): those the
     /// kernel dropped at a full ring, and those too long for a pool buffer.
     pub fn missed(&self) -> u64 {
+        self.ring_dropped() + self.oversize
+    }
+
+    /// Frames too long for a pool buffer, dropped here (pkt, cumulative).
+    pub fn oversize(&self) -> u64 {
+        self.oversize
+    }
+
+    /// Frames the kernel dropped at a full ring (pkt, cumulative).
+    pub fn ring_dropped(&self) -> u64 {
         let mut stats: tpacket_stats_v3 = unsafe { std::mem::zeroed() };
         let mut len = std::mem::size_of::<tpacket_stats_v3>() as libc::socklen_t;
         // Reading the statistics resets them: they are added up here.
@@ -276,7 +286,7 @@ impl AfPacketRx {
         if rc == 0 {
             self.ring_dropped.set(self.ring_dropped.get() + u64::from(stats.tp_drops));
         }
-        self.ring_dropped.get() + self.oversize
+        self.ring_dropped.get()
     }
 }
 

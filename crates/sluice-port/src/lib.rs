@@ -14,6 +14,7 @@ pub use error::{Error, Result};
 pub use forward::{forward_raw, Forwarded};
 pub use send::{send, Sent};
 
+use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSink, PacketSource};
 use sluice_traffic::{classify, PrefixRule};
 
@@ -55,20 +56,34 @@ pub struct RxPort {
     seq: u32,
     /// Packets received per flow id (pkt).
     per_flow: Vec<u64>,
+    /// Frames taken into the pool, and their bytes.
+    received: u64,
+    bytes: u64,
 }
+
+/// What a receive port counts, in its module's own counters (cumulative;
+/// per period in a period's report): frames taken into the pipeline and
+/// their bytes, frames the kernel dropped at a full ring, frames too long
+/// for a pool buffer.
+pub const RX_COUNTERS: &[&str] = &["rx_pkts", "rx_bytes", "ring_dropped", "oversize"];
+/// What a transmit port counts: frames put on its ring and their bytes,
+/// times the ring was full and the kernel was asked to send before a
+/// second try, frames it still had no room for (the walker drops those,
+/// counted at the egress), frames the kernel refused as malformed.
+pub const TX_COUNTERS: &[&str] = &["tx_pkts", "tx_bytes", "tx_retries", "tx_full", "tx_refused"];
 
 impl RxPort {
     /// Opens `port` for receiving, its ring shaped by `ring`; `fanout`
     /// joins a group that spreads flows over several workers' ports.
     pub fn open(port: &PortName, ring: RingConfig, rules: Vec<PrefixRule>, fanout: Option<u16>) -> Result<Self> {
         let flows = rules.iter().map(|r| r.flow as usize + 1).max().unwrap_or(0);
-        Ok(Self { rx: AfPacketRx::open(&port.name, &port.interface, ring, fanout)?, rules, seq: 0, per_flow: vec![0; flows] })
+        Ok(Self { rx: AfPacketRx::open(&port.name, &port.interface, ring, fanout)?, rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0 })
     }
 }
 
 impl PacketSource for RxPort {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
-        let Self { rx, rules, seq, per_flow } = self;
+        let Self { rx, rules, seq, per_flow, received, bytes } = self;
         // The kernel's clock now, read once a poll that finds frames.
         let mut realtime_ns = None;
         rx.poll(max, |frame, arrived_ns| {
@@ -82,6 +97,8 @@ impl PacketSource for RxPort {
             };
             out.push(id);
             *seq = seq.wrapping_add(1);
+            *received += 1;
+            *bytes += frame.len() as u64;
             if let Some(n) = per_flow.get_mut(flow as usize) {
                 *n += 1;
             }
@@ -95,6 +112,10 @@ impl PacketSource for RxPort {
 
     fn missed(&self) -> u64 {
         self.rx.missed()
+    }
+
+    fn read_counters(&self, into: &mut NfCounters) {
+        into[..RX_COUNTERS.len()].copy_from_slice(&[self.received, self.bytes, self.rx.ring_dropped(), self.rx.oversize()]);
     }
 
     fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
@@ -115,12 +136,17 @@ fn realtime_now_ns() -> u64 {
 /// An egress transmitting on a port.
 pub struct TxPort {
     tx: AfPacketTx,
+    /// Frames put on the ring and their bytes; full-ring retries; frames refused for want of room.
+    sent: u64,
+    bytes: u64,
+    retries: u64,
+    full: u64,
 }
 
 impl TxPort {
     /// Opens `port` for transmitting, its ring shaped by `ring`.
     pub fn open(port: &PortName, ring: RingConfig) -> Result<Self> {
-        Ok(Self { tx: AfPacketTx::open(&port.name, &port.interface, ring)? })
+        Ok(Self { tx: AfPacketTx::open(&port.name, &port.interface, ring)?, sent: 0, bytes: 0, retries: 0, full: 0 })
     }
 }
 
@@ -128,16 +154,25 @@ impl PacketSink for TxPort {
     fn transmit(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize {
         let mut sent = 0;
         for &id in ids {
-            if !self.tx.push(pool.data(id)) {
+            let frame = pool.data(id);
+            if !self.tx.push(frame) {
                 // Full: have the kernel send what is queued, then try once more.
+                self.retries += 1;
                 self.tx.flush();
-                if !self.tx.push(pool.data(id)) {
+                if !self.tx.push(frame) {
                     break;
                 }
             }
             sent += 1;
+            self.bytes += frame.len() as u64;
         }
+        self.sent += sent as u64;
+        self.full += (ids.len() - sent) as u64;
         self.tx.flush();
         sent
+    }
+
+    fn read_counters(&self, into: &mut NfCounters) {
+        into[..TX_COUNTERS.len()].copy_from_slice(&[self.sent, self.bytes, self.retries, self.full, self.tx.refused]);
     }
 }

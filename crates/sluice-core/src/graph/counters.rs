@@ -1,7 +1,7 @@
 //! Telemetry hand-over: a worker copies its cumulative counters into a
 //! reading the control side merges (see [`PeriodMeter`](crate::meter::PeriodMeter)).
 
-use super::{Kind, WorkerGraph};
+use super::{Kind, Output, WorkerGraph};
 use crate::telemetry::Counters;
 
 impl WorkerGraph {
@@ -21,7 +21,11 @@ impl WorkerGraph {
             if let Kind::Function(nf) = &node.kind {
                 nf.read_counters(&mut into.modules[node.module].nf);
             }
+            if let Kind::Egress(_, Output::Port(port) | Output::Scheduled(_, Some(port))) = &node.kind {
+                port.read_counters(&mut into.modules[node.module].nf);
+            }
             if let Kind::Source(source) = &node.kind {
+                source.read_counters(&mut into.modules[node.module].nf);
                 into.modules[node.module].missed = source.missed();
                 source.count_generated(&mut |flow, n| {
                     if let Some(f) = into.flows.get_mut(flow) {
