@@ -13,7 +13,7 @@ import pytest
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 
 from sluice import Pipeline, _core
-from sluice.experiments import polling
+from sluice.experiments import poll_worker
 from sluice.poll_model import DEFAULT, HISTORY, LOGGED, export, features
 from sluice.pipelines import rc
 
@@ -77,7 +77,7 @@ def test_the_shipped_model_is_the_learned_policys_default_and_reads_logged_rows(
 
 
 def test_a_worker_logs_what_the_learned_policy_reads(tmp_path: Path) -> None:
-    p = polling.pipeline({"policy": "busy", "log_features": True}, 0.0001, 10e6)
+    p = poll_worker.pipeline({"policy": "busy", "log_features": True}, 0.0001, 10e6)
     r = p.run("null", periods=2, period_ms=50, backend="engine")
     rows = [row for q in r.periods for row in q["workers"][0].get("poll_features", [])]
     assert rows and all(len(row) == LOGGED for row in rows)

@@ -15,7 +15,7 @@ import threading
 from typing import Any
 
 from sluice import net
-from sluice.experiments import polling
+from sluice.experiments import poll_worker
 
 #: Loads as shares of the port's most under busy polling (0: no sender).
 LOADS = [0.0, 0.01, 0.1, 0.5]
@@ -35,12 +35,12 @@ def rows(periods: int, period_ms: float) -> dict[str, Any]:
 def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: float) -> dict[str, Any]:
     """The receiving pipeline under `poll` while the sender sends at
     `rate_pps` in all (None: as fast as it can; 0: not at all)."""
-    receiver = polling.pipeline(poll, 0.0, 0.0)
+    receiver = poll_worker.pipeline(poll, 0.0, 0.0)
     receiver.use_ports(rx=f"af_packet:{net.SWITCH_END}", ring={"blocks": 4096})
     sent: dict[str, Any] = {"packets": 0}
     sender = None
     if rate_pps != 0:
-        source = polling.pipeline(polling.POLICIES["busy"], 1.0, rate_pps or 0.0)
+        source = poll_worker.pipeline(poll_worker.POLICIES["busy"], 1.0, rate_pps or 0.0)
         # The sender stops a period before the run, so that what it sent has arrived.
         sender = threading.Thread(target=lambda: sent.update(source.send(f"af_packet:{net.GEN_END}", (periods - 1) * period_ms / 1e3)))
 
@@ -48,7 +48,7 @@ def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: 
         if sender is not None and not sender.ident:
             sender.start()
 
-    m = polling.measure(receiver, periods, period_ms, on_period=start)
+    m = poll_worker.measure(receiver, periods, period_ms, on_period=start)
     if sender is not None:
         sender.join()
     received = m["generated"]
@@ -60,12 +60,12 @@ def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: 
 def _measure(periods: int, period_ms: float) -> dict[str, Any]:
     """In the namespace: the port's most under busy polling, then every policy at every load."""
     net.pair_here()
-    saturation_pps = _run(polling.POLICIES["busy"], None, periods, period_ms)["mpps"] * 1e6
+    saturation_pps = _run(poll_worker.POLICIES["busy"], None, periods, period_ms)["mpps"] * 1e6
     out = []
-    for name, poll in polling.POLICIES.items():
+    for name, poll in poll_worker.POLICIES.items():
         for load in LOADS:
             m = _run(poll, load * saturation_pps, periods, period_ms)
-            out.append({"policy": name, "load": load, "input": "af_packet", **{k: round(m[k], 3) for k in polling.ROW_KEYS}})
+            out.append({"policy": name, "load": load, "input": "af_packet", **{k: round(m[k], 3) for k in poll_worker.ROW_KEYS}})
     return {"saturation_mpps": round(saturation_pps / 1e6, 3), "rows": out}
 
 

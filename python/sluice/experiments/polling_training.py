@@ -49,7 +49,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable
 
-from sluice.experiments import polling
+from sluice.experiments import poll_worker
 from sluice.poll_model import LOGGED, export, features
 
 #: The paper's scenarios (Mbit/s of a 10 Gbit/s link), run as these shares of the saturation rate.
@@ -74,7 +74,7 @@ def reward(m: dict[str, Any], offered_pps: float) -> float:
     the p99 of the median period, so that one period in which this
     machine stalled the worker does not decide a comparison."""
     delivered = 1.0 - float(m["loss_pct"]) / 100 if offered_pps > 0 else 1.0
-    half = polling.SLO_US / 2
+    half = poll_worker.SLO_US / 2
     p99_us = statistics.median(float(q["p99_us"]) for q in m["periods"][1:])
     return 100 * delivered - 50 * float(m["cpu_pct"]) / 100 - 50 * min(1.0, max(0.0, p99_us - half) / half)
 
@@ -118,7 +118,7 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
     rng = random.Random(seed)
     periods, period_ms = (2, 50.0) if quick else (3, 100.0)
     progress("busy polling's saturation rate")
-    saturation_pps = polling.measure(polling.pipeline(polling.POLICIES["busy"], 0.0, 0.0), periods, period_ms)["mpps"] * 1e6
+    saturation_pps = poll_worker.measure(poll_worker.pipeline(poll_worker.POLICIES["busy"], 0.0, 0.0), periods, period_ms)["mpps"] * 1e6
     loads = [mbps / LINK_MBPS for mbps in SCENARIOS_MBPS]
     cpu_hz = _cpu_hz()
     rounds = ROUNDS[0]
@@ -132,7 +132,7 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
         measured = []
         for s, load in enumerate(loads):
             progress(f"iteration {it + 1}/{iterations}, {which}: {SCENARIOS_MBPS[s]} Mbit/s")
-            m = polling.measure(polling.pipeline(poll, load, saturation_pps), periods, period_ms)
+            m = poll_worker.measure(poll_worker.pipeline(poll, load, saturation_pps), periods, period_ms)
             measured.append({**m, "reward": reward(m, load * saturation_pps), "paper_reward": paper_reward(m, cpu_hz)})
         return measured
 

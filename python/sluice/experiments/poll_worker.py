@@ -1,0 +1,73 @@
+"""The worker the polling experiments measure (`sluice experiment
+polling`, its rows on a port, `sluice train polling`): L2L3(4) on one
+worker polling as a policy says, its flows sharing a load set as a share
+of what a busy worker carries, and what a run of it used and gave."""
+
+from __future__ import annotations
+
+import statistics
+from typing import Any, Callable
+
+from sluice import Pipeline
+from sluice.pipelines import l2l3
+
+POLICIES: dict[str, dict[str, Any]] = {
+    "busy": {"policy": "busy"},
+    "empty-poll": {"policy": "empty-poll", "empty_polls": 64, "min_sleep_us": 50.0, "max_sleep_us": 500.0},
+    "slo-aware": {"policy": "slo-aware", "empty_polls": 64, "min_sleep_us": 50.0, "max_sleep_us": 500.0},
+    "vpp-adaptive": {"policy": "vpp-adaptive", "threshold_pkts": 8, "max_sleep_us": 500.0},
+    "metronome": {"policy": "metronome", "vacation_us": 50.0},
+    # The model shipped in the package (`sluice train polling` on this machine's kind).
+    "learned": {"policy": "learned", "max_sleep_us": 500.0},
+}
+FLOWS = 4
+#: Every flow's delay SLO (µs, p95): room for a sleep, as the slo-aware policy needs.
+SLO_US = 2000.0
+#: A "no traffic" rate per flow (pkt/s): a source needs one above zero.
+IDLE_PPS = 0.1
+
+
+def pipeline(poll: dict[str, Any], load: float, saturation_pps: float, schedule: list[tuple[int, float]] | None = None) -> Pipeline:
+    """L2L3(4) on one worker polling as `poll` says (a description's `poll`
+    object), its flows sharing `load` × `saturation_pps` (unlimited while
+    the saturation is not known yet), stepping per `schedule` of (period, load)."""
+    spec = l2l3(FLOWS, slo_us=SLO_US).spec()
+
+    def rate(share: float) -> float:
+        return max(IDLE_PPS, share * saturation_pps / FLOWS)
+
+    for s in spec["modules"][0]["source"]["synthetic"]["streams"]:
+        s["rate_pps"] = rate(load) if saturation_pps else None
+        s["rate_schedule"] = [[period, rate(share)] for period, share in schedule or []]
+    spec["poll"] = poll
+    return Pipeline.from_spec(spec)
+
+
+#: What a row of the report gives of a measurement.
+ROW_KEYS = ("cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct", "polls_per_s", "wait_late_us")
+
+
+def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """What the worker used and gave over `periods` after one of warm-up
+    (`on_period` called after each); `features`: what it logged for the
+    learned policy, if it did."""
+    r = p.run("null", periods=periods, period_ms=period_ms, warmup_periods=1, backend="engine", on_period=on_period)
+    measured = [q for q in r.periods if not q["warmup"]]
+    s = r.summary
+    flows = [f for q in measured for f in q["flows"].values() if f["delivered"]]
+    offered = s["generated"] + s["missed"]
+    return {
+        "cpu_pct": 100 * statistics.fmean(q["workers"][0]["cpu_fraction"] for q in measured),
+        "mpps": s["rate_pps"] / 1e6,
+        "loss_pct": 100 * (s["missed"] + s["dropped"]) / offered if offered else 0.0,
+        "mean_us": statistics.fmean(f["mean_us"] for f in flows) if flows else 0.0,
+        "p99_us": max((f["p99_us"] for f in flows), default=0.0),
+        "slo_viol_pct": s["violation_pct"],
+        "polls_per_s": statistics.fmean(q["workers"][0]["polls"] for q in measured) / (period_ms / 1e3),
+        "wait_late_us": statistics.fmean(q["workers"][0]["wait_late_us"] for q in measured),
+        "wait_asked_us": statistics.fmean(q["workers"][0]["wait_asked_us"] for q in measured),
+        "generated": s["generated"],
+        "features": [row for q in measured for row in q["workers"][0].get("poll_features", [])],
+        "periods": [{"cpu_pct": 100 * q["workers"][0]["cpu_fraction"], "mpps": q["rate_pps"] / 1e6,
+                     "p99_us": max((f["p99_us"] for f in q["flows"].values() if f["delivered"]), default=0.0)} for q in r.periods],
+    }
