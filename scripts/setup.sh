@@ -18,6 +18,13 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}"
 fi
+# tcpreplay cross-checks the sender's rate in `sluice experiment ports`,
+# which runs as root (as ports do): installed there, skipped where it cannot be.
+if [ "$(id -u)" -eq 0 ] && ! command -v tcpreplay >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  echo "setup: installing tcpreplay"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpreplay >/dev/null; } \
+    || echo "setup: tcpreplay not installed; the ports experiment leaves out its cross-check" >&2
+fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo (Rust) is not on PATH; install the Rust toolchain (https://rustup.rs) and retry" >&2
   exit 1

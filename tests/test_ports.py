@@ -267,6 +267,19 @@ def test_a_worker_waiting_for_interrupts_sleeps_on_the_port_socket_and_loses_not
     assert waiting["cpu"] < 0.5 * busy["cpu"], got
 
 
+@needs_namespace
+def test_experiment_ports_forwards_what_was_sent_and_its_sender_keeps_its_rate_as_tcpreplay_does(tmp_path: Any) -> None:
+    sluice = os.path.join(os.path.dirname(sys.executable), "sluice")
+    run = subprocess.run([sluice, "experiment", "ports", "--quick", "--out", "o", "--json", "p.json"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    r = json.loads((tmp_path / "p.json").read_text())
+    assert r["backends"]["af_packet"]["lossless"], r["backends"]
+    senders = {c["sender"]: c for c in r["rate_check"]}
+    assert "sluice" in senders and ("tcpreplay" in senders or shutil.which("tcpreplay") is None), senders
+    assert all(abs(c["of_target"] - 1) <= 0.05 for c in senders.values()), senders
+
+
 def _offsets(data: bytes) -> list[int]:
     """Where each length-prefixed frame starts in `data`."""
     offsets, i = [], 0

@@ -7,6 +7,7 @@ can. Runs in a network namespace it makes and removes (root)."""
 from __future__ import annotations
 
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,6 +24,8 @@ NAMESPACE = "sluice-ports"
 #: The ports: the sender on one end, the forwarder on the other.
 GEN, FWD = f"af_packet:{net.GEN_END}", f"af_packet:{net.SWITCH_END}"
 BACKENDS = ("af_packet",)
+#: The rate at which `sluice gen`'s sender and tcpreplay are compared (pkt/s).
+RATE_CHECK_PPS = 200_000.0
 
 
 def _forwarder() -> Any:
@@ -63,6 +66,39 @@ def measure(mode: str, seconds: float) -> dict[str, Any]:
             "seconds": sent["seconds"]}
 
 
+def rate(sender: str, pps: float, seconds: float) -> float:
+    """Inside the namespace: the rate (pkt/s) at which frames from
+    `sender` ("sluice": `Pipeline.send`; "tcpreplay": Debian's replayer, a
+    synthetic trace) set to `pps` arrive at the forwarder's rx port: the
+    median of its per-period counts while the sender sends."""
+    import tempfile
+
+    from sluice.pipelines import l2l3
+
+    counts: list[int] = []
+    if sender == "sluice":
+        source = l2l3(4)
+        for flow in source.flows():
+            source.set_rate(flow, pps / 4)
+        send: Callable[[], Any] = lambda: source.send(GEN, seconds)
+    else:
+        trace = Path(tempfile.mkdtemp()) / "trace.pcap"
+        _core.trace_synth(str(trace), 20_000)
+        send = lambda: subprocess.run(["tcpreplay", f"--intf1={net.GEN_END}", f"--pps={pps:.0f}", "--loop=1000",
+                                       f"--limit={int(pps * seconds)}", str(trace)], capture_output=True, check=True)
+    sender_thread = threading.Thread(target=send)
+
+    def on_period(q: dict[str, Any]) -> None:
+        if not sender_thread.ident:
+            sender_thread.start()
+        counts.append(q["modules"]["rx"]["port"]["rx_pkts"])
+
+    _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
+    sender_thread.join()
+    busy = [c for c in counts if c > 0][1:-1]
+    return statistics.median(busy) * 10 if busy else 0.0
+
+
 def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, Any]:
     """Measures each backend and writes ports.{json,csv,md,png} into `out`."""
     seconds, reps = (1.0, 3) if quick else (3.0, 5)
@@ -78,6 +114,16 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
                     raise RuntimeError(f"ports experiment, {mode} run: {done.stderr.strip().splitlines()[-1:]}")
                 runs[mode].append(json.loads(done.stdout.splitlines()[-1]))
                 time.sleep(0.2)
+        # `sluice gen`'s sender against tcpreplay at the same rate, as the other end sees them.
+        rate_check = []
+        for sender in ("sluice", "tcpreplay") if shutil.which("tcpreplay") else ("sluice",):
+            progress(f"{sender} at {RATE_CHECK_PPS:.0f} pkt/s")
+            done = subprocess.run(["ip", "netns", "exec", NAMESPACE, sys.executable, "-m", "sluice.experiments.ports", "rate", sender, str(seconds)],
+                                  capture_output=True, text=True, timeout=120)
+            if done.returncode != 0:
+                raise RuntimeError(f"ports experiment, {sender} rate: {done.stderr.strip().splitlines()[-1:]}")
+            got = float(json.loads(done.stdout.splitlines()[-1]))
+            rate_check.append({"sender": sender, "target_pps": RATE_CHECK_PPS, "received_pps": round(got), "of_target": round(got / RATE_CHECK_PPS, 3)})
     finally:
         net.down(NAMESPACE)
 
@@ -99,7 +145,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
         "lossless": all(r["sent"] == r["received"] + r["ring_dropped"] for r in runs["pipeline"]),
     }
     rows = [{"backend": "af_packet", **backend}]
-    report = {"backends": {"af_packet": backend}, "runs": runs, "seconds": seconds, "reps": reps, "rows": rows}
+    report = {"backends": {"af_packet": backend}, "rate_check": rate_check, "runs": runs, "seconds": seconds, "reps": reps, "rows": rows}
     output.write(out, "ports", report, markdown, plot)
     return report
 
@@ -137,4 +183,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(sys.argv[1], float(sys.argv[2]))))
+    if sys.argv[1] == "rate":
+        print(json.dumps(rate(sys.argv[2], RATE_CHECK_PPS, float(sys.argv[3]))))
+    else:
+        print(json.dumps(measure(sys.argv[1], float(sys.argv[2]))))
