@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from sluice import net
+
 FRAMES = 100_000
 FLOWS = 4096
 NEXT_HOPS = 4
@@ -116,11 +118,7 @@ def roundtrip() -> dict[str, Any]:
     # stalled worker on a busy machine loses none of them.
     p.use_ports(rx="af_packet:vsw0", tx="af_packet:vsw0", ring={"blocks": 4096})
 
-    def on_period(_: dict[str, Any]) -> None:
-        if not sender.is_alive() and not sender.ident:
-            sender.start()
-
-    result = p.run("null", periods=80, period_ms=50, warmup_periods=1, on_period=on_period)
+    result = p.run("null", periods=80, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
     sender.join()
     ports = {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}
     return {"summary": result.summary, "ports": ports, "back": reader.stop()}
@@ -186,8 +184,7 @@ def interrupts() -> dict[str, Any]:
                     time.sleep(0.001)
 
         sender = threading.Thread(target=send)
-        result = p.run("null", periods=12, period_ms=50, warmup_periods=1,
-                       on_period=lambda _: None if sender.ident else sender.start())
+        result = p.run("null", periods=12, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
         sender.join()
         measured = [q for q in result.periods if not q["warmup"]]
         got[policy] = {"summary": result.summary, "sent": sent,

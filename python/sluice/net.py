@@ -10,7 +10,8 @@ import os
 import shutil
 import subprocess
 import sys
-from typing import Any
+import threading
+from typing import Any, Callable
 
 #: The namespace and the two ends of its veth pair.
 NAMESPACE, GEN_END, SWITCH_END = "sluice", "veth0", "veth1"
@@ -62,6 +63,18 @@ def run_unshared(module: str, *args: str, timeout: float) -> Any:
     if run.returncode != 0:
         raise RuntimeError(f"{module} in a namespace of its own: {run.stderr.strip()[-500:]}")
     return json.loads(run.stdout.splitlines()[-1])
+
+
+def sending(*senders: threading.Thread) -> Callable[[dict[str, Any]], None]:
+    """An `on_period` for the run of a pipeline receiving on a port: starts
+    `senders` when its first period ends (its rings are open by then)."""
+
+    def start(_: dict[str, Any]) -> None:
+        if senders and not senders[0].ident:
+            for s in senders:
+                s.start()
+
+    return start
 
 
 def pair_here() -> None:

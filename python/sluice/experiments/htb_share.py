@@ -15,7 +15,7 @@ import json
 import subprocess
 import sys
 import threading
-from typing import Any, Optional
+from typing import Optional
 
 from sluice import net
 
@@ -62,6 +62,7 @@ def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int
     """In the namespace: the link, the senders, the counting pipeline."""
     from sluice import Pipeline
     from sluice.nf import Lpm
+    from sluice.traffic import Template
 
     _link(link_pps * FRAME_BYTES * 8 if link_pps > 0 else UNLIMITED_BPS)
     receiver = Pipeline("htb-share")
@@ -75,28 +76,16 @@ def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int
     for name, _, dst, _ in FLOWS:
         p = Pipeline(f"send-{name}")
         p.connect(p.source("src"), p.sink("out"))
-        p.flow(name, ["src", "out"], template=_template(dst))
+        p.flow(name, ["src", "out"], template=Template(dst_ip=dst))
         senders.append(threading.Thread(target=p.send, args=(f"af_packet:{net.GEN_END}", seconds)))
     periods = int(seconds * 1e3 / window_ms) + 6
-
-    def start(_: dict[str, Any]) -> None:
-        if not senders[0].ident:
-            for s in senders:
-                s.start()
-
-    result = receiver.run("null", periods=periods, period_ms=window_ms, warmup_periods=1, on_period=start)
+    result = receiver.run("null", periods=periods, period_ms=window_ms, warmup_periods=1, on_period=net.sending(*senders))
     for s in senders:
         s.join()
     counts = [[q["flows"][name]["delivered"] for name, _, _, _ in FLOWS] for q in result.periods if not q["warmup"]]
     # Windows while both sent: from the first with traffic, the edges left out.
     busy = [i for i, c in enumerate(counts) if sum(c) > 0]
     return counts[busy[0] + 1:busy[-1]] if len(busy) > 3 else []
-
-
-def _template(dst: str) -> Any:
-    from sluice.traffic import Template
-
-    return Template(dst_ip=dst)
 
 
 if __name__ == "__main__":

@@ -38,19 +38,14 @@ def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: 
     receiver = poll_worker.pipeline(poll, 0.0, 0.0)
     receiver.use_ports(rx=f"af_packet:{net.SWITCH_END}", ring={"blocks": 4096})
     sent: dict[str, Any] = {"packets": 0}
-    sender = None
+    senders = []
     if rate_pps != 0:
         source = poll_worker.pipeline(poll_worker.POLICIES["busy"], 1.0, rate_pps or 0.0)
         # The sender stops a period before the run, so that what it sent has arrived.
-        sender = threading.Thread(target=lambda: sent.update(source.send(f"af_packet:{net.GEN_END}", (periods - 1) * period_ms / 1e3)))
-
-    def start(_: dict[str, Any]) -> None:
-        if sender is not None and not sender.ident:
-            sender.start()
-
-    m = poll_worker.measure(receiver, periods, period_ms, on_period=start)
-    if sender is not None:
-        sender.join()
+        senders.append(threading.Thread(target=lambda: sent.update(source.send(f"af_packet:{net.GEN_END}", (periods - 1) * period_ms / 1e3))))
+    m = poll_worker.measure(receiver, periods, period_ms, on_period=net.sending(*senders))
+    for s in senders:
+        s.join()
     received = m["generated"]
     m["loss_pct"] = 100 * max(0, sent["packets"] - received) / sent["packets"] if sent["packets"] else 0.0
     m["sent"] = sent["packets"]

@@ -55,11 +55,7 @@ def measure(mode: str, seconds: float) -> dict[str, Any]:
         return {"forwarded": done["packets"], "received": done["packets"] + done["tx_full"], "ring_dropped": done["missed"],
                 "sent": sent["packets"], "seconds": sent["seconds"]}
 
-    def on_period(_: dict[str, Any]) -> None:
-        if not sender.ident:
-            sender.start()
-
-    result = _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
+    result = _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=net.sending(sender))
     sender.join()
     s = result.summary
     return {"forwarded": s["delivered"], "received": s["generated"], "ring_dropped": s["missed"], "sent": sent["packets"],
@@ -76,25 +72,26 @@ def rate(sender: str, pps: float, seconds: float) -> float:
     from sluice.pipelines import l2l3
 
     counts: list[int] = []
-    if sender == "sluice":
-        source = l2l3(4)
-        for flow in source.flows():
-            source.set_rate(flow, pps / 4)
-        send: Callable[[], Any] = lambda: source.send(GEN, seconds)
-    else:
-        trace = Path(tempfile.mkdtemp()) / "trace.pcap"
-        _core.trace_synth(str(trace), 20_000)
-        send = lambda: subprocess.run(["tcpreplay", f"--intf1={net.GEN_END}", f"--pps={pps:.0f}", "--loop=1000",
-                                       f"--limit={int(pps * seconds)}", str(trace)], capture_output=True, check=True)
-    sender_thread = threading.Thread(target=send)
+    with tempfile.TemporaryDirectory() as folder:
+        if sender == "sluice":
+            source = l2l3(4)
+            for flow in source.flows():
+                source.set_rate(flow, pps / 4)
+            send: Callable[[], Any] = lambda: source.send(GEN, seconds)
+        else:
+            trace = Path(folder) / "trace.pcap"
+            _core.trace_synth(str(trace), 20_000)
+            send = lambda: subprocess.run(["tcpreplay", f"--intf1={net.GEN_END}", f"--pps={pps:.0f}", "--loop=1000",
+                                           f"--limit={int(pps * seconds)}", str(trace)], capture_output=True, check=True)
+        sender_thread = threading.Thread(target=send)
+        start = net.sending(sender_thread)
 
-    def on_period(q: dict[str, Any]) -> None:
-        if not sender_thread.ident:
-            sender_thread.start()
-        counts.append(q["modules"]["rx"]["port"]["rx_pkts"])
+        def on_period(q: dict[str, Any]) -> None:
+            start(q)
+            counts.append(q["modules"]["rx"]["port"]["rx_pkts"])
 
-    _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
-    sender_thread.join()
+        _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
+        sender_thread.join()
     busy = [c for c in counts if c > 0][1:-1]
     return statistics.median(busy) * 10 if busy else 0.0
 
