@@ -275,7 +275,7 @@ fn poll_model_predict(path: &str, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
 /// deadline early by the usual oversleep, then a spin), `samples` each.
 #[pyfunction]
 fn sleep_error_us(py: Python<'_>, request_us: f64, samples: usize) -> PyResult<String> {
-    use sluice_core::poll::{oversleep_ns, sleep_precisely, spin_before_deadline, tight_timer_slack};
+    use sluice_core::poll::{lateness_ns, oversleep_ns, sleep_precisely, spin_before_deadline, tight_timer_slack};
     if !(request_us > 0.0 && request_us <= 1e5) || samples == 0 {
         return Err(invalid(format!("sleeps of {request_us} µs, {samples} samples: 0 < µs ≤ 100 000 and samples ≥ 1")));
     }
@@ -284,18 +284,11 @@ fn sleep_error_us(py: Python<'_>, request_us: f64, samples: usize) -> PyResult<S
         tight_timer_slack();
         let plain = oversleep_ns(request, samples);
         let spin = spin_before_deadline();
-        let mut late: Vec<u64> = (0..samples)
-            .map(|_| {
-                let start = std::time::Instant::now();
-                sleep_precisely(request, spin);
-                start.elapsed().saturating_sub(request).as_nanos() as u64
-            })
-            .collect();
-        late.sort_unstable();
-        let q = |v: &[u64], p: usize| v[(v.len() * p / 100).min(v.len() - 1)] as f64 / 1e3;
+        let precise = lateness_ns(request, samples, |d| sleep_precisely(d, spin));
+        let us = |ns: u64| ns as f64 / 1e3;
         serde_json::json!({
-            "request_us": request_us, "plain": {"p50": plain.0 as f64 / 1e3, "p99": plain.1 as f64 / 1e3},
-            "precise": {"p50": q(&late, 50), "p99": q(&late, 99)}, "spin_us": spin.as_nanos() as f64 / 1e3,
+            "request_us": request_us, "plain": {"p50": us(plain.0), "p99": us(plain.1)},
+            "precise": {"p50": us(precise.0), "p99": us(precise.1)}, "spin_us": us(spin.as_nanos() as u64),
         })
     });
     Ok(out.to_string())

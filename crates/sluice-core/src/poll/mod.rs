@@ -237,10 +237,16 @@ pub fn spin_before_deadline() -> Duration {
 /// How late this thread's sleeps of `request` end (ns): the median and the
 /// 99th percentile of `samples` plain sleeps (nanosleep, with the thread's timer slack).
 pub fn oversleep_ns(request: Duration, samples: usize) -> (u64, u64) {
+    lateness_ns(request, samples, std::thread::sleep)
+}
+
+/// How late `sleep(request)` ends on this thread (ns): the median and the
+/// 99th percentile of `samples` of them.
+pub fn lateness_ns(request: Duration, samples: usize, sleep: impl Fn(Duration)) -> (u64, u64) {
     let mut late: Vec<u64> = (0..samples.max(1))
         .map(|_| {
             let start = std::time::Instant::now();
-            std::thread::sleep(request);
+            sleep(request);
             start.elapsed().saturating_sub(request).as_nanos() as u64
         })
         .collect();
