@@ -197,6 +197,13 @@ pub trait PacketSource: Send {
     /// stamped with ingress time `now_ns` (ns).
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize);
 
+    /// Meets the worker's pool before the first [`Self::fill`]: a port
+    /// that receives into the pool's buffers registers them here (an
+    /// AF_XDP UMEM). Says why it cannot.
+    fn attach(&mut self, _pool: &mut PacketPool) -> Result<(), String> {
+        Ok(())
+    }
+
     /// The knobs through which the control thread sets this source's rates, if it has any.
     fn rates(&self) -> Option<RateKnobs> {
         None
@@ -234,7 +241,21 @@ pub trait PacketSink: Send {
     /// Queues the frames of `ids` for transmission, in order, and starts
     /// sending them; returns how many it took. A full transmit ring takes
     /// the rest no more: the walker drops those, counted at the egress.
-    fn transmit(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize;
+    /// Those it took are copied out (the walker frees them) or, where it
+    /// sends from the pool's buffers ([`Self::zero_copy`]), stay there until
+    /// sent: the walker hands them over ([`PacketPool::hand_over`]).
+    fn transmit(&mut self, pool: &mut PacketPool, ids: &[PacketId]) -> usize;
+
+    /// Whether it sends from the pool's own buffers rather than copies.
+    fn zero_copy(&self) -> bool {
+        false
+    }
+
+    /// Meets the pool of the worker that transmits, before the first
+    /// [`Self::transmit`] (see [`PacketSource::attach`]).
+    fn attach(&mut self, _pool: &mut PacketPool) -> Result<(), String> {
+        Ok(())
+    }
 
     /// Writes its own counters into the first slots of `into` (cumulative), if it keeps any.
     fn read_counters(&self, _into: &mut NfCounters) {}

@@ -7,6 +7,12 @@
 //! over the buffer. A worker that frees a handle of another worker's
 //! partition sends it home on a return ring; the owner takes returns back
 //! when its own free list runs dry. Nothing here allocates after creation.
+//!
+//! A device that shares the buffers (an AF_XDP port registers the arena
+//! as its UMEM) is lent free buffers to receive into, which become packets
+//! when it hands them back filled, and is handed packets to send, which
+//! come back when sent: a buffer lent or handed over is neither free nor
+//! a packet in flight.
 
 use std::cell::UnsafeCell;
 use std::sync::Arc;
@@ -16,13 +22,31 @@ use crate::ring::{spsc, Consumer, Producer};
 
 /// Buffers and metadata of every packet of a run.
 struct Arena {
-    bufs: Box<[UnsafeCell<[u8; BUF_SIZE]>]>,
+    bufs: Buffers,
     meta: Box<[UnsafeCell<PacketMeta>]>,
+}
+
+/// The arena's packet buffers: one page-aligned run of memory (what a
+/// device registers must start on a page), buffer `i` at `i · BUF_SIZE`.
+struct Buffers {
+    ptr: *mut UnsafeCell<[u8; BUF_SIZE]>,
+    layout: std::alloc::Layout,
+}
+
+impl Drop for Buffers {
+    fn drop(&mut self) {
+        if self.layout.size() > 0 {
+            // SAFETY: allocated in `zeroed_buffers` with this layout.
+            unsafe { std::alloc::dealloc(self.ptr.cast(), self.layout) };
+        }
+    }
 }
 
 // SAFETY: a buffer is only touched by the holder of its handle (see the
 // module docs); handles cross threads only through release/acquire rings.
 unsafe impl Sync for Arena {}
+// SAFETY: `Buffers` owns its memory; who may touch it is as above.
+unsafe impl Send for Buffers {}
 
 // SAFETY: the raw pointers point into the arena this pool keeps alive, and
 // a pool is used by one thread at a time (it moves to its worker once).
@@ -57,22 +81,19 @@ pub struct PacketPool {
 /// `n` zeroed packet buffers, allocated zeroed rather than written: the
 /// pages of buffers never used are never touched, so a pool sized for the
 /// worst case costs memory only as far as packets reach.
-fn zeroed_buffers(n: usize) -> Box<[UnsafeCell<[u8; BUF_SIZE]>]> {
+fn zeroed_buffers(n: usize) -> Buffers {
+    let page = 4096;
+    let layout = std::alloc::Layout::from_size_align(n * BUF_SIZE, page).expect("the arena size is bounded by the limits");
     if n == 0 {
-        return Box::default();
+        return Buffers { ptr: std::ptr::NonNull::dangling().as_ptr(), layout };
     }
-    let layout = std::alloc::Layout::array::<UnsafeCell<[u8; BUF_SIZE]>>(n).expect("the arena size is bounded by the limits");
-    // SAFETY: the layout is non-zero-sized; all-zero bytes are a valid
-    // `UnsafeCell<[u8; BUF_SIZE]>`; the pointer, from the global allocator
-    // with this layout, becomes a boxed slice of exactly `n` of them, which
-    // frees it with the same layout.
-    unsafe {
-        let ptr = std::alloc::alloc_zeroed(layout).cast::<UnsafeCell<[u8; BUF_SIZE]>>();
-        if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
-        }
-        Box::from_raw(std::ptr::slice_from_raw_parts_mut(ptr, n))
+    // SAFETY: the layout is non-zero-sized; all-zero bytes are valid
+    // buffers; `Buffers` frees the memory with the same layout.
+    let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+    if ptr.is_null() {
+        std::alloc::handle_alloc_error(layout);
     }
+    Buffers { ptr: ptr.cast(), layout }
 }
 
 impl PacketPool {
@@ -102,7 +123,7 @@ impl PacketPool {
             .map(|(w, (returns_out, returns_in))| {
                 let base = (w * capacity) as u32;
                 Self {
-                    bufs: arena.bufs.as_ptr(),
+                    bufs: arena.bufs.ptr,
                     meta: arena.meta.as_ptr(),
                     total: total as u32,
                     _arena: arena.clone(),
@@ -190,7 +211,60 @@ impl PacketPool {
     /// Returns a buffer to its owner's pool. The handle must not be used afterwards.
     #[inline]
     pub fn free(&mut self, id: PacketId) {
+        self.hand_over(id);
+        self.reclaim(id);
+    }
+
+    /// The arena's buffer memory: its first byte (page-aligned) and its
+    /// length (bytes), buffer `id` at [`Self::offset_of`]: what a device
+    /// sharing the buffers registers.
+    pub fn region(&self) -> (*mut u8, usize) {
+        (self.bufs.cast_mut().cast(), self.total as usize * BUF_SIZE)
+    }
+
+    /// Where buffer `id` starts in the [`Self::region`] (bytes).
+    #[inline]
+    pub fn offset_of(id: PacketId) -> u64 {
+        u64::from(id.0) * BUF_SIZE as u64
+    }
+
+    /// The buffer that byte `offset` of the region lies in, and where in
+    /// it (bytes); `None` past the arena.
+    #[inline]
+    pub fn buffer_at(&self, offset: u64) -> Option<(PacketId, u16)> {
+        let id = offset / BUF_SIZE as u64;
+        (id < u64::from(self.total)).then(|| (PacketId(id as u32), (offset % BUF_SIZE as u64) as u16))
+    }
+
+    /// Lends a free buffer of this worker's to a device to receive into;
+    /// it is no packet until [`Self::adopt`]ed.
+    #[inline]
+    pub fn lend(&mut self) -> Option<PacketId> {
+        if self.free.is_empty() {
+            self.take_returns();
+        }
+        self.free.pop()
+    }
+
+    /// Makes buffer `id`, lent to a device and handed back filled, a packet
+    /// with metadata `meta` (its data offset and length as the device wrote them).
+    #[inline]
+    pub fn adopt(&mut self, id: PacketId, meta: PacketMeta) {
+        debug_assert!(meta.data_off as usize + meta.len as usize <= BUF_SIZE);
+        self.allocated += 1;
+        *self.meta_mut(id) = meta;
+    }
+
+    /// Hands packet `id` to a device that sends it: no longer a packet in
+    /// flight, its buffer comes back with [`Self::reclaim`] once sent.
+    #[inline]
+    pub fn hand_over(&mut self, _id: PacketId) {
         self.freed += 1;
+    }
+
+    /// Takes back a buffer that was handed over: onto its owner's free list.
+    #[inline]
+    pub fn reclaim(&mut self, id: PacketId) {
         if id.0.wrapping_sub(self.base) < self.partition {
             debug_assert!(self.free.len() < self.capacity(), "double free of {id:?}");
             self.free.push(id);

@@ -15,7 +15,7 @@ use sluice_pspat::{InlineEgress, ScheduledEgress};
 use crate::egress::EgressPlan;
 use crate::error::{Error, Result};
 use crate::spec_error::describe;
-use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, SchedulerSpec, SourceSpec};
+use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, RingSpec, SchedulerSpec, SourceSpec};
 
 /// Which way NFs are built.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -406,8 +406,11 @@ fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
         Some(us) if us > 0.0 && us.is_finite() => Some((us * 1e3).round().max(1.0) as u64),
         Some(us) => return Err(Error::Core(sluice_core::Error::module(&m.name, format!("age bound {us} µs must be > 0")))),
     };
+    // A port that receives into or sends from the pool's buffers keeps some lent to its device.
+    let lent = |port: &str, ring: &RingSpec| PortName::parse(port).map_or(0, |p| p.lends(&ring.config()));
     let (queue_pkts, held_pkts, max_hold_ns) = match &m.kind {
         KindSpec::Nf(nf) => (nf.queue_capacity(), nf.most_held(), nf.max_hold_ns()),
+        KindSpec::Source(SourceSpec::Port { port, ring, .. }) | KindSpec::Sink { port: Some(port), ring } => (None, lent(port, ring), None),
         _ => (None, 0, None),
     };
     Ok(ModuleDecl { name: m.name.clone(), role, ingates, outgates, profile, controlled, max_age_ns, queue_pkts, held_pkts, max_hold_ns })

@@ -8,7 +8,6 @@
 //! transmit copies from the pool into the ring.
 
 use std::cell::Cell;
-use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
@@ -18,6 +17,7 @@ use libc::{c_int, c_void, sockaddr_ll, tpacket3_hdr, tpacket_block_desc, tpacket
 use sluice_core::packet::MAX_PACKET_LEN;
 
 use crate::error::{Error, Result};
+use crate::interface;
 
 /// The shape of a ring: `blocks` blocks of `block_size` bytes, cut into
 /// frames of `frame_size` bytes (transmit; receive packs frames tightly
@@ -34,13 +34,16 @@ pub struct RingConfig {
     /// handing it over (ms, ≥ 1): the longest a packet waits in the ring
     /// at low load.
     pub retire_ms: u32,
+    /// AF_XDP: descriptors in each of the socket's rings, a power of two
+    /// (as many buffers are lent from the pool to the fill ring).
+    pub descriptors: u32,
 }
 
 impl Default for RingConfig {
     /// 512 blocks of 4 KiB, frames of 2 KiB: small blocks fill (and are
-    /// handed over) within tens of µs at 1 Mpps.
+    /// handed over) within tens of µs at 1 Mpps; AF_XDP rings of 2048.
     fn default() -> Self {
-        Self { block_size: 4096, blocks: 512, frame_size: 2048, retire_ms: 1 }
+        Self { block_size: 4096, blocks: 512, frame_size: 2048, retire_ms: 1, descriptors: 2048 }
     }
 }
 
@@ -122,11 +125,7 @@ impl Socket {
     /// is what it receives (0: nothing).
     fn open(port: &str, iface: &str, protocol: u16, ring_option: c_int, config: &RingConfig) -> Result<Self> {
         config.check(port)?;
-        let name = CString::new(iface).map_err(|_| Error::Name { port: port.into(), reason: "interface name holds a NUL byte".into() })?;
-        let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
-        if ifindex == 0 {
-            return Err(Error::Name { port: port.into(), reason: format!("no interface named '{iface}' (see `ip link`)") });
-        }
+        let (_, ifindex) = interface::find(port, iface)?;
         let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, c_int::from(protocol.to_be())) };
         if raw < 0 {
             let e = io::Error::last_os_error();
@@ -134,10 +133,6 @@ impl Socket {
             return Err(Error::Os { port: port.into(), step, source: e });
         }
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        interface_is_up(&fd, &name).map_err(os(port, "read the interface's flags"))?.then_some(()).ok_or_else(|| Error::Name {
-            port: port.into(),
-            reason: format!("interface '{iface}' is down (ip link set {iface} up)"),
-        })?;
         set(&fd, libc::PACKET_VERSION, &(libc::tpacket_versions::TPACKET_V3 as c_int)).map_err(os(port, "select TPACKET_V3"))?;
         if ring_option == libc::PACKET_RX_RING {
             // Not what this socket's own transmit side (or another's on the interface) sends.
@@ -167,16 +162,6 @@ impl Socket {
         check(unsafe { libc::bind(socket.fd.as_raw_fd(), (&addr as *const sockaddr_ll).cast(), addr_len) }).map_err(os(port, "bind to the interface"))?;
         Ok(socket)
     }
-}
-
-/// Whether the interface is administratively up.
-fn interface_is_up(fd: &OwnedFd, name: &CString) -> io::Result<bool> {
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
-        *dst = src as libc::c_char;
-    }
-    check(unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) })?;
-    Ok(unsafe { req.ifr_ifru.ifru_flags } as c_int & libc::IFF_UP != 0)
 }
 
 /// The receive side: hands frames over block by block, in ring order.

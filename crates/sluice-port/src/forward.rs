@@ -1,6 +1,6 @@
 //! The ceiling of a backend on this machine: frames received on one port
 //! put straight back on another's wire through the same rings and pool
-//! copies a pipeline's ports use, with no graph between them.
+//! a pipeline's ports use, with no graph between them.
 
 use std::time::{Duration, Instant};
 
@@ -23,19 +23,22 @@ pub struct Forwarded {
 
 /// Forwards from `rx` to `tx` for `seconds`, `burst` frames a poll at most.
 pub fn forward_raw(rx: &PortName, tx: &PortName, ring: RingConfig, burst: usize, seconds: f64) -> Result<Forwarded> {
-    let mut rx = RxPort::open(rx, ring, Vec::new(), None)?;
-    let mut tx = TxPort::open(tx, ring)?;
-    let mut pool = PacketPool::new(4 * burst.max(1));
+    let mut pool = PacketPool::new(4 * burst.max(1) + rx.lends(&ring) + tx.lends(&ring));
+    // Both open before either binds: on one queue they share a socket.
+    let (mut rx, mut tx) = (RxPort::open(rx, ring, Vec::new(), None)?, TxPort::open(tx, ring)?);
+    rx.bind(&mut pool)?;
+    tx.bind(&mut pool)?;
     let mut batch = Batch::default();
     let mut done = Forwarded::default();
     let start = Instant::now();
     let until = start + Duration::from_secs_f64(seconds);
     while Instant::now() < until {
         rx.fill(&mut pool, 0, &mut batch, burst);
-        let sent = tx.transmit(&pool, batch.as_slice());
+        let sent = tx.transmit(&mut pool, batch.as_slice());
         done.packets += sent as u64;
         done.tx_full += (batch.len() - sent) as u64;
-        for &id in batch.as_slice() {
+        tx.let_go(&mut pool, &batch.as_slice()[..sent]);
+        for &id in &batch.as_slice()[sent..] {
             pool.free(id);
         }
         batch.clear();

@@ -1,13 +1,19 @@
 //! Sluice ports: an rx port is a source that receives from a network
 //! interface, a tx port an egress that transmits on one. Each backend is
-//! its own file behind [`RxPort`] and [`TxPort`]; AF_PACKET (TPACKET_V3
-//! rings) is built, AF_XDP and DPDK are not yet.
+//! its own file: AF_PACKET (TPACKET_V3 rings, copying) and AF_XDP (the
+//! packet pool as UMEM, copying nothing; built where libxdp is, see
+//! `build.rs`); DPDK is not built yet.
 #![warn(missing_docs)]
 
 pub mod af_packet;
+#[cfg(af_xdp)]
+mod af_xdp;
 pub mod error;
 pub mod forward;
+mod interface;
 pub mod send;
+#[cfg(af_xdp)]
+mod xsk;
 
 pub use af_packet::RingConfig;
 pub use error::{Error, Result};
@@ -19,14 +25,31 @@ use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSink, PacketSou
 use sluice_traffic::{classify, PrefixRule};
 
 use crate::af_packet::{AfPacketRx, AfPacketTx};
+#[cfg(af_xdp)]
+use crate::af_xdp::{XdpRx, XdpTx};
 
-/// A port as named on the command line and in descriptions: `BACKEND:INTERFACE`.
+/// How a port reaches its interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// A packet socket with memory-mapped rings.
+    AfPacket,
+    /// An XDP socket on one queue, over the packet pool.
+    AfXdp,
+}
+
+/// A port as named on the command line and in descriptions:
+/// `BACKEND:INTERFACE`, and for AF_XDP `af_xdp:INTERFACE@QUEUE` for a
+/// queue other than 0.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortName {
     /// The name as given.
     pub name: String,
+    /// The backend.
+    pub backend: Backend,
     /// The interface.
     pub interface: String,
+    /// The interface's queue (AF_XDP).
+    pub queue: u32,
 }
 
 impl PortName {
@@ -34,24 +57,52 @@ impl PortName {
     pub fn parse(name: &str) -> Result<Self> {
         let bad = |reason: String| Error::Name { port: name.into(), reason };
         let (backend, interface) = name.split_once(':').ok_or_else(|| bad("expected BACKEND:INTERFACE, e.g. af_packet:veth1".into()))?;
-        match backend {
-            "af_packet" => {}
-            "af_xdp" | "dpdk" => return Err(bad(format!("the {backend} backend is not built yet; af_packet is"))),
-            other => return Err(bad(format!("unknown backend '{other}' (af_packet)"))),
-        }
+        let (backend, interface, queue) = match backend {
+            "af_packet" => (Backend::AfPacket, interface, 0),
+            "af_xdp" if !cfg!(af_xdp) => {
+                return Err(bad("this build has no AF_XDP: libxdp and libbpf were not found when it was built (apt-get install libxdp-dev libbpf-dev, then rebuild)".into()))
+            }
+            "af_xdp" => match interface.split_once('@') {
+                None => (Backend::AfXdp, interface, 0),
+                Some((iface, q)) => (Backend::AfXdp, iface, q.parse().map_err(|_| bad(format!("queue '{q}' is not a number")))?),
+            },
+            "dpdk" => return Err(bad("the dpdk backend is not built yet; af_packet and af_xdp are".into())),
+            other => return Err(bad(format!("unknown backend '{other}' (af_packet, af_xdp)"))),
+        };
         if interface.is_empty() || interface.len() >= libc::IFNAMSIZ {
             return Err(bad(format!("interface name '{interface}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));
         }
-        Ok(Self { name: name.into(), interface: interface.into() })
+        Ok(Self { name: name.into(), backend, interface: interface.into(), queue })
+    }
+
+    /// Buffers of the pool a port of this name keeps lent to its device
+    /// at most (pkt): AF_XDP's fill or completion ring; none for AF_PACKET.
+    pub fn lends(&self, ring: &RingConfig) -> usize {
+        match self.backend {
+            Backend::AfPacket => 0,
+            Backend::AfXdp => ring.descriptors as usize,
+        }
     }
 }
 
-/// A source receiving from a port: each frame copied into the pool,
-/// stamped with the time the kernel received it and with its flow
-/// by the first prefix rule its IPv4 destination matches (none: decided
-/// downstream, by a splitter).
+/// How a receive port gets its frames.
+enum Receiver {
+    Packet(AfPacketRx),
+    #[cfg(af_xdp)]
+    Xdp(XdpRx),
+}
+
+/// A source receiving from a port, each frame stamped with the time it
+/// was received and with its flow by the first prefix rule its IPv4
+/// destination matches (none: decided downstream, by a splitter).
 pub struct RxPort {
-    rx: AfPacketRx,
+    rx: Receiver,
+    intake: Intake,
+}
+
+/// What a receive port does to each frame it takes in: classifies,
+/// numbers, stamps and counts it.
+struct Intake {
     rules: Vec<PrefixRule>,
     seq: u32,
     /// Packets received per flow id (pkt).
@@ -59,6 +110,21 @@ pub struct RxPort {
     /// Frames taken into the pool, and their bytes.
     received: u64,
     bytes: u64,
+}
+
+impl Intake {
+    /// Takes packet `id` in, received at `ts_ns` (ns since the origin).
+    fn take(&mut self, pool: &mut PacketPool, id: PacketId, ts_ns: u64) {
+        let flow = classify(&self.rules, pool.data(id));
+        let meta = pool.meta_mut(id);
+        *meta = PacketMeta { ts_ns, flow, seq: self.seq, ..*meta };
+        self.seq = self.seq.wrapping_add(1);
+        self.received += 1;
+        self.bytes += u64::from(meta.len);
+        if let Some(n) = self.per_flow.get_mut(flow as usize) {
+            *n += 1;
+        }
+    }
 }
 
 /// What a receive port counts, in its module's own counters (cumulative;
@@ -74,52 +140,93 @@ pub const TX_COUNTERS: &[&str] = &["tx_pkts", "tx_bytes", "tx_retries", "tx_full
 
 impl RxPort {
     /// Opens `port` for receiving, its ring shaped by `ring`; `fanout`
-    /// joins a group that spreads flows over several workers' ports.
+    /// joins a group that spreads flows over several workers' ports
+    /// (AF_PACKET; AF_XDP spreads by the interface's queues).
     pub fn open(port: &PortName, ring: RingConfig, rules: Vec<PrefixRule>, fanout: Option<u16>) -> Result<Self> {
         let flows = rules.iter().map(|r| r.flow as usize + 1).max().unwrap_or(0);
-        Ok(Self { rx: AfPacketRx::open(&port.name, &port.interface, ring, fanout)?, rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0 })
+        let rx = match port.backend {
+            Backend::AfPacket => Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?),
+            #[cfg(af_xdp)]
+            Backend::AfXdp => Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.queue, ring.descriptors)?),
+            #[cfg(not(af_xdp))]
+            Backend::AfXdp => unreachable!("PortName::parse refuses af_xdp in a build without it"),
+        };
+        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0 } })
+    }
+
+    /// Opens what needs the pool it receives into (an AF_XDP socket, lent
+    /// its fill ring's buffers).
+    pub fn bind(&mut self, #[cfg_attr(not(af_xdp), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
+        match &mut self.rx {
+            Receiver::Packet(_) => Ok(()),
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => rx.attach(pool),
+        }
     }
 }
 
 impl PacketSource for RxPort {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
-        let Self { rx, rules, seq, per_flow, received, bytes } = self;
-        // The kernel's clock now, read once a poll that finds frames.
-        let mut realtime_ns = None;
-        rx.poll(max, |frame, arrived_ns| {
-            // Stamped with the kernel's receive time on the engine's clock: the time a
-            // frame waited in the ring (while the worker slept, say) counts in its delay.
-            let waited_ns = realtime_ns.get_or_insert_with(realtime_now_ns).saturating_sub(arrived_ns);
-            let flow = classify(rules, frame);
-            let meta = PacketMeta { ts_ns: now_ns.saturating_sub(waited_ns), flow, seq: *seq, ..PacketMeta::default() };
-            let Some(id) = pool.alloc_copy(frame, meta) else {
-                return false;
-            };
-            out.push(id);
-            *seq = seq.wrapping_add(1);
-            *received += 1;
-            *bytes += frame.len() as u64;
-            if let Some(n) = per_flow.get_mut(flow as usize) {
-                *n += 1;
+        let Self { rx, intake } = self;
+        match rx {
+            Receiver::Packet(rx) => {
+                // The kernel's clock now, read once a poll that finds frames.
+                let mut realtime_ns = None;
+                rx.poll(max, |frame, arrived_ns| {
+                    let Some(id) = pool.alloc_copy(frame, PacketMeta::default()) else {
+                        return false;
+                    };
+                    // Stamped with the kernel's receive time on the engine's clock: the time a
+                    // frame waited in the ring (while the worker slept, say) counts in its delay.
+                    let waited_ns = realtime_ns.get_or_insert_with(realtime_now_ns).saturating_sub(arrived_ns);
+                    intake.take(pool, id, now_ns.saturating_sub(waited_ns));
+                    out.push(id);
+                    true
+                });
             }
-            true
-        });
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => {
+                // The kernel gives no receive time here: stamped at the poll.
+                rx.poll(pool, max, |pool, id| {
+                    intake.take(pool, id, now_ns);
+                    out.push(id);
+                });
+            }
+        }
+    }
+
+    fn attach(&mut self, pool: &mut PacketPool) -> Result<(), String> {
+        self.bind(pool).map_err(|e| e.to_string())
     }
 
     fn wait_fd(&self) -> Option<std::os::fd::RawFd> {
-        Some(self.rx.fd())
+        match &self.rx {
+            Receiver::Packet(rx) => Some(rx.fd()),
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => rx.fd(),
+        }
     }
 
     fn missed(&self) -> u64 {
-        self.rx.missed()
+        match &self.rx {
+            Receiver::Packet(rx) => rx.missed(),
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => rx.ring_dropped(),
+        }
     }
 
     fn read_counters(&self, into: &mut NfCounters) {
-        into[..RX_COUNTERS.len()].copy_from_slice(&[self.received, self.bytes, self.rx.ring_dropped(), self.rx.oversize()]);
+        let (ring_dropped, oversize) = match &self.rx {
+            Receiver::Packet(rx) => (rx.ring_dropped(), rx.oversize()),
+            // The kernel drops frames too long for a buffer itself, counted with the rest.
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => (rx.ring_dropped(), 0),
+        };
+        into[..RX_COUNTERS.len()].copy_from_slice(&[self.intake.received, self.intake.bytes, ring_dropped, oversize]);
     }
 
     fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
-        for (flow, &n) in self.per_flow.iter().enumerate() {
+        for (flow, &n) in self.intake.per_flow.iter().enumerate() {
             generated(flow, n);
         }
     }
@@ -133,9 +240,16 @@ fn realtime_now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// How a transmit port puts frames on the wire.
+enum Transmitter {
+    Packet(AfPacketTx),
+    #[cfg(af_xdp)]
+    Xdp(XdpTx),
+}
+
 /// An egress transmitting on a port.
 pub struct TxPort {
-    tx: AfPacketTx,
+    tx: Transmitter,
     /// Frames put on the ring and their bytes; full-ring retries; frames refused for want of room.
     sent: u64,
     bytes: u64,
@@ -146,33 +260,88 @@ pub struct TxPort {
 impl TxPort {
     /// Opens `port` for transmitting, its ring shaped by `ring`.
     pub fn open(port: &PortName, ring: RingConfig) -> Result<Self> {
-        Ok(Self { tx: AfPacketTx::open(&port.name, &port.interface, ring)?, sent: 0, bytes: 0, retries: 0, full: 0 })
+        let tx = match port.backend {
+            Backend::AfPacket => Transmitter::Packet(AfPacketTx::open(&port.name, &port.interface, ring)?),
+            #[cfg(af_xdp)]
+            Backend::AfXdp => Transmitter::Xdp(XdpTx::open(&port.name, &port.interface, port.queue, ring.descriptors)?),
+            #[cfg(not(af_xdp))]
+            Backend::AfXdp => unreachable!("PortName::parse refuses af_xdp in a build without it"),
+        };
+        Ok(Self { tx, sent: 0, bytes: 0, retries: 0, full: 0 })
+    }
+
+    /// Puts as many of `ids` on the ring as it has room for; returns how many.
+    fn push(&mut self, pool: &mut PacketPool, ids: &[PacketId]) -> usize {
+        match &mut self.tx {
+            Transmitter::Packet(tx) => ids.iter().take_while(|&&id| tx.push(pool.data(id))).count(),
+            #[cfg(af_xdp)]
+            Transmitter::Xdp(tx) => tx.push(pool, ids),
+        }
+    }
+
+    /// Has the kernel send what is queued (and, AF_XDP, takes back the buffers it sent).
+    fn flush(&mut self, #[cfg_attr(not(af_xdp), allow(unused_variables))] pool: &mut PacketPool) {
+        match &mut self.tx {
+            Transmitter::Packet(tx) => tx.flush(),
+            #[cfg(af_xdp)]
+            Transmitter::Xdp(tx) => tx.flush(pool),
+        }
+    }
+
+    /// Opens what needs the pool it sends from (an AF_XDP socket).
+    pub fn bind(&mut self, #[cfg_attr(not(af_xdp), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
+        match &mut self.tx {
+            Transmitter::Packet(_) => Ok(()),
+            #[cfg(af_xdp)]
+            Transmitter::Xdp(tx) => tx.attach(pool),
+        }
+    }
+
+    /// Lets go of packets [`PacketSink::transmit`] took: frees the copied
+    /// ones, hands over those sent from their own buffers.
+    pub fn let_go(&self, pool: &mut PacketPool, ids: &[PacketId]) {
+        for &id in ids {
+            if self.zero_copy() {
+                pool.hand_over(id);
+            } else {
+                pool.free(id);
+            }
+        }
     }
 }
 
 impl PacketSink for TxPort {
-    fn transmit(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize {
-        let mut sent = 0;
-        for &id in ids {
-            let frame = pool.data(id);
-            if !self.tx.push(frame) {
-                // Full: have the kernel send what is queued, then try once more.
-                self.retries += 1;
-                self.tx.flush();
-                if !self.tx.push(frame) {
-                    break;
-                }
-            }
-            sent += 1;
-            self.bytes += frame.len() as u64;
+    fn transmit(&mut self, pool: &mut PacketPool, ids: &[PacketId]) -> usize {
+        let mut sent = self.push(pool, ids);
+        if sent < ids.len() {
+            // Full: have the kernel send what is queued, then try once more.
+            self.retries += 1;
+            self.flush(pool);
+            sent += self.push(pool, &ids[sent..]);
         }
         self.sent += sent as u64;
+        self.bytes += ids[..sent].iter().map(|&id| u64::from(pool.meta(id).len)).sum::<u64>();
         self.full += (ids.len() - sent) as u64;
-        self.tx.flush();
+        if let Transmitter::Packet(tx) = &mut self.tx {
+            tx.flush();
+        }
         sent
     }
 
+    fn zero_copy(&self) -> bool {
+        !matches!(self.tx, Transmitter::Packet(_))
+    }
+
+    fn attach(&mut self, pool: &mut PacketPool) -> Result<(), String> {
+        self.bind(pool).map_err(|e| e.to_string())
+    }
+
     fn read_counters(&self, into: &mut NfCounters) {
-        into[..TX_COUNTERS.len()].copy_from_slice(&[self.sent, self.bytes, self.retries, self.full, self.tx.refused]);
+        let refused = match &self.tx {
+            Transmitter::Packet(tx) => tx.refused,
+            #[cfg(af_xdp)]
+            Transmitter::Xdp(tx) => tx.invalid(),
+        };
+        into[..TX_COUNTERS.len()].copy_from_slice(&[self.sent, self.bytes, self.retries, self.full, refused]);
     }
 }

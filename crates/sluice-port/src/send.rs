@@ -30,7 +30,8 @@ pub struct Sent {
 /// it has, so nothing made is lost.
 pub fn send(port: &PortName, ring: RingConfig, source: &mut dyn PacketSource, seconds: f64, stop: &mut dyn FnMut() -> bool) -> Result<Sent> {
     let mut tx = TxPort::open(port, ring)?;
-    let mut pool = PacketPool::new(POOL);
+    let mut pool = PacketPool::new(POOL + port.lends(&ring));
+    tx.bind(&mut pool)?;
     let mut batch = Batch::default();
     let mut sent = Sent::default();
     let start = Instant::now();
@@ -45,8 +46,10 @@ pub fn send(port: &PortName, ring: RingConfig, source: &mut dyn PacketSource, se
         source.fill(&mut pool, now_ns, &mut batch, BURST);
         let mut at = 0;
         while at < batch.len() {
-            let n = tx.transmit(&pool, &batch.as_slice()[at..]);
-            sent.bytes += batch.as_slice()[at..at + n].iter().map(|&id| pool.data(id).len() as u64).sum::<u64>();
+            let n = tx.transmit(&mut pool, &batch.as_slice()[at..]);
+            let taken = &batch.as_slice()[at..at + n];
+            sent.bytes += taken.iter().map(|&id| pool.data(id).len() as u64).sum::<u64>();
+            tx.let_go(&mut pool, taken);
             at += n;
             if at < batch.len() {
                 sent.ring_full += 1;
@@ -54,9 +57,6 @@ pub fn send(port: &PortName, ring: RingConfig, source: &mut dyn PacketSource, se
             }
         }
         sent.packets += batch.len() as u64;
-        for &id in batch.as_slice() {
-            pool.free(id);
-        }
         batch.clear();
     }
     sent.seconds = start.elapsed().as_secs_f64();

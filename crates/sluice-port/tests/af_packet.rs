@@ -2,35 +2,13 @@
 //! (skipped, with a message, where the machine does not allow one).
 
 use std::net::Ipv4Addr;
-use std::process::Command;
 
 use sluice_core::{Batch, PacketMeta, PacketPool, PacketSink, PacketSource, NO_FLOW};
 use sluice_port::{Error, PortName, RingConfig, RxPort, TxPort};
 use sluice_traffic::PrefixRule;
 
-/// Moves this thread into a fresh network namespace with veth pair
-/// `vtx0` ↔ `vrx0`, both up; false where that is not allowed here. The namespace
-/// goes away with the thread and the sockets in it.
-fn veth_pair_in_own_namespace() -> bool {
-    if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-        eprintln!("skipped: no network namespace ({})", std::io::Error::last_os_error());
-        return false;
-    }
-    let ip = |args: &[&str]| Command::new("ip").args(args).status().is_ok_and(|s| s.success());
-    let ok = ip(&["link", "add", "name", "vtx0", "type", "veth", "peer", "name", "vrx0"]) && ip(&["link", "set", "vtx0", "up"]) && ip(&["link", "set", "vrx0", "up"]);
-    if !ok {
-        eprintln!("skipped: no veth pair (is iproute2 installed?)");
-    }
-    ok
-}
-
-/// A UDP frame to 10.0.`net`.1 carrying `seq`.
-fn frame(net: u8, seq: u32) -> Vec<u8> {
-    let builder = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4([10, 9, 0, 1], [10, 0, net, 1], 64).udp(1000, 2000);
-    let mut out = Vec::new();
-    builder.write(&mut out, &seq.to_be_bytes()).unwrap();
-    out
-}
+mod common;
+use common::{frame, veth_pair_in_own_namespace};
 
 #[test]
 fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
@@ -47,7 +25,7 @@ fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
         let mut out = Batch::default();
         for chunk in sent.chunks(32) {
             let ids: Vec<_> = chunk.iter().map(|f| pool.alloc_copy(f, PacketMeta::default()).unwrap()).collect();
-            assert_eq!(tx.transmit(&pool, &ids), ids.len());
+            assert_eq!(tx.transmit(&mut pool, &ids), ids.len());
             for id in ids {
                 pool.free(id);
             }
@@ -85,8 +63,8 @@ const NOW_NS: u64 = 10_000_000_000;
 fn a_missing_interface_and_a_foreign_backend_are_named_in_the_error() {
     let e = RxPort::open(&PortName::parse("af_packet:nosuch0").unwrap(), RingConfig::default(), vec![], None).err().unwrap();
     assert!(matches!(e, Error::Name { .. }) && e.to_string().contains("no interface named 'nosuch0'"), "{e}");
-    let e = PortName::parse("af_xdp:veth1").unwrap_err().to_string();
-    assert!(e.contains("port 'af_xdp:veth1'") && e.contains("not built yet"), "{e}");
+    let e = PortName::parse("dpdk:veth1").unwrap_err().to_string();
+    assert!(e.contains("port 'dpdk:veth1'") && e.contains("not built yet"), "{e}");
     let e = PortName::parse("veth1").unwrap_err().to_string();
     assert!(e.contains("BACKEND:INTERFACE"), "{e}");
     let bad = RingConfig { block_size: 1000, ..RingConfig::default() };

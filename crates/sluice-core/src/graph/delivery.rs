@@ -26,15 +26,16 @@ use crate::telemetry::FlowRecorder;
 const SEND_RUN: usize = 64;
 
 /// Delivers `ids` at the egress of `flow` (`None`: a sink no flow ends
-/// at: freed only): frees them, counts packets of other flows as
-/// misdelivered and records the delays of all at `now_ns` (one histogram
-/// update per run of equal ingress times), or, without timing (`None`),
-/// counts them delivered.
+/// at: released only): releases them (`release`: [`PacketPool::free`], or
+/// [`PacketPool::hand_over`] where a port sends from their buffers),
+/// counts packets of other flows as misdelivered and records the delays
+/// of all at `now_ns` (one histogram update per run of equal ingress
+/// times), or, without timing (`None`), counts them delivered.
 #[inline]
-pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, ids: &[PacketId], now_ns: Option<u64>) {
+pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, ids: &[PacketId], now_ns: Option<u64>, release: impl Fn(&mut PacketPool, PacketId)) {
     let Some(flow) = flow else {
         for &id in ids {
-            pool.free(id);
+            release(pool, id);
         }
         return;
     };
@@ -42,7 +43,7 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: O
     let mut run: Option<(u64, u64)> = None;
     for &id in ids {
         let meta = *pool.meta(id);
-        pool.free(id);
+        release(pool, id);
         recorder.misdelivered += u64::from(meta.flow != NO_FLOW && meta.flow as usize != flow);
         if let Some(now) = now_ns {
             run = match run {
@@ -122,15 +123,20 @@ impl WorkerGraph {
     /// what its ring refused. `now_ns` is the reading shared by the round's decisions.
     fn send_on(&mut self, flow: Option<usize>, ids: &[PacketId], now_ns: &mut Option<u64>) {
         let node = flow.and_then(|f| self.egress_node[f]);
-        let taken = match node.map(|v| &mut self.nodes[v].kind) {
-            Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => port.transmit(&self.pool, ids),
-            _ => ids.len(),
+        let (taken, zero_copy) = match node.map(|v| &mut self.nodes[v].kind) {
+            Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => (port.transmit(&mut self.pool, ids), port.zero_copy()),
+            _ => (ids.len(), false),
         };
         for &id in &ids[taken..] {
             free_dropped(&mut self.pool, &mut self.flows, id);
         }
         let now = self.timing.then(|| *now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw())));
-        deliver(&mut self.pool, &mut self.flows, flow, &ids[..taken], now);
+        let delivered = &ids[..taken];
+        if zero_copy {
+            deliver(&mut self.pool, &mut self.flows, flow, delivered, now, PacketPool::hand_over);
+        } else {
+            deliver(&mut self.pool, &mut self.flows, flow, delivered, now, PacketPool::free);
+        }
         if let Some(v) = node {
             let c = &mut self.nodes[v].counters;
             c.delivered += taken as u64;

@@ -442,7 +442,22 @@ impl WorkerGraph {
             next_probe_ns: 0,
         };
         graph.link(model);
+        graph.attach_ports(model)?;
         Ok(graph)
+    }
+
+    /// Lets each source and port egress meet the worker's pool (see
+    /// [`PacketSource::attach`](crate::nf::PacketSource::attach)).
+    fn attach_ports(&mut self, model: &Model) -> Result<()> {
+        for node in &mut self.nodes {
+            let attached = match &mut node.kind {
+                Kind::Source(source) => source.attach(&mut self.pool),
+                Kind::Egress(_, Output::Port(port) | Output::Scheduled(_, Some(port))) => port.attach(&mut self.pool),
+                _ => Ok(()),
+            };
+            attached.map_err(|reason| Error::module(&model.modules[node.module].name, reason))?;
+        }
+        Ok(())
     }
 
     /// Derives from the nodes and ring ends this worker holds everything

@@ -244,9 +244,9 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
         Kind::Egress(flow, output) => {
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
             let ids = batch.as_slice();
-            let sent = match output {
-                Output::Port(port) => port.transmit(env.pool, ids),
-                _ => ids.len(),
+            let (sent, zero_copy) = match output {
+                Output::Port(port) => (port.transmit(env.pool, ids), port.zero_copy()),
+                _ => (ids.len(), false),
             };
             for &id in &ids[sent..] {
                 free_dropped(env.pool, env.flows, id);
@@ -258,7 +258,11 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
                 *env.last_read = Some(now);
                 env.clock.delta_as_nanos(env.origin, now)
             });
-            deliver(env.pool, env.flows, *flow, &ids[..sent], now_ns);
+            if zero_copy {
+                deliver(env.pool, env.flows, *flow, &ids[..sent], now_ns, PacketPool::hand_over);
+            } else {
+                deliver(env.pool, env.flows, *flow, &ids[..sent], now_ns, PacketPool::free);
+            }
             batch.clear();
         }
         Kind::Source(_) => unreachable!("a source has no ingate"),

@@ -1,0 +1,391 @@
+//! AF_XDP through libxdp. The UMEM a socket registers is the packet
+//! pool's arena itself (unaligned chunks of one pool buffer each), so
+//! neither side copies: receive lends the pool's free buffers to the
+//! kernel's fill ring and takes them back filled as packets; transmit puts
+//! a packet's own buffer on the transmit ring and takes it back from the
+//! completion ring once sent. Where the driver has no zero-copy mode
+//! (veth) the kernel copies into the UMEM (copy mode); where it has, the
+//! NIC writes there itself.
+//!
+//! A queue has one socket: a receive port and a transmit port of this
+//! process on the same queue (a pipeline that forwards back out of the
+//! interface it receives on) share it, each using only its own two rings
+//! (fill and receive; transmit and completion).
+//!
+//! libxdp loads its redirect program (frames of the queue to the socket)
+//! when the first receiving socket on an interface binds, and removes it
+//! when the last one closes.
+
+use std::cell::UnsafeCell;
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use libc::{xdp_desc, xdp_statistics};
+use sluice_core::packet::{PacketId, PacketMeta};
+use sluice_core::batch::MAX_BURST;
+use sluice_core::PacketPool;
+
+use crate::error::{Error, Result};
+use crate::interface;
+use crate::xsk::{self, Opaque, Ring, SocketConfig, UmemConfig};
+
+/// Where the kernel puts a received frame in a buffer it was lent (bytes):
+/// its own `XDP_PACKET_HEADROOM`, which becomes the packet's headroom.
+const RX_HEADROOM: u16 = 256;
+
+/// The four rings of a socket and its UMEM, boxed: libxdp keeps pointers
+/// to the fill and completion rings until the socket is deleted. The
+/// receive side alone uses `fill` and `rx`, the transmit side alone `tx`
+/// and `comp`: each ring has one user.
+#[derive(Default)]
+struct Rings {
+    fill: UnsafeCell<Ring>,
+    comp: UnsafeCell<Ring>,
+    rx: UnsafeCell<Ring>,
+    tx: UnsafeCell<Ring>,
+}
+
+/// An AF_XDP socket on one queue of an interface, over its own UMEM
+/// registration of the pool's arena.
+struct Socket {
+    umem: *mut Opaque,
+    xsk: *mut Opaque,
+    rings: Box<Rings>,
+    fd: libc::c_int,
+}
+
+// SAFETY: libxdp's handles are used only to delete them, once; each ring
+// is used by one side only (see `Rings`), which holds it on one thread.
+unsafe impl Send for Socket {}
+unsafe impl Sync for Socket {}
+
+impl Drop for Socket {
+    fn drop(&mut self) {
+        // SAFETY: both were created by libxdp and are deleted once, socket first.
+        unsafe {
+            xsk::xsk_socket__delete(self.xsk);
+            xsk::xsk_umem__delete(self.umem);
+        }
+    }
+}
+
+fn failed(port: &str, step: &'static str, rc: libc::c_int) -> Error {
+    Error::Os { port: port.into(), step, source: io::Error::from_raw_os_error(-rc) }
+}
+
+impl Socket {
+    /// Opens a socket on `queue` over `pool`'s arena with the rings it
+    /// needs: zero-copy where the driver has it, else copy mode.
+    fn open(queue: &Queue, pool: &PacketPool, receive: bool, transmit: bool) -> Result<Self> {
+        match Self::bind(queue, pool, receive, transmit, libc::XDP_ZEROCOPY) {
+            Ok(socket) => Ok(socket),
+            Err(_) => Self::bind(queue, pool, receive, transmit, libc::XDP_COPY),
+        }
+    }
+
+    fn bind(queue: &Queue, pool: &PacketPool, receive: bool, transmit: bool, mode: u16) -> Result<Self> {
+        xsk::quiet();
+        let (port, n) = (queue.port.as_str(), queue.descriptors);
+        let (area, len) = pool.region();
+        let rings = Box::<Rings>::default();
+        let umem_config = UmemConfig {
+            fill_size: n,
+            comp_size: n,
+            frame_size: sluice_core::packet::BUF_SIZE as u32,
+            frame_headroom: 0,
+            flags: libc::XDP_UMEM_UNALIGNED_CHUNK_FLAG,
+        };
+        let mut umem = std::ptr::null_mut();
+        // SAFETY: the area is the arena's page-aligned memory, alive as long
+        // as the pool (the port is dropped before its worker's pool); libxdp
+        // writes the UMEM handle and the fill and completion rings.
+        let rc = unsafe { xsk::xsk_umem__create(&mut umem, area.cast(), len as u64, rings.fill.get(), rings.comp.get(), &umem_config) };
+        if rc != 0 {
+            return Err(failed(port, "register the packet pool as UMEM", rc));
+        }
+        let config = SocketConfig {
+            rx_size: if receive { n } else { 0 },
+            tx_size: if transmit { n } else { 0 },
+            libxdp_flags: if receive { 0 } else { xsk::INHIBIT_PROG_LOAD },
+            xdp_flags: 0,
+            bind_flags: mode | libc::XDP_USE_NEED_WAKEUP,
+        };
+        let rx = if receive { rings.rx.get() } else { std::ptr::null_mut() };
+        let tx = if transmit { rings.tx.get() } else { std::ptr::null_mut() };
+        let mut xsk = std::ptr::null_mut();
+        // SAFETY: the name is NUL-terminated; the rings are boxed and outlive the socket.
+        let rc = unsafe { xsk::xsk_socket__create(&mut xsk, queue.iface.as_ptr(), queue.queue, umem, rx, tx, &config) };
+        if rc != 0 {
+            // SAFETY: the UMEM has no socket.
+            unsafe { xsk::xsk_umem__delete(umem) };
+            let step = if receive { "bind an AF_XDP socket to the queue (and load its XDP program)" } else { "bind an AF_XDP socket to the queue" };
+            return Err(failed(port, step, rc));
+        }
+        // SAFETY: a socket libxdp created.
+        let fd = unsafe { xsk::xsk_socket__fd(xsk) };
+        Ok(Self { umem, xsk, rings, fd })
+    }
+
+    /// The receive side's rings: fill and receive.
+    ///
+    /// # Safety
+    /// Only the receive side calls it, on one thread, one borrow at a time.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn receive_rings(&self) -> (&mut Ring, &mut Ring) {
+        (&mut *self.rings.fill.get(), &mut *self.rings.rx.get())
+    }
+
+    /// The transmit side's rings: transmit and completion.
+    ///
+    /// # Safety
+    /// Only the transmit side calls it, on one thread, one borrow at a time.
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn transmit_rings(&self) -> (&mut Ring, &mut Ring) {
+        (&mut *self.rings.tx.get(), &mut *self.rings.comp.get())
+    }
+
+    /// Wakes the kernel to process what was produced, where it asks for it.
+    fn wake(&self, ring: &Ring) {
+        if ring.needs_wakeup() {
+            // SAFETY: an empty send on our socket only kicks its queues.
+            unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+        }
+    }
+
+    /// The kernel's counters of this socket.
+    fn statistics(&self) -> xdp_statistics {
+        // SAFETY: all-zero is a valid xdp_statistics.
+        let mut stats: xdp_statistics = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<xdp_statistics>() as libc::socklen_t;
+        // SAFETY: XDP_STATISTICS writes at most `len` bytes into `stats`.
+        unsafe { libc::getsockopt(self.fd, libc::SOL_XDP, libc::XDP_STATISTICS, (&mut stats as *mut xdp_statistics).cast(), &mut len) };
+        stats
+    }
+}
+
+/// A queue of an interface to open an AF_XDP socket on once the worker's pool is known.
+struct Queue {
+    port: String,
+    iface: CString,
+    queue: u32,
+    descriptors: u32,
+}
+
+/// A queue the ports of this process share, and its socket once opened.
+struct Endpoint {
+    queue: Queue,
+    receives: AtomicBool,
+    transmits: AtomicBool,
+    socket: Mutex<Option<Arc<Socket>>>,
+}
+
+/// Every queue a port of this process has open, by interface and queue.
+static ENDPOINTS: Mutex<Vec<Weak<Endpoint>>> = Mutex::new(Vec::new());
+
+impl Endpoint {
+    /// The endpoint of queue `queue` of `iface`, shared with the ports
+    /// that have it open already; `receive` says which side asks.
+    fn open(port: &str, iface: &str, queue: u32, descriptors: u32, receive: bool) -> Result<Arc<Self>> {
+        if !descriptors.is_power_of_two() || !(64..=1 << 16).contains(&descriptors) {
+            return Err(Error::Ring { port: port.into(), reason: format!("{descriptors} descriptors per ring: must be a power of two from 64 to 65536") });
+        }
+        let (name, _) = interface::find(port, iface)?;
+        let mut open = ENDPOINTS.lock().expect("no port panics while holding the list");
+        open.retain(|e| e.strong_count() > 0);
+        let found = open.iter().filter_map(Weak::upgrade).find(|e| e.queue.iface == name && e.queue.queue == queue);
+        let endpoint = match found {
+            Some(e) => e,
+            None => {
+                let queue = Queue { port: port.into(), iface: name, queue, descriptors };
+                let e = Arc::new(Self { queue, receives: AtomicBool::new(false), transmits: AtomicBool::new(false), socket: Mutex::new(None) });
+                open.push(Arc::downgrade(&e));
+                e
+            }
+        };
+        let side = if receive { &endpoint.receives } else { &endpoint.transmits };
+        if side.swap(true, Ordering::Relaxed) {
+            let what = if receive { "receives" } else { "transmits" };
+            return Err(Error::Name { port: port.into(), reason: format!("another port of this pipeline {what} on queue {queue} of '{iface}' already") });
+        }
+        Ok(endpoint)
+    }
+
+    /// The socket, opened over `pool`'s arena with the rings of every side
+    /// that has the queue open, by the first side to ask.
+    fn socket(&self, pool: &PacketPool) -> Result<Arc<Socket>> {
+        let mut socket = self.socket.lock().expect("no port panics while holding its socket");
+        if let Some(s) = socket.as_ref() {
+            return Ok(s.clone());
+        }
+        let opened = Arc::new(Socket::open(&self.queue, pool, self.receives.load(Ordering::Relaxed), self.transmits.load(Ordering::Relaxed))?);
+        *socket = Some(opened.clone());
+        Ok(opened)
+    }
+}
+
+/// The receive side: frames arrive in buffers the pool lent to the kernel.
+pub struct XdpRx {
+    endpoint: Arc<Endpoint>,
+    socket: Option<Arc<Socket>>,
+    /// Fill-ring slots waiting for a buffer the pool had none for.
+    unfilled: u32,
+}
+
+impl XdpRx {
+    /// Checks that `iface` is there and up; the socket opens at [`Self::attach`].
+    pub fn open(port: &str, iface: &str, queue: u32, descriptors: u32) -> Result<Self> {
+        Ok(Self { endpoint: Endpoint::open(port, iface, queue, descriptors, true)?, socket: None, unfilled: 0 })
+    }
+
+    /// Opens the socket over `pool`'s arena and lends it a fill ring of buffers.
+    pub fn attach(&mut self, pool: &mut PacketPool) -> Result<()> {
+        let q = &self.endpoint.queue;
+        if pool.available() < q.descriptors as usize + MAX_BURST {
+            return Err(Error::Ring {
+                port: q.port.clone(),
+                reason: format!("the pool has {} free buffers; a fill ring of {} needs as many and a batch more", pool.available(), q.descriptors),
+            });
+        }
+        self.socket = Some(self.endpoint.socket(pool)?);
+        self.unfilled = q.descriptors;
+        self.refill(pool);
+        Ok(())
+    }
+
+    /// Lends the fill ring what it is missing, as far as the pool has buffers.
+    fn refill(&mut self, pool: &mut PacketPool) {
+        let Some(socket) = self.socket.as_deref() else { return };
+        // SAFETY: this is the receive side.
+        let (fill, _) = unsafe { socket.receive_rings() };
+        let (at, n) = fill.reserve_up_to(self.unfilled.min(pool.available() as u32));
+        for i in 0..n {
+            let id = pool.lend().expect("the pool said it had the buffers");
+            // SAFETY: the fill ring's entries are u64 UMEM addresses; `at..at+n` is reserved.
+            unsafe { *fill.entry::<u64>(at.wrapping_add(i)) = PacketPool::offset_of(id) };
+        }
+        fill.submit(n);
+        self.unfilled -= n;
+        socket.wake(fill);
+    }
+
+    /// Takes up to `max` received frames as packets of `pool`, passing each
+    /// to `take` with its metadata's offset and length set; returns how many.
+    pub fn poll(&mut self, pool: &mut PacketPool, max: usize, mut take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
+        let Some(socket) = self.socket.as_deref() else { return 0 };
+        // SAFETY: this is the receive side.
+        let (_, rx) = unsafe { socket.receive_rings() };
+        let (at, n) = rx.peek(max as u32);
+        for i in 0..n {
+            // SAFETY: the receive ring's entries are descriptors; `at..at+n` are ready.
+            let desc = unsafe { *rx.entry::<xdp_desc>(at.wrapping_add(i)) };
+            // Unaligned chunks: the offset into the chunk rides in the top 16 bits.
+            let addr = (desc.addr & ((1 << 48) - 1)) + (desc.addr >> 48);
+            let (id, off) = pool.buffer_at(addr).expect("the kernel writes only into the UMEM it was given");
+            debug_assert_eq!(off, RX_HEADROOM);
+            pool.adopt(id, PacketMeta { data_off: off, len: desc.len as u16, ..PacketMeta::default() });
+            take(pool, id);
+        }
+        rx.release(n);
+        self.unfilled += n;
+        if self.unfilled > 0 {
+            self.refill(pool);
+        }
+        n as usize
+    }
+
+    /// The socket (readable when frames wait in the receive ring).
+    pub fn fd(&self) -> Option<std::os::fd::RawFd> {
+        self.socket.as_ref().map(|s| s.fd)
+    }
+
+    /// Frames the kernel dropped for want of a fill buffer or of room in
+    /// the receive ring (pkt, cumulative).
+    pub fn ring_dropped(&self) -> u64 {
+        self.socket.as_ref().map_or(0, |s| {
+            let stats = s.statistics();
+            stats.rx_dropped + stats.rx_ring_full
+        })
+    }
+}
+
+impl Drop for XdpRx {
+    fn drop(&mut self) {
+        self.endpoint.receives.store(false, Ordering::Relaxed);
+    }
+}
+
+/// The transmit side: packets leave in their own buffers.
+pub struct XdpTx {
+    endpoint: Arc<Endpoint>,
+    socket: Option<Arc<Socket>>,
+}
+
+impl XdpTx {
+    /// Checks that `iface` is there and up; the socket opens at [`Self::attach`].
+    pub fn open(port: &str, iface: &str, queue: u32, descriptors: u32) -> Result<Self> {
+        Ok(Self { endpoint: Endpoint::open(port, iface, queue, descriptors, false)?, socket: None })
+    }
+
+    /// Opens the socket over `pool`'s arena.
+    pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
+        self.socket = Some(self.endpoint.socket(pool)?);
+        Ok(())
+    }
+
+    /// Gives the buffers of frames the kernel has sent back to their pools.
+    fn complete(socket: &Socket, pool: &mut PacketPool) {
+        // SAFETY: this is the transmit side.
+        let (_, comp) = unsafe { socket.transmit_rings() };
+        let (at, n) = comp.peek(u32::MAX);
+        for i in 0..n {
+            // SAFETY: the completion ring's entries are the u64 addresses transmitted.
+            let addr = unsafe { *comp.entry::<u64>(at.wrapping_add(i)) };
+            let (id, _) = pool.buffer_at(addr).expect("the kernel completes only what it was given");
+            pool.reclaim(id);
+        }
+        comp.release(n);
+    }
+
+    /// Puts the packets of `ids` on the transmit ring, in order, as far as
+    /// it has room, and has the kernel send them; returns how many it took.
+    /// Those stay in their buffers until sent: the caller hands them over
+    /// (see [`PacketPool::hand_over`]), they come back here.
+    pub fn push(&mut self, pool: &mut PacketPool, ids: &[PacketId]) -> usize {
+        let Some(socket) = self.socket.as_deref() else { return 0 };
+        Self::complete(socket, pool);
+        // SAFETY: this is the transmit side.
+        let (tx, _) = unsafe { socket.transmit_rings() };
+        let (at, n) = tx.reserve_up_to(ids.len() as u32);
+        for (i, &id) in ids[..n as usize].iter().enumerate() {
+            let meta = pool.meta(id);
+            let desc = xdp_desc { addr: PacketPool::offset_of(id) + u64::from(meta.data_off), len: u32::from(meta.len), options: 0 };
+            // SAFETY: the transmit ring's entries are descriptors; `at..at+n` is reserved.
+            unsafe { *tx.entry::<xdp_desc>(at.wrapping_add(i as u32)) = desc };
+        }
+        tx.submit(n);
+        socket.wake(tx);
+        n as usize
+    }
+
+    /// Has the kernel send what waits on the ring, and takes back what it sent.
+    pub fn flush(&mut self, pool: &mut PacketPool) {
+        if let Some(socket) = self.socket.as_deref() {
+            // SAFETY: this is the transmit side.
+            socket.wake(unsafe { socket.transmit_rings() }.0);
+            Self::complete(socket, pool);
+        }
+    }
+
+    /// Invalid descriptors the kernel refused (pkt, cumulative).
+    pub fn invalid(&self) -> u64 {
+        self.socket.as_ref().map_or(0, |s| s.statistics().tx_invalid_descs)
+    }
+}
+
+impl Drop for XdpTx {
+    fn drop(&mut self) {
+        self.endpoint.transmits.store(false, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,44 @@
+//! The network interface a port opens: it must exist and be up.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+
+use crate::error::{Error, Result};
+
+/// The interface named `iface` (for port `port`): its name as C wants it
+/// and its index, or an error that says it does not exist or is down.
+pub fn find(port: &str, iface: &str) -> Result<(CString, u32)> {
+    let name = CString::new(iface).map_err(|_| Error::Name { port: port.into(), reason: "interface name holds a NUL byte".into() })?;
+    // SAFETY: a NUL-terminated name.
+    let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if index == 0 {
+        return Err(Error::Name { port: port.into(), reason: format!("no interface named '{iface}' (see `ip link`)") });
+    }
+    if !is_up(&name).map_err(|source| Error::Os { port: port.into(), step: "read the interface's flags", source })? {
+        return Err(Error::Name { port: port.into(), reason: format!("interface '{iface}' is down (ip link set {iface} up)") });
+    }
+    Ok((name, index))
+}
+
+/// Whether the interface is administratively up.
+fn is_up(name: &CString) -> io::Result<bool> {
+    // SAFETY: a plain datagram socket, only asked for interface flags.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `raw` is a new descriptor this function owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: all-zero is a valid ifreq.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
+        *dst = src as libc::c_char;
+    }
+    // SAFETY: SIOCGIFFLAGS reads the name and writes the flags of `req`.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: SIOCGIFFLAGS filled the flags member.
+    Ok(unsafe { req.ifr_ifru.ifru_flags } as libc::c_int & libc::IFF_UP != 0)
+}
