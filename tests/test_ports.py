@@ -1,9 +1,10 @@
 """Real ports: l2l3(4) between the two ends of a veth pair, in a network
 namespace of the test's own (`unshare --net`; skipped where the machine
 does not allow one). 100 000 frames of 4 096 UDP flows go in at one end,
-through the pipeline's AF_PACKET rx port, and come back out of its tx port
-to be read at the other end: every frame accounted for at each stage,
-routed, rewritten and in order within its flow."""
+through the pipeline's rx port, and come back out of its tx port to be
+read at the other end, over AF_PACKET and over AF_XDP (where this build
+has it): every frame accounted for at each stage, routed, rewritten and in
+order within its flow."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from sluice import net
+from sluice import _core, net
 
 FRAMES = 100_000
 FLOWS = 4096
@@ -76,7 +77,7 @@ class Reader:
         self.frames: list[bytes] = []
         self.reading = threading.Event()
         self.reading.set()
-        self.thread = threading.Thread(target=self._read)
+        self.thread = threading.Thread(target=self._read, daemon=True)  # a failed run does not wait for it
         self.thread.start()
 
     def _read(self) -> None:
@@ -97,9 +98,14 @@ class Reader:
         return self.frames
 
 
-def roundtrip() -> dict[str, Any]:
+#: The backends under test: AF_XDP where this build links libxdp.
+BACKENDS = ["af_packet", pytest.param("af_xdp", marks=pytest.mark.skipif("af_xdp" not in _core.port_backends(), reason="built without libxdp"))]
+
+
+def roundtrip(backend: str) -> dict[str, Any]:
     """Runs inside the namespace: runs the pipeline between the veth pair's
-    ends while sending and reading, and returns what each stage counted."""
+    ends on `backend`'s ports while sending and reading, and returns what
+    each stage counted."""
     from sluice.pipelines import l2l3
 
     veth_pair()
@@ -114,9 +120,9 @@ def roundtrip() -> dict[str, Any]:
 
     sender = threading.Thread(target=send)
     p = l2l3(NEXT_HOPS)
-    # A receive ring that holds every frame sent (16 MiB), so that a
-    # stalled worker on a busy machine loses none of them.
-    p.use_ports(rx="af_packet:vsw0", tx="af_packet:vsw0", ring={"blocks": 4096})
+    # A receive ring that holds every frame sent (16 MiB; AF_XDP: 8192
+    # frames), so that a stalled worker on a busy machine loses none of them.
+    p.use_ports(rx=f"{backend}:vsw0", tx=f"{backend}:vsw0", ring={"blocks": 4096, "descriptors": 8192})
 
     result = p.run("null", periods=80, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
     sender.join()
@@ -159,8 +165,8 @@ def scheduled() -> dict[str, Any]:
     return {"summary": result.summary, "per_hop": per_hop}
 
 
-def interrupts() -> dict[str, Any]:
-    """Runs inside the namespace: l2l3(4) receiving on af_packet:vsw0 at
+def interrupts(backend: str) -> dict[str, Any]:
+    """Runs inside the namespace: l2l3(4) receiving on `backend`:vsw0 at
     about 5 kpps, once polling busily and once waiting on the socket
     (vpp-adaptive); what each received and how much of its core it used."""
     from sluice.pipelines import l2l3
@@ -171,7 +177,7 @@ def interrupts() -> dict[str, Any]:
     got = {}
     for policy in ("busy", "vpp-adaptive"):
         p = l2l3(NEXT_HOPS)
-        p.use_ports(rx="af_packet:vsw0")
+        p.use_ports(rx=f"{backend}:vsw0")
         p.set_poll(policy, max_sleep_us=500.0)
         sent = 0
 
@@ -197,9 +203,9 @@ needs_namespace = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare"
                                      reason="needs root, unshare and ip to make a network namespace")
 
 
-def in_namespace(mode: str, out: Any) -> dict[str, Any]:
-    """Runs this file's `mode` in a network namespace of its own; what it printed."""
-    run = subprocess.run(["unshare", "--net", sys.executable, __file__, mode, str(out)], capture_output=True, text=True, timeout=300)
+def in_namespace(mode: str, out: Any, backend: str = "af_packet") -> dict[str, Any]:
+    """Runs this file's `mode` on `backend`'s ports in a network namespace of its own; what it printed."""
+    run = subprocess.run(["unshare", "--net", sys.executable, __file__, mode, str(out), backend], capture_output=True, text=True, timeout=300)
     if run.returncode == CANNOT or (run.returncode != 0 and "unshare failed" in run.stderr):
         pytest.skip(f"no network namespace with a veth pair here: {run.stderr.strip()}")
     assert run.returncode == 0, run.stderr
@@ -217,9 +223,10 @@ def test_the_sender_puts_what_it_counts_on_the_wire_at_its_rate(tmp_path: Any) -
 
 
 @needs_namespace
-def test_l2l3_between_af_packet_ports_loses_nothing_and_routes_every_frame(tmp_path: Any) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_l2l3_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, backend: str) -> None:
     out = tmp_path / "back.bin"
-    stats = in_namespace("roundtrip", out)
+    stats = in_namespace("roundtrip", out, backend)
     s = stats["summary"]
     assert s["missed"] == 0, "nothing lost at the rx ring"
     assert s["generated"] == FRAMES and s["delivered"] == FRAMES and s["dropped"] == 0 and s["lossless"], s
@@ -254,8 +261,9 @@ def test_a_scheduled_egress_transmits_its_shares_onto_a_port(tmp_path: Any) -> N
 
 
 @needs_namespace
-def test_a_worker_waiting_for_interrupts_sleeps_on_the_port_socket_and_loses_nothing(tmp_path: Any) -> None:
-    got = in_namespace("interrupts", tmp_path / "unused")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_worker_waiting_for_interrupts_sleeps_on_the_port_socket_and_loses_nothing(tmp_path: Any, backend: str) -> None:
+    got = in_namespace("interrupts", tmp_path / "unused", backend)
     for policy, run in got.items():
         s = run["summary"]
         assert s["generated"] == run["sent"] and s["missed"] == 0 and s["lossless"], (policy, run)
@@ -292,9 +300,9 @@ if __name__ == "__main__":
     elif sys.argv[1] == "scheduled":
         print(json.dumps(scheduled()))
     elif sys.argv[1] == "interrupts":
-        print(json.dumps(interrupts()))
+        print(json.dumps(interrupts(sys.argv[3])))
     else:
-        got = roundtrip()
+        got = roundtrip(sys.argv[3])
         with open(sys.argv[2], "wb") as f:
             for data in got["back"]:
                 f.write(len(data).to_bytes(2, "big") + data)

@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -36,6 +36,9 @@ def controllers() -> list[str]:
 
 def backends() -> list[str]:
     """Names of the backends."""
+
+def port_backends() -> list[str]:
+    """The port backends this build has (`af_xdp` where it was built with libxdp)."""
 
 def ns_per_cycle() -> float:
     """Length of one Bypass cycle (ns): of a nominal 2.6 GHz clock, on every machine."""

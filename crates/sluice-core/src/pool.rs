@@ -139,6 +139,11 @@ impl PacketPool {
             .collect()
     }
 
+    /// The worker whose pool this is (its partition of the arena).
+    pub fn worker(&self) -> usize {
+        (self.base / self.partition) as usize
+    }
+
     /// Buffers in this worker's partition (pkt).
     pub fn capacity(&self) -> usize {
         self.partition as usize

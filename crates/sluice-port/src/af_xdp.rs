@@ -7,10 +7,11 @@
 //! (veth) the kernel copies into the UMEM (copy mode); where it has, the
 //! NIC writes there itself.
 //!
-//! A queue has one socket: a receive port and a transmit port of this
+//! A queue has one socket: a receive port and the transmit ports of this
 //! process on the same queue (a pipeline that forwards back out of the
-//! interface it receives on) share it, each using only its own two rings
-//! (fill and receive; transmit and completion).
+//! interface it receives on, from several egresses) share it, the receive
+//! side using only the fill and receive rings, the transmit side only the
+//! transmit and completion rings, each side on one worker.
 //!
 //! libxdp loads its redirect program (frames of the queue to the socket)
 //! when the first receiving socket on an interface binds, and removes it
@@ -34,6 +35,12 @@ use crate::xsk::{self, Opaque, Ring, SocketConfig, UmemConfig};
 /// Where the kernel puts a received frame in a buffer it was lent (bytes):
 /// its own `XDP_PACKET_HEADROOM`, which becomes the packet's headroom.
 const RX_HEADROOM: u16 = 256;
+
+/// How long a socket waits for a queue the kernel is still releasing.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Frames the kernel sends per wake in copy mode (its `TX_BATCH_SIZE`).
+const TX_BATCH: u32 = 32;
 
 /// The four rings of a socket and its UMEM, boxed: libxdp keeps pointers
 /// to the fill and completion rings until the socket is deleted. The
@@ -78,10 +85,19 @@ fn failed(port: &str, step: &'static str, rc: libc::c_int) -> Error {
 impl Socket {
     /// Opens a socket on `queue` over `pool`'s arena with the rings it
     /// needs: zero-copy where the driver has it, else copy mode.
+    /// A queue a socket closed on a moment ago stays busy until the kernel
+    /// has released its UMEM (deferred work): that is waited out, up to
+    /// [`BUSY_WAIT`].
     fn open(queue: &Queue, pool: &PacketPool, receive: bool, transmit: bool) -> Result<Self> {
-        match Self::bind(queue, pool, receive, transmit, libc::XDP_ZEROCOPY) {
-            Ok(socket) => Ok(socket),
-            Err(_) => Self::bind(queue, pool, receive, transmit, libc::XDP_COPY),
+        let since = std::time::Instant::now();
+        loop {
+            let opened = Self::bind(queue, pool, receive, transmit, libc::XDP_ZEROCOPY).or_else(|_| Self::bind(queue, pool, receive, transmit, libc::XDP_COPY));
+            match opened {
+                Err(Error::Os { source, .. }) if source.raw_os_error() == Some(libc::EBUSY) && since.elapsed() < BUSY_WAIT => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                opened => return opened,
+            }
         }
     }
 
@@ -179,6 +195,8 @@ struct Endpoint {
     receives: AtomicBool,
     transmits: AtomicBool,
     socket: Mutex<Option<Arc<Socket>>>,
+    /// The worker whose ports transmit here, once one has attached.
+    transmitter: Mutex<Option<usize>>,
 }
 
 /// Every queue a port of this process has open, by interface and queue.
@@ -199,16 +217,15 @@ impl Endpoint {
             Some(e) => e,
             None => {
                 let queue = Queue { port: port.into(), iface: name, queue, descriptors };
-                let e = Arc::new(Self { queue, receives: AtomicBool::new(false), transmits: AtomicBool::new(false), socket: Mutex::new(None) });
+                let e = Arc::new(Self { queue, receives: AtomicBool::new(false), transmits: AtomicBool::new(false), socket: Mutex::new(None), transmitter: Mutex::new(None) });
                 open.push(Arc::downgrade(&e));
                 e
             }
         };
-        let side = if receive { &endpoint.receives } else { &endpoint.transmits };
-        if side.swap(true, Ordering::Relaxed) {
-            let what = if receive { "receives" } else { "transmits" };
-            return Err(Error::Name { port: port.into(), reason: format!("another port of this pipeline {what} on queue {queue} of '{iface}' already") });
+        if receive && endpoint.receives.swap(true, Ordering::Relaxed) {
+            return Err(Error::Name { port: port.into(), reason: format!("another port of this pipeline receives on queue {queue} of '{iface}' already") });
         }
+        endpoint.transmits.fetch_or(!receive, Ordering::Relaxed);
         Ok(endpoint)
     }
 
@@ -328,8 +345,20 @@ impl XdpTx {
         Ok(Self { endpoint: Endpoint::open(port, iface, queue, descriptors, false)?, socket: None })
     }
 
-    /// Opens the socket over `pool`'s arena.
+    /// Opens the socket over `pool`'s arena; the ports that transmit on
+    /// one queue share its transmit ring, so they must be on one worker.
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
+        let mut transmitter = self.endpoint.transmitter.lock().expect("no port panics while holding its socket");
+        match *transmitter {
+            Some(w) if w != pool.worker() => {
+                let q = &self.endpoint.queue;
+                return Err(Error::Name {
+                    port: q.port.clone(),
+                    reason: format!("ports on workers {w} and {} transmit on queue {} of one interface: they share its ring, so they must share a worker", pool.worker(), q.queue),
+                });
+            }
+            _ => *transmitter = Some(pool.worker()),
+        }
         self.socket = Some(self.endpoint.socket(pool)?);
         Ok(())
     }
@@ -365,7 +394,14 @@ impl XdpTx {
             unsafe { *tx.entry::<xdp_desc>(at.wrapping_add(i as u32)) = desc };
         }
         tx.submit(n);
-        socket.wake(tx);
+        // In copy mode a wake sends at most TX_BATCH frames (32): wake
+        // until the kernel has taken them all, so none waits for the next push.
+        for _ in 0..=n / TX_BATCH {
+            socket.wake(tx);
+            if tx.untaken() == 0 {
+                break;
+            }
+        }
         n as usize
     }
 
@@ -381,11 +417,5 @@ impl XdpTx {
     /// Invalid descriptors the kernel refused (pkt, cumulative).
     pub fn invalid(&self) -> u64 {
         self.socket.as_ref().map_or(0, |s| s.statistics().tx_invalid_descs)
-    }
-}
-
-impl Drop for XdpTx {
-    fn drop(&mut self) {
-        self.endpoint.transmits.store(false, Ordering::Relaxed);
     }
 }

@@ -28,6 +28,9 @@ use crate::af_packet::{AfPacketRx, AfPacketTx};
 #[cfg(af_xdp)]
 use crate::af_xdp::{XdpRx, XdpTx};
 
+/// The backends this build has, as port names spell them.
+pub const BUILT: &[&str] = if cfg!(af_xdp) { &["af_packet", "af_xdp"] } else { &["af_packet"] };
+
 /// How a port reaches its interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {

@@ -126,6 +126,11 @@ impl Ring {
         producer.store(producer.load(Ordering::Relaxed).wrapping_add(n), Ordering::Release);
     }
 
+    /// Producer: entries submitted that the kernel has not taken yet.
+    pub fn untaken(&self) -> u32 {
+        Self::counter(self.producer).load(Ordering::Relaxed).wrapping_sub(Self::counter(self.consumer).load(Ordering::Acquire))
+    }
+
     /// Consumer: up to `most` entries ready from the returned index on.
     pub fn peek(&mut self, most: u32) -> (u32, u32) {
         let mut ready = self.cached_prod.wrapping_sub(self.cached_cons);

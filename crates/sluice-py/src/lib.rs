@@ -414,6 +414,12 @@ fn backends() -> Vec<&'static str> {
     sluice_pipeline::BACKENDS.to_vec()
 }
 
+/// The port backends this build has (`af_xdp` where it was built with libxdp).
+#[pyfunction]
+fn port_backends() -> Vec<&'static str> {
+    sluice_port::BUILT.to_vec()
+}
+
 /// Length of one Bypass cycle (ns): of a nominal 2.6 GHz clock, on every machine.
 #[pyfunction]
 fn ns_per_cycle() -> f64 {
@@ -479,6 +485,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(backends, m)?)?;
+    m.add_function(wrap_pyfunction!(port_backends, m)?)?;
     m.add_function(wrap_pyfunction!(ns_per_cycle, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
     m.add_function(wrap_pyfunction!(profiled_kinds, m)?)?;
