@@ -158,7 +158,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--batch-size", type=click.IntRange(1, int(LIMITS["max_batch"])), default=32, show_default=True, help="Batch size B (pkt).")
 @click.option("--burstiness", type=SIZE, default=1, show_default=True, help="Packets of one flow in a row at the source.")
 @click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, gw): destinations dealt to the flows with equal traffic.")
-@click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1); flows by destination /24.")
+@click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1, af_xdp:veth1); flows by destination /24.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
 @click.option("--poll", type=click.Choice(list(POLL_POLICIES)), help="What workers do after a round without work (default: the description's, else busy).")
 @click.option("--worker-poll", "worker_polls", multiple=True, metavar="W=POLICY", help="Worker W's own poll policy; repeatable, overrides --poll for it.")
@@ -604,7 +604,7 @@ def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, 
 
 
 @main.command()
-@click.option("--port", required=True, metavar="BACKEND:IFACE", help="The port to send on (af_packet:veth0).")
+@click.option("--port", required=True, metavar="BACKEND:IFACE", help="The port to send on (af_packet:veth0, af_xdp:veth0).")
 @click.option("--pipeline-flows", "pipeline_name", type=click.Choice(["l2l3", "gw", "rc"]), default="l2l3", show_default=True,
               help="Send this built-in pipeline's flows (their templates).")
 @click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Size of that pipeline (next hops, branches).")

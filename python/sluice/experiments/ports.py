@@ -1,8 +1,9 @@
 """`ports`: what a port costs. Per backend, the rx → tx forwarding rate of
 one worker running Bypass(0, 0) between the ports of one end of a veth
-pair, against a bare loop over the same rings and copies (the backend's
-ceiling here), while a sender on the pair's other end offers as much as it
-can. Runs in a network namespace it makes and removes (root)."""
+pair, against a bare loop over the same rings (the backend's ceiling
+here), while a sender on the pair's other end offers as much as it can
+(the fastest backend this build has sends for every row). Runs in a
+network namespace it makes and removes (root)."""
 
 from __future__ import annotations
 
@@ -21,28 +22,30 @@ from sluice import net
 from sluice.experiments import output
 
 NAMESPACE = "sluice-ports"
-#: The ports: the sender on one end, the forwarder on the other.
-GEN, FWD = f"af_packet:{net.GEN_END}", f"af_packet:{net.SWITCH_END}"
-BACKENDS = ("af_packet",)
+#: The backends measured, those this build has; the last (AF_XDP where built) also sends.
+BACKENDS = tuple(_core.port_backends())
+#: The sender's port, on one end of the pair; the forwarder is on the other.
+GEN = f"{BACKENDS[-1]}:{net.GEN_END}"
 #: The rate at which `sluice gen`'s sender and tcpreplay are compared (pkt/s).
 RATE_CHECK_PPS = 200_000.0
 
 
-def _forwarder() -> Any:
+def _forwarder(backend: str) -> Any:
     from sluice import Bypass, Pipeline
 
     p = Pipeline("forward", batch_size=32)
-    rx = p.rx_port("rx", FWD, {"all": "0.0.0.0/0"})
+    port = f"{backend}:{net.SWITCH_END}"
+    rx = p.rx_port("rx", port, {"all": "0.0.0.0/0"})
     nf = p.module("nf", Bypass(0, 0), t0_ns=1, t1_ns=1)  # the model needs some cost; the NF does no work
-    tx = p.tx_port("tx", FWD)
+    tx = p.tx_port("tx", port)
     p.chain(rx, nf, tx)
     p.flow("all", [rx, nf, tx])
     return p
 
 
-def measure(mode: str, seconds: float) -> dict[str, Any]:
+def measure(backend: str, mode: str, seconds: float) -> dict[str, Any]:
     """Inside the namespace: offers traffic for `seconds` while `mode`
-    ("raw" or "pipeline") forwards; what each side counted."""
+    ("raw" or "pipeline") forwards on `backend`'s ports; what each side counted."""
     from sluice.pipelines import l2l3
 
     sent: dict[str, Any] = {}
@@ -50,12 +53,13 @@ def measure(mode: str, seconds: float) -> dict[str, Any]:
     if mode == "raw":
         # The loop opens its rings at once; the sender starts once they are there.
         threading.Timer(0.2, sender.start).start()
-        done = json.loads(_core.forward_raw(FWD, FWD, seconds + 0.6, 32))
+        fwd = f"{backend}:{net.SWITCH_END}"
+        done = json.loads(_core.forward_raw(fwd, fwd, seconds + 0.6, 32))
         sender.join()
         return {"forwarded": done["packets"], "received": done["packets"] + done["tx_full"], "ring_dropped": done["missed"],
                 "sent": sent["packets"], "seconds": sent["seconds"]}
 
-    result = _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=net.sending(sender))
+    result = _forwarder(backend).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=net.sending(sender))
     sender.join()
     s = result.summary
     return {"forwarded": s["delivered"], "received": s["generated"], "ring_dropped": s["missed"], "sent": sent["packets"],
@@ -90,7 +94,7 @@ def rate(sender: str, pps: float, seconds: float) -> float:
             start(q)
             counts.append(q["modules"]["rx"]["port"]["rx_pkts"])
 
-        _forwarder().run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
+        _forwarder(BACKENDS[0]).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
         sender_thread.join()
     busy = [c for c in counts if c > 0][1:-1]
     return statistics.median(busy) * 10 if busy else 0.0
@@ -101,16 +105,17 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     seconds, reps = (1.0, 3) if quick else (3.0, 5)
     net.up(NAMESPACE)
     try:
-        runs: dict[str, list[dict[str, Any]]] = {"raw": [], "pipeline": []}
+        runs: dict[str, dict[str, list[dict[str, Any]]]] = {b: {"raw": [], "pipeline": []} for b in BACKENDS}
         for i in range(reps):
-            for mode in ("raw", "pipeline") if i % 2 == 0 else ("pipeline", "raw"):
-                progress(f"af_packet {mode}, run {i + 1} of {reps}")
-                done = subprocess.run(["ip", "netns", "exec", NAMESPACE, sys.executable, "-m", "sluice.experiments.ports", mode, str(seconds)],
-                                      capture_output=True, text=True, timeout=120)
-                if done.returncode != 0:
-                    raise RuntimeError(f"ports experiment, {mode} run: {done.stderr.strip().splitlines()[-1:]}")
-                runs[mode].append(json.loads(done.stdout.splitlines()[-1]))
-                time.sleep(0.2)
+            for backend in BACKENDS:
+                for mode in ("raw", "pipeline") if i % 2 == 0 else ("pipeline", "raw"):
+                    progress(f"{backend} {mode}, run {i + 1} of {reps}")
+                    done = subprocess.run(["ip", "netns", "exec", NAMESPACE, sys.executable, "-m", "sluice.experiments.ports", backend, mode, str(seconds)],
+                                          capture_output=True, text=True, timeout=120)
+                    if done.returncode != 0:
+                        raise RuntimeError(f"ports experiment, {backend} {mode} run: {done.stderr.strip().splitlines()[-1:]}")
+                    runs[backend][mode].append(json.loads(done.stdout.splitlines()[-1]))
+                    time.sleep(0.2)
         # `sluice gen`'s sender against tcpreplay at the same rate, as the other end sees them.
         rate_check = []
         for sender in ("sluice", "tcpreplay") if shutil.which("tcpreplay") else ("sluice",):
@@ -127,31 +132,36 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     def mpps(r: dict[str, Any]) -> float:
         return float(r["forwarded"]) / float(r["seconds"]) / 1e6
 
-    ratios = [mpps(p) / mpps(r) for p, r in zip(runs["pipeline"], runs["raw"]) if mpps(r) > 0]
-    last = runs["pipeline"][-1]
-    backend = {
-        "mpps": round(statistics.median(mpps(r) for r in runs["pipeline"]), 3),
-        "raw_mpps": round(statistics.median(mpps(r) for r in runs["raw"]), 3),
-        "ratio": round(statistics.median(ratios), 2) if ratios else None,
-        "ratio_min": round(min(ratios), 2) if ratios else None,
-        "ratio_max": round(max(ratios), 2) if ratios else None,
-        # Below the forwarder's ceiling while the sender is the limit: then nothing is dropped at the ring.
-        "sender_mpps": round(statistics.median(r["sent"] / r["seconds"] / 1e6 for r in runs["pipeline"]), 3),
-        "saturated": all(r["ring_dropped"] > 0 for r in runs["pipeline"] + runs["raw"]),
-        "sent": last["sent"], "received": last["received"], "ring_dropped": last["ring_dropped"],
-        "lossless": all(r["sent"] == r["received"] + r["ring_dropped"] for r in runs["pipeline"]),
-    }
-    rows = [{"backend": "af_packet", **backend}]
-    report = {"backends": {"af_packet": backend}, "rate_check": rate_check, "runs": runs, "seconds": seconds, "reps": reps, "rows": rows}
+    def summary(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+        ratios = [mpps(p) / mpps(r) for p, r in zip(runs["pipeline"], runs["raw"]) if mpps(r) > 0]
+        last = runs["pipeline"][-1]
+        return {
+            "mpps": round(statistics.median(mpps(r) for r in runs["pipeline"]), 3),
+            "raw_mpps": round(statistics.median(mpps(r) for r in runs["raw"]), 3),
+            "ratio": round(statistics.median(ratios), 2) if ratios else None,
+            "ratio_min": round(min(ratios), 2) if ratios else None,
+            "ratio_max": round(max(ratios), 2) if ratios else None,
+            # Below the forwarder's ceiling while the sender is the limit: then nothing is dropped at the ring.
+            "sender_mpps": round(statistics.median(r["sent"] / r["seconds"] / 1e6 for r in runs["pipeline"]), 3),
+            "saturated": all(r["ring_dropped"] > 0 for r in runs["pipeline"] + runs["raw"]),
+            "sent": last["sent"], "received": last["received"], "ring_dropped": last["ring_dropped"],
+            "lossless": all(r["sent"] == r["received"] + r["ring_dropped"] for r in runs["pipeline"]),
+        }
+
+    backends = {b: summary(runs[b]) for b in BACKENDS}
+    rows = [{"backend": b, **backends[b]} for b in BACKENDS]
+    report = {"backends": backends, "sender": GEN, "rate_check": rate_check, "runs": runs, "seconds": seconds, "reps": reps, "rows": rows}
     output.write(out, "ports", report, markdown, plot)
     return report
 
 
 def headline(report: dict[str, Any]) -> output.Headline:
-    """The README's figure: the pipeline's forwarding rate and its ratio to the bare loop."""
-    b = report["backends"]["af_packet"]
-    limit = "" if b["saturated"] else " (the sender's rate)"
-    return output.Headline(f"af_packet {b['mpps']} Mpps forwarded{limit}, {b['ratio']}× the bare loop", "—")
+    """The README's figure: each backend's forwarding rate and its ratio to the bare loop."""
+    def one(name: str, b: dict[str, Any]) -> str:
+        limit = "" if b["saturated"] else " (the sender's rate)"
+        return f"{name} {b['mpps']} Mpps{limit}, {b['ratio']}× the bare loop"
+
+    return output.Headline("; ".join(one(n, b) for n, b in report["backends"].items()), "—")
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
@@ -183,4 +193,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "rate":
         print(json.dumps(rate(sys.argv[2], RATE_CHECK_PPS, float(sys.argv[3]))))
     else:
-        print(json.dumps(measure(sys.argv[1], float(sys.argv[2]))))
+        print(json.dumps(measure(sys.argv[1], sys.argv[2], float(sys.argv[3]))))
