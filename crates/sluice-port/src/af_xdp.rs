@@ -7,11 +7,9 @@
 //! (veth) the kernel copies into the UMEM (copy mode); where it has, the
 //! NIC writes there itself.
 //!
-//! A queue has one socket: a receive port and the transmit ports of this
-//! process on the same queue (a pipeline that forwards back out of the
-//! interface it receives on, from several egresses) share it, the receive
-//! side using only the fill and receive rings, the transmit side only the
-//! transmit and completion rings, each side on one worker.
+//! A queue has one socket, which the ports on it share (see [`crate::shared`]):
+//! the receive side uses only the fill and receive rings, the transmit
+//! side only the transmit and completion rings.
 //!
 //! libxdp loads its redirect program (frames of the queue to the socket)
 //! when the first receiving socket on an interface binds, and removes it
@@ -20,8 +18,7 @@
 use std::cell::UnsafeCell;
 use std::ffi::CString;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 
 use libc::{xdp_desc, xdp_statistics};
 use sluice_core::packet::{PacketId, PacketMeta};
@@ -30,6 +27,7 @@ use sluice_core::PacketPool;
 
 use crate::error::{Error, Result};
 use crate::interface;
+use crate::shared::{Registry, Shared, Side};
 use crate::xsk::{self, Opaque, Ring, SocketConfig, UmemConfig};
 
 /// Where the kernel puts a received frame in a buffer it was lent (bytes):
@@ -189,62 +187,30 @@ struct Queue {
     descriptors: u32,
 }
 
-/// A queue the ports of this process share, and its socket once opened.
-struct Endpoint {
-    queue: Queue,
-    receives: AtomicBool,
-    transmits: AtomicBool,
-    socket: Mutex<Option<Arc<Socket>>>,
-    /// The worker whose ports transmit here, once one has attached.
-    transmitter: Mutex<Option<usize>>,
-}
+/// The queues AF_XDP ports of this process have open.
+static OPEN: Registry<Socket> = Mutex::new(Vec::new());
 
-/// Every queue a port of this process has open, by interface and queue.
-static ENDPOINTS: Mutex<Vec<Weak<Endpoint>>> = Mutex::new(Vec::new());
-
-impl Endpoint {
-    /// The endpoint of queue `queue` of `iface`, shared with the ports
-    /// that have it open already; `receive` says which side asks.
-    fn open(port: &str, iface: &str, queue: u32, descriptors: u32, receive: bool) -> Result<Arc<Self>> {
+impl Queue {
+    /// Checks the ring size and the interface, and joins the queue on `side`.
+    fn join(port: &str, iface: &str, queue: u32, descriptors: u32, side: Side) -> Result<(Self, Arc<Shared<Socket>>)> {
         if !descriptors.is_power_of_two() || !(64..=1 << 16).contains(&descriptors) {
             return Err(Error::Ring { port: port.into(), reason: format!("{descriptors} descriptors per ring: must be a power of two from 64 to 65536") });
         }
         let (name, _) = interface::find(port, iface)?;
-        let mut open = ENDPOINTS.lock().expect("no port panics while holding the list");
-        open.retain(|e| e.strong_count() > 0);
-        let found = open.iter().filter_map(Weak::upgrade).find(|e| e.queue.iface == name && e.queue.queue == queue);
-        let endpoint = match found {
-            Some(e) => e,
-            None => {
-                let queue = Queue { port: port.into(), iface: name, queue, descriptors };
-                let e = Arc::new(Self { queue, receives: AtomicBool::new(false), transmits: AtomicBool::new(false), socket: Mutex::new(None), transmitter: Mutex::new(None) });
-                open.push(Arc::downgrade(&e));
-                e
-            }
-        };
-        if receive && endpoint.receives.swap(true, Ordering::Relaxed) {
-            return Err(Error::Name { port: port.into(), reason: format!("another port of this pipeline receives on queue {queue} of '{iface}' already") });
-        }
-        endpoint.transmits.fetch_or(!receive, Ordering::Relaxed);
-        Ok(endpoint)
+        let shared = Shared::join(&OPEN, port, iface, queue, side)?;
+        Ok((Self { port: port.into(), iface: name, queue, descriptors }, shared))
     }
 
-    /// The socket, opened over `pool`'s arena with the rings of every side
-    /// that has the queue open, by the first side to ask.
-    fn socket(&self, pool: &PacketPool) -> Result<Arc<Socket>> {
-        let mut socket = self.socket.lock().expect("no port panics while holding its socket");
-        if let Some(s) = socket.as_ref() {
-            return Ok(s.clone());
-        }
-        let opened = Arc::new(Socket::open(&self.queue, pool, self.receives.load(Ordering::Relaxed), self.transmits.load(Ordering::Relaxed))?);
-        *socket = Some(opened.clone());
-        Ok(opened)
+    /// The queue's socket, opened over `pool`'s arena by the first side to ask.
+    fn socket(&self, shared: &Shared<Socket>, pool: &PacketPool, side: Side) -> Result<Arc<Socket>> {
+        shared.get(&self.port, side, pool.worker(), |receive, transmit| Socket::open(self, pool, receive, transmit))
     }
 }
 
 /// The receive side: frames arrive in buffers the pool lent to the kernel.
 pub struct XdpRx {
-    endpoint: Arc<Endpoint>,
+    queue: Queue,
+    shared: Arc<Shared<Socket>>,
     socket: Option<Arc<Socket>>,
     /// Fill-ring slots waiting for a buffer the pool had none for.
     unfilled: u32,
@@ -253,19 +219,20 @@ pub struct XdpRx {
 impl XdpRx {
     /// Checks that `iface` is there and up; the socket opens at [`Self::attach`].
     pub fn open(port: &str, iface: &str, queue: u32, descriptors: u32) -> Result<Self> {
-        Ok(Self { endpoint: Endpoint::open(port, iface, queue, descriptors, true)?, socket: None, unfilled: 0 })
+        let (queue, shared) = Queue::join(port, iface, queue, descriptors, Side::Receive)?;
+        Ok(Self { queue, shared, socket: None, unfilled: 0 })
     }
 
     /// Opens the socket over `pool`'s arena and lends it a fill ring of buffers.
     pub fn attach(&mut self, pool: &mut PacketPool) -> Result<()> {
-        let q = &self.endpoint.queue;
+        let q = &self.queue;
         if pool.available() < q.descriptors as usize + MAX_BURST {
             return Err(Error::Ring {
                 port: q.port.clone(),
                 reason: format!("the pool has {} free buffers; a fill ring of {} needs as many and a batch more", pool.available(), q.descriptors),
             });
         }
-        self.socket = Some(self.endpoint.socket(pool)?);
+        self.socket = Some(q.socket(&self.shared, pool, Side::Receive)?);
         self.unfilled = q.descriptors;
         self.refill(pool);
         Ok(())
@@ -329,37 +296,27 @@ impl XdpRx {
 
 impl Drop for XdpRx {
     fn drop(&mut self) {
-        self.endpoint.receives.store(false, Ordering::Relaxed);
+        self.shared.leave_receiving();
     }
 }
 
 /// The transmit side: packets leave in their own buffers.
 pub struct XdpTx {
-    endpoint: Arc<Endpoint>,
+    queue: Queue,
+    shared: Arc<Shared<Socket>>,
     socket: Option<Arc<Socket>>,
 }
 
 impl XdpTx {
     /// Checks that `iface` is there and up; the socket opens at [`Self::attach`].
     pub fn open(port: &str, iface: &str, queue: u32, descriptors: u32) -> Result<Self> {
-        Ok(Self { endpoint: Endpoint::open(port, iface, queue, descriptors, false)?, socket: None })
+        let (queue, shared) = Queue::join(port, iface, queue, descriptors, Side::Transmit)?;
+        Ok(Self { queue, shared, socket: None })
     }
 
-    /// Opens the socket over `pool`'s arena; the ports that transmit on
-    /// one queue share its transmit ring, so they must be on one worker.
+    /// Opens the socket over `pool`'s arena (or joins the queue's).
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        let mut transmitter = self.endpoint.transmitter.lock().expect("no port panics while holding its socket");
-        match *transmitter {
-            Some(w) if w != pool.worker() => {
-                let q = &self.endpoint.queue;
-                return Err(Error::Name {
-                    port: q.port.clone(),
-                    reason: format!("ports on workers {w} and {} transmit on queue {} of one interface: they share its ring, so they must share a worker", pool.worker(), q.queue),
-                });
-            }
-            _ => *transmitter = Some(pool.worker()),
-        }
-        self.socket = Some(self.endpoint.socket(pool)?);
+        self.socket = Some(self.queue.socket(&self.shared, pool, Side::Transmit)?);
         Ok(())
     }
 

@@ -12,6 +12,7 @@ pub mod error;
 pub mod forward;
 mod interface;
 pub mod send;
+mod shared;
 #[cfg(af_xdp)]
 mod xsk;
 
