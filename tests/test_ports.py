@@ -1,6 +1,6 @@
 """Real ports: l2l3(4) between the two ends of a veth pair, in a network
 namespace of the test's own (`unshare --net`; skipped where the machine
-does not allow one). 100 000 frames of 4 096 UDP flows go in at one end,
+does not allow one), and between DPDK pcap devices. 100 000 frames of 4 096 UDP flows go in at one end,
 through the pipeline's rx port, and come back out of its tx port to be
 read at the other end, over AF_PACKET and over AF_XDP (where this build
 has it): every frame accounted for at each stage, routed, rewritten and in
@@ -237,7 +237,11 @@ def test_l2l3_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, 
     assert len(rx) == 1 and rx[0]["rx_pkts"] == FRAMES and rx[0]["rx_bytes"] == size * FRAMES and rx[0]["ring_dropped"] == 0, stats["ports"]
     assert sum(c["tx_pkts"] for c in tx) == FRAMES and sum(c["tx_bytes"] for c in tx) == size * FRAMES and all(c["tx_full"] == 0 for c in tx), stats["ports"]
     back = out.read_bytes()
-    frames = [back[i + 2:i + 2 + int.from_bytes(back[i:i + 2], "big")] for i in _offsets(back)]
+    assert_routed([back[i + 2:i + 2 + int.from_bytes(back[i:i + 2], "big")] for i in _offsets(back)])
+
+
+def assert_routed(frames: list[bytes]) -> None:
+    """Every frame sent came out, routed to its next hop, rewritten, in order within its flow."""
     assert len(frames) == FRAMES, "every frame came back out of the tx port"
     last_seq = [-1] * FLOWS
     for f in frames:
@@ -247,6 +251,49 @@ def test_l2l3_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, 
         assert f[22] == 63 and checksum(f[14:34]) == 0, "TTL decremented, checksum valid"
         assert hop == flow % NEXT_HOPS and seq > last_seq[flow], f"flow {flow} in order on its next hop"
         last_seq[flow] = seq
+
+
+def write_pcap(path: Any, frames: list[bytes]) -> None:
+    """`frames` as a classic pcap file (Ethernet, microsecond stamps)."""
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, data in enumerate(frames):
+            f.write(struct.pack("<IIII", i // 1_000_000, i % 1_000_000, len(data), len(data)) + data)
+
+
+def read_pcap(path: Any) -> list[bytes]:
+    """The frames of a classic pcap file."""
+    data, frames, at = open(path, "rb").read(), [], 24
+    while at < len(data):
+        n = struct.unpack("<I", data[at + 8:at + 12])[0]
+        frames.append(data[at + 16:at + 16 + n])
+        at += 16 + n
+    return frames
+
+
+def dpdk_pcap(folder: str) -> dict[str, Any]:
+    """Runs in a process of its own (DPDK's EAL starts once a process):
+    l2l3(4) from a DPDK pcap device reading the frames in `folder`/in.pcap
+    to one writing `folder`/out.pcap, at all four egresses."""
+    from sluice.pipelines import l2l3
+
+    p = l2l3(NEXT_HOPS)
+    p.use_ports(rx=f"dpdk:net_pcap0,rx_pcap={folder}/in.pcap", tx=f"dpdk:net_pcap1,tx_pcap={folder}/out.pcap")
+    result = p.run("null", periods=20, period_ms=50, warmup_periods=1)
+    ports = {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}
+    return {"summary": result.summary, "ports": ports}
+
+
+@pytest.mark.skipif("dpdk" not in _core.port_backends(), reason="built without libdpdk")
+def test_l2l3_between_dpdk_pcap_devices_loses_nothing_and_routes_every_frame(tmp_path: Any) -> None:
+    write_pcap(tmp_path / "in.pcap", [frame(i % FLOWS, i // FLOWS) for i in range(FRAMES)])
+    run = subprocess.run([sys.executable, __file__, "dpdk_pcap", str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.splitlines()[-1])
+    s = got["summary"]
+    assert s["generated"] == FRAMES and s["delivered"] == FRAMES and s["missed"] == 0 and s["lossless"], s
+    assert sum(c.get("tx_pkts", 0) for c in got["ports"].values()) == FRAMES, got["ports"]
+    assert_routed(read_pcap(tmp_path / "out.pcap"))
 
 
 @needs_namespace
@@ -299,6 +346,8 @@ if __name__ == "__main__":
         print(json.dumps(generate()))
     elif sys.argv[1] == "scheduled":
         print(json.dumps(scheduled()))
+    elif sys.argv[1] == "dpdk_pcap":
+        print(json.dumps(dpdk_pcap(sys.argv[2])))
     elif sys.argv[1] == "interrupts":
         print(json.dumps(interrupts(sys.argv[3])))
     else:

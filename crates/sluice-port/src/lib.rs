@@ -1,13 +1,15 @@
 //! Sluice ports: an rx port is a source that receives from a network
 //! interface, a tx port an egress that transmits on one. Each backend is
-//! its own file: AF_PACKET (TPACKET_V3 rings, copying) and AF_XDP (the
-//! packet pool as UMEM, copying nothing; built where libxdp is, see
-//! `build.rs`); DPDK is not built yet.
+//! its own file: AF_PACKET (TPACKET_V3 rings, copying), AF_XDP (the packet
+//! pool as UMEM, copying nothing) and DPDK ethdev (copying mbufs); the
+//! last two are built where their libraries are (see `build.rs`).
 #![warn(missing_docs)]
 
 pub mod af_packet;
 #[cfg(af_xdp)]
 mod af_xdp;
+#[cfg(dpdk)]
+mod dpdk;
 pub mod error;
 pub mod forward;
 mod interface;
@@ -28,9 +30,16 @@ use sluice_traffic::{classify, PrefixRule};
 use crate::af_packet::{AfPacketRx, AfPacketTx};
 #[cfg(af_xdp)]
 use crate::af_xdp::{XdpRx, XdpTx};
+#[cfg(dpdk)]
+use crate::dpdk::{DpdkRx, DpdkTx};
 
 /// The backends this build has, as port names spell them.
-pub const BUILT: &[&str] = if cfg!(af_xdp) { &["af_packet", "af_xdp"] } else { &["af_packet"] };
+pub const BUILT: &[&str] = match (cfg!(af_xdp), cfg!(dpdk)) {
+    (true, true) => &["af_packet", "af_xdp", "dpdk"],
+    (true, false) => &["af_packet", "af_xdp"],
+    (false, true) => &["af_packet", "dpdk"],
+    (false, false) => &["af_packet"],
+};
 
 /// How a port reaches its interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,11 +48,13 @@ pub enum Backend {
     AfPacket,
     /// An XDP socket on one queue, over the packet pool.
     AfXdp,
+    /// A DPDK ethdev port (the "interface" is its device, with arguments).
+    Dpdk,
 }
 
 /// A port as named on the command line and in descriptions:
-/// `BACKEND:INTERFACE`, and for AF_XDP `af_xdp:INTERFACE@QUEUE` for a
-/// queue other than 0.
+/// `BACKEND:INTERFACE`; for AF_XDP `af_xdp:INTERFACE@QUEUE` for a queue
+/// other than 0; for DPDK `dpdk:DEVICE[,ARGS]` (`dpdk:net_ring0`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortName {
     /// The name as given.
@@ -70,8 +81,12 @@ impl PortName {
                 None => (Backend::AfXdp, interface, 0),
                 Some((iface, q)) => (Backend::AfXdp, iface, q.parse().map_err(|_| bad(format!("queue '{q}' is not a number")))?),
             },
-            "dpdk" => return Err(bad("the dpdk backend is not built yet; af_packet and af_xdp are".into())),
-            other => return Err(bad(format!("unknown backend '{other}' (af_packet, af_xdp)"))),
+            "dpdk" if !cfg!(dpdk) => {
+                return Err(bad("this build has no DPDK: libdpdk was not found when it was built (apt-get install libdpdk-dev, then rebuild)".into()))
+            }
+            "dpdk" if interface.is_empty() => return Err(bad("expected dpdk:DEVICE, e.g. dpdk:net_ring0".into())),
+            "dpdk" => return Ok(Self { name: name.into(), backend: Backend::Dpdk, interface: interface.into(), queue: 0 }),
+            other => return Err(bad(format!("unknown backend '{other}' (af_packet, af_xdp, dpdk)"))),
         };
         if interface.is_empty() || interface.len() >= libc::IFNAMSIZ {
             return Err(bad(format!("interface name '{interface}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));
@@ -83,7 +98,7 @@ impl PortName {
     /// at most (pkt): AF_XDP's fill or completion ring; none for AF_PACKET.
     pub fn lends(&self, ring: &RingConfig) -> usize {
         match self.backend {
-            Backend::AfPacket => 0,
+            Backend::AfPacket | Backend::Dpdk => 0,
             Backend::AfXdp => ring.descriptors as usize,
         }
     }
@@ -94,6 +109,8 @@ enum Receiver {
     Packet(AfPacketRx),
     #[cfg(af_xdp)]
     Xdp(XdpRx),
+    #[cfg(dpdk)]
+    Dpdk(DpdkRx),
 }
 
 /// A source receiving from a port, each frame stamped with the time it
@@ -152,19 +169,23 @@ impl RxPort {
             Backend::AfPacket => Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?),
             #[cfg(af_xdp)]
             Backend::AfXdp => Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.queue, ring.descriptors)?),
-            #[cfg(not(af_xdp))]
-            Backend::AfXdp => unreachable!("PortName::parse refuses af_xdp in a build without it"),
+            #[cfg(dpdk)]
+            Backend::Dpdk => Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface)?),
+            #[cfg(not(all(af_xdp, dpdk)))]
+            _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
         Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0 } })
     }
 
     /// Opens what needs the pool it receives into (an AF_XDP socket, lent
     /// its fill ring's buffers).
-    pub fn bind(&mut self, #[cfg_attr(not(af_xdp), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
+    pub fn bind(&mut self, #[cfg_attr(not(any(af_xdp, dpdk)), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
         match &mut self.rx {
             Receiver::Packet(_) => Ok(()),
             #[cfg(af_xdp)]
             Receiver::Xdp(rx) => rx.attach(pool),
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => rx.attach(pool),
         }
     }
 }
@@ -196,6 +217,13 @@ impl PacketSource for RxPort {
                     out.push(id);
                 });
             }
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => {
+                rx.poll(pool, max, |pool, id| {
+                    intake.take(pool, id, now_ns);
+                    out.push(id);
+                });
+            }
         }
     }
 
@@ -208,6 +236,9 @@ impl PacketSource for RxPort {
             Receiver::Packet(rx) => Some(rx.fd()),
             #[cfg(af_xdp)]
             Receiver::Xdp(rx) => rx.fd(),
+            // Virtual devices have no receive interrupts: a worker waiting for one sleeps instead.
+            #[cfg(dpdk)]
+            Receiver::Dpdk(_) => None,
         }
     }
 
@@ -216,6 +247,8 @@ impl PacketSource for RxPort {
             Receiver::Packet(rx) => rx.missed(),
             #[cfg(af_xdp)]
             Receiver::Xdp(rx) => rx.ring_dropped(),
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => rx.ring_dropped() + rx.oversize(),
         }
     }
 
@@ -225,6 +258,8 @@ impl PacketSource for RxPort {
             // The kernel drops frames too long for a buffer itself, counted with the rest.
             #[cfg(af_xdp)]
             Receiver::Xdp(rx) => (rx.ring_dropped(), 0),
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => (rx.ring_dropped(), rx.oversize()),
         };
         into[..RX_COUNTERS.len()].copy_from_slice(&[self.intake.received, self.intake.bytes, ring_dropped, oversize]);
     }
@@ -249,6 +284,8 @@ enum Transmitter {
     Packet(AfPacketTx),
     #[cfg(af_xdp)]
     Xdp(XdpTx),
+    #[cfg(dpdk)]
+    Dpdk(DpdkTx),
 }
 
 /// An egress transmitting on a port.
@@ -268,8 +305,10 @@ impl TxPort {
             Backend::AfPacket => Transmitter::Packet(AfPacketTx::open(&port.name, &port.interface, ring)?),
             #[cfg(af_xdp)]
             Backend::AfXdp => Transmitter::Xdp(XdpTx::open(&port.name, &port.interface, port.queue, ring.descriptors)?),
-            #[cfg(not(af_xdp))]
-            Backend::AfXdp => unreachable!("PortName::parse refuses af_xdp in a build without it"),
+            #[cfg(dpdk)]
+            Backend::Dpdk => Transmitter::Dpdk(DpdkTx::open(&port.name, &port.interface)?),
+            #[cfg(not(all(af_xdp, dpdk)))]
+            _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
         Ok(Self { tx, sent: 0, bytes: 0, retries: 0, full: 0 })
     }
@@ -280,6 +319,8 @@ impl TxPort {
             Transmitter::Packet(tx) => ids.iter().take_while(|&&id| tx.push(pool.data(id))).count(),
             #[cfg(af_xdp)]
             Transmitter::Xdp(tx) => tx.push(pool, ids),
+            #[cfg(dpdk)]
+            Transmitter::Dpdk(tx) => tx.push(pool, ids),
         }
     }
 
@@ -289,15 +330,20 @@ impl TxPort {
             Transmitter::Packet(tx) => tx.flush(),
             #[cfg(af_xdp)]
             Transmitter::Xdp(tx) => tx.flush(pool),
+            // The device sends as it takes: nothing waits.
+            #[cfg(dpdk)]
+            Transmitter::Dpdk(_) => {}
         }
     }
 
     /// Opens what needs the pool it sends from (an AF_XDP socket).
-    pub fn bind(&mut self, #[cfg_attr(not(af_xdp), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
+    pub fn bind(&mut self, #[cfg_attr(not(any(af_xdp, dpdk)), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
         match &mut self.tx {
             Transmitter::Packet(_) => Ok(()),
             #[cfg(af_xdp)]
             Transmitter::Xdp(tx) => tx.attach(pool),
+            #[cfg(dpdk)]
+            Transmitter::Dpdk(tx) => tx.attach(pool),
         }
     }
 
@@ -333,7 +379,11 @@ impl PacketSink for TxPort {
     }
 
     fn zero_copy(&self) -> bool {
-        !matches!(self.tx, Transmitter::Packet(_))
+        #[cfg(af_xdp)]
+        if let Transmitter::Xdp(_) = self.tx {
+            return true;
+        }
+        false
     }
 
     fn attach(&mut self, pool: &mut PacketPool) -> Result<(), String> {
@@ -345,6 +395,8 @@ impl PacketSink for TxPort {
             Transmitter::Packet(tx) => tx.refused,
             #[cfg(af_xdp)]
             Transmitter::Xdp(tx) => tx.invalid(),
+            #[cfg(dpdk)]
+            Transmitter::Dpdk(tx) => tx.errors(),
         };
         into[..TX_COUNTERS.len()].copy_from_slice(&[self.sent, self.bytes, self.retries, self.full, refused]);
     }

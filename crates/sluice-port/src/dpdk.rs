@@ -1,0 +1,274 @@
+//! DPDK ethdev ports through a small C shim (`dpdk_shim.c`; the burst
+//! calls are static inline), built where libdpdk is (`build.rs`). A port
+//! is named by its DPDK device: a virtual device with its arguments
+//! (`dpdk:net_ring0`, `dpdk:net_null0`, `dpdk:net_pcap0,rx_pcap=in.pcap`,
+//! `dpdk:net_af_packet0,iface=veth1`), created when first opened, or a
+//! NIC by its PCI address once the EAL may probe PCI.
+//!
+//! Frames are copied both ways: a received mbuf into a pool buffer (the
+//! mbuf goes back to DPDK at once), a packet into a fresh mbuf of the
+//! port's own mempool to transmit. Wrapping mbufs as packets would save
+//! the copies but tie the pool's buffers to DPDK's allocator; the ports
+//! experiment measures what the copies cost against DPDK's bare loop.
+//!
+//! DPDK's environment (EAL) starts once per process, at the first port,
+//! with the arguments in `SLUICE_DPDK_EAL` (default [`DEFAULT_EAL`]).
+
+use std::ffi::{c_char, c_int, c_void, CStr, CString};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use sluice_core::batch::MAX_BURST;
+use sluice_core::packet::{PacketId, PacketMeta, MAX_PACKET_LEN};
+use sluice_core::PacketPool;
+
+use crate::error::{Error, Result};
+use crate::shared::{Registry, Shared, Side};
+
+/// The EAL's arguments unless `SLUICE_DPDK_EAL` gives others: no huge
+/// pages, no PCI probing, no files shared with other DPDK processes, no
+/// telemetry socket, 512 MiB of memory, library logs at error level; the
+/// lcore list is added (the thread that starts the EAL stays free to run
+/// on any CPU, where the EAL would pin it to one).
+pub const DEFAULT_EAL: &str = "--no-huge --no-pci --no-shconf --no-telemetry -m 512 --log-level=lib.*:error";
+
+/// Descriptors per queue asked of the device (it may round them).
+const DESCRIPTORS: u16 = 1024;
+/// mbufs in a port's mempool: its receive ring, a transmit ring and bursts in flight.
+const MBUFS: u32 = 4 * DESCRIPTORS as u32 + 2 * MAX_BURST as u32;
+
+extern "C" {
+    fn sluice_dpdk_init(argc: c_int, argv: *mut *mut c_char) -> c_int;
+    fn sluice_dpdk_strerror(error: c_int) -> *const c_char;
+    fn sluice_dpdk_find(name: *const c_char, devargs: *const c_char, port: *mut u16) -> c_int;
+    fn sluice_dpdk_start(port: u16, rx: u16, tx: u16, descs: u16, mbufs: u32, pool: *mut *mut c_void) -> c_int;
+    fn sluice_dpdk_stop(port: u16, name: *const c_char, pool: *mut c_void);
+    fn sluice_dpdk_rx(port: u16, mbufs: *mut *mut c_void, data: *mut *const u8, lens: *mut u16, n: u16) -> u16;
+    fn sluice_dpdk_free(mbufs: *mut *mut c_void, n: u16);
+    fn sluice_dpdk_tx(port: u16, pool: *mut c_void, frames: *const *const u8, lens: *const u16, n: u16) -> c_int;
+    fn sluice_dpdk_stats(port: u16, out: *mut u64) -> c_int;
+}
+
+/// DPDK's text for error `rc` (negative).
+fn strerror(rc: c_int) -> String {
+    // SAFETY: rte_strerror returns a NUL-terminated static or thread-local string.
+    unsafe { CStr::from_ptr(sluice_dpdk_strerror(-rc)) }.to_string_lossy().into_owned()
+}
+
+/// Starts the EAL once; every port reports how that went.
+fn eal(port: &str) -> Result<()> {
+    static STARTED: OnceLock<std::result::Result<(), String>> = OnceLock::new();
+    let started = STARTED.get_or_init(|| {
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let given = std::env::var("SLUICE_DPDK_EAL").unwrap_or_else(|_| DEFAULT_EAL.into());
+        let line = format!("sluice {given} --lcores=0@(0-{})", cpus - 1);
+        let args: Vec<CString> = line.split_whitespace().map(|a| CString::new(a).expect("no NUL in an environment variable")).collect();
+        let mut argv: Vec<*mut c_char> = args.iter().map(|a| a.as_ptr().cast_mut()).collect();
+        // SAFETY: argc and argv describe NUL-terminated strings that outlive the call (the EAL copies what it keeps).
+        let rc = unsafe { sluice_dpdk_init(argv.len() as c_int, argv.as_mut_ptr()) };
+        if rc < 0 {
+            return Err(format!("DPDK's EAL would not start with `{given}` (SLUICE_DPDK_EAL): {}", strerror(rc)));
+        }
+        Ok(())
+    });
+    started.clone().map_err(|reason| Error::Name { port: port.into(), reason })
+}
+
+/// A started DPDK port and its mempool.
+struct Device {
+    port: u16,
+    name: CString,
+    mempool: *mut c_void,
+}
+
+// SAFETY: the port id and mempool are DPDK's, usable from any thread; each queue has one user (see `shared`).
+unsafe impl Send for Device {}
+unsafe impl Sync for Device {}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        // SAFETY: a port this process started and its mempool, stopped once.
+        unsafe { sluice_dpdk_stop(self.port, self.name.as_ptr(), self.mempool) };
+    }
+}
+
+/// The DPDK devices ports of this process have open.
+static OPEN: Registry<Device> = Mutex::new(Vec::new());
+
+/// A device as a port names it.
+struct Named {
+    port: String,
+    name: CString,
+    devargs: CString,
+}
+
+impl Named {
+    /// Starts the EAL if need be and joins the device on `side`.
+    fn join(port: &str, device: &str, side: Side) -> Result<(Self, Arc<Shared<Device>>)> {
+        eal(port)?;
+        let name = device.split(',').next().unwrap_or(device);
+        let c = |s: &str| CString::new(s).map_err(|_| Error::Name { port: port.into(), reason: "device name holds a NUL byte".into() });
+        let shared = Shared::join(&OPEN, port, name, 0, side)?;
+        Ok((Self { port: port.into(), name: c(name)?, devargs: c(device)? }, shared))
+    }
+
+    /// The device, started by the first side to ask.
+    fn device(&self, shared: &Shared<Device>, side: Side, worker: usize) -> Result<Arc<Device>> {
+        shared.get(&self.port, side, worker, |_, _| {
+            let fail = |step: &str, rc: c_int| Error::Name { port: self.port.clone(), reason: format!("{step}: {}", strerror(rc)) };
+            let mut port = 0;
+            // SAFETY: NUL-terminated strings; the shim writes the port id.
+            let rc = unsafe { sluice_dpdk_find(self.name.as_ptr(), self.devargs.as_ptr(), &mut port) };
+            if rc < 0 {
+                return Err(fail("no such DPDK device (a virtual one is net_ring0, net_null0, net_pcap0,rx_pcap=F…; a NIC needs PCI in SLUICE_DPDK_EAL)", rc));
+            }
+            let mut mempool = std::ptr::null_mut();
+            // SAFETY: a port id DPDK gave; the shim writes the mempool.
+            let rc = unsafe { sluice_dpdk_start(port, 1, 1, DESCRIPTORS, MBUFS, &mut mempool) };
+            if rc < 0 {
+                return Err(fail("start the device", rc));
+            }
+            Ok(Device { port, name: self.name.clone(), mempool })
+        })
+    }
+}
+
+/// The device's counters (see `sluice_dpdk_stats`), zeros when unread.
+fn stats(device: Option<&Device>) -> [u64; 8] {
+    let mut out = [0; 8];
+    if let Some(d) = device {
+        // SAFETY: the shim writes eight counters.
+        unsafe { sluice_dpdk_stats(d.port, out.as_mut_ptr()) };
+    }
+    out
+}
+
+/// The receive side: a burst of mbufs copied into the pool.
+pub struct DpdkRx {
+    named: Named,
+    shared: Arc<Shared<Device>>,
+    device: Option<Arc<Device>>,
+    mbufs: Box<[*mut c_void]>,
+    data: Box<[*const u8]>,
+    lens: Box<[u16]>,
+    /// Frames in more than one segment or longer than a pool buffer, dropped (pkt).
+    oversize: u64,
+}
+
+// SAFETY: the burst arrays hold pointers only between a receive and the frees that follow it.
+unsafe impl Send for DpdkRx {}
+
+impl DpdkRx {
+    /// Starts the EAL if need be; the device starts at [`Self::attach`].
+    pub fn open(port: &str, device: &str) -> Result<Self> {
+        let (named, shared) = Named::join(port, device, Side::Receive)?;
+        Ok(Self {
+            named,
+            shared,
+            device: None,
+            mbufs: vec![std::ptr::null_mut(); MAX_BURST].into(),
+            data: vec![std::ptr::null(); MAX_BURST].into(),
+            lens: vec![0; MAX_BURST].into(),
+            oversize: 0,
+        })
+    }
+
+    /// Starts the device (or joins it) for the worker of `pool`.
+    pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
+        self.device = Some(self.named.device(&self.shared, Side::Receive, pool.worker())?);
+        Ok(())
+    }
+
+    /// Receives up to `max` frames into `pool`, passing each to `take`; returns how many.
+    pub fn poll(&mut self, pool: &mut PacketPool, max: usize, mut take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
+        let Some(device) = self.device.as_deref() else { return 0 };
+        let max = max.min(MAX_BURST).min(pool.available());
+        // SAFETY: the arrays hold MAX_BURST entries; the shim fills `n` of each.
+        let n = unsafe { sluice_dpdk_rx(device.port, self.mbufs.as_mut_ptr(), self.data.as_mut_ptr(), self.lens.as_mut_ptr(), max as u16) } as usize;
+        let mut taken = 0;
+        for i in 0..n {
+            let len = self.lens[i] as usize;
+            if len > MAX_PACKET_LEN {
+                self.oversize += 1;
+                continue;
+            }
+            // SAFETY: the mbuf's data, `len` bytes, valid until it is freed below.
+            let frame = unsafe { std::slice::from_raw_parts(self.data[i], len) };
+            let id = pool.alloc_copy(frame, PacketMeta::default()).expect("no more frames than the pool had buffers");
+            take(pool, id);
+            taken += 1;
+        }
+        // SAFETY: the `n` mbufs received above, each freed once.
+        unsafe { sluice_dpdk_free(self.mbufs.as_mut_ptr(), n as u16) };
+        taken
+    }
+
+    /// Frames the device dropped at a full receive queue or for want of an mbuf (pkt, cumulative).
+    pub fn ring_dropped(&self) -> u64 {
+        let s = stats(self.device.as_deref());
+        s[4] + s[7]
+    }
+
+    /// Frames too long for a pool buffer, dropped here (pkt, cumulative).
+    pub fn oversize(&self) -> u64 {
+        self.oversize
+    }
+}
+
+impl Drop for DpdkRx {
+    fn drop(&mut self) {
+        self.shared.leave_receiving();
+    }
+}
+
+/// The transmit side: packets copied into fresh mbufs.
+pub struct DpdkTx {
+    named: Named,
+    shared: Arc<Shared<Device>>,
+    device: Option<Arc<Device>>,
+    frames: Box<[*const u8]>,
+    lens: Box<[u16]>,
+}
+
+// SAFETY: the burst arrays hold pointers only during one transmit.
+unsafe impl Send for DpdkTx {}
+
+impl DpdkTx {
+    /// Starts the EAL if need be; the device starts at [`Self::attach`].
+    pub fn open(port: &str, device: &str) -> Result<Self> {
+        let (named, shared) = Named::join(port, device, Side::Transmit)?;
+        Ok(Self { named, shared, device: None, frames: vec![std::ptr::null(); MAX_BURST].into(), lens: vec![0; MAX_BURST].into() })
+    }
+
+    /// Starts the device (or joins it) for the worker of `pool`.
+    pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
+        self.device = Some(self.named.device(&self.shared, Side::Transmit, pool.worker())?);
+        Ok(())
+    }
+
+    /// Copies the packets of `ids` into mbufs and transmits them, as far as
+    /// the device takes them; returns how many it took.
+    pub fn push(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize {
+        let Some(device) = self.device.as_deref() else { return 0 };
+        let mut sent = 0;
+        for chunk in ids.chunks(MAX_BURST) {
+            for (i, &id) in chunk.iter().enumerate() {
+                let frame = pool.data(id);
+                self.frames[i] = frame.as_ptr();
+                self.lens[i] = frame.len() as u16;
+            }
+            // SAFETY: `chunk.len()` frames of the pool, valid during the call; the shim copies them.
+            let rc = unsafe { sluice_dpdk_tx(device.port, device.mempool, self.frames.as_ptr(), self.lens.as_ptr(), chunk.len() as u16) };
+            let took = rc.max(0) as usize;
+            sent += took;
+            if took < chunk.len() {
+                break;
+            }
+        }
+        sent
+    }
+
+    /// Frames the device failed to send (pkt, cumulative).
+    pub fn errors(&self) -> u64 {
+        stats(self.device.as_deref())[6]
+    }
+}
