@@ -18,14 +18,15 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}"
 fi
-# AF_XDP ports link libxdp and libbpf (found with pkg-config when the Rust
-# core is built); without them the af_xdp backend says what to install.
-if ! pkg-config --exists libxdp libbpf 2>/dev/null && command -v apt-get >/dev/null 2>&1; then
-  echo "setup: installing libxdp-dev, libbpf-dev and pkg-config (AF_XDP ports)"
+# AF_XDP ports link libxdp and libbpf, DPDK ports libdpdk (each found with
+# pkg-config when the Rust core is built); without them those backends say
+# what to install.
+if ! pkg-config --exists libxdp libbpf libdpdk 2>/dev/null && command -v apt-get >/dev/null 2>&1; then
+  echo "setup: installing libxdp-dev, libbpf-dev, libdpdk-dev and pkg-config (AF_XDP and DPDK ports)"
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
-  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libxdp-dev libbpf-dev pkg-config >/dev/null; } \
-    || echo "setup: libxdp not installed; Sluice builds without the af_xdp backend" >&2
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libxdp-dev libbpf-dev libdpdk-dev pkg-config >/dev/null; } \
+    || echo "setup: libxdp or libdpdk not installed; Sluice builds without the af_xdp or dpdk backend" >&2
 fi
 # tcpreplay cross-checks the sender's rate in `sluice experiment ports`,
 # which runs as root (as ports do): installed there, skipped where it cannot be.

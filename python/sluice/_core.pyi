@@ -67,8 +67,8 @@ def round_ns(case: str, batch: int, timing: bool) -> float:
 def round_cases() -> list[str]:
     """Names of the round-cost workloads."""
 
-def forward_raw(rx: str, tx: str, seconds: float, burst: int) -> str:
-    """Forwards from port `rx` to `tx` for `seconds` in a bare loop: a backend's ceiling (JSON)."""
+def forward_raw(rx: str, tx: str, seconds: float, burst: int, bare: bool = False) -> str:
+    """Forwards from port `rx` to `tx` for `seconds` in a bare loop: a backend's ceiling (JSON); `bare`: DPDK's own loop, no copies."""
 
 def trace_analyze(path: str, flows: str | None = None) -> str:
     """A capture's locality in one streaming pass (JSON); with `flows`, a per-flow Parquet table there."""

@@ -20,7 +20,7 @@ mod xsk;
 
 pub use af_packet::RingConfig;
 pub use error::{Error, Result};
-pub use forward::{forward_raw, Forwarded};
+pub use forward::{forward_bare, forward_raw, Forwarded};
 pub use send::{send, Sent};
 
 use sluice_core::telemetry::NfCounters;

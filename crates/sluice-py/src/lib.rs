@@ -181,15 +181,22 @@ fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String
 }
 
 /// Forwards frames from port `rx` to port `tx` for `seconds` in a bare
-/// loop over the same rings a pipeline's ports use: a backend's ceiling.
+/// loop over the same rings a pipeline's ports use: a backend's ceiling;
+/// with `bare` (DPDK ports), DPDK's own loop, without Sluice's copies.
 /// Returns JSON: packets, tx_full, missed, seconds.
 #[pyfunction]
-fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize) -> PyResult<String> {
+#[pyo3(signature = (rx, tx, seconds, burst, bare=false))]
+fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize, bare: bool) -> PyResult<String> {
     let (rx, tx) = (sluice_port::PortName::parse(rx).map_err(invalid)?, sluice_port::PortName::parse(tx).map_err(invalid)?);
     if !(seconds > 0.0 && seconds.is_finite()) || burst == 0 {
         return Err(invalid(format!("forward for {seconds} s, {burst} frames a poll: both must be > 0")));
     }
-    let done = py.allow_threads(|| sluice_port::forward_raw(&rx, &tx, sluice_port::RingConfig::default(), burst, seconds)).map_err(invalid)?;
+    let done = py
+        .allow_threads(|| match bare {
+            true => sluice_port::forward_bare(&rx, &tx, burst, seconds),
+            false => sluice_port::forward_raw(&rx, &tx, sluice_port::RingConfig::default(), burst, seconds),
+        })
+        .map_err(invalid)?;
     Ok(serde_json::json!({"packets": done.packets, "tx_full": done.tx_full, "missed": done.missed, "seconds": done.seconds}).to_string())
 }
 

@@ -1,9 +1,12 @@
 """`ports`: what a port costs. Per backend, the rx → tx forwarding rate of
-one worker running Bypass(0, 0) between the ports of one end of a veth
-pair, against a bare loop over the same rings (the backend's ceiling
-here), while a sender on the pair's other end offers as much as it can
-(the fastest backend this build has sends for every row). Runs in a
-network namespace it makes and removes (root)."""
+one worker running Bypass(0, 0) between two ports, against a bare loop
+over the same rings (the backend's ceiling here). AF_PACKET and AF_XDP
+forward between the ports of one end of a veth pair while a sender on the
+other end offers as much as it can (the fastest kernel backend this build
+has sends for both), in a network namespace it makes and removes (root);
+DPDK forwards from a null device (frames as fast as asked) to another
+(takes all), and DPDK's own loop, which passes mbufs on without copying
+them into the pool, says what Sluice's copies cost."""
 
 from __future__ import annotations
 
@@ -22,32 +25,53 @@ from sluice import net
 from sluice.experiments import output
 
 NAMESPACE = "sluice-ports"
-#: The backends measured, those this build has; the last (AF_XDP where built) also sends.
+#: The backends measured, those this build has.
 BACKENDS = tuple(_core.port_backends())
+#: The kernel backends, which forward on the veth pair; the last (AF_XDP where built) also sends.
+KERNEL = tuple(b for b in BACKENDS if b != "dpdk")
 #: The sender's port, on one end of the pair; the forwarder is on the other.
-GEN = f"{BACKENDS[-1]}:{net.GEN_END}"
+GEN = f"{KERNEL[-1]}:{net.GEN_END}"
+#: DPDK's ports: a null device that makes frames, one that takes them.
+DPDK_RX, DPDK_TX = "dpdk:net_null0", "dpdk:net_null1"
 #: The rate at which `sluice gen`'s sender and tcpreplay are compared (pkt/s).
 RATE_CHECK_PPS = 200_000.0
 
 
-def _forwarder(backend: str) -> Any:
+def _forwarder(rx_port: str, tx_port: str) -> Any:
     from sluice import Bypass, Pipeline
 
     p = Pipeline("forward", batch_size=32)
-    port = f"{backend}:{net.SWITCH_END}"
-    rx = p.rx_port("rx", port, {"all": "0.0.0.0/0"})
+    rx = p.rx_port("rx", rx_port, {"all": "0.0.0.0/0"})
     nf = p.module("nf", Bypass(0, 0), t0_ns=1, t1_ns=1)  # the model needs some cost; the NF does no work
-    tx = p.tx_port("tx", port)
+    tx = p.tx_port("tx", tx_port)
     p.chain(rx, nf, tx)
     p.flow("all", [rx, nf, tx])
     return p
 
 
+def measure_dpdk(mode: str, seconds: float) -> dict[str, Any]:
+    """DPDK's null devices for `seconds`, forwarded by `mode`: "bare"
+    (DPDK's own loop), "raw" (Sluice's loop, copies) or "pipeline"."""
+    if mode != "pipeline":
+        done = json.loads(_core.forward_raw(DPDK_RX, DPDK_TX, seconds, 32, bare=mode == "bare"))
+        taken = done["packets"] + done["tx_full"]
+        return {"forwarded": done["packets"], "received": taken, "ring_dropped": 0, "sent": taken, "seconds": done["seconds"]}
+    periods = int(seconds * 10) + 1
+    result = _forwarder(DPDK_RX, DPDK_TX).run("null", periods=periods, period_ms=100, warmup_periods=1)
+    s = result.summary
+    rate = statistics.median(q["rate_pps"] for q in result.periods if not q["warmup"])
+    return {"forwarded": rate * seconds, "received": s["generated"], "ring_dropped": s["missed"], "sent": s["generated"] + s["missed"],
+            "seconds": seconds, "lossless": s["lossless"]}
+
+
 def measure(backend: str, mode: str, seconds: float) -> dict[str, Any]:
-    """Inside the namespace: offers traffic for `seconds` while `mode`
-    ("raw" or "pipeline") forwards on `backend`'s ports; what each side counted."""
+    """Offers traffic for `seconds` while `mode` ("raw" or "pipeline";
+    DPDK: also "bare") forwards on `backend`'s ports; what each side
+    counted. The kernel backends run inside the namespace."""
     from sluice.pipelines import l2l3
 
+    if backend == "dpdk":
+        return measure_dpdk(mode, seconds)
     sent: dict[str, Any] = {}
     sender = threading.Thread(target=lambda: sent.update(l2l3(4).send(GEN, seconds)))
     if mode == "raw":
@@ -59,7 +83,8 @@ def measure(backend: str, mode: str, seconds: float) -> dict[str, Any]:
         return {"forwarded": done["packets"], "received": done["packets"] + done["tx_full"], "ring_dropped": done["missed"],
                 "sent": sent["packets"], "seconds": sent["seconds"]}
 
-    result = _forwarder(backend).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=net.sending(sender))
+    port = f"{backend}:{net.SWITCH_END}"
+    result = _forwarder(port, port).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=net.sending(sender))
     sender.join()
     s = result.summary
     return {"forwarded": s["delivered"], "received": s["generated"], "ring_dropped": s["missed"], "sent": sent["packets"],
@@ -94,7 +119,8 @@ def rate(sender: str, pps: float, seconds: float) -> float:
             start(q)
             counts.append(q["modules"]["rx"]["port"]["rx_pkts"])
 
-        _forwarder(BACKENDS[0]).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
+        port = f"{KERNEL[0]}:{net.SWITCH_END}"
+        _forwarder(port, port).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
         sender_thread.join()
     busy = [c for c in counts if c > 0][1:-1]
     return statistics.median(busy) * 10 if busy else 0.0
@@ -105,12 +131,15 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     seconds, reps = (1.0, 3) if quick else (3.0, 5)
     net.up(NAMESPACE)
     try:
-        runs: dict[str, dict[str, list[dict[str, Any]]]] = {b: {"raw": [], "pipeline": []} for b in BACKENDS}
+        modes = {b: ("bare", "raw", "pipeline") if b == "dpdk" else ("raw", "pipeline") for b in BACKENDS}
+        runs: dict[str, dict[str, list[dict[str, Any]]]] = {b: {m: [] for m in modes[b]} for b in BACKENDS}
         for i in range(reps):
             for backend in BACKENDS:
-                for mode in ("raw", "pipeline") if i % 2 == 0 else ("pipeline", "raw"):
+                for mode in modes[backend] if i % 2 == 0 else modes[backend][::-1]:
                     progress(f"{backend} {mode}, run {i + 1} of {reps}")
-                    done = subprocess.run(["ip", "netns", "exec", NAMESPACE, sys.executable, "-m", "sluice.experiments.ports", backend, mode, str(seconds)],
+                    # Each run a process of its own (DPDK's EAL starts once a process); the kernel's in the namespace.
+                    inside = ["ip", "netns", "exec", NAMESPACE] if backend != "dpdk" else []
+                    done = subprocess.run([*inside, sys.executable, "-m", "sluice.experiments.ports", backend, mode, str(seconds)],
                                           capture_output=True, text=True, timeout=120)
                     if done.returncode != 0:
                         raise RuntimeError(f"ports experiment, {backend} {mode} run: {done.stderr.strip().splitlines()[-1:]}")
@@ -142,10 +171,13 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
             "ratio_min": round(min(ratios), 2) if ratios else None,
             "ratio_max": round(max(ratios), 2) if ratios else None,
             # Below the forwarder's ceiling while the sender is the limit: then nothing is dropped at the ring.
-            "sender_mpps": round(statistics.median(r["sent"] / r["seconds"] / 1e6 for r in runs["pipeline"]), 3),
-            "saturated": all(r["ring_dropped"] > 0 for r in runs["pipeline"] + runs["raw"]),
+            "sender_mpps": round(statistics.median(r["sent"] / r["seconds"] / 1e6 for r in runs["pipeline"]), 3) if "bare" not in runs else None,
+            # A null device offers as fast as the forwarder asks: always saturated.
+            "saturated": "bare" in runs or all(r["ring_dropped"] > 0 for r in runs["pipeline"] + runs["raw"]),
             "sent": last["sent"], "received": last["received"], "ring_dropped": last["ring_dropped"],
-            "lossless": all(r["sent"] == r["received"] + r["ring_dropped"] for r in runs["pipeline"]),
+            "lossless": all(r.get("lossless", r["sent"] == r["received"] + r["ring_dropped"]) for r in runs["pipeline"]),
+            # DPDK: its own loop, without Sluice's copies.
+            "bare_mpps": round(statistics.median(mpps(r) for r in runs["bare"]), 3) if "bare" in runs else None,
         }
 
     backends = {b: summary(runs[b]) for b in BACKENDS}
@@ -170,8 +202,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['backend']} | {r['mpps']} | {r['raw_mpps']} | {r['ratio']} ({r['ratio_min']}–{r['ratio_max']}) | "
-                     f"{r['sender_mpps']} | {'yes' if r['saturated'] else 'no: the sender is the limit'} | "
+                     f"{r['sender_mpps'] or '—'} | {'yes' if r['saturated'] else 'no: the sender is the limit'} | "
                      f"{r['sent']} | {r['received']} | {r['ring_dropped']} | {'yes' if r['lossless'] else 'NO'} |")
+    for r in rows:
+        if r["bare_mpps"]:
+            copies_ns = 1e3 / r["raw_mpps"] - 1e3 / r["bare_mpps"]
+            lines.append(f"\n{r['backend']}: DPDK's own loop, which passes mbufs on, {r['bare_mpps']} Mpps; Sluice's loop copies each "
+                         f"frame into the pool and out into a fresh mbuf: {r['raw_mpps']} Mpps, {copies_ns:.1f} ns/pkt more.")
     return "\n".join(lines) + "\n"
 
 
