@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -98,8 +99,14 @@ class Reader:
         return self.frames
 
 
-#: The backends under test: AF_XDP where this build links libxdp.
-BACKENDS = ["af_packet", pytest.param("af_xdp", marks=pytest.mark.skipif("af_xdp" not in _core.port_backends(), reason="built without libxdp"))]
+#: The backends under test: AF_XDP and DPDK where this build links them.
+BACKENDS = ["af_packet"] + [pytest.param(b, marks=pytest.mark.skipif(b not in _core.port_backends(), reason=f"built without {b}"))
+                            for b in ("af_xdp", "dpdk")]
+
+
+def port(backend: str, interface: str) -> str:
+    """`backend`'s port on `interface` (DPDK: its AF_PACKET virtual device on it)."""
+    return f"dpdk:net_af_packet0,iface={interface}" if backend == "dpdk" else f"{backend}:{interface}"
 
 
 def roundtrip(backend: str) -> dict[str, Any]:
@@ -122,7 +129,7 @@ def roundtrip(backend: str) -> dict[str, Any]:
     p = l2l3(NEXT_HOPS)
     # A receive ring that holds every frame sent (16 MiB; AF_XDP: 8192
     # frames), so that a stalled worker on a busy machine loses none of them.
-    p.use_ports(rx=f"{backend}:vsw0", tx=f"{backend}:vsw0", ring={"blocks": 4096, "descriptors": 8192})
+    p.use_ports(rx=port(backend, "vsw0"), tx=port(backend, "vsw0"), ring={"blocks": 4096, "descriptors": 8192})
 
     result = p.run("null", periods=80, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
     sender.join()
@@ -177,7 +184,7 @@ def interrupts(backend: str) -> dict[str, Any]:
     got = {}
     for policy in ("busy", "vpp-adaptive"):
         p = l2l3(NEXT_HOPS)
-        p.use_ports(rx=f"{backend}:vsw0")
+        p.use_ports(rx=port(backend, "vsw0"))
         p.set_poll(policy, max_sleep_us=500.0)
         sent = 0
 
@@ -197,6 +204,43 @@ def interrupts(backend: str) -> dict[str, Any]:
                        "cpu": sum(q["workers"][0]["cpu_fraction"] for q in measured) / len(measured),
                        "waits": sum(q["workers"][0]["waits"] for q in measured)}
     return got
+
+
+def ctrl_c(backend: str) -> dict[str, Any]:
+    """Runs inside the namespace: `sluice run l2l3` between `backend`'s
+    ports on vsw0 while frames arrive, stopped by SIGINT after 2 s; its
+    exit status, report and whether an XDP program stayed behind."""
+    import signal
+    import tempfile
+
+    veth_pair()
+    gen = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    gen.bind(("vgen0", ETH_P_ALL))
+    sending = threading.Event()
+    sending.set()
+
+    def send() -> None:
+        i = 0
+        while sending.is_set():
+            gen.send(frame(i % FLOWS, i // FLOWS))
+            i += 1
+            if i % 64 == 0:
+                time.sleep(0.001)
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
+    sluice = os.path.join(os.path.dirname(sys.executable), "sluice")
+    with tempfile.TemporaryDirectory() as folder:
+        run = subprocess.Popen([sluice, "run", "l2l3", "--n", "4", "--rx", port(backend, "vsw0"), "--tx", port(backend, "vsw0"),
+                                "--periods", "100", "--period-ms", "100", "--json", "r.json"], cwd=folder,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(2.5)
+        run.send_signal(signal.SIGINT)
+        _, err = run.communicate(timeout=60)
+        sending.clear()
+        report = json.loads((Path(folder) / "r.json").read_text()) if (Path(folder) / "r.json").exists() else None
+    link = subprocess.run(["ip", "link", "show", "vsw0"], capture_output=True, text=True).stdout
+    return {"code": run.returncode, "err": err[-2000:], "report": report, "xdp_left": "xdp" in link}
 
 
 needs_namespace = pytest.mark.skipif(os.geteuid() != 0 or shutil.which("unshare") is None or shutil.which("ip") is None,
@@ -332,6 +376,18 @@ def test_experiment_ports_forwards_what_was_sent_and_its_sender_keeps_its_rate_a
     assert all(abs(c["of_target"] - 1) <= 0.05 for c in senders.values()), senders
 
 
+@needs_namespace
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_ctrl_c_on_a_port_run_writes_the_report_of_the_periods_done_and_leaves_no_program_behind(tmp_path: Any, backend: str) -> None:
+    got = in_namespace("ctrl_c", tmp_path / "unused", backend)
+    assert got["code"] == 130 and "Traceback" not in got["err"], got["err"]
+    report = got["report"]
+    assert report is not None and report["interrupted"] == "stopped" and 5 <= len(report["periods"]) < 100, got
+    s = report["summary"]
+    assert s["generated"] > 0 and s["accounted"] and s["in_flight"] == 0, s
+    assert not got["xdp_left"], "the XDP program left with the socket"
+
+
 def _offsets(data: bytes) -> list[int]:
     """Where each length-prefixed frame starts in `data`."""
     offsets, i = [], 0
@@ -346,6 +402,8 @@ if __name__ == "__main__":
         print(json.dumps(generate()))
     elif sys.argv[1] == "scheduled":
         print(json.dumps(scheduled()))
+    elif sys.argv[1] == "ctrl_c":
+        print(json.dumps(ctrl_c(sys.argv[3])))
     elif sys.argv[1] == "dpdk_pcap":
         print(json.dumps(dpdk_pcap(sys.argv[2])))
     elif sys.argv[1] == "interrupts":
