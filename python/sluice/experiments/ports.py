@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from sluice import _core
 from sluice import net
-from sluice.experiments import output
+from sluice.experiments import output, ports_control
 
 NAMESPACE = "sluice-ports"
 #: The backends measured, those this build has.
@@ -180,10 +180,13 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
             "bare_mpps": round(statistics.median(mpps(r) for r in runs["bare"]), 3) if "bare" in runs else None,
         }
 
+    progress(f"null and projgrad on {KERNEL[-1]} ports")
+    controllers = ports_control.run(KERNEL[-1], quick)
     backends = {b: summary(runs[b]) for b in BACKENDS}
     rows = [{"backend": b, **backends[b]} for b in BACKENDS]
-    report = {"backends": backends, "sender": GEN, "rate_check": rate_check, "runs": runs, "seconds": seconds, "reps": reps, "rows": rows}
-    output.write(out, "ports", report, markdown, plot)
+    report = {"backends": backends, "sender": GEN, "rate_check": rate_check, "controllers": controllers, "runs": runs, "seconds": seconds,
+              "reps": reps, "rows": rows}
+    output.write(out, "ports", report, lambda rows: markdown(rows) + "\n" + ports_control.markdown(controllers), plot)
     return report
 
 
@@ -193,7 +196,10 @@ def headline(report: dict[str, Any]) -> output.Headline:
         limit = "" if b["saturated"] else " (the sender's rate)"
         return f"{name} {b['mpps']} Mpps{limit}, {b['ratio']}× the bare loop"
 
-    return output.Headline("; ".join(one(n, b) for n, b in report["backends"].items()), "—")
+    by = {r["controller"]: r for r in report["controllers"]}
+    batches = f"on {by['null']['backend']} ports projgrad batches {by['projgrad']['mean_batch']} where Null {by['null']['mean_batch']}, " \
+              f"{max(r['violation_pct'] for r in by.values())}% SLO violations"
+    return output.Headline("; ".join([*(one(n, b) for n, b in report["backends"].items()), batches]), "—")
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
