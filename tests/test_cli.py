@@ -152,7 +152,7 @@ def test_experiment_polling_writes_the_documented_report(tmp_path: Path) -> None
     assert idle["busy"]["cpu_pct"] > 80 and all(idle[p]["cpu_pct"] < 30 for p in ("slo-aware", "vpp-adaptive", "learned")), idle
     # Below saturation nothing is lost at the receive queues, whatever the policy.
     assert all(row["loss_pct"] == 0 for row in r["rows"] if 0 < row["load"] <= 0.5 and row["input"] == "emulated"), r["rows"]
-    port = [row for row in r["rows"] if row["input"] == "af_packet"]
+    port = [row for row in r["rows"] if row["input"] in ("af_packet", "af_xdp")]
     if os.geteuid() == 0 and shutil.which("unshare"):
         # On a veth pair too: what the sender sent at light load arrived, and an idle worker that may sleep sleeps.
         assert port and all(row["loss_pct"] <= 1 for row in port if row["load"] <= 0.1), port

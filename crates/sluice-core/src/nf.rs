@@ -227,6 +227,11 @@ pub trait PacketSource: Send {
         None
     }
 
+    /// The worker woke from a wait on the sources' file descriptors (see
+    /// [`Self::wait_fd`]): a wait ends as soon as one turns readable, so
+    /// what waits in this source now arrived since about now.
+    fn woke(&mut self) {}
+
     /// Arrivals lost before entering the pipeline, at a full receive queue (pkt, cumulative).
     fn missed(&self) -> u64 {
         0

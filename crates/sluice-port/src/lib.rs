@@ -131,9 +131,29 @@ struct Intake {
     /// Frames taken into the pool, and their bytes.
     received: u64,
     bytes: u64,
+    /// When a poll last left the receive ring empty (ns since the origin).
+    emptied_ns: Option<u64>,
 }
 
 impl Intake {
+    /// The stamp of frames from a receiver that gives no receive time
+    /// (AF_XDP, DPDK): the last poll that left the ring empty, the earliest
+    /// any frame in it now can have arrived. Their delays are then upper
+    /// bounds, which count a worker's sleep in full, as an SLO needs; after
+    /// a wait for the socket, which ends at the first arrival, the poll's
+    /// own time (short by the wake-up's latency).
+    fn arrived_since(&self, now_ns: u64) -> u64 {
+        self.emptied_ns.unwrap_or(now_ns)
+    }
+
+    /// Notes a poll at `now_ns` that took `taken` of at most `max` frames:
+    /// fewer than asked means the ring is empty now.
+    fn polled(&mut self, taken: usize, max: usize, now_ns: u64) {
+        if taken < max {
+            self.emptied_ns = Some(now_ns);
+        }
+    }
+
     /// Takes packet `id` in, received at `ts_ns` (ns since the origin).
     fn take(&mut self, pool: &mut PacketPool, id: PacketId, ts_ns: u64) {
         let flow = classify(&self.rules, pool.data(id));
@@ -174,7 +194,7 @@ impl RxPort {
             #[cfg(not(all(af_xdp, dpdk)))]
             _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
-        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0 } })
+        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0, emptied_ns: None } })
     }
 
     /// Opens what needs the pool it receives into (an AF_XDP socket, lent
@@ -211,24 +231,31 @@ impl PacketSource for RxPort {
             }
             #[cfg(af_xdp)]
             Receiver::Xdp(rx) => {
-                // The kernel gives no receive time here: stamped at the poll.
-                rx.poll(pool, max, |pool, id| {
-                    intake.take(pool, id, now_ns);
+                let since = intake.arrived_since(now_ns);
+                let taken = rx.poll(pool, max, |pool, id| {
+                    intake.take(pool, id, since);
                     out.push(id);
                 });
+                intake.polled(taken, max, now_ns);
             }
             #[cfg(dpdk)]
             Receiver::Dpdk(rx) => {
-                rx.poll(pool, max, |pool, id| {
-                    intake.take(pool, id, now_ns);
+                let since = intake.arrived_since(now_ns);
+                let taken = rx.poll(pool, max, |pool, id| {
+                    intake.take(pool, id, since);
                     out.push(id);
                 });
+                intake.polled(taken, max, now_ns);
             }
         }
     }
 
     fn attach(&mut self, pool: &mut PacketPool) -> Result<(), String> {
         self.bind(pool).map_err(|e| e.to_string())
+    }
+
+    fn woke(&mut self) {
+        self.intake.emptied_ns = None;
     }
 
     fn wait_fd(&self) -> Option<std::os::fd::RawFd> {

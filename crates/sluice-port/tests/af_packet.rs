@@ -60,11 +60,11 @@ fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
 const NOW_NS: u64 = 10_000_000_000;
 
 #[test]
-fn a_missing_interface_and_a_foreign_backend_are_named_in_the_error() {
+fn a_missing_interface_and_an_unknown_backend_are_named_in_the_error() {
     let e = RxPort::open(&PortName::parse("af_packet:nosuch0").unwrap(), RingConfig::default(), vec![], None).err().unwrap();
     assert!(matches!(e, Error::Name { .. }) && e.to_string().contains("no interface named 'nosuch0'"), "{e}");
-    let e = PortName::parse("dpdk:veth1").unwrap_err().to_string();
-    assert!(e.contains("port 'dpdk:veth1'") && e.contains("not built yet"), "{e}");
+    let e = PortName::parse("netmap:veth1").unwrap_err().to_string();
+    assert!(e.contains("port 'netmap:veth1'") && e.contains("unknown backend 'netmap'"), "{e}");
     let e = PortName::parse("veth1").unwrap_err().to_string();
     assert!(e.contains("BACKEND:INTERFACE"), "{e}");
     let bad = RingConfig { block_size: 1000, ..RingConfig::default() };

@@ -67,7 +67,7 @@ fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_p
         for (i, ((got, flow, ts), want)) in received.iter().zip(&sent).enumerate() {
             assert_eq!(got, want, "frame {i} arrived whole and in order");
             assert_eq!(*flow, if i % 2 == 0 { 0 } else { NO_FLOW }, "frame {i}'s flow by its destination /24");
-            assert_eq!(*ts, 7, "frame {i} stamped at the poll");
+            assert_eq!(*ts, 7, "frame {i} stamped with the last poll that left the ring empty");
         }
         assert_eq!(rx.missed(), 0);
         assert_eq!(pool.in_use(), 0, "every packet received was freed, every packet sent handed over");

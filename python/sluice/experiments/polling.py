@@ -62,9 +62,9 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
         steps[policy] = m["periods"]
     from sluice.experiments import polling_port
 
-    port_mpps = 0.0
+    port_mpps: dict[str, float] = {}
     if polling_port.available():
-        progress("every policy on an AF_PACKET port (veth)")
+        progress(f"every policy on {' and '.join(polling_port.BACKENDS)} ports (veth)")
         port = polling_port.rows(periods, period_ms)
         rows += port["rows"]
         port_mpps = port["saturation_mpps"]

@@ -1,8 +1,10 @@
-"""The polling experiment on a real port, for `sluice experiment polling`:
-L2L3(4) receiving on an AF_PACKET port at one end of a veth pair, a
-sender putting its flows on the other end at a share of the most the port
-carries to a busy worker. Per policy and load: the worker's CPU share, the
-rate, what the sender sent that the pipeline did not receive, delay.
+"""The polling experiment on real ports, for `sluice experiment polling`:
+L2L3(4) receiving on a port at one end of a veth pair (AF_PACKET, and
+AF_XDP where built: a worker waiting for an interrupt blocks on the
+socket), a sender putting its flows on the other end at a share of the
+most the port carries to a busy worker. Per backend, policy and load: the
+worker's CPU share, the rate, what the sender sent that the pipeline did
+not receive, delay.
 
 Runs in a network namespace of its own (`unshare --net`); where the
 machine allows none (no root, `unshare` or `ip`) there are no port rows."""
@@ -14,11 +16,13 @@ import sys
 import threading
 from typing import Any
 
-from sluice import net
+from sluice import _core, net
 from sluice.experiments import poll_worker
 
 #: Loads as shares of the port's most under busy polling (0: no sender).
 LOADS = [0.0, 0.01, 0.1, 0.5]
+#: The backends whose sockets a worker can wait on, those this build has.
+BACKENDS = [b for b in _core.port_backends() if b in ("af_packet", "af_xdp")]
 
 
 def available() -> bool:
@@ -27,22 +31,23 @@ def available() -> bool:
 
 
 def rows(periods: int, period_ms: float) -> dict[str, Any]:
-    """Every policy at every load, run in a namespace of its own: {"saturation_mpps", "rows"}."""
+    """Every backend, policy and load, run in a namespace of its own:
+    {"saturation_mpps": {backend: Mpps}, "rows"}."""
     got: dict[str, Any] = net.run_unshared(__name__, str(periods), str(period_ms), timeout=600)
     return got
 
 
-def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: float) -> dict[str, Any]:
-    """The receiving pipeline under `poll` while the sender sends at
-    `rate_pps` in all (None: as fast as it can; 0: not at all)."""
+def _run(backend: str, poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: float) -> dict[str, Any]:
+    """The pipeline receiving on `backend`'s port under `poll` while the
+    sender sends at `rate_pps` in all (None: as fast as it can; 0: not at all)."""
     receiver = poll_worker.pipeline(poll, 0.0, 0.0)
-    receiver.use_ports(rx=f"af_packet:{net.SWITCH_END}", ring={"blocks": 4096})
+    receiver.use_ports(rx=f"{backend}:{net.SWITCH_END}", ring={"blocks": 4096, "descriptors": 4096})
     sent: dict[str, Any] = {"packets": 0}
     senders = []
     if rate_pps != 0:
         source = poll_worker.pipeline(poll_worker.POLICIES["busy"], 1.0, rate_pps or 0.0)
         # The sender stops a period before the run, so that what it sent has arrived.
-        senders.append(threading.Thread(target=lambda: sent.update(source.send(f"af_packet:{net.GEN_END}", (periods - 1) * period_ms / 1e3))))
+        senders.append(threading.Thread(target=lambda: sent.update(source.send(f"{backend}:{net.GEN_END}", (periods - 1) * period_ms / 1e3))))
     m = poll_worker.measure(receiver, periods, period_ms, on_period=net.sending(*senders))
     for s in senders:
         s.join()
@@ -53,15 +58,17 @@ def _run(poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: 
 
 
 def _measure(periods: int, period_ms: float) -> dict[str, Any]:
-    """In the namespace: the port's most under busy polling, then every policy at every load."""
+    """In the namespace, per backend: the port's most under busy polling, then every policy at every load."""
     net.pair_here()
-    saturation_pps = _run(poll_worker.POLICIES["busy"], None, periods, period_ms)["mpps"] * 1e6
-    out = []
-    for name, poll in poll_worker.POLICIES.items():
-        for load in LOADS:
-            m = _run(poll, load * saturation_pps, periods, period_ms)
-            out.append({"policy": name, "load": load, "input": "af_packet", **{k: round(m[k], 3) for k in poll_worker.ROW_KEYS}})
-    return {"saturation_mpps": round(saturation_pps / 1e6, 3), "rows": out}
+    saturation, out = {}, []
+    for backend in BACKENDS:
+        saturation_pps = _run(backend, poll_worker.POLICIES["busy"], None, periods, period_ms)["mpps"] * 1e6
+        saturation[backend] = round(saturation_pps / 1e6, 3)
+        for name, poll in poll_worker.POLICIES.items():
+            for load in LOADS:
+                m = _run(backend, poll, load * saturation_pps, periods, period_ms)
+                out.append({"policy": name, "load": load, "input": backend, **{k: round(m[k], 3) for k in poll_worker.ROW_KEYS}})
+    return {"saturation_mpps": saturation, "rows": out}
 
 
 if __name__ == "__main__":

@@ -107,9 +107,9 @@ impl WorkerGraph {
     }
 
     /// Blocks until one of this worker's sources that has a file
-    /// descriptor to wait on (a port) has packets, or `most` has passed;
-    /// `false` at once when none has one.
-    pub fn wait_readable(&self, most: std::time::Duration) -> bool {
+    /// descriptor to wait on (a port) has packets, or `most` has passed,
+    /// then tells those sources it woke; `false` at once when none has one.
+    pub fn wait_readable(&mut self, most: std::time::Duration) -> bool {
         let mut fds = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; MAX_WAIT_FDS];
         let mut n = 0;
         for &v in &self.sources {
@@ -126,6 +126,11 @@ impl WorkerGraph {
         let timeout = libc::timespec { tv_sec: most.as_secs() as libc::time_t, tv_nsec: most.subsec_nanos() as libc::c_long };
         // SAFETY: ppoll reads `n` initialised pollfds (writing their revents) and the timeout; no signal mask.
         unsafe { libc::ppoll(fds.as_mut_ptr(), n as libc::nfds_t, &timeout, std::ptr::null()) };
+        for &v in &self.sources {
+            if let Kind::Source(s) = &mut self.nodes[v].kind {
+                s.woke();
+            }
+        }
         true
     }
 
