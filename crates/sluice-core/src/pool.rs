@@ -52,6 +52,20 @@ unsafe impl Send for Buffers {}
 // a pool is used by one thread at a time (it moves to its worker once).
 unsafe impl Send for PacketPool {}
 
+/// The arena's buffer memory as a device registers it: it stays allocated
+/// as long as this lives, so a device may write into it until it is dropped.
+pub struct Region {
+    /// The first byte (page-aligned).
+    pub start: *mut u8,
+    /// Its length (bytes).
+    pub len: usize,
+    _arena: Arc<Arena>,
+}
+
+// SAFETY: a region is an address range and a keep-alive; who may touch the buffers is as for the arena.
+unsafe impl Send for Region {}
+unsafe impl Sync for Region {}
+
 /// One worker's packet buffers: allocation from its partition of the arena,
 /// and access to any buffer whose handle it holds.
 pub struct PacketPool {
@@ -220,11 +234,10 @@ impl PacketPool {
         self.reclaim(id);
     }
 
-    /// The arena's buffer memory: its first byte (page-aligned) and its
-    /// length (bytes), buffer `id` at [`Self::offset_of`]: what a device
-    /// sharing the buffers registers.
-    pub fn region(&self) -> (*mut u8, usize) {
-        (self.bufs.cast_mut().cast(), self.total as usize * BUF_SIZE)
+    /// The arena's buffer memory, buffer `id` at [`Self::offset_of`]: what
+    /// a device sharing the buffers registers.
+    pub fn region(&self) -> Region {
+        Region { start: self.bufs.cast_mut().cast(), len: self.total as usize * BUF_SIZE, _arena: self._arena.clone() }
     }
 
     /// Where buffer `id` starts in the [`Self::region`] (bytes).

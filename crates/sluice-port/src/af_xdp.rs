@@ -23,6 +23,7 @@ use std::sync::{Arc, Mutex};
 use libc::{xdp_desc, xdp_statistics};
 use sluice_core::packet::{PacketId, PacketMeta};
 use sluice_core::batch::MAX_BURST;
+use sluice_core::pool::Region;
 use sluice_core::PacketPool;
 
 use crate::error::{Error, Result};
@@ -59,6 +60,8 @@ struct Socket {
     xsk: *mut Opaque,
     rings: Box<Rings>,
     fd: libc::c_int,
+    /// The arena the UMEM is: kept allocated while the kernel may write into it.
+    _region: Region,
 }
 
 // SAFETY: libxdp's handles are used only to delete them, once; each ring
@@ -102,7 +105,7 @@ impl Socket {
     fn bind(queue: &Queue, pool: &PacketPool, receive: bool, transmit: bool, mode: u16) -> Result<Self> {
         xsk::quiet();
         let (port, n) = (queue.port.as_str(), queue.descriptors);
-        let (area, len) = pool.region();
+        let region = pool.region();
         let rings = Box::<Rings>::default();
         let umem_config = UmemConfig {
             fill_size: n,
@@ -112,10 +115,9 @@ impl Socket {
             flags: libc::XDP_UMEM_UNALIGNED_CHUNK_FLAG,
         };
         let mut umem = std::ptr::null_mut();
-        // SAFETY: the area is the arena's page-aligned memory, alive as long
-        // as the pool (the port is dropped before its worker's pool); libxdp
-        // writes the UMEM handle and the fill and completion rings.
-        let rc = unsafe { xsk::xsk_umem__create(&mut umem, area.cast(), len as u64, rings.fill.get(), rings.comp.get(), &umem_config) };
+        // SAFETY: the region is the arena's page-aligned memory, kept alive
+        // by the socket; libxdp writes the UMEM handle and the fill and completion rings.
+        let rc = unsafe { xsk::xsk_umem__create(&mut umem, region.start.cast(), region.len as u64, rings.fill.get(), rings.comp.get(), &umem_config) };
         if rc != 0 {
             return Err(failed(port, "register the packet pool as UMEM", rc));
         }
@@ -139,7 +141,7 @@ impl Socket {
         }
         // SAFETY: a socket libxdp created.
         let fd = unsafe { xsk::xsk_socket__fd(xsk) };
-        Ok(Self { umem, xsk, rings, fd })
+        Ok(Self { umem, xsk, rings, fd, _region: region })
     }
 
     /// The receive side's rings: fill and receive.

@@ -1,0 +1,210 @@
+//! The receive side of a port: frames from the backend's ring into the
+//! pool, classified into flows, stamped and counted.
+
+use sluice_core::telemetry::NfCounters;
+use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSource};
+use sluice_traffic::{classify, PrefixRule};
+
+use crate::af_packet::AfPacketRx;
+#[cfg(af_xdp)]
+use crate::af_xdp::XdpRx;
+#[cfg(dpdk)]
+use crate::dpdk::DpdkRx;
+use crate::{Backend, PortName, Result, RingConfig};
+
+/// How a receive port gets its frames.
+enum Receiver {
+    Packet(AfPacketRx),
+    #[cfg(af_xdp)]
+    Xdp(XdpRx),
+    #[cfg(dpdk)]
+    Dpdk(DpdkRx),
+}
+
+/// A source receiving from a port, each frame stamped with the time it
+/// was received and with its flow by the first prefix rule its IPv4
+/// destination matches (none: decided downstream, by a splitter).
+pub struct RxPort {
+    rx: Receiver,
+    intake: Intake,
+}
+
+/// What a receive port does to each frame it takes in: classifies,
+/// numbers, stamps and counts it.
+struct Intake {
+    rules: Vec<PrefixRule>,
+    seq: u32,
+    /// Packets received per flow id (pkt).
+    per_flow: Vec<u64>,
+    /// Frames taken into the pool, and their bytes.
+    received: u64,
+    bytes: u64,
+    /// When a poll last left the receive ring empty (ns since the origin).
+    emptied_ns: Option<u64>,
+}
+
+impl Intake {
+    /// The stamp of frames from a receiver that gives no receive time
+    /// (AF_XDP, DPDK): the last poll that left the ring empty, the earliest
+    /// any frame in it now can have arrived. Their delays are then upper
+    /// bounds, which count a worker's sleep in full, as an SLO needs; after
+    /// a wait for the socket, which ends at the first arrival, the poll's
+    /// own time (short by the wake-up's latency).
+    fn arrived_since(&self, now_ns: u64) -> u64 {
+        self.emptied_ns.unwrap_or(now_ns)
+    }
+
+    /// Notes a poll at `now_ns` that took `taken` of at most `max` frames:
+    /// fewer than asked means the ring is empty now.
+    fn polled(&mut self, taken: usize, max: usize, now_ns: u64) {
+        if taken < max {
+            self.emptied_ns = Some(now_ns);
+        }
+    }
+
+    /// Takes packet `id` in, received at `ts_ns` (ns since the origin).
+    fn take(&mut self, pool: &mut PacketPool, id: PacketId, ts_ns: u64) {
+        let flow = classify(&self.rules, pool.data(id));
+        let meta = pool.meta_mut(id);
+        *meta = PacketMeta { ts_ns, flow, seq: self.seq, ..*meta };
+        self.seq = self.seq.wrapping_add(1);
+        self.received += 1;
+        self.bytes += u64::from(meta.len);
+        if let Some(n) = self.per_flow.get_mut(flow as usize) {
+            *n += 1;
+        }
+    }
+}
+
+/// What a receive port counts, in its module's own counters (cumulative;
+/// per period in a period's report): frames taken into the pipeline and
+/// their bytes, frames the kernel dropped at a full ring, frames too long
+/// for a pool buffer.
+pub const RX_COUNTERS: &[&str] = &["rx_pkts", "rx_bytes", "ring_dropped", "oversize"];
+
+impl RxPort {
+    /// Opens `port` for receiving, its ring shaped by `ring`; `fanout`
+    /// joins a group that spreads flows over several workers' ports
+    /// (AF_PACKET; AF_XDP spreads by the interface's queues).
+    pub fn open(port: &PortName, ring: RingConfig, rules: Vec<PrefixRule>, fanout: Option<u16>) -> Result<Self> {
+        let flows = rules.iter().map(|r| r.flow as usize + 1).max().unwrap_or(0);
+        let rx = match port.backend {
+            Backend::AfPacket => Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?),
+            #[cfg(af_xdp)]
+            Backend::AfXdp => Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.queue, ring.descriptors)?),
+            #[cfg(dpdk)]
+            Backend::Dpdk => Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface)?),
+            #[cfg(not(all(af_xdp, dpdk)))]
+            _ => unreachable!("PortName::parse refuses the backends this build lacks"),
+        };
+        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0, emptied_ns: None } })
+    }
+
+    /// Opens what needs the pool it receives into (an AF_XDP socket, lent
+    /// its fill ring's buffers).
+    pub fn bind(&mut self, #[cfg_attr(not(any(af_xdp, dpdk)), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
+        match &mut self.rx {
+            Receiver::Packet(_) => Ok(()),
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => rx.attach(pool),
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => rx.attach(pool),
+        }
+    }
+}
+
+impl PacketSource for RxPort {
+    fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
+        let Self { rx, intake } = self;
+        match rx {
+            Receiver::Packet(rx) => {
+                // The kernel's clock now, read once a poll that finds frames.
+                let mut realtime_ns = None;
+                rx.poll(max, |frame, arrived_ns| {
+                    let Some(id) = pool.alloc_copy(frame, PacketMeta::default()) else {
+                        return false;
+                    };
+                    // Stamped with the kernel's receive time on the engine's clock: the time a
+                    // frame waited in the ring (while the worker slept, say) counts in its delay.
+                    let waited_ns = realtime_ns.get_or_insert_with(realtime_now_ns).saturating_sub(arrived_ns);
+                    intake.take(pool, id, now_ns.saturating_sub(waited_ns));
+                    out.push(id);
+                    true
+                });
+            }
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => {
+                let since = intake.arrived_since(now_ns);
+                let taken = rx.poll(pool, max, |pool, id| {
+                    intake.take(pool, id, since);
+                    out.push(id);
+                });
+                intake.polled(taken, max, now_ns);
+            }
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => {
+                let since = intake.arrived_since(now_ns);
+                let taken = rx.poll(pool, max, |pool, id| {
+                    intake.take(pool, id, since);
+                    out.push(id);
+                });
+                intake.polled(taken, max, now_ns);
+            }
+        }
+    }
+
+    fn attach(&mut self, pool: &mut PacketPool) -> Result<(), String> {
+        self.bind(pool).map_err(|e| e.to_string())
+    }
+
+    fn woke(&mut self) {
+        self.intake.emptied_ns = None;
+    }
+
+    fn wait_fd(&self) -> Option<std::os::fd::RawFd> {
+        match &self.rx {
+            Receiver::Packet(rx) => Some(rx.fd()),
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => rx.fd(),
+            // Virtual devices have no receive interrupts: a worker waiting for one sleeps instead.
+            #[cfg(dpdk)]
+            Receiver::Dpdk(_) => None,
+        }
+    }
+
+    fn missed(&self) -> u64 {
+        match &self.rx {
+            Receiver::Packet(rx) => rx.missed(),
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => rx.ring_dropped(),
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => rx.ring_dropped() + rx.oversize(),
+        }
+    }
+
+    fn read_counters(&self, into: &mut NfCounters) {
+        let (ring_dropped, oversize) = match &self.rx {
+            Receiver::Packet(rx) => (rx.ring_dropped(), rx.oversize()),
+            // The kernel drops frames too long for a buffer itself, counted with the rest.
+            #[cfg(af_xdp)]
+            Receiver::Xdp(rx) => (rx.ring_dropped(), 0),
+            #[cfg(dpdk)]
+            Receiver::Dpdk(rx) => (rx.ring_dropped(), rx.oversize()),
+        };
+        into[..RX_COUNTERS.len()].copy_from_slice(&[self.intake.received, self.intake.bytes, ring_dropped, oversize]);
+    }
+
+    fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
+        for (flow, &n) in self.intake.per_flow.iter().enumerate() {
+            generated(flow, n);
+        }
+    }
+}
+
+/// CLOCK_REALTIME now (ns), the clock of the ring's receive times.
+fn realtime_now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime writes the timespec it is given.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
