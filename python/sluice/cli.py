@@ -169,6 +169,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
 @click.option("--link-rate", metavar="RATE", help="The scheduled link's rate: bit/s, or with a unit (1Gbit, 500Mbit, 10kbit).")
 @click.option("--weights", metavar="CLASS=W,…", help="The classes and their weights (tight=3,bulk=1).")
 @click.option("--class", "class_flows", multiple=True, metavar="CLASS=FLOW,…", help="A class's flows (names, or a prefix ending in *); repeatable.")
+@click.option("--egress-wait", is_flag=True, help="A full class makes the sources that feed it wait, rather than its packets being dropped.")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
 @click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
 @click.option("--spare-workers", type=click.IntRange(0, int(LIMITS["max_workers"]) - 1), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
@@ -201,6 +202,7 @@ def run(
     link_rate: Optional[str],
     weights: Optional[str],
     class_flows: tuple[str, ...],
+    egress_wait: bool,
     slo_statistic: str,
     delta: float,
     spare_workers: int,
@@ -263,8 +265,8 @@ def run(
         if not worker.isdigit() or policy not in POLL_POLICIES:
             raise Refused(f"--worker-poll {item!r}: give W=POLICY, W a worker number and POLICY one of {', '.join(POLL_POLICIES)}")
         pipeline.set_poll(policy, model=poll_model if policy == "learned" else None, worker=int(worker))
-    if egress_sched is not None or link_rate or weights or class_flows:
-        _schedule_egress(pipeline, egress_sched, link_rate, weights, class_flows)
+    if egress_sched is not None or link_rate or weights or class_flows or egress_wait:
+        _schedule_egress(pipeline, egress_sched, link_rate, weights, class_flows, egress_wait)
     try:
         pipeline.use_ports(rx_port, tx_port)
     except ValueError as e:
@@ -286,8 +288,8 @@ LINK_UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12}
 
 
 def _schedule_egress(pipeline: Pipeline, algorithm: Optional[str], link_rate: Optional[str], weights: Optional[str],
-                     class_flows: tuple[str, ...]) -> None:
-    """--egress-sched, --link-rate, --weights and --class: all four, or none."""
+                     class_flows: tuple[str, ...], wait: bool) -> None:
+    """--egress-sched, --link-rate, --weights and --class: all four, or none (and --egress-wait with them)."""
     if not (algorithm and link_rate and weights and class_flows):
         raise Refused("a scheduled egress needs --egress-sched, --link-rate, --weights and a --class for each class")
     text = link_rate.strip().lower()
@@ -318,7 +320,7 @@ def _schedule_egress(pipeline: Pipeline, algorithm: Optional[str], link_rate: Op
     missing = [c for c in weight_of if c not in members]
     if missing:
         raise Refused(f"--weights names class {missing[0]!r} that no --class gives flows")
-    pipeline.schedule_egress(algorithm, bits, {c: (weight_of[c], members[c]) for c in weight_of})
+    pipeline.schedule_egress(algorithm, bits, {c: (weight_of[c], members[c]) for c in weight_of}, on_full="wait" if wait else "drop")
 
 
 def _read_description(path: str) -> dict[str, Any]:

@@ -380,17 +380,22 @@ class Pipeline:
             self.worker_poll[str(worker)] = poll
 
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
-                        queue_pkts: int = 1024, overhead_bytes: int = 24) -> None:
+                        queue_pkts: int = 1024, overhead_bytes: int = 24, on_full: str = "drop") -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
         arbiter thread, `algorithm` "drr", "wf2q+" or "qfq"). `classes` maps a class
         name to its weight and its flows (names, or a prefix ending in `*`);
         every flow must be in exactly one class. A class's queue holds
-        `queue_pkts` packets, what arrives beyond is dropped and counted;
-        each packet is charged `overhead_bytes` of framing on the link.
+        `queue_pkts` packets; what arrives beyond is dropped and counted
+        (`on_full="drop"`), or the sources whose packets reach a full class
+        wait (`"wait"`: each worker takes no packets in while a class it
+        feeds has less than a batch of its share of the queue left; a
+        source that feeds several classes waits for the fullest, so their
+        shares then follow its mix rather than the weights). Each packet is
+        charged `overhead_bytes` of framing on the link.
         Runs on the engine, and on the simulator with one worker."""
         self.egress_scheduler = {
-            "algorithm": algorithm, "link_bits_per_s": link_bits_per_s, "queue_pkts": queue_pkts, "overhead_bytes": overhead_bytes,
+            "algorithm": algorithm, "link_bits_per_s": link_bits_per_s, "queue_pkts": queue_pkts, "overhead_bytes": overhead_bytes, "on_full": on_full,
             "classes": [{"name": name, "weight": weight, "flows": list(flows)} for name, (weight, flows) in classes.items()],
         }
 

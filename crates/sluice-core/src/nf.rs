@@ -278,6 +278,14 @@ pub trait EgressLink: Send {
     /// The next decision: a packet and whether it went onto the link
     /// (else its class's queue was full: dropped).
     fn decision(&mut self) -> Option<(PacketId, bool)>;
+
+    /// Packets class `class` takes from this worker now without refusing
+    /// any (pkt): where the link makes sources wait rather than drop, the
+    /// walker's entries take nothing in while a class they reach has less
+    /// room than a batch. `usize::MAX`: it drops what it cannot take.
+    fn room(&self, _class: u16) -> usize {
+        usize::MAX
+    }
 }
 
 /// Per-stream offered rates of a source (pkt/s; infinite = unlimited),

@@ -24,6 +24,10 @@ pub struct EgressSchedulerSpec {
     /// Packets each class's queue holds; arrivals beyond are dropped, counted.
     #[serde(default = "default_queue")]
     pub queue_pkts: usize,
+    /// What a full class does: "drop" its arrivals (counted), or have the
+    /// sources whose packets reach it "wait".
+    #[serde(default = "default_on_full")]
+    pub on_full: String,
     /// The classes, in order.
     pub classes: Vec<ClassSpec>,
 }
@@ -47,6 +51,10 @@ fn default_overhead() -> u32 {
 
 fn default_queue() -> usize {
     1024
+}
+
+fn default_on_full() -> String {
+    "drop".into()
 }
 
 /// Most packets a class's queue may hold.
@@ -127,6 +135,11 @@ impl EgressSchedulerSpec {
             link: Link { bits_per_s: self.link_bits_per_s, overhead: self.overhead_bytes },
             weights: self.classes.iter().map(|c| c.weight).collect(),
             queue_pkts: self.queue_pkts,
+            wait: match self.on_full.as_str() {
+                "drop" => false,
+                "wait" => true,
+                other => return Err(bad(format!("on_full '{other}': \"drop\" or \"wait\""))),
+            },
         };
         // Each worker's pool makes room for what can wait in the egress (see `EgressConfig::most_held`).
         let room = sluice_core::limits::MAX_POOL_BUFFERS / 2;

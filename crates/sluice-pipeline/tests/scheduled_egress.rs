@@ -55,6 +55,35 @@ fn classes_share_an_overloaded_link_by_weight_and_every_packet_is_accounted() {
 }
 
 #[test]
+fn a_full_class_makes_the_sources_wait_instead_of_dropping() {
+    let _engine = one_engine_at_a_time();
+    // Offered 400 kpps into a link of 200 kpps, sources waiting when a class is full.
+    for workers in [1, 2] {
+        let mut spec = scheduled(400e3, 200e3);
+        spec["egress_scheduler"]["on_full"] = json!("wait");
+        if workers == 2 {
+            for m in spec["modules"].as_array_mut().unwrap() {
+                if m["name"].as_str().is_some_and(|n| n.ends_with("bulk1") || n.ends_with("bulk3")) {
+                    m["worker"] = json!(1);
+                }
+            }
+        }
+        let p = Pipeline::from_json(&spec.to_string()).unwrap();
+        let plan = RunPlan { periods: 10, warmup_periods: 2, period_ns: 50_000_000, ..RunPlan::default() };
+        let report = drive(&mut p.engine(true).unwrap(), &mut Null, &plan, &mut |_| {}).unwrap();
+        let t = &report.flow_totals;
+        for (f, flow) in t.iter().enumerate() {
+            assert_eq!(flow.dropped, 0, "{workers} workers, flow {f}: nothing dropped ({flow:?})");
+            assert_eq!(flow.generated, flow.delivered, "{workers} workers, flow {f}: every packet made was delivered");
+        }
+        // The sources slowed to what the link carries, and kept it busy.
+        let delivered = t.iter().map(|f| f.delivered).sum::<u64>() as f64;
+        let bound = 200e3 * (plan.periods + plan.warmup_periods) as f64 * 0.05 + 2.0 * 4096.0;
+        assert!(delivered <= 1.05 * bound && delivered >= 0.7 * 200e3 * 0.6, "{workers} workers: {delivered} delivered, the link carries {bound} at most");
+    }
+}
+
+#[test]
 fn the_simulator_shares_the_link_on_its_virtual_clock() {
     let p = Pipeline::from_json(&scheduled(400e3, 200e3).to_string()).unwrap();
     let plan = RunPlan { periods: 10, warmup_periods: 2, period_ns: 50_000_000, ..RunPlan::default() };
@@ -127,6 +156,7 @@ fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
     refused(&|s| s["egress_scheduler"]["overhead_bytes"] = json!(70000), "overhead_bytes 70000 must be ≤ 65535");
     refused(&|s| s["egress_scheduler"]["queue_pkts"] = json!(30000), "more than a worker's pool makes room for");
     refused(&|s| s["egress_scheduler"]["pace"] = json!(1), "egress_scheduler: unknown key `pace`");
+    refused(&|s| s["egress_scheduler"]["on_full"] = json!("block"), "on_full 'block': \"drop\" or \"wait\"");
     let mut two = scheduled(1e3, 1e3);
     two["modules"][2]["worker"] = json!(1);
     let sim = Pipeline::from_json(&two.to_string()).unwrap().simulator().err().map(|e| e.to_string()).unwrap_or_default();

@@ -35,9 +35,23 @@ pub struct EgressConfig {
     pub weights: Vec<u32>,
     /// Packets a class's queue holds (pkt).
     pub queue_pkts: usize,
+    /// Whether sources wait while a class is full rather than its packets
+    /// being dropped: each worker may have a share of a class's queue
+    /// outstanding, and its entries take nothing in while a class they
+    /// reach has less than a batch of its share left. A source feeding
+    /// several classes waits for the fullest: their shares then follow its
+    /// mix, not the weights.
+    pub wait: bool,
 }
 
 impl EgressConfig {
+    /// Packets of a class one of `workers` workers may have outstanding at
+    /// once when sources wait: its share of the class's queue, so that
+    /// together they never overflow it (pkt).
+    pub fn share(&self, workers: usize) -> usize {
+        (self.queue_pkts / workers.max(1)).min(OFFERS / self.weights.len().max(1))
+    }
+
     /// The most packets one worker can have waiting in the scheduled egress
     /// (pkt): every class's queue full of its packets and its offer mailbox
     /// full. Its pool needs that many beside its own, or the egress holds
@@ -109,6 +123,10 @@ pub struct WorkerEgress {
     classes: Arc<[ClassCounters]>,
     /// The worker's index, in the handles' top bits.
     tag: u32,
+    /// Per class, packets offered and not yet decided (pkt).
+    outstanding: Box<[usize]>,
+    /// Per class, the most it may have outstanding when sources wait (pkt; `None`: they do not).
+    share: Option<usize>,
 }
 
 impl EgressLink for WorkerEgress {
@@ -120,15 +138,23 @@ impl EgressLink for WorkerEgress {
             c.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        self.offers.send(Entry { flow: class, len, id: id.0 | self.tag })
+        let sent = self.offers.send(Entry { flow: class, len, id: id.0 | self.tag });
+        self.outstanding[usize::from(class)] += usize::from(sent);
+        sent
     }
 
     #[inline]
     fn decision(&mut self) -> Option<(PacketId, bool)> {
         self.decisions.pop().map(|word| {
             let e = Entry::unpack(word);
+            self.outstanding[usize::from(e.flow)] -= 1;
             (PacketId(e.id), e.len == 1)
         })
+    }
+
+    #[inline]
+    fn room(&self, class: u16) -> usize {
+        self.share.map_or(usize::MAX, |share| share.saturating_sub(self.outstanding[usize::from(class)]))
     }
 }
 
@@ -160,7 +186,14 @@ impl ScheduledEgress {
             .into_iter()
             .zip(from_arbiter)
             .enumerate()
-            .map(|(w, (offers, decisions))| WorkerEgress { offers, decisions, classes: classes.clone(), tag: (w as u32) << HANDLE_BITS })
+            .map(|(w, (offers, decisions))| WorkerEgress {
+                offers,
+                decisions,
+                classes: classes.clone(),
+                tag: (w as u32) << HANDLE_BITS,
+                outstanding: vec![0; config.weights.len()].into(),
+                share: config.wait.then(|| config.share(workers)),
+            })
             .collect();
         Ok((Self { thread: Some(thread), classes }, ends))
     }

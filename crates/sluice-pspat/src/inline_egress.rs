@@ -25,6 +25,10 @@ pub struct InlineEgress {
     released: VecDeque<PacketId>,
     /// Whether the worker has taken this release's last packet but not yet been told it was the last.
     releasing: bool,
+    /// Per class, packets queued in the algorithm (pkt).
+    queued: Box<[usize]>,
+    /// A class's queue, when sources wait while it is full (pkt; `None`: they do not).
+    wait_at: Option<usize>,
 }
 
 impl InlineEgress {
@@ -39,6 +43,8 @@ impl InlineEgress {
             // A release takes at most what the algorithm holds.
             released: VecDeque::with_capacity(config.weights.len() * config.queue_pkts),
             releasing: false,
+            queued: vec![0; config.weights.len()].into(),
+            wait_at: config.wait.then_some(config.queue_pkts),
         }
     }
 }
@@ -47,7 +53,14 @@ impl EgressLink for InlineEgress {
     /// Queues the packet in its class; false (the walker drops it, counted) when the class's queue is full.
     #[inline]
     fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
-        self.scheduler.enqueue(usize::from(class), u32::from(len), id.0).is_ok()
+        let queued = self.scheduler.enqueue(usize::from(class), u32::from(len), id.0).is_ok();
+        self.queued[usize::from(class)] += usize::from(queued);
+        queued
+    }
+
+    #[inline]
+    fn room(&self, class: u16) -> usize {
+        self.wait_at.map_or(usize::MAX, |limit| limit.saturating_sub(self.queued[usize::from(class)]))
     }
 
     /// The packets of one release, then `None`; the next call releases again.
@@ -59,8 +72,11 @@ impl EgressLink for InlineEgress {
             return None;
         }
         let now_ns = self.clock.delta_as_nanos(self.origin, self.clock.raw());
-        let released = &mut self.released;
-        self.link.release(&mut self.scheduler, now_ns, &mut |e| released.push_back(PacketId(e.id)));
+        let (released, queued) = (&mut self.released, &mut self.queued);
+        self.link.release(&mut self.scheduler, now_ns, &mut |e| {
+            queued[usize::from(e.flow)] -= 1;
+            released.push_back(PacketId(e.id));
+        });
         self.releasing = !self.released.is_empty();
         self.released.pop_front().map(|id| (id, true))
     }

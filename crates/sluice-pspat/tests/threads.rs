@@ -92,7 +92,7 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
     use sluice_core::{EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Queues of 4 behind a 1 Mbit/s link: class 0 fills at once.
-    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4 };
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false };
     let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
     let link = &mut links[0];
     let (mut refused_at_offer, mut sent, mut dropped) = (0u64, 0u64, 0u64);

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::round::may_take_in;
+use super::round::{may_take_in, Downstream};
 use super::{Kind, WorkerGraph};
 
 impl WorkerGraph {
@@ -17,12 +17,12 @@ impl WorkerGraph {
             }
         }
         let pool_has_room = self.pool.available() > 0;
-        let backpressure = self.backpressure();
-        let (nodes, units, weights, rings_out, queued_pkts) = (&self.nodes, &self.units, &self.weights, &self.rings_out, self.queued_pkts);
+        let downstream = Downstream::of(&self.rings_out, self.queued_pkts, self.backpressure(), &self.egress, self.batch_size);
+        let (nodes, units, weights) = (&self.nodes, &self.units, &self.weights);
         let runnable = |u: usize| {
             let node = &nodes[units[u]];
             match node.kind {
-                Kind::Source(_) => pool_has_room && may_take_in(node, rings_out, queued_pkts, backpressure),
+                Kind::Source(_) => pool_has_room && may_take_in(node, &downstream),
                 _ => node.queue_ready(),
             }
         };

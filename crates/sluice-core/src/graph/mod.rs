@@ -135,6 +135,9 @@ struct Node {
     /// reach on this worker: a source or a ring's target stops taking
     /// packets in while one of them is short of room.
     reaches: Box<[u32]>,
+    /// Classes of the scheduled link this node's packets can reach on this
+    /// worker: likewise, while one of them has no room (see `EgressLink::room`).
+    classes: Box<[u16]>,
 }
 
 impl Node {
@@ -398,6 +401,7 @@ impl WorkerGraph {
                 gate_rank: Box::default(),
                 filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
                 reaches: Box::default(),
+                classes: Box::default(),
             });
         }
         let mut graph = Self {
@@ -495,16 +499,25 @@ impl WorkerGraph {
         }
         // Reverse topological order: a node reaches what its children reach.
         for v in (0..self.nodes.len()).rev() {
-            let mut reaches: Vec<u32> = Vec::new();
+            let (mut reaches, mut classes): (Vec<u32>, Vec<u16>) = (Vec::new(), Vec::new());
+            if let Kind::Egress(_, Output::Scheduled(class, _)) = self.nodes[v].kind {
+                classes.push(class);
+            }
             for &t in self.nodes[v].next.iter() {
                 match t {
                     Target::Ring(r) => reaches.push(r as u32),
-                    Target::Local(c) => reaches.extend_from_slice(&self.nodes[c].reaches),
+                    Target::Local(c) => {
+                        reaches.extend_from_slice(&self.nodes[c].reaches);
+                        classes.extend_from_slice(&self.nodes[c].classes);
+                    }
                 }
             }
             reaches.sort_unstable();
             reaches.dedup();
+            classes.sort_unstable();
+            classes.dedup();
             self.nodes[v].reaches = reaches.into();
+            self.nodes[v].classes = classes.into();
         }
         for r in &mut self.rings_in {
             r.target = local[model.edges[r.edge].to];

@@ -13,6 +13,7 @@
 use std::sync::atomic::Ordering;
 
 use super::{gates, Kind, Node, OutRing, Schedule, Task, WorkerGraph};
+use crate::nf::EgressLink;
 use crate::core_probe;
 
 /// The most sources with a file descriptor a worker waits on at once.
@@ -165,7 +166,12 @@ impl WorkerGraph {
     /// take packets in (see [`may_take_in`]).
     #[inline]
     pub(super) fn may_take_in(&self, v: usize) -> bool {
-        may_take_in(&self.nodes[v], &self.rings_out, self.queued_pkts, self.backpressure())
+        may_take_in(&self.nodes[v], &self.downstream())
+    }
+
+    /// Where the entries' packets must find room (see [`may_take_in`]).
+    pub(super) fn downstream(&self) -> Downstream<'_> {
+        Downstream::of(&self.rings_out, self.queued_pkts, self.backpressure(), &self.egress, self.batch_size)
     }
 
     /// Delivers what the inbound rings hold, a batch of up to B per ring
@@ -240,9 +246,31 @@ impl WorkerGraph {
     }
 }
 
+/// Where an entry's packets must find room before it takes more in.
+pub(super) struct Downstream<'a> {
+    rings_out: &'a [OutRing],
+    /// Packets the worker's queues hold, and the most they may (pkt).
+    queued_pkts: usize,
+    backpressure: usize,
+    egress: Option<&'a dyn EgressLink>,
+    /// The pipeline's batch size (pkt).
+    batch: usize,
+}
+
+impl<'a> Downstream<'a> {
+    /// From the worker's fields (borrowed apart from the rest where a caller needs that).
+    pub(super) fn of(rings_out: &'a [OutRing], queued_pkts: usize, backpressure: usize, egress: &'a Option<Box<dyn EgressLink>>, batch: usize) -> Self {
+        Self { rings_out, queued_pkts, backpressure, egress: egress.as_deref(), batch }
+    }
+}
+
 /// Whether `entry` may take packets in: every outbound ring it reaches has
-/// room, and the worker's queues hold fewer than `backpressure` packets.
+/// room, the worker's queues hold fewer than their bound, and every class
+/// of the scheduled link it reaches has room for a batch (where the link
+/// makes sources wait).
 #[inline]
-pub(super) fn may_take_in(entry: &Node, rings_out: &[OutRing], queued_pkts: usize, backpressure: usize) -> bool {
-    queued_pkts < backpressure && entry.reaches.iter().all(|&r| rings_out[r as usize].has_room())
+pub(super) fn may_take_in(entry: &Node, d: &Downstream<'_>) -> bool {
+    d.queued_pkts < d.backpressure
+        && entry.reaches.iter().all(|&r| d.rings_out[r as usize].has_room())
+        && d.egress.is_none_or(|link| entry.classes.iter().all(|&c| link.room(c) >= d.batch))
 }
