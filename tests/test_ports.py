@@ -55,11 +55,12 @@ def frame(flow: int, seq: int) -> bytes:
 CANNOT = 77
 
 
-def veth_pair() -> None:
-    """Inside the namespace: veth pair vgen0 <-> vsw0, both up, IPv6 off
-    (so that the kernel sends nothing of its own on them); exits with
-    CANNOT where the machine does not allow it."""
-    for cmd in (["ip", "link", "add", "name", "vgen0", "type", "veth", "peer", "name", "vsw0"],
+def veth_pair(queues: int = 1) -> None:
+    """Inside the namespace: veth pair vgen0 <-> vsw0 with `queues` queues
+    each way, both up, IPv6 off (so that the kernel sends nothing of its
+    own on them); exits with CANNOT where the machine does not allow it."""
+    q = ["numrxqueues", str(queues), "numtxqueues", str(queues)]
+    for cmd in (["ip", "link", "add", "name", "vgen0", *q, "type", "veth", "peer", "name", "vsw0", *q],
                 ["ip", "link", "set", "vgen0", "up"], ["ip", "link", "set", "vsw0", "up"]):
         done = subprocess.run(cmd, capture_output=True, text=True)
         if done.returncode != 0:
@@ -204,6 +205,39 @@ def interrupts(backend: str) -> dict[str, Any]:
                        "cpu": sum(q["workers"][0]["cpu_fraction"] for q in measured) / len(measured),
                        "waits": sum(q["workers"][0]["waits"] for q in measured)}
     return got
+
+
+def queues(backend: str) -> dict[str, Any]:
+    """Inside the namespace: a veth pair with two queues, a worker receiving
+    on each of vsw0's (AF_XDP, `@queue`) and sending back out of it, a
+    sender on each of vgen0's; what each flow's port took in and delivered."""
+    from sluice import Bypass, Pipeline
+
+    veth_pair(queues=2)
+    p = Pipeline("two-queues", batch_size=32)
+    for w in (0, 1):
+        rx = p.rx_port(f"rx{w}", f"{backend}:vsw0@{w}", {f"q{w}": "0.0.0.0/0"}, worker=w)
+        nf = p.module(f"nf{w}", Bypass(0, 0), t0_ns=1, t1_ns=1, worker=w)
+        tx = p.tx_port(f"tx{w}", f"{backend}:vsw0@{w}", worker=w)
+        p.chain(rx, nf, tx)
+        p.flow(f"q{w}", [rx, nf, tx])
+    sent: dict[int, Any] = {}
+
+    def send(w: int) -> None:
+        from sluice.pipelines import l2l3
+
+        source = l2l3(NEXT_HOPS)
+        for flow in source.flows():
+            source.set_rate(flow, 20_000 / NEXT_HOPS)
+        sent[w] = source.send(f"{backend}:vgen0@{w}", 0.5)["packets"]
+
+    senders = [threading.Thread(target=send, args=(w,)) for w in (0, 1)]
+    result = p.run("null", periods=16, period_ms=50, warmup_periods=1, on_period=net.sending(*senders))
+    for s in senders:
+        s.join()
+    t = result.data["flow_totals"]
+    return {"sent": sent, "flows": {f: {"generated": t[f]["generated"], "delivered": t[f]["delivered"]} for f in ("q0", "q1")},
+            "summary": result.summary}
 
 
 def ctrl_c(backend: str) -> dict[str, Any]:
@@ -377,6 +411,17 @@ def test_experiment_ports_forwards_what_was_sent_and_its_sender_keeps_its_rate_a
 
 
 @needs_namespace
+@pytest.mark.skipif("af_xdp" not in _core.port_backends(), reason="built without libxdp")
+def test_two_workers_receive_each_on_its_own_queue_of_one_interface(tmp_path: Any) -> None:
+    got = in_namespace("queues", tmp_path / "unused", "af_xdp")
+    s = got["summary"]
+    assert s["missed"] == 0 and s["lossless"], s
+    for w in ("0", "1"):
+        flow = got["flows"][f"q{w}"]
+        assert got["sent"][w] > 5000 and flow["generated"] == got["sent"][w] == flow["delivered"], got
+
+
+@needs_namespace
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ctrl_c_on_a_port_run_writes_the_report_of_the_periods_done_and_leaves_no_program_behind(tmp_path: Any, backend: str) -> None:
     got = in_namespace("ctrl_c", tmp_path / "unused", backend)
@@ -402,6 +447,8 @@ if __name__ == "__main__":
         print(json.dumps(generate()))
     elif sys.argv[1] == "scheduled":
         print(json.dumps(scheduled()))
+    elif sys.argv[1] == "queues":
+        print(json.dumps(queues(sys.argv[3])))
     elif sys.argv[1] == "ctrl_c":
         print(json.dumps(ctrl_c(sys.argv[3])))
     elif sys.argv[1] == "dpdk_pcap":
