@@ -200,11 +200,13 @@ class Pipeline:
     def rx_port(self, name: str, port: str, flows: Optional[dict[str, str]] = None, *, worker: int = 0,
                 ring: Optional[dict[str, int]] = None, fanout: Optional[int] = None) -> Module:
         """A source receiving on a network interface, `port` as
-        `BACKEND:INTERFACE` (`af_packet:veth1`); `flows` maps flow names to
-        IPv4 destination prefixes (unmatched packets: flows decided
-        downstream). `ring` sets `block_size`, `blocks`, `frame_size`,
-        `retire_ms`; `fanout` joins a group that spreads flows over workers.
-        The engine only."""
+        `BACKEND:INTERFACE` (`af_packet:veth1`, `af_xdp:veth1@QUEUE`,
+        `dpdk:DEVICE`); `flows` maps flow names to IPv4 destination prefixes
+        (unmatched packets: flows decided downstream). `ring` sets
+        AF_PACKET's `block_size`, `blocks`, `frame_size`, `retire_ms` and
+        AF_XDP's `descriptors`; `fanout` joins an AF_PACKET group that
+        spreads flows over workers (AF_XDP: a port per worker, each on its
+        own queue). The engine only."""
         prefixes = [{"flow": f, "prefix": p} for f, p in (flows or {}).items()]
         spec = {"port": port, "flows": prefixes, "ring": ring or {}, "fanout": fanout}
         return self._add({"name": name, "source": {"port": spec}, "worker": worker})
