@@ -734,9 +734,10 @@ def net() -> None:
 
 
 @net.command("up")
-def net_up() -> None:
+@click.option("--queues", type=click.IntRange(1, 64), default=1, show_default=True, help="Queues each way: one per worker receiving over AF_XDP (af_xdp:veth1@Q).")
+def net_up(queues: int) -> None:
     """Make namespace 'sluice' with veth0 <-> veth1, both up."""
-    sluice_net.up()
+    sluice_net.up(queues=queues)
     console.print(f"namespace '{sluice_net.NAMESPACE}': {sluice_net.GEN_END} <-> {sluice_net.SWITCH_END}. In it, e.g.:\n"
                   f"  ip netns exec {sluice_net.NAMESPACE} sluice run l2l3 --n 16 --rx af_packet:{sluice_net.SWITCH_END} "
                   f"--tx af_packet:{sluice_net.SWITCH_END}\n"

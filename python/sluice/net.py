@@ -33,16 +33,22 @@ def exists(name: str = NAMESPACE) -> bool:
     return name in _ip("netns", "list").stdout.split()
 
 
-def up(name: str = NAMESPACE) -> None:
-    """Makes namespace `name` with the veth pair, both ends up and IPv6
-    off (so that the kernel sends nothing of its own on them)."""
+def _pair(queues: int, *where: str) -> list[tuple[str, ...]]:
+    """The `ip` steps that make the veth pair, `queues` queues each way (one
+    per worker that receives on it over AF_XDP), both ends up; `where`: `-n NS`."""
+    q = ("numrxqueues", str(queues), "numtxqueues", str(queues))
+    return [(*where, "link", "add", GEN_END, *q, "type", "veth", "peer", "name", SWITCH_END, *q),
+            (*where, "link", "set", GEN_END, "up"), (*where, "link", "set", SWITCH_END, "up")]
+
+
+def up(name: str = NAMESPACE, queues: int = 1) -> None:
+    """Makes namespace `name` with the veth pair (`queues` queues each
+    way), both ends up and IPv6 off (so that the kernel sends nothing of
+    its own on them)."""
     _check_can()
     if exists(name):
         raise RuntimeError(f"namespace '{name}' exists already: `sluice net down` removes it")
-    steps = [("netns", "add", name),
-             ("-n", name, "link", "add", GEN_END, "type", "veth", "peer", "name", SWITCH_END),
-             ("-n", name, "link", "set", GEN_END, "up"), ("-n", name, "link", "set", SWITCH_END, "up")]
-    for step in steps:
+    for step in [("netns", "add", name), *_pair(queues, "-n", name)]:
         done = _ip(*step)
         if done.returncode != 0:
             _ip("netns", "del", name)
@@ -80,8 +86,7 @@ def sending(*senders: threading.Thread) -> Callable[[dict[str, Any]], None]:
 def pair_here() -> None:
     """Makes the veth pair in this process's own namespace (one `unshare
     --net` made for an experiment), both ends up and IPv6 off."""
-    for step in (("link", "add", GEN_END, "type", "veth", "peer", "name", SWITCH_END),
-                 ("link", "set", GEN_END, "up"), ("link", "set", SWITCH_END, "up")):
+    for step in _pair(1):
         done = _ip(*step)
         if done.returncode != 0:
             raise RuntimeError(f"ip {' '.join(step)}: {done.stderr.strip()}")
