@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from sluice import _core
+
 SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
 
 
@@ -199,6 +201,25 @@ def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> Non
         if row["config"] == "reframer-slo":
             assert row["viol_pct"] <= 2 and 0 < row["hold_us"] <= 256, row
     assert (tmp_path / "o" / "reframer.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize("port, words", [
+    ("netmap:x", ["port 'netmap:x'", "unknown backend 'netmap'"]),
+    ("af_packet:nosuch0", ["port 'af_packet:nosuch0'", "no interface named 'nosuch0'"]),
+    ("af_xdp:lo@7", ["port 'af_xdp:lo@7'", "no queue 7"]),
+    ("af_xdp:lo@x", ["port 'af_xdp:lo@x'", "queue 'x' is not a number"]),
+    ("dpdk:net_bogus0", ["port 'dpdk:net_bogus0'", "no DPDK device 'net_bogus0'"]),
+])
+def test_a_bad_port_is_refused_in_one_error_line_that_names_it(tmp_path: Path, port: str, words: list[str]) -> None:
+    backend = port.split(":")[0]
+    if backend in ("af_xdp", "dpdk") and backend not in _core.port_backends():
+        pytest.skip(f"built without {backend}")
+    if backend != "netmap" and os.geteuid() != 0:
+        pytest.skip("opening a port needs root")
+    out = sluice("run", "l2l3", "--n", "4", "--periods", "2", "--rx", port, cwd=tmp_path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    errors = [line for line in out.stderr.splitlines() if line.startswith("Error")]
+    assert len(errors) == 1 and all(w in errors[0] for w in words), out.stderr
 
 
 def test_run_through_a_scheduled_egress_that_makes_sources_wait_drops_nothing(tmp_path: Path) -> None:

@@ -136,7 +136,11 @@ impl Socket {
         if rc != 0 {
             // SAFETY: the UMEM has no socket.
             unsafe { xsk::xsk_umem__delete(umem) };
-            let step = if receive { "bind an AF_XDP socket to the queue (and load its XDP program)" } else { "bind an AF_XDP socket to the queue" };
+            let step = match (receive, -rc) {
+                (_, libc::EPERM) => "open an AF_XDP socket (needs root, or CAP_NET_RAW and CAP_BPF)",
+                (true, _) => "bind an AF_XDP socket to the queue (and load its XDP program)",
+                (false, _) => "bind an AF_XDP socket to the queue",
+            };
             return Err(failed(port, step, rc));
         }
         // SAFETY: a socket libxdp created.
@@ -199,6 +203,7 @@ impl Queue {
             return Err(Error::Ring { port: port.into(), reason: format!("{descriptors} descriptors per ring: must be a power of two from 64 to 65536") });
         }
         let (name, _) = interface::find(port, iface)?;
+        interface::check_queue(port, iface, queue)?;
         let shared = Shared::join(&OPEN, port, iface, queue, side)?;
         Ok((Self { port: port.into(), iface: name, queue, descriptors }, shared))
     }

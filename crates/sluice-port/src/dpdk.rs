@@ -120,7 +120,11 @@ impl Named {
             // SAFETY: NUL-terminated strings; the shim writes the port id.
             let rc = unsafe { sluice_dpdk_find(self.name.as_ptr(), self.devargs.as_ptr(), &mut port) };
             if rc < 0 {
-                return Err(fail("no such DPDK device (a virtual one is net_ring0, net_null0, net_pcap0,rx_pcap=F…; a NIC needs PCI in SLUICE_DPDK_EAL)", rc));
+                let reason = format!(
+                    "no DPDK device '{}' (a virtual one is net_ring0, net_null0, net_pcap0,rx_pcap=F…; a NIC needs PCI probing in SLUICE_DPDK_EAL)",
+                    self.name.to_string_lossy()
+                );
+                return Err(Error::Name { port: self.port.clone(), reason });
             }
             let mut mempool = std::ptr::null_mut();
             // SAFETY: a port id DPDK gave; the shim writes the mempool.

@@ -21,6 +21,17 @@ pub fn find(port: &str, iface: &str) -> Result<(CString, u32)> {
     Ok((name, index))
 }
 
+/// Checks that `iface` (for port `port`) has receive queue `queue`.
+pub fn check_queue(port: &str, iface: &str, queue: u32) -> Result<()> {
+    let queues = std::fs::read_dir(format!("/sys/class/net/{iface}/queues")).map_or(0, |entries| {
+        entries.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("rx-")).count()
+    });
+    if queues > 0 && queue as usize >= queues {
+        return Err(Error::Name { port: port.into(), reason: format!("'{iface}' has {queues} receive queue(s): no queue {queue}") });
+    }
+    Ok(())
+}
+
 /// Whether the interface is administratively up.
 fn is_up(name: &CString) -> io::Result<bool> {
     // SAFETY: a plain datagram socket, only asked for interface flags.

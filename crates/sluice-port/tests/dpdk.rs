@@ -57,7 +57,7 @@ fn a_null_device_makes_frames_and_a_missing_device_is_named_in_the_error() {
 
     let mut missing = RxPort::open(&PortName::parse("dpdk:0000:99:00.0").unwrap(), RingConfig::default(), vec![], None).unwrap();
     let e = missing.bind(&mut pool).unwrap_err().to_string();
-    assert!(e.contains("port 'dpdk:0000:99:00.0'") && e.contains("no such DPDK device"), "{e}");
+    assert!(e.contains("port 'dpdk:0000:99:00.0'") && e.contains("no DPDK device '0000:99:00.0'"), "{e}");
     let e = PortName::parse("dpdk:").unwrap_err().to_string();
     assert!(e.contains("dpdk:DEVICE"), "{e}");
 }
