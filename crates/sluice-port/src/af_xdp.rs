@@ -202,9 +202,11 @@ impl Queue {
         if !descriptors.is_power_of_two() || !(64..=1 << 16).contains(&descriptors) {
             return Err(Error::Ring { port: port.into(), reason: format!("{descriptors} descriptors per ring: must be a power of two from 64 to 65536") });
         }
-        let (name, _) = interface::find(port, iface)?;
-        interface::check_queue(port, iface, queue)?;
-        let shared = Shared::join(&OPEN, port, iface, queue, side)?;
+        let (name, index) = interface::find(port, iface)?;
+        interface::check_queue(port, iface, index, queue)?;
+        // One name is one device per network namespace.
+        let device = format!("{iface} (net namespace {})", interface::namespace());
+        let shared = Shared::join(&OPEN, port, &device, queue, side)?;
         Ok((Self { port: port.into(), iface: name, queue, descriptors }, shared))
     }
 

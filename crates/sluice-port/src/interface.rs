@@ -21,11 +21,27 @@ pub fn find(port: &str, iface: &str) -> Result<(CString, u32)> {
     Ok((name, index))
 }
 
-/// Checks that `iface` (for port `port`) has receive queue `queue`.
-pub fn check_queue(port: &str, iface: &str, queue: u32) -> Result<()> {
-    let queues = std::fs::read_dir(format!("/sys/class/net/{iface}/queues")).map_or(0, |entries| {
-        entries.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("rx-")).count()
-    });
+/// The network namespace this thread is in (the inode of its handle): an
+/// interface name means one device per namespace.
+#[cfg(af_xdp)]
+pub fn namespace() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/thread-self/ns/net").map_or(0, |m| m.ino())
+}
+
+/// Checks that interface `iface` (index `index`, for port `port`) has
+/// receive queue `queue`, as sysfs lists them; where sysfs shows another
+/// namespace's interfaces (a thread that left the namespace it mounted),
+/// the bind that follows says it instead.
+#[cfg(af_xdp)]
+pub fn check_queue(port: &str, iface: &str, index: u32, queue: u32) -> Result<()> {
+    let dir = format!("/sys/class/net/{iface}");
+    let same = std::fs::read_to_string(format!("{dir}/ifindex")).is_ok_and(|i| i.trim() == index.to_string());
+    let queues = if !same {
+        0
+    } else {
+        std::fs::read_dir(format!("{dir}/queues")).map_or(0, |entries| entries.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("rx-")).count())
+    };
     if queues > 0 && queue as usize >= queues {
         return Err(Error::Name { port: port.into(), reason: format!("'{iface}' has {queues} receive queue(s): no queue {queue}") });
     }

@@ -15,6 +15,7 @@ pub mod forward;
 mod interface;
 mod rx;
 pub mod send;
+#[cfg(any(af_xdp, dpdk))]
 mod shared;
 mod tx;
 #[cfg(af_xdp)]

@@ -40,6 +40,7 @@ struct Intake {
     received: u64,
     bytes: u64,
     /// When a poll last left the receive ring empty (ns since the origin).
+    #[cfg_attr(not(any(af_xdp, dpdk)), allow(dead_code))]
     emptied_ns: Option<u64>,
 }
 
@@ -50,12 +51,14 @@ impl Intake {
     /// bounds, which count a worker's sleep in full, as an SLO needs; after
     /// a wait for the socket, which ends at the first arrival, the poll's
     /// own time (short by the wake-up's latency).
+    #[cfg(any(af_xdp, dpdk))]
     fn arrived_since(&self, now_ns: u64) -> u64 {
         self.emptied_ns.unwrap_or(now_ns)
     }
 
     /// Notes a poll at `now_ns` that took `taken` of at most `max` frames:
     /// fewer than asked means the ring is empty now.
+    #[cfg(any(af_xdp, dpdk))]
     fn polled(&mut self, taken: usize, max: usize, now_ns: u64) {
         if taken < max {
             self.emptied_ns = Some(now_ns);
@@ -133,23 +136,9 @@ impl PacketSource for RxPort {
                 });
             }
             #[cfg(af_xdp)]
-            Receiver::Xdp(rx) => {
-                let since = intake.arrived_since(now_ns);
-                let taken = rx.poll(pool, max, |pool, id| {
-                    intake.take(pool, id, since);
-                    out.push(id);
-                });
-                intake.polled(taken, max, now_ns);
-            }
+            Receiver::Xdp(rx) => fill_unstamped(rx, intake, pool, now_ns, out, max),
             #[cfg(dpdk)]
-            Receiver::Dpdk(rx) => {
-                let since = intake.arrived_since(now_ns);
-                let taken = rx.poll(pool, max, |pool, id| {
-                    intake.take(pool, id, since);
-                    out.push(id);
-                });
-                intake.polled(taken, max, now_ns);
-            }
+            Receiver::Dpdk(rx) => fill_unstamped(rx, intake, pool, now_ns, out, max),
         }
     }
 
@@ -199,6 +188,39 @@ impl PacketSource for RxPort {
             generated(flow, n);
         }
     }
+}
+
+/// A receiver that gives no receive time (AF_XDP, DPDK): it hands up to
+/// `max` frames to `take` as packets of `pool` and says how many.
+#[cfg(any(af_xdp, dpdk))]
+trait Unstamped {
+    fn poll(&mut self, pool: &mut PacketPool, max: usize, take: impl FnMut(&mut PacketPool, PacketId)) -> usize;
+}
+
+#[cfg(af_xdp)]
+impl Unstamped for XdpRx {
+    fn poll(&mut self, pool: &mut PacketPool, max: usize, take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
+        XdpRx::poll(self, pool, max, take)
+    }
+}
+
+#[cfg(dpdk)]
+impl Unstamped for DpdkRx {
+    fn poll(&mut self, pool: &mut PacketPool, max: usize, take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
+        DpdkRx::poll(self, pool, max, take)
+    }
+}
+
+/// Takes up to `max` frames of `rx` into `out`, stamped as
+/// [`Intake::arrived_since`] says.
+#[cfg(any(af_xdp, dpdk))]
+fn fill_unstamped(rx: &mut impl Unstamped, intake: &mut Intake, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
+    let since = intake.arrived_since(now_ns);
+    let taken = rx.poll(pool, max, |pool, id| {
+        intake.take(pool, id, since);
+        out.push(id);
+    });
+    intake.polled(taken, max, now_ns);
 }
 
 /// CLOCK_REALTIME now (ns), the clock of the ring's receive times.
