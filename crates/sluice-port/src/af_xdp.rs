@@ -166,11 +166,19 @@ impl Socket {
         (&mut *self.rings.tx.get(), &mut *self.rings.comp.get())
     }
 
-    /// Wakes the kernel to process what was produced, where it asks for it.
-    fn wake(&self, ring: &Ring) {
-        if ring.needs_wakeup() {
-            // SAFETY: an empty send on our socket only kicks its queues.
+    /// Wakes the kernel to send what the transmit ring holds, where it asks for it.
+    fn wake_tx(&self, tx: &Ring) {
+        if tx.needs_wakeup() {
+            // SAFETY: an empty send on our socket only kicks its transmit queue.
             unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+        }
+    }
+
+    /// Wakes the kernel to take the buffers the fill ring holds, where it asks for it.
+    fn wake_rx(&self, fill: &Ring) {
+        if fill.needs_wakeup() {
+            // SAFETY: an empty receive on our socket only kicks its receive queue.
+            unsafe { libc::recvfrom(self.fd, std::ptr::null_mut(), 0, libc::MSG_DONTWAIT, std::ptr::null_mut(), std::ptr::null_mut()) };
         }
     }
 
@@ -260,7 +268,7 @@ impl XdpRx {
         }
         fill.submit(n);
         self.unfilled -= n;
-        socket.wake(fill);
+        socket.wake_rx(fill);
     }
 
     /// Takes up to `max` received frames as packets of `pool`, passing each
@@ -363,7 +371,7 @@ impl XdpTx {
         // In copy mode a wake sends at most TX_BATCH frames (32): wake
         // until the kernel has taken them all, so none waits for the next push.
         for _ in 0..=n / TX_BATCH {
-            socket.wake(tx);
+            socket.wake_tx(tx);
             if tx.untaken() == 0 {
                 break;
             }
@@ -375,7 +383,7 @@ impl XdpTx {
     pub fn flush(&mut self, pool: &mut PacketPool) {
         if let Some(socket) = self.socket.as_deref() {
             // SAFETY: this is the transmit side.
-            socket.wake(unsafe { socket.transmit_rings() }.0);
+            socket.wake_tx(unsafe { socket.transmit_rings() }.0);
             Self::complete(socket, pool);
         }
     }
