@@ -28,7 +28,7 @@ use sluice_core::PacketPool;
 
 use crate::error::{Error, Result};
 use crate::interface;
-use crate::shared::{Registry, Shared, Side};
+use crate::shared::{Joined, Registry, Shared, Side};
 use crate::xsk::{self, Opaque, Ring, SocketConfig, UmemConfig};
 
 /// Where the kernel puts a received frame in a buffer it was lent (bytes):
@@ -206,7 +206,7 @@ static OPEN: Registry<Socket> = Mutex::new(Vec::new());
 
 impl Queue {
     /// Checks the ring size and the interface, and joins the queue on `side`.
-    fn join(port: &str, iface: &str, queue: u32, descriptors: u32, side: Side) -> Result<(Self, Arc<Shared<Socket>>)> {
+    fn join(port: &str, iface: &str, queue: u32, descriptors: u32, side: Side) -> Result<(Self, Joined<Socket>)> {
         if !descriptors.is_power_of_two() || !(64..=1 << 16).contains(&descriptors) {
             return Err(Error::Ring { port: port.into(), reason: format!("{descriptors} descriptors per ring: must be a power of two from 64 to 65536") });
         }
@@ -219,15 +219,15 @@ impl Queue {
     }
 
     /// The queue's socket, opened over `pool`'s arena by the first side to ask.
-    fn socket(&self, shared: &Shared<Socket>, pool: &PacketPool, side: Side) -> Result<Arc<Socket>> {
-        shared.get(&self.port, side, pool.worker(), |receive, transmit| Socket::open(self, pool, receive, transmit))
+    fn socket(&self, shared: &Joined<Socket>, pool: &PacketPool) -> Result<Arc<Socket>> {
+        shared.get(&self.port, pool.worker(), |receive, transmit| Socket::open(self, pool, receive, transmit))
     }
 }
 
 /// The receive side: frames arrive in buffers the pool lent to the kernel.
 pub struct XdpRx {
     queue: Queue,
-    shared: Arc<Shared<Socket>>,
+    shared: Joined<Socket>,
     socket: Option<Arc<Socket>>,
     /// Fill-ring slots waiting for a buffer the pool had none for.
     unfilled: u32,
@@ -249,7 +249,7 @@ impl XdpRx {
                 reason: format!("the pool has {} free buffers; a fill ring of {} needs as many and a batch more", pool.available(), q.descriptors),
             });
         }
-        self.socket = Some(q.socket(&self.shared, pool, Side::Receive)?);
+        self.socket = Some(q.socket(&self.shared, pool)?);
         self.unfilled = q.descriptors;
         self.refill(pool);
         Ok(())
@@ -311,16 +311,10 @@ impl XdpRx {
     }
 }
 
-impl Drop for XdpRx {
-    fn drop(&mut self) {
-        self.shared.leave_receiving();
-    }
-}
-
 /// The transmit side: packets leave in their own buffers.
 pub struct XdpTx {
     queue: Queue,
-    shared: Arc<Shared<Socket>>,
+    shared: Joined<Socket>,
     socket: Option<Arc<Socket>>,
 }
 
@@ -333,7 +327,7 @@ impl XdpTx {
 
     /// Opens the socket over `pool`'s arena (or joins the queue's).
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        self.socket = Some(self.queue.socket(&self.shared, pool, Side::Transmit)?);
+        self.socket = Some(self.queue.socket(&self.shared, pool)?);
         Ok(())
     }
 

@@ -22,7 +22,7 @@ use sluice_core::packet::{PacketId, PacketMeta, MAX_PACKET_LEN};
 use sluice_core::PacketPool;
 
 use crate::error::{Error, Result};
-use crate::shared::{Registry, Shared, Side};
+use crate::shared::{Joined, Registry, Shared, Side};
 
 /// The EAL's arguments unless `SLUICE_DPDK_EAL` gives others: no huge
 /// pages, no PCI probing, no files shared with other DPDK processes, no
@@ -104,7 +104,7 @@ struct Named {
 
 impl Named {
     /// Starts the EAL if need be and joins the device on `side`.
-    fn join(port: &str, device: &str, side: Side) -> Result<(Self, Arc<Shared<Device>>)> {
+    fn join(port: &str, device: &str, side: Side) -> Result<(Self, Joined<Device>)> {
         eal(port)?;
         let name = device.split(',').next().unwrap_or(device);
         let c = |s: &str| CString::new(s).map_err(|_| Error::Name { port: port.into(), reason: "device name holds a NUL byte".into() });
@@ -113,8 +113,8 @@ impl Named {
     }
 
     /// The device, started by the first side to ask.
-    fn device(&self, shared: &Shared<Device>, side: Side, worker: usize) -> Result<Arc<Device>> {
-        shared.get(&self.port, side, worker, |_, _| {
+    fn device(&self, shared: &Joined<Device>, worker: usize) -> Result<Arc<Device>> {
+        shared.get(&self.port, worker, |_, _| {
             let fail = |step: &str, rc: c_int| Error::Name { port: self.port.clone(), reason: format!("{step}: {}", strerror(rc)) };
             let mut port = 0;
             // SAFETY: NUL-terminated strings; the shim writes the port id.
@@ -150,7 +150,7 @@ fn stats(device: Option<&Device>) -> [u64; 8] {
 /// The receive side: a burst of mbufs copied into the pool.
 pub struct DpdkRx {
     named: Named,
-    shared: Arc<Shared<Device>>,
+    shared: Joined<Device>,
     device: Option<Arc<Device>>,
     mbufs: Box<[*mut c_void]>,
     data: Box<[*const u8]>,
@@ -179,7 +179,7 @@ impl DpdkRx {
 
     /// Starts the device (or joins it) for the worker of `pool`.
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        self.device = Some(self.named.device(&self.shared, Side::Receive, pool.worker())?);
+        self.device = Some(self.named.device(&self.shared, pool.worker())?);
         Ok(())
     }
 
@@ -219,16 +219,10 @@ impl DpdkRx {
     }
 }
 
-impl Drop for DpdkRx {
-    fn drop(&mut self) {
-        self.shared.leave_receiving();
-    }
-}
-
 /// The transmit side: packets copied into fresh mbufs.
 pub struct DpdkTx {
     named: Named,
-    shared: Arc<Shared<Device>>,
+    shared: Joined<Device>,
     device: Option<Arc<Device>>,
     frames: Box<[*const u8]>,
     lens: Box<[u16]>,
@@ -246,7 +240,7 @@ impl DpdkTx {
 
     /// Starts the device (or joins it) for the worker of `pool`.
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        self.device = Some(self.named.device(&self.shared, Side::Transmit, pool.worker())?);
+        self.device = Some(self.named.device(&self.shared, pool.worker())?);
         Ok(())
     }
 

@@ -34,10 +34,32 @@ pub struct Shared<D> {
     transmitter: Mutex<Option<usize>>,
 }
 
+/// A port's place on a shared queue: its side, left when it is dropped.
+pub struct Joined<D> {
+    queue: Arc<Shared<D>>,
+    side: Side,
+}
+
+impl<D> Joined<D> {
+    /// What is open on the queue (see [`Shared::get`]), for port `port` on worker `worker`.
+    pub fn get(&self, port: &str, worker: usize, open: impl FnOnce(bool, bool) -> Result<D>) -> Result<Arc<D>> {
+        self.queue.get(port, self.side, worker, open)
+    }
+}
+
+impl<D> Drop for Joined<D> {
+    /// A receiving port leaves its place to another (transmitting ports share theirs).
+    fn drop(&mut self) {
+        if self.side == Side::Receive {
+            self.queue.receives.store(false, Ordering::Relaxed);
+        }
+    }
+}
+
 impl<D> Shared<D> {
     /// Joins queue `queue` of `device` as port `port` on `side`, with the
     /// ports of `registry` that have it open already.
-    pub fn join(registry: &Registry<D>, port: &str, device: &str, queue: u32, side: Side) -> Result<Arc<Self>> {
+    pub fn join(registry: &Registry<D>, port: &str, device: &str, queue: u32, side: Side) -> Result<Joined<D>> {
         let mut open = registry.lock().expect("no port panics while holding the list");
         open.retain(|s| s.strong_count() > 0);
         let shared = match open.iter().filter_map(Weak::upgrade).find(|s| s.device == device && s.queue == queue) {
@@ -62,13 +84,13 @@ impl<D> Shared<D> {
             Side::Receive => {}
             Side::Transmit => shared.transmits.store(true, Ordering::Relaxed),
         }
-        Ok(shared)
+        Ok(Joined { queue: shared, side })
     }
 
     /// What is open on the queue, opened by `open(receive, transmit)` (the
     /// sides that joined) if this is the first port to ask; port `port`
     /// asks on `side` from worker `worker`.
-    pub fn get(&self, port: &str, side: Side, worker: usize, open: impl FnOnce(bool, bool) -> Result<D>) -> Result<Arc<D>> {
+    fn get(&self, port: &str, side: Side, worker: usize, open: impl FnOnce(bool, bool) -> Result<D>) -> Result<Arc<D>> {
         if side == Side::Transmit {
             let mut transmitter = self.transmitter.lock().expect("no port panics while holding its queue");
             match *transmitter {
@@ -88,10 +110,5 @@ impl<D> Shared<D> {
         let d = Arc::new(open(self.receives.load(Ordering::Relaxed), self.transmits.load(Ordering::Relaxed))?);
         *opened = Some(d.clone());
         Ok(d)
-    }
-
-    /// The receiving port leaves (another may join).
-    pub fn leave_receiving(&self) {
-        self.receives.store(false, Ordering::Relaxed);
     }
 }
