@@ -87,12 +87,9 @@ impl TxPort {
     /// Lets go of packets [`PacketSink::transmit`] took: frees the copied
     /// ones, hands over those sent from their own buffers.
     pub fn let_go(&self, pool: &mut PacketPool, ids: &[PacketId]) {
+        let release = if self.zero_copy() { PacketPool::hand_over } else { PacketPool::free };
         for &id in ids {
-            if self.zero_copy() {
-                pool.hand_over(id);
-            } else {
-                pool.free(id);
-            }
+            release(pool, id);
         }
     }
 }

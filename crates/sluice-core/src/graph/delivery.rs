@@ -17,7 +17,7 @@
 //! (one ring kick a run); what the port's ring refuses is dropped, counted.
 
 use super::{Kind, Output, WorkerGraph};
-use crate::nf::free_dropped;
+use crate::nf::{free_dropped, PacketSink};
 use crate::packet::{PacketId, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::FlowRecorder;
@@ -60,6 +60,35 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: O
         (Some((ts, n)), Some(now)) => recorder.record_n(now.saturating_sub(ts), n),
         _ => recorder.delivered += ids.len() as u64,
     }
+}
+
+/// Puts `ids` on `port`, if there is one, drops (counted) what its ring
+/// had no room for, and delivers what it took (see [`deliver`]), with the
+/// time `now_ns` reads after the transmit: freed, or handed over where
+/// the port sends from their buffers. Returns how many it took (pkt).
+#[inline]
+pub(super) fn transmit_and_deliver(
+    pool: &mut PacketPool,
+    flows: &mut [FlowRecorder],
+    port: Option<&mut Box<dyn PacketSink>>,
+    flow: Option<usize>,
+    ids: &[PacketId],
+    now_ns: impl FnOnce() -> Option<u64>,
+) -> usize {
+    let (taken, zero_copy) = match port {
+        Some(port) => (port.transmit(pool, ids), port.zero_copy()),
+        None => (ids.len(), false),
+    };
+    for &id in &ids[taken..] {
+        free_dropped(pool, flows, id);
+    }
+    let now = now_ns();
+    if zero_copy {
+        deliver(pool, flows, flow, &ids[..taken], now, PacketPool::hand_over);
+    } else {
+        deliver(pool, flows, flow, &ids[..taken], now, PacketPool::free);
+    }
+    taken
 }
 
 /// Tags packet `id`, about to wait for a scheduled link, with the flow of
@@ -123,20 +152,13 @@ impl WorkerGraph {
     /// what its ring refused. `now_ns` is the reading shared by the round's decisions.
     fn send_on(&mut self, flow: Option<usize>, ids: &[PacketId], now_ns: &mut Option<u64>) {
         let node = flow.and_then(|f| self.egress_node[f]);
-        let (taken, zero_copy) = match node.map(|v| &mut self.nodes[v].kind) {
-            Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => (port.transmit(&mut self.pool, ids), port.zero_copy()),
-            _ => (ids.len(), false),
+        let port = match node.map(|v| &mut self.nodes[v].kind) {
+            Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => Some(port),
+            _ => None,
         };
-        for &id in &ids[taken..] {
-            free_dropped(&mut self.pool, &mut self.flows, id);
-        }
-        let now = self.timing.then(|| *now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw())));
-        let delivered = &ids[..taken];
-        if zero_copy {
-            deliver(&mut self.pool, &mut self.flows, flow, delivered, now, PacketPool::hand_over);
-        } else {
-            deliver(&mut self.pool, &mut self.flows, flow, delivered, now, PacketPool::free);
-        }
+        let (timing, clock, origin) = (self.timing, &self.clock, self.origin);
+        let now = || timing.then(|| *now_ns.get_or_insert_with(|| clock.delta_as_nanos(origin, clock.raw())));
+        let taken = transmit_and_deliver(&mut self.pool, &mut self.flows, port, flow, ids, now);
         if let Some(v) = node {
             let c = &mut self.nodes[v].counters;
             c.delivered += taken as u64;

@@ -136,7 +136,9 @@ struct Node {
     /// packets in while one of them is short of room.
     reaches: Box<[u32]>,
     /// Classes of the scheduled link this node's packets can reach on this
-    /// worker: likewise, while one of them has no room (see `EgressLink::room`).
+    /// worker: likewise, while one of them has no room (see `EgressLink::room`);
+    /// none where the link drops rather than makes sources wait, so that
+    /// the entries never ask it.
     classes: Box<[u16]>,
 }
 
@@ -497,11 +499,13 @@ impl WorkerGraph {
                 .collect();
             node.claims = (0..node.out.len()).map(|g| claims[m][g]).collect();
         }
+        // A link whose classes always have room never makes sources wait.
+        let link_waits = self.egress.as_deref().is_some_and(|link| link.room(0) != usize::MAX);
         // Reverse topological order: a node reaches what its children reach.
         for v in (0..self.nodes.len()).rev() {
             let (mut reaches, mut classes): (Vec<u32>, Vec<u16>) = (Vec::new(), Vec::new());
-            if let Kind::Egress(_, Output::Scheduled(class, _)) = self.nodes[v].kind {
-                classes.push(class);
+            if let (Kind::Egress(_, Output::Scheduled(class, _)), true) = (&self.nodes[v].kind, link_waits) {
+                classes.push(*class);
             }
             for &t in self.nodes[v].next.iter() {
                 match t {

@@ -14,7 +14,7 @@
 //!
 //! The walker, not the NFs, keeps the counters the controllers read.
 
-use super::delivery::{claim_for_egress, deliver};
+use super::delivery::{claim_for_egress, transmit_and_deliver};
 use super::{claims, gates, Kind, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
 use crate::nf::{free_dropped, EgressLink, NfContext, Outputs};
@@ -243,26 +243,21 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
         }
         Kind::Egress(flow, output) => {
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
-            let ids = batch.as_slice();
-            let (sent, zero_copy) = match output {
-                Output::Port(port) => (port.transmit(env.pool, ids), port.zero_copy()),
-                _ => (ids.len(), false),
+            let port = match output {
+                Output::Port(port) => Some(port),
+                _ => None,
             };
-            for &id in &ids[sent..] {
-                free_dropped(env.pool, env.flows, id);
-            }
-            counters.dropped += (ids.len() - sent) as u64;
+            let (timing, clock, origin, last_read) = (env.timing, env.clock, env.origin, &mut *env.last_read);
+            let now_ns = || {
+                timing.then(|| {
+                    let now = clock.raw();
+                    *last_read = Some(now);
+                    clock.delta_as_nanos(origin, now)
+                })
+            };
+            let sent = transmit_and_deliver(env.pool, env.flows, port, *flow, batch.as_slice(), now_ns);
+            counters.dropped += (batch.len() - sent) as u64;
             counters.delivered += sent as u64;
-            let now_ns = env.timing.then(|| {
-                let now = env.clock.raw();
-                *env.last_read = Some(now);
-                env.clock.delta_as_nanos(env.origin, now)
-            });
-            if zero_copy {
-                deliver(env.pool, env.flows, *flow, &ids[..sent], now_ns, PacketPool::hand_over);
-            } else {
-                deliver(env.pool, env.flows, *flow, &ids[..sent], now_ns, PacketPool::free);
-            }
             batch.clear();
         }
         Kind::Source(_) => unreachable!("a source has no ingate"),
