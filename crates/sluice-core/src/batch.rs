@@ -9,16 +9,24 @@ pub const MAX_BURST: usize = 256;
 const SHORT_COPY: usize = 16;
 
 /// Copies the handles of `src` into `dst` (same length). The runs that
-/// reach a fractional buffer are often a packet or two: for those a loop
-/// is cheaper than libc's memcpy, whose call costs more than the copy.
+/// reach a fractional buffer or a gate are often a packet or two: for
+/// those, moves inline are cheaper than libc's memcpy, whose call costs
+/// more than the copy. They are pieces of fixed size, one per bit of the
+/// length: the compiler turns a copy loop into a call to memcpy.
 #[inline]
 pub(crate) fn copy_handles(dst: &mut [PacketId], src: &[PacketId]) {
-    if src.len() > SHORT_COPY {
+    let n = src.len();
+    if n > SHORT_COPY {
         dst.copy_from_slice(src);
         return;
     }
-    for (d, s) in dst.iter_mut().zip(src) {
-        *d = *s;
+    let (mut dst, mut src) = (&mut dst[..n], src);
+    for piece in [16, 8, 4, 2, 1] {
+        if n & piece != 0 {
+            let (d, rest) = std::mem::take(&mut dst).split_at_mut(piece);
+            d.copy_from_slice(&src[..piece]);
+            (dst, src) = (rest, &src[piece..]);
+        }
     }
 }
 
@@ -76,7 +84,14 @@ impl Batch {
     /// Moves every packet of `other` to the end of this batch, leaving `other` empty.
     #[inline]
     pub fn append(&mut self, other: &mut Batch) {
-        self.extend_from_slice(other.as_slice());
+        let (at, n) = (self.len, other.len);
+        if n <= SHORT_COPY && at + SHORT_COPY <= MAX_BURST {
+            // One block of SHORT_COPY handles, two vector moves: those past `n` are never read.
+            self.ids[at..at + SHORT_COPY].copy_from_slice(&other.ids[..SHORT_COPY]);
+            self.len = at + n;
+        } else {
+            self.extend_from_slice(other.as_slice());
+        }
         other.clear();
     }
 
@@ -97,5 +112,35 @@ impl Batch {
     #[inline]
     pub fn clear(&mut self) {
         self.len = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn batch(ids: std::ops::Range<u32>) -> Batch {
+        let mut b = Batch::default();
+        for id in ids {
+            b.push(PacketId(id));
+        }
+        b
+    }
+
+    #[test]
+    fn append_and_extend_keep_every_handle_in_order_at_any_length() {
+        // Short and long runs, onto batches with room and onto nearly full ones.
+        for at in [0, 3, MAX_BURST - SHORT_COPY - 1, MAX_BURST - SHORT_COPY, MAX_BURST - 20] {
+            for n in 0..=20u32.min((MAX_BURST - at) as u32) {
+                let expected: Vec<PacketId> = (0..at as u32).chain(1000..1000 + n).map(PacketId).collect();
+                let mut to = batch(0..at as u32);
+                let mut from = batch(1000..1000 + n);
+                to.append(&mut from);
+                assert_eq!((to.as_slice(), from.len()), (&expected[..], 0), "append {n} onto {at}");
+                let mut to = batch(0..at as u32);
+                to.extend_from_slice(batch(1000..1000 + n).as_slice());
+                assert_eq!(to.as_slice(), &expected[..], "extend {n} onto {at}");
+            }
+        }
     }
 }

@@ -41,7 +41,9 @@ impl NetworkFunction for Bypass {
     }
 
     fn process(&mut self, _ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        let ns = self.cost.cost_ns(input.len() as f64) as u64;
+        // Bypass(0, 0), the empty module of the walker's benchmarks, spends not even the arithmetic.
+        let free = self.cost.t0_ns == 0.0 && self.cost.t1_ns == 0.0;
+        let ns = if free { 0 } else { self.cost.cost_ns(input.len() as f64) as u64 };
         if ns > 0 {
             let start = self.clock.raw();
             while self.clock.delta_as_nanos(start, self.clock.raw()) < ns {

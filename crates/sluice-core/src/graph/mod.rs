@@ -58,6 +58,9 @@ mod walk;
 
 pub use moves::move_modules;
 
+/// Tagged explicitly (`repr(u8)`): the walker tests the tag of every node
+/// it runs, and a tag byte is one compare where the niche of a field took five.
+#[repr(u8)]
 enum Kind {
     Source(Box<dyn PacketSource>),
     Function(Box<dyn NetworkFunction>),

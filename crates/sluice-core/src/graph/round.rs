@@ -46,7 +46,7 @@ impl WorkerGraph {
         let now = if self.clocked { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
         self.last_read = None;
         self.mark = start;
-        let decided = self.take_decisions();
+        let decided = if self.egress.is_some() { self.take_decisions() } else { 0 };
         self.sampled = self.timing && gates::draw(&mut self.draws) & (self.busy_sampling - 1) == 0;
         let mut moved = decided + self.take_triggers();
         if self.backlogged > 0 {

@@ -21,7 +21,7 @@ use crate::nf::{free_dropped, EgressLink, NfContext, Outputs};
 use crate::packet::NO_FLOW;
 use crate::pool::PacketPool;
 use crate::stride::Stride;
-use crate::telemetry::FlowRecorder;
+use crate::telemetry::{FlowRecorder, ModuleCounters};
 
 impl WorkerGraph {
     /// Does every task on the stack, and the tasks they push, until it is
@@ -157,9 +157,11 @@ fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
         queue(node, v, env);
         return false;
     }
-    // Packets that waited here since an earlier arrival have left L1.
-    node.waited = node.trigger > 0 && !node.buffer.is_empty();
-    node.buffer.admit(node.trigger, &mut node.inbox);
+    if node.trigger > 0 {
+        // Packets that waited here since an earlier arrival have left L1.
+        node.waited = !node.buffer.is_empty();
+        node.buffer.admit(node.trigger, &mut node.inbox);
+    }
     true
 }
 
@@ -188,7 +190,10 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
 fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
     let mode = *release;
+    // Whether the batch that arrived runs as it is: no trigger, nothing queued before it.
+    let through = mode == Release::Arrivals && *trigger == 0 && buffer.is_empty();
     let batch: &mut Batch = match mode {
+        Release::Arrivals if through => (!inbox.is_empty()).then_some(&mut **inbox)?,
         Release::Arrivals => {
             let batch = buffer.next_run(*trigger, inbox, scratch)?;
             if *waited {
@@ -226,21 +231,7 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
             nf.process(&mut ctx, batch, &mut Outputs { gates: out });
             *env.last_read = None;
         }
-        Kind::Egress(flow, Output::Scheduled(class, _)) => {
-            // The packets wait in the pool for the scheduler's decisions (see `delivery`).
-            let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
-            let mut refused = 0;
-            for &id in batch.as_slice() {
-                claim_for_egress(env.pool, env.flows, *flow, id);
-                let len = env.pool.meta(id).len;
-                if !link.offer(*class, len, id) {
-                    free_dropped(env.pool, env.flows, id);
-                    refused += 1;
-                }
-            }
-            counters.dropped += refused;
-            batch.clear();
-        }
+        Kind::Egress(flow, Output::Scheduled(class, _)) => offer(*flow, *class, batch, counters, env),
         Kind::Egress(flow, output) => {
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
             let port = match output {
@@ -269,7 +260,7 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
         *env.mark = end;
     }
     let more = match mode {
-        Release::Arrivals => buffer.len() >= (*trigger).max(1) || !inbox.is_empty(),
+        Release::Arrivals => !through && (buffer.len() >= (*trigger).max(1) || !inbox.is_empty()),
         Release::Queued { all, .. } => all && !buffer.is_empty(),
         Release::Held => false,
     };
@@ -283,6 +274,25 @@ fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> 
         *release = Release::Arrivals;
     }
     push_gates(stack, v, out, filled, gate_rank, env.draws)
+}
+
+/// Offers the batch that reached the egress of `flow` to `class` of the
+/// scheduled link: the packets wait in the pool for its decisions (see
+/// `delivery`); what it refuses is dropped, counted.
+#[inline(never)]
+fn offer(flow: Option<usize>, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
+    let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
+    let mut refused = 0;
+    for &id in batch.as_slice() {
+        claim_for_egress(env.pool, env.flows, flow, id);
+        let len = env.pool.meta(id).len;
+        if !link.offer(class, len, id) {
+            free_dropped(env.pool, env.flows, id);
+            refused += 1;
+        }
+    }
+    counters.dropped += refused;
+    batch.clear();
 }
 
 /// Hands gate `g`'s packets of `node` to outbound ring `out`; what the
