@@ -7,7 +7,9 @@
 use std::io::Read;
 
 use pcap_parser::pcapng::Block;
-use pcap_parser::{create_reader, Linktype, PcapBlockOwned, PcapError};
+use pcap_parser::{create_reader, PcapBlockOwned, PcapError};
+
+use crate::link::Link;
 use sluice_core::packet::MAX_PACKET_LEN;
 
 use crate::error::{Error, Result};
@@ -68,10 +70,11 @@ impl Capture {
     }
 }
 
-/// Reads a capture of Ethernet frames from `reader` in one pass, handing
-/// each packet's captured bytes, wire length (bytes) and timestamp (ns
-/// since the epoch) to `each`, whose error stops the pass; returns the
-/// packets read. Memory is the read buffer's, whatever the file's size.
+/// Reads a capture from `reader` in one pass, handing each packet's
+/// captured bytes as an Ethernet frame (see [`Link`]), its wire length
+/// (bytes) and timestamp (ns since the epoch) to `each`, whose error stops
+/// the pass; returns the packets read. Memory is the read buffer's,
+/// whatever the file's size.
 pub fn stream(
     reader: impl Read + Send,
     name: &str,
@@ -82,46 +85,53 @@ pub fn stream(
     let mut packets = 0u64;
     // Classic pcap: whether timestamps are in ns (else µs).
     let mut nanos = false;
-    // pcapng: per interface id, its link type, ticks per second and offset (s).
-    let mut interfaces: Vec<(Linktype, u64, i64)> = Vec::new();
+    // Classic pcap: the file's link layer.
+    let mut link = Link::Ethernet;
+    // pcapng: per interface id, its link layer, ticks per second and offset (s).
+    let mut interfaces: Vec<(Result<Link, String>, u64, i64)> = Vec::new();
+    // A frame whose link header is rewritten as Ethernet's.
+    let mut scratch = Vec::new();
     loop {
         let record = packets + 1;
         match pcap.next() {
             Ok((consumed, block)) => {
                 let packet = match block {
                     PcapBlockOwned::LegacyHeader(h) => {
-                        ethernet(h.network).map_err(err)?;
+                        link = Link::of(h.network).map_err(err)?;
                         nanos = h.is_nanosecond_precision();
                         None
                     }
                     PcapBlockOwned::Legacy(b) => {
                         let fraction = u64::from(b.ts_usec) * if nanos { 1 } else { 1000 };
-                        Some((b.data, b.origlen, u64::from(b.ts_sec) * 1_000_000_000 + fraction))
+                        Some((link, b.data, b.origlen, u64::from(b.ts_sec) * 1_000_000_000 + fraction))
                     }
                     PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
                         let resolution = idb.ts_resolution().ok_or_else(|| err(format!("interface {}: invalid time resolution", interfaces.len())))?;
-                        interfaces.push((idb.linktype, resolution, idb.ts_offset()));
+                        // An interface of a link type we cannot read is an error only if a packet of it is read.
+                        interfaces.push((Link::of(idb.linktype), resolution, idb.ts_offset()));
                         None
                     }
                     PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
-                        let &(link, resolution, offset) =
+                        let (link, resolution, offset) =
                             interfaces.get(epb.if_id as usize).ok_or_else(|| err(format!("packet {record}: interface {} was never described", epb.if_id)))?;
-                        ethernet(link).map_err(err)?;
+                        let link = link.clone().map_err(err)?;
                         let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
                         let ticks = (u128::from(epb.ts_high) << 32) | u128::from(epb.ts_low);
-                        let ns = (ticks * 1_000_000_000 / u128::from(resolution.max(1))) as i128 + i128::from(offset) * 1_000_000_000;
-                        Some((data, epb.origlen, ns.max(0) as u64))
+                        let ns = (ticks * 1_000_000_000 / u128::from((*resolution).max(1))) as i128 + i128::from(*offset) * 1_000_000_000;
+                        Some((link, data, epb.origlen, ns.max(0) as u64))
                     }
                     PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-                        ethernet(interfaces.first().map_or(Linktype::ETHERNET, |i| i.0)).map_err(err)?;
+                        let link = interfaces.first().map_or(Ok(Link::Ethernet), |i| i.0.clone()).map_err(err)?;
                         let data = &spb.data[..(spb.origlen as usize).min(spb.data.len())];
-                        Some((data, spb.origlen, 0))
+                        Some((link, data, spb.origlen, 0))
                     }
                     PcapBlockOwned::NG(_) => None,
                 };
-                if let Some((data, wire_len, ts_ns)) = packet {
+                if let Some((link, data, wire_len, ts_ns)) = packet {
                     packets += 1;
-                    each(data, (wire_len as usize).max(data.len()), ts_ns).map_err(|e| err(format!("packet {record}: {e}")))?;
+                    let at = |e: String| err(format!("packet {record}: {e}"));
+                    let frame = link.to_ethernet(data, &mut scratch).map_err(at)?;
+                    each(frame, link.wire_len((wire_len as usize).max(data.len())), ts_ns).map_err(at)?;
                 }
                 pcap.consume(consumed);
             }
@@ -133,14 +143,6 @@ pub fn stream(
         }
     }
     Ok(packets)
-}
-
-fn ethernet(link: Linktype) -> std::result::Result<(), String> {
-    if link == Linktype::ETHERNET {
-        Ok(())
-    } else {
-        Err(format!("link type {} is not Ethernet", link.0))
-    }
 }
 
 fn describe<I>(e: &PcapError<I>) -> String {

@@ -106,7 +106,39 @@ fn malformed_captures_are_refused_by_name_and_record() {
     assert_eq!(refused(&bytes, "cut.pcap"), "pcap file 'cut.pcap': packet 2: the file ends inside a record");
     let empty = pcap(TsResolution::MicroSecond, Endianness::Little, 65535, &[]);
     assert_eq!(refused(&empty, "empty.pcap"), "pcap file 'empty.pcap': holds no packet");
+    let header = PcapHeader { datalink: DataLink::IEEE802_11, ..Default::default() };
+    let wifi = PcapWriter::with_header(Vec::new(), header).unwrap().into_writer();
+    let refusal = refused(&wifi, "wifi.pcap");
+    assert!(refusal.starts_with("pcap file 'wifi.pcap': link type 105 (") && refusal.ends_with("is not one Sluice reads (Ethernet, Linux cooked v1 and v2, raw IP, BSD loopback)"), "{refusal}");
+}
+
+#[test]
+fn captures_of_raw_ip_and_of_linux_any_device_are_read_as_ethernet() {
+    let frames: Vec<Vec<u8>> = DSTS.iter().map(|d| frame(d)).collect();
+    // Raw IP, classic pcap: the frames without their Ethernet header.
     let header = PcapHeader { datalink: DataLink::RAW, ..Default::default() };
-    let raw = PcapWriter::with_header(Vec::new(), header).unwrap().into_writer();
-    assert_eq!(refused(&raw, "raw.pcap"), "pcap file 'raw.pcap': link type 101 is not Ethernet");
+    let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+    for f in &frames {
+        w.write_packet(&PcapPacket::new(Duration::ZERO, f.len() as u32 - 14, &f[14..])).unwrap();
+    }
+    let raw = Capture::read(w.into_writer().as_slice(), "raw.pcap").unwrap();
+    // Linux cooked (the "any" device), pcapng: a 16-byte header with the sender's address and the ethertype.
+    let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+    w.write_pcapng_block(InterfaceDescriptionBlock { linktype: DataLink::LINUX_SLL, snaplen: 0, options: vec![] }).unwrap();
+    for f in &frames {
+        let mut cooked = vec![0, 4, 0, 1, 0, 6];
+        cooked.extend_from_slice(&f[6..12]);
+        cooked.extend_from_slice(&[0, 0]);
+        cooked.extend_from_slice(&f[12..]);
+        let epb = EnhancedPacketBlock { interface_id: 0, timestamp: Duration::ZERO, original_len: cooked.len() as u32, data: Cow::Owned(cooked), options: vec![] };
+        w.write_pcapng_block(epb).unwrap();
+    }
+    let cooked = Capture::read(w.into_inner().as_slice(), "any.pcapng").unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        let (r, c) = (&raw.records[i], &cooked.records[i]);
+        // Raw IP has no addresses to keep; a cooked header has the source's.
+        assert_eq!((&raw.data(r)[12..], r.wire_len), (&f[12..], f.len()), "raw frame {i}");
+        assert_eq!((&raw.data(r)[..12], &cooked.data(c)[..6]), (&[0u8; 12][..], &[0u8; 6][..]), "frame {i}: no addresses made up");
+        assert_eq!((&cooked.data(c)[6..], c.wire_len), (&f[6..], f.len()), "cooked frame {i}");
+    }
 }
