@@ -207,18 +207,22 @@ def interrupts(backend: str) -> dict[str, Any]:
     return got
 
 
-def queues(backend: str) -> dict[str, Any]:
+def queues(backend: str, spread: bool = False) -> dict[str, Any]:
     """Inside the namespace: a veth pair with two queues, a worker receiving
-    on each of vsw0's (AF_XDP, `@queue`) and sending back out of it, a
-    sender on each of vgen0's; what each flow's port took in and delivered."""
+    on vsw0 and sending back out of it on each (AF_XDP: each on the queue
+    `@queue` names, or, `spread`, on the one the pipeline gives it when
+    both name the interface alike; AF_PACKET: the pipeline puts both in
+    one fanout group), a sender on each of vgen0's queues; what each
+    flow's port took in and delivered."""
     from sluice import Bypass, Pipeline
 
     veth_pair(queues=2)
     p = Pipeline("two-queues", batch_size=32)
     for w in (0, 1):
-        rx = p.rx_port(f"rx{w}", f"{backend}:vsw0@{w}", {f"q{w}": "0.0.0.0/0"}, worker=w)
+        port = f"{backend}:vsw0" if spread else f"{backend}:vsw0@{w}"
+        rx = p.rx_port(f"rx{w}", port, {f"q{w}": "0.0.0.0/0"}, worker=w)
         nf = p.module(f"nf{w}", Bypass(0, 0), t0_ns=1, t1_ns=1, worker=w)
-        tx = p.tx_port(f"tx{w}", f"{backend}:vsw0@{w}", worker=w)
+        tx = p.tx_port(f"tx{w}", port, worker=w)
         p.chain(rx, nf, tx)
         p.flow(f"q{w}", [rx, nf, tx])
     sent: dict[int, Any] = {}
@@ -229,7 +233,7 @@ def queues(backend: str) -> dict[str, Any]:
         source = l2l3(NEXT_HOPS)
         for flow in source.flows():
             source.set_rate(flow, 20_000 / NEXT_HOPS)
-        sent[w] = source.send(f"{backend}:vgen0@{w}", 0.5)["packets"]
+        sent[w] = source.send(f"{backend}:vgen0" + ("" if backend == "af_packet" else f"@{w}"), 0.5)["packets"]
 
     senders = [threading.Thread(target=send, args=(w,)) for w in (0, 1)]
     result = p.run("null", periods=16, period_ms=50, warmup_periods=1, on_period=net.sending(*senders))
@@ -424,6 +428,20 @@ def test_two_workers_receive_each_on_its_own_queue_of_one_interface(tmp_path: An
 
 
 @needs_namespace
+@pytest.mark.parametrize("backend", BACKENDS[:2])
+def test_workers_naming_one_interface_alike_each_get_a_share_and_no_frame_twice(tmp_path: Any, backend: str) -> None:
+    got = in_namespace("spread", tmp_path / "unused", backend)
+    s = got["summary"]
+    assert s["missed"] == 0 and s["lossless"], s
+    flows, sent = got["flows"], got["sent"]
+    assert all(f["delivered"] == f["generated"] > 0 for f in flows.values()), got
+    # Each frame sent reached one worker once (without a fanout group, each AF_PACKET socket takes every frame).
+    assert sum(f["generated"] for f in flows.values()) == sum(sent.values()), got
+    if backend == "af_xdp":
+        assert all(flows[f"q{w}"]["generated"] == sent[w] for w in ("0", "1")), "each worker on its own queue"
+
+
+@needs_namespace
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_ctrl_c_on_a_port_run_writes_the_report_of_the_periods_done_and_leaves_no_program_behind(tmp_path: Any, backend: str) -> None:
     got = in_namespace("ctrl_c", tmp_path / "unused", backend)
@@ -449,8 +467,8 @@ if __name__ == "__main__":
         print(json.dumps(generate()))
     elif sys.argv[1] == "scheduled":
         print(json.dumps(scheduled()))
-    elif sys.argv[1] == "queues":
-        print(json.dumps(queues(sys.argv[3])))
+    elif sys.argv[1] in ("queues", "spread"):
+        print(json.dumps(queues(sys.argv[3], spread=sys.argv[1] == "spread")))
     elif sys.argv[1] == "ctrl_c":
         print(json.dumps(ctrl_c(sys.argv[3])))
     elif sys.argv[1] == "dpdk_pcap":

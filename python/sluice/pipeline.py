@@ -205,8 +205,10 @@ class Pipeline:
         (unmatched packets: flows decided downstream). `ring` sets
         AF_PACKET's `block_size`, `blocks`, `frame_size`, `retire_ms` and
         AF_XDP's `descriptors`; `fanout` joins an AF_PACKET group that
-        spreads flows over workers (AF_XDP: a port per worker, each on its
-        own queue). The engine only."""
+        spreads flows over workers. Ports on several workers that name one
+        interface alike are spread over it: AF_XDP gives each worker a
+        queue of its own, AF_PACKET puts them in one fanout group. The
+        engine only."""
         prefixes = [{"flow": f, "prefix": p} for f, p in (flows or {}).items()]
         spec = {"port": port, "flows": prefixes, "ring": ring or {}, "fanout": fanout}
         return self._add({"name": name, "source": {"port": spec}, "worker": worker})

@@ -13,6 +13,7 @@ pub mod report;
 pub mod round_cost;
 pub mod spec;
 pub mod spec_error;
+mod spread;
 
 pub use error::{Error, Result};
 pub use pipeline::Pipeline;

@@ -15,6 +15,7 @@ use sluice_pspat::{InlineEgress, ScheduledEgress};
 use crate::egress::EgressPlan;
 use crate::error::{Error, Result};
 use crate::spec_error::describe;
+use crate::spread::{spread, Named, Spread};
 use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, RingSpec, SchedulerSpec, SourceSpec};
 
 /// Which way NFs are built.
@@ -49,6 +50,8 @@ pub struct Pipeline {
     log_poll_features: bool,
     /// The scheduled egress, where the description has one.
     egress: Option<EgressPlan>,
+    /// What each port module opens, spread over its interface (see `spread`).
+    ports: Spread,
 }
 
 impl Pipeline {
@@ -113,7 +116,8 @@ impl Pipeline {
             .collect::<Result<Vec<_>>>()?;
         let egress = spec.egress_scheduler.as_ref().map(|e| e.plan(&model)).transpose()?;
         let log_poll_features = spec.poll.log_features || spec.worker_poll.values().any(|p| p.log_features);
-        let pipeline = Self { spec, model, flow_ids, captures, poll, worker_poll, log_poll_features, egress };
+        let ports = spread_ports(&spec, &model)?;
+        let pipeline = Self { spec, model, flow_ids, captures, poll, worker_poll, log_poll_features, egress, ports };
         pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
@@ -270,7 +274,6 @@ impl Pipeline {
                 let bad = |reason: String| Error::Core(sluice_core::Error::module(&spec.name, reason));
                 Ok(match &spec.kind {
                     KindSpec::Source(SourceSpec::Port { port, flows, .. }) if build != Build::Real => {
-                        PortName::parse(port)?;
                         self.prefix_rules(flows, &format!("source '{}'", spec.name))?;
                         if build == Build::Modelled {
                             return Err(bad(format!("port '{port}': ports receive on the engine; the simulator has no interfaces")));
@@ -290,12 +293,8 @@ impl Pipeline {
                     KindSpec::Sink { port, ring } => {
                         // The simulator models no wire: its egresses deliver.
                         let wire: Option<Box<dyn PacketSink>> = match (port, build) {
-                            (Some(port), Build::Real) => Some(Box::new(TxPort::open(&PortName::parse(port)?, ring.config())?)),
-                            (Some(port), _) => {
-                                PortName::parse(port)?;
-                                None
-                            }
-                            (None, _) => None,
+                            (Some(_), Build::Real) => Some(Box::new(TxPort::open(&self.ports[&spec.name].0, ring.config())?)),
+                            _ => None,
                         };
                         // A sink no flow ends at has no class: it transmits or delivers unscheduled.
                         let class = self.egress.as_ref().zip(self.model.sink_flow[m]).map(|(plan, f)| plan.class_of_flow[f]);
@@ -337,12 +336,32 @@ impl Pipeline {
                 let rules = self.prefix_rules(flows, &context)?;
                 Box::new(PcapReplay::new(self.captures[path].clone(), path, &rules, rate_pps.unwrap_or(f64::INFINITY))?)
             }
-            SourceSpec::Port { port, flows, ring, fanout } => {
+            SourceSpec::Port { flows, ring, .. } => {
                 let rules = self.prefix_rules(flows, &context)?;
-                Box::new(RxPort::open(&PortName::parse(port)?, ring.config(), rules, *fanout)?)
+                let (port, fanout) = &self.ports[name];
+                Box::new(RxPort::open(port, ring.config(), rules, *fanout)?)
             }
         })
     }
+}
+
+/// The ports of `spec`'s modules, spread over their interfaces by the
+/// workers of `model` (see `spread`).
+fn spread_ports(spec: &PipelineSpec, model: &Model) -> Result<Spread> {
+    let worker: HashMap<&str, usize> = model.modules.iter().zip(&model.worker_of).map(|(m, &w)| (m.name.as_str(), w)).collect();
+    let named: Vec<Named> = spec
+        .modules
+        .iter()
+        .filter_map(|m| {
+            let (port, fanout, receives) = match &m.kind {
+                KindSpec::Source(SourceSpec::Port { port, fanout, .. }) => (port, *fanout, true),
+                KindSpec::Sink { port: Some(port), .. } => (port, None, false),
+                _ => return None,
+            };
+            Some(Named { module: &m.name, worker: worker[m.name.as_str()], port, fanout, receives })
+        })
+        .collect();
+    spread(&named)
 }
 
 /// What kind of JSON value `v` is, for an error.

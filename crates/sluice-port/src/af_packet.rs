@@ -179,6 +179,10 @@ pub struct AfPacketRx {
     oversize: u64,
 }
 
+/// Where a frame's `sockaddr_ll` sits after its header in the ring:
+/// TPACKET_ALIGN(sizeof(struct tpacket3_hdr)).
+const LINK_ADDRESS_OFFSET: usize = std::mem::size_of::<tpacket3_hdr>().next_multiple_of(libc::TPACKET_ALIGNMENT);
+
 impl AfPacketRx {
     /// Opens the receive ring on `iface` (`port` names it in errors); with
     /// `fanout`, joins that fanout group, which spreads flows (by hash)
@@ -220,7 +224,12 @@ impl AfPacketRx {
                 let hdr: *const tpacket3_hdr = unsafe { desc.cast::<u8>().add(self.offset as usize).cast() };
                 let (mac, snap, len, next) = unsafe { ((*hdr).tp_mac, (*hdr).tp_snaplen, (*hdr).tp_len, (*hdr).tp_next_offset) };
                 let arrived_ns = unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
-                if snap as usize > MAX_PACKET_LEN || snap < len {
+                // SAFETY: the kernel puts the frame's link address right after its header, aligned.
+                let outgoing = unsafe { (*hdr.cast::<u8>().add(LINK_ADDRESS_OFFSET).cast::<sockaddr_ll>()).sll_pkttype == libc::PACKET_OUTGOING };
+                if outgoing {
+                    // A frame this host sent: a fanout group's sockets see those, whatever
+                    // PACKET_IGNORE_OUTGOING says (it is each socket's own hook's).
+                } else if snap as usize > MAX_PACKET_LEN || snap < len {
                     self.oversize += 1;
                 } else {
                     let frame = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(mac as usize), snap as usize) };

@@ -59,8 +59,10 @@ pub struct PortName {
     pub backend: Backend,
     /// The interface.
     pub interface: String,
-    /// The interface's queue (AF_XDP).
-    pub queue: u32,
+    /// The interface's queue (AF_XDP), where the name gives one; without
+    /// one, queue 0, unless several workers name the interface and a
+    /// pipeline spreads them over its queues ([`Self::on_queue`]).
+    pub queue: Option<u32>,
 }
 
 impl PortName {
@@ -69,25 +71,30 @@ impl PortName {
         let bad = |reason: String| Error::Name { port: name.into(), reason };
         let (backend, interface) = name.split_once(':').ok_or_else(|| bad("expected BACKEND:INTERFACE, e.g. af_packet:veth1".into()))?;
         let (backend, interface, queue) = match backend {
-            "af_packet" => (Backend::AfPacket, interface, 0),
+            "af_packet" => (Backend::AfPacket, interface, None),
             "af_xdp" if !cfg!(af_xdp) => {
                 return Err(bad("this build has no AF_XDP: libxdp and libbpf were not found when it was built (apt-get install libxdp-dev libbpf-dev, then rebuild)".into()))
             }
             "af_xdp" => match interface.split_once('@') {
-                None => (Backend::AfXdp, interface, 0),
-                Some((iface, q)) => (Backend::AfXdp, iface, q.parse().map_err(|_| bad(format!("queue '{q}' is not a number")))?),
+                None => (Backend::AfXdp, interface, None),
+                Some((iface, q)) => (Backend::AfXdp, iface, Some(q.parse().map_err(|_| bad(format!("queue '{q}' is not a number")))?)),
             },
             "dpdk" if !cfg!(dpdk) => {
                 return Err(bad("this build has no DPDK: libdpdk was not found when it was built (apt-get install libdpdk-dev, then rebuild)".into()))
             }
             "dpdk" if interface.is_empty() => return Err(bad("expected dpdk:DEVICE, e.g. dpdk:net_ring0".into())),
-            "dpdk" => return Ok(Self { name: name.into(), backend: Backend::Dpdk, interface: interface.into(), queue: 0 }),
+            "dpdk" => return Ok(Self { name: name.into(), backend: Backend::Dpdk, interface: interface.into(), queue: None }),
             other => return Err(bad(format!("unknown backend '{other}' (af_packet, af_xdp, dpdk)"))),
         };
         if interface.is_empty() || interface.len() >= libc::IFNAMSIZ {
             return Err(bad(format!("interface name '{interface}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));
         }
         Ok(Self { name: name.into(), backend, interface: interface.into(), queue })
+    }
+
+    /// This AF_XDP port on queue `queue` of its interface, named so.
+    pub fn on_queue(&self, queue: u32) -> Self {
+        Self { name: format!("af_xdp:{}@{queue}", self.interface), queue: Some(queue), ..self.clone() }
     }
 
     /// Buffers of the pool a port of this name keeps lent to its device
