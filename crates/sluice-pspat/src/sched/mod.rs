@@ -7,6 +7,8 @@ mod any;
 mod drr;
 mod priority;
 pub mod qfq;
+#[cfg(test)]
+mod qfq_linear;
 mod queues;
 mod wf2q_plus;
 

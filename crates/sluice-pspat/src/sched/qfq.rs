@@ -15,9 +15,9 @@
 use super::{Queues, Scheduler};
 
 /// Slots per group (the bucket list).
-const SLOTS: usize = 32;
+pub(super) const SLOTS: usize = 32;
 /// Groups: slot sizes 2^MIN_SLOT_SHIFT .. 2^(MIN_SLOT_SHIFT + MAX_INDEX).
-const MAX_INDEX: usize = 24;
+pub(super) const MAX_INDEX: usize = 24;
 /// Largest weight (2^10).
 pub const MAX_WEIGHT: u32 = 1 << 10;
 /// Largest packet and budget (bytes): 64 KiB.
@@ -25,24 +25,24 @@ pub const MAX_LMAX: u32 = 1 << MTU_SHIFT;
 const MTU_SHIFT: u32 = 16;
 /// Fixed-point fraction bits of virtual times.
 const FRAC_BITS: u32 = 30;
-const ONE_FP: u64 = 1 << FRAC_BITS;
+pub(super) const ONE_FP: u64 = 1 << FRAC_BITS;
 /// log2 of the smallest slot: the largest budget at weight 1 spans the groups.
-const MIN_SLOT_SHIFT: u32 = FRAC_BITS + MTU_SHIFT - MAX_INDEX as u32;
+pub(super) const MIN_SLOT_SHIFT: u32 = FRAC_BITS + MTU_SHIFT - MAX_INDEX as u32;
 /// No flow (an empty slot or the end of one).
 const NONE: usize = usize::MAX;
 
 /// Group states, as indices of the bitmaps: eligible or ineligible, ready or blocked.
-const ER: usize = 0;
-const IR: usize = 1;
-const EB: usize = 2;
-const IB: usize = 3;
+pub(super) const ER: usize = 0;
+pub(super) const IR: usize = 1;
+pub(super) const EB: usize = 2;
+pub(super) const IB: usize = 3;
 
 /// `a > b` on wrapping virtual times.
-fn gt(a: u64, b: u64) -> bool {
+pub(super) fn gt(a: u64, b: u64) -> bool {
     (a.wrapping_sub(b) as i64) > 0
 }
 
-fn round_down(ts: u64, shift: u32) -> u64 {
+pub(super) fn round_down(ts: u64, shift: u32) -> u64 {
     ts & !((1u64 << shift) - 1)
 }
 
@@ -338,7 +338,7 @@ impl<T> Qfq<T> {
 }
 
 /// The group of a flow: log2 of its budget's span in virtual time, rounded up, above the smallest slot.
-fn group_index(inv_w: u64, lmax: u32) -> usize {
+pub(super) fn group_index(inv_w: u64, lmax: u32) -> usize {
     let slot_size = u64::from(lmax) * inv_w;
     let size_map = slot_size >> MIN_SLOT_SHIFT;
     if size_map == 0 {
