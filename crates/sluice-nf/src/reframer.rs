@@ -461,10 +461,6 @@ impl Reframer {
     fn send(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, n: usize) {
         let n = self.ready_len.min(n);
         let mask = self.ready.len() - 1;
-        // Held packets have left the cache: fetch them all before the NFs behind read them one by one.
-        for i in 0..n {
-            ctx.pool.prefetch(std::slice::from_ref(&self.ready[(self.ready_head + i) & mask].id));
-        }
         let mut last = NIL;
         // The packet just before, if it was a pure ACK.
         let mut previous: Option<PureAck> = None;
