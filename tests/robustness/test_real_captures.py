@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tarfile
+import time
 import urllib.request
 from pathlib import Path
 
@@ -39,8 +40,15 @@ def captures() -> Path:
     if all((where / n).exists() for n in names):
         return where
     url, sha256 = SDIST
-    with urllib.request.urlopen(url, timeout=120) as response:
-        sdist = response.read()
+    for attempt in range(3):
+        try:
+            with urllib.request.urlopen(url, timeout=120) as response:
+                sdist = response.read()
+            break
+        except OSError:
+            if attempt == 2:
+                raise
+            time.sleep(5)
     assert hashlib.sha256(sdist).hexdigest() == sha256, f"{url} is not the file it was pinned as"
     where.mkdir(parents=True, exist_ok=True)
     archive = where / "pypacker.tar.gz"
