@@ -71,7 +71,8 @@ impl Capture {
 }
 
 /// Reads a capture from `reader` in one pass, handing each packet's
-/// captured bytes as an Ethernet frame (see [`Link`]), its wire length
+/// captured bytes as an Ethernet frame (Linux cooked, raw IP and BSD
+/// loopback link headers rewritten as Ethernet's), its wire length
 /// (bytes) and timestamp (ns since the epoch) to `each`, whose error stops
 /// the pass; returns the packets read. Memory is the read buffer's,
 /// whatever the file's size.
