@@ -6,8 +6,9 @@
 //!   outright, to its receive and transmit ports alike (they share the
 //!   queue's socket).
 //! - AF_PACKET: receive ports of one interface on several workers join one
-//!   fanout group, unless they name one, over which the kernel spreads the
-//!   flows by hash; each socket would otherwise receive every frame.
+//!   fanout group (the one a port names, if one does), over which the
+//!   kernel spreads the flows by hash; each socket would otherwise receive
+//!   every frame.
 //! - DPDK: a device receives on its queue 0 only, so on one worker.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -68,8 +69,10 @@ pub(crate) fn spread(named: &[Named<'_>]) -> Result<Spread> {
                 let unnamed: Vec<usize> = at.iter().copied().filter(|&i| named[i].receives && named[i].fanout.is_none()).collect();
                 let workers: BTreeSet<usize> = at.iter().filter(|&&i| named[i].receives).map(|&i| named[i].worker).collect();
                 if workers.len() > 1 {
+                    // The group a port names, where one does: one group an interface.
+                    let group = at.iter().find_map(|&i| named[i].fanout).unwrap_or_else(|| fanout_group(n));
                     for i in unnamed {
-                        fanout[i] = Some(fanout_group(n));
+                        fanout[i] = Some(group);
                     }
                 }
             }
@@ -112,8 +115,8 @@ mod tests {
         let s = spread(&[rx("a", 0, "af_packet:veth1"), rx("b", 1, "af_packet:veth1"), rx("c", 1, "af_packet:veth2")]).unwrap();
         assert!(s["a"].1.is_some() && s["a"].1 == s["b"].1, "one group for veth1");
         assert_eq!(s["c"].1, None, "veth2 has one worker");
-        let named = Named { fanout: Some(7), ..rx("b", 1, "af_packet:veth1") };
-        assert_eq!(spread(&[Named { fanout: Some(7), ..rx("a", 0, "af_packet:veth1") }, named]).unwrap()["b"].1, Some(7), "a group named is kept");
+        let named = spread(&[Named { fanout: Some(7), ..rx("a", 0, "af_packet:veth1") }, rx("b", 1, "af_packet:veth1")]).unwrap();
+        assert_eq!((named["a"].1, named["b"].1), (Some(7), Some(7)), "a group one port names is the interface's");
     }
 
     #[test]
