@@ -1,11 +1,11 @@
 //! The arbiter alone: decisions per second with its clients' mailboxes
 //! filled beforehand, an unlimited link and a no-op transmit (PSPAT's
-//! arbiter-only figure), for DRR and WF²Q+ over 4 clients and 64 flows.
+//! arbiter-only figure), for DRR, WF²Q+ and QFQ over 4 clients and 64 flows.
 
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use sluice_pspat::{Arbiter, Drr, Entry, Link, Scheduler, Wf2qPlus};
+use sluice_pspat::{Arbiter, Drr, Entry, Link, Qfq, Scheduler, Wf2qPlus};
 
 const CLIENTS: usize = 4;
 const FLOWS: usize = 64;
@@ -38,6 +38,7 @@ fn bench(c: &mut Criterion) {
     let weights: Vec<u32> = (0..FLOWS as u32).map(|f| 1 + f % 8).collect();
     g.bench_function(BenchmarkId::new("decisions", "drr"), |b| b.iter_custom(|n| decisions(|| Drr::new(&weights, 1500, CLIENTS * PER_CLIENT), n)));
     g.bench_function(BenchmarkId::new("decisions", "wf2q+"), |b| b.iter_custom(|n| decisions(|| Wf2qPlus::new(&weights, CLIENTS * PER_CLIENT), n)));
+    g.bench_function(BenchmarkId::new("decisions", "qfq"), |b| b.iter_custom(|n| decisions(|| Qfq::new(&weights, 1500, CLIENTS * PER_CLIENT).expect("weights of 1-8"), n)));
     g.finish();
 }
 
