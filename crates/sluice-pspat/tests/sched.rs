@@ -1,8 +1,8 @@
 //! Properties of the scheduling algorithms on random workloads: work
 //! conserving, FIFO within a flow, every packet accounted for; weighted
 //! shares within each algorithm's bound for continuously backlogged flows;
-//! WF²Q+'s order equal to a straightforward O(N) implementation's (QFQ's
-//! O(N) twin needs its private constants: `src/sched/qfq_linear.rs`).
+//! WF²Q+'s order equal to a straightforward O(N) implementation's (QFQ's,
+//! the algorithm on plain data structures, is in `src/sched/qfq_linear.rs`).
 
 use proptest::prelude::*;
 use sluice_pspat::{Drr, Priority, Qfq, Scheduler, Wf2qPlus};

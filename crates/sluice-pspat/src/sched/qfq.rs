@@ -11,13 +11,18 @@
 //! slots per group make every choice a find-first-set: O(1) per packet
 //! whatever the number of flows, with a worst-case lag of a few packets
 //! per flow beyond WF²Q+'s.
+//!
+//! The algorithm is written once over a `Book`, where the groups'
+//! states and the flows waiting in their slots are kept: `Bitmaps`, the
+//! O(1) structures above; the tests run it on a plain one as well
+//! (`qfq_linear`), whose choices are scans, and require the same order.
 
 use super::{Queues, Scheduler};
 
 /// Slots per group (the bucket list).
-pub(super) const SLOTS: usize = 32;
+const SLOTS: usize = 32;
 /// Groups: slot sizes 2^MIN_SLOT_SHIFT .. 2^(MIN_SLOT_SHIFT + MAX_INDEX).
-pub(super) const MAX_INDEX: usize = 24;
+const MAX_INDEX: usize = 24;
 /// Largest weight (2^10).
 pub const MAX_WEIGHT: u32 = 1 << 10;
 /// Largest packet and budget (bytes): 64 KiB.
@@ -25,30 +30,149 @@ pub const MAX_LMAX: u32 = 1 << MTU_SHIFT;
 const MTU_SHIFT: u32 = 16;
 /// Fixed-point fraction bits of virtual times.
 const FRAC_BITS: u32 = 30;
-pub(super) const ONE_FP: u64 = 1 << FRAC_BITS;
+const ONE_FP: u64 = 1 << FRAC_BITS;
 /// log2 of the smallest slot: the largest budget at weight 1 spans the groups.
-pub(super) const MIN_SLOT_SHIFT: u32 = FRAC_BITS + MTU_SHIFT - MAX_INDEX as u32;
-/// No flow (an empty slot or the end of one).
-const NONE: usize = usize::MAX;
-
+const MIN_SLOT_SHIFT: u32 = FRAC_BITS + MTU_SHIFT - MAX_INDEX as u32;
 /// Group states, as indices of the bitmaps: eligible or ineligible, ready or blocked.
-pub(super) const ER: usize = 0;
-pub(super) const IR: usize = 1;
-pub(super) const EB: usize = 2;
-pub(super) const IB: usize = 3;
+const ER: usize = 0;
+const IR: usize = 1;
+const EB: usize = 2;
+const IB: usize = 3;
 
 /// `a > b` on wrapping virtual times.
-pub(super) fn gt(a: u64, b: u64) -> bool {
+fn gt(a: u64, b: u64) -> bool {
     (a.wrapping_sub(b) as i64) > 0
 }
 
-pub(super) fn round_down(ts: u64, shift: u32) -> u64 {
+fn round_down(ts: u64, shift: u32) -> u64 {
     ts & !((1u64 << shift) - 1)
 }
 
-/// Bits of `bitmap` from `from` up.
-fn mask_from(bitmap: u64, from: usize) -> u64 {
-    bitmap & !((1u64 << from) - 1)
+/// Where QFQ keeps its groups' states (ER, IR, EB, IB) and the flows that
+/// wait in each group's slots, counted from the group's front slot.
+pub(super) trait Book {
+    /// Room for `flows` flows in `groups` groups, all empty.
+    fn new(flows: usize, groups: usize) -> Self;
+    /// The lowest group from `from` up whose state is one of `states`.
+    fn first_in(&self, states: &[usize], from: usize) -> Option<usize>;
+    /// Group `g` takes state `state`.
+    fn enter(&mut self, g: usize, state: usize);
+    /// Group `g` leaves state `state`, if it is in it.
+    fn leave(&mut self, g: usize, state: usize);
+    /// The groups below `below` in state `from` go to state `to`.
+    fn move_below(&mut self, below: usize, from: usize, to: usize);
+    /// Whether a flow waits in group `g`'s slots.
+    fn holds(&self, g: usize) -> bool;
+    /// Puts `flow` in group `g`'s slot `slot` from the front (≤ SLOTS − 2).
+    fn insert(&mut self, g: usize, slot: usize, flow: usize);
+    /// Takes the first flow of group `g`'s front slot out.
+    fn take_front(&mut self, g: usize) -> usize;
+    /// The first flow of group `g`'s first slot that holds one, that slot made the front.
+    fn advance(&mut self, g: usize) -> Option<usize>;
+    /// Moves group `g`'s front back `i` slots (its start moved back).
+    fn rotate(&mut self, g: usize, i: usize);
+}
+
+/// No flow (an empty slot or the end of one).
+const NONE: usize = usize::MAX;
+
+/// QFQ's own [`Book`]: a bitmap of groups per state, and per group a ring
+/// of slots, each a stack of flows linked through them (as Linux's hlist),
+/// with a bitmap of the slots that hold one; every operation O(1).
+pub(super) struct Bitmaps {
+    states: [u64; 4],
+    slots: Vec<Slots>,
+    /// Per flow, the next flow in its slot.
+    next: Vec<usize>,
+}
+
+struct Slots {
+    /// The slot at the ring's front, and which slots (from it) hold flows.
+    front: usize,
+    full: u32,
+    /// Per slot, its first flow.
+    heads: [usize; SLOTS],
+}
+
+/// Bits of `bitmap` below `below` (all of them from 64 up).
+fn mask_below(below: usize) -> u64 {
+    if below >= 64 { u64::MAX } else { (1u64 << below) - 1 }
+}
+
+impl Book for Bitmaps {
+    fn new(flows: usize, groups: usize) -> Self {
+        Self { states: [0; 4], slots: (0..groups).map(|_| Slots { front: 0, full: 0, heads: [NONE; SLOTS] }).collect(), next: vec![NONE; flows] }
+    }
+
+    #[inline]
+    fn first_in(&self, states: &[usize], from: usize) -> Option<usize> {
+        let bits = states.iter().fold(0, |bits, &s| bits | self.states[s]) & !mask_below(from);
+        (bits != 0).then(|| bits.trailing_zeros() as usize)
+    }
+
+    #[inline]
+    fn enter(&mut self, g: usize, state: usize) {
+        self.states[state] |= 1 << g;
+    }
+
+    #[inline]
+    fn leave(&mut self, g: usize, state: usize) {
+        self.states[state] &= !(1 << g);
+    }
+
+    #[inline]
+    fn move_below(&mut self, below: usize, from: usize, to: usize) {
+        let moved = self.states[from] & mask_below(below);
+        self.states[to] |= moved;
+        self.states[from] &= !moved;
+    }
+
+    #[inline]
+    fn holds(&self, g: usize) -> bool {
+        self.slots[g].full != 0
+    }
+
+    #[inline]
+    fn insert(&mut self, g: usize, slot: usize, flow: usize) {
+        let s = &mut self.slots[g];
+        let i = (s.front + slot) % SLOTS;
+        self.next[flow] = s.heads[i];
+        s.heads[i] = flow;
+        s.full |= 1 << slot;
+    }
+
+    #[inline]
+    fn take_front(&mut self, g: usize) -> usize {
+        let s = &mut self.slots[g];
+        let flow = s.heads[s.front];
+        debug_assert_ne!(flow, NONE, "the front slot of a scheduled group holds a flow");
+        s.heads[s.front] = self.next[flow];
+        if s.heads[s.front] == NONE {
+            s.full &= !1;
+        }
+        flow
+    }
+
+    #[inline]
+    fn advance(&mut self, g: usize) -> Option<usize> {
+        let s = &mut self.slots[g];
+        if s.full == 0 {
+            return None;
+        }
+        let i = s.full.trailing_zeros() as usize;
+        if i > 0 {
+            s.front = (s.front + i) % SLOTS;
+            s.full >>= i;
+        }
+        Some(s.heads[s.front])
+    }
+
+    #[inline]
+    fn rotate(&mut self, g: usize, i: usize) {
+        let s = &mut self.slots[g];
+        s.full <<= i;
+        s.front = (s.front + SLOTS - i % SLOTS) % SLOTS;
+    }
 }
 
 struct Flow {
@@ -59,29 +183,51 @@ struct Flow {
     inv_w: u64,
     budget: u32,
     initial_budget: u32,
-    /// The next flow in its slot.
-    next: usize,
 }
 
 struct Group {
     s: u64,
     f: u64,
     slot_shift: u32,
-    /// The slot at the bucket list's front, and which slots (from it) hold flows.
-    front: usize,
-    full_slots: u32,
-    /// Per slot, its first flow (a stack, as Linux's hlist).
-    slots: [usize; SLOTS],
 }
 
 /// QFQ+ over weighted flows (weights 1..=[`MAX_WEIGHT`]) whose packets are
 /// at most `lmax` bytes (a flow's budget per turn; a longer packet is sent
 /// at the start of a turn and ends it).
-pub struct Qfq<T> {
+pub struct Qfq<T>(Core<T, Bitmaps>);
+
+impl<T> Qfq<T> {
+    /// QFQ+ with `weights[f]` as flow f's share, packets of at most `lmax`
+    /// bytes, up to `limit` queued packets per flow; or why not.
+    pub fn new(weights: &[u32], lmax: u32, limit: usize) -> Result<Self, String> {
+        Core::new(weights, lmax, limit).map(Self)
+    }
+}
+
+impl<T> Scheduler<T> for Qfq<T> {
+    fn enqueue(&mut self, flow: usize, len: u32, item: T) -> Result<(), T> {
+        self.0.enqueue(flow, len, item)
+    }
+
+    fn dequeue(&mut self) -> Option<(usize, u32, T)> {
+        self.0.dequeue()
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn drops(&self, flow: usize) -> u64 {
+        self.0.drops(flow)
+    }
+}
+
+/// QFQ+ on the book `B` keeps.
+pub(super) struct Core<T, B> {
     queues: Queues<T>,
     flows: Vec<Flow>,
     groups: Vec<Group>,
-    bitmaps: [u64; 4],
+    book: B,
     v: u64,
     old_v: u64,
     /// ONE_FP / Σ weights.
@@ -90,10 +236,9 @@ pub struct Qfq<T> {
     in_service: Option<usize>,
 }
 
-impl<T> Qfq<T> {
-    /// QFQ+ with `weights[f]` as flow f's share, packets of at most `lmax`
-    /// bytes, up to `limit` queued packets per flow; or why not.
-    pub fn new(weights: &[u32], lmax: u32, limit: usize) -> Result<Self, String> {
+impl<T, B: Book> Core<T, B> {
+    /// As [`Qfq::new`].
+    pub(super) fn new(weights: &[u32], lmax: u32, limit: usize) -> Result<Self, String> {
         if let Some(w) = weights.iter().find(|&&w| !(1..=MAX_WEIGHT).contains(&w)) {
             return Err(format!("QFQ weight {w} is outside 1..={MAX_WEIGHT}"));
         }
@@ -101,21 +246,19 @@ impl<T> Qfq<T> {
             return Err(format!("QFQ largest packet {lmax} bytes is outside 64..={MAX_LMAX}"));
         }
         let wsum: u64 = weights.iter().map(|&w| u64::from(w)).sum();
-        let groups = (0..=MAX_INDEX)
-            .map(|i| Group { s: 0, f: 0, slot_shift: MIN_SLOT_SHIFT + i as u32, front: 0, full_slots: 0, slots: [NONE; SLOTS] })
-            .collect();
+        let groups = (0..=MAX_INDEX).map(|i| Group { s: 0, f: 0, slot_shift: MIN_SLOT_SHIFT + i as u32 }).collect();
         let flows = weights
             .iter()
             .map(|&w| {
                 let inv_w = ONE_FP / u64::from(w);
-                Flow { s: 0, f: 0, group: group_index(inv_w, lmax), inv_w, budget: lmax, initial_budget: lmax, next: NONE }
+                Flow { s: 0, f: 0, group: group_index(inv_w, lmax), inv_w, budget: lmax, initial_budget: lmax }
             })
             .collect();
         Ok(Self {
             queues: Queues::new(weights.len(), limit),
             flows,
             groups,
-            bitmaps: [0; 4],
+            book: B::new(weights.len(), MAX_INDEX + 1),
             v: 0,
             old_v: 0,
             iwsum: ONE_FP / wsum.max(1),
@@ -128,46 +271,46 @@ impl<T> Qfq<T> {
     /// reached V, blocked when an eligible ready group of a larger slot finishes first.
     fn calc_state(&self, g: usize) -> usize {
         let mut state = usize::from(gt(self.groups[g].s, self.v));
-        let larger = mask_from(self.bitmaps[ER], g);
-        if larger != 0 && gt(self.groups[g].f, self.groups[larger.trailing_zeros() as usize].f) {
-            state |= EB;
+        if let Some(larger) = self.book.first_in(&[ER], g) {
+            if gt(self.groups[g].f, self.groups[larger].f) {
+                state |= EB;
+            }
         }
         state
     }
 
-    fn move_groups(&mut self, mask: u64, from: usize, to: usize) {
-        self.bitmaps[to] |= self.bitmaps[from] & mask;
-        self.bitmaps[from] &= !mask;
+    /// Group `g` takes the state its timestamps give it.
+    fn place(&mut self, g: usize) {
+        let state = self.calc_state(g);
+        self.book.enter(g, state);
     }
 
     /// Unblocks the smaller groups once group `g`, which finished at `old_f`, no longer blocks them.
     fn unblock_groups(&mut self, g: usize, old_f: u64) {
-        let larger = mask_from(self.bitmaps[ER], g + 1);
-        if larger != 0 && !gt(self.groups[larger.trailing_zeros() as usize].f, old_f) {
-            return;
+        if let Some(larger) = self.book.first_in(&[ER], g + 1) {
+            if !gt(self.groups[larger].f, old_f) {
+                return;
+            }
         }
-        let smaller = (1u64 << g) - 1;
-        self.move_groups(smaller, EB, ER);
-        self.move_groups(smaller, IB, IR);
+        self.book.move_below(g, EB, ER);
+        self.book.move_below(g, IB, IR);
     }
 
     /// Makes eligible the groups whose slot V has crossed since the last choice.
     fn make_eligible(&mut self) {
         let (slot, old_slot) = (self.v >> MIN_SLOT_SHIFT, self.old_v >> MIN_SLOT_SHIFT);
         if slot != old_slot {
-            let flipped = 64 - (slot ^ old_slot).leading_zeros();
-            let mask = if flipped > MAX_INDEX as u32 { u64::MAX } else { (1u64 << flipped) - 1 };
-            self.move_groups(mask, IR, ER);
-            self.move_groups(mask, IB, EB);
+            let flipped = (64 - (slot ^ old_slot).leading_zeros()) as usize;
+            self.book.move_below(flipped, IR, ER);
+            self.book.move_below(flipped, IB, EB);
         }
     }
 
     /// With no eligible group, V jumps to the smallest start; then groups become eligible.
     fn update_eligible(&mut self) {
-        let ineligible = self.bitmaps[IR] | self.bitmaps[IB];
-        if ineligible != 0 {
-            if self.bitmaps[ER] == 0 {
-                let s = self.groups[ineligible.trailing_zeros() as usize].s;
+        if let Some(first) = self.book.first_in(&[IR, IB], 0) {
+            if self.book.first_in(&[ER], 0).is_none() {
+                let s = self.groups[first].s;
                 if gt(s, self.v) {
                     self.v = s;
                 }
@@ -189,45 +332,7 @@ impl<T> Qfq<T> {
             f.f = f.f.wrapping_sub(delta);
             slot = SLOTS - 2;
         }
-        let grp = &mut self.groups[g];
-        let i = (grp.front + slot) % SLOTS;
-        self.flows[flow].next = grp.slots[i];
-        grp.slots[i] = flow;
-        grp.full_slots |= 1 << slot;
-    }
-
-    /// Takes the first flow of group `g`'s front slot out.
-    fn front_slot_remove(&mut self, g: usize) -> usize {
-        let grp = &mut self.groups[g];
-        let flow = grp.slots[grp.front];
-        debug_assert_ne!(flow, NONE, "the front slot of a scheduled group holds a flow");
-        grp.slots[grp.front] = self.flows[flow].next;
-        if grp.slots[grp.front] == NONE {
-            grp.full_slots &= !1;
-        }
-        flow
-    }
-
-    /// The first flow of group `g`'s first non-empty slot, that slot made the front.
-    fn slot_scan(&mut self, g: usize) -> Option<usize> {
-        let grp = &mut self.groups[g];
-        if grp.full_slots == 0 {
-            return None;
-        }
-        let i = grp.full_slots.trailing_zeros() as usize;
-        if i > 0 {
-            grp.front = (grp.front + i) % SLOTS;
-            grp.full_slots >>= i;
-        }
-        Some(grp.slots[grp.front])
-    }
-
-    /// Moves group `g`'s front back so that a start of `rounded_s`, below its S, has a slot.
-    fn slot_rotate(&mut self, g: usize, rounded_s: u64) {
-        let grp = &mut self.groups[g];
-        let i = (grp.s.wrapping_sub(rounded_s) >> grp.slot_shift) as usize;
-        grp.full_slots <<= i;
-        grp.front = (grp.front + SLOTS - i % SLOTS) % SLOTS;
+        self.book.insert(g, slot, flow);
     }
 
     /// The start of a flow that becomes backlogged: its finish if that is
@@ -239,9 +344,8 @@ impl<T> Qfq<T> {
         let rounded_f = round_down(f, shift);
         let limit = round_down(self.v, shift).wrapping_add(1 << shift);
         if !gt(f, self.v) || gt(rounded_f, limit) {
-            let larger = mask_from(self.bitmaps[ER], g);
-            if larger != 0 {
-                let next_f = self.groups[larger.trailing_zeros() as usize].f;
+            if let Some(larger) = self.book.first_in(&[ER], g) {
+                let next_f = self.groups[larger].f;
                 if gt(rounded_f, next_f) {
                     self.flows[flow].s = if gt(limit, next_f) { next_f } else { limit };
                     return;
@@ -256,19 +360,20 @@ impl<T> Qfq<T> {
     /// Schedules `flow` by its timestamps: into its group's slots, the group's state updated.
     fn schedule(&mut self, flow: usize) {
         let g = self.flows[flow].group;
-        let rounded_s = round_down(self.flows[flow].s, self.groups[g].slot_shift);
-        let reset = if self.groups[g].full_slots != 0 {
+        let shift = self.groups[g].slot_shift;
+        let rounded_s = round_down(self.flows[flow].s, shift);
+        let reset = if self.book.holds(g) {
             if gt(self.groups[g].s, self.flows[flow].s) {
                 // The group's start moves back: make room, and it was surely ineligible.
-                self.slot_rotate(g, rounded_s);
-                self.bitmaps[IR] &= !(1 << g);
-                self.bitmaps[IB] &= !(1 << g);
+                self.book.rotate(g, (self.groups[g].s.wrapping_sub(rounded_s) >> shift) as usize);
+                self.book.leave(g, IR);
+                self.book.leave(g, IB);
                 true
             } else {
                 false
             }
         } else {
-            if self.bitmaps[ER] == 0 && gt(rounded_s, self.v) && self.in_service.is_none() {
+            if self.book.first_in(&[ER], 0).is_none() && gt(rounded_s, self.v) && self.in_service.is_none() {
                 self.v = rounded_s;
             }
             true
@@ -276,9 +381,8 @@ impl<T> Qfq<T> {
         if reset {
             let grp = &mut self.groups[g];
             grp.s = rounded_s;
-            grp.f = rounded_s.wrapping_add(2 << grp.slot_shift);
-            let state = self.calc_state(g);
-            self.bitmaps[state] |= 1 << g;
+            grp.f = rounded_s.wrapping_add(2 << shift);
+            self.place(g);
         }
         self.slot_insert(flow, rounded_s);
     }
@@ -311,14 +415,11 @@ impl<T> Qfq<T> {
     fn choose_next(&mut self) -> Option<usize> {
         self.update_eligible();
         self.old_v = self.v;
-        if self.bitmaps[ER] == 0 {
-            return None;
-        }
-        let g = self.bitmaps[ER].trailing_zeros() as usize;
+        let g = self.book.first_in(&[ER], 0)?;
         let old_f = self.groups[g].f;
-        let flow = self.front_slot_remove(g);
-        match self.slot_scan(g) {
-            None => self.bitmaps[ER] &= !(1 << g),
+        let flow = self.book.take_front(g);
+        match self.book.advance(g) {
+            None => self.book.leave(g, ER),
             Some(front) => {
                 let rounded_s = round_down(self.flows[front].s, self.groups[g].slot_shift);
                 if self.groups[g].s == rounded_s {
@@ -327,9 +428,8 @@ impl<T> Qfq<T> {
                 let grp = &mut self.groups[g];
                 grp.s = rounded_s;
                 grp.f = rounded_s.wrapping_add(2 << grp.slot_shift);
-                self.bitmaps[ER] &= !(1 << g);
-                let state = self.calc_state(g);
-                self.bitmaps[state] |= 1 << g;
+                self.book.leave(g, ER);
+                self.place(g);
             }
         }
         self.unblock_groups(g, old_f);
@@ -338,7 +438,7 @@ impl<T> Qfq<T> {
 }
 
 /// The group of a flow: log2 of its budget's span in virtual time, rounded up, above the smallest slot.
-pub(super) fn group_index(inv_w: u64, lmax: u32) -> usize {
+fn group_index(inv_w: u64, lmax: u32) -> usize {
     let slot_size = u64::from(lmax) * inv_w;
     let size_map = slot_size >> MIN_SLOT_SHIFT;
     if size_map == 0 {
@@ -350,7 +450,7 @@ pub(super) fn group_index(inv_w: u64, lmax: u32) -> usize {
     (index - usize::from(exact)).min(MAX_INDEX)
 }
 
-impl<T> Scheduler<T> for Qfq<T> {
+impl<T, B: Book> Scheduler<T> for Core<T, B> {
     fn enqueue(&mut self, flow: usize, len: u32, item: T) -> Result<(), T> {
         let was_idle = self.queues.queued(flow) == 0;
         self.queues.push(flow, len, item)?;
