@@ -45,9 +45,9 @@ fn fanout_group(n: usize) -> u16 {
 pub(crate) fn spread(named: &[Named<'_>]) -> Result<Spread> {
     let mut ports: Vec<PortName> = named.iter().map(|n| PortName::parse(n.port)).collect::<std::result::Result<_, _>>()?;
     let mut fanout: Vec<Option<u16>> = named.iter().map(|n| n.fanout).collect();
-    let mut interfaces: BTreeMap<(u8, &str), Vec<usize>> = BTreeMap::new();
+    let mut interfaces: BTreeMap<(Backend, &str), Vec<usize>> = BTreeMap::new();
     for (i, p) in ports.iter().enumerate() {
-        interfaces.entry((p.backend as u8, p.interface.as_str())).or_default().push(i);
+        interfaces.entry((p.backend, p.interface.as_str())).or_default().push(i);
     }
     let interfaces: Vec<Vec<usize>> = interfaces.into_values().collect();
     for (n, at) in interfaces.iter().enumerate() {

@@ -38,7 +38,7 @@ pub const BUILT: &[&str] = match (cfg!(af_xdp), cfg!(dpdk)) {
 };
 
 /// How a port reaches its interface.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Backend {
     /// A packet socket with memory-mapped rings.
     AfPacket,
@@ -90,6 +90,11 @@ impl PortName {
             return Err(bad(format!("interface name '{interface}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));
         }
         Ok(Self { name: name.into(), backend, interface: interface.into(), queue })
+    }
+
+    /// The queue an AF_XDP port binds: the one named (or spread), else 0.
+    pub fn bound_queue(&self) -> u32 {
+        self.queue.unwrap_or(0)
     }
 
     /// This AF_XDP port on queue `queue` of its interface, named so.

@@ -94,7 +94,7 @@ impl RxPort {
         let rx = match port.backend {
             Backend::AfPacket => Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?),
             #[cfg(af_xdp)]
-            Backend::AfXdp => Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.queue.unwrap_or(0), ring.descriptors)?),
+            Backend::AfXdp => Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?),
             #[cfg(dpdk)]
             Backend::Dpdk => Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface)?),
             #[cfg(not(all(af_xdp, dpdk)))]

@@ -41,7 +41,7 @@ impl TxPort {
         let tx = match port.backend {
             Backend::AfPacket => Transmitter::Packet(AfPacketTx::open(&port.name, &port.interface, ring)?),
             #[cfg(af_xdp)]
-            Backend::AfXdp => Transmitter::Xdp(XdpTx::open(&port.name, &port.interface, port.queue.unwrap_or(0), ring.descriptors)?),
+            Backend::AfXdp => Transmitter::Xdp(XdpTx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?),
             #[cfg(dpdk)]
             Backend::Dpdk => Transmitter::Dpdk(DpdkTx::open(&port.name, &port.interface)?),
             #[cfg(not(all(af_xdp, dpdk)))]
