@@ -4,8 +4,9 @@
 //! by the pipeline crate. A prediction walks each tree from its root to a
 //! leaf, one comparison a level, and allocates nothing.
 
-/// One node: a split on `feature` at `value` (go `left` when the feature
-/// is ≤ it), or a leaf whose prediction is `value`.
+/// One node: a split on `feature` at `value` (go `left` when the feature,
+/// rounded to f32 as scikit-learn reads its inputs, is ≤ it), or a leaf
+/// whose prediction is `value`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Node {
     /// The split's threshold, or the leaf's prediction.
@@ -79,7 +80,7 @@ impl Forest {
         for &root in &self.roots {
             let mut n = &self.nodes[root as usize];
             while n.feature != Node::LEAF {
-                let next = if x(n.feature as usize) <= n.value { n.left } else { n.right };
+                let next = if f64::from(x(n.feature as usize) as f32) <= n.value { n.left } else { n.right };
                 n = &self.nodes[next as usize];
             }
             sum += n.value;
