@@ -21,20 +21,20 @@ ROUNDS = 16
 
 
 def _vectors(rng: np.random.Generator, n: int) -> np.ndarray:
-    """Round sizes 0..64 (mostly small, as at light load) and idle times 0..2000 µs."""
+    """Round sizes 0..64 (mostly small, as at light load), idle times 0..2000 µs and rates 0..20 pkt/µs."""
     sizes = np.minimum(rng.geometric(0.3, size=(n, ROUNDS)) - 1, 64).astype(np.float64)
-    return np.hstack([sizes, rng.uniform(0, 2000, size=(n, 1))])
+    return np.hstack([sizes, rng.uniform(0, 2000, size=(n, 1)), rng.uniform(0, 20, size=(n, 1))])
 
 
 @pytest.mark.parametrize("kind", ["forest", "boosting"])
 def test_the_engine_predicts_what_scikit_learn_predicts_on_10000_vectors(tmp_path: Path, kind: str) -> None:
     rng = np.random.default_rng(7)
     x = _vectors(rng, 4000)
-    y = np.clip(x[:, -1] / 4 - 10 * x[:, 0] + rng.normal(0, 20, len(x)), 0, 500)
+    y = np.clip(x[:, -2] / 4 - 10 * x[:, 0] - 20 * x[:, -1] + rng.normal(0, 20, len(x)), 0, 500)
     model = (RandomForestRegressor(n_estimators=16, max_depth=10, random_state=1) if kind == "forest"
              else GradientBoostingRegressor(n_estimators=40, max_depth=4, random_state=1)).fit(x, y)
     path = tmp_path / "m.json"
-    export(model, ROUNDS, path, {"test": kind})
+    export(model, ROUNDS, path, {"test": kind}, max_rate=20.0)
     probe = _vectors(rng, 10_000)
     # Some features exactly at split thresholds: ≤ goes left in both.
     first = model.estimators_[0] if kind == "forest" else model.estimators_[0][0]
@@ -83,6 +83,8 @@ def test_a_worker_logs_what_the_learned_policy_reads(tmp_path: Path) -> None:
     assert rows and all(len(row) == LOGGED for row in rows)
     # At 1 kpps a busy worker finds most rounds empty: idle times grow between packets.
     assert max(row[HISTORY] for row in rows) > 10
+    # And the rate it reads is the offered one: 1 kpps is 0.001 pkt/µs.
+    assert 0.0005 < statistics.median(row[HISTORY + 1] for row in rows) < 0.002
 
 
 def test_each_worker_may_poll_its_own_way() -> None:

@@ -368,8 +368,8 @@ class Pipeline:
         average, and polls above; `metronome` sleeps `vacation_us` whenever
         its input is drained; `learned` sleeps what a trained `model` (a file
         `sluice train polling` writes; default: the one shipped, trained on
-        the development machine) predicts from the last rounds' sizes and
-        the idle time, at most `max_sleep_us`. With `log_features` each
+        the development machine) predicts from the last rounds' sizes, the
+        idle time and the arrival rate, at most `max_sleep_us`. With `log_features` each
         period's report gives, per worker, what the learned policy reads at
         each round without work (`poll_features`; for training). With
         `worker`, only that worker polls so; the others keep theirs."""

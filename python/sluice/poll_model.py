@@ -4,9 +4,10 @@ described in crates/sluice-pipeline/src/poll_model.rs), and the features
 it reads.
 
 A decision after a round without work sees the sizes of the worker's last
-rounds (latest first) and the time since its last round with work (µs);
+rounds (latest first), the time since its last round with work (µs) and
+the rate packets arrived at over the last 10–20 ms (pkt/µs);
 workers log those at each such round when asked (`log_features`), as rows
-of `LOGGED` values: `HISTORY` sizes, then the idle time."""
+of `LOGGED` values: `HISTORY` sizes, then the idle time and the rate."""
 
 from __future__ import annotations
 
@@ -18,11 +19,11 @@ if TYPE_CHECKING:
     import numpy as np
 
 FORMAT = "sluice-poll-model"
-VERSION = 1
+VERSION = 2
 #: Round sizes a logged row holds (the engine's `poll::features::HISTORY`).
 HISTORY = 128
-#: Values in a logged row: the sizes, then the idle time (µs).
-LOGGED = HISTORY + 1
+#: Values in a logged row: the sizes, then the idle time (µs) and the arrival rate (pkt/µs).
+LOGGED = HISTORY + 2
 #: The model shipped in the package, trained on the development machine by `sluice train polling`.
 DEFAULT = Path(__file__).parent / "models" / "polling.json"
 
@@ -42,10 +43,20 @@ def features(logged: np.ndarray, rounds: int) -> np.ndarray:
     return np.hstack([logged[:, :rounds], logged[:, HISTORY:]])
 
 
-def export(model: Any, rounds: int, path: Path, trained: dict[str, Any]) -> None:
+def highest_rate(logged: np.ndarray) -> float:
+    """The highest arrival rate among logged rows (pkt/µs; 0 for none)."""
+    import numpy as np
+
+    rates = np.asarray(logged, dtype=np.float64).reshape(-1, LOGGED)[:, HISTORY + 1]
+    return float(rates.max()) if len(rates) else 0.0
+
+
+def export(model: Any, rounds: int, path: Path, trained: dict[str, Any], max_rate: float) -> None:
     """Writes a fitted `RandomForestRegressor` or `GradientBoostingRegressor`
-    reading `rounds` round sizes and the idle time to `path`, with `trained`
-    (how it was trained) kept beside it."""
+    reading `rounds` round sizes, the idle time and the arrival rate to
+    `path`, with `trained` (how it was trained) kept beside it; the policy
+    polls at arrival rates above `max_rate` (pkt/µs: the highest among the
+    features it was fitted to, where its trees stop knowing anything)."""
     import numpy as np
     from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 
@@ -56,10 +67,11 @@ def export(model: Any, rounds: int, path: Path, trained: dict[str, Any]) -> None
         offset, scale = float(np.ravel(model.init_.constant_)[0]), float(model.learning_rate)
     else:
         raise TypeError(f"a poll model is a random forest or gradient boosting of regression trees, not {type(model).__name__}")
-    if model.n_features_in_ != rounds + 1:
-        raise ValueError(f"the model reads {model.n_features_in_} features; {rounds} round sizes and the idle time are {rounds + 1}")
+    if model.n_features_in_ != rounds + 2:
+        raise ValueError(f"the model reads {model.n_features_in_} features; {rounds} round sizes, the idle time and the rate are {rounds + 2}")
     doc = {
         "format": FORMAT, "version": VERSION, "rounds": rounds, "features": int(model.n_features_in_), "offset": offset, "scale": scale,
+        "max_rate": float(max_rate),
         "trees": [{"feature": t.feature.tolist(), "threshold": t.threshold.tolist(), "left": t.children_left.tolist(),
                    "right": t.children_right.tolist(), "value": t.value[:, 0, 0].tolist()} for t in trees],
         "trained": trained,

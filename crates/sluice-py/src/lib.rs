@@ -250,7 +250,8 @@ fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_pe
 }
 
 /// What one decision of poll policy `spec` (the description's `poll`
-/// object, JSON) costs the worker (ns), over a mix of empty and busy rounds.
+/// object, JSON) costs the worker (ns), over rounds of a light load (a
+/// packet every 1024 rounds: a learned model is asked, its rate bound passed).
 #[pyfunction]
 fn poll_decision_ns(spec: &str) -> PyResult<f64> {
     let spec: sluice_pipeline::spec::PollSpec = serde_json::from_str(spec).map_err(|e| invalid(format!("poll: {e}")))?;
@@ -258,8 +259,8 @@ fn poll_decision_ns(spec: &str) -> PyResult<f64> {
     let rounds = 1_000_000u32;
     let start = std::time::Instant::now();
     for i in 0..rounds {
-        // One round in four brings a batch; the decision is kept from being optimised away.
-        let work = if i % 4 == 0 { 32 } else { 0 };
+        // The decision is kept from being optimised away.
+        let work = usize::from(i % 1024 == 0);
         std::hint::black_box(poller.after_round(std::hint::black_box(work), || u64::MAX));
     }
     Ok(start.elapsed().as_nanos() as f64 / f64::from(rounds))
@@ -267,7 +268,7 @@ fn poll_decision_ns(spec: &str) -> PyResult<f64> {
 
 /// What the learned poll model at `path` predicts (µs of sleep) for each
 /// of `rows` (its features: the last round sizes, latest first, then the
-/// idle time in µs), before the policy bounds it.
+/// idle time in µs and the arrival rate in pkt/µs), before the policy bounds it.
 #[pyfunction]
 fn poll_model_predict(path: &str, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
     let forest = sluice_pipeline::poll_model::read(path, 1_000_000_000).map_err(invalid)?.into_forest();

@@ -16,7 +16,11 @@ Three changes make it converge where the paper's did not (its Figure 3):
 - the draw is centred on the best sleep so far, not the last one (the
   paper's walk moves whether or not the last step helped, by at least
   c_explore, so it never settles), and the best is measured again beside
-  each candidate, so one lucky run does not hold the search;
+  each candidate, so one lucky run does not hold the search; a candidate
+  replaces the best only if it scores `MARGIN` more (noise on the flat top
+  of the reward moved a settled best) and its model slept what it was
+  fitted to (off the features it was fitted on, a model may not: such a
+  run says nothing of its target);
 - s is in % of the range in octaves (1 µs to the longest sleep), where the
   paper's was in its sleep's units: a worker's CPU falls about as the
   inverse of its sleep, so equal ratios of sleep change the reward alike;
@@ -34,7 +38,16 @@ Three changes make it converge where the paper's did not (its Figure 3):
 
 The model reads the last 100 round sizes, as the paper's, or 16, whichever
 predicts the final sleeps better on features it has not seen (both scores
-are in the report).
+are in the report), the idle time, and the rate packets arrived at over
+the last 10–20 ms. Without the rate the features do not tell
+the loads apart: what a round after a sleep brings is the rate times the
+model's own last sleep, so 500 Mbit/s after a long sleep looks like
+1000 Mbit/s after a short one, and a model fitted to both sleeps between
+their targets whatever either asks (the 1000 Mbit/s scenario then never
+settled: its search compared sleeps the model did not take). The rate
+also bounds the model: above the highest rate among the features it was
+fitted to (where no scenario found a round without work) the policy
+polls, where the trees would otherwise carry a low load's sleep.
 
 Seeded: the draws and the trees follow `seed`. The runs are measurements
 on a shared machine, so two trainings see different numbers; given the
@@ -50,7 +63,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice.experiments import poll_worker
-from sluice.poll_model import LOGGED, export, features
+from sluice.poll_model import LOGGED, export, features, highest_rate
 
 #: The paper's scenarios (Mbit/s of a 10 Gbit/s link), run as these shares of the saturation rate.
 SCENARIOS_MBPS = [2, 10, 500, 1000, 5000, 7500]
@@ -62,8 +75,14 @@ START_US = 50.0
 #: Our reward's range, and the paper's exploration rule's constants.
 R_MIN, R_MAX = -50.0, 100.0
 C_EXPLORE = 10.0
+#: The start model's bound on the arrival rate (pkt/µs): none, it sleeps at every load.
+ANY_RATE = 1e9
 #: Round sizes a model may read: the paper's 100, or fewer.
 ROUNDS = (100, 16)
+#: Reward points a candidate must win by: about twice the spread of one sleep's reward between runs here.
+MARGIN = 1.0
+#: A run tested its target if its mean sleep is within this share of it (and 1 µs).
+ON_TARGET_SHARE = 0.25
 #: A scenario has settled when its best sleep moved less than this share over the last `SETTLE_ITERATIONS`.
 SETTLE_SHARE = 0.2
 SETTLE_ITERATIONS = 5
@@ -92,6 +111,11 @@ def next_target(best_us: float, best_reward: float, rng: random.Random) -> float
     octaves = math.log2(MAX_SLEEP_US / MIN_SLEEP_US)
     at = rng.gauss(math.log2(max(best_us, MIN_SLEEP_US) / MIN_SLEEP_US), (100 * p_deviate ** 5 + C_EXPLORE) / 100 * octaves)
     return 0.0 if at < 0 else MIN_SLEEP_US * 2 ** min(at, octaves)
+
+
+def tested(m: dict[str, Any], target_us: float) -> bool:
+    """Whether the worker of run `m` slept what its model was fitted to sleep."""
+    return abs(float(m["wait_asked_us"]) - target_us) <= ON_TARGET_SHARE * target_us + MIN_SLEEP_US
 
 
 def fit(x: Any, y: Any, seed: int) -> Any:
@@ -126,8 +150,8 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
     candidates = [next_target(START_US, R_MIN, rng) for _ in loads]
     history: list[dict[str, Any]] = []
 
-    def run(model: Any, which: str, it: int) -> list[dict[str, Any]]:
-        export(model, rounds, model_path, {"iteration": it, "sleeps": which})
+    def run(model: Any, rate: float, which: str, it: int) -> list[dict[str, Any]]:
+        export(model, rounds, model_path, {"iteration": it, "sleeps": which}, rate)
         poll = {"policy": "learned", "model": str(model_path), "max_sleep_us": MAX_SLEEP_US, "log_features": True}
         measured = []
         for s, load in enumerate(loads):
@@ -137,24 +161,27 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
         return measured
 
     # What the worker sees under a model that sleeps START_US after every round without work.
-    start = run(fit(np.zeros((1, rounds + 1)), [START_US], seed), "start", -1)
-    logged = [np.asarray(m["features"]) if m["features"] else np.zeros((1, LOGGED)) for m in start]
+    start = run(fit(features(np.zeros((1, LOGGED)), rounds), [START_US], seed), ANY_RATE, "start", -1)
+    # A scenario whose worker never found a round without work logged nothing: it adds no rows to a fit.
+    logged = [np.asarray(m["features"], dtype=np.float64).reshape(-1, LOGGED) for m in start]
     for it in range(iterations):
-        runs = {which: run(_fit_scenarios(logged, targets, rounds, seed), which, it) for which, targets in (("best", best), ("candidate", candidates))}
+        rate = highest_rate(np.vstack(logged))
+        runs = {which: run(_fit_scenarios(logged, targets, rounds, seed), rate, which, it) for which, targets in (("best", best), ("candidate", candidates))}
         row = []
         for s in range(len(loads)):
             b, c = runs["best"][s], runs["candidate"][s]
             row.append({"mbps": SCENARIOS_MBPS[s], "best_us": round(best[s], 2), "candidate_us": round(candidates[s], 2),
-                        "slept_us": round(b["wait_asked_us"], 2), "reward": round(b["reward"], 2), "candidate_reward": round(c["reward"], 2),
+                        "slept_us": round(b["wait_asked_us"], 2), "candidate_slept_us": round(c["wait_asked_us"], 2),
+                        "reward": round(b["reward"], 2), "candidate_reward": round(c["reward"], 2),
                         "paper_reward": round(b["paper_reward"], 1), **{k: round(b[k], 3) for k in ("cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us")}})
-            won = c if c["reward"] > b["reward"] else b
+            won = c if tested(c, candidates[s]) and c["reward"] > b["reward"] + MARGIN else b
             if won is c:
                 best[s] = candidates[s]
             logged[s] = np.vstack([np.asarray(r["features"]) for r in (b, c) if r["features"]] or [logged[s]])
             candidates[s] = next_target(best[s], won["reward"], rng)
         history.append({"iteration": it, "runs": row})
     fit_scores = {r: _held_out_score(logged, best, r, seed) for r in ROUNDS}
-    rounds = max(ROUNDS, key=lambda r: fit_scores[r])
+    rounds = max(ROUNDS, key=lambda r: (fit_scores[r], -r))  # at a tie, the fewer
     window = history[-SETTLE_ITERATIONS:] if len(history) >= SETTLE_ITERATIONS else []
     # A scenario whose worker never found a round without work never asks the model: nothing to settle (None).
     settled = [None if window and all(h["runs"][s]["slept_us"] == 0 for h in window)
@@ -165,7 +192,8 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
         "held_out_r2": {f"{r}_rounds": round(v, 3) for r, v in fit_scores.items()}, "history": history,
     }
     export(_fit_scenarios(logged, best, rounds, seed), rounds, model_path,
-           {k: report[k] for k in ("seed", "iterations", "saturation_mpps", "scenarios_mbps", "best_us", "settled", "held_out_r2")})
+           {k: report[k] for k in ("seed", "iterations", "saturation_mpps", "scenarios_mbps", "best_us", "settled", "held_out_r2")},
+           highest_rate(np.vstack(logged)))
     out.mkdir(parents=True, exist_ok=True)
     (out / "polling-training.json").write_text(json.dumps(report, indent=1))
     plot(report, out / "polling-training.png")
@@ -178,6 +206,8 @@ def _labelled(logged: list[Any], targets: list[float], rounds: int) -> tuple[Any
 
     x = np.vstack([features(rows, rounds) for rows in logged])
     y = np.concatenate([np.full(len(rows), t) for rows, t in zip(logged, targets)])
+    if not len(y):
+        raise RuntimeError("no scenario's worker found a round without work, so none asked the model: nothing to fit it to")
     return x, y
 
 

@@ -1,5 +1,6 @@
-//! What the learned poll policy reads: the sizes of a worker's last rounds
-//! and how long it has found no work, kept as it goes; and, for training,
+//! What the learned poll policy reads: the sizes of a worker's last rounds,
+//! how long it has found no work and the rate packets came at, kept as it
+//! goes; and, for training,
 //! a log of the features at the worker's decisions (taken each period into
 //! its reading, see [`Counters::poll_features`](crate::Counters::poll_features)).
 
@@ -8,8 +9,12 @@ use std::time::Instant;
 /// Rounds whose sizes are kept (the longest history a model may read).
 pub const HISTORY: usize = 128;
 /// Features a decision sees: [`HISTORY`] round sizes (the latest first),
-/// then the time since the last round with work (µs).
-pub const FEATURES: usize = HISTORY + 1;
+/// then the time since the last round with work (µs), then the arrival rate (pkt/µs).
+pub const FEATURES: usize = HISTORY + 2;
+/// The shortest stretch of time the arrival rate is taken over (µs): it
+/// spans the last one or two windows of at least this length, so it holds
+/// tens of packets at 1 kpps and follows a change within ~20 ms.
+pub const RATE_WINDOW_US: f64 = 10_000.0;
 /// Decisions a worker logs a period, at most (the last ones).
 pub const SAMPLES: usize = 64;
 
@@ -24,11 +29,29 @@ pub struct RoundHistory {
     idle_since: Option<Instant>,
     /// Time since then at the latest decision (µs).
     idle_us: f64,
+    /// Packets the rounds moved since `window_start`, and in the window before it.
+    window_pkts: u64,
+    previous_pkts: u64,
+    /// When the current window and the one before it began (the first decision's time, at first).
+    window_start: Option<Instant>,
+    previous_start: Option<Instant>,
+    /// Packets a µs over both windows at the latest decision.
+    rate: f64,
 }
 
 impl Default for RoundHistory {
     fn default() -> Self {
-        Self { sizes: [0; HISTORY], latest: 0, idle_since: None, idle_us: 0.0 }
+        Self {
+            sizes: [0; HISTORY],
+            latest: 0,
+            idle_since: None,
+            idle_us: 0.0,
+            window_pkts: 0,
+            previous_pkts: 0,
+            window_start: None,
+            previous_start: None,
+            rate: 0.0,
+        }
     }
 }
 
@@ -38,26 +61,47 @@ impl RoundHistory {
     pub fn note(&mut self, work: usize) {
         self.latest = (self.latest + 1) % HISTORY;
         self.sizes[self.latest] = work.min(u16::MAX as usize) as u16;
+        self.window_pkts += work as u64;
         if work > 0 {
             self.idle_since = None;
         }
     }
 
-    /// Takes the time for a decision after a round without work.
+    /// Takes the time for a decision after a round without work: the idle
+    /// time, and the arrival rate over the windows since `previous_start`
+    /// (a window closes at the first decision `RATE_WINDOW_US` after it opened).
     #[inline]
     pub fn before_decision(&mut self) {
         let now = Instant::now();
-        self.idle_us = now.duration_since(*self.idle_since.get_or_insert(now)).as_nanos() as f64 / 1e3;
+        let us = |since: Instant| now.duration_since(since).as_nanos() as f64 / 1e3;
+        self.idle_us = us(*self.idle_since.get_or_insert(now));
+        let start = *self.window_start.get_or_insert_with(|| {
+            self.window_pkts = 0; // moved before the first decision: no time to measure them over
+            now
+        });
+        if us(start) >= RATE_WINDOW_US {
+            (self.previous_start, self.previous_pkts) = (Some(start), self.window_pkts);
+            (self.window_start, self.window_pkts) = (Some(now), 0);
+        }
+        let span = us(self.previous_start.unwrap_or(start));
+        self.rate = if span > 0.0 { (self.previous_pkts + self.window_pkts) as f64 / span } else { 0.0 };
+    }
+
+    /// The arrival rate at the latest decision (pkt/µs).
+    #[inline]
+    pub fn rate(&self) -> f64 {
+        self.rate
     }
 
     /// Feature `i` of a model that reads the last `rounds` sizes: the size
-    /// of the round `i` back for i < `rounds`, else the idle time (µs).
+    /// of the round `i` back for i < `rounds`, then the idle time (µs),
+    /// then the arrival rate (pkt/µs).
     #[inline]
     pub fn feature(&self, i: usize, rounds: usize) -> f64 {
-        if i < rounds {
-            f64::from(self.sizes[(self.latest + HISTORY - i) % HISTORY])
-        } else {
-            self.idle_us
+        match i.checked_sub(rounds) {
+            None => f64::from(self.sizes[(self.latest + HISTORY - i) % HISTORY]),
+            Some(0) => self.idle_us,
+            Some(_) => self.rate,
         }
     }
 }
@@ -120,5 +164,32 @@ mod tests {
         assert_eq!((out[2], out[HISTORY] as f64), (7.0, h.feature(2, 2) as f32 as f64));
         log.take(&mut out);
         assert!(out.is_empty(), "taken once");
+    }
+
+    #[test]
+    fn the_arrival_rate_counts_the_packets_of_the_last_windows_over_their_time() {
+        use std::time::{Duration, Instant};
+        let mut h = RoundHistory::default();
+        h.note(1_000); // before the first decision: no time to measure it over
+        h.note(0);
+        let start = Instant::now();
+        h.before_decision();
+        assert_eq!(h.feature(2, 1), 0.0);
+        h.note(50);
+        std::thread::sleep(Duration::from_micros(12_000));
+        h.note(0);
+        h.before_decision(); // closes the first window: 50 packets in ≥ 12 ms
+        h.note(30);
+        h.note(0);
+        h.before_decision();
+        let most = 80.0 / 12_000.0;
+        let least = 80.0 / (start.elapsed().as_nanos() as f64 / 1e3);
+        assert!((least..=most).contains(&h.feature(2, 1)), "{} pkt/µs, want {least}..={most}", h.feature(2, 1));
+        for _ in 0..2 {
+            std::thread::sleep(Duration::from_micros(11_000));
+            h.note(0);
+            h.before_decision();
+        }
+        assert_eq!(h.feature(2, 1), 0.0, "no packets for two windows");
     }
 }

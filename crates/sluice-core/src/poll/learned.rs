@@ -1,6 +1,8 @@
 //! The learned poll policy: after a round without work, a tree ensemble
-//! reads the worker's last round sizes and idle time and predicts how
-//! long to sleep (µs); a prediction under [`MIN_SLEEP_NS`] means poll.
+//! reads the worker's last round sizes, idle time and arrival rate and predicts how
+//! long to sleep (µs); a prediction under [`MIN_SLEEP_NS`] means poll, and
+//! so does an arrival rate above any the model was trained at (its trees
+//! know nothing there, and a sleep at a high rate fills the queues).
 
 use super::features::{RoundHistory, HISTORY};
 use super::forest::Forest;
@@ -12,27 +14,37 @@ pub const MIN_SLEEP_NS: u64 = 1_000;
 #[derive(Clone, Debug, PartialEq)]
 pub struct LearnedPolicy {
     forest: Forest,
-    /// Round sizes the model reads (the latest first), then the idle time.
+    /// Round sizes the model reads (the latest first), then the idle time and the arrival rate.
     rounds: usize,
     /// The longest sleep, whatever the model says (ns).
     max_sleep_ns: u64,
+    /// The highest arrival rate the model was trained at (pkt/µs): above it, poll.
+    max_rate: f64,
 }
 
 impl LearnedPolicy {
     /// A policy whose `forest` reads the last `rounds` round sizes and the
-    /// idle time (`rounds` + 1 features, 1 ≤ `rounds` ≤ [`HISTORY`]),
-    /// sleeping at most `max_sleep_ns` (1 µs ..= 1 s).
-    pub fn new(forest: Forest, rounds: usize, max_sleep_ns: u64) -> Result<Self, String> {
+    /// idle time and the arrival rate (`rounds` + 2 features, 1 ≤ `rounds` ≤ [`HISTORY`]),
+    /// sleeping at most `max_sleep_ns` (1 µs ..= 1 s) and only at arrival
+    /// rates up to `max_rate` (pkt/µs, ≥ 0).
+    pub fn new(forest: Forest, rounds: usize, max_sleep_ns: u64, max_rate: f64) -> Result<Self, String> {
         if !(1..=HISTORY).contains(&rounds) {
             return Err(format!("reads {rounds} round sizes; 1..={HISTORY} are kept"));
         }
-        if forest.features() != rounds + 1 {
-            return Err(format!("its trees read {} features, but {rounds} round sizes and the idle time are {}", forest.features(), rounds + 1));
+        if forest.features() != rounds + 2 {
+            return Err(format!(
+                "its trees read {} features, but {rounds} round sizes, the idle time and the arrival rate are {}",
+                forest.features(),
+                rounds + 2
+            ));
         }
         if !(MIN_SLEEP_NS..=1_000_000_000).contains(&max_sleep_ns) {
             return Err(format!("max sleep {max_sleep_ns} ns must be 1 µs..=1 s"));
         }
-        Ok(Self { forest, rounds, max_sleep_ns })
+        if !(max_rate >= 0.0 && max_rate.is_finite()) {
+            return Err(format!("max rate {max_rate} pkt/µs must be a finite rate ≥ 0"));
+        }
+        Ok(Self { forest, rounds, max_sleep_ns, max_rate })
     }
 
     /// Its trees.
@@ -43,6 +55,9 @@ impl LearnedPolicy {
     /// The sleep after a round without work (ns; 0: poll).
     #[inline]
     pub fn sleep_ns(&self, history: &RoundHistory) -> u64 {
+        if history.rate() > self.max_rate {
+            return 0;
+        }
         let ns = self.forest.predict(|i| history.feature(i, self.rounds)) * 1e3;
         if ns < MIN_SLEEP_NS as f64 {
             0

@@ -64,7 +64,8 @@ pub enum PollPolicy {
         vacation_ns: u64,
     },
     /// A trained model predicts the sleep after a round without work from
-    /// the sizes of the last rounds and the time since the last with work.
+    /// the sizes of the last rounds, the time since the last with work and
+    /// the rate packets arrived at over the last 10–20 ms.
     Learned(Arc<LearnedPolicy>),
 }
 
@@ -293,9 +294,9 @@ mod tests {
     #[test]
     fn the_learned_policy_sleeps_as_its_model_predicts_only_after_rounds_without_work_and_logs_what_it_read() {
         use forest::{Forest, Node};
-        // Reads one round size and the idle time: sleeps 200 µs once idle for any time at all.
+        // Reads one round size, the idle time and the rate: sleeps 200 µs once idle for any time at all.
         let nodes = vec![Node { value: 0.0, feature: 1, left: 1, right: 2 }, Node { value: 0.0, feature: Node::LEAF, left: 0, right: 0 }, Node { value: 200.0, feature: Node::LEAF, left: 0, right: 0 }];
-        let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 2, 0.0, 1.0).unwrap(), 1, 150_000).unwrap();
+        let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, 1.0).unwrap();
         let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), true);
         assert_eq!(p.after_round(5, || 0), Wait::Poll);
         assert_eq!(p.after_round(0, || 0), Wait::Poll, "idle for no time yet");
@@ -305,8 +306,29 @@ mod tests {
         p.take_features(&mut rows);
         assert_eq!(rows.len(), 2 * features::FEATURES, "one row per round without work");
         assert_eq!((rows[1], rows[features::FEATURES + 2]), (5.0, 5.0), "the round with work, one and two back");
-        let wrong = LearnedPolicy::new(Forest::new(nodes, vec![0], 2, 0.0, 1.0).unwrap(), 4, 150_000).unwrap_err();
-        assert!(wrong.contains("read 2 features, but 4 round sizes"), "{wrong}");
+        let wrong = LearnedPolicy::new(Forest::new(nodes, vec![0], 3, 0.0, 1.0).unwrap(), 4, 150_000, 1.0).unwrap_err();
+        assert!(wrong.contains("read 3 features, but 4 round sizes, the idle time and the arrival rate are 6"), "{wrong}");
+    }
+
+    #[test]
+    fn the_learned_policy_polls_above_the_highest_rate_its_model_was_trained_at() {
+        use forest::{Forest, Node};
+        // Sleeps 200 µs once idle for any time at all, as above.
+        let nodes = vec![Node { value: 0.0, feature: 1, left: 1, right: 2 }, Node { value: 0.0, feature: Node::LEAF, left: 0, right: 0 }, Node { value: 200.0, feature: Node::LEAF, left: 0, right: 0 }];
+        let after_1000_packets_in_11_ms = |max_rate: f64| {
+            let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, max_rate).unwrap();
+            let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), false);
+            p.after_round(0, || 0); // opens the rate's first window
+            p.after_round(1_000, || 0);
+            std::thread::sleep(Duration::from_millis(11));
+            p.after_round(0, || 0);
+            std::thread::sleep(Duration::from_micros(10));
+            p.after_round(0, || 0)
+        };
+        assert_eq!(after_1000_packets_in_11_ms(1.0), Wait::Sleep(Duration::from_micros(150)), "~0.09 pkt/µs: within 1");
+        assert_eq!(after_1000_packets_in_11_ms(0.05), Wait::Poll, "~0.09 pkt/µs: above 0.05");
+        let nan = LearnedPolicy::new(Forest::new(nodes, vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, f64::NAN).unwrap_err();
+        assert!(nan.contains("max rate NaN"), "{nan}");
     }
 
     #[test]
