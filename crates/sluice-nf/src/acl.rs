@@ -123,16 +123,24 @@ fn first_match_permits(rules: &[Rule], candidates: &[u32], t: &FiveTuple) -> boo
     candidates.iter().map(|&r| &rules[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
 }
 
-/// The verdict for `t`: rule 0 first (ACLs often open with the rule most
-/// packets hit — permit a protocol, an established range — and then one
-/// check decides, without a walk), else the first match among the tree's
-/// candidates.
+/// Rule 0's verdict for `t`, if it matches: ACLs often open with the rule
+/// most packets hit (permit a protocol, an established range), and then
+/// one check decides, without a walk.
+#[inline]
+fn top_decides(rules: &[Rule], t: &FiveTuple) -> Option<bool> {
+    rules.first().filter(|top| top.matches(t)).map(|top| top.permit)
+}
+
+/// The first match among the tree's candidates for `t`.
+#[inline]
+fn walk(rules: &[Rule], tree: &Tree, t: &FiveTuple) -> bool {
+    first_match_permits(rules, tree.candidates(&key(t)), t)
+}
+
+/// The verdict for `t`: rule 0 first, else a walk.
 #[inline]
 fn decide(rules: &[Rule], tree: &Tree, t: &FiveTuple) -> bool {
-    match rules.first() {
-        Some(top) if top.matches(t) => top.permit,
-        _ => first_match_permits(rules, tree.candidates(&key(t)), t),
-    }
+    top_decides(rules, t).unwrap_or_else(|| walk(rules, tree, t))
 }
 
 /// Verdicts of up to [`MAX_BURST`] tuples, their tree walks in lockstep
@@ -206,14 +214,17 @@ impl NetworkFunction for Acl {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         // A run of packets with one tuple (one flow's, behind a Reframer) is decided once.
         if !self.tree.lockstep() {
-            // A shallow tree: one pass, packet by packet.
+            // A shallow tree: one pass, packet by packet. Rule 0 costs no
+            // more than comparing with the last walked tuple, so it goes
+            // first, and only walks are remembered.
+            let Self { rules, tree, .. } = self;
             let mut last: Option<(FiveTuple, bool)> = None;
             for &id in input.as_slice() {
                 let permit = match FiveTuple::of(ctx.pool.data(id)) {
-                    Some(t) => match last {
+                    Some(t) => top_decides(rules, &t).unwrap_or_else(|| match last {
                         Some((l, verdict)) if l == t => verdict,
-                        _ => last.insert((t, self.permits(&t))).1,
-                    },
+                        _ => last.insert((t, walk(rules, tree, &t))).1,
+                    }),
                     None => false,
                 };
                 if permit {
