@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use ahash::RandomState;
+
 use sluice_core::wire::ipv4::{mask, parse_prefix, PROTO_TCP, PROTO_UDP};
 use sluice_core::wire::{ipv4_of_mut, l4};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
@@ -27,8 +29,10 @@ pub struct Napt {
     inside_mask: u32,
     public: u32,
     timeout_ns: u64,
-    outbound: HashMap<FlowKey, Binding>,
-    inbound: HashMap<u16, FlowKey>,
+    /// Keyed by a hash seeded at random (aHash): fast, and an outside
+    /// host cannot choose flows that collide.
+    outbound: HashMap<FlowKey, Binding, RandomState>,
+    inbound: HashMap<u16, FlowKey, RandomState>,
     free: Vec<u16>,
     /// The last outbound flow translated and its port, at that time (ns):
     /// the next packets of its run take them without a lookup.
@@ -49,8 +53,8 @@ impl Napt {
             inside_mask: mask(len),
             public,
             timeout_ns,
-            outbound: HashMap::with_capacity(ports),
-            inbound: HashMap::with_capacity(ports),
+            outbound: HashMap::with_capacity_and_hasher(ports, RandomState::new()),
+            inbound: HashMap::with_capacity_and_hasher(ports, RandomState::new()),
             free: (first..=last).rev().collect(),
             last: None,
         })
