@@ -21,11 +21,13 @@ pub struct FiveTuple {
 
 impl FiveTuple {
     /// The 5-tuple of an Ethernet frame, if it is IPv4 with readable ports.
+    #[inline]
     pub fn of(frame: &[u8]) -> Option<Self> {
         Self::of_header(&ipv4_of(frame).ok()?)
     }
 
     /// The 5-tuple of an IPv4 packet, if its ports (UDP, TCP) are readable.
+    #[inline]
     pub fn of_header<T: AsRef<[u8]>>(ip: &Header<T>) -> Option<Self> {
         let (sport, dport) = match l4::ports(ip.protocol(), ip.payload()) {
             Ok(p) => p,
