@@ -7,7 +7,7 @@
 //! which never left its pool. So the arbiter touches descriptors only, and
 //! every packet is accounted where it lives.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sluice_core::limits::MAX_POOL_BUFFERS;
@@ -15,6 +15,7 @@ use sluice_core::{EgressLink, PacketId};
 
 use crate::arbiter::{Arbiter, Client, Entry};
 use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
+use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};
 use crate::link::Link;
 use crate::mailbox::{mailbox, Consumer, Producer};
@@ -72,10 +73,8 @@ pub struct ClassCounters {
     /// [`Self::full`], by a worker before offering them (pkt).
     pub dropped: AtomicU64,
     /// Whether the class's queue was full at the arbiter's last decision
-    /// for it: workers drop its packets at once rather than fill their
-    /// mailbox with packets the arbiter would refuse, which would hold up
-    /// the other classes' behind them.
-    pub full: AtomicBool,
+    /// for it: workers drop its packets at once rather than offer them.
+    pub full: FullFlag,
 }
 
 /// The arbiter's side: hands decisions back to the workers.
@@ -101,17 +100,14 @@ impl Dispatch for Decisions {
         // One writer (this thread): a load and a store are enough.
         c.sent_pkts.store(c.sent_pkts.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         c.sent_bytes.store(c.sent_bytes.load(Ordering::Relaxed) + u64::from(e.len), Ordering::Relaxed);
-        // A packet left the queue: there is room again.
-        if c.full.load(Ordering::Relaxed) {
-            c.full.store(false, Ordering::Relaxed);
-        }
+        c.full.sent();
         self.post(e, true);
     }
 
     fn refuse(&mut self, e: Entry) {
         let c = &self.classes[usize::from(e.flow)];
         c.dropped.fetch_add(1, Ordering::Relaxed);
-        c.full.store(true, Ordering::Relaxed);
+        c.full.refused();
         self.post(e, false);
     }
 }
@@ -134,7 +130,7 @@ impl EgressLink for WorkerEgress {
     fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
         debug_assert!(id.0 < 1 << HANDLE_BITS, "{id:?} does not fit the handle bits");
         let c = &self.classes[usize::from(class)];
-        if c.full.load(Ordering::Relaxed) {
+        if c.full.is_set() {
             c.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         }

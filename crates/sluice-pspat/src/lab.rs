@@ -19,6 +19,7 @@ use hdrhistogram::Histogram;
 
 use crate::arbiter::{Arbiter, Entry};
 use crate::arbiter_thread::{ArbiterThread, Idle};
+use crate::full_flag::FullFlag;
 use crate::link::Link;
 use crate::locked::Locked;
 use crate::sched::Algorithm;
@@ -306,27 +307,21 @@ fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_tr
     match architecture {
         Architecture::Pspat => {
             let (arbiter, mailboxes) = Arbiter::new(algorithm.build(&weights, OFFER_QUEUE), link, flows.len(), OFFER_MAILBOX, DRAIN_BUDGET);
-            // PSPAT's backpressure: a flow whose queue was full at the
-            // arbiter's last decision for it has its client wait, rather
-            // than fill the mailbox with packets the arbiter would refuse
-            // (each refusal lengthens the scan every other client waits on).
-            let full: Arc<[AtomicBool]> = flows.iter().map(|_| AtomicBool::new(false)).collect();
+            // PSPAT's backpressure: a greedy client waits while its flow's queue is full.
+            let full: Arc<[FullFlag]> = flows.iter().map(|_| FullFlag::default()).collect();
             let (seen, room, refused) = (on_transmit.clone(), full.clone(), full.clone());
             let transmit = move |e: Entry, now_ns| {
-                let flag = &room[usize::from(e.flow)];
-                if flag.load(Ordering::Relaxed) {
-                    flag.store(false, Ordering::Relaxed);
-                }
+                room[usize::from(e.flow)].sent();
                 seen(e, now_ns)
             };
-            let refuse = move |e: Entry| refused[usize::from(e.flow)].store(true, Ordering::Relaxed);
+            let refuse = move |e: Entry| refused[usize::from(e.flow)].refused();
             let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, Idle::SPIN, (transmit, refuse));
             let threads = mailboxes
                 .into_iter()
                 .enumerate()
                 .map(|(i, mut mailbox)| {
                     let full = full.clone();
-                    let send: Box<dyn FnMut(Entry) -> bool + Send> = Box::new(move |e| !full[i].load(Ordering::Relaxed) && mailbox.send(e));
+                    let send: Box<dyn FnMut(Entry) -> bool + Send> = Box::new(move |e| !full[i].is_set() && mailbox.send(e));
                     (client_core(architecture, i), client(i, flows[i].1, clock.clone(), stamps.clone(), send))
                 })
                 .collect();

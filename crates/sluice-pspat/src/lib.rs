@@ -10,6 +10,7 @@
 pub mod arbiter;
 pub mod arbiter_thread;
 pub mod egress;
+pub mod full_flag;
 pub mod inline_egress;
 pub mod lab;
 pub mod link;
