@@ -291,11 +291,17 @@ mod tests {
         assert_eq!((m.after_round(5, || 0), m.after_round(0, || 0)), (Wait::Poll, Wait::Sleep(Duration::from_micros(20))));
     }
 
+    use forest::{Forest, Node};
+
+    /// A tree reading one round size, the idle time and the rate: it sleeps 200 µs once idle for any time at all.
+    fn sleeps_200_us_once_idle() -> Vec<Node> {
+        let leaf = |value| Node { value, feature: Node::LEAF, left: 0, right: 0 };
+        vec![Node { value: 0.0, feature: 1, left: 1, right: 2 }, leaf(0.0), leaf(200.0)]
+    }
+
     #[test]
     fn the_learned_policy_sleeps_as_its_model_predicts_only_after_rounds_without_work_and_logs_what_it_read() {
-        use forest::{Forest, Node};
-        // Reads one round size, the idle time and the rate: sleeps 200 µs once idle for any time at all.
-        let nodes = vec![Node { value: 0.0, feature: 1, left: 1, right: 2 }, Node { value: 0.0, feature: Node::LEAF, left: 0, right: 0 }, Node { value: 200.0, feature: Node::LEAF, left: 0, right: 0 }];
+        let nodes = sleeps_200_us_once_idle();
         let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, 1.0).unwrap();
         let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), true);
         assert_eq!(p.after_round(5, || 0), Wait::Poll);
@@ -312,9 +318,7 @@ mod tests {
 
     #[test]
     fn the_learned_policy_polls_above_the_highest_rate_its_model_was_trained_at() {
-        use forest::{Forest, Node};
-        // Sleeps 200 µs once idle for any time at all, as above.
-        let nodes = vec![Node { value: 0.0, feature: 1, left: 1, right: 2 }, Node { value: 0.0, feature: Node::LEAF, left: 0, right: 0 }, Node { value: 200.0, feature: Node::LEAF, left: 0, right: 0 }];
+        let nodes = sleeps_200_us_once_idle();
         let after_1000_packets_in_11_ms = |max_rate: f64| {
             let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, max_rate).unwrap();
             let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), false);
