@@ -13,6 +13,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_ethdev.h>
+#include <rte_lcore.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 
@@ -72,6 +73,28 @@ void sluice_dpdk_stop(uint16_t port, const char *name, void *pool) {
     else
         rte_eth_dev_close(port);
     rte_mempool_free(pool);
+}
+
+/* Gives the calling thread an lcore of its own if it has none (a thread
+ * the EAL did not start), so that mempools serve it from a per-lcore cache
+ * rather than their shared ring: 1 if it registered the thread (to leave at
+ * its exit), 0 if the thread had an lcore, a negative errno if none was free. */
+int sluice_dpdk_thread_join(void) {
+    if (rte_lcore_id() != LCORE_ID_ANY) return 0;
+    return rte_thread_register() == 0 ? 1 : -rte_errno;
+}
+
+static void flush_own_cache(struct rte_mempool *mp, void *arg) {
+    (void)arg;
+    struct rte_mempool_cache *cache = rte_mempool_default_cache(mp, rte_lcore_id());
+    if (cache != NULL) rte_mempool_cache_flush(cache, mp);
+}
+
+/* Returns the mbufs the calling thread's lcore caches to their mempools and
+ * releases the lcore `sluice_dpdk_thread_join` gave it. */
+void sluice_dpdk_thread_leave(void) {
+    rte_mempool_walk(flush_own_cache, NULL);
+    rte_thread_unregister();
 }
 
 /* Receives up to `n` frames: their mbufs, data and lengths. */
