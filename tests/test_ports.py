@@ -366,6 +366,36 @@ def dpdk_pcap(folder: str) -> dict[str, Any]:
     return {"summary": result.summary, "ports": ports}
 
 
+def dpdk_queues() -> dict[str, Any]:
+    """Runs in a process of its own: two workers, each forwarding from DPDK
+    null device 0 (frames as fast as asked) to null device 1, both named
+    alike by both workers: the pipeline gives each worker a queue pair of
+    each device. What each port counted."""
+    from sluice import Bypass, Pipeline
+
+    p = Pipeline("dpdk-queues", batch_size=32)
+    for w in (0, 1):
+        rx = p.rx_port(f"rx{w}", "dpdk:net_null0", {f"q{w}": "0.0.0.0/0"}, worker=w)
+        nf = p.module(f"nf{w}", Bypass(0, 0), t0_ns=1, t1_ns=1, worker=w)
+        tx = p.tx_port(f"tx{w}", "dpdk:net_null1", worker=w)
+        p.chain(rx, nf, tx)
+        p.flow(f"q{w}", [rx, nf, tx])
+    result = p.run("null", periods=6, period_ms=50, warmup_periods=1)
+    return {"summary": result.summary, "ports": {m: result.port_counters(m) for m in ("rx0", "rx1", "tx0", "tx1")}}
+
+
+@pytest.mark.skipif("dpdk" not in _core.port_backends(), reason="built without libdpdk")
+def test_workers_naming_a_dpdk_device_alike_each_get_a_queue_pair() -> None:
+    run = subprocess.run([sys.executable, __file__, "dpdk_queues", "unused"], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout.splitlines()[-1])
+    s, ports = got["summary"], got["ports"]
+    assert s["lossless"] and s["accounted"] and s["in_flight"] == 0, s
+    assert all(ports[m]["rx_pkts"] > 10_000 for m in ("rx0", "rx1")), ports
+    assert all(ports[m]["tx_pkts"] > 10_000 for m in ("tx0", "tx1")), ports
+    assert ports["rx0"]["rx_pkts"] + ports["rx1"]["rx_pkts"] == s["generated"], (ports, s)
+
+
 @pytest.mark.skipif("dpdk" not in _core.port_backends(), reason="built without libdpdk")
 def test_l2l3_between_dpdk_pcap_devices_loses_nothing_and_routes_every_frame(tmp_path: Any) -> None:
     write_pcap(tmp_path / "in.pcap", [frame(i % FLOWS, i // FLOWS) for i in range(FRAMES)])
@@ -471,6 +501,8 @@ if __name__ == "__main__":
         print(json.dumps(queues(sys.argv[3], spread=sys.argv[1] == "spread")))
     elif sys.argv[1] == "ctrl_c":
         print(json.dumps(ctrl_c(sys.argv[3])))
+    elif sys.argv[1] == "dpdk_queues":
+        print(json.dumps(dpdk_queues()))
     elif sys.argv[1] == "dpdk_pcap":
         print(json.dumps(dpdk_pcap(sys.argv[2])))
     elif sys.argv[1] == "interrupts":

@@ -37,31 +37,55 @@ int sluice_dpdk_find(const char *name, const char *devargs, uint16_t *port) {
     return -ENODEV;
 }
 
-/* Configures `port` with `rx` and `tx` queues (0 or 1 each) of `descs`
- * descriptors, receive buffers from a new pool of `mbufs`, and starts it.
- * The pool (also the source of transmit mbufs) is returned in `*pool`. */
-int sluice_dpdk_start(uint16_t port, uint16_t rx, uint16_t tx, uint16_t descs, unsigned mbufs, void **pool) {
+/* Queues the device can have each way (the fewer of its receive and
+ * transmit maximums), or a negative errno. */
+int sluice_dpdk_max_queues(uint16_t port) {
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(port, &info);
+    if (rc < 0) return rc;
+    return info.max_rx_queues < info.max_tx_queues ? info.max_rx_queues : info.max_tx_queues;
+}
+
+/* Configures `port` with `queues` receive and transmit queues of `descs`
+ * descriptors each (several: spread by RSS over the IP addresses and
+ * ports where the device hashes), receive buffers from a new pool of
+ * `mbufs`, and starts it. The pool (also the source of transmit mbufs)
+ * is returned in `*pool`. */
+int sluice_dpdk_start(uint16_t port, uint16_t queues, uint16_t descs, unsigned mbufs, void **pool) {
     char name[RTE_MEMPOOL_NAMESIZE];
     snprintf(name, sizeof(name), "sluice_port%u", port);
     struct rte_mempool *mp = rte_pktmbuf_pool_create(name, mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_eth_dev_socket_id(port));
     if (mp == NULL) return -rte_errno;
+    struct rte_eth_dev_info info;
+    int rc = rte_eth_dev_info_get(port, &info);
+    if (rc < 0) goto fail;
     struct rte_eth_conf conf;
     memset(&conf, 0, sizeof(conf));
-    /* A device with no receive queue still gets one: some drivers want it. */
-    int rc = rte_eth_dev_configure(port, rx ? rx : 1, tx ? tx : 1, &conf);
-    if (rc < 0) return rc;
+    uint64_t hashed = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP | RTE_ETH_RSS_TCP);
+    if (queues > 1 && hashed != 0) {
+        conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+        conf.rx_adv_conf.rss_conf.rss_hf = hashed;
+    }
+    rc = rte_eth_dev_configure(port, queues, queues, &conf);
+    if (rc < 0) goto fail;
     uint16_t nb_rx = descs, nb_tx = descs;
     rc = rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rx, &nb_tx);
-    if (rc < 0) return rc;
-    rc = rte_eth_rx_queue_setup(port, 0, nb_rx, rte_eth_dev_socket_id(port), NULL, mp);
-    if (rc < 0) return rc;
-    rc = rte_eth_tx_queue_setup(port, 0, nb_tx, rte_eth_dev_socket_id(port), NULL);
-    if (rc < 0) return rc;
+    if (rc < 0) goto fail;
+    for (uint16_t q = 0; q < queues; q++) {
+        rc = rte_eth_rx_queue_setup(port, q, nb_rx, rte_eth_dev_socket_id(port), NULL, mp);
+        if (rc < 0) goto fail;
+        rc = rte_eth_tx_queue_setup(port, q, nb_tx, rte_eth_dev_socket_id(port), NULL);
+        if (rc < 0) goto fail;
+    }
     rc = rte_eth_dev_start(port);
-    if (rc < 0) return rc;
+    if (rc < 0) goto fail;
     rte_eth_promiscuous_enable(port);
     *pool = mp;
     return 0;
+fail:
+    /* Nothing half-configured stays: the pool goes (the queues with it). */
+    rte_mempool_free(mp);
+    return rc;
 }
 
 /* Stops `port` and frees `pool`; a virtual device is removed, so that a
@@ -97,9 +121,9 @@ void sluice_dpdk_thread_leave(void) {
     rte_thread_unregister();
 }
 
-/* Receives up to `n` frames: their mbufs, data and lengths. */
-uint16_t sluice_dpdk_rx(uint16_t port, struct rte_mbuf **mbufs, const uint8_t **data, uint16_t *lens, uint16_t n) {
-    uint16_t got = rte_eth_rx_burst(port, 0, mbufs, n);
+/* Receives up to `n` frames from `queue`: their mbufs, data and lengths. */
+uint16_t sluice_dpdk_rx(uint16_t port, uint16_t queue, struct rte_mbuf **mbufs, const uint8_t **data, uint16_t *lens, uint16_t n) {
+    uint16_t got = rte_eth_rx_burst(port, queue, mbufs, n);
     for (uint16_t i = 0; i < got; i++) {
         data[i] = rte_pktmbuf_mtod(mbufs[i], const uint8_t *);
         /* A frame in several segments does not fit one pool buffer: UINT16_MAX says so. */
@@ -110,9 +134,9 @@ uint16_t sluice_dpdk_rx(uint16_t port, struct rte_mbuf **mbufs, const uint8_t **
 
 void sluice_dpdk_free(struct rte_mbuf **mbufs, uint16_t n) { rte_pktmbuf_free_bulk(mbufs, n); }
 
-/* Copies `n` frames into fresh mbufs of `pool` and transmits them; returns
- * how many the device took (the rest are freed here). */
-int sluice_dpdk_tx(uint16_t port, void *pool, const uint8_t *const *frames, const uint16_t *lens, uint16_t n) {
+/* Copies `n` frames into fresh mbufs of `pool` and transmits them on
+ * `queue`; returns how many the device took (the rest are freed here). */
+int sluice_dpdk_tx(uint16_t port, uint16_t queue, void *pool, const uint8_t *const *frames, const uint16_t *lens, uint16_t n) {
     struct rte_mbuf *mbufs[512];
     if (n > 512) n = 512;
     if (rte_pktmbuf_alloc_bulk(pool, mbufs, n) != 0) return -ENOBUFS;
@@ -124,7 +148,7 @@ int sluice_dpdk_tx(uint16_t port, void *pool, const uint8_t *const *frames, cons
         }
         memcpy(dst, frames[i], lens[i]);
     }
-    uint16_t sent = rte_eth_tx_burst(port, 0, mbufs, n);
+    uint16_t sent = rte_eth_tx_burst(port, queue, mbufs, n);
     if (sent < n) rte_pktmbuf_free_bulk(mbufs + sent, n - sent);
     return sent;
 }

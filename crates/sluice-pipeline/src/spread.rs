@@ -9,13 +9,15 @@
 //!   fanout group (the one a port names, if one does), over which the
 //!   kernel spreads the flows by hash; each socket would otherwise receive
 //!   every frame.
-//! - DPDK: a device receives on its queue 0 only, so on one worker.
+//! - DPDK: likewise, a device named alike on k workers is started with k
+//!   queue pairs (spread by RSS where the device hashes; net_af_packet
+//!   needs `qpairs=k`), the i-th worker's ports on the i-th.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use sluice_port::{Backend, PortName};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 
 /// A port a module names.
 pub(crate) struct Named<'a> {
@@ -53,7 +55,7 @@ pub(crate) fn spread(named: &[Named<'_>]) -> Result<Spread> {
     for (n, at) in interfaces.iter().enumerate() {
         let backend = ports[at[0]].backend;
         match backend {
-            Backend::AfXdp => {
+            Backend::AfXdp | Backend::Dpdk => {
                 let named_queues: BTreeSet<u32> = at.iter().filter_map(|&i| ports[i].queue).collect();
                 let unnamed: Vec<usize> = at.iter().copied().filter(|&i| ports[i].queue.is_none()).collect();
                 let workers: BTreeSet<usize> = unnamed.iter().map(|&i| named[i].worker).collect();
@@ -74,17 +76,6 @@ pub(crate) fn spread(named: &[Named<'_>]) -> Result<Spread> {
                     for i in unnamed {
                         fanout[i] = Some(group);
                     }
-                }
-            }
-            Backend::Dpdk => {
-                let workers: BTreeSet<usize> = at.iter().filter(|&&i| named[i].receives).map(|&i| named[i].worker).collect();
-                if workers.len() > 1 {
-                    let list: Vec<String> = workers.iter().map(usize::to_string).collect();
-                    return Err(Error::Spec(format!(
-                        "port '{}' receives on workers {}: a DPDK device receives on its queue 0 only, so on one worker",
-                        named[at[0]].port,
-                        list.join(", ")
-                    )));
                 }
             }
         }
@@ -140,11 +131,14 @@ mod tests {
     }
 
     #[test]
-    fn a_dpdk_device_receives_on_one_worker() {
+    fn workers_naming_a_dpdk_device_alike_take_its_queues_in_turn() {
         if !sluice_port::BUILT.contains(&"dpdk") {
             return;
         }
-        let e = spread(&[rx("a", 0, "dpdk:net_ring0"), rx("b", 1, "dpdk:net_ring0")]).unwrap_err().to_string();
-        assert!(e.contains("'dpdk:net_ring0' receives on workers 0, 1") && e.contains("one worker"), "{e}");
+        let dev = "dpdk:net_af_packet0,iface=veth1,qpairs=2";
+        let s = spread(&[rx("rx1", 1, dev), tx("tx1", 1, dev), rx("rx0", 0, dev), rx("one", 0, "dpdk:net_ring0")]).unwrap();
+        let queue = |m: &str| s[m].0.queue;
+        assert_eq!((queue("rx0"), queue("rx1"), queue("tx1"), queue("one")), (Some(0), Some(1), Some(1), None));
+        assert_eq!(s["rx1"].0.name, "dpdk:net_af_packet0,iface=veth1,qpairs=2@1");
     }
 }

@@ -33,18 +33,19 @@ pub const DEFAULT_EAL: &str = "--no-huge --no-pci --no-shconf --no-telemetry -m 
 
 /// Descriptors per queue asked of the device (it may round them).
 const DESCRIPTORS: u16 = 1024;
-/// mbufs in a port's mempool: its receive ring, a transmit ring and bursts in flight.
-const MBUFS: u32 = 4 * DESCRIPTORS as u32 + 2 * MAX_BURST as u32;
+/// mbufs in a device's mempool per queue pair: its receive ring, a transmit ring and bursts in flight.
+const MBUFS_PER_QUEUE: u32 = 4 * DESCRIPTORS as u32 + 2 * MAX_BURST as u32;
 
 extern "C" {
     fn sluice_dpdk_init(argc: c_int, argv: *mut *mut c_char) -> c_int;
     fn sluice_dpdk_strerror(error: c_int) -> *const c_char;
     fn sluice_dpdk_find(name: *const c_char, devargs: *const c_char, port: *mut u16) -> c_int;
-    fn sluice_dpdk_start(port: u16, rx: u16, tx: u16, descs: u16, mbufs: u32, pool: *mut *mut c_void) -> c_int;
+    fn sluice_dpdk_max_queues(port: u16) -> c_int;
+    fn sluice_dpdk_start(port: u16, queues: u16, descs: u16, mbufs: u32, pool: *mut *mut c_void) -> c_int;
     fn sluice_dpdk_stop(port: u16, name: *const c_char, pool: *mut c_void);
-    fn sluice_dpdk_rx(port: u16, mbufs: *mut *mut c_void, data: *mut *const u8, lens: *mut u16, n: u16) -> u16;
+    fn sluice_dpdk_rx(port: u16, queue: u16, mbufs: *mut *mut c_void, data: *mut *const u8, lens: *mut u16, n: u16) -> u16;
     fn sluice_dpdk_free(mbufs: *mut *mut c_void, n: u16);
-    fn sluice_dpdk_tx(port: u16, pool: *mut c_void, frames: *const *const u8, lens: *const u16, n: u16) -> c_int;
+    fn sluice_dpdk_tx(port: u16, queue: u16, pool: *mut c_void, frames: *const *const u8, lens: *const u16, n: u16) -> c_int;
     fn sluice_dpdk_stats(port: u16, out: *mut u64) -> c_int;
     fn sluice_dpdk_thread_join() -> c_int;
     fn sluice_dpdk_thread_leave();
@@ -105,10 +106,12 @@ fn join_lcore() {
     LCORE.with(|_| ());
 }
 
-/// A started DPDK port and its mempool.
+/// A started DPDK device and its mempool, stopped when the last port on it goes.
 struct Device {
     port: u16,
     name: CString,
+    /// Receive and transmit queues it was started with.
+    queues: u16,
     mempool: *mut c_void,
 }
 
@@ -123,66 +126,105 @@ impl Drop for Device {
     }
 }
 
-/// The DPDK devices ports of this process have open.
-static OPEN: Registry<Device> = Mutex::new(Vec::new());
+/// One queue pair of a started device: what a port receives or transmits on.
+struct Queue {
+    device: Arc<Device>,
+    queue: u16,
+}
 
-/// A device as a port names it.
+impl Queue {
+    /// The device's counters (see `sluice_dpdk_stats`) as this queue
+    /// reports them: the device counts its drops and errors for all its
+    /// queues at once, so queue 0 reports them and the others none.
+    fn stats(&self) -> [u64; 8] {
+        let mut out = [0; 8];
+        if self.queue == 0 {
+            // SAFETY: the shim writes eight counters.
+            unsafe { sluice_dpdk_stats(self.device.port, out.as_mut_ptr()) };
+        }
+        out
+    }
+}
+
+/// The queues ports of this process have open.
+static OPEN: Registry<Queue> = Mutex::new(Vec::new());
+/// The devices started, by name: a device's queues share it.
+static STARTED: Mutex<Vec<std::sync::Weak<Device>>> = Mutex::new(Vec::new());
+
+/// A device queue as a port names it.
 struct Named {
     port: String,
     name: CString,
     devargs: CString,
+    queue: u16,
 }
 
 impl Named {
-    /// Starts the EAL if need be and joins the device on `side`.
-    fn join(port: &str, device: &str, side: Side) -> Result<(Self, Joined<Device>)> {
+    /// Starts the EAL if need be and joins queue `queue` of the device on `side`.
+    fn join(port: &str, device: &str, queue: u32, side: Side) -> Result<(Self, Joined<Queue>)> {
         eal(port)?;
         let name = device.split(',').next().unwrap_or(device);
         let c = |s: &str| CString::new(s).map_err(|_| Error::Name { port: port.into(), reason: "device name holds a NUL byte".into() });
-        let shared = Shared::join(&OPEN, port, name, 0, side)?;
-        Ok((Self { port: port.into(), name: c(name)?, devargs: c(device)? }, shared))
+        let queue = u16::try_from(queue).map_err(|_| Error::Name { port: port.into(), reason: format!("queue {queue} is beyond any DPDK device's") })?;
+        let shared = Shared::join(&OPEN, port, name, u32::from(queue), side)?;
+        Ok((Self { port: port.into(), name: c(name)?, devargs: c(device)?, queue }, shared))
     }
 
-    /// The device, started by the first side to ask.
-    fn device(&self, shared: &Joined<Device>, worker: usize) -> Result<Arc<Device>> {
-        shared.get(&self.port, worker, |_, _| {
-            let fail = |step: &str, rc: c_int| Error::Name { port: self.port.clone(), reason: format!("{step}: {}", strerror(rc)) };
-            let mut port = 0;
-            // SAFETY: NUL-terminated strings; the shim writes the port id.
-            let rc = unsafe { sluice_dpdk_find(self.name.as_ptr(), self.devargs.as_ptr(), &mut port) };
-            if rc < 0 {
-                let reason = format!(
-                    "no DPDK device '{}' (a virtual one is net_ring0, net_null0, net_pcap0,rx_pcap=F…; a NIC needs PCI probing in SLUICE_DPDK_EAL)",
-                    self.name.to_string_lossy()
-                );
-                return Err(Error::Name { port: self.port.clone(), reason });
-            }
-            let mut mempool = std::ptr::null_mut();
-            // SAFETY: a port id DPDK gave; the shim writes the mempool.
-            let rc = unsafe { sluice_dpdk_start(port, 1, 1, DESCRIPTORS, MBUFS, &mut mempool) };
-            if rc < 0 {
-                return Err(fail("start the device", rc));
-            }
-            Ok(Device { port, name: self.name.clone(), mempool })
-        })
+    /// The queue, its device started by the first port to ask, with as many
+    /// queues as the ports of this process joined.
+    fn queue(&self, shared: &Joined<Queue>, worker: usize) -> Result<Arc<Queue>> {
+        shared.get(&self.port, worker, |_, _| Ok(Queue { device: self.device()?, queue: self.queue }))
     }
-}
 
-/// The device's counters (see `sluice_dpdk_stats`), zeros when unread.
-fn stats(device: Option<&Device>) -> [u64; 8] {
-    let mut out = [0; 8];
-    if let Some(d) = device {
-        // SAFETY: the shim writes eight counters.
-        unsafe { sluice_dpdk_stats(d.port, out.as_mut_ptr()) };
+    /// The device, started if no port started it yet.
+    fn device(&self) -> Result<Arc<Device>> {
+        let fail = |reason: String| Error::Name { port: self.port.clone(), reason };
+        let mut started = STARTED.lock().expect("no port panics while holding the list");
+        started.retain(|d| d.strong_count() > 0);
+        if let Some(d) = started.iter().filter_map(std::sync::Weak::upgrade).find(|d| d.name == self.name) {
+            if self.queue >= d.queues {
+                return Err(fail(format!("device '{}' runs with {} queue(s) for other ports; stop them to add queue {}", self.name.to_string_lossy(), d.queues, self.queue)));
+            }
+            return Ok(d);
+        }
+        let mut port = 0;
+        // SAFETY: NUL-terminated strings; the shim writes the port id.
+        let rc = unsafe { sluice_dpdk_find(self.name.as_ptr(), self.devargs.as_ptr(), &mut port) };
+        if rc < 0 {
+            return Err(fail(format!(
+                "no DPDK device '{}' (a virtual one is net_ring0, net_null0, net_pcap0,rx_pcap=F…; a NIC needs PCI probing in SLUICE_DPDK_EAL)",
+                self.name.to_string_lossy()
+            )));
+        }
+        let queues = crate::shared::queues_joined(&OPEN, &self.name.to_string_lossy()) as u16;
+        // SAFETY: a port id DPDK gave.
+        let most = unsafe { sluice_dpdk_max_queues(port) };
+        if most < 0 {
+            return Err(fail(format!("read the device's limits: {}", strerror(most))));
+        }
+        if i32::from(queues) > most {
+            return Err(fail(format!(
+                "device '{}' has {most} queue(s) and {queues} workers need one each (a virtual device may take more, e.g. net_af_packet's qpairs={queues})",
+                self.name.to_string_lossy()
+            )));
+        }
+        let mut mempool = std::ptr::null_mut();
+        // SAFETY: a port id DPDK gave; the shim writes the mempool.
+        let rc = unsafe { sluice_dpdk_start(port, queues, DESCRIPTORS, MBUFS_PER_QUEUE * u32::from(queues), &mut mempool) };
+        if rc < 0 {
+            return Err(fail(format!("start the device: {}", strerror(rc))));
+        }
+        let d = Arc::new(Device { port, name: self.name.clone(), queues, mempool });
+        started.push(Arc::downgrade(&d));
+        Ok(d)
     }
-    out
 }
 
 /// The receive side: a burst of mbufs copied into the pool.
 pub struct DpdkRx {
     named: Named,
-    shared: Joined<Device>,
-    device: Option<Arc<Device>>,
+    shared: Joined<Queue>,
+    queue: Option<Arc<Queue>>,
     mbufs: Box<[*mut c_void]>,
     data: Box<[*const u8]>,
     lens: Box<[u16]>,
@@ -195,12 +237,12 @@ unsafe impl Send for DpdkRx {}
 
 impl DpdkRx {
     /// Starts the EAL if need be; the device starts at [`Self::attach`].
-    pub fn open(port: &str, device: &str) -> Result<Self> {
-        let (named, shared) = Named::join(port, device, Side::Receive)?;
+    pub fn open(port: &str, device: &str, queue: u32) -> Result<Self> {
+        let (named, shared) = Named::join(port, device, queue, Side::Receive)?;
         Ok(Self {
             named,
             shared,
-            device: None,
+            queue: None,
             mbufs: vec![std::ptr::null_mut(); MAX_BURST].into(),
             data: vec![std::ptr::null(); MAX_BURST].into(),
             lens: vec![0; MAX_BURST].into(),
@@ -210,17 +252,17 @@ impl DpdkRx {
 
     /// Starts the device (or joins it) for the worker of `pool`.
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        self.device = Some(self.named.device(&self.shared, pool.worker())?);
+        self.queue = Some(self.named.queue(&self.shared, pool.worker())?);
         Ok(())
     }
 
     /// Receives up to `max` frames into `pool`, passing each to `take`; returns how many.
     pub fn poll(&mut self, pool: &mut PacketPool, max: usize, mut take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
-        let Some(device) = self.device.as_deref() else { return 0 };
+        let Some(Queue { device, queue }) = self.queue.as_deref() else { return 0 };
         join_lcore();
         let max = max.min(MAX_BURST).min(pool.available());
         // SAFETY: the arrays hold MAX_BURST entries; the shim fills `n` of each.
-        let n = unsafe { sluice_dpdk_rx(device.port, self.mbufs.as_mut_ptr(), self.data.as_mut_ptr(), self.lens.as_mut_ptr(), max as u16) } as usize;
+        let n = unsafe { sluice_dpdk_rx(device.port, *queue, self.mbufs.as_mut_ptr(), self.data.as_mut_ptr(), self.lens.as_mut_ptr(), max as u16) } as usize;
         let mut taken = 0;
         for i in 0..n {
             let len = self.lens[i] as usize;
@@ -239,9 +281,10 @@ impl DpdkRx {
         taken
     }
 
-    /// Frames the device dropped at a full receive queue or for want of an mbuf (pkt, cumulative).
+    /// Frames the device dropped at a full receive queue or for want of an
+    /// mbuf (pkt, cumulative; on queue 0, for all its queues, see [`Queue::stats`]).
     pub fn ring_dropped(&self) -> u64 {
-        let s = stats(self.device.as_deref());
+        let s = self.queue.as_deref().map_or([0; 8], Queue::stats);
         s[4] + s[7]
     }
 
@@ -254,8 +297,8 @@ impl DpdkRx {
 /// The transmit side: packets copied into fresh mbufs.
 pub struct DpdkTx {
     named: Named,
-    shared: Joined<Device>,
-    device: Option<Arc<Device>>,
+    shared: Joined<Queue>,
+    queue: Option<Arc<Queue>>,
     frames: Box<[*const u8]>,
     lens: Box<[u16]>,
 }
@@ -265,21 +308,21 @@ unsafe impl Send for DpdkTx {}
 
 impl DpdkTx {
     /// Starts the EAL if need be; the device starts at [`Self::attach`].
-    pub fn open(port: &str, device: &str) -> Result<Self> {
-        let (named, shared) = Named::join(port, device, Side::Transmit)?;
-        Ok(Self { named, shared, device: None, frames: vec![std::ptr::null(); MAX_BURST].into(), lens: vec![0; MAX_BURST].into() })
+    pub fn open(port: &str, device: &str, queue: u32) -> Result<Self> {
+        let (named, shared) = Named::join(port, device, queue, Side::Transmit)?;
+        Ok(Self { named, shared, queue: None, frames: vec![std::ptr::null(); MAX_BURST].into(), lens: vec![0; MAX_BURST].into() })
     }
 
     /// Starts the device (or joins it) for the worker of `pool`.
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        self.device = Some(self.named.device(&self.shared, pool.worker())?);
+        self.queue = Some(self.named.queue(&self.shared, pool.worker())?);
         Ok(())
     }
 
     /// Copies the packets of `ids` into mbufs and transmits them, as far as
     /// the device takes them; returns how many it took.
     pub fn push(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize {
-        let Some(device) = self.device.as_deref() else { return 0 };
+        let Some(Queue { device, queue }) = self.queue.as_deref() else { return 0 };
         join_lcore();
         let mut sent = 0;
         for chunk in ids.chunks(MAX_BURST) {
@@ -289,7 +332,7 @@ impl DpdkTx {
                 self.lens[i] = frame.len() as u16;
             }
             // SAFETY: `chunk.len()` frames of the pool, valid during the call; the shim copies them.
-            let rc = unsafe { sluice_dpdk_tx(device.port, device.mempool, self.frames.as_ptr(), self.lens.as_ptr(), chunk.len() as u16) };
+            let rc = unsafe { sluice_dpdk_tx(device.port, *queue, device.mempool, self.frames.as_ptr(), self.lens.as_ptr(), chunk.len() as u16) };
             let took = rc.max(0) as usize;
             sent += took;
             if took < chunk.len() {
@@ -299,9 +342,9 @@ impl DpdkTx {
         sent
     }
 
-    /// Frames the device failed to send (pkt, cumulative).
+    /// Frames the device failed to send (pkt, cumulative; on queue 0, for all its queues).
     pub fn errors(&self) -> u64 {
-        stats(self.device.as_deref())[6]
+        self.queue.as_deref().map_or(0, |q| q.stats()[6])
     }
 }
 
@@ -312,10 +355,10 @@ impl DpdkTx {
 /// long the loop ran (s).
 pub fn forward_bare(rx: (&str, &str), tx: (&str, &str), burst: usize, seconds: f64) -> Result<(u64, u64, f64)> {
     let pool = PacketPool::new(2 * MAX_BURST);
-    let (mut from, mut to) = (DpdkRx::open(rx.0, rx.1)?, DpdkTx::open(tx.0, tx.1)?);
+    let (mut from, mut to) = (DpdkRx::open(rx.0, rx.1, 0)?, DpdkTx::open(tx.0, tx.1, 0)?);
     from.attach(&pool)?;
     to.attach(&pool)?;
-    let (Some(a), Some(b)) = (from.device.as_deref(), to.device.as_deref()) else { unreachable!("attached above") };
+    let (Some(a), Some(b)) = (from.queue.as_deref().map(|q| &q.device), to.queue.as_deref().map(|q| &q.device)) else { unreachable!("attached above") };
     let (mut forwarded, mut refused) = (0, 0);
     let start = std::time::Instant::now();
     // SAFETY: two started ports; the shim writes the two counts.

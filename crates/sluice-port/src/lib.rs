@@ -59,8 +59,8 @@ pub struct PortName {
     pub backend: Backend,
     /// The interface.
     pub interface: String,
-    /// The interface's queue (AF_XDP), where the name gives one; without
-    /// one, queue 0, unless several workers name the interface and a
+    /// The interface's queue (AF_XDP, DPDK), where the name gives one (AF_XDP);
+    /// without one, queue 0, unless several workers name the interface and a
     /// pipeline spreads them over its queues ([`Self::on_queue`]).
     pub queue: Option<u32>,
 }
@@ -92,14 +92,15 @@ impl PortName {
         Ok(Self { name: name.into(), backend, interface: interface.into(), queue })
     }
 
-    /// The queue an AF_XDP port binds: the one named (or spread), else 0.
+    /// The queue an AF_XDP or DPDK port uses: the one named (or spread), else 0.
     pub fn bound_queue(&self) -> u32 {
         self.queue.unwrap_or(0)
     }
 
-    /// This AF_XDP port on queue `queue` of its interface, named so.
+    /// This AF_XDP or DPDK port on queue `queue` of its interface, named so.
     pub fn on_queue(&self, queue: u32) -> Self {
-        Self { name: format!("af_xdp:{}@{queue}", self.interface), queue: Some(queue), ..self.clone() }
+        let backend = self.name.split_once(':').map_or("", |(b, _)| b);
+        Self { name: format!("{backend}:{}@{queue}", self.interface), queue: Some(queue), ..self.clone() }
     }
 
     /// Buffers of the pool a port of this name keeps lent to its device

@@ -96,7 +96,7 @@ impl RxPort {
             #[cfg(af_xdp)]
             Backend::AfXdp => Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?),
             #[cfg(dpdk)]
-            Backend::Dpdk => Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface)?),
+            Backend::Dpdk => Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface, port.bound_queue())?),
             #[cfg(not(all(af_xdp, dpdk)))]
             _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };

@@ -56,6 +56,13 @@ impl<D> Drop for Joined<D> {
     }
 }
 
+/// Queues of `device` that ports of `registry` have joined: the highest one's number and one (at least one).
+#[cfg_attr(not(dpdk), allow(dead_code))]
+pub fn queues_joined<D>(registry: &Registry<D>, device: &str) -> u32 {
+    let open = registry.lock().expect("no port panics while holding the list");
+    open.iter().filter_map(Weak::upgrade).filter(|s| s.device == device).map(|s| s.queue + 1).max().unwrap_or(1)
+}
+
 impl<D> Shared<D> {
     /// Joins queue `queue` of `device` as port `port` on `side`, with the
     /// ports of `registry` that have it open already.

@@ -43,7 +43,7 @@ impl TxPort {
             #[cfg(af_xdp)]
             Backend::AfXdp => Transmitter::Xdp(XdpTx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?),
             #[cfg(dpdk)]
-            Backend::Dpdk => Transmitter::Dpdk(DpdkTx::open(&port.name, &port.interface)?),
+            Backend::Dpdk => Transmitter::Dpdk(DpdkTx::open(&port.name, &port.interface, port.bound_queue())?),
             #[cfg(not(all(af_xdp, dpdk)))]
             _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
