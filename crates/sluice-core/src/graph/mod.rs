@@ -146,6 +146,13 @@ struct Node {
 }
 
 impl Node {
+    /// Whether a batch that arrives runs as it is, at once: nothing buffered
+    /// or queued here, no trigger to wait for, no held packets being sent.
+    #[inline(always)]
+    fn runs_through(&self) -> bool {
+        self.release == Release::Arrivals && self.trigger == 0 && !self.queued && self.buffer.is_empty()
+    }
+
     /// Whether its queue holds a run's worth: its trigger, at least a packet.
     fn queue_ready(&self) -> bool {
         self.buffer.len() >= self.trigger.max(1)

@@ -9,8 +9,11 @@
 //! re-entered (the graph is acyclic), which gives the walk two properties:
 //! each module waits on the stack at most once, with at most one task per
 //! gate above it (the stack's capacity); and a module's inbox is empty
-//! whenever it is not on the stack, so handing a gate's batch on is a swap
-//! of two batch pointers, not a copy.
+//! whenever it is not on the stack, so handing a gate's batch to a module
+//! that buffers is a swap of two batch pointers, not a copy. A module
+//! where nothing waits and nothing will (see `Node::runs_through`) runs
+//! its NF on the gate's batch where it lies: the batch pointers stay, and
+//! the next module reads no pointer the walker has just written.
 //!
 //! The walker, not the NFs, keeps the counters the controllers read.
 
@@ -59,8 +62,15 @@ impl WorkerGraph {
                         Target::Local(c) => {
                             debug_assert!(v < c, "nodes are in topological order");
                             let (upstream, downstream) = nodes.split_at_mut(c);
-                            let child = &mut downstream[0];
-                            pass(&mut upstream[v], g, child, &mut env);
+                            let (parent, child) = (&mut upstream[v], &mut downstream[0]);
+                            if child.runs_through() {
+                                let batch = &mut *parent.out[g];
+                                claim(parent.claims[g], batch, &mut env);
+                                count_arrival(child, batch.len() as u64, &env);
+                                next = step(child, c, Some(batch), stack, &mut env).or_else(|| stack.pop());
+                                continue;
+                            }
+                            pass(parent, g, child, &mut env);
                             arrive(child, c, &mut env).then_some(c)
                         }
                         Target::Ring(r) => {
@@ -70,7 +80,7 @@ impl WorkerGraph {
                     }
                 }
             };
-            next = at.and_then(|at| step(&mut nodes[at], at, stack, &mut env)).or_else(|| stack.pop());
+            next = at.and_then(|at| step(&mut nodes[at], at, None, stack, &mut env)).or_else(|| stack.pop());
         }
     }
 
@@ -129,19 +139,20 @@ struct Env<'a> {
 fn pass(from: &mut Node, g: usize, to: &mut Node, env: &mut Env<'_>) {
     debug_assert!(to.inbox.is_empty(), "a node off the stack has an empty inbox");
     std::mem::swap(&mut from.out[g], &mut to.inbox);
-    let flow = from.claims[g];
+    claim(from.claims[g], &to.inbox, env);
+}
+
+/// Claims the packets of `batch` for `flow`, where a gate claims one (see `claims`).
+#[inline(always)]
+fn claim(flow: u16, batch: &Batch, env: &mut Env<'_>) {
     if flow != NO_FLOW {
-        env.flows[flow as usize].claimed += claims::claim(env.pool, &to.inbox, flow);
+        env.flows[flow as usize].claimed += claims::claim(env.pool, batch, flow);
     }
 }
 
-/// The batch in node `v`'s inbox arrives at its fractional buffer:
-/// counted, then admitted; or queued, in a module that queues between
-/// turns (what its queue cannot hold is dropped and counted). Returns
-/// whether `v` may run now.
+/// Counts a batch of `n` packets arriving at `node` (see [`ModuleCounters`]).
 #[inline(always)]
-fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
-    let n = node.inbox.len() as u64;
+fn count_arrival(node: &mut Node, n: u64, env: &Env<'_>) {
     let c = &mut node.counters;
     c.arrivals += 1;
     c.arrived_pkts += n;
@@ -153,6 +164,15 @@ fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
     // (k + n)² − k²: the round's square kept current as packets come.
     c.round_pkts_sq += n * (2 * node.last_round_pkts + n);
     node.last_round_pkts += n;
+}
+
+/// The batch in node `v`'s inbox arrives at its fractional buffer:
+/// counted, then admitted; or queued, in a module that queues between
+/// turns (what its queue cannot hold is dropped and counted). Returns
+/// whether `v` may run now.
+#[inline(always)]
+fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
+    count_arrival(node, node.inbox.len() as u64, env);
     if node.queued {
         queue(node, v, env);
         return false;
@@ -180,19 +200,21 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
     }
 }
 
-/// Runs node `v`'s NF once if a run is due (see [`Release`]), then pushes
+/// Runs node `v`'s NF once if a run is due (see [`Release`]) — on `lying`,
+/// the gate batch that reached it, where it runs through — then pushes
 /// what follows: `v` again if another run may be due, and above it a task
 /// for each gate the run filled, in the order they are served; the first
 /// of those it returns instead of pushing. On sampled rounds the run's
 /// busy time runs from the previous clock mark (so it includes the
 /// module's own buffer handling) to the end of the NF.
 #[inline(always)]
-fn step(node: &mut Node, v: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
+fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
     let mode = *release;
     // Whether the batch that arrived runs as it is: no trigger, nothing queued before it.
-    let through = mode == Release::Arrivals && *trigger == 0 && buffer.is_empty();
+    let through = lying.is_some() || (mode == Release::Arrivals && *trigger == 0 && buffer.is_empty());
     let batch: &mut Batch = match mode {
+        _ if lying.is_some() => lying?,
         Release::Arrivals if through => (!inbox.is_empty()).then_some(&mut **inbox)?,
         Release::Arrivals => {
             let batch = buffer.next_run(*trigger, inbox, scratch)?;
@@ -328,7 +350,7 @@ fn send(node: &mut Node, g: usize, out: &mut OutRing, backlogged: &mut usize, en
 /// Pushes a task for each gate of node `v` its run filled but the first
 /// served (see [`gates`]), so that they pop in the order they are served,
 /// and returns the first.
-#[inline]
+#[inline(always)]
 fn push_gates(stack: &mut Vec<Task>, v: usize, out: &[Box<Batch>], filled: &mut [u32], gate_rank: &[u32], draws: &mut u64) -> Option<Task> {
     let task = |g: usize| Task { node: v as u32, gate: g as u32 };
     match out.len() {
