@@ -254,6 +254,9 @@ pub struct Reframer {
     /// (`None`: not IPv4), and the flow entry found for it (a hint, see `process`).
     classes: Box<[Option<(FiveTuple, bool)>; sluice_core::MAX_BURST]>,
     hints: Box<[u32; sluice_core::MAX_BURST]>,
+    /// Flows evicted before the hints were taken: a hint is stale only
+    /// where a flow was evicted since (a new flow may have taken its place).
+    hints_evicted: u64,
     stats: ReframerStats,
 }
 
@@ -290,6 +293,7 @@ impl Reframer {
             due: Vec::with_capacity(flows),
             classes: Box::new([None; sluice_core::MAX_BURST]),
             hints: Box::new([NIL; sluice_core::MAX_BURST]),
+            hints_evicted: 0,
             stats: ReframerStats::default(),
             config,
         })
@@ -316,7 +320,7 @@ impl Reframer {
     /// holding packets); `hint`, a flow looked up for it earlier in the run
     /// (or `NIL`), is it unless its place went to another flow since.
     fn flow_of(&mut self, key: FiveTuple, hint: u32, now: u64) -> Option<u32> {
-        if hint != NIL && self.flows[hint as usize].key == key {
+        if hint != NIL && (self.stats.evicted == self.hints_evicted || self.flows[hint as usize].key == key) {
             return Some(hint);
         }
         let flows = &self.flows;
@@ -514,6 +518,7 @@ impl NetworkFunction for Reframer {
             }
         }
         let flows = &self.flows;
+        self.hints_evicted = self.stats.evicted;
         for (hint, class) in self.hints.iter_mut().zip(&self.classes[..arrived]) {
             *hint = match class.as_ref().map(|(key, _)| self.index.find(key, |f| flows[f as usize].key)) {
                 Some(Ok(f)) => {
