@@ -366,21 +366,25 @@ def dpdk_pcap(folder: str) -> dict[str, Any]:
     return {"summary": result.summary, "ports": ports}
 
 
-def dpdk_queues() -> dict[str, Any]:
-    """Runs in a process of its own: two workers, each forwarding from DPDK
-    null device 0 (frames as fast as asked) to null device 1, both named
-    alike by both workers: the pipeline gives each worker a queue pair of
-    each device. What each port counted."""
+def dpdk_queues(rx_device: str = "dpdk:net_null0") -> dict[str, Any]:
+    """Runs in a process of its own: two workers, each forwarding from
+    `rx_device` (by default DPDK null device 0, frames as fast as asked) to
+    null device 1, both named alike by both workers: the pipeline gives each
+    worker a queue pair of each device. What each port counted, or the
+    error that stopped the pipeline."""
     from sluice import Bypass, Pipeline
 
     p = Pipeline("dpdk-queues", batch_size=32)
     for w in (0, 1):
-        rx = p.rx_port(f"rx{w}", "dpdk:net_null0", {f"q{w}": "0.0.0.0/0"}, worker=w)
+        rx = p.rx_port(f"rx{w}", rx_device, {f"q{w}": "0.0.0.0/0"}, worker=w)
         nf = p.module(f"nf{w}", Bypass(0, 0), t0_ns=1, t1_ns=1, worker=w)
         tx = p.tx_port(f"tx{w}", "dpdk:net_null1", worker=w)
         p.chain(rx, nf, tx)
         p.flow(f"q{w}", [rx, nf, tx])
-    result = p.run("null", periods=6, period_ms=50, warmup_periods=1)
+    try:
+        result = p.run("null", periods=6, period_ms=50, warmup_periods=1)
+    except ValueError as e:
+        return {"error": str(e)}
     return {"summary": result.summary, "ports": {m: result.port_counters(m) for m in ("rx0", "rx1", "tx0", "tx1")}}
 
 
@@ -394,6 +398,16 @@ def test_workers_naming_a_dpdk_device_alike_each_get_a_queue_pair() -> None:
     assert all(ports[m]["rx_pkts"] > 10_000 for m in ("rx0", "rx1")), ports
     assert all(ports[m]["tx_pkts"] > 10_000 for m in ("tx0", "tx1")), ports
     assert ports["rx0"]["rx_pkts"] + ports["rx1"]["rx_pkts"] == s["generated"], (ports, s)
+
+
+@pytest.mark.skipif("dpdk" not in _core.port_backends(), reason="built without libdpdk")
+def test_a_dpdk_device_with_fewer_queues_than_its_workers_is_refused_by_name(tmp_path: Any) -> None:
+    write_pcap(tmp_path / "in.pcap", [frame(0, 0)])
+    device = f"dpdk:net_pcap0,rx_pcap={tmp_path}/in.pcap"
+    run = subprocess.run([sys.executable, __file__, "dpdk_queues", "unused", device], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    error = json.loads(run.stdout.splitlines()[-1])["error"]
+    assert "device 'net_pcap0' has 1 queue(s) and 2 workers need one each" in error and "rx0" in error, error
 
 
 @pytest.mark.skipif("dpdk" not in _core.port_backends(), reason="built without libdpdk")
@@ -502,7 +516,7 @@ if __name__ == "__main__":
     elif sys.argv[1] == "ctrl_c":
         print(json.dumps(ctrl_c(sys.argv[3])))
     elif sys.argv[1] == "dpdk_queues":
-        print(json.dumps(dpdk_queues()))
+        print(json.dumps(dpdk_queues(*sys.argv[3:])))
     elif sys.argv[1] == "dpdk_pcap":
         print(json.dumps(dpdk_pcap(sys.argv[2])))
     elif sys.argv[1] == "interrupts":

@@ -52,8 +52,10 @@ int sluice_dpdk_max_queues(uint16_t port) {
  * `mbufs`, and starts it. The pool (also the source of transmit mbufs)
  * is returned in `*pool`. */
 int sluice_dpdk_start(uint16_t port, uint16_t queues, uint16_t descs, unsigned mbufs, void **pool) {
+    /* A name of its own each start: a pool a failed start had to keep does not block the next. */
+    static unsigned starts;
     char name[RTE_MEMPOOL_NAMESIZE];
-    snprintf(name, sizeof(name), "sluice_port%u", port);
+    snprintf(name, sizeof(name), "sluice%u_%u", port, __atomic_fetch_add(&starts, 1, __ATOMIC_RELAXED));
     struct rte_mempool *mp = rte_pktmbuf_pool_create(name, mbufs, 256, 0, RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_eth_dev_socket_id(port));
     if (mp == NULL) return -rte_errno;
     struct rte_eth_dev_info info;
@@ -73,18 +75,21 @@ int sluice_dpdk_start(uint16_t port, uint16_t queues, uint16_t descs, unsigned m
     if (rc < 0) goto fail;
     for (uint16_t q = 0; q < queues; q++) {
         rc = rte_eth_rx_queue_setup(port, q, nb_rx, rte_eth_dev_socket_id(port), NULL, mp);
-        if (rc < 0) goto fail;
+        if (rc < 0) goto kept;
         rc = rte_eth_tx_queue_setup(port, q, nb_tx, rte_eth_dev_socket_id(port), NULL);
-        if (rc < 0) goto fail;
+        if (rc < 0) goto kept;
     }
     rc = rte_eth_dev_start(port);
-    if (rc < 0) goto fail;
+    if (rc < 0) goto kept;
     rte_eth_promiscuous_enable(port);
     *pool = mp;
     return 0;
 fail:
-    /* Nothing half-configured stays: the pool goes (the queues with it). */
+    /* No queue took the pool yet: it goes. */
     rte_mempool_free(mp);
+kept:
+    /* Once a receive queue holds the pool, it stays (a driver may free
+     * mbufs into it when the queue is set up again or released). */
     return rc;
 }
 
