@@ -3,7 +3,11 @@
 //! is named by its DPDK device: a virtual device with its arguments
 //! (`dpdk:net_ring0`, `dpdk:net_null0`, `dpdk:net_pcap0,rx_pcap=in.pcap`,
 //! `dpdk:net_af_packet0,iface=veth1`), created when first opened, or a
-//! NIC by its PCI address once the EAL may probe PCI.
+//! NIC by its PCI address once the EAL may probe PCI. A port uses one
+//! queue pair of its device (the i-th, where a pipeline spreads workers
+//! that name the device alike); the device starts once, at the first port
+//! to attach, with as many queue pairs as the process's ports joined, and
+//! stops when the last of them goes.
 //!
 //! Frames are copied both ways: a received mbuf into a pool buffer (the
 //! mbuf goes back to DPDK at once), a packet into a fresh mbuf of the
