@@ -146,11 +146,18 @@ struct Node {
 }
 
 impl Node {
-    /// Whether a batch that arrives runs as it is, at once: nothing buffered
-    /// or queued here, no trigger to wait for, no held packets being sent.
+    /// Whether what arrives runs as it is: no trigger to wait for, nothing
+    /// buffered before it, no held packets being sent.
+    #[inline(always)]
+    fn nothing_waits(&self) -> bool {
+        self.release == Release::Arrivals && self.trigger == 0 && self.buffer.is_empty()
+    }
+
+    /// Whether a batch that arrives runs as it is, at once: nothing waits
+    /// and the module does not queue for turns of its own.
     #[inline(always)]
     fn runs_through(&self) -> bool {
-        self.release == Release::Arrivals && self.trigger == 0 && !self.queued && self.buffer.is_empty()
+        self.nothing_waits() && !self.queued
     }
 
     /// Whether its queue holds a run's worth: its trigger, at least a packet.

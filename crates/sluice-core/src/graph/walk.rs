@@ -64,6 +64,8 @@ impl WorkerGraph {
                             let (upstream, downstream) = nodes.split_at_mut(c);
                             let (parent, child) = (&mut upstream[v], &mut downstream[0]);
                             if child.runs_through() {
+                                // Its own call of the step: with one call site for both paths the
+                                // compiler folds less of it (chain round +27%, interleaved builds).
                                 let batch = &mut *parent.out[g];
                                 claim(parent.claims[g], batch, &mut env);
                                 count_arrival(child, batch.len() as u64, &env);
@@ -209,10 +211,9 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
 /// module's own buffer handling) to the end of the NF.
 #[inline(always)]
 fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
+    let through = lying.is_some() || node.nothing_waits();
     let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
     let mode = *release;
-    // Whether the batch that arrived runs as it is: no trigger, nothing queued before it.
-    let through = lying.is_some() || (mode == Release::Arrivals && *trigger == 0 && buffer.is_empty());
     let batch: &mut Batch = match mode {
         _ if lying.is_some() => lying?,
         Release::Arrivals if through => (!inbox.is_empty()).then_some(&mut **inbox)?,
