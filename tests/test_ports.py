@@ -393,6 +393,7 @@ def test_workers_naming_a_dpdk_device_alike_each_get_a_queue_pair() -> None:
     run = subprocess.run([sys.executable, __file__, "dpdk_queues", "unused"], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout.splitlines()[-1])
+    assert "error" not in got, got
     s, ports = got["summary"], got["ports"]
     assert s["lossless"] and s["accounted"] and s["in_flight"] == 0, s
     assert all(ports[m]["rx_pkts"] > 10_000 for m in ("rx0", "rx1")), ports

@@ -153,7 +153,7 @@ impl Queue {
 /// The queues ports of this process have open.
 static OPEN: Registry<Queue> = Mutex::new(Vec::new());
 /// The devices started, by name: a device's queues share it.
-static STARTED: Mutex<Vec<std::sync::Weak<Device>>> = Mutex::new(Vec::new());
+static DEVICES: Mutex<Vec<std::sync::Weak<Device>>> = Mutex::new(Vec::new());
 
 /// A device queue as a port names it.
 struct Named {
@@ -183,11 +183,12 @@ impl Named {
     /// The device, started if no port started it yet.
     fn device(&self) -> Result<Arc<Device>> {
         let fail = |reason: String| Error::Name { port: self.port.clone(), reason };
-        let mut started = STARTED.lock().expect("no port panics while holding the list");
+        let name = self.name.to_string_lossy();
+        let mut started = DEVICES.lock().expect("no port panics while holding the list");
         started.retain(|d| d.strong_count() > 0);
         if let Some(d) = started.iter().filter_map(std::sync::Weak::upgrade).find(|d| d.name == self.name) {
             if self.queue >= d.queues {
-                return Err(fail(format!("device '{}' runs with {} queue(s) for other ports; stop them to add queue {}", self.name.to_string_lossy(), d.queues, self.queue)));
+                return Err(fail(format!("device '{name}' runs with {} queue(s) for other ports; stop them to add queue {}", d.queues, self.queue)));
             }
             return Ok(d);
         }
@@ -196,11 +197,10 @@ impl Named {
         let rc = unsafe { sluice_dpdk_find(self.name.as_ptr(), self.devargs.as_ptr(), &mut port) };
         if rc < 0 {
             return Err(fail(format!(
-                "no DPDK device '{}' (a virtual one is net_ring0, net_null0, net_pcap0,rx_pcap=F…; a NIC needs PCI probing in SLUICE_DPDK_EAL)",
-                self.name.to_string_lossy()
+                "no DPDK device '{name}' (a virtual one is net_ring0, net_null0, net_pcap0,rx_pcap=F…; a NIC needs PCI probing in SLUICE_DPDK_EAL)"
             )));
         }
-        let queues = crate::shared::queues_joined(&OPEN, &self.name.to_string_lossy()) as u16;
+        let queues = crate::shared::queues_joined(&OPEN, &name) as u16;
         // SAFETY: a port id DPDK gave.
         let most = unsafe { sluice_dpdk_max_queues(port) };
         if most < 0 {
@@ -208,8 +208,7 @@ impl Named {
         }
         if i32::from(queues) > most {
             return Err(fail(format!(
-                "device '{}' has {most} queue(s) and {queues} workers need one each (a virtual device may take more, e.g. net_af_packet's qpairs={queues})",
-                self.name.to_string_lossy()
+                "device '{name}' has {most} queue(s) and {queues} workers need one each (a virtual device may take more, e.g. net_af_packet's qpairs={queues})"
             )));
         }
         let mut mempool = std::ptr::null_mut();
