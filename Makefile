@@ -36,6 +36,7 @@ results: setup
 bench: setup
 	cargo bench -p sluice-core --bench datapath -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-pipeline --bench walker -- --warm-up-time 1 --measurement-time 3
+	cargo bench -p sluice-pipeline --bench round_cost
 	cargo bench -p sluice-nf --bench acl -- --warm-up-time 1 --measurement-time 3
 
 ## Our LPM, exact-match and ACL lookups against DPDK's rte_lpm, rte_hash and

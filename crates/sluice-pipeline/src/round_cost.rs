@@ -145,6 +145,21 @@ pub fn round_ns(graph: &mut WorkerGraph) -> f64 {
     samples[SAMPLES / 4]
 }
 
+/// The line ns per round = T0 + T1·B through `points` (B, ns per round):
+/// (T0 ns, T1 ns/pkt), least squares of the relative error, so that a
+/// round at B = 256, a hundred times one at B = 1, does not decide T0 by
+/// its noise alone.
+pub fn fit(points: &[(f64, f64)]) -> (f64, f64) {
+    let weights: Vec<f64> = points.iter().map(|&(_, t)| 1.0 / (t * t)).collect();
+    let sum: f64 = weights.iter().sum();
+    let mean = |f: fn(&(f64, f64)) -> f64| points.iter().zip(&weights).map(|(p, w)| w * f(p)).sum::<f64>() / sum;
+    let (mb, mt) = (mean(|p| p.0), mean(|p| p.1));
+    let sbb: f64 = points.iter().zip(&weights).map(|((b, _), w)| w * (b - mb) * (b - mb)).sum();
+    let sbt: f64 = points.iter().zip(&weights).map(|((b, t), w)| w * (b - mb) * (t - mt)).sum();
+    let t1 = if sbb > 0.0 { sbt / sbb } else { 0.0 };
+    (mt - t1 * mb, t1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -168,6 +183,17 @@ mod tests {
                 assert_eq!((delivered, timed), (100 * batch as u64, 100 * batch as u64), "{case}: every packet delivered to its flow, its delay recorded");
             }
         }
+    }
+
+    #[test]
+    fn the_fit_recovers_a_line_and_weighs_each_point_by_its_size() {
+        let (t0, t1) = fit(&[(1.0, 40.0), (4.0, 70.0), (32.0, 350.0), (256.0, 2590.0)]);
+        assert!((t0 - 30.0).abs() < 1e-9 && (t1 - 10.0).abs() < 1e-9, "{t0} {t1}");
+        // 10% off at B = 256 moves T0 far less than 10% off at B = 1 does.
+        let (off_large, _) = fit(&[(1.0, 40.0), (4.0, 70.0), (32.0, 350.0), (256.0, 2849.0)]);
+        let (off_small, _) = fit(&[(1.0, 44.0), (4.0, 70.0), (32.0, 350.0), (256.0, 2590.0)]);
+        assert!((off_large - 30.0).abs() < (off_small - 30.0).abs(), "{off_large} {off_small}");
+        assert_eq!(fit(&[(8.0, 80.0)]), (80.0, 0.0), "one point: no slope");
     }
 
     #[test]

@@ -376,6 +376,12 @@ fn pspat_victim(py: Python<'_>, architecture: &str, algorithm: &str, interferers
     Ok((l.quantiles, l.packets))
 }
 
+/// T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)] (see `round_cost::fit`).
+#[pyfunction]
+fn round_fit(points: Vec<(f64, f64)>) -> (f64, f64) {
+    sluice_pipeline::round_cost::fit(&points)
+}
+
 /// Names of the round-cost workloads.
 #[pyfunction]
 fn round_cases() -> Vec<&'static str> {
@@ -500,6 +506,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pcap_prefixes, m)?)?;
     m.add_function(wrap_pyfunction!(round_ns, m)?)?;
     m.add_function(wrap_pyfunction!(round_cases, m)?)?;
+    m.add_function(wrap_pyfunction!(round_fit, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_arbiter_alone, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_throughput, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_share, m)?)?;

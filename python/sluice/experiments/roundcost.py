@@ -27,19 +27,6 @@ CHAIN_NFS = 5
 FASTCLICK = {"chain_t0_ns": 27.0, "replay_t0_ns": 1.5, "visit_ns": 4.0}
 
 
-def _fit(points: list[tuple[float, float]]) -> tuple[float, float]:
-    """T0 + T1·B through (B, ns per round), least squares of the relative
-    error: a round at B = 256 takes a hundred times one at B = 1, and its
-    noise must not decide T0."""
-    w = [1.0 / t**2 for _, t in points]
-    sw = sum(w)
-    mx = sum(wi * b for wi, (b, _) in zip(w, points)) / sw
-    my = sum(wi * t for wi, (_, t) in zip(w, points)) / sw
-    sxx = sum(wi * (b - mx) ** 2 for wi, (b, _) in zip(w, points))
-    t1 = sum(wi * (b - mx) * (t - my) for wi, (b, t) in zip(w, points)) / sxx if sxx else 0.0
-    return my - t1 * mx, t1
-
-
 def run(out: Path, quick: bool, backend: str, progress: Callable[[str], None]) -> dict[str, Any]:
     """Measures every workload and writes roundcost.{json,csv,md,png} into `out` (`backend` is always the engine's walker)."""
     batches = QUICK_BATCHES if quick else BATCHES
@@ -54,7 +41,7 @@ def run(out: Path, quick: bool, backend: str, progress: Callable[[str], None]) -
             for _ in range(REPEATS):
                 for b in batches:
                     times[b] = min(times[b], _core.round_ns(case, b, timing))
-            t0, t1 = _fit(list(times.items()))
+            t0, t1 = _core.round_fit(list(times.items()))
             t0s[(case, timing)] = t0
             rows.append({"case": case, "timing": timing, "t0_ns": round(t0, 1), "t1_ns": round(t1, 2),
                          **{f"ns_per_pkt_b{b}": round(t / b, 1) for b, t in times.items()}})
