@@ -4,6 +4,7 @@
 
 pub mod controller;
 pub mod decompose;
+mod hindsight;
 pub mod hold;
 mod misprice;
 pub mod nfvnice;

@@ -2,11 +2,10 @@
 
 use sluice_core::{Actions, Model, Telemetry};
 
-use crate::controller::{changes, Controller};
-use crate::misprice::Misprice;
-use crate::noise::Noise;
-use crate::rules::{insert, last_raise, probed, short_circuit, switch_off_hold_ups, switch_off_unexplained, switched_off, Before, Cooldown};
-use crate::view::{ControlParams, View};
+use crate::controller::Controller;
+use crate::hindsight::Hindsight;
+use crate::rules::{insert, last_raise, switch_off_hold_ups, switch_off_unexplained, switched_off};
+use crate::view::ControlParams;
 
 /// Batchy's on-off controller: buffers at B where every traversing flow has
 /// the budget, switched off along the path of a flow over its SLO. Like
@@ -17,12 +16,7 @@ use crate::view::{ControlParams, View};
 #[derive(Default)]
 pub struct OnOff {
     params: ControlParams,
-    cooldown: Cooldown,
-    noise: Noise,
-    before: Before,
-    misprice: Misprice,
-    /// Why the last step's settings are a fallback, if they are.
-    fallback: Option<String>,
+    hindsight: Hindsight,
 }
 
 impl OnOff {
@@ -38,22 +32,17 @@ impl Controller for OnOff {
     }
 
     fn fallback(&self) -> Option<String> {
-        self.fallback.clone()
+        self.hindsight.fallback()
     }
 
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
-        let mut view = View::new(model, telemetry, &self.params);
-        view.noise = self.noise.update(&view);
-        view.misprice = self.misprice.update(&view);
-        let mut trigger = view.trigger.clone();
-        short_circuit(&view, &mut trigger);
-        let before = self.before.roll(&view);
+        let (view, mut trigger, before) = self.hindsight.open(model, telemetry, &self.params);
         let mut frozen = vec![false; model.modules.len()];
         let mut unexplained = Vec::new();
         for (f, flow) in model.flows.iter().enumerate() {
             let Some(mut excess) = view.excess(f) else { continue };
             if let Some(raise) = last_raise(&view, &before, f) {
-                self.misprice.learn(&raise);
+                self.hindsight.learn(&raise);
             }
             for &v in &flow.path {
                 frozen[v] = true;
@@ -77,18 +66,10 @@ impl Controller for OnOff {
                 unexplained.extend(switch_off_unexplained(&view, f, &mut trigger, &mut frozen));
             }
         }
-        let probed = probed(model.modules.len(), &unexplained);
-        self.fallback = self.misprice.unexplained(&view, unexplained);
+        let probed = self.hindsight.explain(&view, unexplained);
         let started: Vec<bool> = switched_off(&view.trigger, &trigger).into_iter().zip(probed).map(|(off, probed)| off && !probed).collect();
-        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&started)) {
-            *f |= cooling;
-        }
+        self.hindsight.cool(&started, &mut frozen);
         insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch..=view.batch);
-        if self.fallback.is_some() {
-            self.noise.abstain();
-        } else {
-            self.noise.predict(&view, &trigger);
-        }
-        changes(&view.trigger, &trigger)
+        self.hindsight.close(&view, &trigger)
     }
 }

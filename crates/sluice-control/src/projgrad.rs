@@ -3,10 +3,9 @@
 use nalgebra::{DMatrix, DVector};
 use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
-use crate::controller::{changes, Controller};
-use crate::misprice::Misprice;
-use crate::noise::Noise;
-use crate::rules::{insert, one_level_at_a_time, probed, recover, short_circuit, switched_off, Before, Cooldown};
+use crate::controller::Controller;
+use crate::hindsight::Hindsight;
+use crate::rules::{insert, one_level_at_a_time, recover, short_circuit, switched_off};
 use crate::view::{ControlParams, View};
 
 /// Pseudo-inverse cut-off for the (unit-row) active-constraint Gram matrix.
@@ -23,12 +22,7 @@ const INSERT_MARGIN: f64 = 1.0;
 #[derive(Default)]
 pub struct ProjGrad {
     params: ControlParams,
-    cooldown: Cooldown,
-    noise: Noise,
-    before: Before,
-    misprice: Misprice,
-    /// Why the last step's settings are a fallback, if they are.
-    fallback: Option<String>,
+    hindsight: Hindsight,
 }
 
 impl ProjGrad {
@@ -44,22 +38,16 @@ impl Controller for ProjGrad {
     }
 
     fn fallback(&self) -> Option<String> {
-        self.fallback.clone()
+        self.hindsight.fallback()
     }
 
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
-        let mut view = View::new(model, telemetry, &self.params);
-        view.noise = self.noise.update(&view);
-        view.misprice = self.misprice.update(&view);
-        let mut trigger = view.trigger.clone();
-        short_circuit(&view, &mut trigger);
-        let before = self.before.roll(&view);
+        let (view, mut trigger, before) = self.hindsight.open(model, telemetry, &self.params);
         let recovery = recover(&view, self.params.delta, &before, &mut trigger);
         for raise in &recovery.mispriced {
-            self.misprice.learn(raise);
+            self.hindsight.learn(raise);
         }
-        let probed = probed(model.modules.len(), &recovery.unexplained);
-        self.fallback = self.misprice.unexplained(&view, recovery.unexplained);
+        let probed = self.hindsight.explain(&view, recovery.unexplained);
         let mut frozen = recovery.frozen;
         let started: Vec<bool> = switched_off(&view.trigger, &trigger)
             .into_iter()
@@ -67,9 +55,7 @@ impl Controller for ProjGrad {
             .zip(recovery.taken_back)
             .map(|((off, probed), back)| (off && !probed) || back)
             .collect();
-        for (f, cooling) in frozen.iter_mut().zip(self.cooldown.update(&started)) {
-            *f |= cooling;
-        }
+        self.hindsight.cool(&started, &mut frozen);
         let variables: Vec<ModuleId> =
             view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
         // A new buffer starts at the largest trigger that waits no longer
@@ -96,12 +82,7 @@ impl Controller for ProjGrad {
         // so that the queue grows to the backpressure bound (weighted-fair).
         short_circuit(&view, &mut trigger);
         one_level_at_a_time(&view, &mut trigger);
-        if self.fallback.is_some() {
-            self.noise.abstain();
-        } else {
-            self.noise.predict(&view, &trigger);
-        }
-        changes(&view.trigger, &trigger)
+        self.hindsight.close(&view, &trigger)
     }
 }
 
