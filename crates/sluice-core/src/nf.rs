@@ -80,6 +80,13 @@ pub(crate) fn free_dropped(pool: &mut PacketPool, flows: &mut [FlowRecorder], id
 }
 
 /// Where an NF puts the packets it keeps: one batch per outgate.
+///
+/// Aligned to 16 bytes: the walker writes it on its stack before each NF
+/// run with one 16-byte store, which at 8 bytes past a 16-byte boundary
+/// straddles a cache line in one stack placement of four; the NF's first
+/// read of it then waits for the store to complete (a chain round took
+/// 20% longer in those processes).
+#[repr(align(16))]
 pub struct Outputs<'a> {
     pub(crate) gates: &'a mut [Box<Batch>],
 }
