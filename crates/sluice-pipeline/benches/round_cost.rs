@@ -1,8 +1,9 @@
 //! What a walker round costs: criterion times one round of each round-cost
 //! workload (replay, chain, branch4; see `sluice_pipeline::round_cost`) at
 //! B = 1, 4, 32, 256, timing on and off, then fits ns per round = T0 +
-//! T1·B through the medians and prints T0 (ns a round) and T1 (ns a
-//! packet) per workload, and one NF visit: (chain T0 − replay T0) / 5.
+//! T1·B through the medians of its samples and prints T0 (ns a round) and
+//! T1 (ns a packet) per workload, and one NF visit: (chain T0 − replay
+//! T0) / 5.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -12,10 +13,13 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use sluice_pipeline::round_cost::{fit, workload, CASES};
 
 const BATCHES: [usize; 4] = [1, 4, 32, 256];
+/// Samples criterion takes of each point, after its warm-up.
+const SAMPLES: usize = 50;
 /// NFs of the chain workload.
 const CHAIN_NFS: f64 = 5.0;
 
-/// ns per round of every sample criterion took, by (workload, timing, B).
+/// ns per round of every timing criterion took, by (workload, timing, B):
+/// its warm-up's, then its [`SAMPLES`] samples.
 type Samples = BTreeMap<(&'static str, bool, usize), Vec<f64>>;
 
 fn rounds(c: &mut Criterion, samples: &RefCell<Samples>) {
@@ -42,17 +46,19 @@ fn rounds(c: &mut Criterion, samples: &RefCell<Samples>) {
     }
 }
 
-fn median(v: &mut [f64]) -> f64 {
+/// The median of the samples, the last [`SAMPLES`] timings (the warm-up's come first).
+fn median(timings: &[f64]) -> f64 {
+    let mut v = timings[timings.len().saturating_sub(SAMPLES)..].to_vec();
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
 }
 
 fn main() {
     let samples = RefCell::new(Samples::new());
-    let mut c = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(2)).configure_from_args();
+    let mut c = Criterion::default().sample_size(SAMPLES).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(2)).configure_from_args();
     rounds(&mut c, &samples);
     c.final_summary();
-    let mut samples = samples.into_inner();
+    let samples = samples.into_inner();
     if samples.is_empty() {
         return; // a filter left nothing to fit
     }
@@ -61,7 +67,7 @@ fn main() {
     for case in CASES {
         for timing in [true, false] {
             let points: Vec<(f64, f64)> =
-                BATCHES.iter().filter_map(|&b| samples.get_mut(&(case, timing, b)).map(|v| (b as f64, median(v)))).collect();
+                BATCHES.iter().filter_map(|&b| samples.get(&(case, timing, b)).map(|v| (b as f64, median(v)))).collect();
             if points.len() < 2 {
                 continue;
             }
