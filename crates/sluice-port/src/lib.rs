@@ -48,6 +48,17 @@ pub enum Backend {
     Dpdk,
 }
 
+impl Backend {
+    /// Its name before the colon of a port name (`af_xdp` of `af_xdp:veth1`).
+    pub fn prefix(self) -> &'static str {
+        match self {
+            Self::AfPacket => "af_packet",
+            Self::AfXdp => "af_xdp",
+            Self::Dpdk => "dpdk",
+        }
+    }
+}
+
 /// A port as named on the command line and in descriptions:
 /// `BACKEND:INTERFACE`; for AF_XDP `af_xdp:INTERFACE@QUEUE` for a queue
 /// other than 0; for DPDK `dpdk:DEVICE[,ARGS]` (`dpdk:net_ring0`).
@@ -99,8 +110,7 @@ impl PortName {
 
     /// This AF_XDP or DPDK port on queue `queue` of its interface, named so.
     pub fn on_queue(&self, queue: u32) -> Self {
-        let backend = self.name.split_once(':').map_or("", |(b, _)| b);
-        Self { name: format!("{backend}:{}@{queue}", self.interface), queue: Some(queue), ..self.clone() }
+        Self { name: format!("{}:{}@{queue}", self.backend.prefix(), self.interface), queue: Some(queue), ..self.clone() }
     }
 
     /// Buffers of the pool a port of this name keeps lent to its device
