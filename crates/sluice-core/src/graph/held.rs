@@ -42,8 +42,7 @@ impl WorkerGraph {
     fn send_held(&mut self, v: usize) -> usize {
         let before = self.function(v).held();
         self.nodes[v].release = Release::Held;
-        self.stack.push(Task { node: v as u32, gate: Task::CONTINUE });
-        self.walk();
+        self.walk(Task { node: v as u32, gate: Task::CONTINUE });
         before - self.function(v).held()
     }
 

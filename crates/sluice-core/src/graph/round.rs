@@ -196,8 +196,7 @@ impl WorkerGraph {
             if !node.inbox.is_empty() {
                 self.last_read = None;
                 moved += node.inbox.len();
-                self.stack.push(Task { node: target as u32, gate: Task::ARRIVED });
-                self.walk();
+                self.walk(Task { node: target as u32, gate: Task::ARRIVED });
             }
         }
         moved
@@ -240,7 +239,8 @@ impl WorkerGraph {
         if n > 0 {
             node.counters.runs += 1;
             node.counters.run_pkts += n as u64;
-            self.walk_from_source(v);
+            // The batch the source made goes through the graph from its one outgate.
+            self.walk(Task { node: v as u32, gate: 0 });
         }
         n
     }

@@ -27,10 +27,10 @@ use crate::stride::Stride;
 use crate::telemetry::{FlowRecorder, ModuleCounters};
 
 impl WorkerGraph {
-    /// Does every task on the stack, and the tasks they push, until it is
+    /// Does task `first`, and the tasks it pushes, until the stack is
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
-    pub(super) fn walk(&mut self) {
+    pub(super) fn walk(&mut self, first: Task) {
         let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, batch_size, .. } = self;
         let mut env = Env {
             pool,
@@ -50,7 +50,8 @@ impl WorkerGraph {
             unit_of,
             stride,
         };
-        let mut next = stack.pop();
+        debug_assert!(stack.is_empty(), "a walk starts on an empty stack");
+        let mut next = Some(first);
         while let Some(Task { node, gate }) = next {
             let v = node as usize;
             let at = match gate {
@@ -86,13 +87,6 @@ impl WorkerGraph {
         }
     }
 
-    /// Pushes a task for source `v`'s filled gate (its one outgate) and
-    /// walks: the batch a source made goes through the graph.
-    pub(super) fn walk_from_source(&mut self, v: usize) {
-        self.stack.push(Task { node: v as u32, gate: 0 });
-        self.walk();
-    }
-
     /// Runs node `v`'s NF on what its buffer holds, up to `n` packets a
     /// run: once, or until the buffer is empty when `all`. Returns the
     /// packets run (pkt).
@@ -102,8 +96,7 @@ impl WorkerGraph {
         }
         let before = self.nodes[v].counters.run_pkts;
         self.nodes[v].release = Release::Queued { n, all };
-        self.stack.push(Task { node: v as u32, gate: Task::CONTINUE });
-        self.walk();
+        self.walk(Task { node: v as u32, gate: Task::CONTINUE });
         (self.nodes[v].counters.run_pkts - before) as usize
     }
 }
