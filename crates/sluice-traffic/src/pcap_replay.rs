@@ -144,7 +144,10 @@ impl PacketSource for PcapReplay {
             if let Some(n) = self.per_flow.get_mut(flow as usize) {
                 *n += 1;
             }
-            self.next = (self.next + 1) % self.capture.records.len();
+            self.next += 1;
+            if self.next == self.capture.records.len() {
+                self.next = 0;
+            }
         }
     }
 
