@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "ns_per_cycle", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -69,6 +69,9 @@ def round_cases() -> list[str]:
 
 def round_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
     """T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)], weighted by relative error."""
+
+def round_visit_ns(chain_t0_ns: float, replay_t0_ns: float) -> float:
+    """What one NF visit costs the walker (ns): the chain's T0 less the replay's, over the chain's NFs."""
 
 def forward_raw(rx: str, tx: str, seconds: float, burst: int, bare: bool = False) -> str:
     """Forwards from port `rx` to `tx` for `seconds` in a bare loop: a backend's ceiling (JSON); `bare`: DPDK's own loop, no copies."""

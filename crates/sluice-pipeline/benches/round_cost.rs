@@ -2,21 +2,18 @@
 //! workload (replay, chain, branch4; see `sluice_pipeline::round_cost`) at
 //! B = 1, 4, 32, 256, timing on and off, then fits ns per round = T0 +
 //! T1·B through the medians of its samples and prints T0 (ns a round) and
-//! T1 (ns a packet) per workload, and one NF visit: (chain T0 − replay
-//! T0) / 5.
+//! T1 (ns a packet) per workload, and one NF visit (see `nf_visit_ns`).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use sluice_pipeline::round_cost::{fit, workload, CASES};
+use sluice_pipeline::round_cost::{fit, nf_visit_ns, workload, CASES};
 
 const BATCHES: [usize; 4] = [1, 4, 32, 256];
 /// Samples criterion takes of each point, after its warm-up.
 const SAMPLES: usize = 50;
-/// NFs of the chain workload.
-const CHAIN_NFS: f64 = 5.0;
 
 /// ns per round of every timing criterion took, by (workload, timing, B):
 /// its warm-up's, then its [`SAMPLES`] samples.
@@ -78,7 +75,7 @@ fn main() {
     }
     for timing in [true, false] {
         if let (Some(chain), Some(replay)) = (t0.get(&("chain", timing)), t0.get(&("replay", timing))) {
-            println!("NF visit, timing {}: {:.1} ns", if timing { "on" } else { "off" }, (chain - replay) / CHAIN_NFS);
+            println!("NF visit, timing {}: {:.1} ns", if timing { "on" } else { "off" }, nf_visit_ns(*chain, *replay));
         }
     }
 }

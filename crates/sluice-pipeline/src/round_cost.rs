@@ -9,7 +9,7 @@
 //!
 //! Fitting ns per round = T0 + T1·B over B gives the walker's per-round
 //! cost T0 and the per-packet cost T1 of each workload; chain's T0 less
-//! replay's, over five, is the cost of one NF visit.
+//! replay's, over its five NFs, is the cost of one NF visit ([`nf_visit_ns`]).
 
 use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::NfSpec;
@@ -51,6 +51,21 @@ fn frames() -> Result<Vec<Vec<u8>>> {
         .collect()
 }
 
+/// NFs of the `chain` workload.
+const CHAIN_NFS: usize = 5;
+
+/// The router chain: Ethernet check → LPM → a next hop.
+fn chain() -> [NfSpec; CHAIN_NFS] {
+    let [ttl, mac, checksum] = next_hop();
+    [NfSpec::TypeCheck { ether_type: 0x0800 }, lpm(1), ttl, mac, checksum]
+}
+
+/// What one NF visit costs the walker (ns): the chain's T0 less the
+/// replay's (`chain_t0_ns`, `replay_t0_ns`), over the chain's NFs.
+pub fn nf_visit_ns(chain_t0_ns: f64, replay_t0_ns: f64) -> f64 {
+    (chain_t0_ns - replay_t0_ns) / CHAIN_NFS as f64
+}
+
 /// An LPM of one route per destination /24, /24 `r` to gate `r % gates`:
 /// consecutive flows take the gates in turn.
 fn lpm(gates: usize) -> NfSpec {
@@ -62,11 +77,7 @@ fn lpm(gates: usize) -> NfSpec {
 fn shape(case: &str) -> Result<(Vec<NfSpec>, Vec<Vec<NfSpec>>)> {
     Ok(match case {
         "replay" => (vec![], vec![vec![]]),
-        "chain" => {
-            let mut nfs = vec![NfSpec::TypeCheck { ether_type: 0x0800 }, lpm(1)];
-            nfs.extend(next_hop());
-            (nfs, vec![vec![]])
-        }
+        "chain" => (chain().to_vec(), vec![vec![]]),
         "branch4" => (vec![lpm(BRANCHES)], (0..BRANCHES).map(|_| next_hop().to_vec()).collect()),
         other => return Err(Error::Spec(format!("unknown round-cost workload '{other}' (known: {})", CASES.join(", ")))),
     })

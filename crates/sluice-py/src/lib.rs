@@ -382,6 +382,12 @@ fn round_fit(points: Vec<(f64, f64)>) -> (f64, f64) {
     sluice_pipeline::round_cost::fit(&points)
 }
 
+/// What one NF visit costs the walker (ns), from the chain's and the replay's T0 (see `round_cost::nf_visit_ns`).
+#[pyfunction]
+fn round_visit_ns(chain_t0_ns: f64, replay_t0_ns: f64) -> f64 {
+    sluice_pipeline::round_cost::nf_visit_ns(chain_t0_ns, replay_t0_ns)
+}
+
 /// Names of the round-cost workloads.
 #[pyfunction]
 fn round_cases() -> Vec<&'static str> {
@@ -507,6 +513,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(round_ns, m)?)?;
     m.add_function(wrap_pyfunction!(round_cases, m)?)?;
     m.add_function(wrap_pyfunction!(round_fit, m)?)?;
+    m.add_function(wrap_pyfunction!(round_visit_ns, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_arbiter_alone, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_throughput, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_share, m)?)?;

@@ -5,8 +5,8 @@ checksum → egress) and `branch4` (LPM → four branches of TTL → MAC rewrite
 → checksum), 4096 interleaved flows, 500 routes. For each, with timing
 (delay histograms, busy time, core probe) on and off, the time of a round
 at batch sizes 1..256 and the fit ns per round = T0 + T1·B: T0 is the
-walker's per-round cost, T1 the per-packet cost. One NF visit costs
-(chain's T0 − replay's T0) / 5."""
+walker's per-round cost, T1 the per-packet cost. One NF visit costs the
+chain's T0 less the replay's, over the chain's five NFs."""
 
 from __future__ import annotations
 
@@ -20,8 +20,6 @@ BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 QUICK_BATCHES = [1, 4, 32, 256]
 #: Measurements of each point, the least taken.
 REPEATS = 5
-#: NFs of the chain workload: its T0 over replay's is five visits.
-CHAIN_NFS = 5
 #: What FastClick pays on the same workloads here (ns; issue 33's side-by-side run):
 #: a round of the chain, an empty round, one element visit.
 FASTCLICK = {"chain_t0_ns": 27.0, "replay_t0_ns": 1.5, "visit_ns": 4.0}
@@ -45,7 +43,7 @@ def run(out: Path, quick: bool, backend: str, progress: Callable[[str], None]) -
             t0s[(case, timing)] = t0
             rows.append({"case": case, "timing": timing, "t0_ns": round(t0, 1), "t1_ns": round(t1, 2),
                          **{f"ns_per_pkt_b{b}": round(t / b, 1) for b, t in times.items()}})
-    visits = {timing: round((t0s[("chain", timing)] - t0s[("replay", timing)]) / CHAIN_NFS, 1) for timing in (True, False)}
+    visits = {timing: round(_core.round_visit_ns(t0s[("chain", timing)], t0s[("replay", timing)]), 1) for timing in (True, False)}
     report = {"batches": batches, "visit_ns": {"on": visits[True], "off": visits[False]}, "fastclick": FASTCLICK, "rows": rows}
     output.write(out, "roundcost", report, markdown, plot)
     return report
