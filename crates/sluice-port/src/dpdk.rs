@@ -184,9 +184,9 @@ impl Named {
     fn device(&self) -> Result<Arc<Device>> {
         let fail = |reason: String| Error::Name { port: self.port.clone(), reason };
         let name = self.name.to_string_lossy();
-        let mut started = DEVICES.lock().expect("no port panics while holding the list");
-        started.retain(|d| d.strong_count() > 0);
-        if let Some(d) = started.iter().filter_map(std::sync::Weak::upgrade).find(|d| d.name == self.name) {
+        let mut devices = DEVICES.lock().expect("no port panics while holding the list");
+        devices.retain(|d| d.strong_count() > 0);
+        if let Some(d) = devices.iter().filter_map(std::sync::Weak::upgrade).find(|d| d.name == self.name) {
             if self.queue >= d.queues {
                 return Err(fail(format!("device '{name}' runs with {} queue(s) for other ports; stop them to add queue {}", d.queues, self.queue)));
             }
@@ -218,7 +218,7 @@ impl Named {
             return Err(fail(format!("start the device: {}", strerror(rc))));
         }
         let d = Arc::new(Device { port, name: self.name.clone(), queues, mempool });
-        started.push(Arc::downgrade(&d));
+        devices.push(Arc::downgrade(&d));
         Ok(d)
     }
 }
