@@ -155,29 +155,35 @@ static OPEN: Registry<Queue> = Mutex::new(Vec::new());
 /// The devices started, by name: a device's queues share it.
 static DEVICES: Mutex<Vec<std::sync::Weak<Device>>> = Mutex::new(Vec::new());
 
-/// A device queue as a port names it.
-struct Named {
+/// A port's end of a device queue: the queue as the port names it, its
+/// place on it among the ports of this process, and the queue itself once
+/// the port is attached.
+struct Endpoint {
     port: String,
     name: CString,
     devargs: CString,
     queue: u16,
+    joined: Joined<Queue>,
+    attached: Option<Arc<Queue>>,
 }
 
-impl Named {
+impl Endpoint {
     /// Starts the EAL if need be and joins queue `queue` of the device on `side`.
-    fn join(port: &str, device: &str, queue: u32, side: Side) -> Result<(Self, Joined<Queue>)> {
+    fn join(port: &str, device: &str, queue: u32, side: Side) -> Result<Self> {
         eal(port)?;
         let name = device.split(',').next().unwrap_or(device);
         let c = |s: &str| CString::new(s).map_err(|_| Error::Name { port: port.into(), reason: "device name holds a NUL byte".into() });
         let queue = u16::try_from(queue).map_err(|_| Error::Name { port: port.into(), reason: format!("queue {queue} is beyond any DPDK device's") })?;
-        let shared = Shared::join(&OPEN, port, name, u32::from(queue), side)?;
-        Ok((Self { port: port.into(), name: c(name)?, devargs: c(device)?, queue }, shared))
+        let joined = Shared::join(&OPEN, port, name, u32::from(queue), side)?;
+        Ok(Self { port: port.into(), name: c(name)?, devargs: c(device)?, queue, joined, attached: None })
     }
 
-    /// The queue, its device started by the first port to ask, with as many
-    /// queues as the ports of this process joined.
-    fn queue(&self, shared: &Joined<Queue>, worker: usize) -> Result<Arc<Queue>> {
-        shared.get(&self.port, worker, |_, _| Ok(Queue { device: self.device()?, queue: self.queue }))
+    /// Attaches the port on `worker` to the queue, its device started by the
+    /// first port to ask, with as many queues as the ports of this process joined.
+    fn attach(&mut self, worker: usize) -> Result<()> {
+        let queue = self.joined.get(&self.port, worker, |_, _| Ok(Queue { device: self.device()?, queue: self.queue }))?;
+        self.attached = Some(queue);
+        Ok(())
     }
 
     /// The device, started if no port started it yet.
@@ -225,9 +231,7 @@ impl Named {
 
 /// The receive side: a burst of mbufs copied into the pool.
 pub struct DpdkRx {
-    named: Named,
-    shared: Joined<Queue>,
-    queue: Option<Arc<Queue>>,
+    end: Endpoint,
     mbufs: Box<[*mut c_void]>,
     data: Box<[*const u8]>,
     lens: Box<[u16]>,
@@ -241,11 +245,8 @@ unsafe impl Send for DpdkRx {}
 impl DpdkRx {
     /// Starts the EAL if need be; the device starts at [`Self::attach`].
     pub fn open(port: &str, device: &str, queue: u32) -> Result<Self> {
-        let (named, shared) = Named::join(port, device, queue, Side::Receive)?;
         Ok(Self {
-            named,
-            shared,
-            queue: None,
+            end: Endpoint::join(port, device, queue, Side::Receive)?,
             mbufs: vec![std::ptr::null_mut(); MAX_BURST].into(),
             data: vec![std::ptr::null(); MAX_BURST].into(),
             lens: vec![0; MAX_BURST].into(),
@@ -255,13 +256,12 @@ impl DpdkRx {
 
     /// Starts the device (or joins it) for the worker of `pool`.
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        self.queue = Some(self.named.queue(&self.shared, pool.worker())?);
-        Ok(())
+        self.end.attach(pool.worker())
     }
 
     /// Receives up to `max` frames into `pool`, passing each to `take`; returns how many.
     pub fn poll(&mut self, pool: &mut PacketPool, max: usize, mut take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
-        let Some(Queue { device, queue }) = self.queue.as_deref() else { return 0 };
+        let Some(Queue { device, queue }) = self.end.attached.as_deref() else { return 0 };
         join_lcore();
         let max = max.min(MAX_BURST).min(pool.available());
         // SAFETY: the arrays hold MAX_BURST entries; the shim fills `n` of each.
@@ -287,7 +287,7 @@ impl DpdkRx {
     /// Frames the device dropped at a full receive queue or for want of an
     /// mbuf (pkt, cumulative; on queue 0, for all its queues, see [`Queue::stats`]).
     pub fn ring_dropped(&self) -> u64 {
-        let s = self.queue.as_deref().map_or([0; 8], Queue::stats);
+        let s = self.end.attached.as_deref().map_or([0; 8], Queue::stats);
         s[4] + s[7]
     }
 
@@ -299,9 +299,7 @@ impl DpdkRx {
 
 /// The transmit side: packets copied into fresh mbufs.
 pub struct DpdkTx {
-    named: Named,
-    shared: Joined<Queue>,
-    queue: Option<Arc<Queue>>,
+    end: Endpoint,
     frames: Box<[*const u8]>,
     lens: Box<[u16]>,
 }
@@ -312,20 +310,18 @@ unsafe impl Send for DpdkTx {}
 impl DpdkTx {
     /// Starts the EAL if need be; the device starts at [`Self::attach`].
     pub fn open(port: &str, device: &str, queue: u32) -> Result<Self> {
-        let (named, shared) = Named::join(port, device, queue, Side::Transmit)?;
-        Ok(Self { named, shared, queue: None, frames: vec![std::ptr::null(); MAX_BURST].into(), lens: vec![0; MAX_BURST].into() })
+        Ok(Self { end: Endpoint::join(port, device, queue, Side::Transmit)?, frames: vec![std::ptr::null(); MAX_BURST].into(), lens: vec![0; MAX_BURST].into() })
     }
 
     /// Starts the device (or joins it) for the worker of `pool`.
     pub fn attach(&mut self, pool: &PacketPool) -> Result<()> {
-        self.queue = Some(self.named.queue(&self.shared, pool.worker())?);
-        Ok(())
+        self.end.attach(pool.worker())
     }
 
     /// Copies the packets of `ids` into mbufs and transmits them, as far as
     /// the device takes them; returns how many it took.
     pub fn push(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize {
-        let Some(Queue { device, queue }) = self.queue.as_deref() else { return 0 };
+        let Some(Queue { device, queue }) = self.end.attached.as_deref() else { return 0 };
         join_lcore();
         let mut sent = 0;
         for chunk in ids.chunks(MAX_BURST) {
@@ -347,7 +343,7 @@ impl DpdkTx {
 
     /// Frames the device failed to send (pkt, cumulative; on queue 0, for all its queues).
     pub fn errors(&self) -> u64 {
-        self.queue.as_deref().map_or(0, |q| q.stats()[6])
+        self.end.attached.as_deref().map_or(0, |q| q.stats()[6])
     }
 }
 
@@ -361,7 +357,7 @@ pub fn forward_bare(rx: (&str, &str), tx: (&str, &str), burst: usize, seconds: f
     let (mut from, mut to) = (DpdkRx::open(rx.0, rx.1, 0)?, DpdkTx::open(tx.0, tx.1, 0)?);
     from.attach(&pool)?;
     to.attach(&pool)?;
-    let (Some(a), Some(b)) = (from.queue.as_deref().map(|q| &q.device), to.queue.as_deref().map(|q| &q.device)) else { unreachable!("attached above") };
+    let (Some(a), Some(b)) = (from.end.attached.as_deref().map(|q| &q.device), to.end.attached.as_deref().map(|q| &q.device)) else { unreachable!("attached above") };
     let (mut forwarded, mut refused) = (0, 0);
     let start = std::time::Instant::now();
     // SAFETY: two started ports; the shim writes the two counts.
