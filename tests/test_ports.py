@@ -4,7 +4,7 @@ does not allow one), and between DPDK pcap devices. 100 000 frames of 4 096 UDP 
 through the pipeline's rx port, and come back out of its tx port to be
 read at the other end, over AF_PACKET and over AF_XDP (where this build
 has it): every frame accounted for at each stage, routed, rewritten and in
-order within its flow."""
+order within its flow; and so through a pipeline with every part in it."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from sluice import _core, net
+from sluice import Pipeline, _core, net
 
 FRAMES = 100_000
 FLOWS = 4096
@@ -110,10 +110,43 @@ def port(backend: str, interface: str) -> str:
     return f"dpdk:net_af_packet0,iface={interface}" if backend == "dpdk" else f"{backend}:{interface}"
 
 
-def roundtrip(backend: str) -> dict[str, Any]:
-    """Runs inside the namespace: runs the pipeline between the veth pair's
-    ends on `backend`'s ports while sending and reading, and returns what
-    each stage counted."""
+def every_part(backend: str) -> Pipeline:
+    """The router of `roundtrip` with every part in one pipeline, as
+    DESIGN.md asks: a learned poll policy on its workers, a Reframer in
+    front of the LPM, SLOs held by projgrad, its NFs placed by the
+    embedding (path-fit) on worker 1 while the ports stay on worker 0, and
+    a DRR egress (flow hop0 weighted 3, the others 1) onto the tx ports,
+    its link faster than the traffic."""
+    from sluice.embed import embed, from_pipeline
+    from sluice.embed.live import place
+    from sluice.nf import IpChecksum, Lpm, MacRewrite, Reframer, TtlDecrement
+
+    p = Pipeline("every-part", batch_size=32)
+    prefixes = {f"hop{h}": f"20.0.{h + 1}.0/24" for h in range(NEXT_HOPS)}
+    rx = p.rx_port("rx", port(backend, "vsw0"), prefixes, ring={"blocks": 4096, "descriptors": 8192})
+    reframer = p.module("reframer", Reframer(t_buff_us=50))
+    lpm = p.module("lpm", Lpm({prefix: h for h, prefix in enumerate(prefixes.values())}))
+    p.chain(rx, reframer, lpm)
+    for h in range(NEXT_HOPS):
+        hop = [p.module(f"ttl{h}", TtlDecrement()), p.module(f"mac{h}", MacRewrite(src="02:00:00:00:00:fe", dst=f"02:00:00:01:00:{h:02x}")),
+               p.module(f"checksum{h}", IpChecksum()), p.tx_port(f"tx{h}", port(backend, "vsw0"))]
+        p.connect(lpm, hop[0], gate=h)
+        p.chain(*hop)
+        p.flow(f"hop{h}", [rx, reframer, lpm, *hop], slo_us=5000)
+    instance = from_pipeline(p, 1)
+    placement = embed(instance, "path-fit").placement
+    assert placement is not None, "one core holds the router"
+    place(p, instance, placement)
+    p.schedule_egress("drr", 1e9, {"tight": (3, ["hop0"]), "bulk": (1, ["hop*"])})
+    p.set_poll("learned")
+    return p
+
+
+def roundtrip(backend: str, composed: bool = False) -> dict[str, Any]:
+    """Runs inside the namespace: runs the pipeline (l2l3(4) under Null, or
+    `composed`, `every_part` under projgrad) between the veth pair's ends
+    on `backend`'s ports while sending and reading, and returns what each
+    stage counted."""
     from sluice.pipelines import l2l3
 
     veth_pair()
@@ -127,15 +160,24 @@ def roundtrip(backend: str) -> dict[str, Any]:
                 time.sleep(0.001)  # at most ~0.2 Mpps, below what the pipeline forwards here
 
     sender = threading.Thread(target=send)
-    p = l2l3(NEXT_HOPS)
-    # A receive ring that holds every frame sent (16 MiB; AF_XDP: 8192
-    # frames), so that a stalled worker on a busy machine loses none of them.
-    p.use_ports(rx=port(backend, "vsw0"), tx=port(backend, "vsw0"), ring={"blocks": 4096, "descriptors": 8192})
+    if composed:
+        p = every_part(backend)
+    else:
+        p = l2l3(NEXT_HOPS)
+        # A receive ring that holds every frame sent (16 MiB; AF_XDP: 8192
+        # frames), so that a stalled worker on a busy machine loses none of them.
+        p.use_ports(rx=port(backend, "vsw0"), tx=port(backend, "vsw0"), ring={"blocks": 4096, "descriptors": 8192})
 
-    result = p.run("null", periods=80, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
+    result = p.run("projgrad" if composed else "null", periods=80, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
     sender.join()
     ports = {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}
-    return {"summary": result.summary, "ports": ports, "back": reader.stop()}
+    got = {"summary": result.summary, "ports": ports, "back": reader.stop()}
+    if composed:
+        got["workers"] = {m["name"]: m.get("worker") for m in p.spec()["modules"]}
+        got["reframer"] = result.nf_counters("reframer")
+        got["classes"] = {c: {"delivered": v["delivered"], "dropped": v["dropped"]} for c, v in result.classes.items()}
+        got["waits"] = [sum(q["workers"][w]["waits"] for q in result.periods) for w in range(2)]
+    return got
 
 
 def generate() -> dict[str, Any]:
@@ -318,6 +360,25 @@ def test_l2l3_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, 
     tx = [c for c in stats["ports"].values() if "tx_pkts" in c]
     assert len(rx) == 1 and rx[0]["rx_pkts"] == FRAMES and rx[0]["rx_bytes"] == size * FRAMES and rx[0]["ring_dropped"] == 0, stats["ports"]
     assert sum(c["tx_pkts"] for c in tx) == FRAMES and sum(c["tx_bytes"] for c in tx) == size * FRAMES and all(c["tx_full"] == 0 for c in tx), stats["ports"]
+    back = out.read_bytes()
+    assert_routed([back[i + 2:i + 2 + int.from_bytes(back[i:i + 2], "big")] for i in _offsets(back)])
+
+
+@needs_namespace
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_part_in_one_pipeline_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, backend: str) -> None:
+    out = tmp_path / "back.bin"
+    got = in_namespace("every_part", out, backend)
+    s = got["summary"]
+    assert s["missed"] == 0 and s["generated"] == FRAMES and s["delivered"] == FRAMES and s["dropped"] == 0 and s["lossless"], s
+    ports = {name for name, worker in got["workers"].items() if worker == 0}
+    assert ports == {"rx", *(f"tx{h}" for h in range(NEXT_HOPS))}, f"the embedding put every NF on worker 1: {got['workers']}"
+    reframer = got["reframer"]
+    assert reframer["packets_in"] == reframer["packets_out"] == FRAMES and reframer["released_timeout"] > 0, reframer
+    per_class = {c: v["delivered"] for c, v in got["classes"].items()}
+    assert per_class == {"tight": FRAMES // NEXT_HOPS, "bulk": FRAMES - FRAMES // NEXT_HOPS}, got["classes"]
+    assert all(c["tx_full"] == 0 for c in got["ports"].values() if "tx_pkts" in c), got["ports"]
+    assert all(w > 0 for w in got["waits"]), f"the learned policy let both workers sleep once the traffic stopped: {got['waits']}"
     back = out.read_bytes()
     assert_routed([back[i + 2:i + 2 + int.from_bytes(back[i:i + 2], "big")] for i in _offsets(back)])
 
@@ -523,8 +584,8 @@ if __name__ == "__main__":
     elif sys.argv[1] == "interrupts":
         print(json.dumps(interrupts(sys.argv[3])))
     else:
-        got = roundtrip(sys.argv[3])
+        got = roundtrip(sys.argv[3], composed=sys.argv[1] == "every_part")
         with open(sys.argv[2], "wb") as f:
-            for data in got["back"]:
+            for data in got.pop("back"):
                 f.write(len(data).to_bytes(2, "big") + data)
-        print(json.dumps({"summary": got["summary"], "ports": got["ports"]}))
+        print(json.dumps(got))
