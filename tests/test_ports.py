@@ -256,7 +256,7 @@ def queues(backend: str, spread: bool = False) -> dict[str, Any]:
     both name the interface alike; AF_PACKET: the pipeline puts both in
     one fanout group), a sender on each of vgen0's queues; what each
     flow's port took in and delivered."""
-    from sluice import Bypass, Pipeline
+    from sluice import Bypass
 
     veth_pair(queues=2)
     p = Pipeline("two-queues", batch_size=32)
@@ -433,7 +433,7 @@ def dpdk_queues(rx_device: str = "dpdk:net_null0") -> dict[str, Any]:
     null device 1, both named alike by both workers: the pipeline gives each
     worker a queue pair of each device. What each port counted, or the
     error that stopped the pipeline."""
-    from sluice import Bypass, Pipeline
+    from sluice import Bypass
 
     p = Pipeline("dpdk-queues", batch_size=32)
     for w in (0, 1):
