@@ -86,18 +86,25 @@ def _run_with_progress(
         )
 
 
-def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -> Table:
+def _summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) -> list[Table]:
+    """The runs' rates, batches and delays over the measured periods, and
+    their packets over the whole run: two tables, each narrow enough for an
+    80-column terminal (headers of more than a word wrap; a name or a count
+    is never cut)."""
     backend = results[0].data["backend"] if results else ""
     pipeline = results[0].data["pipeline"] if results else ""
-    table = Table(title=f"{pipeline} on the {backend}: measured periods")
+    rates = Table(title=f"{pipeline} on the {backend}: measured periods")
     for col in ("controller", "Mpps", "× null", "mean batch", "viol. %"):
-        table.add_column(col, justify="right")
+        rates.add_column(col, justify="right", no_wrap=" " not in col)
     if focus_flow:
-        table.add_column(f"{focus_flow} p95 µs (SLO)", justify="right")
+        rates.add_column(f"{focus_flow} p95 µs (SLO)", justify="right")
     # Workers that sleep (a poll policy other than busy): how much of their cores they used.
     sleeping = any(w["waits"] for r in results for p in r.periods for w in p["workers"])
-    for col in ("CPU %",) * sleeping + ("generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"):
-        table.add_column(col, justify="right")
+    if sleeping:
+        rates.add_column("CPU %", justify="right")
+    packets = Table(title=f"{pipeline} on the {backend}: packets, whole run")
+    for col in ("controller", "generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"):
+        packets.add_column(col, justify="right", no_wrap=" " not in col)
     base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
     for r in results:
         s = r.summary
@@ -111,9 +118,9 @@ def _summary_table(results: list[RunResult], focus_flow: Optional[str] = None) -
         if sleeping:
             workers = [w for p in r.periods if not p["warmup"] for w in p["workers"]] or [w for p in r.periods for w in p["workers"]]
             row.append(f"{100 * sum(w['cpu_fraction'] for w in workers) / max(1, len(workers)):.0f}")
-        row += [str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight", "missed")] + ["yes" if s["lossless"] else "NO"]
-        table.add_row(*row)
-    return table
+        rates.add_row(*row)
+        packets.add_row(r.controller, *(str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight", "missed")), "yes" if s["lossless"] else "NO")
+    return [rates, packets]
 
 
 @click.group(cls=Command)
@@ -138,7 +145,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
         r = _run_with_progress(pipeline, controller, periods, 1, period_ms=period_ms, backend=backend)
         r.to_json(os.path.join(out, f"demo-{controller}.json"))
         results.append(r)
-    console.print(_summary_table(results, focus_flow="rc"))
+    console.print(*_summary_tables(results, focus_flow="rc"))
     path = os.path.join(out, "demo.png")
     plot_comparison([r.data for r in results], path, flow="rc")
     console.print(f"plot: {path}; reports: {out}/demo-<controller>.json")
@@ -339,7 +346,7 @@ def _read_description(path: str) -> dict[str, Any]:
 
 def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str], plot_path: Optional[str]) -> None:
     """Prints a run's table and moves and writes the files asked for."""
-    console.print(_summary_table([result]))
+    console.print(*_summary_tables([result]))
     if result.classes:
         table = Table(title="scheduled egress, by class (whole run)")
         for column in ("class", "weight", "flows", "generated", "delivered", "dropped", "share", "p99 µs (worst flow)"):
