@@ -86,25 +86,26 @@ def _run_with_progress(
         )
 
 
+def _add_columns(table: Table, names: Sequence[str], wrapping: Sequence[str] = ()) -> None:
+    """Adds right-aligned columns to `table`, but the `wrapping` ones, left-
+    aligned lists that wrap. A header of more than one word wraps; a name or
+    a count is never cut, so a table fits a narrow terminal by its headers."""
+    for name in names:
+        table.add_column(name, justify="left" if name in wrapping else "right", no_wrap=" " not in name and name not in wrapping)
+
+
 def _summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) -> list[Table]:
     """The runs' rates, batches and delays over the measured periods, and
     their packets over the whole run: two tables, each narrow enough for an
-    80-column terminal (headers of more than a word wrap; a name or a count
-    is never cut)."""
+    80-column terminal."""
     backend = results[0].data["backend"] if results else ""
     pipeline = results[0].data["pipeline"] if results else ""
     rates = Table(title=f"{pipeline} on the {backend}: measured periods")
-    for col in ("controller", "Mpps", "× null", "mean batch", "viol. %"):
-        rates.add_column(col, justify="right", no_wrap=" " not in col)
-    if focus_flow:
-        rates.add_column(f"{focus_flow} p95 µs (SLO)", justify="right")
     # Workers that sleep (a poll policy other than busy): how much of their cores they used.
     sleeping = any(w["waits"] for r in results for p in r.periods for w in p["workers"])
-    if sleeping:
-        rates.add_column("CPU %", justify="right")
+    _add_columns(rates, ["controller", "Mpps", "× null", "mean batch", "viol. %"] + [f"{focus_flow} p95 µs (SLO)"] * bool(focus_flow) + ["CPU %"] * sleeping)
     packets = Table(title=f"{pipeline} on the {backend}: packets, whole run")
-    for col in ("controller", "generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"):
-        packets.add_column(col, justify="right", no_wrap=" " not in col)
+    _add_columns(packets, ["controller", "generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"])
     base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
     for r in results:
         s = r.summary
@@ -349,8 +350,7 @@ def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str]
     console.print(*_summary_tables([result]))
     if result.classes:
         table = Table(title="scheduled egress, by class (whole run)")
-        for column in ("class", "weight", "flows", "generated", "delivered", "dropped", "share", "p99 µs (worst flow)"):
-            table.add_column(column, justify="left" if column in ("class", "flows") else "right")
+        _add_columns(table, ["class", "weight", "flows", "generated", "delivered", "dropped", "share", "p99 µs (worst flow)"], wrapping=["flows"])
         for name, c in result.classes.items():
             table.add_row(name, str(c["weight"]), ", ".join(c["flows"]), str(c["generated"]), str(c["delivered"]), str(c["dropped"]),
                           f"{c['share']:.3f}", f"{c['p99_us_max']:.1f}")
