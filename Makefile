@@ -12,7 +12,7 @@ $(STAMP): $(SOURCES)
 	./scripts/setup.sh
 	@touch $(STAMP)
 
-## RC(16) under every built-in controller: a table, out/demo.png and JSON reports.
+## RC(16) under every built-in controller: tables, out/demo.png and JSON reports.
 demo: setup
 	$(VENV)/bin/sluice demo
 

@@ -346,7 +346,7 @@ def _read_description(path: str) -> dict[str, Any]:
 
 
 def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str], plot_path: Optional[str]) -> None:
-    """Prints a run's table and moves and writes the files asked for."""
+    """Prints a run's tables and moves and writes the files asked for."""
     console.print(*_summary_tables([result]))
     if result.classes:
         table = Table(title="scheduled egress, by class (whole run)")
