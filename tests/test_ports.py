@@ -351,17 +351,14 @@ def test_the_sender_puts_what_it_counts_on_the_wire_at_its_rate(tmp_path: Any) -
 def test_l2l3_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, backend: str) -> None:
     out = tmp_path / "back.bin"
     stats = in_namespace("roundtrip", out, backend)
-    s = stats["summary"]
-    assert s["missed"] == 0, "nothing lost at the rx ring"
-    assert s["generated"] == FRAMES and s["delivered"] == FRAMES and s["dropped"] == 0 and s["lossless"], s
+    assert_every_frame_delivered(stats["summary"])
     # Each port counts what it took and put on the wire, frames and bytes.
     size = len(frame(0, 0))
     rx = [c for c in stats["ports"].values() if "rx_pkts" in c]
     tx = [c for c in stats["ports"].values() if "tx_pkts" in c]
     assert len(rx) == 1 and rx[0]["rx_pkts"] == FRAMES and rx[0]["rx_bytes"] == size * FRAMES and rx[0]["ring_dropped"] == 0, stats["ports"]
     assert sum(c["tx_pkts"] for c in tx) == FRAMES and sum(c["tx_bytes"] for c in tx) == size * FRAMES and all(c["tx_full"] == 0 for c in tx), stats["ports"]
-    back = out.read_bytes()
-    assert_routed([back[i + 2:i + 2 + int.from_bytes(back[i:i + 2], "big")] for i in _offsets(back)])
+    assert_routed(read_back(out))
 
 
 @needs_namespace
@@ -369,8 +366,7 @@ def test_l2l3_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, 
 def test_every_part_in_one_pipeline_between_ports_loses_nothing_and_routes_every_frame(tmp_path: Any, backend: str) -> None:
     out = tmp_path / "back.bin"
     got = in_namespace("every_part", out, backend)
-    s = got["summary"]
-    assert s["missed"] == 0 and s["generated"] == FRAMES and s["delivered"] == FRAMES and s["dropped"] == 0 and s["lossless"], s
+    assert_every_frame_delivered(got["summary"])
     ports = {name for name, worker in got["workers"].items() if worker == 0}
     assert ports == {"rx", *(f"tx{h}" for h in range(NEXT_HOPS))}, f"the embedding put every NF on worker 1: {got['workers']}"
     reframer = got["reframer"]
@@ -379,8 +375,13 @@ def test_every_part_in_one_pipeline_between_ports_loses_nothing_and_routes_every
     assert per_class == {"tight": FRAMES // NEXT_HOPS, "bulk": FRAMES - FRAMES // NEXT_HOPS}, got["classes"]
     assert all(c["tx_full"] == 0 for c in got["ports"].values() if "tx_pkts" in c), got["ports"]
     assert all(w > 0 for w in got["waits"]), f"the learned policy let both workers sleep once the traffic stopped: {got['waits']}"
-    back = out.read_bytes()
-    assert_routed([back[i + 2:i + 2 + int.from_bytes(back[i:i + 2], "big")] for i in _offsets(back)])
+    assert_routed(read_back(out))
+
+
+def assert_every_frame_delivered(summary: dict[str, Any]) -> None:
+    """A run's summary: all FRAMES taken in (none missed at the rx ring) and delivered, none dropped."""
+    s = summary
+    assert s["missed"] == 0 and s["generated"] == FRAMES and s["delivered"] == FRAMES and s["dropped"] == 0 and s["lossless"], s
 
 
 def assert_routed(frames: list[bytes]) -> None:
@@ -478,8 +479,7 @@ def test_l2l3_between_dpdk_pcap_devices_loses_nothing_and_routes_every_frame(tmp
     run = subprocess.run([sys.executable, __file__, "dpdk_pcap", str(tmp_path)], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout.splitlines()[-1])
-    s = got["summary"]
-    assert s["generated"] == FRAMES and s["delivered"] == FRAMES and s["missed"] == 0 and s["lossless"], s
+    assert_every_frame_delivered(got["summary"])
     assert sum(c.get("tx_pkts", 0) for c in got["ports"].values()) == FRAMES, got["ports"]
     assert_routed(read_pcap(tmp_path / "out.pcap"))
 
@@ -559,13 +559,21 @@ def test_ctrl_c_on_a_port_run_writes_the_report_of_the_periods_done_and_leaves_n
     assert not got["xdp_left"], "the XDP program left with the socket"
 
 
-def _offsets(data: bytes) -> list[int]:
-    """Where each length-prefixed frame starts in `data`."""
-    offsets, i = [], 0
+def write_back(path: Any, frames: list[bytes]) -> None:
+    """`frames`, each behind its length (2 bytes, big-endian), for `read_back`."""
+    with open(path, "wb") as f:
+        for data in frames:
+            f.write(len(data).to_bytes(2, "big") + data)
+
+
+def read_back(path: Any) -> list[bytes]:
+    """The frames `write_back` wrote."""
+    data, frames, i = Path(path).read_bytes(), [], 0
     while i < len(data):
-        offsets.append(i)
-        i += 2 + int.from_bytes(data[i:i + 2], "big")
-    return offsets
+        n = int.from_bytes(data[i:i + 2], "big")
+        frames.append(data[i + 2:i + 2 + n])
+        i += 2 + n
+    return frames
 
 
 if __name__ == "__main__":
@@ -585,7 +593,5 @@ if __name__ == "__main__":
         print(json.dumps(interrupts(sys.argv[3])))
     else:
         got = roundtrip(sys.argv[3], composed=sys.argv[1] == "every_part")
-        with open(sys.argv[2], "wb") as f:
-            for data in got.pop("back"):
-                f.write(len(data).to_bytes(2, "big") + data)
+        write_back(sys.argv[2], got.pop("back"))
         print(json.dumps(got))
