@@ -60,6 +60,24 @@ def test_run_takes_a_json_description(tmp_path: Path) -> None:
     assert json.loads((tmp_path / "o.json").read_text())["pipeline"] == "rc(2)"
 
 
+def test_embed_places_a_pipeline_on_cores_and_the_placed_description_runs(tmp_path: Path) -> None:
+    out = sluice("embed", "mgw", "--bearers", "2", "--users", "2", "--cores", "2", "--ha", "dl_b0_u0", "--out", "placed.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert "crossings between cores" in out.stdout, out.stdout
+    spec = json.loads((tmp_path / "placed.json").read_text())
+    worker = {m["name"]: m.get("worker") for m in spec["modules"]}
+    flow = next(f for f in spec["flows"] if f["name"] == "dl_b0_u0")
+    nfs = [m for m in flow["path"] if f"{m}~1" in worker]
+    assert nfs and {worker[m] for m in nfs}.isdisjoint(worker[f"{m}~1"] for m in nfs), "the HA flow's copy runs on other cores"
+    assert set(worker.values()) <= {0, 1, 2} and worker["src~ha"] == 0, "NFs on workers 1..2, sources on worker 0"
+    run = sluice("run", "placed.json", "--backend", "sim", "--periods", "2", "--period-ms", "10", "--json", "r.json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["lossless"]
+    for args, says in ((["--ha", "nope"], "--ha: HA flow 'nope' is not a flow"), (["--rate", "1e9"], "more than a core's capacity 1000 (its load at --rate 1e+09")):
+        bad = sluice("embed", "mgw", "--cores", "2", *args, cwd=tmp_path)
+        assert bad.returncode == 2 and says in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
+
+
 def test_demo_prints_the_comparison_and_writes_a_plot(tmp_path: Path) -> None:
     out = sluice("demo", "--n", "4", "--periods", "2", "--period-ms", "20", "--out", "o", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

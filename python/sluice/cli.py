@@ -1,4 +1,4 @@
-"""The `sluice` command: `demo`, `run`, `soak`, `profile` and `experiment`.
+"""The `sluice` command: `demo`, `run`, `embed`, `soak`, `profile`, `experiment` and more.
 Its errors and stops follow `sluice.errors`: one line and exit 2 for a
 mistake, exit 130 for Ctrl-C or SIGTERM after writing what was measured."""
 
@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click  # noqa: E402
+from rich import box
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -24,6 +25,7 @@ from rich.table import Table
 from sluice import _core, profiles
 from sluice import net as sluice_net
 from sluice.errors import Command, Refused, writable, writable_folder
+from sluice.embed import METHODS
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES, rc
 from sluice.plot import plot_comparison
@@ -86,12 +88,16 @@ def _run_with_progress(
         )
 
 
-def _add_columns(table: Table, names: Sequence[str], wrapping: Sequence[str] = ()) -> None:
-    """Adds right-aligned columns to `table`, but the `wrapping` ones, left-
-    aligned lists that wrap. A header of more than one word wraps; a name or
-    a count is never cut, so a table fits a narrow terminal by its headers."""
-    for name in names:
-        table.add_column(name, justify="left" if name in wrapping else "right", no_wrap=" " not in name and name not in wrapping)
+def _table(title: str, columns: Sequence[str], wrapping: Sequence[str] = ()) -> Table:
+    """A table of `columns`, right-aligned but the `wrapping` ones (left-
+    aligned lists that wrap), with rules under the title and header only.
+    Headers take a line a word and cells are never cut, so a column is as
+    wide as its widest word or cell and a table fits a narrow terminal."""
+    table = Table(title=title, box=box.SIMPLE_HEAVY, collapse_padding=True, pad_edge=False)
+    for name in columns:
+        wraps = name in wrapping
+        table.add_column(name if wraps else name.replace(" ", "\n"), justify="left" if wraps else "right", no_wrap=not wraps)
+    return table
 
 
 def _summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) -> list[Table]:
@@ -100,12 +106,14 @@ def _summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) 
     80-column terminal."""
     backend = results[0].data["backend"] if results else ""
     pipeline = results[0].data["pipeline"] if results else ""
-    rates = Table(title=f"{pipeline} on the {backend}: measured periods")
     # Workers that sleep (a poll policy other than busy): how much of their cores they used.
     sleeping = any(w["waits"] for r in results for p in r.periods for w in p["workers"])
-    _add_columns(rates, ["controller", "Mpps", "× null", "mean batch", "viol. %"] + [f"{focus_flow} p95 µs (SLO)"] * bool(focus_flow) + ["CPU %"] * sleeping)
-    packets = Table(title=f"{pipeline} on the {backend}: packets, whole run")
-    _add_columns(packets, ["controller", "generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"])
+    rates = _table(f"{pipeline} on the {backend}: measured periods",
+                   ["controller", "Mpps", "× null", "mean batch", "viol. %"] + [f"{focus_flow} p95 µs (SLO)"] * bool(focus_flow) + ["CPU %"] * sleeping)
+    # High-availability copies a de-duplicator dropped: counted among the drops, no loss of a flow.
+    copies = any(r.summary["drops"]["duplicates"] for r in results)
+    packets = _table(f"{pipeline} on the {backend}: packets, whole run",
+                     ["controller", "generated", "delivered", "dropped"] + ["HA copies"] * copies + ["in flight", "missed at rx", "lossless"])
     base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
     for r in results:
         s = r.summary
@@ -120,7 +128,8 @@ def _summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) 
             workers = [w for p in r.periods if not p["warmup"] for w in p["workers"]] or [w for p in r.periods for w in p["workers"]]
             row.append(f"{100 * sum(w['cpu_fraction'] for w in workers) / max(1, len(workers)):.0f}")
         rates.add_row(*row)
-        packets.add_row(r.controller, *(str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight", "missed")), "yes" if s["lossless"] else "NO")
+        counts = [s["generated"], s["delivered"], s["dropped"]] + [s["drops"]["duplicates"]] * copies + [s["in_flight"], s["missed"]]
+        packets.add_row(r.controller, *map(str, counts), "yes" if s["lossless"] else "NO")
     return [rates, packets]
 
 
@@ -138,7 +147,7 @@ def main(debug: bool) -> None:
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--out", default="out", show_default=True, help="Folder for the plot and JSON reports.")
 def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None:
-    """RC(n) under every built-in controller: a table and a plot."""
+    """RC(n) under every built-in controller: tables and a plot."""
     writable_folder(out, "--out")
     pipeline = rc(n)
     results = []
@@ -152,12 +161,45 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
     console.print(f"plot: {path}; reports: {out}/demo-<controller>.json")
 
 
+def family_sizes(command: Callable[..., None]) -> Callable[..., None]:
+    """The options that size a built-in pipeline family: --n, --m, --bearers, --users."""
+    for option in reversed([
+        click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Size parameter of the pipeline family (next hops, branches)."),
+        click.option("--m", "m", type=SIZE, default=2, show_default=True, help="Virtual routers of VRF(m, n)."),
+        click.option("--bearers", type=SIZE, default=2, show_default=True, help="Bearers of MGW(bearers, users)."),
+        click.option("--users", type=SIZE, default=4, show_default=True, help="Users per bearer of MGW(bearers, users)."),
+    ]):
+        command = option(command)
+    return command
+
+
+def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burstiness: int = 1, pcap: Optional[str] = None) -> Pipeline:
+    """PIPELINE as a command names it: a built-in family sized by `sizes`
+    (n, m, bearers, users) or a JSON description file, which sizes itself
+    (so the options that size a family, given on the command line, are refused)."""
+    context = click.get_current_context()
+
+    def given(flag: str) -> bool:
+        return context.get_parameter_source(flag) == click.core.ParameterSource.COMMANDLINE
+    if name.endswith(".json"):
+        for flag in ("n", "m", "bearers", "users", "burstiness", "pcap"):
+            if given(flag):
+                raise Refused(f"--{flag} applies to the built-in pipelines; a description sets it itself")
+        pipeline = Pipeline.from_spec(_read_description(name))
+        if given("batch_size"):
+            pipeline.batch_size = batch_size
+        return pipeline
+    if name not in PIPELINES:
+        raise Refused(f"unknown pipeline '{name}' (known: {', '.join(PIPELINES)}, or a .json file)")
+    if pcap and name not in ("l2l3", "gw"):
+        raise Refused(f"--pcap applies to l2l3 and gw, not {name}")
+    family = {"vrf": ("m", "n"), "mgw": ("bearers", "users")}.get(name, ("n",))
+    return PIPELINES[name](*(sizes[k] for k in family), batch_size=batch_size, burstiness=burstiness, **({"pcap": pcap} if pcap else {}))
+
+
 @main.command()
 @click.argument("pipeline_name", metavar="PIPELINE")
-@click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Size parameter of the pipeline family (next hops, branches).")
-@click.option("--m", "m", type=SIZE, default=2, show_default=True, help="Virtual routers of VRF(m, n).")
-@click.option("--bearers", type=SIZE, default=2, show_default=True, help="Bearers of MGW(bearers, users).")
-@click.option("--users", type=SIZE, default=4, show_default=True, help="Users per bearer of MGW(bearers, users).")
+@family_sizes
 @click.option("--controller", type=click.Choice(_core.controllers()), default="null", show_default=True)
 @click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
 @click.option("--periods", type=PERIODS, default=10, show_default=True, help="Measured control periods.")
@@ -225,26 +267,8 @@ def run(
     written (marked interrupted) and the command exits 130."""
     for path, what in ((json_path, "--json"), (csv_path, "--csv"), (plot_path, "--plot")):
         writable(path, what)
-    context = click.get_current_context()
-
-    def from_command_line(name: str) -> bool:
-        return context.get_parameter_source(name) == click.core.ParameterSource.COMMANDLINE
     profiles.ensure_measured()
-    if pipeline_name.endswith(".json"):
-        for flag in ("n", "m", "bearers", "users", "burstiness", "pcap"):
-            if from_command_line(flag):
-                raise Refused(f"--{flag} applies to the built-in pipelines; a description sets it itself")
-        pipeline = Pipeline.from_spec(_read_description(pipeline_name))
-        if from_command_line("batch_size"):
-            pipeline.batch_size = batch_size
-    elif pipeline_name in PIPELINES:
-        sizes = {"vrf": (m, n), "mgw": (bearers, users)}.get(pipeline_name, (n,))
-        extra = {"pcap": pcap} if pcap else {}
-        if pcap and pipeline_name not in ("l2l3", "gw"):
-            raise Refused(f"--pcap applies to l2l3 and gw, not {pipeline_name}")
-        pipeline = PIPELINES[pipeline_name](*sizes, batch_size=batch_size, burstiness=burstiness, **extra)
-    else:
-        raise Refused(f"unknown pipeline '{pipeline_name}' (known: {', '.join(PIPELINES)}, or a .json file)")
+    pipeline = _named_pipeline(pipeline_name, {"n": n, "m": m, "bearers": bearers, "users": users}, batch_size, burstiness, pcap)
     pipeline.spare_workers = spare_workers or pipeline.spare_workers
     if rate_pps is not None:
         flows = [f for f in pipeline.flows() if pipeline.has_own_stream(f)]
@@ -289,6 +313,54 @@ def run(
             console.print(f"interrupted after {len(partial.periods)} periods; the report of those was written", style="yellow")
         raise
     _report(result, json_path, csv_path, plot_path)
+
+
+@main.command("embed")
+@click.argument("pipeline_name", metavar="PIPELINE")
+@family_sizes
+@click.option("--cores", type=click.IntRange(1, int(LIMITS["max_workers"]) - 1), required=True, help="Cores (workers 1..CORES) for the NFs; sources and sinks stay on worker 0.")
+@click.option("--method", type=click.Choice(METHODS), default="path-fit", show_default=True, help="A heuristic, or the exact ILP minimising the sum or the largest of the flows' crossings.")
+@click.option("--ha", "ha_flows", multiple=True, metavar="FLOW", help="A high-availability flow: its NFs get copies on disjoint cores; repeatable.")
+@click.option("--k", type=click.IntRange(1, 8), default=1, show_default=True, help="Core failures the HA flows survive (copies of each).")
+@click.option("--rate", "rate_pps", type=RATE, default=1e6, show_default=True, help="Rate of every flow (pkt/s) that sizes each NF's load on its core.")
+@click.option("--time-limit", type=Number(0, 86400, min_open=True), default=30.0, show_default=True, help="Seconds the ILP may run.")
+@click.option("--out", "out_path", help="Write the placed pipeline's description (JSON), to run with `sluice run FILE`.")
+def embed_pipeline(pipeline_name: str, n: int, m: int, bearers: int, users: int, cores: int, method: str, ha_flows: tuple[str, ...], k: int,
+                   rate_pps: float, time_limit: float, out_path: Optional[str]) -> None:
+    """Place PIPELINE's NFs on CPU cores: few core-to-core crossings per
+    flow and no core loaded past its capacity (each NF's load from its cost
+    model at --rate); with --ha, the HA flows' NFs are copied onto disjoint
+    cores, so that they survive --k core failures."""
+    from sluice.embed import embed, from_pipeline
+    from sluice.embed.live import place, resilient
+
+    writable(out_path, "--out")
+    profiles.ensure_measured()
+    pipeline = _named_pipeline(pipeline_name, {"n": n, "m": m, "bearers": bearers, "users": users})
+    try:
+        instance = from_pipeline(pipeline, cores, rate_pps=rate_pps)
+    except ValueError as err:
+        raise Refused(f"{err} (its load at --rate {rate_pps:g} pkt/s a flow, in thousandths of a core)") from None
+    try:
+        if ha_flows:
+            instance, pipeline = instance.resilient(ha_flows, k), resilient(pipeline, ha_flows, k)
+    except ValueError as e:
+        raise Refused(f"--ha: {e}") from None
+    found = embed(instance, method, time_limit_s=time_limit)
+    if found.placement is None:
+        raise Refused(f"{method} placed nothing on {cores} core(s) ({found.status}): give more --cores, or a lower --rate")
+    table = _table(f"{pipeline.name} on {cores} core(s) by {method}", ["worker", "load %", "NFs"], wrapping=["NFs"])
+    for core in range(cores):
+        on = [v for v, c in enumerate(found.placement) if c == core]
+        load = 100 * sum(instance.weights[v] for v in on) / instance.capacity
+        table.add_row(str(1 + core), f"{load:.1f}", ", ".join(instance.names[v] for v in on) or "—")
+    console.print(table)
+    console.print(f"crossings between cores: {found.sum} over {len(found.crossings)} flows, at most {found.max} on one ({found.status}, {1e3 * found.time_s:.1f} ms)")
+    if out_path:
+        place(pipeline, instance, found.placement)
+        with open(out_path, "w") as f:
+            json.dump(pipeline.spec(), f, indent=1)
+        console.print(f"placed description: {out_path} (sluice run {out_path})")
 
 
 #: Units of --link-rate (bit/s).
@@ -349,8 +421,8 @@ def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str]
     """Prints a run's tables and moves and writes the files asked for."""
     console.print(*_summary_tables([result]))
     if result.classes:
-        table = Table(title="scheduled egress, by class (whole run)")
-        _add_columns(table, ["class", "weight", "flows", "generated", "delivered", "dropped", "share", "p99 µs (worst flow)"], wrapping=["flows"])
+        table = _table("scheduled egress, by class (whole run)",
+                       ["class", "weight", "flows", "generated", "delivered", "dropped", "share", "p99 µs (worst flow)"], wrapping=["flows"])
         for name, c in result.classes.items():
             table.add_row(name, str(c["weight"]), ", ".join(c["flows"]), str(c["generated"]), str(c["delivered"]), str(c["dropped"]),
                           f"{c['share']:.3f}", f"{c['p99_us_max']:.1f}")
@@ -660,9 +732,8 @@ def train_polling(iterations: int, seed: int, quick: bool, model_path: str, out:
 
     writable(model_path, "--model")
     report = polling_training.train(Path(out), Path(model_path), iterations, seed, quick, lambda m: console.print(f"[dim]{m}[/dim]"))
-    table = Table(title=f"learned polling after {iterations} iterations (saturation {report['saturation_mpps']} Mpps)")
-    for col in ("Mbit/s", "best sleep µs", "settled", "reward", "CPU %", "p99 µs"):
-        table.add_column(col, justify="right")
+    table = _table(f"learned polling after {iterations} iterations (saturation {report['saturation_mpps']} Mpps)",
+                   ["Mbit/s", "best sleep µs", "settled", "reward", "CPU %", "p99 µs"])
     last = report["history"][-1]["runs"]
     for s, mbps in enumerate(report["scenarios_mbps"]):
         settled = {True: "yes", False: "no", None: "never idle"}[report["settled"][s]]
@@ -690,12 +761,10 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str],
     writable(plot_path, "--plot")
     writable(flows_path, "--flows")
     a = json.loads(_core.trace_analyze(path, flows_path))
-    table = Table(title=f"{path}: {a['packets']} packets ({a['not_ipv4']} not IPv4), {a['flows']} flows, "
-                        f"{a['duration_s']:.3f} s; read at {a['packets_per_s'] / 1e6:.1f} M packets/s")
     sizes = sorted(a["slf"], key=int)
     holds = sorted(a["reframer_slf_by_t_buff_us"], key=int)
-    for col in ("figure", *sizes):
-        table.add_column(col if col == "figure" else f"B = {col}", justify="right")
+    table = _table(f"{path}: {a['packets']} packets ({a['not_ipv4']} not IPv4), {a['flows']} flows, "
+                   f"{a['duration_s']:.3f} s; read at {a['packets_per_s'] / 1e6:.1f} M packets/s", ["figure", *(f"B={b}" for b in sizes)])
     table.add_row("SLF (packets per run)", *(f"{a['slf'][b]:.2f}" for b in sizes))
     table.add_row("flow switches per batch", *(f"{a['switches_per_batch'][b]:.1f}" for b in sizes))
     console.print(table)
@@ -767,9 +836,7 @@ def profile(kinds: tuple[str, ...], max_batch: int, reps: int, json_path: Option
     """Measure each NF's cost model T(b) = T0 + T1·b; pipelines use it from then on."""
     writable(json_path, "--json")
     report = profiles.measure(list(kinds), max_batch, reps)
-    table = Table(title=f"NF cost models, batch sizes 1..{max_batch}")
-    for col in ("NF", "T0 ns", "T1 ns/pkt", "R²", "β = T1/(T0+T1)"):
-        table.add_column(col, justify="right")
+    table = _table(f"NF cost models, batch sizes 1..{max_batch}", ["NF", "T0 ns", "T1 ns/pkt", "R²", "β=T1/(T0+T1)"])
     for name, f in sorted(report["nfs"].items()):
         table.add_row(name, f"{f['t0_ns']:.1f}", f"{f['t1_ns']:.2f}", f"{f['r2']:.3f}", f"{f['beta']:.3f}")
     console.print(table)
