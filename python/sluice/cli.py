@@ -344,8 +344,8 @@ def embed_pipeline(pipeline_name: str, n: int, m: int, bearers: int, users: int,
     try:
         if ha_flows:
             instance, pipeline = instance.resilient(ha_flows, k), resilient(pipeline, ha_flows, k)
-    except ValueError as e:
-        raise Refused(f"--ha: {e}") from None
+    except ValueError as err:
+        raise Refused(f"--ha: {err}") from None
     found = embed(instance, method, time_limit_s=time_limit)
     if found.placement is None:
         raise Refused(f"{method} placed nothing on {cores} core(s) ({found.status}): give more --cores, or a lower --rate")
