@@ -73,6 +73,15 @@ def test_embed_places_a_pipeline_on_cores_and_the_placed_description_runs(tmp_pa
     run = sluice("run", "placed.json", "--backend", "sim", "--periods", "2", "--period-ms", "10", "--json", "r.json", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["lossless"]
+    # The worker of the copies fails for two periods: the HA flow loses nothing, and the report says why packets were dropped.
+    down = worker[f"{nfs[0]}~1"]
+    run = sluice("run", "placed.json", "--backend", "sim", "--periods", "5", "--period-ms", "10", "--outage", f"{down}:2-4", "--json", "r.json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    totals = json.loads((tmp_path / "r.json").read_text())["flow_totals"]["dl_b0_u0"]
+    assert totals["generated"] == totals["delivered"] and totals["dropped"] > 0, totals
+    assert "at a down worker" in run.stdout and "lost packets: none" in run.stdout.replace("\n", " "), run.stdout
+    bad = sluice("run", "placed.json", "--outage", "1-3", cwd=tmp_path)
+    assert bad.returncode == 2 and "--outage takes W:FROM-UNTIL" in bad.stderr, bad.stderr
     for args, says in ((["--ha", "nope"], "--ha: HA flow 'nope' is not a flow"), (["--rate", "1e9"], "more than a core's capacity 1000 (its load at --rate 1e+09")):
         bad = sluice("embed", "mgw", "--cores", "2", *args, cwd=tmp_path)
         assert bad.returncode == 2 and says in bad.stderr and "Traceback" not in bad.stderr, bad.stderr

@@ -18,7 +18,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import click  # noqa: E402
 from rich import box
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -100,20 +100,23 @@ def _table(title: str, columns: Sequence[str], wrapping: Sequence[str] = ()) -> 
     return table
 
 
-def _summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) -> list[Table]:
-    """The runs' rates, batches and delays over the measured periods, and
-    their packets over the whole run: two tables, each narrow enough for an
-    80-column terminal."""
+#: Why packets were dropped, as a run's summary counts them, in words.
+DROP_CAUSES = {"nf": "by NFs", "queue_full": "at full queues", "worker_down": "at a down worker", "duplicates": "HA copies whose twin passed"}
+
+
+def _summary(results: list[RunResult], focus_flow: Optional[str] = None) -> list[RenderableType]:
+    """The runs' rates, batches and delays over the measured periods, their
+    packets over the whole run (two tables, each narrow enough for an
+    80-column terminal), and for each run that dropped packets, why, and
+    which flows lost packets."""
     backend = results[0].data["backend"] if results else ""
     pipeline = results[0].data["pipeline"] if results else ""
     # Workers that sleep (a poll policy other than busy): how much of their cores they used.
     sleeping = any(w["waits"] for r in results for p in r.periods for w in p["workers"])
     rates = _table(f"{pipeline} on the {backend}: measured periods",
                    ["controller", "Mpps", "× null", "mean batch", "viol. %"] + [f"{focus_flow} p95 µs (SLO)"] * bool(focus_flow) + ["CPU %"] * sleeping)
-    # High-availability copies a de-duplicator dropped: counted among the drops, no loss of a flow.
-    copies = any(r.summary["drops"]["duplicates"] for r in results)
-    packets = _table(f"{pipeline} on the {backend}: packets, whole run",
-                     ["controller", "generated", "delivered", "dropped"] + ["HA copies"] * copies + ["in flight", "missed at rx", "lossless"])
+    packets = _table(f"{pipeline} on the {backend}: packets, whole run", ["controller", "generated", "delivered", "dropped", "in flight", "missed at rx", "lossless"])
+    drops = []
     base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
     for r in results:
         s = r.summary
@@ -128,9 +131,13 @@ def _summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) 
             workers = [w for p in r.periods if not p["warmup"] for w in p["workers"]] or [w for p in r.periods for w in p["workers"]]
             row.append(f"{100 * sum(w['cpu_fraction'] for w in workers) / max(1, len(workers)):.0f}")
         rates.add_row(*row)
-        counts = [s["generated"], s["delivered"], s["dropped"]] + [s["drops"]["duplicates"]] * copies + [s["in_flight"], s["missed"]]
-        packets.add_row(r.controller, *map(str, counts), "yes" if s["lossless"] else "NO")
-    return [rates, packets]
+        packets.add_row(r.controller, *(str(s[k]) for k in ("generated", "delivered", "dropped", "in_flight", "missed")), "yes" if s["lossless"] else "NO")
+        if s["dropped"]:
+            causes = ", ".join(f"{n} {DROP_CAUSES[cause]}" for cause, n in s["drops"].items() if n)
+            # A flow lost what it generated and did not deliver; an HA flow none while one copy of each packet passed.
+            lost = ", ".join(f"{f} {t['generated'] - t['delivered']}" for f, t in r.flow_totals.items() if t["generated"] > t["delivered"])
+            drops.append(f"{r.controller}: dropped {causes}; flows that lost packets: {lost or 'none'}")
+    return [rates, packets, *drops]
 
 
 @click.group(cls=Command)
@@ -155,7 +162,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
         r = _run_with_progress(pipeline, controller, periods, 1, period_ms=period_ms, backend=backend)
         r.to_json(os.path.join(out, f"demo-{controller}.json"))
         results.append(r)
-    console.print(*_summary_tables(results, focus_flow="rc"))
+    console.print(*_summary(results, focus_flow="rc"))
     path = os.path.join(out, "demo.png")
     plot_comparison([r.data for r in results], path, flow="rc")
     console.print(f"plot: {path}; reports: {out}/demo-<controller>.json")
@@ -223,6 +230,7 @@ def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burs
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
 @click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
 @click.option("--spare-workers", type=click.IntRange(0, int(LIMITS["max_workers"]) - 1), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
+@click.option("--outage", "outages", multiple=True, metavar="W:FROM-UNTIL", help="Take worker W down from period FROM until period UNTIL (warm-up periods count), as a failed core; repeatable.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
 @click.option("--csv", "csv_path", help="Write the per-period table as CSV.")
@@ -256,6 +264,7 @@ def run(
     slo_statistic: str,
     delta: float,
     spare_workers: int,
+    outages: tuple[str, ...],
     no_timing: bool,
     json_path: Optional[str],
     csv_path: Optional[str],
@@ -270,6 +279,12 @@ def run(
     profiles.ensure_measured()
     pipeline = _named_pipeline(pipeline_name, {"n": n, "m": m, "bearers": bearers, "users": users}, batch_size, burstiness, pcap)
     pipeline.spare_workers = spare_workers or pipeline.spare_workers
+    for item in outages:
+        worker, _, span = item.partition(":")
+        start, _, until = span.partition("-")
+        if not (worker.isdigit() and start.isdigit() and until.isdigit()):
+            raise Refused(f"--outage takes W:FROM-UNTIL (worker and periods, e.g. 1:3-5), got '{item}'")
+        pipeline.outage(int(worker), int(start), int(until))
     if rate_pps is not None:
         flows = [f for f in pipeline.flows() if pipeline.has_own_stream(f)]
         if not flows:
@@ -419,7 +434,7 @@ def _read_description(path: str) -> dict[str, Any]:
 
 def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str], plot_path: Optional[str]) -> None:
     """Prints a run's tables and moves and writes the files asked for."""
-    console.print(*_summary_tables([result]))
+    console.print(*_summary([result]))
     if result.classes:
         table = _table("scheduled egress, by class (whole run)",
                        ["class", "weight", "flows", "generated", "delivered", "dropped", "share", "p99 µs (worst flow)"], wrapping=["flows"])
