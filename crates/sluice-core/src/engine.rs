@@ -150,9 +150,10 @@ impl Engine {
                 let _ = recycle.push(Box::new(Counters::for_model(&model, n_workers)));
             }
             let core = cores.as_ref().and_then(|c| c.of_worker(w));
-            // More workers than cores share them: an idle worker gives its
-            // core away instead of spinning on it.
-            let shared = n_workers > cores.as_ref().map_or(0, Cores::len).max(1);
+            // More threads than cores share them: an idle worker gives its
+            // core away instead of spinning on it. A companion (a scheduled
+            // egress's arbiter) is a thread that spins like a worker.
+            let shared = n_workers + usize::from(companion.is_some()) > cores.as_ref().map_or(0, Cores::len).max(1);
             let signals = signals.clone();
             let policy = config.worker_poll.iter().find(|(of, _)| *of == w).map_or(&config.poll, |(_, p)| p);
             let poller = Poller::new(policy.clone(), config.log_poll_features);
