@@ -118,7 +118,8 @@ impl Engine {
 
     /// [`Self::start`] with a scheduled link: worker `w` gets `egress[w]`
     /// (see [`crate::nf::EgressLink`]), and the engine keeps `companion`
-    /// (what the links lead to) until its workers have ended.
+    /// (what the links lead to: a thread of its own, which a core is
+    /// claimed for as for a worker) until its workers have ended.
     pub fn start_linked(model: Model, instances: Vec<Instance>, config: EngineConfig, egress: Vec<Box<dyn EgressLink>>, companion: Option<Box<dyn Send>>) -> Result<Self> {
         if instances.len() != model.modules.len() {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
@@ -135,7 +136,10 @@ impl Engine {
         let clock = quanta::Clock::new();
         let origin = clock.raw();
         let mut slots: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
-        let cores = if config.pin { Some(Cores::claim(n_workers)?) } else { None };
+        // A companion (a scheduled egress's arbiter) is a thread that spins
+        // like a worker: it counts among the threads the cores are claimed for.
+        let threads = n_workers + usize::from(companion.is_some());
+        let cores = if config.pin { Some(Cores::claim(threads)?) } else { None };
         let mut graphs = Vec::with_capacity(n_workers);
         let mut egress = egress.into_iter();
         for (w, mut wiring) in wire(&model, config.walker.schedule, config.walker.pool_capacity).into_iter().enumerate() {
@@ -151,9 +155,8 @@ impl Engine {
             }
             let core = cores.as_ref().and_then(|c| c.of_worker(w));
             // More threads than cores share them: an idle worker gives its
-            // core away instead of spinning on it. A companion (a scheduled
-            // egress's arbiter) is a thread that spins like a worker.
-            let shared = n_workers + usize::from(companion.is_some()) > cores.as_ref().map_or(0, Cores::len).max(1);
+            // core away instead of spinning on it.
+            let shared = threads > cores.as_ref().map_or(0, Cores::len).max(1);
             let signals = signals.clone();
             let policy = config.worker_poll.iter().find(|(of, _)| *of == w).map_or(&config.poll, |(_, p)| p);
             let poller = Poller::new(policy.clone(), config.log_poll_features);
