@@ -112,7 +112,7 @@ mod tests {
 
     #[test]
     fn workers_naming_an_af_xdp_interface_alike_take_its_queues_in_turn() {
-        if !sluice_port::BUILT.contains(&"af_xdp") {
+        if !sluice_port::Backend::AfXdp.built() {
             return;
         }
         let s = spread(&[
@@ -132,7 +132,7 @@ mod tests {
 
     #[test]
     fn workers_naming_a_dpdk_device_alike_take_its_queues_in_turn() {
-        if !sluice_port::BUILT.contains(&"dpdk") {
+        if !sluice_port::Backend::Dpdk.built() {
             return;
         }
         let dev = "dpdk:net_af_packet0,iface=veth1,qpairs=2";

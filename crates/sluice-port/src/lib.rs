@@ -29,14 +29,6 @@ pub use send::{send, Sent};
 pub use tx::{TxPort, TX_COUNTERS};
 
 
-/// The backends this build has, as port names spell them.
-pub const BUILT: &[&str] = match (cfg!(af_xdp), cfg!(dpdk)) {
-    (true, true) => &["af_packet", "af_xdp", "dpdk"],
-    (true, false) => &["af_packet", "af_xdp"],
-    (false, true) => &["af_packet", "dpdk"],
-    (false, false) => &["af_packet"],
-};
-
 /// How a port reaches its interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Backend {
@@ -49,6 +41,9 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// Every backend, whether this build has it or not.
+    pub const ALL: [Self; 3] = [Self::AfPacket, Self::AfXdp, Self::Dpdk];
+
     /// Its name before the colon of a port name (`af_xdp` of `af_xdp:veth1`).
     pub fn prefix(self) -> &'static str {
         match self {
@@ -57,6 +52,30 @@ impl Backend {
             Self::Dpdk => "dpdk",
         }
     }
+
+    /// Whether this build has it: AF_XDP and DPDK only where their
+    /// libraries were found when it was built.
+    pub fn built(self) -> bool {
+        match self {
+            Self::AfPacket => true,
+            Self::AfXdp => cfg!(af_xdp),
+            Self::Dpdk => cfg!(dpdk),
+        }
+    }
+
+    /// What a build without it lacks, and how to get it.
+    fn missing(self) -> &'static str {
+        match self {
+            Self::AfPacket => "",
+            Self::AfXdp => "this build has no AF_XDP: libxdp and libbpf were not found when it was built (apt-get install libxdp-dev libbpf-dev, then rebuild)",
+            Self::Dpdk => "this build has no DPDK: libdpdk was not found when it was built (apt-get install libdpdk-dev, then rebuild)",
+        }
+    }
+}
+
+/// The backends this build has, as port names spell them.
+pub fn built() -> Vec<&'static str> {
+    Backend::ALL.into_iter().filter(|b| b.built()).map(Backend::prefix).collect()
 }
 
 /// A port as named on the command line and in descriptions:
@@ -80,22 +99,20 @@ impl PortName {
     /// Parses `name`; the backend must be one built here.
     pub fn parse(name: &str) -> Result<Self> {
         let bad = |reason: String| Error::Name { port: name.into(), reason };
-        let (backend, interface) = name.split_once(':').ok_or_else(|| bad("expected BACKEND:INTERFACE, e.g. af_packet:veth1".into()))?;
-        let (backend, interface, queue) = match backend {
-            "af_packet" => (Backend::AfPacket, interface, None),
-            "af_xdp" if !cfg!(af_xdp) => {
-                return Err(bad("this build has no AF_XDP: libxdp and libbpf were not found when it was built (apt-get install libxdp-dev libbpf-dev, then rebuild)".into()))
-            }
-            "af_xdp" => match interface.split_once('@') {
-                None => (Backend::AfXdp, interface, None),
-                Some((iface, q)) => (Backend::AfXdp, iface, Some(q.parse().map_err(|_| bad(format!("queue '{q}' is not a number")))?)),
+        let (prefix, interface) = name.split_once(':').ok_or_else(|| bad("expected BACKEND:INTERFACE, e.g. af_packet:veth1".into()))?;
+        let names = Backend::ALL.map(Backend::prefix).join(", ");
+        let backend = Backend::ALL.into_iter().find(|b| b.prefix() == prefix).ok_or_else(|| bad(format!("unknown backend '{prefix}' ({names})")))?;
+        if !backend.built() {
+            return Err(bad(backend.missing().into()));
+        }
+        let (interface, queue) = match backend {
+            Backend::AfPacket => (interface, None),
+            Backend::AfXdp => match interface.split_once('@') {
+                None => (interface, None),
+                Some((iface, q)) => (iface, Some(q.parse().map_err(|_| bad(format!("queue '{q}' is not a number")))?)),
             },
-            "dpdk" if !cfg!(dpdk) => {
-                return Err(bad("this build has no DPDK: libdpdk was not found when it was built (apt-get install libdpdk-dev, then rebuild)".into()))
-            }
-            "dpdk" if interface.is_empty() => return Err(bad("expected dpdk:DEVICE, e.g. dpdk:net_ring0".into())),
-            "dpdk" => return Ok(Self { name: name.into(), backend: Backend::Dpdk, interface: interface.into(), queue: None }),
-            other => return Err(bad(format!("unknown backend '{other}' (af_packet, af_xdp, dpdk)"))),
+            Backend::Dpdk if interface.is_empty() => return Err(bad("expected dpdk:DEVICE, e.g. dpdk:net_ring0".into())),
+            Backend::Dpdk => return Ok(Self { name: name.into(), backend, interface: interface.into(), queue: None }),
         };
         if interface.is_empty() || interface.len() >= libc::IFNAMSIZ {
             return Err(bad(format!("interface name '{interface}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));

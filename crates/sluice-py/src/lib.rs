@@ -437,7 +437,7 @@ fn backends() -> Vec<&'static str> {
 /// The port backends this build has (`af_xdp` where it was built with libxdp).
 #[pyfunction]
 fn port_backends() -> Vec<&'static str> {
-    sluice_port::BUILT.to_vec()
+    sluice_port::built()
 }
 
 /// Length of one Bypass cycle (ns): of a nominal 2.6 GHz clock, on every machine.
