@@ -273,6 +273,9 @@ def test_run_through_a_scheduled_egress_shares_the_link_by_class_weight(tmp_path
     assert abs(tight / (tight + bulk) - 0.75) < 0.05 * 0.75, (tight, bulk)
     s = r["summary"]
     assert s["accounted"] and s["generated"] == s["delivered"] + s["dropped"] + s["in_flight"], s
+    # What the link had no room for was dropped at the egress, and is said to be.
+    assert s["dropped"] == s["drops"]["egress_full"] > 0, s
+    assert "at full egresses" in out.stdout and "by NFs" not in out.stdout, out.stdout
     # Each period says what each class carried: its flows' sums.
     for p in r["periods"]:
         per_class = p["classes"]

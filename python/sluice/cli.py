@@ -101,7 +101,8 @@ def _table(title: str, columns: Sequence[str], wrapping: Sequence[str] = ()) -> 
 
 
 #: Why packets were dropped, as a run's summary counts them, in words.
-DROP_CAUSES = {"nf": "by NFs", "queue_full": "at full queues", "worker_down": "at a down worker", "duplicates": "HA copies whose twin passed"}
+DROP_CAUSES = {"nf": "by NFs", "queue_full": "at full queues", "egress_full": "at full egresses (a port's ring or a class of the link)",
+               "worker_down": "at a down worker", "duplicates": "HA copies whose twin passed"}
 
 
 def _summary(results: list[RunResult], focus_flow: Optional[str] = None) -> list[RenderableType]:

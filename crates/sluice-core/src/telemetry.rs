@@ -28,8 +28,7 @@ pub struct ModuleCounters {
     /// Time spent in the NF (ns).
     pub busy_ns: u64,
     /// Packets the NF sent to its drop gate: malformed, refused by policy,
-    /// no pool buffer for a copy; at an egress, what its port or scheduled
-    /// link refused (pkt).
+    /// no pool buffer for a copy (pkt).
     pub dropped: u64,
     /// High-availability copies the NF removed because their twin had
     /// passed (pkt): dropped by design, not lost.
@@ -39,6 +38,9 @@ pub struct ModuleCounters {
     pub queue_dropped: u64,
     /// Packets dropped because the module's worker was down (pkt).
     pub down_dropped: u64,
+    /// Egresses only: packets their port's transmit ring or their class
+    /// of the scheduled link had no room for (pkt).
+    pub egress_dropped: u64,
     /// Sources only: arrivals lost at a full receive queue, never generated (pkt).
     pub missed: u64,
     /// Packets the NF made (copies of its input, see [`NfContext::copy_packet`](crate::NfContext::copy_packet)) (pkt).
@@ -62,7 +64,7 @@ pub type NfCounters = [u64; NF_COUNTERS];
 impl ModuleCounters {
     /// Its drops so far, by reason (pkt).
     pub fn drops(&self) -> Drops {
-        Drops { nf: self.dropped, queue_full: self.queue_dropped, worker_down: self.down_dropped, duplicates: self.duplicates }
+        Drops { nf: self.dropped, queue_full: self.queue_dropped, egress_full: self.egress_dropped, worker_down: self.down_dropped, duplicates: self.duplicates }
     }
 }
 
@@ -73,6 +75,9 @@ pub struct Drops {
     pub nf: u64,
     /// At a full queue (a queue module's or a weighted-fair module's).
     pub queue_full: u64,
+    /// At an egress: its port's transmit ring or its class of the
+    /// scheduled link was full.
+    pub egress_full: u64,
     /// At a worker that was down.
     pub worker_down: u64,
     /// High-availability copies removed because their twin passed: by design, not a loss.
@@ -82,12 +87,12 @@ pub struct Drops {
 impl Drops {
     /// Every drop (pkt).
     pub fn total(&self) -> u64 {
-        self.nf + self.queue_full + self.worker_down + self.duplicates
+        self.lost() + self.duplicates
     }
 
     /// Drops that lose a packet: all but removed duplicates (pkt).
     pub fn lost(&self) -> u64 {
-        self.nf + self.queue_full + self.worker_down
+        self.nf + self.queue_full + self.egress_full + self.worker_down
     }
 
     /// The difference `self − earlier`, reason by reason.
@@ -95,6 +100,7 @@ impl Drops {
         Drops {
             nf: self.nf - earlier.nf,
             queue_full: self.queue_full - earlier.queue_full,
+            egress_full: self.egress_full - earlier.egress_full,
             worker_down: self.worker_down - earlier.worker_down,
             duplicates: self.duplicates - earlier.duplicates,
         }
@@ -105,6 +111,7 @@ impl std::ops::AddAssign for Drops {
     fn add_assign(&mut self, other: Drops) {
         self.nf += other.nf;
         self.queue_full += other.queue_full;
+        self.egress_full += other.egress_full;
         self.worker_down += other.worker_down;
         self.duplicates += other.duplicates;
     }

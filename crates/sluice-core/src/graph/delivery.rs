@@ -136,7 +136,7 @@ impl WorkerGraph {
                 free_dropped(&mut self.pool, &mut self.flows, id);
                 // Counted at the flow's egress (for the flow alone where its egress moved away).
                 if let Some(v) = flow.and_then(|f| self.egress_node[f]) {
-                    self.nodes[v].counters.dropped += 1;
+                    self.nodes[v].counters.egress_dropped += 1;
                 }
             }
             decided += 1;
@@ -162,7 +162,7 @@ impl WorkerGraph {
         if let Some(v) = node {
             let c = &mut self.nodes[v].counters;
             c.delivered += taken as u64;
-            c.dropped += (ids.len() - taken) as u64;
+            c.egress_dropped += (ids.len() - taken) as u64;
         }
     }
 }

@@ -263,7 +263,7 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
                 })
             };
             let sent = transmit_and_deliver(env.pool, env.flows, port, *flow, batch.as_slice(), now_ns);
-            counters.dropped += (batch.len() - sent) as u64;
+            counters.egress_dropped += (batch.len() - sent) as u64;
             counters.delivered += sent as u64;
             batch.clear();
         }
@@ -307,7 +307,7 @@ fn offer(flow: Option<usize>, class: u16, batch: &mut Batch, counters: &mut Modu
             refused += 1;
         }
     }
-    counters.dropped += refused;
+    counters.egress_dropped += refused;
     batch.clear();
 }
 
