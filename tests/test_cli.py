@@ -424,3 +424,16 @@ def test_trace_synth_writes_a_trace_analyze_finds_real_locality_in(tmp_path: Pat
     assert table[:4] == table[-4:] == b"PAR1"
     bad = sluice("trace", "synth", "--segments", "0", "--out", "s.pcap", cwd=tmp_path)
     assert bad.returncode != 0 and "segments" in bad.stderr
+
+
+def test_a_long_runs_progress_line_gives_the_last_periods_figures_and_the_losses_so_far() -> None:
+    from sluice.cli import _period_line
+
+    flow = {"delivered": 10, "p95_us": 12.5}
+    period = {"rate_pps": 2.5e6, "mean_batch": 7.25,
+              "flows": {"a": flow, "b": {**flow, "p95_us": 40.0}, "idle": {"delivered": 0, "p95_us": 0.0}},
+              "totals": {"drops": {"nf": 1500, "egress_full": 1_250_000, "duplicates": 99}}}
+    # The worst p95 of the flows that delivered; HA copies removed by design are not lost.
+    assert _period_line(period) == "2.5 Mpps · batch 7.2 · p95 ≤ 40 µs · lost 1.25M"
+    period["totals"]["drops"] = {"nf": 0, "duplicates": 99}
+    assert _period_line(period).endswith("lost 0")

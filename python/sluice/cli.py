@@ -19,7 +19,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import click  # noqa: E402
 from rich import box
 from rich.console import Console, RenderableType
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
 from sluice import _core, profiles
@@ -65,20 +65,20 @@ def _run_with_progress(
     total = periods + warmup
 
     def on_period(p: dict[str, Any]) -> None:
-        progress.advance(task)
+        progress.update(task, advance=1, last=_period_line(p))
         if on_period_extra is not None:
             on_period_extra(p)
 
     with Progress(
-        TextColumn(f"{pipeline.name} · {controller:<8}"),
-        BarColumn(),
+        TextColumn(f"{pipeline.name} · {controller}"),
+        BarColumn(bar_width=10),
         MofNCompleteColumn(),
-        TimeElapsedColumn(),
+        TextColumn("{task.fields[last]}", markup=False),
         console=console,
         transient=True,
         disable=not console.is_terminal,
     ) as progress:
-        task = progress.add_task("periods", total=total)
+        task = progress.add_task("periods", total=total, last="")
         return pipeline.run(
             controller,
             periods=periods,
@@ -86,6 +86,16 @@ def _run_with_progress(
             on_period=on_period,
             **kw,
         )
+
+
+def _period_line(p: dict[str, Any]) -> str:
+    """The last period in a few words, for the progress line of a long run:
+    its rate, mean batch and the worst p95 delay of its flows; the packets
+    lost so far (HA copies removed by design are not lost)."""
+    worst = max((f["p95_us"] for f in p["flows"].values() if f["delivered"]), default=0.0)
+    lost = sum(n for cause, n in p["totals"]["drops"].items() if cause != "duplicates")
+    count = next((f"{lost / unit:.3g}{prefix}" for unit, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if lost >= unit), str(lost))
+    return f"{p['rate_pps'] / 1e6:.3g} Mpps · batch {p['mean_batch']:.1f} · p95 ≤ {worst:.4g} µs · lost {count}"
 
 
 def _table(title: str, columns: Sequence[str], wrapping: Sequence[str] = ()) -> Table:
