@@ -2,6 +2,9 @@
 //! field's path (`modules[3].worker`), and for a key that does not exist,
 //! the nearest one that does.
 
+/// The keys that say a module's kind, one to a module.
+const MODULE_KINDS: &[&str] = &["source", "nf", "pcap_tap", "sink"];
+
 /// The keys a module takes beside its kind (serde cannot list them: the
 /// kind is flattened into the module).
 const MODULE_KEYS: &[&str] = &["name", "source", "nf", "pcap_tap", "sink", "t0_ns", "t1_ns", "controlled", "max_age_us", "worker"];
@@ -26,6 +29,10 @@ pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
                 None if !expected.is_empty() => format!("unknown {what} `{key}` (known: {})", expected.join(", ")),
                 None => format!("unknown {what} `{key}`"),
             }
+        }
+        // serde's word for a module without a key that says its kind.
+        None if message.starts_with("no variant of enum KindSpec") => {
+            format!("a module needs one of the keys {} to say what it is", MODULE_KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
         }
         None => message,
     };
@@ -70,6 +77,7 @@ mod tests {
         assert_eq!(error(r#"{"modules": [], "schedular": {}}"#), "unknown key `schedular` (did you mean `scheduler`?)");
         assert_eq!(error(r#"{"modules": [{"name": "a", "sink": {}, "wroker": 1}]}"#), "modules[0]: unknown key `wroker` (did you mean `worker`?)");
         assert_eq!(error(r#"{"modules": [{"name": "a", "sink": {}, "worker": -1}]}"#), "modules[0].worker: invalid value: integer `-1`, expected usize");
+        assert_eq!(error(r#"{"modules": [{"name": "a", "sinc": {}}]}"#), "modules[0]: a module needs one of the keys `source`, `nf`, `pcap_tap`, `sink` to say what it is");
         assert_eq!(error(r#"{"modules": [], "flowz": []}"#), "unknown key `flowz` (did you mean `flows`?)");
         assert!(error(r#"{"modules": [], "zzzzzzzz": 1}"#).starts_with("unknown key `zzzzzzzz` (known: name, batch_size, modules"));
         assert_eq!(error(r#"[1]"#), "a description is a JSON object ({\"modules\": …}), not a list");
