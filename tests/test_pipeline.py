@@ -279,3 +279,11 @@ def test_a_reframer_sends_flows_as_runs_and_names_its_counters() -> None:
     assert c["packets_out"] / c["runs_out"] > 4 * c["packets_in"] / c["runs_in"], c
     assert r.nf_counters("ttl") == {}
     assert r.periods[-1]["modules"]["reframer"]["nf"]["released_timeout"] > 0
+
+
+@pytest.mark.parametrize("backend", ["sim", "engine"])
+def test_a_bypass_that_costs_nothing_runs_as_an_uncontrolled_pass_through(backend: str) -> None:
+    p = small(Bypass(0, 0), slo_us=None, rate_pps=100_000)
+    assert {m["name"]: m["controlled"] for m in p.validate()["modules"]}["nf"] is False
+    s = p.run("projgrad", periods=2, period_ms=20, backend=backend).summary
+    assert s["lossless"] and s["delivered"] > 0, s

@@ -266,7 +266,7 @@ def queues(backend: str, spread: bool = False) -> dict[str, Any]:
     for w in (0, 1):
         port = f"{backend}:vsw0" if spread else f"{backend}:vsw0@{w}"
         rx = p.rx_port(f"rx{w}", port, {f"q{w}": "0.0.0.0/0"}, worker=w)
-        nf = p.module(f"nf{w}", Bypass(0, 0), t0_ns=1, t1_ns=1, worker=w)
+        nf = p.module(f"nf{w}", Bypass(0, 0), worker=w)
         tx = p.tx_port(f"tx{w}", port, worker=w)
         p.chain(rx, nf, tx)
         p.flow(f"q{w}", [rx, nf, tx])
@@ -447,7 +447,7 @@ def dpdk_queues(rx_device: str = "dpdk:net_null0") -> dict[str, Any]:
     p = Pipeline("dpdk-queues", batch_size=32)
     for w in (0, 1):
         rx = p.rx_port(f"rx{w}", rx_device, {f"q{w}": "0.0.0.0/0"}, worker=w)
-        nf = p.module(f"nf{w}", Bypass(0, 0), t0_ns=1, t1_ns=1, worker=w)
+        nf = p.module(f"nf{w}", Bypass(0, 0), worker=w)
         tx = p.tx_port(f"tx{w}", "dpdk:net_null1", worker=w)
         p.chain(rx, nf, tx)
         p.flow(f"q{w}", [rx, nf, tx])

@@ -384,9 +384,11 @@ impl NfSpec {
         }
     }
 
-    /// The cost model the NF's own parameters imply (ns), if they imply one.
+    /// The cost model the NF's own parameters imply (ns), if they imply one
+    /// (a Bypass that burns no cycles implies none: nothing to control).
     pub fn intrinsic_profile(&self) -> Option<sluice_core::Profile> {
         match self {
+            NfSpec::Bypass { cycles_per_batch: 0, cycles_per_packet: 0 } => None,
             NfSpec::Bypass { cycles_per_batch, cycles_per_packet } => Some(bypass::profile(*cycles_per_batch, *cycles_per_packet)),
             _ => None,
         }
