@@ -209,7 +209,7 @@ fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize, b
 fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<String> {
     use sluice_traffic::flow_table::FlowTableWriter;
     use sluice_traffic::trace_analysis::{analyze_flows, Quantiles};
-    let file = std::fs::File::open(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?;
+    let file = sluice_traffic::capture::open(path).map_err(invalid)?;
     let mut table = flows.map(FlowTableWriter::create).transpose().map_err(invalid)?;
     let start = std::time::Instant::now();
     let a = py

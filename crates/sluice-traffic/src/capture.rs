@@ -40,8 +40,7 @@ const READ_BUFFER: usize = 1 << 20;
 impl Capture {
     /// Reads the capture at `path` (a file, a pipe or a FIFO: read once).
     pub fn open(path: &str) -> Result<Self> {
-        let file = std::fs::File::open(path).map_err(|e| Error::Pcap { path: path.into(), reason: e.to_string() })?;
-        Self::read(file, path)
+        Self::read(open(path)?, path)
     }
 
     /// Reads a capture of Ethernet frames from `reader`; `name` labels errors,
@@ -70,6 +69,17 @@ impl Capture {
     }
 }
 
+/// Opens the capture at `path` for reading; a folder is refused by name
+/// (opening one succeeds, reading it fails without a reason to give).
+pub fn open(path: &str) -> Result<std::fs::File> {
+    let refused = |reason: String| Error::Pcap { path: path.into(), reason };
+    let file = std::fs::File::open(path).map_err(|e| refused(e.to_string()))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(refused("a folder, not a capture".into()));
+    }
+    Ok(file)
+}
+
 /// Reads a capture from `reader` in one pass, handing each packet's
 /// captured bytes as an Ethernet frame (Linux cooked, raw IP and BSD
 /// loopback link headers rewritten as Ethernet's), its wire length
@@ -82,7 +92,10 @@ pub fn stream(
     mut each: impl FnMut(&[u8], usize, u64) -> std::result::Result<(), String>,
 ) -> Result<u64> {
     let err = |reason: String| Error::Pcap { path: name.into(), reason };
-    let mut pcap = create_reader(READ_BUFFER, reader).map_err(|e| err(format!("not a pcap or pcapng file: {}", describe(&e))))?;
+    let mut pcap = create_reader(READ_BUFFER, reader).map_err(|e| match e {
+        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => err("not a pcap or pcapng file: shorter than either's header (empty?)".into()),
+        e => err(format!("not a pcap or pcapng file: {}", describe(&e))),
+    })?;
     let mut packets = 0u64;
     // Classic pcap: whether timestamps are in ns (else µs).
     let mut nanos = false;

@@ -104,6 +104,10 @@ fn malformed_captures_are_refused_by_name_and_record() {
     let mut bytes = pcap(TsResolution::MicroSecond, Endianness::Little, 65535, &["20.0.1.1", "20.0.1.2"]);
     bytes.truncate(bytes.len() - 10);
     assert_eq!(refused(&bytes, "cut.pcap"), "pcap file 'cut.pcap': packet 2: the file ends inside a record");
+    assert_eq!(refused(b"", "zero.pcap"), "pcap file 'zero.pcap': not a pcap or pcapng file: shorter than either's header (empty?)");
+    let folder = std::env::temp_dir();
+    let folder = folder.to_str().unwrap();
+    assert_eq!(Capture::open(folder).expect_err("refused").to_string(), format!("pcap file '{folder}': a folder, not a capture"));
     let empty = pcap(TsResolution::MicroSecond, Endianness::Little, 65535, &[]);
     assert_eq!(refused(&empty, "empty.pcap"), "pcap file 'empty.pcap': holds no packet");
     let header = PcapHeader { datalink: DataLink::IEEE802_11, ..Default::default() };
