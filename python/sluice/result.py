@@ -53,7 +53,7 @@ class RunResult:
         """Module `module`'s own NF counters over the whole run (a
         `Reframer`'s: packets_in, runs_in, packets_out, runs_out, releases by
         cause…; empty for NFs that keep none)."""
-        counters: dict[str, int] = self.data["module_totals"][module].get("nf", {})
+        counters: dict[str, int] = self._module_totals(module).get("nf", {})
         return counters
 
     def port_counters(self, module: str) -> dict[str, int]:
@@ -61,8 +61,16 @@ class RunResult:
         rx_pkts, rx_bytes, ring_dropped, oversize; a transmit port's tx_pkts,
         tx_bytes, tx_retries, tx_full, tx_refused (each period's report has
         them for the period, under "port")."""
-        counters: dict[str, int] = self.data["module_totals"][module].get("port", {})
+        counters: dict[str, int] = self._module_totals(module).get("port", {})
         return counters
+
+    def _module_totals(self, module: str) -> dict[str, Any]:
+        """Module `module`'s counters over the whole run; a name the run has no module of is refused by name."""
+        totals = self.data["module_totals"]
+        if module not in totals:
+            raise KeyError(f"no module '{module}' in this run of {self.data['pipeline']} (it has {', '.join(totals)})")
+        found: dict[str, Any] = totals[module]
+        return found
 
     @property
     def interrupted(self) -> Optional[str]:
