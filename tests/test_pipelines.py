@@ -174,6 +174,19 @@ def test_a_missing_profile_is_measured_once_and_an_existing_one_is_kept(tmp_path
     assert profiles.load() == {}, "an existing profile, even an empty one, is used as it is"
 
 
+@pytest.mark.parametrize("text", ["{not json", '{"nfs": []}', '{"nfs": {"lpm": {"t0_ns": 1}}}', "[]"])
+def test_a_profile_that_is_not_one_is_said_and_ignored(text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    from sluice import profiles
+
+    path = tmp_path / "profile.json"
+    path.write_text(text)
+    monkeypatch.setenv("SLUICE_PROFILE", str(path))
+    assert profiles.load() == {} and profiles.load() == {}
+    said = capsys.readouterr().err
+    assert said.count(f"the NF cost profile {path} is not one") == 1 and "`sluice profile` writes a new one" in said, said
+
+
 def test_a_static_row_gives_its_slo_flows_one_slo_at_80_percent_of_their_mean_delay_under_max() -> None:
     """One SLO per pipeline, from the mean over its SLO flows (MGW's bulk
     flows have none and do not count): each flow's own mean under Max is

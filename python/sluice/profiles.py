@@ -35,12 +35,22 @@ def profile_path() -> Path:
 
 
 def load() -> dict[str, dict[str, float]]:
-    """The measured profiles, by NF kind ({} when there are none)."""
+    """The measured profiles, by NF kind ({} when there are none; a file
+    that cannot be read as one is said so, once, and counts as none)."""
+    path = profile_path()
     try:
-        data: dict[str, Any] = json.loads(profile_path().read_text())
-    except (OSError, ValueError):
+        data = json.loads(path.read_text())
+        nfs: dict[str, dict[str, float]] = data["nfs"]
+        if not all(isinstance(p, dict) and {"t0_ns", "t1_ns"} <= p.keys() for p in nfs.values()):
+            raise ValueError("an NF without t0_ns and t1_ns")
+    except FileNotFoundError:
         return {}
-    nfs: dict[str, dict[str, float]] = data.get("nfs", {})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        if str(path) not in _warned:
+            _warned.add(str(path))
+            print(f"sluice: the NF cost profile {path} is not one ({type(e).__name__}: {e}); it is ignored "
+                  "(`sluice profile` writes a new one)", file=sys.stderr)
+        return {}
     return nfs
 
 
