@@ -40,18 +40,18 @@ def load() -> dict[str, dict[str, float]]:
     path = profile_path()
     try:
         data = json.loads(path.read_text())
-        nfs: dict[str, dict[str, float]] = data["nfs"]
-        if not all(isinstance(p, dict) and {"t0_ns", "t1_ns"} <= p.keys() for p in nfs.values()):
-            raise ValueError("an NF without t0_ns and t1_ns")
+        nfs = data.get("nfs") if isinstance(data, dict) else None
+        if not (isinstance(nfs, dict) and all(isinstance(p, dict) and {"t0_ns", "t1_ns"} <= p.keys() for p in nfs.values())):
+            raise ValueError('not {"nfs": {KIND: {"t0_ns": …, "t1_ns": …}}}')
     except FileNotFoundError:
         return {}
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+    except (OSError, ValueError) as e:
         if str(path) not in _warned:
             _warned.add(str(path))
-            print(f"sluice: the NF cost profile {path} is not one ({type(e).__name__}: {e}); it is ignored "
-                  "(`sluice profile` writes a new one)", file=sys.stderr)
+            print(f"sluice: the NF cost profile {path} is not one ({e}); it is ignored (`sluice profile` writes a new one)", file=sys.stderr)
         return {}
-    return nfs
+    measured: dict[str, dict[str, float]] = nfs
+    return measured
 
 
 def save(report: dict[str, Any]) -> Path:
