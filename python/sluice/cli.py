@@ -147,7 +147,10 @@ def _summary(results: list[RunResult], focus_flow: Optional[str] = None) -> list
             causes = ", ".join(f"{n} {DROP_CAUSES[cause]}" for cause, n in s["drops"].items() if n)
             # A flow lost what it generated and did not deliver; an HA flow none while one copy of each packet passed.
             lost = ", ".join(f"{f} {t['generated'] - t['delivered']}" for f, t in r.flow_totals.items() if t["generated"] > t["delivered"])
-            drops.append(f"{r.controller}: dropped {causes}; flows that lost packets: {lost or 'none'}")
+            # Packets no flow claimed (a capture's ARP or IPv6, a destination no flow's prefix holds) are nobody's loss.
+            flowless = s["dropped"] - s["drops"]["duplicates"] - sum(t["dropped"] for t in r.flow_totals.values())
+            of_no_flow = f"; {flowless} of no flow" if flowless > 0 else ""
+            drops.append(f"{r.controller}: dropped {causes}; flows that lost packets: {lost or 'none'}{of_no_flow}")
     return [rates, packets, *drops]
 
 

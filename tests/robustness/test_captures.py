@@ -4,13 +4,15 @@ pipe), written here with scapy."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 from scapy.layers.inet import IP, UDP
-from scapy.layers.l2 import Ether
+from scapy.layers.inet6 import IPv6
+from scapy.layers.l2 import ARP, Ether
 from scapy.utils import PcapNgWriter, PcapWriter
 
 from .cli_helpers import SLUICE
@@ -63,3 +65,22 @@ def test_a_malformed_capture_names_the_record(tmp_path: Path) -> None:
     out = subprocess.run([SLUICE, "run", "l2l3", "--n", "4", "--pcap", "cut.pcap", "--periods", "1"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert out.returncode == 2 and "cut.pcap" in out.stderr and "packet 64" in out.stderr, out.stderr
     assert os.path.exists(tmp_path / "cut.pcap")
+
+
+def test_what_no_flow_claims_of_a_capture_is_said_apart_from_what_flows_lost(tmp_path: Path) -> None:
+    # 64 frames to the four flows' /24s, 64 ARP frames and 64 IPv6 ones: type_check drops the 128, which belong to no flow.
+    w = PcapWriter(str(tmp_path / "mixed.pcap"), linktype=1)
+    for f in _frames():
+        w.write(Ether(f))
+        w.write(Ether() / ARP())
+        w.write(Ether() / IPv6() / UDP())
+    w.close()
+    out = subprocess.run([SLUICE, "run", "l2l3", "--n", "4", "--pcap", "mixed.pcap", "--periods", "1", "--period-ms", "5", "--backend", "sim",
+                          "--json", "r.json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    r = json.loads((tmp_path / "r.json").read_text())
+    s = r["summary"]
+    # Two of every three frames dropped (the replay stops where it stops in the capture's loop).
+    assert abs(s["delivered"] * 2 - s["dropped"]) <= 2 and all(t["dropped"] == 0 for t in r["flow_totals"].values()), s
+    said = " ".join(out.stdout.split())
+    assert f"dropped {s['dropped']} by NFs; flows that lost packets: none; {s['dropped']} of no flow" in said, out.stdout
