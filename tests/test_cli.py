@@ -437,3 +437,12 @@ def test_a_long_runs_progress_line_gives_the_last_periods_figures_and_the_losses
     assert _period_line(period) == "2.5 Mpps · batch 7.2 · p95 ≤ 40 µs · lost 1.25M"
     period["totals"]["drops"] = {"nf": 0, "duplicates": 99}
     assert _period_line(period).endswith("lost 0")
+
+
+def test_every_experiment_refuses_where_it_could_not_write_before_it_runs_any(tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("")
+    for flags, said in ((("--out", "a-file"), "--out 'a-file' is a file"), (("--runs", "a-file"), "--runs 'a-file' is a file"),
+                        (("--readme", "missing.md"), "'missing.md' does not exist")):
+        out = sluice("experiment", "all", "--quick", *flags, cwd=tmp_path)
+        assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
+        assert not (tmp_path / "out").exists(), "no experiment ran"

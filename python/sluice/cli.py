@@ -696,11 +696,15 @@ def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: s
 @click.option("--only", multiple=True, type=click.Choice(results.NAMES), help="Run only these; the pages keep the others' last figures.")
 @click.option("--out", default="docs", show_default=True, help="Folder for RESULTS.md and results/NAME.png.")
 @click.option("--runs", "runs_dir", default="out/results", show_default=True, help="Folder for each experiment's own outputs.")
-@click.option("--readme", type=click.Path(dir_okay=False), help="Also refresh this README's table of headline figures.")
+@click.option("--readme", type=click.Path(exists=True, dir_okay=False), help="Also refresh this README's table of headline figures.")
 def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, readme: Optional[str]) -> None:
     """Every experiment at the README's settings: RESULTS.md, plots and the headline figures."""
     from pathlib import Path
 
+    # Refused now, not after an hour of experiments.
+    writable_folder(out, "--out")
+    writable_folder(runs_dir, "--runs")
+    writable(readme, "--readme")
     for entry in results.CATALOG:
         if only and entry.name not in only:
             continue
