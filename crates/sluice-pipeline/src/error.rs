@@ -18,6 +18,9 @@ pub enum Error {
     /// A port could not be opened.
     #[error(transparent)]
     Port(#[from] sluice_port::Error),
+    /// The profiler was asked for an NF kind it has no setup for.
+    #[error("profiler: {0}")]
+    Profile(String),
     /// Work ended early because it was asked to stop.
     #[error("stopped")]
     Stopped,

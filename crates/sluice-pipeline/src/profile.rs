@@ -97,7 +97,7 @@ fn reference_spec(kind: &str, copy: usize) -> Result<NfSpec> {
             let (inside, outside) = ("10.0.0.0/24".to_string(), "20.0.0.0/24".to_string());
             if copy.is_multiple_of(2) { NfSpec::StaticNat { inside, outside } } else { NfSpec::StaticNat { inside: outside, outside: inside } }
         }
-        other => return Err(Error::Spec(format!("no profile setup for NF '{other}' (known: {})", KINDS.join(", ")))),
+        other => return Err(Error::Profile(format!("no setup for NF '{other}' (known: {})", KINDS.join(", ")))),
     })
 }
 
