@@ -108,6 +108,10 @@ def test_profile_writes_the_report_and_the_profile_pipelines_use(tmp_path: Path)
     assert saved["nfs"]["lpm"] == report["nfs"]["lpm"]
     bad = sluice("profile", "--nf", "warp_drive", cwd=tmp_path)
     assert bad.returncode != 0 and "profiler: no setup for NF 'warp_drive'" in bad.stderr and "pipeline description" not in bad.stderr
+    (tmp_path / "a-file").write_text("")
+    nowhere = subprocess.run([SLUICE, "profile", "--nf", "lpm"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                             env={**os.environ, "SLUICE_PROFILE": str(tmp_path / "a-file" / "profile.json")})
+    assert nowhere.returncode == 2 and "the profile's folder" in nowhere.stderr and "NF cost models" not in nowhere.stdout, nowhere.stderr
 
 
 def test_experiment_static_writes_the_documented_report(tmp_path: Path) -> None:

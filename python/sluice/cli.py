@@ -868,6 +868,7 @@ def net_down() -> None:
 def profile(kinds: tuple[str, ...], max_batch: int, reps: int, json_path: Optional[str]) -> None:
     """Measure each NF's cost model T(b) = T0 + T1·b; pipelines use it from then on."""
     writable(json_path, "--json")
+    writable_folder(str(profiles.profile_path().parent), "the profile's folder")
     report = profiles.measure(list(kinds), max_batch, reps)
     table = _table(f"NF cost models, batch sizes 1..{max_batch}", ["NF", "T0 ns", "T1 ns/pkt", "R²", "β=T1/(T0+T1)"])
     for name, f in sorted(report["nfs"].items()):
