@@ -195,17 +195,18 @@ def test_experiment_polling_writes_the_documented_report(tmp_path: Path) -> None
 
 
 def test_train_polling_writes_a_model_the_engine_reads_and_the_training_report(tmp_path: Path) -> None:
-    out = sluice("train", "polling", "--iterations", "2", "--quick", "--out", "o", "--model", "m.json", cwd=tmp_path)
+    # Where a fresh checkout has no out/ yet: the defaults make it.
+    out = sluice("train", "polling", "--iterations", "2", "--quick", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
-    r = json.loads((tmp_path / "o" / "polling-training.json").read_text())
+    r = json.loads((tmp_path / "out" / "polling-training.json").read_text())
     assert len(r["history"]) == 2 and all(len(h["runs"]) == 6 for h in r["history"])
     assert all({"best_us", "candidate_us", "slept_us", "reward", "candidate_reward", "paper_reward", "cpu_pct", "p99_us"} <= set(run) for run in r["history"][0]["runs"])
     # Two iterations are too few to call a scenario settled.
     assert not any(r["settled"])
     run = sluice("run", "rc", "--n", "2", "--backend", "engine", "--periods", "2", "--period-ms", "20", "--poll", "learned",
-                 "--poll-model", "m.json", cwd=tmp_path)
+                 "--poll-model", "out/polling-model.json", cwd=tmp_path)
     assert run.returncode == 0, run.stderr
-    assert (tmp_path / "o" / "polling-training.png").read_bytes()[:4] == b"\x89PNG"
+    assert (tmp_path / "out" / "polling-training.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_run_takes_a_poll_policy_per_worker_and_names_a_bad_one(tmp_path: Path) -> None:

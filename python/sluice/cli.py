@@ -763,6 +763,7 @@ def train_polling(iterations: int, seed: int, quick: bool, model_path: str, out:
 
     from sluice.experiments import polling_training
 
+    writable_folder(out, "--out")
     writable(model_path, "--model")
     report = polling_training.train(Path(out), Path(model_path), iterations, seed, quick, lambda m: console.print(f"[dim]{m}[/dim]"))
     table = _table(f"learned polling after {iterations} iterations (saturation {report['saturation_mpps']} Mpps)",
