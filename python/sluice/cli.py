@@ -24,7 +24,7 @@ from rich.table import Table
 
 from sluice import _core, profiles
 from sluice import net as sluice_net
-from sluice.errors import Command, Refused, writable, writable_folder
+from sluice.errors import INTERRUPTED, Command, Interrupted, Refused, writable, writable_folder
 from sluice.embed import METHODS
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES, rc
@@ -710,7 +710,10 @@ def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, 
             continue
         args = ["experiment", entry.name, *(entry.quick_args if quick else entry.args), "--out", str(Path(runs_dir) / entry.name)]
         console.rule(entry.command(quick))
-        main.main(args=args, prog_name="sluice", standalone_mode=False)
+        # A stopped experiment (Ctrl-C, SIGTERM) comes back as its exit status: the rest are not run.
+        if main.main(args=args, prog_name="sluice", standalone_mode=False) == INTERRUPTED:
+            click.echo(f"sluice: stopped in {entry.name}; RESULTS.md not rewritten (finished experiments are in {runs_dir})", err=True)
+            raise Interrupted()
     ran = results.write(Path(out), Path(runs_dir), quick)
     if readme:
         results.refresh_readme(Path(readme), Path(out) / "RESULTS.md", ran, quick)

@@ -41,6 +41,8 @@ def test_ctrl_c_stops_a_simulator_run_with_a_huge_period(tmp_path: Path) -> None
     ["soak", "--seconds", "60", "--period-ms", "50"],
     ["demo", "--periods", "100", "--out", "demo"],
     ["experiment", "overhead", "--out", "o"],
+    # Stopped in one experiment (overhead or roundcost), it runs none after and writes no RESULTS.md.
+    ["experiment", "all", "--quick", "--only", "overhead", "--only", "roundcost", "--only", "dynamics", "--out", "d", "--runs", "r"],
     ["profile", "--reps", "20000"],
 ])
 def test_every_command_stops_on_ctrl_c_with_status_130(tmp_path: Path, command: list[str]) -> None:
