@@ -44,6 +44,8 @@ def test_ctrl_c_stops_a_simulator_run_with_a_huge_period(tmp_path: Path) -> None
     # Stopped in one experiment (overhead or roundcost), it runs none after and writes no RESULTS.md.
     ["experiment", "all", "--quick", "--only", "overhead", "--only", "roundcost", "--only", "dynamics", "--out", "d", "--runs", "r"],
     ["profile", "--reps", "20000"],
+    # In the ILP's search (CP-SAT would take SIGINT for its time limit and the command would go on).
+    ["embed", "mgw", "--bearers", "4", "--users", "16", "--cores", "40", "--rate", "1e5", "--method", "ilp-sum", "--time-limit", "60"],
 ])
 def test_every_command_stops_on_ctrl_c_with_status_130(tmp_path: Path, command: list[str]) -> None:
     code, seconds, err = interrupt(command, tmp_path, 2.5)

@@ -16,6 +16,10 @@ module may only use cores 0..q+m (any embedding can be relabelled so).
 from __future__ import annotations
 
 import math
+import select
+import signal
+import socket
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
@@ -191,13 +195,46 @@ def _cp_sat(
     # symmetry too is what proves the MGW optima in seconds (without it,
     # ILP-sum on 10 cores stalls at 33 with a bound near 21 after 30 s).
     solver.parameters.symmetry_level = 4
-    code = solver.solve(m)
+    # Not CP-SAT's own SIGINT handler: it would end the search as if its time were up, and Ctrl-C would go unseen.
+    solver.parameters.catch_sigint_signal = False
+    code = _interruptible(lambda: solver.solve(m), solver.stop_search)
     names = {cp_model.OPTIMAL: "optimal", cp_model.FEASIBLE: "feasible", cp_model.INFEASIBLE: "infeasible"}
     status = names.get(code, "unknown")
     if code not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None, status, solver.best_objective_bound if code != cp_model.INFEASIBLE else math.inf
     placement = [next(i for i, var in x[v].items() if solver.value(var)) for v in range(len(x))]
     return placement, status, solver.best_objective_bound
+
+
+def _interruptible(run: Callable[[], Any], stop: Callable[[], None]) -> Any:
+    """`run()` (a solve) stopped by `stop()` when Ctrl-C or SIGTERM arrive,
+    which are then raised here as usual, not after the solver's time limit:
+    while the solve holds this thread, a watcher learns of the signal from
+    Python's wake-up descriptor."""
+    if threading.current_thread() is not threading.main_thread():
+        return run()  # signals reach the main thread only
+    wake, woken = socket.socketpair()
+    wake.setblocking(False)
+    earlier = signal.set_wakeup_fd(wake.fileno(), warn_on_full_buffer=False)
+    solved = threading.Event()
+
+    def watch() -> None:
+        while not solved.is_set():
+            # The descriptor carries the number of each signal Python handles.
+            if select.select([woken], [], [], 0.1)[0] and {signal.SIGINT, signal.SIGTERM} & set(woken.recv(64)):
+                stop()
+                return
+
+    watcher = threading.Thread(target=watch, name="ilp-signals", daemon=True)
+    watcher.start()
+    try:
+        return run()
+    finally:
+        solved.set()
+        watcher.join()
+        signal.set_wakeup_fd(earlier)
+        wake.close()
+        woken.close()
 
 
 def _highs(instance: Instance, form: Formulation, objective: str, time_limit_s: float) -> tuple[Optional[list[int]], str, float]:
@@ -207,7 +244,9 @@ def _highs(instance: Instance, form: Formulation, objective: str, time_limit_s: 
     h.setOptionValue("output_flag", False)
     h.setOptionValue("time_limit", float(time_limit_s))
     x, _, goal = _build(instance, form, objective, h.addBinary, lambda ub: h.addIntegral(0, ub), h.addConstr)
-    h.minimize(goal)
+    h.setObjective(goal, highspy.ObjSense.kMinimize)
+    h.HandleUserInterrupt = True  # what makes cancelSolve stop a solve
+    _interruptible(h.run, h.cancelSolve)
     status_text = h.modelStatusToString(h.getModelStatus()).lower()
     info = h.getInfo()
     status = "optimal" if status_text == "optimal" else "infeasible" if "infeasible" in status_text else "unknown"
