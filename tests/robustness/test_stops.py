@@ -93,3 +93,10 @@ def test_an_exception_in_a_controller_or_a_callback_stops_the_run_at_once(backen
     with pytest.raises(KeyError) as raised:
         rc(4).run("max", periods=100, period_ms=100, backend=backend, on_period=callback)
     assert len(raised.value.result.periods) == 2  # type: ignore[attr-defined]
+
+
+def test_ctrl_c_stops_a_long_trace_synthesis_and_leaves_no_partial_trace(tmp_path: Path) -> None:
+    # 30M packets take ~5 s here: still under way at 1.5 s, and no more than ~4 GB should the stop ever fail.
+    code, seconds, err = interrupt(["trace", "synth", "--packets", "30000000", "--out", "t.pcap"], tmp_path, 1.5)
+    assert code == 130 and seconds < 2, (code, seconds, err)
+    assert not (tmp_path / "t.pcap").exists(), "a trace cut short is not the one asked for"

@@ -13,7 +13,9 @@ use sluice_embed::{heuristic, Instance};
 use sluice_pipeline::{period_json, report_json, Pipeline};
 
 mod controller;
+mod stoppable;
 use controller::PyController;
+use stoppable::Stoppable;
 
 fn invalid(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -209,16 +211,15 @@ fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize, b
 fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<String> {
     use sluice_traffic::flow_table::FlowTableWriter;
     use sluice_traffic::trace_analysis::{analyze_flows, Quantiles};
-    let file = sluice_traffic::capture::open(path).map_err(invalid)?;
+    let mut file = Stoppable::new(sluice_traffic::capture::open(path).map_err(invalid)?);
     let mut table = flows.map(FlowTableWriter::create).transpose().map_err(invalid)?;
     let start = std::time::Instant::now();
-    let a = py
-        .allow_threads(|| {
-            let a = analyze_flows(std::io::BufReader::new(file), path, |row| table.as_mut().map_or(Ok(()), |t| t.push(row)))?;
-            table.take().map_or(Ok(()), |t| t.finish())?;
-            Ok::<_, sluice_traffic::Error>(a)
-        })
-        .map_err(invalid)?;
+    let a = py.allow_threads(|| {
+        let a = analyze_flows(std::io::BufReader::new(&mut file), path, |row| table.as_mut().map_or(Ok(()), |t| t.push(row)))?;
+        table.take().map_or(Ok(()), |t| t.finish())?;
+        Ok::<_, sluice_traffic::Error>(a)
+    });
+    let a = a.map_err(|e| file.raised.take().unwrap_or_else(|| invalid(e)))?;
     let seconds = start.elapsed().as_secs_f64();
     let q = |q: &Quantiles| serde_json::json!({"mean": q.mean, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
     let by = |v: &[(usize, f64)]| v.iter().map(|(k, x)| (k.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>();
@@ -239,10 +240,17 @@ fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<St
 #[pyo3(signature = (path, packets, segments=1, flows_per_s=3500.0, tcp_share=0.8, seed=1))]
 fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_per_s: f64, tcp_share: f64, seed: u64) -> PyResult<String> {
     use sluice_traffic::trace_synth::{synthesize, SynthConfig};
-    let file = std::fs::File::create(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?;
+    let mut file = Stoppable::new(std::fs::File::create(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?);
     let config = SynthConfig { packets, segments, flows_per_s, tcp_share, seed };
     let start = std::time::Instant::now();
-    let s = py.allow_threads(|| synthesize(&config, std::io::BufWriter::new(file))).map_err(invalid)?;
+    let s = py.allow_threads(|| synthesize(&config, std::io::BufWriter::new(&mut file))).map_err(|e| match file.raised.take() {
+        // Stopped: the trace is not the one asked for, and not left behind.
+        Some(signal) => {
+            let _ = std::fs::remove_file(path);
+            signal
+        }
+        None => invalid(e),
+    })?;
     Ok(serde_json::json!({
         "packets": s.packets, "flows": s.flows, "duration_s": s.duration_ns as f64 * 1e-9, "seconds": start.elapsed().as_secs_f64(),
     })
