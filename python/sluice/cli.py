@@ -93,7 +93,7 @@ def _period_line(p: dict[str, Any]) -> str:
     its rate, mean batch and the worst p95 delay of its flows; the packets
     lost so far (HA copies removed by design are not lost)."""
     worst = max((f["p95_us"] for f in p["flows"].values() if f["delivered"]), default=0.0)
-    lost = sum(n for cause, n in p["totals"]["drops"].items() if cause != "duplicates")
+    lost = _lost(p["totals"]["drops"])
     count = next((f"{lost / unit:.3g}{prefix}" for unit, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")) if lost >= unit), str(lost))
     return f"{p['rate_pps'] / 1e6:.3g} Mpps · batch {p['mean_batch']:.1f} · p95 ≤ {worst:.4g} µs · lost {count}"
 
@@ -108,6 +108,11 @@ def _table(title: str, columns: Sequence[str], wrapping: Sequence[str] = ()) -> 
         wraps = name in wrapping
         table.add_column(name if wraps else name.replace(" ", "\n"), justify="left" if wraps else "right", no_wrap=not wraps)
     return table
+
+
+def _lost(drops: dict[str, int]) -> int:
+    """Packets lost among `drops` (by cause): all but HA copies removed by design."""
+    return sum(n for cause, n in drops.items() if cause != "duplicates")
 
 
 #: Why packets were dropped, as a run's summary counts them, in words.
@@ -148,7 +153,7 @@ def _summary(results: list[RunResult], focus_flow: Optional[str] = None) -> list
             # A flow lost what it generated and did not deliver; an HA flow none while one copy of each packet passed.
             lost = ", ".join(f"{f} {t['generated'] - t['delivered']}" for f, t in r.flow_totals.items() if t["generated"] > t["delivered"])
             # Packets no flow claimed (a capture's ARP or IPv6, a destination no flow's prefix holds) are nobody's loss.
-            flowless = s["dropped"] - s["drops"]["duplicates"] - sum(t["dropped"] for t in r.flow_totals.values())
+            flowless = _lost(s["drops"]) - sum(t["dropped"] for t in r.flow_totals.values())
             of_no_flow = f"; {flowless} of no flow" if flowless > 0 else ""
             drops.append(f"{r.controller}: dropped {causes}; flows that lost packets: {lost or 'none'}{of_no_flow}")
     return [rates, packets, *drops]

@@ -13,9 +13,9 @@ use sluice_embed::{heuristic, Instance};
 use sluice_pipeline::{period_json, report_json, Pipeline};
 
 mod controller;
-mod stoppable;
+mod signals;
 use controller::PyController;
-use stoppable::Stoppable;
+use signals::{signal_pending, Stoppable};
 
 fn invalid(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -95,13 +95,7 @@ fn run(
             if controller_failed || raised.lock().expect("one run").is_some() {
                 return true;
             }
-            Python::with_gil(|py| match py.check_signals() {
-                Ok(()) => false,
-                Err(e) => {
-                    *raised.lock().expect("one run") = Some(e);
-                    true
-                }
-            })
+            signal_pending(&raised)
         };
         sluice_pipeline::run(&pipeline, ctl, backend, timing, &plan, &mut notify, &stop)
     });
@@ -127,15 +121,7 @@ fn run(
 #[pyo3(signature = (kinds, max_batch=32, reps=200))]
 fn profile(py: Python<'_>, kinds: Vec<String>, max_batch: usize, reps: usize) -> PyResult<String> {
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
-    let stop = || {
-        Python::with_gil(|py| match py.check_signals() {
-            Ok(()) => false,
-            Err(e) => {
-                *raised.lock().expect("one profile") = Some(e);
-                true
-            }
-        })
-    };
+    let stop = || signal_pending(&raised);
     let fits = py.allow_threads(|| {
         kinds
             .iter()
@@ -164,15 +150,7 @@ fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String
     let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let sent = py.allow_threads(|| {
-        let mut stop = || {
-            Python::with_gil(|py| match py.check_signals() {
-                Ok(()) => false,
-                Err(e) => {
-                    *raised.lock().expect("one sender") = Some(e);
-                    true
-                }
-            })
-        };
+        let mut stop = || signal_pending(&raised);
         pipeline.send(port, seconds, &mut stop)
     });
     let sent = sent.map_err(invalid)?;
@@ -219,7 +197,7 @@ fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<St
         table.take().map_or(Ok(()), |t| t.finish())?;
         Ok::<_, sluice_traffic::Error>(a)
     });
-    let a = a.map_err(|e| file.raised.take().unwrap_or_else(|| invalid(e)))?;
+    let a = a.map_err(|e| file.raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e)))?;
     let seconds = start.elapsed().as_secs_f64();
     let q = |q: &Quantiles| serde_json::json!({"mean": q.mean, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
     let by = |v: &[(usize, f64)]| v.iter().map(|(k, x)| (k.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>();
@@ -243,7 +221,7 @@ fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_pe
     let mut file = Stoppable::new(std::fs::File::create(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?);
     let config = SynthConfig { packets, segments, flows_per_s, tcp_share, seed };
     let start = std::time::Instant::now();
-    let s = py.allow_threads(|| synthesize(&config, std::io::BufWriter::new(&mut file))).map_err(|e| match file.raised.take() {
+    let s = py.allow_threads(|| synthesize(&config, std::io::BufWriter::new(&mut file))).map_err(|e| match file.raised.into_inner().expect("no panic while it is held") {
         // Stopped: the trace is not the one asked for, and not left behind.
         Some(signal) => {
             let _ = std::fs::remove_file(path);
