@@ -41,8 +41,10 @@ fn net(r: usize) -> String {
     format!("20.{}.{}", r / 250, r % 250 + 1)
 }
 
-/// Flow i: 10.0.0.1:(1000 + i) → 20.a.b.(i / ROUTES + 1):5000 in destination /24 `i % ROUTES`, UDP, 60 bytes.
-fn frames() -> Result<Vec<Vec<u8>>> {
+/// The traffic, one frame per flow in the order the source interleaves
+/// them: flow i is 10.0.0.1:(1000 + i) → 20.a.b.(i / ROUTES + 1):5000 in
+/// destination /24 `i % ROUTES`, UDP, 60 bytes.
+pub fn frames() -> Result<Vec<Vec<u8>>> {
     (0..FLOWS)
         .map(|i| {
             let t = TemplateSpec { dst_ip: format!("{}.{}", net(i % ROUTES), i / ROUTES + 1), src_port: 1000 + i as u16, ..TemplateSpec::default() };
@@ -72,9 +74,9 @@ fn lpm(gates: usize) -> NfSpec {
     NfSpec::Lpm { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect() }
 }
 
-/// The branches of workload `case`, each a list of NFs after the shared
-/// head, and the head (NFs every packet passes before the split).
-fn shape(case: &str) -> Result<(Vec<NfSpec>, Vec<Vec<NfSpec>>)> {
+/// The NFs of workload `case`: the head every packet passes, then the
+/// branches behind the head's gates, one list of NFs each.
+pub fn shape(case: &str) -> Result<(Vec<NfSpec>, Vec<Vec<NfSpec>>)> {
     Ok(match case {
         "replay" => (vec![], vec![vec![]]),
         "chain" => (chain().to_vec(), vec![vec![]]),

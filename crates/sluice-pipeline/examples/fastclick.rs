@@ -1,0 +1,80 @@
+//! Writes a round-cost workload (see `sluice_pipeline::round_cost`) for
+//! FastClick, so that both engines run the same traffic through the same
+//! graph: the workload's frames as a pcap at PCAP and, on stdout, a Click
+//! configuration that loads them into memory and replays them LOOPS times
+//! in batches of B through each NF's nearest Click element to `sink`, a
+//! `Counter` (the sink's accounting; `click -h sink.count` prints it).
+//!
+//!     fastclick CASE B LOOPS PCAP > CASE.click
+//!
+//! Click's LPM reads the destination from an annotation, so an LPM is
+//! `CheckIPHeader2(OFFSET 14)` (no checksum check) then `RadixIPLookup`; an
+//! Ethernet check is a `Classifier` whose other output discards.
+
+use std::fmt::Write as _;
+
+use pcap_file::pcap::{PcapPacket, PcapWriter};
+use sluice_nf::NfSpec;
+use sluice_pipeline::round_cost::{frames, shape};
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let [_, case, batch, loops, pcap] = &args[..] else {
+        eprintln!("usage: fastclick CASE B LOOPS PCAP > CASE.click");
+        std::process::exit(2);
+    };
+    if let Err(e) = write_pcap(pcap) {
+        eprintln!("fastclick: cannot write {pcap}: {e}");
+        std::process::exit(1);
+    }
+    match config(case, batch, loops, pcap) {
+        Ok(text) => print!("{text}"),
+        Err(e) => {
+            eprintln!("fastclick: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The workload's frames, one per flow, as a pcap at `path`.
+fn write_pcap(path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    let mut writer = PcapWriter::new(std::io::BufWriter::new(std::fs::File::create(path)?))?;
+    for (i, frame) in frames()?.iter().enumerate() {
+        writer.write_packet(&PcapPacket::new(std::time::Duration::from_micros(i as u64), frame.len() as u32, frame))?;
+    }
+    Ok(())
+}
+
+/// The Click configuration of workload `case`.
+fn config(case: &str, batch: &str, loops: &str, pcap: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let (head, branches) = shape(case)?;
+    let mut text = format!("FromDump({pcap}, TIMING false) -> replay :: ReplayUnqueue(STOP {loops}, BURST {batch});\nsink :: Counter -> Discard;\n");
+    let mut at = "replay".to_string();
+    for (i, nf) in head.iter().enumerate() {
+        at = element(&mut text, &at, &format!("h{i}"), nf)?;
+    }
+    for (b, nfs) in branches.iter().enumerate() {
+        let mut from = if branches.len() > 1 { format!("{at}[{b}]") } else { at.clone() };
+        for (i, nf) in nfs.iter().enumerate() {
+            from = element(&mut text, &from, &format!("b{b}_{i}"), nf)?;
+        }
+        writeln!(text, "{from} -> sink;")?;
+    }
+    Ok(text)
+}
+
+/// Appends NF `nf` as element `name` fed by `from`; returns what feeds the next.
+fn element(text: &mut String, from: &str, name: &str, nf: &NfSpec) -> Result<String, Box<dyn std::error::Error>> {
+    match nf {
+        NfSpec::TypeCheck { ether_type } => writeln!(text, "{from} -> {name} :: Classifier(12/{ether_type:04x}, -); {name}[1] -> Discard;")?,
+        NfSpec::Lpm { routes } => {
+            let routes: Vec<String> = routes.iter().map(|(prefix, gate)| format!("{prefix} {gate}")).collect();
+            writeln!(text, "{from} -> CheckIPHeader2(OFFSET 14) -> {name} :: RadixIPLookup({});", routes.join(", "))?
+        }
+        NfSpec::TtlDecrement {} => writeln!(text, "{from} -> {name} :: DecIPTTL;")?,
+        NfSpec::MacRewrite { src, dst } => writeln!(text, "{from} -> {name} :: EtherRewrite(SRC {src}, DST {dst});")?,
+        NfSpec::IpChecksum {} => writeln!(text, "{from} -> {name} :: SetIPChecksum;")?,
+        other => return Err(format!("no Click element stands for {}", other.kind()).into()),
+    }
+    Ok(name.to_string())
+}
