@@ -15,6 +15,7 @@ Some text.
 
 <!-- headline-figures:begin -->
 stale
+| [overhead](docs/RESULTS.md#overhead) | kept 1 ms | 89.1 ms | `sluice experiment overhead --quick` |
 <!-- headline-figures:end -->
 
 More text.
@@ -31,6 +32,9 @@ def test_all_writes_the_results_page_and_the_readme_block(tmp_path: Path) -> Non
     notes = tmp_path / "docs" / "notes"
     notes.mkdir(parents=True)
     (notes / "regime.md").write_text("Why the figure is what it is.\n")
+    # An earlier page whose overhead figures no run here remakes: they stay.
+    earlier = "# Measured results\n\n## Headline figures\n\n| [overhead](#overhead) | kept 1 ms | 89.1 ms | `x` |\n\n## overhead\n\nAn earlier table.\n"
+    (tmp_path / "docs" / "RESULTS.md").write_text(earlier)
     args = ("experiment", "all", "--quick", "--only", "regime", "--out", "docs", "--runs", "runs", "--readme", "README.md")
     first = sluice(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
@@ -40,8 +44,11 @@ def test_all_writes_the_results_page_and_the_readme_block(tmp_path: Path) -> Non
     assert "| branching |" in page, "the experiment's own table"
     assert "![regime](results/regime.png)" in page and (tmp_path / "docs" / "results" / "regime.png").read_bytes()[:4] == b"\x89PNG"
     assert "Why the figure is what it is." in page, "the hand-written note sits under its table"
+    assert "| [overhead](#overhead) | kept 1 ms |" in page and page.index("## overhead\n\nAn earlier table.") < page.index("## regime"), \
+        "an experiment that did not run keeps its row and section, in the catalog's order"
     readme = (tmp_path / "README.md").read_text()
     assert "stale" not in readme and readme.startswith("# A project") and readme.rstrip().endswith("More text.")
+    assert readme.index("| [overhead](docs/RESULTS.md#overhead) | kept 1 ms |") < readme.index("| [regime]"), "the README keeps it too"
     row = next(line for line in readme.splitlines() if line.startswith("| [regime]"))
     assert "(docs/RESULTS.md#regime)" in row and "projgrad / Null" in row and "`sluice experiment regime --quick`" in row
     second = sluice(*args, cwd=tmp_path)

@@ -100,9 +100,24 @@ def _notes(notes: Path, name: str) -> str:
     return path.read_text().strip() + "\n" if path.exists() else ""
 
 
-def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path) -> str:
+def _kept_row(text: str, name: str) -> str | None:
+    """Experiment `name`'s row of the headline table in `text` (a results page or a README), if it has one."""
+    m = re.search(rf"^\| \[{re.escape(name)}\]\(.*$", text, re.M)
+    return m.group(0) if m else None
+
+
+def _kept_section(text: str, name: str) -> str | None:
+    """Experiment `name`'s section of results page `text` (its heading up to the next), if it has one."""
+    m = re.search(rf"^## {re.escape(name)}\n.*?(?=^## |\Z)", text, re.M | re.S)
+    return m.group(0).rstrip() + "\n" if m else None
+
+
+def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path, before: str = "") -> str:
     """RESULTS.md: the machine, the headline figures, then each experiment
-    `(entry, report, markdown table)` with its command, plot and note."""
+    `(entry, report, markdown table)` with its command, plot and note; an
+    experiment that did not run keeps its row and section of the page
+    `before`, where it had them."""
+    by_name = {entry.name: (entry, report, table) for entry, report, table in ran}
     lines = ["# Measured results", "",
              "Made by `make results` (`sluice experiment all --out docs --readme README.md`; `make results QUICK=1` for",
              "the CI-sized runs). The tables and plots are regenerated; the notes under them are hand-written in",
@@ -111,8 +126,13 @@ def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path)
              "", "## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in machine().items()]
     lines += ["", "The machine is a shared two-core VM: a figure moves by up to ±30% between runs, so figures are",
-              "medians and ratios measured in one run.", "", "## Headline figures", "", *headline_table(ran, quick, ""), ""]
-    for entry, _, table in ran:
+              "medians and ratios measured in one run.", "", "## Headline figures", "", *headline_table(ran, quick, "", before), ""]
+    for entry in CATALOG:
+        if entry.name not in by_name:
+            kept = _kept_section(before, entry.name)
+            lines += [kept] if kept else []
+            continue
+        _, _, table = by_name[entry.name]
         lines += [f"## {entry.name}", "", entry.title + ".", "", f"`{entry.command(quick)}`", "", table.strip(), "",
                   f"![{entry.name}](results/{entry.name}.png)", ""]
         note = _notes(notes, entry.name)
@@ -121,31 +141,39 @@ def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path)
     return "\n".join(lines).rstrip() + "\n"
 
 
-def headline_table(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, page: str) -> list[str]:
+def headline_table(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, page: str, before: str = "") -> list[str]:
     """One row per experiment: ours, the paper's, the command; each
-    experiment links to its section of `page` (the results page's path)."""
+    experiment links to its section of `page` (the results page's path).
+    An experiment that did not run keeps its row of `before` (the text
+    the table replaces), where it had one."""
+    by_name = {entry.name: (entry, report) for entry, report, _ in ran}
     rows = ["| experiment | Sluice | published | command |", "|---|---|---|---|"]
-    for entry, report, _ in ran:
-        h = entry.headline(report)
+    for entry in CATALOG:
+        if entry.name not in by_name:
+            kept = _kept_row(before, entry.name)
+            rows += [kept] if kept else []
+            continue
+        h = entry.headline(by_name[entry.name][1])
         rows.append(f"| [{entry.name}]({page}#{entry.name}) | {h.ours} | {h.published} | `{entry.command(quick)}` |")
     return rows
 
 
 def refresh_readme(readme: Path, results_page: Path, ran: list[tuple[Entry, dict[str, Any], str]], quick: bool) -> None:
     """Replaces the README's headline table (between its markers) with this
-    run's, linking to `results_page`."""
+    run's, linking to `results_page`; experiments that did not run keep their rows."""
     text = readme.read_text()
     if README_BEGIN not in text or README_END not in text:
         raise ValueError(f"{readme} has no {README_BEGIN} … {README_END} block for the headline figures")
     head, rest = text.split(README_BEGIN, 1)
-    _, tail = rest.split(README_END, 1)
+    before, tail = rest.split(README_END, 1)
     results = os.path.relpath(results_page, readme.parent)
-    readme.write_text(head + README_BEGIN + "\n" + "\n".join(headline_table(ran, quick, results)) + "\n" + README_END + tail)
+    readme.write_text(head + README_BEGIN + "\n" + "\n".join(headline_table(ran, quick, results, before)) + "\n" + README_END + tail)
 
 
 def write(out: Path, runs: Path, quick: bool) -> list[tuple[Entry, dict[str, Any], str]]:
     """Collects the report, table and plot of every experiment that has run
-    into `runs/NAME/` and writes `out/RESULTS.md` and `out/results/NAME.png`."""
+    into `runs/NAME/` and writes `out/RESULTS.md` and `out/results/NAME.png`;
+    the others keep what `out/RESULTS.md` had of them."""
     import json
 
     ran = []
@@ -157,5 +185,5 @@ def write(out: Path, runs: Path, quick: bool) -> list[tuple[Entry, dict[str, Any
         report = json.loads((folder / f"{entry.name}.json").read_text())
         ran.append((entry, report, (folder / f"{entry.name}.md").read_text()))
         shutil.copyfile(folder / f"{entry.name}.png", out / "results" / f"{entry.name}.png")
-    (out / "RESULTS.md").write_text(page(ran, quick, out / "notes"))
+    (out / "RESULTS.md").write_text(page(ran, quick, out / "notes", _read(str(out / "RESULTS.md"))))
     return ran
