@@ -10,6 +10,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(dpdk)");
     println!("cargo::rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo::rerun-if-changed=dpdk_shim.c");
+    watch_installed_libraries();
     if pkg_config::Config::new().atleast_version("1.2").probe("libxdp").is_ok() && pkg_config::probe_library("libbpf").is_ok() {
         println!("cargo::rustc-cfg=af_xdp");
     }
@@ -30,5 +31,20 @@ fn main() {
         dpdk(true).expect("found a moment ago");
         println!("cargo::rustc-link-lib=rte_bus_vdev");
         println!("cargo::rustc-cfg=dpdk");
+    }
+}
+
+/// Probes again when a library is installed or removed, not only when this
+/// crate changes: an install adds its `.pc` file to one of pkg-config's
+/// folders, which are watched; without pkg-config, the folder its package
+/// installs it in is.
+fn watch_installed_libraries() {
+    let folders = match Command::new("pkg-config").args(["--variable", "pc_path", "pkg-config"]).output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string() + ":" + &std::env::var("PKG_CONFIG_PATH").unwrap_or_default(),
+        _ => "/usr/bin".to_string(),
+    };
+    // A folder that does not exist would make every build run this again.
+    for folder in folders.split(':').filter(|f| std::path::Path::new(f).is_dir()) {
+        println!("cargo::rerun-if-changed={folder}");
     }
 }
