@@ -60,14 +60,16 @@ class Stream:
 
 
 def readable_capture(path: str) -> str:
-    """`path` if it is a regular file; a pipe or FIFO (`<(cat x.pcap)`) can
-    be read once only, so it is read now into a temporary file (removed at
-    exit), whose path is returned and can be read as often as needed."""
+    """`path`, unless it is a pipe, FIFO or character device (`<(cat
+    x.pcap)`, `/dev/stdin`): those can be read once only, so it is read
+    now into a temporary file (removed at exit), whose path is returned and
+    can be read as often as needed. Anything else (a missing file, a
+    folder) the core reports by name."""
     try:
-        regular = stat.S_ISREG(os.stat(path).st_mode)
+        mode = os.stat(path).st_mode
     except OSError:
-        return path  # the core reports a missing file by name
-    if regular:
+        return path
+    if not (stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISSOCK(mode)):
         return path
     fd, copy = tempfile.mkstemp(prefix="sluice-capture-", suffix=".pcap")
     atexit.register(_remove, copy)

@@ -58,6 +58,14 @@ def test_a_capture_through_a_pipe_is_read_once(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
 
 
+@pytest.mark.parametrize("command", ["run", "gen"])
+def test_a_folder_given_as_a_capture_is_refused_by_name(tmp_path: Path, command: str) -> None:
+    (tmp_path / "traces").mkdir()
+    args = ["run", "l2l3", "--n", "4", "--backend", "sim"] if command == "run" else ["gen", "--port", "af_packet:lo", "--seconds", "1"]
+    out = subprocess.run([SLUICE, *args, "--pcap", "traces"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "'traces': a folder, not a capture" in out.stderr, out.stderr
+
+
 def test_a_malformed_capture_names_the_record(tmp_path: Path) -> None:
     capture = write(tmp_path / "t.pcap", "big")
     data = capture.read_bytes()
