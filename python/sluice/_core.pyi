@@ -92,7 +92,9 @@ def trace_synth(path: str, packets: int, segments: int = 1, flows_per_s: float =
     """Writes a synthetic trace to `path`: what was written (JSON)."""
 
 def send(spec: str, port: str, seconds: float) -> str:
-    """Sends the description's source's packets on `port` for `seconds`; what was sent (JSON)."""
+    """Sends the description's source's packets on `port` for `seconds`; what
+    was sent (JSON). The exception of a signal that stops it carries what
+    was sent until then as `sluice_sent`."""
 
 def pcap_prefixes(path: str) -> list[tuple[str, int]]:
     """Packets per IPv4 destination /24 of a classic pcap file, most first."""

@@ -746,9 +746,21 @@ def gen(port: str, pipeline_name: str, n: int, pcap: Optional[str], rate_pps: Op
             raise Refused(f"--rate: no flow of {pipeline.name} has a stream of its own")
         for flow in flows:
             pipeline.set_rate(flow, rate_pps / len(flows) if rate_pps is not None else None)
-    sent = pipeline.send(port, seconds)
+    try:
+        sent = pipeline.send(port, seconds)
+    except KeyboardInterrupt as e:
+        partial: Optional[dict[str, Any]] = getattr(e, "sent", None)
+        if partial is not None:
+            _print_sent(partial, port)
+        raise
+    _print_sent(sent, port)
+
+
+def _print_sent(sent: dict[str, Any], port: str) -> None:
+    """One line of what `gen` sent on `port`."""
+    rate = sent["packets"] / sent["seconds"] / 1e6 if sent["seconds"] > 0 else 0.0
     console.print(f"sent {sent['packets']} packets ({sent['bytes']} bytes) on {port} in {sent['seconds']:.2f} s: "
-                  f"{sent['packets'] / sent['seconds'] / 1e6:.3f} Mpps; the ring was full {sent['ring_full']} times")
+                  f"{rate:.3f} Mpps; the ring was full {sent['ring_full']} times")
 
 
 @main.group()

@@ -406,8 +406,16 @@ class Pipeline:
     def send(self, port: str, seconds: float) -> dict[str, Any]:
         """Puts what this pipeline's source makes (its streams at their rates,
         or its trace) on `port` for `seconds`: traffic for a pipeline that
-        receives on a real port. Returns packets, bytes, seconds, ring_full."""
-        sent: dict[str, Any] = json.loads(_core.send(self.to_json(), port, seconds))
+        receives on a real port. Returns packets, bytes, seconds, ring_full;
+        the exception of Ctrl-C or SIGTERM carries those of what was sent
+        until then as `sent`."""
+        try:
+            sent: dict[str, Any] = json.loads(_core.send(self.to_json(), port, seconds))
+        except BaseException as e:
+            partial = getattr(e, "sluice_sent", None)
+            if partial is not None:
+                e.sent = json.loads(partial)  # type: ignore[attr-defined]
+            raise
         return sent
 
     def validate(self) -> dict[str, Any]:

@@ -41,11 +41,11 @@ def runner(tmp_path: Path) -> Callable[..., Outcome]:
     return run
 
 
-def interrupt(args: list[str], cwd: Path, after_s: float, sig: int = signal.SIGINT, timeout: float = 60) -> tuple[int, float, str]:
-    """Starts `sluice ARGS`, sends `sig` after `after_s` s; returns (exit status, seconds from the signal to the exit, stderr)."""
+def interrupt(args: list[str], cwd: Path, after_s: float, sig: int = signal.SIGINT, timeout: float = 60) -> Outcome:
+    """Starts `sluice ARGS`, sends `sig` after `after_s` s; returns its outcome, whose `seconds` run from the signal to the exit."""
     p = subprocess.Popen([SLUICE, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(after_s)
     sent = time.monotonic()
     p.send_signal(sig)
-    _, err = p.communicate(timeout=timeout)
-    return p.returncode, time.monotonic() - sent, err
+    out, err = p.communicate(timeout=timeout)
+    return Outcome(subprocess.CompletedProcess(p.args, p.returncode, out, err), time.monotonic() - sent)

@@ -4,6 +4,7 @@ run within a control period, and what was measured is kept."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import threading
@@ -20,10 +21,10 @@ from sluice.pipelines import rc
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_stops_sluice_run_within_a_period_and_writes_the_partial_report(tmp_path: Path, sig: int) -> None:
-    code, seconds, err = interrupt(["run", "rc", "--n", "4", "--periods", "60", "--period-ms", "100", "--json", "a.json"], tmp_path, 2.5, sig)
-    assert code == 130, err
-    assert seconds < 1.0, "within a 100 ms period, and the drain"
-    assert "Traceback" not in err and "interrupted" in err
+    o = interrupt(["run", "rc", "--n", "4", "--periods", "60", "--period-ms", "100", "--json", "a.json"], tmp_path, 2.5, sig)
+    assert o.code == 130, o.err
+    assert o.seconds < 1.0, "within a 100 ms period, and the drain"
+    assert "Traceback" not in o.err and "interrupted" in o.err
     report = json.loads((tmp_path / "a.json").read_text())
     assert report["interrupted"] == "stopped"
     assert 5 <= len(report["periods"]) < 60
@@ -32,8 +33,8 @@ def test_a_signal_stops_sluice_run_within_a_period_and_writes_the_partial_report
 
 
 def test_ctrl_c_stops_a_simulator_run_with_a_huge_period(tmp_path: Path) -> None:
-    code, seconds, err = interrupt(["run", "rc", "--n", "4", "--periods", "3", "--period-ms", "3600000", "--backend", "sim", "--json", "b.json"], tmp_path, 3)
-    assert code == 130 and seconds < 2, (code, seconds, err)
+    o = interrupt(["run", "rc", "--n", "4", "--periods", "3", "--period-ms", "3600000", "--backend", "sim", "--json", "b.json"], tmp_path, 3)
+    assert o.code == 130 and o.seconds < 2, (o.code, o.seconds, o.err)
     assert json.loads((tmp_path / "b.json").read_text())["interrupted"] == "stopped"
 
 
@@ -48,9 +49,9 @@ def test_ctrl_c_stops_a_simulator_run_with_a_huge_period(tmp_path: Path) -> None
     ["embed", "mgw", "--bearers", "4", "--users", "16", "--cores", "40", "--rate", "1e5", "--method", "ilp-sum", "--time-limit", "60"],
 ])
 def test_every_command_stops_on_ctrl_c_with_status_130(tmp_path: Path, command: list[str]) -> None:
-    code, seconds, err = interrupt(command, tmp_path, 2.5)
-    assert code == 130 and seconds < 3, (command, code, seconds, err)
-    assert "Traceback" not in err
+    o = interrupt(command, tmp_path, 2.5)
+    assert o.code == 130 and o.seconds < 3, (command, o.code, o.seconds, o.err)
+    assert "Traceback" not in o.err
 
 
 def _interrupt_soon(after_s: float) -> None:
@@ -95,8 +96,15 @@ def test_an_exception_in_a_controller_or_a_callback_stops_the_run_at_once(backen
     assert len(raised.value.result.periods) == 2  # type: ignore[attr-defined]
 
 
+def test_ctrl_c_stops_gen_and_it_says_what_it_sent(tmp_path: Path) -> None:
+    o = interrupt(["gen", "--port", "af_packet:lo", "--rate", "100000", "--seconds", "60"], tmp_path, 2.5)
+    assert o.code == 130 and o.seconds < 2, (o.code, o.seconds, o.err)
+    sent = re.search(r"sent (\d+) packets .* in ([\d.]+) s", o.out)
+    assert sent and int(sent.group(1)) > 0 and float(sent.group(2)) < 5, o.out
+
+
 def test_ctrl_c_stops_a_long_trace_synthesis_and_leaves_no_partial_trace(tmp_path: Path) -> None:
     # 30M packets take ~5 s here: still under way at 1.5 s, and no more than ~4 GB should the stop ever fail.
-    code, seconds, err = interrupt(["trace", "synth", "--packets", "30000000", "--out", "t.pcap"], tmp_path, 1.5)
-    assert code == 130 and seconds < 2, (code, seconds, err)
+    o = interrupt(["trace", "synth", "--packets", "30000000", "--out", "t.pcap"], tmp_path, 1.5)
+    assert o.code == 130 and o.seconds < 2, (o.code, o.seconds, o.err)
     assert not (tmp_path / "t.pcap").exists(), "a trace cut short is not the one asked for"

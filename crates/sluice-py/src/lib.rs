@@ -144,7 +144,8 @@ fn round_ns(py: Python<'_>, case: &str, batch: usize, timing: bool) -> PyResult<
 
 /// Sends the pipeline description's (JSON) source's packets on `port` for
 /// `seconds`; returns what was sent (JSON: packets, bytes, seconds,
-/// ring_full). Ctrl-C stops it early.
+/// ring_full). Ctrl-C stops it early: the signal's exception carries what
+/// was sent until then as `sluice_sent`.
 #[pyfunction]
 fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String> {
     let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
@@ -154,10 +155,14 @@ fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String
         pipeline.send(port, seconds, &mut stop)
     });
     let sent = sent.map_err(invalid)?;
-    if let Some(e) = raised.into_inner().expect("one sender") {
-        return Err(e);
+    let json = serde_json::json!({"packets": sent.packets, "bytes": sent.bytes, "seconds": sent.seconds, "ring_full": sent.ring_full}).to_string();
+    match raised.into_inner().expect("one sender") {
+        Some(e) => {
+            e.value_bound(py).setattr("sluice_sent", json)?;
+            Err(e)
+        }
+        None => Ok(json),
     }
-    Ok(serde_json::json!({"packets": sent.packets, "bytes": sent.bytes, "seconds": sent.seconds, "ring_full": sent.ring_full}).to_string())
 }
 
 /// Forwards frames from port `rx` to port `tx` for `seconds` in a bare
