@@ -8,7 +8,7 @@ use sluice_control::{ControlParams, Outage, RunPlan, Steps};
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
-use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, Stream, SyntheticSource};
+use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, PrefixRules, Stream, SyntheticSource};
 
 use sluice_pspat::{InlineEgress, ScheduledEgress};
 
@@ -312,8 +312,9 @@ impl Pipeline {
             .collect()
     }
 
-    fn prefix_rules(&self, flows: &[PrefixFlowSpec], context: &str) -> Result<Vec<PrefixRule>> {
-        flows.iter().map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, context)?, ..parse_prefix(&f.prefix, context)? })).collect()
+    fn prefix_rules(&self, flows: &[PrefixFlowSpec], context: &str) -> Result<PrefixRules> {
+        let rules = flows.iter().map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, context)?, ..parse_prefix(&f.prefix, context)? })).collect::<Result<Vec<_>>>()?;
+        PrefixRules::new(&rules).map_err(|e| Error::Spec(format!("{context}: {e}")))
     }
 
     fn source(&self, name: &str, spec: &SourceSpec) -> Result<Box<dyn sluice_core::PacketSource>> {

@@ -3,7 +3,7 @@
 
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSource};
-use sluice_traffic::{classify, PrefixRule};
+use sluice_traffic::PrefixRules;
 
 use crate::af_packet::AfPacketRx;
 #[cfg(af_xdp)]
@@ -32,7 +32,7 @@ pub struct RxPort {
 /// What a receive port does to each frame it takes in: classifies,
 /// numbers, stamps and counts it.
 struct Intake {
-    rules: Vec<PrefixRule>,
+    rules: PrefixRules,
     seq: u32,
     /// Packets received per flow id (pkt).
     per_flow: Vec<u64>,
@@ -67,7 +67,7 @@ impl Intake {
 
     /// Takes packet `id` in, received at `ts_ns` (ns since the origin).
     fn take(&mut self, pool: &mut PacketPool, id: PacketId, ts_ns: u64) {
-        let flow = classify(&self.rules, pool.data(id));
+        let flow = self.rules.classify(pool.data(id));
         let meta = pool.meta_mut(id);
         *meta = PacketMeta { ts_ns, flow, seq: self.seq, ..*meta };
         self.seq = self.seq.wrapping_add(1);
@@ -86,11 +86,12 @@ impl Intake {
 pub const RX_COUNTERS: &[&str] = &["rx_pkts", "rx_bytes", "ring_dropped", "oversize"];
 
 impl RxPort {
-    /// Opens `port` for receiving, its ring shaped by `ring`; `fanout`
+    /// Opens `port` for receiving, its ring shaped by `ring`, each frame's
+    /// flow the first of `rules` its IPv4 destination matches; `fanout`
     /// joins a group that spreads flows over several workers' ports
     /// (AF_PACKET; AF_XDP spreads by the interface's queues).
-    pub fn open(port: &PortName, ring: RingConfig, rules: Vec<PrefixRule>, fanout: Option<u16>) -> Result<Self> {
-        let flows = rules.iter().map(|r| r.flow as usize + 1).max().unwrap_or(0);
+    pub fn open(port: &PortName, ring: RingConfig, rules: PrefixRules, fanout: Option<u16>) -> Result<Self> {
+        let flows = rules.flows();
         let rx = match port.backend {
             Backend::AfPacket => Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?),
             #[cfg(af_xdp)]

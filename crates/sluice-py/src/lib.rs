@@ -385,11 +385,14 @@ fn round_cases() -> Vec<&'static str> {
     sluice_pipeline::round_cost::CASES.to_vec()
 }
 
-/// Packets per IPv4 destination /24 of a classic pcap file, most first: [("a.b.c.0/24", count)].
+/// Packets per IPv4 destination /24 of a capture, most first:
+/// [("a.b.c.0/24", count)], in one pass. Ctrl-C stops it.
 #[pyfunction]
-fn pcap_prefixes(path: &str) -> PyResult<Vec<(String, u64)>> {
-    let replay = sluice_traffic::PcapReplay::from_file(path, &[], f64::INFINITY).map_err(invalid)?;
-    Ok(replay.destinations_by_24().into_iter().map(|(net, n)| (format!("{net}/24"), n)).collect())
+fn pcap_prefixes(py: Python<'_>, path: &str) -> PyResult<Vec<(String, u64)>> {
+    let mut file = Stoppable::new(sluice_traffic::capture::open(path).map_err(invalid)?);
+    let counted = py.allow_threads(|| sluice_traffic::capture::destinations_by_24(&mut file, path));
+    let counted = counted.map_err(|e| file.raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e)))?;
+    Ok(counted.into_iter().map(|(net, n)| (format!("{net}/24"), n)).collect())
 }
 
 /// Names of the NF kinds the profiler knows.

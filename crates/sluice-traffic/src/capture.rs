@@ -4,12 +4,15 @@
 //! shorter than the packet was) are kept at their captured length, their
 //! original length beside them for byte counts.
 
+use std::collections::HashMap;
 use std::io::Read;
+use std::net::Ipv4Addr;
 
 use pcap_parser::pcapng::Block;
 use pcap_parser::{create_reader, PcapBlockOwned, PcapError};
 
 use crate::link::Link;
+use crate::prefix_rules::destination;
 use sluice_core::packet::MAX_PACKET_LEN;
 
 use crate::error::{Error, Result};
@@ -40,13 +43,19 @@ const READ_BUFFER: usize = 1 << 20;
 impl Capture {
     /// Reads the capture at `path` (a file, a pipe or a FIFO: read once).
     pub fn open(path: &str) -> Result<Self> {
-        Self::read(open(path)?, path)
+        let file = open(path)?;
+        // A file's size bounds its packets' bytes: room for them at once, not by doubling.
+        let size = file.metadata().map_or(0, |m| m.len() as usize);
+        Self::read_into(Capture { bytes: Vec::with_capacity(size), records: Vec::new() }, file, path)
     }
 
     /// Reads a capture of Ethernet frames from `reader`; `name` labels errors,
     /// which give the number of the record at fault.
     pub fn read(reader: impl Read + Send, name: &str) -> Result<Self> {
-        let mut capture = Capture::default();
+        Self::read_into(Capture::default(), reader, name)
+    }
+
+    fn read_into(mut capture: Capture, reader: impl Read + Send, name: &str) -> Result<Self> {
         stream(reader, name, |data, wire_len, _| capture.push(data, wire_len))?;
         if capture.records.is_empty() {
             return Err(Error::Pcap { path: name.into(), reason: "holds no packet".into() });
@@ -157,6 +166,23 @@ pub fn stream(
         }
     }
     Ok(packets)
+}
+
+/// Packets per IPv4 destination /24 of the capture `reader` gives (`name`
+/// labels errors), most packets first: (network, count), in one pass
+/// without keeping the packets. Packets without an IPv4 destination are
+/// not counted.
+pub fn destinations_by_24(reader: impl Read + Send, name: &str) -> Result<Vec<(Ipv4Addr, u64)>> {
+    let mut counts: HashMap<u32, u64> = HashMap::new();
+    stream(reader, name, |frame, _, _| {
+        if let Some(dst) = destination(frame) {
+            *counts.entry(u32::from(dst) & 0xffff_ff00).or_insert(0) += 1;
+        }
+        Ok(())
+    })?;
+    let mut by_24: Vec<(Ipv4Addr, u64)> = counts.into_iter().map(|(net, n)| (Ipv4Addr::from(net), n)).collect();
+    by_24.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(by_24)
 }
 
 fn describe<I>(e: &PcapError<I>) -> String {

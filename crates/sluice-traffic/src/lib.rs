@@ -10,6 +10,7 @@ mod link;
 pub mod pacer;
 pub mod pcap_replay;
 pub mod pcap_tap;
+pub mod prefix_rules;
 pub mod synthetic;
 pub mod template;
 pub mod trace_analysis;
@@ -17,7 +18,8 @@ pub mod trace_synth;
 
 pub use capture::Capture;
 pub use error::{Error, Result};
-pub use pcap_replay::{classify, PcapReplay, PrefixRule};
+pub use pcap_replay::PcapReplay;
+pub use prefix_rules::{PrefixRule, PrefixRules};
 pub use pcap_tap::PcapTap;
 pub use synthetic::{Stream, SyntheticSource};
 pub use template::{GtpuSpec, TemplateSpec};

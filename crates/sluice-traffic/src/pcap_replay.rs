@@ -1,6 +1,5 @@
 //! Replay of a capture from memory, looping, with packets mapped to flows.
 
-use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 use sluice_core::{Batch, PacketPool, PacketSource, RateKnobs, NO_FLOW};
@@ -8,26 +7,8 @@ use sluice_core::{Batch, PacketPool, PacketSource, RateKnobs, NO_FLOW};
 use crate::capture::Capture;
 use crate::error::{Error, Result};
 use crate::pacer::{Backlog, Pacer};
+use crate::prefix_rules::PrefixRules;
 use crate::stamp;
-
-/// Packets whose IPv4 destination falls in `prefix/len` belong to `flow`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PrefixRule {
-    /// Network address.
-    pub prefix: Ipv4Addr,
-    /// Prefix length (bits, 0..=32).
-    pub len: u8,
-    /// Flow id of matching packets.
-    pub flow: u16,
-}
-
-impl PrefixRule {
-    /// Whether `dst` lies in the prefix.
-    pub fn matches(&self, dst: Ipv4Addr) -> bool {
-        let mask = if self.len == 0 { 0 } else { u32::MAX << (32 - self.len as u32) };
-        u32::from(dst) & mask == u32::from(self.prefix) & mask
-    }
-}
 
 /// A capture replayed in a loop, each packet stamped with its flow.
 pub struct PcapReplay {
@@ -46,27 +27,14 @@ pub struct PcapReplay {
 }
 
 impl PcapReplay {
-    /// Loads the capture at `path` (see [`Capture::open`]) and replays it.
-    pub fn from_file(path: &str, rules: &[PrefixRule], rate_pps: f64) -> Result<Self> {
-        Self::new(Arc::new(Capture::open(path)?), path, rules, rate_pps)
-    }
-
     /// Replays `capture` (named `name` in errors) at `rate_pps` (infinite:
-    /// as fast as taken); each packet's flow is the first rule its IPv4
-    /// destination matches (no match: no flow).
-    pub fn new(capture: Arc<Capture>, name: &str, rules: &[PrefixRule], rate_pps: f64) -> Result<Self> {
-        let err = |reason: String| Error::Pcap { path: name.into(), reason };
+    /// as fast as taken); each packet's flow is the first of `rules` its
+    /// IPv4 destination matches (no match: no flow).
+    pub fn new(capture: Arc<Capture>, name: &str, rules: &PrefixRules, rate_pps: f64) -> Result<Self> {
         if !(rate_pps > 0.0) {
-            return Err(err(format!("replay rate {rate_pps} pkt/s must be > 0")));
+            return Err(Error::Pcap { path: name.into(), reason: format!("replay rate {rate_pps} pkt/s must be > 0") });
         }
-        if let Some(r) = rules.iter().find(|r| r.len > 32) {
-            return Err(err(format!("prefix length {} of {} exceeds 32", r.len, r.prefix)));
-        }
-        let flows: Vec<u16> = capture
-            .records
-            .iter()
-            .map(|r| classify(rules, capture.data(r)))
-            .collect();
+        let flows: Vec<u16> = capture.records.iter().map(|r| rules.classify(capture.data(r))).collect();
         let per_flow = flows.iter().filter(|&&f| f != NO_FLOW).map(|&f| f as usize + 1).max().unwrap_or(0);
         Ok(Self {
             capture,
@@ -97,36 +65,10 @@ impl PcapReplay {
         self.capture.records.is_empty()
     }
 
-    /// Packets per IPv4 destination /24 in the capture (network, count),
-    /// most packets first; packets without an IPv4 destination are not counted.
-    pub fn destinations_by_24(&self) -> Vec<(Ipv4Addr, u64)> {
-        let mut counts = std::collections::HashMap::new();
-        for r in &self.capture.records {
-            if let Some(dst) = destination(self.capture.data(r)) {
-                *counts.entry(u32::from(dst) & 0xffff_ff00).or_insert(0u64) += 1;
-            }
-        }
-        let mut v: Vec<(Ipv4Addr, u64)> = counts.into_iter().map(|(net, n)| (Ipv4Addr::from(net), n)).collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-        v
-    }
-
     /// Flow of each packet in capture order.
     pub fn flows(&self) -> impl Iterator<Item = u16> + '_ {
         self.flows.iter().copied()
     }
-}
-
-/// The flow of the first rule in `rules` that `frame`'s IPv4 destination
-/// matches ([`NO_FLOW`] when none does, or it has none).
-pub fn classify(rules: &[PrefixRule], frame: &[u8]) -> u16 {
-    destination(frame).and_then(|dst| rules.iter().find(|rule| rule.matches(dst))).map_or(NO_FLOW, |rule| rule.flow)
-}
-
-/// The IPv4 destination of an Ethernet frame: the header alone is read, so
-/// a record cut by a snap length still has one.
-fn destination(frame: &[u8]) -> Option<Ipv4Addr> {
-    sluice_core::wire::ipv4_of(frame).ok().map(|ip| Ipv4Addr::from(ip.dst()))
 }
 
 impl PacketSource for PcapReplay {
