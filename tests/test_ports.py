@@ -184,33 +184,37 @@ def roundtrip(backend: str, composed: bool = False) -> dict[str, Any]:
 
 
 def generate() -> dict[str, Any]:
-    """Runs inside the namespace: `Pipeline.send` l2l3(4)'s flows at 200 000
-    pkt/s for 0.5 s on one end, read at the other."""
+    """Runs inside the namespace: `Pipeline.send` l2l3(4)'s flows at 100 000
+    pkt/s for 0.5 s on one end, read at the other (a quarter of what one
+    core sends here, beside the reader on the other)."""
     from sluice.pipelines import l2l3
 
     veth_pair()
     reader = Reader("vsw0")
     p = l2l3(NEXT_HOPS)
     for flow in p.flows():
-        p.set_rate(flow, 200_000 / NEXT_HOPS)
+        p.set_rate(flow, 100_000 / NEXT_HOPS)
     sent = p.send("af_packet:vgen0", 0.5)
     return {"sent": sent, "arrived": len(reader.stop())}
 
 
 def scheduled() -> dict[str, Any]:
-    """Runs inside the namespace: l2l3(4) at 4 × 100 kpps through a DRR
-    egress of 200 kpps onto af_packet:vsw0, flows 0 and 1 weighted 3 and
-    the others 1; counts per next hop what arrived at the other end."""
+    """Runs inside the namespace: l2l3(4) at 4 × 50 kpps through a DRR
+    egress of 100 kpps onto af_packet:vsw0, flows 0 and 1 weighted 3 and
+    the others 1 (both classes offered more than their shares, with room
+    to spare on a slow machine); counts per next hop what arrived at the
+    other end."""
     from sluice.pipelines import l2l3
 
     veth_pair()
     reader = Reader("vgen0")
     p = l2l3(NEXT_HOPS)
     for flow in p.flows():
-        p.set_rate(flow, 100_000)
+        p.set_rate(flow, 50_000)
     p.use_ports(tx="af_packet:vsw0")
-    p.schedule_egress("drr", 200_000 * (60 + 24) * 8, {"tight": (3, ["flow0", "flow1"]), "bulk": (1, ["flow*"])})
-    result = p.run("null", periods=10, period_ms=50, warmup_periods=1)
+    p.schedule_egress("drr", 100_000 * (60 + 24) * 8, {"tight": (3, ["flow0", "flow1"]), "bulk": (1, ["flow*"])})
+    # A second of it: the class queues drained at the end, alike for both, weigh little.
+    result = p.run("null", periods=20, period_ms=50, warmup_periods=1)
     per_hop = [0] * NEXT_HOPS
     for data in reader.stop():
         if len(data) >= 34 and data[12:14] == b"\x08\x00" and 1 <= data[32] <= NEXT_HOPS:
@@ -345,7 +349,7 @@ def test_the_sender_puts_what_it_counts_on_the_wire_at_its_rate(tmp_path: Any) -
     got = in_namespace("generate", tmp_path / "unused")
     sent = got["sent"]
     assert got["arrived"] == sent["packets"], "every frame sent arrived at the other end"
-    assert abs(sent["packets"] - 100_000) <= 2_000, sent
+    assert abs(sent["packets"] - 50_000) <= 1_000, sent
     assert sent["bytes"] == 60 * sent["packets"], "l2l3's 60-byte template frames"
 
 
