@@ -57,23 +57,33 @@ pub struct Pipeline {
 impl Pipeline {
     /// Parses and validates a JSON description; an error names the field by its path.
     pub fn from_json(json: &str) -> Result<Self> {
+        Self::from_json_until(json, &|| false)
+    }
+
+    /// [`Self::from_json`], whose loading of captures is given up with an
+    /// error once `stop` says so.
+    pub fn from_json_until(json: &str, stop: &dyn Fn() -> bool) -> Result<Self> {
         let value: serde_json::Value = serde_json::from_str(json).map_err(|e| Error::Spec(format!("not JSON: {e}")))?;
         if !value.is_object() {
             return Err(Error::Spec(format!("a description is a JSON object ({{\"modules\": …}}), not {}", json_kind(&value))));
         }
         let spec: PipelineSpec = serde_path_to_error::deserialize(value).map_err(|e| Error::Spec(describe(&e)))?;
-        Self::new(spec)
+        Self::new_until(spec, stop)
     }
 
     /// Validates a description: sizes and rates within bounds, graph,
     /// flows, SLOs, B, NF and traffic settings. An error about a module or
     /// a flow says where it is in the description (`modules[3]`).
     pub fn new(spec: PipelineSpec) -> Result<Self> {
-        spec.check_bounds().map_err(Error::Spec)?;
-        Self::build(spec.clone()).map_err(|e| locate(&spec, e))
+        Self::new_until(spec, &|| false)
     }
 
-    fn build(spec: PipelineSpec) -> Result<Self> {
+    fn new_until(spec: PipelineSpec, stop: &dyn Fn() -> bool) -> Result<Self> {
+        spec.check_bounds().map_err(Error::Spec)?;
+        Self::build(spec.clone(), stop).map_err(|e| locate(&spec, e))
+    }
+
+    fn build(spec: PipelineSpec, stop: &dyn Fn() -> bool) -> Result<Self> {
         let mut builder = ModelBuilder::default();
         for m in &spec.modules {
             builder.module(declare(m)?);
@@ -98,7 +108,7 @@ impl Pipeline {
         for m in &spec.modules {
             if let KindSpec::Source(SourceSpec::Pcap { path, .. }) = &m.kind {
                 if !captures.contains_key(path) {
-                    captures.insert(path.clone(), Arc::new(Capture::open(path)?));
+                    captures.insert(path.clone(), Arc::new(Capture::open_until(path, stop)?));
                 }
             }
         }

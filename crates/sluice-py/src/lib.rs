@@ -21,10 +21,18 @@ fn invalid(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// The pipeline of description `spec` (JSON), validated; Ctrl-C or
+/// SIGTERM stops the loading of its captures and raises.
+fn pipeline_of(spec: &str) -> PyResult<Pipeline> {
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let built = Pipeline::from_json_until(spec, &|| signal_pending(&raised));
+    built.map_err(|e| raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e)))
+}
+
 /// Validates a pipeline description (JSON) and returns its model as JSON.
 #[pyfunction]
 fn validate(spec: &str) -> PyResult<String> {
-    let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
+    let pipeline = pipeline_of(spec)?;
     serde_json::to_string(pipeline.model()).map_err(invalid)
 }
 
@@ -56,7 +64,7 @@ fn run(
     on_period: Option<PyObject>,
     keep_periods: usize,
 ) -> PyResult<String> {
-    let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
+    let pipeline = pipeline_of(spec)?;
     let max_ms = sluice_core::limits::MAX_PERIOD_NS as f64 / 1e6;
     if !(period_ms > 0.0 && period_ms <= max_ms) {
         return Err(invalid(format!("control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)")));
@@ -148,7 +156,7 @@ fn round_ns(py: Python<'_>, case: &str, batch: usize, timing: bool) -> PyResult<
 /// was sent until then as `sluice_sent`.
 #[pyfunction]
 fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String> {
-    let pipeline = Pipeline::from_json(spec).map_err(invalid)?;
+    let pipeline = pipeline_of(spec)?;
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let sent = py.allow_threads(|| {
         let mut stop = || signal_pending(&raised);

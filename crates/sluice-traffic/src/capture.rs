@@ -40,23 +40,37 @@ pub struct Capture {
 /// Bytes the reader buffers at a time; a record must fit (64 KiB frames do).
 const READ_BUFFER: usize = 1 << 20;
 
+/// Packets read between two looks at whether to stop (about 10 ms of reading).
+pub const STOP_EVERY: usize = 1 << 16;
+
 impl Capture {
     /// Reads the capture at `path` (a file, a pipe or a FIFO: read once).
     pub fn open(path: &str) -> Result<Self> {
+        Self::open_until(path, &|| false)
+    }
+
+    /// [`Self::open`], given up with an error once `stop` says so (asked
+    /// every [`STOP_EVERY`] packets): a large capture takes seconds.
+    pub fn open_until(path: &str, stop: &dyn Fn() -> bool) -> Result<Self> {
         let file = open(path)?;
         // A file's size bounds its packets' bytes: room for them at once, not by doubling.
         let size = file.metadata().map_or(0, |m| m.len() as usize);
-        Self::read_into(Capture { bytes: Vec::with_capacity(size), records: Vec::new() }, file, path)
+        Self::read_into(Capture { bytes: Vec::with_capacity(size), records: Vec::new() }, file, path, stop)
     }
 
     /// Reads a capture of Ethernet frames from `reader`; `name` labels errors,
     /// which give the number of the record at fault.
     pub fn read(reader: impl Read + Send, name: &str) -> Result<Self> {
-        Self::read_into(Capture::default(), reader, name)
+        Self::read_into(Capture::default(), reader, name, &|| false)
     }
 
-    fn read_into(mut capture: Capture, reader: impl Read + Send, name: &str) -> Result<Self> {
-        stream(reader, name, |data, wire_len, _| capture.push(data, wire_len))?;
+    fn read_into(mut capture: Capture, reader: impl Read + Send, name: &str, stop: &dyn Fn() -> bool) -> Result<Self> {
+        stream(reader, name, |data, wire_len, _| {
+            if capture.records.len() % STOP_EVERY == STOP_EVERY - 1 && stop() {
+                return Err("reading stopped".into());
+            }
+            capture.push(data, wire_len)
+        })?;
         if capture.records.is_empty() {
             return Err(Error::Pcap { path: name.into(), reason: "holds no packet".into() });
         }

@@ -146,3 +146,24 @@ fn captures_of_raw_ip_and_of_linux_any_device_are_read_as_ethernet() {
         assert_eq!((&cooked.data(c)[6..], c.wire_len), (&f[6..], f.len()), "cooked frame {i}");
     }
 }
+
+#[test]
+fn loading_a_capture_stops_when_asked_and_counts_destinations_in_one_pass() {
+    let dsts: Vec<&str> = (0..sluice_traffic::capture::STOP_EVERY + 10).map(|i| DSTS[i % 2]).collect();
+    let path = std::env::temp_dir().join(format!("sluice-stop-{}.pcap", std::process::id()));
+    std::fs::write(&path, pcap(TsResolution::MicroSecond, Endianness::Little, 65535, &dsts)).unwrap();
+    let path = path.to_str().unwrap();
+    let asked = std::cell::Cell::new(0);
+    let e = Capture::open_until(path, &|| {
+        asked.set(asked.get() + 1);
+        true
+    })
+    .err()
+    .unwrap();
+    assert!(e.to_string().contains("reading stopped") && asked.get() == 1, "{e}");
+    assert_eq!(Capture::open_until(path, &|| false).unwrap().records.len(), dsts.len());
+    let by_24 = sluice_traffic::capture::destinations_by_24(std::fs::File::open(path).unwrap(), path).unwrap();
+    let half = dsts.len() as u64 / 2;
+    assert_eq!(by_24, vec![("20.0.1.0".parse().unwrap(), half), ("20.0.2.0".parse().unwrap(), half)]);
+    std::fs::remove_file(path).unwrap();
+}
