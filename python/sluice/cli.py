@@ -28,7 +28,6 @@ from sluice.errors import INTERRUPTED, Command, Interrupted, Refused, writable, 
 from sluice.embed import METHODS
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES, rc
-from sluice.plot import plot_comparison
 from sluice.experiments import results
 from sluice.result import RunResult
 
@@ -183,6 +182,8 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
         results.append(r)
     console.print(*_summary(results, focus_flow="rc"))
     path = os.path.join(out, "demo.png")
+    from sluice.plot import plot_comparison  # matplotlib: most of a command's start-up, so only when plotting
+
     plot_comparison([r.data for r in results], path, flow="rc")
     console.print(f"plot: {path}; reports: {out}/demo-<controller>.json")
 
