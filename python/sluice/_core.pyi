@@ -97,7 +97,8 @@ def send(spec: str, port: str, seconds: float) -> str:
     was sent until then as `sluice_sent`."""
 
 def pcap_prefixes(path: str) -> list[tuple[str, int]]:
-    """Packets per IPv4 destination /24 of a classic pcap file, most first."""
+    """Packets per IPv4 destination /24 of a capture (pcap or pcapng), most
+    first, in one pass; Ctrl-C stops it."""
 
 def embed_place(
     method: str,

@@ -23,23 +23,14 @@ pub struct PrefixRule {
 }
 
 impl PrefixRule {
-    /// The mask of the prefix length.
+    /// The mask of the prefix length (0..=32 bits).
     fn mask(&self) -> u32 {
-        mask(self.len)
+        u32::MAX.checked_shl(32 - u32::from(self.len)).unwrap_or(0)
     }
 
     /// Whether `dst` lies in the prefix.
     pub fn matches(&self, dst: Ipv4Addr) -> bool {
         u32::from(dst) & self.mask() == u32::from(self.prefix) & self.mask()
-    }
-}
-
-/// The mask of a prefix `len` bits long (0..=32).
-fn mask(len: u8) -> u32 {
-    if len == 0 {
-        0
-    } else {
-        u32::MAX << (32 - u32::from(len))
     }
 }
 
