@@ -171,8 +171,7 @@ def roundtrip(backend: str, composed: bool = False) -> dict[str, Any]:
         # frames), so that a stalled worker on a busy machine loses none of them.
         p.use_ports(rx=port(backend, "vsw0"), tx=port(backend, "vsw0"), ring={"blocks": 4096, "descriptors": 8192})
 
-    result = p.run("projgrad" if composed else "null", periods=80, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
-    sender.join()
+    result = net.run_while_sending(p, "projgrad" if composed else "null", [sender], period_ms=50)
     ports = {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}
     got = {"summary": result.summary, "ports": ports, "back": reader.stop()}
     if composed:
@@ -247,8 +246,7 @@ def interrupts(backend: str) -> dict[str, Any]:
                     time.sleep(0.001)
 
         sender = threading.Thread(target=send)
-        result = p.run("null", periods=12, period_ms=50, warmup_periods=1, on_period=net.sending(sender))
-        sender.join()
+        result = net.run_while_sending(p, "null", [sender], period_ms=50)
         measured = [q for q in result.periods if not q["warmup"]]
         got[policy] = {"summary": result.summary, "sent": sent,
                        "cpu": sum(q["workers"][0]["cpu_fraction"] for q in measured) / len(measured),
@@ -285,9 +283,7 @@ def queues(backend: str, spread: bool = False) -> dict[str, Any]:
         sent[w] = source.send(f"{backend}:vgen0" + ("" if backend == "af_packet" else f"@{w}"), 0.5)["packets"]
 
     senders = [threading.Thread(target=send, args=(w,)) for w in (0, 1)]
-    result = p.run("null", periods=16, period_ms=50, warmup_periods=1, on_period=net.sending(*senders))
-    for s in senders:
-        s.join()
+    result = net.run_while_sending(p, "null", senders, period_ms=50)
     t = result.data["flow_totals"]
     return {"sent": sent, "flows": {f: {"generated": t[f]["generated"], "delivered": t[f]["delivered"]} for f in ("q0", "q1")},
             "summary": result.summary}

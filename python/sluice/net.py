@@ -11,7 +11,11 @@ import shutil
 import subprocess
 import sys
 import threading
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+if TYPE_CHECKING:
+    from sluice.pipeline import Pipeline
+    from sluice.result import RunResult
 
 #: The namespace and the two ends of its veth pair.
 NAMESPACE, GEN_END, SWITCH_END = "sluice", "veth0", "veth1"
@@ -81,6 +85,35 @@ def sending(*senders: threading.Thread) -> Callable[[dict[str, Any]], None]:
                 s.start()
 
     return start
+
+
+class SendersDone(Exception):
+    """Ends a run whose senders have all finished (see `run_while_sending`)."""
+
+
+def run_while_sending(p: Pipeline, controller: str, senders: Sequence[threading.Thread], period_ms: float,
+                      then_periods: int = 4, most_s: float = 60.0) -> RunResult:
+    """Runs `p` under `controller` while `senders` send: they start when its
+    first period (a warm-up) ends, as with `sending`, and the run stops
+    `then_periods` periods after the last of them has finished (at most
+    `most_s` seconds in all): on a slow machine a sender that takes longer
+    is still received whole. Returns the run's result."""
+    start = sending(*senders)
+    left = then_periods
+
+    def step(period: dict[str, Any]) -> None:
+        nonlocal left
+        start(period)
+        if all(s.ident and not s.is_alive() for s in senders):
+            left -= 1
+            if left <= 0:
+                raise SendersDone()
+
+    try:
+        return p.run(controller, periods=max(2, int(most_s * 1e3 / period_ms)), period_ms=period_ms, warmup_periods=1, on_period=step)
+    except SendersDone as e:
+        result: RunResult = e.result  # type: ignore[attr-defined]
+        return result
 
 
 def pair_here() -> None:
