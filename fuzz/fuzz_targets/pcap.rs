@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use libfuzzer_sys::fuzz_target;
 use sluice_core::{Batch, PacketPool, PacketSource};
-use sluice_traffic::{Capture, PcapReplay, PrefixRule};
+use sluice_traffic::{Capture, PcapReplay, PrefixRule, PrefixRules};
 
 fuzz_target!(|data: &[u8]| {
-    let rules = [PrefixRule { prefix: [10, 0, 0, 0].into(), len: 8, flow: 0 }];
+    let rules = PrefixRules::new(&[PrefixRule { prefix: [10, 0, 0, 0].into(), len: 8, flow: 0 }]).expect("a valid rule");
     match Capture::read(data, "fuzz.pcap").and_then(|c| PcapReplay::new(Arc::new(c), "fuzz.pcap", &rules, f64::INFINITY)) {
         Ok(mut replay) => {
             let mut pool = PacketPool::new(64);
