@@ -13,7 +13,8 @@ packet counts, and the difference over the packets between them is its
 ns/pkt: start-up and loading cancel out. Runs interleave the engines;
 the table gives each engine's median ns/pkt, the median of the paired
 ratios Sluice / FastClick, and per engine the fit ns per round = T0 +
-T1·B (relative least squares, as `sluice experiment roundcost` fits).
+T1·B (`sluice experiment roundcost`'s fit). Run it with the Python of
+`make setup` (.venv/bin/python), which has Sluice.
 
 FastClick is not a dependency of Sluice: build it yourself, e.g. from
 github.com/tbarbette/fastclick with
@@ -30,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
+from sluice import _core
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ["replay", "chain", "branch4"]
@@ -100,14 +101,12 @@ def main() -> None:
               f"| {statistics.median(ratios):.2f} ({min(ratios):.2f}–{max(ratios):.2f}) |")
     print("\n| case | engine | T0 ns / round | T1 ns / pkt |\n|---|---|---|---|")
     for case in dict.fromkeys(c for c, _ in cells):
+        batches = [batch for c, batch in cells if c == case]
+        if len(batches) < 2:
+            continue
         for name, engine in (("Sluice", sluice), ("FastClick", click)):
-            b = np.array([batch for c, batch in cells if c == case], dtype=float)
-            per_round = np.array([statistics.median(engine[case, int(batch)]) * batch for batch in b])
-            if len(b) < 2:
-                continue
-            t1, t0 = np.polyfit(b, per_round, 1, w=1 / per_round)
+            t0, t1 = _core.round_fit([(b, statistics.median(engine[case, b]) * b) for b in batches])
             print(f"| {case} | {name} | {t0:.1f} | {t1:.2f} |")
-
 
 if __name__ == "__main__":
     main()

@@ -21,12 +21,18 @@ fn invalid(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// Why long work failed: the exception of the signal that stopped it, if
+/// one did (kept in `raised`), else error `e`.
+fn stopped_or_invalid(raised: Mutex<Option<PyErr>>, e: impl std::fmt::Display) -> PyErr {
+    raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e))
+}
+
 /// The pipeline of description `spec` (JSON), validated; Ctrl-C or
 /// SIGTERM stops the loading of its captures and raises.
 fn pipeline_of(spec: &str) -> PyResult<Pipeline> {
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let built = Pipeline::from_json_until(spec, &|| signal_pending(&raised));
-    built.map_err(|e| raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e)))
+    built.map_err(|e| stopped_or_invalid(raised, e))
 }
 
 /// Validates a pipeline description (JSON) and returns its model as JSON.
@@ -210,7 +216,7 @@ fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<St
         table.take().map_or(Ok(()), |t| t.finish())?;
         Ok::<_, sluice_traffic::Error>(a)
     });
-    let a = a.map_err(|e| file.raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e)))?;
+    let a = a.map_err(|e| stopped_or_invalid(file.raised, e))?;
     let seconds = start.elapsed().as_secs_f64();
     let q = |q: &Quantiles| serde_json::json!({"mean": q.mean, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
     let by = |v: &[(usize, f64)]| v.iter().map(|(k, x)| (k.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>();
@@ -399,7 +405,7 @@ fn round_cases() -> Vec<&'static str> {
 fn pcap_prefixes(py: Python<'_>, path: &str) -> PyResult<Vec<(String, u64)>> {
     let mut file = Stoppable::new(sluice_traffic::capture::open(path).map_err(invalid)?);
     let counted = py.allow_threads(|| sluice_traffic::capture::destinations_by_24(&mut file, path));
-    let counted = counted.map_err(|e| file.raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e)))?;
+    let counted = counted.map_err(|e| stopped_or_invalid(file.raised, e))?;
     Ok(counted.into_iter().map(|(net, n)| (format!("{net}/24"), n)).collect())
 }
 

@@ -52,11 +52,20 @@ struct OfLength {
 
 /// Prefix rules compiled for lookup; the default has none.
 #[derive(Default)]
-pub struct PrefixRules {
+pub struct PrefixRules(Lookup);
+
+/// How the rules are looked up.
+enum Lookup {
     /// Few rules: in order, scanned.
-    scanned: Box<[PrefixRule]>,
+    Scanned(Box<[PrefixRule]>),
     /// Many: per prefix length used, longest first.
-    lengths: Vec<OfLength>,
+    ByLength(Vec<OfLength>),
+}
+
+impl Default for Lookup {
+    fn default() -> Self {
+        Self::Scanned(Box::new([]))
+    }
 }
 
 impl PrefixRules {
@@ -66,7 +75,7 @@ impl PrefixRules {
             return Err(format!("prefix length {} of {} exceeds 32", r.len, r.prefix));
         }
         if rules.len() <= SCANNED {
-            return Ok(Self { scanned: rules.into(), lengths: Vec::new() });
+            return Ok(Self(Lookup::Scanned(rules.into())));
         }
         let mut lengths: Vec<OfLength> = Vec::new();
         for (rank, r) in rules.iter().enumerate() {
@@ -80,21 +89,19 @@ impl PrefixRules {
             lengths[at].first.entry(u32::from(r.prefix) & r.mask()).or_insert(Ranked { rank: rank as u32, flow: r.flow });
         }
         lengths.sort_by_key(|l| std::cmp::Reverse(l.mask));
-        Ok(Self { scanned: Box::new([]), lengths })
+        Ok(Self(Lookup::ByLength(lengths)))
     }
 
     /// The flow of the first rule `dst` matches ([`NO_FLOW`]: none).
     #[inline]
     pub fn flow_of(&self, dst: Ipv4Addr) -> u16 {
-        if self.lengths.is_empty() {
-            return self.scanned.iter().find(|r| r.matches(dst)).map_or(NO_FLOW, |r| r.flow);
+        match &self.0 {
+            Lookup::Scanned(rules) => rules.iter().find(|r| r.matches(dst)).map_or(NO_FLOW, |r| r.flow),
+            Lookup::ByLength(lengths) => {
+                let dst = u32::from(dst);
+                lengths.iter().filter_map(|l| l.first.get(&(dst & l.mask))).min_by_key(|r| r.rank).map_or(NO_FLOW, |r| r.flow)
+            }
         }
-        let dst = u32::from(dst);
-        self.lengths
-            .iter()
-            .filter_map(|l| l.first.get(&(dst & l.mask)))
-            .min_by_key(|r| r.rank)
-            .map_or(NO_FLOW, |r| r.flow)
     }
 
     /// The flow of Ethernet frame `frame` by its IPv4 destination
@@ -107,8 +114,11 @@ impl PrefixRules {
 
     /// The highest flow id a rule names, plus one (0 without rules).
     pub fn flows(&self) -> usize {
-        let ranked = self.lengths.iter().flat_map(|l| l.first.values().map(|r| r.flow));
-        self.scanned.iter().map(|r| r.flow).chain(ranked).map(|f| f as usize + 1).max().unwrap_or(0)
+        let most = match &self.0 {
+            Lookup::Scanned(rules) => rules.iter().map(|r| r.flow).max(),
+            Lookup::ByLength(lengths) => lengths.iter().flat_map(|l| l.first.values().map(|r| r.flow)).max(),
+        };
+        most.map_or(0, |f| f as usize + 1)
     }
 }
 
