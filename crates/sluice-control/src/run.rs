@@ -280,7 +280,7 @@ pub fn drive_until(
     }
     let measured = batch_modules(&model);
     let mut holds = crate::hold::HoldControl::new(&model);
-    backend.apply(&Actions { holds: holds.holds(), ..controller.init(&model) })?;
+    backend.apply(&Actions { holds: holds.holds(), sleep_bounds: crate::slack::first_sleep_bounds(&model), ..controller.init(&model) })?;
     let keep = plan.keep_periods.max(1);
     let mut periods: VecDeque<PeriodRecord> = VecDeque::with_capacity(keep.min(plan.warmup_periods + plan.periods));
     let mut aggregate = Aggregate::default();

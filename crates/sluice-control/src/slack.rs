@@ -7,6 +7,19 @@ use sluice_core::{Model, Telemetry};
 
 use crate::run::SloStatistic;
 
+/// Per worker, its sleep bound before anything is measured (ns): 0 where
+/// it carries a flow with an SLO (its slack is not known yet), `u64::MAX`
+/// where it carries none.
+pub fn first_sleep_bounds(model: &Model) -> Vec<(usize, u64)> {
+    let mut bound = vec![u64::MAX; model.workers()];
+    for flow in model.flows.iter().filter(|f| f.slo_ns.is_some()) {
+        for &v in &flow.path {
+            bound[model.worker_of[v]] = 0;
+        }
+    }
+    bound.into_iter().enumerate().collect()
+}
+
 /// Per worker, its sleep bound (ns): 0 where a flow it carries is at or
 /// over its SLO, `u64::MAX` where it carries no flow with an SLO that
 /// delivered this period.

@@ -65,7 +65,8 @@ pub enum PollPolicy {
     },
     /// A trained model predicts the sleep after a round without work from
     /// the sizes of the last rounds, the time since the last with work and
-    /// the rate packets arrived at over the last 10–20 ms.
+    /// the rate packets arrived at over the last 10–20 ms; the sleep is
+    /// bounded by the flows' delay slack, as SLO-aware polling's is.
     Learned(Arc<LearnedPolicy>),
 }
 
@@ -136,7 +137,7 @@ impl Poller {
 
     /// After a round that moved `work` packets: what to do before the
     /// next; `bound_ns` gives the control side's bound on this worker's
-    /// sleeps, read only by SLO-aware polling.
+    /// sleeps, read by SLO-aware and learned polling.
     #[inline]
     pub fn after_round(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Wait {
         if let Some(h) = &mut self.history {
@@ -152,9 +153,13 @@ impl Poller {
             PollPolicy::Busy => Wait::Poll,
             PollPolicy::Learned(model) if work == 0 => {
                 let h = self.history.as_deref().expect("a learned poller keeps its history");
+                // What the model predicts, within what the flows' SLOs leave room for.
                 match model.sleep_ns(h) {
                     0 => Wait::Poll,
-                    ns => Wait::Sleep(Duration::from_nanos(ns)),
+                    ns => match ns.min(bound_ns()) {
+                        ns if ns < learned::MIN_SLEEP_NS => Wait::Poll,
+                        ns => Wait::Sleep(Duration::from_nanos(ns)),
+                    },
                 }
             }
             PollPolicy::Learned(_) => Wait::Poll,
@@ -305,12 +310,14 @@ mod tests {
         let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, 1.0).unwrap();
         let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), true);
         assert_eq!(p.after_round(5, || 0), Wait::Poll);
-        assert_eq!(p.after_round(0, || 0), Wait::Poll, "idle for no time yet");
+        assert_eq!(p.after_round(0, || u64::MAX), Wait::Poll, "idle for no time yet");
         std::thread::sleep(Duration::from_micros(10));
-        assert_eq!(p.after_round(0, || 0), Wait::Sleep(Duration::from_micros(150)), "200 µs predicted, 150 at most");
+        assert_eq!(p.after_round(0, || u64::MAX), Wait::Sleep(Duration::from_micros(150)), "200 µs predicted, 150 at most");
+        assert_eq!(p.after_round(0, || 40_000), Wait::Sleep(Duration::from_micros(40)), "the flows' slack leaves 40 µs");
+        assert_eq!(p.after_round(0, || 0), Wait::Poll, "a flow at its SLO: no room for a sleep");
         let mut rows = Vec::new();
         p.take_features(&mut rows);
-        assert_eq!(rows.len(), 2 * features::FEATURES, "one row per round without work");
+        assert_eq!(rows.len(), 4 * features::FEATURES, "one row per round without work");
         assert_eq!((rows[1], rows[features::FEATURES + 2]), (5.0, 5.0), "the round with work, one and two back");
         let wrong = LearnedPolicy::new(Forest::new(nodes, vec![0], 3, 0.0, 1.0).unwrap(), 4, 150_000, 1.0).unwrap_err();
         assert!(wrong.contains("read 3 features, but 4 round sizes, the idle time and the arrival rate are 6"), "{wrong}");
@@ -322,12 +329,12 @@ mod tests {
         let after_1000_packets_in_11_ms = |max_rate: f64| {
             let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, max_rate).unwrap();
             let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), false);
-            p.after_round(0, || 0); // opens the rate's first window
-            p.after_round(1_000, || 0);
+            p.after_round(0, || u64::MAX); // opens the rate's first window
+            p.after_round(1_000, || u64::MAX);
             std::thread::sleep(Duration::from_millis(11));
-            p.after_round(0, || 0);
+            p.after_round(0, || u64::MAX);
             std::thread::sleep(Duration::from_micros(10));
-            p.after_round(0, || 0)
+            p.after_round(0, || u64::MAX)
         };
         assert_eq!(after_1000_packets_in_11_ms(1.0), Wait::Sleep(Duration::from_micros(150)), "~0.09 pkt/µs: within 1");
         assert_eq!(after_1000_packets_in_11_ms(0.05), Wait::Poll, "~0.09 pkt/µs: above 0.05");
