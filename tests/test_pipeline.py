@@ -212,6 +212,8 @@ def test_csv_and_plot_are_written(tmp_path) -> None:  # type: ignore[no-untyped-
     assert len(text.splitlines()) == 1 + 3
     r.plot(str(png_path))
     assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(OSError, match="No space left"):
+        r.plot("/dev/full")
 
 
 def test_two_way_example_builds_and_runs() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 from typing import Any, Sequence, Union
 
@@ -21,10 +22,19 @@ def subplots(*args: Any, **kwargs: Any) -> tuple[Figure, Any]:
 
 
 def save(fig: Figure, path: Union[str, Path]) -> None:
-    """Lays `fig` out, writes it to `path` as a PNG and frees it."""
+    """Lays `fig` out, writes it to `path` (a PNG, unless its suffix names
+    another format) and frees it. Rendered in memory first: matplotlib's
+    own writer lets a failed write (a full disk) pass unnoticed."""
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    image = io.BytesIO()
+    try:
+        fig.savefig(image, format=Path(path).suffix[1:].lower() or "png", dpi=110)
+    finally:
+        plt.close(fig)
+    try:
+        Path(path).write_bytes(image.getvalue())
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, str(path)) from e  # a failed write names no file
 
 
 def plot_run(report: dict[str, Any], path: str) -> None:
