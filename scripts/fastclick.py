@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Sluice against FastClick on the round-cost workloads, same machine, same run.
 
-    scripts/fastclick.py --click PATH/TO/fastclick/bin/click [--runs 5] [--batches 1,4,32,256]
+    scripts/fastclick.py --click PATH/TO/fastclick/bin/click [--runs 5] [--batches 1,4,32,256] [--click-burst N]
 
 Both engines replay the same frames from memory, one core each (pinned
 to the same CPU), through the same graph (see `sluice_pipeline::round_cost`
@@ -13,7 +13,9 @@ packet counts, and the difference over the packets between them is its
 ns/pkt: start-up and loading cancel out. Runs interleave the engines;
 the table gives each engine's median ns/pkt, the median of the paired
 ratios Sluice / FastClick, and per engine the fit ns per round = T0 +
-T1·B (`sluice experiment roundcost`'s fit). Run it with the Python of
+T1·B (`sluice experiment roundcost`'s fit). With `--click-burst N`
+FastClick replays in bursts of N whatever B (as a configuration that
+leaves `ReplayUnqueue`'s burst at its default does). Run it with the Python of
 `make setup` (.venv/bin/python), which has Sluice.
 
 FastClick is not a dependency of Sluice: build it yourself, e.g. from
@@ -68,6 +70,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--batches", default="1,4,32,256")
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--click-burst", type=int, help="FastClick's burst whatever B (ReplayUnqueue's default is 64); default: B")
     args = parser.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
     walk, writer = example("walk"), example("fastclick")
@@ -78,7 +81,8 @@ def main() -> None:
         for batch in batches:
             for loops in LOOPS:
                 path = work / f"{case}-{batch}-{loops}.click"
-                path.write_text(subprocess.check_output([str(writer), case, str(batch), str(loops), str(pcap)], text=True))
+                burst = args.click_burst or batch
+                path.write_text(subprocess.check_output([str(writer), case, str(burst), str(loops), str(pcap)], text=True))
                 configs[case, batch, loops] = path
     cells = sorted({(c, b) for c, b, _ in configs}, key=lambda cb: (args.cases.split(",").index(cb[0]), cb[1]))
     sluice: dict[tuple[str, int], list[float]] = {cell: [] for cell in cells}

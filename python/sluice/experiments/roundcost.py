@@ -20,10 +20,10 @@ BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 QUICK_BATCHES = [1, 4, 32, 256]
 #: Measurements of each point, the least taken.
 REPEATS = 5
-#: What FastClick paid on the same workloads in issue 33's side-by-side run (ns; not this run:
-#: `scripts/fastclick.py` measures both engines in one run, see docs/notes/roundcost.md):
+#: What FastClick paid on the same workloads with its burst set to B (ns; not this run:
+#: `scripts/fastclick.py --runs 7` measures both engines in one run, see docs/notes/roundcost.md):
 #: a round of the chain, an empty round, one element visit.
-FASTCLICK = {"chain_t0_ns": 27.0, "replay_t0_ns": 1.5, "visit_ns": 4.0}
+FASTCLICK = {"chain_t0_ns": 150.7, "replay_t0_ns": 79.7, "visit_ns": 13.0}
 
 
 def run(out: Path, quick: bool, backend: str, progress: Callable[[str], None]) -> dict[str, Any]:
@@ -86,4 +86,4 @@ def headline(report: dict[str, Any]) -> output.Headline:
     by = {r["case"]: r for r in report["rows"] if r["timing"]}
     f = report["fastclick"]
     return output.Headline(f"round T0: chain {by['chain']['t0_ns']} ns, empty {by['replay']['t0_ns']} ns; NF visit {report['visit_ns']['on']} ns",
-                           f"FastClick in issue 33's run: chain {f['chain_t0_ns']:g}, empty {f['replay_t0_ns']:g}, visit {f['visit_ns']:g} ns")
+                           f"FastClick, burst B, same machine: chain {f['chain_t0_ns']:g}, empty {f['replay_t0_ns']:g}, visit {f['visit_ns']:g} ns")
