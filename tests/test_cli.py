@@ -82,7 +82,9 @@ def test_embed_places_a_pipeline_on_cores_and_the_placed_description_runs(tmp_pa
     assert "at a down worker" in run.stdout and "lost packets: none" in run.stdout.replace("\n", " "), run.stdout
     bad = sluice("run", "placed.json", "--outage", "1-3", cwd=tmp_path)
     assert bad.returncode == 2 and "--outage takes W:FROM-UNTIL" in bad.stderr, bad.stderr
-    for args, says in ((["--ha", "nope"], "--ha: HA flow 'nope' is not a flow"), (["--rate", "1e9"], "more than a core's capacity 1000 (its load at --rate 1e+09")):
+    for args, says in ((["--ha", "nope"], "--ha: HA flow 'nope' is not a flow"), (["--rate", "1e9"], "more than a core's capacity 1000 (its load at --rate 1e+09"),
+                       (["--ha", "dl_b0_u0", "--k", "2"], "on 3 disjoint sets of cores (itself and 2 copies), but there are 2 core(s)"),
+                       (["--method", "ilp-sum", "--time-limit", "0.001"], "no placement on 2 core(s) within --time-limit 0.001 s")):
         bad = sluice("embed", "mgw", "--cores", "2", *args, cwd=tmp_path)
         assert bad.returncode == 2 and says in bad.stderr and "Traceback" not in bad.stderr, bad.stderr
 

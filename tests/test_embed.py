@@ -88,6 +88,8 @@ def test_resilient_copies_survive_any_k_core_failures() -> None:
         assert any(all(e.placement[v] not in failed for v in f.path) for f in copies), failed
     with pytest.raises(ValueError, match="HA flow 'nope' is not a flow"):
         base.resilient(["nope"])
+    with pytest.raises(ValueError, match="on 7 disjoint sets of cores .* but there are 6 core"):
+        base.resilient(["ha"], k=6)
 
 
 def test_bad_instances_and_placements_are_refused_by_name() -> None:

@@ -382,6 +382,8 @@ def embed_pipeline(pipeline_name: str, n: int, m: int, bearers: int, users: int,
     except ValueError as err:
         raise Refused(f"--ha: {err}") from None
     found = embed(instance, method, time_limit_s=time_limit)
+    if found.placement is None and found.status == "unknown":
+        raise Refused(f"{method} found no placement on {cores} core(s) within --time-limit {time_limit:g} s: give it longer, or a heuristic --method")
     if found.placement is None:
         raise Refused(f"{method} placed nothing on {cores} core(s) ({found.status}): give more --cores, or a lower --rate")
     table = _table(f"{pipeline.name} on {cores} core(s) by {method}", ["worker", "load %", "NFs"], wrapping=["NFs"])

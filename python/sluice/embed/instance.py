@@ -103,6 +103,8 @@ class Instance:
         flows, each copy flow right after its original."""
         if k < 1:
             raise ValueError(f"k (core failures to survive) must be ≥ 1, got {k}")
+        if self.cores < k + 1:
+            raise ValueError(f"surviving {k} core failure(s) puts each HA flow on {k + 1} disjoint sets of cores (itself and {k} copies), but there are {self.cores} core(s)")
         by_name = {f.name: f for f in self.flows}
         for name in ha_flows:
             if name not in by_name:
