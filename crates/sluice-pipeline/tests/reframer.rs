@@ -158,11 +158,12 @@ fn a_worker_that_goes_down_drops_and_counts_what_its_reframer_held() {
 
 #[test]
 fn a_hold_that_saves_no_work_stops_growing_though_the_slo_leaves_room() {
-    // The same flow and SLO, but the NF behind the Reframer has a cost that
-    // runs of one flow do not lower (the simulator's cost model): holding
-    // longer buys nothing, so the hold stays near where it started.
+    // The same flow and SLO, but the NF behind the Reframer costs the same
+    // per packet whatever its runs and batches (the simulator's cost model,
+    // no cost per batch): holding longer buys nothing, so the hold stays
+    // near where it started.
     let mut s = spec(16, 100e3);
-    s["modules"][2]["t0_ns"] = json!(100.0);
+    s["modules"][2]["t0_ns"] = json!(0.0);
     s["modules"][2]["t1_ns"] = json!(20.0);
     let (_, _, holds) = under_slo_control(s);
     assert!(holds.iter().all(|&h| h <= 130_000), "grew though it saved nothing: {holds:?}");

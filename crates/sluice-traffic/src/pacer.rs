@@ -16,11 +16,22 @@ pub const RX_QUEUE: usize = 4096;
 pub struct Pacer {
     /// Arrival time of the next packet (ns); `None` until the stream is paced.
     next_ns: Option<f64>,
+    /// Where in its first gap the stream's first packet arrives (0..1 of a gap).
+    phase: f64,
     /// Arrivals lost to a full receive queue (pkt).
     pub missed: u64,
 }
 
 impl Pacer {
+    /// A pacer whose first packet arrives `phase` (0..1) of a gap after it
+    /// is first polled: streams of one source that start together are
+    /// spread over the gap rather than all arriving at once, so that n
+    /// streams at r pkt/s send n·r·T packets in T, not one each more.
+    pub fn phased(phase: f64) -> Self {
+        debug_assert!((0.0..1.0).contains(&phase), "a phase is a share of a gap");
+        Self { phase, ..Self::default() }
+    }
+
     /// How many packets have arrived by `now_ns` at `rate` pkt/s and wait to
     /// be taken; `usize::MAX` for an unlimited (infinite) rate.
     #[inline]
@@ -31,7 +42,7 @@ impl Pacer {
         }
         let gap = 1e9 / rate;
         let now = now_ns as f64;
-        let next = *self.next_ns.get_or_insert(now);
+        let next = *self.next_ns.get_or_insert(now + self.phase * gap);
         let mut due = ((now - next) / gap).floor() as i64 + 1;
         if due > RX_QUEUE as i64 {
             let lost = due - RX_QUEUE as i64;
@@ -86,6 +97,17 @@ mod tests {
         assert_eq!(p.poll(1e6, 13_500), 3);
         assert_eq!((0..3).map(|_| p.take(1e6).unwrap()).collect::<Vec<_>>(), vec![11_000, 12_000, 13_000]);
         assert_eq!(p.poll(1e6, 13_900), 0);
+    }
+
+    #[test]
+    fn phased_streams_spread_their_first_packets_over_the_gap() {
+        // Four streams at 1 pkt/s polled for 2.5 s send 10 packets, not 12.
+        let mut streams: Vec<Pacer> = (0..4).map(|i| Pacer::phased(i as f64 / 4.0)).collect();
+        let firsts: Vec<usize> = streams.iter_mut().map(|p| p.poll(1.0, 0)).collect();
+        assert_eq!(firsts, [1, 0, 0, 0]);
+        let sent: usize = streams.iter_mut().map(|p| p.poll(1.0, 2_499_999_999)).sum();
+        assert_eq!(sent, 10);
+        assert_eq!(streams[1].take(1.0), Some(250_000_000));
     }
 
     #[test]

@@ -57,9 +57,14 @@ impl SyntheticSource {
             return Err(Error::Source(format!("rate {} pkt/s must be > 0", s.rate_pps)));
         }
         let rates = RateKnobs::new(&streams.iter().map(|s| s.rate_pps).collect::<Vec<_>>());
+        let n = streams.len();
         let streams = streams
             .into_iter()
-            .map(|s| StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), sent: 0, pacer: Pacer::default(), allowance: 0, rate: f64::INFINITY, polled: 0 })
+            .enumerate()
+            .map(|(i, s)| {
+                let pacer = Pacer::phased(i as f64 / n as f64);
+                StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), sent: 0, pacer, allowance: 0, rate: f64::INFINITY, polled: 0 }
+            })
             .collect();
         Ok(Self { streams, rates, burstiness, cursor: 0, run_left: burstiness, fills: 0, backlog: Backlog::default() })
     }
@@ -164,8 +169,9 @@ mod tests {
                 pool.free(id);
             }
         }
-        // Polls at 0, 10, …, 990 µs see the arrivals at 0, 1, …, 990 µs of each stream.
-        assert_eq!(total, 2 * 991);
+        // Polls at 0, 10, …, 990 µs see the first stream's arrivals at 0, 1, …, 990 µs
+        // and the second's, half a gap later, at 0.5, 1.5, …, 989.5 µs.
+        assert_eq!(total, 991 + 990);
     }
 
     #[test]
