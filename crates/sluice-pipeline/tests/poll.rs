@@ -11,15 +11,13 @@ fn light_load(poll: serde_json::Value) -> RunReport {
     light_load_with_slos(poll, None)
 }
 
-/// The same, every flow's SLO set to `slo_us` if given (null: none).
-fn light_load_with_slos(poll: serde_json::Value, slo_us: Option<serde_json::Value>) -> RunReport {
+/// The same, every flow's SLO set to `slo_us` if given.
+fn light_load_with_slos(poll: serde_json::Value, slo_us: Option<f64>) -> RunReport {
     let mut spec = common::rc(2);
     spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 2_000.0.into();
     spec["poll"] = poll;
-    for f in spec["flows"].as_array_mut().unwrap().iter_mut() {
-        if let Some(slo) = &slo_us {
-            f["slo_us"] = slo.clone();
-        }
+    for f in spec["flows"].as_array_mut().unwrap().iter_mut().filter(|_| slo_us.is_some()) {
+        f["slo_us"] = slo_us.into();
     }
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let plan = RunPlan { periods: 4, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
@@ -72,14 +70,12 @@ fn slo_aware_sleeps_where_the_slos_leave_room_and_polls_where_they_do_not() {
     assert!(cpu(&tight) > 0.8 * cpu(&busy), "slo-aware with no room {:.2} of its core, busy {:.2}", cpu(&tight), cpu(&busy));
     // With every SLO at 10 ms the same worker sleeps.
     let poll = serde_json::json!({"policy": "slo-aware", "empty_polls": 4, "min_sleep_us": 100.0, "max_sleep_us": 1000.0});
-    let loose = light_load_with_slos(poll, Some(10_000.0.into()));
+    let loose = light_load_with_slos(poll, Some(10_000.0));
     assert!(cpu(&loose) < 0.5 * cpu(&busy), "slo-aware with room {:.2} of its core, busy {:.2}", cpu(&loose), cpu(&busy));
     assert!(loose.summary.lossless && loose.summary.violation_pct == 0.0, "{:?}", loose.summary);
-    // With no SLO at all there is no slack to wait for: it sleeps from the first period on.
-    let poll = serde_json::json!({"policy": "slo-aware", "empty_polls": 4, "min_sleep_us": 100.0, "max_sleep_us": 1000.0});
-    let free = light_load_with_slos(poll, Some(serde_json::Value::Null));
-    let warmup = &free.periods[0];
-    assert!(warmup.warmup && warmup.telemetry.workers[0].cpu_fraction < 0.5 * cpu(&busy), "{:?}", warmup.telemetry.workers[0]);
+    // From the first period on: before anything is measured, a flow's slack is its whole SLO.
+    let first = &loose.periods[0];
+    assert!(first.warmup && first.telemetry.workers[0].cpu_fraction < 0.5 * cpu(&busy), "{:?}", first.telemetry.workers[0]);
 }
 
 #[test]
@@ -107,7 +103,7 @@ fn vpp_adaptive_and_metronome_give_the_core_back_at_light_load_and_lose_nothing(
 fn the_learned_policy_with_the_shipped_model_gives_the_core_back_at_light_load_and_loses_nothing() {
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/sluice/models/polling.json");
     let busy = light_load(serde_json::json!({"policy": "busy"}));
-    let learned = light_load_with_slos(serde_json::json!({"policy": "learned", "model": model, "log_features": true}), Some(10_000.0.into()));
+    let learned = light_load_with_slos(serde_json::json!({"policy": "learned", "model": model, "log_features": true}), Some(10_000.0));
     assert!(learned.summary.lossless && learned.summary.generated > 600, "{:?}", learned.summary);
     assert!(cpu(&learned) < 0.6 * cpu(&busy), "learned {:.2} of its core, busy {:.2}", cpu(&learned), cpu(&busy));
     // It logged what it read: a row per round without work, the idle time last.
@@ -122,7 +118,7 @@ fn the_learned_policy_sleeps_no_longer_than_the_slos_leave_room_for() {
     // predicts, a sleep takes at most half the slack (the worker's share).
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/sluice/models/polling.json");
     let tight = light_load(serde_json::json!({"policy": "learned", "model": model}));
-    for p in tight.periods.iter().filter(|p| !p.warmup) {
+    for p in &tight.periods {
         let w = &p.telemetry.workers[0];
         assert!(w.waits == 0 || w.wait_asked_us <= 17.5, "{w:?}");
     }
