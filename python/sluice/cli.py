@@ -773,7 +773,7 @@ def train() -> None:
 
 @train.command("polling")
 @click.option("--iterations", type=click.IntRange(1, 1000), default=40, show_default=True, help="Training iterations, each a run of every scenario.")
-@click.option("--seed", type=int, default=1, show_default=True, help="Seed of the exploration draws and the trees.")
+@click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=1, show_default=True, help="Seed of the exploration draws and the trees.")
 @click.option("--quick", is_flag=True, help="Short runs (2 periods of 50 ms a scenario).")
 @click.option("--model", "model_path", default="out/polling-model.json", show_default=True,
               help="Where to write the model (python/sluice/models/polling.json is the one shipped).")
@@ -847,9 +847,9 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str],
 @click.option("--packets", type=click.IntRange(1, 10**10), default=1_000_000, show_default=True, help="Packets to write.")
 @click.option("--segments", type=click.IntRange(1, 255), default=1, show_default=True,
               help="Independent copies of the flow process multiplexed (more: more flows interleaved).")
-@click.option("--flows-per-s", type=float, default=3_500.0, show_default=True, help="New flows a second, per segment.")
+@click.option("--flows-per-s", type=Number(1e-3, 1e8), default=3_500.0, show_default=True, help="New flows a second, per segment.")
 @click.option("--tcp-share", type=click.FloatRange(0, 1), default=0.8, show_default=True, help="Share of flows that are TCP.")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--out", "out", required=True, help="The pcap to write.")
 def trace_synth(packets: int, segments: int, flows_per_s: float, tcp_share: float, seed: int, out: str) -> None:
     """Write a synthetic trace with the structure of a real one: concurrent

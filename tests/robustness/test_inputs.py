@@ -58,6 +58,9 @@ def test_demo_out_naming_a_file_is_refused(sluice, tmp_path: Path) -> None:  # t
     (["experiment", "failover", "--period-ms", "0"], ["--period-ms"]),
     (["experiment", "failover", "--down", "-1"], ["--down"]),
     (["experiment", "embedding", "--time-limit", "-1"], ["--time-limit"]),
+    (["trace", "synth", "--out", "t.pcap", "--flows-per-s", "0"], ["--flows-per-s"]),
+    (["trace", "synth", "--out", "t.pcap", "--seed", "-1"], ["--seed"]),
+    (["train", "polling", "--seed", "-1"], ["--seed"]),
 ])
 def test_meaningless_numbers_are_refused_in_one_line(sluice, args: list[str], words: list[str]) -> None:  # type: ignore[no-untyped-def]
     sluice(*args).refused(*words)

@@ -75,6 +75,10 @@ const MSS_BITS: f64 = 1500.0 * 8.0;
 const DATA_PAYLOAD: usize = 74;
 /// Most flows a segment keeps active; arrivals beyond are skipped (bounds memory).
 const MAX_ACTIVE: usize = 1 << 20;
+/// The fewest new flows a second a segment may have.
+const MIN_FLOWS_PER_S: f64 = 1e-3;
+/// The longest a trace may span (ns, 500 years): its timestamps, from 2026 on, stay within a u64 of ns.
+const MAX_SPAN_NS: u64 = 500 * 365 * 86_400 * 1_000_000_000;
 
 /// One flow's sending state.
 struct Flow {
@@ -266,8 +270,9 @@ pub fn synthesize(config: &SynthConfig, out: impl Write) -> Result<SynthSummary>
     if config.segments == 0 || config.segments > 255 {
         return Err(bad(format!("segments {} must be 1..=255", config.segments)));
     }
-    if !(config.flows_per_s > 0.0 && config.flows_per_s <= 1e8 && (0.0..=1.0).contains(&config.tcp_share)) {
-        return Err(bad(format!("flows_per_s {} must be in (0, 1e8] and tcp_share {} in [0, 1]", config.flows_per_s, config.tcp_share)));
+    if !((MIN_FLOWS_PER_S..=1e8).contains(&config.flows_per_s) && (0.0..=1.0).contains(&config.tcp_share)) {
+        let why = format!("flows_per_s {} must be in [{MIN_FLOWS_PER_S}, 1e8] and tcp_share {} in [0, 1]", config.flows_per_s, config.tcp_share);
+        return Err(bad(why));
     }
     let header = PcapHeader { ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
     let mut writer = PcapWriter::with_header(out, header).map_err(|e| bad(e.to_string()))?;
@@ -279,6 +284,10 @@ pub fn synthesize(config: &SynthConfig, out: impl Write) -> Result<SynthSummary>
     while written < config.packets {
         let s = (0..segments.len()).min_by_key(|&s| segments[s].next_ns()).expect("at least one segment");
         if let Some(at) = segments[s].step(&mut frame) {
+            if at > MAX_SPAN_NS {
+                let why = format!("{written} packets took 500 years at {} new flows a second: raise it, or write fewer packets", config.flows_per_s);
+                return Err(bad(why));
+            }
             let ts = std::time::Duration::from_nanos(EPOCH_NS + at);
             writer.write_packet(&PcapPacket::new(ts, frame.len() as u32, &frame)).map_err(|e| bad(e.to_string()))?;
             written += 1;

@@ -60,4 +60,9 @@ fn bad_settings_are_refused() {
     for config in [SynthConfig { segments: 0, ..SynthConfig::default() }, SynthConfig { flows_per_s: 0.0, ..SynthConfig::default() }] {
         assert!(synthesize(&config, Vec::new()).is_err());
     }
+    // So few flows a second that their arrival times would overflow a u64 of ns.
+    for flows_per_s in [1e-300, f64::NAN] {
+        let e = synthesize(&SynthConfig { flows_per_s, ..SynthConfig::default() }, Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("flows_per_s") && e.contains("[0.001, 1e8]"), "{e}");
+    }
 }
