@@ -15,6 +15,7 @@ range) is checked by the Rust core, whose errors name the culprit.
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
@@ -351,8 +352,12 @@ class Pipeline:
         }
 
     def to_json(self) -> str:
-        """The description as JSON."""
-        return json.dumps(self.spec())
+        """The description as JSON; a NaN or infinite number in it is refused by its place."""
+        spec = self.spec()
+        found = _non_finite(spec, "")
+        if found is not None:
+            raise ValueError(f"pipeline description: {found[0]}: {found[1]} is not a finite number")
+        return json.dumps(spec)
 
     def set_poll(self, policy: str, *, empty_polls: int = 64, min_sleep_us: float = 50.0, max_sleep_us: float = 500.0,
                  threshold_pkts: int = 8, vacation_us: float = 50.0, model: str | Path | None = None,
@@ -474,3 +479,17 @@ class Pipeline:
                 e.result = RunResult(json.loads(partial))  # type: ignore[attr-defined]
             raise
         return RunResult(json.loads(report))
+
+
+
+def _non_finite(value: Any, where: str) -> Optional[tuple[str, float]]:
+    """The place (`modules[1].nf.t_buff_us`) and value of the first NaN or infinity in `value`, if any."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (where, value)
+    if isinstance(value, dict):
+        children = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
+    elif isinstance(value, (list, tuple)):
+        children = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
+    else:
+        return None
+    return next((found for place, child in children if (found := _non_finite(child, place))), None)

@@ -74,6 +74,8 @@ def test_meaningless_numbers_are_refused_in_one_line(sluice, args: list[str], wo
     ('{"modules": null}', ["modules", "invalid type"]),
     ("{}", ["modules"]),
     ('{"modules": [], "schedular": {}}', ["schedular", "did you mean `scheduler`"]),
+    ('{"modules": [{"name": "src", "source": {"synthetic": {"streams": [{"rate_pps": NaN}]}}}]}',
+     ["modules[0].source.synthetic.streams[0].rate_pps", "nan is not a finite number"]),
 ])
 def test_malformed_descriptions_are_one_line_errors(sluice, tmp_path: Path, content: str, words: list[str]) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "p.json").write_text(content)
