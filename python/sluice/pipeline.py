@@ -481,7 +481,6 @@ class Pipeline:
         return RunResult(json.loads(report))
 
 
-
 def _non_finite(value: Any, where: str) -> Optional[tuple[str, float]]:
     """The place (`modules[1].nf.t_buff_us`) and value of the first NaN or infinity in `value`, if any."""
     if isinstance(value, float):
@@ -492,4 +491,8 @@ def _non_finite(value: Any, where: str) -> Optional[tuple[str, float]]:
         children = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
     else:
         return None
-    return next((found for place, child in children if (found := _non_finite(child, place))), None)
+    for place, child in children:
+        found = _non_finite(child, place)
+        if found is not None:
+            return found
+    return None
