@@ -291,3 +291,12 @@ def test_a_bypass_that_costs_nothing_runs_as_an_uncontrolled_pass_through(backen
     assert {m["name"]: m["controlled"] for m in p.validate()["modules"]}["nf"] is False
     s = p.run("projgrad", periods=2, period_ms=20, backend=backend).summary
     assert s["lossless"] and s["delivered"] > 0, s
+
+
+def test_packets_left_inside_when_a_run_ends_are_not_lossless() -> None:
+    # A 10 kbit/s link that makes its sources wait: the drain at the end
+    # delivers what 10 s (of the simulator's time) let out, ~150 packets.
+    p = l2l3(4)
+    p.schedule_egress("wf2q+", 1e4, {"all": (1, ["flow*"])}, on_full="wait")
+    s = p.run("null", periods=2, period_ms=50, backend="sim").summary
+    assert s["accounted"] and s["dropped"] == 0 and s["in_flight"] > 0 and not s["lossless"], s

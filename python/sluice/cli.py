@@ -155,6 +155,8 @@ def _summary(results: list[RunResult], focus_flow: Optional[str] = None) -> list
             flowless = _lost(s["drops"]) - sum(t["dropped"] for t in r.flow_totals.values())
             of_no_flow = f"; {flowless} of no flow" if flowless > 0 else ""
             drops.append(f"{r.controller}: dropped {causes}; flows that lost packets: {lost or 'none'}{of_no_flow}")
+        if s["in_flight"]:
+            drops.append(f"{r.controller}: {s['in_flight']} packets were still inside when the run ended (the drain ran out of time) and are lost with it")
     return [rates, packets, *drops]
 
 

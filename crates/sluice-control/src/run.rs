@@ -202,7 +202,9 @@ pub struct Summary {
     /// Whether every packet is accounted for: generated = delivered + dropped + in flight.
     pub accounted: bool,
     /// Whether nothing was lost: accounted for, no drop but of removed
-    /// duplicates, no arrival missed at a full receive queue.
+    /// duplicates, no arrival missed at a full receive queue, and nothing
+    /// left inside when the run ended (what a drain could not deliver in
+    /// time is lost with the pipeline).
     pub lossless: bool,
 }
 
@@ -412,7 +414,7 @@ impl Aggregate {
             in_flight: totals.in_flight,
             missed: totals.missed,
             accounted,
-            lossless: accounted && totals.drops.lost() == 0 && totals.missed == 0,
+            lossless: accounted && totals.drops.lost() == 0 && totals.missed == 0 && totals.in_flight == 0,
         }
     }
 }
