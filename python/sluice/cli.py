@@ -849,7 +849,7 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str],
 @click.option("--packets", type=click.IntRange(1, 10**10), default=1_000_000, show_default=True, help="Packets to write.")
 @click.option("--segments", type=click.IntRange(1, 255), default=1, show_default=True,
               help="Independent copies of the flow process multiplexed (more: more flows interleaved).")
-@click.option("--flows-per-s", type=Number(1e-3, 1e8), default=3_500.0, show_default=True, help="New flows a second, per segment.")
+@click.option("--flows-per-s", type=Number(LIMITS["min_synth_flows_per_s"], LIMITS["max_synth_flows_per_s"]), default=3_500.0, show_default=True, help="New flows a second, per segment.")
 @click.option("--tcp-share", type=click.FloatRange(0, 1), default=0.8, show_default=True, help="Share of flows that are TCP.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--out", "out", required=True, help="The pcap to write.")

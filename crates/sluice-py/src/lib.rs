@@ -427,6 +427,8 @@ fn limits() -> std::collections::BTreeMap<&'static str, f64> {
         ("max_period_ms", MAX_PERIOD_NS as f64 / 1e6),
         ("max_rate_pps", MAX_RATE_PPS),
         ("max_batch", sluice_core::MAX_BURST as f64),
+        ("min_synth_flows_per_s", sluice_traffic::trace_synth::MIN_FLOWS_PER_S),
+        ("max_synth_flows_per_s", sluice_traffic::trace_synth::MAX_FLOWS_PER_S),
     ])
 }
 

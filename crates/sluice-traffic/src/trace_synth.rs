@@ -76,7 +76,9 @@ const DATA_PAYLOAD: usize = 74;
 /// Most flows a segment keeps active; arrivals beyond are skipped (bounds memory).
 const MAX_ACTIVE: usize = 1 << 20;
 /// The fewest new flows a second a segment may have.
-const MIN_FLOWS_PER_S: f64 = 1e-3;
+pub const MIN_FLOWS_PER_S: f64 = 1e-3;
+/// The most new flows a second a segment may have.
+pub const MAX_FLOWS_PER_S: f64 = 1e8;
 /// The longest a trace may span (ns, 500 years): its timestamps, from 2026 on, stay within a u64 of ns.
 const MAX_SPAN_NS: u64 = 500 * 365 * 86_400 * 1_000_000_000;
 
@@ -270,8 +272,8 @@ pub fn synthesize(config: &SynthConfig, out: impl Write) -> Result<SynthSummary>
     if config.segments == 0 || config.segments > 255 {
         return Err(bad(format!("segments {} must be 1..=255", config.segments)));
     }
-    if !((MIN_FLOWS_PER_S..=1e8).contains(&config.flows_per_s) && (0.0..=1.0).contains(&config.tcp_share)) {
-        let why = format!("flows_per_s {} must be in [{MIN_FLOWS_PER_S}, 1e8] and tcp_share {} in [0, 1]", config.flows_per_s, config.tcp_share);
+    if !((MIN_FLOWS_PER_S..=MAX_FLOWS_PER_S).contains(&config.flows_per_s) && (0.0..=1.0).contains(&config.tcp_share)) {
+        let why = format!("flows_per_s {} must be in [{MIN_FLOWS_PER_S}, {MAX_FLOWS_PER_S:e}] and tcp_share {} in [0, 1]", config.flows_per_s, config.tcp_share);
         return Err(bad(why));
     }
     let header = PcapHeader { ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
