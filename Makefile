@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh
 
-.PHONY: demo test test-rust test-python results bench bench-dpdk fuzz setup clean
+.PHONY: demo test test-rust test-python results bench bench-dpdk fuzz setup generate clean
 
 setup: $(STAMP)
 
@@ -15,6 +15,11 @@ $(STAMP): $(SOURCES)
 ## RC(16) under every built-in controller: tables, out/demo.png and JSON reports.
 demo: setup
 	$(VENV)/bin/sluice demo
+
+## Rewrites what is generated from the core: python/sluice/nf.py (the NF
+## classes, from each NF's Rust configuration). A test fails while it is stale.
+generate: setup
+	$(PY) scripts/gen_nf.py
 
 ## Every Rust and Python test.
 test: test-rust test-python

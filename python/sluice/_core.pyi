@@ -46,6 +46,12 @@ def ns_per_cycle() -> float:
 def profile(kinds: list[str], max_batch: int = 32, reps: int = 200) -> str:
     """Profile NF kinds (eight modules of a kind in a row); JSON {"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}."""
 
+def nf_schemas() -> list[tuple[str, str, str]]:
+    """Every NF's (name, class name, JSON Schema of its configuration as JSON text)."""
+
+def check_nf(kind: str, fields: str) -> None:
+    """Check NF `kind`'s fields (a JSON object) as a description's are read. Raises ValueError naming the field."""
+
 def profiled_kinds() -> list[str]:
     """Names of the NF kinds the profiler knows."""
 

@@ -1,114 +1,30 @@
-"""Network-function configurations: what a module runs (the Rust NF is built from these)."""
+"""Network-function configurations: what a module runs, one class per NF
+of the core, with its fields, defaults and documentation.
+
+Generated from the core's NF definitions by scripts/gen_nf.py: do not edit;
+change the NF's Rust file and run `make generate`."""
 
 from __future__ import annotations
 
-import re
-from dataclasses import asdict, dataclass, is_dataclass
-from typing import Any, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Optional, Sequence
 
+from sluice.nf_base import NF, Table
 
-class NF:
-    """Base of every NF configuration: a dataclass whose fields are those of
-    the core's NF of the same name (in snake_case)."""
-
-    def spec(self) -> dict[str, Any]:
-        """The JSON form the core reads: `type` and the fields."""
-        assert is_dataclass(self), "NF configurations are dataclasses"
-        kind = re.sub(r"(?<!^)(?=[A-Z])", "_", type(self).__name__).lower()
-        return {"type": kind, **asdict(self)}
-
-    @property
-    def outgates(self) -> int:
-        """Number of outgates."""
-        return 1
-
-
-@dataclass(frozen=True)
-class Bypass(NF):
-    """Burns `cycles_per_batch + cycles_per_packet * b` cycles of a nominal 2.6 GHz clock per batch, then forwards it."""
-
-    cycles_per_batch: int
-    cycles_per_packet: int
-
-
-@dataclass(frozen=True)
-class RandomSplit(NF):
-    """Sends each packet to gate i with probability weights[i] / sum(weights)."""
-
-    weights: Sequence[float]
-    seed: int = 0
-
-    @property
-    def outgates(self) -> int:
-        return len(self.weights)
-
-
-@dataclass(frozen=True)
-class TypeCheck(NF):
-    """Frames of one EtherType to gate 0, the rest dropped (0x0800 IPv4, 0x8100 802.1Q)."""
-
-    ether_type: int = 0x0800
-
-
-@dataclass(frozen=True)
-class ExactMatch(NF):
-    """A hash table from a header field to a gate.
-
-    `field` is one of dst_mac, src_mac, vlan_id, src_ip, dst_ip, src_port,
-    dst_port; `table` maps keys written as the field is (a MAC, an IPv4
-    address, a number) to gates; unmatched packets go to `default_gate` or
-    are dropped.
-    """
-
-    field: str
-    table: Mapping[str, int]
-    default_gate: Optional[int] = None
-
-    def spec(self) -> dict[str, Any]:
-        table = [[str(k), g] for k, g in self.table.items()]
-        return {"type": "exact_match", "field": self.field, "table": table, "default_gate": self.default_gate}
-
-    @property
-    def outgates(self) -> int:
-        gates = list(self.table.values()) + ([self.default_gate] if self.default_gate is not None else [])
-        return max(gates) + 1
-
-
-@dataclass(frozen=True)
-class Lpm(NF):
-    """IPv4 longest-prefix match on the destination: {"a.b.c.d/len": gate}."""
-
-    routes: Mapping[str, int]
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "lpm", "routes": [[p, g] for p, g in self.routes.items()]}
-
-    @property
-    def outgates(self) -> int:
-        return max(self.routes.values()) + 1
-
-
-@dataclass(frozen=True)
-class TtlDecrement(NF):
-    """IPv4 TTL minus one, checksum updated; expired packets dropped."""
-
-
-@dataclass(frozen=True)
-class MacRewrite(NF):
-    """Sets source and destination MAC."""
-
-    src: str
-    dst: str
-
-
-@dataclass(frozen=True)
-class IpChecksum(NF):
-    """Recomputes the IPv4 header checksum."""
+__all__ = ["NF", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "TokenBucket", "Napt", "FlowStats", "Reframer"]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """An ACL rule: prefixes, protocol, inclusive port ranges, permit or deny."""
+    """One rule as descriptions write it.
+
+    `src`: Source prefix, "a.b.c.d/len" (default any).
+    `dst`: Destination prefix (default any).
+    `proto`: IP protocol number (default any).
+    `sport`: Source port range, inclusive (default any).
+    `dport`: Destination port range, inclusive (default any).
+    `permit`: Permit (gate 0) or deny (drop gate).
+    """
 
     permit: bool
     src: str = "0.0.0.0/0"
@@ -119,15 +35,147 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class ReframerBypass:
+    """Packets a `reframer` never holds, as descriptions write them.
+
+    `tcp_control`: TCP segments with SYN, FIN or RST.
+    `first_packets`: The first this many packets of every flow (so flows this
+        short are never delayed).
+    `dscp`: Packets with one of these DSCP values (0..=63).
+    """
+
+    tcp_control: bool = True
+    first_packets: int = 0
+    dscp: Sequence[int] = ()
+
+
+@dataclass(frozen=True)
+class Bypass(NF):
+    """`bypass`: burns `cycles_per_batch + cycles_per_packet · b` cycles of a
+    nominal 2.6 GHz clock per batch of b packets, then forwards it (a
+    stand-in for an NF of known cost).
+
+    `cycles_per_batch`: Cycles per batch (nominal 2.6 GHz clock).
+    `cycles_per_packet`: Cycles per packet (nominal 2.6 GHz clock).
+    """
+
+    kind: ClassVar[str] = "bypass"
+
+    cycles_per_batch: int
+    cycles_per_packet: int
+
+
+@dataclass(frozen=True)
+class RandomSplit(NF):
+    """`random_split`: sends each packet to gate i with probability
+    `weights[i] / Σ weights`.
+
+    `weights`: One weight per outgate (≥ 0, positive sum).
+    `seed`: RNG seed (deterministic runs).
+    """
+
+    kind: ClassVar[str] = "random_split"
+
+    weights: Sequence[float]
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class TypeCheck(NF):
+    """`type_check`: frames of one EtherType to gate 0, the rest dropped.
+
+    `ether_type`: The EtherType (2048 = 0x0800 IPv4, 33024 = 0x8100 802.1Q).
+    """
+
+    kind: ClassVar[str] = "type_check"
+
+    ether_type: int = 2048
+
+
+@dataclass(frozen=True)
+class ExactMatch(NF):
+    """`exact_match`: a hash table from a header field to a gate; unmatched
+    packets to `default_gate`, or dropped.
+
+    `field`: The field the table keys on (one of "dst_mac", "src_mac",
+        "vlan_id", "src_ip", "dst_ip", "src_port", "dst_port").
+    `table`: (key, gate) entries; keys written as the field is (a MAC, an IPv4
+        address, a number).
+    `default_gate`: Gate of unmatched packets (absent: drop them).
+    """
+
+    kind: ClassVar[str] = "exact_match"
+
+    field: str
+    table: Table[str]
+    default_gate: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class Lpm(NF):
+    """`lpm`: IPv4 longest-prefix match on the destination; misses go to the drop gate.
+
+    `routes`: ("a.b.c.d/len", gate) routes.
+    """
+
+    kind: ClassVar[str] = "lpm"
+
+    routes: Table[str]
+
+
+@dataclass(frozen=True)
+class TtlDecrement(NF):
+    """`ttl_decrement`: IPv4 TTL minus one, checksum updated; expired packets dropped.
+    """
+
+    kind: ClassVar[str] = "ttl_decrement"
+
+
+@dataclass(frozen=True)
+class MacRewrite(NF):
+    """`mac_rewrite`: sets source and destination MAC.
+
+    `src`: New source MAC.
+    `dst`: New destination MAC.
+    """
+
+    kind: ClassVar[str] = "mac_rewrite"
+
+    src: str
+    dst: str
+
+
+@dataclass(frozen=True)
+class IpChecksum(NF):
+    """`ip_checksum`: recomputes the IPv4 header checksum.
+    """
+
+    kind: ClassVar[str] = "ip_checksum"
+
+
+@dataclass(frozen=True)
 class Acl(NF):
-    """First-match rules on the 5-tuple: permit to gate 0, deny (and no match) dropped."""
+    """`acl`: first-match rules on the 5-tuple: permit to gate 0, deny (and
+    no match) to the drop gate.
+
+    `rules`: Rules in priority order.
+    """
+
+    kind: ClassVar[str] = "acl"
 
     rules: Sequence[Rule]
 
 
 @dataclass(frozen=True)
 class StaticNat(NF):
-    """Prefix-to-prefix translation: sources in `inside` to `outside`, destinations back."""
+    """`static_nat`: prefix-to-prefix translation, sources in `inside` to
+    `outside`, destinations back.
+
+    `inside`: Inside prefix ("a.b.c.d/len").
+    `outside`: Outside prefix of the same length.
+    """
+
+    kind: ClassVar[str] = "static_nat"
 
     inside: str
     outside: str
@@ -135,32 +183,52 @@ class StaticNat(NF):
 
 @dataclass(frozen=True)
 class Merge(NF):
-    """Several ingates into one outgate."""
+    """`merge`: several ingates into one outgate.
+
+    `ingates`: Number of ingates (≥ 1).
+    """
+
+    kind: ClassVar[str] = "merge"
 
     ingates: int
 
 
 @dataclass(frozen=True)
 class Queue(NF):
-    """A task boundary (BESS's Queue): the worker keeps up to `capacity` packets (512..2^20) in front of the module and serves them a batch at a time."""
+    """`queue`: a task boundary (BESS's Queue): the worker keeps up to
+    `capacity` packets in front of the module and serves them a batch at a time.
+
+    `capacity`: Packets the queue holds (pkt, 512..=2^20).
+    """
+
+    kind: ClassVar[str] = "queue"
 
     capacity: int
 
 
 @dataclass(frozen=True)
 class Replicate(NF):
-    """The ingress of high-availability flows: each packet out of gate 0 and a copy out of each of gates 1..copies."""
+    """`replicate`: the ingress of high-availability flows: each packet out of
+    gate 0 and a copy out of each of gates 1..=copies.
+
+    `copies`: Copies per packet (≥ 1).
+    """
+
+    kind: ClassVar[str] = "replicate"
 
     copies: int
-
-    @property
-    def outgates(self) -> int:
-        return self.copies + 1
 
 
 @dataclass(frozen=True)
 class Dedup(NF):
-    """The egress of a high-availability flow: the first copy of each (flow, sequence number) from any of `ingates`; later copies dropped."""
+    """`dedup`: the egress of a high-availability flow: the first copy of each
+    (flow, sequence number) from any of `ingates`; later copies dropped.
+
+    `ingates`: Number of ingates (paths, ≥ 1).
+    `flows`: Flow ids 0..flows are de-duplicated.
+    """
+
+    kind: ClassVar[str] = "dedup"
 
     ingates: int
     flows: int
@@ -168,41 +236,63 @@ class Dedup(NF):
 
 @dataclass(frozen=True)
 class VlanPop(NF):
-    """Removes the 802.1Q tag; untagged frames are dropped."""
+    """`vlan_pop`: removes the 802.1Q tag; untagged frames are dropped.
+    """
+
+    kind: ClassVar[str] = "vlan_pop"
 
 
 @dataclass(frozen=True)
 class VlanPush(NF):
-    """Adds an 802.1Q tag with VLAN id `vlan`."""
+    """`vlan_push`: adds an 802.1Q tag with VLAN id `vlan` (priority 0).
+
+    `vlan`: VLAN id (0..=4095).
+    """
+
+    kind: ClassVar[str] = "vlan_push"
 
     vlan: int
 
 
 @dataclass(frozen=True)
 class SetMetadata(NF):
-    """Sets every packet's mark to `value`."""
+    """`set_metadata`: sets every packet's mark to `value`.
+
+    `value`: The mark.
+    """
+
+    kind: ClassVar[str] = "set_metadata"
 
     value: int
 
 
 @dataclass(frozen=True)
 class SplitByMetadata(NF):
-    """Steers packets by their mark: {mark: gate}; unknown marks to `default_gate` or dropped."""
+    """`split_by_metadata`: steers packets by their mark; unknown marks to
+    `default_gate`, or dropped.
 
-    table: Mapping[int, int]
+    `table`: (mark, gate) entries.
+    `default_gate`: Gate of unknown marks (absent: drop them).
+    """
+
+    kind: ClassVar[str] = "split_by_metadata"
+
+    table: Table[int]
     default_gate: Optional[int] = None
-
-    def spec(self) -> dict[str, Any]:
-        return {"type": "split_by_metadata", "table": [[k, g] for k, g in self.table.items()], "default_gate": self.default_gate}
-
-    @property
-    def outgates(self) -> int:
-        return max(list(self.table.values()) + ([self.default_gate] if self.default_gate is not None else [])) + 1
 
 
 @dataclass(frozen=True)
 class GtpuEncap(NF):
-    """Tunnels IPv4 packets in GTP-U from `src_ip` to `dst_ip`, tunnel id = the packet's mark."""
+    """`gtpu_encap`: tunnels IPv4 packets in GTP-U from `src_ip` to `dst_ip`,
+    tunnel id = the packet's mark.
+
+    `src_ip`: Outer source IPv4 address.
+    `dst_ip`: Outer destination IPv4 address.
+    `src_mac`: Outer source MAC.
+    `dst_mac`: Outer destination MAC.
+    """
+
+    kind: ClassVar[str] = "gtpu_encap"
 
     src_ip: str
     dst_ip: str
@@ -212,7 +302,14 @@ class GtpuEncap(NF):
 
 @dataclass(frozen=True)
 class GtpuDecap(NF):
-    """Takes IPv4 packets out of GTP-U, a new Ethernet header on, mark = tunnel id."""
+    """`gtpu_decap`: takes IPv4 packets out of GTP-U and puts a new Ethernet
+    header on them; mark = tunnel id.
+
+    `src_mac`: Inner source MAC.
+    `dst_mac`: Inner destination MAC.
+    """
+
+    kind: ClassVar[str] = "gtpu_decap"
 
     src_mac: str
     dst_mac: str
@@ -220,7 +317,16 @@ class GtpuDecap(NF):
 
 @dataclass(frozen=True)
 class VxlanEncap(NF):
-    """Tunnels Ethernet frames in VXLAN from `src_ip` to `dst_ip`, network id = the packet's mark."""
+    """`vxlan_encap`: tunnels Ethernet frames in VXLAN from `src_ip` to
+    `dst_ip`, network id = the packet's mark.
+
+    `src_ip`: Outer source IPv4 address.
+    `dst_ip`: Outer destination IPv4 address.
+    `src_mac`: Outer source MAC.
+    `dst_mac`: Outer destination MAC.
+    """
+
+    kind: ClassVar[str] = "vxlan_encap"
 
     src_ip: str
     dst_ip: str
@@ -230,19 +336,34 @@ class VxlanEncap(NF):
 
 @dataclass(frozen=True)
 class VxlanDecap(NF):
-    """Takes Ethernet frames out of VXLAN, mark = network id."""
+    """`vxlan_decap`: takes Ethernet frames out of VXLAN; mark = network id.
+    """
+
+    kind: ClassVar[str] = "vxlan_decap"
 
 
 @dataclass(frozen=True)
 class IpSrcRewrite(NF):
-    """Sets the IPv4 source address (checksums updated)."""
+    """`ip_src_rewrite`: sets the IPv4 source address (checksums updated).
+
+    `addr`: The new source address.
+    """
+
+    kind: ClassVar[str] = "ip_src_rewrite"
 
     addr: str
 
 
 @dataclass(frozen=True)
 class TokenBucket(NF):
-    """A rate limiter: `rate_pps` on average, bursts of `burst` packets; the rest dropped."""
+    """`token_bucket`: a rate limiter, `rate_pps` on average and bursts of
+    `burst` packets; non-conforming packets dropped.
+
+    `rate_pps`: Rate (pkt/s, > 0).
+    `burst`: Bucket depth (pkt, ≥ 1).
+    """
+
+    kind: ClassVar[str] = "token_bucket"
 
     rate_pps: float
     burst: float = 32.0
@@ -250,7 +371,18 @@ class TokenBucket(NF):
 
 @dataclass(frozen=True)
 class Napt(NF):
-    """Stateful address and port translation of `inside` behind `public`, ports first..last, idle timeout (s)."""
+    """`napt`: stateful address and port translation of `inside` behind
+    `public`, on ports `first_port..=last_port`, a binding reused after
+    `timeout_s` idle.
+
+    `inside`: Inside prefix ("a.b.c.d/len").
+    `public`: Public address.
+    `first_port`: First port to allocate.
+    `last_port`: Last port to allocate.
+    `timeout_s`: Idle time after which a binding may be reused (s, > 0).
+    """
+
+    kind: ClassVar[str] = "napt"
 
     inside: str
     public: str
@@ -261,43 +393,52 @@ class Napt(NF):
 
 @dataclass(frozen=True)
 class FlowStats(NF):
-    """Packets, bytes, first and last seen per 5-tuple flow, in a table of
-    `max_flows` sized up front (beyond, new flows pass uncounted); a run of
-    one flow's packets costs one lookup. Counters (`RunResult.nf_counters`):
-    flows, lookups, untracked, unparsed."""
+    """`flow_stats`: packets, bytes, first and last seen per 5-tuple flow, in
+    a table of `max_flows` sized up front (beyond, new flows pass
+    uncounted); a run of one flow's packets costs one lookup. Its counters:
+    flows, lookups, untracked, unparsed.
 
-    max_flows: int = 1 << 20
+    `max_flows`: Flows the table holds (1..=2^24).
+    """
 
+    kind: ClassVar[str] = "flow_stats"
 
-@dataclass(frozen=True)
-class ReframerBypass:
-    """Packets a `Reframer` never holds: TCP SYN/FIN/RST (`tcp_control`),
-    the first `first_packets` of every flow (so flows that short are never
-    delayed), and packets whose DSCP is one of `dscp`."""
-
-    tcp_control: bool = True
-    first_packets: int = 0
-    dscp: Sequence[int] = ()
+    max_flows: int = 1048576
 
 
 @dataclass(frozen=True)
 class Reframer(NF):
-    """Flow-aware batching (Reframer, NSDI'22): holds each 5-tuple flow's
-    packets up to `t_buff_us` and sends them flow by flow, so the batches
-    behind it carry runs of one flow. A flow also leaves once it holds
-    `max_burst` packets; the table tracks `max_flows` flows and the NF holds
-    at most `max_held` packets (beyond, the flow waiting longest leaves
-    early). Flows released together leave `priority` first:
-    "oldest_in_queue", "oldest_flow" or "shortest_flow". With
+    """`reframer`: flow-aware batching (Reframer, NSDI'22). Holds each 5-tuple
+    flow's packets up to `t_buff_us` and sends them flow by flow, so the
+    batches behind it carry runs of one flow. A flow also leaves once it
+    holds `max_burst` packets; the table tracks `max_flows` flows and the
+    NF holds at most `max_held` packets (beyond, the flow waiting longest
+    leaves early). Flows released together leave `priority` first. With
     `slo_control`, the run sets the hold time each period from the delay
     slack of the flows through it, up to `t_buff_us`, growing it only while
     a µs more saves ≥ 0.1% of the measured work per packet (a period's
     `modules[name]["hold_us"]` says what it was). With `coalesce_acks`, a
     flow's pure ACKs that the next one sent with them makes redundant are
     dropped (not duplicates, SACKs, window changes or the last; counted as
-    the NF's drops and as `coalesced`). Its counters
-    (`RunResult.nf_counters`): packets and runs of one flow in and out,
-    releases by cause, bypassed packets, flows entered and evicted."""
+    the NF's drops and as `coalesced`). Its counters: packets and runs of
+    one flow in and out, releases by cause, bypassed packets, flows entered
+    and evicted.
+
+    `t_buff_us`: The longest a packet is held (µs, > 0, at most 1 s).
+    `max_burst`: A flow leaves once it holds this many packets (pkt, 1..=256).
+    `max_flows`: Flows tracked (the table never grows).
+    `max_held`: Packets held at most (pkt); beyond, the longest-waiting flow
+        leaves early.
+    `priority`: The order of flows released together (one of "oldest_in_queue",
+        "oldest_flow", "shortest_flow").
+    `bypass`: Packets never held.
+    `coalesce_acks`: Drop pure ACKs that the next one of their flow, sent with
+        them, makes redundant (see `crate::ack_coalesce`).
+    `slo_control`: Let the run's hold controller choose the hold time from the
+        delay slack of the flows through it, up to `t_buff_us`.
+    """
+
+    kind: ClassVar[str] = "reframer"
 
     t_buff_us: float
     max_burst: int = 32

@@ -15,13 +15,13 @@ range) is checked by the Rust core, whose errors name the culprit.
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence, Union
 
 from sluice import _core
 from sluice.controller import Controller
+from sluice.json_form import non_finite
 from sluice.nf import NF
 from sluice.poll_model import with_default_model
 from sluice.result import RunResult
@@ -354,7 +354,7 @@ class Pipeline:
     def to_json(self) -> str:
         """The description as JSON; a NaN or infinite number in it is refused by its place."""
         spec = self.spec()
-        found = _non_finite(spec, "")
+        found = non_finite(spec, "")
         if found is not None:
             raise ValueError(f"pipeline description: {found[0]}: {found[1]} is not a finite number")
         return json.dumps(spec)
@@ -479,20 +479,3 @@ class Pipeline:
                 e.result = RunResult(json.loads(partial))  # type: ignore[attr-defined]
             raise
         return RunResult(json.loads(report))
-
-
-def _non_finite(value: Any, where: str) -> Optional[tuple[str, float]]:
-    """The place (`modules[1].nf.t_buff_us`) and value of the first NaN or infinity in `value`, if any."""
-    if isinstance(value, float):
-        return None if math.isfinite(value) else (where, value)
-    if isinstance(value, dict):
-        children = [(f"{where}.{k}" if where else str(k), v) for k, v in value.items()]
-    elif isinstance(value, (list, tuple)):
-        children = [(f"{where}[{i}]", v) for i, v in enumerate(value)]
-    else:
-        return None
-    for place, child in children:
-        found = _non_finite(child, place)
-        if found is not None:
-            return found
-    return None

@@ -11,8 +11,9 @@ use rand::{Rng, SeedableRng};
 use crate::acl_tree::{Ranges, Tree, FIELDS};
 
 /// One rule as descriptions write it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Rule")]
 pub struct RuleSpec {
     /// Source prefix, "a.b.c.d/len" (default any).
     #[serde(default = "any")]
@@ -309,6 +310,48 @@ pub fn sample_tuples(n: usize, seed: u64) -> Vec<FiveTuple> {
         .collect()
 }
 
+/// The gateway pipelines' ACL (PIPELINES.md): rule 0 permits UDP any →
+/// any, then denies of other /24s (40.x.y.0/24), `total` rules in all.
+pub fn gateway_rules(total: usize) -> Vec<RuleSpec> {
+    let deny = |j: usize| RuleSpec { dst: format!("40.{}.{}.0/24", j / 256, j % 256), ..RuleSpec::any(false) };
+    std::iter::once(RuleSpec { proto: Some(17), ..RuleSpec::any(true) }).chain((1..total).map(deny)).collect()
+}
+
+impl RuleSpec {
+    /// A rule that matches every packet.
+    pub fn any(permit: bool) -> Self {
+        Self { src: any(), dst: any(), proto: None, sport: all_ports(), dport: all_ports(), permit }
+    }
+}
+
+/// `acl`: first-match rules on the 5-tuple: permit to gate 0, deny (and
+/// no match) to the drop gate.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AclSpec {
+    /// Rules in priority order.
+    pub rules: Vec<RuleSpec>,
+}
+
+impl crate::NfConfig for AclSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(Acl::new(&self.rules)?))
+    }
+
+    fn table_entries(&self) -> usize {
+        self.rules.len()
+    }
+
+    fn profiling(_copy: usize) -> Option<Self> {
+        Some(Self { rules: gateway_rules(100) })
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        let udp = RuleSpec { src: "10.0.0.0/8".into(), proto: Some(17), dport: (1000, 2000), ..RuleSpec::any(true) };
+        vec![Self { rules: vec![udp, RuleSpec::any(false)] }]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -366,7 +409,7 @@ mod tests {
 
     #[test]
     fn a_rule_that_covers_everything_hides_the_rest() {
-        let any = RuleSpec { src: "0.0.0.0/0".into(), dst: "0.0.0.0/0".into(), proto: None, sport: (0, 65535), dport: (0, 65535), permit: true };
+        let any = RuleSpec::any(true);
         let mut specs = vec![any.clone()];
         specs.extend(sample_rules(500, 1));
         let acl = Acl::new(&specs).unwrap();
@@ -384,10 +427,7 @@ mod gateway_tests {
     /// per level.
     #[test]
     fn a_prefix_list_gives_a_shallow_tree() {
-        let any = || "0.0.0.0/0".to_string();
-        let mut rules = vec![RuleSpec { src: any(), dst: any(), proto: Some(17), sport: (0, 65535), dport: (0, 65535), permit: true }];
-        rules.extend((1..100).map(|j| RuleSpec { src: any(), dst: format!("40.{}.{}.0/24", j / 256, j % 256), proto: None, sport: (0, 65535), dport: (0, 65535), permit: false }));
-        let acl = Acl::new(&rules).unwrap();
+        let acl = Acl::new(&gateway_rules(100)).unwrap();
         let (depth, widest) = acl.tree.shape();
         assert!(depth <= 8 && widest <= 8, "depth {depth}, widest leaf {widest}");
         let tcp = FiveTuple { src: 1, dst: u32::from_be_bytes([40, 0, 7, 1]), proto: 6, sport: 1, dport: 2 };

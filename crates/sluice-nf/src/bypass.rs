@@ -53,3 +53,52 @@ impl NetworkFunction for Bypass {
         out.forward(0, input);
     }
 }
+
+/// Most cycles one Bypass run may burn (of the nominal clock: 0.1 s).
+pub const MAX_BYPASS_CYCLES: u64 = 260_000_000;
+
+/// `bypass`: burns `cycles_per_batch + cycles_per_packet · b` cycles of a
+/// nominal 2.6 GHz clock per batch of b packets, then forwards it (a
+/// stand-in for an NF of known cost).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BypassSpec {
+    /// Cycles per batch (nominal 2.6 GHz clock).
+    pub cycles_per_batch: u64,
+    /// Cycles per packet (nominal 2.6 GHz clock).
+    pub cycles_per_packet: u64,
+}
+
+impl BypassSpec {
+    fn check(&self) -> Result<(), String> {
+        let (batch, packet) = (self.cycles_per_batch, self.cycles_per_packet);
+        if batch > MAX_BYPASS_CYCLES || packet.saturating_mul(sluice_core::MAX_BURST as u64) > MAX_BYPASS_CYCLES {
+            return Err(format!("{batch} cycles a batch and {packet} a packet: a batch may take at most {MAX_BYPASS_CYCLES} cycles"));
+        }
+        Ok(())
+    }
+}
+
+impl crate::NfConfig for BypassSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        self.check()?;
+        Ok(Box::new(Bypass::new(self.cycles_per_batch, self.cycles_per_packet)))
+    }
+
+    fn build_modelled(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        self.check()?;
+        Ok(Box::new(Bypass::new(0, 0)))
+    }
+
+    /// A Bypass that burns no cycles implies none: nothing to control.
+    fn intrinsic_profile(&self) -> Option<Profile> {
+        match (self.cycles_per_batch, self.cycles_per_packet) {
+            (0, 0) => None,
+            (batch, packet) => Some(profile(batch, packet)),
+        }
+    }
+
+    fn profiling(_copy: usize) -> Option<Self> {
+        Some(Self { cycles_per_batch: 1000, cycles_per_packet: 0 })
+    }
+}

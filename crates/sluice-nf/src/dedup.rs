@@ -90,6 +90,31 @@ impl NetworkFunction for Dedup {
     }
 }
 
+/// `dedup`: the egress of a high-availability flow: the first copy of each
+/// (flow, sequence number) from any of `ingates`; later copies dropped.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DedupSpec {
+    /// Number of ingates (paths, ≥ 1).
+    pub ingates: usize,
+    /// Flow ids 0..flows are de-duplicated.
+    pub flows: usize,
+}
+
+impl crate::NfConfig for DedupSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        use sluice_core::limits::MAX_FLOWS;
+        if self.flows > MAX_FLOWS {
+            return Err(format!("flows {} is out of range 0..={MAX_FLOWS}", self.flows));
+        }
+        Ok(Box::new(Dedup::new(self.ingates, self.flows)?))
+    }
+
+    fn ingates(&self) -> usize {
+        self.ingates
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;

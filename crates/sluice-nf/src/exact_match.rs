@@ -13,7 +13,7 @@ use sluice_core::wire::ethernet::{parse_mac, Frame};
 use sluice_core::wire::{ipv4_of, l4, Malformed};
 
 /// The header field an exact-match table keys on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Field {
     /// Destination MAC.
@@ -115,7 +115,7 @@ impl ExactMatch {
     /// A table on `field` from keys to gates.
     pub fn new(field: Field, entries: &[(u64, u16)], default: Option<u16>) -> Result<Self, String> {
         let table = ExactTable::new(entries).map_err(|k| format!("key {k:#x} appears twice in the {field:?} table"))?;
-        let gates = crate::gate_count(entries.iter().map(|e| e.1), default);
+        let gates = crate::nf_config::gate_count(entries.iter().map(|e| e.1), default);
         if gates == 0 {
             return Err("an exact-match table needs an entry or a default gate".into());
         }
@@ -140,5 +140,51 @@ impl NetworkFunction for ExactMatch {
             }
         }
         input.clear();
+    }
+}
+
+/// `exact_match`: a hash table from a header field to a gate; unmatched
+/// packets to `default_gate`, or dropped.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ExactMatchSpec {
+    /// The field the table keys on.
+    pub field: Field,
+    /// (key, gate) entries; keys written as the field is (a MAC, an IPv4 address, a number).
+    pub table: Vec<(String, u16)>,
+    /// Gate of unmatched packets (absent: drop them).
+    #[serde(default)]
+    pub default_gate: Option<u16>,
+}
+
+impl crate::NfConfig for ExactMatchSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        let entries = self.table.iter().map(|(k, g)| Ok((self.field.parse_key(k)?, *g))).collect::<Result<Vec<_>, String>>()?;
+        Ok(Box::new(ExactMatch::new(self.field, &entries, self.default_gate)?))
+    }
+
+    fn outgates(&self) -> usize {
+        crate::nf_config::gate_count(self.table.iter().map(|e| e.1), self.default_gate)
+    }
+
+    fn table_entries(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Every flow's destination routed to gate 0: the lookup costs the
+    /// same, and one egress keeps the profiler's baseline comparable.
+    fn profiling(_copy: usize) -> Option<Self> {
+        let table = (0..crate::PROFILE_FLOWS).map(|i| (format!("20.0.{}.1", i + 1), 0)).collect();
+        Some(Self { field: Field::DstIp, table, default_gate: None })
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        let entry = |field, key: &str, default_gate| Self { field, table: vec![(key.into(), 0)], default_gate };
+        vec![
+            entry(Field::DstMac, "02:00:00:00:00:01", Some(1)),
+            entry(Field::VlanId, "7", None),
+            entry(Field::DstIp, "10.0.0.1", Some(1)),
+            entry(Field::SrcPort, "2152", Some(1)),
+        ]
     }
 }

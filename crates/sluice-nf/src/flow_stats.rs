@@ -132,3 +132,29 @@ impl NetworkFunction for FlowStats {
         into[..COUNTER_NAMES.len()].copy_from_slice(&[self.records.len() as u64, self.lookups, self.untracked, self.unparsed]);
     }
 }
+
+/// `flow_stats`: packets, bytes, first and last seen per 5-tuple flow, in
+/// a table of `max_flows` sized up front (beyond, new flows pass
+/// uncounted); a run of one flow's packets costs one lookup. Its counters:
+/// flows, lookups, untracked, unparsed.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FlowStatsSpec {
+    /// Flows the table holds (1..=2^24).
+    #[serde(default = "default_max_flows")]
+    pub max_flows: usize,
+}
+
+fn default_max_flows() -> usize {
+    1 << 20
+}
+
+impl crate::NfConfig for FlowStatsSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(FlowStats::new(self.max_flows)?))
+    }
+
+    fn counter_names(&self) -> &'static [&'static str] {
+        &COUNTER_NAMES
+    }
+}

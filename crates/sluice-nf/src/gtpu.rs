@@ -2,11 +2,13 @@
 //! packets in outer Ethernet/IPv4/UDP (port 2152), the tunnel id in the
 //! packet's mark.
 
-use sluice_core::wire::ethernet::{Mac, ETHERTYPE_IPV4, HEADER_LEN as ETH_LEN};
+use sluice_core::wire::ethernet::{parse_mac, Mac, ETHERTYPE_IPV4, HEADER_LEN as ETH_LEN};
 use sluice_core::wire::ipv4::Header;
 use sluice_core::wire::udp_tunnel::{payload_offset, Outer, OUTER_LEN};
 use sluice_core::wire::{gtpu, ipv4_of};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
+
+use crate::nf_config::parse_ip;
 
 /// Bytes GTP-U puts in front of the inner IPv4 packet, in place of its Ethernet header.
 const ADDED: usize = OUTER_LEN + gtpu::HEADER_LEN - ETH_LEN;
@@ -94,5 +96,53 @@ impl NetworkFunction for GtpuDecap {
             out.push(0, id);
         }
         input.clear();
+    }
+}
+
+/// `gtpu_encap`: tunnels IPv4 packets in GTP-U from `src_ip` to `dst_ip`,
+/// tunnel id = the packet's mark.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GtpuEncapSpec {
+    /// Outer source IPv4 address.
+    pub src_ip: String,
+    /// Outer destination IPv4 address.
+    pub dst_ip: String,
+    /// Outer source MAC.
+    pub src_mac: String,
+    /// Outer destination MAC.
+    pub dst_mac: String,
+}
+
+impl crate::NfConfig for GtpuEncapSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        let (src_ip, dst_ip) = (parse_ip(&self.src_ip)?, parse_ip(&self.dst_ip)?);
+        Ok(Box::new(GtpuEncap::new(src_ip, dst_ip, parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        let mac = |m: &str| m.to_string();
+        vec![Self { src_ip: "1.1.1.1".into(), dst_ip: "2.2.2.2".into(), src_mac: mac("02:00:00:00:00:01"), dst_mac: mac("02:00:00:00:00:02") }]
+    }
+}
+
+/// `gtpu_decap`: takes IPv4 packets out of GTP-U and puts a new Ethernet
+/// header on them; mark = tunnel id.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GtpuDecapSpec {
+    /// Inner source MAC.
+    pub src_mac: String,
+    /// Inner destination MAC.
+    pub dst_mac: String,
+}
+
+impl crate::NfConfig for GtpuDecapSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(GtpuDecap::new(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { src_mac: "02:00:00:00:00:01".into(), dst_mac: "02:00:00:00:00:02".into() }]
     }
 }

@@ -23,3 +23,22 @@ impl NetworkFunction for IpChecksum {
         });
     }
 }
+
+/// `ip_checksum`: recomputes the IPv4 header checksum.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IpChecksumSpec {}
+
+impl crate::NfConfig for IpChecksumSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(IpChecksum))
+    }
+
+    fn profiling(_copy: usize) -> Option<Self> {
+        Some(Self {})
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self {}]
+    }
+}

@@ -32,3 +32,21 @@ impl NetworkFunction for IpSrcRewrite {
         });
     }
 }
+
+/// `ip_src_rewrite`: sets the IPv4 source address (checksums updated).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IpSrcRewriteSpec {
+    /// The new source address.
+    pub addr: String,
+}
+
+impl crate::NfConfig for IpSrcRewriteSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(IpSrcRewrite::new(crate::nf_config::parse_ip(&self.addr)?)))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { addr: "192.0.2.1".into() }]
+    }
+}

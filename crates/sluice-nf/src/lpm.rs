@@ -7,6 +7,7 @@
 
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
+use sluice_core::wire::ipv4::parse_prefix;
 use sluice_core::wire::ipv4_of;
 
 /// Marks a first-level entry that points to a second-level group.
@@ -110,7 +111,7 @@ pub struct Lpm {
 impl Lpm {
     /// An LPM over `routes` (network, length, gate).
     pub fn new(routes: &[(u32, u8, u16)]) -> Result<Self, String> {
-        let gates = crate::gate_count(routes.iter().map(|r| r.2), None);
+        let gates = crate::nf_config::gate_count(routes.iter().map(|r| r.2), None);
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
         }
@@ -145,4 +146,45 @@ impl NetworkFunction for Lpm {
         }
         input.clear();
     }
+}
+
+/// `lpm`: IPv4 longest-prefix match on the destination; misses go to the drop gate.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LpmSpec {
+    /// ("a.b.c.d/len", gate) routes.
+    pub routes: Vec<(String, u16)>,
+}
+
+impl crate::NfConfig for LpmSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        let routes = self.routes.iter().map(|(p, g)| parse_prefix(p).map(|(net, len)| (net, len, *g))).collect::<Result<Vec<_>, String>>()?;
+        Ok(Box::new(Lpm::new(&routes)?))
+    }
+
+    fn outgates(&self) -> usize {
+        crate::nf_config::gate_count(self.routes.iter().map(|r| r.1), None)
+    }
+
+    fn table_entries(&self) -> usize {
+        self.routes.len()
+    }
+
+    /// The reference pipelines' 500 routes, every one to gate 0.
+    fn profiling(_copy: usize) -> Option<Self> {
+        Some(Self { routes: sample_routes(crate::PROFILE_FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect() })
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { routes: vec![("10.0.0.0/8".into(), 0), ("10.1.0.0/16".into(), 1), ("0.0.0.0/0".into(), 2)] }]
+    }
+}
+
+/// One /24 per flow (20.0.(i+1).0/24 → gate i) plus filler prefixes
+/// (30.x.y.0/24) up to `total` routes: the reference pipelines' table.
+pub fn sample_routes(flows: usize, total: usize) -> Vec<(String, u16)> {
+    let mut routes: Vec<(String, u16)> = (0..flows).map(|i| (format!("20.0.{}.0/24", i + 1), i as u16)).collect();
+    let filler = total.saturating_sub(flows);
+    routes.extend((0..filler).map(|j| (format!("30.{}.{}.0/24", j / 256, j % 256), (j % flows.max(1)) as u16)));
+    routes
 }

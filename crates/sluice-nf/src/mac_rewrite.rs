@@ -2,7 +2,7 @@
 
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
-use sluice_core::wire::ethernet::{Frame, Mac};
+use sluice_core::wire::ethernet::{parse_mac, Frame, Mac};
 
 /// Rewrites source and destination MAC; frames too short are dropped.
 pub struct MacRewrite {
@@ -31,5 +31,29 @@ impl NetworkFunction for MacRewrite {
             }
             Err(_) => false,
         });
+    }
+}
+
+/// `mac_rewrite`: sets source and destination MAC.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MacRewriteSpec {
+    /// New source MAC.
+    pub src: String,
+    /// New destination MAC.
+    pub dst: String,
+}
+
+impl crate::NfConfig for MacRewriteSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(MacRewrite::new(parse_mac(&self.src)?, parse_mac(&self.dst)?)))
+    }
+
+    fn profiling(_copy: usize) -> Option<Self> {
+        Some(Self { src: "02:00:00:00:01:01".into(), dst: "02:00:00:00:02:02".into() })
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { src: "02:00:00:00:00:01".into(), dst: "02:00:00:00:00:02".into() }]
     }
 }

@@ -27,3 +27,24 @@ impl NetworkFunction for Merge {
         out.forward(0, input);
     }
 }
+
+/// `merge`: several ingates into one outgate.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MergeSpec {
+    /// Number of ingates (≥ 1).
+    pub ingates: usize,
+}
+
+impl crate::NfConfig for MergeSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        if self.ingates == 0 {
+            return Err("a merge needs at least one ingate".into());
+        }
+        Ok(Box::new(Merge::new(self.ingates)))
+    }
+
+    fn ingates(&self) -> usize {
+        self.ingates
+    }
+}

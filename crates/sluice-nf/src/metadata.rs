@@ -47,7 +47,7 @@ impl SplitByMetadata {
                 return Err(format!("mark {k} appears twice"));
             }
         }
-        let gates = crate::gate_count(entries.iter().map(|e| e.1), default);
+        let gates = crate::nf_config::gate_count(entries.iter().map(|e| e.1), default);
         if gates == 0 {
             return Err("a metadata split needs an entry or a default gate".into());
         }
@@ -68,5 +68,45 @@ impl NetworkFunction for SplitByMetadata {
             }
         }
         input.clear();
+    }
+}
+
+/// `set_metadata`: sets every packet's mark to `value`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetMetadataSpec {
+    /// The mark.
+    pub value: u32,
+}
+
+impl crate::NfConfig for SetMetadataSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(SetMetadata::new(self.value)))
+    }
+}
+
+/// `split_by_metadata`: steers packets by their mark; unknown marks to
+/// `default_gate`, or dropped.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SplitByMetadataSpec {
+    /// (mark, gate) entries.
+    pub table: Vec<(u32, u16)>,
+    /// Gate of unknown marks (absent: drop them).
+    #[serde(default)]
+    pub default_gate: Option<u16>,
+}
+
+impl crate::NfConfig for SplitByMetadataSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(SplitByMetadata::new(&self.table, self.default_gate)?))
+    }
+
+    fn outgates(&self) -> usize {
+        crate::nf_config::gate_count(self.table.iter().map(|e| e.1), self.default_gate)
+    }
+
+    fn table_entries(&self) -> usize {
+        self.table.len()
     }
 }

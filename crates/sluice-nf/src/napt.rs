@@ -142,3 +142,52 @@ impl NetworkFunction for Napt {
         keep_or_drop(ctx, input, out, |ctx, id| self.translate(ctx, id, now));
     }
 }
+
+/// `napt`: stateful address and port translation of `inside` behind
+/// `public`, on ports `first_port..=last_port`, a binding reused after
+/// `timeout_s` idle.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NaptSpec {
+    /// Inside prefix ("a.b.c.d/len").
+    pub inside: String,
+    /// Public address.
+    pub public: String,
+    /// First port to allocate.
+    #[serde(default = "napt_defaults::first_port")]
+    pub first_port: u16,
+    /// Last port to allocate.
+    #[serde(default = "napt_defaults::last_port")]
+    pub last_port: u16,
+    /// Idle time after which a binding may be reused (s, > 0).
+    #[serde(default = "napt_defaults::timeout_s")]
+    pub timeout_s: f64,
+}
+
+/// Defaults of a `napt`'s settings.
+mod napt_defaults {
+    pub fn first_port() -> u16 {
+        1024
+    }
+    pub fn last_port() -> u16 {
+        u16::MAX
+    }
+    pub fn timeout_s() -> f64 {
+        30.0
+    }
+}
+
+impl crate::NfConfig for NaptSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        let timeout_s = self.timeout_s;
+        if !(timeout_s > 0.0) {
+            return Err(format!("NAPT timeout {timeout_s} s must be > 0"));
+        }
+        let public = crate::nf_config::parse_ip(&self.public)?;
+        Ok(Box::new(Napt::new(&self.inside, public, self.first_port, self.last_port, (timeout_s * 1e9) as u64)?))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { inside: "10.0.0.0/8".into(), public: "192.0.2.1".into(), first_port: 1024, last_port: 1100, timeout_s: 1.0 }]
+    }
+}

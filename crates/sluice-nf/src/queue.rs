@@ -31,3 +31,23 @@ impl NetworkFunction for Queue {
         out.forward(0, input);
     }
 }
+
+/// `queue`: a task boundary (BESS's Queue): the worker keeps up to
+/// `capacity` packets in front of the module and serves them a batch at a time.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// Packets the queue holds (pkt, 512..=2^20).
+    pub capacity: usize,
+}
+
+impl crate::NfConfig for QueueSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        check_capacity(self.capacity)?;
+        Ok(Box::new(Queue))
+    }
+
+    fn queue_capacity(&self) -> Option<usize> {
+        Some(self.capacity)
+    }
+}

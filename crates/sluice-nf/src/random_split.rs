@@ -47,6 +47,32 @@ impl NetworkFunction for RandomSplit {
     }
 }
 
+/// `random_split`: sends each packet to gate i with probability
+/// `weights[i] / Σ weights`.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RandomSplitSpec {
+    /// One weight per outgate (≥ 0, positive sum).
+    pub weights: Vec<f64>,
+    /// RNG seed (deterministic runs).
+    #[serde(default)]
+    pub seed: u64,
+}
+
+impl crate::NfConfig for RandomSplitSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(RandomSplit::new(&self.weights, self.seed)?))
+    }
+
+    fn outgates(&self) -> usize {
+        self.weights.len()
+    }
+
+    fn table_entries(&self) -> usize {
+        self.weights.len()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,3 +97,4 @@ mod tests {
         assert!((counts[1] as f64 / 100_000.0 - 0.75).abs() < 0.01, "{counts:?}");
     }
 }
+

@@ -39,6 +39,25 @@ impl NetworkFunction for Replicate {
     }
 }
 
+/// `replicate`: the ingress of high-availability flows: each packet out of
+/// gate 0 and a copy out of each of gates 1..=copies.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReplicateSpec {
+    /// Copies per packet (≥ 1).
+    pub copies: usize,
+}
+
+impl crate::NfConfig for ReplicateSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(Replicate::new(self.copies)?))
+    }
+
+    fn outgates(&self) -> usize {
+        self.copies + 1
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use sluice_core::harness::Harness;

@@ -54,3 +54,31 @@ impl NetworkFunction for StaticNat {
         });
     }
 }
+
+/// `static_nat`: prefix-to-prefix translation, sources in `inside` to
+/// `outside`, destinations back.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct StaticNatSpec {
+    /// Inside prefix ("a.b.c.d/len").
+    pub inside: String,
+    /// Outside prefix of the same length.
+    pub outside: String,
+}
+
+impl crate::NfConfig for StaticNatSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(StaticNat::new(&self.inside, &self.outside)?))
+    }
+
+    /// Every other copy maps back, so that every copy translates the
+    /// source address, as the one NAT of a real pipeline does.
+    fn profiling(copy: usize) -> Option<Self> {
+        let (inside, outside) = ("10.0.0.0/24".to_string(), "20.0.0.0/24".to_string());
+        Some(if copy.is_multiple_of(2) { Self { inside, outside } } else { Self { inside: outside, outside: inside } })
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { inside: "10.0.0.0/8".into(), outside: "100.0.0.0/8".into() }]
+    }
+}

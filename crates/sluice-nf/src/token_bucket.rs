@@ -42,3 +42,25 @@ impl NetworkFunction for TokenBucket {
         input.clear();
     }
 }
+
+/// `token_bucket`: a rate limiter, `rate_pps` on average and bursts of
+/// `burst` packets; non-conforming packets dropped.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TokenBucketSpec {
+    /// Rate (pkt/s, > 0).
+    pub rate_pps: f64,
+    /// Bucket depth (pkt, ≥ 1).
+    #[serde(default = "default_burst")]
+    pub burst: f64,
+}
+
+fn default_burst() -> f64 {
+    32.0
+}
+
+impl crate::NfConfig for TokenBucketSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(TokenBucket::new(self.rate_pps, self.burst)?))
+    }
+}

@@ -25,3 +25,22 @@ impl NetworkFunction for TtlDecrement {
         });
     }
 }
+
+/// `ttl_decrement`: IPv4 TTL minus one, checksum updated; expired packets dropped.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TtlDecrementSpec {}
+
+impl crate::NfConfig for TtlDecrementSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(TtlDecrement))
+    }
+
+    fn profiling(_copy: usize) -> Option<Self> {
+        Some(Self {})
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self {}]
+    }
+}

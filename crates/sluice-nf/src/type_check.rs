@@ -27,3 +27,30 @@ impl NetworkFunction for TypeCheck {
         keep_or_drop(ctx, input, out, |ctx, id| Frame::new_checked(ctx.pool.data(id)).is_ok_and(|f| f.outer_type() == wanted));
     }
 }
+
+/// `type_check`: frames of one EtherType to gate 0, the rest dropped.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeCheckSpec {
+    /// The EtherType (2048 = 0x0800 IPv4, 33024 = 0x8100 802.1Q).
+    #[serde(default = "ipv4")]
+    pub ether_type: u16,
+}
+
+fn ipv4() -> u16 {
+    sluice_core::wire::ethernet::ETHERTYPE_IPV4
+}
+
+impl crate::NfConfig for TypeCheckSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(TypeCheck::new(self.ether_type)))
+    }
+
+    fn profiling(_copy: usize) -> Option<Self> {
+        Some(Self { ether_type: ipv4() })
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { ether_type: ipv4() }]
+    }
+}

@@ -66,3 +66,36 @@ impl NetworkFunction for VlanPush {
         input.clear();
     }
 }
+
+/// `vlan_pop`: removes the 802.1Q tag; untagged frames are dropped.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VlanPopSpec {}
+
+impl crate::NfConfig for VlanPopSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(VlanPop))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self {}]
+    }
+}
+
+/// `vlan_push`: adds an 802.1Q tag with VLAN id `vlan` (priority 0).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VlanPushSpec {
+    /// VLAN id (0..=4095).
+    pub vlan: u16,
+}
+
+impl crate::NfConfig for VlanPushSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(VlanPush::new(self.vlan)?))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { vlan: 7 }]
+    }
+}

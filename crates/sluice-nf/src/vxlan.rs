@@ -1,10 +1,12 @@
 //! `vxlan_encap` and `vxlan_decap`: Ethernet frames tunnelled in
 //! Ethernet/IPv4/UDP(4789)/VXLAN (RFC 7348), the network id in the mark.
 
-use sluice_core::wire::ethernet::{Frame, Mac};
+use sluice_core::wire::ethernet::{parse_mac, Frame, Mac};
 use sluice_core::wire::udp_tunnel::{payload_offset, Outer, OUTER_LEN};
 use sluice_core::wire::vxlan;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
+
+use crate::nf_config::parse_ip;
 
 /// Bytes VXLAN puts in front of the inner frame.
 const ADDED: usize = OUTER_LEN + vxlan::HEADER_LEN;
@@ -81,5 +83,47 @@ impl NetworkFunction for VxlanDecap {
             }
         }
         input.clear();
+    }
+}
+
+/// `vxlan_encap`: tunnels Ethernet frames in VXLAN from `src_ip` to
+/// `dst_ip`, network id = the packet's mark.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VxlanEncapSpec {
+    /// Outer source IPv4 address.
+    pub src_ip: String,
+    /// Outer destination IPv4 address.
+    pub dst_ip: String,
+    /// Outer source MAC.
+    pub src_mac: String,
+    /// Outer destination MAC.
+    pub dst_mac: String,
+}
+
+impl crate::NfConfig for VxlanEncapSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        let (src_ip, dst_ip) = (parse_ip(&self.src_ip)?, parse_ip(&self.dst_ip)?);
+        Ok(Box::new(VxlanEncap::new(src_ip, dst_ip, parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        let mac = |m: &str| m.to_string();
+        vec![Self { src_ip: "1.1.1.1".into(), dst_ip: "2.2.2.2".into(), src_mac: mac("02:00:00:00:00:01"), dst_mac: mac("02:00:00:00:00:02") }]
+    }
+}
+
+/// `vxlan_decap`: takes Ethernet frames out of VXLAN; mark = network id.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct VxlanDecapSpec {}
+
+impl crate::NfConfig for VxlanDecapSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(VxlanDecap))
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self {}]
     }
 }

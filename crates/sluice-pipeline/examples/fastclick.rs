@@ -14,7 +14,7 @@
 use std::fmt::Write as _;
 
 use pcap_file::pcap::{PcapPacket, PcapWriter};
-use sluice_nf::NfSpec;
+use sluice_nf::{LpmSpec, MacRewriteSpec, NfSpec, TypeCheckSpec};
 use sluice_pipeline::round_cost::{frames, shape};
 
 fn main() {
@@ -66,14 +66,14 @@ fn config(case: &str, batch: &str, loops: &str, pcap: &str) -> Result<String, Bo
 /// Appends NF `nf` as element `name` fed by `from`; returns what feeds the next.
 fn element(text: &mut String, from: &str, name: &str, nf: &NfSpec) -> Result<String, Box<dyn std::error::Error>> {
     match nf {
-        NfSpec::TypeCheck { ether_type } => writeln!(text, "{from} -> {name} :: Classifier(12/{ether_type:04x}, -); {name}[1] -> Discard;")?,
-        NfSpec::Lpm { routes } => {
+        NfSpec::TypeCheck(TypeCheckSpec { ether_type }) => writeln!(text, "{from} -> {name} :: Classifier(12/{ether_type:04x}, -); {name}[1] -> Discard;")?,
+        NfSpec::Lpm(LpmSpec { routes }) => {
             let routes: Vec<String> = routes.iter().map(|(prefix, gate)| format!("{prefix} {gate}")).collect();
             writeln!(text, "{from} -> CheckIPHeader2(OFFSET 14) -> {name} :: RadixIPLookup({});", routes.join(", "))?
         }
-        NfSpec::TtlDecrement {} => writeln!(text, "{from} -> {name} :: DecIPTTL;")?,
-        NfSpec::MacRewrite { src, dst } => writeln!(text, "{from} -> {name} :: EtherRewrite(SRC {src}, DST {dst});")?,
-        NfSpec::IpChecksum {} => writeln!(text, "{from} -> {name} :: SetIPChecksum;")?,
+        NfSpec::TtlDecrement(_) => writeln!(text, "{from} -> {name} :: DecIPTTL;")?,
+        NfSpec::MacRewrite(MacRewriteSpec { src, dst }) => writeln!(text, "{from} -> {name} :: EtherRewrite(SRC {src}, DST {dst});")?,
+        NfSpec::IpChecksum(_) => writeln!(text, "{from} -> {name} :: SetIPChecksum;")?,
         other => return Err(format!("no Click element stands for {}", other.kind()).into()),
     }
     Ok(name.to_string())

@@ -9,13 +9,11 @@
 
 use serde::Serialize;
 use sluice_core::{WorkerGraph, MAX_BURST};
-use sluice_nf::{NfSpec, RuleSpec};
+use sluice_nf::{NfSpec, PROFILE_FLOWS as FLOWS};
 
 use crate::chain::chain;
 use crate::error::{Error, Result};
 
-/// Flows the profiling traffic interleaves.
-const FLOWS: usize = 32;
 
 /// A fitted cost model.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
@@ -63,65 +61,16 @@ pub fn fit(points: &[(f64, f64)]) -> Fit {
     Fit { t0_ns: t0, t1_ns: t1, r2, beta }
 }
 
-/// The NFs the profiler knows, each with the configuration and traffic of
-/// the reference pipelines (PIPELINES.md).
-pub const KINDS: &[&str] =
-    &["bypass", "type_check", "exact_match", "lpm", "ttl_decrement", "mac_rewrite", "ip_checksum", "acl", "static_nat"];
-
-/// The `COPIES` modules profiled for NF kind `kind`, in chain order.
+/// The `COPIES` modules profiled for NF kind `kind`, in chain order: each
+/// copy as its NF's file sets it up for profiling ([`sluice_nf::NfConfig::profiling`]).
 fn reference_chain(kind: &str) -> Result<Vec<NfSpec>> {
-    (0..COPIES).map(|copy| reference_spec(kind, copy)).collect()
-}
-
-/// The reference configuration of copy `copy` of NF kind `kind`.
-fn reference_spec(kind: &str, copy: usize) -> Result<NfSpec> {
-    let flows = 0..FLOWS as u16;
-    Ok(match kind {
-        "bypass" => NfSpec::Bypass { cycles_per_batch: 1000, cycles_per_packet: 0 },
-        "type_check" => NfSpec::TypeCheck { ether_type: 0x0800 },
-        // Lookups route everything to gate 0: the lookup costs the same, and
-        // one egress keeps the baseline comparable.
-        "exact_match" => NfSpec::ExactMatch {
-            field: sluice_nf::Field::DstIp,
-            table: flows.map(|i| (format!("20.0.{}.1", i + 1), 0)).collect(),
-            default_gate: None,
-        },
-        "lpm" => NfSpec::Lpm { routes: lpm_routes(FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect() },
-        "ttl_decrement" => NfSpec::TtlDecrement {},
-        "mac_rewrite" => NfSpec::MacRewrite { src: "02:00:00:00:01:01".into(), dst: "02:00:00:00:02:02".into() },
-        "ip_checksum" => NfSpec::IpChecksum {},
-        "acl" => NfSpec::Acl { rules: acl_rules(100) },
-        // Every other copy maps back, so that every copy translates the
-        // source address, as the one NAT of a real pipeline does.
-        "static_nat" => {
-            let (inside, outside) = ("10.0.0.0/24".to_string(), "20.0.0.0/24".to_string());
-            if copy.is_multiple_of(2) { NfSpec::StaticNat { inside, outside } } else { NfSpec::StaticNat { inside: outside, outside: inside } }
-        }
-        other => return Err(Error::Profile(format!("no setup for NF '{other}' (known: {})", KINDS.join(", ")))),
-    })
-}
-
-/// One /24 per flow (20.0.(i+1).0/24 → gate i) plus filler prefixes up to `total` routes.
-pub fn lpm_routes(flows: usize, total: usize) -> Vec<(String, u16)> {
-    let mut routes: Vec<(String, u16)> = (0..flows).map(|i| (format!("20.0.{}.0/24", i + 1), i as u16)).collect();
-    let filler = total.saturating_sub(flows);
-    routes.extend((0..filler).map(|j| (format!("30.{}.{}.0/24", j / 256, j % 256), (j % flows.max(1)) as u16)));
-    routes
-}
-
-/// Rule 0 permits UDP any→any; then deny rules on other /24s, `total` in all.
-pub fn acl_rules(total: usize) -> Vec<RuleSpec> {
-    let any = |s: &str| s.to_string();
-    let mut rules = vec![RuleSpec { src: any("0.0.0.0/0"), dst: any("0.0.0.0/0"), proto: Some(17), sport: (0, 65535), dport: (0, 65535), permit: true }];
-    rules.extend((1..total).map(|j| RuleSpec {
-        src: any("0.0.0.0/0"),
-        dst: format!("40.{}.{}.0/24", j / 256, j % 256),
-        proto: None,
-        sport: (0, 65535),
-        dport: (0, 65535),
-        permit: false,
-    }));
-    rules
+    (0..COPIES)
+        .map(|copy| {
+            NfSpec::profiling(kind, copy).ok_or_else(|| {
+                Error::Profile(format!("no setup for NF '{kind}' (known: {})", NfSpec::profiled_kinds().join(", ")))
+            })
+        })
+        .collect()
 }
 
 /// Modules of the profiled kind in series: a few ns of per-batch cost per
@@ -196,13 +145,13 @@ mod tests {
     fn every_kind_has_a_setup_that_builds_and_passes_its_traffic() {
         let traffic = crate::chain::reference_frames(FLOWS).unwrap();
         let mut h = sluice_core::harness::Harness::default();
-        for kind in KINDS {
+        for kind in NfSpec::profiled_kinds() {
             let mut frames = traffic.clone();
             for (copy, spec) in reference_chain(kind).unwrap().iter().enumerate() {
                 let mut nf = spec.build().unwrap();
                 let mut out = h.run(nf.as_mut(), &frames);
                 assert_eq!((out.dropped, out.gates[0].len()), (0, traffic.len()), "{kind} copy {copy} drops or diverts its profiling traffic");
-                if *kind == "static_nat" {
+                if kind == "static_nat" {
                     assert_ne!(out.gates[0], frames, "NAT copy {copy} translates nothing");
                 }
                 frames = std::mem::take(&mut out.gates[0]);

@@ -12,7 +12,7 @@
 //! replay's, over its five NFs, is the cost of one NF visit ([`nf_visit_ns`]).
 
 use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
-use sluice_nf::NfSpec;
+use sluice_nf::{IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
 use crate::error::{Error, Result};
@@ -30,9 +30,9 @@ const BRANCHES: usize = 4;
 /// TTL decrement → MAC rewrite → checksum: a next hop.
 fn next_hop() -> [NfSpec; 3] {
     [
-        NfSpec::TtlDecrement {},
-        NfSpec::MacRewrite { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() },
-        NfSpec::IpChecksum {},
+        NfSpec::TtlDecrement(TtlDecrementSpec {}),
+        NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() }),
+        NfSpec::IpChecksum(IpChecksumSpec {}),
     ]
 }
 
@@ -59,7 +59,7 @@ const CHAIN_NFS: usize = 5;
 /// The router chain: Ethernet check → LPM → a next hop.
 fn chain() -> [NfSpec; CHAIN_NFS] {
     let [ttl, mac, checksum] = next_hop();
-    [NfSpec::TypeCheck { ether_type: 0x0800 }, lpm(1), ttl, mac, checksum]
+    [NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800 }), lpm(1), ttl, mac, checksum]
 }
 
 /// What one NF visit costs the walker (ns): the chain's T0 less the
@@ -71,7 +71,7 @@ pub fn nf_visit_ns(chain_t0_ns: f64, replay_t0_ns: f64) -> f64 {
 /// An LPM of one route per destination /24, /24 `r` to gate `r % gates`:
 /// consecutive flows take the gates in turn.
 fn lpm(gates: usize) -> NfSpec {
-    NfSpec::Lpm { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect() }
+    NfSpec::Lpm(LpmSpec { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect() })
 }
 
 /// The NFs of workload `case`: the head every packet passes, then the

@@ -409,10 +409,25 @@ fn pcap_prefixes(py: Python<'_>, path: &str) -> PyResult<Vec<(String, u64)>> {
     Ok(counted.into_iter().map(|(net, n)| (format!("{net}/24"), n)).collect())
 }
 
+/// Every NF's name, class name and the JSON Schema of its configuration
+/// (JSON text): what `sluice.nf` is generated from.
+#[pyfunction]
+fn nf_schemas() -> PyResult<Vec<(&'static str, &'static str, String)>> {
+    sluice_nf::NfSpec::schemas().into_iter().map(|(kind, class, schema)| Ok((kind, class, serde_json::to_string(&schema).map_err(invalid)?))).collect()
+}
+
+/// Checks NF `kind`'s fields (a JSON object) as a description's are read;
+/// the error names the field.
+#[pyfunction]
+fn check_nf(kind: &str, fields: &str) -> PyResult<()> {
+    let fields: serde_json::Value = serde_json::from_str(fields).map_err(invalid)?;
+    sluice_nf::NfSpec::from_fields(kind, fields).map(drop).map_err(invalid)
+}
+
 /// Names of the NF kinds the profiler knows.
 #[pyfunction]
 fn profiled_kinds() -> Vec<&'static str> {
-    sluice_pipeline::profile::KINDS.to_vec()
+    sluice_nf::NfSpec::profiled_kinds()
 }
 
 /// The bounds a description must keep (see `sluice_core::limits`), by name.
@@ -511,6 +526,8 @@ fn embed_check(
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
+    m.add_function(wrap_pyfunction!(nf_schemas, m)?)?;
+    m.add_function(wrap_pyfunction!(check_nf, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;

@@ -1,0 +1,149 @@
+"""Writes python/sluice/nf.py, the Python classes of Sluice's NFs, from the
+JSON Schemas of their Rust configurations (`sluice._core.nf_schemas()`), so
+that Python copies no name, field, default or document by hand.
+
+    .venv/bin/python scripts/gen_nf.py           # rewrite python/sluice/nf.py
+    .venv/bin/python scripts/gen_nf.py --check   # exit 1 if it is stale
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+TARGET = Path(__file__).resolve().parent.parent / "python" / "sluice" / "nf.py"
+
+HEADER = '''"""Network-function configurations: what a module runs, one class per NF
+of the core, with its fields, defaults and documentation.
+
+Generated from the core's NF definitions by scripts/gen_nf.py: do not edit;
+change the NF's Rust file and run `make generate`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional, Sequence
+
+from sluice.nf_base import NF, Table
+
+__all__ = ["NF", {names}]
+'''
+
+
+def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+    """(definition name, schema) of a `$ref`, or (None, schema)."""
+    ref = schema.get("$ref")
+    if ref is None:
+        return None, schema
+    name = ref.rsplit("/", 1)[1]
+    return name, defs[name]
+
+
+def _type(schema: dict[str, Any], defs: dict[str, Any]) -> str:
+    """The Python annotation of a JSON Schema."""
+    name, target = _resolve(schema, defs)
+    if name is not None:
+        return name if target.get("type") == "object" else _type(target, defs)
+    if "oneOf" in schema or "enum" in schema:
+        return "str"
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        (inner,) = [k for k in kind if k != "null"]
+        return f"Optional[{_type({**schema, 'type': inner}, defs)}]"
+    if kind == "array":
+        pair = schema.get("prefixItems")
+        if pair is not None:
+            return f"tuple[{', '.join(_type(p, defs) for p in pair)}]"
+        items = schema["items"]
+        entry = items.get("prefixItems")
+        if entry is not None and len(entry) == 2 and entry[1].get("format") == "uint16":
+            return f"Table[{_type(entry[0], defs)}]"
+        return f"Sequence[{_type(items, defs)}]"
+    return {"integer": "int", "number": "float", "boolean": "bool", "string": "str", "object": "object"}[kind]
+
+
+def _default(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> str:
+    """A field's default as Python source."""
+    name, target = _resolve(schema, defs)
+    if name is not None and target.get("type") == "object":
+        return f"{name}()"
+    if isinstance(value, list):
+        return repr(tuple(value))
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def _text(description: str) -> str:
+    """A Rust doc comment as plain text: intra-doc links lose their brackets."""
+    return re.sub(r"\[(`[^`]*`)\](\([^)]*\))?", r"\1", description.strip())
+
+
+def _choices(schema: dict[str, Any], defs: dict[str, Any]) -> str:
+    """" (one of "a", "b")" for a field that takes one of some names, else ""."""
+    _, target = _resolve(schema, defs)
+    names = [json.dumps(c["const"]) for c in target.get("oneOf", []) if "const" in c]
+    return f" (one of {', '.join(names)})" if names else ""
+
+
+def _doc(description: str, properties: dict[str, Any], defs: dict[str, Any], indent: str) -> str:
+    lines = [_text(description)]
+    if properties:
+        lines.append("")
+        for field, prop in properties.items():
+            text = f"`{field}`: {_text(prop.get('description', '')).rstrip('.')}{_choices(prop, defs)}."
+            lines.extend(textwrap.wrap(text, 76, subsequent_indent="    "))
+    body = "\n".join(indent + line if line else "" for line in "\n".join(lines).split("\n"))
+    return f'{indent}"""{body.lstrip()}\n{indent}"""\n'
+
+
+def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | None) -> str:
+    properties: dict[str, Any] = schema.get("properties", {})
+    required = [f for f in properties if f in schema.get("required", [])]
+    optional = [f for f in properties if f not in required]
+    base = "(NF)" if kind is not None else ""
+    out = f"\n\n@dataclass(frozen=True)\nclass {name}{base}:\n" + _doc(schema.get("description", name), properties, defs, "    ")
+    if kind is not None:
+        out += f"\n    kind: ClassVar[str] = {json.dumps(kind)}\n"
+    if properties:
+        out += "\n"
+    for field in required:
+        out += f"    {field}: {_type(properties[field], defs)}\n"
+    for field in optional:
+        prop = properties[field]
+        out += f"    {field}: {_type(prop, defs)} = {_default(prop.get('default'), prop, defs)}\n"
+    return out
+
+
+def generate(schemas: list[tuple[str, str, str]]) -> str:
+    """The source of nf.py from (name, class name, JSON Schema) of every NF."""
+    helpers: dict[str, str] = {}
+    classes = []
+    for kind, name, text in schemas:
+        schema = json.loads(text)
+        defs = schema.get("$defs", {})
+        for helper, helper_schema in defs.items():
+            if helper_schema.get("type") == "object" and helper not in helpers:
+                helpers[helper] = _class(helper, helper_schema, defs, None)
+        classes.append(_class(name, schema, defs, kind))
+    names = ", ".join(f'"{n}"' for n in [*helpers, *(name for _, name, _ in schemas)])
+    return HEADER.format(names=names) + "".join(helpers.values()) + "".join(classes)
+
+
+def main() -> int:
+    from sluice import _core
+
+    source = generate(_core.nf_schemas())
+    if "--check" in sys.argv[1:]:
+        if TARGET.read_text() != source:
+            print(f"{TARGET} is stale: run `make generate`", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(source)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
