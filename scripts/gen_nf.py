@@ -1,9 +1,11 @@
-"""Writes python/sluice/nf.py, the Python classes of Sluice's NFs, from the
-JSON Schemas of their Rust configurations (`sluice._core.nf_schemas()`), so
-that Python copies no name, field, default or document by hand.
+"""Writes the Python classes of what descriptions carry from the JSON
+Schemas of their Rust types, so that Python copies no name, field, default
+or document by hand: python/sluice/nf.py (every NF's configuration,
+`sluice._core.nf_schemas()`) and python/sluice/template.py (the packet
+template, `sluice._core.template_schema()`).
 
-    .venv/bin/python scripts/gen_nf.py           # rewrite python/sluice/nf.py
-    .venv/bin/python scripts/gen_nf.py --check   # exit 1 if it is stale
+    .venv/bin/python scripts/gen_nf.py           # rewrite both
+    .venv/bin/python scripts/gen_nf.py --check   # exit 1 if one is stale
 """
 
 from __future__ import annotations
@@ -15,23 +17,25 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-TARGET = Path(__file__).resolve().parent.parent / "python" / "sluice" / "nf.py"
+PACKAGE = Path(__file__).resolve().parent.parent / "python" / "sluice"
 
-HEADER = '''"""Network-function configurations: what a module runs, one class per NF
-of the core, with its fields, defaults and documentation.
+HEADER = '''"""{title}
 
-Generated from the core's NF definitions by scripts/gen_nf.py: do not edit;
-change the NF's Rust file and run `make generate`."""
+Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+change the Rust type and run `make generate`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional, Sequence
+{typing}from sluice.nf_base import {imports}
 
-from sluice.nf_base import NF, Table
-
-__all__ = ["NF", {names}]
+__all__ = [{names}]
 '''
+
+NF_TITLE = """Network-function configurations: what a module runs, one class per NF
+of the core, with its fields, defaults and documentation."""
+
+TEMPLATE_TITLE = "Packet templates: the frames a synthetic source sends."
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -50,6 +54,9 @@ def _type(schema: dict[str, Any], defs: dict[str, Any]) -> str:
         return name if target.get("type") == "object" else _type(target, defs)
     if "oneOf" in schema or "enum" in schema:
         return "str"
+    if "anyOf" in schema:
+        (inner,) = [s for s in schema["anyOf"] if s.get("type") != "null"]
+        return f"Optional[{_type(inner, defs)}]"
     kind = schema.get("type")
     if isinstance(kind, list):
         (inner,) = [k for k in kind if k != "null"]
@@ -99,11 +106,11 @@ def _doc(description: str, properties: dict[str, Any], defs: dict[str, Any], ind
     return f'{indent}"""{body.lstrip()}\n{indent}"""\n'
 
 
-def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | None) -> str:
+def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | None, base: str = "") -> str:
     properties: dict[str, Any] = schema.get("properties", {})
     required = [f for f in properties if f in schema.get("required", [])]
     optional = [f for f in properties if f not in required]
-    base = "(NF)" if kind is not None else ""
+    base = f"({base})" if base else ""
     out = f"\n\n@dataclass(frozen=True)\nclass {name}{base}:\n" + _doc(schema.get("description", name), properties, defs, "    ")
     if kind is not None:
         out += f"\n    kind: ClassVar[str] = {json.dumps(kind)}\n"
@@ -117,31 +124,53 @@ def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | 
     return out
 
 
-def generate(schemas: list[tuple[str, str, str]]) -> str:
-    """The source of nf.py from (name, class name, JSON Schema) of every NF."""
+def _module(title: str, imports: str, exported: list[str], classes: list[tuple[str, str, str | None, str]]) -> str:
+    """A module of dataclasses from (class name, JSON Schema, NF name or None, base class) each,
+    with the object types their schemas refer to before them."""
     helpers: dict[str, str] = {}
-    classes = []
-    for kind, name, text in schemas:
+    bodies = []
+    for name, text, kind, base in classes:
         schema = json.loads(text)
         defs = schema.get("$defs", {})
         for helper, helper_schema in defs.items():
             if helper_schema.get("type") == "object" and helper not in helpers:
                 helpers[helper] = _class(helper, helper_schema, defs, None)
-        classes.append(_class(name, schema, defs, kind))
-    names = ", ".join(f'"{n}"' for n in [*helpers, *(name for _, name, _ in schemas)])
-    return HEADER.format(names=names) + "".join(helpers.values()) + "".join(classes)
+        bodies.append(_class(name, schema, defs, kind, base))
+    body = "".join(helpers.values()) + "".join(bodies)
+    names = ", ".join(f'"{n}"' for n in [*exported, *helpers, *(c[0] for c in classes)])
+    used = [t for t in ("ClassVar", "Optional", "Sequence") if f"{t}[" in body]
+    typing = f"from typing import {', '.join(used)}\n\n" if used else ""
+    return HEADER.format(title=title, typing=typing, imports=imports, names=names) + body
+
+
+def generate_nf(schemas: list[tuple[str, str, str]]) -> str:
+    """The source of nf.py from (name, class name, JSON Schema) of every NF."""
+    return _module(NF_TITLE, "NF, Table", ["NF"], [(name, text, kind, "NF") for kind, name, text in schemas])
+
+
+def generate_template(schema: str) -> str:
+    """The source of template.py from the template's JSON Schema."""
+    return _module(TEMPLATE_TITLE, "TemplateBase", [], [("Template", schema, None, "TemplateBase")])
+
+
+def generated() -> dict[Path, str]:
+    """What each generated file holds, from the core as built."""
+    from sluice import _core
+
+    return {
+        PACKAGE / "nf.py": generate_nf(_core.nf_schemas()),
+        PACKAGE / "template.py": generate_template(_core.template_schema()),
+    }
 
 
 def main() -> int:
-    from sluice import _core
-
-    source = generate(_core.nf_schemas())
+    stale = [path for path, source in generated().items() if not path.exists() or path.read_text() != source]
     if "--check" in sys.argv[1:]:
-        if TARGET.read_text() != source:
-            print(f"{TARGET} is stale: run `make generate`", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(source)
+        for path in stale:
+            print(f"{path} is stale: run `make generate`", file=sys.stderr)
+        return 1 if stale else 0
+    for path, source in generated().items():
+        path.write_text(source)
     return 0
 
 

@@ -49,6 +49,10 @@ def test_run_writes_csv_and_plot_and_names_errors(tmp_path: Path) -> None:
     assert unknown.returncode != 0 and "unknown pipeline 'nope'" in unknown.stderr
     wide = sluice("run", "rc", "--controller", "projgrad", "--delta", "0.5", "--periods", "1", cwd=tmp_path)
     assert wide.returncode == 2 and "'--delta': 0.5 is not in the range 0<=x<0.5" in wide.stderr
+    full = sluice("run", "rc", "--n", "2", "--backend", "sim", "--periods", "1", "--period-ms", "10",
+                  "--json", "r.json", "--csv", "/dev/full", cwd=tmp_path)
+    assert full.returncode == 2 and "could not write --csv '/dev/full': [Errno 28]" in full.stderr, full.stderr
+    assert json.loads((tmp_path / "r.json").read_text())["summary"]["delivered"] > 0, "the JSON that could be written was"
 
 
 def test_run_takes_a_json_description(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from sluice import _core
 from sluice.nf import Acl, ExactMatch, Lpm, Napt, Reframer, ReframerBypass, Rule, TypeCheck, VlanPush
+from sluice.template import Template
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -19,7 +20,8 @@ def test_the_generated_classes_are_current() -> None:
     assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    assert gen.generate(_core.nf_schemas()) == (ROOT / "python" / "sluice" / "nf.py").read_text(), "run `make generate`"
+    for path, source in gen.generated().items():
+        assert source == path.read_text(), f"{path.name} is stale: run `make generate`"
 
 
 def test_defaults_are_the_cores() -> None:
@@ -44,6 +46,8 @@ def test_spec_is_what_a_description_writes() -> None:
         (lambda: Reframer(t_buff_us=5, bypass=ReframerBypass(dscp=[300])), "Reframer: bypass.dscp[0]: invalid value: integer `300`"),
         (lambda: ExactMatch("vlan_id", {7: 0}), "ExactMatch: table[0][0]: invalid type: integer `7`, expected a string"),
         (lambda: ExactMatch("vlan", {"7": 0}), "ExactMatch: field: unknown variant `vlan`"),
+        (lambda: Template(src_port=70000), "Template: src_port: invalid value: integer `70000`, expected u16"),
+        (lambda: Template(vlan=4096, ttl=-1), "Template: ttl: invalid value: integer `-1`, expected u8"),
     ],
 )
 def test_a_bad_field_is_named_when_the_nf_is_made(make: object, message: str) -> None:

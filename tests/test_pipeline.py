@@ -77,6 +77,32 @@ def test_unknown_controller_and_backend_are_named() -> None:
         small().run("null", periods=1, period_ms=5, backend="fpga")
 
 
+@pytest.mark.parametrize(
+    ("run", "error", "message"),
+    [
+        (lambda p: p.run(123), TypeError, "controller must be a built-in's name or a sluice.controller.Controller, not int"),
+        (lambda p: p.run(periods=-1), ValueError, "periods -1 is outside 1..="),
+        (lambda p: p.run(periods=2.5), TypeError, "periods must be a whole number, not float"),
+        (lambda p: p.run(warmup_periods=-1), ValueError, "warmup_periods -1 is outside 0..="),
+        (lambda p: p.run(keep_periods=0), ValueError, "keep_periods 0 is outside 1..="),
+    ],
+)
+def test_a_bad_run_argument_is_named(run: Callable[[Pipeline], object], error: type, message: str) -> None:
+    with pytest.raises(error, match=re.escape(message)):
+        run(small())
+
+
+def test_a_python_controller_s_nan_trigger_is_named() -> None:
+    class Broken(sluice.Controller):
+        name = "broken"
+
+        def step(self, model: dict[str, Any], telemetry: dict[str, Any]) -> dict[str, Any]:
+            return {"triggers": {"nf": float("nan")}}
+
+    with pytest.raises(ValueError, match=re.escape("controller 'broken': step() returned nan at triggers.nf: not a finite number")):
+        small().run(Broken(), periods=2, period_ms=5, backend="sim")
+
+
 @pytest.mark.parametrize("backend", ["engine", "sim"])
 def test_run_report_has_the_documented_shape_and_accounts_losslessly(backend: str) -> None:
     seen: list[int] = []
@@ -234,6 +260,8 @@ def test_weighted_fair_mode_with_backpressure_is_lossless() -> None:
         assert s["generated"] == s["delivered"] + s["in_flight"]
     with pytest.raises(ValueError, match="scheduler must be 'rtc' or 'wfq'"):
         Pipeline(scheduler="edf")
+    with pytest.raises(ValueError, match="backpressure_pkts applies to the 'wfq' scheduler only"):
+        Pipeline(backpressure_pkts=64)
 
 
 def test_modules_placed_on_another_worker_receive_over_rings() -> None:

@@ -24,7 +24,7 @@ from rich.table import Table
 
 from sluice import _core, profiles
 from sluice import net as sluice_net
-from sluice.errors import INTERRUPTED, Command, Interrupted, Refused, writable, writable_folder
+from sluice.errors import INTERRUPTED, Command, Interrupted, Refused, one_line, writable, writable_folder
 from sluice.embed import METHODS
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES, rc
@@ -469,12 +469,17 @@ def _report(result: RunResult, json_path: Optional[str], csv_path: Optional[str]
     for period, moves in result.moves.items():
         workers = sorted(set(moves.values()))
         console.print(f"decomposed after period {period}: {len(moves)} modules to worker(s) {', '.join(map(str, workers))} ({', '.join(moves)})")
-    if json_path:
-        result.to_json(json_path)
-    if csv_path:
-        result.to_csv(csv_path)
-    if plot_path:
-        result.plot(plot_path)
+    writers = ((json_path, "--json", result.to_json), (csv_path, "--csv", result.to_csv), (plot_path, "--plot", result.plot))
+    failed = []
+    for path, what, write in writers:
+        if not path:
+            continue
+        try:
+            write(path)
+        except OSError as e:
+            failed.append(f"{what} {path!r}: {one_line(e)}")
+    if failed:
+        raise Refused("could not write " + "; ".join(failed) + " (the other files were written)")
 
 
 def _rss_bytes() -> int:

@@ -17,6 +17,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from sluice.json_form import non_finite
+
 
 class Controller:
     """Base class of Python controllers; actions are `{"triggers": {MODULE: b}, "weights": {MODULE: w}}`."""
@@ -39,7 +41,7 @@ class Controller:
 
     def init_json(self, model_json: str) -> str:
         self.model = json.loads(model_json)
-        return json.dumps(self.init(self.model))
+        return self._actions_json("init", self.init(self.model))
 
     def step_json(self, telemetry_json: str) -> str:
         raw = json.loads(telemetry_json)
@@ -48,4 +50,11 @@ class Controller:
         telemetry = dict(raw)
         telemetry["modules"] = dict(zip(modules, raw["modules"]))
         telemetry["flows"] = dict(zip(flows, raw["flows"]))
-        return json.dumps(self.step(self.model, telemetry))
+        return self._actions_json("step", self.step(self.model, telemetry))
+
+    def _actions_json(self, method: str, actions: dict[str, Any]) -> str:
+        """`actions` as JSON; a NaN or infinity in them is refused by its place."""
+        found = non_finite(actions, "")
+        if found is not None:
+            raise ValueError(f"controller {self.name!r}: {method}() returned {found[1]} at {found[0]}: not a finite number")
+        return json.dumps(actions)

@@ -1,8 +1,8 @@
 """Network-function configurations: what a module runs, one class per NF
 of the core, with its fields, defaults and documentation.
 
-Generated from the core's NF definitions by scripts/gen_nf.py: do not edit;
-change the NF's Rust file and run `make generate`."""
+Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+change the Rust type and run `make generate`."""
 
 from __future__ import annotations
 
@@ -433,7 +433,7 @@ class Reframer(NF):
         "oldest_flow", "shortest_flow").
     `bypass`: Packets never held.
     `coalesce_acks`: Drop pure ACKs that the next one of their flow, sent with
-        them, makes redundant (see `crate::ack_coalesce`).
+        them, makes redundant.
     `slo_control`: Let the run's hold controller choose the hold time from the
         delay slack of the flows through it, up to `t_buff_us`.
     """

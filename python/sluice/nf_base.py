@@ -1,6 +1,6 @@
-"""What every NF configuration of `sluice.nf` shares: its JSON form and its
-check against the core's definition of the NF, which names the field at
-fault. The classes themselves are generated from the core (`sluice.nf`)."""
+"""What the generated description classes share (`sluice.nf`,
+`sluice.template`): their JSON form and their check against the core's
+definition, which names the field at fault when the object is made."""
 
 from __future__ import annotations
 
@@ -16,12 +16,8 @@ K = TypeVar("K")
 Table = Union[Mapping[K, int], Sequence[tuple[K, int]]]
 
 
-class NF:
-    """Base of every NF configuration: a frozen dataclass whose fields are
-    those of the core's NF named `kind`, checked by the core when made."""
-
-    #: The NF's name in descriptions ("lpm").
-    kind: ClassVar[str]
+class Checked:
+    """A frozen dataclass that the core checks when it is made."""
 
     def __post_init__(self) -> None:
         fields = to_json(self)
@@ -29,10 +25,36 @@ class NF:
         if found is not None:
             raise ValueError(f"{type(self).__name__}: {found[0]}: {found[1]} is not a finite number")
         try:
-            _core.check_nf(self.kind, json.dumps(fields))
+            self._check(json.dumps(fields))
         except ValueError as e:
             raise ValueError(f"{type(self).__name__}: {e}") from None
 
+    def _check(self, fields_json: str) -> None:
+        """Asks the core whether `fields_json` is valid; raises ValueError naming the field if not."""
+        raise NotImplementedError
+
+    def spec(self) -> dict[str, Any]:
+        """The JSON form the core reads."""
+        fields: dict[str, Any] = to_json(self)
+        return fields
+
+
+class NF(Checked):
+    """Base of every NF configuration: its fields are those of the core's NF named `kind`."""
+
+    #: The NF's name in descriptions ("lpm").
+    kind: ClassVar[str]
+
+    def _check(self, fields_json: str) -> None:
+        _core.check_nf(self.kind, fields_json)
+
     def spec(self) -> dict[str, Any]:
         """The JSON form the core reads: `type` and the fields."""
-        return {"type": self.kind, **to_json(self)}
+        return {"type": self.kind, **super().spec()}
+
+
+class TemplateBase(Checked):
+    """Base of `sluice.template.Template`: checked as the core's packet template."""
+
+    def _check(self, fields_json: str) -> None:
+        _core.check_template(fields_json)

@@ -67,6 +67,8 @@ class Pipeline:
         while the pipeline runs."""
         if scheduler not in ("rtc", "wfq"):
             raise ValueError(f"scheduler must be 'rtc' or 'wfq', got {scheduler!r}")
+        if backpressure_pkts is not None and scheduler != "wfq":
+            raise ValueError("backpressure_pkts applies to the 'wfq' scheduler only (run-to-completion has no queues to bound)")
         if spare_workers < 0:
             raise ValueError(f"spare_workers must be ≥ 0, got {spare_workers}")
         self.spare_workers = spare_workers
@@ -452,6 +454,12 @@ class Pipeline:
         controller, stops the run within a period: the pipeline drains and
         the exception propagates with the result of the periods done as its
         `result` attribute (`result.interrupted` says why it ended)."""
+        if not isinstance(controller, (str, Controller)):
+            raise TypeError(f"controller must be a built-in's name or a sluice.controller.Controller, not {type(controller).__name__}")
+        limits = _core.limits()
+        _check_count("periods", periods, 1, int(limits["max_periods"]))
+        _check_count("warmup_periods", warmup_periods, 0, int(limits["max_periods"]))
+        _check_count("keep_periods", keep_periods, 1, int(limits["max_periods"]))
         callback = None
         if on_period is not None:
             notify = on_period
@@ -479,3 +487,11 @@ class Pipeline:
                 e.result = RunResult(json.loads(partial))  # type: ignore[attr-defined]
             raise
         return RunResult(json.loads(report))
+
+
+def _check_count(name: str, value: object, least: int, most: int) -> None:
+    """Refuses a count (`periods`, …) that is not a whole number in least..=most, by its name."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be a whole number, not {type(value).__name__}")
+    if not least <= value <= most:
+        raise ValueError(f"{name} {value} is outside {least}..={most}")

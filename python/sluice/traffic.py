@@ -7,38 +7,12 @@ import os
 import shutil
 import stat
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Optional, Sequence
 
+from sluice.template import Gtpu, Template
 
-@dataclass(frozen=True)
-class Gtpu:
-    """Outer GTP-U tunnel of a template: tunnel id and endpoints."""
-
-    teid: int
-    src_ip: str
-    dst_ip: str
-
-
-@dataclass(frozen=True)
-class Template:
-    """An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
-    is set, carried in a GTP-U tunnel when `gtpu` is set; `size` is the
-    (inner) frame length without FCS (bytes)."""
-
-    src_mac: str = "02:00:00:00:00:01"
-    dst_mac: str = "02:00:00:00:00:02"
-    src_ip: str = "10.0.0.1"
-    dst_ip: str = "20.0.1.1"
-    src_port: int = 5000
-    dst_port: int = 5000
-    ttl: int = 64
-    size: int = 60
-    vlan: Optional[int] = None
-    gtpu: Optional[Gtpu] = None
-
-    def spec(self) -> dict[str, Any]:
-        return asdict(self)
+__all__ = ["Gtpu", "Stream", "Template", "readable_capture"]
 
 
 @dataclass(frozen=True)

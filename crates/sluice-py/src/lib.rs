@@ -424,6 +424,21 @@ fn check_nf(kind: &str, fields: &str) -> PyResult<()> {
     sluice_nf::NfSpec::from_fields(kind, fields).map(drop).map_err(invalid)
 }
 
+/// The JSON Schema of a packet template (JSON text): what `sluice.template` is generated from.
+#[pyfunction]
+fn template_schema() -> PyResult<String> {
+    serde_json::to_string(&schemars::schema_for!(sluice_traffic::TemplateSpec)).map_err(invalid)
+}
+
+/// Checks a packet template's fields (a JSON object) as a description's
+/// are read; the error names the field.
+#[pyfunction]
+fn check_template(fields: &str) -> PyResult<()> {
+    let fields: serde_json::Value = serde_json::from_str(fields).map_err(invalid)?;
+    let read: Result<sluice_traffic::TemplateSpec, _> = serde_path_to_error::deserialize(fields);
+    read.map(drop).map_err(|e| invalid(sluice_pipeline::spec_error::describe(&e)))
+}
+
 /// Names of the NF kinds the profiler knows.
 #[pyfunction]
 fn profiled_kinds() -> Vec<&'static str> {
@@ -528,6 +543,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(nf_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(check_nf, m)?)?;
+    m.add_function(wrap_pyfunction!(template_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(check_template, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;

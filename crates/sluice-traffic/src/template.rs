@@ -10,8 +10,9 @@ use crate::error::{Error, Result};
 /// Size of Ethernet + IPv4 + UDP headers (bytes).
 const HEADERS: usize = 14 + 20 + 8;
 
-/// Fields of one Ethernet/IPv4/UDP template.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+/// An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
+/// is set, carried in a GTP-U tunnel when `gtpu` is set.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TemplateSpec {
     /// Source MAC, "aa:bb:cc:dd:ee:ff".
@@ -48,8 +49,9 @@ pub struct TemplateSpec {
 }
 
 /// The outer headers of a GTP-U tunnelled frame.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "Gtpu")]
 pub struct GtpuSpec {
     /// Tunnel endpoint id.
     pub teid: u32,

@@ -1,0 +1,57 @@
+"""Packet templates: the frames a synthetic source sends.
+
+Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+change the Rust type and run `make generate`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from sluice.nf_base import TemplateBase
+
+__all__ = ["Gtpu", "Template"]
+
+
+@dataclass(frozen=True)
+class Gtpu:
+    """The outer headers of a GTP-U tunnelled frame.
+
+    `teid`: Tunnel endpoint id.
+    `src_ip`: Outer source IPv4 address.
+    `dst_ip`: Outer destination IPv4 address.
+    """
+
+    teid: int
+    src_ip: str
+    dst_ip: str
+
+
+@dataclass(frozen=True)
+class Template(TemplateBase):
+    """An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
+    is set, carried in a GTP-U tunnel when `gtpu` is set.
+
+    `src_mac`: Source MAC, "aa:bb:cc:dd:ee:ff".
+    `dst_mac`: Destination MAC.
+    `src_ip`: Source IPv4 address.
+    `dst_ip`: Destination IPv4 address.
+    `src_port`: UDP source port.
+    `dst_port`: UDP destination port.
+    `ttl`: IPv4 TTL.
+    `size`: Frame size without FCS (bytes, ≥ 42; 4 more with a VLAN tag).
+    `vlan`: 802.1Q VLAN id, for a tagged frame.
+    `gtpu`: Carry the IPv4/UDP packet in a GTP-U tunnel (the fields above then
+        describe the inner packet; `size` stays the inner frame's).
+    """
+
+    src_mac: str = "02:00:00:00:00:01"
+    dst_mac: str = "02:00:00:00:00:02"
+    src_ip: str = "10.0.0.1"
+    dst_ip: str = "20.0.1.1"
+    src_port: int = 5000
+    dst_port: int = 5000
+    ttl: int = 64
+    size: int = 60
+    vlan: Optional[int] = None
+    gtpu: Optional[Gtpu] = None
