@@ -182,13 +182,15 @@ def test_experiment_polling_writes_the_documented_report(tmp_path: Path) -> None
     out = sluice("experiment", "polling", "--quick", "--out", "o", "--json", "p.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     r = json.loads((tmp_path / "p.json").read_text())
-    keys = {"policy", "load", "cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct"}
+    keys = {"policy", "load", "cpu_pct", "asleep_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct"}
     assert all(keys <= set(row) for row in r["rows"]), r["rows"][0]
     policies = {"busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome", "learned"}
     assert {row["policy"] for row in r["rows"]} == policies == set(r["decision_ns"])
     idle = {row["policy"]: row for row in r["rows"] if row["load"] == 0 and row["input"] == "emulated"}
-    # With no traffic a busy worker spins and the sleeping ones give their core back.
-    assert idle["busy"]["cpu_pct"] > 80 and all(idle[p]["cpu_pct"] < 30 for p in ("slo-aware", "vpp-adaptive", "learned")), idle
+    # With no traffic a busy worker never sleeps and the sleeping ones sleep through most of each
+    # period (what they decide; the CPU share the machine then gives is the experiment's figure).
+    sleepers = ("slo-aware", "vpp-adaptive", "learned")
+    assert idle["busy"]["asleep_pct"] == 0 and all(idle[p]["asleep_pct"] > 50 for p in sleepers), idle
     # At light load nothing is lost at the receive queues, whatever the policy. (Not checked at half
     # load: a 4096-packet queue holds under a millisecond there, this VM stalls a worker that long now
     # and then, busy polling or not, and its speed moves by more than the margin within one run.)
@@ -198,7 +200,7 @@ def test_experiment_polling_writes_the_documented_report(tmp_path: Path) -> None
     if os.geteuid() == 0 and shutil.which("unshare"):
         # On a veth pair too: what the sender sent at light load arrived, and an idle worker that may sleep sleeps.
         assert port and all(row["loss_pct"] <= 1 for row in port if row["load"] <= 0.1), port
-        assert all(row["cpu_pct"] < 30 for row in port if row["load"] == 0 and row["policy"] in ("slo-aware", "vpp-adaptive", "learned")), port
+        assert all(row["asleep_pct"] > 50 for row in port if row["load"] == 0 and row["policy"] in sleepers), port
     assert {"p50", "p99"} <= set(r["sleep_error_us"]) and all(ns < 1000 for ns in r["decision_ns"].values())
     assert (tmp_path / "o" / "polling.png").read_bytes()[:4] == b"\x89PNG"
 

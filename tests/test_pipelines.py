@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import struct
 from pathlib import Path
 
@@ -168,7 +169,12 @@ def test_a_missing_profile_is_measured_once_and_an_existing_one_is_kept(tmp_path
     profiles.ensure_measured()
     measured = profiles.load()
     assert set(measured) == set(_core.profiled_kinds())
-    assert all(f["t0_ns"] >= 0 and f["t1_ns"] >= 0 for f in measured.values())
+    assert all(math.isfinite(f["t0_ns"]) and math.isfinite(f["t1_ns"]) for f in measured.values())
+    # The profiled Bypass spins 1000 cycles of the nominal 2.6 GHz clock a
+    # batch (385 ns) and none a packet: a fit that lost the batch cost, or
+    # put it on the packets, fails here on any machine.
+    bypass = measured["bypass"]
+    assert bypass["t0_ns"] > 300 and bypass["t1_ns"] < bypass["t0_ns"] / 4, bypass
     (tmp_path / "profile.json").write_text('{"nfs": {}}')
     profiles.ensure_measured()
     assert profiles.load() == {}, "an existing profile, even an empty one, is used as it is"

@@ -44,7 +44,7 @@ def pipeline(poll: dict[str, Any], load: float, saturation_pps: float, schedule:
 
 
 #: What a row of the report gives of a measurement.
-ROW_KEYS = ("cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct", "polls_per_s", "wait_late_us")
+ROW_KEYS = ("cpu_pct", "asleep_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct", "polls_per_s", "wait_late_us")
 
 
 def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
@@ -58,6 +58,8 @@ def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[di
     offered = s["generated"] + s["missed"]
     return {
         "cpu_pct": 100 * statistics.fmean(q["workers"][0]["cpu_fraction"] for q in measured),
+        # What the policy decided: the share of each period it asked to sleep or wait.
+        "asleep_pct": 100 * statistics.fmean(q["workers"][0]["waits"] * q["workers"][0]["wait_asked_us"] / (period_ms * 1e3) for q in measured),
         "mpps": s["rate_pps"] / 1e6,
         "loss_pct": 100 * (s["missed"] + s["dropped"]) / offered if offered else 0.0,
         "mean_us": statistics.fmean(f["mean_us"] for f in flows) if flows else 0.0,

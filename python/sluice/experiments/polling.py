@@ -82,10 +82,11 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """Per input, policy and load: CPU, rate, loss, delay, violations."""
-    lines = ["| input | policy | load | CPU % | Mpps | loss % | mean µs | p99 µs | periods over SLO % |", "|---|---|---|---|---|---|---|---|---|"]
+    """Per input, policy and load: CPU, time asked asleep, rate, loss, delay, violations."""
+    lines = ["| input | policy | load | CPU % | asleep % | Mpps | loss % | mean µs | p99 µs | periods over SLO % |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['input']} | {r['policy']} | {r['load']:.1%} | {r['cpu_pct']:.1f} | {r['mpps']:.3f} | {r['loss_pct']:.2f} | "
+        lines.append(f"| {r['input']} | {r['policy']} | {r['load']:.1%} | {r['cpu_pct']:.1f} | {r['asleep_pct']:.1f} | {r['mpps']:.3f} | {r['loss_pct']:.2f} | "
                      f"{r['mean_us']:.1f} | {r['p99_us']:.1f} | {r['slo_viol_pct']:.0f} |")
     return "\n".join(lines) + "\n"
 
