@@ -56,6 +56,9 @@ mod round;
 mod triggers;
 mod walk;
 
+#[cfg(test)]
+mod tests;
+
 pub use moves::move_modules;
 
 /// Tagged explicitly (`repr(u8)`): the walker tests the tag of every node
