@@ -1,6 +1,6 @@
-"""The ground floor has no import circles: in `sluice-core` every module
-(a file, or a folder such as `graph/`) and in `python/sluice` every Python
-module depends on the others one way only."""
+"""No import circles: in every crate each module (a file, or a folder such
+as `graph/`) and in `python/sluice` every Python module depends on the
+others one way only."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
-CORE = ROOT / "crates" / "sluice-core" / "src"
+CRATES = sorted(p.parent for p in (ROOT / "crates").glob("*/src/lib.rs"))
 PYTHON = ROOT / "python" / "sluice"
 
 
@@ -36,22 +38,23 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
     return []
 
 
-def _rust_module(path: Path) -> str:
+def _rust_module(src: Path, path: Path) -> str:
     """`graph/walk.rs` and `graph/mod.rs` are both `graph`; `ring.rs` is `ring`."""
-    return path.relative_to(CORE).parts[0].removesuffix(".rs")
+    return path.relative_to(src).parts[0].removesuffix(".rs")
 
 
-def core_imports() -> dict[str, set[str]]:
-    """Module → the crate modules its code (not its comments) names."""
+def crate_imports(src: Path) -> dict[str, set[str]]:
+    """Module of the crate at `src` → the crate's modules its code (not its
+    comments, not its tests) names."""
     graph: dict[str, set[str]] = {}
-    for path in CORE.rglob("*.rs"):
-        me = _rust_module(path)
-        if me == "lib":
+    for path in src.rglob("*.rs"):
+        me = _rust_module(src, path)
+        if me == "lib" or path.name == "tests.rs":
             continue
         # Comments and test modules are not part of the layering.
         code = "\n".join(line.split("//")[0] for line in path.read_text().split("#[cfg(test)]")[0].splitlines())
         names = set(re.findall(r"\bcrate::(\w+)", code))
-        graph.setdefault(me, set()).update(n for n in names if n != me and ((CORE / f"{n}.rs").exists() or (CORE / n).is_dir()))
+        graph.setdefault(me, set()).update(n for n in names if n != me and ((src / f"{n}.rs").exists() or (src / n).is_dir()))
     return graph
 
 
@@ -75,10 +78,15 @@ def python_imports() -> dict[str, set[str]]:
     return graph
 
 
-def test_sluice_core_has_no_import_circle() -> None:
-    graph = core_imports()
-    assert {"graph", "knobs", "telemetry", "meter", "nf"} <= graph.keys(), "the scan found the core's modules"
-    assert _cycle(graph) == [], "an import circle in sluice-core: " + " → ".join(_cycle(graph))
+def test_the_scan_finds_the_crates_and_their_modules() -> None:
+    assert len(CRATES) >= 10
+    assert {"graph", "knobs", "telemetry", "meter", "nf"} <= crate_imports(ROOT / "crates" / "sluice-core" / "src").keys()
+
+
+@pytest.mark.parametrize("src", CRATES, ids=lambda src: src.parent.name)
+def test_no_crate_has_an_import_circle(src: Path) -> None:
+    graph = crate_imports(src)
+    assert _cycle(graph) == [], f"an import circle in {src.parent.name}: " + " → ".join(_cycle(graph))
 
 
 def test_python_package_has_no_import_circle() -> None:

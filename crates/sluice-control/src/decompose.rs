@@ -9,7 +9,7 @@
 
 use sluice_core::{FlowId, Model, ModuleId, Telemetry};
 
-use crate::run::SloStatistic;
+use crate::slo_statistic::SloStatistic;
 
 /// Worst-case time of one round over `modules`: Σ (T0 + T1·B) (ns).
 fn turnaround_ns(model: &Model, modules: impl Iterator<Item = ModuleId>) -> f64 {

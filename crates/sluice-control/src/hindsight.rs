@@ -5,10 +5,9 @@
 
 use sluice_core::{Actions, FlowId, Model, ModuleId, Telemetry};
 
-use crate::controller::changes;
-use crate::misprice::Misprice;
+use crate::misprice::{Misprice, Raise};
 use crate::noise::Noise;
-use crate::rules::{probed, short_circuit, Before, Cooldown, Raise};
+use crate::rules::{changes, probed, short_circuit, Before, Cooldown};
 use crate::view::{ControlParams, View};
 
 /// A controller's memory of the periods before (see the module doc).
@@ -29,7 +28,8 @@ impl Hindsight {
     pub(crate) fn open<'a>(&mut self, model: &'a Model, telemetry: &Telemetry, params: &ControlParams) -> (View<'a>, Vec<u32>, Before) {
         let mut view = View::new(model, telemetry, params);
         view.noise = self.noise.update(&view);
-        view.misprice = self.misprice.update(&view);
+        let unbuffered = view.trigger.iter().all(|&t| t == 0) && !view.stalled();
+        view.misprice = self.misprice.update(view.model.modules.len(), &view.delay, unbuffered);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
         let before = self.before.roll(&view);
@@ -47,7 +47,7 @@ impl Hindsight {
     /// switched off so (a probe, see [`probed`]).
     pub(crate) fn explain(&mut self, view: &View<'_>, unexplained: Vec<(FlowId, Vec<ModuleId>)>) -> Vec<bool> {
         let probed = probed(view.model.modules.len(), &unexplained);
-        self.fallback = self.misprice.unexplained(view, unexplained);
+        self.fallback = self.misprice.unexplained(&view.model.flows, &view.delay, unexplained);
         probed
     }
 

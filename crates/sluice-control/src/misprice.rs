@@ -20,10 +20,7 @@
 
 use std::collections::HashMap;
 
-use sluice_core::{FlowId, ModuleId};
-
-use crate::rules::Raise;
-use crate::view::View;
+use sluice_core::{Flow, FlowId, ModuleId};
 
 /// Share of what is learnt kept from one period to the next (half-life
 /// about 70 periods).
@@ -32,6 +29,17 @@ const KEEP: f64 = 0.99;
 const MAX_FACTOR: f64 = 100.0;
 /// A learnt hold-up below this is forgotten (s).
 const FORGOTTEN: f64 = 1e-9;
+
+/// Raises of one change that delay a flow, and by how much: what a
+/// [`Misprice`] learns from.
+pub(crate) struct Raise {
+    /// The modules raised.
+    pub modules: Vec<ModuleId>,
+    /// The delay the model said they add to the flow (s).
+    pub modelled: f64,
+    /// The delay the flow's measurement moved by (s).
+    pub measured: f64,
+}
 
 /// What the model misprices, per module and per (flow, module).
 #[derive(Clone, Default)]
@@ -52,14 +60,14 @@ pub(crate) struct Misprice {
 
 impl Misprice {
     /// Ages what was learnt by a period, charges last period's unexplained
-    /// switch-offs with the drop of their flows' delays, notes the delays
-    /// if every buffer was off, and returns the prices for this period.
-    pub(crate) fn update(&mut self, view: &View<'_>) -> Misprice {
-        let delay = &view.delay;
-        self.factor.resize(view.model.modules.len(), 1.0);
+    /// switch-offs with the drop of their flows' delays (`delay`, per flow,
+    /// s), notes the delays if every buffer was off (`unbuffered`, and the
+    /// period not stalled), and returns the prices for this period.
+    pub(crate) fn update(&mut self, modules: usize, delay: &[Option<f64>], unbuffered: bool) -> Misprice {
+        self.factor.resize(modules, 1.0);
         self.periods += 1;
-        if self.periods > 1 && view.trigger.iter().all(|&t| t == 0) && !view.stalled() {
-            self.unbuffered.clone_from(delay);
+        if self.periods > 1 && unbuffered {
+            self.unbuffered = delay.to_vec();
         }
         for k in &mut self.factor {
             *k = 1.0 + (*k - 1.0) * KEEP;
@@ -101,12 +109,13 @@ impl Misprice {
     /// [`switch_off_unexplained`](crate::rules::switch_off_unexplained)):
     /// charge those buffers with what the flows' delays drop by next
     /// period. Returns why the next settings are a fallback, if they are.
-    pub(crate) fn unexplained(&mut self, view: &View<'_>, switched: Vec<(FlowId, Vec<ModuleId>)>) -> Option<String> {
+    /// `flows` and their `delay` (s) are the period's.
+    pub(crate) fn unexplained(&mut self, flows: &[Flow], delay: &[Option<f64>], switched: Vec<(FlowId, Vec<ModuleId>)>) -> Option<String> {
         let why = switched.first().map(|(f, _)| {
-            format!("flow '{}' went over its SLO by more than its buffers explain: every buffer off, as under Null", view.model.flows[*f].name)
+            format!("flow '{}' went over its SLO by more than its buffers explain: every buffer off, as under Null", flows[*f].name)
         });
         for (f, off) in switched {
-            if let (Some(delay), false) = (view.delay[f], off.is_empty()) {
+            if let (Some(delay), false) = (delay[f], off.is_empty()) {
                 self.pending.push((f, off, delay));
             }
         }

@@ -4,8 +4,9 @@
 
 use std::ops::RangeInclusive;
 
-use sluice_core::{FlowId, ModuleId};
+use sluice_core::{Actions, FlowId, ModuleId};
 
+use crate::misprice::Raise;
 use crate::view::{View, FULL_SHARE};
 
 /// Removes buffers that cannot help: input batches already ≥ 0.7·B, a
@@ -135,16 +136,6 @@ pub(crate) fn last_raise(view: &View<'_>, before: &Before, f: usize) -> Option<R
     let modelled = modules.iter().map(|&v| view.delay_change(f, v, before.trigger[v], view.trigger[v])).sum();
     let measured = before.delay[f].zip(view.delay[f]).map_or(0.0, |(then, now)| now - then);
     Some(Raise { modules, modelled, measured })
-}
-
-/// Raises of one change that delay a flow, and by how much.
-pub(crate) struct Raise {
-    /// The modules raised.
-    pub modules: Vec<ModuleId>,
-    /// The delay the model said they add to the flow (s).
-    pub modelled: f64,
-    /// The delay the flow's measurement moved by (s).
-    pub measured: f64,
 }
 
 /// Switches off buffers off flow `f`'s path whose longer runs hold it up
@@ -354,6 +345,12 @@ impl Cooldown {
 /// Per module, whether its buffer went from on (`before`) to off (`after`).
 pub(crate) fn switched_off(before: &[u32], after: &[u32]) -> Vec<bool> {
     before.iter().zip(after).map(|(&b, &a)| b > 0 && a == 0).collect()
+}
+
+/// The triggers that differ between `before` and `after`, as actions.
+pub(crate) fn changes(before: &[u32], after: &[u32]) -> Actions {
+    let triggers = before.iter().zip(after).enumerate().filter(|(_, (b, a))| b != a).map(|(m, (_, &a))| (m, a)).collect();
+    Actions { triggers, ..Actions::default() }
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 
 use sluice_core::{Model, Telemetry};
 
-use crate::run::SloStatistic;
+use crate::slo_statistic::SloStatistic;
 
 /// Per worker, its sleep bound before anything is measured (ns): a share
 /// of the SLOs of the flows it carries, `u64::MAX` where it carries no

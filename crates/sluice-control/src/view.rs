@@ -5,7 +5,7 @@ use serde::Serialize;
 use sluice_core::{FlowId, Model, ModuleId, Telemetry};
 
 use crate::misprice::Misprice;
-use crate::run::SloStatistic;
+use crate::slo_statistic::SloStatistic;
 
 /// Settings shared by the SLO-aware controllers.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
@@ -380,7 +380,7 @@ fn gcd(a: u64, b: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::{round_gaps, ControlParams};
-    use crate::run::SloStatistic;
+    use crate::slo_statistic::SloStatistic;
 
     #[test]
     fn delta_is_checked() {

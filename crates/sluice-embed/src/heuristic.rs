@@ -12,7 +12,7 @@
 //! - [`best_fit`]: best-fit decreasing as published: the most loaded core
 //!   that can take it.
 //!
-//! Ours, [`path_fit`], is in its own file.
+//! Ours, [`path_fit`](crate::path_fit::path_fit), is in its own file.
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -20,8 +20,6 @@ use rand::{Rng, SeedableRng};
 use crate::cores::place_decreasing;
 use crate::error::Result;
 use crate::instance::{Instance, Placement};
-
-pub use crate::path_fit::{improve, path_fit, MAX_PASSES};
 
 /// Round robin: modules heaviest first, each on the first core from the
 /// one after the previous module's that has room and no conflict.
@@ -54,6 +52,7 @@ mod tests {
 
     use super::*;
     use crate::check::{check, crossings};
+    use crate::path_fit::{improve, path_fit, MAX_PASSES};
     use crate::error::EmbedError;
 
     /// Random instances: up to 30 modules of weight 1..=10 on 2..=6 cores

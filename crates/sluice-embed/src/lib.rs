@@ -15,7 +15,7 @@ mod cores;
 mod error;
 pub mod heuristic;
 mod instance;
-mod path_fit;
+pub mod path_fit;
 
 pub use check::{check, crossings, Crossings};
 pub use error::{EmbedError, Result};

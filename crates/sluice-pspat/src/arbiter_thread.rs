@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::arbiter::{Arbiter, Entry, Scan};
+use crate::arbiter::{Arbiter, Scan};
+use crate::entry::Entry;
 use crate::sched::Scheduler;
 
 /// When an idle arbiter sleeps.

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use sluice_core::limits::MAX_POOL_BUFFERS;
 use sluice_core::{EgressLink, PacketId};
 
-use crate::arbiter::{Arbiter, Client, Entry};
+use crate::arbiter::{Arbiter, Client};
+use crate::entry::Entry;
 use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
 use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};

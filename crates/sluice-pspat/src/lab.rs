@@ -17,7 +17,8 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::arbiter::{Arbiter, Entry};
+use crate::arbiter::Arbiter;
+use crate::entry::Entry;
 use crate::arbiter_thread::{ArbiterThread, Idle};
 use crate::full_flag::FullFlag;
 use crate::link::Link;

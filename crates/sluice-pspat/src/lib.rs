@@ -10,6 +10,7 @@
 pub mod arbiter;
 pub mod arbiter_thread;
 pub mod egress;
+pub mod entry;
 pub mod full_flag;
 pub mod inline_egress;
 pub mod lab;
@@ -18,7 +19,8 @@ pub mod locked;
 pub mod mailbox;
 pub mod sched;
 
-pub use arbiter::{Arbiter, Client, Entry, Scan};
+pub use arbiter::{Arbiter, Client, Scan};
+pub use entry::Entry;
 pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
 pub use egress::{ClassCounters, EgressConfig, ScheduledEgress, WorkerEgress};
 pub use inline_egress::InlineEgress;

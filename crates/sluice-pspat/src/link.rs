@@ -2,7 +2,7 @@
 //! packet charged its length plus framing. The arbiter and the lock-based
 //! scheduler it is measured against release packets through the same one.
 
-use crate::arbiter::Entry;
+use crate::entry::Entry;
 use crate::sched::Scheduler;
 
 /// A link's settings.

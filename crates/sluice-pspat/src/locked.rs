@@ -5,7 +5,7 @@
 
 use std::sync::Mutex;
 
-use crate::arbiter::Entry;
+use crate::entry::Entry;
 use crate::link::{Link, LinkClock};
 use crate::sched::Scheduler;
 

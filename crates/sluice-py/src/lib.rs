@@ -516,7 +516,7 @@ fn embed_place(
     let place = match method {
         "round-robin" => heuristic::round_robin,
         "best-fit" => heuristic::best_fit,
-        "path-fit" => heuristic::path_fit,
+        "path-fit" => sluice_embed::path_fit::path_fit,
         "random" => return py.allow_threads(|| heuristic::random(&instance, seed)).map_err(invalid),
         _ => return Err(invalid(format!("unknown embedding heuristic '{method}' (known: round-robin, random, best-fit, path-fit)"))),
     };

@@ -1,0 +1,27 @@
+//! [`Entry`]: a packet as the arbiter sees it, one word in a mailbox.
+
+/// A packet as it travels through a mailbox: its flow, its length and the
+/// handle of its buffer, packed into one non-zero word.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Entry {
+    /// The scheduler's flow (class).
+    pub flow: u16,
+    /// Length on the wire (bytes).
+    pub len: u16,
+    /// The packet's handle (its pool index).
+    pub id: u32,
+}
+
+impl Entry {
+    /// The word a mailbox carries (never 0: the handle is stored plus one,
+    /// so handles go up to `u32::MAX − 1`).
+    pub fn pack(self) -> u64 {
+        debug_assert!(self.id < u32::MAX, "handle {} does not fit", self.id);
+        (u64::from(self.flow) << 48) | (u64::from(self.len) << 32) | (u64::from(self.id) + 1)
+    }
+
+    /// The entry `word` carries.
+    pub fn unpack(word: u64) -> Self {
+        Self { flow: (word >> 48) as u16, len: (word >> 32) as u16, id: (word as u32).wrapping_sub(1) }
+    }
+}
