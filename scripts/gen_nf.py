@@ -1,8 +1,9 @@
 """Writes the Python classes of what descriptions carry from the JSON
 Schemas of their Rust types, so that Python copies no name, field, default
 or document by hand: python/sluice/nf.py (every NF's configuration,
-`sluice._core.nf_schemas()`) and python/sluice/template.py (the packet
-template, `sluice._core.template_schema()`).
+`sluice._core.nf_schemas()`), python/sluice/template.py (the packet
+template) and python/sluice/poll.py (a worker's poll policy and its
+settings), the last two from `sluice._core.part_schema()`.
 
     .venv/bin/python scripts/gen_nf.py           # rewrite both
     .venv/bin/python scripts/gen_nf.py --check   # exit 1 if one is stale
@@ -36,6 +37,8 @@ NF_TITLE = """Network-function configurations: what a module runs, one class per
 of the core, with its fields, defaults and documentation."""
 
 TEMPLATE_TITLE = "Packet templates: the frames a synthetic source sends."
+
+POLL_TITLE = "Poll policies: what a worker does after a round without work."
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -101,12 +104,12 @@ def _doc(description: str, properties: dict[str, Any], defs: dict[str, Any], ind
         lines.append("")
         for field, prop in properties.items():
             text = f"`{field}`: {_text(prop.get('description', '')).rstrip('.')}{_choices(prop, defs)}."
-            lines.extend(textwrap.wrap(text, 76, subsequent_indent="    "))
+            lines.extend(textwrap.wrap(text, 76, subsequent_indent="    ", break_on_hyphens=False))
     body = "\n".join(indent + line if line else "" for line in "\n".join(lines).split("\n"))
     return f'{indent}"""{body.lstrip()}\n{indent}"""\n'
 
 
-def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | None, base: str = "") -> str:
+def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | None, base: str = "", part: str | None = None) -> str:
     properties: dict[str, Any] = schema.get("properties", {})
     required = [f for f in properties if f in schema.get("required", [])]
     optional = [f for f in properties if f not in required]
@@ -114,6 +117,8 @@ def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | 
     out = f"\n\n@dataclass(frozen=True)\nclass {name}{base}:\n" + _doc(schema.get("description", name), properties, defs, "    ")
     if kind is not None:
         out += f"\n    kind: ClassVar[str] = {json.dumps(kind)}\n"
+    if part is not None:
+        out += f"\n    part: ClassVar[str] = {json.dumps(part)}\n"
     if properties:
         out += "\n"
     for field in required:
@@ -124,20 +129,31 @@ def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | 
     return out
 
 
-def _module(title: str, imports: str, exported: list[str], classes: list[tuple[str, str, str | None, str]]) -> str:
-    """A module of dataclasses from (class name, JSON Schema, NF name or None, base class) each,
-    with the object types their schemas refer to before them."""
+def _values(name: str, schema: dict[str, Any]) -> str:
+    """A module constant with the names a string enum takes: `PollKind` → `POLL_KIND_VALUES`."""
+    constant = re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper() + "_VALUES"
+    values = ", ".join(json.dumps(c["const"]) for c in schema["oneOf"])
+    return f"\n\n#: The names a `{name}` field takes.\n{constant}: tuple[str, ...] = ({values})\n"
+
+
+def _module(title: str, imports: str, exported: list[str], classes: list[tuple[str, str, str | None, str, str | None]]) -> str:
+    """A module of dataclasses from (class name, JSON Schema, NF name or None, base class, part name or None)
+    each, with the object types and name lists their schemas refer to before them."""
     helpers: dict[str, str] = {}
+    values: dict[str, str] = {}
     bodies = []
-    for name, text, kind, base in classes:
+    for name, text, kind, base, part in classes:
         schema = json.loads(text)
         defs = schema.get("$defs", {})
         for helper, helper_schema in defs.items():
             if helper_schema.get("type") == "object" and helper not in helpers:
                 helpers[helper] = _class(helper, helper_schema, defs, None)
-        bodies.append(_class(name, schema, defs, kind, base))
-    body = "".join(helpers.values()) + "".join(bodies)
-    names = ", ".join(f'"{n}"' for n in [*exported, *helpers, *(c[0] for c in classes)])
+            elif all("const" in c for c in helper_schema.get("oneOf", [{}])) and helper not in values:
+                values[helper] = _values(helper, helper_schema)
+        bodies.append(_class(name, schema, defs, kind, base, part))
+    body = "".join(values.values()) + "".join(helpers.values()) + "".join(bodies)
+    constants = [re.sub(r"(?<!^)(?=[A-Z])", "_", v).upper() + "_VALUES" for v in values]
+    names = ", ".join(f'"{n}"' for n in [*exported, *constants, *helpers, *(c[0] for c in classes)])
     used = [t for t in ("ClassVar", "Optional", "Sequence") if f"{t}[" in body]
     typing = f"from typing import {', '.join(used)}\n\n" if used else ""
     return HEADER.format(title=title, typing=typing, imports=imports, names=names) + body
@@ -145,21 +161,39 @@ def _module(title: str, imports: str, exported: list[str], classes: list[tuple[s
 
 def generate_nf(schemas: list[tuple[str, str, str]]) -> str:
     """The source of nf.py from (name, class name, JSON Schema) of every NF."""
-    return _module(NF_TITLE, "NF, Table", ["NF"], [(name, text, kind, "NF") for kind, name, text in schemas])
+    return _module(NF_TITLE, "NF, Table", ["NF"], [(name, text, kind, "NF", None) for kind, name, text in schemas])
 
 
-def generate_template(schema: str) -> str:
-    """The source of template.py from the template's JSON Schema."""
-    return _module(TEMPLATE_TITLE, "TemplateBase", [], [("Template", schema, None, "TemplateBase")])
+def generate_part(title: str, part: str, name: str, schema: str) -> str:
+    """The source of a module with one part of a description, class `name`, from its JSON Schema."""
+    return _module(title, "Part", [], [(name, schema, None, "Part", part)])
+
+
+def _load_core() -> Any:
+    """The built core, `sluice._core`, loaded alone: the package imports
+    what this writes, so it may not import before this has run."""
+    import importlib.machinery
+    import importlib.util
+
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        path = PACKAGE / f"_core{suffix}"
+        if path.exists():
+            spec = importlib.util.spec_from_file_location("sluice._core", path)
+            assert spec is not None and spec.loader is not None
+            core = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(core)
+            return core
+    raise SystemExit(f"no built core in {PACKAGE}: run `make setup` first")
 
 
 def generated() -> dict[Path, str]:
     """What each generated file holds, from the core as built."""
-    from sluice import _core
+    _core = _load_core()
 
     return {
         PACKAGE / "nf.py": generate_nf(_core.nf_schemas()),
-        PACKAGE / "template.py": generate_template(_core.template_schema()),
+        PACKAGE / "template.py": generate_part(TEMPLATE_TITLE, "template", "Template", _core.part_schema("template")),
+        PACKAGE / "poll.py": generate_part(POLL_TITLE, "poll", "PollSettings", _core.part_schema("poll")),
     }
 
 

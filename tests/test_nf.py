@@ -10,6 +10,7 @@ import pytest
 
 from sluice import _core
 from sluice.nf import Acl, ExactMatch, Lpm, Napt, Reframer, ReframerBypass, Rule, TypeCheck, VlanPush
+from sluice.poll import PollSettings
 from sluice.template import Template
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,6 +49,8 @@ def test_spec_is_what_a_description_writes() -> None:
         (lambda: ExactMatch("vlan", {"7": 0}), "ExactMatch: field: unknown variant `vlan`"),
         (lambda: Template(src_port=70000), "Template: src_port: invalid value: integer `70000`, expected u16"),
         (lambda: Template(vlan=4096, ttl=-1), "Template: ttl: invalid value: integer `-1`, expected u8"),
+        (lambda: PollSettings("snooze"), "PollSettings: policy: unknown kind `snooze` (known: busy, empty-poll,"),
+        (lambda: PollSettings(max_sleep_us="1ms"), "PollSettings: max_sleep_us: invalid type: string \"1ms\", expected f64"),
     ],
 )
 def test_a_bad_field_is_named_when_the_nf_is_made(make: object, message: str) -> None:

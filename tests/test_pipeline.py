@@ -309,7 +309,7 @@ def test_a_reframer_sends_flows_as_runs_and_names_its_counters() -> None:
     assert c["packets_out"] / c["runs_out"] > 4 * c["packets_in"] / c["runs_in"], c
     assert r.nf_counters("ttl") == {}
     assert r.periods[-1]["modules"]["reframer"]["nf"]["released_timeout"] > 0
-    with pytest.raises(KeyError, match=r"no module 'reframr' in this run of reframed \(it has out, reframer, src, ttl\)"):
+    with pytest.raises(KeyError, match=r"no module 'reframr' in this run of reframed \(it has src, reframer, ttl, out\)"):
         r.nf_counters("reframr")
 
 

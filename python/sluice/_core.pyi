@@ -7,7 +7,7 @@ __version__: str
 DEFAULT_DELTA: float
 #: Periods a report keeps by default.
 DEFAULT_KEEP_PERIODS: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "check_nf", "check_template", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "sleep_error_us", "template_schema", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -52,11 +52,11 @@ def nf_schemas() -> list[tuple[str, str, str]]:
 def check_nf(kind: str, fields: str) -> None:
     """Check NF `kind`'s fields (a JSON object) as a description's are read. Raises ValueError naming the field."""
 
-def template_schema() -> str:
-    """The JSON Schema of a packet template (JSON text)."""
+def part_schema(part: str) -> str:
+    """The JSON Schema (JSON text) of a part of a description: "template" or "poll"."""
 
-def check_template(fields: str) -> None:
-    """Check a packet template's fields (a JSON object) as a description's are read. Raises ValueError naming the field."""
+def check_part(part: str, fields: str) -> None:
+    """Check the fields (a JSON object) of a part of a description ("template", "poll") as a description's are read. Raises ValueError naming the field."""
 
 def profiled_kinds() -> list[str]:
     """Names of the NF kinds the profiler knows."""

@@ -11,7 +11,15 @@ from typing import ClassVar, Optional, Sequence
 
 from sluice.nf_base import NF, Table
 
-__all__ = ["NF", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "TokenBucket", "Napt", "FlowStats", "Reframer"]
+__all__ = ["NF", "FIELD_VALUES", "PRIORITY_VALUES", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "TokenBucket", "Napt", "FlowStats", "Reframer"]
+
+
+#: The names a `Field` field takes.
+FIELD_VALUES: tuple[str, ...] = ("dst_mac", "src_mac", "vlan_id", "src_ip", "dst_ip", "src_port", "dst_port")
+
+
+#: The names a `Priority` field takes.
+PRIORITY_VALUES: tuple[str, ...] = ("oldest_in_queue", "oldest_flow", "shortest_flow")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """What the generated description classes share (`sluice.nf`,
-`sluice.template`): their JSON form and their check against the core's
+`sluice.template`, `sluice.poll`): their JSON form and their check against the core's
 definition, which names the field at fault when the object is made."""
 
 from __future__ import annotations
@@ -53,8 +53,12 @@ class NF(Checked):
         return {"type": self.kind, **super().spec()}
 
 
-class TemplateBase(Checked):
-    """Base of `sluice.template.Template`: checked as the core's packet template."""
+class Part(Checked):
+    """Base of a generated part of a description (`Template`, `PollSettings`),
+    checked as the core's `part` of that name."""
+
+    #: The part's name for the core ("template", "poll").
+    part: ClassVar[str]
 
     def _check(self, fields_json: str) -> None:
-        _core.check_template(fields_json)
+        _core.check_part(self.part, fields_json)

@@ -23,13 +23,14 @@ from sluice import _core
 from sluice.controller import Controller
 from sluice.json_form import non_finite
 from sluice.nf import NF
+from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.poll_model import with_default_model
 from sluice.result import RunResult
 from sluice.traffic import Stream, Template, readable_capture
 
 
 #: The workers' poll policies (see `Pipeline.set_poll`).
-POLL_POLICIES = ("busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome", "learned")
+POLL_POLICIES = POLL_KIND_VALUES
 
 
 @dataclass(frozen=True)
@@ -361,30 +362,15 @@ class Pipeline:
             raise ValueError(f"pipeline description: {found[0]}: {found[1]} is not a finite number")
         return json.dumps(spec)
 
-    def set_poll(self, policy: str, *, empty_polls: int = 64, min_sleep_us: float = 50.0, max_sleep_us: float = 500.0,
-                 threshold_pkts: int = 8, vacation_us: float = 50.0, model: str | Path | None = None,
-                 log_features: bool = False, worker: Optional[int] = None) -> None:
-        """What the workers do after a round without work: `busy` polls again
-        at once (a whole core at any load); `empty-poll` sleeps after
-        `empty_polls` empty rounds, `min_sleep_us` first, doubling while idle up
-        to `max_sleep_us` (the most a packet arriving at an idle worker waits);
-        `slo-aware` as empty-poll, each sleep also bounded by a share of the
-        delay slack of the worker's flows, measured each period;
-        `vpp-adaptive` waits for the next packet (an interrupt, at most
-        `max_sleep_us`) while rounds bring fewer than `threshold_pkts` on
-        average, and polls above; `metronome` sleeps `vacation_us` whenever
-        its input is drained; `learned` sleeps what a trained `model` (a file
-        `sluice train polling` writes; default: the one shipped, trained on
-        the development machine) predicts from the last rounds' sizes, the
-        idle time and the arrival rate, at most `max_sleep_us`. With `log_features` each
-        period's report gives, per worker, what the learned policy reads at
-        each round without work (`poll_features`; for training). With
-        `worker`, only that worker polls so; the others keep theirs."""
-        if policy not in POLL_POLICIES:
-            raise ValueError(f"unknown poll policy {policy!r} ({', '.join(POLL_POLICIES)})")
-        poll = {"policy": policy, "empty_polls": empty_polls, "min_sleep_us": min_sleep_us, "max_sleep_us": max_sleep_us,
-                "threshold_pkts": threshold_pkts, "vacation_us": vacation_us, "log_features": log_features,
-                **({"model": str(model)} if model is not None else {})}
+    def set_poll(self, policy: str, *, worker: Optional[int] = None, **settings: Any) -> None:
+        """What the workers do after a round without work: `policy` and its
+        `settings`, the fields of `sluice.poll.PollSettings` (which says what
+        each policy does and what each setting means; a setting left out
+        keeps the core's default). With `worker`, only that worker polls so;
+        the others keep theirs."""
+        if "model" in settings and settings["model"] is not None:
+            settings["model"] = str(settings["model"])
+        poll = PollSettings(policy=policy, **settings).spec()
         if worker is None:
             self.poll = poll
         else:

@@ -6,9 +6,9 @@ change the Rust type and run `make generate`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import ClassVar, Optional
 
-from sluice.nf_base import TemplateBase
+from sluice.nf_base import Part
 
 __all__ = ["Gtpu", "Template"]
 
@@ -28,7 +28,7 @@ class Gtpu:
 
 
 @dataclass(frozen=True)
-class Template(TemplateBase):
+class Template(Part):
     """An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
     is set, carried in a GTP-U tunnel when `gtpu` is set.
 
@@ -44,6 +44,8 @@ class Template(TemplateBase):
     `gtpu`: Carry the IPv4/UDP packet in a GTP-U tunnel (the fields above then
         describe the inner packet; `size` stays the inner frame's).
     """
+
+    part: ClassVar[str] = "template"
 
     src_mac: str = "02:00:00:00:00:01"
     dst_mac: str = "02:00:00:00:00:02"

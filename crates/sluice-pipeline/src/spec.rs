@@ -70,10 +70,22 @@ pub enum SchedulerSpec {
     },
 }
 
-/// A worker's poll policy (see `sluice_core::PollPolicy`); the sleep
-/// settings apply to the policies that sleep.
-#[derive(Clone, Debug, Deserialize)]
+/// What a worker does after a round without work: `busy` polls again at
+/// once (a whole core at any load); `empty-poll` sleeps after `empty_polls`
+/// empty rounds, `min_sleep_us` first, doubling while idle up to
+/// `max_sleep_us` (the most a packet arriving at an idle worker waits);
+/// `slo-aware` as empty-poll, each sleep also bounded by a share of the
+/// delay slack of the worker's flows, measured each period;
+/// `vpp-adaptive` waits for the next packet (an interrupt, at most
+/// `max_sleep_us`) while rounds bring fewer than `threshold_pkts` on
+/// average, and polls above; `metronome` sleeps `vacation_us` whenever its
+/// input is drained; `learned` sleeps what a trained `model` (a file
+/// `sluice train polling` writes; default: the one shipped) predicts from
+/// the last rounds' sizes, the idle time and the arrival rate, at most
+/// `max_sleep_us`. The sleep settings apply to the policies that sleep.
+#[derive(Clone, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
+#[schemars(rename = "PollSettings")]
 pub struct PollSpec {
     /// Which policy.
     pub policy: PollKind,
@@ -87,15 +99,16 @@ pub struct PollSpec {
     pub threshold_pkts: u32,
     /// metronome: the vacation after the input is drained (µs).
     pub vacation_us: f64,
-    /// learned: the model file (see [`crate::poll_model`]).
+    /// learned: the model file (JSON, as `sluice train polling` writes it).
     pub model: Option<String>,
     /// Workers log what the learned policy reads at each round without
-    /// work, under any policy, into each period's report (for training).
+    /// work, under any policy, into each period's report (`poll_features`;
+    /// for training).
     pub log_features: bool,
 }
 
 /// The poll policies.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, serde::Serialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum PollKind {
     /// Poll again at once.

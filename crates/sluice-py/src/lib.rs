@@ -424,19 +424,33 @@ fn check_nf(kind: &str, fields: &str) -> PyResult<()> {
     sluice_nf::NfSpec::from_fields(kind, fields).map(drop).map_err(invalid)
 }
 
-/// The JSON Schema of a packet template (JSON text): what `sluice.template` is generated from.
+/// The JSON Schema of a part of a description (JSON text), by name
+/// ("template", "poll"): what `sluice.template` and `sluice.poll` are generated from.
 #[pyfunction]
-fn template_schema() -> PyResult<String> {
-    serde_json::to_string(&schemars::schema_for!(sluice_traffic::TemplateSpec)).map_err(invalid)
+fn part_schema(part: &str) -> PyResult<String> {
+    let schema = match part {
+        "template" => schemars::schema_for!(sluice_traffic::TemplateSpec),
+        "poll" => schemars::schema_for!(sluice_pipeline::spec::PollSpec),
+        other => return Err(invalid(format!("no part '{other}' (known: template, poll)"))),
+    };
+    serde_json::to_string(&schema).map_err(invalid)
 }
 
-/// Checks a packet template's fields (a JSON object) as a description's
-/// are read; the error names the field.
+/// Checks the fields (a JSON object) of a part of a description
+/// ("template", "poll") as a description's are read (their types and
+/// names; what they mean together is checked with the pipeline); the error
+/// names the field.
 #[pyfunction]
-fn check_template(fields: &str) -> PyResult<()> {
+fn check_part(part: &str, fields: &str) -> PyResult<()> {
+    fn read<T: serde::de::DeserializeOwned>(fields: serde_json::Value) -> PyResult<()> {
+        serde_path_to_error::deserialize::<_, T>(fields).map(drop).map_err(|e| invalid(sluice_pipeline::spec_error::describe(&e)))
+    }
     let fields: serde_json::Value = serde_json::from_str(fields).map_err(invalid)?;
-    let read: Result<sluice_traffic::TemplateSpec, _> = serde_path_to_error::deserialize(fields);
-    read.map(drop).map_err(|e| invalid(sluice_pipeline::spec_error::describe(&e)))
+    match part {
+        "template" => read::<sluice_traffic::TemplateSpec>(fields),
+        "poll" => read::<sluice_pipeline::spec::PollSpec>(fields),
+        other => Err(invalid(format!("no part '{other}' (known: template, poll)"))),
+    }
 }
 
 /// Names of the NF kinds the profiler knows.
@@ -543,8 +557,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add_function(wrap_pyfunction!(nf_schemas, m)?)?;
     m.add_function(wrap_pyfunction!(check_nf, m)?)?;
-    m.add_function(wrap_pyfunction!(template_schema, m)?)?;
-    m.add_function(wrap_pyfunction!(check_template, m)?)?;
+    m.add_function(wrap_pyfunction!(part_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(check_part, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;

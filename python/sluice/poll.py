@@ -1,0 +1,61 @@
+"""Poll policies: what a worker does after a round without work.
+
+Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+change the Rust type and run `make generate`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional
+
+from sluice.nf_base import Part
+
+__all__ = ["POLL_KIND_VALUES", "PollSettings"]
+
+
+#: The names a `PollKind` field takes.
+POLL_KIND_VALUES: tuple[str, ...] = ("busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome", "learned")
+
+
+@dataclass(frozen=True)
+class PollSettings(Part):
+    """What a worker does after a round without work: `busy` polls again at
+    once (a whole core at any load); `empty-poll` sleeps after `empty_polls`
+    empty rounds, `min_sleep_us` first, doubling while idle up to
+    `max_sleep_us` (the most a packet arriving at an idle worker waits);
+    `slo-aware` as empty-poll, each sleep also bounded by a share of the
+    delay slack of the worker's flows, measured each period;
+    `vpp-adaptive` waits for the next packet (an interrupt, at most
+    `max_sleep_us`) while rounds bring fewer than `threshold_pkts` on
+    average, and polls above; `metronome` sleeps `vacation_us` whenever its
+    input is drained; `learned` sleeps what a trained `model` (a file
+    `sluice train polling` writes; default: the one shipped) predicts from
+    the last rounds' sizes, the idle time and the arrival rate, at most
+    `max_sleep_us`. The sleep settings apply to the policies that sleep.
+
+    `policy`: Which policy (one of "busy", "empty-poll", "slo-aware",
+        "vpp-adaptive", "metronome", "learned").
+    `empty_polls`: Rounds without work before the first sleep.
+    `min_sleep_us`: The first sleep (µs).
+    `max_sleep_us`: The longest sleep (µs); vpp-adaptive's longest wait for an
+        interrupt.
+    `threshold_pkts`: vpp-adaptive: packets a round below which the worker waits
+        for interrupts.
+    `vacation_us`: metronome: the vacation after the input is drained (µs).
+    `model`: learned: the model file (JSON, as `sluice train polling` writes
+        it).
+    `log_features`: Workers log what the learned policy reads at each round
+        without work, under any policy, into each period's report
+        (`poll_features`; for training).
+    """
+
+    part: ClassVar[str] = "poll"
+
+    policy: str = "busy"
+    empty_polls: int = 64
+    min_sleep_us: float = 50.0
+    max_sleep_us: float = 500.0
+    threshold_pkts: int = 8
+    vacation_us: float = 50.0
+    model: Optional[str] = None
+    log_features: bool = False
