@@ -140,7 +140,7 @@ def test_experiment_static_writes_the_documented_report(tmp_path: Path) -> None:
 
 
 def test_static_counts_override_the_quick_ones_one_by_one() -> None:
-    from sluice.experiments.static import Settings
+    from sluice.lab.static import Settings
 
     assert Settings.make(True, "sim", periods=3) == Settings(8, 3, 100.0, "sim", 4)
     assert Settings.make(False, "engine", warmup=2, period_ms=10.0, rounds=2) == Settings(2, 10, 10.0, "engine", 2)
@@ -400,7 +400,7 @@ def test_experiment_decompose_restores_the_qos_slo(tmp_path: Path) -> None:
 
 def test_published_rows_keep_labels_with_commas(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The reference CSVs write VRF(1,1) unquoted; its row still reads as VRF(1,1)."""
-    from sluice.experiments.static import published
+    from sluice.lab.static import published
 
     (tmp_path / "batchy_table2.csv").write_text("pipeline,modules,mpps_null\nVRF(12,8),509,1.5\nRC(16),25,0.43\n")
     monkeypatch.setenv("SLUICE_REFERENCE", str(tmp_path))

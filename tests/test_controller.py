@@ -182,7 +182,7 @@ def test_projgrad_prices_waits_in_whole_rounds_after_decomposition(nf_costs: Cal
     the QoS flows' packets eight to a round, one round every 80 µs. A
     trigger that does not divide eight leaves packets waiting for the next
     round, far over the 50 µs SLO; one that does costs nothing."""
-    from sluice.experiments.decompose import PERIOD_MS, SLO_US, slowed_mgw
+    from sluice.lab.decompose import PERIOD_MS, SLO_US, slowed_mgw
 
     nf_costs(GW_COSTS)
     r = slowed_mgw(1).run("projgrad", periods=20, warmup_periods=1, period_ms=PERIOD_MS, backend="sim")

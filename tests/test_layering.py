@@ -95,6 +95,14 @@ def test_python_package_has_no_import_circle() -> None:
     assert _cycle(graph) == [], "an import circle in python/sluice: " + " → ".join(_cycle(graph))
 
 
+def test_the_product_does_not_import_the_lab() -> None:
+    graph = python_imports()
+    product = [m for m in graph if not m.startswith(("sluice.lab", "sluice.cli"))]
+    assert "sluice.pipeline" in product and "sluice.lab.static" in graph
+    reaching = {m: sorted(d for d in graph[m] if d.startswith("sluice.lab")) for m in product}
+    assert {m: deps for m, deps in reaching.items() if deps} == {}, "the product imports the lab"
+
+
 def test_the_cycle_finder_finds_a_cycle() -> None:
     assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
     assert _cycle({"a": {"b"}, "b": set()}) == []

@@ -199,7 +199,7 @@ def test_a_static_row_gives_its_slo_flows_one_slo_at_80_percent_of_their_mean_de
     the phase of Max's flushes in that run."""
     import statistics
 
-    from sluice.experiments import static
+    from sluice.lab import static
 
     row = next(r for r in static.grid() if r.name == "mgw-2-4")
     settings = static.Settings(1, 1, 5.0, "sim", 1)
@@ -215,7 +215,7 @@ def test_a_static_row_gives_its_slo_flows_one_slo_at_80_percent_of_their_mean_de
 
 
 def test_the_static_grid_runs_the_trace_rows_a_trace_has_destinations_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from sluice.experiments import static
+    from sluice.lab import static
 
     # The published row, as ../shared/reference/batchy_table2.csv has it.
     (tmp_path / "batchy_table2.csv").write_text(

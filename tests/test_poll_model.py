@@ -13,7 +13,7 @@ import pytest
 from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 
 from sluice import Pipeline, _core
-from sluice.experiments import poll_worker
+from sluice.lab import poll_worker
 from sluice.poll_model import DEFAULT, HISTORY, LOGGED, export, features
 from sluice.pipelines import rc
 

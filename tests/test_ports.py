@@ -520,7 +520,7 @@ def test_experiment_ports_forwards_what_was_sent_and_its_sender_keeps_its_rate_a
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     r = json.loads((tmp_path / "p.json").read_text())
-    from sluice.experiments.ports import row_name
+    from sluice.lab.ports import row_name
 
     assert set(r["backends"]) == {row_name(b) for b in _core.port_backends()} and all(b["lossless"] for b in r["backends"].values()), r["backends"]
     senders = {c["sender"]: c for c in r["rate_check"]}

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from sluice.experiments import static
+from sluice.lab import static
 
 #: The core probe's time on an undisturbed core, and in a disturbed period (ns).
 USUAL_NS, SLOW_NS = 130.0, 260.0

@@ -28,7 +28,7 @@ from sluice.errors import INTERRUPTED, Command, Interrupted, Refused, one_line, 
 from sluice.embed import METHODS
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES, rc
-from sluice.experiments import results
+from sluice.lab import results
 from sluice.result import RunResult
 
 class Number(click.FloatRange):
@@ -583,7 +583,7 @@ def experiment_static(quick: bool, warmup: Optional[int], periods: Optional[int]
     profiles.ensure_measured()
     from pathlib import Path
 
-    from sluice.experiments import static
+    from sluice.lab import static
 
     settings = static.Settings.make(quick, backend, warmup, periods, period_ms, rounds, keep_disturbed)
     report = static.run(Path(out), settings, list(only) or None, lambda msg: console.log(msg), pcap)
@@ -606,7 +606,7 @@ def experiment_reframer(quick: bool, pcap: Optional[str], out: str, json_path: O
     writable_folder(out, "--out")
     from pathlib import Path
 
-    from sluice.experiments import reframer
+    from sluice.lab import reframer
 
     report = reframer.run(Path(out), quick, lambda msg: console.log(msg), pcap)
     console.print(reframer.markdown(report["rows"]))
@@ -615,7 +615,7 @@ def experiment_reframer(quick: bool, pcap: Optional[str], out: str, json_path: O
 
 def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optional[str]) -> None:
     """Registers `sluice experiment NAME [--quick] [--backend] [--out] [--json]`
-    for module sluice.experiments.NAME (its `run(out, quick, backend, progress)`
+    for module sluice.lab.NAME (its `run(out, quick, backend, progress)`
     and `markdown(rows)`); without a default `backend`, no `--backend`, no
     profiles and `run(out, quick, progress)`."""
 
@@ -625,7 +625,7 @@ def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optiona
         import importlib
         from pathlib import Path
 
-        module = importlib.import_module(f"sluice.experiments.{name}")
+        module = importlib.import_module(f"sluice.lab.{name}")
         if backend is None:
             report = module.run(Path(out), quick, lambda msg: console.log(msg))
         else:
@@ -677,7 +677,7 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
     profiles.ensure_measured()
     from pathlib import Path
 
-    from sluice.experiments import embedding
+    from sluice.lab import embedding
 
     report = embedding.run(Path(out), time_limit, lambda msg: console.log(msg))
     console.print(embedding.markdown(report["rows"]))
@@ -698,7 +698,7 @@ def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: s
     profiles.ensure_measured()
     from pathlib import Path
 
-    from sluice.experiments import failover
+    from sluice.lab import failover
 
     report = failover.run(Path(out), rate_pps, period_ms, down_s, lambda msg: console.log(msg))
     console.print(failover.markdown(report["rows"]))
@@ -791,7 +791,7 @@ def train_polling(iterations: int, seed: int, quick: bool, model_path: str, out:
     run and fits the next model to sleeps drawn around each scenario's best."""
     from pathlib import Path
 
-    from sluice.experiments import polling_training
+    from sluice.lab import polling_training
 
     writable_folder(out, "--out")
     writable(model_path, "--model")

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from sluice import Pipeline, _core
-from sluice.experiments import output
-from sluice.experiments.reference import table
+from sluice.lab import output
+from sluice.lab.reference import table
 from sluice.nf import Acl, FlowStats, Lpm, Napt, Reframer, Rule
 
 SEGMENTS = [1, 4, 16, 32]

@@ -14,7 +14,7 @@ from typing import Any, Callable
 
 from sluice.embed import embed, from_pipeline
 from sluice.embed.live import place, resilient
-from sluice.experiments import output
+from sluice.lab import output
 from sluice.pipeline import Pipeline
 from sluice.pipelines import mgw
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from sluice.experiments import output
+from sluice.lab import output
 from sluice.pipeline import Pipeline
 from sluice.pipelines import gw, mgw
 

@@ -8,8 +8,8 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable
 
-from sluice.experiments import output
-from sluice.experiments.reference import table
+from sluice.lab import output
+from sluice.lab.reference import table
 from sluice.pipelines import rc
 
 BRANCHING = [1, 2, 4, 8, 16, 32, 64]

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice.embed import HEURISTICS, METHODS, Embedding, Instance, embed, lgf, mgw_instance
-from sluice.experiments import output
-from sluice.experiments.reference import table
+from sluice.lab import output
+from sluice.lab.reference import table
 
 #: Our heuristics (the others are the dissertation's baselines).
 OURS = ("path-fit",)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice import _core
-from sluice.experiments import output
+from sluice.lab import output
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 QUICK_BATCHES = [1, 4, 32, 256]

@@ -17,7 +17,7 @@ import threading
 from typing import Any
 
 from sluice import _core, net
-from sluice.experiments import poll_worker
+from sluice.lab import poll_worker
 
 #: Loads as shares of the port's most under busy polling (0: no sender).
 LOADS = [0.0, 0.01, 0.1, 0.5]

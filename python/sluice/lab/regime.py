@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice import _core
-from sluice.experiments import output
+from sluice.lab import output
 from sluice.nf import Bypass, ExactMatch
 from sluice.pipeline import Pipeline
 from sluice.traffic import Template

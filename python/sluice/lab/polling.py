@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice import _core
-from sluice.experiments import output
-from sluice.experiments.poll_worker import POLICIES, SLO_US, ROW_KEYS, measure, pipeline
-from sluice.experiments.reference import table
+from sluice.lab import output
+from sluice.lab.poll_worker import POLICIES, SLO_US, ROW_KEYS, measure, pipeline
+from sluice.lab.reference import table
 from sluice.poll_model import with_default_model
 
 LOADS = [0.0, 0.001, 0.01, 0.1, 0.5, 0.9, 1.0, 1.2]
@@ -60,7 +60,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     for policy in POLICIES:
         m = measure(pipeline(POLICIES[policy], STEPS[0], saturation_pps, schedule), len(STEPS) * step_periods, period_ms)
         steps[policy] = m["periods"]
-    from sluice.experiments import polling_port
+    from sluice.lab import polling_port
 
     port_mpps: dict[str, float] = {}
     if polling_port.available():

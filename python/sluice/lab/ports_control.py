@@ -3,7 +3,7 @@ end of a veth pair while a sender on the other offers a fixed rate, under
 Null and projected gradient. The built-in source's shape should hold on
 real ports: projgrad builds the batches Null cannot, within the SLOs, and
 the worker spends less of its time in rounds with work. Runs in a network
-namespace of its own (`python -m sluice.experiments.ports_control`)."""
+namespace of its own (`python -m sluice.lab.ports_control`)."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def measure(backend: str, rate: float, periods: int) -> list[dict[str, Any]]:
 
 def run(backend: str, quick: bool) -> list[dict[str, Any]]:
     """The rows, measured in a namespace of their own."""
-    rows: list[dict[str, Any]] = net.run_unshared("sluice.experiments.ports_control", backend, str(RATE_PPS), str(10 if quick else 30), timeout=600)
+    rows: list[dict[str, Any]] = net.run_unshared("sluice.lab.ports_control", backend, str(RATE_PPS), str(10 if quick else 30), timeout=600)
     return rows
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sluice.experiments import output
+from sluice.lab import output
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Entry:
 
     def headline(self, report: dict[str, Any]) -> output.Headline:
         """The README's figure of `report` (the module's own `headline`)."""
-        module = importlib.import_module(f"sluice.experiments.{self.name}")
+        module = importlib.import_module(f"sluice.lab.{self.name}")
         h: output.Headline = module.headline(report)
         return h
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from sluice.experiments import output
-from sluice.experiments.reference import table
+from sluice.lab import output
+from sluice.lab.reference import table
 from sluice.pipeline import Pipeline
 from sluice.pipelines import gw, l2l3, mgw, rc, vrf
 

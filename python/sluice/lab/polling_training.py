@@ -62,7 +62,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable
 
-from sluice.experiments import poll_worker
+from sluice.lab import poll_worker
 from sluice.poll_model import LOGGED, export, features, highest_rate
 
 #: The paper's scenarios (Mbit/s of a 10 Gbit/s link), run as these shares of the saturation rate.

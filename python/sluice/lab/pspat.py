@@ -27,8 +27,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice import _core
-from sluice.experiments import htb_share, output
-from sluice.experiments.reference import table
+from sluice.lab import htb_share, output
+from sluice.lab.reference import table
 
 CLIENTS = [1, 2, 4, 8]
 OVERLOADS = [0.25, 0.5, 1.0, 1.5, 2.0]

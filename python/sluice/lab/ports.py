@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 from sluice import _core
 from sluice import net
-from sluice.experiments import output, ports_control
+from sluice.lab import output, ports_control
 
 NAMESPACE = "sluice-ports"
 #: The backends measured, those this build has.
@@ -144,7 +144,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
                     progress(f"{backend} {mode}, run {i + 1} of {reps}")
                     # Each run a process of its own (DPDK's EAL starts once a process); the kernel's in the namespace.
                     inside = ["ip", "netns", "exec", NAMESPACE] if backend != "dpdk" else []
-                    done = subprocess.run([*inside, sys.executable, "-m", "sluice.experiments.ports", backend, mode, str(seconds)],
+                    done = subprocess.run([*inside, sys.executable, "-m", "sluice.lab.ports", backend, mode, str(seconds)],
                                           capture_output=True, text=True, timeout=120)
                     if done.returncode != 0:
                         raise RuntimeError(f"ports experiment, {backend} {mode} run: {done.stderr.strip().splitlines()[-1:]}")
@@ -154,7 +154,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
         rate_check = []
         for sender in ("sluice", "tcpreplay") if shutil.which("tcpreplay") else ("sluice",):
             progress(f"{sender} at {RATE_CHECK_PPS:.0f} pkt/s")
-            done = subprocess.run(["ip", "netns", "exec", NAMESPACE, sys.executable, "-m", "sluice.experiments.ports", "rate", sender, str(seconds)],
+            done = subprocess.run(["ip", "netns", "exec", NAMESPACE, sys.executable, "-m", "sluice.lab.ports", "rate", sender, str(seconds)],
                                   capture_output=True, text=True, timeout=120)
             if done.returncode != 0:
                 raise RuntimeError(f"ports experiment, {sender} rate: {done.stderr.strip().splitlines()[-1:]}")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from sluice import _core
-from sluice.experiments import output
+from sluice.lab import output
 from sluice.pipeline import Pipeline
 from sluice.pipelines import mgw
 
