@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh
 
-.PHONY: demo test test-rust test-python results bench bench-dpdk fuzz setup generate clean
+.PHONY: demo test test-rust test-python results results-check bench bench-dpdk fuzz setup generate clean
 
 setup: $(STAMP)
 
@@ -32,10 +32,16 @@ test-python: setup
 	$(PY) -m mypy --no-error-summary
 	$(PY) -m mypy.stubtest sluice._core
 
-## Every experiment at the README's settings: docs/RESULTS.md, docs/results/*.png and the
-## README's headline figures (about an hour; QUICK=1 for the CI-sized runs, minutes).
+## Every experiment at the README's settings: docs/RESULTS.md, docs/results/*.{png,json} and the
+## README's headline figures (about an hour; QUICK=1 for the CI-sized runs, minutes). Only from a
+## clean tree, so that each section's stamp names the commit that made it.
 results: setup
+	@test -z "$$(git status --porcelain)" || { echo "make results: the tree has uncommitted changes; commit them first, so the figures name their commit" >&2; exit 2; }
 	$(VENV)/bin/sluice experiment all --out docs --readme README.md $(if $(QUICK),--quick)
+
+## The sections of docs/RESULTS.md whose experiment changed since they were measured (a warning).
+results-check: setup
+	$(VENV)/bin/sluice experiment all --check --out docs
 
 ## Criterion benchmarks of the data path (numbers in README.md).
 bench: setup

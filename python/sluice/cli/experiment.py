@@ -179,9 +179,17 @@ def experiment_failover(rate_pps: float, period_ms: float, down_s: float, out: s
 @click.option("--out", default="docs", show_default=True, help="Folder for RESULTS.md and results/NAME.png.")
 @click.option("--runs", "runs_dir", default="out/results", show_default=True, help="Folder for each experiment's own outputs.")
 @click.option("--readme", type=click.Path(exists=True, dir_okay=False), help="Also refresh this README's table of headline figures.")
-def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, readme: Optional[str]) -> None:
+@click.option("--check", is_flag=True, help="Run nothing: list the sections of OUT/RESULTS.md that are stale (a warning; exit 0).")
+def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, readme: Optional[str], check: bool) -> None:
     """Every experiment at the README's settings: RESULTS.md, plots and the headline figures."""
     from pathlib import Path
+
+    if check:
+        stale = results.check((Path(out) / "RESULTS.md").read_text() if (Path(out) / "RESULTS.md").exists() else "")
+        for line in stale:
+            click.echo(f"warning: {out}/RESULTS.md: {line}", err=True)
+        console.print(f"{len(stale)} of {len(results.CATALOG)} sections stale" if stale else "every section is current")
+        return
 
     # Refused now, not after an hour of experiments.
     writable_folder(out, "--out")

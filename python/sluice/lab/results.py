@@ -3,11 +3,17 @@ they make: `RESULTS.md` (each experiment's command, table, plot and a short
 hand-written note from `notes/NAME.md`, and the machine they ran on) and
 the README's table of headline figures.
 
-Nothing on the pages but the figures depends on when or how often they are
-made: running `make results` twice on one machine changes only numbers."""
+Each section is stamped with the commit, date and mode it was measured at,
+and its raw report is kept beside its plot (`results/NAME.json`), so a
+figure can be traced to the code that made it; `check` says which sections
+are stale: their experiment's code changed since their stamp. Nothing else
+on the pages depends on when or how often they are made: running `make
+results` twice on one machine changes only numbers and stamps."""
 
 from __future__ import annotations
 
+import ast
+import datetime
 import importlib
 import os
 import platform
@@ -16,7 +22,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from sluice.lab import output
 
@@ -82,17 +88,75 @@ def machine() -> dict[str, str]:
     """What the figures ran on: processor, cores, memory, kernel, build."""
     cpuinfo = _read("/proc/cpuinfo")
     memory_kib = int(_first(_read("/proc/meminfo"), r"^MemTotal:\s+(\d+)", "0"))
-    try:
-        commit = subprocess.run(["git", "describe", "--always", "--dirty"], capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
     return {
         "processor": _first(cpuinfo, r"^model name\s*:\s*(.+)$"),
         "cores": str(os.cpu_count()),
         "memory": f"{memory_kib / 2**20:.0f} GiB",
         "kernel": f"{platform.system()} {platform.release()}",
-        "build": f"commit {commit}, release profile",
+        "build": "release profile",
     }
+
+
+def _git(*args: str) -> Optional[str]:
+    """What `git ARGS` prints, or None where it fails (not a checkout, no git)."""
+    try:
+        return subprocess.run(["git", *args], capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+#: How a section says what it was measured at: commit, date, mode.
+STAMP = re.compile(r"^Measured at commit `([0-9a-f]+|unknown)(-dirty)?` on (\S+), (quick|full) mode\.$", re.M)
+
+
+def stamp(quick: bool) -> str:
+    """The line that stamps a section made now: this checkout's commit
+    (`-dirty` with uncommitted changes), today's date, the mode."""
+    commit = _git("rev-parse", "--short", "HEAD") or "unknown"
+    dirty = "-dirty" if _git("status", "--porcelain") else ""
+    return f"Measured at commit `{commit}{dirty}` on {datetime.date.today().isoformat()}, {'quick' if quick else 'full'} mode."
+
+
+def sources(name: str) -> list[Path]:
+    """The files of experiment `name`'s code: its module and the lab modules it imports."""
+    lab = Path(__file__).parent
+    found: list[Path] = []
+    todo = [lab / f"{name}.py"]
+    while todo:
+        path = todo.pop()
+        if path in found or not path.exists():
+            continue
+        found.append(path)
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "sluice.lab":
+                todo += [lab / f"{a.name}.py" for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("sluice.lab."):
+                todo.append(lab / f"{node.module.rsplit('.', 1)[1]}.py")
+    return sorted(found)
+
+
+def check(page_text: str) -> list[str]:
+    """What is stale on results page `page_text`, a line per section: a
+    section without a stamp, stamped at a commit not in this history or
+    with uncommitted changes, or whose experiment's code changed since."""
+    stale = []
+    for entry in CATALOG:
+        section = _kept_section(page_text, entry.name)
+        if section is None:
+            stale.append(f"{entry.name}: not on the page")
+            continue
+        m = STAMP.search(section)
+        if m is None:
+            stale.append(f"{entry.name}: no stamp (measured before sections were stamped)")
+        elif m.group(2) or m.group(1) == "unknown":
+            stale.append(f"{entry.name}: measured at {m.group(1)}{m.group(2) or ''}, not at a commit")
+        elif _git("cat-file", "-e", f"{m.group(1)}^{{commit}}") is None:
+            stale.append(f"{entry.name}: commit {m.group(1)} is not in this history")
+        else:
+            changed = _git("diff", "--name-only", m.group(1), "HEAD", "--", *map(str, sources(entry.name)))
+            if changed:
+                stale.append(f"{entry.name}: its code changed since {m.group(1)} ({', '.join(Path(f).name for f in changed.split())})")
+    return stale
 
 
 def _notes(notes: Path, name: str) -> str:
@@ -121,8 +185,8 @@ def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path,
     lines = ["# Measured results", "",
              "Made by `make results` (`sluice experiment all --out docs --readme README.md`; `make results QUICK=1` for",
              "the CI-sized runs). The tables and plots are regenerated; the notes under them are hand-written in",
-             "`docs/notes/NAME.md`.",
-             "" if not quick else "\nThese are the CI-sized runs (`--quick`): fewer periods, rows and rounds than the README's settings.",
+             "`docs/notes/NAME.md`. Each section says the commit, date and mode it was measured at; its raw report",
+             "is `results/NAME.json`. `make results-check` lists the sections whose experiment changed since.",
              "", "## Machine", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in machine().items()]
     lines += ["", "The machine is a shared two-core VM: a figure moves by up to ±30% between runs, so figures are",
@@ -133,7 +197,7 @@ def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path,
             lines += [kept] if kept else []
             continue
         _, _, table = by_name[entry.name]
-        lines += [f"## {entry.name}", "", entry.title + ".", "", f"`{entry.command(quick)}`", "", table.strip(), "",
+        lines += [f"## {entry.name}", "", entry.title + ".", "", stamp(quick), "", f"`{entry.command(quick)}`", "", table.strip(), "",
                   f"![{entry.name}](results/{entry.name}.png)", ""]
         note = _notes(notes, entry.name)
         if note:
@@ -185,5 +249,6 @@ def write(out: Path, runs: Path, quick: bool) -> list[tuple[Entry, dict[str, Any
         report = json.loads((folder / f"{entry.name}.json").read_text())
         ran.append((entry, report, (folder / f"{entry.name}.md").read_text()))
         shutil.copyfile(folder / f"{entry.name}.png", out / "results" / f"{entry.name}.png")
+        shutil.copyfile(folder / f"{entry.name}.json", out / "results" / f"{entry.name}.json")
     (out / "RESULTS.md").write_text(page(ran, quick, out / "notes", _read(str(out / "RESULTS.md"))))
     return ran
