@@ -21,8 +21,10 @@ demo: setup
 generate: setup
 	$(PY) scripts/gen_nf.py
 
-## Every Rust and Python test.
-test: test-rust test-python
+## Every Rust and Python test; says how long they took.
+test:
+	@start=$$(date +%s); $(MAKE) --no-print-directory test-rust test-python; rc=$$?; \
+	  echo "make test: $$(( $$(date +%s) - start )) s"; exit $$rc
 
 test-rust: setup
 	cargo test --workspace --exclude sluice-py --quiet --no-fail-fast

@@ -28,7 +28,7 @@ change the Rust type and run `make generate`."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-{typing}from sluice.nf_base import {imports}
+{typing}from sluice.checked import {imports}
 
 __all__ = [{names}]
 '''

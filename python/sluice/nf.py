@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Optional, Sequence
 
-from sluice.nf_base import NF, Table
+from sluice.checked import NF, Table
 
-__all__ = ["NF", "FIELD_VALUES", "PRIORITY_VALUES", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "TokenBucket", "Napt", "FlowStats", "Reframer"]
+__all__ = ["NF", "FIELD_VALUES", "PRIORITY_VALUES", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "DscpMark", "TokenBucket", "Napt", "FlowStats", "Reframer"]
 
 
 #: The names a `Field` field takes.
@@ -360,6 +360,18 @@ class IpSrcRewrite(NF):
     kind: ClassVar[str] = "ip_src_rewrite"
 
     addr: str
+
+
+@dataclass(frozen=True)
+class DscpMark(NF):
+    """`dscp_mark`: sets the IPv4 DSCP (checksum updated, ECN kept); non-IPv4 dropped.
+
+    `dscp`: The DSCP (0..=63; 46 = EF, 0 = best effort).
+    """
+
+    kind: ClassVar[str] = "dscp_mark"
+
+    dscp: int
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar, Optional
 
-from sluice.nf_base import Part
+from sluice.checked import Part
 
 __all__ = ["POLL_KIND_VALUES", "PollSettings"]
 

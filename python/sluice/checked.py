@@ -1,6 +1,7 @@
-"""What the generated description classes share (`sluice.nf`,
-`sluice.template`, `sluice.poll`): their JSON form and their check against the core's
-definition, which names the field at fault when the object is made."""
+"""Parts of a description checked by the core when they are made: the base
+of the classes generated from the core's types (`sluice.nf`,
+`sluice.template`, `sluice.poll`), their JSON form, and the check that
+names the field at fault."""
 
 from __future__ import annotations
 
