@@ -445,7 +445,7 @@ def test_trace_synth_writes_a_trace_analyze_finds_real_locality_in(tmp_path: Pat
 
 
 def test_a_long_runs_progress_line_gives_the_last_periods_figures_and_the_losses_so_far() -> None:
-    from sluice.cli import _period_line
+    from sluice.cli.output import _period_line
 
     flow = {"delivered": 10, "p95_us": 12.5}
     period = {"rate_pps": 2.5e6, "mean_batch": 7.25,

@@ -15,13 +15,16 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sluice import _core
+
 if TYPE_CHECKING:
     import numpy as np
 
-FORMAT = "sluice-poll-model"
-VERSION = 2
+#: The model file's format and version, as the engine reads them.
+FORMAT = _core.POLL_MODEL_FORMAT
+VERSION = _core.POLL_MODEL_VERSION
 #: Round sizes a logged row holds (the engine's `poll::features::HISTORY`).
-HISTORY = 128
+HISTORY = _core.POLL_HISTORY
 #: Values in a logged row: the sizes, then the idle time (µs) and the arrival rate (pkt/µs).
 LOGGED = HISTORY + 2
 #: The model shipped in the package, trained on the development machine by `sluice train polling`.

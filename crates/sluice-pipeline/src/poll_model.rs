@@ -16,9 +16,9 @@ use sluice_core::poll::forest::{Forest, Node};
 use sluice_core::poll::learned::LearnedPolicy;
 
 /// What the `format` key says.
-const FORMAT: &str = "sluice-poll-model";
+pub const FORMAT: &str = "sluice-poll-model";
 /// The version this Sluice reads (2: the arrival rate follows the idle time).
-const VERSION: u32 = 2;
+pub const VERSION: u32 = 2;
 
 #[derive(Deserialize)]
 struct ModelFile {

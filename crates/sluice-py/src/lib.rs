@@ -587,6 +587,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;
     m.add("DEFAULT_DELTA", sluice_control::DEFAULT_DELTA)?;
+    m.add("POLL_HISTORY", sluice_core::poll::features::HISTORY)?;
+    m.add("POLL_MODEL_FORMAT", sluice_pipeline::poll_model::FORMAT)?;
+    m.add("POLL_MODEL_VERSION", sluice_pipeline::poll_model::VERSION)?;
     m.add("DEFAULT_KEEP_PERIODS", sluice_control::DEFAULT_KEEP_PERIODS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
