@@ -109,16 +109,16 @@ def _doc(description: str, properties: dict[str, Any], defs: dict[str, Any], ind
     return f'{indent}"""{body.lstrip()}\n{indent}"""\n'
 
 
-def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | None, base: str = "", part: str | None = None) -> str:
+def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], base: str = "", class_vars: dict[str, str] | None = None) -> str:
+    """A frozen dataclass of `schema`'s properties (required ones first), its
+    `class_vars` (`kind` of an NF, `part` of a part) as ClassVars."""
     properties: dict[str, Any] = schema.get("properties", {})
     required = [f for f in properties if f in schema.get("required", [])]
     optional = [f for f in properties if f not in required]
     base = f"({base})" if base else ""
     out = f"\n\n@dataclass(frozen=True)\nclass {name}{base}:\n" + _doc(schema.get("description", name), properties, defs, "    ")
-    if kind is not None:
-        out += f"\n    kind: ClassVar[str] = {json.dumps(kind)}\n"
-    if part is not None:
-        out += f"\n    part: ClassVar[str] = {json.dumps(part)}\n"
+    for var, value in (class_vars or {}).items():
+        out += f"\n    {var}: ClassVar[str] = {json.dumps(value)}\n"
     if properties:
         out += "\n"
     for field in required:
@@ -129,31 +129,34 @@ def _class(name: str, schema: dict[str, Any], defs: dict[str, Any], kind: str | 
     return out
 
 
+def _values_name(name: str) -> str:
+    """The constant listing the names a string enum takes: `PollKind` → `POLL_KIND_VALUES`."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper() + "_VALUES"
+
+
 def _values(name: str, schema: dict[str, Any]) -> str:
-    """A module constant with the names a string enum takes: `PollKind` → `POLL_KIND_VALUES`."""
-    constant = re.sub(r"(?<!^)(?=[A-Z])", "_", name).upper() + "_VALUES"
+    """That constant's source."""
     values = ", ".join(json.dumps(c["const"]) for c in schema["oneOf"])
-    return f"\n\n#: The names a `{name}` field takes.\n{constant}: tuple[str, ...] = ({values})\n"
+    return f"\n\n#: The names a `{name}` field takes.\n{_values_name(name)}: tuple[str, ...] = ({values})\n"
 
 
-def _module(title: str, imports: str, exported: list[str], classes: list[tuple[str, str, str | None, str, str | None]]) -> str:
-    """A module of dataclasses from (class name, JSON Schema, NF name or None, base class, part name or None)
-    each, with the object types and name lists their schemas refer to before them."""
+def _module(title: str, imports: str, exported: list[str], classes: list[tuple[str, str, str, dict[str, str]]]) -> str:
+    """A module of dataclasses from (class name, JSON Schema, base class, ClassVars) each,
+    with the object types and name lists their schemas refer to before them."""
     helpers: dict[str, str] = {}
     values: dict[str, str] = {}
     bodies = []
-    for name, text, kind, base, part in classes:
+    for name, text, base, class_vars in classes:
         schema = json.loads(text)
         defs = schema.get("$defs", {})
         for helper, helper_schema in defs.items():
             if helper_schema.get("type") == "object" and helper not in helpers:
-                helpers[helper] = _class(helper, helper_schema, defs, None)
+                helpers[helper] = _class(helper, helper_schema, defs)
             elif all("const" in c for c in helper_schema.get("oneOf", [{}])) and helper not in values:
                 values[helper] = _values(helper, helper_schema)
-        bodies.append(_class(name, schema, defs, kind, base, part))
+        bodies.append(_class(name, schema, defs, base, class_vars))
     body = "".join(values.values()) + "".join(helpers.values()) + "".join(bodies)
-    constants = [re.sub(r"(?<!^)(?=[A-Z])", "_", v).upper() + "_VALUES" for v in values]
-    names = ", ".join(f'"{n}"' for n in [*exported, *constants, *helpers, *(c[0] for c in classes)])
+    names = ", ".join(f'"{n}"' for n in [*exported, *map(_values_name, values), *helpers, *(c[0] for c in classes)])
     used = [t for t in ("ClassVar", "Optional", "Sequence") if f"{t}[" in body]
     typing = f"from typing import {', '.join(used)}\n\n" if used else ""
     return HEADER.format(title=title, typing=typing, imports=imports, names=names) + body
@@ -161,12 +164,12 @@ def _module(title: str, imports: str, exported: list[str], classes: list[tuple[s
 
 def generate_nf(schemas: list[tuple[str, str, str]]) -> str:
     """The source of nf.py from (name, class name, JSON Schema) of every NF."""
-    return _module(NF_TITLE, "NF, Table", ["NF"], [(name, text, kind, "NF", None) for kind, name, text in schemas])
+    return _module(NF_TITLE, "NF, Table", ["NF"], [(name, text, "NF", {"kind": kind}) for kind, name, text in schemas])
 
 
 def generate_part(title: str, part: str, name: str, schema: str) -> str:
     """The source of a module with one part of a description, class `name`, from its JSON Schema."""
-    return _module(title, "Part", [], [(name, schema, None, "Part", part)])
+    return _module(title, "Part", [], [(name, schema, "Part", {"part": part})])
 
 
 def _load_core() -> Any:
@@ -198,12 +201,12 @@ def generated() -> dict[Path, str]:
 
 
 def main() -> int:
-    stale = [path for path, source in generated().items() if not path.exists() or path.read_text() != source]
+    stale = {path: source for path, source in generated().items() if not path.exists() or path.read_text() != source}
     if "--check" in sys.argv[1:]:
         for path in stale:
             print(f"{path} is stale: run `make generate`", file=sys.stderr)
         return 1 if stale else 0
-    for path, source in generated().items():
+    for path, source in stale.items():
         path.write_text(source)
     return 0
 
