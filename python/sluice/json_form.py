@@ -4,13 +4,16 @@ methods return, and the check that keeps NaN and infinity out of it."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import fields, is_dataclass
 from typing import Any, Mapping, Optional
 
 
 def to_json(value: Any) -> Any:
     """`value` as the core reads it: dataclasses as objects, mappings as
-    lists of [key, value] pairs, tuples as lists."""
+    lists of [key, value] pairs, tuples as lists, paths as strings."""
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
     if is_dataclass(value) and not isinstance(value, type):
         return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, Mapping):

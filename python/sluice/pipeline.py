@@ -367,8 +367,6 @@ class Pipeline:
         each policy does and what each setting means; a setting left out
         keeps the core's default). With `worker`, only that worker polls so;
         the others keep theirs."""
-        if "model" in settings and settings["model"] is not None:
-            settings["model"] = str(settings["model"])
         poll = PollSettings(policy=policy, **settings).spec()
         if worker is None:
             self.poll = poll

@@ -67,7 +67,8 @@ impl Misprice {
         self.factor.resize(modules, 1.0);
         self.periods += 1;
         if self.periods > 1 && unbuffered {
-            self.unbuffered = delay.to_vec();
+            self.unbuffered.clear();
+            self.unbuffered.extend_from_slice(delay);
         }
         for k in &mut self.factor {
             *k = 1.0 + (*k - 1.0) * KEEP;

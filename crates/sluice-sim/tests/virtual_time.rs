@@ -44,7 +44,8 @@ fn a_lone_packet_takes_its_paths_modelled_cost() {
     // 10 kpps: 100 µs between packets, each alone in its batch through a
     // pass-through buffer: T0 + T1 = 1.1 µs from source to egress, after
     // waiting for the idle worker's next poll (it polls every µs of
-    // virtual time): 1.1 to 2.1 µs, 1.6 on average.
+    // virtual time): 1.1 to 2.1 µs, 1.6 on average. Virtual time: the same
+    // figures on every machine (see a_run_is_the_same_every_time).
     let periods = run(&mut simulator(10e3));
     for p in &periods[..3] {
         let f = &p.flows[0];
