@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh
 
-.PHONY: demo test test-rust test-python results results-check bench bench-dpdk fuzz setup generate clean
+.PHONY: demo test test-rust test-python typecheck results results-check bench bench-dpdk fuzz setup generate clean
 
 setup: $(STAMP)
 
@@ -21,29 +21,32 @@ demo: setup
 generate: setup
 	$(PY) scripts/gen_nf.py
 
-## Every Rust and Python test; says how long they took. The two suites run
-## side by side: the Python tests leave most of a second core idle (their
-## runs wait on signals, sockets and subprocesses), which the Rust tests
-## take at the lowest priority, on the last core (the Python tests' pinned
-## runs claim the first free core) and with a core-lock folder of their own
-## (so that neither suite finds every core taken by the other). The Rust
-## tests' output follows the Python tests'.
-RUST_TEST_DIR := target/test-rust
+## Every Rust and Python test and the type checks; says how long they took.
+## The Python tests leave most of a second core idle (their runs wait on
+## signals, sockets and subprocesses): the Rust tests and the type checks
+## run there beside them, at the lowest priority, on the last core (the
+## Python tests' pinned runs claim the first free core) and with a
+## core-lock folder of their own (so that neither finds every core taken
+## by the other). Their output follows the Python tests'.
+BESIDE := target/test-beside
 test: setup
-	@start=$$(date +%s); mkdir -p $(RUST_TEST_DIR)/tmp; \
-	  ( TMPDIR=$(CURDIR)/$(RUST_TEST_DIR)/tmp nice -n 19 taskset -c $$(( $$(nproc) - 1 )) \
-	      $(MAKE) --no-print-directory test-rust >$(RUST_TEST_DIR)/log 2>&1; echo $$? >$(RUST_TEST_DIR)/status ) & \
-	  $(MAKE) --no-print-directory test-python; python=$$?; wait; \
-	  cat $(RUST_TEST_DIR)/log; rust=$$(cat $(RUST_TEST_DIR)/status); \
+	@start=$$(date +%s); mkdir -p $(BESIDE)/tmp; \
+	  ( TMPDIR=$(CURDIR)/$(BESIDE)/tmp nice -n 19 taskset -c $$(( $$(nproc) - 1 )) \
+	      $(MAKE) --no-print-directory -k test-rust typecheck >$(BESIDE)/log 2>&1; echo $$? >$(BESIDE)/status ) & \
+	  $(PY) -m pytest -q; python=$$?; wait; \
+	  cat $(BESIDE)/log; beside=$$(cat $(BESIDE)/status); \
 	  echo "make test: $$(( $$(date +%s) - start )) s (Python tests $$( [ $$python -eq 0 ] && echo passed || echo FAILED )," \
-	    "Rust tests $$( [ $$rust -eq 0 ] && echo passed || echo FAILED ))"; \
-	  [ $$python -eq 0 ] && [ $$rust -eq 0 ]
+	    "Rust tests and type checks $$( [ $$beside -eq 0 ] && echo passed || echo FAILED ))"; \
+	  [ $$python -eq 0 ] && [ $$beside -eq 0 ]
 
 test-rust: setup
 	cargo test --workspace --exclude sluice-py --quiet --no-fail-fast
 
-test-python: setup
+test-python: setup typecheck
 	$(PY) -m pytest -q
+
+## The Python package's types, and its stub against the built core.
+typecheck: setup
 	$(PY) -m mypy --no-error-summary
 	$(PY) -m mypy.stubtest sluice._core
 
@@ -71,13 +74,19 @@ bench-dpdk:
 	pkg-config --exists libdpdk || { sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq libdpdk-dev pkg-config; }
 	cd bench/dpdk && cargo bench --bench lookups -- --warm-up-time 1 --measurement-time 3
 
-## Every fuzz target for FUZZ_SECONDS each (needs the nightly toolchain and cargo-fuzz).
+## Every fuzz target for FUZZ_SECONDS, all at once (the nightly toolchain and
+## cargo-fuzz); each one's final statistics, and its whole log if it failed.
 FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := headers:1500 nfs:1500 pcap:4096 description:16384
 fuzz:
-	cd fuzz && for t in headers:1500 nfs:1500 pcap:4096 description:16384; do \
-	  name=$${t%%:*}; mkdir -p corpus/$$name seeds/$$name && \
-	  cargo +nightly fuzz run -O $$name corpus/$$name seeds/$$name -- -max_total_time=$(FUZZ_SECONDS) -max_len=$${t##*:} -print_final_stats=1 || exit 1; \
-	done
+	@cd fuzz && cargo +nightly fuzz build -O && mkdir -p logs && runs=""; for t in $(FUZZ_TARGETS); do \
+	  name=$${t%%:*}; mkdir -p corpus/$$name seeds/$$name; \
+	  cargo +nightly fuzz run -O $$name corpus/$$name seeds/$$name -- -max_total_time=$(FUZZ_SECONDS) -max_len=$${t##*:} \
+	    -print_final_stats=1 >logs/$$name.log 2>&1 & runs="$$runs $$name:$$!"; \
+	done; failed=""; for r in $$runs; do \
+	  name=$${r%%:*}; if wait $${r##*:}; then echo "fuzz $$name: $$(grep -m1 '^Done' logs/$$name.log)"; \
+	  else failed="$$failed $$name"; cat logs/$$name.log; fi; \
+	done; [ -z "$$failed" ] || { echo "fuzz: failed:$$failed" >&2; exit 1; }
 
 clean:
 	rm -rf $(VENV) target out

@@ -64,11 +64,16 @@ fn check_move(r: &RunReport) {
         assert_eq!(p.telemetry.workers[1].busy_fraction, 0.0, "the spare idles before the move");
     }
     for p in &r.periods[3..] {
-        assert!(p.telemetry.flows.iter().all(|f| f.delivered > 0), "period {}: every flow delivers", p.telemetry.period);
-        assert!(p.telemetry.workers[1].busy_fraction > 0.0, "the moved modules run on worker 1");
         let t = p.telemetry.totals;
         assert_eq!(t.generated, t.delivered + t.dropped + t.in_flight, "{t:?}");
     }
+    // Over the periods after the move, not in each: a busy machine may leave
+    // the spare's thread unscheduled for a whole period.
+    let after = &r.periods[3..];
+    for f in 0..r.flow_totals.len() {
+        assert!(after.iter().any(|p| p.telemetry.flows[f].delivered > 0), "flow {f} delivers after the move");
+    }
+    assert!(after.iter().any(|p| p.telemetry.workers[1].busy_fraction > 0.0), "the moved modules run on worker 1");
 }
 
 #[test]
