@@ -1,15 +1,20 @@
 //! Writes a round-cost workload (see `sluice_pipeline::round_cost`) for
 //! FastClick, so that both engines run the same traffic through the same
 //! graph: the workload's frames as a pcap at PCAP and, on stdout, a Click
-//! configuration that loads them into memory and replays them LOOPS times
-//! in batches of B through each NF's nearest Click element to `sink`, a
-//! `Counter` (the sink's accounting; `click -h sink.count` prints it).
+//! configuration that loads them into memory, replays them once to warm
+//! up, then LOOPS times in batches of B through each NF's nearest Click
+//! element to the sink, timed inside Click. At the end it prints
+//! `sluice-fastclick T0 T1 N0 N1`: the steady clock (s) and the sink's
+//! count (pkt) before and after the LOOPS replays.
 //!
-//!     fastclick CASE B LOOPS PCAP > CASE.click
+//!     fastclick CASE B LOOPS PCAP [SINK] > CASE.click
 //!
+//! SINK is `discard` (a router's usual sink, counted through its `count`
+//! handler; the default) or `counter` (`Counter -> Discard`, which also
+//! updates two rate estimators per batch, each reading the clock).
 //! Click's LPM reads the destination from an annotation, so an LPM is
-//! `CheckIPHeader2(OFFSET 14)` (no checksum check) then `RadixIPLookup`; an
-//! Ethernet check is a `Classifier` whose other output discards.
+//! `CheckIPHeader2(OFFSET 14)` (no checksum check) then `RadixIPLookup`;
+//! an Ethernet check is a `Classifier` whose other output discards.
 
 use std::fmt::Write as _;
 
@@ -19,15 +24,19 @@ use sluice_pipeline::round_cost::{frames, shape};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let [_, case, batch, loops, pcap] = &args[..] else {
-        eprintln!("usage: fastclick CASE B LOOPS PCAP > CASE.click");
-        std::process::exit(2);
+    let (case, batch, loops, pcap, sink) = match &args[..] {
+        [_, case, batch, loops, pcap] => (case, batch, loops, pcap, "discard"),
+        [_, case, batch, loops, pcap, sink] => (case, batch, loops, pcap, sink.as_str()),
+        _ => {
+            eprintln!("usage: fastclick CASE B LOOPS PCAP [discard|counter] > CASE.click");
+            std::process::exit(2);
+        }
     };
     if let Err(e) = write_pcap(pcap) {
         eprintln!("fastclick: cannot write {pcap}: {e}");
         std::process::exit(1);
     }
-    match config(case, batch, loops, pcap) {
+    match config(case, batch, loops, pcap, sink) {
         Ok(text) => print!("{text}"),
         Err(e) => {
             eprintln!("fastclick: {e}");
@@ -46,9 +55,16 @@ fn write_pcap(path: &str) -> Result<(), Box<dyn std::error::Error>> {
 }
 
 /// The Click configuration of workload `case`.
-fn config(case: &str, batch: &str, loops: &str, pcap: &str) -> Result<String, Box<dyn std::error::Error>> {
+fn config(case: &str, batch: &str, loops: &str, pcap: &str, sink: &str) -> Result<String, Box<dyn std::error::Error>> {
     let (head, branches) = shape(case)?;
-    let mut text = format!("FromDump({pcap}, TIMING false) -> replay :: ReplayUnqueue(STOP {loops}, BURST {batch});\nsink :: Counter -> Discard;\n");
+    let sink = match sink {
+        "discard" => "sink :: Discard;",
+        "counter" => "sink :: Counter -> Discard;",
+        other => return Err(format!("unknown sink '{other}' (discard or counter)").into()),
+    };
+    let mut text = format!(
+        "FromDump({pcap}, STOP false, TIMING false)\n  -> replay :: ReplayUnqueue(STOP 1, BURST {batch}, QUICK_CLONE false, ACTIVE true);\n{sink}\n"
+    );
     let mut at = "replay".to_string();
     for (i, nf) in head.iter().enumerate() {
         at = element(&mut text, &at, &format!("h{i}"), nf)?;
@@ -60,6 +76,13 @@ fn config(case: &str, batch: &str, loops: &str, pcap: &str) -> Result<String, Bo
         }
         writeln!(text, "{from} -> sink;")?;
     }
+    // The first replay (STOP 1) loads the frames and warms up; the timed
+    // part is the LOOPS replays after it.
+    writeln!(
+        text,
+        "DriverManager(pause, set t0 $(now_steady), set n0 $(sink.count), write replay.stop {loops}, write replay.active true, pause,\n  \
+         set t1 $(now_steady), print \"sluice-fastclick $t0 $t1 $n0 $(sink.count)\", stop);"
+    )?;
     Ok(text)
 }
 

@@ -1,7 +1,10 @@
 //! Runs walker rounds of a round-cost workload (see
 //! `sluice_pipeline::round_cost`): a fixed workload for instruction counts
 //! (`valgrind --tool=callgrind --toggle-collect='walk::run_rounds'`
-//! counts the rounds alone).
+//! counts the rounds alone) and for timing against another engine
+//! (`scripts/fastclick.py`). A pass over the workload's frames warms up
+//! first; it prints the packets the ROUNDS rounds after it moved and their
+//! time (ns).
 //!
 //!     walk [CASE: replay|chain|branch4] [B] [ROUNDS] [timing: on|off]
 
@@ -12,8 +15,13 @@ fn main() {
     let rounds: usize = arg(3).and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let timing = arg(4).is_none_or(|a| a != "off");
     let mut g = sluice_pipeline::round_cost::workload(&case, batch, timing).expect("a known workload");
+    for _ in 0..sluice_pipeline::round_cost::FLOWS.div_ceil(batch.max(1)) {
+        g.next_round();
+    }
+    let start = std::time::Instant::now();
     let moved = run_rounds(&mut g, rounds);
-    println!("{moved} packets in {rounds} rounds");
+    let ns = start.elapsed().as_nanos();
+    println!("{moved} packets in {rounds} rounds, {ns} ns");
 }
 
 /// The rounds alone, for `--toggle-collect='walk::run_rounds'`.

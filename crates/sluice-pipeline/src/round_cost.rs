@@ -20,8 +20,8 @@ use crate::error::{Error, Result};
 /// The workloads, by name.
 pub const CASES: &[&str] = &["replay", "chain", "branch4"];
 
-/// Flows the traffic interleaves.
-const FLOWS: usize = 4096;
+/// Flows the traffic interleaves (one frame each).
+pub const FLOWS: usize = 4096;
 /// Routes of the LPM.
 const ROUTES: usize = 500;
 /// Branches of `branch4`.

@@ -20,10 +20,6 @@ BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 QUICK_BATCHES = [1, 4, 32, 256]
 #: Measurements of each point, the least taken.
 REPEATS = 5
-#: What FastClick paid on the same workloads with its burst set to B (ns; not this run:
-#: `scripts/fastclick.py --runs 7` measures both engines in one run, see docs/notes/roundcost.md):
-#: a round of the chain, an empty round, one element visit.
-FASTCLICK = {"chain_t0_ns": 150.7, "replay_t0_ns": 79.7, "visit_ns": 13.0}
 
 
 def run(out: Path, quick: bool, backend: str, progress: Callable[[str], None]) -> dict[str, Any]:
@@ -45,7 +41,7 @@ def run(out: Path, quick: bool, backend: str, progress: Callable[[str], None]) -
             rows.append({"case": case, "timing": timing, "t0_ns": round(t0, 1), "t1_ns": round(t1, 2),
                          **{f"ns_per_pkt_b{b}": round(t / b, 1) for b, t in times.items()}})
     visits = {timing: round(_core.round_visit_ns(t0s[("chain", timing)], t0s[("replay", timing)]), 1) for timing in (True, False)}
-    report = {"batches": batches, "visit_ns": {"on": visits[True], "off": visits[False]}, "fastclick": FASTCLICK, "rows": rows}
+    report = {"batches": batches, "visit_ns": {"on": visits[True], "off": visits[False]}, "rows": rows}
     output.write(out, "roundcost", report, markdown, plot)
     return report
 
@@ -82,8 +78,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 
 def headline(report: dict[str, Any]) -> output.Headline:
-    """The chain's and the empty round's T0 and an NF visit, timing on."""
+    """The chain's and the empty round's T0 and an NF visit, timing on (against FastClick in one
+    run: scripts/fastclick.py, docs/notes/roundcost.md)."""
     by = {r["case"]: r for r in report["rows"] if r["timing"]}
-    f = report["fastclick"]
     return output.Headline(f"round T0: chain {by['chain']['t0_ns']} ns, empty {by['replay']['t0_ns']} ns; NF visit {report['visit_ns']['on']} ns",
-                           f"FastClick, burst B, same machine: chain {f['chain_t0_ns']:g}, empty {f['replay_t0_ns']:g}, visit {f['visit_ns']:g} ns")
+                           "— (FastClick, same run: scripts/fastclick.py)")
