@@ -22,27 +22,23 @@ generate: setup
 	$(PY) scripts/gen_nf.py
 
 ## Every Rust and Python test and the type checks; says how long they took.
-## The Python tests leave most of a second core idle (their runs wait on
-## signals, sockets and subprocesses): the Rust tests and the type checks
-## run there beside them, at the lowest priority, on the last core (the
-## Python tests' pinned runs claim the first free core) and with a
-## core-lock folder of their own (so that neither finds every core taken
-## by the other). Their output follows the Python tests'.
-BESIDE := target/test-beside
+## The tests run one suite after the other (their runs want the cores they
+## are given); the type checks, which want none, run beside them at the
+## lowest priority, their output after the tests'.
+TYPECHECK_LOG := target/typecheck.log
 test: setup
-	@start=$$(date +%s); mkdir -p $(BESIDE)/tmp; \
-	  ( TMPDIR=$(CURDIR)/$(BESIDE)/tmp nice -n 19 taskset -c $$(( $$(nproc) - 1 )) \
-	      $(MAKE) --no-print-directory -k test-rust typecheck >$(BESIDE)/log 2>&1; echo $$? >$(BESIDE)/status ) & \
-	  $(PY) -m pytest -q; python=$$?; wait; \
-	  cat $(BESIDE)/log; beside=$$(cat $(BESIDE)/status); \
-	  echo "make test: $$(( $$(date +%s) - start )) s (Python tests $$( [ $$python -eq 0 ] && echo passed || echo FAILED )," \
-	    "Rust tests and type checks $$( [ $$beside -eq 0 ] && echo passed || echo FAILED ))"; \
-	  [ $$python -eq 0 ] && [ $$beside -eq 0 ]
+	@start=$$(date +%s); \
+	  ( nice -n 19 $(MAKE) --no-print-directory typecheck >$(TYPECHECK_LOG) 2>&1; echo $$? >$(TYPECHECK_LOG).status ) & \
+	  $(MAKE) --no-print-directory -k test-rust test-python; tests=$$?; wait; \
+	  cat $(TYPECHECK_LOG); types=$$(cat $(TYPECHECK_LOG).status); \
+	  echo "make test: $$(( $$(date +%s) - start )) s (tests $$( [ $$tests -eq 0 ] && echo passed || echo FAILED )," \
+	    "type checks $$( [ $$types -eq 0 ] && echo passed || echo FAILED ))"; \
+	  [ $$tests -eq 0 ] && [ $$types -eq 0 ]
 
 test-rust: setup
 	cargo test --workspace --exclude sluice-py --quiet --no-fail-fast
 
-test-python: setup typecheck
+test-python: setup
 	$(PY) -m pytest -q
 
 ## The Python package's types, and its stub against the built core.

@@ -158,7 +158,7 @@ def test_experiment_overhead_reports_response_times(tmp_path: Path) -> None:
 
 
 def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
-    out = sluice("experiment", "pspat", "--quick", "--out", "o", "--json", "p.json", cwd=tmp_path)
+    out = sluice("experiment", "pspat", "--quick", "--repeats", "1", "--out", "o", "--json", "p.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     r = json.loads((tmp_path / "p.json").read_text())
     assert r["arbiter_mdps"] > 0
@@ -230,7 +230,7 @@ def test_run_takes_a_poll_policy_per_worker_and_names_a_bad_one(tmp_path: Path) 
 
 
 def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> None:
-    out = sluice("experiment", "reframer", "--quick", "--out", "o", "--json", "r.json", cwd=tmp_path)
+    out = sluice("experiment", "reframer", "--quick", "--repeats", "1", "--out", "o", "--json", "r.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     r = json.loads((tmp_path / "r.json").read_text())
     keys = {"config", "segments", "t_buff_us", "slf_in", "slf_out", "mpps", "cycles_per_packet", "mean_us", "p99_us", "viol_pct"}

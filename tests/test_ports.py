@@ -516,7 +516,7 @@ def test_a_worker_waiting_for_interrupts_sleeps_on_the_port_socket_and_loses_not
 @needs_namespace
 def test_experiment_ports_forwards_what_was_sent_and_its_sender_keeps_its_rate_as_tcpreplay_does(tmp_path: Any) -> None:
     sluice = os.path.join(os.path.dirname(sys.executable), "sluice")
-    run = subprocess.run([sluice, "experiment", "ports", "--quick", "--out", "o", "--json", "p.json"], cwd=tmp_path,
+    run = subprocess.run([sluice, "experiment", "ports", "--quick", "--repeats", "1", "--out", "o", "--json", "p.json"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     r = json.loads((tmp_path / "p.json").read_text())

@@ -18,7 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from sluice import _core
 from sluice import net
@@ -131,9 +131,10 @@ def rate(sender: str, pps: float, seconds: float) -> float:
     return statistics.median(busy) * 10 if busy else 0.0
 
 
-def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, Any]:
-    """Measures each backend and writes ports.{json,csv,md,png} into `out`."""
-    seconds, reps = (1.0, 3) if quick else (3.0, 5)
+def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Optional[int] = None) -> dict[str, Any]:
+    """Measures each backend, `repeats` runs a mode (default 3 quick, else 5); writes ports.{json,csv,md,png} into `out`."""
+    seconds = 1.0 if quick else 3.0
+    reps = repeats or (3 if quick else 5)
     net.up(NAMESPACE)
     try:
         modes = {b: ("bare", "raw", "pipeline") if b == "dpdk" else ("raw", "pipeline") for b in BACKENDS}

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import statistics
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
 from sluice import _core
 from sluice.lab import htb_share, output
@@ -69,10 +69,10 @@ def _fit(points: list[tuple[int, int, float]]) -> tuple[float, float]:
     return (sx1 * syy - sy1 * sxy) / det, (sy1 * sxx - sx1 * sxy) / det
 
 
-def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, Any]:
-    """Every measurement; writes pspat.{json,csv,md,png} into `out`."""
+def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Optional[int] = None) -> dict[str, Any]:
+    """Every measurement, each `repeats` times (default 3 quick, else 5); writes pspat.{json,csv,md,png} into `out`."""
     seconds = 0.3 if quick else 1.0
-    reps = 3 if quick else 5
+    reps = repeats or (3 if quick else 5)
     rows: list[dict[str, Any]] = []
 
     progress("the arbiter alone")

@@ -126,12 +126,13 @@ def _configs(t_buffs: list[float]) -> list[tuple[str, dict[str, Any], str]]:
     return rows
 
 
-def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[str] = None) -> dict[str, Any]:
-    """Every point; writes reframer.{json,csv,md,png} into `out` (the traces too)."""
+def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[str] = None, repeats: Optional[int] = None) -> dict[str, Any]:
+    """Every point, its saturation the fastest of `repeats` runs (default 2 quick, else 3); writes
+    reframer.{json,csv,md,png} into `out` (the traces too)."""
     segments = QUICK_SEGMENTS if quick else SEGMENTS
     t_buffs = QUICK_T_BUFF_US if quick else T_BUFF_US
     periods, period_ms = (3, 100.0) if quick else (5, 200.0)
-    repeats = QUICK_REPEATS if quick else REPEATS
+    repeats = repeats or (QUICK_REPEATS if quick else REPEATS)
     out.mkdir(parents=True, exist_ok=True)
     traces: list[tuple[int, str]] = [(0, pcap)] if pcap else []
     for k in ([] if pcap else segments):
