@@ -114,7 +114,7 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--batches", default="1,4,32,256")
     parser.add_argument("--cases", default=",".join(CASES))
-    parser.add_argument("--loops", type=int, default=200, help="timed passes over the frames per measurement")
+    parser.add_argument("--loops", type=int, default=1000, help="timed passes over the frames per measurement")
     parser.add_argument("--sink", choices=("discard", "counter"), default="discard")
     parser.add_argument("--any-build", action="store_true", help="measure a FastClick build that is not configured for speed, labelled")
     args = parser.parse_args()
