@@ -308,7 +308,7 @@ def test_run_through_a_scheduled_egress_shares_the_link_by_class_weight(tmp_path
 
 
 def test_experiment_embedding_writes_the_documented_report(tmp_path: Path) -> None:
-    out = sluice("experiment", "embedding", "--time-limit", "20", "--out", "o", "--json", "e.json", cwd=tmp_path)
+    out = sluice("experiment", "embedding", "--time-limit", "5", "--out", "o", "--json", "e.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr
     report = json.loads((tmp_path / "e.json").read_text())
     assert set(report["instances"]) == {"mgw-10", "mgw-40"}
