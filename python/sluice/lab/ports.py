@@ -105,7 +105,6 @@ def rate(sender: str, pps: float, seconds: float) -> float:
 
     from sluice.pipelines import l2l3
 
-    counts: list[int] = []
     with tempfile.TemporaryDirectory() as folder:
         if sender == "sluice":
             source = l2l3(4)
@@ -117,16 +116,24 @@ def rate(sender: str, pps: float, seconds: float) -> float:
             _core.trace_synth(str(trace), 20_000)
             send = lambda: subprocess.run(["tcpreplay", f"--intf1={net.GEN_END}", f"--pps={pps:.0f}", "--loop=1000",
                                            f"--limit={int(pps * seconds)}", str(trace)], capture_output=True, check=True)
-        sender_thread = threading.Thread(target=send)
-        start = net.sending(sender_thread)
+        failed: list[str] = []
 
-        def on_period(q: dict[str, Any]) -> None:
-            start(q)
-            counts.append(q["modules"]["rx"]["port"]["rx_pkts"])
+        def sending() -> None:
+            try:
+                send()
+            except subprocess.CalledProcessError as e:
+                failed.append(f"{e.cmd[0]} exited with {e.returncode}: {(e.stderr or b'').decode(errors='replace').strip()[-500:]}")
+            except Exception as e:  # the thread's error, said by the run below
+                failed.append(str(e))
 
+        sender_thread = threading.Thread(target=sending)
         port = f"{KERNEL[0]}:{net.SWITCH_END}"
-        _forwarder(port, port).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=on_period)
+        # Until the sender has finished, however late it starts on a busy machine.
+        result = net.run_while_sending(_forwarder(port, port), "null", [sender_thread], period_ms=100)
         sender_thread.join()
+        if failed:
+            raise RuntimeError(f"the {sender} sender failed: {failed[0]}")
+        counts = [q["modules"]["rx"]["port"]["rx_pkts"] for q in result.periods if not q["warmup"]]
     busy = [c for c in counts if c > 0][1:-1]
     return statistics.median(busy) * 10 if busy else 0.0
 
