@@ -162,7 +162,7 @@ def roundtrip(backend: str, composed: bool = False) -> dict[str, Any]:
             if i % 256 == 255:
                 time.sleep(0.001)  # at most ~0.2 Mpps, below what the pipeline forwards here
 
-    sender = threading.Thread(target=send)
+    sender = net.Sender(send)
     if composed:
         p = every_part(backend)
     else:
@@ -245,8 +245,7 @@ def interrupts(backend: str) -> dict[str, Any]:
                 if i % 5 == 4:
                     time.sleep(0.001)
 
-        sender = threading.Thread(target=send)
-        result = net.run_while_sending(p, "null", [sender], period_ms=50)
+        result = net.run_while_sending(p, "null", [net.Sender(send)], period_ms=50)
         measured = [q for q in result.periods if not q["warmup"]]
         got[policy] = {"summary": result.summary, "sent": sent,
                        "waits": sum(q["workers"][0]["waits"] for q in measured)}
@@ -281,7 +280,7 @@ def queues(backend: str, spread: bool = False) -> dict[str, Any]:
             source.set_rate(flow, 20_000 / NEXT_HOPS)
         sent[w] = source.send(f"{backend}:vgen0" + ("" if backend == "af_packet" else f"@{w}"), 0.5)["packets"]
 
-    senders = [threading.Thread(target=send, args=(w,)) for w in (0, 1)]
+    senders = [net.Sender(lambda w=w: send(w)) for w in (0, 1)]
     result = net.run_while_sending(p, "null", senders, period_ms=50)
     t = result.data["flow_totals"]
     return {"sent": sent, "flows": {f: {"generated": t[f]["generated"], "delivered": t[f]["delivered"]} for f in ("q0", "q1")},

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import sys
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 if TYPE_CHECKING:
     from sluice.pipeline import Pipeline
@@ -75,7 +75,37 @@ def run_unshared(module: str, *args: str, timeout: float) -> Any:
     return json.loads(run.stdout.splitlines()[-1])
 
 
-def sending(*senders: threading.Thread) -> Callable[[dict[str, Any]], None]:
+class Sender(threading.Thread):
+    """A thread that calls `send` (a pipeline's `send` onto a port, a
+    replayer): `wait` returns what it returned and raises what it raised,
+    so that a sender's failure is said where its traffic is awaited, not
+    lost with its thread."""
+
+    def __init__(self, send: Callable[[], Any]) -> None:
+        super().__init__(name="sluice-sender")
+        self._send = send
+        self._sent: Any = None
+        self._error: Optional[BaseException] = None
+
+    def run(self) -> None:
+        try:
+            self._sent = self._send()
+        except BaseException as e:  # raised again by `wait`
+            self._error = e
+
+    def wait(self) -> Any:
+        """Joins the sender; what `send` returned."""
+        self.join()
+        if self._error is not None:
+            stderr = getattr(self._error, "stderr", None)
+            if isinstance(stderr, bytes):
+                stderr = stderr.decode(errors="replace")
+            detail = f": {stderr.strip()[-500:]}" if stderr else ""
+            raise RuntimeError(f"a sender failed: {self._error}{detail}") from self._error
+        return self._sent
+
+
+def sending(*senders: Sender) -> Callable[[dict[str, Any]], None]:
     """An `on_period` for the run of a pipeline receiving on a port: starts
     `senders` when its first period ends (its rings are open by then)."""
 
@@ -91,13 +121,14 @@ class SendersDone(Exception):
     """Ends a run whose senders have all finished (see `run_while_sending`)."""
 
 
-def run_while_sending(p: Pipeline, controller: str, senders: Sequence[threading.Thread], period_ms: float,
+def run_while_sending(p: Pipeline, controller: str, senders: Sequence[Sender], period_ms: float,
                       then_periods: int = 4, most_s: float = 60.0) -> RunResult:
     """Runs `p` under `controller` while `senders` send: they start when its
     first period (a warm-up) ends, as with `sending`, and the run stops
     `then_periods` periods after the last of them has finished (at most
     `most_s` seconds in all): on a slow machine a sender that takes longer
-    is still received whole. Returns the run's result."""
+    is still received whole. Returns the run's result once every sender
+    has ended; raises a sender's error."""
     start = sending(*senders)
     left = then_periods
 
@@ -109,11 +140,14 @@ def run_while_sending(p: Pipeline, controller: str, senders: Sequence[threading.
             if left <= 0:
                 raise SendersDone()
 
+    result: RunResult
     try:
-        return p.run(controller, periods=max(2, int(most_s * 1e3 / period_ms)), period_ms=period_ms, warmup_periods=1, on_period=step)
+        result = p.run(controller, periods=max(2, int(most_s * 1e3 / period_ms)), period_ms=period_ms, warmup_periods=1, on_period=step)
     except SendersDone as e:
-        result: RunResult = e.result  # type: ignore[attr-defined]
-        return result
+        result = e.result  # type: ignore[attr-defined]
+    for s in senders:
+        s.wait()
+    return result
 
 
 def pair_here() -> None:

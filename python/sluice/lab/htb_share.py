@@ -11,10 +11,10 @@ no `unshare`, `ip` or `tc`), there are no HTB rows."""
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
-import threading
 from typing import Optional
 
 from sluice import net
@@ -77,11 +77,11 @@ def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int
         p = Pipeline(f"send-{name}")
         p.connect(p.source("src"), p.sink("out"))
         p.flow(name, ["src", "out"], template=Template(dst_ip=dst))
-        senders.append(threading.Thread(target=p.send, args=(f"af_packet:{net.GEN_END}", seconds)))
+        senders.append(net.Sender(functools.partial(p.send, f"af_packet:{net.GEN_END}", seconds)))
     periods = int(seconds * 1e3 / window_ms) + 6
     result = receiver.run("null", periods=periods, period_ms=window_ms, warmup_periods=1, on_period=net.sending(*senders))
     for s in senders:
-        s.join()
+        s.wait()
     counts = [[q["flows"][name]["delivered"] for name, _, _, _ in FLOWS] for q in result.periods if not q["warmup"]]
     # Windows while both sent: from the first with traffic, the edges left out.
     busy = [i for i, c in enumerate(counts) if sum(c) > 0]

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from typing import Any
 
 from sluice import _core, net
@@ -47,10 +46,10 @@ def _run(backend: str, poll: dict[str, Any], rate_pps: float | None, periods: in
     if rate_pps != 0:
         source = poll_worker.pipeline(poll_worker.POLICIES["busy"], 1.0, rate_pps or 0.0)
         # The sender stops a period before the run, so that what it sent has arrived.
-        senders.append(threading.Thread(target=lambda: sent.update(source.send(f"{backend}:{net.GEN_END}", (periods - 1) * period_ms / 1e3))))
+        senders.append(net.Sender(lambda: source.send(f"{backend}:{net.GEN_END}", (periods - 1) * period_ms / 1e3)))
     m = poll_worker.measure(receiver, periods, period_ms, on_period=net.sending(*senders))
     for s in senders:
-        s.join()
+        sent = s.wait()
     received = m["generated"]
     m["loss_pct"] = 100 * max(0, sent["packets"] - received) / sent["packets"] if sent["packets"] else 0.0
     m["sent"] = sent["packets"]

@@ -77,20 +77,19 @@ def measure(backend: str, mode: str, seconds: float) -> dict[str, Any]:
 
     if backend == "dpdk":
         return measure_dpdk(mode, seconds)
-    sent: dict[str, Any] = {}
-    sender = threading.Thread(target=lambda: sent.update(l2l3(4).send(GEN, seconds)))
+    sender = net.Sender(lambda: l2l3(4).send(GEN, seconds))
     if mode == "raw":
         # The loop opens its rings at once; the sender starts once they are there.
         threading.Timer(0.2, sender.start).start()
         fwd = f"{backend}:{net.SWITCH_END}"
         done = json.loads(_core.forward_raw(fwd, fwd, seconds + 0.6, 32))
-        sender.join()
+        sent = sender.wait()
         return {"forwarded": done["packets"], "received": done["packets"] + done["tx_full"], "ring_dropped": done["missed"],
                 "sent": sent["packets"], "seconds": sent["seconds"]}
 
     port = f"{backend}:{net.SWITCH_END}"
-    result = _forwarder(port, port).run("null", periods=int(seconds * 10) + 5, period_ms=100, warmup_periods=1, on_period=net.sending(sender))
-    sender.join()
+    result = net.run_while_sending(_forwarder(port, port), "null", [sender], period_ms=100)
+    sent = sender.wait()
     s = result.summary
     return {"forwarded": s["delivered"], "received": s["generated"], "ring_dropped": s["missed"], "sent": sent["packets"],
             "seconds": sent["seconds"]}
@@ -116,23 +115,9 @@ def rate(sender: str, pps: float, seconds: float) -> float:
             _core.trace_synth(str(trace), 20_000)
             send = lambda: subprocess.run(["tcpreplay", f"--intf1={net.GEN_END}", f"--pps={pps:.0f}", "--loop=1000",
                                            f"--limit={int(pps * seconds)}", str(trace)], capture_output=True, check=True)
-        failed: list[str] = []
-
-        def sending() -> None:
-            try:
-                send()
-            except subprocess.CalledProcessError as e:
-                failed.append(f"{e.cmd[0]} exited with {e.returncode}: {(e.stderr or b'').decode(errors='replace').strip()[-500:]}")
-            except Exception as e:  # the thread's error, said by the run below
-                failed.append(str(e))
-
-        sender_thread = threading.Thread(target=sending)
         port = f"{KERNEL[0]}:{net.SWITCH_END}"
         # Until the sender has finished, however late it starts on a busy machine.
-        result = net.run_while_sending(_forwarder(port, port), "null", [sender_thread], period_ms=100)
-        sender_thread.join()
-        if failed:
-            raise RuntimeError(f"the {sender} sender failed: {failed[0]}")
+        result = net.run_while_sending(_forwarder(port, port), "null", [net.Sender(send)], period_ms=100)
         counts = [q["modules"]["rx"]["port"]["rx_pkts"] for q in result.periods if not q["warmup"]]
     busy = [c for c in counts if c > 0][1:-1]
     return statistics.median(busy) * 10 if busy else 0.0

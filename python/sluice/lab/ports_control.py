@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from typing import Any
 
 from sluice import net
@@ -31,14 +30,13 @@ def measure(backend: str, rate: float, periods: int) -> list[dict[str, Any]]:
         source = l2l3(16)
         for flow in source.flows():
             source.set_rate(flow, rate / 16)
-        sent: dict[str, Any] = {}
         seconds = (periods + WARMUP - 1) * PERIOD_MS / 1e3
-        sender = threading.Thread(target=lambda: sent.update(source.send(f"{backend}:{net.GEN_END}", seconds)))
+        sender = net.Sender(lambda: source.send(f"{backend}:{net.GEN_END}", seconds))
         p = l2l3(16)
         port = f"{backend}:{net.SWITCH_END}"
         p.use_ports(rx=port, tx=port, ring={"blocks": 4096, "descriptors": 4096})
         result = p.run(controller, periods=periods + WARMUP, period_ms=PERIOD_MS, warmup_periods=WARMUP, on_period=net.sending(sender))
-        sender.join()
+        sent = sender.wait()
         s = result.summary
         measured = [q for q in result.periods if not q["warmup"]]
         rows.append({
