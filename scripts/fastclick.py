@@ -57,10 +57,10 @@ CPU = "1"
 BUILD_DEFINES = (("HAVE_BATCH", True), ("HAVE_TASK_STATS", False), ("HAVE_CLICK_LOAD", False))
 
 
-def example(name: str) -> Path:
-    """The release build of example `name` of sluice-pipeline."""
-    subprocess.check_call(["cargo", "build", "-q", "--release", "-p", "sluice-pipeline", "--example", name], cwd=ROOT)
-    return ROOT / "target" / "release" / "examples" / name
+def examples(*names: str) -> list[Path]:
+    """The release builds of sluice-pipeline's examples `names` (one cargo build)."""
+    subprocess.check_call(["cargo", "build", "-q", "--release", "-p", "sluice-pipeline", *(a for n in names for a in ("--example", n))], cwd=ROOT)
+    return [ROOT / "target" / "release" / "examples" / name for name in names]
 
 
 def build_of(click: Path) -> tuple[Optional[str], list[str]]:
@@ -128,7 +128,7 @@ def main() -> None:
     print(f"  sink: {'Counter -> Discard (rate estimators on every batch)' if args.sink == 'counter' else 'Discard'}, BURST = B")
     batches = [int(b) for b in args.batches.split(",")]
     cases = args.cases.split(",")
-    walk, writer = example("walk"), example("fastclick")
+    walk, writer = examples("walk", "fastclick")
     work = Path(tempfile.mkdtemp(prefix="sluice-fastclick-"))
     pcap = work / "frames.pcap"
     cells = [(case, batch) for case in cases for batch in batches]

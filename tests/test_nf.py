@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from sluice import _core
 from sluice.nf import Acl, ExactMatch, Lpm, Napt, Reframer, ReframerBypass, Rule, TypeCheck, VlanPush
 from sluice.poll import PollSettings
 from sluice.template import Template

@@ -14,8 +14,11 @@ fn main() {
     let batch: usize = arg(2).and_then(|a| a.parse().ok()).unwrap_or(1);
     let rounds: usize = arg(3).and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let timing = arg(4).is_none_or(|a| a != "off");
-    let mut g = sluice_pipeline::round_cost::workload(&case, batch, timing).expect("a known workload");
-    for _ in 0..sluice_pipeline::round_cost::FLOWS.div_ceil(batch.max(1)) {
+    let mut g = sluice_pipeline::round_cost::workload(&case, batch, timing).unwrap_or_else(|e| {
+        eprintln!("walk: {e}");
+        std::process::exit(2)
+    });
+    for _ in 0..sluice_pipeline::round_cost::FLOWS.div_ceil(batch) {
         g.next_round();
     }
     let start = std::time::Instant::now();

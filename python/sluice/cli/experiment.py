@@ -63,17 +63,17 @@ def experiment_static(quick: bool, warmup: Optional[int], periods: Optional[int]
 Command = TypeVar("Command", bound=Callable[..., None])
 
 
-def _repeats_option(default: str) -> Callable[[Command], Command]:
+def _repeats_option() -> Callable[[Command], Command]:
     """`--repeats N`: runs of each measured point, the experiment's figure taken over them."""
-    return click.option("--repeats", type=click.IntRange(min=1), help=f"Runs of each measured point [default: {default}].")
+    return click.option("--repeats", type=click.IntRange(min=1), help="Runs of each measured point [default: as --quick says, or the full run's].")
 
 
 @experiment.command("reframer")
-@click.option("--quick", is_flag=True, help="Traces of 1 and 8 segments, T_buff 16 and 64 µs, 3 periods of 100 ms a run.")
+@click.option("--quick", is_flag=True, help="Traces of 1 and 8 segments, T_buff 16 and 64 µs, 3 periods of 100 ms a run, 2 runs a point instead of 3.")
 @click.option("--pcap", "pcap", help="Replay this capture instead of synthetic traces.")
 @click.option("--out", default="out/reframer", show_default=True, help="Folder for reframer.{json,csv,md,png} and the traces.")
 @click.option("--json", "json_path", help="Also write the JSON report here.")
-@_repeats_option("2 with --quick, else 3")
+@_repeats_option()
 def experiment_reframer(quick: bool, pcap: Optional[str], out: str, json_path: Optional[str], repeats: Optional[int]) -> None:
     """The Reframer paper's chain (flow stats → router → firewall → NAT) with and
     without a Reframer at T_buff 16..256 µs, on traces of 1..32 segments; beside
@@ -89,12 +89,12 @@ def experiment_reframer(quick: bool, pcap: Optional[str], out: str, json_path: O
     _experiment_written("reframer", out, report, json_path)
 
 
-def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optional[str], repeats: Optional[str] = None) -> None:
+def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optional[str], repeats: bool = False) -> None:
     """Registers `sluice experiment NAME [--quick] [--backend] [--out] [--json]`
     for module sluice.lab.NAME (its `run(out, quick, backend, progress)`
     and `markdown(rows)`); without a default `backend`, no `--backend`, no
-    profiles and `run(out, quick, progress)`. With `repeats` (its default,
-    said), a `--repeats` option passed on as `run(..., repeats=N)`."""
+    profiles and `run(out, quick, progress)`. With `repeats`, a `--repeats`
+    option passed on as `run(..., repeats=N)`."""
 
     def command(quick: bool, out: str, json_path: Optional[str], backend: Optional[str] = None, **more: Any) -> None:
         writable(json_path, "--json")
@@ -118,8 +118,8 @@ def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optiona
     ]
     if backend is not None:
         options.append(click.option("--backend", type=click.Choice(_core.backends()), default=backend, show_default=True))
-    if repeats is not None:
-        options.append(_repeats_option(repeats))
+    if repeats:
+        options.append(_repeats_option())
     for option in reversed(options):
         command = option(command)
     experiment.command(name, help=summary)(command)
@@ -138,11 +138,11 @@ _quick_experiment("regime", "Speedup of projgrad over Null across branching × b
 
 
 _quick_experiment("ports", "What a port costs: a pipeline's rx -> Bypass(0, 0) -> tx forwarding rate against a bare loop over the same rings (root).",
-                  "3 runs of 1 s per mode instead of 5 of 3 s.", None, repeats="3 with --quick, else 5")
+                  "3 runs of 1 s per mode instead of 5 of 3 s.", None, repeats=True)
 _quick_experiment("polling", "What each poll policy costs and gives: worker CPU, throughput, loss and delay from no load to overload, load steps, decision cost, sleep precision.",
                   "Loads 0, 1%, 50%, 120% and 3 periods of 100 ms a point instead of 8 loads and 5 of 200 ms.", None)
 _quick_experiment("pspat", "The PSPAT paper's tests: arbiter decisions/s, throughput against clients, 10:1 shares under overload, a victim's latency.",
-                  "Runs of 0.3 s, 3 repeats, instead of 1 s and 5.", None, repeats="3 with --quick, else 5")
+                  "Runs of 0.3 s, 3 repeats, instead of 1 s and 5.", None, repeats=True)
 
 
 @experiment.command("embedding")

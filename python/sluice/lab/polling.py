@@ -21,7 +21,6 @@ The learned policy runs the model shipped in the package, trained by
 from __future__ import annotations
 
 import json
-import statistics
 from pathlib import Path
 from typing import Any, Callable
 
