@@ -170,29 +170,28 @@ def _mean_delay_spread(r: sluice.RunResult, period: int) -> float:
     return max(means) / min(means) - 1
 
 
-@pytest.mark.parametrize("backend,spread", [("sim", 0.01), ("engine", 0.08)])
-def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(backend: str, spread: float,
+@pytest.mark.parametrize("backend", ["sim", "engine"])
+def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(backend: str,
                                                                               nf_costs: Callable[[Costs], None]) -> None:
     """A splitter serves its gates in a drawn order, so no branch always
     goes first; and buffers set alike fire in step once set, whatever
     their triggers were before (every buffer at a trigger some buffer just
     took releases what it holds, ttl0 too though its trigger stays).
     Releasing only the buffers whose trigger changed (here not ttl0's)
-    spreads the four flows' mean delays by 2.4% (sim) / 2.6–4.8% (engine)
-    in periods 2 and 3, against 0.2% / 0.3–0.7% now. (The walker with a
-    fixed order and triggers read at each arrival spread them 10% / 23%
-    in this test's first form: ttl0 7 and ttl1 5, then all 16.) A period
-    in which the engine's worker loses its core spreads them by whatever
+    spreads the four flows' mean delays by 2.4% in the simulator in
+    periods 2 and 3, against 0.2% now; the walker with a fixed order and
+    triggers read at each arrival spread them 10%. The engine runs the
+    same rule (0.3–0.7% alone here, 2.6–4.8% under the old rule), but a
+    period in which its worker loses its core spreads them by whatever
     the packets then in buffers lost (6–9% beside one busy loop on two
-    cores, up to 50% beside two), so the engine runs three times, the
-    middle run counts, and its bound only catches the walker's 23%: the
-    simulator's catches the release rule."""
+    cores, up to 50% beside two): the engine's spread is the machine's,
+    so only the simulator's is bounded; the engine's run checks that the
+    triggers land."""
     nf_costs(L2L3_COSTS)
-    runs = [l2l3(4).run(_SetTwice(), periods=4, period_ms=20, backend=backend) for _ in range(3 if backend == "engine" else 1)]
-    spreads = sorted(max(_mean_delay_spread(r, period) for period in (0, 2, 3)) for r in runs)
-    assert spreads[len(spreads) // 2] < spread, spreads
-    for r in runs:
-        assert {m["trigger"] for name, m in r.periods[3]["modules"].items() if name.startswith("ttl")} == {20}
+    r = l2l3(4).run(_SetTwice(), periods=4, period_ms=20, backend=backend)
+    if backend == "sim":
+        assert max(_mean_delay_spread(r, period) for period in (0, 2, 3)) < 0.01
+    assert {m["trigger"] for name, m in r.periods[3]["modules"].items() if name.startswith("ttl")} == {20}
 
 
 def test_a_splitter_serves_the_gate_with_the_tighter_slo_first() -> None:
