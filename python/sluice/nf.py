@@ -121,9 +121,10 @@ class ExactMatch(NF):
 
 @dataclass(frozen=True)
 class Lpm(NF):
-    """`lpm`: IPv4 longest-prefix match on the destination; misses go to the drop gate.
+    """`lpm`: longest-prefix match on the IPv4 or IPv6 destination; misses go to the drop gate.
 
-    `routes`: ("a.b.c.d/len", gate) routes.
+    `routes`: (prefix, gate) routes, IPv4 ("20.0.1.0/24") and IPv6
+        ("2001:db8::/32") alike.
     """
 
     kind: ClassVar[str] = "lpm"
@@ -133,7 +134,7 @@ class Lpm(NF):
 
 @dataclass(frozen=True)
 class TtlDecrement(NF):
-    """`ttl_decrement`: IPv4 TTL minus one, checksum updated; expired packets dropped.
+    """`ttl_decrement`: IPv4 TTL or IPv6 hop limit minus one, IPv4's checksum updated; expired packets dropped.
     """
 
     kind: ClassVar[str] = "ttl_decrement"
@@ -155,7 +156,7 @@ class MacRewrite(NF):
 
 @dataclass(frozen=True)
 class IpChecksum(NF):
-    """`ip_checksum`: recomputes the IPv4 header checksum.
+    """`ip_checksum`: recomputes the IPv4 header checksum; IPv6 passes unchanged.
     """
 
     kind: ClassVar[str] = "ip_checksum"
@@ -352,7 +353,7 @@ class VxlanDecap(NF):
 
 @dataclass(frozen=True)
 class IpSrcRewrite(NF):
-    """`ip_src_rewrite`: sets the IPv4 source address (checksums updated).
+    """`ip_src_rewrite`: sets the IPv4 source address (checksums updated); IPv6 passes unchanged.
 
     `addr`: The new source address.
     """
@@ -364,7 +365,7 @@ class IpSrcRewrite(NF):
 
 @dataclass(frozen=True)
 class DscpMark(NF):
-    """`dscp_mark`: sets the IPv4 DSCP (checksum updated, ECN kept); non-IPv4 dropped.
+    """`dscp_mark`: sets the DSCP of IPv4 and IPv6 packets (ECN kept); non-IP dropped.
 
     `dscp`: The DSCP (0..=63; 46 = EF, 0 = best effort).
     """

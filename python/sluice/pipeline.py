@@ -204,8 +204,8 @@ class Pipeline:
                 ring: Optional[dict[str, int]] = None, fanout: Optional[int] = None) -> Module:
         """A source receiving on a network interface, `port` as
         `BACKEND:INTERFACE` (`af_packet:veth1`, `af_xdp:veth1@QUEUE`,
-        `dpdk:DEVICE`); `flows` maps flow names to IPv4 destination prefixes
-        (unmatched packets: flows decided downstream). `ring` sets
+        `dpdk:DEVICE`); `flows` maps flow names to destination prefixes,
+        IPv4 or IPv6 (unmatched packets: flows decided downstream). `ring` sets
         AF_PACKET's `block_size`, `blocks`, `frame_size`, `retire_ms` and
         AF_XDP's `descriptors`; `fanout` joins an AF_PACKET group that
         spreads flows over workers. Ports on several workers that name one

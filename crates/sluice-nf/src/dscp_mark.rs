@@ -1,11 +1,11 @@
-//! `dscp_mark(dscp)`: sets the IPv4 DSCP, as an edge router marks the
+//! `dscp_mark(dscp)`: sets the DSCP of IPv4 and IPv6 packets, as an edge router marks the
 //! class of a flow's packets (RFC 2474).
 
-use sluice_core::wire::ipv4_of_mut;
+use sluice_core::wire::ip_of_mut;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
-/// Sets every IPv4 packet's DSCP (ECN bits kept, checksum updated
-/// incrementally); non-IPv4 and malformed packets are dropped.
+/// Sets every IP packet's DSCP (ECN bits kept, IPv4's checksum updated
+/// incrementally); non-IP and malformed packets are dropped.
 pub struct DscpMark {
     dscp: u8,
 }
@@ -28,14 +28,14 @@ impl NetworkFunction for DscpMark {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let dscp = self.dscp;
         keep_or_drop(ctx, input, out, |ctx, id| {
-            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else { return false };
+            let Ok(mut ip) = ip_of_mut(ctx.pool.data_mut(id)) else { return false };
             ip.set_dscp(dscp);
             true
         });
     }
 }
 
-/// `dscp_mark`: sets the IPv4 DSCP (checksum updated, ECN kept); non-IPv4 dropped.
+/// `dscp_mark`: sets the DSCP of IPv4 and IPv6 packets (ECN kept); non-IP dropped.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DscpMarkSpec {

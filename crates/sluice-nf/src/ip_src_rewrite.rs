@@ -1,10 +1,11 @@
-//! `ip_src_rewrite(addr)`: sets the IPv4 source address.
+//! `ip_src_rewrite(addr)`: sets the IPv4 source address; IPv6 passes unchanged.
 
-use sluice_core::wire::{ipv4_of_mut, l4};
+use sluice_core::wire::{ip_of_mut, l4, Ip};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 /// Rewrites the source address, updating IPv4 and UDP/TCP checksums
-/// incrementally; non-IPv4 and malformed packets are dropped.
+/// incrementally; IPv6 packets pass unchanged, non-IP and malformed ones
+/// are dropped.
 pub struct IpSrcRewrite {
     addr: u32,
 }
@@ -24,7 +25,11 @@ impl NetworkFunction for IpSrcRewrite {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let addr = self.addr;
         keep_or_drop(ctx, input, out, |ctx, id| {
-            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else { return false };
+            let mut ip = match ip_of_mut(ctx.pool.data_mut(id)) {
+                Ok(Ip::V4(ip)) => ip,
+                Ok(Ip::V6(_)) => return true,
+                Err(_) => return false,
+            };
             let (old, proto) = (ip.src(), ip.protocol());
             ip.set_src(addr);
             l4::update_for_address(proto, ip.payload_mut(), old, addr);
@@ -33,7 +38,7 @@ impl NetworkFunction for IpSrcRewrite {
     }
 }
 
-/// `ip_src_rewrite`: sets the IPv4 source address (checksums updated).
+/// `ip_src_rewrite`: sets the IPv4 source address (checksums updated); IPv6 passes unchanged.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct IpSrcRewriteSpec {

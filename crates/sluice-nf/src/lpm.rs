@@ -1,4 +1,5 @@
-//! `lpm(routes)`: IPv4 longest-prefix match on the destination, DIR-24-8.
+//! `lpm(routes)`: longest-prefix match on the destination, IPv4 by
+//! DIR-24-8 here and IPv6 by the multibit trie of [`crate::lpm6`].
 //!
 //! A 2^24-entry first-level table indexed by the top 24 address bits holds
 //! either a next hop or, for /24s with longer prefixes inside, the index of
@@ -7,8 +8,9 @@
 
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
-use sluice_core::wire::ipv4::parse_prefix;
-use sluice_core::wire::ipv4_of;
+use sluice_core::wire::{ip_of, ipv4, ipv6, Ip};
+
+use crate::lpm6::Lpm6Table;
 
 /// Marks a first-level entry that points to a second-level group.
 const GROUP: u16 = 0x8000;
@@ -93,29 +95,50 @@ fn group_range(entry: u16) -> std::ops::Range<usize> {
     base..base + 256
 }
 
-/// Routes each IPv4 packet by its destination's longest matching prefix;
-/// misses, non-IPv4 and malformed packets go to the drop gate. Packets in a
-/// row to one destination (one flow's, behind a Reframer) are looked up once.
+/// A packet's place in [`Lpm`]'s lookups: an index into the IPv4 runs,
+/// [`V6_RUNS`] + an index into the IPv6 runs, or [`NOT_IP`].
+type Slot = u16;
+/// Slots from here on are IPv6 runs.
+const V6_RUNS: Slot = MAX_BURST as Slot;
+/// The slot of a packet that is neither (or malformed).
+const NOT_IP: Slot = Slot::MAX;
+
+/// Routes each IP packet by its destination's longest matching prefix in
+/// its family's table; misses, non-IP and malformed packets go to the drop
+/// gate. Packets in a row to one destination (one flow's, behind a
+/// Reframer) are looked up once.
 pub struct Lpm {
-    table: LpmTable,
+    v4: Option<LpmTable>,
+    v6: Option<Lpm6Table>,
     gates: usize,
-    /// Per run of packets to one destination in a batch: the address,
-    /// whether it parsed, its gate (a run is looked up once).
-    addrs: [u32; MAX_BURST],
-    valid: [bool; MAX_BURST],
-    found: [Option<u16>; MAX_BURST],
+    /// Per run of packets to one destination in a batch, by family: the
+    /// address and its gate (a run is looked up once).
+    addrs4: [u32; MAX_BURST],
+    found4: [Option<u16>; MAX_BURST],
+    addrs6: [u128; MAX_BURST],
+    found6: [Option<u16>; MAX_BURST],
     /// Per packet, its run.
-    run_of: [u16; MAX_BURST],
+    slot_of: [Slot; MAX_BURST],
 }
 
 impl Lpm {
-    /// An LPM over `routes` (network, length, gate).
-    pub fn new(routes: &[(u32, u8, u16)]) -> Result<Self, String> {
-        let gates = crate::nf_config::gate_count(routes.iter().map(|r| r.2), None);
+    /// An LPM over IPv4 routes `v4` and IPv6 routes `v6` (network, length,
+    /// gate); a family without routes has no table and its packets miss.
+    pub fn new(v4: &[(u32, u8, u16)], v6: &[(u128, u8, u16)]) -> Result<Self, String> {
+        let gates = crate::nf_config::gate_count(v4.iter().map(|r| r.2).chain(v6.iter().map(|r| r.2)), None);
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
         }
-        Ok(Self { table: LpmTable::new(routes)?, gates, addrs: [0; MAX_BURST], valid: [false; MAX_BURST], found: [None; MAX_BURST], run_of: [0; MAX_BURST] })
+        Ok(Self {
+            v4: if v4.is_empty() { None } else { Some(LpmTable::new(v4)?) },
+            v6: if v6.is_empty() { None } else { Some(Lpm6Table::new(v6)?) },
+            gates,
+            addrs4: [0; MAX_BURST],
+            found4: [None; MAX_BURST],
+            addrs6: [0; MAX_BURST],
+            found6: [None; MAX_BURST],
+            slot_of: [NOT_IP; MAX_BURST],
+        })
     }
 }
 
@@ -126,20 +149,41 @@ impl NetworkFunction for Lpm {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
-        let Self { table, addrs, valid, found, run_of, .. } = self;
-        let mut runs = 0;
-        for (&id, run) in ids.iter().zip(run_of.iter_mut()) {
-            let ip = ipv4_of(ctx.pool.data(id));
-            let (ok, addr) = (ip.is_ok(), ip.map_or(0, |h| h.dst()));
-            if runs == 0 || addrs[runs - 1] != addr || valid[runs - 1] != ok {
-                (addrs[runs], valid[runs]) = (addr, ok);
-                runs += 1;
-            }
-            *run = (runs - 1) as u16;
+        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, .. } = self;
+        let (mut runs4, mut runs6, mut last) = (0, 0, NOT_IP);
+        for (&id, slot) in ids.iter().zip(slot_of.iter_mut()) {
+            last = match ip_of(ctx.pool.data(id)) {
+                Ok(Ip::V4(h)) if runs4 > 0 && last == runs4 as Slot - 1 && addrs4[runs4 - 1] == h.dst() => last,
+                Ok(Ip::V4(h)) => {
+                    addrs4[runs4] = h.dst();
+                    runs4 += 1;
+                    runs4 as Slot - 1
+                }
+                Ok(Ip::V6(h)) if runs6 > 0 && last == V6_RUNS + runs6 as Slot - 1 && addrs6[runs6 - 1] == h.dst() => last,
+                Ok(Ip::V6(h)) => {
+                    addrs6[runs6] = h.dst();
+                    runs6 += 1;
+                    V6_RUNS + runs6 as Slot - 1
+                }
+                Err(_) => NOT_IP,
+            };
+            *slot = last;
         }
-        table.lookup_bulk(&addrs[..runs], &mut found[..runs]);
-        for (&id, &run) in ids.iter().zip(run_of.iter()) {
-            match found[run as usize].filter(|_| valid[run as usize]) {
+        match v4 {
+            Some(t) => t.lookup_bulk(&addrs4[..runs4], &mut found4[..runs4]),
+            None => found4[..runs4].fill(None),
+        }
+        match v6 {
+            Some(t) => t.lookup_bulk(&addrs6[..runs6], &mut found6[..runs6]),
+            None => found6[..runs6].fill(None),
+        }
+        for (&id, &slot) in ids.iter().zip(slot_of.iter()) {
+            let gate = match slot {
+                NOT_IP => None,
+                s if s >= V6_RUNS => found6[(s - V6_RUNS) as usize],
+                s => found4[s as usize],
+            };
+            match gate {
                 Some(gate) => out.push(gate as usize, id),
                 None => ctx.drop_packet(id),
             }
@@ -148,18 +192,27 @@ impl NetworkFunction for Lpm {
     }
 }
 
-/// `lpm`: IPv4 longest-prefix match on the destination; misses go to the drop gate.
+/// `lpm`: longest-prefix match on the IPv4 or IPv6 destination; misses go to the drop gate.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LpmSpec {
-    /// ("a.b.c.d/len", gate) routes.
+    /// (prefix, gate) routes, IPv4 ("20.0.1.0/24") and IPv6 ("2001:db8::/32") alike.
     pub routes: Vec<(String, u16)>,
 }
 
 impl crate::NfConfig for LpmSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        let routes = self.routes.iter().map(|(p, g)| parse_prefix(p).map(|(net, len)| (net, len, *g))).collect::<Result<Vec<_>, String>>()?;
-        Ok(Box::new(Lpm::new(&routes)?))
+        let (mut v4, mut v6) = (Vec::new(), Vec::new());
+        for (prefix, gate) in &self.routes {
+            if prefix.contains(':') {
+                let (net, len) = ipv6::parse_prefix(prefix)?;
+                v6.push((net, len, *gate));
+            } else {
+                let (net, len) = ipv4::parse_prefix(prefix)?;
+                v4.push((net, len, *gate));
+            }
+        }
+        Ok(Box::new(Lpm::new(&v4, &v6)?))
     }
 
     fn outgates(&self) -> usize {
@@ -176,7 +229,8 @@ impl crate::NfConfig for LpmSpec {
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        vec![Self { routes: vec![("10.0.0.0/8".into(), 0), ("10.1.0.0/16".into(), 1), ("0.0.0.0/0".into(), 2)] }]
+        let routes = [("10.0.0.0/8", 0), ("10.1.0.0/16", 1), ("0.0.0.0/0", 2), ("2001:db8::/32", 0), ("2001:db8:1::/48", 1)];
+        vec![Self { routes: routes.iter().map(|&(p, g)| (p.into(), g)).collect() }]
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use ahash::RandomState;
 
 use sluice_core::wire::ipv4::{mask, parse_prefix, PROTO_TCP, PROTO_UDP};
-use sluice_core::wire::{ipv4_of_mut, l4};
+use sluice_core::wire::{ip_of_mut, l4, Ip};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
 /// An inside flow: source, source port, destination, destination port, protocol.
@@ -21,7 +21,8 @@ struct Binding {
 /// allocated per flow (a run of one flow's packets looks its binding up
 /// once); inbound packets to a bound public port are
 /// translated back while the binding is fresh (used within `timeout`).
-/// Other packets pass unchanged; packets that find no free port, or reach
+/// Other packets, IPv6 among them (no NAT66), pass unchanged; non-IP
+/// and malformed packets, and packets that find no free port, or reach
 /// an unbound or expired public port, are dropped. The tables are sized
 /// for every port up front, so the packet path does not allocate.
 pub struct Napt {
@@ -83,7 +84,11 @@ impl Napt {
     }
 
     fn translate(&mut self, ctx: &mut NfContext<'_>, id: PacketId, now: u64) -> bool {
-        let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else { return false };
+        let mut ip = match ip_of_mut(ctx.pool.data_mut(id)) {
+            Ok(Ip::V4(ip)) => ip,
+            Ok(Ip::V6(_)) => return true,
+            Err(_) => return false,
+        };
         let proto = ip.protocol();
         if proto != PROTO_UDP && proto != PROTO_TCP {
             return true;

@@ -3,12 +3,13 @@
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ipv4::{mask, parse_prefix};
-use sluice_core::wire::{ipv4_of_mut, l4};
+use sluice_core::wire::{ip_of_mut, l4, Ip};
 
 /// Rewrites a source inside `inside` to the same host in `outside`, and a
 /// destination inside `outside` back to `inside`; IPv4 and UDP/TCP
-/// checksums are updated incrementally. Non-IPv4 and malformed packets are
-/// dropped; others pass unchanged.
+/// checksums are updated incrementally. IPv6 packets (no NAT66) and IPv4
+/// ones outside both prefixes pass unchanged; non-IP and malformed packets
+/// are dropped.
 pub struct StaticNat {
     inside: u32,
     outside: u32,
@@ -39,7 +40,11 @@ impl NetworkFunction for StaticNat {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         keep_or_drop(ctx, input, out, |ctx, id| {
-            let Ok(mut ip) = ipv4_of_mut(ctx.pool.data_mut(id)) else { return false };
+            let mut ip = match ip_of_mut(ctx.pool.data_mut(id)) {
+                Ok(Ip::V4(ip)) => ip,
+                Ok(Ip::V6(_)) => return true,
+                Err(_) => return false,
+            };
             let proto = ip.protocol();
             let (src, dst) = (ip.src(), ip.dst());
             if let Some(new) = self.map(src, self.inside, self.outside) {

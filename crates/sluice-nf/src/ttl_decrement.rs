@@ -1,11 +1,12 @@
-//! `ttl_decrement`: IPv4 TTL minus one (checksum updated incrementally);
-//! expired, non-IPv4 and malformed packets to the drop gate.
+//! `ttl_decrement`: IPv4 TTL or IPv6 hop limit minus one (IPv4's checksum
+//! updated incrementally); expired, non-IP and malformed packets to the
+//! drop gate.
 
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
-use sluice_core::wire::ipv4_of_mut;
+use sluice_core::wire::ip_of_mut;
 
-/// Decrements the TTL; a packet that arrives with TTL ≤ 1 expires here.
+/// Decrements the TTL or hop limit; a packet that arrives with 1 or 0 expires here.
 #[derive(Default)]
 pub struct TtlDecrement;
 
@@ -15,10 +16,10 @@ impl NetworkFunction for TtlDecrement {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| match ipv4_of_mut(ctx.pool.data_mut(id)) {
-            Ok(mut ip) if ip.ttl() > 1 => {
-                let ttl = ip.ttl() - 1;
-                ip.set_ttl(ttl);
+        keep_or_drop(ctx, input, out, |ctx, id| match ip_of_mut(ctx.pool.data_mut(id)) {
+            Ok(mut ip) if ip.hop_limit() > 1 => {
+                let left = ip.hop_limit() - 1;
+                ip.set_hop_limit(left);
                 true
             }
             _ => false,
@@ -26,7 +27,7 @@ impl NetworkFunction for TtlDecrement {
     }
 }
 
-/// `ttl_decrement`: IPv4 TTL minus one, checksum updated; expired packets dropped.
+/// `ttl_decrement`: IPv4 TTL or IPv6 hop limit minus one, IPv4's checksum updated; expired packets dropped.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TtlDecrementSpec {}

@@ -7,6 +7,9 @@ use sluice_core::wire::ipv4::mask;
 use sluice_core::NetworkFunction;
 use sluice_nf::*;
 
+mod common;
+use common::same_as_packet_by_packet;
+
 fn udp(src: [u8; 4], dst: [u8; 4], ttl: u8, ports: (u16, u16)) -> Vec<u8> {
     let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4(src, dst, ttl).udp(ports.0, ports.1);
     let mut v = Vec::new();
@@ -60,7 +63,7 @@ fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
         Box::new(TypeCheck::new(0x0800)),
         Box::new(ExactMatch::new(Field::DstPort, &[(2, 0)], None).unwrap()),
         Box::new(ExactMatch::new(Field::VlanId, &[(5, 0)], None).unwrap()),
-        Box::new(Lpm::new(&[(0, 0, 0)]).unwrap()),
+        Box::new(Lpm::new(&[(0, 0, 0)], &[(0, 0, 0)]).unwrap()),
         Box::new(TtlDecrement),
         Box::new(MacRewrite::new([1; 6], [2; 6])),
         Box::new(IpChecksum),
@@ -344,26 +347,6 @@ fn flow_frames(flows: &[(u16, u8, bool)], picks: &[(usize, usize)]) -> Vec<Vec<u
     frames
 }
 
-/// Runs `batched` on all of `frames` at once and `single` on each alone:
-/// the flow-aware shortcuts must change nothing.
-fn same_as_packet_by_packet(batched: &mut dyn NetworkFunction, single: &mut dyn NetworkFunction, frames: &[Vec<u8>]) -> Result<(), TestCaseError> {
-    let mut h = Harness::default();
-    h.set_now(1_000);
-    let whole = h.run(batched, frames);
-    let mut gates = vec![Vec::new(); whole.gates.len()];
-    let mut dropped = 0;
-    for f in frames {
-        let one = h.run(single, std::slice::from_ref(f));
-        dropped += one.dropped;
-        for (g, out) in one.gates.into_iter().enumerate() {
-            gates[g].extend(out);
-        }
-    }
-    prop_assert_eq!(whole.dropped, dropped);
-    prop_assert_eq!(whole.gates, gates);
-    Ok(())
-}
-
 proptest! {
     #[test]
     fn flow_aware_nfs_decide_runs_as_they_decide_packets(
@@ -374,7 +357,7 @@ proptest! {
     ) {
         let frames = flow_frames(&flows, &picks);
         let routes: Vec<(u32, u8, u16)> = routes.iter().map(|&(h, len, g)| (u32::from_be_bytes([20, 0, h, 1]), len, g)).collect();
-        same_as_packet_by_packet(&mut Lpm::new(&routes).unwrap(), &mut Lpm::new(&routes).unwrap(), &frames)?;
+        same_as_packet_by_packet(&mut Lpm::new(&routes, &[]).unwrap(), &mut Lpm::new(&routes, &[]).unwrap(), &frames)?;
         // Few rules: a shallow tree, decided packet by packet; many: a deep one, walked in lockstep.
         for n in [3, rules.len()] {
             let rules: Vec<RuleSpec> = rules[..n.min(rules.len())].iter().map(|&(h, port, permit)| RuleSpec {

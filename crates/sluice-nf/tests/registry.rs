@@ -54,5 +54,5 @@ fn every_nf_has_a_schema_whose_properties_are_its_fields() {
     let (_, class, lpm) = schemas.iter().find(|(kind, ..)| *kind == "lpm").unwrap();
     assert_eq!(*class, "Lpm");
     assert_eq!(lpm["required"], serde_json::json!(["routes"]));
-    assert!(lpm["description"].as_str().unwrap().starts_with("`lpm`: IPv4 longest-prefix match"));
+    assert!(lpm["description"].as_str().unwrap().starts_with("`lpm`: longest-prefix match"));
 }

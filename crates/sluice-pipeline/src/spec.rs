@@ -261,7 +261,7 @@ pub enum SourceSpec {
     Pcap {
         /// The file.
         path: String,
-        /// Flows by IPv4 destination prefix, first match wins.
+        /// Flows by IPv4 or IPv6 destination prefix, first match wins.
         #[serde(default)]
         flows: Vec<PrefixFlowSpec>,
         /// Replay rate (pkt/s; absent: as fast as taken).
@@ -275,7 +275,7 @@ pub enum SourceSpec {
     Port {
         /// `BACKEND:INTERFACE`, e.g. `af_packet:veth1`.
         port: String,
-        /// Flows by IPv4 destination prefix, first match wins (no match:
+        /// Flows by IPv4 or IPv6 destination prefix, first match wins (no match:
         /// decided downstream, by a splitter).
         #[serde(default)]
         flows: Vec<PrefixFlowSpec>,
@@ -311,13 +311,13 @@ pub struct StreamSpec {
     pub template: TemplateSpec,
 }
 
-/// A destination prefix that marks a pcap packet as a flow's.
+/// A destination prefix that marks a received or replayed packet as a flow's.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PrefixFlowSpec {
     /// Flow name.
     pub flow: String,
-    /// "a.b.c.d/len".
+    /// "20.0.1.0/24" or "2001:db8:1::/48".
     pub prefix: String,
 }
 

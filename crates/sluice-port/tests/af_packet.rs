@@ -16,7 +16,7 @@ fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
         if !veth_pair_in_own_namespace() {
             return;
         }
-        let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0), len: 24, flow: 0 }];
+        let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
         let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), PrefixRules::new(&rules).unwrap(), None).unwrap();
         let mut tx = TxPort::open(&PortName::parse("af_packet:vtx0").unwrap(), RingConfig::default()).unwrap();
         let mut pool = PacketPool::new(4096);

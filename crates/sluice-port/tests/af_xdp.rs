@@ -28,7 +28,7 @@ fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_p
         let ring = RingConfig { descriptors: 512, ..RingConfig::default() };
         let (rx_name, tx_name) = (PortName::parse("af_xdp:vrx0").unwrap(), PortName::parse("af_xdp:vtx0").unwrap());
         let mut pool = PacketPool::new(4096 + rx_name.lends(&ring) + tx_name.lends(&ring));
-        let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0), len: 24, flow: 0 }];
+        let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
         let mut rx = RxPort::open(&rx_name, ring, PrefixRules::new(&rules).unwrap(), None).unwrap();
         rx.bind(&mut pool).unwrap();
         let mut tx = TxPort::open(&tx_name, ring).unwrap();

@@ -16,7 +16,7 @@ use common::frame;
 #[test]
 fn a_ring_device_gives_back_what_was_sent_whole_in_order_and_classified() {
     let name = PortName::parse("dpdk:net_ring7").unwrap();
-    let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0), len: 24, flow: 0 }];
+    let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
     let (mut rx, mut tx) = (RxPort::open(&name, RingConfig::default(), PrefixRules::new(&rules).unwrap(), None).unwrap(), TxPort::open(&name, RingConfig::default()).unwrap());
     let mut pool = PacketPool::new(4096);
     rx.bind(&mut pool).unwrap();

@@ -399,14 +399,14 @@ fn round_cases() -> Vec<&'static str> {
     sluice_pipeline::round_cost::CASES.to_vec()
 }
 
-/// Packets per IPv4 destination /24 of a capture, most first:
-/// [("a.b.c.0/24", count)], in one pass. Ctrl-C stops it.
+/// Packets per destination prefix of a capture (IPv4 /24, IPv6 /48), most
+/// first: [("a.b.c.0/24", count)], in one pass. Ctrl-C stops it.
 #[pyfunction]
 fn pcap_prefixes(py: Python<'_>, path: &str) -> PyResult<Vec<(String, u64)>> {
     let mut file = Stoppable::new(sluice_traffic::capture::open(path).map_err(invalid)?);
-    let counted = py.allow_threads(|| sluice_traffic::capture::destinations_by_24(&mut file, path));
+    let counted = py.allow_threads(|| sluice_traffic::capture::destinations_by_prefix(&mut file, path));
     let counted = counted.map_err(|e| stopped_or_invalid(file.raised, e))?;
-    Ok(counted.into_iter().map(|(net, n)| (format!("{net}/24"), n)).collect())
+    Ok(counted.into_iter().map(|(net, len, n)| (format!("{net}/{len}"), n)).collect())
 }
 
 /// Every NF's name, class name and the JSON Schema of its configuration

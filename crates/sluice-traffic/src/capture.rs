@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::Read;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use pcap_parser::pcapng::Block;
 use pcap_parser::{create_reader, PcapBlockOwned, PcapError};
@@ -14,6 +14,7 @@ use pcap_parser::{create_reader, PcapBlockOwned, PcapError};
 use crate::link::Link;
 use crate::prefix_rules::destination;
 use sluice_core::packet::MAX_PACKET_LEN;
+use sluice_core::wire::{ipv4, ipv6};
 
 use crate::error::{Error, Result};
 
@@ -182,21 +183,29 @@ pub fn stream(
     Ok(packets)
 }
 
-/// Packets per IPv4 destination /24 of the capture `reader` gives (`name`
-/// labels errors), most packets first: (network, count), in one pass
-/// without keeping the packets. Packets without an IPv4 destination are
-/// not counted.
-pub fn destinations_by_24(reader: impl Read + Send, name: &str) -> Result<Vec<(Ipv4Addr, u64)>> {
-    let mut counts: HashMap<u32, u64> = HashMap::new();
+/// Prefix length a capture's IPv4 destinations are counted by.
+pub const V4_SITE_LEN: u8 = 24;
+/// Prefix length a capture's IPv6 destinations are counted by (a site's usual allocation).
+pub const V6_SITE_LEN: u8 = 48;
+
+/// Packets per destination prefix (IPv4 /24, IPv6 /48) of the capture
+/// `reader` gives (`name` labels errors), most packets first: (network,
+/// length, count), in one pass without keeping the packets. Packets
+/// without an IP destination are not counted.
+pub fn destinations_by_prefix(reader: impl Read + Send, name: &str) -> Result<Vec<(IpAddr, u8, u64)>> {
+    let mut counts: HashMap<IpAddr, u64> = HashMap::new();
     stream(reader, name, |frame, _, _| {
-        if let Some(dst) = destination(frame) {
-            *counts.entry(u32::from(dst) & 0xffff_ff00).or_insert(0) += 1;
-        }
+        let site = match destination(frame) {
+            Some(IpAddr::V4(a)) => IpAddr::V4((u32::from(a) & ipv4::mask(V4_SITE_LEN)).into()),
+            Some(IpAddr::V6(a)) => IpAddr::V6((u128::from(a) & ipv6::mask(V6_SITE_LEN)).into()),
+            None => return Ok(()),
+        };
+        *counts.entry(site).or_insert(0) += 1;
         Ok(())
     })?;
-    let mut by_24: Vec<(Ipv4Addr, u64)> = counts.into_iter().map(|(net, n)| (Ipv4Addr::from(net), n)).collect();
-    by_24.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
-    Ok(by_24)
+    let mut sites: Vec<(IpAddr, u8, u64)> = counts.into_iter().map(|(net, n)| (net, if net.is_ipv4() { V4_SITE_LEN } else { V6_SITE_LEN }, n)).collect();
+    sites.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
+    Ok(sites)
 }
 
 fn describe<I>(e: &PcapError<I>) -> String {

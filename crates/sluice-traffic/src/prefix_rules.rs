@@ -1,36 +1,60 @@
-//! Flows by IPv4 destination: rules in order, each a prefix and a flow; a
-//! packet belongs to the flow of the first rule its destination matches.
+//! Flows by IP destination: rules in order, each an IPv4 or IPv6 prefix and
+//! a flow; a packet belongs to the flow of the first rule its destination
+//! matches (a rule of one family never matches the other's addresses).
 //! Compiled once, a lookup costs one hash probe per prefix length the rules
 //! use rather than a scan of every rule (a trace dealt to flows by /24 has
 //! hundreds, and every packet of a capture or a receive port is looked up).
 
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use rustc_hash::FxHasher;
+use sluice_core::wire::Ip;
 use sluice_core::NO_FLOW;
 
-/// Packets whose IPv4 destination falls in `prefix/len` belong to `flow`.
+/// Packets whose destination falls in `prefix/len` belong to `flow`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PrefixRule {
-    /// Network address.
-    pub prefix: Ipv4Addr,
-    /// Prefix length (bits, 0..=32).
+    /// Network address, IPv4 or IPv6.
+    pub prefix: IpAddr,
+    /// Prefix length (bits, 0..=32 for IPv4, 0..=128 for IPv6).
     pub len: u8,
     /// Flow id of matching packets.
     pub flow: u16,
 }
 
+/// An address as a family and an integer (IPv4's in the low 32 bits).
+type Key = (bool, u128);
+
+fn key(addr: IpAddr) -> Key {
+    match addr {
+        IpAddr::V4(a) => (false, u32::from(a) as u128),
+        IpAddr::V6(a) => (true, u128::from(a)),
+    }
+}
+
+/// Bits of an address of the family.
+fn bits(v6: bool) -> u32 {
+    if v6 {
+        128
+    } else {
+        32
+    }
+}
+
 impl PrefixRule {
-    /// The mask of the prefix length (0..=32 bits).
-    fn mask(&self) -> u32 {
-        u32::MAX.checked_shl(32 - u32::from(self.len)).unwrap_or(0)
+    /// The family and the mask of the prefix length.
+    fn mask(&self) -> Key {
+        let v6 = self.prefix.is_ipv6();
+        let all = u128::MAX >> (128 - bits(v6));
+        (v6, all & !all.checked_shr(u32::from(self.len)).unwrap_or(0))
     }
 
     /// Whether `dst` lies in the prefix.
-    pub fn matches(&self, dst: Ipv4Addr) -> bool {
-        u32::from(dst) & self.mask() == u32::from(self.prefix) & self.mask()
+    pub fn matches(&self, dst: IpAddr) -> bool {
+        let ((family, mask), (dst_family, dst), (_, net)) = (self.mask(), key(dst), key(self.prefix));
+        family == dst_family && dst & mask == net & mask
     }
 }
 
@@ -44,10 +68,10 @@ struct Ranked {
     flow: u16,
 }
 
-/// The rules of one prefix length, by masked network: the first of each.
+/// The rules of one family and prefix length, by masked network: the first of each.
 struct OfLength {
-    mask: u32,
-    first: HashMap<u32, Ranked, BuildHasherDefault<FxHasher>>,
+    mask: Key,
+    first: HashMap<u128, Ranked, BuildHasherDefault<FxHasher>>,
 }
 
 /// Prefix rules compiled for lookup; the default has none.
@@ -69,10 +93,10 @@ impl Default for Lookup {
 }
 
 impl PrefixRules {
-    /// Compiles `rules`; a prefix longer than 32 bits is refused by name.
+    /// Compiles `rules`; a prefix longer than its family's addresses is refused by name.
     pub fn new(rules: &[PrefixRule]) -> Result<Self, String> {
-        if let Some(r) = rules.iter().find(|r| r.len > 32) {
-            return Err(format!("prefix length {} of {} exceeds 32", r.len, r.prefix));
+        if let Some(r) = rules.iter().find(|r| u32::from(r.len) > bits(r.prefix.is_ipv6())) {
+            return Err(format!("prefix length {} of {} exceeds {}", r.len, r.prefix, bits(r.prefix.is_ipv6())));
         }
         if rules.len() <= SCANNED {
             return Ok(Self(Lookup::Scanned(rules.into())));
@@ -86,25 +110,25 @@ impl PrefixRules {
                     lengths.len() - 1
                 }
             };
-            lengths[at].first.entry(u32::from(r.prefix) & r.mask()).or_insert(Ranked { rank: rank as u32, flow: r.flow });
+            lengths[at].first.entry(key(r.prefix).1 & r.mask().1).or_insert(Ranked { rank: rank as u32, flow: r.flow });
         }
-        lengths.sort_by_key(|l| std::cmp::Reverse(l.mask));
+        lengths.sort_by_key(|l| std::cmp::Reverse(l.mask.1));
         Ok(Self(Lookup::ByLength(lengths)))
     }
 
     /// The flow of the first rule `dst` matches ([`NO_FLOW`]: none).
     #[inline]
-    pub fn flow_of(&self, dst: Ipv4Addr) -> u16 {
+    pub fn flow_of(&self, dst: IpAddr) -> u16 {
         match &self.0 {
             Lookup::Scanned(rules) => rules.iter().find(|r| r.matches(dst)).map_or(NO_FLOW, |r| r.flow),
             Lookup::ByLength(lengths) => {
-                let dst = u32::from(dst);
-                lengths.iter().filter_map(|l| l.first.get(&(dst & l.mask))).min_by_key(|r| r.rank).map_or(NO_FLOW, |r| r.flow)
+                let (family, dst) = key(dst);
+                lengths.iter().filter(|l| l.mask.0 == family).filter_map(|l| l.first.get(&(dst & l.mask.1))).min_by_key(|r| r.rank).map_or(NO_FLOW, |r| r.flow)
             }
         }
     }
 
-    /// The flow of Ethernet frame `frame` by its IPv4 destination
+    /// The flow of Ethernet frame `frame` by its IP destination
     /// ([`NO_FLOW`] when no rule matches, or it has none); the header
     /// alone is read, so a record cut by a snap length still has one.
     #[inline]
@@ -122,9 +146,12 @@ impl PrefixRules {
     }
 }
 
-/// The IPv4 destination of an Ethernet frame, if it has one.
-pub(crate) fn destination(frame: &[u8]) -> Option<Ipv4Addr> {
-    sluice_core::wire::ipv4_of(frame).ok().map(|ip| Ipv4Addr::from(ip.dst()))
+/// The IP destination of an Ethernet frame, if it has one.
+pub(crate) fn destination(frame: &[u8]) -> Option<IpAddr> {
+    match sluice_core::wire::ip_of(frame).ok()? {
+        Ip::V4(ip) => Some(IpAddr::V4(ip.dst().into())),
+        Ip::V6(ip) => Some(IpAddr::V6(ip.dst().into())),
+    }
 }
 
 #[cfg(test)]
@@ -136,7 +163,7 @@ mod tests {
     }
 
     /// The first rule that matches, found by scanning them all.
-    fn first_match(rules: &[PrefixRule], dst: Ipv4Addr) -> u16 {
+    fn first_match(rules: &[PrefixRule], dst: IpAddr) -> u16 {
         rules.iter().find(|r| r.matches(dst)).map_or(NO_FLOW, |r| r.flow)
     }
 
@@ -155,7 +182,7 @@ mod tests {
             for b in 0..3u8 {
                 for c in (0..=255u8).step_by(3) {
                     for d in [0u8, 9, 200] {
-                        let dst = Ipv4Addr::new(a, b, c, d);
+                        let dst = IpAddr::from([a, b, c, d]);
                         assert_eq!(compiled.flow_of(dst), first_match(&rules, dst), "{dst}");
                         checked += 1;
                     }
@@ -167,6 +194,27 @@ mod tests {
         assert_eq!(compiled.flow_of("20.0.150.1".parse().unwrap()), 100, "a /24 listed after the /16 that covers it never wins");
         assert_eq!(compiled.flow_of("9.9.9.9".parse().unwrap()), 300, "the default route");
         assert_eq!(compiled.flows(), 301);
+    }
+
+    #[test]
+    fn ipv6_rules_match_ipv6_destinations_only_and_each_family_keeps_its_order() {
+        let mut rules: Vec<PrefixRule> = (0..20u16).map(|i| rule(&format!("2001:db8:{i:x}::"), 48, i)).collect();
+        rules.push(rule("2001:db8:3::5", 128, 50));
+        rules.push(rule("::", 0, 60));
+        rules.push(rule("0.0.0.0", 0, 70));
+        for compiled in [PrefixRules::new(&rules).unwrap(), PrefixRules::new(&rules[18..]).unwrap()] {
+            for dst in ["2001:db8:3::5", "2001:db8:13::1", "2001:db8:ffff::1", "fe80::1", "20.0.1.1", "::ffff:20.0.1.1"] {
+                let dst: IpAddr = dst.parse().unwrap();
+                let scanned = first_match(if matches!(compiled.0, Lookup::Scanned(_)) { &rules[18..] } else { &rules }, dst);
+                assert_eq!(compiled.flow_of(dst), scanned, "{dst}");
+            }
+        }
+        let compiled = PrefixRules::new(&rules).unwrap();
+        assert_eq!(compiled.flow_of("2001:db8:3::5".parse().unwrap()), 3, "the /48 listed first wins over a later /128");
+        assert_eq!(compiled.flow_of("20.0.1.1".parse().unwrap()), 70, "::/0 does not catch IPv4");
+        assert_eq!(compiled.flow_of("::ffff:20.0.1.1".parse().unwrap()), 60, "0.0.0.0/0 does not catch IPv6");
+        let err = PrefixRules::new(&[rule("2001:db8::", 129, 0)]).err().unwrap();
+        assert!(err.contains("prefix length 129 of 2001:db8:: exceeds 128"), "{err}");
     }
 
     #[test]

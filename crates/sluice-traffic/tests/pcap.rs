@@ -162,8 +162,8 @@ fn loading_a_capture_stops_when_asked_and_counts_destinations_in_one_pass() {
     .unwrap();
     assert!(e.to_string().contains("reading stopped") && asked.get() == 1, "{e}");
     assert_eq!(Capture::open_until(path, &|| false).unwrap().records.len(), dsts.len());
-    let by_24 = sluice_traffic::capture::destinations_by_24(std::fs::File::open(path).unwrap(), path).unwrap();
+    let sites = sluice_traffic::capture::destinations_by_prefix(std::fs::File::open(path).unwrap(), path).unwrap();
     let half = dsts.len() as u64 / 2;
-    assert_eq!(by_24, vec![("20.0.1.0".parse().unwrap(), half), ("20.0.2.0".parse().unwrap(), half)]);
+    assert_eq!(sites, vec![("20.0.1.0".parse().unwrap(), 24, half), ("20.0.2.0".parse().unwrap(), 24, half)]);
     std::fs::remove_file(path).unwrap();
 }

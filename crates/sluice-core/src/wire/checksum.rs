@@ -28,6 +28,12 @@ fn fold(mut acc: u64) -> u16 {
     acc as u16
 }
 
+/// The one's-complement sum of two sums (of two byte ranges).
+#[inline]
+pub fn add(a: u16, b: u16) -> u16 {
+    fold(a as u64 + b as u64)
+}
+
 /// `sum` with one of its 16-bit words taken out (one's-complement subtraction).
 #[inline]
 pub fn without(sum: u16, word: u16) -> u16 {

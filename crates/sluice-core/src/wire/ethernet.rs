@@ -4,6 +4,8 @@ use super::Malformed;
 
 /// EtherType of IPv4.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
+/// EtherType of IPv6.
+pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 /// EtherType of an 802.1Q VLAN tag.
 pub const ETHERTYPE_VLAN: u16 = 0x8100;
 /// Bytes of an untagged Ethernet header.

@@ -6,6 +6,7 @@ pub mod checksum;
 pub mod ethernet;
 pub mod gtpu;
 pub mod ipv4;
+pub mod ipv6;
 pub mod l4;
 pub mod udp_tunnel;
 pub mod vxlan;
@@ -19,25 +20,92 @@ pub enum Malformed {
     Unexpected,
 }
 
+/// EtherType and offset of an Ethernet frame's payload (behind one optional VLAN tag).
+#[inline]
+fn l3_of(frame: &[u8]) -> Result<(u16, usize), Malformed> {
+    let eth = ethernet::Frame::new_checked(frame)?;
+    Ok((eth.payload_type(), eth.payload_offset()))
+}
+
 /// The IPv4 header of an Ethernet frame (one optional VLAN tag), checked.
 #[inline]
 pub fn ipv4_of(frame: &[u8]) -> Result<ipv4::Header<&[u8]>, Malformed> {
-    let eth = ethernet::Frame::new_checked(frame)?;
-    if eth.payload_type() != ethernet::ETHERTYPE_IPV4 {
-        return Err(Malformed::Unexpected);
+    match l3_of(frame)? {
+        (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&frame[at..]),
+        _ => Err(Malformed::Unexpected),
     }
-    ipv4::Header::new_checked(&frame[eth.payload_offset()..])
 }
 
 /// [`ipv4_of`], mutable.
 #[inline]
 pub fn ipv4_of_mut(frame: &mut [u8]) -> Result<ipv4::Header<&mut [u8]>, Malformed> {
-    let offset = ethernet::Frame::new_checked(&*frame).and_then(|eth| {
-        if eth.payload_type() == ethernet::ETHERTYPE_IPV4 {
-            Ok(eth.payload_offset())
-        } else {
-            Err(Malformed::Unexpected)
+    match l3_of(frame)? {
+        (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&mut frame[at..]),
+        _ => Err(Malformed::Unexpected),
+    }
+}
+
+/// An IP header of either family.
+pub enum Ip<T: AsRef<[u8]>> {
+    /// IPv4.
+    V4(ipv4::Header<T>),
+    /// IPv6.
+    V6(ipv6::Header<T>),
+}
+
+/// The IP header of an Ethernet frame (one optional VLAN tag), either family, checked.
+#[inline]
+pub fn ip_of(frame: &[u8]) -> Result<Ip<&[u8]>, Malformed> {
+    match l3_of(frame)? {
+        (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&frame[at..]).map(Ip::V4),
+        (ethernet::ETHERTYPE_IPV6, at) => ipv6::Header::new_checked(&frame[at..]).map(Ip::V6),
+        _ => Err(Malformed::Unexpected),
+    }
+}
+
+/// [`ip_of`], mutable.
+#[inline]
+pub fn ip_of_mut(frame: &mut [u8]) -> Result<Ip<&mut [u8]>, Malformed> {
+    match l3_of(frame)? {
+        (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&mut frame[at..]).map(Ip::V4),
+        (ethernet::ETHERTYPE_IPV6, at) => ipv6::Header::new_checked(&mut frame[at..]).map(Ip::V6),
+        _ => Err(Malformed::Unexpected),
+    }
+}
+
+impl<T: AsRef<[u8]>> Ip<T> {
+    /// IPv4's TTL or IPv6's hop limit.
+    pub fn hop_limit(&self) -> u8 {
+        match self {
+            Ip::V4(h) => h.ttl(),
+            Ip::V6(h) => h.hop_limit(),
         }
-    })?;
-    ipv4::Header::new_checked(&mut frame[offset..])
+    }
+
+    /// The upper-layer protocol and its bytes (past IPv6's extension
+    /// headers; see [`ipv6::Header::upper`] for fragments).
+    pub fn upper(&self) -> Result<(u8, &[u8]), Malformed> {
+        match self {
+            Ip::V4(h) => Ok((h.protocol(), h.payload())),
+            Ip::V6(h) => h.upper_payload(),
+        }
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Ip<T> {
+    /// Sets IPv4's TTL (checksum updated) or IPv6's hop limit.
+    pub fn set_hop_limit(&mut self, hop_limit: u8) {
+        match self {
+            Ip::V4(h) => h.set_ttl(hop_limit),
+            Ip::V6(h) => h.set_hop_limit(hop_limit),
+        }
+    }
+
+    /// Sets the DSCP (0..=63; ECN kept; IPv4's checksum updated).
+    pub fn set_dscp(&mut self, dscp: u8) {
+        match self {
+            Ip::V4(h) => h.set_dscp(dscp),
+            Ip::V6(h) => h.set_dscp(dscp),
+        }
+    }
 }
