@@ -30,11 +30,16 @@ if ! pkg-config --exists libxdp libbpf libdpdk 2>/dev/null && command -v apt-get
     || echo "setup: libxdp or libdpdk not installed; Sluice builds without the af_xdp or dpdk backend" >&2
 fi
 # tcpreplay cross-checks the sender's rate in `sluice experiment ports`,
-# which runs as root (as ports do): installed there, skipped where it cannot be.
-if [ "$(id -u)" -eq 0 ] && ! command -v tcpreplay >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
-  echo "setup: installing tcpreplay"
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tcpreplay >/dev/null; } \
-    || echo "setup: tcpreplay not installed; the ports experiment leaves out its cross-check" >&2
+# and ping and ethtool set up the router tests' hosts, which run as root (as ports
+# do): installed there, skipped where they cannot be.
+root_tools=()
+command -v tcpreplay >/dev/null 2>&1 || root_tools+=(tcpreplay)
+command -v ping >/dev/null 2>&1 || root_tools+=(iputils-ping)
+command -v ethtool >/dev/null 2>&1 || root_tools+=(ethtool)
+if [ "$(id -u)" -eq 0 ] && [ ${#root_tools[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "setup: installing ${root_tools[*]}"
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${root_tools[@]}" >/dev/null; } \
+    || echo "setup: ${root_tools[*]} not installed; the ports experiment leaves out its cross-check, the router tests are skipped" >&2
 fi
 # `setup.sh system`: the system packages only (CI builds the tests beside
 # the rest of the setup once the libraries they link are there).
