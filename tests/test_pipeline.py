@@ -12,7 +12,7 @@ from conftest import L2L3_COSTS, Costs
 import sluice
 from sluice import _core
 from sluice import Bypass, Pipeline, RandomSplit, Stream
-from sluice.nf import Reframer, TtlDecrement
+from sluice.nf import Lpm, Reframer, TtlDecrement
 from sluice.pipelines import l2l3, rc
 from sluice.traffic import Template
 
@@ -327,3 +327,26 @@ def test_packets_left_inside_when_a_run_ends_are_not_lossless() -> None:
     p.schedule_egress("wf2q+", 1e4, {"all": (1, ["flow*"])}, on_full="wait")
     s = p.run("null", periods=2, period_ms=50, backend="sim").summary
     assert s["accounted"] and s["dropped"] == 0 and s["in_flight"] > 0 and not s["lossless"], s
+
+
+@pytest.mark.parametrize("backend", ["sim", "engine"])
+def test_ipv6_and_ipv4_streams_are_routed_by_their_own_prefixes_and_a_bad_one_is_named(backend: str) -> None:
+    p = Pipeline("dual-stack")
+    v4, v6 = Template(dst_ip="20.0.1.1"), Template(src_ip="2001:db8::1", dst_ip="2001:db8:1::1", size=80)
+    src = p.source("src", [Stream(v4, flow="v4", rate_pps=20_000), Stream(v6, flow="v6", rate_pps=20_000)])
+    ttl = p.module("hop_limit", TtlDecrement())
+    lpm = p.module("lpm", Lpm({"20.0.1.0/24": 0, "2001:db8:1::/48": 1}))
+    out4, out6 = p.sink("out4"), p.sink("out6")
+    p.chain(src, ttl, lpm)
+    p.connect(lpm, out4, gate=0)
+    p.connect(lpm, out6, gate=1)
+    p.flow("v4", [src, ttl, lpm, out4], slo_us=1000)
+    p.flow("v6", [src, ttl, lpm, out6], slo_us=1000)
+    r = p.run("null", periods=3, period_ms=20, backend=backend)
+    assert r.summary["lossless"], r.summary
+    assert r.flow_totals["v4"]["delivered"] > 0 and r.flow_totals["v6"]["delivered"] > 0, r.flow_totals
+    with pytest.raises(ValueError, match=r"module 'nf': '2001:db8::/129' is not an IPv6 prefix"):
+        small(Lpm({"2001:db8::/129": 0})).validate()  # type: ignore[arg-type]
+    mixed = small(template=Template(src_ip="10.0.0.1", dst_ip="2001:db8::1"))
+    with pytest.raises(ValueError, match="source '10.0.0.1' and destination '2001:db8::1' are of different IP families"):
+        mixed.validate()

@@ -14,6 +14,7 @@ range) is checked by the Rust core, whose errors name the culprit.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence, Union
@@ -223,14 +224,14 @@ class Pipeline:
 
     def use_ports(self, rx: Optional[str] = None, tx: Optional[str] = None, *, ring: Optional[dict[str, int]] = None) -> None:
         """Receives on `rx` instead of the pipeline's one synthetic source,
-        each flow told apart by its template's destination /24, and
+        each flow told apart by its template's destination /24 (IPv6: /64), and
         transmits on `tx` at every egress; `ring` shapes the rings (see `rx_port`)."""
         if rx is not None:
             sources = [m for m in self._modules if "source" in m]
             if len(sources) != 1 or "synthetic" not in sources[0]["source"]:
                 raise ValueError(f"a port replaces one synthetic source; '{self.name}' has {len(sources)} sources")
             streams = sources[0]["source"]["synthetic"]["streams"]
-            flows = {s["flow"]: s["template"]["dst_ip"].rsplit(".", 1)[0] + ".0/24" for s in streams if s.get("flow")}
+            flows = {s["flow"]: _site(s["template"]["dst_ip"]) for s in streams if s.get("flow")}
             sources[0]["source"] = {"port": {"port": rx, "flows": [{"flow": f, "prefix": p} for f, p in flows.items()], "ring": ring or {}}}
             self._auto_streams.pop(sources[0]["name"], None)
         if tx is not None:
@@ -478,3 +479,9 @@ def _check_count(name: str, value: object, least: int, most: int) -> None:
         raise TypeError(f"{name} must be a whole number, not {type(value).__name__}")
     if not least <= value <= most:
         raise ValueError(f"{name} {value} is outside {least}..={most}")
+
+
+def _site(address: str) -> str:
+    """The prefix a port tells a template's flow by: its destination's /24 (IPv6: /64)."""
+    ip = ipaddress.ip_address(address)
+    return str(ipaddress.ip_network(f"{ip}/{24 if ip.version == 4 else 64}", strict=False))

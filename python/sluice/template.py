@@ -18,8 +18,8 @@ class Gtpu:
     """The outer headers of a GTP-U tunnelled frame.
 
     `teid`: Tunnel endpoint id.
-    `src_ip`: Outer source IPv4 address.
-    `dst_ip`: Outer destination IPv4 address.
+    `src_ip`: Outer source address, IPv4 or IPv6.
+    `dst_ip`: Outer destination address, of the outer source's family.
     """
 
     teid: int
@@ -29,19 +29,21 @@ class Gtpu:
 
 @dataclass(frozen=True)
 class Template(Part):
-    """An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
-    is set, carried in a GTP-U tunnel when `gtpu` is set.
+    """An Ethernet/IP/UDP frame (valid checksums), IPv4 or IPv6 by its
+    addresses, 802.1Q-tagged when `vlan` is set, carried in a GTP-U tunnel
+    when `gtpu` is set.
 
     `src_mac`: Source MAC, "aa:bb:cc:dd:ee:ff".
     `dst_mac`: Destination MAC.
-    `src_ip`: Source IPv4 address.
-    `dst_ip`: Destination IPv4 address.
+    `src_ip`: Source address, IPv4 or IPv6.
+    `dst_ip`: Destination address, of the source's family.
     `src_port`: UDP source port.
     `dst_port`: UDP destination port.
-    `ttl`: IPv4 TTL.
-    `size`: Frame size without FCS (bytes, ≥ 42; 4 more with a VLAN tag).
+    `ttl`: IPv4 TTL or IPv6 hop limit.
+    `size`: Frame size without FCS (bytes, ≥ 42 for IPv4, ≥ 62 for IPv6; 4 more
+        with a VLAN tag).
     `vlan`: 802.1Q VLAN id, for a tagged frame.
-    `gtpu`: Carry the IPv4/UDP packet in a GTP-U tunnel (the fields above then
+    `gtpu`: Carry the IP/UDP packet in a GTP-U tunnel (the fields above then
         describe the inner packet; `size` stays the inner frame's).
     """
 

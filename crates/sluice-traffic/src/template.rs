@@ -1,17 +1,27 @@
-//! Packet templates: real Ethernet/IPv4/UDP frames built once per stream.
+//! Packet templates: real Ethernet/IP/UDP frames, IPv4 or IPv6, built once per stream.
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
-use etherparse::PacketBuilder;
+use etherparse::{IpHeaders, IpNumber, Ipv4Header, Ipv6Header, PacketBuilder};
 use sluice_core::packet::MAX_PACKET_LEN;
 
 use crate::error::{Error, Result};
 
-/// Size of Ethernet + IPv4 + UDP headers (bytes).
-const HEADERS: usize = 14 + 20 + 8;
+/// Size of Ethernet + UDP headers (bytes).
+const ETH_UDP: usize = 14 + 8;
 
-/// An Ethernet/IPv4/UDP frame (valid checksums), 802.1Q-tagged when `vlan`
-/// is set, carried in a GTP-U tunnel when `gtpu` is set.
+/// Size of the IP header of `addr`'s family (bytes).
+fn ip_header_len(addr: IpAddr) -> usize {
+    if addr.is_ipv4() {
+        20
+    } else {
+        40
+    }
+}
+
+/// An Ethernet/IP/UDP frame (valid checksums), IPv4 or IPv6 by its
+/// addresses, 802.1Q-tagged when `vlan` is set, carried in a GTP-U tunnel
+/// when `gtpu` is set.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TemplateSpec {
@@ -21,10 +31,10 @@ pub struct TemplateSpec {
     /// Destination MAC.
     #[serde(default = "default_dst_mac")]
     pub dst_mac: String,
-    /// Source IPv4 address.
+    /// Source address, IPv4 or IPv6.
     #[serde(default = "default_src_ip")]
     pub src_ip: String,
-    /// Destination IPv4 address.
+    /// Destination address, of the source's family.
     #[serde(default = "default_dst_ip")]
     pub dst_ip: String,
     /// UDP source port.
@@ -33,16 +43,16 @@ pub struct TemplateSpec {
     /// UDP destination port.
     #[serde(default = "default_port")]
     pub dst_port: u16,
-    /// IPv4 TTL.
+    /// IPv4 TTL or IPv6 hop limit.
     #[serde(default = "default_ttl")]
     pub ttl: u8,
-    /// Frame size without FCS (bytes, ≥ 42; 4 more with a VLAN tag).
+    /// Frame size without FCS (bytes, ≥ 42 for IPv4, ≥ 62 for IPv6; 4 more with a VLAN tag).
     #[serde(default = "default_size")]
     pub size: usize,
     /// 802.1Q VLAN id, for a tagged frame.
     #[serde(default)]
     pub vlan: Option<u16>,
-    /// Carry the IPv4/UDP packet in a GTP-U tunnel (the fields above then
+    /// Carry the IP/UDP packet in a GTP-U tunnel (the fields above then
     /// describe the inner packet; `size` stays the inner frame's).
     #[serde(default)]
     pub gtpu: Option<GtpuSpec>,
@@ -55,9 +65,9 @@ pub struct TemplateSpec {
 pub struct GtpuSpec {
     /// Tunnel endpoint id.
     pub teid: u32,
-    /// Outer source IPv4 address.
+    /// Outer source address, IPv4 or IPv6.
     pub src_ip: String,
-    /// Outer destination IPv4 address.
+    /// Outer destination address, of the outer source's family.
     pub dst_ip: String,
 }
 
@@ -104,45 +114,76 @@ fn parse_mac(s: &str) -> Result<[u8; 6]> {
     sluice_core::wire::ethernet::parse_mac(s).map_err(Error::Template)
 }
 
-fn parse_ip(s: &str) -> Result<[u8; 4]> {
-    s.parse::<Ipv4Addr>().map(|a| a.octets()).map_err(|_| Error::Template(format!("'{s}' is not an IPv4 address")))
+fn parse_ip(s: &str) -> Result<IpAddr> {
+    s.parse::<IpAddr>().map_err(|_| Error::Template(format!("'{s}' is not an IPv4 or IPv6 address")))
+}
+
+/// The source and destination addresses `src` and `dst`, of one family.
+fn addresses(src: &str, dst: &str) -> Result<(IpAddr, IpAddr)> {
+    let (s, d) = (parse_ip(src)?, parse_ip(dst)?);
+    if s.is_ipv4() != d.is_ipv4() {
+        return Err(Error::Template(format!("source '{src}' and destination '{dst}' are of different IP families")));
+    }
+    Ok((s, d))
+}
+
+/// The IP header (lengths and checksum filled in when written) of the addresses' family.
+fn ip_header((src, dst): (IpAddr, IpAddr), ttl: u8) -> IpHeaders {
+    match (src, dst) {
+        (IpAddr::V6(s), IpAddr::V6(d)) => IpHeaders::Ipv6(
+            Ipv6Header { traffic_class: 0, flow_label: Default::default(), payload_length: 0, next_header: IpNumber::UDP, hop_limit: ttl, source: s.octets(), destination: d.octets() },
+            Default::default(),
+        ),
+        _ => {
+            let (s, d) = (octets4(src), octets4(dst));
+            IpHeaders::Ipv4(Ipv4Header::new(0, ttl, IpNumber::UDP, s, d).expect("a zero payload length is valid"), Default::default())
+        }
+    }
+}
+
+fn octets4(addr: IpAddr) -> [u8; 4] {
+    match addr {
+        IpAddr::V4(a) => a.octets(),
+        IpAddr::V6(_) => unreachable!("addresses() pairs families"),
+    }
 }
 
 impl TemplateSpec {
-    /// Builds the frame: headers with valid IPv4 and UDP checksums, zero payload.
+    /// Builds the frame: headers with valid IP and UDP checksums, zero payload.
     pub fn build(&self) -> Result<Vec<u8>> {
-        let headers = HEADERS + if self.vlan.is_some() { 4 } else { 0 };
+        let addrs = addresses(&self.src_ip, &self.dst_ip)?;
+        let tag = if self.vlan.is_some() { 4 } else { 0 };
+        let headers = ETH_UDP + ip_header_len(addrs.0) + tag;
         if self.size < headers || self.size > MAX_PACKET_LEN {
             return Err(Error::Template(format!("frame size {} must be within {headers}..={MAX_PACKET_LEN} bytes", self.size)));
         }
         let eth = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?);
-        let (src, dst) = (parse_ip(&self.src_ip)?, parse_ip(&self.dst_ip)?);
         let payload = vec![0u8; self.size - headers];
         let mut frame = Vec::with_capacity(self.size);
+        let ip = ip_header(addrs, self.ttl);
         let written = match self.vlan {
             Some(id) => {
                 let id = etherparse::VlanId::try_new(id).map_err(|e| Error::Template(e.to_string()))?;
-                eth.single_vlan(id).ipv4(src, dst, self.ttl).udp(self.src_port, self.dst_port).write(&mut frame, &payload)
+                eth.single_vlan(id).ip(ip).udp(self.src_port, self.dst_port).write(&mut frame, &payload)
             }
-            None => eth.ipv4(src, dst, self.ttl).udp(self.src_port, self.dst_port).write(&mut frame, &payload),
+            None => eth.ip(ip).udp(self.src_port, self.dst_port).write(&mut frame, &payload),
         };
         written.map_err(|e| Error::Template(e.to_string()))?;
         match &self.gtpu {
             None => Ok(frame),
-            Some(g) => self.tunnel(g, &frame[14 + if self.vlan.is_some() { 4 } else { 0 }..]),
+            Some(g) => self.tunnel(g, &frame[14 + tag..]),
         }
     }
 
-    /// Outer Ethernet/IPv4/UDP(2152)/GTP-U around `inner` (an IPv4 packet).
+    /// Outer Ethernet/IP/UDP(2152)/GTP-U around `inner` (an IP packet).
     fn tunnel(&self, g: &GtpuSpec, inner: &[u8]) -> Result<Vec<u8>> {
         use sluice_core::wire::gtpu;
         let mut payload = vec![0u8; gtpu::HEADER_LEN];
         gtpu::write_header(&mut payload, inner.len() as u16, g.teid);
         payload.extend_from_slice(inner);
-        let builder = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)
-            .ipv4(parse_ip(&g.src_ip)?, parse_ip(&g.dst_ip)?, self.ttl)
-            .udp(gtpu::PORT, gtpu::PORT);
-        let mut frame = Vec::with_capacity(payload.len() + HEADERS);
+        let outer = addresses(&g.src_ip, &g.dst_ip)?;
+        let builder = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?).ip(ip_header(outer, self.ttl)).udp(gtpu::PORT, gtpu::PORT);
+        let mut frame = Vec::with_capacity(payload.len() + ETH_UDP + ip_header_len(outer.0));
         builder.write(&mut frame, &payload).map_err(|e| Error::Template(e.to_string()))?;
         if frame.len() > MAX_PACKET_LEN {
             return Err(Error::Template(format!("tunnelled frame of {} bytes exceeds {MAX_PACKET_LEN}", frame.len())));
@@ -171,6 +212,20 @@ mod tests {
     }
 
     #[test]
+    fn ipv6_addresses_make_an_ipv6_frame_with_a_valid_udp_checksum() {
+        let spec = TemplateSpec { src_ip: "2001:db8::1".into(), dst_ip: "2001:db8:1::7".into(), ttl: 9, size: 80, vlan: Some(3), ..TemplateSpec::default() };
+        let frame = spec.build().unwrap();
+        assert_eq!(frame.len(), 80);
+        let p = SlicedPacket::from_ethernet(&frame).unwrap();
+        let Some(NetSlice::Ipv6(ip)) = p.net else { panic!("not IPv6") };
+        let header = ip.header().to_header();
+        assert_eq!((header.hop_limit, header.destination), (9, "2001:db8:1::7".parse::<std::net::Ipv6Addr>().unwrap().octets()));
+        let Some(TransportSlice::Udp(udp)) = p.transport else { panic!("not UDP") };
+        assert_eq!(udp.to_header().calc_checksum_ipv6(&header, udp.payload()).unwrap(), udp.checksum());
+        assert!(TemplateSpec { size: 61, ..spec }.build().unwrap_err().to_string().contains("frame size 61 must be within 66"));
+    }
+
+    #[test]
     fn a_vlan_tag_goes_in_front_of_ipv4() {
         let frame = TemplateSpec { vlan: Some(7), size: 64, ..TemplateSpec::default() }.build().unwrap();
         assert_eq!(frame.len(), 64);
@@ -181,7 +236,9 @@ mod tests {
     #[test]
     fn bad_fields_are_named() {
         let e = TemplateSpec { dst_ip: "300.1.1.1".into(), ..TemplateSpec::default() }.build().unwrap_err();
-        assert_eq!(e.to_string(), "packet template: '300.1.1.1' is not an IPv4 address");
+        assert_eq!(e.to_string(), "packet template: '300.1.1.1' is not an IPv4 or IPv6 address");
+        let e = TemplateSpec { dst_ip: "2001:db8::1".into(), ..TemplateSpec::default() }.build().unwrap_err();
+        assert!(e.to_string().contains("source '10.0.0.1' and destination '2001:db8::1' are of different IP families"), "{e}");
         let e = TemplateSpec { src_mac: "02:00".into(), ..TemplateSpec::default() }.build().unwrap_err();
         assert!(e.to_string().contains("'02:00' is not a MAC address"));
         let e = TemplateSpec { size: 20, ..TemplateSpec::default() }.build().unwrap_err();
