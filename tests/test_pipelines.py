@@ -10,10 +10,11 @@ import pytest
 
 from sluice import Pipeline, _core
 from sluice.nf import IpChecksum, MacRewrite, StaticNat, TtlDecrement
-from sluice.pipelines import gw, l2l3, mgw, rc, vrf
+from sluice.pipelines import gw, l2l3, l2l3_dual, mgw, rc, vrf
 from sluice.traffic import Template
 
-FAMILIES = {"rc": (rc, lambda n: 2 + 2 * n), "l2l3": (l2l3, lambda n: 4 + 4 * n), "gw": (gw, lambda n: 4 + 6 * n)}
+FAMILIES = {"rc": (rc, lambda n: 2 + 2 * n), "l2l3": (l2l3, lambda n: 4 + 4 * n), "l2l3-dual": (l2l3_dual, lambda n: 4 + 4 * n),
+            "gw": (gw, lambda n: 4 + 6 * n)}
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
@@ -82,6 +83,17 @@ def ipv4_checksum_ok(header: bytes) -> bool:
     while total > 0xFFFF:
         total = (total & 0xFFFF) + (total >> 16)
     return total == 0xFFFF
+
+
+def test_the_dual_stack_router_routes_its_ipv6_half_for_real_on_the_engine() -> None:
+    p = l2l3_dual(4)
+    source = next(m for m in p.spec()["modules"] if "source" in m)
+    destinations = [s["template"]["dst_ip"] for s in source["source"]["synthetic"]["streams"]]
+    assert [":" in d for d in destinations] == [False, True, False, True], destinations
+    r = p.run("null", periods=2, period_ms=20, backend="engine")
+    assert r.summary["lossless"] and r.summary["dropped"] == 0, r.summary
+    for name, f in r.periods[-1]["flows"].items():
+        assert f["delivered"] > 0 and f["misdelivered"] == 0, (name, f)
 
 
 def test_packets_are_rewritten_for_real(tmp_path: Path) -> None:

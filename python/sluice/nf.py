@@ -90,14 +90,17 @@ class RandomSplit(NF):
 
 @dataclass(frozen=True)
 class TypeCheck(NF):
-    """`type_check`: frames of one EtherType to gate 0, the rest dropped.
+    """`type_check`: frames of the EtherTypes named to gate 0, the rest dropped.
 
-    `ether_type`: The EtherType (2048 = 0x0800 IPv4, 33024 = 0x8100 802.1Q).
+    `ether_type`: The EtherType (2048 = 0x0800 IPv4, 34525 = 0x86DD IPv6, 33024
+        = 0x8100 802.1Q).
+    `also`: More EtherTypes that pass (a dual-stack router's: [34525]).
     """
 
     kind: ClassVar[str] = "type_check"
 
     ether_type: int = 2048
+    also: Sequence[int] = ()
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,10 @@ BULK_SLO_US = 100_000.0
 ROUTER_MAC = "02:00:00:00:00:fe"
 #: Routes in each LPM: one /24 per flow, the rest filler.
 LPM_ROUTES = 500
+#: EtherTypes of IPv4 and IPv6.
+ETHERTYPE_IPV4, ETHERTYPE_IPV6 = 0x0800, 0x86DD
+#: Bytes of a dual-stack router's IPv6 frames: Ethernet, IPv6 and UDP headers.
+IPV6_FRAME = 62
 #: Rules in each ACL: rule 0 permits UDP, the rest deny other /24s.
 ACL_RULES = 100
 
@@ -47,11 +51,18 @@ def _module(p: Pipeline, name: str, nf: NF, kind: str, reference: Optional[dict[
     return p.module(name, nf, t0_ns=t0_t1[0] if t0_t1 else None, t1_ns=t0_t1[1] if t0_t1 else None)
 
 
-def _lpm_routes(n: int) -> dict[str, int]:
-    """One /24 per next hop (20.0.(i+1).0/24 → gate i), then filler /24s spread over the gates."""
-    routes = {f"20.0.{i + 1}.0/24": i for i in range(n)}
+def _is_ipv6_hop(i: int, dual_stack: bool) -> bool:
+    """Whether next hop i is reached over IPv6: the odd ones of a dual-stack router."""
+    return dual_stack and i % 2 == 1
+
+
+def _lpm_routes(n: int, dual_stack: bool = False) -> dict[str, int]:
+    """One prefix per next hop (20.0.(i+1).0/24 → gate i; dual-stack, the
+    odd hops 2001:db8:(i+1)::/48), then filler prefixes spread over the
+    gates (dual-stack: /24s and /48s by turns)."""
+    routes = {f"2001:db8:{i + 1:x}::/48" if _is_ipv6_hop(i, dual_stack) else f"20.0.{i + 1}.0/24": i for i in range(n)}
     for j in range(LPM_ROUTES - n):
-        routes[f"30.{j // 256}.{j % 256}.0/24"] = j % n
+        routes[f"2a00:0:{j:x}::/48" if _is_ipv6_hop(j, dual_stack) else f"30.{j // 256}.{j % 256}.0/24"] = j % n
     return routes
 
 
@@ -59,14 +70,16 @@ def _acl_rules() -> list[Rule]:
     return [Rule(permit=True, proto=17)] + [Rule(permit=False, dst=f"40.0.{j}.0/24") for j in range(1, ACL_RULES)]
 
 
-def pcap_groups(path: str, n: int) -> list[list[str]]:
-    """The destination /24s of a trace dealt to n flows so that each carries
-    about the same traffic (largest first, to the lightest flow)."""
+def pcap_groups(path: str, n: int, ipv6: bool = False) -> list[list[str]]:
+    """The destination /24s of a trace (and with `ipv6` its /48s) dealt to
+    n flows so that each carries about the same traffic (largest first, to
+    the lightest flow)."""
     from sluice import _core
 
-    prefixes = _core.pcap_prefixes(path)
+    prefixes = [(prefix, count) for prefix, count in _core.pcap_prefixes(path) if ipv6 or ":" not in prefix]
     if len(prefixes) < n:
-        raise ValueError(f"pcap file '{path}' has {len(prefixes)} destination /24s, fewer than the {n} flows")
+        kinds = "/24s and /48s" if ipv6 else "/24s"
+        raise ValueError(f"pcap file '{path}' has {len(prefixes)} destination {kinds}, fewer than the {n} flows")
     groups: list[list[str]] = [[] for _ in range(n)]
     load = [0] * n
     for prefix, count in prefixes:
@@ -77,23 +90,24 @@ def pcap_groups(path: str, n: int) -> list[list[str]]:
 
 
 def _router(name: str, n: int, batch_size: int, burstiness: int, slo_us: Optional[float],
-            branch: Callable[[Pipeline, int], list[Module]], pcap: Optional[str] = None) -> Pipeline:
+            branch: Callable[[Pipeline, int], list[Module]], pcap: Optional[str] = None, dual_stack: bool = False) -> Pipeline:
     """type_check → mac_split → lpm → per next hop i: `branch(i)` → egress;
-    flow i: 10.0.0.1 → 20.0.(i+1).1, or with `pcap`, the packets of a trace
-    whose destinations fall in flow i's group of /24s."""
+    flow i: 10.0.0.1 → 20.0.(i+1).1 (`dual_stack`: odd flows 2001:db8::1 →
+    2001:db8:(i+1)::1), or with `pcap`, the packets of a trace whose
+    destinations fall in flow i's group of prefixes."""
     if not 1 <= n <= 250:
         raise ValueError(f"{name}(n) needs 1 ≤ n ≤ 250 next hops, got {n}")
     p = Pipeline(f"{name}({n})" + ("*" if pcap else ""), batch_size=batch_size)
     pcap = readable_capture(pcap) if pcap else None
-    groups = pcap_groups(pcap, n) if pcap else None
+    groups = pcap_groups(pcap, n, ipv6=dual_stack) if pcap else None
     if groups is None:
         src = p.source("src", burstiness=burstiness)
-        routes = _lpm_routes(n)
+        routes = _lpm_routes(n, dual_stack)
     else:
         assert pcap is not None
         src = p.pcap_source("src", pcap, {})
         routes = {prefix: i for i, group in enumerate(groups) for prefix in group}
-    type_check = _module(p, "type_check", TypeCheck(0x0800), "type_check")
+    type_check = _module(p, "type_check", TypeCheck(ETHERTYPE_IPV4, also=[ETHERTYPE_IPV6] if dual_stack else []), "type_check")
     # A trace's frames carry their own MACs: the MAC split then lets all of them through.
     mac_split = _module(p, "mac_split", ExactMatch("dst_mac", {ROUTER_MAC: 0}, default_gate=0 if pcap else None), "exact_match")
     lpm = _module(p, "lpm", Lpm(routes), "lpm")
@@ -105,7 +119,10 @@ def _router(name: str, n: int, batch_size: int, burstiness: int, slo_us: Optiona
         p.chain(*modules, out)
         path = [src, type_check, mac_split, lpm, *modules, out]
         if groups is None:
-            template = Template(dst_mac=ROUTER_MAC, src_ip="10.0.0.1", dst_ip=f"20.0.{i + 1}.1", src_port=1000 + i)
+            if _is_ipv6_hop(i, dual_stack):
+                template = Template(dst_mac=ROUTER_MAC, src_ip="2001:db8::1", dst_ip=f"2001:db8:{i + 1:x}::1", src_port=1000 + i, size=IPV6_FRAME)
+            else:
+                template = Template(dst_mac=ROUTER_MAC, src_ip="10.0.0.1", dst_ip=f"20.0.{i + 1}.1", src_port=1000 + i)
             p.flow(f"flow{i}", path, slo_us=slo_us, template=template)
         else:
             p.flow(f"flow{i}", path, slo_us=slo_us)
@@ -128,6 +145,16 @@ def l2l3(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Opti
     a trace replayed in a loop, its destination /24s dealt to the n flows
     with equal traffic, and routed that way."""
     return _router("l2l3", n, batch_size, burstiness, slo_us, _next_hop, pcap)
+
+
+def l2l3_dual(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None,
+              pcap: Optional[str] = None) -> Pipeline:
+    """L2L3(n) dual-stack: the type check passes IPv4 and IPv6, the LPM
+    holds IPv4 and IPv6 routes (half each) and half the flows, the odd
+    ones, are IPv6 (62-byte frames, the smallest IPv6/UDP frame; hop limit
+    counted down, no header checksum). With `pcap`, a trace's destination
+    /24s and /48s dealt to the flows."""
+    return _router("l2l3-dual", n, batch_size, burstiness, slo_us, _next_hop, pcap, dual_stack=True)
 
 
 def gw(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None,
@@ -289,4 +316,4 @@ def mgw(
 
 
 #: Pipelines by the name the CLI uses; each takes its size and keyword settings.
-PIPELINES: dict[str, Callable[..., Pipeline]] = {"rc": rc, "l2l3": l2l3, "gw": gw, "vrf": vrf, "mgw": mgw}
+PIPELINES: dict[str, Callable[..., Pipeline]] = {"rc": rc, "l2l3": l2l3, "l2l3-dual": l2l3_dual, "gw": gw, "vrf": vrf, "mgw": mgw}

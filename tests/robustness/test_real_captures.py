@@ -14,13 +14,16 @@ import tarfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Callable
 
 import pytest
 from scapy.layers.inet import IP, TCP, UDP
+from scapy.layers.inet6 import IPv6, _IPv6ExtHdr
 from scapy.utils import rdpcap
 
 from .cli_helpers import runner
-from sluice.pipelines import l2l3
+from sluice import Pipeline
+from sluice.pipelines import l2l3, l2l3_dual
 
 ROOT = Path(__file__).resolve().parents[2]
 #: pypacker 5.4's source distribution, as PyPI's simple index links it.
@@ -63,20 +66,28 @@ def captures() -> Path:
 
 
 def reference(capture: Path) -> dict[str, object]:
-    """What scapy reads in `capture`: packets, IPv4 5-tuple flows, packets
-    without IPv4, and the same-flow runs per batch size (SLF)."""
+    """What scapy reads in `capture`: packets, IPv4 and IPv6 5-tuple flows
+    (IPv6's protocol past its extension headers), packets without IP, and
+    the same-flow runs per batch size (SLF)."""
     packets = rdpcap(str(capture))
     keys = []
     for p in packets:
         if IP in p:
-            l4 = p[IP].payload
-            ports = (l4.sport, l4.dport) if isinstance(l4, (TCP, UDP)) else (0, 0)
-            keys.append((p[IP].src, p[IP].dst, p[IP].proto, *ports))
+            ip, proto = p[IP], p[IP].proto
+            l4 = ip.payload
+        elif IPv6 in p:
+            ip, proto, l4 = p[IPv6], p[IPv6].nh, p[IPv6].payload
+            while isinstance(l4, _IPv6ExtHdr):
+                proto, l4 = l4.nh, l4.payload
+        else:
+            continue
+        ports = (l4.sport, l4.dport) if isinstance(l4, (TCP, UDP)) else (0, 0)
+        keys.append((ip.src, ip.dst, proto, *ports))
     slf = {}
     for b in (32, 64, 256, 1024):
         runs = sum(1 for i, k in enumerate(keys) if i == 0 or i % b == 0 or k != keys[i - 1])
         slf[str(b)] = round(len(keys) / runs, 6) if runs else None
-    return {"packets": len(packets), "flows": len(set(keys)), "not_ipv4": len(packets) - len(keys), "slf": slf}
+    return {"packets": len(packets), "flows": len(set(keys)), "not_ip": len(packets) - len(keys), "slf": slf}
 
 
 @pytest.mark.parametrize("name", READABLE)
@@ -84,7 +95,7 @@ def test_trace_analyze_counts_a_real_capture_as_scapy_does(captures: Path, tmp_p
     out = runner(tmp_path)("trace", "analyze", str(captures / name), "--json", "a.json")
     assert out.code == 0, out.err
     report = json.loads((tmp_path / "a.json").read_text())
-    ours = {"packets": report["packets"], "flows": report["flows"], "not_ipv4": report["not_ipv4"],
+    ours = {"packets": report["packets"], "flows": report["flows"], "not_ip": report["not_ip"],
             "slf": {b: round(v, 6) if report["flows"] else None for b, v in report["slf"].items()}}
     assert ours == reference(captures / name)
 
@@ -93,9 +104,10 @@ def test_a_capture_of_a_link_sluice_does_not_read_is_refused_by_its_type(capture
     runner(tmp_path)("trace", "analyze", str(captures / UNREADABLE)).refused(UNREADABLE, "link type 119")
 
 
-@pytest.mark.parametrize("name", ["ssl2_certs.pcap", "mqtt_over_linuxcc.pcap", "ether.pcapng"])
-def test_a_pipeline_replays_a_real_capture_and_accounts_for_every_packet(captures: Path, name: str) -> None:
-    # One flow: a capture of one host has few destination /24s to deal among flows.
-    r = l2l3(1, pcap=str(captures / name)).run("null", periods=2, period_ms=5, backend="sim")
+@pytest.mark.parametrize("name,router", [("ssl2_certs.pcap", l2l3), ("mqtt_over_linuxcc.pcap", l2l3), ("ether.pcapng", l2l3),
+                                         ("ip6_sr-header.pcap", l2l3_dual)])
+def test_a_pipeline_replays_a_real_capture_and_accounts_for_every_packet(captures: Path, name: str, router: Callable[..., Pipeline]) -> None:
+    # One flow: a capture of one host has few destination /24s (or /48s) to deal among flows.
+    r = router(1, pcap=str(captures / name)).run("null", periods=2, period_ms=5, backend="sim")
     s = r.summary
     assert s["accounted"] and s["delivered"] > 0, s

@@ -64,9 +64,12 @@ fn dscp_is_marked_in_the_traffic_class_with_ecn_kept() {
 }
 
 #[test]
-fn type_check_passes_ipv6_by_its_ethertype() {
-    let out = Harness::default().run(&mut TypeCheck::new(0x86dd), &[udp6(dst(1), 64, None), udp4([20, 0, 1, 1])]);
-    assert_eq!((out.gates[0].len(), out.dropped), (1, 1));
+fn type_check_passes_ipv6_by_its_ethertype_alone_or_beside_ipv4() {
+    let frames = [udp6(dst(1), 64, None), udp4([20, 0, 1, 1])];
+    let out = Harness::default().run(&mut TypeCheck::new(0x86dd), &frames);
+    assert_eq!((out.gates[0].as_slice(), out.dropped), (&frames[..1], 1));
+    let out = Harness::default().run(&mut TypeCheck::passing(0x0800, &[0x86dd]), &frames);
+    assert_eq!((out.gates[0].as_slice(), out.dropped), (&frames[..], 0));
 }
 
 #[test]

@@ -55,7 +55,7 @@ fn router_chain(c: &mut Criterion) {
     let mut routes = sluice_nf::lpm::sample_routes(1, 499);
     routes.push(("20.0.0.0/8".into(), 0));
     let nfs = vec![
-        NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800 }),
+        NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }),
         NfSpec::Lpm(LpmSpec { routes }),
         NfSpec::TtlDecrement(TtlDecrementSpec {}),
         NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() }),

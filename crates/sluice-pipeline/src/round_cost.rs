@@ -59,7 +59,7 @@ const CHAIN_NFS: usize = 5;
 /// The router chain: Ethernet check → LPM → a next hop.
 fn chain() -> [NfSpec; CHAIN_NFS] {
     let [ttl, mac, checksum] = next_hop();
-    [NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800 }), lpm(1), ttl, mac, checksum]
+    [NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }), lpm(1), ttl, mac, checksum]
 }
 
 /// What one NF visit costs the walker (ns): the chain's T0 less the

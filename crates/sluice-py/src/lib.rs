@@ -221,7 +221,7 @@ fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<St
     let q = |q: &Quantiles| serde_json::json!({"mean": q.mean, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
     let by = |v: &[(usize, f64)]| v.iter().map(|(k, x)| (k.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>();
     Ok(serde_json::json!({
-        "packets": a.packets, "not_ipv4": a.not_ipv4, "flows": a.flows, "active_flows_max": a.active_flows_max,
+        "packets": a.packets, "not_ip": a.not_ip, "flows": a.flows, "active_flows_max": a.active_flows_max,
         "duration_s": a.duration_ns as f64 * 1e-9,
         "slf": by(&a.slf), "switches_per_batch": by(&a.switches_per_batch),
         "reframer_slf_by_t_buff_us": a.reframer_slf.iter().map(|(t, x)| (t.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>(),

@@ -5,12 +5,14 @@
 //! lie between two packets of a flow, how large flows are, and the SLF a
 //! Reframer holding each flow for T_buff would reach.
 //!
-//! Flows are IPv4 5-tuples (the ports of TCP and UDP, 0 otherwise); other
-//! packets (IPv6, ARP, …) are counted and left out of every figure.
+//! Flows are IPv4 and IPv6 5-tuples (the upper protocol past IPv6's
+//! extension headers, the ports of TCP and UDP, 0 otherwise); other packets
+//! (ARP, …) are counted and left out of every figure.
 
 use std::collections::hash_map::Entry;
 use std::hash::BuildHasherDefault;
 use std::io::Read;
+use std::net::IpAddr;
 
 use hdrhistogram::Histogram;
 use rustc_hash::FxHasher;
@@ -34,7 +36,7 @@ struct Flow {
     packets: u64,
     bytes: u64,
     first_ns: u64,
-    /// Index of its last packet (among IPv4 packets) and its time (ns).
+    /// Index of its last packet (among IP packets) and its time (ns).
     last_index: u64,
     last_ns: u64,
     /// Per T_BUFF_US, when the burst a Reframer would be holding for it began (ns).
@@ -70,8 +72,8 @@ impl Quantiles {
 pub struct Analysis {
     /// Packets read (pkt).
     pub packets: u64,
-    /// Of those, not IPv4 (left out of every figure below) (pkt).
-    pub not_ipv4: u64,
+    /// Of those, neither IPv4 nor IPv6 (left out of every figure below) (pkt).
+    pub not_ip: u64,
     /// Flows seen (a flow silent for the idle timeout and seen again counts twice).
     pub flows: u64,
     /// Most flows active at once (within the idle timeout).
@@ -93,12 +95,20 @@ pub struct Analysis {
     pub temporal_distance_us: Quantiles,
 }
 
-/// The flow key of an Ethernet frame, hashed: its IPv4 5-tuple.
-fn flow_key(frame: &[u8]) -> Option<(u32, u32, u8, u16, u16)> {
-    let ip = wire::ipv4_of(frame).ok()?;
-    let protocol = ip.protocol();
-    let (sport, dport) = wire::l4::ports(protocol, ip.payload()).unwrap_or((0, 0));
-    Some((ip.src(), ip.dst(), protocol, sport, dport))
+/// A flow: source and destination address, protocol, source and destination port.
+type Key = (IpAddr, IpAddr, u8, u16, u16);
+
+/// The flow key of an Ethernet frame: its IP 5-tuple. An IPv6 chain that
+/// does not parse keys the flow by its first next header.
+fn flow_key(frame: &[u8]) -> Option<Key> {
+    let ip = wire::ip_of(frame).ok()?;
+    let (src, dst, first) = match &ip {
+        wire::Ip::V4(h) => (IpAddr::from(std::net::Ipv4Addr::from(h.src())), IpAddr::from(std::net::Ipv4Addr::from(h.dst())), h.protocol()),
+        wire::Ip::V6(h) => (IpAddr::from(std::net::Ipv6Addr::from(h.src())), IpAddr::from(std::net::Ipv6Addr::from(h.dst())), h.next_header()),
+    };
+    let (protocol, upper) = ip.upper().unwrap_or((first, &[]));
+    let (sport, dport) = wire::l4::ports(protocol, upper).unwrap_or((0, 0));
+    Some((src, dst, protocol, sport, dport))
 }
 
 /// A histogram of 3 significant digits up to 2^50 (larger values count as
@@ -115,22 +125,22 @@ pub fn analyze(reader: impl Read + Send, name: &str) -> Result<Analysis> {
 /// [`analyze`], handing each flow to `on_flow` as it ends (silent for the
 /// idle timeout, or at the end of the capture).
 pub fn analyze_flows(reader: impl Read + Send, name: &str, mut on_flow: impl FnMut(FlowRow) -> Result<()>) -> Result<Analysis> {
-    type Flows = std::collections::HashMap<(u32, u32, u8, u16, u16), Flow, BuildHasherDefault<FxHasher>>;
+    type Flows = std::collections::HashMap<Key, Flow, BuildHasherDefault<FxHasher>>;
     let mut flows = Flows::default();
     let mut a = Analysis::default();
     let (mut sizes, mut spatial, mut temporal) = (histogram(), histogram(), histogram());
     // Per batch size: runs so far, and the flow of the last packet (its index).
     let mut runs = [0u64; BATCH_SIZES.len()];
-    let mut last_flow: Option<(u32, u32, u8, u16, u16)> = None;
+    let mut last_flow: Option<Key> = None;
     let mut reframer_runs = [0u64; T_BUFF_US.len()];
     let (mut index, mut first_ns, mut last_ns) = (0u64, None, 0u64);
-    let row = |k: &(u32, u32, u8, u16, u16), f: &Flow| FlowRow {
+    let row = |k: &Key, f: &Flow| FlowRow {
         src: k.0, dst: k.1, proto: k.2, sport: k.3, dport: k.4, packets: f.packets, bytes: f.bytes, first_ns: f.first_ns, last_ns: f.last_ns,
     };
     capture::stream(reader, name, |frame, wire_len, ts_ns| {
         a.packets += 1;
         let Some(key) = flow_key(frame) else {
-            a.not_ipv4 += 1;
+            a.not_ip += 1;
             return Ok(());
         };
         first_ns.get_or_insert(ts_ns);
@@ -188,9 +198,9 @@ pub fn analyze_flows(reader: impl Read + Send, name: &str, mut on_flow: impl FnM
         sizes.saturating_record(f.packets);
         on_flow(row(k, f))?;
     }
-    let ipv4 = index as f64;
+    let ip_packets = index as f64;
     a.duration_ns = last_ns.saturating_sub(first_ns.unwrap_or(last_ns));
-    a.slf = BATCH_SIZES.iter().zip(&runs).map(|(&b, &r)| (b, if r > 0 { ipv4 / r as f64 } else { 0.0 })).collect();
+    a.slf = BATCH_SIZES.iter().zip(&runs).map(|(&b, &r)| (b, if r > 0 { ip_packets / r as f64 } else { 0.0 })).collect();
     a.switches_per_batch = BATCH_SIZES
         .iter()
         .zip(&runs)
@@ -199,7 +209,7 @@ pub fn analyze_flows(reader: impl Read + Send, name: &str, mut on_flow: impl FnM
             (b, if batches > 0 { (r - batches) as f64 / batches as f64 } else { 0.0 })
         })
         .collect();
-    a.reframer_slf = T_BUFF_US.iter().zip(&reframer_runs).map(|(&t, &r)| (t, if r > 0 { ipv4 / r as f64 } else { 0.0 })).collect();
+    a.reframer_slf = T_BUFF_US.iter().zip(&reframer_runs).map(|(&t, &r)| (t, if r > 0 { ip_packets / r as f64 } else { 0.0 })).collect();
     a.flow_size = Quantiles::of(&sizes);
     a.spatial_distance = Quantiles::of(&spatial);
     a.temporal_distance_us = Quantiles::of(&temporal);

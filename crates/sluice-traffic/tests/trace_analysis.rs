@@ -30,7 +30,7 @@ fn runs_distances_sizes_and_the_reframer_slf_match_the_traces_construction() {
     arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
     frames.push((32, arp));
     let a = analyze(&pcap(&frames)[..], "runs.pcap").unwrap();
-    assert_eq!((a.packets, a.not_ipv4, a.flows), (33, 1, 4));
+    assert_eq!((a.packets, a.not_ip, a.flows), (33, 1, 4));
     assert_eq!(a.slf[0], (32, 2.0), "16 runs of 2 in one batch of 32");
     assert_eq!(a.switches_per_batch[0], (32, 15.0));
     // Between a flow's runs lie the other three flows' runs: 6 packets; within a run, none.
@@ -42,6 +42,32 @@ fn runs_distances_sizes_and_the_reframer_slf_match_the_traces_construction() {
     assert_eq!(a.reframer_slf[0], (16, 4.0));
     assert_eq!(a.reframer_slf[1], (32, 8.0));
     assert_eq!(a.duration_ns, 31_000);
+}
+
+#[test]
+fn ipv6_flows_count_beside_ipv4_ones_and_the_table_names_both_families() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+    use sluice_traffic::flow_table::FlowTableWriter;
+    use sluice_traffic::trace_analysis::analyze_flows;
+
+    let v6 = |flow: u16| TemplateSpec { src_ip: "2001:db8::1".into(), dst_ip: "2001:db8:1::9".into(), src_port: 2000 + flow, size: 80, ..TemplateSpec::default() }.build().unwrap();
+    // Runs of two: IPv4 flow 0, IPv6 flows 0 and 1, round robin.
+    let frames: Vec<(u64, Vec<u8>)> = (0..12u64).map(|i| (i, [frame(0), v6(0), v6(1)][(i / 2 % 3) as usize].clone())).collect();
+    let path = std::env::temp_dir().join(format!("sluice-flows6-{}.parquet", std::process::id()));
+    let path = path.to_str().unwrap();
+    let mut table = FlowTableWriter::create(path).unwrap();
+    let a = analyze_flows(&pcap(&frames)[..], "dual.pcap", |row| table.push(row)).unwrap();
+    table.finish().unwrap();
+    assert_eq!((a.packets, a.not_ip, a.flows), (12, 0, 3));
+    assert_eq!(a.slf[0], (32, 2.0));
+    let reader = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let mut rows: Vec<(String, String, i64)> =
+        reader.get_row_iter(None).unwrap().map(|r| r.unwrap()).map(|r| (r.get_string(0).unwrap().clone(), r.get_string(1).unwrap().clone(), r.get_long(3).unwrap())).collect();
+    rows.sort();
+    let row = |src: &str, dst: &str, port: i64| (src.to_string(), dst.to_string(), port);
+    assert_eq!(rows, vec![row("10.0.0.1", "20.0.1.1", 1000), row("2001:db8::1", "2001:db8:1::9", 2000), row("2001:db8::1", "2001:db8:1::9", 2001)]);
+    std::fs::remove_file(path).unwrap();
 }
 
 #[test]

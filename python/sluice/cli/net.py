@@ -17,7 +17,7 @@ from sluice.pipelines import PIPELINES
 
 @main.command()
 @click.option("--port", required=True, metavar="BACKEND:IFACE", help="The port to send on (af_packet:veth0, af_xdp:veth0).")
-@click.option("--pipeline-flows", "pipeline_name", type=click.Choice(["l2l3", "gw", "rc"]), default="l2l3", show_default=True,
+@click.option("--pipeline-flows", "pipeline_name", type=click.Choice(["l2l3", "l2l3-dual", "gw", "rc"]), default="l2l3", show_default=True,
               help="Send this built-in pipeline's flows (their templates).")
 @click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Size of that pipeline (next hops, branches).")
 @click.option("--pcap", "pcap", help="Send this trace instead, in a loop.")

@@ -72,8 +72,8 @@ def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burs
         return pipeline
     if name not in PIPELINES:
         raise Refused(f"unknown pipeline '{name}' (known: {', '.join(PIPELINES)}, or a .json file)")
-    if pcap and name not in ("l2l3", "gw"):
-        raise Refused(f"--pcap applies to l2l3 and gw, not {name}")
+    if pcap and name not in ("l2l3", "l2l3-dual", "gw"):
+        raise Refused(f"--pcap applies to l2l3, l2l3-dual and gw, not {name}")
     family = {"vrf": ("m", "n"), "mgw": ("bearers", "users")}.get(name, ("n",))
     return PIPELINES[name](*(sizes[k] for k in family), batch_size=batch_size, burstiness=burstiness, **({"pcap": pcap} if pcap else {}))
 
@@ -88,7 +88,7 @@ def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burs
 @click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
 @click.option("--batch-size", type=click.IntRange(1, int(LIMITS["max_batch"])), default=32, show_default=True, help="Batch size B (pkt).")
 @click.option("--burstiness", type=SIZE, default=1, show_default=True, help="Packets of one flow in a row at the source.")
-@click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, gw): destinations dealt to the flows with equal traffic.")
+@click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, l2l3-dual, gw): destinations dealt to the flows with equal traffic.")
 @click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1, af_xdp:veth1); flows by destination /24.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
 @click.option("--poll", type=click.Choice(list(POLL_POLICIES)), help="What workers do after a round without work (default: the description's, else busy).")

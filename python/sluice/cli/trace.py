@@ -34,7 +34,7 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str],
     a = json.loads(_core.trace_analyze(path, flows_path))
     sizes = sorted(a["slf"], key=int)
     holds = sorted(a["reframer_slf_by_t_buff_us"], key=int)
-    table = new_table(f"{path}: {a['packets']} packets ({a['not_ipv4']} not IPv4), {a['flows']} flows, "
+    table = new_table(f"{path}: {a['packets']} packets ({a['not_ip']} not IP), {a['flows']} flows, "
                    f"{a['duration_s']:.3f} s; read at {a['packets_per_s'] / 1e6:.1f} M packets/s", ["figure", *(f"B={b}" for b in sizes)])
     table.add_row("SLF (packets per run)", *(f"{a['slf'][b]:.2f}" for b in sizes))
     table.add_row("flow switches per batch", *(f"{a['switches_per_batch'][b]:.1f}" for b in sizes))

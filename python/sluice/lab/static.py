@@ -23,7 +23,7 @@ from typing import Any, Callable, Optional
 from sluice.lab import output
 from sluice.lab.reference import table
 from sluice.pipeline import Pipeline
-from sluice.pipelines import gw, l2l3, mgw, rc, vrf
+from sluice.pipelines import gw, l2l3, l2l3_dual, mgw, rc, vrf
 
 #: Controllers in the order of the published table, then ours (not in it).
 CONTROLLERS = ["null", "max", "nfvnice", "onoff", "projgrad", "wfq-opt"]
@@ -55,6 +55,7 @@ def grid(pcap: Optional[str] = None) -> list[Row]:
     """The rows this build can run; the trace rows (*L2L3(16, 32, 64))
     only with a trace `pcap`."""
     rows = [Row(f"l2l3-{n}", f"L2L3({n})", functools.partial(l2l3, n)) for n in (1, 4, 8, 16)]
+    rows.append(Row("l2l3-dual-16", "L2L3-dual(16)", functools.partial(l2l3_dual, 16)))
     rows += [Row(f"gw-{n}", f"GW({n})", functools.partial(gw, n)) for n in (1, 8, 16, 64)]
     rows += [Row(f"vrf-{m}-{n}", f"VRF({m},{n})", functools.partial(vrf, m, n)) for m, n in ((1, 1), (2, 4), (16, 4), (12, 8))]
     for b in (2, 4, 8, 16):
@@ -69,10 +70,10 @@ def grid(pcap: Optional[str] = None) -> list[Row]:
 
 @functools.lru_cache(maxsize=4)
 def _destinations(pcap: str) -> int:
-    """Destination /24s in the trace (each flow needs at least one)."""
+    """Destination /24s in the trace (each flow of *L2L3 needs at least one)."""
     from sluice import _core
 
-    return len(_core.pcap_prefixes(pcap))
+    return sum(1 for prefix, _ in _core.pcap_prefixes(pcap) if ":" not in prefix)
 
 
 def not_run(pcap: Optional[str]) -> dict[str, str]:
