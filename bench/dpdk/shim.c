@@ -1,4 +1,4 @@
-/* A thin C shim over DPDK's lookup libraries (rte_lpm, rte_hash, rte_acl),
+/* A thin C shim over DPDK's lookup libraries (rte_lpm, rte_lpm6, rte_hash, rte_acl),
  * built only for Sluice's lookup benchmark. Every function returns NULL or
  * a negative value on failure; rte_errno says why. */
 #include <stddef.h>
@@ -13,10 +13,11 @@
 #include <rte_jhash.h>
 #include <rte_hash_crc.h>
 #include <rte_lpm.h>
+#include <rte_lpm6.h>
 #include <rte_memzone.h>
 
 int shim_eal_init(void) {
-    char *argv[] = {"sluice-bench", "--no-huge", "--no-pci", "--no-shconf", "-m", "512",
+    char *argv[] = {"sluice-bench", "--no-huge", "--no-pci", "--no-shconf", "-m", "2048",
                     "--log-level=lib.*:error", "-l", "0", NULL};
     int argc = (int)(sizeof(argv) / sizeof(argv[0])) - 1;
     return rte_eal_init(argc, argv);
@@ -50,6 +51,27 @@ int shim_lpm_lookup(void *lpm, uint32_t ip, uint32_t *hop) { return rte_lpm_look
 
 int shim_lpm_lookup_bulk(void *lpm, const uint32_t *ips, uint32_t *hops, unsigned n) {
     return rte_lpm_lookup_bulk(lpm, ips, hops, n);
+}
+
+/* LPM6: routes (16-byte prefix, depth 1..=128, next hop); `tbl8s` groups of 256 entries. */
+void *shim_lpm6_create(const uint8_t (*prefixes)[16], const uint8_t *depths, const uint32_t *hops, int n, uint32_t tbl8s) {
+    struct rte_lpm6_config config = {.max_rules = (uint32_t)n + 16, .number_tbl8s = tbl8s, .flags = 0};
+    struct rte_lpm6 *lpm = rte_lpm6_create(fresh_name("lpm6"), 0, &config);
+    if (lpm == NULL) return NULL;
+    for (int i = 0; i < n; i++) {
+        if (rte_lpm6_add(lpm, prefixes[i], depths[i], hops[i]) < 0) {
+            rte_lpm6_free(lpm);
+            return NULL;
+        }
+    }
+    return lpm;
+}
+
+int shim_lpm6_lookup(void *lpm, const uint8_t *ip, uint32_t *hop) { return rte_lpm6_lookup(lpm, ip, hop); }
+
+/* Next hops of `n` addresses; -1 where none matches. */
+int shim_lpm6_lookup_bulk(void *lpm, uint8_t (*ips)[16], int32_t *hops, unsigned n) {
+    return rte_lpm6_lookup_bulk_func(lpm, ips, hops, n);
 }
 
 /* Exact match on 4-byte keys (an IPv4 address), CRC hash as DPDK apps use it. */

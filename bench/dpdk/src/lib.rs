@@ -1,4 +1,4 @@
-//! Safe wrappers over the C shim (`shim.c`) around DPDK's rte_lpm, rte_hash
+//! Safe wrappers over the C shim (`shim.c`) around DPDK's rte_lpm, rte_lpm6, rte_hash
 //! and rte_acl, for benchmarking Sluice's lookups against them.
 
 use std::ffi::c_void;
@@ -9,6 +9,9 @@ extern "C" {
     fn shim_lpm_create(prefixes: *const u32, depths: *const u8, hops: *const u32, n: i32) -> *mut c_void;
     fn shim_lpm_lookup(lpm: *mut c_void, ip: u32, hop: *mut u32) -> i32;
     fn shim_lpm_lookup_bulk(lpm: *mut c_void, ips: *const u32, hops: *mut u32, n: u32) -> i32;
+    fn shim_lpm6_create(prefixes: *const [u8; 16], depths: *const u8, hops: *const u32, n: i32, tbl8s: u32) -> *mut c_void;
+    fn shim_lpm6_lookup(lpm: *mut c_void, ip: *const u8, hop: *mut u32) -> i32;
+    fn shim_lpm6_lookup_bulk(lpm: *mut c_void, ips: *const [u8; 16], hops: *mut i32, n: u32) -> i32;
     fn shim_hash_create(keys: *const u32, n: i32) -> *mut c_void;
     fn shim_hash_lookup(h: *mut c_void, key: u32) -> u32;
     fn shim_hash_lookup_bulk(h: *mut c_void, keys: *const u32, results: *mut u32, n: u32) -> i32;
@@ -66,6 +69,38 @@ impl Lpm {
         assert_eq!(ips.len(), hops.len());
         // SAFETY: equal lengths, checked above.
         unsafe { shim_lpm_lookup_bulk(self.0, ips.as_ptr(), hops.as_mut_ptr(), ips.len() as u32) };
+    }
+}
+
+/// DPDK's rte_lpm6.
+pub struct Lpm6(*mut c_void);
+
+impl Lpm6 {
+    /// A table of routes (prefix, length, next hop) with room for `tbl8s`
+    /// groups of 256 entries below its 24-bit first level.
+    pub fn new(routes: &[(u128, u8, u16)], tbl8s: u32) -> Result<Self, String> {
+        let prefixes: Vec<[u8; 16]> = routes.iter().map(|r| r.0.to_be_bytes()).collect();
+        let depths: Vec<u8> = routes.iter().map(|r| r.1.max(1)).collect();
+        let hops: Vec<u32> = routes.iter().map(|r| u32::from(r.2)).collect();
+        // SAFETY: three arrays of `routes.len()` elements.
+        let p = unsafe { shim_lpm6_create(prefixes.as_ptr(), depths.as_ptr(), hops.as_ptr(), routes.len() as i32, tbl8s) };
+        Ok(Self(created(p, "rte_lpm6")?))
+    }
+
+    /// The next hop of `ip`.
+    #[inline]
+    pub fn lookup(&self, ip: &[u8; 16]) -> Option<u16> {
+        let mut hop = 0u32;
+        // SAFETY: a live table, 16 readable bytes and a valid out pointer.
+        (unsafe { shim_lpm6_lookup(self.0, ip.as_ptr(), &mut hop) } == 0).then_some(hop as u16)
+    }
+
+    /// Next hops of `ips` into `hops` (-1: no route).
+    #[inline]
+    pub fn lookup_bulk(&self, ips: &[[u8; 16]], hops: &mut [i32]) {
+        assert_eq!(ips.len(), hops.len());
+        // SAFETY: equal lengths, checked above.
+        unsafe { shim_lpm6_lookup_bulk(self.0, ips.as_ptr(), hops.as_mut_ptr(), ips.len() as u32) };
     }
 }
 

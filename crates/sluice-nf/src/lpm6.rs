@@ -90,21 +90,30 @@ impl Lpm6Table {
         Ok(group)
     }
 
-    /// The entry `addr` ends at, from the first-level `entry` down.
+    /// The gate `addr` (its bytes, network order) ends at, from its
+    /// first-level `entry` down a byte a level: a byte's index is cheaper to
+    /// take than a 128-bit shift.
     #[inline]
-    fn descend(&self, mut entry: u32, addr: u128) -> Option<u16> {
-        let mut end = FIRST_BITS;
+    fn descend(&self, mut entry: u32, addr: &[u8; 16]) -> Option<u16> {
+        let mut byte = (FIRST_BITS / 8) as usize;
         while entry & GROUP != 0 {
-            end += GROUP_BITS;
-            entry = self.groups[((entry & !GROUP) as usize) * GROUP_LEN + ((addr >> (128 - end)) as usize & (GROUP_LEN - 1))];
+            entry = self.groups[((entry & !GROUP) as usize) * GROUP_LEN + addr[byte] as usize];
+            byte += 1;
         }
         (entry != MISS).then(|| (entry - 1) as u16)
+    }
+
+    /// The first-level entry of `addr` (its bytes, network order).
+    #[inline]
+    fn first_entry(&self, addr: &[u8; 16]) -> u32 {
+        self.first[(addr[0] as usize) << 16 | (addr[1] as usize) << 8 | addr[2] as usize]
     }
 
     /// The gate of `addr`'s longest matching prefix.
     #[inline]
     pub fn lookup(&self, addr: u128) -> Option<u16> {
-        self.descend(self.first[(addr >> (128 - FIRST_BITS)) as usize], addr)
+        let bytes = addr.to_be_bytes();
+        self.descend(self.first_entry(&bytes), &bytes)
     }
 
     /// Looks up every address of `addrs` into `gates` (same length), four
@@ -114,15 +123,49 @@ impl Lpm6Table {
     pub fn lookup_bulk(&self, addrs: &[u128], gates: &mut [Option<u16>]) {
         let (quads, rest) = addrs.split_at(addrs.len() / 4 * 4);
         for (a, g) in quads.chunks_exact(4).zip(gates.chunks_exact_mut(4)) {
-            let e = [0, 1, 2, 3].map(|i| self.first[(a[i] >> (128 - FIRST_BITS)) as usize]);
+            let bytes = [0, 1, 2, 3].map(|i| a[i].to_be_bytes());
+            let e = [0, 1, 2, 3].map(|i| self.first_entry(&bytes[i]));
             for i in 0..4 {
-                g[i] = self.descend(e[i], a[i]);
+                g[i] = self.descend(e[i], &bytes[i]);
             }
         }
         for (g, &a) in gates[quads.len()..].iter_mut().zip(rest) {
             *g = self.lookup(a);
         }
     }
+}
+
+/// Prefix lengths of [`sample_routes6`] and their shares (‰), shaped like
+/// the public IPv6 BGP table's: about half /48s, an eighth /32s, the rest
+/// spread from /29 to /47.
+const LENGTH_SHARES: [(u8, u32); 12] = [(48, 480), (32, 130), (44, 90), (40, 65), (36, 40), (29, 30), (47, 30), (46, 30), (45, 15), (42, 15), (34, 40), (38, 35)];
+
+/// `n` IPv6 routes drawn by `seed`, for benchmarks: prefixes of the
+/// lengths of [`LENGTH_SHARES`] in 2000::/3, those longer than /32 inside
+/// one of n/8 allocated /32s (as real /48s sit in their provider's /32),
+/// to gates 0..16. With `n` ≥ 100 000 a lookup table's size and depth are
+/// those of a full table.
+pub fn sample_routes6(n: usize, seed: u64) -> Vec<(u128, u8, u16)> {
+    use rand::{rngs::SmallRng, Rng, SeedableRng};
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let in_2000_3 = |rng: &mut SmallRng| (1u128 << 125) | (rng.gen::<u128>() >> 3);
+    let allocations: Vec<u128> = (0..(n / 8).max(1)).map(|_| in_2000_3(&mut rng) & sluice_core::wire::ipv6::mask(32)).collect();
+    let total: u32 = LENGTH_SHARES.iter().map(|s| s.1).sum();
+    (0..n)
+        .map(|i| {
+            let mut pick = rng.gen_range(0..total);
+            let mut len = 48;
+            for &(l, share) in &LENGTH_SHARES {
+                if pick < share {
+                    len = l;
+                    break;
+                }
+                pick -= share;
+            }
+            let base = if len > 32 { allocations[rng.gen_range(0..allocations.len())] | (rng.gen::<u128>() >> 32) } else { in_2000_3(&mut rng) };
+            (base & sluice_core::wire::ipv6::mask(len), len, (i % 16) as u16)
+        })
+        .collect()
 }
 
 /// Where a group pointer is kept.

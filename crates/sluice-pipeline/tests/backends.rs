@@ -117,7 +117,7 @@ fn bad_descriptions_are_refused_with_the_culprit_named() {
     bad(&|s| s["flows"][1]["path"][2] = "rc".into(), "flow 'bulk1': path does not follow the graph: no edge from 'rc' to 'out_bulk1'");
     bad(&|s| s["modules"][1]["nf"]["weights"] = serde_json::json!([1.0, -1.0]), "module 'split': random split weights");
     bad(&|s| s["modules"][0]["source"]["synthetic"]["streams"][0]["flow"] = "nope".into(), "source 'src' names unknown flow 'nope'");
-    bad(&|s| s["modules"][0]["source"]["synthetic"]["streams"][0]["template"] = serde_json::json!({"dst_ip": "1.2.3"}), "'1.2.3' is not an IPv4 address");
+    bad(&|s| s["modules"][0]["source"]["synthetic"]["streams"][0]["template"] = serde_json::json!({"dst_ip": "1.2.3"}), "'1.2.3' is not an IPv4 or IPv6 address");
     bad(&|s| s["modules"][1]["nf"]["type"] = "warp_drive".into(), "modules[1]: unknown kind `warp_drive` (known: bypass, random_split");
     bad(&|s| s["modules"][2]["worker"] = 70_000.into(), "modules[2].worker: 70000 is out of range 0..=255");
     bad(&|s| s["spare_workers"] = (1u64 << 40).into(), "spare_workers: 1099511627776 is out of range 0..=255");
