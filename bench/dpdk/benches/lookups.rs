@@ -132,7 +132,13 @@ fn exact(c: &mut Criterion, rng: &mut Rng) {
 
 fn acl(c: &mut Criterion) {
     let tuples = sample_tuples(KEYS, 2);
-    let packed: Vec<[u8; 16]> = tuples.iter().map(|t| dpdk::Acl::tuple(t.proto, t.src, t.dst, t.sport, t.dport)).collect();
+    let packed: Vec<[u8; 16]> = tuples
+        .iter()
+        .map(|t| {
+            let (src, dst) = t.v4_addresses().expect("IPv4 samples");
+            dpdk::Acl::tuple(t.proto, src, dst, t.sport, t.dport)
+        })
+        .collect();
     let ptrs: Vec<*const u8> = packed.iter().map(|p| p.as_ptr()).collect();
     for n in [1_000, 10_000] {
         let specs = sample_rules(n, 1);

@@ -13,9 +13,10 @@ type FlatRule = (u32, u32, u32, u32, Option<u8>, (u16, u16), (u16, u16), bool);
 
 /// The baseline: every rule in priority order until one matches.
 fn linear(rules: &[FlatRule], t: &FiveTuple) -> bool {
+    let (src, dst) = t.v4_addresses().expect("IPv4 samples");
     rules
         .iter()
-        .find(|r| t.src & r.1 == r.0 && t.dst & r.3 == r.2 && r.4.is_none_or(|p| p == t.proto) && (r.5 .0..=r.5 .1).contains(&t.sport) && (r.6 .0..=r.6 .1).contains(&t.dport))
+        .find(|r| src & r.1 == r.0 && dst & r.3 == r.2 && r.4.is_none_or(|p| p == t.proto) && (r.5 .0..=r.5 .1).contains(&t.sport) && (r.6 .0..=r.6 .1).contains(&t.dport))
         .is_some_and(|r| r.7)
 }
 

@@ -1,9 +1,9 @@
-//! `acl(rules)`: prioritised first-match rules on the IPv4 5-tuple.
+//! `acl(rules)`: prioritised first-match rules on the IPv4 or IPv6 5-tuple.
 
 use serde::{Deserialize, Serialize};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
-use sluice_core::wire::ipv4::{mask, parse_prefix};
+use sluice_core::wire::{ipv4, ipv6};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -15,10 +15,12 @@ use crate::acl_tree::{Ranges, Tree, FIELDS};
 #[serde(deny_unknown_fields)]
 #[schemars(rename = "Rule")]
 pub struct RuleSpec {
-    /// Source prefix, "a.b.c.d/len" (default any).
+    /// Source prefix, "10.0.0.0/8" or "2001:db8::/32" (default any). A rule
+    /// whose prefixes are IPv6 matches IPv6 packets, one whose prefixes
+    /// are IPv4 IPv4 packets; one with both any matches either.
     #[serde(default = "any")]
     pub src: String,
-    /// Destination prefix (default any).
+    /// Destination prefix, of the source's family unless either is any (default any).
     #[serde(default = "any")]
     pub dst: String,
     /// IP protocol number (default any).
@@ -42,24 +44,48 @@ fn all_ports() -> (u16, u16) {
     (0, u16::MAX)
 }
 
+/// A rule with addresses of type `A` (u32: IPv4, u128: IPv6) as (network, mask).
 #[derive(Clone, Copy, Debug)]
-struct Rule {
-    src: (u32, u32),
-    dst: (u32, u32),
+struct Rule<A> {
+    src: (A, A),
+    dst: (A, A),
     proto: Option<u8>,
     sport: (u16, u16),
     dport: (u16, u16),
     permit: bool,
 }
 
-impl Rule {
+/// An IPv6 rule.
+type Rule6 = Rule<u128>;
+
+impl<A: Copy + PartialEq + std::ops::BitAnd<Output = A>> Rule<A> {
+    /// `spec` with its prefixes as (network, mask) `src` and `dst`.
+    fn of(spec: &RuleSpec, src: (A, A), dst: (A, A)) -> Self {
+        Self { src, dst, proto: spec.proto, sport: spec.sport, dport: spec.dport, permit: spec.permit }
+    }
+
+    /// Whether the rule matches `t`, whose addresses are `src` and `dst`.
     #[inline]
-    fn matches(&self, t: &FiveTuple) -> bool {
-        t.src & self.src.1 == self.src.0
-            && t.dst & self.dst.1 == self.dst.0
+    fn matches_at(&self, src: A, dst: A, t: &FiveTuple) -> bool {
+        src & self.src.1 == self.src.0
+            && dst & self.dst.1 == self.dst.0
             && self.proto.is_none_or(|p| p == t.proto)
             && (self.sport.0..=self.sport.1).contains(&t.sport)
             && (self.dport.0..=self.dport.1).contains(&t.dport)
+    }
+}
+
+impl Rule6 {
+    #[inline]
+    fn matches(&self, t: &FiveTuple) -> bool {
+        t.v6 && self.matches_at(t.src, t.dst, t)
+    }
+}
+
+impl Rule<u32> {
+    #[inline]
+    fn matches(&self, t: &FiveTuple) -> bool {
+        t.v4_addresses().is_some_and(|(src, dst)| self.matches_at(src, dst, t))
     }
 
     /// The rule as one inclusive range per field.
@@ -71,15 +97,54 @@ impl Rule {
     }
 }
 
+/// A rule's prefix as parsed: network and length, of its family.
+#[derive(Clone, Copy)]
+enum Prefix {
+    V4(u32, u8),
+    V6(u128, u8),
+}
+
+impl Prefix {
+    fn parse(s: &str) -> Result<Self, String> {
+        if s.contains(':') {
+            ipv6::parse_prefix(s).map(|(net, len)| Prefix::V6(net, len))
+        } else {
+            ipv4::parse_prefix(s).map(|(net, len)| Prefix::V4(net, len))
+        }
+    }
+
+    /// As an IPv4 (network, mask), if it can match IPv4 addresses (any can).
+    fn as_v4(self) -> Option<(u32, u32)> {
+        match self {
+            Prefix::V4(net, len) => Some((net, ipv4::mask(len))),
+            Prefix::V6(_, 0) => Some((0, 0)),
+            Prefix::V6(..) => None,
+        }
+    }
+
+    /// As an IPv6 (network, mask), if it can match IPv6 addresses (any can).
+    fn as_v6(self) -> Option<(u128, u128)> {
+        match self {
+            Prefix::V6(net, len) => Some((net, ipv6::mask(len))),
+            Prefix::V4(_, 0) => Some((0, 0)),
+            Prefix::V4(..) => None,
+        }
+    }
+}
+
 pub use crate::five_tuple::FiveTuple;
 
 /// First matching rule decides: permit → gate 0, deny → drop gate; no
-/// match, non-IPv4 or malformed → drop gate. A decision tree over the five
-/// fields (`acl_tree.rs`) narrows each lookup to a handful of
-/// rules, so 10 000 rules stay practical.
+/// match, non-IP or malformed → drop gate. For IPv4 packets a decision
+/// tree over the five fields (`acl_tree.rs`) narrows each lookup to a
+/// handful of rules, so 10 000 rules stay practical; IPv6 packets are
+/// matched against the rules that can match them in order.
 pub struct Acl {
-    rules: Vec<Rule>,
+    /// The rules that can match IPv4 packets, in priority order, and their tree.
+    rules: Vec<Rule<u32>>,
     tree: Tree,
+    /// The rules that can match IPv6 packets, in priority order.
+    rules6: Vec<Rule6>,
     /// Per batch, kept between batches: the packets' tuples, whether they
     /// parsed, the verdicts, and the tree walk's keys and leaves.
     scratch: Box<Scratch>,
@@ -111,16 +176,17 @@ impl Scratch {
 }
 
 /// The tuple of a packet that could not be parsed (never looked at).
-const UNPARSED: FiveTuple = FiveTuple { src: 0, dst: 0, proto: 0, sport: 0, dport: 0 };
+const UNPARSED: FiveTuple = FiveTuple::v4(0, 0, 0, 0, 0);
 
+/// The tree's key of an IPv4 tuple (an IPv6 one's is never walked).
 fn key(t: &FiveTuple) -> [u32; FIELDS] {
-    [t.src, t.dst, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
+    [t.src as u32, t.dst as u32, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
 }
 
 /// The verdict of the first of `candidates` (rule indices, in priority
 /// order) that matches `t`.
 #[inline]
-fn first_match_permits(rules: &[Rule], candidates: &[u32], t: &FiveTuple) -> bool {
+fn first_match_permits(rules: &[Rule<u32>], candidates: &[u32], t: &FiveTuple) -> bool {
     candidates.iter().map(|&r| &rules[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
 }
 
@@ -128,30 +194,55 @@ fn first_match_permits(rules: &[Rule], candidates: &[u32], t: &FiveTuple) -> boo
 /// most packets hit (permit a protocol, an established range), and then
 /// one check decides, without a walk.
 #[inline]
-fn top_decides(rules: &[Rule], t: &FiveTuple) -> Option<bool> {
+fn top_decides(rules: &[Rule<u32>], t: &FiveTuple) -> Option<bool> {
     rules.first().filter(|top| top.matches(t)).map(|top| top.permit)
 }
 
 /// The first match among the tree's candidates for `t`.
 #[inline]
-fn walk(rules: &[Rule], tree: &Tree, t: &FiveTuple) -> bool {
+fn walk(rules: &[Rule<u32>], tree: &Tree, t: &FiveTuple) -> bool {
     first_match_permits(rules, tree.candidates(&key(t)), t)
 }
 
-/// The verdict for `t`: rule 0 first, else a walk.
+/// The verdict for IPv4 tuple `t`: rule 0 first, else a walk.
 #[inline]
-fn decide(rules: &[Rule], tree: &Tree, t: &FiveTuple) -> bool {
+fn decide(rules: &[Rule<u32>], tree: &Tree, t: &FiveTuple) -> bool {
     top_decides(rules, t).unwrap_or_else(|| walk(rules, tree, t))
 }
 
-/// Verdicts of up to [`MAX_BURST`] tuples, their tree walks in lockstep
-/// when the tree is deep (`keys` and `leaves` are working space of at
-/// least as many entries).
+/// The verdict for IPv6 tuple `t`: the first of `rules6` that matches.
 #[inline]
-fn classify(rules: &[Rule], tree: &Tree, tuples: &[FiveTuple], keys: &mut [[u32; FIELDS]], leaves: &mut [u32], permitted: &mut [bool]) {
+fn decide6(rules6: &[Rule6], t: &FiveTuple) -> bool {
+    rules6.iter().find(|r| r.matches(t)).is_some_and(|r| r.permit)
+}
+
+/// The rules of an ACL by the family they can match.
+struct Families<'a> {
+    rules: &'a [Rule<u32>],
+    tree: &'a Tree,
+    rules6: &'a [Rule6],
+}
+
+impl Families<'_> {
+    #[inline]
+    fn decide(&self, t: &FiveTuple) -> bool {
+        if t.v6 {
+            decide6(self.rules6, t)
+        } else {
+            decide(self.rules, self.tree, t)
+        }
+    }
+}
+
+/// Verdicts of up to [`MAX_BURST`] tuples, the IPv4 ones' tree walks in
+/// lockstep when the tree is deep (`keys` and `leaves` are working space
+/// of at least as many entries).
+#[inline]
+fn classify(acl: &Families<'_>, tuples: &[FiveTuple], keys: &mut [[u32; FIELDS]], leaves: &mut [u32], permitted: &mut [bool]) {
+    let Families { rules, tree, rules6 } = *acl;
     if !tree.lockstep() {
         for (o, t) in permitted.iter_mut().zip(tuples) {
-            *o = decide(rules, tree, t);
+            *o = acl.decide(t);
         }
         return;
     }
@@ -161,48 +252,54 @@ fn classify(rules: &[Rule], tree: &Tree, tuples: &[FiveTuple], keys: &mut [[u32;
     }
     tree.leaves(&keys[..n], &mut leaves[..n]);
     for ((o, t), &leaf) in permitted.iter_mut().zip(tuples).zip(leaves.iter()) {
-        *o = first_match_permits(rules, tree.rules_at(leaf), t);
+        *o = if t.v6 { decide6(rules6, t) } else { first_match_permits(rules, tree.rules_at(leaf), t) };
     }
 }
 
 impl Acl {
     /// An ACL from rules in priority order.
-    pub fn new(rules: &[RuleSpec]) -> Result<Self, String> {
-        let prefix = |s: &str| parse_prefix(s).map(|(net, len)| (net, mask(len)));
-        let rules = rules
-            .iter()
-            .enumerate()
-            .map(|(i, r)| {
-                if r.sport.0 > r.sport.1 || r.dport.0 > r.dport.1 {
-                    return Err(format!("rule {i}: a port range runs backwards"));
+    pub fn new(specs: &[RuleSpec]) -> Result<Self, String> {
+        let (mut rules, mut rules6) = (Vec::new(), Vec::new());
+        for (i, r) in specs.iter().enumerate() {
+            if r.sport.0 > r.sport.1 || r.dport.0 > r.dport.1 {
+                return Err(format!("rule {i}: a port range runs backwards"));
+            }
+            let (src, dst) = (Prefix::parse(&r.src).map_err(|e| format!("rule {i}: {e}"))?, Prefix::parse(&r.dst).map_err(|e| format!("rule {i}: {e}"))?);
+            match (src, dst) {
+                (Prefix::V6(..), Prefix::V4(_, len)) | (Prefix::V4(_, len), Prefix::V6(..)) if len > 0 => {
+                    return Err(format!("rule {i}: source '{}' and destination '{}' are of different IP families", r.src, r.dst));
                 }
-                Ok(Rule {
-                    src: prefix(&r.src).map_err(|e| format!("rule {i}: {e}"))?,
-                    dst: prefix(&r.dst).map_err(|e| format!("rule {i}: {e}"))?,
-                    proto: r.proto,
-                    sport: r.sport,
-                    dport: r.dport,
-                    permit: r.permit,
-                })
-            })
-            .collect::<Result<Vec<Rule>, String>>()?;
+                _ => {}
+            }
+            if let (Some(s), Some(d)) = (src.as_v4(), dst.as_v4()) {
+                rules.push(Rule::of(r, s, d));
+            }
+            if let (Some(s), Some(d)) = (src.as_v6(), dst.as_v6()) {
+                rules6.push(Rule::of(r, s, d));
+            }
+        }
         let tree = Tree::build(&rules.iter().map(Rule::ranges).collect::<Vec<_>>());
-        Ok(Self { rules, tree, scratch: Scratch::new() })
+        Ok(Self { rules, tree, rules6, scratch: Scratch::new() })
+    }
+
+    fn families(&self) -> Families<'_> {
+        Families { rules: &self.rules, tree: &self.tree, rules6: &self.rules6 }
     }
 
     /// Whether the first rule matching `t` permits it.
     #[inline]
     pub fn permits(&self, t: &FiveTuple) -> bool {
-        decide(&self.rules, &self.tree, t)
+        self.families().decide(t)
     }
 
     /// [`Self::permits`] for each of `tuples` into `permitted`, their tree
     /// walks interleaved a batch at a time.
     #[inline]
     pub fn permits_bulk(&mut self, tuples: &[FiveTuple], permitted: &mut [bool]) {
-        let Self { rules, tree, scratch } = self;
+        let Self { rules, tree, rules6, scratch } = self;
+        let acl = Families { rules, tree, rules6 };
         for (chunk, out) in tuples.chunks(MAX_BURST).zip(permitted.chunks_mut(MAX_BURST)) {
-            classify(rules, tree, chunk, &mut scratch.keys, &mut scratch.leaves, out);
+            classify(&acl, chunk, &mut scratch.keys, &mut scratch.leaves, out);
         }
     }
 }
@@ -218,10 +315,14 @@ impl NetworkFunction for Acl {
             // A shallow tree: one pass, packet by packet. Rule 0 costs no
             // more than comparing with the last walked tuple, so it goes
             // first, and only walks are remembered.
-            let Self { rules, tree, .. } = self;
+            let Self { rules, tree, rules6, .. } = self;
             let mut last: Option<(FiveTuple, bool)> = None;
             for &id in input.as_slice() {
                 let permit = match FiveTuple::of(ctx.pool.data(id)) {
+                    Some(t) if t.v6 => match last {
+                        Some((l, verdict)) if l == t => verdict,
+                        _ => last.insert((t, decide6(rules6, &t))).1,
+                    },
                     Some(t) => top_decides(rules, &t).unwrap_or_else(|| match last {
                         Some((l, verdict)) if l == t => verdict,
                         _ => last.insert((t, walk(rules, tree, &t))).1,
@@ -238,7 +339,7 @@ impl NetworkFunction for Acl {
             return;
         }
         let ids = input.as_slice();
-        let Self { rules, tree, scratch } = self;
+        let Self { rules, tree, rules6, scratch } = self;
         let Scratch { tuples, parsed, run_of, permitted, keys, leaves } = &mut **scratch;
         // Malformed packets are looked up as an all-zero tuple and dropped below whatever it gets.
         let mut runs = 0;
@@ -250,7 +351,7 @@ impl NetworkFunction for Acl {
             }
             *run = (runs - 1) as u16;
         }
-        classify(rules, tree, &tuples[..runs], keys, leaves, &mut permitted[..runs]);
+        classify(&Families { rules, tree, rules6 }, &tuples[..runs], keys, leaves, &mut permitted[..runs]);
         for (&id, &run) in ids.iter().zip(run_of.iter()) {
             if parsed[run as usize] && permitted[run as usize] {
                 out.push(0, id);
@@ -300,13 +401,7 @@ pub fn sample_tuples(n: usize, seed: u64) -> Vec<FiveTuple> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let addr = |rng: &mut SmallRng| u32::from_be_bytes([rng.gen_range(10..14), rng.gen_range(0..4), rng.gen_range(0..64), rng.gen()]);
     (0..n)
-        .map(|_| FiveTuple {
-            src: addr(&mut rng),
-            dst: addr(&mut rng),
-            proto: [6, 17, 1][rng.gen_range(0..3)],
-            sport: rng.gen_range(0..2600),
-            dport: rng.gen_range(0..2600),
-        })
+        .map(|_| FiveTuple::v4(addr(&mut rng), addr(&mut rng), [6, 17, 1][rng.gen_range(0..3)], rng.gen_range(0..2600), rng.gen_range(0..2600)))
         .collect()
 }
 
@@ -364,7 +459,7 @@ mod tests {
         for t in sample_tuples(20_000, 8) {
             let linear = acl.rules.iter().find(|r| r.matches(&t)).is_some_and(|r| r.permit);
             assert_eq!(acl.permits(&t), linear, "{t:?}");
-            examined += acl.tree.candidates(&[t.src, t.dst, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]).len();
+            examined += acl.tree.candidates(&key(&t)).len();
         }
         let mean = examined as f64 / 20_000.0;
         let tuples = sample_tuples(20_000, 8);
@@ -381,7 +476,8 @@ mod tests {
         let (mut batched, mut single) = (Acl::new(&rules).unwrap(), Acl::new(&rules).unwrap());
         assert!(batched.tree.lockstep(), "10 000 rules walk in lockstep");
         let frame = |t: &FiveTuple| {
-            let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(t.src.to_be_bytes(), t.dst.to_be_bytes(), 64);
+            let (src, dst) = t.v4_addresses().expect("IPv4 samples");
+            let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(src.to_be_bytes(), dst.to_be_bytes(), 64);
             let mut v = Vec::new();
             match t.proto {
                 6 => b.tcp(t.sport, t.dport, 1, 100).write(&mut v, &[]),
@@ -430,7 +526,7 @@ mod gateway_tests {
         let acl = Acl::new(&gateway_rules(100)).unwrap();
         let (depth, widest) = acl.tree.shape();
         assert!(depth <= 8 && widest <= 8, "depth {depth}, widest leaf {widest}");
-        let tcp = FiveTuple { src: 1, dst: u32::from_be_bytes([40, 0, 7, 1]), proto: 6, sport: 1, dport: 2 };
+        let tcp = FiveTuple::v4(1, u32::from_be_bytes([40, 0, 7, 1]), 6, 1, 2);
         assert!(!acl.permits(&tcp) && acl.permits(&FiveTuple { proto: 17, ..tcp }));
     }
 }

@@ -1,39 +1,56 @@
 //! The 5-tuple that names a flow: the key of ACL rules, flow tables and
-//! the Reframer.
+//! the Reframer, for IPv4 and IPv6 alike.
 
-use sluice_core::wire::ipv4::Header;
-use sluice_core::wire::{ipv4_of, l4, Malformed};
+use sluice_core::wire::{ip_of, l4, Ip, Malformed};
 
 /// Source and destination address, protocol, source and destination port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FiveTuple {
-    /// Source address.
-    pub src: u32,
-    /// Destination address.
-    pub dst: u32,
-    /// Protocol.
+    /// Source address (an IPv4 one in the low 32 bits).
+    pub src: u128,
+    /// Destination address (an IPv4 one in the low 32 bits).
+    pub dst: u128,
+    /// Protocol (IPv6: the upper-layer one, past the extension headers).
     pub proto: u8,
     /// Source port (0 when the protocol has none).
     pub sport: u16,
     /// Destination port (0 when the protocol has none).
     pub dport: u16,
+    /// Whether the addresses are IPv6 ones.
+    pub v6: bool,
 }
 
 impl FiveTuple {
-    /// The 5-tuple of an Ethernet frame, if it is IPv4 with readable ports.
-    #[inline]
-    pub fn of(frame: &[u8]) -> Option<Self> {
-        Self::of_header(&ipv4_of(frame).ok()?)
+    /// An IPv4 5-tuple.
+    pub const fn v4(src: u32, dst: u32, proto: u8, sport: u16, dport: u16) -> Self {
+        Self { src: src as u128, dst: dst as u128, proto, sport, dport, v6: false }
     }
 
-    /// The 5-tuple of an IPv4 packet, if its ports (UDP, TCP) are readable.
+    /// The 5-tuple of an Ethernet frame, if it is IP with readable ports.
     #[inline]
-    pub fn of_header<T: AsRef<[u8]>>(ip: &Header<T>) -> Option<Self> {
-        let (sport, dport) = match l4::ports(ip.protocol(), ip.payload()) {
+    pub fn of(frame: &[u8]) -> Option<Self> {
+        Self::of_ip(&ip_of(frame).ok()?)
+    }
+
+    /// The 5-tuple of an IP packet, if its ports (UDP, TCP) are readable
+    /// and, for IPv6, its extension headers parse.
+    #[inline]
+    pub fn of_ip<T: AsRef<[u8]>>(ip: &Ip<T>) -> Option<Self> {
+        let (proto, upper) = ip.upper().ok()?;
+        let (sport, dport) = match l4::ports(proto, upper) {
             Ok(p) => p,
             Err(Malformed::Unexpected) => (0, 0),
             Err(_) => return None,
         };
-        Some(Self { src: ip.src(), dst: ip.dst(), proto: ip.protocol(), sport, dport })
+        Some(match ip {
+            Ip::V4(h) => Self::v4(h.src(), h.dst(), proto, sport, dport),
+            Ip::V6(h) => Self { src: h.src(), dst: h.dst(), proto, sport, dport, v6: true },
+        })
+    }
+
+    /// The IPv4 source and destination, if the tuple is IPv4's.
+    #[inline]
+    pub fn v4_addresses(&self) -> Option<(u32, u32)> {
+        (!self.v6).then_some((self.src as u32, self.dst as u32))
     }
 }

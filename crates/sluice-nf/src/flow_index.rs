@@ -26,11 +26,13 @@ impl FlowIndex {
     }
 
     /// The home slot of `key`: the top bits of a multiplicative hash of its
-    /// fields packed into two words.
+    /// fields packed into two words (an IPv6 address's upper half folded
+    /// into its lower one first; an IPv4 one has none).
     #[inline]
     fn home(&self, key: &FiveTuple) -> usize {
-        let a = (u64::from(key.src) << 32) | u64::from(key.dst);
-        let b = (u64::from(key.sport) << 24) | (u64::from(key.dport) << 8) | u64::from(key.proto);
+        let fold = |addr: u128| (addr as u64) ^ ((addr >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let a = fold(key.src).rotate_left(32) ^ fold(key.dst);
+        let b = (u64::from(key.sport) << 24) | (u64::from(key.dport) << 8) | u64::from(key.proto) | u64::from(key.v6) << 40;
         let h = (a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b).wrapping_mul(0xD6E8_FEB8_6659_FD93);
         (h >> (64 - self.bits)) as usize
     }
@@ -114,7 +116,7 @@ mod tests {
     use std::collections::HashMap;
 
     fn key(n: u32) -> FiveTuple {
-        FiveTuple { src: n % 7, dst: n / 7, proto: 17, sport: (n % 3) as u16, dport: 53 }
+        FiveTuple::v4(n % 7, n / 7, 17, (n % 3) as u16, 53)
     }
 
     proptest! {

@@ -27,7 +27,7 @@ use crate::five_tuple::FiveTuple;
 use crate::flow_index::{prefetch, FlowIndex};
 use sluice_core::wire::ipv4::PROTO_TCP;
 use sluice_core::wire::l4::{self, tcp_flags};
-use sluice_core::wire::ipv4_of;
+use sluice_core::wire::ip_of;
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId, PacketPool};
 
@@ -276,7 +276,7 @@ impl Reframer {
             return Err(format!("reframer max_held {} pkt is outside 1..={MAX_HELD}", config.max_held));
         }
         let (flows, held) = (config.max_flows, config.max_held);
-        let blank = Flow { key: FiveTuple { src: 0, dst: 0, proto: 0, sport: 0, dport: 0 }, first_seen_ns: 0, waiting_since_ns: 0, last_arrival_ns: 0, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
+        let blank = Flow { key: FiveTuple::v4(0, 0, 0, 0, 0), first_seen_ns: 0, waiting_since_ns: 0, last_arrival_ns: 0, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
         Ok(Self {
             index: FlowIndex::with_capacity(flows),
             flows: vec![blank; flows],
@@ -304,13 +304,13 @@ impl Reframer {
         self.stats
     }
 
-    /// The flow a packet belongs to (`None`: not IPv4) and whether it bypasses by its headers.
+    /// The flow a packet belongs to (`None`: not IP, or malformed) and whether it bypasses by its headers.
     fn classify(rules: &BypassRules, pool: &PacketPool, id: PacketId) -> Option<(FiveTuple, bool)> {
-        let ip = ipv4_of(pool.data(id)).ok()?;
-        let key = FiveTuple::of_header(&ip)?;
+        let ip = ip_of(pool.data(id)).ok()?;
+        let key = FiveTuple::of_ip(&ip)?;
         let mut bypass = rules.dscp & (1 << ip.dscp()) != 0;
         if key.proto == PROTO_TCP && rules.tcp_control {
-            let flags = l4::tcp_flags(ip.payload()).unwrap_or(0);
+            let flags = ip.upper().map_or(0, |(_, tcp)| l4::tcp_flags(tcp).unwrap_or(0));
             bypass |= flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0;
         }
         Some((key, bypass))

@@ -122,3 +122,89 @@ proptest! {
         same_as_packet_by_packet(spec.build().unwrap().as_mut(), spec.build().unwrap().as_mut(), &frames)?;
     }
 }
+
+fn tcp6(dst: [u8; 16], sport: u16, flags: &str) -> Vec<u8> {
+    let mut b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv6(SRC, dst, 64).tcp(sport, 80, 1, 1000);
+    if flags.contains('S') {
+        b = b.syn();
+    }
+    let mut v = Vec::new();
+    b.write(&mut v, &[1, 2, 3]).unwrap();
+    v
+}
+
+#[test]
+fn acl_rules_match_their_own_family_and_any_matches_both() {
+    let rule = |src: &str, dst: &str, proto: Option<u8>, permit: bool| RuleSpec { src: src.into(), dst: dst.into(), proto, sport: (0, 65535), dport: (0, 65535), permit };
+    let rules = vec![
+        rule("0.0.0.0/0", "2001:db8:0:2::/64", None, false),
+        rule("2001:db8::/32", "::/0", Some(17), true),
+        rule("10.0.0.0/8", "0.0.0.0/0", Some(17), true),
+        rule("0.0.0.0/0", "0.0.0.0/0", Some(6), true),
+    ];
+    let mut acl = AclSpec { rules }.build().unwrap();
+    let frames = [udp6(dst(1), 64, None), udp6(dst(2), 64, None), tcp6(dst(1), 1, ""), udp4([20, 0, 1, 1]), udp6([0xfe; 16], 64, Some(4))];
+    let out = Harness::default().run(acl.as_mut(), &frames);
+    // UDP to :1 permitted by rule 1; to :2 denied by rule 0; TCP by the any/any rule 3; IPv4 UDP from 10/8 by rule 2;
+    // UDP from 2001:db8::7 to fe.. by rule 1.
+    assert_eq!(out.gates[0], vec![frames[0].clone(), frames[2].clone(), frames[3].clone(), frames[4].clone()]);
+    assert_eq!(out.dropped, 1);
+    let err = AclSpec { rules: vec![rule("10.0.0.0/8", "2001:db8::/32", None, true)] }.build().err().unwrap();
+    assert!(err.contains("rule 0: source '10.0.0.0/8' and destination '2001:db8::/32' are of different IP families"), "{err}");
+}
+
+#[test]
+fn flow_stats_and_the_reframer_key_ipv6_flows_by_their_five_tuple() {
+    let mut h = Harness::default();
+    let mut stats = FlowStats::new(16).unwrap();
+    let frames = [udp6(dst(1), 64, None), udp6(dst(2), 64, None), udp6(dst(1), 64, Some(7)), udp4([20, 0, 1, 1])];
+    let out = h.run(&mut stats, &frames);
+    assert_eq!(out.gates[0].len(), 4);
+    let flow = |host: u8| FiveTuple { src: u128::from_be_bytes(SRC), dst: u128::from_be_bytes(dst(host)), proto: 17, sport: 1000, dport: 53, v6: true };
+    assert_eq!(stats.get(&flow(1)).map(|r| r.packets), Some(2), "tagged or not, one flow");
+    assert_eq!(stats.get(&flow(2)).map(|r| r.packets), Some(1));
+    assert_eq!(stats.get(&FiveTuple::v4(u32::from_be_bytes([10, 0, 0, 7]), u32::from_be_bytes([20, 0, 1, 1]), 17, 1000, 53)).map(|r| r.packets), Some(1));
+
+    // Two IPv6 flows interleaved come out flow by flow; a SYN is not held.
+    let config = ReframerConfig { t_buff_ns: 10_000, max_burst: 32, max_flows: 64, max_held: 512, priority: reframer::Priority::OldestInQueue,
+                                  bypass: reframer::BypassRules { tcp_control: true, first_packets: 0, dscp: 0 }, coalesce_acks: false };
+    let mut r = reframer::Reframer::new(config).unwrap();
+    let (a, b) = (tcp6(dst(1), 1, ""), tcp6(dst(1), 2, ""));
+    h.set_now(0);
+    let held = h.run(&mut r, &[a.clone(), b.clone(), a.clone(), b.clone(), tcp6(dst(3), 3, "S")]);
+    assert_eq!(held.gates[0], vec![tcp6(dst(3), 3, "S")], "the SYN passes, the rest is held");
+    h.set_now(10_000);
+    assert_eq!(h.run(&mut r, &[]).gates[0], vec![a.clone(), a, b.clone(), b]);
+    assert_eq!(r.stats().unparsed, 0);
+}
+
+proptest! {
+    /// The ACL decides mixed-family tuples as a first-match scan does.
+    #[test]
+    fn acl_decides_both_families_as_a_scan(
+        rules in proptest::collection::vec((0u8..3, 0u8..3, any::<bool>(), any::<bool>()), 1..30),
+        probes in proptest::collection::vec((any::<bool>(), 0u8..3, 0u8..3, any::<bool>()), 40),
+    ) {
+        // Family 0: any; 1: IPv4; 2: IPv6. Sources (net 10) in 10.0.h.0/24 or 2001:db8:1h::/48,
+        // destinations (net 20) in 20.0.h.0/24 or 2001:db8:2h::/48.
+        let prefix = |family: u8, h: u8, net: u8| match family {
+            0 => "0.0.0.0/0".to_string(),
+            1 => format!("{net}.0.{h}.0/24"),
+            _ => format!("2001:db8:{:x}::/48", net / 10 * 16 + h),
+        };
+        let rules: Vec<RuleSpec> = rules.iter().enumerate().map(|(i, &(family, h, udp, permit))| {
+            let dst_family = if family == 0 { 0 } else { family };
+            RuleSpec { src: prefix(family, h, 10), dst: prefix(dst_family, (i % 3) as u8, 20), proto: udp.then_some(17), sport: (0, 65535), dport: (0, 65535), permit }
+        }).collect();
+        let acl = Acl::new(&rules).unwrap();
+        for (v6, s, d, udp) in probes {
+            let t = if v6 {
+                let addr = |net: u8, h: u8| u128::from_be_bytes([0x20, 0x01, 0x0d, 0xb8, 0, net * 16 + h, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9]);
+                FiveTuple { src: addr(1, s), dst: addr(2, d), proto: if udp { 17 } else { 6 }, sport: 1, dport: 2, v6: true }
+            } else {
+                FiveTuple::v4(u32::from_be_bytes([10, 0, s, 9]), u32::from_be_bytes([20, 0, d, 9]), if udp { 17 } else { 6 }, 1, 2)
+            };
+            prop_assert_eq!(acl.permits(&t), common::naive_acl(&rules, &t), "{:?}", t);
+        }
+    }
+}

@@ -8,7 +8,7 @@ use sluice_core::NetworkFunction;
 use sluice_nf::*;
 
 mod common;
-use common::same_as_packet_by_packet;
+use common::{naive_acl, same_as_packet_by_packet};
 
 fn udp(src: [u8; 4], dst: [u8; 4], ttl: u8, ports: (u16, u16)) -> Vec<u8> {
     let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4(src, dst, ttl).udp(ports.0, ports.1);
@@ -158,25 +158,6 @@ fn naive_lpm(routes: &[(u32, u8, u16)], addr: u32) -> Option<u16> {
     best.map(|b| b.1)
 }
 
-fn naive_acl(rules: &[RuleSpec], t: &acl::FiveTuple) -> bool {
-    let m = |p: &str, a: u32| {
-        let (net, len) = sluice_core::wire::ipv4::parse_prefix(p).unwrap();
-        a & mask(len) == net
-    };
-    for r in rules {
-        if m(&r.src, t.src)
-            && m(&r.dst, t.dst)
-            && r.proto.is_none_or(|p| p == t.proto)
-            && r.sport.0 <= t.sport
-            && t.sport <= r.sport.1
-            && r.dport.0 <= t.dport
-            && t.dport <= r.dport.1
-        {
-            return r.permit;
-        }
-    }
-    false
-}
 
 fn route() -> impl Strategy<Value = (u32, u8, u16)> {
     // Addresses in a narrow space so that prefixes overlap often.
@@ -227,7 +208,7 @@ proptest! {
         }).collect();
         let acl = Acl::new(&rules).unwrap();
         for (s, d, port, is_udp) in probes {
-            let t = acl::FiveTuple { src: u32::from_be_bytes([10, 0, s, 9]), dst: u32::from_be_bytes([20, 0, d, 9]), proto: if is_udp { 17 } else { 6 }, sport: 1, dport: port };
+            let t = acl::FiveTuple::v4(u32::from_be_bytes([10, 0, s, 9]), u32::from_be_bytes([20, 0, d, 9]), if is_udp { 17 } else { 6 }, 1, port);
             prop_assert_eq!(acl.permits(&t), naive_acl(&rules, &t));
         }
     }
@@ -370,7 +351,7 @@ proptest! {
         let (mut batched, mut single) = (FlowStats::new(4).unwrap(), FlowStats::new(4).unwrap());
         same_as_packet_by_packet(&mut batched, &mut single, &frames)?;
         for &(port, host, is_udp) in &flows {
-            let key = FiveTuple { src: u32::from_be_bytes([10, 0, 0, 7]), dst: u32::from_be_bytes([20, 0, host, 1]), proto: if is_udp { 17 } else { 6 }, sport: port, dport: if is_udp { 53 } else { 80 } };
+            let key = FiveTuple::v4(u32::from_be_bytes([10, 0, 0, 7]), u32::from_be_bytes([20, 0, host, 1]), if is_udp { 17 } else { 6 }, port, if is_udp { 53 } else { 80 });
             prop_assert_eq!(batched.get(&key), single.get(&key));
         }
     }
@@ -384,7 +365,7 @@ fn flow_stats_counts_runs_with_one_lookup_and_passes_every_packet() {
     let frames = flow_frames(&[(1000, 1, true), (1001, 1, true), (1002, 1, false)], &[(0, 3), (1, 2), (0, 1), (2, 4)]);
     let out = h.run(&mut stats, &frames);
     assert_eq!(out.gates[0], frames, "every packet passes, in order");
-    let a = FiveTuple { src: u32::from_be_bytes([10, 0, 0, 7]), dst: u32::from_be_bytes([20, 0, 1, 1]), proto: 17, sport: 1000, dport: 53 };
+    let a = FiveTuple::v4(u32::from_be_bytes([10, 0, 0, 7]), u32::from_be_bytes([20, 0, 1, 1]), 17, 1000, 53);
     let rec = stats.get(&a).unwrap();
     assert_eq!((rec.packets, rec.bytes, rec.first_ns, rec.last_ns), (4, 4 * frames[0].len() as u64, 5, 5));
     let mut slots = [0; sluice_core::telemetry::NF_COUNTERS];

@@ -82,6 +82,14 @@ impl<T: AsRef<[u8]>> Ip<T> {
         }
     }
 
+    /// Differentiated services code point.
+    pub fn dscp(&self) -> u8 {
+        match self {
+            Ip::V4(h) => h.dscp(),
+            Ip::V6(h) => h.dscp(),
+        }
+    }
+
     /// The upper-layer protocol and its bytes (past IPv6's extension
     /// headers; see [`ipv6::Header::upper`] for fragments).
     pub fn upper(&self) -> Result<(u8, &[u8]), Malformed> {

@@ -2,7 +2,9 @@
 
 use proptest::prelude::*;
 use sluice_core::harness::Harness;
+use sluice_core::wire::ipv4::mask;
 use sluice_core::NetworkFunction;
+use sluice_nf::{acl, RuleSpec};
 
 /// Runs `batched` on all of `frames` at once and `single` on each alone:
 /// the flow-aware shortcuts must change nothing.
@@ -22,4 +24,31 @@ pub fn same_as_packet_by_packet(batched: &mut dyn NetworkFunction, single: &mut 
     prop_assert_eq!(whole.dropped, dropped);
     prop_assert_eq!(whole.gates, gates);
     Ok(())
+}
+
+/// First-match ACL by a scan; a prefix of length 0 matches either family.
+pub fn naive_acl(rules: &[RuleSpec], t: &acl::FiveTuple) -> bool {
+    use sluice_core::wire::ipv6;
+    let m = |p: &str, a: u128| {
+        if p.contains(':') {
+            let (net, len) = ipv6::parse_prefix(p).unwrap();
+            len == 0 || (t.v6 && a & ipv6::mask(len) == net)
+        } else {
+            let (net, len) = sluice_core::wire::ipv4::parse_prefix(p).unwrap();
+            len == 0 || (!t.v6 && a as u32 & mask(len) == net)
+        }
+    };
+    for r in rules {
+        if m(&r.src, t.src)
+            && m(&r.dst, t.dst)
+            && r.proto.is_none_or(|p| p == t.proto)
+            && r.sport.0 <= t.sport
+            && t.sport <= r.sport.1
+            && r.dport.0 <= t.dport
+            && t.dport <= r.dport.1
+        {
+            return r.permit;
+        }
+    }
+    false
 }
