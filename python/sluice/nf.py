@@ -26,8 +26,11 @@ PRIORITY_VALUES: tuple[str, ...] = ("oldest_in_queue", "oldest_flow", "shortest_
 class Rule:
     """One rule as descriptions write it.
 
-    `src`: Source prefix, "a.b.c.d/len" (default any).
-    `dst`: Destination prefix (default any).
+    `src`: Source prefix, "10.0.0.0/8" or "2001:db8::/32" (default any). A rule
+        whose prefixes are IPv6 matches IPv6 packets, one whose prefixes are
+        IPv4 IPv4 packets; one with both any matches either.
+    `dst`: Destination prefix, of the source's family unless either is any
+        (default any).
     `proto`: IP protocol number (default any).
     `sport`: Source port range, inclusive (default any).
     `dport`: Destination port range, inclusive (default any).
@@ -111,7 +114,7 @@ class ExactMatch(NF):
     `field`: The field the table keys on (one of "dst_mac", "src_mac",
         "vlan_id", "src_ip", "dst_ip", "src_port", "dst_port").
     `table`: (key, gate) entries; keys written as the field is (a MAC, an IPv4
-        address, a number).
+        or IPv6 address, a number).
     `default_gate`: Gate of unmatched packets (absent: drop them).
     """
 

@@ -3,14 +3,15 @@
 //! and the merge splitter of the reference pipelines.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
+use std::hash::{BuildHasherDefault, Hash};
+use std::net::IpAddr;
 
 use rustc_hash::FxHasher;
 use serde::{Deserialize, Serialize};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
 use sluice_core::wire::ethernet::{parse_mac, Frame};
-use sluice_core::wire::{ipv4_of, l4, Malformed};
+use sluice_core::wire::{ip_of, l4, Ip, Malformed};
 
 /// The header field an exact-match table keys on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -22,9 +23,9 @@ pub enum Field {
     SrcMac,
     /// 802.1Q VLAN id.
     VlanId,
-    /// IPv4 source address.
+    /// IPv4 or IPv6 source address.
     SrcIp,
-    /// IPv4 destination address.
+    /// IPv4 or IPv6 destination address.
     DstIp,
     /// UDP/TCP source port.
     SrcPort,
@@ -32,35 +33,52 @@ pub enum Field {
     DstPort,
 }
 
+/// A field's value as a table key: a MAC, VLAN id or port as a number, an
+/// IPv6 address as its integer and an IPv4 one as the IPv4-mapped IPv6
+/// address (::ffff:a.b.c.d), so that one table holds both families.
+pub type Key = u128;
+
+/// The key of an IPv4 address.
+fn v4_key(addr: u32) -> Key {
+    0xffff << 32 | addr as Key
+}
+
 impl Field {
     /// The key of `frame`, or why it has none.
     #[inline]
-    fn key(self, frame: &[u8]) -> Result<u64, Malformed> {
-        let mac = |m: [u8; 6]| m.iter().fold(0u64, |k, &b| k << 8 | b as u64);
+    fn key(self, frame: &[u8]) -> Result<Key, Malformed> {
+        let mac = |m: [u8; 6]| m.iter().fold(0, |k, &b| k << 8 | b as Key);
+        let address = |ip: Ip<&[u8]>, src: bool| match ip {
+            Ip::V4(h) => v4_key(if src { h.src() } else { h.dst() }),
+            Ip::V6(h) => if src { h.src() } else { h.dst() },
+        };
         Ok(match self {
             Field::DstMac => mac(Frame::new_checked(frame)?.dst()),
             Field::SrcMac => mac(Frame::new_checked(frame)?.src()),
-            Field::VlanId => Frame::new_checked(frame)?.vlan_id().ok_or(Malformed::Unexpected)? as u64,
-            Field::SrcIp => ipv4_of(frame)?.src() as u64,
-            Field::DstIp => ipv4_of(frame)?.dst() as u64,
+            Field::VlanId => Frame::new_checked(frame)?.vlan_id().ok_or(Malformed::Unexpected)? as Key,
+            Field::SrcIp => address(ip_of(frame)?, true),
+            Field::DstIp => address(ip_of(frame)?, false),
             Field::SrcPort | Field::DstPort => {
-                let ip = ipv4_of(frame)?;
-                let (src, dst) = l4::ports(ip.protocol(), ip.payload())?;
-                if self == Field::SrcPort { src as u64 } else { dst as u64 }
+                let ip = ip_of(frame)?;
+                let (protocol, upper) = ip.upper()?;
+                let (src, dst) = l4::ports(protocol, upper)?;
+                if self == Field::SrcPort { src as Key } else { dst as Key }
             }
         })
     }
 
-    /// Parses a key written the field's way: a MAC, an IPv4 address, or a number.
-    pub fn parse_key(self, s: &str) -> Result<u64, String> {
+    /// Parses a key written the field's way: a MAC, an IPv4 or IPv6 address, or a number.
+    pub fn parse_key(self, s: &str) -> Result<Key, String> {
         match self {
-            Field::DstMac | Field::SrcMac => Ok(parse_mac(s)?.iter().fold(0u64, |k, &b| k << 8 | b as u64)),
-            Field::SrcIp | Field::DstIp => {
-                s.parse::<std::net::Ipv4Addr>().map(|a| u32::from(a) as u64).map_err(|_| format!("'{s}' is not an IPv4 address"))
-            }
+            Field::DstMac | Field::SrcMac => Ok(parse_mac(s)?.iter().fold(0, |k, &b| k << 8 | b as Key)),
+            Field::SrcIp | Field::DstIp => match s.parse::<IpAddr>() {
+                Ok(IpAddr::V4(a)) => Ok(v4_key(a.into())),
+                Ok(IpAddr::V6(a)) => Ok(a.into()),
+                Err(_) => Err(format!("'{s}' is not an IPv4 or IPv6 address")),
+            },
             Field::VlanId | Field::SrcPort | Field::DstPort => {
                 let max = if self == Field::VlanId { 4095 } else { 65535 };
-                s.parse::<u64>().ok().filter(|v| *v <= max).ok_or_else(|| format!("'{s}' is not a {self:?} (0..={max})"))
+                s.parse::<Key>().ok().filter(|v| *v <= max).ok_or_else(|| format!("'{s}' is not a {self:?} (0..={max})"))
             }
         }
     }
@@ -72,17 +90,17 @@ const SCANNED: usize = 4;
 /// The table behind `exact_match`: keys to gates. A small one (a MAC
 /// splitter's one or two entries) is an array scanned in order, cheaper
 /// than hashing the key; a larger one a hash map (FxHash).
-pub enum ExactTable {
+pub enum ExactTable<K = u64> {
     /// At most `SCANNED` entries.
-    Scanned(Box<[(u64, u16)]>),
+    Scanned(Box<[(K, u16)]>),
     /// More.
-    Hashed(HashMap<u64, u16, BuildHasherDefault<FxHasher>>),
+    Hashed(HashMap<K, u16, BuildHasherDefault<FxHasher>>),
 }
 
-impl ExactTable {
+impl<K: Copy + Eq + Hash> ExactTable<K> {
     /// A table of `(key, gate)` entries; a key may appear once.
-    pub fn new(entries: &[(u64, u16)]) -> Result<Self, u64> {
-        let mut map: HashMap<u64, u16, BuildHasherDefault<FxHasher>> = HashMap::default();
+    pub fn new(entries: &[(K, u16)]) -> Result<Self, K> {
+        let mut map: HashMap<K, u16, BuildHasherDefault<FxHasher>> = HashMap::default();
         for &(k, g) in entries {
             if map.insert(k, g).is_some() {
                 return Err(k);
@@ -93,10 +111,36 @@ impl ExactTable {
 
     /// The gate of `key`.
     #[inline]
-    pub fn lookup(&self, key: u64) -> Option<u16> {
+    pub fn lookup(&self, key: K) -> Option<u16> {
         match self {
             Self::Scanned(entries) => entries.iter().find(|e| e.0 == key).map(|e| e.1),
             Self::Hashed(map) => map.get(&key).copied(),
+        }
+    }
+}
+
+/// An exact-match table as narrow as its keys allow: 64-bit keys (every
+/// field's but IPv6 addresses) hash in one round.
+enum Table {
+    Narrow(ExactTable<u64>),
+    Wide(ExactTable<Key>),
+}
+
+impl Table {
+    fn new(entries: &[(Key, u16)]) -> Result<Self, Key> {
+        let narrow: Option<Vec<(u64, u16)>> = entries.iter().map(|&(k, g)| u64::try_from(k).ok().map(|k| (k, g))).collect();
+        match narrow {
+            Some(narrow) => ExactTable::new(&narrow).map(Table::Narrow).map_err(Key::from),
+            None => ExactTable::new(entries).map(Table::Wide),
+        }
+    }
+
+    /// The gate of `key` (a key wider than a narrow table's is in none of its entries).
+    #[inline]
+    fn lookup(&self, key: Key) -> Option<u16> {
+        match self {
+            Table::Narrow(t) => u64::try_from(key).ok().and_then(|k| t.lookup(k)),
+            Table::Wide(t) => t.lookup(key),
         }
     }
 }
@@ -105,16 +149,16 @@ impl ExactTable {
 /// packets to `default` or, without one, and malformed ones, to the drop gate.
 pub struct ExactMatch {
     field: Field,
-    table: ExactTable,
+    table: Table,
     default: Option<u16>,
     gates: usize,
-    keys: [Result<u64, Malformed>; MAX_BURST],
+    keys: [Result<Key, Malformed>; MAX_BURST],
 }
 
 impl ExactMatch {
-    /// A table on `field` from keys to gates.
-    pub fn new(field: Field, entries: &[(u64, u16)], default: Option<u16>) -> Result<Self, String> {
-        let table = ExactTable::new(entries).map_err(|k| format!("key {k:#x} appears twice in the {field:?} table"))?;
+    /// A table on `field` from keys (as [`Field::parse_key`] gives them) to gates.
+    pub fn new(field: Field, entries: &[(Key, u16)], default: Option<u16>) -> Result<Self, String> {
+        let table = Table::new(entries).map_err(|k| format!("key {k:#x} appears twice in the {field:?} table"))?;
         let gates = crate::nf_config::gate_count(entries.iter().map(|e| e.1), default);
         if gates == 0 {
             return Err("an exact-match table needs an entry or a default gate".into());
@@ -150,7 +194,7 @@ impl NetworkFunction for ExactMatch {
 pub struct ExactMatchSpec {
     /// The field the table keys on.
     pub field: Field,
-    /// (key, gate) entries; keys written as the field is (a MAC, an IPv4 address, a number).
+    /// (key, gate) entries; keys written as the field is (a MAC, an IPv4 or IPv6 address, a number).
     pub table: Vec<(String, u16)>,
     /// Gate of unmatched packets (absent: drop them).
     #[serde(default)]
@@ -184,6 +228,7 @@ impl crate::NfConfig for ExactMatchSpec {
             entry(Field::DstMac, "02:00:00:00:00:01", Some(1)),
             entry(Field::VlanId, "7", None),
             entry(Field::DstIp, "10.0.0.1", Some(1)),
+            entry(Field::SrcIp, "2001:db8::1", Some(1)),
             entry(Field::SrcPort, "2152", Some(1)),
         ]
     }

@@ -208,3 +208,17 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn exact_match_keys_ip_fields_of_both_families_and_ports_past_extension_headers() {
+    let table = vec![("2001:db8:0:1::1".to_string(), 0), ("20.0.1.1".to_string(), 1), ("::ffff:20.0.2.1".to_string(), 2)];
+    let mut by_dst = ExactMatchSpec { field: Field::DstIp, table, default_gate: None }.build().unwrap();
+    let frames = [udp6(dst(1), 64, None), udp4([20, 0, 1, 1]), udp4([20, 0, 2, 1]), udp6(dst(2), 64, Some(3))];
+    let out = Harness::default().run(by_dst.as_mut(), &frames);
+    assert_eq!(out.gates, vec![vec![frames[0].clone()], vec![frames[1].clone()], vec![frames[2].clone()]], "an IPv4-mapped key is its IPv4 address");
+    assert_eq!(out.dropped, 1);
+    let mut by_port = ExactMatchSpec { field: Field::DstPort, table: vec![("53".into(), 0)], default_gate: None }.build().unwrap();
+    assert_eq!(Harness::default().run(by_port.as_mut(), &frames).gates[0].len(), 4);
+    let err = ExactMatchSpec { field: Field::SrcIp, table: vec![("2001:db8::zz".into(), 0)], default_gate: None }.build().err().unwrap();
+    assert!(err.contains("'2001:db8::zz' is not an IPv4 or IPv6 address"), "{err}");
+}

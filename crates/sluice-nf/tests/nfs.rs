@@ -120,7 +120,8 @@ fn type_check_and_mac_rewrite() {
 #[test]
 fn exact_match_splits_by_field() {
     let mut h = Harness::default();
-    let mut em = ExactMatch::new(Field::DstIp, &[(u32::from_be_bytes([20, 0, 1, 1]) as u64, 1), (u32::from_be_bytes([20, 0, 2, 1]) as u64, 0)], Some(2)).unwrap();
+    let ip = |s: &str| Field::DstIp.parse_key(s).unwrap();
+    let mut em = ExactMatch::new(Field::DstIp, &[(ip("20.0.1.1"), 1), (ip("20.0.2.1"), 0)], Some(2)).unwrap();
     let frames = [udp([1, 1, 1, 1], [20, 0, 1, 1], 9, (1, 1)), udp([1, 1, 1, 1], [20, 0, 2, 1], 9, (1, 1)), udp([1, 1, 1, 1], [9, 9, 9, 9], 9, (1, 1))];
     let out = h.run(&mut em, &frames);
     assert_eq!(out.gates.iter().map(Vec::len).collect::<Vec<_>>(), vec![1, 1, 1]);
