@@ -201,10 +201,13 @@ impl AfPacketRx {
     }
 
     /// Passes up to `max` received frames to `take` with the time the
-    /// kernel put each in the ring (ns, CLOCK_REALTIME), in order, until it
-    /// returns false (that frame stays for the next poll); returns how many
-    /// it took. Frames longer than a pool buffer are dropped and counted.
-    pub fn poll(&mut self, max: usize, mut take: impl FnMut(&[u8], u64) -> bool) -> usize {
+    /// kernel put each in the ring (ns, CLOCK_REALTIME) and whether its
+    /// sender left its UDP/TCP checksum to the NIC (a frame a local stack
+    /// sent over a veth: the field holds only the pseudo-header's sum), in
+    /// order, until it returns false (that frame stays for the next poll);
+    /// returns how many it took. Frames longer than a pool buffer are
+    /// dropped and counted.
+    pub fn poll(&mut self, max: usize, mut take: impl FnMut(&[u8], u64, bool) -> bool) -> usize {
         let mut n = 0;
         while n < max {
             let desc = self.block_desc();
@@ -222,7 +225,7 @@ impl AfPacketRx {
             }
             while self.taken < count && n < max {
                 let hdr: *const tpacket3_hdr = unsafe { desc.cast::<u8>().add(self.offset as usize).cast() };
-                let (mac, snap, len, next) = unsafe { ((*hdr).tp_mac, (*hdr).tp_snaplen, (*hdr).tp_len, (*hdr).tp_next_offset) };
+                let (mac, snap, len, next, status) = unsafe { ((*hdr).tp_mac, (*hdr).tp_snaplen, (*hdr).tp_len, (*hdr).tp_next_offset, (*hdr).tp_status) };
                 let arrived_ns = unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
                 // SAFETY: the kernel puts the frame's link address right after its header, aligned.
                 let outgoing = unsafe { (*hdr.cast::<u8>().add(LINK_ADDRESS_OFFSET).cast::<sockaddr_ll>()).sll_pkttype == libc::PACKET_OUTGOING };
@@ -233,7 +236,7 @@ impl AfPacketRx {
                     self.oversize += 1;
                 } else {
                     let frame = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(mac as usize), snap as usize) };
-                    if !take(frame, arrived_ns) {
+                    if !take(frame, arrived_ns, status & libc::TP_STATUS_CSUMNOTREADY != 0) {
                         return n;
                     }
                     n += 1;

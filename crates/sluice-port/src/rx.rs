@@ -1,6 +1,7 @@
 //! The receive side of a port: frames from the backend's ring into the
 //! pool, classified into flows, stamped and counted.
 
+use sluice_core::wire::ip_of_mut;
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSource};
 use sluice_traffic::PrefixRules;
@@ -124,10 +125,16 @@ impl PacketSource for RxPort {
             Receiver::Packet(rx) => {
                 // The kernel's clock now, read once a poll that finds frames.
                 let mut realtime_ns = None;
-                rx.poll(max, |frame, arrived_ns| {
+                rx.poll(max, |frame, arrived_ns, checksum_left| {
                     let Some(id) = pool.alloc_copy(frame, PacketMeta::default()) else {
                         return false;
                     };
+                    if checksum_left {
+                        // What the NIC would have done: the next hop checks it.
+                        if let Ok(mut ip) = ip_of_mut(pool.data_mut(id)) {
+                            ip.fill_upper_checksum();
+                        }
+                    }
                     // Stamped with the kernel's receive time on the engine's clock: the time a
                     // frame waited in the ring (while the worker slept, say) counts in its delay.
                     let waited_ns = realtime_ns.get_or_insert_with(realtime_now_ns).saturating_sub(arrived_ns);

@@ -15,6 +15,7 @@ pub const MIN_HEADER_LEN: usize = 20;
 const VER_IHL: usize = 0;
 const TOS: usize = 1;
 const TOTAL_LEN: usize = 2;
+const FLAGS_FRAGMENT: usize = 6;
 const TTL: usize = 8;
 const PROTO: usize = 9;
 const CHECKSUM: usize = 10;
@@ -63,6 +64,11 @@ impl<T: AsRef<[u8]>> Header<T> {
     /// Time to live.
     pub fn ttl(&self) -> u8 {
         self.b()[TTL]
+    }
+
+    /// Fragment offset (8-byte units; 0 for an unfragmented packet or a first fragment).
+    pub fn fragment_offset(&self) -> u16 {
+        u16::from_be_bytes([self.b()[FLAGS_FRAGMENT], self.b()[FLAGS_FRAGMENT + 1]]) & 0x1fff
     }
 
     /// Protocol of the payload.
@@ -162,6 +168,24 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         let len = self.header_len();
         &mut self.m()[len..]
     }
+
+    /// Computes and writes the UDP or TCP checksum over the pseudo-header
+    /// (RFC 768, 793), for a packet whose sender left it to the NIC; a
+    /// computed zero is sent as 0xffff for UDP. Does nothing for other
+    /// protocols, a fragment other than the first, or a total length the
+    /// bytes do not hold.
+    pub fn fill_upper_checksum(&mut self) {
+        let (protocol, start, end) = (self.protocol(), self.header_len(), self.total_len() as usize);
+        let Some(offset) = super::l4::checksum_offset(protocol) else { return };
+        if end > self.b().len() || end < start || self.fragment_offset() != 0 {
+            return;
+        }
+        let mut tail = [0u8; 4];
+        tail[1] = protocol;
+        tail[2..].copy_from_slice(&((end - start) as u16).to_be_bytes());
+        let pseudo = checksum::add(checksum::sum(&self.b()[SRC..DST + 4]), checksum::sum(&tail));
+        super::l4::fill_checksum(&mut self.m()[start..end], offset, pseudo, protocol == PROTO_UDP);
+    }
 }
 
 /// Parses "a.b.c.d/len" into (network as integer, length).
@@ -185,6 +209,22 @@ pub fn mask(len: u8) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// What a sender that leaves the checksum to the NIC puts there: the
+    /// checksum etherparse computes, overwritten; filling it restores it.
+    #[test]
+    fn a_udp_or_tcp_checksum_left_to_the_nic_is_filled_as_etherparse_computes_it() {
+        let builder = || etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [20, 0, 1, 1], 64);
+        let (mut udp, mut tcp) = (Vec::new(), Vec::new());
+        builder().udp(5000, 53).write(&mut udp, b"a datagram").unwrap();
+        builder().tcp(5000, 80, 7, 1000).write(&mut tcp, b"a segment").unwrap();
+        for (packet, offset) in [(udp, 26), (tcp, 36)] {
+            let mut left = packet.clone();
+            left[offset..offset + 2].copy_from_slice(&[0x12, 0x34]);
+            Header::new_checked(&mut left[..]).unwrap().fill_upper_checksum();
+            assert_eq!(left, packet);
+        }
+    }
 
     proptest::proptest! {
         /// Whatever the old checksum field held, the filled one is the

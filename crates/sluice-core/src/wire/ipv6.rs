@@ -163,13 +163,12 @@ impl<T: AsRef<[u8]>> Header<T> {
     }
 }
 
-/// Offset of the checksum within an upper-layer header carried over IPv6.
+/// Offset of the checksum within an upper-layer header carried over IPv6
+/// (ICMPv6's covers a pseudo-header too, unlike ICMP's).
 fn checksum_offset(protocol: u8) -> Option<usize> {
     match protocol {
-        super::ipv4::PROTO_UDP => Some(6),
-        super::ipv4::PROTO_TCP => Some(16),
         PROTO_ICMPV6 => Some(2),
-        _ => None,
+        p => super::l4::checksum_offset(p),
     }
 }
 
@@ -195,18 +194,10 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     /// Does nothing for other protocols or a chain that does not parse.
     pub fn fill_upper_checksum(&mut self) {
         let Ok((protocol, at)) = self.upper() else { return };
-        let Some(off) = checksum_offset(protocol) else { return };
+        let Some(offset) = checksum_offset(protocol) else { return };
         let end = HEADER_LEN + self.payload_len() as usize;
-        if end - at < off + 2 {
-            return;
-        }
         let pseudo = self.pseudo_header_sum(protocol, end - at);
-        self.m()[at + off..at + off + 2].fill(0);
-        let mut c = !checksum::add(pseudo, checksum::sum(&self.b()[at..end]));
-        if c == 0 && protocol == super::ipv4::PROTO_UDP {
-            c = 0xffff;
-        }
-        self.m()[at + off..at + off + 2].copy_from_slice(&c.to_be_bytes());
+        super::l4::fill_checksum(&mut self.m()[at..end], offset, pseudo, protocol == super::ipv4::PROTO_UDP);
     }
 }
 

@@ -10,7 +10,7 @@ pub const UDP_LEN: usize = 8;
 pub const TCP_MIN_LEN: usize = 20;
 
 /// Offset of the checksum within the L4 header of `protocol`.
-fn checksum_offset(protocol: u8) -> Option<usize> {
+pub(crate) fn checksum_offset(protocol: u8) -> Option<usize> {
     match protocol {
         PROTO_UDP => Some(6),
         PROTO_TCP => Some(16),
@@ -67,6 +67,23 @@ fn update_checksum(protocol: u8, l4: &mut [u8], update: impl FnOnce(u16) -> u16)
         c = 0xffff;
     }
     l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Computes the checksum of `upper` (an upper-layer header and its data)
+/// whose checksum field sits at `offset`, over the pseudo-header whose
+/// one's-complement sum is `pseudo`, and writes it there; a computed zero
+/// is sent as 0xffff for UDP (`udp`), where zero means "none". Does nothing
+/// if `upper` cannot hold the field.
+pub(crate) fn fill_checksum(upper: &mut [u8], offset: usize, pseudo: u16, udp: bool) {
+    if upper.len() < offset + 2 {
+        return;
+    }
+    upper[offset..offset + 2].fill(0);
+    let mut c = !checksum::add(pseudo, checksum::sum(upper));
+    if c == 0 && udp {
+        c = 0xffff;
+    }
+    upper[offset..offset + 2].copy_from_slice(&c.to_be_bytes());
 }
 
 /// Updates the UDP/TCP checksum for an address change in the pseudo-header (RFC 1624).

@@ -109,6 +109,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ip<T> {
         }
     }
 
+    /// Computes and writes the UDP/TCP (IPv6: ICMPv6 too) checksum a
+    /// sender left to the NIC (see the families' `fill_upper_checksum`).
+    pub fn fill_upper_checksum(&mut self) {
+        match self {
+            Ip::V4(h) => h.fill_upper_checksum(),
+            Ip::V6(h) => h.fill_upper_checksum(),
+        }
+    }
+
     /// Sets the DSCP (0..=63; ECN kept; IPv4's checksum updated).
     pub fn set_dscp(&mut self, dscp: u8) {
         match self {
