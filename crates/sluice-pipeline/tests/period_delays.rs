@@ -37,10 +37,12 @@ fn each_period_s_delays_are_its_own_on_both_backends() {
         let rc: Vec<_> = report.periods.iter().map(|p| &p.telemetry.flows[0]).collect();
         let under_max = rc[2].p50_ns;
         // Delays carried over from a period under Max would outnumber a
-        // later period's own tenfold and move its median; a median stays
-        // low through the few stalls of a busy machine.
-        for (period, under_null) in rc.iter().enumerate().skip(4) {
-            assert!(under_null.p50_ns < under_max / 4, "period {period}: median {} ns beside {under_max} ns under Max", under_null.p50_ns);
-        }
+        // later period's own tenfold and move its median in every later
+        // period. A period in which the machine took the engine's worker
+        // off its core has a high median of its own (two of four, seen
+        // beside another test run), so the quietest later period decides.
+        let under_null: Vec<u64> = rc[4..].iter().map(|f| f.p50_ns).collect();
+        let quietest = under_null.iter().min().copied().unwrap_or(u64::MAX);
+        assert!(quietest < under_max / 4, "medians {under_null:?} ns under Null beside {under_max} ns under Max");
     });
 }
