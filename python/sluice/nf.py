@@ -298,11 +298,11 @@ class SplitByMetadata(NF):
 
 @dataclass(frozen=True)
 class GtpuEncap(NF):
-    """`gtpu_encap`: tunnels IPv4 packets in GTP-U from `src_ip` to `dst_ip`,
+    """`gtpu_encap`: tunnels IP packets in GTP-U from `src_ip` to `dst_ip`,
     tunnel id = the packet's mark.
 
-    `src_ip`: Outer source IPv4 address.
-    `dst_ip`: Outer destination IPv4 address.
+    `src_ip`: Outer source address, IPv4 or IPv6.
+    `dst_ip`: Outer destination address, of the source's family.
     `src_mac`: Outer source MAC.
     `dst_mac`: Outer destination MAC.
     """
@@ -317,7 +317,7 @@ class GtpuEncap(NF):
 
 @dataclass(frozen=True)
 class GtpuDecap(NF):
-    """`gtpu_decap`: takes IPv4 packets out of GTP-U and puts a new Ethernet
+    """`gtpu_decap`: takes IP packets out of GTP-U and puts a new Ethernet
     header on them; mark = tunnel id.
 
     `src_mac`: Inner source MAC.
@@ -335,8 +335,8 @@ class VxlanEncap(NF):
     """`vxlan_encap`: tunnels Ethernet frames in VXLAN from `src_ip` to
     `dst_ip`, network id = the packet's mark.
 
-    `src_ip`: Outer source IPv4 address.
-    `dst_ip`: Outer destination IPv4 address.
+    `src_ip`: Outer source address, IPv4 or IPv6.
+    `dst_ip`: Outer destination address, of the source's family.
     `src_mac`: Outer source MAC.
     `dst_mac`: Outer destination MAC.
     """

@@ -1,15 +1,10 @@
 //! `vxlan_encap` and `vxlan_decap`: Ethernet frames tunnelled in
-//! Ethernet/IPv4/UDP(4789)/VXLAN (RFC 7348), the network id in the mark.
+//! Ethernet/IPv4 or IPv6/UDP(4789)/VXLAN (RFC 7348), the network id in the mark.
 
 use sluice_core::wire::ethernet::{parse_mac, Frame, Mac};
-use sluice_core::wire::udp_tunnel::{payload_offset, Outer, OUTER_LEN};
+use sluice_core::wire::udp_tunnel::{payload_offset, Endpoints, Outer};
 use sluice_core::wire::vxlan;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
-
-use crate::nf_config::parse_ip;
-
-/// Bytes VXLAN puts in front of the inner frame.
-const ADDED: usize = OUTER_LEN + vxlan::HEADER_LEN;
 
 /// Tunnels each Ethernet frame, network id = the packet's mark (24 bits);
 /// frames that do not fit the headroom are dropped.
@@ -18,25 +13,27 @@ pub struct VxlanEncap {
 }
 
 impl VxlanEncap {
-    /// A tunnel endpoint pair and the outer Ethernet addresses.
-    pub fn new(src_ip: u32, dst_ip: u32, src_mac: Mac, dst_mac: Mac) -> Self {
-        Self { outer: Outer { src_mac, dst_mac, src_ip, dst_ip } }
+    /// A tunnel between `ends` and the outer Ethernet addresses.
+    pub fn new(ends: Endpoints, src_mac: Mac, dst_mac: Mac) -> Self {
+        Self { outer: Outer { src_mac, dst_mac, ends } }
     }
 
     fn encap(&self, ctx: &mut NfContext<'_>, id: PacketId) -> bool {
         let inner_len = ctx.pool.data(id).len();
-        if Frame::new_checked(ctx.pool.data(id)).is_err() || inner_len + ADDED > u16::MAX as usize {
+        // Bytes VXLAN puts in front of the inner frame.
+        let added = self.outer.headers_len() + vxlan::HEADER_LEN;
+        if Frame::new_checked(ctx.pool.data(id)).is_err() || inner_len + added > u16::MAX as usize {
             return false;
         }
         let vni = ctx.pool.meta(id).mark & 0x00ff_ffff;
-        if !ctx.pool.prepend(id, ADDED) {
+        if !ctx.pool.prepend(id, added) {
             return false;
         }
         let frame = ctx.pool.data_mut(id);
+        vxlan::write_header(&mut frame[self.outer.headers_len()..added], vni);
         // A source port from the network id spreads tunnels over receive queues (RFC 7348 §5).
         let src_port = 49152 | (vni as u16 & 0x3fff);
         self.outer.write(frame, src_port, vxlan::PORT, vxlan::HEADER_LEN + inner_len);
-        vxlan::write_header(&mut frame[OUTER_LEN..ADDED], vni);
         true
     }
 }
@@ -91,9 +88,9 @@ impl NetworkFunction for VxlanDecap {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct VxlanEncapSpec {
-    /// Outer source IPv4 address.
+    /// Outer source address, IPv4 or IPv6.
     pub src_ip: String,
-    /// Outer destination IPv4 address.
+    /// Outer destination address, of the source's family.
     pub dst_ip: String,
     /// Outer source MAC.
     pub src_mac: String,
@@ -103,13 +100,13 @@ pub struct VxlanEncapSpec {
 
 impl crate::NfConfig for VxlanEncapSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        let (src_ip, dst_ip) = (parse_ip(&self.src_ip)?, parse_ip(&self.dst_ip)?);
-        Ok(Box::new(VxlanEncap::new(src_ip, dst_ip, parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
+        Ok(Box::new(VxlanEncap::new(Endpoints::parse(&self.src_ip, &self.dst_ip)?, parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
     }
 
     fn fuzz_samples() -> Vec<Self> {
         let mac = |m: &str| m.to_string();
-        vec![Self { src_ip: "1.1.1.1".into(), dst_ip: "2.2.2.2".into(), src_mac: mac("02:00:00:00:00:01"), dst_mac: mac("02:00:00:00:00:02") }]
+        let tunnel = |src: &str, dst: &str| Self { src_ip: src.into(), dst_ip: dst.into(), src_mac: mac("02:00:00:00:00:01"), dst_mac: mac("02:00:00:00:00:02") };
+        vec![tunnel("1.1.1.1", "2.2.2.2"), tunnel("2001:db8::1", "2001:db8::2")]
     }
 }
 

@@ -222,3 +222,45 @@ fn exact_match_keys_ip_fields_of_both_families_and_ports_past_extension_headers(
     let err = ExactMatchSpec { field: Field::SrcIp, table: vec![("2001:db8::zz".into(), 0)], default_gate: None }.build().err().unwrap();
     assert!(err.contains("'2001:db8::zz' is not an IPv4 or IPv6 address"), "{err}");
 }
+
+/// Whether an outer IPv6/UDP header's checksum verifies, as etherparse computes it.
+fn outer_udp6_checksum_ok(frame: &[u8]) -> bool {
+    let p = SlicedPacket::from_ethernet(frame).unwrap();
+    let Some(NetSlice::Ipv6(ip)) = &p.net else { panic!("outer IPv6") };
+    let Some(TransportSlice::Udp(u)) = &p.transport else { panic!("outer UDP") };
+    u.to_header().calc_checksum_ipv6(&ip.header().to_header(), u.payload()).unwrap() == u.checksum() && u.checksum() != 0
+}
+
+#[test]
+fn gtpu_carries_either_family_over_either_family_and_decap_restores_the_frame() {
+    use sluice_core::wire::udp_tunnel::Endpoints;
+    let mut h = Harness::default();
+    let v4_ends = Endpoints::parse("172.16.0.1", "172.16.0.2").unwrap();
+    let v6_ends = Endpoints::parse("2001:db8:ff::1", "2001:db8:ff::2").unwrap();
+    for (ends, added) in [(v4_ends, 36), (v6_ends, 56)] {
+        for frame in [udp6(dst(1), 64, None), udp4([8, 8, 8, 8])] {
+            let mut encap = GtpuEncap::new(ends, [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+            let tunnelled = h.run(&mut encap, std::slice::from_ref(&frame)).gates.remove(0).remove(0);
+            assert_eq!(tunnelled.len(), frame.len() + added);
+            if added == 56 {
+                assert!(outer_udp6_checksum_ok(&tunnelled), "IPv6 needs the outer UDP checksum");
+            }
+            let back = h.run(&mut GtpuDecap::new([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]), &[tunnelled]);
+            assert_eq!(back.gates[0], vec![frame.clone()], "{ends:?}");
+        }
+    }
+    let err = GtpuEncapSpec { src_ip: "10.0.0.1".into(), dst_ip: "2001:db8::2".into(), src_mac: "02:00:00:00:00:01".into(), dst_mac: "02:00:00:00:00:02".into() }.build().err().unwrap();
+    assert!(err.contains("'10.0.0.1' and '2001:db8::2' are of different IP families"), "{err}");
+}
+
+#[test]
+fn vxlan_over_ipv6_round_trips_with_a_valid_outer_checksum() {
+    use sluice_core::wire::udp_tunnel::Endpoints;
+    let mut h = Harness::default();
+    let frame = udp6(dst(1), 64, Some(5));
+    let mut encap = VxlanEncap::new(Endpoints::parse("2001:db8:ff::1", "2001:db8:ff::2").unwrap(), [2; 6], [3; 6]);
+    let tunnelled = h.run(&mut encap, std::slice::from_ref(&frame)).gates.remove(0).remove(0);
+    assert_eq!(tunnelled.len(), frame.len() + 70);
+    assert!(outer_udp6_checksum_ok(&tunnelled));
+    assert_eq!(h.run(&mut VxlanDecap, &[tunnelled]).gates[0], vec![frame]);
+}

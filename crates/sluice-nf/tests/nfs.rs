@@ -4,6 +4,7 @@ use etherparse::{PacketBuilder, SlicedPacket, TransportSlice};
 use proptest::prelude::*;
 use sluice_core::harness::Harness;
 use sluice_core::wire::ipv4::mask;
+use sluice_core::wire::udp_tunnel::Endpoints;
 use sluice_core::NetworkFunction;
 use sluice_nf::*;
 
@@ -71,7 +72,7 @@ fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
         Box::new(StaticNat::new("10.0.0.0/24", "20.0.0.0/24").unwrap()),
         Box::new(VlanPop),
         Box::new(VlanPush::new(9).unwrap()),
-        Box::new(GtpuEncap::new(1, 2, [1; 6], [2; 6])),
+        Box::new(GtpuEncap::new(Endpoints::V4(1, 2), [1; 6], [2; 6])),
         Box::new(GtpuDecap::new([1; 6], [2; 6])),
         Box::new(VxlanDecap),
         Box::new(IpSrcRewrite::new(7)),
@@ -235,7 +236,7 @@ fn gtpu_round_trips_to_identity_and_carries_the_tunnel_id() {
     let mut h = Harness::default();
     let frame = udp([100, 64, 0, 1], [8, 8, 8, 8], 64, (6000, 7000));
     let mut set = SetMetadata::new(0x0102);
-    let mut encap = GtpuEncap::new(u32::from_be_bytes([172, 16, 0, 1]), u32::from_be_bytes([1, 10, 100, 1]), [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
+    let mut encap = GtpuEncap::new(Endpoints::V4(u32::from_be_bytes([172, 16, 0, 1]), u32::from_be_bytes([1, 10, 100, 1])), [2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
     // The harness keeps no metadata between runs, so mark and encapsulate in one pipeline of two NFs.
     let marked = h.run(&mut set, std::slice::from_ref(&frame)).gates.remove(0);
     assert_eq!(marked[0], frame, "set_metadata leaves the bytes alone");
@@ -280,7 +281,7 @@ fn ip_src_rewrite_keeps_checksums_valid() {
 fn vxlan_round_trips_to_identity() {
     let mut h = Harness::default();
     let frame = udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2));
-    let mut encap = VxlanEncap::new(u32::from_be_bytes([172, 16, 0, 1]), u32::from_be_bytes([172, 16, 0, 2]), [2; 6], [3; 6]);
+    let mut encap = VxlanEncap::new(Endpoints::V4(u32::from_be_bytes([172, 16, 0, 1]), u32::from_be_bytes([172, 16, 0, 2])), [2; 6], [3; 6]);
     let tunnelled = h.run(&mut encap, std::slice::from_ref(&frame)).gates.remove(0).remove(0);
     assert_eq!(tunnelled.len(), frame.len() + 50);
     assert!(ip_checksum_ok(&tunnelled));

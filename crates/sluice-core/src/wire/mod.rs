@@ -98,6 +98,14 @@ impl<T: AsRef<[u8]>> Ip<T> {
             Ip::V6(h) => h.upper_payload(),
         }
     }
+
+    /// The upper-layer protocol and the offset of its header from the IP header's start.
+    pub fn upper_offset(&self) -> Result<(u8, usize), Malformed> {
+        match self {
+            Ip::V4(h) => Ok((h.protocol(), h.header_len())),
+            Ip::V6(h) => h.upper(),
+        }
+    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Ip<T> {

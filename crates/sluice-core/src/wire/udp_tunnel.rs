@@ -1,14 +1,45 @@
-//! The outer Ethernet/IPv4/UDP headers UDP tunnels (GTP-U, VXLAN) share.
+//! The outer Ethernet/IP/UDP headers UDP tunnels (GTP-U, VXLAN) share,
+//! over IPv4 or IPv6.
 
-use super::ethernet::{Frame, Mac, ETHERTYPE_IPV4, HEADER_LEN as ETH_LEN};
-use super::ipv4::{Header, MIN_HEADER_LEN, PROTO_UDP};
+use std::net::IpAddr;
+
+use super::ethernet::{Frame, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
+use super::ipv4::{self, PROTO_UDP};
+use super::ipv6;
 use super::l4::{ports, UDP_LEN};
-use super::ipv4_of;
+use super::ip_of;
 
-/// Bytes of the outer Ethernet, IPv4 and UDP headers.
-pub const OUTER_LEN: usize = ETH_LEN + MIN_HEADER_LEN + UDP_LEN;
-/// TTL of the outer IPv4 header.
-const OUTER_TTL: u8 = 64;
+/// Hop limit (IPv4: TTL) of the outer header.
+const OUTER_HOP_LIMIT: u8 = 64;
+
+/// A tunnel's two ends, of one family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoints {
+    /// IPv4 source and destination.
+    V4(u32, u32),
+    /// IPv6 source and destination.
+    V6(u128, u128),
+}
+
+impl Endpoints {
+    /// Parses the source and destination addresses, which must be of one family.
+    pub fn parse(src: &str, dst: &str) -> Result<Self, String> {
+        let parse = |s: &str| s.parse::<IpAddr>().map_err(|_| format!("'{s}' is not an IPv4 or IPv6 address"));
+        match (parse(src)?, parse(dst)?) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => Ok(Self::V4(s.into(), d.into())),
+            (IpAddr::V6(s), IpAddr::V6(d)) => Ok(Self::V6(s.into(), d.into())),
+            _ => Err(format!("tunnel ends '{src}' and '{dst}' are of different IP families")),
+        }
+    }
+
+    /// Bytes of the outer IP header.
+    fn ip_len(self) -> usize {
+        match self {
+            Self::V4(..) => ipv4::MIN_HEADER_LEN,
+            Self::V6(..) => ipv6::HEADER_LEN,
+        }
+    }
+}
 
 /// The outer headers of one tunnel.
 #[derive(Clone, Copy, Debug)]
@@ -17,45 +48,69 @@ pub struct Outer {
     pub src_mac: Mac,
     /// Outer destination MAC.
     pub dst_mac: Mac,
-    /// Tunnel source address.
-    pub src_ip: u32,
-    /// Tunnel destination address.
-    pub dst_ip: u32,
+    /// The tunnel's ends.
+    pub ends: Endpoints,
 }
 
 impl Outer {
-    /// Writes Ethernet, IPv4 (checksum filled, don't fragment) and UDP (no
-    /// checksum, allowed over IPv4) headers into `frame[..OUTER_LEN]` for
-    /// `udp_payload` bytes of UDP payload.
+    /// Bytes of the outer Ethernet, IP and UDP headers.
+    pub fn headers_len(&self) -> usize {
+        ETH_LEN + self.ends.ip_len() + UDP_LEN
+    }
+
+    /// Writes the Ethernet, IP and UDP headers into `frame[..self.headers_len()]`
+    /// for the `udp_payload` bytes after them, which must be in place:
+    /// over IPv4 the header checksum is filled and UDP's left zero
+    /// (allowed); over IPv6, where zero is not allowed (RFC 8200 §8.1),
+    /// UDP's is computed over the payload.
     pub fn write(&self, frame: &mut [u8], src_port: u16, dst_port: u16, udp_payload: usize) {
         frame[0..6].copy_from_slice(&self.dst_mac);
         frame[6..12].copy_from_slice(&self.src_mac);
-        frame[12..14].copy_from_slice(&ETHERTYPE_IPV4.to_be_bytes());
-        let ip = &mut frame[ETH_LEN..ETH_LEN + MIN_HEADER_LEN];
+        let ip_len = self.ends.ip_len();
+        let udp_len = UDP_LEN + udp_payload;
+        let ip = &mut frame[ETH_LEN..ETH_LEN + ip_len];
         ip.fill(0);
-        ip[0] = 0x45;
-        ip[2..4].copy_from_slice(&((MIN_HEADER_LEN + UDP_LEN + udp_payload) as u16).to_be_bytes());
-        ip[6] = 0x40;
-        ip[8] = OUTER_TTL;
-        ip[9] = PROTO_UDP;
-        ip[12..16].copy_from_slice(&self.src_ip.to_be_bytes());
-        ip[16..20].copy_from_slice(&self.dst_ip.to_be_bytes());
-        Header::new_checked(&mut frame[ETH_LEN..]).expect("a header just written").fill_checksum();
-        let udp = &mut frame[ETH_LEN + MIN_HEADER_LEN..OUTER_LEN];
+        match self.ends {
+            Endpoints::V4(src, dst) => {
+                ip[0] = 0x45;
+                ip[2..4].copy_from_slice(&((ip_len + udp_len) as u16).to_be_bytes());
+                ip[6] = 0x40; // don't fragment
+                ip[8] = OUTER_HOP_LIMIT;
+                ip[9] = PROTO_UDP;
+                ip[12..16].copy_from_slice(&src.to_be_bytes());
+                ip[16..20].copy_from_slice(&dst.to_be_bytes());
+            }
+            Endpoints::V6(src, dst) => {
+                ip[0] = 0x60;
+                ip[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
+                ip[6] = PROTO_UDP;
+                ip[7] = OUTER_HOP_LIMIT;
+                ip[8..24].copy_from_slice(&src.to_be_bytes());
+                ip[24..40].copy_from_slice(&dst.to_be_bytes());
+            }
+        }
+        let ether_type = if matches!(self.ends, Endpoints::V4(..)) { ETHERTYPE_IPV4 } else { ETHERTYPE_IPV6 };
+        frame[12..14].copy_from_slice(&ether_type.to_be_bytes());
+        let udp = &mut frame[ETH_LEN + ip_len..self.headers_len()];
         udp[0..2].copy_from_slice(&src_port.to_be_bytes());
         udp[2..4].copy_from_slice(&dst_port.to_be_bytes());
-        udp[4..6].copy_from_slice(&((UDP_LEN + udp_payload) as u16).to_be_bytes());
+        udp[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
         udp[6..8].copy_from_slice(&[0, 0]);
+        match self.ends {
+            Endpoints::V4(..) => ipv4::Header::new_checked(&mut frame[ETH_LEN..]).expect("a header just written").fill_checksum(),
+            Endpoints::V6(..) => ipv6::Header::new_checked(&mut frame[ETH_LEN..]).expect("a header just written").fill_upper_checksum(),
+        }
     }
 }
 
-/// Offset of the UDP payload of an Ethernet/IPv4/UDP frame sent to `port`,
-/// or `None` when the frame is not one.
+/// Offset of the UDP payload of an Ethernet/IP/UDP frame sent to `port`
+/// (IPv6: past its extension headers), or `None` when the frame is not one.
 pub fn payload_offset(frame: &[u8], port: u16) -> Option<usize> {
     let eth = Frame::new_checked(frame).ok()?;
-    let ip = ipv4_of(frame).ok()?;
-    if ip.protocol() != PROTO_UDP || ports(PROTO_UDP, ip.payload()).ok()?.1 != port {
+    let (protocol, at) = ip_of(frame).ok()?.upper_offset().ok()?;
+    let udp = eth.payload_offset() + at;
+    if protocol != PROTO_UDP || ports(PROTO_UDP, &frame[udp..]).ok()?.1 != port {
         return None;
     }
-    Some(eth.payload_offset() + ip.header_len() + UDP_LEN)
+    Some(udp + UDP_LEN)
 }
