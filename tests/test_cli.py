@@ -444,6 +444,18 @@ def test_trace_synth_writes_a_trace_analyze_finds_real_locality_in(tmp_path: Pat
     assert bad.returncode != 0 and "segments" in bad.stderr
 
 
+def test_trace_synth_writes_ipv6_flows_the_analyzer_and_a_dual_stack_replay_take(tmp_path: Path) -> None:
+    out = sluice("trace", "synth", "--packets", "20000", "--ipv6-share", "0.5", "--out", "d.pcap", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert sluice("trace", "analyze", "d.pcap", "--json", "a.json", cwd=tmp_path).returncode == 0
+    a = json.loads((tmp_path / "a.json").read_text())
+    assert a["packets"] == 20000 and a["not_ip"] == 0, a
+    run = sluice("run", "l2l3-dual", "--n", "2", "--pcap", "d.pcap", "--backend", "sim", "--periods", "1", "--period-ms", "5", "--json", "r.json", cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    s = json.loads((tmp_path / "r.json").read_text())["summary"]
+    assert s["accounted"] and s["delivered"] > 0, s
+
+
 def test_a_long_runs_progress_line_gives_the_last_periods_figures_and_the_losses_so_far() -> None:
     from sluice.cli.output import _period_line
 

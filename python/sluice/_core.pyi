@@ -105,7 +105,8 @@ def poll_model_predict(path: str, rows: list[list[float]]) -> list[float]:
 def sleep_error_us(request_us: float, samples: int) -> str:
     """How late plain and precise sleeps end here (JSON, µs)."""
 
-def trace_synth(path: str, packets: int, segments: int = 1, flows_per_s: float = 3500.0, tcp_share: float = 0.8, seed: int = 1) -> str:
+def trace_synth(path: str, packets: int, segments: int = 1, flows_per_s: float = 3500.0, tcp_share: float = 0.8, seed: int = 1,
+                ipv6_share: float = 0.0) -> str:
     """Writes a synthetic trace to `path`: what was written (JSON)."""
 
 def send(spec: str, port: str, seconds: float) -> str:

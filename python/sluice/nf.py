@@ -97,7 +97,7 @@ class TypeCheck(NF):
 
     `ether_type`: The EtherType (2048 = 0x0800 IPv4, 34525 = 0x86DD IPv6, 33024
         = 0x8100 802.1Q).
-    `also`: More EtherTypes that pass (a dual-stack router's: [34525]).
+    `also`: More EtherTypes that pass (a dual-stack router's: `[34525]`).
     """
 
     kind: ClassVar[str] = "type_check"

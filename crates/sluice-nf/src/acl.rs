@@ -80,6 +80,44 @@ impl Rule6 {
     fn matches(&self, t: &FiveTuple) -> bool {
         t.v6 && self.matches_at(t.src, t.dst, t)
     }
+
+    /// The rule as one inclusive range per field, each address seen
+    /// through its 32-bit word `words` (0 = the top bits): a superset of
+    /// what the rule matches, narrowed by [`Self::matches`] after.
+    fn ranges(&self, words: Words) -> Ranges {
+        let prefix = |(net, mask): (u128, u128), w: usize| (word(net, w), word(net, w) | !word(mask, w));
+        let mut r = Rule { src: (0, 0), dst: (0, 0), ..self.v4_shape() }.ranges();
+        (r[0], r[1]) = (prefix(self.src, words.0), prefix(self.dst, words.1));
+        r
+    }
+
+    /// The rule's protocol, ports and verdict, addresses left out.
+    fn v4_shape(&self) -> Rule<u32> {
+        Rule { src: (0, 0), dst: (0, 0), proto: self.proto, sport: self.sport, dport: self.dport, permit: self.permit }
+    }
+}
+
+/// Which 32-bit word of the source and of the destination address the
+/// IPv6 tree splits on.
+type Words = (usize, usize);
+
+/// Word `w` (0 = the top bits) of a 128-bit address.
+#[inline]
+fn word(addr: u128, w: usize) -> u32 {
+    (addr >> (96 - 32 * w)) as u32
+}
+
+/// The word of the addresses `of` picks out of `rules` that tells them
+/// apart best: the one with the most distinct ranges (ties: the higher word).
+fn best_word(rules: &[Rule6], of: impl Fn(&Rule6) -> (u128, u128)) -> usize {
+    (0..4)
+        .max_by_key(|&w| {
+            let mut ranges: Vec<(u32, u32)> = rules.iter().map(&of).map(|(net, mask)| (word(net, w), word(mask, w))).collect();
+            ranges.sort_unstable();
+            ranges.dedup();
+            (ranges.len(), std::cmp::Reverse(w))
+        })
+        .unwrap_or(0)
 }
 
 impl Rule<u32> {
@@ -135,19 +173,26 @@ impl Prefix {
 pub use crate::five_tuple::FiveTuple;
 
 /// First matching rule decides: permit → gate 0, deny → drop gate; no
-/// match, non-IP or malformed → drop gate. For IPv4 packets a decision
-/// tree over the five fields (`acl_tree.rs`) narrows each lookup to a
-/// handful of rules, so 10 000 rules stay practical; IPv6 packets are
-/// matched against the rules that can match them in order.
+/// match, non-IP or malformed → drop gate. A decision tree over the five
+/// fields (`acl_tree.rs`) narrows each lookup to a handful of rules, so
+/// 10 000 rules stay practical: one over the rules that can match IPv4
+/// packets, one over those that can match IPv6 ones (each address seen
+/// through the 32-bit word that tells the rules apart best).
 pub struct Acl {
-    /// The rules that can match IPv4 packets, in priority order, and their tree.
-    rules: Vec<Rule<u32>>,
-    tree: Tree,
-    /// The rules that can match IPv6 packets, in priority order.
-    rules6: Vec<Rule6>,
+    rules: RuleSet,
     /// Per batch, kept between batches: the packets' tuples, whether they
     /// parsed, the verdicts, and the tree walk's keys and leaves.
     scratch: Box<Scratch>,
+}
+
+/// The rules by the family they can match, each family's in priority order with its tree.
+struct RuleSet {
+    v4: Vec<Rule<u32>>,
+    tree: Tree,
+    v6: Vec<Rule6>,
+    tree6: Tree,
+    /// The words of the source and destination the IPv6 tree splits on.
+    words6: Words,
 }
 
 /// Working space for a batch of lookups.
@@ -178,9 +223,14 @@ impl Scratch {
 /// The tuple of a packet that could not be parsed (never looked at).
 const UNPARSED: FiveTuple = FiveTuple::v4(0, 0, 0, 0, 0);
 
-/// The tree's key of an IPv4 tuple (an IPv6 one's is never walked).
+/// The IPv4 tree's key of an IPv4 tuple.
 fn key(t: &FiveTuple) -> [u32; FIELDS] {
     [t.src as u32, t.dst as u32, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
+}
+
+/// The IPv6 tree's key of an IPv6 tuple.
+fn key6(t: &FiveTuple, words: Words) -> [u32; FIELDS] {
+    [word(t.src, words.0), word(t.dst, words.1), u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
 }
 
 /// The verdict of the first of `candidates` (rule indices, in priority
@@ -210,56 +260,50 @@ fn decide(rules: &[Rule<u32>], tree: &Tree, t: &FiveTuple) -> bool {
     top_decides(rules, t).unwrap_or_else(|| walk(rules, tree, t))
 }
 
-/// The verdict for IPv6 tuple `t`: the first of `rules6` that matches.
-#[inline]
-fn decide6(rules6: &[Rule6], t: &FiveTuple) -> bool {
-    rules6.iter().find(|r| r.matches(t)).is_some_and(|r| r.permit)
-}
-
-/// The rules of an ACL by the family they can match.
-struct Families<'a> {
-    rules: &'a [Rule<u32>],
-    tree: &'a Tree,
-    rules6: &'a [Rule6],
-}
-
-impl Families<'_> {
+impl RuleSet {
+    /// The verdict for `t`.
     #[inline]
     fn decide(&self, t: &FiveTuple) -> bool {
         if t.v6 {
-            decide6(self.rules6, t)
+            self.decide6(t)
         } else {
-            decide(self.rules, self.tree, t)
+            decide(&self.v4, &self.tree, t)
         }
     }
-}
 
-/// Verdicts of up to [`MAX_BURST`] tuples, the IPv4 ones' tree walks in
-/// lockstep when the tree is deep (`keys` and `leaves` are working space
-/// of at least as many entries).
-#[inline]
-fn classify(acl: &Families<'_>, tuples: &[FiveTuple], keys: &mut [[u32; FIELDS]], leaves: &mut [u32], permitted: &mut [bool]) {
-    let Families { rules, tree, rules6 } = *acl;
-    if !tree.lockstep() {
-        for (o, t) in permitted.iter_mut().zip(tuples) {
-            *o = acl.decide(t);
+    /// The verdict for IPv6 tuple `t`: the first of its tree's candidates that matches.
+    #[inline]
+    fn decide6(&self, t: &FiveTuple) -> bool {
+        let candidates = self.tree6.candidates(&key6(t, self.words6));
+        candidates.iter().map(|&r| &self.v6[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
+    }
+
+    /// Verdicts of up to [`MAX_BURST`] tuples, the IPv4 ones' tree walks
+    /// in lockstep when the tree is deep (`keys` and `leaves` are working
+    /// space of at least as many entries).
+    #[inline]
+    fn classify(&self, tuples: &[FiveTuple], keys: &mut [[u32; FIELDS]], leaves: &mut [u32], permitted: &mut [bool]) {
+        if !self.tree.lockstep() {
+            for (o, t) in permitted.iter_mut().zip(tuples) {
+                *o = self.decide(t);
+            }
+            return;
         }
-        return;
-    }
-    let n = tuples.len();
-    for (k, t) in keys.iter_mut().zip(tuples) {
-        *k = key(t);
-    }
-    tree.leaves(&keys[..n], &mut leaves[..n]);
-    for ((o, t), &leaf) in permitted.iter_mut().zip(tuples).zip(leaves.iter()) {
-        *o = if t.v6 { decide6(rules6, t) } else { first_match_permits(rules, tree.rules_at(leaf), t) };
+        let n = tuples.len();
+        for (k, t) in keys.iter_mut().zip(tuples) {
+            *k = key(t);
+        }
+        self.tree.leaves(&keys[..n], &mut leaves[..n]);
+        for ((o, t), &leaf) in permitted.iter_mut().zip(tuples).zip(leaves.iter()) {
+            *o = if t.v6 { self.decide6(t) } else { first_match_permits(&self.v4, self.tree.rules_at(leaf), t) };
+        }
     }
 }
 
 impl Acl {
     /// An ACL from rules in priority order.
     pub fn new(specs: &[RuleSpec]) -> Result<Self, String> {
-        let (mut rules, mut rules6) = (Vec::new(), Vec::new());
+        let (mut v4, mut v6) = (Vec::new(), Vec::new());
         for (i, r) in specs.iter().enumerate() {
             if r.sport.0 > r.sport.1 || r.dport.0 > r.dport.1 {
                 return Err(format!("rule {i}: a port range runs backwards"));
@@ -272,34 +316,31 @@ impl Acl {
                 _ => {}
             }
             if let (Some(s), Some(d)) = (src.as_v4(), dst.as_v4()) {
-                rules.push(Rule::of(r, s, d));
+                v4.push(Rule::of(r, s, d));
             }
             if let (Some(s), Some(d)) = (src.as_v6(), dst.as_v6()) {
-                rules6.push(Rule::of(r, s, d));
+                v6.push(Rule::of(r, s, d));
             }
         }
-        let tree = Tree::build(&rules.iter().map(Rule::ranges).collect::<Vec<_>>());
-        Ok(Self { rules, tree, rules6, scratch: Scratch::new() })
-    }
-
-    fn families(&self) -> Families<'_> {
-        Families { rules: &self.rules, tree: &self.tree, rules6: &self.rules6 }
+        let tree = Tree::build(&v4.iter().map(Rule::<u32>::ranges).collect::<Vec<_>>());
+        let words6 = (best_word(&v6, |r| r.src), best_word(&v6, |r| r.dst));
+        let tree6 = Tree::build(&v6.iter().map(|r| r.ranges(words6)).collect::<Vec<_>>());
+        Ok(Self { rules: RuleSet { v4, tree, v6, tree6, words6 }, scratch: Scratch::new() })
     }
 
     /// Whether the first rule matching `t` permits it.
     #[inline]
     pub fn permits(&self, t: &FiveTuple) -> bool {
-        self.families().decide(t)
+        self.rules.decide(t)
     }
 
     /// [`Self::permits`] for each of `tuples` into `permitted`, their tree
     /// walks interleaved a batch at a time.
     #[inline]
     pub fn permits_bulk(&mut self, tuples: &[FiveTuple], permitted: &mut [bool]) {
-        let Self { rules, tree, rules6, scratch } = self;
-        let acl = Families { rules, tree, rules6 };
+        let Self { rules, scratch } = self;
         for (chunk, out) in tuples.chunks(MAX_BURST).zip(permitted.chunks_mut(MAX_BURST)) {
-            classify(&acl, chunk, &mut scratch.keys, &mut scratch.leaves, out);
+            rules.classify(chunk, &mut scratch.keys, &mut scratch.leaves, out);
         }
     }
 }
@@ -311,21 +352,21 @@ impl NetworkFunction for Acl {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         // A run of packets with one tuple (one flow's, behind a Reframer) is decided once.
-        if !self.tree.lockstep() {
+        if !self.rules.tree.lockstep() {
             // A shallow tree: one pass, packet by packet. Rule 0 costs no
             // more than comparing with the last walked tuple, so it goes
             // first, and only walks are remembered.
-            let Self { rules, tree, rules6, .. } = self;
+            let rules = &self.rules;
             let mut last: Option<(FiveTuple, bool)> = None;
             for &id in input.as_slice() {
                 let permit = match FiveTuple::of(ctx.pool.data(id)) {
                     Some(t) if t.v6 => match last {
                         Some((l, verdict)) if l == t => verdict,
-                        _ => last.insert((t, decide6(rules6, &t))).1,
+                        _ => last.insert((t, rules.decide6(&t))).1,
                     },
-                    Some(t) => top_decides(rules, &t).unwrap_or_else(|| match last {
+                    Some(t) => top_decides(&rules.v4, &t).unwrap_or_else(|| match last {
                         Some((l, verdict)) if l == t => verdict,
-                        _ => last.insert((t, walk(rules, tree, &t))).1,
+                        _ => last.insert((t, walk(&rules.v4, &rules.tree, &t))).1,
                     }),
                     None => false,
                 };
@@ -339,7 +380,7 @@ impl NetworkFunction for Acl {
             return;
         }
         let ids = input.as_slice();
-        let Self { rules, tree, rules6, scratch } = self;
+        let Self { rules, scratch } = self;
         let Scratch { tuples, parsed, run_of, permitted, keys, leaves } = &mut **scratch;
         // Malformed packets are looked up as an all-zero tuple and dropped below whatever it gets.
         let mut runs = 0;
@@ -351,7 +392,7 @@ impl NetworkFunction for Acl {
             }
             *run = (runs - 1) as u16;
         }
-        classify(&Families { rules, tree, rules6 }, &tuples[..runs], keys, leaves, &mut permitted[..runs]);
+        rules.classify(&tuples[..runs], keys, leaves, &mut permitted[..runs]);
         for (&id, &run) in ids.iter().zip(run_of.iter()) {
             if parsed[run as usize] && permitted[run as usize] {
                 out.push(0, id);
@@ -454,12 +495,12 @@ mod tests {
     #[test]
     fn ten_thousand_rules_answer_as_a_linear_scan_does_from_a_few_candidates() {
         let mut acl = Acl::new(&sample_rules(10_000, 7)).unwrap();
-        let (depth, widest) = acl.tree.shape();
+        let (depth, widest) = acl.rules.tree.shape();
         let mut examined = 0;
         for t in sample_tuples(20_000, 8) {
-            let linear = acl.rules.iter().find(|r| r.matches(&t)).is_some_and(|r| r.permit);
+            let linear = acl.rules.v4.iter().find(|r| r.matches(&t)).is_some_and(|r| r.permit);
             assert_eq!(acl.permits(&t), linear, "{t:?}");
-            examined += acl.tree.candidates(&key(&t)).len();
+            examined += acl.rules.tree.candidates(&key(&t)).len();
         }
         let mean = examined as f64 / 20_000.0;
         let tuples = sample_tuples(20_000, 8);
@@ -469,12 +510,37 @@ mod tests {
         assert!(mean < 32.0 && widest <= 64, "a lookup examines {mean:.1} of 10 000 rules on average (depth {depth}, widest leaf {widest})");
     }
 
+    /// IPv6 rules of the shapes an IPv6 ACL holds: /48 to /64 sites under
+    /// one /32 (the top word alike in every rule), ports as [`sample_rules`].
+    fn ipv6_rules(n: usize, seed: u64) -> Vec<RuleSpec> {
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let prefix = |rng: &mut SmallRng| format!("2001:db8:{:x}:{:x}::/{}", rng.gen_range(0..64), rng.gen_range(0..16) << 8, [48, 56, 64][rng.gen_range(0..3)]);
+        sample_rules(n, seed).into_iter().map(|r| RuleSpec { src: prefix(&mut rng), dst: prefix(&mut rng), ..r }).collect()
+    }
+
+    #[test]
+    fn ten_thousand_ipv6_rules_answer_as_a_linear_scan_does_from_a_few_candidates() {
+        let acl = Acl::new(&ipv6_rules(10_000, 7)).unwrap();
+        assert_eq!(acl.rules.words6, (1, 1), "the top word is alike in every rule; the second tells them apart");
+        let mut rng = SmallRng::seed_from_u64(8);
+        let mut examined = 0;
+        for _ in 0..5_000 {
+            let addr = |rng: &mut SmallRng| (0x2001_0db8u128 << 96) | (rng.gen_range(0..64u128) << 80) | (rng.gen_range(0..4096u128) << 64) | 9;
+            let t = FiveTuple { src: addr(&mut rng), dst: addr(&mut rng), proto: [6, 17][rng.gen_range(0..2)], sport: rng.gen_range(0..2600), dport: rng.gen_range(0..2600), v6: true };
+            let linear = acl.rules.v6.iter().find(|r| r.matches(&t)).is_some_and(|r| r.permit);
+            assert_eq!(acl.permits(&t), linear, "{t:?}");
+            examined += acl.rules.tree6.candidates(&key6(&t, acl.rules.words6)).len();
+        }
+        let mean = examined as f64 / 5_000.0;
+        assert!(mean < 32.0, "a lookup examines {mean:.1} of 10 000 rules on average");
+    }
+
     #[test]
     fn a_deep_tree_decides_runs_of_one_tuple_as_it_decides_packets() {
         use sluice_core::harness::Harness;
         let rules = sample_rules(10_000, 7);
         let (mut batched, mut single) = (Acl::new(&rules).unwrap(), Acl::new(&rules).unwrap());
-        assert!(batched.tree.lockstep(), "10 000 rules walk in lockstep");
+        assert!(batched.rules.tree.lockstep(), "10 000 rules walk in lockstep");
         let frame = |t: &FiveTuple| {
             let (src, dst) = t.v4_addresses().expect("IPv4 samples");
             let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(src.to_be_bytes(), dst.to_be_bytes(), 64);
@@ -509,7 +575,7 @@ mod tests {
         let mut specs = vec![any.clone()];
         specs.extend(sample_rules(500, 1));
         let acl = Acl::new(&specs).unwrap();
-        assert_eq!(acl.tree.shape(), (0, 1), "one leaf with the one rule");
+        assert_eq!(acl.rules.tree.shape(), (0, 1), "one leaf with the one rule");
         assert!(sample_tuples(100, 2).iter().all(|t| acl.permits(t)));
     }
 }
@@ -524,7 +590,7 @@ mod gateway_tests {
     #[test]
     fn a_prefix_list_gives_a_shallow_tree() {
         let acl = Acl::new(&gateway_rules(100)).unwrap();
-        let (depth, widest) = acl.tree.shape();
+        let (depth, widest) = acl.rules.tree.shape();
         assert!(depth <= 8 && widest <= 8, "depth {depth}, widest leaf {widest}");
         let tcp = FiveTuple::v4(1, u32::from_be_bytes([40, 0, 7, 1]), 6, 1, 2);
         assert!(!acl.permits(&tcp) && acl.permits(&FiveTuple { proto: 17, ..tcp }));

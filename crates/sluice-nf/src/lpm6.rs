@@ -141,7 +141,7 @@ impl Lpm6Table {
 const LENGTH_SHARES: [(u8, u32); 12] = [(48, 480), (32, 130), (44, 90), (40, 65), (36, 40), (29, 30), (47, 30), (46, 30), (45, 15), (42, 15), (34, 40), (38, 35)];
 
 /// `n` IPv6 routes drawn by `seed`, for benchmarks: prefixes of the
-/// lengths of [`LENGTH_SHARES`] in 2000::/3, those longer than /32 inside
+/// lengths of `LENGTH_SHARES` in 2000::/3, those longer than /32 inside
 /// one of n/8 allocated /32s (as real /48s sit in their provider's /32),
 /// to gates 0..16. With `n` ≥ 100 000 a lookup table's size and depth are
 /// those of a full table.

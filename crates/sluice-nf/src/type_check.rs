@@ -17,7 +17,7 @@ impl TypeCheck {
         Self::passing(ether_type, &[])
     }
 
-    /// A check for `ether_type` and the types of `also` (IPv4 and IPv6: 0x0800, [0x86DD]).
+    /// A check for `ether_type` and the types of `also` (IPv4 and IPv6: 0x0800, `[0x86DD]`).
     pub fn passing(ether_type: u16, also: &[u16]) -> Self {
         Self { ether_type, also: also.into() }
     }
@@ -41,7 +41,7 @@ pub struct TypeCheckSpec {
     /// The EtherType (2048 = 0x0800 IPv4, 34525 = 0x86DD IPv6, 33024 = 0x8100 802.1Q).
     #[serde(default = "ipv4")]
     pub ether_type: u16,
-    /// More EtherTypes that pass (a dual-stack router's: [34525]).
+    /// More EtherTypes that pass (a dual-stack router's: `[34525]`).
     #[serde(default)]
     pub also: Vec<u16>,
 }

@@ -234,11 +234,12 @@ fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<St
 /// Writes a synthetic trace to `path` (see `sluice_traffic::trace_synth`);
 /// returns JSON with what was written and how fast.
 #[pyfunction]
-#[pyo3(signature = (path, packets, segments=1, flows_per_s=3500.0, tcp_share=0.8, seed=1))]
-fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_per_s: f64, tcp_share: f64, seed: u64) -> PyResult<String> {
+#[pyo3(signature = (path, packets, segments=1, flows_per_s=3500.0, tcp_share=0.8, seed=1, ipv6_share=0.0))]
+#[allow(clippy::too_many_arguments)]
+fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_per_s: f64, tcp_share: f64, seed: u64, ipv6_share: f64) -> PyResult<String> {
     use sluice_traffic::trace_synth::{synthesize, SynthConfig};
     let mut file = Stoppable::new(std::fs::File::create(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?);
-    let config = SynthConfig { packets, segments, flows_per_s, tcp_share, seed };
+    let config = SynthConfig { packets, segments, flows_per_s, tcp_share, ipv6_share, seed };
     let start = std::time::Instant::now();
     let s = py.allow_threads(|| synthesize(&config, std::io::BufWriter::new(&mut file))).map_err(|e| match file.raised.into_inner().expect("no panic while it is held") {
         // Stopped: the trace is not the one asked for, and not left behind.

@@ -127,8 +127,9 @@ fn addresses(src: &str, dst: &str) -> Result<(IpAddr, IpAddr)> {
     Ok((s, d))
 }
 
-/// The IP header (lengths and checksum filled in when written) of the addresses' family.
-fn ip_header((src, dst): (IpAddr, IpAddr), ttl: u8) -> IpHeaders {
+/// The IP header (lengths and checksum filled in when written) of the
+/// addresses' family; `addresses` pairs two of one family.
+pub(crate) fn ip_header((src, dst): (IpAddr, IpAddr), ttl: u8) -> IpHeaders {
     match (src, dst) {
         (IpAddr::V6(s), IpAddr::V6(d)) => IpHeaders::Ipv6(
             Ipv6Header { traffic_class: 0, flow_label: Default::default(), payload_length: 0, next_header: IpNumber::UDP, hop_limit: ttl, source: s.octets(), destination: d.octets() },
@@ -144,7 +145,7 @@ fn ip_header((src, dst): (IpAddr, IpAddr), ttl: u8) -> IpHeaders {
 fn octets4(addr: IpAddr) -> [u8; 4] {
     match addr {
         IpAddr::V4(a) => a.octets(),
-        IpAddr::V6(_) => unreachable!("addresses() pairs families"),
+        IpAddr::V6(_) => unreachable!("ip_header's callers pair addresses of one family"),
     }
 }
 

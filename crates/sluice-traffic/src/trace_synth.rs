@@ -9,16 +9,17 @@
 //!
 //! Flow sizes are lognormal with a median of 4 and a mean of 63 data
 //! packets (the paper's campus trace: mean 63, most flows a few packets,
-//! a few elephants). Frames are real Ethernet/IPv4/TCP or UDP with valid
-//! checksums; payloads are cut to keep files small (frames of 60–128
-//! bytes, the IP lengths matching the frame), as a capture with a short
-//! snap length would be.
+//! a few elephants). Frames are real Ethernet/IPv4 or IPv6 (a share of
+//! the flows)/TCP or UDP with valid checksums; payloads are cut to keep
+//! files small (frames of 60–148 bytes, the IP lengths matching the
+//! frame), as a capture with a short snap length would be.
 //!
 //! Memory is proportional to the flows active at once, not the trace.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Write;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use etherparse::PacketBuilder;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -27,6 +28,7 @@ use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, Exp, LogNormal};
 
 use crate::error::{Error, Result};
+use crate::template::ip_header;
 
 /// What a synthetic trace is made of.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,13 +41,15 @@ pub struct SynthConfig {
     pub flows_per_s: f64,
     /// Share of flows that are TCP (the rest UDP).
     pub tcp_share: f64,
+    /// Share of flows over IPv6 (the rest IPv4).
+    pub ipv6_share: f64,
     /// Draws are repeatable from this seed.
     pub seed: u64,
 }
 
 impl Default for SynthConfig {
     fn default() -> Self {
-        Self { packets: 1_000_000, segments: 1, flows_per_s: 3_500.0, tcp_share: 0.8, seed: 1 }
+        Self { packets: 1_000_000, segments: 1, flows_per_s: 3_500.0, tcp_share: 0.8, ipv6_share: 0.0, seed: 1 }
     }
 }
 
@@ -85,9 +89,9 @@ const MAX_SPAN_NS: u64 = 500 * 365 * 86_400 * 1_000_000_000;
 /// One flow's sending state.
 struct Flow {
     /// Client address and port, server address and port.
-    client: [u8; 4],
+    client: IpAddr,
     cport: u16,
-    server: [u8; 4],
+    server: IpAddr,
     sport: u16,
     tcp: bool,
     /// Data packets left to send.
@@ -123,6 +127,7 @@ struct Segment {
     arrivals: Exp<f64>,
     size: LogNormal<f64>,
     tcp_share: f64,
+    ipv6_share: f64,
 }
 
 impl Segment {
@@ -134,7 +139,7 @@ impl Segment {
         let mut events = BinaryHeap::new();
         let first = arrivals.sample(&mut rng) as u64;
         events.push(Reverse((first, Event::Arrival)));
-        Self { index, rng, flows: Vec::new(), free: Vec::new(), events, started: 0, arrivals, size, tcp_share: config.tcp_share }
+        Self { index, rng, flows: Vec::new(), free: Vec::new(), events, started: 0, arrivals, size, tcp_share: config.tcp_share, ipv6_share: config.ipv6_share }
     }
 
     /// Time of its next event (ns).
@@ -153,10 +158,19 @@ impl Segment {
         let rate = 10f64.powf(rng.gen_range(8.0..10.0));
         let gap_ns = (MSS_BITS / rate * 1e9) as u64;
         let rtt_ns = (10f64.powf(rng.gen_range(5.7..7.7))) as u64;
+        let server = [rng.gen_range(0..2), rng.gen_range(0..250), rng.gen_range(1..255)];
+        // Clients in 10.<segment>.0.0/16 or 2001:db8:<segment>::/48, servers in 20.0.0.0/15 or 2001:db8:ff<a>:<b>::<c>.
+        let (client, server) = if rng.gen_bool(self.ipv6_share) {
+            let client = Ipv6Addr::new(0x2001, 0xdb8, self.index as u16, 0, 0, 0, (n >> 16) as u16, n as u16);
+            let server = Ipv6Addr::new(0x2001, 0xdb8, 0xff00 | u16::from(server[0]), u16::from(server[1]), 0, 0, 0, u16::from(server[2]));
+            (IpAddr::V6(client), IpAddr::V6(server))
+        } else {
+            (IpAddr::V4(Ipv4Addr::new(10, self.index as u8, (n >> 8) as u8, n as u8)), IpAddr::V4(Ipv4Addr::new(20, server[0], server[1], server[2])))
+        };
         let flow = Flow {
-            client: [10, self.index as u8, (n >> 8) as u8, n as u8],
+            client,
             cport: rng.gen_range(1024..=65535),
-            server: [20, rng.gen_range(0..2), rng.gen_range(0..250), rng.gen_range(1..255)],
+            server,
             sport: if tcp { [80, 443, 8080][rng.gen_range(0..3)] } else { [53, 443, 4789][rng.gen_range(0..3)] },
             tcp,
             left,
@@ -247,10 +261,11 @@ fn data_frame(flow: &Flow, frame: &mut Vec<u8>) {
     frame.clear();
     let eth = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
     let payload = [0x5a; DATA_PAYLOAD];
+    let ip = eth.ip(ip_header((flow.client, flow.server), 64));
     let written = if flow.tcp {
-        eth.ipv4(flow.client, flow.server, 64).tcp(flow.cport, flow.sport, flow.seq, 65535).ack(1).psh().write(frame, &payload)
+        ip.tcp(flow.cport, flow.sport, flow.seq, 65535).ack(1).psh().write(frame, &payload)
     } else {
-        eth.ipv4(flow.client, flow.server, 64).udp(flow.cport, flow.sport).write(frame, &payload)
+        ip.udp(flow.cport, flow.sport).write(frame, &payload)
     };
     written.expect("a frame of fixed size builds");
 }
@@ -259,7 +274,7 @@ fn data_frame(flow: &Flow, frame: &mut Vec<u8>) {
 fn ack_frame(flow: &Flow, ack: u32, frame: &mut Vec<u8>) {
     frame.clear();
     PacketBuilder::ethernet2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1])
-        .ipv4(flow.server, flow.client, 64)
+        .ip(ip_header((flow.server, flow.client), 64))
         .tcp(flow.sport, flow.cport, 1, 65535)
         .ack(ack)
         .write(frame, &[])
@@ -272,8 +287,11 @@ pub fn synthesize(config: &SynthConfig, out: impl Write) -> Result<SynthSummary>
     if config.segments == 0 || config.segments > 255 {
         return Err(bad(format!("segments {} must be 1..=255", config.segments)));
     }
-    if !((MIN_FLOWS_PER_S..=MAX_FLOWS_PER_S).contains(&config.flows_per_s) && (0.0..=1.0).contains(&config.tcp_share)) {
-        let why = format!("flows_per_s {} must be in [{MIN_FLOWS_PER_S}, {MAX_FLOWS_PER_S:e}] and tcp_share {} in [0, 1]", config.flows_per_s, config.tcp_share);
+    if !((MIN_FLOWS_PER_S..=MAX_FLOWS_PER_S).contains(&config.flows_per_s) && (0.0..=1.0).contains(&config.tcp_share) && (0.0..=1.0).contains(&config.ipv6_share)) {
+        let why = format!(
+            "flows_per_s {} must be in [{MIN_FLOWS_PER_S}, {MAX_FLOWS_PER_S:e}], tcp_share {} and ipv6_share {} in [0, 1]",
+            config.flows_per_s, config.tcp_share, config.ipv6_share
+        );
         return Err(bad(why));
     }
     let header = PcapHeader { ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };

@@ -56,7 +56,38 @@ fn packets_are_valid_tcp_and_udp_and_the_trace_repeats_by_seed() {
 }
 
 #[test]
+fn an_ipv6_share_of_the_flows_is_valid_ipv6_and_the_analyzer_counts_them() {
+    let bytes = synth(&SynthConfig { packets: 5_000, ipv6_share: 0.5, ..SynthConfig::default() });
+    let mut reader = pcap_file::pcap::PcapReader::new(&bytes[..]).unwrap();
+    let (mut v4, mut v6) = (0, 0);
+    while let Some(packet) = reader.next_packet() {
+        let packet = packet.unwrap();
+        let p = SlicedPacket::from_ethernet(&packet.data).unwrap();
+        match (&p.net, &p.transport) {
+            (Some(etherparse::NetSlice::Ipv6(ip)), transport) => {
+                let h = ip.header().to_header();
+                assert_eq!(usize::from(h.payload_length), packet.data.len() - 54, "IP length matches the frame");
+                let ok = match transport {
+                    Some(TransportSlice::Tcp(t)) => t.to_header().calc_checksum_ipv6(&h, t.payload()).unwrap() == t.checksum(),
+                    Some(TransportSlice::Udp(u)) => u.to_header().calc_checksum_ipv6(&h, u.payload()).unwrap() == u.checksum(),
+                    _ => false,
+                };
+                assert!(ok, "a valid TCP or UDP checksum over IPv6");
+                v6 += 1;
+            }
+            (Some(etherparse::NetSlice::Ipv4(_)), _) => v4 += 1,
+            other => panic!("neither IPv4 nor IPv6: {other:?}"),
+        }
+    }
+    assert!(v4 > 100 && v6 > 100, "{v4} IPv4, {v6} IPv6 packets (flows are shared, packets follow their heavy-tailed sizes)");
+    let a = analyze(&bytes[..], "dual").unwrap();
+    assert_eq!((a.packets, a.not_ip), (5_000, 0));
+}
+
+#[test]
 fn bad_settings_are_refused() {
+    let e = synthesize(&SynthConfig { ipv6_share: 1.5, ..SynthConfig::default() }, Vec::new()).unwrap_err().to_string();
+    assert!(e.contains("ipv6_share 1.5"), "{e}");
     for config in [SynthConfig { segments: 0, ..SynthConfig::default() }, SynthConfig { flows_per_s: 0.0, ..SynthConfig::default() }] {
         assert!(synthesize(&config, Vec::new()).is_err());
     }

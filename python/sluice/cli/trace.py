@@ -63,13 +63,15 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str],
               help="Independent copies of the flow process multiplexed (more: more flows interleaved).")
 @click.option("--flows-per-s", type=Number(LIMITS["min_synth_flows_per_s"], LIMITS["max_synth_flows_per_s"]), default=3_500.0, show_default=True, help="New flows a second, per segment.")
 @click.option("--tcp-share", type=click.FloatRange(0, 1), default=0.8, show_default=True, help="Share of flows that are TCP.")
+@click.option("--ipv6-share", type=click.FloatRange(0, 1), default=0.0, show_default=True, help="Share of flows over IPv6.")
 @click.option("--seed", type=click.IntRange(0, 2**64 - 1), default=1, show_default=True)
 @click.option("--out", "out", required=True, help="The pcap to write.")
-def trace_synth(packets: int, segments: int, flows_per_s: float, tcp_share: float, seed: int, out: str) -> None:
+def trace_synth(packets: int, segments: int, flows_per_s: float, tcp_share: float, ipv6_share: float, seed: int, out: str) -> None:
     """Write a synthetic trace with the structure of a real one: concurrent
     TCP and UDP flows of heavy-tailed sizes (mean 63 packets), TCP window
-    trains and ACK streams; `--segments K` multiplexes K copies."""
+    trains and ACK streams, over IPv4 and (`--ipv6-share`) IPv6;
+    `--segments K` multiplexes K copies."""
     writable(out, "--out")
-    s = json.loads(_core.trace_synth(out, packets, segments, flows_per_s, tcp_share, seed))
+    s = json.loads(_core.trace_synth(out, packets, segments, flows_per_s, tcp_share, seed, ipv6_share))
     console.print(f"{out}: {s['packets']} packets of {s['flows']} flows over {s['duration_s']:.3f} s "
                   f"(written in {s['seconds']:.1f} s)")
