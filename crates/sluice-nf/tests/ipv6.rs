@@ -250,7 +250,7 @@ fn gtpu_carries_either_family_over_either_family_and_decap_restores_the_frame() 
         }
     }
     let err = GtpuEncapSpec { src_ip: "10.0.0.1".into(), dst_ip: "2001:db8::2".into(), src_mac: "02:00:00:00:00:01".into(), dst_mac: "02:00:00:00:00:02".into() }.build().err().unwrap();
-    assert!(err.contains("'10.0.0.1' and '2001:db8::2' are of different IP families"), "{err}");
+    assert!(err.contains("source '10.0.0.1' and destination '2001:db8::2' are of different IP families"), "{err}");
 }
 
 #[test]

@@ -4,6 +4,7 @@ use std::net::IpAddr;
 
 use etherparse::{IpHeaders, IpNumber, Ipv4Header, Ipv6Header, PacketBuilder};
 use sluice_core::packet::MAX_PACKET_LEN;
+use sluice_core::wire::udp_tunnel::Endpoints;
 
 use crate::error::{Error, Result};
 
@@ -114,17 +115,9 @@ fn parse_mac(s: &str) -> Result<[u8; 6]> {
     sluice_core::wire::ethernet::parse_mac(s).map_err(Error::Template)
 }
 
-fn parse_ip(s: &str) -> Result<IpAddr> {
-    s.parse::<IpAddr>().map_err(|_| Error::Template(format!("'{s}' is not an IPv4 or IPv6 address")))
-}
-
 /// The source and destination addresses `src` and `dst`, of one family.
 fn addresses(src: &str, dst: &str) -> Result<(IpAddr, IpAddr)> {
-    let (s, d) = (parse_ip(src)?, parse_ip(dst)?);
-    if s.is_ipv4() != d.is_ipv4() {
-        return Err(Error::Template(format!("source '{src}' and destination '{dst}' are of different IP families")));
-    }
-    Ok((s, d))
+    Endpoints::parse(src, dst).map(Endpoints::addresses).map_err(Error::Template)
 }
 
 /// The IP header (lengths and checksum filled in when written) of the

@@ -1,7 +1,7 @@
 //! The outer Ethernet/IP/UDP headers UDP tunnels (GTP-U, VXLAN) share,
 //! over IPv4 or IPv6.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::ethernet::{Frame, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
 use super::ipv4::{self, PROTO_UDP};
@@ -12,7 +12,7 @@ use super::ip_of;
 /// Hop limit (IPv4: TTL) of the outer header.
 const OUTER_HOP_LIMIT: u8 = 64;
 
-/// A tunnel's two ends, of one family.
+/// A tunnel's (or a packet's) two ends, of one family.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Endpoints {
     /// IPv4 source and destination.
@@ -28,7 +28,15 @@ impl Endpoints {
         match (parse(src)?, parse(dst)?) {
             (IpAddr::V4(s), IpAddr::V4(d)) => Ok(Self::V4(s.into(), d.into())),
             (IpAddr::V6(s), IpAddr::V6(d)) => Ok(Self::V6(s.into(), d.into())),
-            _ => Err(format!("tunnel ends '{src}' and '{dst}' are of different IP families")),
+            _ => Err(format!("source '{src}' and destination '{dst}' are of different IP families")),
+        }
+    }
+
+    /// The two addresses.
+    pub fn addresses(self) -> (IpAddr, IpAddr) {
+        match self {
+            Self::V4(s, d) => (Ipv4Addr::from(s).into(), Ipv4Addr::from(d).into()),
+            Self::V6(s, d) => (Ipv6Addr::from(s).into(), Ipv6Addr::from(d).into()),
         }
     }
 
