@@ -20,10 +20,15 @@ const GROUP_LEN: usize = 1 << GROUP_BITS;
 /// Most groups a table may hold (1 KiB each: 1 GiB in all).
 pub const MAX_GROUPS: usize = 1 << 20;
 
-/// A multibit trie from IPv6 prefixes to gates.
+/// Entries of the first level.
+const FIRST_LEN: usize = 1 << FIRST_BITS;
+
+/// A multibit trie from IPv6 prefixes to gates. Both levels are arrays of
+/// a fixed length that a byte-built index cannot leave, so a lookup's
+/// loads take no bounds checks.
 pub struct Lpm6Table {
-    first: Vec<u32>,
-    groups: Vec<u32>,
+    first: Box<[u32; FIRST_LEN]>,
+    groups: Vec<[u32; GROUP_LEN]>,
 }
 
 impl Lpm6Table {
@@ -36,7 +41,8 @@ impl Lpm6Table {
         // Shortest first: a range filled later never covers a group, since
         // a group comes from a prefix longer than the range's level.
         sorted.sort_by_key(|r| r.1);
-        let mut t = Self { first: vec![MISS; 1 << FIRST_BITS], groups: Vec::new() };
+        let first = vec![MISS; FIRST_LEN].into_boxed_slice().try_into().expect("FIRST_LEN entries");
+        let mut t = Self { first, groups: Vec::new() };
         for (net, len, gate) in sorted {
             t.insert(net & sluice_core::wire::ipv6::mask(len), len, gate as u32 + 1)?;
         }
@@ -45,7 +51,7 @@ impl Lpm6Table {
 
     /// Bytes the table takes.
     pub fn bytes(&self) -> usize {
-        (self.first.len() + self.groups.len()) * std::mem::size_of::<u32>()
+        (FIRST_LEN + self.groups.len() * GROUP_LEN) * std::mem::size_of::<u32>()
     }
 
     fn insert(&mut self, net: u128, len: u8, value: u32) -> Result<(), String> {
@@ -58,35 +64,31 @@ impl Lpm6Table {
         let mut group = self.group_at(Slot::First(top))?;
         let mut end = FIRST_BITS + GROUP_BITS;
         loop {
-            let i = group * GROUP_LEN + ((net >> (128 - end)) as usize & (GROUP_LEN - 1));
+            let at = (net >> (128 - end)) as usize & (GROUP_LEN - 1);
             if len <= end {
-                self.groups[i..i + (1 << (end - len))].fill(value);
+                self.groups[group][at..at + (1 << (end - len))].fill(value);
                 return Ok(());
             }
-            group = self.group_at(Slot::Group(i))?;
+            group = self.group_at(Slot::Group(group, at))?;
             end += GROUP_BITS;
         }
     }
 
     /// The group `slot` points to, made (every entry the slot's value) if it points to none.
     fn group_at(&mut self, slot: Slot) -> Result<usize, String> {
+        let group = self.groups.len();
         let entry = match slot {
-            Slot::First(i) => self.first[i],
-            Slot::Group(i) => self.groups[i],
+            Slot::First(i) => &mut self.first[i],
+            Slot::Group(g, at) => &mut self.groups[g][at],
         };
-        if entry & GROUP != 0 {
-            return Ok((entry & !GROUP) as usize);
+        if *entry & GROUP != 0 {
+            return Ok((*entry & !GROUP) as usize);
         }
-        let group = self.groups.len() / GROUP_LEN;
         if group >= MAX_GROUPS {
             return Err(format!("the IPv6 routes need more than {MAX_GROUPS} groups of the trie"));
         }
-        self.groups.extend(std::iter::repeat_n(entry, GROUP_LEN));
-        let pointer = GROUP | group as u32;
-        match slot {
-            Slot::First(i) => self.first[i] = pointer,
-            Slot::Group(i) => self.groups[i] = pointer,
-        }
+        let filled = std::mem::replace(entry, GROUP | group as u32);
+        self.groups.push([filled; GROUP_LEN]);
         Ok(group)
     }
 
@@ -95,10 +97,11 @@ impl Lpm6Table {
     /// take than a 128-bit shift.
     #[inline]
     fn descend(&self, mut entry: u32, addr: &[u8; 16]) -> Option<u16> {
-        let mut byte = (FIRST_BITS / 8) as usize;
-        while entry & GROUP != 0 {
-            entry = self.groups[((entry & !GROUP) as usize) * GROUP_LEN + addr[byte] as usize];
-            byte += 1;
+        for &byte in &addr[(FIRST_BITS / 8) as usize..] {
+            if entry & GROUP == 0 {
+                break;
+            }
+            entry = self.groups[(entry & !GROUP) as usize][byte as usize];
         }
         (entry != MISS).then(|| (entry - 1) as u16)
     }
@@ -168,11 +171,11 @@ pub fn sample_routes6(n: usize, seed: u64) -> Vec<(u128, u8, u16)> {
         .collect()
 }
 
-/// Where a group pointer is kept.
+/// Where a group pointer is kept: a first-level entry, or an entry of a group.
 #[derive(Clone, Copy)]
 enum Slot {
     First(usize),
-    Group(usize),
+    Group(usize, usize),
 }
 
 #[cfg(test)]
