@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
-use sluice_core::wire::{ipv4, ipv6};
+use sluice_core::wire::{ipv4, ipv6, IpPrefix};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -64,6 +64,12 @@ impl<A: Copy + PartialEq + std::ops::BitAnd<Output = A>> Rule<A> {
         Self { src, dst, proto: spec.proto, sport: spec.sport, dport: spec.dport, permit: spec.permit }
     }
 
+    /// The protocol's and the ports' inclusive ranges.
+    fn other_ranges(&self) -> [(u32, u32); 3] {
+        let ports = |(a, b): (u16, u16)| (u32::from(a), u32::from(b));
+        [self.proto.map_or((0, 255), |p| (u32::from(p), u32::from(p))), ports(self.sport), ports(self.dport)]
+    }
+
     /// Whether the rule matches `t`, whose addresses are `src` and `dst`.
     #[inline]
     fn matches_at(&self, src: A, dst: A, t: &FiveTuple) -> bool {
@@ -86,14 +92,8 @@ impl Rule6 {
     /// what the rule matches, narrowed by [`Self::matches`] after.
     fn ranges(&self, words: Words) -> Ranges {
         let prefix = |(net, mask): (u128, u128), w: usize| (word(net, w), word(net, w) | !word(mask, w));
-        let mut r = Rule { src: (0, 0), dst: (0, 0), ..self.v4_shape() }.ranges();
-        (r[0], r[1]) = (prefix(self.src, words.0), prefix(self.dst, words.1));
-        r
-    }
-
-    /// The rule's protocol, ports and verdict, addresses left out.
-    fn v4_shape(&self) -> Rule<u32> {
-        Rule { src: (0, 0), dst: (0, 0), proto: self.proto, sport: self.sport, dport: self.dport, permit: self.permit }
+        let [proto, sport, dport] = self.other_ranges();
+        [prefix(self.src, words.0), prefix(self.dst, words.1), proto, sport, dport]
     }
 }
 
@@ -129,43 +129,34 @@ impl Rule<u32> {
     /// The rule as one inclusive range per field.
     fn ranges(&self) -> Ranges {
         let prefix = |(net, mask): (u32, u32)| (net, net | !mask);
-        let proto = self.proto.map_or((0, 255), |p| (u32::from(p), u32::from(p)));
-        let ports = |(a, b): (u16, u16)| (u32::from(a), u32::from(b));
-        [prefix(self.src), prefix(self.dst), proto, ports(self.sport), ports(self.dport)]
+        let [proto, sport, dport] = self.other_ranges();
+        [prefix(self.src), prefix(self.dst), proto, sport, dport]
     }
 }
 
-/// A rule's prefix as parsed: network and length, of its family.
-#[derive(Clone, Copy)]
-enum Prefix {
-    V4(u32, u8),
-    V6(u128, u8),
+/// How a rule's prefix of either family matches each family: a prefix of
+/// length 0 (any) matches both.
+trait Matching {
+    /// As an IPv4 (network, mask), if it can match IPv4 addresses.
+    fn for_v4(self) -> Option<(u32, u32)>;
+    /// As an IPv6 (network, mask), if it can match IPv6 addresses.
+    fn for_v6(self) -> Option<(u128, u128)>;
 }
 
-impl Prefix {
-    fn parse(s: &str) -> Result<Self, String> {
-        if s.contains(':') {
-            ipv6::parse_prefix(s).map(|(net, len)| Prefix::V6(net, len))
-        } else {
-            ipv4::parse_prefix(s).map(|(net, len)| Prefix::V4(net, len))
+impl Matching for IpPrefix {
+    fn for_v4(self) -> Option<(u32, u32)> {
+        match self {
+            IpPrefix::V4(net, len) => Some((net, ipv4::mask(len))),
+            IpPrefix::V6(_, 0) => Some((0, 0)),
+            IpPrefix::V6(..) => None,
         }
     }
 
-    /// As an IPv4 (network, mask), if it can match IPv4 addresses (any can).
-    fn as_v4(self) -> Option<(u32, u32)> {
+    fn for_v6(self) -> Option<(u128, u128)> {
         match self {
-            Prefix::V4(net, len) => Some((net, ipv4::mask(len))),
-            Prefix::V6(_, 0) => Some((0, 0)),
-            Prefix::V6(..) => None,
-        }
-    }
-
-    /// As an IPv6 (network, mask), if it can match IPv6 addresses (any can).
-    fn as_v6(self) -> Option<(u128, u128)> {
-        match self {
-            Prefix::V6(net, len) => Some((net, ipv6::mask(len))),
-            Prefix::V4(_, 0) => Some((0, 0)),
-            Prefix::V4(..) => None,
+            IpPrefix::V6(net, len) => Some((net, ipv6::mask(len))),
+            IpPrefix::V4(_, 0) => Some((0, 0)),
+            IpPrefix::V4(..) => None,
         }
     }
 }
@@ -308,17 +299,18 @@ impl Acl {
             if r.sport.0 > r.sport.1 || r.dport.0 > r.dport.1 {
                 return Err(format!("rule {i}: a port range runs backwards"));
             }
-            let (src, dst) = (Prefix::parse(&r.src).map_err(|e| format!("rule {i}: {e}"))?, Prefix::parse(&r.dst).map_err(|e| format!("rule {i}: {e}"))?);
+            let parse = |s: &str| IpPrefix::parse(s).map_err(|e| format!("rule {i}: {e}"));
+            let (src, dst) = (parse(&r.src)?, parse(&r.dst)?);
             match (src, dst) {
-                (Prefix::V6(..), Prefix::V4(_, len)) | (Prefix::V4(_, len), Prefix::V6(..)) if len > 0 => {
+                (IpPrefix::V6(..), IpPrefix::V4(_, len)) | (IpPrefix::V4(_, len), IpPrefix::V6(..)) if len > 0 => {
                     return Err(format!("rule {i}: source '{}' and destination '{}' are of different IP families", r.src, r.dst));
                 }
                 _ => {}
             }
-            if let (Some(s), Some(d)) = (src.as_v4(), dst.as_v4()) {
+            if let (Some(s), Some(d)) = (src.for_v4(), dst.for_v4()) {
                 v4.push(Rule::of(r, s, d));
             }
-            if let (Some(s), Some(d)) = (src.as_v6(), dst.as_v6()) {
+            if let (Some(s), Some(d)) = (src.for_v6(), dst.for_v6()) {
                 v6.push(Rule::of(r, s, d));
             }
         }

@@ -3,8 +3,8 @@
 //! the tunnel id in the packet's mark.
 
 use sluice_core::wire::ethernet::{parse_mac, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
-use sluice_core::wire::udp_tunnel::{payload_offset, Endpoints, Outer};
-use sluice_core::wire::{gtpu, ip_of, ipv4, ipv6, Ip};
+use sluice_core::wire::udp_tunnel::{payload_offset, Outer};
+use sluice_core::wire::{gtpu, ip_of, ipv4, ipv6, Endpoints, Ip};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
 /// Puts each IP packet (its Ethernet header replaced) into a GTP-U tunnel

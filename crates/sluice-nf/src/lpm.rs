@@ -8,7 +8,7 @@
 
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
-use sluice_core::wire::{ip_of, ipv4, ipv6, Ip};
+use sluice_core::wire::{ip_of, Ip, IpPrefix};
 
 use crate::lpm6::Lpm6Table;
 
@@ -204,12 +204,9 @@ impl crate::NfConfig for LpmSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
         let (mut v4, mut v6) = (Vec::new(), Vec::new());
         for (prefix, gate) in &self.routes {
-            if prefix.contains(':') {
-                let (net, len) = ipv6::parse_prefix(prefix)?;
-                v6.push((net, len, *gate));
-            } else {
-                let (net, len) = ipv4::parse_prefix(prefix)?;
-                v4.push((net, len, *gate));
+            match IpPrefix::parse(prefix)? {
+                IpPrefix::V4(net, len) => v4.push((net, len, *gate)),
+                IpPrefix::V6(net, len) => v6.push((net, len, *gate)),
             }
         }
         Ok(Box::new(Lpm::new(&v4, &v6)?))

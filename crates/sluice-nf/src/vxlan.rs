@@ -2,8 +2,8 @@
 //! Ethernet/IPv4 or IPv6/UDP(4789)/VXLAN (RFC 7348), the network id in the mark.
 
 use sluice_core::wire::ethernet::{parse_mac, Frame, Mac};
-use sluice_core::wire::udp_tunnel::{payload_offset, Endpoints, Outer};
-use sluice_core::wire::vxlan;
+use sluice_core::wire::udp_tunnel::{payload_offset, Outer};
+use sluice_core::wire::{vxlan, Endpoints};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
 /// Tunnels each Ethernet frame, network id = the packet's mark (24 bits);

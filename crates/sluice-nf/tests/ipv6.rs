@@ -233,7 +233,7 @@ fn outer_udp6_checksum_ok(frame: &[u8]) -> bool {
 
 #[test]
 fn gtpu_carries_either_family_over_either_family_and_decap_restores_the_frame() {
-    use sluice_core::wire::udp_tunnel::Endpoints;
+    use sluice_core::wire::Endpoints;
     let mut h = Harness::default();
     let v4_ends = Endpoints::parse("172.16.0.1", "172.16.0.2").unwrap();
     let v6_ends = Endpoints::parse("2001:db8:ff::1", "2001:db8:ff::2").unwrap();
@@ -255,7 +255,7 @@ fn gtpu_carries_either_family_over_either_family_and_decap_restores_the_frame() 
 
 #[test]
 fn vxlan_over_ipv6_round_trips_with_a_valid_outer_checksum() {
-    use sluice_core::wire::udp_tunnel::Endpoints;
+    use sluice_core::wire::Endpoints;
     let mut h = Harness::default();
     let frame = udp6(dst(1), 64, Some(5));
     let mut encap = VxlanEncap::new(Endpoints::parse("2001:db8:ff::1", "2001:db8:ff::2").unwrap(), [2; 6], [3; 6]);

@@ -4,7 +4,7 @@ use etherparse::{PacketBuilder, SlicedPacket, TransportSlice};
 use proptest::prelude::*;
 use sluice_core::harness::Harness;
 use sluice_core::wire::ipv4::mask;
-use sluice_core::wire::udp_tunnel::Endpoints;
+use sluice_core::wire::Endpoints;
 use sluice_core::NetworkFunction;
 use sluice_nf::*;
 

@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
-use sluice_core::wire;
+use sluice_core::wire::IpPrefix;
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
@@ -409,10 +409,9 @@ fn locate(spec: &PipelineSpec, e: Error) -> Error {
 
 fn parse_prefix(s: &str, context: &str) -> Result<PrefixRule> {
     let bad = |_| Error::Spec(format!("{context}: '{s}' is not an IPv4 prefix like 20.0.1.0/24 or an IPv6 prefix like 2001:db8::/48"));
-    let (prefix, len) = if s.contains(':') {
-        wire::ipv6::parse_prefix(s).map(|(net, len)| (IpAddr::from(Ipv6Addr::from(net)), len)).map_err(bad)?
-    } else {
-        wire::ipv4::parse_prefix(s).map(|(net, len)| (IpAddr::from(Ipv4Addr::from(net)), len)).map_err(bad)?
+    let (prefix, len) = match IpPrefix::parse(s).map_err(bad)? {
+        IpPrefix::V4(net, len) => (IpAddr::from(Ipv4Addr::from(net)), len),
+        IpPrefix::V6(net, len) => (IpAddr::from(Ipv6Addr::from(net)), len),
     };
     Ok(PrefixRule { prefix, len, flow: 0 })
 }

@@ -1,24 +1,13 @@
 //! Packet templates: real Ethernet/IP/UDP frames, IPv4 or IPv6, built once per stream.
 
-use std::net::IpAddr;
-
 use etherparse::{IpHeaders, IpNumber, Ipv4Header, Ipv6Header, PacketBuilder};
 use sluice_core::packet::MAX_PACKET_LEN;
-use sluice_core::wire::udp_tunnel::Endpoints;
+use sluice_core::wire::Endpoints;
 
 use crate::error::{Error, Result};
 
 /// Size of Ethernet + UDP headers (bytes).
 const ETH_UDP: usize = 14 + 8;
-
-/// Size of the IP header of `addr`'s family (bytes).
-fn ip_header_len(addr: IpAddr) -> usize {
-    if addr.is_ipv4() {
-        20
-    } else {
-        40
-    }
-}
 
 /// An Ethernet/IP/UDP frame (valid checksums), IPv4 or IPv6 by its
 /// addresses, 802.1Q-tagged when `vlan` is set, carried in a GTP-U tunnel
@@ -116,29 +105,20 @@ fn parse_mac(s: &str) -> Result<[u8; 6]> {
 }
 
 /// The source and destination addresses `src` and `dst`, of one family.
-fn addresses(src: &str, dst: &str) -> Result<(IpAddr, IpAddr)> {
-    Endpoints::parse(src, dst).map(Endpoints::addresses).map_err(Error::Template)
+fn addresses(src: &str, dst: &str) -> Result<Endpoints> {
+    Endpoints::parse(src, dst).map_err(Error::Template)
 }
 
-/// The IP header (lengths and checksum filled in when written) of the
-/// addresses' family; `addresses` pairs two of one family.
-pub(crate) fn ip_header((src, dst): (IpAddr, IpAddr), ttl: u8) -> IpHeaders {
-    match (src, dst) {
-        (IpAddr::V6(s), IpAddr::V6(d)) => IpHeaders::Ipv6(
-            Ipv6Header { traffic_class: 0, flow_label: Default::default(), payload_length: 0, next_header: IpNumber::UDP, hop_limit: ttl, source: s.octets(), destination: d.octets() },
+/// The IP header of `ends`' family (lengths and checksum filled in when written).
+pub(crate) fn ip_header(ends: Endpoints, ttl: u8) -> IpHeaders {
+    match ends {
+        Endpoints::V4(s, d) => {
+            IpHeaders::Ipv4(Ipv4Header::new(0, ttl, IpNumber::UDP, s.to_be_bytes(), d.to_be_bytes()).expect("a zero payload length is valid"), Default::default())
+        }
+        Endpoints::V6(s, d) => IpHeaders::Ipv6(
+            Ipv6Header { traffic_class: 0, flow_label: Default::default(), payload_length: 0, next_header: IpNumber::UDP, hop_limit: ttl, source: s.to_be_bytes(), destination: d.to_be_bytes() },
             Default::default(),
         ),
-        _ => {
-            let (s, d) = (octets4(src), octets4(dst));
-            IpHeaders::Ipv4(Ipv4Header::new(0, ttl, IpNumber::UDP, s, d).expect("a zero payload length is valid"), Default::default())
-        }
-    }
-}
-
-fn octets4(addr: IpAddr) -> [u8; 4] {
-    match addr {
-        IpAddr::V4(a) => a.octets(),
-        IpAddr::V6(_) => unreachable!("ip_header's callers pair addresses of one family"),
     }
 }
 
@@ -147,7 +127,7 @@ impl TemplateSpec {
     pub fn build(&self) -> Result<Vec<u8>> {
         let addrs = addresses(&self.src_ip, &self.dst_ip)?;
         let tag = if self.vlan.is_some() { 4 } else { 0 };
-        let headers = ETH_UDP + ip_header_len(addrs.0) + tag;
+        let headers = ETH_UDP + addrs.ip_header_len() + tag;
         if self.size < headers || self.size > MAX_PACKET_LEN {
             return Err(Error::Template(format!("frame size {} must be within {headers}..={MAX_PACKET_LEN} bytes", self.size)));
         }
@@ -177,7 +157,7 @@ impl TemplateSpec {
         payload.extend_from_slice(inner);
         let outer = addresses(&g.src_ip, &g.dst_ip)?;
         let builder = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?).ip(ip_header(outer, self.ttl)).udp(gtpu::PORT, gtpu::PORT);
-        let mut frame = Vec::with_capacity(payload.len() + ETH_UDP + ip_header_len(outer.0));
+        let mut frame = Vec::with_capacity(payload.len() + ETH_UDP + outer.ip_header_len());
         builder.write(&mut frame, &payload).map_err(|e| Error::Template(e.to_string()))?;
         if frame.len() > MAX_PACKET_LEN {
             return Err(Error::Template(format!("tunnelled frame of {} bytes exceeds {MAX_PACKET_LEN}", frame.len())));

@@ -19,7 +19,7 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::Write;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{Ipv4Addr, Ipv6Addr};
 
 use etherparse::PacketBuilder;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
@@ -29,6 +29,7 @@ use rand_distr::{Distribution, Exp, LogNormal};
 
 use crate::error::{Error, Result};
 use crate::template::ip_header;
+use sluice_core::wire::Endpoints;
 
 /// What a synthetic trace is made of.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,10 +89,9 @@ const MAX_SPAN_NS: u64 = 500 * 365 * 86_400 * 1_000_000_000;
 
 /// One flow's sending state.
 struct Flow {
-    /// Client address and port, server address and port.
-    client: IpAddr,
+    /// Client and server addresses, client port, server port.
+    ends: Endpoints,
     cport: u16,
-    server: IpAddr,
     sport: u16,
     tcp: bool,
     /// Data packets left to send.
@@ -160,17 +160,16 @@ impl Segment {
         let rtt_ns = (10f64.powf(rng.gen_range(5.7..7.7))) as u64;
         let server = [rng.gen_range(0..2), rng.gen_range(0..250), rng.gen_range(1..255)];
         // Clients in 10.<segment>.0.0/16 or 2001:db8:<segment>::/48, servers in 20.0.0.0/15 or 2001:db8:ff<a>:<b>::<c>.
-        let (client, server) = if rng.gen_bool(self.ipv6_share) {
+        let ends = if rng.gen_bool(self.ipv6_share) {
             let client = Ipv6Addr::new(0x2001, 0xdb8, self.index as u16, 0, 0, 0, (n >> 16) as u16, n as u16);
             let server = Ipv6Addr::new(0x2001, 0xdb8, 0xff00 | u16::from(server[0]), u16::from(server[1]), 0, 0, 0, u16::from(server[2]));
-            (IpAddr::V6(client), IpAddr::V6(server))
+            Endpoints::V6(client.into(), server.into())
         } else {
-            (IpAddr::V4(Ipv4Addr::new(10, self.index as u8, (n >> 8) as u8, n as u8)), IpAddr::V4(Ipv4Addr::new(20, server[0], server[1], server[2])))
+            Endpoints::V4(Ipv4Addr::new(10, self.index as u8, (n >> 8) as u8, n as u8).into(), Ipv4Addr::new(20, server[0], server[1], server[2]).into())
         };
         let flow = Flow {
-            client,
+            ends,
             cport: rng.gen_range(1024..=65535),
-            server,
             sport: if tcp { [80, 443, 8080][rng.gen_range(0..3)] } else { [53, 443, 4789][rng.gen_range(0..3)] },
             tcp,
             left,
@@ -261,7 +260,7 @@ fn data_frame(flow: &Flow, frame: &mut Vec<u8>) {
     frame.clear();
     let eth = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]);
     let payload = [0x5a; DATA_PAYLOAD];
-    let ip = eth.ip(ip_header((flow.client, flow.server), 64));
+    let ip = eth.ip(ip_header(flow.ends, 64));
     let written = if flow.tcp {
         ip.tcp(flow.cport, flow.sport, flow.seq, 65535).ack(1).psh().write(frame, &payload)
     } else {
@@ -274,7 +273,7 @@ fn data_frame(flow: &Flow, frame: &mut Vec<u8>) {
 fn ack_frame(flow: &Flow, ack: u32, frame: &mut Vec<u8>) {
     frame.clear();
     PacketBuilder::ethernet2([2, 0, 0, 0, 0, 2], [2, 0, 0, 0, 0, 1])
-        .ip(ip_header((flow.server, flow.client), 64))
+        .ip(ip_header(flow.ends.reversed(), 64))
         .tcp(flow.sport, flow.cport, 1, 65535)
         .ack(ack)
         .write(frame, &[])

@@ -11,6 +11,8 @@ pub mod l4;
 pub mod udp_tunnel;
 pub mod vxlan;
 
+use std::net::IpAddr;
+
 /// Why a packet could not be parsed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Malformed {
@@ -42,6 +44,63 @@ pub fn ipv4_of_mut(frame: &mut [u8]) -> Result<ipv4::Header<&mut [u8]>, Malforme
     match l3_of(frame)? {
         (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&mut frame[at..]),
         _ => Err(Malformed::Unexpected),
+    }
+}
+
+/// A prefix of either family: its network (masked) and length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IpPrefix {
+    /// "20.0.1.0/24".
+    V4(u32, u8),
+    /// "2001:db8::/32".
+    V6(u128, u8),
+}
+
+impl IpPrefix {
+    /// Parses a prefix of either family (one with a ':' is IPv6); the error names it.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        if s.contains(':') {
+            ipv6::parse_prefix(s).map(|(net, len)| Self::V6(net, len))
+        } else {
+            ipv4::parse_prefix(s).map(|(net, len)| Self::V4(net, len))
+        }
+    }
+}
+
+/// A packet's (or a tunnel's) two ends, of one family.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Endpoints {
+    /// IPv4 source and destination.
+    V4(u32, u32),
+    /// IPv6 source and destination.
+    V6(u128, u128),
+}
+
+impl Endpoints {
+    /// Parses the source and destination addresses, which must be of one family.
+    pub fn parse(src: &str, dst: &str) -> Result<Self, String> {
+        let parse = |s: &str| s.parse::<IpAddr>().map_err(|_| format!("'{s}' is not an IPv4 or IPv6 address"));
+        match (parse(src)?, parse(dst)?) {
+            (IpAddr::V4(s), IpAddr::V4(d)) => Ok(Self::V4(s.into(), d.into())),
+            (IpAddr::V6(s), IpAddr::V6(d)) => Ok(Self::V6(s.into(), d.into())),
+            _ => Err(format!("source '{src}' and destination '{dst}' are of different IP families")),
+        }
+    }
+
+    /// The way back: source and destination swapped.
+    pub fn reversed(self) -> Self {
+        match self {
+            Self::V4(s, d) => Self::V4(d, s),
+            Self::V6(s, d) => Self::V6(d, s),
+        }
+    }
+
+    /// Bytes of an IP header (without options or extensions) of their family.
+    pub fn ip_header_len(self) -> usize {
+        match self {
+            Self::V4(..) => ipv4::MIN_HEADER_LEN,
+            Self::V6(..) => ipv6::HEADER_LEN,
+        }
     }
 }
 

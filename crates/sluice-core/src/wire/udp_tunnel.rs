@@ -1,53 +1,14 @@
 //! The outer Ethernet/IP/UDP headers UDP tunnels (GTP-U, VXLAN) share,
 //! over IPv4 or IPv6.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
-
 use super::ethernet::{Frame, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
 use super::ipv4::{self, PROTO_UDP};
 use super::ipv6;
 use super::l4::{ports, UDP_LEN};
-use super::ip_of;
+use super::{ip_of, Endpoints};
 
 /// Hop limit (IPv4: TTL) of the outer header.
 const OUTER_HOP_LIMIT: u8 = 64;
-
-/// A tunnel's (or a packet's) two ends, of one family.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Endpoints {
-    /// IPv4 source and destination.
-    V4(u32, u32),
-    /// IPv6 source and destination.
-    V6(u128, u128),
-}
-
-impl Endpoints {
-    /// Parses the source and destination addresses, which must be of one family.
-    pub fn parse(src: &str, dst: &str) -> Result<Self, String> {
-        let parse = |s: &str| s.parse::<IpAddr>().map_err(|_| format!("'{s}' is not an IPv4 or IPv6 address"));
-        match (parse(src)?, parse(dst)?) {
-            (IpAddr::V4(s), IpAddr::V4(d)) => Ok(Self::V4(s.into(), d.into())),
-            (IpAddr::V6(s), IpAddr::V6(d)) => Ok(Self::V6(s.into(), d.into())),
-            _ => Err(format!("source '{src}' and destination '{dst}' are of different IP families")),
-        }
-    }
-
-    /// The two addresses.
-    pub fn addresses(self) -> (IpAddr, IpAddr) {
-        match self {
-            Self::V4(s, d) => (Ipv4Addr::from(s).into(), Ipv4Addr::from(d).into()),
-            Self::V6(s, d) => (Ipv6Addr::from(s).into(), Ipv6Addr::from(d).into()),
-        }
-    }
-
-    /// Bytes of the outer IP header.
-    fn ip_len(self) -> usize {
-        match self {
-            Self::V4(..) => ipv4::MIN_HEADER_LEN,
-            Self::V6(..) => ipv6::HEADER_LEN,
-        }
-    }
-}
 
 /// The outer headers of one tunnel.
 #[derive(Clone, Copy, Debug)]
@@ -63,7 +24,7 @@ pub struct Outer {
 impl Outer {
     /// Bytes of the outer Ethernet, IP and UDP headers.
     pub fn headers_len(&self) -> usize {
-        ETH_LEN + self.ends.ip_len() + UDP_LEN
+        ETH_LEN + self.ends.ip_header_len() + UDP_LEN
     }
 
     /// Writes the Ethernet, IP and UDP headers into `frame[..self.headers_len()]`
@@ -74,7 +35,7 @@ impl Outer {
     pub fn write(&self, frame: &mut [u8], src_port: u16, dst_port: u16, udp_payload: usize) {
         frame[0..6].copy_from_slice(&self.dst_mac);
         frame[6..12].copy_from_slice(&self.src_mac);
-        let ip_len = self.ends.ip_len();
+        let ip_len = self.ends.ip_header_len();
         let udp_len = UDP_LEN + udp_payload;
         let ip = &mut frame[ETH_LEN..ETH_LEN + ip_len];
         ip.fill(0);
