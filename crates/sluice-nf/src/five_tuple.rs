@@ -37,6 +37,13 @@ impl FiveTuple {
     #[inline]
     pub fn of_ip<T: AsRef<[u8]>>(ip: &Ip<T>) -> Option<Self> {
         let (proto, upper) = ip.upper().ok()?;
+        Self::of_upper(ip, proto, upper)
+    }
+
+    /// The 5-tuple of `ip` whose upper layer, as [`Ip::upper`] gave it, is
+    /// `proto` with bytes `upper` (for a caller that reads more of them).
+    #[inline]
+    pub fn of_upper<T: AsRef<[u8]>>(ip: &Ip<T>, proto: u8, upper: &[u8]) -> Option<Self> {
         let (sport, dport) = match l4::ports(proto, upper) {
             Ok(p) => p,
             Err(Malformed::Unexpected) => (0, 0),

@@ -307,10 +307,11 @@ impl Reframer {
     /// The flow a packet belongs to (`None`: not IP, or malformed) and whether it bypasses by its headers.
     fn classify(rules: &BypassRules, pool: &PacketPool, id: PacketId) -> Option<(FiveTuple, bool)> {
         let ip = ip_of(pool.data(id)).ok()?;
-        let key = FiveTuple::of_ip(&ip)?;
+        let (proto, upper) = ip.upper().ok()?;
+        let key = FiveTuple::of_upper(&ip, proto, upper)?;
         let mut bypass = rules.dscp & (1 << ip.dscp()) != 0;
-        if key.proto == PROTO_TCP && rules.tcp_control {
-            let flags = ip.upper().map_or(0, |(_, tcp)| l4::tcp_flags(tcp).unwrap_or(0));
+        if proto == PROTO_TCP && rules.tcp_control {
+            let flags = l4::tcp_flags(upper).unwrap_or(0);
             bypass |= flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0;
         }
         Some((key, bypass))
