@@ -6,6 +6,7 @@ sizes them every control period so that each flow meets its delay SLO.
 """
 
 from sluice._core import __version__, backends, controllers
+from sluice.client import ApiError, Client
 from sluice.controller import Controller
 from sluice.nf import NF, Bypass, RandomSplit
 from sluice.pipeline import Module, Pipeline
@@ -14,6 +15,8 @@ from sluice.traffic import Stream, Template
 
 __all__ = [
     "NF",
+    "ApiError",
+    "Client",
     "Bypass",
     "Controller",
     "Module",

@@ -33,6 +33,22 @@ def run(
     """Run a pipeline description and return the report (JSON). An exception
     that stops the run carries the partial report as `sluice_report`."""
 
+def serve(
+    spec: str,
+    run_dir: str,
+    controller: str = "null",
+    period_ms: float = 100.0,
+    slo_statistic: str = "p95",
+    delta: float = ...,
+    timing: bool = True,
+    listen: Optional[str] = None,
+    token: Optional[str] = None,
+    keep_periods: int = 600,
+) -> str:
+    """Serve a pipeline description until SIGINT or SIGTERM, its control
+    API on `run_dir`/sluice.sock (and `listen`, with `token`); return the
+    report of the whole run (JSON) once it has drained."""
+
 def limits() -> dict[str, float]:
     """The bounds a description must keep: max_workers, max_modules, max_flows, max_periods, max_period_ms, max_rate_pps, max_batch."""
 

@@ -17,6 +17,7 @@ mod rules;
 pub mod run;
 pub mod slack;
 mod slo_statistic;
+pub mod steer;
 mod view;
 pub mod wfq_opt;
 
@@ -29,5 +30,6 @@ pub use onoff::OnOff;
 pub use projgrad::ProjGrad;
 pub use view::{ControlParams, DEFAULT_DELTA};
 pub use slo_statistic::SloStatistic;
+pub use steer::{Boundary, Steering};
 pub use wfq_opt::WfqOpt;
-pub use run::{drive, drive_until, Outage, PeriodRecord, Response, RunPlan, RunReport, Steps, Summary, DEFAULT_KEEP_PERIODS, STOPPED};
+pub use run::{drive, drive_steered, drive_until, Outage, PeriodRecord, Response, RunPlan, RunReport, Steps, Summary, DEFAULT_KEEP_PERIODS, STOPPED};

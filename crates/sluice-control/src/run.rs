@@ -12,6 +12,7 @@ use sluice_core::{Actions, Backend, Drops, Error, FlowTotals, ModuleCounters, Mo
 
 use crate::controller::Controller;
 use crate::decompose::decompose;
+use crate::steer::{pin_over, Boundary, Steering, Unsteered};
 use crate::view::ControlParams;
 
 /// A value that changes at given periods: `(first period, value)` steps.
@@ -103,6 +104,9 @@ pub struct PeriodRecord {
     /// Hold times in force during the period, of modules whose hold is
     /// controlled (module, ns; see [`crate::hold`]).
     pub holds: Vec<(ModuleId, u64)>,
+    /// Changes made from outside the run before this period, one line
+    /// each (see [`crate::steer`]).
+    pub changes: Vec<String>,
 }
 
 /// The control side's response time to one period (Batchy Table 1).
@@ -199,6 +203,46 @@ pub fn drive_until(
     on_period: &mut dyn FnMut(&PeriodRecord),
     stop: &dyn Fn() -> bool,
 ) -> Result<RunReport> {
+    drive_loop(backend, Active::Borrowed(controller), plan, on_period, stop, &mut Unsteered)
+}
+
+/// [`drive_until`] with changes from outside between periods (see
+/// [`crate::steer`]): `steering` may switch the controller, pin triggers,
+/// set SLOs and apply actions at every period boundary.
+pub fn drive_steered(
+    backend: &mut dyn Backend,
+    controller: Box<dyn Controller>,
+    plan: &RunPlan,
+    on_period: &mut dyn FnMut(&PeriodRecord),
+    stop: &dyn Fn() -> bool,
+    steering: &mut dyn Steering,
+) -> Result<RunReport> {
+    drive_loop(backend, Active::Owned(controller), plan, on_period, stop, steering)
+}
+
+/// The controller in force: the caller's, or one switched to.
+enum Active<'a> {
+    Borrowed(&'a mut dyn Controller),
+    Owned(Box<dyn Controller>),
+}
+
+impl Active<'_> {
+    fn get(&mut self) -> &mut dyn Controller {
+        match self {
+            Active::Borrowed(c) => *c,
+            Active::Owned(c) => c.as_mut(),
+        }
+    }
+}
+
+fn drive_loop(
+    backend: &mut dyn Backend,
+    mut controller: Active<'_>,
+    plan: &RunPlan,
+    on_period: &mut dyn FnMut(&PeriodRecord),
+    stop: &dyn Fn() -> bool,
+    steering: &mut dyn Steering,
+) -> Result<RunReport> {
     if !(1..=MAX_PERIODS).contains(&(plan.periods + plan.warmup_periods)) || plan.periods == 0 {
         let why = format!("{} measured and {} warm-up periods: at least 1 measured, at most {MAX_PERIODS} in all", plan.periods, plan.warmup_periods);
         return Err(Error::Pipeline(why));
@@ -220,7 +264,8 @@ pub fn drive_until(
     }
     let measured = batch_modules(&model);
     let mut holds = crate::hold::HoldControl::new(&model);
-    backend.apply(&Actions { holds: holds.holds(), sleep_bounds: crate::slack::first_sleep_bounds(&model), ..controller.init(&model) })?;
+    backend.apply(&Actions { holds: holds.holds(), sleep_bounds: crate::slack::first_sleep_bounds(&model), ..controller.get().init(&model) })?;
+    let mut pins: Vec<(ModuleId, u32)> = Vec::new();
     let keep = plan.keep_periods.max(1);
     let mut periods: VecDeque<PeriodRecord> = VecDeque::with_capacity(keep.min(plan.warmup_periods + plan.periods));
     let mut aggregate = Aggregate::default();
@@ -229,6 +274,13 @@ pub fn drive_until(
         if stop() {
             interrupted = Some(STOPPED.to_string());
             break;
+        }
+        let name = controller.get().name().to_owned();
+        let mut boundary = Boundary { period: p, model: &mut model, backend: &mut *backend, pins: &mut pins, controller: &name, switch_to: None, changes: Vec::new() };
+        steering.at_boundary(&mut boundary);
+        let Boundary { switch_to, changes: steered, .. } = boundary;
+        if let Some(c) = switch_to {
+            controller = Active::Owned(c);
         }
         let mut changes = Actions::default();
         for (m, stream, schedule) in &plan.rate_schedules {
@@ -258,8 +310,10 @@ pub fn drive_until(
         let mut record = record(&model, &measured, plan, telemetry, p < plan.warmup_periods);
         record.holds = holds.holds();
         let compute = Instant::now();
-        let mut actions = controller.step(&model, &record.telemetry);
-        record.fallback = controller.fallback();
+        record.changes = steered;
+        let mut actions = controller.get().step(&model, &record.telemetry);
+        pin_over(&mut actions, &pins);
+        record.fallback = controller.get().fallback();
         if actions.moves.is_empty() {
             actions.moves = decompose(&model, &record.telemetry, plan.control.statistic);
         }
@@ -276,10 +330,10 @@ pub fn drive_until(
             compute_ns: (apply - compute).as_nanos() as u64,
             apply_ns: apply.elapsed().as_nanos() as u64,
         };
-        // What the summary needs of every period; only the last `keep` are kept whole.
-        record.telemetry.module_totals = Vec::new();
         aggregate.add(&record);
         on_period(&record);
+        // What the summary needs of every period; only the last `keep` are kept whole.
+        record.telemetry.module_totals = Vec::new();
         if periods.len() == keep {
             periods.pop_front();
         }
@@ -296,7 +350,7 @@ pub fn drive_until(
     let last = backend.finish();
     let summary = aggregate.summary(last.totals);
     Ok(RunReport {
-        controller: controller.name().to_owned(),
+        controller: controller.get().name().to_owned(),
         periods_dropped: aggregate.periods - periods.len(),
         periods: periods.into(),
         interrupted,
@@ -364,6 +418,6 @@ fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telem
     let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();
     let rate_pps = delivered as f64 * 1e9 / telemetry.period_ns as f64;
-    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new(), fallback: None, holds: Vec::new() }
+    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new(), fallback: None, holds: Vec::new(), changes: Vec::new() }
 }
 

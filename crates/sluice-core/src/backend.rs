@@ -2,6 +2,7 @@
 
 use crate::error::Result;
 use crate::model::{Model, ModuleId};
+use crate::nf::NetworkFunction;
 use crate::telemetry::Telemetry;
 
 /// Changes a controller asks for at the end of a period.
@@ -55,6 +56,11 @@ pub trait Backend {
     /// Applies actions (they take effect at once, in the next period); the
     /// model then shows any moved modules on their new workers.
     fn apply(&mut self, actions: &Actions) -> Result<()>;
+
+    /// Swaps module `m`'s network function for `nf` between two rounds of
+    /// its worker (see `WorkerGraph::replace_function`); returns the old
+    /// one, for the caller to free off the data path.
+    fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>>;
 
     /// Stops the sources, drains every buffer and returns the last telemetry
     /// (whose totals then show nothing in flight).

@@ -24,8 +24,8 @@ use crate::error::{Error, Result};
 use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
 use crate::meter::PeriodMeter;
-use crate::model::Model;
-use crate::nf::{EgressLink, Instance};
+use crate::model::{Model, ModuleId};
+use crate::nf::{EgressLink, Instance, NetworkFunction};
 use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, Telemetry};
@@ -242,25 +242,37 @@ impl Engine {
         let involved: Vec<usize> = (0..self.workers.len())
             .filter(|&w| from.worker_of.iter().zip(&to.worker_of).any(|(&a, &b)| a != b && (a == w || b == w)))
             .collect();
-        for &w in &involved {
+        let mut graphs = self.park(&involved);
+        let mut parked: Vec<&mut WorkerGraph> = graphs.iter_mut().map(|(_, g)| &mut **g).collect();
+        move_modules(&mut parked, &self.model, &to);
+        self.model = to;
+        self.unpark(graphs);
+    }
+
+    /// Takes the graphs of `workers` at their next round boundary (a
+    /// spare's from where it waits); the others run on.
+    fn park(&mut self, workers: &[usize]) -> Vec<(usize, Box<WorkerGraph>)> {
+        for &w in workers {
             if self.workers[w].idle.is_none() {
                 self.signals.park[w].store(true, Ordering::Release);
             }
         }
-        let mut graphs: Vec<(usize, Box<WorkerGraph>)> = involved
+        workers
             .iter()
             .map(|&w| {
                 let handle = &mut self.workers[w];
                 let graph = handle.idle.take().unwrap_or_else(|| {
-                    handle.from_worker.recv_timeout(READ_TIMEOUT).unwrap_or_else(|e| panic!("worker {w} did not park for a move: {e}"))
+                    handle.from_worker.recv_timeout(READ_TIMEOUT).unwrap_or_else(|e| panic!("worker {w} did not park: {e}"))
                 });
                 self.signals.park[w].store(false, Ordering::Release);
                 (w, graph)
             })
-            .collect();
-        let mut parked: Vec<&mut WorkerGraph> = graphs.iter_mut().map(|(_, g)| &mut **g).collect();
-        move_modules(&mut parked, from, &to);
-        self.model = to;
+            .collect()
+    }
+
+    /// Hands parked graphs back to their workers (a spare's among them
+    /// starts running).
+    fn unpark(&mut self, graphs: Vec<(usize, Box<WorkerGraph>)>) {
         for (w, graph) in graphs {
             let epoch = self.signals.epoch.load(Ordering::Acquire);
             let sent = self.workers[w].to_worker.as_ref().map(|tx| tx.send((graph, epoch)));
@@ -416,6 +428,18 @@ impl Backend for Engine {
             self.move_to(to);
         }
         Ok(())
+    }
+
+    fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>> {
+        let w = *self.model.worker_of.get(m).ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
+        if self.finished.is_some() {
+            return Err(Error::module(&self.model.modules[m].name, "the pipeline has stopped"));
+        }
+        // A spare holds no module; only a running worker is parked.
+        let mut graphs = self.park(&[w]);
+        let replaced = graphs[0].1.replace_function(m, nf);
+        self.unpark(graphs);
+        replaced.map_err(|e| Error::module(&self.model.modules[m].name, e))
     }
 
     fn finish(&mut self) -> Telemetry {

@@ -151,6 +151,11 @@ impl Pipeline {
         }
     }
 
+    /// The description it was built from.
+    pub fn spec(&self) -> &PipelineSpec {
+        &self.spec
+    }
+
     /// The pipeline's name.
     pub fn name(&self) -> &str {
         &self.spec.name

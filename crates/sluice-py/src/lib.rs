@@ -129,6 +129,60 @@ fn run(
     }
 }
 
+/// Serves a pipeline description (JSON) until SIGINT or SIGTERM (see
+/// `sluice_serve`): the control API listens on `run_dir`/sluice.sock (and
+/// on `listen` with `token`, if given); each change made is printed on
+/// stderr. Returns the report of the whole run (JSON) once it has drained.
+#[pyfunction]
+#[pyo3(signature = (spec, run_dir, controller="null", period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, listen=None, token=None, keep_periods=600))]
+#[allow(clippy::too_many_arguments)]
+fn serve(
+    py: Python<'_>,
+    spec: &str,
+    run_dir: &str,
+    controller: &str,
+    period_ms: f64,
+    slo_statistic: &str,
+    delta: f64,
+    timing: bool,
+    listen: Option<String>,
+    token: Option<String>,
+    keep_periods: usize,
+) -> PyResult<String> {
+    let pipeline = pipeline_of(spec)?;
+    let description: serde_json::Value = serde_json::from_str(spec).map_err(invalid)?;
+    let max_ms = sluice_core::limits::MAX_PERIOD_NS as f64 / 1e6;
+    if !(period_ms > 0.0 && period_ms <= max_ms) {
+        return Err(invalid(format!("control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)")));
+    }
+    let statistic = SloStatistic::parse(slo_statistic)
+        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
+    let tcp = match (listen, token) {
+        (Some(addr), Some(token)) => Some((addr, token)),
+        (None, None) => None,
+        (Some(addr), None) => return Err(invalid(format!("listening on {addr} needs a token"))),
+        (None, Some(_)) => return Err(invalid("a token without a TCP address to listen on")),
+    };
+    let options = sluice_serve::ServeOptions {
+        run_dir: run_dir.into(),
+        tcp,
+        controller: controller.to_owned(),
+        period_ns: (period_ms * 1e6).round() as u64,
+        control: ControlParams::new(delta, statistic).map_err(invalid)?,
+        timing,
+        keep_periods,
+    };
+    // A signal is how a served pipeline is meant to stop: not an error.
+    let raised: Mutex<Option<PyErr>> = Mutex::new(None);
+    let report = py.allow_threads(|| {
+        let stop = || raised.lock().expect("one server").is_some() || signal_pending(&raised);
+        sluice_serve::serve(&pipeline, description, &options, &stop, &mut |line| eprintln!("{line}"))
+    });
+    let report = report.map_err(invalid)?;
+    let plan = pipeline.plan(report.periods.len(), 0, options.period_ns, options.control);
+    Ok(report_json(&pipeline, &report, "engine", &plan).to_string())
+}
+
 /// Profiles each NF kind (eight modules of it in a row) at batch sizes 1..=max_batch; returns
 /// `{"nfs": {NAME: {"t0_ns", "t1_ns", "r2", "beta"}}}` as JSON.
 #[pyfunction]
@@ -561,6 +615,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(part_schema, m)?)?;
     m.add_function(wrap_pyfunction!(check_part, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
+    m.add_function(wrap_pyfunction!(serve, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(backends, m)?)?;

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use quanta::Mock;
 use sluice_core::{
-    wire, Actions, Backend, Batch, Counters, EgressLink, Instance, Knobs, Model, NetworkFunction, NfContext, Outputs, PeriodMeter,
+    wire, Actions, Backend, Batch, Counters, EgressLink, Error, Instance, Knobs, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter,
     Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
 };
 
@@ -213,6 +213,11 @@ impl Backend for Simulator {
             self.model = to;
         }
         Ok(())
+    }
+
+    fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>> {
+        let w = *self.model.worker_of.get(m).ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
+        self.workers[w].graph.replace_function(m, nf).map_err(|e| Error::module(&self.model.modules[m].name, e))
     }
 
     fn finish(&mut self) -> Telemetry {

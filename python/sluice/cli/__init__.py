@@ -1,4 +1,4 @@
-"""The `sluice` command: `demo`, `run`, `embed`, `soak`, `profile`,
+"""The `sluice` command: `demo`, `run`, `serve`, `ctl`, `embed`, `soak`, `profile`,
 `experiment`, `train`, `trace`, `gen` and `net`, a module each group.
 Its errors and stops follow `sluice.errors`: one line and exit 2 for a
 mistake, exit 130 for Ctrl-C or SIGTERM after writing what was measured."""
@@ -10,7 +10,7 @@ import os
 # the engine's pinned workers, and the plots need no parallel BLAS.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from sluice.cli import experiment, net, run, trace  # noqa: E402,F401  (each joins the group)
+from sluice.cli import experiment, net, run, serve, trace  # noqa: E402,F401  (each joins the group)
 from sluice.cli.app import main  # noqa: E402
 
 __all__ = ["main"]

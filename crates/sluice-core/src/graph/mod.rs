@@ -22,7 +22,8 @@
 //! splitter's gates are served in), `fair` (weighted-fair turns),
 //! `triggers` (trigger hand-over), `age` (the age-bound flush), `held`
 //! (packets NFs hold, sent when due), `drain` (stopping, and a worker that is down), `counters`
-//! (telemetry hand-over), `moves` (modules moving between workers).
+//! (telemetry hand-over), `moves` (modules moving between workers),
+//! `replace` (an NF swapped for one rebuilt with a new table).
 //! Nothing here allocates after construction.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
@@ -52,6 +53,7 @@ mod gates;
 mod held;
 mod hops;
 mod moves;
+mod replace;
 mod round;
 mod triggers;
 mod walk;

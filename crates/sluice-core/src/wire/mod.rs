@@ -48,7 +48,7 @@ pub fn ipv4_of_mut(frame: &mut [u8]) -> Result<ipv4::Header<&mut [u8]>, Malforme
 }
 
 /// A prefix of either family: its network (masked) and length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IpPrefix {
     /// "20.0.1.0/24".
     V4(u32, u8),

@@ -1,0 +1,252 @@
+//! The control API's requests: a method, a path and a JSON body read into
+//! what they ask for, names resolved and bodies checked field by field,
+//! before anything is changed. `docs/api/openapi.json` describes the same.
+
+use serde::Deserialize;
+use serde_json::Value;
+use sluice_core::ModuleId;
+use sluice_nf::NfSpec;
+
+use crate::change::Change;
+use crate::status::Status;
+
+/// A request refused: its HTTP status and a one-line reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ApiError {
+    /// HTTP status (4xx: the request; 503: the pipeline is stopping).
+    pub status: u16,
+    /// What is wrong, naming the field or the name.
+    pub message: String,
+}
+
+impl ApiError {
+    /// 400: the body or a value in it.
+    pub fn bad(message: impl Into<String>) -> Self {
+        Self { status: 400, message: message.into() }
+    }
+
+    /// 404: a path or a name that does not exist.
+    pub fn not_found(message: impl Into<String>) -> Self {
+        Self { status: 404, message: message.into() }
+    }
+
+    /// 409: a change the running pipeline cannot make.
+    pub fn conflict(message: impl Into<String>) -> Self {
+        Self { status: 409, message: message.into() }
+    }
+
+    /// The JSON body of the error.
+    pub fn body(&self) -> String {
+        serde_json::json!({ "error": self.message }).to_string()
+    }
+}
+
+/// What a request asks for.
+#[derive(Debug)]
+pub enum Request {
+    /// A read, answered from the status.
+    Read(Read),
+    /// A change, made at the next period boundary.
+    Change(Change),
+}
+
+/// The reads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Read {
+    /// `GET /v1/pipeline`: the description and its model.
+    Pipeline,
+    /// `GET /v1/flows`.
+    Flows,
+    /// `GET /v1/modules`.
+    Modules,
+    /// `GET /v1/modules/{module}/config`: an NF's configuration in force.
+    Config(ModuleId),
+    /// `GET /v1/workers`.
+    Workers,
+    /// `GET /v1/controller`.
+    Controller,
+    /// `GET /v1/changes`: the most recent changes.
+    Changes,
+    /// `GET /metrics`: the Prometheus exposition.
+    Metrics,
+    /// `GET /v1/openapi.json`: this API's description.
+    OpenApi,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SloBody {
+    /// µs > 0; null: no SLO.
+    slo_us: Option<f64>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ControllerBody {
+    name: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TriggerBody {
+    /// pkt; null: back to the controller.
+    trigger: Option<u32>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WorkerBody {
+    worker: usize,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WeightBody {
+    weight: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateBody {
+    #[serde(default)]
+    stream: usize,
+    rate_pps: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RoutesBody {
+    #[serde(default)]
+    add: Vec<(String, u16)>,
+    #[serde(default)]
+    delete: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DownBody {
+    down: bool,
+}
+
+/// Reads `body` as `T`; the error names the field.
+fn body<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, ApiError> {
+    let value: Value = serde_json::from_str(body).map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
+    serde_path_to_error::deserialize(value).map_err(|e| ApiError::bad(sluice_pipeline::spec_error::describe(&e)))
+}
+
+/// Reads a request, resolving the names in its path against `status`.
+pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Request, ApiError> {
+    let path = path.split('?').next().unwrap_or(path);
+    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    let module = |name: &str| status.module(name).ok_or_else(|| ApiError::not_found(format!("no module '{name}'")));
+    let flow = |name: &str| status.flow(name).ok_or_else(|| ApiError::not_found(format!("no flow '{name}'")));
+    let read = |r: Read| Ok(Request::Read(r));
+    let change = |c: Change| Ok(Request::Change(c));
+    match (method, parts.as_slice()) {
+        ("GET", ["metrics"]) => read(Read::Metrics),
+        ("GET", ["v1", "openapi.json"]) => read(Read::OpenApi),
+        ("GET", ["v1", "pipeline"]) => read(Read::Pipeline),
+        ("GET", ["v1", "flows"]) => read(Read::Flows),
+        ("GET", ["v1", "modules"]) => read(Read::Modules),
+        ("GET", ["v1", "workers"]) => read(Read::Workers),
+        ("GET", ["v1", "controller"]) => read(Read::Controller),
+        ("GET", ["v1", "changes"]) => read(Read::Changes),
+        ("GET", ["v1", "modules", m, "config"]) => {
+            let m = module(m)?;
+            status.configs[m].as_ref().ok_or_else(|| ApiError::not_found(format!("module '{}' is not a network function: it has no configuration", status.model.modules[m].name)))?;
+            read(Read::Config(m))
+        }
+        ("PUT", ["v1", "flows", f, "slo"]) => {
+            let flow = flow(f)?;
+            let b: SloBody = body(text)?;
+            let slo_ns = match b.slo_us {
+                None => None,
+                Some(us) if us > 0.0 && us.is_finite() && us <= 3.6e9 => Some((us * 1e3).round().max(1.0) as u64),
+                Some(us) => return Err(ApiError::bad(format!("slo_us: {us} µs must be > 0 and at most an hour"))),
+            };
+            change(Change::Slo { flow, slo_ns })
+        }
+        ("PUT", ["v1", "controller"]) => {
+            let b: ControllerBody = body(text)?;
+            if !sluice_control::CONTROLLERS.contains(&b.name.as_str()) {
+                return Err(ApiError::bad(format!("name: unknown controller '{}' (known: {})", b.name, sluice_control::CONTROLLERS.join(", "))));
+            }
+            change(Change::Controller { name: b.name })
+        }
+        ("PUT", ["v1", "modules", m, "trigger"]) => {
+            let module = module(m)?;
+            let b: TriggerBody = body(text)?;
+            let batch = status.model.batch_size;
+            if let Some(t) = b.trigger.filter(|&t| t as usize > batch) {
+                return Err(ApiError::bad(format!("trigger: {t} pkt is over the batch size {batch}")));
+            }
+            change(Change::Trigger { module, trigger: b.trigger })
+        }
+        ("PUT", ["v1", "modules", m, "worker"]) => {
+            let module = module(m)?;
+            let b: WorkerBody = body(text)?;
+            if b.worker >= status.model.workers() {
+                return Err(ApiError::bad(format!("worker: {} does not exist (the pipeline has workers 0..={})", b.worker, status.model.workers() - 1)));
+            }
+            change(Change::Move { module, worker: b.worker })
+        }
+        ("PUT", ["v1", "modules", m, "weight"]) => {
+            let module = module(m)?;
+            let b: WeightBody = body(text)?;
+            if b.weight == 0 {
+                return Err(ApiError::bad("weight: must be ≥ 1"));
+            }
+            change(Change::Weight { module, weight: b.weight })
+        }
+        ("PUT", ["v1", "modules", m, "rate"]) => {
+            let module = module(m)?;
+            let b: RateBody = body(text)?;
+            if !(b.rate_pps > 0.0) || b.rate_pps > sluice_core::limits::MAX_RATE_PPS && b.rate_pps.is_finite() {
+                return Err(ApiError::bad(format!("rate_pps: {} pkt/s must be > 0 and at most {} (or infinite)", b.rate_pps, sluice_core::limits::MAX_RATE_PPS)));
+            }
+            change(Change::Rate { module, stream: b.stream, rate_pps: b.rate_pps })
+        }
+        ("PUT", ["v1", "modules", m, "config"]) => {
+            let module = module(m)?;
+            let Some(running) = &status.configs[module] else {
+                return Err(ApiError::conflict(format!("module '{m}' is not a network function: it has no configuration")));
+            };
+            let fields: Value = serde_json::from_str(text).map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
+            let spec = NfSpec::from_fields(running.kind(), fields).map_err(ApiError::bad)?;
+            change(Change::Config { module, spec })
+        }
+        ("POST", ["v1", "modules", m, "routes"]) => {
+            let module = module(m)?;
+            let b: RoutesBody = body(text)?;
+            if !matches!(status.configs[module], Some(NfSpec::Lpm(_))) {
+                return Err(ApiError::conflict(format!("module '{m}' is a '{}', not an 'lpm': it has no routes", status.kinds[module])));
+            }
+            for (i, (prefix, _)) in b.add.iter().enumerate() {
+                sluice_core::wire::IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))?;
+            }
+            change(Change::Routes { module, add: b.add, delete: b.delete })
+        }
+        ("PUT", ["v1", "workers", w]) => {
+            let worker: usize = w.parse().map_err(|_| ApiError::not_found(format!("no worker '{w}'")))?;
+            if worker >= status.model.workers() {
+                return Err(ApiError::not_found(format!("no worker {worker} (the pipeline has workers 0..={})", status.model.workers() - 1)));
+            }
+            let b: DownBody = body(text)?;
+            change(Change::Down { worker, down: b.down })
+        }
+        (_, ["metrics"] | ["v1", ..]) if known_path(&parts) => Err(ApiError { status: 405, message: format!("{method} is not allowed on {path}") }),
+        _ => Err(ApiError::not_found(format!("no endpoint {path}"))),
+    }
+}
+
+/// Whether `parts` name an endpoint (with another method).
+fn known_path(parts: &[&str]) -> bool {
+    matches!(
+        parts,
+        ["metrics"]
+            | ["v1", "openapi.json" | "pipeline" | "flows" | "modules" | "workers" | "controller" | "changes"]
+            | ["v1", "flows", _, "slo"]
+            | ["v1", "modules", _, "trigger" | "worker" | "weight" | "rate" | "config" | "routes"]
+            | ["v1", "workers", _]
+    )
+}

@@ -1,0 +1,110 @@
+//! `sluice serve`: a pipeline that runs until it is stopped, its
+//! controller deciding every period, changed live through an HTTP/JSON
+//! control API and watched through Prometheus metrics.
+//!
+//! Three kinds of thread: the caller's runs the control loop
+//! ([`sluice_control::drive_steered`]) and makes every change at a period
+//! boundary; the engine's workers forward; the listeners' answer reads from
+//! the [`status::Status`] the control thread keeps, and queue changes for
+//! it. Nothing here touches the data path but through the backend's own
+//! hand-overs (knobs, parked graphs).
+#![warn(missing_docs)]
+
+mod api;
+mod change;
+mod listener;
+mod metrics;
+mod status;
+
+use std::path::PathBuf;
+use std::sync::mpsc::{channel, Receiver};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use sluice_control::{Boundary, ControlParams, RunPlan, RunReport, Steering};
+use sluice_core::limits::MAX_PERIODS;
+use sluice_core::Schedule;
+use sluice_pipeline::Pipeline;
+
+use crate::change::Context;
+pub use crate::listener::{OPENAPI, SOCKET};
+use crate::listener::{Listener, Pending};
+use crate::status::Status;
+
+/// How a pipeline is served.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Where the control socket (`sluice.sock`) is made (the directory is
+    /// made 0700 if it is not there).
+    pub run_dir: PathBuf,
+    /// A TCP address to listen on as well, and the token its requests must carry.
+    pub tcp: Option<(String, String)>,
+    /// The controller to start with.
+    pub controller: String,
+    /// Control period (ns).
+    pub period_ns: u64,
+    /// The SLO statistic and δ of the SLO-aware controllers.
+    pub control: ControlParams,
+    /// Delay histograms and busy times on.
+    pub timing: bool,
+    /// The most recent periods the final report keeps.
+    pub keep_periods: usize,
+}
+
+/// Serves `pipeline` (started from the description `description`) until
+/// `stop` returns true; then it drains and returns the report of the
+/// whole run. `log` gets one line per change made.
+pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &ServeOptions, stop: &dyn Fn() -> bool, log: &mut dyn FnMut(&str)) -> Result<RunReport, String> {
+    let mut plan = pipeline.plan(MAX_PERIODS, 0, options.period_ns, options.control);
+    plan.keep_periods = options.keep_periods;
+    let controller = sluice_pipeline::controller(&options.controller, &plan).map_err(|e| e.to_string())?;
+    let schedule = controller.schedule(pipeline.model(), pipeline.schedule());
+    let status = Arc::new(Mutex::new(Status::new(pipeline, controller.name())));
+    let mut engine = pipeline.engine_with(options.timing, schedule).map_err(|e| e.to_string())?;
+    let (changes, queued) = channel();
+    // A change waits for the next boundary: a period, and what the control thread does between two.
+    let wait = Duration::from_nanos(options.period_ns) + Duration::from_secs(30);
+    let tcp = options.tcp.as_ref().map(|(a, t)| (a.as_str(), t.as_str()));
+    let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, description, wait)?;
+    let statistic = options.control.statistic;
+    let mut on_period = |p: &sluice_control::PeriodRecord| status.lock().expect("no panic while it is held").record(p, statistic);
+    let mut steering = Steer { queued, status: status.clone(), pipeline, plan: &plan, schedule, log };
+    let report = sluice_control::drive_steered(&mut engine, controller, &plan, &mut on_period, stop, &mut steering);
+    status.lock().expect("no panic while it is held").stopping = true;
+    // Changes still queued are refused (their callers hear 503) as the queue goes.
+    drop(steering);
+    listener.stop();
+    report.map_err(|e| e.to_string())
+}
+
+/// Makes the queued changes at each period boundary.
+struct Steer<'a> {
+    queued: Receiver<Pending>,
+    status: Arc<Mutex<Status>>,
+    pipeline: &'a Pipeline,
+    plan: &'a RunPlan,
+    schedule: Schedule,
+    log: &'a mut dyn FnMut(&str),
+}
+
+impl Steering for Steer<'_> {
+    fn at_boundary(&mut self, at: &mut Boundary<'_>) {
+        while let Ok(pending) = self.queued.try_recv() {
+            if !pending.take() {
+                continue;
+            }
+            let mut status = self.status.lock().expect("no panic while it is held");
+            let cx = Context { pipeline: self.pipeline, plan: self.plan, schedule: self.schedule, status: &mut status };
+            let result = pending.change.make(at, cx);
+            if let Ok(change) = &result {
+                let line = format!("{} caller={} {change}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()), pending.caller);
+                (self.log)(&line);
+                at.note(line.clone());
+                status.log(line);
+                status.model = at.model().clone();
+            }
+            drop(status);
+            let _ = pending.reply.send(result);
+        }
+    }
+}

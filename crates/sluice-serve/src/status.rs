@@ -1,0 +1,215 @@
+//! What a served pipeline looks like now: the control thread writes it
+//! once per period and after each change; the API's reads and the metrics
+//! are answered from it, never from the data path.
+
+use std::collections::VecDeque;
+
+use serde_json::{json, Value};
+use sluice_control::PeriodRecord;
+use sluice_core::{FlowTotals, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals};
+use sluice_nf::NfSpec;
+use sluice_pipeline::spec::{KindSpec, SourceSpec};
+use sluice_pipeline::Pipeline;
+
+/// Change lines kept for `GET /v1/changes`.
+const KEPT_CHANGES: usize = 100;
+
+/// The served pipeline's state as the API shows it.
+pub struct Status {
+    /// The model in force: SLOs and placement as changed.
+    pub model: Model,
+    /// Per module, its kind as the API names it ("lpm", "source", "sink", …).
+    pub kinds: Vec<String>,
+    /// Per module, the NF configuration in force (NFs only).
+    pub configs: Vec<Option<NfSpec>>,
+    /// Per module, what its own counters count and the key they go under.
+    pub own_counters: Vec<(&'static str, &'static [&'static str])>,
+    /// Name of the controller in force.
+    pub controller: String,
+    /// Why the controller's last settings are a fallback, if they are.
+    pub fallback: Option<String>,
+    /// Periods whose settings were a fallback.
+    pub fallbacks: u64,
+    /// Triggers pinned by hand (module, pkt).
+    pub pins: Vec<(ModuleId, u32)>,
+    /// Per worker, whether it is down.
+    pub down: Vec<bool>,
+    /// Per module, its weighted-fair weight.
+    pub weights: Vec<u32>,
+    /// Periods run.
+    pub periods: u64,
+    /// Per flow, periods whose SLO statistic was over its SLO.
+    pub periods_over: Vec<u64>,
+    /// The last period's telemetry (none before the first period ends).
+    pub last: Option<Telemetry>,
+    /// Since the start: per flow, per module, and over the pipeline.
+    pub flow_totals: Vec<FlowTotals>,
+    pub module_totals: Vec<ModuleCounters>,
+    pub totals: Totals,
+    /// The most recent changes, one line each, oldest first.
+    pub changes: VecDeque<String>,
+    /// Whether the pipeline is draining to stop: changes are refused.
+    pub stopping: bool,
+}
+
+impl Status {
+    /// The status of `pipeline` before it starts, under `controller`.
+    pub fn new(pipeline: &Pipeline, controller: &str) -> Self {
+        let model = pipeline.model().clone();
+        let kinds = pipeline.spec().modules.iter().map(|m| kind_name(&m.kind).to_owned()).collect();
+        let configs = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(nf) = &m.kind { Some(nf.clone()) } else { None }).collect();
+        let own_counters = (0..model.modules.len()).map(|m| pipeline.own_counters(m)).collect();
+        Self {
+            kinds,
+            configs,
+            own_counters,
+            controller: controller.to_owned(),
+            fallback: None,
+            fallbacks: 0,
+            pins: Vec::new(),
+            down: vec![false; model.workers()],
+            weights: vec![1; model.modules.len()],
+            periods: 0,
+            periods_over: vec![0; model.flows.len()],
+            last: None,
+            flow_totals: vec![FlowTotals::default(); model.flows.len()],
+            module_totals: vec![ModuleCounters::default(); model.modules.len()],
+            totals: Totals::default(),
+            changes: VecDeque::new(),
+            stopping: false,
+            model,
+        }
+    }
+
+    /// Takes in a finished period.
+    pub fn record(&mut self, p: &PeriodRecord, statistic: sluice_control::SloStatistic) {
+        let t = &p.telemetry;
+        self.periods += 1;
+        for ((over, f), slo) in self.periods_over.iter_mut().zip(&t.flows).zip(&p.slo_ns) {
+            *over += u64::from(statistic.over(f, *slo));
+        }
+        self.fallback.clone_from(&p.fallback);
+        self.fallbacks += u64::from(p.fallback.is_some());
+        self.flow_totals.clone_from(&t.flow_totals);
+        if !t.module_totals.is_empty() {
+            self.module_totals.clone_from(&t.module_totals);
+        }
+        self.totals = t.totals;
+        let mut last = t.clone();
+        last.module_totals = Vec::new();
+        last.flow_totals = Vec::new();
+        self.last = Some(last);
+    }
+
+    /// Keeps a change line.
+    pub fn log(&mut self, line: String) {
+        if self.changes.len() == KEPT_CHANGES {
+            self.changes.pop_front();
+        }
+        self.changes.push_back(line);
+    }
+
+    /// The module called `name`.
+    pub fn module(&self, name: &str) -> Option<ModuleId> {
+        self.model.module_id(name)
+    }
+
+    /// The flow called `name`.
+    pub fn flow(&self, name: &str) -> Option<usize> {
+        self.model.flows.iter().position(|f| f.name == name)
+    }
+
+    /// `GET /v1/flows`.
+    pub fn flows_json(&self) -> Value {
+        let model = &self.model;
+        let flows: Vec<Value> = model
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let last = self.last.as_ref().map(|t| {
+                    let ft = &t.flows[i];
+                    json!({"rate_pps": ft.rate_pps, "p50_us": us(ft.p50_ns), "p95_us": us(ft.p95_ns), "p99_us": us(ft.p99_ns), "max_us": us(ft.max_ns),
+                           "generated": ft.generated, "delivered": ft.delivered, "dropped": ft.dropped})
+                });
+                let totals = &self.flow_totals[i];
+                json!({
+                    "name": f.name, "path": f.path.iter().map(|&m| &model.modules[m].name).collect::<Vec<_>>(),
+                    "slo_us": f.slo_ns.map(us), "periods_over": self.periods_over[i], "last_period": last,
+                    "generated": totals.generated, "delivered": totals.delivered, "dropped": totals.dropped,
+                })
+            })
+            .collect();
+        json!(flows)
+    }
+
+    /// `GET /v1/modules`.
+    pub fn modules_json(&self) -> Value {
+        let modules: Vec<Value> = self
+            .model
+            .modules
+            .iter()
+            .enumerate()
+            .map(|(m, d)| {
+                let last = self.last.as_ref().map(|t| {
+                    let mt = &t.modules[m];
+                    json!({"trigger": mt.trigger, "mean_batch": mt.b, "runs_per_s": mt.x, "pkts_per_s": mt.r, "dropped": mt.dropped, "held": mt.held})
+                });
+                let c = &self.module_totals[m];
+                let mut v = json!({
+                    "name": d.name, "kind": self.kinds[m], "role": role_name(d.role), "worker": self.model.worker_of[m],
+                    "controlled": d.controlled, "pinned_trigger": self.pins.iter().find(|(p, _)| *p == m).map(|(_, t)| t),
+                    "weight": self.weights[m], "last_period": last,
+                    "packets": c.arrived_pkts, "batches": c.runs, "run_packets": c.run_pkts, "dropped": c.dropped + c.queue_dropped + c.down_dropped + c.egress_dropped,
+                });
+                let (key, names) = self.own_counters[m];
+                if !names.is_empty() {
+                    v[key] = names.iter().zip(&c.nf).map(|(&n, &x)| (n.to_owned(), json!(x))).collect::<serde_json::Map<_, _>>().into();
+                }
+                v
+            })
+            .collect();
+        json!(modules)
+    }
+
+    /// `GET /v1/workers`.
+    pub fn workers_json(&self) -> Value {
+        let workers: Vec<Value> = (0..self.model.workers())
+            .map(|w| {
+                let modules: Vec<&str> = self.model.modules.iter().zip(&self.model.worker_of).filter(|(_, &o)| o == w).map(|(m, _)| m.name.as_str()).collect();
+                let last = self.last.as_ref().and_then(|t| t.workers.get(w)).map(|wt| json!({"cpu_share": wt.cpu_fraction, "busy_share": wt.busy_fraction, "polls": wt.polls, "empty_polls": wt.empty_polls, "waits": wt.waits}));
+                json!({"worker": w, "modules": modules, "down": self.down[w], "last_period": last})
+            })
+            .collect();
+        json!(workers)
+    }
+
+    /// `GET /v1/controller`.
+    pub fn controller_json(&self) -> Value {
+        json!({"name": self.controller, "fallback": self.fallback, "fallbacks": self.fallbacks, "periods": self.periods, "known": sluice_control::CONTROLLERS})
+    }
+}
+
+/// How the API names a module's kind.
+fn kind_name(kind: &KindSpec) -> &'static str {
+    match kind {
+        KindSpec::Source(SourceSpec::Port { .. }) => "port_source",
+        KindSpec::Source(_) => "source",
+        KindSpec::Nf(nf) => nf.kind(),
+        KindSpec::PcapTap { .. } => "pcap_tap",
+        KindSpec::Sink { .. } => "sink",
+    }
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::Source => "source",
+        Role::Function => "function",
+        Role::Sink => "sink",
+    }
+}
+
+/// ns → µs.
+pub fn us(ns: u64) -> f64 {
+    ns as f64 / 1e3
+}

@@ -1,0 +1,241 @@
+"""`sluice serve` keeps a pipeline up until SIGTERM or Ctrl-C, changed live
+through its control API; `sluice ctl` speaks that API."""
+
+from __future__ import annotations
+
+import json
+import os
+import runpy
+import sys
+from typing import Any, Optional
+
+import click
+
+from sluice import _core, profiles
+from sluice.cli.app import main
+from sluice.cli.output import console, summary_tables
+from sluice.cli.params import PERIOD_MS, Number
+from sluice.client import ApiError, Client
+from sluice.errors import Refused, writable
+from sluice.pipeline import Pipeline
+from sluice.pipelines import PIPELINES
+from sluice.result import RunResult
+
+
+def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[str]) -> Pipeline:
+    """DESCRIPTION as `serve` takes it: a JSON description, a Python file
+    that sets `pipeline` to a `sluice.Pipeline`, or a built-in family."""
+    if description.endswith(".json"):
+        from sluice.cli.run import _read_description
+
+        pipeline = Pipeline.from_spec(_read_description(description))
+    elif description.endswith(".py"):
+        built = runpy.run_path(description).get("pipeline")
+        if not isinstance(built, Pipeline):
+            raise Refused(f"{description}: sets no `pipeline` to a sluice.Pipeline")
+        pipeline = built
+    elif description in PIPELINES:
+        family = PIPELINES[description]
+        pipeline = family(n) if description not in ("vrf", "mgw") else family(2, n)
+    else:
+        raise Refused(f"unknown pipeline '{description}' (a .json or .py description, or one of {', '.join(PIPELINES)})")
+    try:
+        pipeline.use_ports(rx_port, tx_port)
+    except ValueError as e:
+        raise Refused(f"--rx: {e}") from None
+    return pipeline
+
+
+@main.command()
+@click.argument("description")
+@click.option("--run-dir", required=True, help="Where the control socket sluice.sock is made (mode 0600; the folder 0700).")
+@click.option("--n", "n", type=click.IntRange(1, 4096), default=16, show_default=True, help="Size of a built-in pipeline family.")
+@click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source.")
+@click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
+@click.option("--controller", type=click.Choice(_core.controllers()), default="null", show_default=True, help="The controller to start with.")
+@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
+@click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers.")
+@click.option("--listen", metavar="HOST:PORT", help="Also listen on this TCP address; requests must carry the token of --token-file.")
+@click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help="The token TCP requests carry (Authorization: Bearer TOKEN).")
+@click.option("--keep-periods", type=click.IntRange(1, 1_000_000), default=600, show_default=True, help="The most recent periods the final report keeps.")
+@click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
+@click.option("--json", "json_path", help="Write the final report here (default: RUN_DIR/report.json).")
+def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_port: Optional[str], controller: str, period_ms: float,
+          slo_statistic: str, delta: float, listen: Optional[str], token_file: Optional[str], keep_periods: int, no_timing: bool,
+          json_path: Optional[str]) -> None:
+    """Serve DESCRIPTION until SIGTERM or Ctrl-C, then drain and write the report.
+
+    The control API (docs/api/openapi.json) listens on RUN_DIR/sluice.sock;
+    `sluice ctl --run-dir RUN_DIR …` and `sluice.Client(RUN_DIR)` speak it.
+    Each change made is printed on stderr as one line."""
+    if (listen is None) != (token_file is None):
+        raise Refused("--listen and --token-file go together: TCP requests must carry a token")
+    json_path = json_path or os.path.join(run_dir, "report.json")
+    os.makedirs(run_dir, mode=0o700, exist_ok=True)
+    writable(json_path, "--json")
+    token = None
+    if token_file is not None:
+        with open(token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    profiles.ensure_measured()
+    pipeline = _load(description, n, rx_port, tx_port)
+    console.print(f"serving {pipeline.name} under {controller}: control API on {os.path.join(run_dir, 'sluice.sock')}"
+                  f"{f' and {listen}' if listen else ''}; SIGTERM or Ctrl-C stops it", style="bold")
+    sys.stdout.flush()
+    text = _core.serve(pipeline.to_json(), run_dir, controller=controller, period_ms=period_ms, slo_statistic=slo_statistic,
+                       delta=delta, timing=not no_timing, listen=listen, token=token, keep_periods=keep_periods)
+    result = RunResult(json.loads(text))
+    result.to_json(json_path)
+    console.print(*summary_tables([result]))
+    s = result.summary
+    console.print(f"stopped after {result.data['periods_dropped'] + len(result.periods)} periods; "
+                  f"generated {s['generated']} = delivered {s['delivered']} + dropped {s['dropped']} + in flight {s['in_flight']}; "
+                  f"report: {json_path}")
+
+
+@main.group()
+@click.option("--run-dir", envvar="SLUICE_RUN_DIR", help="The served pipeline's run directory (or $SLUICE_RUN_DIR).")
+@click.option("--url", metavar="http://HOST:PORT", help="Its TCP listener instead (with --token-file).")
+@click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help="The TCP listener's token.")
+@click.pass_context
+def ctl(context: click.Context, run_dir: Optional[str], url: Optional[str], token_file: Optional[str]) -> None:
+    """Read and change a running `sluice serve`."""
+    if (run_dir is None) == (url is None):
+        raise Refused("give the served pipeline's --run-dir, or its --url with --token-file")
+    token = None
+    if token_file is not None:
+        with open(token_file, encoding="utf-8") as f:
+            token = f.read().strip()
+    context.obj = Client(run_dir, url=url, token=token, caller=f"ctl:{os.environ.get('USER', os.getuid())}")
+
+
+def _call(context: click.Context, what: str, *args: Any, **kw: Any) -> Any:
+    """Calls the client's `what`, turning a refusal or an absent server into one line."""
+    client: Client = context.obj
+    try:
+        return getattr(client, what)(*args, **kw)
+    except ApiError as e:
+        raise Refused(e.message) from None
+    except (FileNotFoundError, ConnectionRefusedError) as e:
+        raise Refused(f"no sluice serve answers there: {e}") from None
+
+
+@ctl.command("show")
+@click.argument("what", type=click.Choice(["pipeline", "flows", "modules", "workers", "controller", "changes"]))
+@click.pass_context
+def ctl_show(context: click.Context, what: str) -> None:
+    """Print WHAT as JSON."""
+    click.echo(json.dumps(_call(context, what), indent=1))
+
+
+@ctl.command("metrics")
+@click.pass_context
+def ctl_metrics(context: click.Context) -> None:
+    """Print the Prometheus exposition."""
+    click.echo(_call(context, "metrics"), nl=False)
+
+
+@ctl.command("config")
+@click.argument("module")
+@click.option("--set", "fields_path", type=click.Path(exists=True, dir_okay=False), help="Replace the configuration with this JSON file's.")
+@click.pass_context
+def ctl_config(context: click.Context, module: str, fields_path: Optional[str]) -> None:
+    """Print an NF's configuration, or replace it whole (its tables rebuilt and swapped in)."""
+    if fields_path is None:
+        click.echo(json.dumps(_call(context, "config", module), indent=1))
+        return
+    with open(fields_path, encoding="utf-8") as f:
+        click.echo(_call(context, "set_config", module, json.load(f)))
+
+
+@ctl.command("slo")
+@click.argument("flow")
+@click.argument("slo_us", metavar="US|none")
+@click.pass_context
+def ctl_slo(context: click.Context, flow: str, slo_us: str) -> None:
+    """Set FLOW's SLO (µs), or remove it (none)."""
+    click.echo(_call(context, "set_slo", flow, None if slo_us == "none" else _number(slo_us, "US")))
+
+
+@ctl.command("controller")
+@click.argument("name", type=click.Choice(_core.controllers()))
+@click.pass_context
+def ctl_controller(context: click.Context, name: str) -> None:
+    """Switch the controller."""
+    click.echo(_call(context, "set_controller", name))
+
+
+@ctl.command("trigger")
+@click.argument("module")
+@click.argument("trigger", metavar="PKT|auto")
+@click.pass_context
+def ctl_trigger(context: click.Context, module: str, trigger: str) -> None:
+    """Pin MODULE's trigger at PKT, or hand it back to the controller (auto)."""
+    click.echo(_call(context, "pin_trigger", module, None if trigger == "auto" else int(_number(trigger, "PKT"))))
+
+
+@ctl.command("move")
+@click.argument("module")
+@click.argument("worker", type=click.IntRange(0))
+@click.pass_context
+def ctl_move(context: click.Context, module: str, worker: int) -> None:
+    """Move MODULE to WORKER, with its buffered packets and state."""
+    click.echo(_call(context, "move", module, worker))
+
+
+@ctl.command("weight")
+@click.argument("module")
+@click.argument("weight", type=click.IntRange(1))
+@click.pass_context
+def ctl_weight(context: click.Context, module: str, weight: int) -> None:
+    """Set MODULE's weighted-fair weight."""
+    click.echo(_call(context, "set_weight", module, weight))
+
+
+@ctl.command("rate")
+@click.argument("module")
+@click.argument("rate_pps", type=Number(0, float("inf"), min_open=True))
+@click.option("--stream", type=click.IntRange(0), default=0, show_default=True)
+@click.pass_context
+def ctl_rate(context: click.Context, module: str, rate_pps: float, stream: int) -> None:
+    """Set the rate limit (pkt/s) of a built-in source's stream."""
+    click.echo(_call(context, "set_rate", module, rate_pps, stream))
+
+
+@ctl.command("worker")
+@click.argument("worker", type=click.IntRange(0))
+@click.argument("state", type=click.Choice(["up", "down"]))
+@click.pass_context
+def ctl_worker(context: click.Context, worker: int, state: str) -> None:
+    """Take WORKER down (as a failed core) or bring it back up."""
+    click.echo(_call(context, "set_worker_down", worker, state == "down"))
+
+
+@ctl.command("routes")
+@click.argument("module")
+@click.option("--add", "adds", nargs=2, multiple=True, metavar="PREFIX GATE", help="Add a route, or replace the one of its prefix; repeatable.")
+@click.option("--delete", "deletes", multiple=True, metavar="PREFIX", help="Delete a route; repeatable.")
+@click.option("--file", "path", type=click.Path(exists=True, dir_okay=False), help='Routes in bulk: a JSON file {"add": [[PREFIX, GATE], …], "delete": [PREFIX, …]}.')
+@click.pass_context
+def ctl_routes(context: click.Context, module: str, adds: tuple[tuple[str, str], ...], deletes: tuple[str, ...], path: Optional[str]) -> None:
+    """Add, replace and delete an LPM's routes, all in one change."""
+    add = [(prefix, int(_number(gate, "GATE"))) for prefix, gate in adds]
+    delete = list(deletes)
+    if path is not None:
+        with open(path, encoding="utf-8") as f:
+            bulk = json.load(f)
+        if not isinstance(bulk, dict):
+            raise Refused(f"{path}: expected an object with 'add' and 'delete'")
+        add += [(str(p), int(g)) for p, g in bulk.get("add", [])]
+        delete += [str(p) for p in bulk.get("delete", [])]
+    if not add and not delete:
+        raise Refused("nothing to change: give --add, --delete or --file")
+    click.echo(_call(context, "routes", module, add=add, delete=delete))
+
+
+def _number(text: str, name: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise Refused(f"{name}: '{text}' is not a number") from None

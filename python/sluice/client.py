@@ -1,0 +1,166 @@
+"""`sluice.Client`: the control API of a running `sluice serve`, over its
+Unix socket (the run directory's `sluice.sock`) or over TCP with its token.
+
+Reads return the server's JSON; a change returns the line that says what
+it changed, or raises `ApiError` naming what was wrong (nothing changed).
+The API is described in `docs/api/openapi.json` (also served at
+`GET /v1/openapi.json`)."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import socket
+import urllib.parse
+from typing import Any, Optional
+
+#: The socket `sluice serve` makes in its run directory.
+SOCKET = "sluice.sock"
+
+
+class ApiError(Exception):
+    """A request the server refused: its HTTP status and the server's reason."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"{message} (HTTP {status})")
+        self.status = status
+        self.message = message
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    """HTTP over a Unix socket."""
+
+    def __init__(self, path: str, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.settimeout(self.timeout)
+        s.connect(self.path)
+        self.sock = s
+
+
+class Client:
+    """A client of one served pipeline: `Client(run_dir)` over its socket,
+    or `Client(url="http://host:port", token=...)` over TCP."""
+
+    def __init__(self, run_dir: Optional[str] = None, *, url: Optional[str] = None, token: Optional[str] = None,
+                 caller: Optional[str] = None, timeout: float = 60.0) -> None:
+        if (run_dir is None) == (url is None):
+            raise ValueError("Client needs a run directory or a url, not both")
+        self._socket = os.path.join(run_dir, SOCKET) if run_dir is not None else None
+        self._url = urllib.parse.urlsplit(url) if url is not None else None
+        if self._url is not None and (self._url.scheme != "http" or not self._url.hostname):
+            raise ValueError(f"url {url!r}: expected http://HOST:PORT")
+        self._token = token
+        self._caller = caller
+        self._timeout = timeout
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self._socket is not None:
+            return _UnixConnection(self._socket, self._timeout)
+        assert self._url is not None and self._url.hostname is not None
+        return http.client.HTTPConnection(self._url.hostname, self._url.port or 80, timeout=self._timeout)
+
+    def request_raw(self, method: str, path: str, body: Optional[str] = None) -> tuple[int, str]:
+        """One request as it is: the status and the body's text."""
+        headers = {"Content-Type": "application/json"}
+        if self._token is not None:
+            headers["Authorization"] = f"Bearer {self._token}"
+        if self._caller is not None:
+            headers["X-Sluice-Caller"] = self._caller
+        connection = self._connection()
+        try:
+            connection.request(method, path, body=body.encode() if body is not None else None, headers=headers)
+            response = connection.getresponse()
+            return response.status, response.read().decode()
+        finally:
+            connection.close()
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        """One request with a JSON body; its JSON answer, or ApiError."""
+        status, text = self.request_raw(method, path, None if body is None else json.dumps(body))
+        if status != 200:
+            try:
+                message = json.loads(text)["error"]
+            except (ValueError, KeyError, TypeError):
+                message = text.strip() or http.client.responses.get(status, "error")
+            raise ApiError(status, message)
+        return json.loads(text) if path.startswith("/v1/") else text
+
+    @staticmethod
+    def _name(name: str) -> str:
+        return urllib.parse.quote(name, safe="")
+
+    # Reads.
+    def pipeline(self) -> dict[str, Any]:
+        """The description served and its batch size and workers."""
+        return dict(self.request("GET", "/v1/pipeline"))
+
+    def flows(self) -> list[dict[str, Any]]:
+        """Every flow: path, SLO, its last period's delays and rate, totals."""
+        return list(self.request("GET", "/v1/flows"))
+
+    def modules(self) -> list[dict[str, Any]]:
+        """Every module: kind, worker, trigger (pinned or not), counters."""
+        return list(self.request("GET", "/v1/modules"))
+
+    def workers(self) -> list[dict[str, Any]]:
+        """Every worker: its modules, whether it is down, its last period's CPU share."""
+        return list(self.request("GET", "/v1/workers"))
+
+    def controller(self) -> dict[str, Any]:
+        """The controller in force and its last fallback."""
+        return dict(self.request("GET", "/v1/controller"))
+
+    def changes(self) -> list[str]:
+        """The most recent changes made, one line each, oldest first."""
+        return list(self.request("GET", "/v1/changes"))
+
+    def config(self, module: str) -> dict[str, Any]:
+        """An NF's configuration in force (its fields, as `set_config` takes them)."""
+        return dict(self.request("GET", f"/v1/modules/{self._name(module)}/config"))
+
+    def metrics(self) -> str:
+        """The Prometheus exposition."""
+        return str(self.request("GET", "/metrics"))
+
+    # Changes, each made at the next period boundary.
+    def set_slo(self, flow: str, slo_us: Optional[float]) -> str:
+        """Sets a flow's SLO (µs; None: no SLO)."""
+        return str(self.request("PUT", f"/v1/flows/{self._name(flow)}/slo", {"slo_us": slo_us})["applied"])
+
+    def set_controller(self, name: str) -> str:
+        """Switches the controller."""
+        return str(self.request("PUT", "/v1/controller", {"name": name})["applied"])
+
+    def pin_trigger(self, module: str, trigger: Optional[int]) -> str:
+        """Pins a module's trigger (pkt), or hands it back to the controller (None)."""
+        return str(self.request("PUT", f"/v1/modules/{self._name(module)}/trigger", {"trigger": trigger})["applied"])
+
+    def move(self, module: str, worker: int) -> str:
+        """Moves a module to another worker, packets and state with it."""
+        return str(self.request("PUT", f"/v1/modules/{self._name(module)}/worker", {"worker": worker})["applied"])
+
+    def set_weight(self, module: str, weight: int) -> str:
+        """Sets a module's weighted-fair weight (≥ 1)."""
+        return str(self.request("PUT", f"/v1/modules/{self._name(module)}/weight", {"weight": weight})["applied"])
+
+    def set_rate(self, module: str, rate_pps: float, stream: int = 0) -> str:
+        """Sets the rate limit of a built-in source's stream (pkt/s)."""
+        return str(self.request("PUT", f"/v1/modules/{self._name(module)}/rate", {"stream": stream, "rate_pps": rate_pps})["applied"])
+
+    def set_config(self, module: str, fields: dict[str, Any]) -> str:
+        """Replaces an NF's configuration whole (its tables rebuilt and swapped in)."""
+        return str(self.request("PUT", f"/v1/modules/{self._name(module)}/config", fields)["applied"])
+
+    def routes(self, module: str, add: Optional[list[tuple[str, int]]] = None, delete: Optional[list[str]] = None) -> str:
+        """Adds (or replaces, by prefix) and deletes an LPM's routes in one change."""
+        body = {"add": [list(r) for r in add or []], "delete": list(delete or [])}
+        return str(self.request("POST", f"/v1/modules/{self._name(module)}/routes", body)["applied"])
+
+    def set_worker_down(self, worker: int, down: bool) -> str:
+        """Takes a worker down (what reaches its modules is dropped, counted) or brings it back."""
+        return str(self.request("PUT", f"/v1/workers/{worker}", {"down": down})["applied"])
