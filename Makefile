@@ -2,7 +2,7 @@
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
-SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh
+SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh docs/api/openapi.json
 
 .PHONY: demo test test-rust test-python typecheck results results-check bench bench-dpdk fuzz setup generate clean
 

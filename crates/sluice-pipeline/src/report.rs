@@ -83,7 +83,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
     json!({
         "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
-        "response": p.response, "moves": moves, "fallback": p.fallback,
+        "response": p.response, "moves": moves, "fallback": p.fallback, "changes": p.changes,
         "classes": pipeline.egress().map(|plan| class_period(plan, t)),
     })
 }

@@ -1,0 +1,135 @@
+"""An operated router: two Linux hosts in namespaces of their own (as in
+`test_router`) talk through a `sluice serve` router on AF_PACKET ports
+while an operator, over the control API, replaces the routes, tightens an
+SLO and switches the controller, and scrapes the metrics. The ping
+crosses, the TCP transfer completes with no reset, the scrape parses with
+the Prometheus project's parser, and SIGTERM leaves a report in which
+every packet is accounted for."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any
+
+import pytest
+
+#: Bytes of the TCP transfer, sent in slices with pauses between them so
+#: that the changes are made while it flows.
+TRANSFER = 8 << 20
+SLICES = 32
+
+
+def served_router() -> dict[str, Any]:
+    """Runs inside the router's namespace: hosts, `sluice serve` between
+    them, the clients and the operator's changes; what each side saw."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    from sluice import Client
+    from test_router import CANNOT, NETWORKS, SERVER, make_hosts, router, sh
+
+    try:
+        hosts = make_hosts("ipv4")
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
+        sys.exit(CANNOT)
+    tmp = tempfile.mkdtemp()
+    description = os.path.join(tmp, "router.json")
+    with open(description, "w") as f:
+        f.write(router("ipv4").to_json())
+    run_dir = os.path.join(tmp, "run")
+    sluice = os.path.join(os.path.dirname(sys.executable), "sluice")
+    serve = subprocess.Popen([sluice, "serve", description, "--run-dir", run_dir, "--period-ms", "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        client = Client(run_dir, caller="operator")
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                client.controller()
+                break
+            except (FileNotFoundError, ConnectionRefusedError):
+                assert serve.poll() is None and time.monotonic() < deadline, serve.communicate()[1]
+                time.sleep(0.1)
+        peer = NETWORKS["ipv4"][1].format(2)
+        ping = sh("ping", "-c", "5", "-i", "0.2", "-W", "2", peer, ns=hosts[0])
+        receiver = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
+        assert receiver.stdout is not None
+        port = int(receiver.stdout.readline())
+        sender = subprocess.Popen(["ip", "netns", "exec", hosts[0], sys.executable, "-c", SLOW_CLIENT, peer, str(port)], stderr=subprocess.PIPE, text=True)
+        changes: list[str] = []
+        scrapes: list[Any] = []
+
+        def operate() -> None:
+            net = NETWORKS["ipv4"][0].format(2)
+            changes.append(client.set_config("lpm1", {"routes": [[net, 0]]}))
+            changes.append(client.routes("lpm1", add=[(net, 0), ("10.0.99.0/24", 0)]))
+            changes.append(client.set_slo("to_h2", 1000))
+            changes.append(client.set_controller("max"))
+            scrapes.append({f.name: f for f in text_string_to_metric_families(client.metrics())})
+            changes.append(client.routes("lpm1", delete=["10.0.99.0/24"]))
+        operator = threading.Thread(target=operate)
+        operator.start()
+        sent = sender.wait(timeout=120)
+        operator.join(timeout=60)
+        received = int(receiver.communicate(timeout=60)[0])
+        assert sender.stderr is not None
+        sender_errors = sender.stderr.read()
+        flows = client.flows()
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        out, err = serve.communicate(timeout=60)
+        for ns in hosts:
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+    with open(os.path.join(run_dir, "report.json")) as f:
+        report = json.load(f)
+    scrape = scrapes[0] if scrapes else {}
+    return {
+        "ping": ping, "received": received, "sender_exit": sent, "sender_errors": sender_errors, "changes": changes,
+        "serve_exit": serve.returncode, "serve_err": err[-2000:], "summary": report["summary"], "flow_totals": report["flow_totals"],
+        "report_changes": [line for p in report["periods"] for line in p["changes"]], "slo_us": {f["name"]: f["slo_us"] for f in flows},
+        "scraped_tx": sum(s.value for s in scrape["sluice_port_tx_packets"].samples) if "sluice_port_tx_packets" in scrape else None,
+    }
+
+
+#: Host 1's side: connects and sends `TRANSFER` bytes in `SLICES` slices, 50 ms apart.
+SLOW_CLIENT = f"""
+import socket, sys, time
+with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30) as c:
+    for _ in range({SLICES}):
+        c.sendall(bytes({TRANSFER // SLICES}))
+        time.sleep(0.05)
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "ip", "ping", "ethtool")),
+                    reason="needs root, unshare, ip, ping and ethtool to make the hosts")
+def test_an_operator_changes_a_served_router_while_hosts_talk_through_it() -> None:
+    here = os.path.dirname(os.path.abspath(__file__))
+    run = subprocess.run(["unshare", "--net", sys.executable, __file__], capture_output=True, text=True, timeout=300, cwd=here)
+    if run.returncode == 77 or (run.returncode != 0 and "unshare failed" in run.stderr):
+        pytest.skip(f"no network namespaces for the hosts here: {run.stderr.strip()}")
+    assert run.returncode == 0, run.stderr[-3000:]
+    got = json.loads(run.stdout.splitlines()[-1])
+    assert "5 received" in got["ping"], got["ping"]
+    assert got["sender_exit"] == 0 and got["received"] == TRANSFER, (got["sender_exit"], got["sender_errors"], got["received"])
+    assert len(got["changes"]) == 5 and got["changes"][3] == "controller null -> max", got["changes"]
+    assert got["slo_us"]["to_h2"] == 1000
+    assert got["serve_exit"] == 0, got["serve_err"]
+    s = got["summary"]
+    assert s["accounted"] and s["in_flight"] == 0, s
+    for name, t in got["flow_totals"].items():
+        assert t["generated"] == t["delivered"] + t["dropped"], (name, t)
+    assert len(got["report_changes"]) == 5 and all("caller=operator" in line for line in got["report_changes"])
+    assert got["scraped_tx"] is not None and got["scraped_tx"] > 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    print(json.dumps(served_router()))
