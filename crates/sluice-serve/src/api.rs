@@ -250,3 +250,52 @@ fn known_path(parts: &[&str]) -> bool {
             | ["v1", "workers", _]
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source, an LPM with two gates, two sinks; flows `a` and `b`.
+    const ROUTER: &str = r#"{"name": "r", "modules": [
+        {"name": "src", "source": {"synthetic": {"streams": [{"template": {"dst_ip": "20.0.1.1"}, "flow": "a"}, {"template": {"dst_ip": "20.0.2.1"}, "flow": "b"}]}}},
+        {"name": "lpm", "nf": {"type": "lpm", "routes": [["20.0.1.0/24", 0], ["20.0.2.0/24", 1]]}},
+        {"name": "out0", "sink": {}}, {"name": "out1", "sink": {}}],
+      "edges": [{"from": "src", "to": "lpm"}, {"from": "lpm", "outgate": 0, "to": "out0"}, {"from": "lpm", "outgate": 1, "to": "out1"}],
+      "flows": [{"name": "a", "path": ["src", "lpm", "out0"], "slo_us": 100}, {"name": "b", "path": ["src", "lpm", "out1"]}]}"#;
+
+    fn request(method: &str, path: &str, body: &str) -> Result<Request, ApiError> {
+        let pipeline = Pipeline::from_json(ROUTER).expect("a valid description");
+        parse(method, path, body, &Status::new(&pipeline, "null"))
+    }
+
+    use sluice_pipeline::Pipeline;
+
+    fn refusal(method: &str, path: &str, body: &str) -> (u16, String) {
+        let e = request(method, path, body).expect_err("refused");
+        (e.status, e.message)
+    }
+
+    #[test]
+    fn names_resolve_and_bodies_become_changes() {
+        assert!(matches!(request("GET", "/v1/flows?x=1", ""), Ok(Request::Read(Read::Flows))));
+        assert!(matches!(request("GET", "/v1/modules/lpm/config", ""), Ok(Request::Read(Read::Config(1)))));
+        assert!(matches!(request("PUT", "/v1/flows/b/slo", r#"{"slo_us": 2.5}"#), Ok(Request::Change(Change::Slo { flow: 1, slo_ns: Some(2500) }))));
+        assert!(matches!(request("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": null}"#), Ok(Request::Change(Change::Trigger { module: 1, trigger: None }))));
+        let Ok(Request::Change(Change::Config { module: 1, spec })) = request("PUT", "/v1/modules/lpm/config", r#"{"routes": [["0.0.0.0/0", 1]]}"#) else { panic!("a config change") };
+        assert_eq!(spec.kind(), "lpm");
+    }
+
+    #[test]
+    fn a_refusal_names_the_field_or_the_name() {
+        assert_eq!(refusal("PUT", "/v1/flows/a/slo", r#"{"slo_us": -1}"#), (400, "slo_us: -1 µs must be > 0 and at most an hour".into()));
+        assert_eq!(refusal("PUT", "/v1/flows/a/slo", r#"{"slo_us": "x"}"#).1, "slo_us: invalid type: string \"x\", expected f64");
+        assert_eq!(refusal("PUT", "/v1/flows/a/slo", r#"{"slo_ms": 1}"#).1, "unknown key `slo_ms` (did you mean `slo_us`?)");
+        assert_eq!(refusal("PUT", "/v1/flows/c/slo", r#"{"slo_us": 1}"#), (404, "no flow 'c'".into()));
+        assert_eq!(refusal("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": 33}"#).1, "trigger: 33 pkt is over the batch size 32");
+        assert_eq!(refusal("POST", "/v1/modules/out0/routes", "{}"), (409, "module 'out0' is a 'sink', not an 'lpm': it has no routes".into()));
+        assert_eq!(refusal("PUT", "/v1/modules/lpm/config", r#"{"route": []}"#).0, 400);
+        assert_eq!(refusal("DELETE", "/v1/flows", "").0, 405);
+        assert_eq!(refusal("GET", "/v2/flows", ""), (404, "no endpoint /v2/flows".into()));
+        assert_eq!(refusal("PUT", "/v1/workers/x", r#"{"down": true}"#), (404, "no worker 'x'".into()));
+    }
+}

@@ -26,6 +26,7 @@ use sluice_core::limits::MAX_PERIODS;
 use sluice_core::Schedule;
 use sluice_pipeline::Pipeline;
 
+pub use crate::api::ApiError;
 use crate::change::Context;
 pub use crate::listener::{OPENAPI, SOCKET};
 use crate::listener::{Listener, Pending};
@@ -75,6 +76,13 @@ pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &Serv
     drop(steering);
     listener.stop();
     report.map_err(|e| e.to_string())
+}
+
+/// Reads a control-API request (`method`, `path`, `body`) against
+/// `pipeline` as it stands before it runs, without serving it: `Ok` for a
+/// read or a change the API would queue, else the refusal it would answer.
+pub fn check_request(pipeline: &Pipeline, method: &str, path: &str, body: &str) -> Result<(), ApiError> {
+    api::parse(method, path, body, &Status::new(pipeline, "null")).map(drop)
 }
 
 /// Makes the queued changes at each period boundary.
