@@ -1,0 +1,167 @@
+"""`serve`: what operating a served pipeline costs its forwarding. L2L3(4)
+on built-in traffic runs under `sluice serve` (a subprocess, as an operator
+starts it) while a client of its control API:
+
+- scrapes `/metrics` 10 times a second: the delivered rate against runs
+  without scrapes, in pairs whose order alternates;
+- replaces one route at a time as fast as the API takes them: the updates
+  a second and the delivered rate against runs without;
+- loads 1 M IPv4 routes in one request: how long it takes, forwarding;
+- does nothing over a long run of short periods: resident memory's trend
+  (KiB/min), which stays flat when per-period state is bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+from sluice.client import Client
+from sluice.lab import output
+from sluice.pipelines import l2l3
+
+SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
+#: What the client does while the pipeline runs: given the client and when to stop, returns what it counted.
+Activity = Callable[[Client, float], dict[str, Any]]
+
+
+def _rss_kib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(float(line.split()[1]) for line in f if line.startswith("VmRSS:"))
+
+
+def served(seconds: float, period_ms: float, activity: Optional[Activity] = None) -> dict[str, Any]:
+    """Serves L2L3(4) for `seconds` while `activity` runs; the report's
+    summary, what the activity counted and RSS samples (s, KiB)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        description = os.path.join(tmp, "l2l3.json")
+        with open(description, "w") as f:
+            f.write(l2l3(4).to_json())
+        run_dir, report_path = os.path.join(tmp, "run"), os.path.join(tmp, "report.json")
+        process = subprocess.Popen([SLUICE, "serve", description, "--run-dir", run_dir, "--period-ms", str(period_ms), "--keep-periods", "10",
+                                    "--json", report_path], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        try:
+            client = Client(run_dir, caller="lab")
+            deadline = time.monotonic() + 60
+            while True:
+                try:
+                    client.controller()
+                    break
+                except (FileNotFoundError, ConnectionRefusedError):
+                    if process.poll() is not None or time.monotonic() > deadline:
+                        raise RuntimeError(f"sluice serve did not start: {process.communicate()[1][-500:]}")
+                    time.sleep(0.05)
+            start = time.monotonic()
+            counted: dict[str, Any] = {}
+            worker = threading.Thread(target=lambda: counted.update(activity(client, start + seconds) if activity else {}))
+            worker.start()
+            rss = []
+            while time.monotonic() < start + seconds:
+                rss.append((time.monotonic() - start, _rss_kib(process.pid)))
+                time.sleep(min(1.0, seconds / 20))
+            worker.join()
+        finally:
+            process.send_signal(signal.SIGTERM)
+            _, err = process.communicate(timeout=120)
+        if process.returncode != 0:
+            raise RuntimeError(f"sluice serve ended with {process.returncode}: {err[-500:]}")
+        with open(report_path) as f:
+            report = json.load(f)
+    return {"summary": report["summary"], "counted": counted, "rss": rss}
+
+
+def scrape(client: Client, until: float) -> dict[str, Any]:
+    """Scrapes /metrics 10 times a second."""
+    n = 0
+    while time.monotonic() < until:
+        client.metrics()
+        n += 1
+        time.sleep(0.1)
+    return {"scrapes": n}
+
+
+def update_routes(client: Client, until: float) -> dict[str, Any]:
+    """Replaces one route at a time, as fast as each is made."""
+    n, start = 0, time.monotonic()
+    while time.monotonic() < until:
+        client.routes("lpm", add=[(f"40.{n // 256 % 256}.{n % 256}.0/24", n % 4)])
+        n += 1
+    return {"updates": n, "updates_per_s": n / (time.monotonic() - start)}
+
+
+def bulk_load(client: Client, _until: float) -> dict[str, Any]:
+    """Loads 1 M /24 routes (40.0.0.0 up) in one request."""
+    routes = [(f"{40 + i // 65536}.{i // 256 % 256}.{i % 256}.0/24", i % 4) for i in range(1_000_000)]
+    start = time.monotonic()
+    client.routes("lpm", add=routes)
+    return {"routes": len(routes), "load_s": time.monotonic() - start, "in_force": len(client.config("lpm")["routes"])}
+
+
+def _paired(label: str, activity: Activity, repeats: int, seconds: float, period_ms: float, progress: Callable[[str], None]) -> dict[str, Any]:
+    """`repeats` pairs of runs with and without `activity`, the order
+    alternating; the ratio of delivered rates per pair."""
+    ratios, counts = [], []
+    for r in range(repeats):
+        progress(f"{label}: pair {r + 1} of {repeats}")
+        runs = {}
+        for with_it in ((False, True) if r % 2 == 0 else (True, False)):
+            runs[with_it] = served(seconds, period_ms, activity if with_it else None)
+        ratios.append(runs[True]["summary"]["rate_pps"] / runs[False]["summary"]["rate_pps"])
+        counts.append(runs[True]["counted"])
+    return {"measure": label, "ratio_median": round(statistics.median(ratios), 3), "ratio_min": round(min(ratios), 3),
+            "ratio_max": round(max(ratios), 3), "pairs": repeats, "counted": counts}
+
+
+def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Optional[int] = None) -> dict[str, Any]:
+    """Measures everything above and writes serve.{json,csv,md,png} into `out`."""
+    repeats = repeats or (3 if quick else 5)
+    seconds, period_ms = (3.0, 100.0) if quick else (6.0, 100.0)
+    rows = [_paired("scrapes at 10/s", scrape, repeats, seconds, period_ms, progress),
+            _paired("single route updates", update_routes, repeats, seconds, period_ms, progress)]
+    progress("bulk load of 1 M routes")
+    bulk = served(60.0 if not quick else 30.0, period_ms, bulk_load)
+    rows.append({"measure": "bulk load of 1 M routes", "ratio_median": None, "ratio_min": None, "ratio_max": None, "pairs": 1, "counted": [bulk["counted"]]})
+    long_s, short_ms = (20.0, 5.0) if quick else (120.0, 2.0)
+    progress(f"memory over {long_s:.0f} s of {short_ms} ms periods")
+    soak = served(long_s, short_ms)
+    half = [(t, kib) for t, kib in soak["rss"] if t >= long_s / 2]
+    slope = statistics.linear_regression([t for t, _ in half], [k for _, k in half]).slope * 60 if len(half) >= 2 else 0.0
+    rows.append({"measure": f"RSS over {long_s * 1000 / short_ms:.0f} periods", "ratio_median": None, "ratio_min": None, "ratio_max": None, "pairs": 1,
+                 "counted": [{"rss_start_kib": soak["rss"][0][1], "rss_end_kib": soak["rss"][-1][1], "slope_kib_per_min": round(slope, 1)}]})
+    report = {"seconds": seconds, "period_ms": period_ms, "rows": rows}
+    output.write(out, "serve", report, markdown, plot)
+    return report
+
+
+def markdown(rows: list[dict[str, Any]]) -> str:
+    """The ratios and what each activity counted."""
+    lines = ["| while serving L2L3(4) | delivered rate vs without (median, range) | counted |", "|---|---|---|"]
+    for r in rows:
+        ratio = f"{r['ratio_median']} ({r['ratio_min']}–{r['ratio_max']}, {r['pairs']} pairs)" if r["ratio_median"] is not None else "—"
+        counted = "; ".join(", ".join(f"{k} {v:.4g}" if isinstance(v, float) else f"{k} {v}" for k, v in c.items()) for c in r["counted"][:1])
+        lines.append(f"| {r['measure']} | {ratio} | {counted} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """The paired ratios with their range."""
+    import matplotlib.pyplot as plt
+
+    paired = [r for r in rows if r["ratio_median"] is not None]
+    fig, ax = plt.subplots(figsize=(5, 3))
+    medians = [r["ratio_median"] for r in paired]
+    errors = [[m - r["ratio_min"] for m, r in zip(medians, paired)], [r["ratio_max"] - m for m, r in zip(medians, paired)]]
+    ax.bar([r["measure"] for r in paired], medians, yerr=errors, capsize=4)
+    ax.axhline(1.0, color="grey", lw=0.8)
+    ax.set_ylabel("delivered rate, with / without")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
