@@ -36,15 +36,18 @@ NAMES = {"flow": "flow0", "module": "lpm", "worker": "1"}
 class Served:
     """A `sluice serve` subprocess and a client of it."""
 
-    def __init__(self, tmp: Path, *args: str) -> None:
+    def __init__(self, tmp: Path, *args: str, period_ms: float = PERIOD_MS) -> None:
         p = l2l3(4)
         p.spare_workers = 1
         description = tmp / "l2l3.json"
         description.write_text(p.to_json())
         self.run_dir = tmp / "run"
         self.report = tmp / "report.json"
-        self.process = subprocess.Popen([SLUICE, "serve", str(description), "--run-dir", str(self.run_dir), "--period-ms", str(PERIOD_MS),
-                                         "--json", str(self.report), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # Its log (a line per change) goes to a file: a pipe nobody reads fills up and stalls it.
+        self.log = tmp / "serve.log"
+        with open(self.log, "w") as log:
+            self.process = subprocess.Popen([SLUICE, "serve", str(description), "--run-dir", str(self.run_dir), "--period-ms", str(period_ms),
+                                             "--json", str(self.report), *args], stdout=subprocess.DEVNULL, stderr=log, text=True)
         self.client = Client(str(self.run_dir), caller="test")
         deadline = time.monotonic() + 60
         while True:
@@ -52,16 +55,16 @@ class Served:
                 self.client.controller()
                 break
             except (FileNotFoundError, ConnectionRefusedError):
-                assert self.process.poll() is None, self.process.communicate()[1]
+                assert self.process.poll() is None, self.log.read_text()[-2000:]
                 assert time.monotonic() < deadline, "serve did not listen within a minute"
                 time.sleep(0.1)
 
     def stop(self) -> tuple[int, str, dict[str, Any]]:
         """SIGTERM; its exit status, stderr and report."""
         self.process.send_signal(signal.SIGTERM)
-        _, err = self.process.communicate(timeout=60)
+        self.process.wait(timeout=60)
         report = json.loads(self.report.read_text()) if self.report.exists() else {}
-        return self.process.returncode, err, report
+        return self.process.returncode, self.log.read_text(), report
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +73,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     yield s
     if s.process.poll() is None:
         s.process.kill()
-        s.process.communicate()
+        s.process.wait()
 
 
 def accounted(report: dict[str, Any]) -> None:
@@ -235,7 +238,7 @@ def test_random_live_changes_under_traffic_lose_no_packet(served: Served) -> Non
     finally:
         if s.process.poll() is None:
             s.process.kill()
-            s.process.communicate()
+            s.process.wait()
     assert code == 0, err[-2000:]
     accounted(report)
     lines = [line for p in report["periods"] for line in p["changes"]]
@@ -248,3 +251,31 @@ def _ignore_refusal(call: Any) -> None:
         call()
     except (ApiError, OSError):
         pass
+
+
+def test_single_route_changes_reach_the_data_path_without_waiting_for_a_period(tmp_path: Path) -> None:
+    """Small IPv4 route changes are made in place at once (a 1 s period
+    would make 50 of them take 50 s otherwise), and packets follow them:
+    flow0's destination loses its route and its packets are dropped, counted."""
+    s = Served(tmp_path, period_ms=1000.0)
+    try:
+        first = s.client.controller()["periods"]
+        for i in range(50):
+            assert "1 added or replaced" in s.client.routes("lpm", add=[(f"50.0.{i}.0/24", i % 4)])
+        assert s.client.controller()["periods"] - first <= 1
+        assert "1 deleted" in s.client.routes("lpm", delete=["20.0.1.0/24"])
+        routes = s.client.config("lpm")["routes"]
+        assert ["50.0.49.0/24", 1] in routes and not any(r[0] == "20.0.1.0/24" for r in routes)
+        deadline = time.monotonic() + 30
+        while (next(f for f in s.client.flows() if f["name"] == "flow0")["last_period"] or {}).get("dropped", 0) == 0:
+            assert time.monotonic() < deadline, "flow0's packets still found a route"
+            time.sleep(0.2)
+        code, err, report = s.stop()
+    finally:
+        if s.process.poll() is None:
+            s.process.kill()
+            s.process.wait()
+    assert code == 0, err[-2000:]
+    accounted(report)
+    assert report["flow_totals"]["flow0"]["dropped"] > 0 and report["flow_totals"]["flow1"]["dropped"] == 0
+    assert sum(len(p["changes"]) for p in report["periods"]) == 51

@@ -46,7 +46,8 @@ def served_router() -> dict[str, Any]:
         f.write(router("ipv4").to_json())
     run_dir = os.path.join(tmp, "run")
     sluice = os.path.join(os.path.dirname(sys.executable), "sluice")
-    serve = subprocess.Popen([sluice, "serve", description, "--run-dir", run_dir, "--period-ms", "20"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    log = open(os.path.join(tmp, "serve.log"), "w+")
+    serve = subprocess.Popen([sluice, "serve", description, "--run-dir", run_dir, "--period-ms", "20"], stdout=subprocess.DEVNULL, stderr=log, text=True)
     try:
         client = Client(run_dir, caller="operator")
         deadline = time.monotonic() + 60
@@ -55,7 +56,7 @@ def served_router() -> dict[str, Any]:
                 client.controller()
                 break
             except (FileNotFoundError, ConnectionRefusedError):
-                assert serve.poll() is None and time.monotonic() < deadline, serve.communicate()[1]
+                assert serve.poll() is None and time.monotonic() < deadline, open(log.name).read()
                 time.sleep(0.1)
         peer = NETWORKS["ipv4"][1].format(2)
         ping = sh("ping", "-c", "5", "-i", "0.2", "-W", "2", peer, ns=hosts[0])
@@ -84,7 +85,8 @@ def served_router() -> dict[str, Any]:
         flows = client.flows()
     finally:
         serve.send_signal(signal.SIGTERM)
-        out, err = serve.communicate(timeout=60)
+        serve.wait(timeout=60)
+        err = open(log.name).read()
         for ns in hosts:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)
     with open(os.path.join(run_dir, "report.json")) as f:

@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import socket
+import time
 import urllib.parse
 from typing import Any, Optional
 
@@ -42,9 +43,14 @@ class _UnixConnection(http.client.HTTPConnection):
         self.sock = s
 
 
+#: A POST on a connection idle longer than this opens a fresh one (s).
+_IDLE_S = 1.0
+
+
 class Client:
     """A client of one served pipeline: `Client(run_dir)` over its socket,
-    or `Client(url="http://host:port", token=...)` over TCP."""
+    or `Client(url="http://host:port", token=...)` over TCP. It keeps its
+    connection open between requests; use one client per thread."""
 
     def __init__(self, run_dir: Optional[str] = None, *, url: Optional[str] = None, token: Optional[str] = None,
                  caller: Optional[str] = None, timeout: float = 60.0) -> None:
@@ -57,27 +63,61 @@ class Client:
         self._token = token
         self._caller = caller
         self._timeout = timeout
+        self._connection: Optional[http.client.HTTPConnection] = None
+        #: When the connection last answered (monotonic s).
+        self._last = 0.0
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connect(self) -> http.client.HTTPConnection:
         if self._socket is not None:
             return _UnixConnection(self._socket, self._timeout)
         assert self._url is not None and self._url.hostname is not None
         return http.client.HTTPConnection(self._url.hostname, self._url.port or 80, timeout=self._timeout)
 
+    def socket_path(self) -> str:
+        """The Unix socket it speaks to (a TCP client has none)."""
+        if self._socket is None:
+            raise ValueError("a TCP client has no socket path")
+        return self._socket
+
+    def close(self) -> None:
+        """Closes the connection (the next request opens another)."""
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+
     def request_raw(self, method: str, path: str, body: Optional[str] = None) -> tuple[int, str]:
-        """One request as it is: the status and the body's text."""
+        """One request as it is: the status and the body's text. The
+        connection is kept for the next request; one the server has closed
+        meanwhile is opened again and the request repeated, for GET and PUT
+        (setting a value twice is setting it once), not for POST (a route
+        deleted twice is not): a POST on a connection idle for a while opens
+        a fresh one first."""
         headers = {"Content-Type": "application/json"}
         if self._token is not None:
             headers["Authorization"] = f"Bearer {self._token}"
         if self._caller is not None:
             headers["X-Sluice-Caller"] = self._caller
-        connection = self._connection()
-        try:
-            connection.request(method, path, body=body.encode() if body is not None else None, headers=headers)
-            response = connection.getresponse()
-            return response.status, response.read().decode()
-        finally:
-            connection.close()
+        if method == "POST" and time.monotonic() - self._last > _IDLE_S:
+            self.close()
+        for attempt in (1, 2):
+            if self._connection is None:
+                self._connection = self._connect()
+            try:
+                self._connection.request(method, path, body=body.encode() if body is not None else None, headers=headers)
+                response = self._connection.getresponse()
+                text = response.read().decode()
+                self._last = time.monotonic()
+                if response.will_close:
+                    self.close()
+                return response.status, text
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self.close()
+                if attempt == 2 or method == "POST":
+                    raise
+            except BaseException:
+                self.close()
+                raise
+        raise AssertionError("unreachable")
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         """One request with a JSON body; its JSON answer, or ApiError."""

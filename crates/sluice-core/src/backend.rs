@@ -5,6 +5,10 @@ use crate::model::{Model, ModuleId};
 use crate::nf::NetworkFunction;
 use crate::telemetry::Telemetry;
 
+/// A handle through which the control plane changes an NF's tables while
+/// it runs (see [`NetworkFunction::live`]).
+pub type LiveHandle = std::sync::Arc<dyn std::any::Any + Send + Sync>;
+
 /// Changes a controller asks for at the end of a period.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Actions {
@@ -61,6 +65,10 @@ pub trait Backend {
     /// its worker (see `WorkerGraph::replace_function`); returns the old
     /// one, for the caller to free off the data path.
     fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>>;
+
+    /// The live handle of module `m`'s NF in force (see
+    /// [`NetworkFunction::live`]), if it has one.
+    fn live(&self, m: ModuleId) -> Option<LiveHandle>;
 
     /// Stops the sources, drains every buffer and returns the last telemetry
     /// (whose totals then show nothing in flight).

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::backend::{Actions, Backend};
+use crate::backend::{Actions, Backend, LiveHandle};
 use crate::cores::Cores;
 use crate::error::{Error, Result};
 use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
@@ -108,6 +108,8 @@ pub struct Engine {
     /// What the workers' egress links lead to (a scheduled egress's
     /// arbiter), stopped once the workers have ended.
     companion: Option<Box<dyn Send>>,
+    /// Per module, its NF's live handle (see [`NetworkFunction::live`]).
+    live: Vec<Option<LiveHandle>>,
 }
 
 impl Engine {
@@ -125,6 +127,7 @@ impl Engine {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
         let knobs = Knobs::new(&model).with_rates_of(&instances);
+        let live = instances.iter().map(Instance::live).collect();
         let n_workers = model.workers();
         let signals = Arc::new(Signals {
             epoch: AtomicU64::new(0),
@@ -184,6 +187,7 @@ impl Engine {
             finished: None,
             _cores: cores,
             companion,
+            live,
         })
     }
 
@@ -435,11 +439,18 @@ impl Backend for Engine {
         if self.finished.is_some() {
             return Err(Error::module(&self.model.modules[m].name, "the pipeline has stopped"));
         }
+        let live = nf.live();
         // A spare holds no module; only a running worker is parked.
         let mut graphs = self.park(&[w]);
         let replaced = graphs[0].1.replace_function(m, nf);
         self.unpark(graphs);
-        replaced.map_err(|e| Error::module(&self.model.modules[m].name, e))
+        let old = replaced.map_err(|e| Error::module(&self.model.modules[m].name, e))?;
+        self.live[m] = live;
+        Ok(old)
+    }
+
+    fn live(&self, m: ModuleId) -> Option<LiveHandle> {
+        self.live.get(m).cloned().flatten()
     }
 
     fn finish(&mut self) -> Telemetry {

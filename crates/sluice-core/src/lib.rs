@@ -26,7 +26,7 @@ pub mod telemetry;
 pub mod wire;
 pub mod wiring;
 
-pub use backend::{Actions, Backend};
+pub use backend::{Actions, Backend, LiveHandle};
 pub use batch::{Batch, MAX_BURST};
 pub use buffer::FractionalBuffer;
 pub use engine::{Engine, EngineConfig};

@@ -190,6 +190,13 @@ pub trait NetworkFunction: Send {
     /// go by the new time.
     fn set_hold_ns(&mut self, _ns: u64) {}
 
+    /// A handle through which the control plane changes the NF's tables
+    /// while it runs, without stopping its worker (an LPM's routes: see
+    /// `sluice_nf::lpm4::LiveRoutes`); `None` for most NFs.
+    fn live(&self) -> Option<crate::backend::LiveHandle> {
+        None
+    }
+
     /// Writes its own cumulative counters (a Reframer's runs of one flow,
     /// releases by cause…) into `into`'s slots; called when telemetry is
     /// read, once a control period. Gauges are differences of two counters
@@ -342,4 +349,14 @@ pub enum Instance {
     /// worker's scheduled link (see [`EgressLink`]), then go onto port `1`
     /// if it has one.
     Scheduled(u16, Option<Box<dyn PacketSink>>),
+}
+
+impl Instance {
+    /// A network function's live handle (see [`NetworkFunction::live`]).
+    pub fn live(&self) -> Option<crate::backend::LiveHandle> {
+        match self {
+            Instance::Function(nf) => nf.live(),
+            _ => None,
+        }
+    }
 }

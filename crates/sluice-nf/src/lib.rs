@@ -18,6 +18,7 @@ pub mod gtpu;
 pub mod ip_checksum;
 pub mod ip_src_rewrite;
 pub mod lpm;
+pub mod lpm4;
 pub mod lpm6;
 pub mod mac_rewrite;
 pub mod merge;

@@ -1,99 +1,16 @@
-//! `lpm(routes)`: longest-prefix match on the destination, IPv4 by
-//! DIR-24-8 here and IPv6 by the multibit trie of [`crate::lpm6`].
-//!
-//! A 2^24-entry first-level table indexed by the top 24 address bits holds
-//! either a next hop or, for /24s with longer prefixes inside, the index of
-//! a 256-entry second-level group: one memory access for prefixes up to
-//! /24, two beyond (Gupta, Lin & McKeown 1998; DPDK's rte_lpm).
+//! `lpm(routes)`: longest-prefix match on the destination, IPv4 by the
+//! DIR-24-8 table of [`crate::lpm4`] (which the control plane changes in
+//! place while it runs) and IPv6 by the multibit trie of [`crate::lpm6`].
+
+use std::any::Any;
+use std::sync::Arc;
 
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
 use sluice_core::wire::{ip_of, Ip, IpPrefix};
 
+pub use crate::lpm4::{LiveRoutes, LpmTable, MAX_GATE};
 use crate::lpm6::Lpm6Table;
-
-/// Marks a first-level entry that points to a second-level group.
-const GROUP: u16 = 0x8000;
-/// Entry value of "no route".
-const MISS: u16 = 0;
-/// Highest gate a route may name (entries store gate + 1 below `GROUP`).
-pub const MAX_GATE: u16 = GROUP - 2;
-
-/// A DIR-24-8 table from prefixes to gates.
-pub struct LpmTable {
-    tbl24: Vec<u16>,
-    tbl8: Vec<u16>,
-}
-
-impl LpmTable {
-    /// Builds the table from (network, length, gate) routes; duplicates: last wins.
-    pub fn new(routes: &[(u32, u8, u16)]) -> Result<Self, String> {
-        if let Some(r) = routes.iter().find(|r| r.1 > 32 || r.2 > MAX_GATE) {
-            return Err(format!("route {:?} has a prefix length over 32 or a gate over {MAX_GATE}", r));
-        }
-        let mut sorted = routes.to_vec();
-        sorted.sort_by_key(|r| r.1);
-        let mut t = Self { tbl24: vec![MISS; 1 << 24], tbl8: Vec::new() };
-        for (net, len, gate) in sorted {
-            let net = net & sluice_core::wire::ipv4::mask(len);
-            let value = gate + 1;
-            if len <= 24 {
-                let first = (net >> 8) as usize;
-                for i in first..first + (1usize << (24 - len)) {
-                    match t.tbl24[i] {
-                        e if e & GROUP != 0 => t.tbl8[group_range(e)].fill(value),
-                        _ => t.tbl24[i] = value,
-                    }
-                }
-            } else {
-                let i = (net >> 8) as usize;
-                if t.tbl24[i] & GROUP == 0 {
-                    let group = (t.tbl8.len() / 256) as u16;
-                    if group >= GROUP {
-                        return Err("more than 32767 prefixes longer than /24".into());
-                    }
-                    t.tbl8.extend(std::iter::repeat_n(t.tbl24[i], 256));
-                    t.tbl24[i] = GROUP | group;
-                }
-                let base = ((t.tbl24[i] & !GROUP) as usize) << 8;
-                let first = base + (net & 0xff) as usize;
-                t.tbl8[first..first + (1usize << (32 - len))].fill(value);
-            }
-        }
-        Ok(t)
-    }
-
-    /// The gate of `addr`'s longest matching prefix.
-    #[inline]
-    pub fn lookup(&self, addr: u32) -> Option<u16> {
-        let e = self.tbl24[(addr >> 8) as usize];
-        let e = if e & GROUP != 0 { self.tbl8[(((e & !GROUP) as usize) << 8) | (addr & 0xff) as usize] } else { e };
-        (e != MISS).then(|| e - 1)
-    }
-
-    /// Looks up every address of `addrs` into `gates` (same length), four
-    /// at a time: the four first-level loads are independent, so their cache
-    /// misses overlap.
-    #[inline]
-    pub fn lookup_bulk(&self, addrs: &[u32], gates: &mut [Option<u16>]) {
-        let (quads, rest) = addrs.split_at(addrs.len() / 4 * 4);
-        for (a, g) in quads.chunks_exact(4).zip(gates.chunks_exact_mut(4)) {
-            let e = [0, 1, 2, 3].map(|i| self.tbl24[(a[i] >> 8) as usize]);
-            for i in 0..4 {
-                let e = if e[i] & GROUP != 0 { self.tbl8[(((e[i] & !GROUP) as usize) << 8) | (a[i] & 0xff) as usize] } else { e[i] };
-                g[i] = (e != MISS).then(|| e - 1);
-            }
-        }
-        for (g, &a) in gates[quads.len()..].iter_mut().zip(rest) {
-            *g = self.lookup(a);
-        }
-    }
-}
-
-fn group_range(entry: u16) -> std::ops::Range<usize> {
-    let base = ((entry & !GROUP) as usize) << 8;
-    base..base + 256
-}
 
 /// A packet's place in [`Lpm`]'s lookups: an index into the IPv4 runs,
 /// [`V6_RUNS`] + an index into the IPv6 runs, or [`NOT_IP`].
@@ -108,7 +25,9 @@ const NOT_IP: Slot = Slot::MAX;
 /// gate. Packets in a row to one destination (one flow's, behind a
 /// Reframer) are looked up once.
 pub struct Lpm {
-    v4: Option<LpmTable>,
+    v4: Option<Arc<LpmTable>>,
+    /// The IPv4 table's writer, for the control plane.
+    live: Option<Arc<LiveRoutes>>,
     v6: Option<Lpm6Table>,
     gates: usize,
     /// Per run of packets to one destination in a batch, by family: the
@@ -129,8 +48,10 @@ impl Lpm {
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
         }
+        let live = if v4.is_empty() { None } else { Some(Arc::new(LiveRoutes::new(v4, gates)?)) };
         Ok(Self {
-            v4: if v4.is_empty() { None } else { Some(LpmTable::new(v4)?) },
+            v4: live.as_ref().map(|l| l.table().clone()),
+            live,
             v6: if v6.is_empty() { None } else { Some(Lpm6Table::new(v6)?) },
             gates,
             addrs4: [0; MAX_BURST],
@@ -145,6 +66,11 @@ impl Lpm {
 impl NetworkFunction for Lpm {
     fn outgates(&self) -> usize {
         self.gates
+    }
+
+    /// Its IPv4 routes' [`LiveRoutes`], if it has IPv4 routes.
+    fn live(&self) -> Option<Arc<dyn Any + Send + Sync>> {
+        self.live.clone().map(|l| l as Arc<dyn Any + Send + Sync>)
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {

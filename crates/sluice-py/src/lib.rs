@@ -176,7 +176,7 @@ fn serve(
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let report = py.allow_threads(|| {
         let stop = || raised.lock().expect("one server").is_some() || signal_pending(&raised);
-        sluice_serve::serve(&pipeline, description, &options, &stop, &mut |line| eprintln!("{line}"))
+        sluice_serve::serve(&pipeline, description, &options, &stop, std::sync::Arc::new(|line: &str| eprintln!("{line}")))
     });
     let report = report.map_err(invalid)?;
     let plan = pipeline.plan(report.periods.len(), 0, options.period_ns, options.control);

@@ -218,12 +218,10 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
         ("POST", ["v1", "modules", m, "routes"]) => {
             let module = module(m)?;
             let b: RoutesBody = body(text)?;
-            if !matches!(status.configs[module], Some(NfSpec::Lpm(_))) {
+            if status.routes[module].is_none() {
                 return Err(ApiError::conflict(format!("module '{m}' is a '{}', not an 'lpm': it has no routes", status.kinds[module])));
             }
-            for (i, (prefix, _)) in b.add.iter().enumerate() {
-                sluice_core::wire::IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))?;
-            }
+            status.routes[module].as_ref().expect("checked above").check(&b.add, &b.delete)?;
             change(Change::Routes { module, add: b.add, delete: b.delete })
         }
         ("PUT", ["v1", "workers", w]) => {

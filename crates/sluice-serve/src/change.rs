@@ -2,15 +2,15 @@
 //! boundary: checked whole against the pipeline as it runs, then made, or
 //! refused with nothing changed.
 
-use std::collections::HashMap;
-
 use sluice_control::{Boundary, RunPlan};
 use sluice_core::wire::IpPrefix;
 use sluice_core::{Actions, ModuleId, Schedule};
+use sluice_nf::lpm::{LiveRoutes, LpmSpec};
 use sluice_nf::NfSpec;
 use sluice_pipeline::Pipeline;
 
 use crate::api::ApiError;
+use crate::routes::{Delta, RouteTable};
 use crate::status::{us, Status};
 
 /// A change asked for, its names resolved.
@@ -102,10 +102,13 @@ impl Change {
                 Ok(line)
             }
             Change::Routes { module, add, delete } => {
-                let Some(NfSpec::Lpm(running)) = &status.configs[module] else { unreachable!("checked when parsed") };
-                let routes = edit_routes(&running.routes, &add, &delete)?;
-                let line = format!("module '{}' routes: {} added or replaced, {} deleted ({} in all)", module_name(module), add.len(), delete.len(), routes.len());
-                replace(at, status, module, NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes }))?;
+                let Some(table) = &status.routes[module] else { unreachable!("checked when parsed") };
+                let delta = table.check(&add, &delete)?;
+                let mut edited = table.clone();
+                edited.apply(&delta);
+                let line = routes_line(&module_name(module), &delta, edited.len());
+                replace(at, status, module, NfSpec::Lpm(LpmSpec { routes: edited.list() }))?;
+                status.routes[module] = Some(edited);
                 Ok(line)
             }
             Change::Down { worker, down } => {
@@ -127,57 +130,54 @@ fn replace(at: &mut Boundary<'_>, status: &mut Status, m: ModuleId, spec: NfSpec
     let nf = spec.build().map_err(ApiError::bad)?;
     let old = at.backend().replace_function(m, nf).map_err(|e| ApiError::conflict(e.to_string()))?;
     drop(old);
+    status.live[m] = at.backend().live(m);
+    if let NfSpec::Lpm(lpm) = &spec {
+        status.routes[m] = Some(RouteTable::new(&lpm.routes));
+    }
     status.configs[m] = Some(spec);
     Ok(())
 }
 
-/// `routes` with the routes of `delete` removed (each must exist) and
-/// those of `add` added, or replacing the route of the same prefix
-/// however written ("10.0.0.1/8" is "10.0.0.0/8").
-fn edit_routes(routes: &[(String, u16)], add: &[(String, u16)], delete: &[String]) -> Result<Vec<(String, u16)>, ApiError> {
-    let mut routes: Vec<Option<(String, u16)>> = routes.iter().cloned().map(Some).collect();
-    let mut index: HashMap<IpPrefix, usize> = HashMap::with_capacity(routes.len() + add.len());
-    for (i, r) in routes.iter().enumerate() {
-        let (prefix, _) = r.as_ref().expect("all present");
-        index.insert(IpPrefix::parse(prefix).map_err(ApiError::conflict)?, i);
+/// The most routes a change makes in place, on the running table (more are
+/// rebuilt and swapped in whole, so that a packet meets either all of them or none).
+const IN_PLACE_ROUTES: usize = 64;
+
+/// Makes a small change of IPv4 routes at once, in place on the running
+/// table (see `sluice_nf::lpm4`), without waiting for a period boundary;
+/// returns the line that says what changed. `None`: the change is not one
+/// for this path (IPv6, many routes, an LPM without IPv4 routes, or no
+/// room in its table), and the control thread makes it by a rebuild.
+pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u16)], delete: &[String]) -> Option<Result<String, ApiError>> {
+    if status.stopping {
+        return Some(Err(ApiError { status: 503, message: "the pipeline is stopping: no changes are made".into() }));
     }
-    for (i, prefix) in delete.iter().enumerate() {
-        let parsed = IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("delete[{i}]: {e}")))?;
-        let found = index.remove(&parsed).ok_or_else(|| ApiError::bad(format!("delete[{i}]: no route '{prefix}' to delete")))?;
-        routes[found] = None;
+    let live = status.live[module].clone()?.downcast::<LiveRoutes>().ok()?;
+    let table = status.routes[module].as_ref()?;
+    let delta = match table.check(add, delete) {
+        Ok(d) => d,
+        Err(e) => return Some(Err(e)),
+    };
+    if delta.len() > IN_PLACE_ROUTES {
+        return None;
     }
-    for (i, (prefix, gate)) in add.iter().enumerate() {
-        let parsed = IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))?;
-        match index.get(&parsed) {
-            Some(&at) => routes[at] = Some((prefix.clone(), *gate)),
-            None => {
-                index.insert(parsed, routes.len());
-                routes.push(Some((prefix.clone(), *gate)));
-            }
-        }
+    let v4 = |p: &IpPrefix| match *p {
+        IpPrefix::V4(net, len) => Some((net, len)),
+        IpPrefix::V6(..) => None,
+    };
+    let deleted: Vec<(u32, u8)> = delta.delete.iter().map(v4).collect::<Option<_>>()?;
+    let added: Vec<(u32, u8, u16)> = delta.add.iter().map(|(p, _, g)| v4(p).map(|(net, len)| (net, len, *g))).collect::<Option<_>>()?;
+    let outgates = status.model.modules[module].outgates;
+    if let Some((i, (_, _, gate))) = added.iter().enumerate().find(|(_, r)| usize::from(r.2) >= outgates) {
+        return Some(Err(ApiError::bad(format!("add[{i}]: gate {gate}: module '{}' has {outgates} outgates", status.model.modules[module].name))));
     }
-    Ok(routes.into_iter().flatten().collect())
+    // No room for a group: rebuilt by the control thread instead.
+    live.apply(&added, &deleted).ok()?;
+    let table = status.routes[module].as_mut().expect("checked above");
+    table.apply(&delta);
+    Some(Ok(routes_line(&status.model.modules[module].name, &delta, table.len())))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn routes(r: &[(&str, u16)]) -> Vec<(String, u16)> {
-        r.iter().map(|&(p, g)| (p.to_owned(), g)).collect()
-    }
-
-    #[test]
-    fn routes_are_added_replaced_by_prefix_and_deleted() {
-        let running = routes(&[("10.0.0.0/8", 0), ("2001:db8::/32", 1), ("20.0.1.0/24", 1)]);
-        let edited = edit_routes(&running, &routes(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]), &["2001:db8:0::/32".into()]).unwrap();
-        assert_eq!(edited, routes(&[("10.1.2.3/8", 2), ("20.0.1.0/24", 1), ("30.0.0.0/8", 0)]));
-    }
-
-    #[test]
-    fn a_missing_or_malformed_route_names_its_place() {
-        let running = routes(&[("10.0.0.0/8", 0)]);
-        assert_eq!(edit_routes(&running, &[], &["10.0.0.0/8".into(), "10.0.0.0/8".into()]).unwrap_err().message, "delete[1]: no route '10.0.0.0/8' to delete");
-        assert!(edit_routes(&running, &routes(&[("10.0.0.0/33", 0)]), &[]).unwrap_err().message.starts_with("add[0]: "));
-    }
+fn routes_line(module: &str, delta: &Delta, total: usize) -> String {
+    format!("module '{module}' routes: {} added or replaced, {} deleted ({total} in all)", delta.add.len(), delta.delete.len())
 }
+

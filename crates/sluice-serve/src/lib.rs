@@ -14,6 +14,7 @@ mod api;
 mod change;
 mod listener;
 mod metrics;
+mod routes;
 mod status;
 
 use std::path::PathBuf;
@@ -23,13 +24,14 @@ use std::time::Duration;
 
 use sluice_control::{Boundary, ControlParams, RunPlan, RunReport, Steering};
 use sluice_core::limits::MAX_PERIODS;
-use sluice_core::Schedule;
+use sluice_core::{Backend, Schedule};
 use sluice_pipeline::Pipeline;
 
 pub use crate::api::ApiError;
 use crate::change::Context;
 pub use crate::listener::{OPENAPI, SOCKET};
-use crate::listener::{Listener, Pending};
+pub use crate::listener::Log;
+use crate::listener::{change_line, Listener, Pending};
 use crate::status::Status;
 
 /// How a pipeline is served.
@@ -55,18 +57,19 @@ pub struct ServeOptions {
 /// Serves `pipeline` (started from the description `description`) until
 /// `stop` returns true; then it drains and returns the report of the
 /// whole run. `log` gets one line per change made.
-pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &ServeOptions, stop: &dyn Fn() -> bool, log: &mut dyn FnMut(&str)) -> Result<RunReport, String> {
+pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &ServeOptions, stop: &dyn Fn() -> bool, log: Log) -> Result<RunReport, String> {
     let mut plan = pipeline.plan(MAX_PERIODS, 0, options.period_ns, options.control);
     plan.keep_periods = options.keep_periods;
     let controller = sluice_pipeline::controller(&options.controller, &plan).map_err(|e| e.to_string())?;
     let schedule = controller.schedule(pipeline.model(), pipeline.schedule());
     let status = Arc::new(Mutex::new(Status::new(pipeline, controller.name())));
     let mut engine = pipeline.engine_with(options.timing, schedule).map_err(|e| e.to_string())?;
+    status.lock().expect("no panic while it is held").live = (0..pipeline.model().modules.len()).map(|m| engine.live(m)).collect();
     let (changes, queued) = channel();
     // A change waits for the next boundary: a period, and what the control thread does between two.
     let wait = Duration::from_nanos(options.period_ns) + Duration::from_secs(30);
     let tcp = options.tcp.as_ref().map(|(a, t)| (a.as_str(), t.as_str()));
-    let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, description, wait)?;
+    let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, description, wait, log.clone())?;
     let statistic = options.control.statistic;
     let mut on_period = |p: &sluice_control::PeriodRecord| status.lock().expect("no panic while it is held").record(p, statistic);
     let mut steering = Steer { queued, status: status.clone(), pipeline, plan: &plan, schedule, log };
@@ -92,11 +95,14 @@ struct Steer<'a> {
     pipeline: &'a Pipeline,
     plan: &'a RunPlan,
     schedule: Schedule,
-    log: &'a mut dyn FnMut(&str),
+    log: Log,
 }
 
 impl Steering for Steer<'_> {
     fn at_boundary(&mut self, at: &mut Boundary<'_>) {
+        for line in std::mem::take(&mut self.status.lock().expect("no panic while it is held").unrecorded) {
+            at.note(line);
+        }
         while let Ok(pending) = self.queued.try_recv() {
             if !pending.take() {
                 continue;
@@ -104,14 +110,17 @@ impl Steering for Steer<'_> {
             let mut status = self.status.lock().expect("no panic while it is held");
             let cx = Context { pipeline: self.pipeline, plan: self.plan, schedule: self.schedule, status: &mut status };
             let result = pending.change.make(at, cx);
-            if let Ok(change) = &result {
-                let line = format!("{} caller={} {change}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()), pending.caller);
-                (self.log)(&line);
+            let line = result.as_ref().ok().map(|change| change_line(&pending.caller, change));
+            if let Some(line) = &line {
                 at.note(line.clone());
-                status.log(line);
+                status.log(line.clone());
                 status.model = at.model().clone();
             }
             drop(status);
+            // Logged with the status free: a slow log holds up no read.
+            if let Some(line) = &line {
+                (self.log)(line);
+            }
             let _ = pending.reply.send(result);
         }
     }

@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use tiny_http::{Header, Response, Server};
 
 use crate::api::{self, ApiError, Read, Request};
-use crate::change::Change;
+use crate::change::{self, Change};
 use crate::metrics;
 use crate::status::Status;
 
@@ -51,9 +51,13 @@ impl Pending {
     }
 }
 
+/// Writes one change line to the operator's log.
+pub type Log = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// What every request handler shares.
 struct Shared {
     status: Arc<Mutex<Status>>,
+    log: Log,
     changes: Mutex<Sender<Pending>>,
     /// The description the pipeline was started from.
     description: Value,
@@ -71,11 +75,12 @@ pub struct Listener {
 impl Listener {
     /// Listens on `run_dir/sluice.sock` and, with `tcp` (address, token),
     /// on that address too.
-    pub fn start(run_dir: &Path, tcp: Option<(&str, &str)>, status: Arc<Mutex<Status>>, changes: Sender<Pending>, description: Value, wait: Duration) -> Result<Self, String> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn start(run_dir: &Path, tcp: Option<(&str, &str)>, status: Arc<Mutex<Status>>, changes: Sender<Pending>, description: Value, wait: Duration, log: Log) -> Result<Self, String> {
         let socket = unix_socket(run_dir)?;
         let unix = Server::http_unix(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
         std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(|e| format!("{}: {e}", socket.display()))?;
-        let shared = Arc::new(Shared { status, changes: Mutex::new(changes), description, wait });
+        let shared = Arc::new(Shared { status, log, changes: Mutex::new(changes), description, wait });
         let mut listener = Self { servers: Vec::new(), threads: Vec::new(), socket };
         listener.spawn(Arc::new(unix), None, &shared, "unix")?;
         if let Some((addr, token)) = tcp {
@@ -210,32 +215,62 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
             drop(status);
             respond_json(request, 200, &body);
         }
-        Ok(Request::Change(change)) => {
-            let (reply, outcome) = sync_channel(1);
-            let taken = Arc::new(AtomicBool::new(false));
-            let sent = shared.changes.lock().expect("no panic while it is held").send(Pending { change, caller, reply, taken: taken.clone() });
-            let stopping = || ApiError { status: 503, message: "the pipeline is stopping: no changes are made".into() };
-            let result = match sent {
-                Err(_) => Err(stopping()),
-                Ok(()) => match outcome.recv_timeout(shared.wait) {
-                    Ok(result) => result,
-                    // Given up before the control thread took it: never made.
-                    Err(_) if !taken.swap(true, Ordering::AcqRel) => Err(ApiError { status: 503, message: format!("no period boundary came within {:?} (or the pipeline is stopping): nothing was changed", shared.wait) }),
-                    // Taken meanwhile: its outcome comes.
-                    Err(_) => outcome.recv().unwrap_or_else(|_| Err(stopping())),
-                },
+        Ok(Request::Change(Change::Routes { module, add, delete })) if !add.is_empty() || !delete.is_empty() => {
+            let (in_place, line) = {
+                let mut status = shared.status.lock().expect("no panic while it is held");
+                let made = change::routes_in_place(&mut status, module, &add, &delete);
+                let line = made.as_ref().and_then(|m| m.as_ref().ok()).map(|change| change_line(&caller, change));
+                if let Some(line) = &line {
+                    status.log(line.clone());
+                    status.unrecorded.push(line.clone());
+                }
+                (made, line)
             };
-            match result {
-                Ok(line) => respond_json(request, 200, &json!({ "applied": line })),
-                Err(e) => refuse(request, &e),
+            // Logged with the status free: a slow log holds up no read and no period.
+            if let Some(line) = &line {
+                (shared.log)(line);
+            }
+            match in_place {
+                Some(Ok(line)) => respond_json(request, 200, &json!({ "applied": line })),
+                Some(Err(e)) => refuse(request, &e),
+                None => queue(request, shared, Change::Routes { module, add, delete }, caller),
             }
         }
+        Ok(Request::Change(change)) => queue(request, shared, change, caller),
     }
+}
+
+/// Queues `change` for the control thread's next period boundary and
+/// answers with its outcome.
+fn queue(request: tiny_http::Request, shared: &Shared, change: Change, caller: String) {
+    let (reply, outcome) = sync_channel(1);
+    let taken = Arc::new(AtomicBool::new(false));
+    let sent = shared.changes.lock().expect("no panic while it is held").send(Pending { change, caller, reply, taken: taken.clone() });
+    let stopping = || ApiError { status: 503, message: "the pipeline is stopping: no changes are made".into() };
+    let result = match sent {
+        Err(_) => Err(stopping()),
+        Ok(()) => match outcome.recv_timeout(shared.wait) {
+            Ok(result) => result,
+            // Given up before the control thread took it: never made.
+            Err(_) if !taken.swap(true, Ordering::AcqRel) => Err(ApiError { status: 503, message: format!("no period boundary came within {:?} (or the pipeline is stopping): nothing was changed", shared.wait) }),
+            // Taken meanwhile: its outcome comes.
+            Err(_) => outcome.recv().unwrap_or_else(|_| Err(stopping())),
+        },
+    };
+    match result {
+        Ok(line) => respond_json(request, 200, &json!({ "applied": line })),
+        Err(e) => refuse(request, &e),
+    }
+}
+
+/// The line that logs a change: time, caller, what changed.
+pub fn change_line(caller: &str, change: &str) -> String {
+    format!("{} caller={caller} {change}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()))
 }
 
 /// An NF's configuration in force, as `PUT …/config` takes it (its fields, no "type").
 fn config_json(status: &Status, m: usize) -> Value {
-    let mut v = serde_json::to_value(status.configs[m].as_ref().expect("checked when parsed")).unwrap_or(Value::Null);
+    let mut v = serde_json::to_value(status.config(m).expect("checked when parsed")).unwrap_or(Value::Null);
     if let Some(fields) = v.as_object_mut() {
         fields.remove("type");
     }

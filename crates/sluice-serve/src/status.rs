@@ -6,10 +6,12 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 use sluice_control::PeriodRecord;
-use sluice_core::{FlowTotals, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals};
+use sluice_core::{FlowTotals, LiveHandle, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals};
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::{KindSpec, SourceSpec};
 use sluice_pipeline::Pipeline;
+
+use crate::routes::RouteTable;
 
 /// Change lines kept for `GET /v1/changes`.
 const KEPT_CHANGES: usize = 100;
@@ -20,8 +22,15 @@ pub struct Status {
     pub model: Model,
     /// Per module, its kind as the API names it ("lpm", "source", "sink", …).
     pub kinds: Vec<String>,
-    /// Per module, the NF configuration in force (NFs only).
+    /// Per module, the NF configuration in force (NFs only; an LPM's
+    /// routes are in `routes`).
     pub configs: Vec<Option<NfSpec>>,
+    /// Per LPM module, its routes in force.
+    pub routes: Vec<Option<RouteTable>>,
+    /// Per module, its NF's live handle (see `NetworkFunction::live`).
+    pub live: Vec<Option<LiveHandle>>,
+    /// Lines of changes made between boundaries, for the next period's record.
+    pub unrecorded: Vec<String>,
     /// Per module, what its own counters count and the key they go under.
     pub own_counters: Vec<(&'static str, &'static [&'static str])>,
     /// Name of the controller in force.
@@ -59,9 +68,13 @@ impl Status {
         let kinds = pipeline.spec().modules.iter().map(|m| kind_name(&m.kind).to_owned()).collect();
         let configs = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(nf) = &m.kind { Some(nf.clone()) } else { None }).collect();
         let own_counters = (0..model.modules.len()).map(|m| pipeline.own_counters(m)).collect();
+        let routes = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &m.kind { Some(RouteTable::new(&lpm.routes)) } else { None }).collect();
         Self {
             kinds,
             configs,
+            routes,
+            live: vec![None; model.modules.len()],
+            unrecorded: Vec::new(),
             own_counters,
             controller: controller.to_owned(),
             fallback: None,
@@ -107,6 +120,14 @@ impl Status {
             self.changes.pop_front();
         }
         self.changes.push_back(line);
+    }
+
+    /// Module `m`'s NF configuration in force (NFs only).
+    pub fn config(&self, m: ModuleId) -> Option<NfSpec> {
+        match (&self.routes[m], &self.configs[m]) {
+            (Some(routes), _) => Some(NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: routes.list() })),
+            (None, config) => config.clone(),
+        }
     }
 
     /// The module called `name`.

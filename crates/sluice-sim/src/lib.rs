@@ -18,7 +18,7 @@ use std::sync::Arc;
 use quanta::Mock;
 use sluice_core::{
     wire, Actions, Backend, Batch, Counters, EgressLink, Error, Instance, Knobs, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter,
-    Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
+    LiveHandle, Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
 };
 
 /// Virtual time a round that admitted nothing waits before polling again (ns).
@@ -85,6 +85,10 @@ impl NetworkFunction for Costed {
         self.inner.set_hold_ns(ns)
     }
 
+    fn live(&self) -> Option<LiveHandle> {
+        self.inner.live()
+    }
+
     fn read_counters(&self, into: &mut sluice_core::telemetry::NfCounters) {
         self.inner.read_counters(into)
     }
@@ -106,6 +110,14 @@ pub struct Simulator {
     finished: Option<Telemetry>,
     /// Whether the workers have a scheduled link (see [`Simulator::new_linked`]).
     linked: bool,
+    /// Per module, its NF's live handle.
+    live: Vec<Option<LiveHandle>>,
+}
+
+/// Module `m`'s NF timed by its profile on the virtual clocks.
+fn costed(model: &Model, m: ModuleId, inner: Box<dyn NetworkFunction>, clocks: &Arc<Clocks>) -> Box<dyn NetworkFunction> {
+    let profile = model.modules[m].profile.unwrap_or(Profile { t0_ns: 0.0, t1_ns: 0.0 });
+    Box::new(Costed { inner, profile, clocks: clocks.clone() })
 }
 
 impl Simulator {
@@ -122,6 +134,7 @@ impl Simulator {
     /// worker's pool makes room for `held` packets waiting in it.
     pub fn new_linked(model: Model, instances: Vec<Instance>, schedule: Schedule, egress: Option<&dyn Fn(quanta::Clock) -> Box<dyn EgressLink>>, held: usize) -> Result<Self> {
         let knobs = Knobs::new(&model).with_rates_of(&instances);
+        let live = instances.iter().map(Instance::live).collect();
         let n_workers = model.workers();
         let (clocks, mocks): (Vec<_>, Vec<_>) = (0..n_workers).map(|_| quanta::Clock::mock()).unzip();
         let shared = Arc::new(Clocks { mocks, running: AtomicUsize::new(0) });
@@ -130,10 +143,7 @@ impl Simulator {
             .enumerate()
             .map(|(m, inst)| {
                 Some(match inst {
-                    Instance::Function(inner) => {
-                        let profile = model.modules[m].profile.unwrap_or(Profile { t0_ns: 0.0, t1_ns: 0.0 });
-                        Instance::Function(Box::new(Costed { inner, profile, clocks: shared.clone() }))
-                    }
+                    Instance::Function(inner) => Instance::Function(costed(&model, m, inner, &shared)),
                     other => other,
                 })
             })
@@ -157,6 +167,7 @@ impl Simulator {
             end_ns: 0,
             finished: None,
             linked: egress.is_some(),
+            live,
         })
     }
 
@@ -217,7 +228,15 @@ impl Backend for Simulator {
 
     fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>> {
         let w = *self.model.worker_of.get(m).ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
-        self.workers[w].graph.replace_function(m, nf).map_err(|e| Error::module(&self.model.modules[m].name, e))
+        let live = nf.live();
+        let nf = costed(&self.model, m, nf, &self.clocks);
+        let old = self.workers[w].graph.replace_function(m, nf).map_err(|e| Error::module(&self.model.modules[m].name, e))?;
+        self.live[m] = live;
+        Ok(old)
+    }
+
+    fn live(&self, m: ModuleId) -> Option<LiveHandle> {
+        self.live.get(m).cloned().flatten()
     }
 
     fn finish(&mut self) -> Telemetry {

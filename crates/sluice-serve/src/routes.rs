@@ -1,0 +1,122 @@
+//! An LPM's routes as the control API keeps them: in the order they were
+//! given, indexed by prefix however it is written ("10.0.0.1/8" is
+//! "10.0.0.0/8"), so that a change of a few routes costs a few lookups
+//! whatever the table's size.
+
+use std::collections::HashMap;
+
+use sluice_core::wire::IpPrefix;
+
+use crate::api::ApiError;
+
+/// One LPM's routes.
+#[derive(Clone, Default)]
+pub struct RouteTable {
+    /// Routes as given, a deleted one's slot empty.
+    order: Vec<Option<(String, u16)>>,
+    /// Where each prefix's route is in `order`.
+    index: HashMap<IpPrefix, usize>,
+}
+
+/// A change of routes, checked against a table: deletions first, then
+/// additions (each replacing the route of its prefix, if there is one).
+pub struct Delta {
+    pub delete: Vec<IpPrefix>,
+    pub add: Vec<(IpPrefix, String, u16)>,
+}
+
+impl Delta {
+    /// Routes it touches.
+    pub fn len(&self) -> usize {
+        self.delete.len() + self.add.len()
+    }
+}
+
+impl RouteTable {
+    /// The table of `routes` (which a built LPM has already read).
+    pub fn new(routes: &[(String, u16)]) -> Self {
+        let mut t = Self::default();
+        for (prefix, gate) in routes {
+            if let Ok(p) = IpPrefix::parse(prefix) {
+                t.put(p, prefix.clone(), *gate);
+            }
+        }
+        t
+    }
+
+    fn put(&mut self, p: IpPrefix, prefix: String, gate: u16) {
+        match self.index.get(&p) {
+            Some(&i) => self.order[i] = Some((prefix, gate)),
+            None => {
+                self.index.insert(p, self.order.len());
+                self.order.push(Some((prefix, gate)));
+            }
+        }
+    }
+
+    /// Checks `add` and `delete` against the table: every prefix parses,
+    /// every deleted route exists (once). The error names the place.
+    pub fn check(&self, add: &[(String, u16)], delete: &[String]) -> Result<Delta, ApiError> {
+        let mut gone = std::collections::HashSet::new();
+        let mut d = Delta { delete: Vec::with_capacity(delete.len()), add: Vec::with_capacity(add.len()) };
+        for (i, prefix) in delete.iter().enumerate() {
+            let p = IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("delete[{i}]: {e}")))?;
+            if !self.index.contains_key(&p) || !gone.insert(p) {
+                return Err(ApiError::bad(format!("delete[{i}]: no route '{prefix}' to delete")));
+            }
+            d.delete.push(p);
+        }
+        for (i, (prefix, gate)) in add.iter().enumerate() {
+            let p = IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))?;
+            d.add.push((p, prefix.clone(), *gate));
+        }
+        Ok(d)
+    }
+
+    /// Makes a checked change.
+    pub fn apply(&mut self, d: &Delta) {
+        for p in &d.delete {
+            if let Some(i) = self.index.remove(p) {
+                self.order[i] = None;
+            }
+        }
+        for (p, prefix, gate) in &d.add {
+            self.put(*p, prefix.clone(), *gate);
+        }
+    }
+
+    /// The routes, in the order they were given.
+    pub fn list(&self) -> Vec<(String, u16)> {
+        self.order.iter().flatten().cloned().collect()
+    }
+
+    /// How many routes there are.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn routes(r: &[(&str, u16)]) -> Vec<(String, u16)> {
+        r.iter().map(|&(p, g)| (p.to_owned(), g)).collect()
+    }
+
+    #[test]
+    fn routes_are_added_replaced_by_prefix_and_deleted() {
+        let mut t = RouteTable::new(&routes(&[("10.0.0.0/8", 0), ("2001:db8::/32", 1), ("20.0.1.0/24", 1)]));
+        let d = t.check(&routes(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]), &["2001:db8:0::/32".into()]).unwrap();
+        t.apply(&d);
+        assert_eq!(t.list(), routes(&[("10.1.2.3/8", 2), ("20.0.1.0/24", 1), ("30.0.0.0/8", 0)]));
+        assert_eq!(t.len(), 3);
+    }
+
+    #[test]
+    fn a_missing_or_malformed_route_names_its_place() {
+        let t = RouteTable::new(&routes(&[("10.0.0.0/8", 0)]));
+        assert_eq!(t.check(&[], &["10.0.0.0/8".into(), "10.0.0.0/8".into()]).err().unwrap().message, "delete[1]: no route '10.0.0.0/8' to delete");
+        assert!(t.check(&routes(&[("10.0.0.0/33", 0)]), &[]).err().unwrap().message.starts_with("add[0]: "));
+    }
+}
