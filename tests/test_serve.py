@@ -125,6 +125,8 @@ def test_a_refused_change_names_its_field_and_changes_nothing(served: Served) ->
         ("PUT", "/v1/modules/out0/config", {}, 409, "not a network function"),
         ("PUT", "/v1/modules/lpm/worker", {"worker": 7}, 400, "worker: 7 does not exist"),
         ("PUT", "/v1/workers/9", {"down": True}, 404, "no worker 9"),
+        ("PUT", "/v1/workers/0/poll", {"policy": "sleepy"}, 400, "policy"),
+        ("PUT", "/v1/workers/0/poll", {"policy": "empty-poll", "min_sleep_us": 0}, 400, "min_sleep_us"),
         ("PUT", "/v1/modules/src/rate", {"rate_pps": -1}, 400, "rate_pps"),
         ("PUT", "/v1/flows/flow0/slo", "not json", 400, "not JSON"),
     ]
@@ -152,6 +154,14 @@ def test_changes_show_in_reads_and_metrics_parse_with_prometheus_own_parser(serv
     assert "moved from worker 0 to worker 1" in c.move("out0", 1)
     assert "out0" in next(w for w in c.workers() if w["worker"] == 1)["modules"]
     assert all(line.split(" ")[1] == "caller=test" for line in c.changes())
+    # A worker put under a sleeping policy sleeps once its traffic leaves it idle.
+    c.set_rate("src", 2000)
+    assert "poll policy empty-poll" in c.set_poll(0, "empty-poll", max_sleep_us=200)
+    assert c.workers()[0]["poll"]["policy"] == "empty-poll"
+    deadline = time.monotonic() + 30
+    while (c.workers()[0]["last_period"] or {}).get("waits", 0) == 0:
+        assert time.monotonic() < deadline, c.workers()[0]
+        time.sleep(0.05)
     first = {f.name: f for f in text_string_to_metric_families(c.metrics())}
     time.sleep(0.05)
     second = {f.name: f for f in text_string_to_metric_families(c.metrics())}

@@ -201,6 +201,12 @@ class Client:
         body = {"add": [list(r) for r in add or []], "delete": list(delete or [])}
         return str(self.request("POST", f"/v1/modules/{self._name(module)}/routes", body)["applied"])
 
+    def set_poll(self, worker: int, policy: str, **settings: Any) -> str:
+        """Puts a worker under a poll policy (busy, empty-poll, slo-aware,
+        vpp-adaptive, metronome, learned) with the settings of a
+        description's `poll` object (max_sleep_us=…)."""
+        return str(self.request("PUT", f"/v1/workers/{worker}/poll", {"policy": policy, **settings})["applied"])
+
     def set_worker_down(self, worker: int, down: bool) -> str:
         """Takes a worker down (what reaches its modules is dropped, counted) or brings it back."""
         return str(self.request("PUT", f"/v1/workers/{worker}", {"down": down})["applied"])

@@ -66,6 +66,9 @@ pub trait Backend {
     /// one, for the caller to free off the data path.
     fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>>;
 
+    /// Puts worker `w` under poll policy `policy` from its next round.
+    fn set_poll(&mut self, w: usize, policy: crate::poll::PollPolicy) -> Result<()>;
+
     /// The live handle of module `m`'s NF in force (see
     /// [`NetworkFunction::live`]), if it has one.
     fn live(&self, m: ModuleId) -> Option<LiveHandle>;

@@ -75,6 +75,10 @@ struct Signals {
 /// How long a stopping engine may take to empty its buffers and rings.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// A graph handed (back) to its worker thread: the graph, the reading
+/// epoch in force when sent, and a new poll policy if it changed.
+type Handback = (Box<WorkerGraph>, u64, Option<PollPolicy>);
+
 struct WorkerHandle {
     thread: Option<JoinHandle<()>>,
     readings: Consumer<Box<Counters>>,
@@ -87,11 +91,13 @@ struct WorkerHandle {
     /// later epoch, however late it gets to run (loading the epoch itself
     /// once it runs could miss a reading asked for meanwhile and leave the
     /// control thread waiting). Dropped to end a thread that waits for one.
-    to_worker: Option<Sender<(Box<WorkerGraph>, u64)>>,
+    to_worker: Option<Sender<Handback>>,
     /// A parked worker's graph comes back here.
     from_worker: Receiver<Box<WorkerGraph>>,
     /// A spare worker's graph, kept here until modules move to it.
     idle: Option<Box<WorkerGraph>>,
+    /// A poll policy set for a spare, handed over with its first graph.
+    pending_poll: Option<PollPolicy>,
 }
 
 /// A running pipeline.
@@ -170,12 +176,12 @@ impl Engine {
                 .spawn(move || worker_loop(w, core, shared, poller, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
             let idle = if model.worker_of.contains(&w) {
-                to_worker.send((Box::new(graph), 0)).expect("the worker waits for its graph");
+                to_worker.send((Box::new(graph), 0, None)).expect("the worker waits for its graph");
                 None
             } else {
                 Some(Box::new(graph))
             };
-            workers.push(WorkerHandle { thread: Some(thread), readings, recycle, spent: None, to_worker: Some(to_worker), from_worker, idle });
+            workers.push(WorkerHandle { thread: Some(thread), readings, recycle, spent: None, to_worker: Some(to_worker), from_worker, idle, pending_poll: None });
         }
         Ok(Self {
             meter: PeriodMeter::new(&model),
@@ -278,10 +284,34 @@ impl Engine {
     /// starts running).
     fn unpark(&mut self, graphs: Vec<(usize, Box<WorkerGraph>)>) {
         for (w, graph) in graphs {
-            let epoch = self.signals.epoch.load(Ordering::Acquire);
-            let sent = self.workers[w].to_worker.as_ref().map(|tx| tx.send((graph, epoch)));
-            assert!(matches!(sent, Some(Ok(()))), "worker {w} ended while parked");
+            let poll = self.workers[w].pending_poll.take();
+            self.hand_back(w, graph, poll);
         }
+    }
+
+    fn hand_back(&mut self, w: usize, graph: Box<WorkerGraph>, poll: Option<PollPolicy>) {
+        let epoch = self.signals.epoch.load(Ordering::Acquire);
+        let sent = self.workers[w].to_worker.as_ref().map(|tx| tx.send((graph, epoch, poll)));
+        assert!(matches!(sent, Some(Ok(()))), "worker {w} ended while parked");
+    }
+
+    /// [`Backend::set_poll`]: the worker is parked for the hand-over; a
+    /// spare takes the policy when it starts.
+    fn put_under(&mut self, w: usize, policy: PollPolicy) -> Result<()> {
+        if w >= self.workers.len() || self.finished.is_some() {
+            return Err(Error::module("<engine>", format!("cannot set the poll policy of worker {w}: there are {} running workers", self.workers.len())));
+        }
+        let running = self.workers[w].idle.is_none();
+        let mut graphs = self.park(&[w]);
+        let (_, graph) = graphs.pop().expect("one parked");
+        if running {
+            self.hand_back(w, graph, Some(policy));
+        } else {
+            // A spare keeps its graph here; the policy waits with it.
+            self.workers[w].idle = Some(graph);
+            self.workers[w].pending_poll = Some(policy);
+        }
+        Ok(())
     }
 
     /// Ends every worker thread (a spare one waiting for its graph too);
@@ -312,18 +342,22 @@ fn worker_loop(
     mut readings: Producer<Box<Counters>>,
     mut spares: Consumer<Box<Counters>>,
     to_control: Sender<Box<WorkerGraph>>,
-    from_control: Receiver<(Box<WorkerGraph>, u64)>,
+    from_control: Receiver<Handback>,
 ) {
     if let Some(core) = core {
         core_affinity::set_for_current(core);
     }
     poll::tight_timer_slack();
     // An interrupt wait wakes this much early and spins the rest (the machine's usual oversleep).
-    let spin = match poller.policy() {
+    let spin_of = |poller: &Poller| match poller.policy() {
         PollPolicy::VppAdaptive { .. } => poll::spin_before_deadline(),
         _ => Duration::ZERO,
     };
-    let Ok((mut graph, mut seen)) = from_control.recv() else { return };
+    let Ok((mut graph, mut seen, poll)) = from_control.recv() else { return };
+    if let Some(policy) = poll {
+        poller = poller.under(policy);
+    }
+    let mut spin = spin_of(&poller);
     let mut publish = |graph: &mut WorkerGraph, poller: &mut Poller| {
         let mut slot = loop {
             match spares.pop() {
@@ -344,8 +378,12 @@ fn worker_loop(
                 return;
             }
             // Readings asked for before the move were answered by others.
-            let Ok(back) = from_control.recv() else { return };
-            (graph, seen) = back;
+            let Ok((back, epoch, poll)) = from_control.recv() else { return };
+            (graph, seen) = (back, epoch);
+            if let Some(policy) = poll {
+                poller = poller.under(policy);
+                spin = spin_of(&poller);
+            }
             back_to_back = false;
         }
         let epoch = signals.epoch.load(Ordering::Acquire);
@@ -451,6 +489,10 @@ impl Backend for Engine {
 
     fn live(&self, m: ModuleId) -> Option<LiveHandle> {
         self.live.get(m).cloned().flatten()
+    }
+
+    fn set_poll(&mut self, w: usize, policy: PollPolicy) -> Result<()> {
+        self.put_under(w, policy)
     }
 
     fn finish(&mut self) -> Telemetry {

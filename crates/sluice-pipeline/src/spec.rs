@@ -153,7 +153,13 @@ impl PollSpec {
                 let model = crate::poll_model::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;
                 Ok(sluice_core::PollPolicy::Learned(std::sync::Arc::new(model)))
             }
-            kind => sluice_core::PollPolicy::sleeping(kind == PollKind::SloAware, self.empty_polls, ns(self.min_sleep_us), ns(self.max_sleep_us)),
+            kind => {
+                let (min, max) = (within("min_sleep_us", ns(self.min_sleep_us))?, within("max_sleep_us", ns(self.max_sleep_us))?);
+                if self.empty_polls == 0 || min > max {
+                    return Err(format!("empty_polls {} must be ≥ 1 and min_sleep_us {} ≤ max_sleep_us {}", self.empty_polls, self.min_sleep_us, self.max_sleep_us));
+                }
+                sluice_core::PollPolicy::sleeping(kind == PollKind::SloAware, self.empty_polls, min, max)
+            }
         }
     }
 }

@@ -224,17 +224,29 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
             status.routes[module].as_ref().expect("checked above").check(&b.add, &b.delete)?;
             change(Change::Routes { module, add: b.add, delete: b.delete })
         }
+        ("PUT", ["v1", "workers", w, "poll"]) => {
+            let worker = worker_named(w, status)?;
+            let spec: sluice_pipeline::spec::PollSpec = body(text)?;
+            let policy = spec.policy().map_err(ApiError::bad)?;
+            change(Change::Poll { worker, spec, policy })
+        }
         ("PUT", ["v1", "workers", w]) => {
-            let worker: usize = w.parse().map_err(|_| ApiError::not_found(format!("no worker '{w}'")))?;
-            if worker >= status.model.workers() {
-                return Err(ApiError::not_found(format!("no worker {worker} (the pipeline has workers 0..={})", status.model.workers() - 1)));
-            }
+            let worker = worker_named(w, status)?;
             let b: DownBody = body(text)?;
             change(Change::Down { worker, down: b.down })
         }
         (_, ["metrics"] | ["v1", ..]) if known_path(&parts) => Err(ApiError { status: 405, message: format!("{method} is not allowed on {path}") }),
         _ => Err(ApiError::not_found(format!("no endpoint {path}"))),
     }
+}
+
+/// The worker numbered `w` in a path.
+fn worker_named(w: &str, status: &Status) -> Result<usize, ApiError> {
+    let worker: usize = w.parse().map_err(|_| ApiError::not_found(format!("no worker '{w}'")))?;
+    if worker >= status.model.workers() {
+        return Err(ApiError::not_found(format!("no worker {worker} (the pipeline has workers 0..={})", status.model.workers() - 1)));
+    }
+    Ok(worker)
 }
 
 /// Whether `parts` name an endpoint (with another method).
@@ -246,6 +258,7 @@ fn known_path(parts: &[&str]) -> bool {
             | ["v1", "flows", _, "slo"]
             | ["v1", "modules", _, "trigger" | "worker" | "weight" | "rate" | "config" | "routes"]
             | ["v1", "workers", _]
+            | ["v1", "workers", _, "poll"]
     )
 }
 

@@ -4,9 +4,10 @@
 
 use sluice_control::{Boundary, RunPlan};
 use sluice_core::wire::IpPrefix;
-use sluice_core::{Actions, ModuleId, Schedule};
+use sluice_core::{Actions, ModuleId, PollPolicy, Schedule};
 use sluice_nf::lpm::{LiveRoutes, LpmSpec};
 use sluice_nf::NfSpec;
+use sluice_pipeline::spec::PollSpec;
 use sluice_pipeline::Pipeline;
 
 use crate::api::ApiError;
@@ -34,6 +35,8 @@ pub enum Change {
     Routes { module: ModuleId, add: Vec<(String, u16)>, delete: Vec<String> },
     /// A worker taken down or brought back.
     Down { worker: usize, down: bool },
+    /// A worker's poll policy, as the description writes it and as it runs.
+    Poll { worker: usize, spec: PollSpec, policy: PollPolicy },
 }
 
 /// What a change needs besides the boundary.
@@ -109,6 +112,12 @@ impl Change {
                 let line = routes_line(&module_name(module), &delta, edited.len());
                 replace(at, status, module, NfSpec::Lpm(LpmSpec { routes: edited.list() }))?;
                 status.routes[module] = Some(edited);
+                Ok(line)
+            }
+            Change::Poll { worker, spec, policy } => {
+                at.backend().set_poll(worker, policy).map_err(refused)?;
+                let line = format!("worker {worker} poll policy {}", serde_json::to_string(&spec.policy).unwrap_or_default().trim_matches('"'));
+                status.polls[worker] = spec;
                 Ok(line)
             }
             Change::Down { worker, down } => {

@@ -70,6 +70,9 @@ pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &Serv
     let wait = Duration::from_nanos(options.period_ns) + Duration::from_secs(30);
     let tcp = options.tcp.as_ref().map(|(a, t)| (a.as_str(), t.as_str()));
     let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, description, wait, log.clone())?;
+    let socket = options.run_dir.join(SOCKET);
+    let also = tcp.map_or(String::new(), |(addr, _)| format!(" and {addr}"));
+    log(&format!("{} ready: forwarding; control API on {}{also}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()), socket.display()));
     let statistic = options.control.statistic;
     let mut on_period = |p: &sluice_control::PeriodRecord| status.lock().expect("no panic while it is held").record(p, statistic);
     let mut steering = Steer { queued, status: status.clone(), pipeline, plan: &plan, schedule, log };

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use sluice_control::PeriodRecord;
 use sluice_core::{FlowTotals, LiveHandle, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals};
 use sluice_nf::NfSpec;
-use sluice_pipeline::spec::{KindSpec, SourceSpec};
+use sluice_pipeline::spec::{KindSpec, PollSpec, SourceSpec};
 use sluice_pipeline::Pipeline;
 
 use crate::routes::RouteTable;
@@ -43,6 +43,8 @@ pub struct Status {
     pub pins: Vec<(ModuleId, u32)>,
     /// Per worker, whether it is down.
     pub down: Vec<bool>,
+    /// Per worker, its poll policy.
+    pub polls: Vec<PollSpec>,
     /// Per module, its weighted-fair weight.
     pub weights: Vec<u32>,
     /// Periods run.
@@ -81,6 +83,7 @@ impl Status {
             fallbacks: 0,
             pins: Vec::new(),
             down: vec![false; model.workers()],
+            polls: (0..model.workers()).map(|w| pipeline.spec().worker_poll.get(&w).unwrap_or(&pipeline.spec().poll).clone()).collect(),
             weights: vec![1; model.modules.len()],
             periods: 0,
             periods_over: vec![0; model.flows.len()],
@@ -199,7 +202,7 @@ impl Status {
             .map(|w| {
                 let modules: Vec<&str> = self.model.modules.iter().zip(&self.model.worker_of).filter(|(_, &o)| o == w).map(|(m, _)| m.name.as_str()).collect();
                 let last = self.last.as_ref().and_then(|t| t.workers.get(w)).map(|wt| json!({"cpu_share": wt.cpu_fraction, "busy_share": wt.busy_fraction, "polls": wt.polls, "empty_polls": wt.empty_polls, "waits": wt.waits}));
-                json!({"worker": w, "modules": modules, "down": self.down[w], "last_period": last})
+                json!({"worker": w, "modules": modules, "down": self.down[w], "poll": self.polls[w], "last_period": last})
             })
             .collect();
         json!(workers)

@@ -239,6 +239,10 @@ impl Backend for Simulator {
         self.live.get(m).cloned().flatten()
     }
 
+    fn set_poll(&mut self, _w: usize, _policy: sluice_core::PollPolicy) -> Result<()> {
+        Err(Error::module("<simulator>", "the simulator has no poll policies: its workers never wait"))
+    }
+
     fn finish(&mut self) -> Telemetry {
         if let Some(t) = &self.finished {
             return t.clone();

@@ -17,7 +17,7 @@ from sluice.cli.output import console, summary_tables
 from sluice.cli.params import PERIOD_MS, Number
 from sluice.client import ApiError, Client
 from sluice.errors import Refused, writable
-from sluice.pipeline import Pipeline
+from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES
 from sluice.result import RunResult
 
@@ -210,6 +210,22 @@ def ctl_rate(context: click.Context, module: str, rate_pps: float, stream: int) 
 def ctl_worker(context: click.Context, worker: int, state: str) -> None:
     """Take WORKER down (as a failed core) or bring it back up."""
     click.echo(_call(context, "set_worker_down", worker, state == "down"))
+
+
+@ctl.command("poll")
+@click.argument("worker", type=click.IntRange(0))
+@click.argument("policy", type=click.Choice(list(POLL_POLICIES)))
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="A setting of the policy (max_sleep_us=100); repeatable.")
+@click.pass_context
+def ctl_poll(context: click.Context, worker: int, policy: str, settings: tuple[str, ...]) -> None:
+    """Put WORKER under a poll policy from its next round."""
+    fields: dict[str, Any] = {}
+    for setting in settings:
+        key, sep, value = setting.partition("=")
+        if not sep:
+            raise Refused(f"--set {setting!r}: expected KEY=VALUE")
+        fields[key] = value if key == "model" else _number(value, key)
+    click.echo(_call(context, "set_poll", worker, policy, **fields))
 
 
 @ctl.command("routes")

@@ -192,6 +192,19 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
     return report
 
 
+def headline(report: dict[str, Any]) -> output.Headline:
+    """The README's figure: each paired ratio, the fastest updates, the bulk load, the memory trend."""
+    rows = {r["measure"]: r for r in report["rows"]}
+    scrape, paced, fastest = (rows[m] for m in ("scrapes at 10/s", "single route updates at 10 k/s", "single route updates, as fast as taken"))
+    bulk = next(r for m, r in rows.items() if m.startswith("bulk"))["counted"][0]
+    rss = next(r for m, r in rows.items() if m.startswith("RSS"))
+    most = statistics.median(c["updates_per_s"] for c in fastest["counted"])
+    ours = (f"forwarding with 10 scrapes/s ×{scrape['ratio_median']}, with 10 k route updates/s ×{paced['ratio_median']}; "
+            f"{most / 1e3:.0f} k updates/s at most; 1 M routes loaded in {bulk['load_s']:.1f} s; "
+            f"RSS {rss['counted'][0]['slope_kib_per_min']:+.0f} KiB/min over {rss['measure'].split()[2]} periods")
+    return output.Headline(ours, "— (issue: ≥ 0.99× with scrapes, ≥ 0.95× at ≥ 10 k updates/s)")
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     """The ratios and what each activity counted."""
     lines = ["| while serving L2L3(4) | delivered rate vs without (median, range) | counted |", "|---|---|---|"]

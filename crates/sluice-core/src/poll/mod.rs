@@ -122,6 +122,12 @@ impl Poller {
         Self { policy, empty: 0, sleep_ns: 0, vector16: 0, history, log: log_features.then(Box::default) }
     }
 
+    /// A poller under `policy` that logs features if this one does (a
+    /// worker's policy changed while it runs).
+    pub fn under(&self, policy: PollPolicy) -> Self {
+        Self::new(policy, self.log.is_some())
+    }
+
     /// The policy it follows.
     pub fn policy(&self) -> &PollPolicy {
         &self.policy
