@@ -209,8 +209,11 @@ def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, 
     writable_folder(out, "--out")
     writable_folder(runs_dir, "--runs")
     writable(readme, "--readme")
+    # The commit the figures are of: before they run (their own files then dirty the tree).
+    made = results.stamp(quick)
+    names = tuple(e.name for e in results.CATALOG if not only or e.name in only)
     for entry in results.CATALOG:
-        if only and entry.name not in only:
+        if entry.name not in names:
             continue
         args = ["experiment", entry.name, *(entry.quick_args if quick else entry.args), "--out", str(Path(runs_dir) / entry.name)]
         console.rule(entry.command(quick))
@@ -218,7 +221,7 @@ def experiment_all(quick: bool, only: tuple[str, ...], out: str, runs_dir: str, 
         if main.main(args=args, prog_name="sluice", standalone_mode=False) == INTERRUPTED:
             click.echo(f"sluice: stopped in {entry.name}; RESULTS.md not rewritten (finished experiments are in {runs_dir})", err=True)
             raise Interrupted()
-    ran = results.write(Path(out), Path(runs_dir), quick)
+    ran = results.write(Path(out), Path(runs_dir), quick, names, made)
     if readme:
         results.refresh_readme(Path(readme), Path(out) / "RESULTS.md", ran, quick)
     console.print(f"written: {out}/RESULTS.md and {out}/results/" + (f"; headline figures in {readme}" if readme else ""))

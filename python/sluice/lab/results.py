@@ -177,13 +177,13 @@ def _kept_section(text: str, name: str) -> str | None:
     return m.group(0).rstrip() + "\n" if m else None
 
 
-def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path, before: str = "") -> str:
+def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path, before: str = "", made: str = "") -> str:
     """RESULTS.md: the machine, the headline figures, then each experiment
-    `(entry, report, markdown table)` with its command, plot and note; an
-    experiment that did not run keeps its row and section of the page
-    `before`, where it had them."""
+    `(entry, report, markdown table)` with its command, plot, note and the
+    stamp `made` (default: this checkout now); an experiment that did not
+    run keeps its row and section of the page `before`, where it had them."""
     by_name = {entry.name: (entry, report, table) for entry, report, table in ran}
-    made = stamp(quick)
+    made = made or stamp(quick)
     lines = ["# Measured results", "",
              "Made by `make results` (`sluice experiment all --out docs --readme README.md`; `make results QUICK=1` for",
              "the CI-sized runs). The tables and plots are regenerated; the notes under them are hand-written in",
@@ -236,9 +236,10 @@ def refresh_readme(readme: Path, results_page: Path, ran: list[tuple[Entry, dict
     readme.write_text(head + README_BEGIN + "\n" + "\n".join(headline_table(ran, quick, results, before)) + "\n" + README_END + tail)
 
 
-def write(out: Path, runs: Path, quick: bool) -> list[tuple[Entry, dict[str, Any], str]]:
-    """Collects the report, table and plot of every experiment that has run
-    into `runs/NAME/` and writes `out/RESULTS.md` and `out/results/NAME.png`;
+def write(out: Path, runs: Path, quick: bool, names: tuple[str, ...], made: str) -> list[tuple[Entry, dict[str, Any], str]]:
+    """Collects the report, table and plot of experiments `names`, just run
+    into `runs/NAME/`, and writes `out/RESULTS.md` (their sections stamped
+    `made`, the line `stamp` gave before they ran) and `out/results/NAME.{png,json}`;
     the others keep what `out/RESULTS.md` had of them."""
     import json
 
@@ -246,11 +247,11 @@ def write(out: Path, runs: Path, quick: bool) -> list[tuple[Entry, dict[str, Any
     (out / "results").mkdir(parents=True, exist_ok=True)
     for entry in CATALOG:
         folder = runs / entry.name
-        if not (folder / f"{entry.name}.json").exists():
+        if entry.name not in names or not (folder / f"{entry.name}.json").exists():
             continue
         report = json.loads((folder / f"{entry.name}.json").read_text())
         ran.append((entry, report, (folder / f"{entry.name}.md").read_text()))
         shutil.copyfile(folder / f"{entry.name}.png", out / "results" / f"{entry.name}.png")
         shutil.copyfile(folder / f"{entry.name}.json", out / "results" / f"{entry.name}.json")
-    (out / "RESULTS.md").write_text(page(ran, quick, out / "notes", _read(str(out / "RESULTS.md"))))
+    (out / "RESULTS.md").write_text(page(ran, quick, out / "notes", _read(str(out / "RESULTS.md")), made))
     return ran
