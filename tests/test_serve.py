@@ -49,15 +49,16 @@ class Served:
             self.process = subprocess.Popen([SLUICE, "serve", str(description), "--run-dir", str(self.run_dir), "--period-ms", str(period_ms),
                                              "--json", str(self.report), *args], stdout=subprocess.DEVNULL, stderr=log, text=True)
         self.client = Client(str(self.run_dir), caller="test")
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                self.client.controller()
-                break
-            except (FileNotFoundError, ConnectionRefusedError):
-                assert self.process.poll() is None, self.log.read_text()[-2000:]
-                assert time.monotonic() < deadline, "serve did not listen within a minute"
-                time.sleep(0.1)
+        try:
+            self.client.wait(alive=lambda: self.process.poll() is None)
+        except (RuntimeError, TimeoutError) as e:
+            raise AssertionError(f"{e}: {self.log.read_text()[-2000:]}") from None
+
+    def close(self) -> None:
+        """Kills it if it still runs (a test that failed before stopping it)."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
 
     def stop(self) -> tuple[int, str, dict[str, Any]]:
         """SIGTERM; its exit status, stderr and report."""
@@ -71,9 +72,7 @@ class Served:
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     s = Served(tmp_path_factory.mktemp("serve"))
     yield s
-    if s.process.poll() is None:
-        s.process.kill()
-        s.process.wait()
+    s.close()
 
 
 def accounted(report: dict[str, Any]) -> None:
@@ -246,9 +245,7 @@ def test_random_live_changes_under_traffic_lose_no_packet(served: Served) -> Non
         code, err, report = s.stop()
         bulk.join(timeout=60)
     finally:
-        if s.process.poll() is None:
-            s.process.kill()
-            s.process.wait()
+        s.close()
     assert code == 0, err[-2000:]
     accounted(report)
     lines = [line for p in report["periods"] for line in p["changes"]]
@@ -282,9 +279,7 @@ def test_single_route_changes_reach_the_data_path_without_waiting_for_a_period(t
             time.sleep(0.2)
         code, err, report = s.stop()
     finally:
-        if s.process.poll() is None:
-            s.process.kill()
-            s.process.wait()
+        s.close()
     assert code == 0, err[-2000:]
     accounted(report)
     assert report["flow_totals"]["flow0"]["dropped"] > 0 and report["flow_totals"]["flow1"]["dropped"] == 0

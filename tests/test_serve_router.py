@@ -50,14 +50,7 @@ def served_router() -> dict[str, Any]:
     serve = subprocess.Popen([sluice, "serve", description, "--run-dir", run_dir, "--period-ms", "20"], stdout=subprocess.DEVNULL, stderr=log, text=True)
     try:
         client = Client(run_dir, caller="operator")
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                client.controller()
-                break
-            except (FileNotFoundError, ConnectionRefusedError):
-                assert serve.poll() is None and time.monotonic() < deadline, open(log.name).read()
-                time.sleep(0.1)
+        client.wait(alive=lambda: serve.poll() is None)
         peer = NETWORKS["ipv4"][1].format(2)
         ping = sh("ping", "-c", "5", "-i", "0.2", "-W", "2", peer, ns=hosts[0])
         receiver = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)

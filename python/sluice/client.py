@@ -14,7 +14,7 @@ import os
 import socket
 import time
 import urllib.parse
-from typing import Any, Optional
+from typing import Any, Callable, Optional
 
 #: The socket `sluice serve` makes in its run directory.
 SOCKET = "sluice.sock"
@@ -129,6 +129,23 @@ class Client:
                 message = text.strip() or http.client.responses.get(status, "error")
             raise ApiError(status, message)
         return json.loads(text) if path.startswith("/v1/") else text
+
+    def wait(self, timeout: float = 60.0, alive: Optional[Callable[[], bool]] = None) -> None:
+        """Waits until the server answers (a `sluice serve` just started
+        makes its socket once its ports are open); TimeoutError after
+        `timeout` s, RuntimeError as soon as `alive` says the server's
+        process has ended."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.controller()
+                return
+            except (FileNotFoundError, ConnectionRefusedError):
+                if alive is not None and not alive():
+                    raise RuntimeError("the served pipeline ended before it answered") from None
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no answer within {timeout} s") from None
+                time.sleep(0.05)
 
     @staticmethod
     def _name(name: str) -> str:

@@ -53,15 +53,10 @@ def served(seconds: float, period_ms: float, activity: Optional[Activity] = None
                                     "--json", report_path], stdout=subprocess.DEVNULL, stderr=log, text=True)
         try:
             client = Client(run_dir, caller="lab")
-            deadline = time.monotonic() + 60
-            while True:
-                try:
-                    client.controller()
-                    break
-                except (FileNotFoundError, ConnectionRefusedError):
-                    if process.poll() is not None or time.monotonic() > deadline:
-                        raise RuntimeError(f"sluice serve did not start: {_tail(log)}")
-                    time.sleep(0.05)
+            try:
+                client.wait(alive=lambda: process.poll() is None)
+            except (RuntimeError, TimeoutError) as e:
+                raise RuntimeError(f"sluice serve did not start ({e}): {_tail(log)}") from None
             start = time.monotonic()
             counted: dict[str, Any] = {}
             worker = threading.Thread(target=lambda: counted.update(activity(client, start + seconds) if activity else {}))
