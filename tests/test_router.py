@@ -20,70 +20,10 @@ from typing import Any
 
 import pytest
 
-ROUTER_MAC = "02:00:00:00:00:fe"
-#: Per family: each host's network (host 1, host 2) and the address the
-#: hosts and the gateway take in it.
-NETWORKS = {"ipv4": ("10.0.{}.0/24", "10.0.{}.1", "10.0.{}.254"), "ipv6": ("2001:db8:{}::/64", "2001:db8:{}::1", "2001:db8:{}::fe")}
+from sluice.lab.hosts import CANNOT, NETWORKS, make_hosts, remove_hosts, router, sh
+
 #: Bytes of the TCP transfer.
 TRANSFER = 4 << 20
-#: Exit code of the namespace side when the machine cannot make the hosts.
-CANNOT = 77
-
-
-def host_mac(h: int) -> str:
-    return f"02:00:00:00:0{h}:01"
-
-
-def sh(*cmd: str, ns: str = "") -> str:
-    """Runs `cmd` (in namespace `ns`), raising with its stderr if it fails."""
-    full = ["ip", "netns", "exec", ns, *cmd] if ns else list(cmd)
-    done = subprocess.run(full, capture_output=True, text=True, timeout=60)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(full)}: {done.stderr.strip() or done.stdout.strip()}")
-    return done.stdout
-
-
-def make_hosts(family: str) -> list[str]:
-    """Inside the router's namespace: hosts 1 and 2, each a named namespace
-    with its end of a veth pair (`sw1`, `sw2` stay here, IPv6 off, as
-    Sluice's ports), its address, a route via the gateway and a static
-    neighbour entry for it; returns the namespaces' names."""
-    net, addr, gateway = NETWORKS[family]
-    v = "-6" if family == "ipv6" else "-4"
-    for knob in ("all", "default"):
-        subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{knob}.disable_ipv6=1"], check=False)
-    names = [f"sluice-h{h}-{os.getpid()}" for h in (1, 2)]
-    for h, ns in zip((1, 2), names):
-        sh("ip", "netns", "add", ns)
-        sh("ip", "link", "add", f"sw{h}", "address", ROUTER_MAC, "type", "veth", "peer", "name", "eth0", "address", host_mac(h), "netns", ns)
-        sh("ip", "link", "set", f"sw{h}", "up")
-        sh("ip", "link", "set", "lo", "up", ns=ns)
-        sh("ip", "link", "set", "eth0", "up", ns=ns)
-        # Segments of the MTU, as a NIC without TSO takes them: a local stack's
-        # 64 KiB GSO frames are longer than a port's buffers (dropped, counted).
-        sh("ethtool", "-K", "eth0", "tso", "off", "gso", "off", ns=ns)
-        sh("ip", v, "addr", "add", f"{addr.format(h)}/{net.split('/')[1]}", "dev", "eth0", *(["nodad"] if family == "ipv6" else []), ns=ns)
-        sh("ip", v, "neigh", "replace", gateway.format(h), "lladdr", ROUTER_MAC, "dev", "eth0", "nud", "permanent", ns=ns)
-        sh("ip", v, "route", "add", net.format(3 - h), "via", gateway.format(h), "dev", "eth0", ns=ns)
-    return names
-
-
-def router(family: str) -> Any:
-    """Sluice between sw1 and sw2: per direction, receive, hop limit, LPM
-    on the other host's network, MAC rewrite, transmit."""
-    from sluice import Pipeline
-    from sluice.nf import Lpm, MacRewrite, TtlDecrement
-
-    net = NETWORKS[family][0]
-    p = Pipeline(f"router-{family}")
-    for h, other in ((1, 2), (2, 1)):
-        flow = f"to_h{other}"
-        rx = p.rx_port(f"rx{h}", f"af_packet:sw{h}", {flow: net.format(other)})
-        hop = [p.module(f"hop_limit{h}", TtlDecrement()), p.module(f"lpm{h}", Lpm({net.format(other): 0})),
-               p.module(f"mac{h}", MacRewrite(src=ROUTER_MAC, dst=host_mac(other))), p.tx_port(f"tx{h}", f"af_packet:sw{other}")]
-        p.chain(rx, *hop)
-        p.flow(flow, [rx, *hop], slo_us=5000)
-    return p
 
 
 def clients(family: str, hosts: list[str]) -> dict[str, Any]:
@@ -137,8 +77,7 @@ def routed(family: str) -> dict[str, Any]:
         return {"clients": client.wait(), "summary": result.summary,
                 "ports": {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}}
     finally:
-        for ns in hosts:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        remove_hosts(hosts)
 
 
 @pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "ip", "ping", "ethtool")),

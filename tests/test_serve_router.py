@@ -33,7 +33,8 @@ def served_router() -> dict[str, Any]:
     from prometheus_client.parser import text_string_to_metric_families
 
     from sluice import Client
-    from test_router import CANNOT, NETWORKS, SERVER, make_hosts, router, sh
+    from sluice.lab.hosts import CANNOT, NETWORKS, make_hosts, remove_hosts, router, sh
+    from test_router import SERVER
 
     try:
         hosts = make_hosts("ipv4")
@@ -80,8 +81,7 @@ def served_router() -> dict[str, Any]:
         serve.send_signal(signal.SIGTERM)
         serve.wait(timeout=60)
         err = open(log.name).read()
-        for ns in hosts:
-            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        remove_hosts(hosts)
     with open(os.path.join(run_dir, "report.json")) as f:
         report = json.load(f)
     scrape = scrapes[0] if scrapes else {}

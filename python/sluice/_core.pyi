@@ -12,7 +12,7 @@ POLL_HISTORY: int
 #: The poll model file's format name and version.
 POLL_MODEL_FORMAT: str
 POLL_MODEL_VERSION: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "serve", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""

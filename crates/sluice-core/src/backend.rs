@@ -2,12 +2,8 @@
 
 use crate::error::Result;
 use crate::model::{Model, ModuleId};
-use crate::nf::NetworkFunction;
+use crate::nf::{LiveHandle, NetworkFunction};
 use crate::telemetry::Telemetry;
-
-/// A handle through which the control plane changes an NF's tables while
-/// it runs (see [`NetworkFunction::live`]).
-pub type LiveHandle = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
 /// Changes a controller asks for at the end of a period.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]

@@ -18,14 +18,14 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crate::backend::{Actions, Backend, LiveHandle};
+use crate::backend::{Actions, Backend};
 use crate::cores::Cores;
 use crate::error::{Error, Result};
 use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
 use crate::meter::PeriodMeter;
 use crate::model::{Model, ModuleId};
-use crate::nf::{EgressLink, Instance, NetworkFunction};
+use crate::nf::{EgressLink, Instance, LiveHandle, NetworkFunction};
 use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, Telemetry};

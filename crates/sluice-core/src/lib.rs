@@ -26,7 +26,7 @@ pub mod telemetry;
 pub mod wire;
 pub mod wiring;
 
-pub use backend::{Actions, Backend, LiveHandle};
+pub use backend::{Actions, Backend};
 pub use batch::{Batch, MAX_BURST};
 pub use buffer::FractionalBuffer;
 pub use engine::{Engine, EngineConfig};
@@ -37,7 +37,7 @@ pub use poll::PollPolicy;
 pub use schedule::Schedule;
 pub use knobs::Knobs;
 pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
-pub use nf::{keep_or_drop, EgressLink, Instance, NetworkFunction, NfContext, Outputs, PacketSink, PacketSource, RateKnobs};
+pub use nf::{keep_or_drop, EgressLink, Instance, LiveHandle, NetworkFunction, NfContext, Outputs, PacketSink, PacketSource, RateKnobs};
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};

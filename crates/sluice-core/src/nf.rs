@@ -137,6 +137,10 @@ pub fn keep_or_drop(
     input.clear();
 }
 
+/// A handle through which the control plane changes an NF's tables while
+/// it runs (see [`NetworkFunction::live`]).
+pub type LiveHandle = Arc<dyn std::any::Any + Send + Sync>;
+
 /// A network function: runs on a batch and sends every packet to an outgate
 /// or the drop gate. Called once per batch; it must leave `input` empty.
 pub trait NetworkFunction: Send {
@@ -193,7 +197,7 @@ pub trait NetworkFunction: Send {
     /// A handle through which the control plane changes the NF's tables
     /// while it runs, without stopping its worker (an LPM's routes: see
     /// `sluice_nf::lpm4::LiveRoutes`); `None` for most NFs.
-    fn live(&self) -> Option<crate::backend::LiveHandle> {
+    fn live(&self) -> Option<LiveHandle> {
         None
     }
 
@@ -353,7 +357,7 @@ pub enum Instance {
 
 impl Instance {
     /// A network function's live handle (see [`NetworkFunction::live`]).
-    pub fn live(&self) -> Option<crate::backend::LiveHandle> {
+    pub fn live(&self) -> Option<LiveHandle> {
         match self {
             Instance::Function(nf) => nf.live(),
             _ => None,

@@ -50,22 +50,27 @@ struct Depths {
 
 /// Builds the entries of `routes` (sorted by length, so longer prefixes
 /// overwrite shorter ones; among equal ones the last wins), with room for
-/// `spare` groups more than it takes.
-fn build(routes: &[(u32, u8, u16)], spare: usize) -> Result<(LpmTable, Depths), String> {
+/// `spare` groups more than it takes; with `depths`, also each entry's
+/// prefix length, for the writer.
+fn build(routes: &[(u32, u8, u16)], spare: usize, depths: bool) -> Result<(LpmTable, Option<Depths>), String> {
     if let Some(r) = routes.iter().find(|r| r.1 > 32 || r.2 > MAX_GATE) {
         return Err(format!("route {:?} has a prefix length over 32 or a gate over {MAX_GATE}", r));
     }
     let mut sorted = routes.to_vec();
     sorted.sort_by_key(|r| r.1);
-    let (mut tbl24, mut depth24) = (vec![MISS; 1 << 24], vec![0u8; 1 << 24]);
+    // Zeroed allocations: the pages no route touches are never touched.
+    let mut tbl24 = vec![MISS; 1 << 24];
+    let mut depth24 = if depths { vec![0u8; 1 << 24] } else { Vec::new() };
     let (mut tbl8, mut depth8): (Vec<u16>, Vec<u8>) = (Vec::new(), Vec::new());
     for (net, len, gate) in sorted {
         let net = net & mask(len);
         let first = (net >> 8) as usize;
         if len <= 24 {
-            let n = 1usize << (24 - len);
-            tbl24[first..first + n].fill(gate + 1);
-            depth24[first..first + n].fill(len + 1);
+            let range = first..first + (1usize << (24 - len));
+            tbl24[range.clone()].fill(gate + 1);
+            if depths {
+                depth24[range].fill(len + 1);
+            }
             continue;
         }
         if tbl24[first] & GROUP == 0 {
@@ -74,20 +79,35 @@ fn build(routes: &[(u32, u8, u16)], spare: usize) -> Result<(LpmTable, Depths), 
                 return Err(format!("more than {MAX_GROUPS} /24s hold prefixes longer than /24"));
             }
             tbl8.extend(std::iter::repeat_n(tbl24[first], 256));
-            depth8.extend(std::iter::repeat_n(depth24[first], 256));
+            if depths {
+                depth8.extend(std::iter::repeat_n(depth24[first], 256));
+            }
             tbl24[first] = GROUP | group as u16;
         }
         let at = group_base(tbl24[first]) + (net & 0xff) as usize;
-        let n = 1usize << (32 - len);
-        tbl8[at..at + n].fill(gate + 1);
-        depth8[at..at + n].fill(len + 1);
+        let range = at..at + (1usize << (32 - len));
+        tbl8[range.clone()].fill(gate + 1);
+        if depths {
+            depth8[range].fill(len + 1);
+        }
     }
     let groups = tbl8.len() / 256;
     let capacity = (groups + spare).min(MAX_GROUPS);
     tbl8.resize(capacity * 256, MISS);
-    depth8.resize(capacity * 256, 0);
-    let atomics = |v: Vec<u16>| v.into_iter().map(AtomicU16::new).collect::<Box<[_]>>();
-    Ok((LpmTable { tbl24: atomics(tbl24), tbl8: atomics(tbl8) }, Depths { depth24, depth8, groups }))
+    let depths = depths.then(|| {
+        depth8.resize(capacity * 256, 0);
+        Depths { depth24, depth8, groups }
+    });
+    Ok((LpmTable { tbl24: atomics(tbl24), tbl8: atomics(tbl8) }, depths))
+}
+
+/// `v` as atomics, in place: no copy, so the pages of a zeroed allocation
+/// that nothing wrote stay untouched (a sparse table costs what it holds).
+fn atomics(v: Vec<u16>) -> Box<[AtomicU16]> {
+    let slice = Box::into_raw(v.into_boxed_slice());
+    // SAFETY: `AtomicU16` has the size and alignment of `u16` (as its
+    // documentation guarantees), and the allocation passes whole from one box to the other.
+    unsafe { Box::from_raw(slice as *mut [AtomicU16]) }
 }
 
 fn group_base(entry: u16) -> usize {
@@ -97,7 +117,7 @@ fn group_base(entry: u16) -> usize {
 impl LpmTable {
     /// Builds the table from (network, length, gate) routes; duplicates: last wins.
     pub fn new(routes: &[(u32, u8, u16)]) -> Result<Self, String> {
-        Ok(build(routes, SPARE_GROUPS)?.0)
+        Ok(build(routes, SPARE_GROUPS, false)?.0)
     }
 
     #[inline]
@@ -179,8 +199,7 @@ impl LiveRoutes {
             }
         }
         if w.depths.is_none() {
-            let (_, depths) = build(&w.built_from, SPARE_GROUPS)?;
-            w.depths = Some(depths);
+            w.depths = build(&w.built_from, SPARE_GROUPS, true)?.1;
             w.built_from = Vec::new();
         }
         let Writer { rules, depths, .. } = &mut *w;

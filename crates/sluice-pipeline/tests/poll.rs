@@ -65,7 +65,7 @@ fn poll_settings_out_of_range_are_refused_by_name() {
     let mut spec = common::rc(2);
     spec["poll"] = serde_json::json!({"policy": "empty-poll", "min_sleep_us": 0.0});
     let e = Pipeline::from_json(&spec.to_string()).err().unwrap().to_string();
-    assert!(e.contains("poll") && e.contains("min sleep"), "{e}");
+    assert!(e.contains("poll") && e.contains("min_sleep_us"), "{e}");
     spec["poll"] = serde_json::json!({"policy": "snooze"});
     let e = Pipeline::from_json(&spec.to_string()).err().unwrap().to_string();
     assert!(e.contains("snooze"), "{e}");

@@ -10,7 +10,7 @@ use sluice_nf::NfSpec;
 use sluice_pipeline::spec::PollSpec;
 use sluice_pipeline::Pipeline;
 
-use crate::api::ApiError;
+use crate::error::ApiError;
 use crate::routes::{Delta, RouteTable};
 use crate::status::{us, Status};
 

@@ -12,6 +12,7 @@
 
 mod api;
 mod change;
+mod error;
 mod listener;
 mod metrics;
 mod routes;
@@ -27,7 +28,7 @@ use sluice_core::limits::MAX_PERIODS;
 use sluice_core::{Backend, Schedule};
 use sluice_pipeline::Pipeline;
 
-pub use crate::api::ApiError;
+pub use crate::error::ApiError;
 use crate::change::Context;
 pub use crate::listener::{OPENAPI, SOCKET};
 pub use crate::listener::Log;

@@ -16,7 +16,8 @@ use std::time::Duration;
 use serde_json::{json, Value};
 use tiny_http::{Header, Response, Server};
 
-use crate::api::{self, ApiError, Read, Request};
+use crate::api::{self, Read, Request};
+use crate::error::ApiError;
 use crate::change::{self, Change};
 use crate::metrics;
 use crate::status::Status;

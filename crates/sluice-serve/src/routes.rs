@@ -7,7 +7,7 @@ use std::collections::HashMap;
 
 use sluice_core::wire::IpPrefix;
 
-use crate::api::ApiError;
+use crate::error::ApiError;
 
 /// One LPM's routes.
 #[derive(Clone, Default)]
