@@ -4,8 +4,9 @@ own kernel stack) on a veth pair whose other end is a router port; the
 router is Linux (addresses on its ports, `ip_forward=1`) or `sluice serve`
 on AF_XDP or AF_PACKET ports at the lean default (null controller, busy
 polling). Per router: ping's round trip and a TCP transfer's rate and
-retransmissions. Root; every run is in a network namespace of its own
-(`unshare --net`), made and removed by the run."""
+retransmissions. The hosts send segments of the MTU (no TSO or GSO) and
+fill their own checksums, alike for every router. Root; every run is in a
+network namespace of its own (`unshare --net`), made and removed by the run."""
 
 from __future__ import annotations
 
@@ -46,12 +47,14 @@ def sh(*cmd: str, ns: str = "") -> str:
     return done.stdout
 
 
-def make_hosts(family: str) -> list[str]:
+def make_hosts(family: str, checksum_offload: bool = True) -> list[str]:
     """Inside the router's namespace: hosts 1 and 2, each a named namespace
     with its end of a veth pair (`sw1`, `sw2` stay here, IPv6 off, as the
     router's ports), its address, a route via the gateway and a static
     neighbour entry for it (Sluice answers no ARP or neighbour discovery);
-    returns the namespaces' names."""
+    returns the namespaces' names. Without `checksum_offload` the hosts
+    fill their own TCP and UDP checksums (an AF_XDP port, unlike an
+    AF_PACKET one, is not told that a frame's checksum is left to it)."""
     net, addr, gateway = NETWORKS[family]
     v = "-6" if family == "ipv6" else "-4"
     for knob in ("all", "default"):
@@ -65,7 +68,7 @@ def make_hosts(family: str) -> list[str]:
         sh("ip", "link", "set", "eth0", "up", ns=ns)
         # Segments of the MTU, as a NIC without TSO takes them: a local stack's
         # 64 KiB GSO frames are longer than a port's buffers (dropped, counted).
-        sh("ethtool", "-K", "eth0", "tso", "off", "gso", "off", ns=ns)
+        sh("ethtool", "-K", "eth0", "tso", "off", "gso", "off", *([] if checksum_offload else ["tx", "off"]), ns=ns)
         sh("ip", v, "addr", "add", f"{addr.format(h)}/{net.split('/')[1]}", "dev", "eth0", *(["nodad"] if family == "ipv6" else []), ns=ns)
         sh("ip", v, "neigh", "replace", gateway.format(h), "lladdr", ROUTER_MAC, "dev", "eth0", "nud", "permanent", ns=ns)
         sh("ip", v, "route", "add", net.format(3 - h), "via", gateway.format(h), "dev", "eth0", ns=ns)
@@ -149,7 +152,7 @@ def clients(hosts: list[str], seconds: float) -> dict[str, Any]:
 def measure(which: str, seconds: float) -> dict[str, Any]:
     """Runs inside the router's namespace: the hosts, the router `which`, the clients."""
     try:
-        hosts = make_hosts("ipv4")
+        hosts = make_hosts("ipv4", checksum_offload=False)
     except RuntimeError as e:
         print(e, file=sys.stderr)
         sys.exit(CANNOT)
