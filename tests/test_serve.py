@@ -101,6 +101,14 @@ def test_every_documented_endpoint_answers_with_its_example(served: Served) -> N
             assert status in (200, 409), (method, path, status, text)
             if method == "put" and path.startswith("/v1/workers/"):
                 served.client.set_worker_down(1, False)
+    # Every documented change refuses a body of the wrong shape, naming the key, and changes nothing.
+    before = served.client.changes()
+    for template, ops in doc["paths"].items():
+        for method, op in ops.items():
+            if "requestBody" in op:
+                status, text = served.client.request_raw(method.upper(), template.format(**NAMES), json.dumps({"nonsense": 1}))
+                assert status == 400 and "nonsense" in json.loads(text)["error"], (method, template, status, text)
+    assert served.client.changes() == before
     assert served.client.request_raw("GET", "/v1/nothing")[0] == 404
     assert served.client.request_raw("DELETE", "/v1/flows")[0] == 405
 
@@ -174,6 +182,20 @@ def test_changes_show_in_reads_and_metrics_parse_with_prometheus_own_parser(serv
     assert slo["flow1"] == 0.002 and "flow2" not in slo
 
 
+def test_sluice_ctl_speaks_the_api_and_refuses_in_one_line(served: Served) -> None:
+    def ctl(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([SLUICE, "ctl", "--run-dir", str(served.run_dir), *args], capture_output=True, text=True, timeout=60)
+    assert json.loads(ctl("show", "controller").stdout)["name"] in ("null", "max")
+    assert ctl("slo", "flow2", "300").stdout.strip() == "flow 'flow2' SLO none -> 300 µs"
+    assert ctl("routes", "lpm", "--add", "60.0.0.0/8", "1").returncode == 0
+    assert ["60.0.0.0/8", 1] in json.loads(ctl("config", "lpm").stdout)["routes"]
+    assert "sluice_periods_total" in ctl("metrics").stdout
+    refused = ctl("slo", "nope", "5")
+    assert refused.returncode == 2 and refused.stderr.strip() == "Error: no flow 'nope'", refused.stderr
+    absent = subprocess.run([SLUICE, "ctl", "--run-dir", str(served.run_dir / "elsewhere"), "show", "flows"], capture_output=True, text=True, timeout=60)
+    assert absent.returncode == 2 and "no sluice serve answers there" in absent.stderr, absent.stderr
+
+
 def _route() -> st.SearchStrategy[Any]:
     prefix = st.one_of(st.builds(lambda a, b, n: f"10.{a}.{b}.0/{n}", st.integers(0, 255), st.integers(0, 255), st.integers(8, 32)), st.text(max_size=12))
     return st.tuples(prefix, st.one_of(st.integers(0, 3), st.integers(-2, 70_000)))
@@ -187,7 +209,7 @@ BODIES = {
     "/v1/controller": st.fixed_dictionaries({"name": st.sampled_from(["null", "max", "projgrad", "onoff", "nfvnice", "x"])}),
     "/v1/modules/lpm/routes": st.fixed_dictionaries({}, optional={"add": st.lists(_route(), max_size=3), "delete": st.lists(st.text(max_size=12), max_size=2)}),
     "/v1/modules/ttl1/worker": st.fixed_dictionaries({"worker": st.integers(-1, 3)}),
-    "/v1/modules/src/rate": st.fixed_dictionaries({"rate_pps": st.floats(), "stream": st.integers(-1, 2)}),
+    "/v1/modules/src/rate": st.fixed_dictionaries({"rate_pps": st.one_of(st.none(), st.floats()), "stream": st.integers(-1, 2)}),
     "/v1/workers/1": st.fixed_dictionaries({"down": st.booleans()}),
 }
 
@@ -230,7 +252,7 @@ def test_random_live_changes_under_traffic_lose_no_packet(served: Served) -> Non
                 elif kind == 5:
                     s.client.set_worker_down(1, rng.random() < 0.5)
                 elif kind == 6:
-                    s.client.set_rate("src", rng.choice([1e5, 1e6, float("inf"), 0.0]))
+                    s.client.set_rate("src", rng.choice([1e5, 1e6, None, 0.0]))
                 else:
                     s.client.routes("lpm", delete=[f"10.{rng.randrange(256)}.0.0/16"])
                 made += 1

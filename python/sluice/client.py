@@ -205,9 +205,10 @@ class Client:
         """Sets a module's weighted-fair weight (≥ 1)."""
         return str(self.request("PUT", f"/v1/modules/{self._name(module)}/weight", {"weight": weight})["applied"])
 
-    def set_rate(self, module: str, rate_pps: float, stream: int = 0) -> str:
-        """Sets the rate limit of a built-in source's stream (pkt/s)."""
-        return str(self.request("PUT", f"/v1/modules/{self._name(module)}/rate", {"stream": stream, "rate_pps": rate_pps})["applied"])
+    def set_rate(self, module: str, rate_pps: Optional[float], stream: int = 0) -> str:
+        """Sets the rate limit of a built-in source's stream (pkt/s; None or inf: unlimited)."""
+        rate = None if rate_pps is None or rate_pps == float("inf") else rate_pps
+        return str(self.request("PUT", f"/v1/modules/{self._name(module)}/rate", {"stream": stream, "rate_pps": rate})["applied"])
 
     def set_config(self, module: str, fields: dict[str, Any]) -> str:
         """Replaces an NF's configuration whole (its tables rebuilt and swapped in)."""

@@ -80,7 +80,8 @@ struct WeightBody {
 struct RateBody {
     #[serde(default)]
     stream: usize,
-    rate_pps: f64,
+    /// pkt/s; null: unlimited (as fast as the worker takes packets).
+    rate_pps: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -171,10 +172,11 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
         ("PUT", ["v1", "modules", m, "rate"]) => {
             let module = module(m)?;
             let b: RateBody = body(text)?;
-            if !(b.rate_pps > 0.0) || b.rate_pps > sluice_core::limits::MAX_RATE_PPS && b.rate_pps.is_finite() {
-                return Err(ApiError::bad(format!("rate_pps: {} pkt/s must be > 0 and at most {} (or infinite)", b.rate_pps, sluice_core::limits::MAX_RATE_PPS)));
+            let rate_pps = b.rate_pps.unwrap_or(f64::INFINITY);
+            if !(rate_pps > 0.0 && rate_pps <= sluice_core::limits::MAX_RATE_PPS) && rate_pps.is_finite() {
+                return Err(ApiError::bad(format!("rate_pps: {rate_pps} pkt/s must be > 0 and at most {} (null: unlimited)", sluice_core::limits::MAX_RATE_PPS)));
             }
-            change(Change::Rate { module, stream: b.stream, rate_pps: b.rate_pps })
+            change(Change::Rate { module, stream: b.stream, rate_pps })
         }
         ("PUT", ["v1", "modules", m, "config"]) => {
             let module = module(m)?;

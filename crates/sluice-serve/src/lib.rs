@@ -3,11 +3,13 @@
 //! control API and watched through Prometheus metrics.
 //!
 //! Three kinds of thread: the caller's runs the control loop
-//! ([`sluice_control::drive_steered`]) and makes every change at a period
-//! boundary; the engine's workers forward; the listeners' answer reads from
-//! the [`status::Status`] the control thread keeps, and queue changes for
-//! it. Nothing here touches the data path but through the backend's own
-//! hand-overs (knobs, parked graphs).
+//! ([`sluice_control::drive_steered`]) and makes the changes at period
+//! boundaries; the engine's workers forward; the listeners answer reads from
+//! the `Status` the control thread keeps (`status.rs`), queue changes for
+//! it, and make small IPv4 route changes themselves, at once, in place on
+//! the running table (`sluice_nf::lpm4`). Nothing here touches the data
+//! path but through the backend's own hand-overs (knobs, parked graphs) and
+//! that table's atomic entries.
 #![warn(missing_docs)]
 
 mod api;

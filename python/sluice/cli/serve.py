@@ -195,12 +195,12 @@ def ctl_weight(context: click.Context, module: str, weight: int) -> None:
 
 @ctl.command("rate")
 @click.argument("module")
-@click.argument("rate_pps", type=Number(0, float("inf"), min_open=True))
+@click.argument("rate_pps", metavar="PPS|unlimited")
 @click.option("--stream", type=click.IntRange(0), default=0, show_default=True)
 @click.pass_context
-def ctl_rate(context: click.Context, module: str, rate_pps: float, stream: int) -> None:
-    """Set the rate limit (pkt/s) of a built-in source's stream."""
-    click.echo(_call(context, "set_rate", module, rate_pps, stream))
+def ctl_rate(context: click.Context, module: str, rate_pps: str, stream: int) -> None:
+    """Set the rate limit (pkt/s) of a built-in source's stream, or lift it (unlimited)."""
+    click.echo(_call(context, "set_rate", module, None if rate_pps == "unlimited" else _number(rate_pps, "PPS"), stream))
 
 
 @ctl.command("worker")
