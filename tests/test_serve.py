@@ -306,3 +306,27 @@ def test_single_route_changes_reach_the_data_path_without_waiting_for_a_period(t
     accounted(report)
     assert report["flow_totals"]["flow0"]["dropped"] > 0 and report["flow_totals"]["flow1"]["dropped"] == 0
     assert sum(len(p["changes"]) for p in report["periods"]) == 51
+
+
+def test_a_tcp_listener_wants_its_token(tmp_path: Path) -> None:
+    token = tmp_path / "token"
+    token.write_text("0123456789abcdef-sluice\n")
+    port = 40000 + os.getpid() % 20000
+    s = Served(tmp_path, "--listen", f"127.0.0.1:{port}", "--token-file", str(token))
+    try:
+        url = f"http://127.0.0.1:{port}"
+        assert Client(url=url, token="0123456789abcdef-sluice").controller()["name"] == "null"
+        with pytest.raises(ApiError) as refused:
+            Client(url=url, token="0123456789abcdef-wrong").set_slo("flow0", 5)
+        assert refused.value.status == 401
+        assert Client(url=url).request_raw("GET", "/metrics")[0] == 401
+        assert all("flow0" not in line for line in s.client.changes())
+        code, err, report = s.stop()
+    finally:
+        s.close()
+    assert code == 0, err[-2000:]
+    short = tmp_path / "short"
+    short.write_text("abc")
+    done = subprocess.run([SLUICE, "serve", "rc", "--n", "2", "--run-dir", str(tmp_path / "run2"), "--listen", "127.0.0.1:1", "--token-file", str(short)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "at least 16 are needed" in done.stderr, done.stderr

@@ -276,7 +276,7 @@ fn drive_loop(
             break;
         }
         let name = controller.get().name().to_owned();
-        let mut boundary = Boundary { period: p, model: &mut model, backend: &mut *backend, pins: &mut pins, controller: &name, switch_to: None, changes: Vec::new() };
+        let mut boundary = Boundary { model: &mut model, backend: &mut *backend, pins: &mut pins, controller: &name, switch_to: None, changes: Vec::new() };
         steering.at_boundary(&mut boundary);
         let Boundary { switch_to, changes: steered, .. } = boundary;
         if let Some(c) = switch_to {

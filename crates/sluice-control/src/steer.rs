@@ -10,8 +10,6 @@ use crate::controller::Controller;
 
 /// What a change may touch at a period boundary (see [`Steering`]).
 pub struct Boundary<'a> {
-    /// Periods run so far, warm-up included.
-    pub period: usize,
     pub(crate) model: &'a mut Model,
     pub(crate) backend: &'a mut dyn Backend,
     pub(crate) pins: &'a mut Vec<(ModuleId, u32)>,
