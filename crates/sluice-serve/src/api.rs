@@ -193,7 +193,7 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
             if status.routes[module].is_none() {
                 return Err(ApiError::conflict(format!("module '{m}' is a '{}', not an 'lpm': it has no routes", status.kinds[module])));
             }
-            status.routes[module].as_ref().expect("checked above").check(&b.add, &b.delete)?;
+            // The routes themselves are checked once, where the change is made (in place or at the boundary).
             change(Change::Routes { module, add: b.add, delete: b.delete })
         }
         ("PUT", ["v1", "workers", w, "poll"]) => {

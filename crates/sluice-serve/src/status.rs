@@ -106,14 +106,13 @@ impl Status {
         }
         self.fallback.clone_from(&p.fallback);
         self.fallbacks += u64::from(p.fallback.is_some());
-        self.flow_totals.clone_from(&t.flow_totals);
-        if !t.module_totals.is_empty() {
-            self.module_totals.clone_from(&t.module_totals);
-        }
         self.totals = t.totals;
+        // One copy of the period: its running totals move into their own fields.
         let mut last = t.clone();
-        last.module_totals = Vec::new();
-        last.flow_totals = Vec::new();
+        self.flow_totals = std::mem::take(&mut last.flow_totals);
+        if !last.module_totals.is_empty() {
+            self.module_totals = std::mem::take(&mut last.module_totals);
+        }
         self.last = Some(last);
     }
 
