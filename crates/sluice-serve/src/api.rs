@@ -109,11 +109,26 @@ fn body<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, ApiError> {
 pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Request, ApiError> {
     let path = path.split('?').next().unwrap_or(path);
     let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
+    match route(method, &parts, text, status) {
+        Err(e) if e.status == NO_ROUTE => {
+            // A path another method answers is there, just not for this method.
+            let elsewhere = ["GET", "PUT", "POST"].iter().filter(|&&m| m != method).any(|m| route(m, &parts, "", status).map_or_else(|e| e.status != NO_ROUTE, |_| true));
+            Err(if elsewhere { ApiError { status: 405, message: format!("{method} is not allowed on {path}") } } else { ApiError::not_found(format!("no endpoint {path}")) })
+        }
+        answered => answered,
+    }
+}
+
+/// The status `route` refuses a method and path with when no endpoint takes them.
+const NO_ROUTE: u16 = 0;
+
+/// What `method` on `parts` asks for, or `NO_ROUTE`.
+fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Request, ApiError> {
     let module = |name: &str| status.module(name).ok_or_else(|| ApiError::not_found(format!("no module '{name}'")));
     let flow = |name: &str| status.flow(name).ok_or_else(|| ApiError::not_found(format!("no flow '{name}'")));
     let read = |r: Read| Ok(Request::Read(r));
     let change = |c: Change| Ok(Request::Change(c));
-    match (method, parts.as_slice()) {
+    match (method, parts) {
         ("GET", ["metrics"]) => read(Read::Metrics),
         ("GET", ["v1", "openapi.json"]) => read(Read::OpenApi),
         ("GET", ["v1", "pipeline"]) => read(Read::Pipeline),
@@ -207,8 +222,7 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
             let b: DownBody = body(text)?;
             change(Change::Down { worker, down: b.down })
         }
-        (_, ["metrics"] | ["v1", ..]) if known_path(&parts) => Err(ApiError { status: 405, message: format!("{method} is not allowed on {path}") }),
-        _ => Err(ApiError::not_found(format!("no endpoint {path}"))),
+        _ => Err(ApiError { status: NO_ROUTE, message: String::new() }),
     }
 }
 
@@ -219,19 +233,6 @@ fn worker_named(w: &str, status: &Status) -> Result<usize, ApiError> {
         return Err(ApiError::not_found(format!("no worker {worker} (the pipeline has workers 0..={})", status.model.workers() - 1)));
     }
     Ok(worker)
-}
-
-/// Whether `parts` name an endpoint (with another method).
-fn known_path(parts: &[&str]) -> bool {
-    matches!(
-        parts,
-        ["metrics"]
-            | ["v1", "openapi.json" | "pipeline" | "flows" | "modules" | "workers" | "controller" | "changes"]
-            | ["v1", "flows", _, "slo"]
-            | ["v1", "modules", _, "trigger" | "worker" | "weight" | "rate" | "config" | "routes"]
-            | ["v1", "workers", _]
-            | ["v1", "workers", _, "poll"]
-    )
 }
 
 #[cfg(test)]
