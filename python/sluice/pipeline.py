@@ -73,7 +73,7 @@ class Pipeline:
         if spare_workers < 0:
             raise ValueError(f"spare_workers must be ≥ 0, got {spare_workers}")
         self.spare_workers = spare_workers
-        #: What the workers do after a round without work (see `set_poll`).
+        #: What the workers do after a round that drains their input (see `set_poll`).
         self.poll: dict[str, Any] = {"policy": "busy"}
         #: Workers with a poll policy of their own, by worker number (as a string, as in JSON).
         self.worker_poll: dict[str, dict[str, Any]] = {}
@@ -363,7 +363,7 @@ class Pipeline:
         return json.dumps(spec)
 
     def set_poll(self, policy: str, *, worker: Optional[int] = None, **settings: Any) -> None:
-        """What the workers do after a round without work: `policy` and its
+        """What the workers do after a round that drains their input: `policy` and its
         `settings`, the fields of `sluice.poll.PollSettings` (which says what
         each policy does and what each setting means; a setting left out
         keeps the core's default). With `worker`, only that worker polls so;
@@ -378,7 +378,8 @@ class Pipeline:
                         queue_pkts: int = 1024, overhead_bytes: int = 24, on_full: str = "drop") -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
-        arbiter thread, `algorithm` "drr", "wf2q+" or "qfq"). `classes` maps a class
+        arbiter thread, `algorithm` "fifo", "priority" (a class's weight is
+        its priority, the largest first), "drr", "wf2q+" or "qfq"). `classes` maps a class
         name to its weight and its flows (names, or a prefix ending in `*`);
         every flow must be in exactly one class. A class's queue holds
         `queue_pkts` packets; what arrives beyond is dropped and counted

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct EgressSchedulerSpec {
-    /// "drr" or "wf2q+".
+    /// "fifo", "priority", "drr", "wf2q+" or "qfq".
     pub algorithm: String,
     /// The link's rate (bit/s).
     pub link_bits_per_s: f64,

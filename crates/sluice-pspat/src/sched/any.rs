@@ -1,7 +1,7 @@
 //! An algorithm chosen at run time (a pipeline's description names it),
 //! behind the same interface, without a virtual call per packet.
 
-use super::{qfq, Drr, Qfq, Scheduler, Wf2qPlus};
+use super::{qfq, Drr, Priority, Qfq, Scheduler, Wf2qPlus};
 
 /// DRR's base quantum (bytes): the largest Ethernet payload, so that a
 /// turn always sends a packet.
@@ -12,6 +12,12 @@ const QFQ_LMAX: u32 = 2048;
 /// A scheduling algorithm, chosen at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Algorithm {
+    /// First in, first out over every class (their weights unused).
+    Fifo,
+    /// Strict priority: a class is served only while every class of a
+    /// larger weight is empty (a weight is the class's priority); classes
+    /// of one weight FIFO among themselves.
+    Priority,
     /// Deficit round robin.
     Drr,
     /// WF²Q+.
@@ -21,13 +27,15 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
-    /// By name: "drr", "wf2q+" or "qfq".
+    /// By name: "fifo", "priority", "drr", "wf2q+" or "qfq".
     pub fn parse(name: &str) -> Result<Self, String> {
         match name {
+            "fifo" => Ok(Self::Fifo),
+            "priority" => Ok(Self::Priority),
             "drr" => Ok(Self::Drr),
             "wf2q+" => Ok(Self::Wf2qPlus),
             "qfq" => Ok(Self::Qfq),
-            other => Err(format!("unknown scheduling algorithm '{other}' (known: drr, wf2q+, qfq)")),
+            other => Err(format!("unknown scheduling algorithm '{other}' (known: fifo, priority, drr, wf2q+, qfq)")),
         }
     }
 
@@ -44,6 +52,8 @@ impl Algorithm {
     /// them), each queue holding up to `limit` packets.
     pub fn build(self, weights: &[u32], limit: usize) -> AnyScheduler {
         match self {
+            Self::Fifo => AnyScheduler::Priority(Priority::fifo(weights.len(), limit)),
+            Self::Priority => AnyScheduler::Priority(Priority::new(&levels_by_weight(weights), limit)),
             Self::Drr => AnyScheduler::Drr(Drr::new(weights, DRR_QUANTUM, limit)),
             Self::Wf2qPlus => AnyScheduler::Wf2qPlus(Wf2qPlus::new(weights, limit)),
             Self::Qfq => AnyScheduler::Qfq(Qfq::new(weights, QFQ_LMAX, limit).expect("weights as Algorithm::check takes them")),
@@ -51,8 +61,18 @@ impl Algorithm {
     }
 }
 
+/// Each class's priority level (0 first) from its weight: the largest weight first.
+fn levels_by_weight(weights: &[u32]) -> Vec<usize> {
+    let mut distinct = weights.to_vec();
+    distinct.sort_unstable_by(|a, b| b.cmp(a));
+    distinct.dedup();
+    weights.iter().map(|w| distinct.iter().position(|d| d == w).expect("every weight is among them")).collect()
+}
+
 /// The scheduler of an [`Algorithm`].
 pub enum AnyScheduler {
+    /// FIFO and strict priority (FIFO: every class on one level).
+    Priority(Priority<u32>),
     /// DRR.
     Drr(Drr<u32>),
     /// WF²Q+.
@@ -65,6 +85,7 @@ impl Scheduler<u32> for AnyScheduler {
     #[inline]
     fn enqueue(&mut self, flow: usize, len: u32, item: u32) -> Result<(), u32> {
         match self {
+            Self::Priority(s) => s.enqueue(flow, len, item),
             Self::Drr(s) => s.enqueue(flow, len, item),
             Self::Wf2qPlus(s) => s.enqueue(flow, len, item),
             Self::Qfq(s) => s.enqueue(flow, len, item),
@@ -74,6 +95,7 @@ impl Scheduler<u32> for AnyScheduler {
     #[inline]
     fn dequeue(&mut self) -> Option<(usize, u32, u32)> {
         match self {
+            Self::Priority(s) => s.dequeue(),
             Self::Drr(s) => s.dequeue(),
             Self::Wf2qPlus(s) => s.dequeue(),
             Self::Qfq(s) => s.dequeue(),
@@ -82,6 +104,7 @@ impl Scheduler<u32> for AnyScheduler {
 
     fn len(&self) -> usize {
         match self {
+            Self::Priority(s) => s.len(),
             Self::Drr(s) => s.len(),
             Self::Wf2qPlus(s) => s.len(),
             Self::Qfq(s) => s.len(),
@@ -90,6 +113,7 @@ impl Scheduler<u32> for AnyScheduler {
 
     fn drops(&self, flow: usize) -> u64 {
         match self {
+            Self::Priority(s) => s.drops(flow),
             Self::Drr(s) => s.drops(flow),
             Self::Wf2qPlus(s) => s.drops(flow),
             Self::Qfq(s) => s.drops(flow),
@@ -97,3 +121,25 @@ impl Scheduler<u32> for AnyScheduler {
     }
 }
 
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The classes of the packets `algorithm` sends, given one packet of
+    /// each class queued in class order, over classes of `weights`.
+    fn sent(algorithm: &str, weights: &[u32]) -> Vec<usize> {
+        let mut s = Algorithm::parse(algorithm).unwrap().build(weights, 4);
+        for class in 0..weights.len() {
+            s.enqueue(class, 64, class as u32).unwrap();
+        }
+        std::iter::from_fn(|| s.dequeue().map(|(class, _, _)| class)).collect()
+    }
+
+    #[test]
+    fn fifo_sends_in_arrival_order_and_priority_the_largest_weight_first() {
+        assert_eq!(sent("fifo", &[1, 5, 3]), [0, 1, 2]);
+        assert_eq!(sent("priority", &[1, 5, 3, 5]), [1, 3, 2, 0]);
+        assert!(Algorithm::parse("lifo").unwrap_err().contains("known: fifo, priority, drr, wf2q+, qfq"));
+    }
+}

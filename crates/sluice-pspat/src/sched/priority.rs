@@ -18,7 +18,9 @@ impl<T> Priority<T> {
     /// Flows with `levels[f]` as flow f's priority (0 highest), up to `limit` queued packets each.
     pub fn new(levels: &[usize], limit: usize) -> Self {
         let top = levels.iter().copied().max().map_or(0, |l| l + 1);
-        Self { queues: Queues::new(levels.len(), limit), level: levels.to_vec(), order: vec![VecDeque::new(); top] }
+        // Room for every packet the queues may hold: enqueueing never allocates.
+        let order = (0..top).map(|_| VecDeque::with_capacity(levels.len() * limit)).collect();
+        Self { queues: Queues::new(levels.len(), limit), level: levels.to_vec(), order }
     }
 
     /// First in, first out over `flows` flows (all on one level).
