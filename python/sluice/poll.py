@@ -14,29 +14,34 @@ __all__ = ["POLL_KIND_VALUES", "PollSettings"]
 
 
 #: The names a `PollKind` field takes.
-POLL_KIND_VALUES: tuple[str, ...] = ("busy", "empty-poll", "slo-aware", "vpp-adaptive", "metronome", "learned")
+POLL_KIND_VALUES: tuple[str, ...] = ("busy", "empty-poll", "slo-aware", "slo-batching", "vpp-adaptive", "metronome", "learned")
 
 
 @dataclass(frozen=True)
 class PollSettings(Part):
-    """What a worker does after a round without work: `busy` polls again at
+    """What a worker does after a round that drained its input: `busy` polls again at
     once (a whole core at any load); `empty-poll` sleeps after `empty_polls`
     empty rounds, `min_sleep_us` first, doubling while idle up to
     `max_sleep_us` (the most a packet arriving at an idle worker waits);
     `slo-aware` as empty-poll, each sleep also bounded by a share of the
     delay slack of the worker's flows, measured each period;
+    `slo-batching` sleeps after every round short of a full batch, under
+    load too, so that the next batches fill: as long as the flows' slack,
+    half the emptiest receive queue's room at the measured arrival rate and
+    `max_sleep_us` allow, and not at all below `min_sleep_us`;
     `vpp-adaptive` waits for the next packet (an interrupt, at most
     `max_sleep_us`) while rounds bring fewer than `threshold_pkts` on
     average, and polls above; `metronome` sleeps `vacation_us` whenever its
     input is drained; `learned` sleeps what a trained `model` (a file
     `sluice train polling` writes; default: the one shipped) predicts from
-    the last rounds' sizes, the idle time and the arrival rate, at most
+    the last rounds' sizes, the idle time and the arrival rate after every
+    round short of a full batch, bounded as slo-batching's sleeps are and by
     `max_sleep_us`. The sleep settings apply to the policies that sleep.
 
     `policy`: Which policy (one of "busy", "empty-poll", "slo-aware",
-        "vpp-adaptive", "metronome", "learned").
+        "slo-batching", "vpp-adaptive", "metronome", "learned").
     `empty_polls`: Rounds without work before the first sleep.
-    `min_sleep_us`: The first sleep (µs).
+    `min_sleep_us`: The first sleep (µs); slo-batching's shortest.
     `max_sleep_us`: The longest sleep (µs); vpp-adaptive's longest wait for an
         interrupt.
     `threshold_pkts`: vpp-adaptive: packets a round below which the worker waits
@@ -45,7 +50,7 @@ class PollSettings(Part):
     `model`: learned: the model file (JSON, as `sluice train polling` writes
         it).
     `log_features`: Workers log what the learned policy reads at each round
-        without work, under any policy, into each period's report
+        short of a full batch, under any policy, into each period's report
         (`poll_features`; for training).
     """
 

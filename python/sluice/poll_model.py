@@ -3,7 +3,7 @@ written as the flat arrays the engine walks in the worker (the format is
 described in crates/sluice-pipeline/src/poll_model.rs), and the features
 it reads.
 
-A decision after a round without work sees the sizes of the worker's last
+A decision after a round that drains the input sees the sizes of the worker's last
 rounds (latest first), the time since its last round with work (µs) and
 the rate packets arrived at over the last 10–20 ms (pkt/µs);
 workers log those at each such round when asked (`log_features`), as rows

@@ -43,12 +43,12 @@ pub struct EngineConfig {
     pub walker: WalkerConfig,
     /// Pin worker w to CPU core w (mod the number of cores).
     pub pin: bool,
-    /// What every worker does after a round without work ...
+    /// What every worker does after a round that drains its input ...
     pub poll: PollPolicy,
     /// ... unless it has a policy of its own here, by worker number.
     pub worker_poll: Vec<(usize, PollPolicy)>,
     /// Workers log what the learned poll policy reads at each round
-    /// without work, into each period's reading (for training it).
+    /// short of a full batch, into each period's reading (for training it).
     pub log_poll_features: bool,
 }
 
@@ -357,6 +357,7 @@ fn worker_loop(
     if let Some(policy) = poll {
         poller = poller.under(policy);
     }
+    poller.set_intake(graph.intake());
     let mut spin = spin_of(&poller);
     let mut publish = |graph: &mut WorkerGraph, poller: &mut Poller| {
         let mut slot = loop {
@@ -366,6 +367,8 @@ fn worker_loop(
             }
         };
         graph.read_counters(&mut slot);
+        // Once a period: the sources' rates may have changed, and with them their queues' room.
+        poller.set_intake(graph.intake());
         slot.workers[w].cpu_ns = poll::thread_cpu_ns();
         poller.take_features(&mut slot.poll_features[w]);
         assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
@@ -384,6 +387,7 @@ fn worker_loop(
                 poller = poller.under(policy);
                 spin = spin_of(&poller);
             }
+            poller.set_intake(graph.intake());
             back_to_back = false;
         }
         let epoch = signals.epoch.load(Ordering::Acquire);

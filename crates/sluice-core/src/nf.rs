@@ -234,6 +234,13 @@ pub trait PacketSource: Send {
         None
     }
 
+    /// How many packets may arrive, at its current mix of rates, before
+    /// its receive queue loses one (pkt), where it has one: a sleeping
+    /// worker lets at most half of it fill (see `PollPolicy::SloBatching`).
+    fn queue_pkts(&self) -> Option<u64> {
+        None
+    }
+
     /// Writes its own counters into the first slots of `into`
     /// (cumulative; a port's packets, bytes and ring drops), if it keeps any.
     fn read_counters(&self, _into: &mut NfCounters) {}

@@ -344,7 +344,7 @@ pub struct WorkerTelemetry {
     /// ... and how much longer they took on average (µs).
     pub wait_late_us: f64,
     /// The features the worker's poller logged this period (see
-    /// [`Counters::poll_features`]), a row per round without work.
+    /// [`Counters::poll_features`]), a row per round short of a full batch.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub poll_features: Vec<Vec<f32>>,
 }

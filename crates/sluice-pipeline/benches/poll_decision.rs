@@ -13,12 +13,13 @@ fn policies() -> Vec<(&'static str, PollPolicy)> {
     vec![
         ("busy", PollPolicy::Busy),
         ("empty-poll", PollPolicy::sleeping(false, 64, 50_000, 500_000).unwrap()),
+        ("slo-batching", PollPolicy::slo_batching(50_000, 500_000).unwrap()),
         ("vpp-adaptive", PollPolicy::VppAdaptive { threshold_pkts: 8, max_wait_ns: 500_000 }),
         ("learned", PollPolicy::Learned(std::sync::Arc::new(learned))),
     ]
 }
 
-/// A decision after a round without work, after rounds of a light load.
+/// A decision after a round that drained the input (here: without work), after rounds of a light load.
 fn decision(c: &mut Criterion) {
     let mut group = c.benchmark_group("poll_decision");
     for (name, policy) in policies() {

@@ -25,7 +25,7 @@ pub struct PipelineSpec {
     /// How every worker orders its work.
     #[serde(default)]
     pub scheduler: SchedulerSpec,
-    /// What the workers do after a round without work.
+    /// What the workers do after a round that drains their input.
     #[serde(default)]
     pub poll: PollSpec,
     /// What one worker does instead, by worker number (`{"1": {"policy": "learned"}}`).
@@ -70,18 +70,23 @@ pub enum SchedulerSpec {
     },
 }
 
-/// What a worker does after a round without work: `busy` polls again at
+/// What a worker does after a round that drained its input: `busy` polls again at
 /// once (a whole core at any load); `empty-poll` sleeps after `empty_polls`
 /// empty rounds, `min_sleep_us` first, doubling while idle up to
 /// `max_sleep_us` (the most a packet arriving at an idle worker waits);
 /// `slo-aware` as empty-poll, each sleep also bounded by a share of the
 /// delay slack of the worker's flows, measured each period;
+/// `slo-batching` sleeps after every round short of a full batch, under
+/// load too, so that the next batches fill: as long as the flows' slack,
+/// half the emptiest receive queue's room at the measured arrival rate and
+/// `max_sleep_us` allow, and not at all below `min_sleep_us`;
 /// `vpp-adaptive` waits for the next packet (an interrupt, at most
 /// `max_sleep_us`) while rounds bring fewer than `threshold_pkts` on
 /// average, and polls above; `metronome` sleeps `vacation_us` whenever its
 /// input is drained; `learned` sleeps what a trained `model` (a file
 /// `sluice train polling` writes; default: the one shipped) predicts from
-/// the last rounds' sizes, the idle time and the arrival rate, at most
+/// the last rounds' sizes, the idle time and the arrival rate after every
+/// round short of a full batch, bounded as slo-batching's sleeps are and by
 /// `max_sleep_us`. The sleep settings apply to the policies that sleep.
 #[derive(Clone, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
 #[serde(default, deny_unknown_fields)]
@@ -91,7 +96,7 @@ pub struct PollSpec {
     pub policy: PollKind,
     /// Rounds without work before the first sleep.
     pub empty_polls: u32,
-    /// The first sleep (µs).
+    /// The first sleep (µs); slo-batching's shortest.
     pub min_sleep_us: f64,
     /// The longest sleep (µs); vpp-adaptive's longest wait for an interrupt.
     pub max_sleep_us: f64,
@@ -101,8 +106,8 @@ pub struct PollSpec {
     pub vacation_us: f64,
     /// learned: the model file (JSON, as `sluice train polling` writes it).
     pub model: Option<String>,
-    /// Workers log what the learned policy reads at each round without
-    /// work, under any policy, into each period's report (`poll_features`;
+    /// Workers log what the learned policy reads at each round short of a
+    /// full batch, under any policy, into each period's report (`poll_features`;
     /// for training).
     pub log_features: bool,
 }
@@ -118,6 +123,8 @@ pub enum PollKind {
     EmptyPoll,
     /// As empty-poll, each sleep also bounded by the delay slack of the worker's flows.
     SloAware,
+    /// Sleeps after every round short of a full batch, as long as the flows' slack and the receive queues allow.
+    SloBatching,
     /// VPP's adaptive mode: interrupts while vectors are small, polling above.
     VppAdaptive,
     /// Metronome: a fixed vacation after the input is drained.
@@ -148,6 +155,10 @@ impl PollSpec {
                 Ok(sluice_core::PollPolicy::VppAdaptive { threshold_pkts: self.threshold_pkts, max_wait_ns: within("max_sleep_us", ns(self.max_sleep_us))? })
             }
             PollKind::Metronome => Ok(sluice_core::PollPolicy::Metronome { vacation_ns: within("vacation_us", ns(self.vacation_us))? }),
+            PollKind::SloBatching => {
+                let (min, max) = (within("min_sleep_us", ns(self.min_sleep_us))?, within("max_sleep_us", ns(self.max_sleep_us))?);
+                sluice_core::PollPolicy::slo_batching(min, max).map_err(|_| format!("min_sleep_us {} must be ≤ max_sleep_us {}", self.min_sleep_us, self.max_sleep_us))
+            }
             PollKind::Learned => {
                 let path = self.model.as_deref().ok_or("the learned policy needs a model file (\"model\")")?;
                 let model = crate::poll_model::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;

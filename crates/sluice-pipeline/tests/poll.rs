@@ -15,8 +15,14 @@ fn light_load(poll: serde_json::Value) -> RunReport {
 
 /// The same, every flow's SLO set to `slo_us` if given.
 fn light_load_with_slos(poll: serde_json::Value, slo_us: Option<f64>) -> RunReport {
+    at_rate(2_000.0, poll, slo_us)
+}
+
+/// RC(2) at `pps` under Null on the engine with poll policy `poll`, every
+/// flow's SLO set to `slo_us` if given.
+fn at_rate(pps: f64, poll: serde_json::Value, slo_us: Option<f64>) -> RunReport {
     let mut spec = common::rc(2);
-    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 2_000.0.into();
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = pps.into();
     spec["poll"] = poll;
     for f in spec["flows"].as_array_mut().unwrap().iter_mut().filter(|_| slo_us.is_some()) {
         f["slo_us"] = slo_us.into();
@@ -58,6 +64,28 @@ fn an_empty_poll_worker_gives_its_core_back_at_light_load_and_loses_nothing() {
     sleeps_most_periods(&sleepy, 10, 100.0..=1000.0, "empty-poll");
     let s = &sleepy.periods.last().unwrap().telemetry.workers[0];
     assert!(s.wait_late_us >= 0.0, "{s:?}");
+}
+
+#[test]
+fn slo_batching_sleeps_between_rounds_with_work_so_batches_fill_and_loses_nothing() {
+    // 200 kpps: a packet every 5 µs, so a busy worker takes them one by one,
+    // on any machine that carries RC(2) at all.
+    let poll = serde_json::json!({"policy": "slo-batching", "min_sleep_us": 50.0, "max_sleep_us": 500.0});
+    let batching = at_rate(200_000.0, poll.clone(), Some(10_000.0));
+    let busy = at_rate(200_000.0, serde_json::json!({"policy": "busy"}), Some(10_000.0));
+    for r in [&batching, &busy] {
+        assert!(r.summary.lossless && r.summary.generated > 50_000, "{:?}", r.summary);
+    }
+    let measured = |r: &RunReport| r.periods.iter().filter(|p| !p.warmup).map(|p| (p.telemetry.workers[0].clone(), p.telemetry.modules[0].b)).collect::<Vec<_>>();
+    // Each wake-up finds the packets of a sleep of ≥ 50 µs (≥ 10) waiting:
+    // batches of several packets, most rounds with work, and a sleep after
+    // most of those; busy polling takes about one packet a round.
+    let sleeping = measured(&batching).iter().filter(|(w, b)| *b >= 8.0 && w.waits > 100 && 2 * w.empty_polls < w.polls && w.wait_asked_us >= 50.0).count();
+    assert!(2 * sleeping > measured(&batching).len(), "{:?}", measured(&batching));
+    assert!(measured(&busy).iter().all(|(w, b)| w.waits == 0 && *b < 8.0), "{:?}", measured(&busy));
+    // RC(2)'s robot-control flow has an SLO of 35 µs: no room for a sleep of 50 µs, so it polls.
+    let tight = at_rate(200_000.0, poll, None);
+    assert!(tight.summary.lossless && waits(&tight) == 0, "{:?}", tight.summary);
 }
 
 #[test]
@@ -115,7 +143,7 @@ fn the_learned_policy_with_the_shipped_model_sleeps_at_light_load_and_loses_noth
     let model = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/sluice/models/polling.json");
     let learned = light_load_with_slos(serde_json::json!({"policy": "learned", "model": model, "log_features": true}), Some(10_000.0));
     assert!(learned.summary.lossless && learned.summary.generated > 600, "{:?}", learned.summary);
-    // It logged what it read: a row per round without work, the idle time last.
+    // It logged what it read: a row per round short of a batch, the idle time and the rate last.
     let w = &learned.periods.last().unwrap().telemetry.workers[0];
     assert!(!w.poll_features.is_empty() && w.poll_features.iter().all(|row| row.len() == sluice_core::poll::features::FEATURES), "{w:?}");
     // It slept (over the run: in a period where this VM's rounds run slow the model may poll throughout).

@@ -36,7 +36,7 @@ use crate::shared::{Joined, Registry, Shared, Side};
 pub const DEFAULT_EAL: &str = "--no-huge --no-pci --no-shconf --no-telemetry -m 512 --log-level=lib.*:error";
 
 /// Descriptors per queue asked of the device (it may round them).
-const DESCRIPTORS: u16 = 1024;
+pub(crate) const DESCRIPTORS: u16 = 1024;
 /// mbufs in a device's mempool per queue pair: its receive ring, a transmit ring and bursts in flight.
 const MBUFS_PER_QUEUE: u32 = 4 * DESCRIPTORS as u32 + 2 * MAX_BURST as u32;
 

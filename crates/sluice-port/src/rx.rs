@@ -28,6 +28,8 @@ enum Receiver {
 pub struct RxPort {
     rx: Receiver,
     intake: Intake,
+    /// Frames its receive ring holds (pkt; AF_PACKET: at the frame size, the fewest).
+    ring_pkts: u64,
 }
 
 /// What a receive port does to each frame it takes in: classifies,
@@ -93,16 +95,19 @@ impl RxPort {
     /// (AF_PACKET; AF_XDP spreads by the interface's queues).
     pub fn open(port: &PortName, ring: RingConfig, rules: PrefixRules, fanout: Option<u16>) -> Result<Self> {
         let flows = rules.flows();
-        let rx = match port.backend {
-            Backend::AfPacket => Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?),
+        let (rx, ring_pkts) = match port.backend {
+            Backend::AfPacket => {
+                let frames = u64::from(ring.blocks) * u64::from(ring.block_size / ring.frame_size.max(1));
+                (Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?), frames)
+            }
             #[cfg(af_xdp)]
-            Backend::AfXdp => Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?),
+            Backend::AfXdp => (Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?), u64::from(ring.descriptors)),
             #[cfg(dpdk)]
-            Backend::Dpdk => Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface, port.bound_queue())?),
+            Backend::Dpdk => (Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface, port.bound_queue())?), u64::from(crate::dpdk::DESCRIPTORS)),
             #[cfg(not(all(af_xdp, dpdk)))]
             _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
-        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0, emptied_ns: None } })
+        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0, emptied_ns: None }, ring_pkts })
     }
 
     /// Opens what needs the pool it receives into (an AF_XDP socket, lent
@@ -120,7 +125,7 @@ impl RxPort {
 
 impl PacketSource for RxPort {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
-        let Self { rx, intake } = self;
+        let Self { rx, intake, .. } = self;
         match rx {
             Receiver::Packet(rx) => {
                 // The kernel's clock now, read once a poll that finds frames.
@@ -156,6 +161,10 @@ impl PacketSource for RxPort {
 
     fn woke(&mut self) {
         self.intake.emptied_ns = None;
+    }
+
+    fn queue_pkts(&self) -> Option<u64> {
+        Some(self.ring_pkts)
     }
 
     fn wait_fd(&self) -> Option<std::os::fd::RawFd> {

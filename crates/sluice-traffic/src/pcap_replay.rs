@@ -101,6 +101,10 @@ impl PacketSource for PcapReplay {
         self.pacer.missed
     }
 
+    fn queue_pkts(&self) -> Option<u64> {
+        self.rates.get(0).is_finite().then_some(crate::pacer::RX_QUEUE as u64)
+    }
+
     fn next_arrival_ns(&self) -> Option<u64> {
         self.pacer.next_ns().filter(|_| self.rates.get(0).is_finite())
     }

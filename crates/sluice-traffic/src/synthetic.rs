@@ -3,7 +3,7 @@
 use sluice_core::{Batch, PacketPool, PacketSource, RateKnobs, NO_FLOW};
 
 use crate::error::{Error, Result};
-use crate::pacer::{Backlog, Pacer};
+use crate::pacer::{Backlog, Pacer, RX_QUEUE};
 use crate::stamp;
 
 /// One stream of identical frames.
@@ -117,6 +117,14 @@ impl PacketSource for SyntheticSource {
 
     fn missed(&self) -> u64 {
         self.streams.iter().map(|s| s.pacer.missed).sum()
+    }
+
+    /// Each paced stream has a queue of [`RX_QUEUE`]: the first to fill is
+    /// the one with the largest share of the arrivals.
+    fn queue_pkts(&self) -> Option<u64> {
+        let paced = || self.streams.iter().map(|s| s.rate).filter(|r| r.is_finite() && *r > 0.0);
+        let (total, most) = paced().fold((0.0, 0.0_f64), |(total, most), r| (total + r, most.max(r)));
+        (most > 0.0).then(|| (RX_QUEUE as f64 * total / most) as u64)
     }
 
     fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {

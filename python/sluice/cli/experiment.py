@@ -237,13 +237,15 @@ def train() -> None:
 @train.command("polling")
 @click.option("--iterations", type=click.IntRange(1, 1000), default=40, show_default=True, help="Training iterations, each a run of every scenario.")
 @click.option("--seed", type=click.IntRange(0, 2**32 - 1), default=1, show_default=True, help="Seed of the exploration draws and the trees.")
+@click.option("--trainings", type=click.IntRange(1, 10), default=1, show_default=True,
+              help="Trainings from seeds SEED, SEED+1, …: the first's model is kept; how far apart their sleeps end is reported.")
 @click.option("--quick", is_flag=True, help="Short runs (2 periods of 50 ms a scenario).")
 @click.option("--model", "model_path", default="out/polling-model.json", show_default=True,
               help="Where to write the model (python/sluice/models/polling.json is the one shipped).")
 @click.option("--out", default="out", show_default=True, help="Folder for polling-training.{json,png}.")
-def train_polling(iterations: int, seed: int, quick: bool, model_path: str, out: str) -> None:
+def train_polling(iterations: int, seed: int, trainings: int, quick: bool, model_path: str, out: str) -> None:
     """Train the learned poll policy by trial on the paper's six load
-    scenarios: each iteration runs them under the current model, scores each
+    scenarios and a quarter load: each iteration runs them under the current model, scores each
     run and fits the next model to sleeps drawn around each scenario's best."""
     from pathlib import Path
 
@@ -251,7 +253,9 @@ def train_polling(iterations: int, seed: int, quick: bool, model_path: str, out:
 
     writable_folder(out, "--out")
     writable(model_path, "--model")
-    report = polling_training.train(Path(out), Path(model_path), iterations, seed, quick, lambda m: console.print(f"[dim]{m}[/dim]"))
+    seeds = [seed + i for i in range(trainings)]
+    result = polling_training.train_seeds(Path(out), Path(model_path), iterations, seeds, quick, lambda m: console.print(f"[dim]{m}[/dim]"))
+    report = result["reports"][0]
     table = new_table(f"learned polling after {iterations} iterations (saturation {report['saturation_mpps']} Mpps)",
                    ["Mbit/s", "best sleep µs", "settled", "reward", "CPU %", "p99 µs"])
     last = report["history"][-1]["runs"]
@@ -260,4 +264,10 @@ def train_polling(iterations: int, seed: int, quick: bool, model_path: str, out:
         table.add_row(str(mbps), f"{report['best_us'][s]:.1f}", settled,
                       f"{last[s]['reward']:.1f}", f"{last[s]['cpu_pct']:.1f}", f"{last[s]['p99_us']:.1f}")
     console.print(table)
-    console.print(f"written: {model_path}, {out}/polling-training.json, {out}/polling-training.png")
+    if trainings > 1:
+        apart = new_table(f"sleeps at the last iteration of {trainings} trainings (seeds {seeds[0]}–{seeds[-1]})",
+                          ["Mbit/s", *[f"seed {s} µs" for s in seeds], "spread %"])
+        for c in result["convergence"]:
+            apart.add_row(str(c["mbps"]), *[f"{us:.1f}" for us in c["slept_us"]], f"{100 * c['spread']:.1f}")
+        console.print(apart)
+    console.print(f"written: {model_path}, {out}/polling-training.json, {out}/polling-training.png, {out}/polling-convergence.json")

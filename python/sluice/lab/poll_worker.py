@@ -6,6 +6,7 @@ of what a busy worker carries, and what a run of it used and gave."""
 from __future__ import annotations
 
 import statistics
+from pathlib import Path
 from typing import Any, Callable
 
 from sluice import Pipeline
@@ -15,6 +16,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "busy": {"policy": "busy"},
     "empty-poll": {"policy": "empty-poll", "empty_polls": 64, "min_sleep_us": 50.0, "max_sleep_us": 500.0},
     "slo-aware": {"policy": "slo-aware", "empty_polls": 64, "min_sleep_us": 50.0, "max_sleep_us": 500.0},
+    "slo-batching": {"policy": "slo-batching", "min_sleep_us": 50.0, "max_sleep_us": 500.0},
     "vpp-adaptive": {"policy": "vpp-adaptive", "threshold_pkts": 8, "max_sleep_us": 500.0},
     "metronome": {"policy": "metronome", "vacation_us": 50.0},
     # The model shipped in the package (`sluice train polling` on this machine's kind).
@@ -43,15 +45,46 @@ def pipeline(poll: dict[str, Any], load: float, saturation_pps: float, schedule:
     return Pipeline.from_spec(spec)
 
 
+#: The package energy counter RAPL gives, where the machine has one (µJ, wrapping at `max_energy_range_uj`).
+RAPL = Path("/sys/class/powercap/intel-rapl:0")
+
+
+def energy_uj() -> int | None:
+    """The package's energy counter now (µJ), or None where it cannot be read."""
+    try:
+        return int((RAPL / "energy_uj").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _wrap_uj() -> int:
+    """Where RAPL's counter wraps (µJ)."""
+    try:
+        return int((RAPL / "max_energy_range_uj").read_text()) + 1
+    except (OSError, ValueError):
+        return 1 << 32
+
+
+def energy_source() -> dict[str, Any]:
+    """Whether energy is measured and from where, or why not."""
+    if energy_uj() is not None:
+        return {"readable": True, "source": str(RAPL / "energy_uj")}
+    why = "no RAPL domain (a VM, or not an Intel/AMD package)" if not RAPL.exists() else "RAPL's counter is not readable here"
+    return {"readable": False, "why": f"{why}: {RAPL}; no joules are estimated"}
+
+
 #: What a row of the report gives of a measurement.
-ROW_KEYS = ("cpu_pct", "asleep_pct", "mpps", "loss_pct", "mean_us", "p99_us", "slo_viol_pct", "polls_per_s", "wait_late_us")
+ROW_KEYS = ("cpu_pct", "asleep_pct", "mpps", "mean_batch", "loss_pct", "mean_us", "p99_us", "slo_viol_pct", "polls_per_s", "wait_late_us")
 
 
 def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """What the worker used and gave over `periods` after one of warm-up
-    (`on_period` called after each); `features`: what it logged for the
-    learned policy, if it did."""
+    (`on_period` called after each); `mean_batch`: packets a batch its
+    source (or port) made; `features`: what it logged for the learned
+    policy, if it did."""
+    before = energy_uj()
     r = p.run("null", periods=periods, period_ms=period_ms, warmup_periods=1, backend="engine", on_period=on_period)
+    after = energy_uj()
     measured = [q for q in r.periods if not q["warmup"]]
     s = r.summary
     flows = [f for q in measured for f in q["flows"].values() if f["delivered"]]
@@ -61,6 +94,8 @@ def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[di
         # What the policy decided: the share of each period it asked to sleep or wait.
         "asleep_pct": 100 * statistics.fmean(q["workers"][0]["waits"] * q["workers"][0]["wait_asked_us"] / (period_ms * 1e3) for q in measured),
         "mpps": s["rate_pps"] / 1e6,
+        # The first module is the source (or the port that replaced it).
+        "mean_batch": statistics.fmean(next(iter(q["modules"].values()))["b"] for q in measured),
         "loss_pct": 100 * (s["missed"] + s["dropped"]) / offered if offered else 0.0,
         "mean_us": statistics.fmean(f["mean_us"] for f in flows) if flows else 0.0,
         "p99_us": max((f["p99_us"] for f in flows), default=0.0),
@@ -69,6 +104,8 @@ def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[di
         "wait_late_us": statistics.fmean(q["workers"][0]["wait_late_us"] for q in measured),
         "wait_asked_us": statistics.fmean(q["workers"][0]["wait_asked_us"] for q in measured),
         "generated": s["generated"],
+        # The whole package's energy over the run (warm-up included; the other core's work too) per packet carried.
+        "uj_per_pkt": (after - before) % _wrap_uj() / s["delivered"] if before is not None and after is not None and s["delivered"] else None,
         "features": [row for q in measured for row in q["workers"][0].get("poll_features", [])],
         "periods": [{"cpu_pct": 100 * q["workers"][0]["cpu_fraction"], "mpps": q["rate_pps"] / 1e6,
                      "p99_us": max((f["p99_us"] for f in q["flows"].values() if f["delivered"]), default=0.0)} for q in r.periods],

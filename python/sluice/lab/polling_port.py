@@ -19,7 +19,8 @@ from sluice import _core, net
 from sluice.lab import poll_worker
 
 #: Loads as shares of the port's most under busy polling (0: no sender).
-LOADS = [0.0, 0.01, 0.1, 0.5]
+LOADS = [0.0, 0.01, 0.1, 0.25, 0.5, 0.75]
+QUICK_LOADS = [0.0, 0.01, 0.5]
 #: The backends whose sockets a worker can wait on, those this build has.
 BACKENDS = [b for b in _core.port_backends() if b in ("af_packet", "af_xdp")]
 
@@ -29,10 +30,11 @@ def available() -> bool:
     return net.can_unshare()
 
 
-def rows(periods: int, period_ms: float) -> dict[str, Any]:
-    """Every backend, policy and load, run in a namespace of its own:
-    {"saturation_mpps": {backend: Mpps}, "rows"}."""
-    got: dict[str, Any] = net.run_unshared(__name__, str(periods), str(period_ms), timeout=600)
+def rows(periods: int, period_ms: float, quick: bool) -> dict[str, Any]:
+    """Every backend, policy and load (fewer `quick`), run in a namespace of
+    its own: {"saturation_mpps": {backend: Mpps}, "rows"}."""
+    loads = QUICK_LOADS if quick else LOADS
+    got: dict[str, Any] = net.run_unshared(__name__, str(periods), str(period_ms), json.dumps(loads), timeout=600)
     return got
 
 
@@ -56,19 +58,19 @@ def _run(backend: str, poll: dict[str, Any], rate_pps: float | None, periods: in
     return m
 
 
-def _measure(periods: int, period_ms: float) -> dict[str, Any]:
-    """In the namespace, per backend: the port's most under busy polling, then every policy at every load."""
+def _measure(periods: int, period_ms: float, loads: list[float]) -> dict[str, Any]:
+    """In the namespace, per backend: the port's most under busy polling, then every policy at each of `loads`."""
     net.pair_here()
     saturation, out = {}, []
     for backend in BACKENDS:
         saturation_pps = _run(backend, poll_worker.POLICIES["busy"], None, periods, period_ms)["mpps"] * 1e6
         saturation[backend] = round(saturation_pps / 1e6, 3)
         for name, poll in poll_worker.POLICIES.items():
-            for load in LOADS:
+            for load in loads:
                 m = _run(backend, poll, load * saturation_pps, periods, period_ms)
                 out.append({"policy": name, "load": load, "input": backend, **{k: round(m[k], 3) for k in poll_worker.ROW_KEYS}})
     return {"saturation_mpps": saturation, "rows": out}
 
 
 if __name__ == "__main__":
-    print(json.dumps(_measure(int(sys.argv[1]), float(sys.argv[2]))))
+    print(json.dumps(_measure(int(sys.argv[1]), float(sys.argv[2]), json.loads(sys.argv[3]))))

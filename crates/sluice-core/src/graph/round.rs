@@ -96,15 +96,26 @@ impl WorkerGraph {
     /// How long until the next packet arrives at one of this worker's
     /// sources, where they know (`None`: none does); zero when one waits.
     pub fn until_arrival(&self) -> Option<std::time::Duration> {
-        let next = self
-            .sources
+        let next = self.least_of_sources(|s| s.next_arrival_ns())?;
+        Some(std::time::Duration::from_nanos(next.saturating_sub(self.now_ns())))
+    }
+
+    /// What this worker's input allows a sleep: the batch size, and the
+    /// arrivals the emptiest of its sources' receive queues holds.
+    pub fn intake(&self) -> crate::poll::Intake {
+        let room_pkts = self.least_of_sources(|s| s.queue_pkts()).unwrap_or(u64::MAX);
+        crate::poll::Intake { batch_pkts: self.batch_size, room_pkts }
+    }
+
+    /// The least of what `of` says of this worker's sources, where any says.
+    fn least_of_sources(&self, of: impl Fn(&dyn crate::nf::PacketSource) -> Option<u64>) -> Option<u64> {
+        self.sources
             .iter()
             .filter_map(|&v| match &self.nodes[v].kind {
-                Kind::Source(s) => s.next_arrival_ns(),
+                Kind::Source(s) => of(s.as_ref()),
                 _ => None,
             })
-            .min()?;
-        Some(std::time::Duration::from_nanos(next.saturating_sub(self.now_ns())))
+            .min()
     }
 
     /// Blocks until one of this worker's sources that has a file

@@ -37,6 +37,11 @@ pub struct RoundHistory {
     previous_start: Option<Instant>,
     /// Packets a µs over both windows at the latest decision.
     rate: f64,
+    /// Packets the rounds moved since the decision before the latest, and when that was.
+    cycle_pkts: u64,
+    cycle_start: Option<Instant>,
+    /// Packets a µs between the last two decisions.
+    cycle_rate: f64,
 }
 
 impl Default for RoundHistory {
@@ -51,6 +56,9 @@ impl Default for RoundHistory {
             window_start: None,
             previous_start: None,
             rate: 0.0,
+            cycle_pkts: 0,
+            cycle_start: None,
+            cycle_rate: 0.0,
         }
     }
 }
@@ -62,19 +70,28 @@ impl RoundHistory {
         self.latest = (self.latest + 1) % HISTORY;
         self.sizes[self.latest] = work.min(u16::MAX as usize) as u16;
         self.window_pkts += work as u64;
+        self.cycle_pkts += work as u64;
         if work > 0 {
             self.idle_since = None;
         }
     }
 
-    /// Takes the time for a decision after a round without work: the idle
-    /// time, and the arrival rate over the windows since `previous_start`
-    /// (a window closes at the first decision `RATE_WINDOW_US` after it opened).
+    /// Takes the time for a decision after a round that drained the input
+    /// (fewer packets than a full batch): the idle time (0 after a round
+    /// with work), the arrival rate over the windows since `previous_start`
+    /// (a window closes at the first decision `RATE_WINDOW_US` after it
+    /// opened) and over the cycle since the previous decision.
     #[inline]
-    pub fn before_decision(&mut self) {
+    pub fn before_decision(&mut self, work: usize) {
         let now = Instant::now();
         let us = |since: Instant| now.duration_since(since).as_nanos() as f64 / 1e3;
-        self.idle_us = us(*self.idle_since.get_or_insert(now));
+        self.idle_us = if work > 0 { 0.0 } else { us(*self.idle_since.get_or_insert(now)) };
+        // Both decisions found the input drained: what came between them arrived between them.
+        if let Some(cycle) = self.cycle_start.replace(now) {
+            let span = us(cycle);
+            self.cycle_rate = if span > 0.0 { self.cycle_pkts as f64 / span } else { 0.0 };
+        }
+        self.cycle_pkts = 0;
         let start = *self.window_start.get_or_insert_with(|| {
             self.window_pkts = 0; // moved before the first decision: no time to measure them over
             now
@@ -91,6 +108,13 @@ impl RoundHistory {
     #[inline]
     pub fn rate(&self) -> f64 {
         self.rate
+    }
+
+    /// The arrival rate at the latest decision that a rise shows at once:
+    /// the larger of the windows' and the last cycle's (pkt/µs).
+    #[inline]
+    pub fn recent_rate(&self) -> f64 {
+        self.rate.max(self.cycle_rate)
     }
 
     /// Feature `i` of a model that reads the last `rounds` sizes: the size
@@ -148,11 +172,11 @@ mod tests {
         for work in [3, 7, 0] {
             h.note(work);
         }
-        h.before_decision();
+        h.before_decision(0);
         assert_eq!([h.feature(0, 2), h.feature(1, 2), h.feature(2, 2)], [0.0, 7.0, 0.0], "just idle: no time yet");
         std::thread::sleep(std::time::Duration::from_millis(2));
         h.note(0);
-        h.before_decision();
+        h.before_decision(0);
         assert!(h.feature(2, 2) >= 2_000.0, "idle since the first empty round");
         let mut log = FeatureLog::default();
         for _ in 0..SAMPLES + 3 {
@@ -173,22 +197,22 @@ mod tests {
         h.note(1_000); // before the first decision: no time to measure it over
         h.note(0);
         let start = Instant::now();
-        h.before_decision();
+        h.before_decision(0);
         assert_eq!(h.feature(2, 1), 0.0);
         h.note(50);
         std::thread::sleep(Duration::from_micros(12_000));
         h.note(0);
-        h.before_decision(); // closes the first window: 50 packets in ≥ 12 ms
+        h.before_decision(0); // closes the first window: 50 packets in ≥ 12 ms
         h.note(30);
         h.note(0);
-        h.before_decision();
+        h.before_decision(0);
         let most = 80.0 / 12_000.0;
         let least = 80.0 / (start.elapsed().as_nanos() as f64 / 1e3);
         assert!((least..=most).contains(&h.feature(2, 1)), "{} pkt/µs, want {least}..={most}", h.feature(2, 1));
         for _ in 0..2 {
             std::thread::sleep(Duration::from_micros(11_000));
             h.note(0);
-            h.before_decision();
+            h.before_decision(0);
         }
         assert_eq!(h.feature(2, 1), 0.0, "no packets for two windows");
     }

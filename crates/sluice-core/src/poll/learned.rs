@@ -1,4 +1,4 @@
-//! The learned poll policy: after a round without work, a tree ensemble
+//! The learned poll policy: after a round that drained the input, a tree ensemble
 //! reads the worker's last round sizes, idle time and arrival rate and predicts how
 //! long to sleep (µs); a prediction under [`MIN_SLEEP_NS`] means poll, and
 //! so does an arrival rate above any the model was trained at (its trees
@@ -52,7 +52,7 @@ impl LearnedPolicy {
         self.forest
     }
 
-    /// The sleep after a round without work (ns; 0: poll).
+    /// The sleep after a round that drained the input (ns; 0: poll).
     #[inline]
     pub fn sleep_ns(&self, history: &RoundHistory) -> u64 {
         if history.rate() > self.max_rate {

@@ -1,6 +1,8 @@
-//! What a worker does after a round that found no work. Busy polling costs
-//! a whole core at any load; sleeping between polls gives the core back at
-//! light load, at the price of the sleep in the delay of the next packet.
+//! What a worker does after a round that drained its input. Busy polling
+//! costs a whole core at any load and, below saturation, takes whatever
+//! few packets have arrived: small batches, each dearer a packet. Sleeping
+//! gives the core back at light load and, under load, lets the next
+//! batches fill, at the price of the sleep in the delay of the next packet.
 
 pub mod features;
 pub mod forest;
@@ -63,11 +65,55 @@ pub enum PollPolicy {
         /// The vacation (ns).
         vacation_ns: u64,
     },
-    /// A trained model predicts the sleep after a round without work from
-    /// the sizes of the last rounds, the time since the last with work and
-    /// the rate packets arrived at over the last 10–20 ms; the sleep is
-    /// bounded by the flows' delay slack, as SLO-aware polling's is.
+    /// Batching under load, without a model: after every round that
+    /// drained the input (fewer packets than a full batch, none included)
+    /// the worker sleeps so that the next rounds find as many packets
+    /// waiting as the flows' SLOs and the receive queues allow: the least
+    /// of `max_sleep_ns`, the flows' slack bound (as SLO-aware's) and the
+    /// time half the emptiest receive queue's room takes to fill at the
+    /// measured arrival rate, so a sleep never overflows a queue. A sleep
+    /// shorter than `min_sleep_ns` (one that costs more than it gives) is
+    /// not taken: the worker polls.
+    SloBatching {
+        /// The shortest sleep taken (ns).
+        min_sleep_ns: u64,
+        /// The longest sleep (ns), where no flow with an SLO bounds it.
+        max_sleep_ns: u64,
+    },
+    /// A trained model predicts the sleep after a round that drained the
+    /// input from the sizes of the last rounds, the time since the last
+    /// with work and the rate packets arrived at over the last 10–20 ms;
+    /// the sleep is bounded as SLO-batching's is.
     Learned(Arc<LearnedPolicy>),
+}
+
+/// What a worker's input allows a sleep: a round takes at most
+/// `batch_pkts` from an entry, and `room_pkts` more may arrive at its
+/// sources, at their current mix of rates, before a receive queue loses one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Intake {
+    /// The pipeline's batch size (pkt).
+    pub batch_pkts: usize,
+    /// Arrivals the emptiest receive queue holds (pkt; `u64::MAX`: no queue loses any).
+    pub room_pkts: u64,
+}
+
+impl Default for Intake {
+    fn default() -> Self {
+        Self { batch_pkts: crate::MAX_BURST, room_pkts: u64::MAX }
+    }
+}
+
+impl Intake {
+    /// The longest sleep after which at most half the room has filled at
+    /// `rate` (pkt/µs; ns, `u64::MAX` at no rate or no queue).
+    fn fill_half_ns(&self, rate: f64) -> u64 {
+        if rate > 0.0 && self.room_pkts != u64::MAX {
+            (self.room_pkts as f64 / 2.0 / rate * 1e3) as u64
+        } else {
+            u64::MAX
+        }
+    }
 }
 
 /// What a worker does after a round.
@@ -82,20 +128,33 @@ pub enum Wait {
 }
 
 impl PollPolicy {
+    /// An SLO-batching policy, its settings checked: 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
+    pub fn slo_batching(min_sleep_ns: u64, max_sleep_ns: u64) -> Result<Self, String> {
+        check_sleeps(min_sleep_ns, max_sleep_ns)?;
+        Ok(Self::SloBatching { min_sleep_ns, max_sleep_ns })
+    }
+
     /// An empty-poll (or, with `slo_aware`, SLO-aware) policy, its settings
     /// checked: `empty_polls` ≥ 1 and 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
     pub fn sleeping(slo_aware: bool, empty_polls: u32, min_sleep_ns: u64, max_sleep_ns: u64) -> Result<Self, String> {
-        if empty_polls == 0 || !(1_000..=max_sleep_ns).contains(&min_sleep_ns) || max_sleep_ns > 1_000_000_000 {
-            return Err(format!(
-                "needs ≥ 1 empty poll and 1 µs ≤ min sleep ≤ max sleep ≤ 1 s; got {empty_polls} polls, {min_sleep_ns} ns, {max_sleep_ns} ns"
-            ));
+        if empty_polls == 0 {
+            return Err("needs ≥ 1 empty poll before a sleep; got 0".into());
         }
+        check_sleeps(min_sleep_ns, max_sleep_ns)?;
         Ok(if slo_aware {
             Self::SloAware { empty_polls, min_sleep_ns, max_sleep_ns }
         } else {
             Self::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns }
         })
     }
+}
+
+/// Checks 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
+fn check_sleeps(min_sleep_ns: u64, max_sleep_ns: u64) -> Result<(), String> {
+    if !(1_000..=max_sleep_ns).contains(&min_sleep_ns) || max_sleep_ns > 1_000_000_000 {
+        return Err(format!("needs 1 µs ≤ min sleep ≤ max sleep ≤ 1 s; got {min_sleep_ns} ns, {max_sleep_ns} ns"));
+    }
+    Ok(())
 }
 
 /// A worker's state under its policy.
@@ -108,7 +167,9 @@ pub struct Poller {
     sleep_ns: u64,
     /// Moving average of packets a round (×16, vpp-adaptive).
     vector16: u64,
-    /// The last rounds' sizes, kept for the learned policy and the log.
+    /// What its worker's input allows a sleep.
+    intake: Intake,
+    /// The last rounds' sizes, kept for the learned and SLO-batching policies and the log.
     history: Option<Box<RoundHistory>>,
     /// The features at each decision, when they are logged for training.
     log: Option<Box<FeatureLog>>,
@@ -116,16 +177,21 @@ pub struct Poller {
 
 impl Poller {
     /// A poller under `policy`; with `log_features` it logs what the
-    /// learned policy would read at each round without work (see [`Poller::take_features`]).
+    /// learned policy would read at each round that drains the input (see [`Poller::take_features`]).
     pub fn new(policy: PollPolicy, log_features: bool) -> Self {
-        let history = (log_features || matches!(policy, PollPolicy::Learned(_))).then(Box::default);
-        Self { policy, empty: 0, sleep_ns: 0, vector16: 0, history, log: log_features.then(Box::default) }
+        let history = (log_features || matches!(policy, PollPolicy::Learned(_) | PollPolicy::SloBatching { .. })).then(Box::default);
+        Self { policy, empty: 0, sleep_ns: 0, vector16: 0, intake: Intake::default(), history, log: log_features.then(Box::default) }
     }
 
-    /// A poller under `policy` that logs features if this one does (a
-    /// worker's policy changed while it runs).
+    /// A poller under `policy` that logs features if this one does and
+    /// knows the same input (a worker's policy changed while it runs).
     pub fn under(&self, policy: PollPolicy) -> Self {
-        Self::new(policy, self.log.is_some())
+        Self { intake: self.intake, ..Self::new(policy, self.log.is_some()) }
+    }
+
+    /// Tells it what its worker's input allows (when the worker's graph or its rates change).
+    pub fn set_intake(&mut self, intake: Intake) {
+        self.intake = intake;
     }
 
     /// The policy it follows.
@@ -143,13 +209,15 @@ impl Poller {
 
     /// After a round that moved `work` packets: what to do before the
     /// next; `bound_ns` gives the control side's bound on this worker's
-    /// sleeps, read by SLO-aware and learned polling.
+    /// sleeps, read by SLO-aware, SLO-batching and learned polling.
     #[inline]
     pub fn after_round(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Wait {
+        // A round short of a full batch drained the input: a decision.
+        let drained = work < self.intake.batch_pkts;
         if let Some(h) = &mut self.history {
             h.note(work);
-            if work == 0 {
-                h.before_decision();
+            if drained {
+                h.before_decision(work);
                 if let Some(log) = &mut self.log {
                     log.log(h);
                 }
@@ -157,18 +225,16 @@ impl Poller {
         }
         match &self.policy {
             PollPolicy::Busy => Wait::Poll,
-            PollPolicy::Learned(model) if work == 0 => {
+            PollPolicy::Learned(model) if drained => {
                 let h = self.history.as_deref().expect("a learned poller keeps its history");
-                // What the model predicts, within what the flows' SLOs leave room for.
+                // What the model predicts, within what the flows' SLOs and the queues leave room for.
                 match model.sleep_ns(h) {
                     0 => Wait::Poll,
-                    ns => match ns.min(bound_ns()) {
-                        ns if ns < learned::MIN_SLEEP_NS => Wait::Poll,
-                        ns => Wait::Sleep(Duration::from_nanos(ns)),
-                    },
+                    ns => self.bounded(ns, learned::MIN_SLEEP_NS, bound_ns),
                 }
             }
-            PollPolicy::Learned(_) => Wait::Poll,
+            &PollPolicy::SloBatching { min_sleep_ns, max_sleep_ns } if drained => self.bounded(max_sleep_ns, min_sleep_ns, bound_ns),
+            PollPolicy::Learned(_) | PollPolicy::SloBatching { .. } => Wait::Poll,
             PollPolicy::Metronome { vacation_ns } if work == 0 => Wait::Sleep(Duration::from_nanos(*vacation_ns)),
             PollPolicy::Metronome { .. } => Wait::Poll,
             &PollPolicy::VppAdaptive { threshold_pkts, max_wait_ns } => {
@@ -181,6 +247,18 @@ impl Poller {
                 }
             }
             _ => self.sleep_after(work, bound_ns).map_or(Wait::Poll, Wait::Sleep),
+        }
+    }
+
+    /// A sleep of `ns` at most, within the flows' slack (`bound_ns`) and
+    /// the time half the receive queues' room takes to fill at the recent
+    /// arrival rate; a poll if that leaves less than `min_ns`.
+    #[inline]
+    fn bounded(&self, ns: u64, min_ns: u64, bound_ns: impl FnOnce() -> u64) -> Wait {
+        let rate = self.history.as_deref().map_or(0.0, RoundHistory::recent_rate);
+        match ns.min(self.intake.fill_half_ns(rate)).min(bound_ns()) {
+            ns if ns < min_ns => Wait::Poll,
+            ns => Wait::Sleep(Duration::from_nanos(ns)),
         }
     }
 
@@ -311,11 +389,13 @@ mod tests {
     }
 
     #[test]
-    fn the_learned_policy_sleeps_as_its_model_predicts_only_after_rounds_without_work_and_logs_what_it_read() {
+    fn the_learned_policy_sleeps_as_its_model_predicts_only_after_rounds_that_drain_the_input_and_logs_what_it_read() {
         let nodes = sleeps_200_us_once_idle();
         let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000, 1.0).unwrap();
         let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), true);
-        assert_eq!(p.after_round(5, || 0), Wait::Poll);
+        p.set_intake(Intake { batch_pkts: 32, room_pkts: u64::MAX });
+        assert_eq!(p.after_round(32, || u64::MAX), Wait::Poll, "a full batch: more waits, no decision");
+        assert_eq!(p.after_round(5, || u64::MAX), Wait::Poll, "drained, but not idle: the model says poll");
         assert_eq!(p.after_round(0, || u64::MAX), Wait::Poll, "idle for no time yet");
         std::thread::sleep(Duration::from_micros(10));
         assert_eq!(p.after_round(0, || u64::MAX), Wait::Sleep(Duration::from_micros(150)), "200 µs predicted, 150 at most");
@@ -323,10 +403,31 @@ mod tests {
         assert_eq!(p.after_round(0, || 0), Wait::Poll, "a flow at its SLO: no room for a sleep");
         let mut rows = Vec::new();
         p.take_features(&mut rows);
-        assert_eq!(rows.len(), 4 * features::FEATURES, "one row per round without work");
-        assert_eq!((rows[1], rows[features::FEATURES + 2]), (5.0, 5.0), "the round with work, one and two back");
+        assert_eq!(rows.len(), 5 * features::FEATURES, "one row per round short of a batch");
+        let row = |i: usize| &rows[i * features::FEATURES..][..features::FEATURES];
+        assert_eq!((row(0)[0], row(1)[1], row(2)[2], row(2)[3]), (5.0, 5.0, 5.0, 32.0), "the rounds with work, latest first");
         let wrong = LearnedPolicy::new(Forest::new(nodes, vec![0], 3, 0.0, 1.0).unwrap(), 4, 150_000, 1.0).unwrap_err();
         assert!(wrong.contains("read 3 features, but 4 round sizes, the idle time and the arrival rate are 6"), "{wrong}");
+    }
+
+    #[test]
+    fn slo_batching_sleeps_after_rounds_short_of_a_batch_within_the_slack_and_the_queues_room() {
+        let mut p = Poller::new(PollPolicy::slo_batching(1_000, 500_000).unwrap(), false);
+        p.set_intake(Intake { batch_pkts: 32, room_pkts: 16 });
+        assert_eq!(p.after_round(32, || u64::MAX), Wait::Poll, "a full batch: packets are waiting");
+        assert_eq!(p.after_round(5, || u64::MAX), Wait::Sleep(Duration::from_micros(500)), "no rate known yet: the longest sleep");
+        // (No packets since: no rate measured that the queues' room would bound a sleep by.)
+        assert_eq!(p.after_round(0, || 40_000), Wait::Sleep(Duration::from_micros(40)), "the flows' slack leaves 40 µs");
+        assert_eq!(p.after_round(0, || 500), Wait::Poll, "no room for the shortest sleep: poll");
+        // 2048 packets in ≥ 1 ms: half a queue of 16 fills in ≤ 8 / 2.048 µs ≥ 3.9 µs,
+        // and in under 500 µs unless this thread stalled for 100 ms.
+        std::thread::sleep(Duration::from_millis(1));
+        for _ in 0..64 {
+            assert_eq!(p.after_round(32, || u64::MAX), Wait::Poll);
+        }
+        let slept = slept(p.after_round(3, || u64::MAX)).expect("a sleep within the queue's room");
+        assert!((3_900..500_000).contains(&slept), "{slept} ns");
+        assert!(PollPolicy::slo_batching(0, 1_000).is_err() && PollPolicy::slo_batching(20_000, 10_000).is_err());
     }
 
     #[test]
