@@ -35,7 +35,7 @@ from sluice import _core
 from sluice.lab import output
 from sluice.lab.poll_worker import POLICIES, SLO_US, ROW_KEYS, energy_source, measure, pipeline
 from sluice.lab.reference import table
-from sluice.poll_model import with_default_model
+from sluice.poll_model import HISTORY, with_default_model
 
 LOADS = [0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2]
 QUICK_LOADS = [0.0, 0.01, 0.5, 1.2]
@@ -127,11 +127,9 @@ def spread(saturation_pps: float, runs: int, periods: int, period_ms: float, pro
 
 def round_sizes(poll: dict[str, Any], load: float, saturation_pps: float, period_ms: float) -> list[int]:
     """The sizes of the worker's last consecutive rounds (at most
-    `features.HISTORY`, the latest last) under `poll` at a constant `load`:
+    `HISTORY`, the latest last) under `poll` at a constant `load`:
     the round sizes the learned policy's features hold at the run's last decision."""
     m = measure(pipeline({**poll, "log_features": True}, load, saturation_pps), 2, period_ms)
-    from sluice.poll_model import HISTORY
-
     last = m["features"][-1] if m["features"] else []
     return [int(n) for n in reversed(last[:HISTORY])]
 
