@@ -245,7 +245,7 @@ def train() -> None:
 @click.option("--out", default="out", show_default=True, help="Folder for polling-training.{json,png}.")
 def train_polling(iterations: int, seed: int, trainings: int, quick: bool, model_path: str, out: str) -> None:
     """Train the learned poll policy by trial on the paper's six load
-    scenarios and a quarter load: each iteration runs them under the current model, scores each
+    scenarios, a quarter load and 90%: each iteration runs them under the current model, scores each
     run and fits the next model to sleeps drawn around each scenario's best."""
     from pathlib import Path
 

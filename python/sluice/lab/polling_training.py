@@ -3,8 +3,9 @@ as the adaptive-polling paper did, on the worker of `sluice experiment
 polling` (L2L3(4), one worker, the emulated NIC's receive queues).
 
 Each iteration runs the paper's six load scenarios (2, 10, 500, 1000, 5000
-and 7500 Mbit/s of a 10 Gbit/s link) and 2500 (a quarter of the link,
-where the experiment's headline is measured), as shares of what a busy worker
+and 7500 Mbit/s of a 10 Gbit/s link), 2500 (a quarter of the link, where
+the experiment's headline is measured) and 9000 (so that 75% lies within
+the rates the model was trained at: above the highest, it polls), as shares of what a busy worker
 carries here) twice: under a model fitted to each scenario's best sleep so
 far and under one fitted to a candidate sleep drawn around it with the
 paper's rule (normal, standard deviation s = 100·p_deviate⁵ + c_explore,
@@ -69,7 +70,7 @@ from sluice.lab import poll_worker
 from sluice.poll_model import LOGGED, export, features, highest_rate
 
 #: The paper's scenarios (Mbit/s of a 10 Gbit/s link), run as these shares of the saturation rate.
-SCENARIOS_MBPS = [2, 10, 500, 1000, 2500, 5000, 7500]
+SCENARIOS_MBPS = [2, 10, 500, 1000, 2500, 5000, 7500, 9000]
 LINK_MBPS = 10_000
 #: The longest sleep the policy takes (µs), the shortest (a target below it polls) and where training starts.
 MAX_SLEEP_US = 500.0
