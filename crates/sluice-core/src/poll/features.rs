@@ -25,21 +25,23 @@ pub struct RoundHistory {
     sizes: [u16; HISTORY],
     /// Where the latest round's size is.
     latest: usize,
+    /// When the first decision was taken: the times below count from it (µs).
+    base: Option<Instant>,
     /// The first round without work since the last with work.
-    idle_since: Option<Instant>,
+    idle_since: Option<f64>,
     /// Time since then at the latest decision (µs).
     idle_us: f64,
     /// Packets the rounds moved since `window_start`, and in the window before it.
     window_pkts: u64,
     previous_pkts: u64,
     /// When the current window and the one before it began (the first decision's time, at first).
-    window_start: Option<Instant>,
-    previous_start: Option<Instant>,
+    window_start: Option<f64>,
+    previous_start: Option<f64>,
     /// Packets a µs over both windows at the latest decision.
     rate: f64,
     /// Packets the rounds moved since the decision before the latest, and when that was.
     cycle_pkts: u64,
-    cycle_start: Option<Instant>,
+    cycle_start: Option<f64>,
     /// Packets a µs between the last two decisions.
     cycle_rate: f64,
 }
@@ -49,6 +51,7 @@ impl Default for RoundHistory {
         Self {
             sizes: [0; HISTORY],
             latest: 0,
+            base: None,
             idle_since: None,
             idle_us: 0.0,
             window_pkts: 0,
@@ -83,12 +86,13 @@ impl RoundHistory {
     /// opened) and over the cycle since the previous decision.
     #[inline]
     pub fn before_decision(&mut self, work: usize) {
-        let now = Instant::now();
-        let us = |since: Instant| now.duration_since(since).as_nanos() as f64 / 1e3;
-        self.idle_us = if work > 0 { 0.0 } else { us(*self.idle_since.get_or_insert(now)) };
+        // One clock read and one conversion a decision: the times kept are µs since the first.
+        let since_base = Instant::now().duration_since(*self.base.get_or_insert_with(Instant::now));
+        let now = since_base.as_secs() as f64 * 1e6 + f64::from(since_base.subsec_nanos()) / 1e3;
+        self.idle_us = if work > 0 { 0.0 } else { now - *self.idle_since.get_or_insert(now) };
         // Both decisions found the input drained: what came between them arrived between them.
         if let Some(cycle) = self.cycle_start.replace(now) {
-            let span = us(cycle);
+            let span = now - cycle;
             self.cycle_rate = if span > 0.0 { self.cycle_pkts as f64 / span } else { 0.0 };
         }
         self.cycle_pkts = 0;
@@ -96,11 +100,11 @@ impl RoundHistory {
             self.window_pkts = 0; // moved before the first decision: no time to measure them over
             now
         });
-        if us(start) >= RATE_WINDOW_US {
+        if now - start >= RATE_WINDOW_US {
             (self.previous_start, self.previous_pkts) = (Some(start), self.window_pkts);
             (self.window_start, self.window_pkts) = (Some(now), 0);
         }
-        let span = us(self.previous_start.unwrap_or(start));
+        let span = now - self.previous_start.unwrap_or(start);
         self.rate = if span > 0.0 { (self.previous_pkts + self.window_pkts) as f64 / span } else { 0.0 };
     }
 
