@@ -68,23 +68,25 @@ fn an_empty_poll_worker_gives_its_core_back_at_light_load_and_loses_nothing() {
 
 #[test]
 fn slo_batching_sleeps_between_rounds_with_work_so_batches_fill_and_loses_nothing() {
-    // 200 kpps: a packet every 5 µs, so a busy worker takes them one by one,
-    // on any machine that carries RC(2) at all.
+    // 40 kpps: a packet every 25 µs, so a busy worker takes them one by one
+    // on any machine that carries RC(2) at all, and a receive queue of 4096
+    // holds 100 ms of them (a stall of this VM's shorter than that loses nothing).
+    let pps = 40_000.0;
     let poll = serde_json::json!({"policy": "slo-batching", "min_sleep_us": 50.0, "max_sleep_us": 500.0});
-    let batching = at_rate(200_000.0, poll.clone(), Some(10_000.0));
-    let busy = at_rate(200_000.0, serde_json::json!({"policy": "busy"}), Some(10_000.0));
+    let batching = at_rate(pps, poll.clone(), Some(10_000.0));
+    let busy = at_rate(pps, serde_json::json!({"policy": "busy"}), Some(10_000.0));
     for r in [&batching, &busy] {
-        assert!(r.summary.lossless && r.summary.generated > 50_000, "{:?}", r.summary);
+        assert!(r.summary.lossless && r.summary.generated > 10_000, "{:?}", r.summary);
     }
     let measured = |r: &RunReport| r.periods.iter().filter(|p| !p.warmup).map(|p| (p.telemetry.workers[0].clone(), p.telemetry.modules[0].b)).collect::<Vec<_>>();
-    // Each wake-up finds the packets of a sleep of ≥ 50 µs (≥ 10) waiting:
-    // batches of several packets, most rounds with work, and a sleep after
-    // most of those; busy polling takes about one packet a round.
-    let sleeping = measured(&batching).iter().filter(|(w, b)| *b >= 8.0 && w.waits > 100 && 2 * w.empty_polls < w.polls && w.wait_asked_us >= 50.0).count();
+    // Each wake-up finds the packets of a sleep of ≥ 50 µs (≥ 2, ~20 at the
+    // longest) waiting: batches of several packets, most rounds with work
+    // and a sleep after most of those; busy polling takes one a round.
+    let sleeping = measured(&batching).iter().filter(|(w, b)| *b >= 4.0 && w.waits > 50 && 2 * w.empty_polls < w.polls && w.wait_asked_us >= 50.0).count();
     assert!(2 * sleeping > measured(&batching).len(), "{:?}", measured(&batching));
-    assert!(measured(&busy).iter().all(|(w, b)| w.waits == 0 && *b < 8.0), "{:?}", measured(&busy));
+    assert!(measured(&busy).iter().all(|(w, b)| w.waits == 0 && *b < 2.0), "{:?}", measured(&busy));
     // RC(2)'s robot-control flow has an SLO of 35 µs: no room for a sleep of 50 µs, so it polls.
-    let tight = at_rate(200_000.0, poll, None);
+    let tight = at_rate(pps, poll, None);
     assert!(tight.summary.lossless && waits(&tight) == 0, "{:?}", tight.summary);
 }
 

@@ -15,6 +15,10 @@ pub const FEATURES: usize = HISTORY + 2;
 /// spans the last one or two windows of at least this length, so it holds
 /// tens of packets at 1 kpps and follows a change within ~20 ms.
 pub const RATE_WINDOW_US: f64 = 10_000.0;
+/// What the highest rate seen keeps of itself as each window closes: it
+/// halves in about 70 windows (~0.7 s at 10 ms), so a lull between bursts
+/// does not let a sleep forget the bursts' rate.
+pub const PEAK_KEPT: f64 = 0.99;
 /// Decisions a worker logs a period, at most (the last ones).
 pub const SAMPLES: usize = 64;
 
@@ -44,6 +48,8 @@ pub struct RoundHistory {
     cycle_start: Option<f64>,
     /// Packets a µs between the last two decisions.
     cycle_rate: f64,
+    /// The highest windows' rate seen lately (pkt/µs, decaying by [`PEAK_KEPT`] a window).
+    peak_rate: f64,
 }
 
 impl Default for RoundHistory {
@@ -62,6 +68,7 @@ impl Default for RoundHistory {
             cycle_pkts: 0,
             cycle_start: None,
             cycle_rate: 0.0,
+            peak_rate: 0.0,
         }
     }
 }
@@ -106,6 +113,10 @@ impl RoundHistory {
         }
         let span = now - self.previous_start.unwrap_or(start);
         self.rate = if span > 0.0 { (self.previous_pkts + self.window_pkts) as f64 / span } else { 0.0 };
+        if self.window_start == Some(now) {
+            // A window closed: the rate over the last ones is a measured one.
+            self.peak_rate = (self.peak_rate * PEAK_KEPT).max(self.rate);
+        }
     }
 
     /// The arrival rate at the latest decision (pkt/µs).
@@ -114,11 +125,13 @@ impl RoundHistory {
         self.rate
     }
 
-    /// The arrival rate at the latest decision that a rise shows at once:
-    /// the larger of the windows' and the last cycle's (pkt/µs).
+    /// The arrival rate a sleep must leave queue room for (pkt/µs): the
+    /// largest of the windows' rate, the last cycle's (a rise shows at
+    /// once) and the highest windows' rate seen lately (a burst after a
+    /// lull arrives at it, while the sleep was sized in the lull).
     #[inline]
-    pub fn recent_rate(&self) -> f64 {
-        self.rate.max(self.cycle_rate)
+    pub fn bounding_rate(&self) -> f64 {
+        self.rate.max(self.cycle_rate).max(self.peak_rate)
     }
 
     /// Feature `i` of a model that reads the last `rounds` sizes: the size
@@ -219,5 +232,12 @@ mod tests {
             h.before_decision(0);
         }
         assert_eq!(h.feature(2, 1), 0.0, "no packets for two windows");
+        // The burst's rate is still what a sleep leaves room for, a little less each window.
+        let peak = h.bounding_rate();
+        assert!(peak > 0.0 && peak <= most, "{peak} pkt/µs");
+        std::thread::sleep(Duration::from_micros(11_000));
+        h.note(0);
+        h.before_decision(0);
+        assert!((h.bounding_rate() - peak * PEAK_KEPT).abs() < 1e-12, "{} against {peak}", h.bounding_rate());
     }
 }

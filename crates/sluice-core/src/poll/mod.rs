@@ -71,9 +71,10 @@ pub enum PollPolicy {
     /// waiting as the flows' SLOs and the receive queues allow: the least
     /// of `max_sleep_ns`, the flows' slack bound (as SLO-aware's) and the
     /// time half the emptiest receive queue's room takes to fill at the
-    /// measured arrival rate, so a sleep never overflows a queue. A sleep
-    /// shorter than `min_sleep_ns` (one that costs more than it gives) is
-    /// not taken: the worker polls.
+    /// arrival rate as measured (the highest of the last 10–20 ms', the
+    /// last cycle's and the bursts' of the last second or so), so a sleep
+    /// does not overflow a queue. A sleep shorter than `min_sleep_ns` (one
+    /// that costs more than it gives) is not taken: the worker polls.
     SloBatching {
         /// The shortest sleep taken (ns).
         min_sleep_ns: u64,
@@ -251,11 +252,11 @@ impl Poller {
     }
 
     /// A sleep of `ns` at most, within the flows' slack (`bound_ns`) and
-    /// the time half the receive queues' room takes to fill at the recent
-    /// arrival rate; a poll if that leaves less than `min_ns`.
+    /// the time half the receive queues' room takes to fill at the rate
+    /// the history bounds sleeps by; a poll if that leaves less than `min_ns`.
     #[inline]
     fn bounded(&self, ns: u64, min_ns: u64, bound_ns: impl FnOnce() -> u64) -> Wait {
-        let rate = self.history.as_deref().map_or(0.0, RoundHistory::recent_rate);
+        let rate = self.history.as_deref().map_or(0.0, RoundHistory::bounding_rate);
         match ns.min(self.intake.fill_half_ns(rate)).min(bound_ns()) {
             ns if ns < min_ns => Wait::Poll,
             ns => Wait::Sleep(Duration::from_nanos(ns)),
