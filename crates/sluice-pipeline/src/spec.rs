@@ -155,19 +155,22 @@ impl PollSpec {
                 Ok(sluice_core::PollPolicy::VppAdaptive { threshold_pkts: self.threshold_pkts, max_wait_ns: within("max_sleep_us", ns(self.max_sleep_us))? })
             }
             PollKind::Metronome => Ok(sluice_core::PollPolicy::Metronome { vacation_ns: within("vacation_us", ns(self.vacation_us))? }),
-            PollKind::SloBatching => {
-                let (min, max) = (within("min_sleep_us", ns(self.min_sleep_us))?, within("max_sleep_us", ns(self.max_sleep_us))?);
-                sluice_core::PollPolicy::slo_batching(min, max).map_err(|_| format!("min_sleep_us {} must be ≤ max_sleep_us {}", self.min_sleep_us, self.max_sleep_us))
-            }
             PollKind::Learned => {
                 let path = self.model.as_deref().ok_or("the learned policy needs a model file (\"model\")")?;
                 let model = crate::poll_model::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;
                 Ok(sluice_core::PollPolicy::Learned(std::sync::Arc::new(model)))
             }
+            // The sleeping kinds: empty-poll, slo-aware, slo-batching.
             kind => {
                 let (min, max) = (within("min_sleep_us", ns(self.min_sleep_us))?, within("max_sleep_us", ns(self.max_sleep_us))?);
-                if self.empty_polls == 0 || min > max {
-                    return Err(format!("empty_polls {} must be ≥ 1 and min_sleep_us {} ≤ max_sleep_us {}", self.empty_polls, self.min_sleep_us, self.max_sleep_us));
+                if min > max {
+                    return Err(format!("min_sleep_us {} must be ≤ max_sleep_us {}", self.min_sleep_us, self.max_sleep_us));
+                }
+                if kind == PollKind::SloBatching {
+                    return sluice_core::PollPolicy::slo_batching(min, max);
+                }
+                if self.empty_polls == 0 {
+                    return Err("empty_polls must be ≥ 1".into());
                 }
                 sluice_core::PollPolicy::sleeping(kind == PollKind::SloAware, self.empty_polls, min, max)
             }

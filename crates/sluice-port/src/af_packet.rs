@@ -81,7 +81,8 @@ impl RingConfig {
         self.block_size as usize * self.blocks as usize
     }
 
-    fn frames(&self) -> u32 {
+    /// Frames the ring holds at `frame_size` each (the fewest: receive packs small frames tighter).
+    pub(crate) fn frames(&self) -> u32 {
         self.block_size / self.frame_size * self.blocks
     }
 }

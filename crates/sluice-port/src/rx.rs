@@ -96,10 +96,8 @@ impl RxPort {
     pub fn open(port: &PortName, ring: RingConfig, rules: PrefixRules, fanout: Option<u16>) -> Result<Self> {
         let flows = rules.flows();
         let (rx, ring_pkts) = match port.backend {
-            Backend::AfPacket => {
-                let frames = u64::from(ring.blocks) * u64::from(ring.block_size / ring.frame_size.max(1));
-                (Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?), frames)
-            }
+            // (The ring's shape is checked by the open, before its frames are counted.)
+            Backend::AfPacket => (Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?), u64::from(ring.frames())),
             #[cfg(af_xdp)]
             Backend::AfXdp => (Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?), u64::from(ring.descriptors)),
             #[cfg(dpdk)]

@@ -107,14 +107,14 @@ impl RoundHistory {
             self.window_pkts = 0; // moved before the first decision: no time to measure them over
             now
         });
-        if now - start >= RATE_WINDOW_US {
+        let closed = now - start >= RATE_WINDOW_US;
+        if closed {
             (self.previous_start, self.previous_pkts) = (Some(start), self.window_pkts);
             (self.window_start, self.window_pkts) = (Some(now), 0);
         }
         let span = now - self.previous_start.unwrap_or(start);
         self.rate = if span > 0.0 { (self.previous_pkts + self.window_pkts) as f64 / span } else { 0.0 };
-        if self.window_start == Some(now) {
-            // A window closed: the rate over the last ones is a measured one.
+        if closed {
             self.peak_rate = (self.peak_rate * PEAK_KEPT).max(self.rate);
         }
     }

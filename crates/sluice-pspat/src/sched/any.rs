@@ -121,7 +121,6 @@ impl Scheduler<u32> for AnyScheduler {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,8 +18,8 @@ impl<T> Priority<T> {
     /// Flows with `levels[f]` as flow f's priority (0 highest), up to `limit` queued packets each.
     pub fn new(levels: &[usize], limit: usize) -> Self {
         let top = levels.iter().copied().max().map_or(0, |l| l + 1);
-        // Room for every packet the queues may hold: enqueueing never allocates.
-        let order = (0..top).map(|_| VecDeque::with_capacity(levels.len() * limit)).collect();
+        // Room for every packet a level's queues may hold: enqueueing never allocates.
+        let order = (0..top).map(|l| VecDeque::with_capacity(levels.iter().filter(|&&of| of == l).count() * limit)).collect();
         Self { queues: Queues::new(levels.len(), limit), level: levels.to_vec(), order }
     }
 
