@@ -6,10 +6,10 @@ of what a busy worker carries, and what a run of it used and gave."""
 from __future__ import annotations
 
 import statistics
-from pathlib import Path
 from typing import Any, Callable
 
 from sluice import Pipeline
+from sluice.lab import energy
 from sluice.pipelines import l2l3
 
 POLICIES: dict[str, dict[str, Any]] = {
@@ -45,32 +45,10 @@ def pipeline(poll: dict[str, Any], load: float, saturation_pps: float, schedule:
     return Pipeline.from_spec(spec)
 
 
-#: The package energy counter RAPL gives, where the machine has one (µJ, wrapping at `max_energy_range_uj`).
-RAPL = Path("/sys/class/powercap/intel-rapl:0")
-
-
-def energy_uj() -> int | None:
-    """The package's energy counter now (µJ), or None where it cannot be read."""
-    try:
-        return int((RAPL / "energy_uj").read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def _wrap_uj() -> int:
-    """Where RAPL's counter wraps (µJ)."""
-    try:
-        return int((RAPL / "max_energy_range_uj").read_text()) + 1
-    except (OSError, ValueError):
-        return 1 << 32
-
-
-def energy_source() -> dict[str, Any]:
-    """Whether energy is measured and from where, or why not."""
-    if energy_uj() is not None:
-        return {"readable": True, "source": str(RAPL / "energy_uj")}
-    why = "no RAPL domain (a VM, or not an Intel/AMD package)" if not RAPL.exists() else "RAPL's counter is not readable here"
-    return {"readable": False, "why": f"{why}: {RAPL}; no joules are estimated"}
+def needed_pct(mpps: float, saturation_pps: float) -> float:
+    """The core the packets of `mpps` need (%): their rate as a share of
+    `saturation_pps`, what a busy worker at full batches carries."""
+    return 100 * mpps * 1e6 / saturation_pps
 
 
 #: What a row of the report gives of a measurement.
@@ -82,9 +60,9 @@ def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[di
     (`on_period` called after each); `mean_batch`: packets a batch its
     source (or port) made; `features`: what it logged for the learned
     policy, if it did."""
-    before = energy_uj()
+    before = energy.counter_uj()
     r = p.run("null", periods=periods, period_ms=period_ms, warmup_periods=1, backend="engine", on_period=on_period)
-    after = energy_uj()
+    used_uj = energy.used_uj(before, energy.counter_uj())
     measured = [q for q in r.periods if not q["warmup"]]
     s = r.summary
     flows = [f for q in measured for f in q["flows"].values() if f["delivered"]]
@@ -105,7 +83,7 @@ def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[di
         "wait_asked_us": statistics.fmean(q["workers"][0]["wait_asked_us"] for q in measured),
         "generated": s["generated"],
         # The whole package's energy over the run (warm-up included; the other core's work too) per packet carried.
-        "uj_per_pkt": (after - before) % _wrap_uj() / s["delivered"] if before is not None and after is not None and s["delivered"] else None,
+        "uj_per_pkt": used_uj / s["delivered"] if used_uj is not None and s["delivered"] else None,
         "features": [row for q in measured for row in q["workers"][0].get("poll_features", [])],
         "periods": [{"cpu_pct": 100 * q["workers"][0]["cpu_fraction"], "mpps": q["rate_pps"] / 1e6,
                      "p99_us": max((f["p99_us"] for f in q["flows"].values() if f["delivered"]), default=0.0)} for q in r.periods],

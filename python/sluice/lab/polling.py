@@ -32,8 +32,8 @@ import statistics
 from typing import Any, Callable
 
 from sluice import _core
-from sluice.lab import output
-from sluice.lab.poll_worker import POLICIES, SLO_US, ROW_KEYS, energy_source, measure, pipeline
+from sluice.lab import energy, output
+from sluice.lab.poll_worker import POLICIES, SLO_US, ROW_KEYS, measure, needed_pct, pipeline
 from sluice.lab.reference import table
 from sluice.poll_model import HISTORY, with_default_model
 
@@ -65,7 +65,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
         for load in loads:
             progress(f"{policy} at {load:.1%}")
             m = measure(pipeline(POLICIES[policy], load, saturation_pps), periods, period_ms)
-            rows.append({"policy": policy, "load": load, "input": "emulated", "needed_pct": round(100 * m["mpps"] * 1e6 / saturation_pps, 1),
+            rows.append({"policy": policy, "load": load, "input": "emulated", "needed_pct": round(needed_pct(m["mpps"], saturation_pps), 1),
                          **{k: round(m[k], 3) for k in ROW_KEYS}, "uj_per_pkt": m["uj_per_pkt"]})
     top = {r["policy"]: r["mpps"] for r in rows if r["load"] == max(loads)}
     table3 = [{"policy": p, "max_mpps": mpps, "of_busy": round(mpps / top["busy"], 3) if top["busy"] else 0.0} for p, mpps in top.items()]
@@ -89,7 +89,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     decision_ns = {p: round(_core.poll_decision_ns(json.dumps(with_default_model(spec))), 1) for p, spec in POLICIES.items()}
     sleep = json.loads(_core.sleep_error_us(50.0, 50))
     report = {"saturation_mpps": round(saturation_pps / 1e6, 3), "port_saturation_mpps": port_mpps, "periods": periods, "period_ms": period_ms, "slo_us": SLO_US,
-              "energy": energy_source(), "figure1": {"load": FIGURE1_LOAD, "rounds": rounds}, "under_load": under_load, "table3": table3, "steps": {"loads": STEPS, "periods_each": step_periods, "by_policy": steps},
+              "energy": energy.source(), "figure1": {"load": FIGURE1_LOAD, "rounds": rounds}, "under_load": under_load, "table3": table3, "steps": {"loads": STEPS, "periods_each": step_periods, "by_policy": steps},
               "decision_ns": decision_ns, "sleep_error_us": {"p50": sleep["precise"]["p50"], "p99": sleep["precise"]["p99"],
                                                              "plain_p50": sleep["plain"]["p50"], "plain_p99": sleep["plain"]["p99"],
                                                              "request_us": sleep["request_us"], "spin_us": sleep["spin_us"]},
@@ -116,7 +116,7 @@ def spread(saturation_pps: float, runs: int, periods: int, period_ms: float, pro
     out = []
     for (policy, load), ms in got.items():
         cpu = sorted(m["cpu_pct"] for m in ms)
-        needed = round(statistics.median(100 * m["mpps"] * 1e6 / saturation_pps for m in ms), 1)
+        needed = round(statistics.median(needed_pct(m["mpps"], saturation_pps) for m in ms), 1)
         out.append({"policy": policy, "load": load, "runs": len(ms), "cpu_pct": round(statistics.median(cpu), 1), "cpu_min": round(cpu[0], 1),
                     "cpu_max": round(cpu[-1], 1), "needed_pct": needed, "target_cpu_pct": round(1.15 * needed + 5, 1),
                     "of_busy": round(statistics.median(m["of_busy"] for m in ms), 3), "of_busy_min": round(min(m["of_busy"] for m in ms), 3),
