@@ -85,10 +85,12 @@ fn slo_batching_sleeps_between_rounds_with_work_so_batches_fill_and_loses_nothin
     let measured = |r: &RunReport| r.periods.iter().filter(|p| !p.warmup).map(|p| (p.telemetry.workers[0].clone(), p.telemetry.modules[0].b)).collect::<Vec<_>>();
     // Each wake-up finds the packets of a sleep of ≥ 50 µs (≥ 2, ~20 at the
     // longest) waiting: batches of several packets, most rounds with work
-    // and a sleep after most of those; busy polling takes one a round.
+    // and a sleep after most of those. Busy polling never sleeps (its
+    // batches are whatever the machine lets pile up between its rounds:
+    // one packet here, three when CPU hogs take two thirds of its core).
     let sleeping = measured(&batching).iter().filter(|(w, b)| *b >= 4.0 && w.waits > 50 && 2 * w.empty_polls < w.polls && w.wait_asked_us >= 50.0).count();
     assert!(2 * sleeping > measured(&batching).len(), "{:?}", measured(&batching));
-    assert!(measured(&busy).iter().all(|(w, b)| w.waits == 0 && *b < 2.0), "{:?}", measured(&busy));
+    assert!(measured(&busy).iter().all(|(w, _)| w.waits == 0), "{:?}", measured(&busy));
     // RC(2)'s robot-control flow has an SLO of 35 µs: no room for a sleep of 50 µs, so it polls.
     let tight = at_rate(pps, poll, None);
     assert!(tight.summary.lossless && waits(&tight) == 0, "{:?}", tight.summary);
@@ -112,12 +114,13 @@ fn slo_aware_sleeps_where_the_slos_leave_room_and_polls_where_they_do_not() {
     // then as likely as a busy one to see this machine stall a period).
     let tight = light_load(serde_json::json!({"policy": "slo-aware", "empty_polls": 4}));
     assert_eq!(waits(&tight), 0, "slo-aware with no room for a sleep waited");
-    // With every SLO at 10 ms the same worker sleeps.
+    // With every SLO at 1 s the same worker sleeps. (Not 10 ms: a stall of
+    // this VM's of several ms puts a flow's measured delay near such an
+    // SLO, and the worker then rightly polls for a period.)
     let poll = serde_json::json!({"policy": "slo-aware", "empty_polls": 4, "min_sleep_us": 100.0, "max_sleep_us": 1000.0});
-    let loose = light_load_with_slos(poll, Some(10_000.0));
+    let loose = light_load_with_slos(poll, Some(1_000_000.0));
     sleeps_most_periods(&loose, 10, 100.0..=1000.0, "slo-aware with room");
-    // Sleeps of at most 1 ms put no period over a 10 ms SLO (but one this VM stalls in).
-    assert!(loose.summary.lossless && loose.summary.violation_pct <= 25.0, "{:?}", loose.summary);
+    assert!(loose.summary.lossless && loose.summary.violation_pct == 0.0, "{:?}", loose.summary);
     // From the first period on: before anything is measured, a flow's slack is its whole SLO.
     let first = &loose.periods[0];
     let w = &first.telemetry.workers[0];
