@@ -214,6 +214,9 @@ def test_experiment_polling_writes_the_documented_report(tmp_path: Path) -> None
     # Under load, the batching policies beside busy polling in the same runs, each with its target.
     assert {(u["policy"], u["load"]) for u in r["under_load"]} == {(p, load) for p in ("busy", "slo-batching", "learned") for load in (0.25, 0.5, 0.75, 1.2)}
     assert all(u["target_cpu_pct"] == round(1.15 * u["needed_pct"] + 5, 1) and u["of_busy"] > 0 for u in r["under_load"])
+    # Held out from the training: bursty arrivals and a tight SLO, each policy beside busy polling.
+    assert {(h["pattern"], h["policy"]) for h in r["held_out"]} == {(t, p) for t in ("bursty", "tight SLO") for p in ("busy", "slo-batching", "learned")}
+    assert all(h["of_busy"] > 0 and h["mean_batch"] >= 1 for h in r["held_out"]) and "Held out" in (tmp_path / "o" / "polling.md").read_text()
     for png in ("polling", "polling-steps", "polling-rounds"):
         assert (tmp_path / "o" / f"{png}.png").read_bytes()[:4] == b"\x89PNG"
 

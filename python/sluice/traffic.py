@@ -17,12 +17,15 @@ __all__ = ["Gtpu", "Stream", "Template", "readable_capture"]
 
 @dataclass(frozen=True)
 class Stream:
-    """One stream of a synthetic source: a template, an optional flow, an optional rate (pkt/s)."""
+    """One stream of a synthetic source: a template, an optional flow, an
+    optional rate (pkt/s), and how many of its packets arrive together
+    (`burst_pkts`: bursts at the same mean rate; 1, evenly spaced)."""
 
     template: Template = field(default_factory=Template)
     flow: Optional[str] = None
     rate_pps: Optional[float] = None
     rate_schedule: Sequence[tuple[int, float]] = ()
+    burst_pkts: int = 1
 
     def spec(self) -> dict[str, Any]:
         return {
@@ -30,6 +33,7 @@ class Stream:
             "flow": self.flow,
             "rate_pps": self.rate_pps,
             "rate_schedule": [list(s) for s in self.rate_schedule],
+            "burst_pkts": self.burst_pkts,
         }
 
 

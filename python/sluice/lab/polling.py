@@ -47,6 +47,12 @@ FIGURE1_POLICIES = ("busy", "slo-batching", "learned")
 SPREAD_LOADS = [0.25, 0.5, 0.75, 1.2]
 SPREAD_POLICIES = ("busy", "slo-batching", "learned")
 SPREAD_RUNS, QUICK_SPREAD_RUNS = 5, 1
+#: Held out from the training: the same loads with each flow's packets
+#: arriving in bursts (pkt; a quarter of a receive queue at once), and with
+#: one flow's SLO tight (µs, p95; the others keep `SLO_US`).
+BURST_PKTS = 1024
+TIGHT_SLO_US = 200.0
+QUICK_HELD_OUT_LOADS = [0.5]
 #: Figure 4's load steps (share of saturation), each held `STEP_PERIODS` periods.
 STEPS = [0.01, 0.5, 0.001, 0.9, 0.1]
 STEP_PERIODS = 3
@@ -70,6 +76,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     top = {r["policy"]: r["mpps"] for r in rows if r["load"] == max(loads)}
     table3 = [{"policy": p, "max_mpps": mpps, "of_busy": round(mpps / top["busy"], 3) if top["busy"] else 0.0} for p, mpps in top.items()]
     under_load = spread(saturation_pps, QUICK_SPREAD_RUNS if quick else SPREAD_RUNS, periods, period_ms, progress)
+    held = held_out(saturation_pps, QUICK_HELD_OUT_LOADS if quick else SPREAD_LOADS, periods, period_ms, progress)
     progress(f"round sizes at {FIGURE1_LOAD:.0%} load (Figure 1)")
     rounds = {policy: round_sizes(POLICIES[policy], FIGURE1_LOAD, saturation_pps, period_ms) for policy in FIGURE1_POLICIES}
     progress("load steps (Figure 4)")
@@ -89,12 +96,12 @@ def run(out: Path, quick: bool, progress: Callable[[str], None]) -> dict[str, An
     decision_ns = {p: round(_core.poll_decision_ns(json.dumps(with_default_model(spec))), 1) for p, spec in POLICIES.items()}
     sleep = json.loads(_core.sleep_error_us(50.0, 50))
     report = {"saturation_mpps": round(saturation_pps / 1e6, 3), "port_saturation_mpps": port_mpps, "periods": periods, "period_ms": period_ms, "slo_us": SLO_US,
-              "energy": energy.source(), "figure1": {"load": FIGURE1_LOAD, "rounds": rounds}, "under_load": under_load, "table3": table3, "steps": {"loads": STEPS, "periods_each": step_periods, "by_policy": steps},
+              "energy": energy.source(), "figure1": {"load": FIGURE1_LOAD, "rounds": rounds}, "under_load": under_load, "held_out": held, "table3": table3, "steps": {"loads": STEPS, "periods_each": step_periods, "by_policy": steps},
               "decision_ns": decision_ns, "sleep_error_us": {"p50": sleep["precise"]["p50"], "p99": sleep["precise"]["p99"],
                                                              "plain_p50": sleep["plain"]["p50"], "plain_p99": sleep["plain"]["p99"],
                                                              "request_us": sleep["request_us"], "spin_us": sleep["spin_us"]},
               "published": table("polling_figures.csv"), "rows": rows}
-    output.write(out, "polling", report, lambda rows: markdown_under_load(under_load) + "\n" + markdown(rows), plot)
+    output.write(out, "polling", report, lambda rows: markdown_under_load(under_load) + "\n" + markdown_held_out(held) + "\n" + markdown(rows), plot)
     plot_steps(report["steps"], out / "polling-steps.png")
     plot_rounds(report["figure1"], out / "polling-rounds.png")
     return report
@@ -123,6 +130,36 @@ def spread(saturation_pps: float, runs: int, periods: int, period_ms: float, pro
                     "least_batch": round(min(m["mean_batch"] for m in ms), 1), "most_loss_pct": round(max(m["loss_pct"] for m in ms), 3),
                     "most_slo_viol_pct": round(max(m["slo_viol_pct"] for m in ms), 1)})
     return out
+
+
+def held_out(saturation_pps: float, loads: list[float], periods: int, period_ms: float, progress: Callable[[str], None]) -> list[dict[str, Any]]:
+    """Per traffic the policies were not trained on (bursts of
+    `BURST_PKTS`; one flow's SLO `TIGHT_SLO_US`), load of `loads` and
+    policy of `SPREAD_POLICIES` (in turn, busy first): one run's CPU
+    against what the packets need, throughput against busy polling's,
+    mean batch, loss, p99 delay of the tightest flow and periods over SLO."""
+    patterns = {"bursty": {"burst_pkts": BURST_PKTS}, "tight SLO": {"first_slo_us": TIGHT_SLO_US}}
+    out = []
+    for pattern, settings in patterns.items():
+        for load in loads:
+            progress(f"held out, {pattern}: {load:.0%}")
+            measured = {p: measure(pipeline(POLICIES[p], load, saturation_pps, **settings), periods, period_ms) for p in SPREAD_POLICIES}
+            busy = measured["busy"]["mpps"]
+            out += [{"pattern": pattern, "policy": p, "load": load, "cpu_pct": round(m["cpu_pct"], 1), "needed_pct": round(needed_pct(m["mpps"], saturation_pps), 1),
+                     "of_busy": round(m["mpps"] / busy, 3) if busy else 0.0, "mean_batch": round(m["mean_batch"], 1), "loss_pct": round(m["loss_pct"], 3),
+                     "first_p99_us": round(m["first_p99_us"], 1), "slo_viol_pct": round(m["slo_viol_pct"], 1)} for p, m in measured.items()]
+    return out
+
+
+def markdown_held_out(held: list[dict[str, Any]]) -> str:
+    """The held-out table: per traffic pattern, load and policy."""
+    lines = [f"Held out (bursts of {BURST_PKTS} packets per flow; flow 0's SLO {TIGHT_SLO_US:.0f} µs), one run each:", "",
+             "| traffic | load | policy | CPU % | needed % | Mpps of busy | batch | loss % | flow 0 p99 µs | periods over SLO % |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in held:
+        lines.append(f"| {r['pattern']} | {r['load']:.0%} | {r['policy']} | {r['cpu_pct']:.1f} | {r['needed_pct']:.1f} | ×{r['of_busy']:.3f} | "
+                     f"{r['mean_batch']:.1f} | {r['loss_pct']:.2f} | {r['first_p99_us']:.1f} | {r['slo_viol_pct']:.0f} |")
+    return "\n".join(lines) + "\n"
 
 
 def round_sizes(poll: dict[str, Any], load: float, saturation_pps: float, period_ms: float) -> list[int]:

@@ -27,9 +27,16 @@ impl LearnedPolicy {
     /// idle time and the arrival rate (`rounds` + 2 features, 1 ≤ `rounds` ≤ [`HISTORY`]),
     /// sleeping at most `max_sleep_ns` (1 µs ..= 1 s) and only at arrival
     /// rates up to `max_rate` (pkt/µs, ≥ 0).
-    pub fn new(forest: Forest, rounds: usize, max_sleep_ns: u64, max_rate: f64) -> Result<Self, String> {
+    pub fn new(
+        forest: Forest,
+        rounds: usize,
+        max_sleep_ns: u64,
+        max_rate: f64,
+    ) -> Result<Self, String> {
         if !(1..=HISTORY).contains(&rounds) {
-            return Err(format!("reads {rounds} round sizes; 1..={HISTORY} are kept"));
+            return Err(format!(
+                "reads {rounds} round sizes; 1..={HISTORY} are kept"
+            ));
         }
         if forest.features() != rounds + 2 {
             return Err(format!(
@@ -42,9 +49,16 @@ impl LearnedPolicy {
             return Err(format!("max sleep {max_sleep_ns} ns must be 1 µs..=1 s"));
         }
         if !(max_rate >= 0.0 && max_rate.is_finite()) {
-            return Err(format!("max rate {max_rate} pkt/µs must be a finite rate ≥ 0"));
+            return Err(format!(
+                "max rate {max_rate} pkt/µs must be a finite rate ≥ 0"
+            ));
         }
-        Ok(Self { forest, rounds, max_sleep_ns, max_rate })
+        Ok(Self {
+            forest,
+            rounds,
+            max_sleep_ns,
+            max_rate,
+        })
     }
 
     /// Its trees.
