@@ -18,7 +18,9 @@ Three changes make it converge where the paper's did not (its Figure 3):
 - the draw is centred on the best sleep so far, not the last one (the
   paper's walk moves whether or not the last step helped, by at least
   c_explore, so it never settles), and the best is measured again beside
-  each candidate, so one lucky run does not hold the search; a candidate
+  each candidate, so one lucky run does not hold the search (its reward is
+  the median of its last `BEST_RUNS` runs, so one unlucky run does not
+  lose it either); a candidate
   replaces the best only if it scores `MARGIN` more or, if it sleeps
   longer, no less than `MARGIN` below (on the flat top of the reward noise
   alone moved a settled best, and three trainings ended 94–383 µs apart at
@@ -85,6 +87,10 @@ ANY_RATE = 1e9
 ROUNDS = (100, 16)
 #: Reward points a candidate must win by: about twice the spread of one sleep's reward between runs here.
 MARGIN = 1.0
+#: The best sleep's reward is the median of its last runs (up to this many):
+#: a run this machine stalled scores the best far below what it gives, and
+#: one such run against a candidate's would hand the search to the candidate.
+BEST_RUNS = 5
 #: A run tested its target if its mean sleep is within this share of it (and 1 µs).
 ON_TARGET_SHARE = 0.25
 #: A scenario has settled when its best sleep moved less than this share over the last `SETTLE_ITERATIONS`.
@@ -161,6 +167,8 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
     cpu_hz = _cpu_hz()
     rounds = ROUNDS[0]
     best = [START_US] * len(loads)
+    # The rewards of each scenario's best sleep, run by run since it became the best.
+    best_rewards: list[list[float]] = [[] for _ in loads]
     candidates = [next_target(START_US, R_MIN, rng) for _ in loads]
     history: list[dict[str, Any]] = []
 
@@ -188,9 +196,10 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
                         "slept_us": round(b["wait_asked_us"], 2), "candidate_slept_us": round(c["wait_asked_us"], 2),
                         "reward": round(b["reward"], 2), "candidate_reward": round(c["reward"], 2),
                         "paper_reward": round(b["paper_reward"], 1), **{k: round(b[k], 3) for k in ("cpu_pct", "mpps", "loss_pct", "mean_us", "p99_us")}})
-            won = c if tested(c, candidates[s]) and better(c["reward"], b["reward"], candidates[s] > best[s]) else b
+            best_rewards[s] = (best_rewards[s] + [b["reward"]])[-BEST_RUNS:]
+            won = c if tested(c, candidates[s]) and better(c["reward"], statistics.median(best_rewards[s]), candidates[s] > best[s]) else b
             if won is c:
-                best[s] = candidates[s]
+                best[s], best_rewards[s] = candidates[s], [c["reward"]]
             logged[s] = np.vstack([np.asarray(r["features"]) for r in (b, c) if r["features"]] or [logged[s]])
             candidates[s] = next_target(best[s], won["reward"], rng)
         history.append({"iteration": it, "runs": row})
