@@ -171,9 +171,14 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
         assert all(s["median_share_error_pct"] < 5 for s in r["share"] if s["scheduler"] == "htb" and s["overload"] <= 0.0625), r["share"]
     assert {(s["scheduler"], s["overload"]) for s in r["share"]} == expected
     assert all({"scheduler", "overload", "max_share_error_pct", "windows_held", "windows"} <= set(s) for s in r["share"])
+    # Each row says its runs (one in quick mode) and the scheduler's headroom over the link's rate.
+    assert all(sum(s["held_per_run"]) == s["windows_held"] and s["headroom"] > 0 for s in r["share"])
+    assert all(s["headroom"] > 1 for s in r["share"] if s["scheduler"] == "mutex" and s["overload"] < 1)
     # Below what the mutex sustains the link is not overloaded for PSPAT either: the median window holds 10:1.
     assert all(s["median_share_error_pct"] < 5 for s in r["share"] if s["scheduler"] == "pspat" and s["overload"] <= 0.5)
     assert all({"scheduler", "interferers", "p99_us", "p99_alone_us"} <= set(v) and v["p99_us"] > 0 for v in r["victim"])
+    # The p99's ratio to alone over the runs, and the runs a stall touched named (by number).
+    assert all(v["runs"] == 1 and v["p99_ratio_min"] <= v["p99_ratio"] <= v["p99_ratio_max"] and set(v["stalled_runs"]) <= {1} for v in r["victim"])
     assert all(p["predicted_mdps"] > 0 for p in r["cost_model"]["predicted"])
     assert (tmp_path / "o" / "pspat.png").read_bytes()[:4] == b"\x89PNG"
 

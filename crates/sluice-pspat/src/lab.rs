@@ -355,14 +355,17 @@ struct Load<'a> {
 /// Sends `load` through `architecture` for its `seconds`: client `i`
 /// offers flow `i`'s packets; a paced client stamps each in `stamps`
 /// (indexed by handle); `on_transmit` sees each transmitted entry at the
-/// time it leaves (ns since the start).
+/// time it leaves (ns since the start). Returns the most a paced
+/// client's pacing sleep ended after it asked (ns): the longest this
+/// machine kept its thread from a core (not a lock's wait, which is the
+/// architecture's).
 fn offer(
     architecture: Architecture,
     algorithm: Algorithm,
     load: Load<'_>,
     on_transmit: Arc<dyn Fn(Entry, u64) + Send + Sync>,
     stamps: Arc<Vec<AtomicU64>>,
-) {
+) -> u64 {
     let Load {
         flows,
         link,
@@ -373,15 +376,17 @@ fn offer(
     let clock = quanta::Clock::new();
     let origin = clock.raw();
     let now = move |clock: &quanta::Clock| clock.delta_as_nanos(origin, clock.raw());
-    // Client i's loop: offer a packet, by `send`, as fast as it may or on its interval.
+    let most_late = Arc::new(AtomicU64::new(0));
     // Client i's loop: offer packets by `send`, as fast as it may, or one
     // every `interval`, stamped (sleeping until shortly before it is due,
     // so that a paced client takes little of the core it shares).
+    let late = most_late.clone();
     let client = move |i: usize,
                        interval: Option<Duration>,
                        clock: quanta::Clock,
                        stamps: Arc<Vec<AtomicU64>>,
                        mut send: Box<dyn FnMut(Entry) -> bool + Send>| {
+        let late = late.clone();
         move |stop: Arc<AtomicBool>| {
             let mut offered = 0u64;
             let mut next = 0u64;
@@ -403,7 +408,9 @@ fn offer(
                 let t = now(&clock);
                 if t < next {
                     if next - t > PACING_SLEEP_NS {
-                        std::thread::sleep(Duration::from_nanos(next - t - PACING_SLEEP_NS / 2));
+                        let wake = next - PACING_SLEEP_NS / 2;
+                        std::thread::sleep(Duration::from_nanos(wake - t));
+                        late.fetch_max(now(&clock).saturating_sub(wake), Ordering::Relaxed);
                     }
                     continue;
                 }
@@ -491,6 +498,7 @@ fn offer(
         }
         Architecture::Unscheduled => panic!("offer runs a scheduler"),
     }
+    most_late.load(Ordering::Relaxed)
 }
 
 /// The 10:1 test: two flows of weights 10 and 1 send 60-byte packets as
@@ -544,6 +552,10 @@ pub struct Latency {
     pub quantiles: [f64; 5],
     /// Victim packets timed.
     pub packets: u64,
+    /// The most the victim's pacing sleep ended after it asked (µs): beyond
+    /// a millisecond, this machine kept its thread off the core, and the
+    /// run's tail measures that rather than the scheduler.
+    pub late_us: f64,
 }
 
 /// The latency test (the paper's Table 3): a victim flow at `victim_pps`
@@ -587,11 +599,12 @@ pub fn victim(
         len: MAX_FRAME,
         seconds,
     };
-    offer(architecture, algorithm, load, on_transmit, stamps);
+    let late_ns = offer(architecture, algorithm, load, on_transmit, stamps);
     let h = histogram.lock().unwrap_or_else(|p| p.into_inner());
     let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
     Latency {
         quantiles: [q(0.1), q(0.5), q(0.9), q(0.99), h.max() as f64 / 1e3],
         packets: h.len(),
+        late_us: late_ns as f64 / 1e3,
     }
 }

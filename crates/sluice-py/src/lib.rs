@@ -556,7 +556,8 @@ fn pspat_share(
 }
 
 /// The latency test: the victim's latency quantiles p10, p50, p90, p99
-/// and max (µs) and how many of its packets were timed.
+/// and max (µs), how many of its packets were timed and the most its
+/// pacing sleep ended late (µs; over a millisecond, the machine stalled it).
 #[pyfunction]
 fn pspat_victim(
     py: Python<'_>,
@@ -566,7 +567,7 @@ fn pspat_victim(
     victim_pps: f64,
     link_bits_per_s: f64,
     seconds: f64,
-) -> PyResult<([f64; 5], u64)> {
+) -> PyResult<([f64; 5], u64, f64)> {
     let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
     pspat_seconds(seconds)?;
     if architecture == sluice_pspat::lab::Architecture::Unscheduled
@@ -586,7 +587,7 @@ fn pspat_victim(
             seconds,
         )
     });
-    Ok((l.quantiles, l.packets))
+    Ok((l.quantiles, l.packets, l.late_us))
 }
 
 /// T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)] (see `round_cost::fit`).

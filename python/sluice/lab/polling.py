@@ -138,7 +138,7 @@ def held_out(saturation_pps: float, loads: list[float], periods: int, period_ms:
     policy of `SPREAD_POLICIES` (in turn, busy first): one run's CPU
     against what the packets need, throughput against busy polling's,
     mean batch, loss, p99 delay of the tightest flow and periods over SLO."""
-    patterns = {"bursty": {"burst_pkts": BURST_PKTS}, "tight SLO": {"first_slo_us": TIGHT_SLO_US}}
+    patterns: dict[str, dict[str, Any]] = {"bursty": {"burst_pkts": BURST_PKTS}, "tight SLO": {"first_slo_us": TIGHT_SLO_US}}
     out = []
     for pattern, settings in patterns.items():
         for load in loads:
