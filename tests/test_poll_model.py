@@ -34,7 +34,7 @@ def test_the_engine_predicts_what_scikit_learn_predicts_on_10000_vectors(tmp_pat
     model = (RandomForestRegressor(n_estimators=16, max_depth=10, random_state=1) if kind == "forest"
              else GradientBoostingRegressor(n_estimators=40, max_depth=4, random_state=1)).fit(x, y)
     path = tmp_path / "m.json"
-    export(model, ROUNDS, path, {"test": kind}, max_rate=20.0)
+    export(model, ROUNDS, path, {"test": kind})
     probe = _vectors(rng, 10_000)
     # Some features exactly at split thresholds: ≤ goes left in both.
     first = model.estimators_[0] if kind == "forest" else model.estimators_[0][0]

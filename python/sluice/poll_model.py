@@ -46,20 +46,10 @@ def features(logged: np.ndarray, rounds: int) -> np.ndarray:
     return np.hstack([logged[:, :rounds], logged[:, HISTORY:]])
 
 
-def highest_rate(logged: np.ndarray) -> float:
-    """The highest arrival rate among logged rows (pkt/µs; 0 for none)."""
-    import numpy as np
-
-    rates = np.asarray(logged, dtype=np.float64).reshape(-1, LOGGED)[:, HISTORY + 1]
-    return float(rates.max()) if len(rates) else 0.0
-
-
-def export(model: Any, rounds: int, path: Path, trained: dict[str, Any], max_rate: float) -> None:
+def export(model: Any, rounds: int, path: Path, trained: dict[str, Any]) -> None:
     """Writes a fitted `RandomForestRegressor` or `GradientBoostingRegressor`
     reading `rounds` round sizes, the idle time and the arrival rate to
-    `path`, with `trained` (how it was trained) kept beside it; the policy
-    polls at arrival rates above `max_rate` (pkt/µs: the highest among the
-    features it was fitted to, where its trees stop knowing anything)."""
+    `path`, with `trained` (how it was trained) kept beside it."""
     import numpy as np
     from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
 
@@ -74,7 +64,6 @@ def export(model: Any, rounds: int, path: Path, trained: dict[str, Any], max_rat
         raise ValueError(f"the model reads {model.n_features_in_} features; {rounds} round sizes, the idle time and the rate are {rounds + 2}")
     doc = {
         "format": FORMAT, "version": VERSION, "rounds": rounds, "features": int(model.n_features_in_), "offset": offset, "scale": scale,
-        "max_rate": float(max_rate),
         "trees": [{"feature": t.feature.tolist(), "threshold": t.threshold.tolist(), "left": t.children_left.tolist(),
                    "right": t.children_right.tolist(), "value": t.value[:, 0, 0].tolist()} for t in trees],
         "trained": trained,

@@ -3,8 +3,8 @@
 //! scikit-learn's layout (a leaf's feature is negative), and what it reads.
 //!
 //! ```json
-//! {"format": "sluice-poll-model", "version": 2, "rounds": 16, "features": 18,
-//!  "offset": 0.0, "scale": 0.05, "max_rate": 3.2,
+//! {"format": "sluice-poll-model", "version": 3, "rounds": 16, "features": 18,
+//!  "offset": 0.0, "scale": 0.05,
 //!  "trees": [{"feature": [17, -2, -2], "threshold": [80.5, 0, 0],
 //!             "left": [1, -1, -1], "right": [2, -1, -1], "value": [0, 0, 120.0]}]}
 //! ```
@@ -17,8 +17,9 @@ use sluice_core::poll::learned::LearnedPolicy;
 
 /// What the `format` key says.
 pub const FORMAT: &str = "sluice-poll-model";
-/// The version this Sluice reads (2: the arrival rate follows the idle time).
-pub const VERSION: u32 = 2;
+/// The version this Sluice reads (2: the arrival rate follows the idle
+/// time; 3: no highest rate, above which version 2's policy polled).
+pub const VERSION: u32 = 3;
 
 #[derive(Deserialize)]
 struct ModelFile {
@@ -28,8 +29,6 @@ struct ModelFile {
     features: usize,
     offset: f64,
     scale: f64,
-    /// The highest arrival rate among the features it was fitted to (pkt/µs).
-    max_rate: f64,
     trees: Vec<TreeArrays>,
 }
 
@@ -63,7 +62,7 @@ pub fn read(path: &str, max_sleep_ns: u64) -> Result<LearnedPolicy, String> {
     }
     let forest =
         Forest::new(nodes, roots, file.features, file.offset, file.scale).map_err(named)?;
-    LearnedPolicy::new(forest, file.rounds, max_sleep_ns, file.max_rate).map_err(named)
+    LearnedPolicy::new(forest, file.rounds, max_sleep_ns).map_err(named)
 }
 
 /// Appends one tree's nodes to `nodes`, its node numbers shifted to where they land.
@@ -135,7 +134,7 @@ mod tests {
 
     #[test]
     fn a_model_file_is_read_and_a_missing_or_corrupt_one_is_named_in_the_error() {
-        let good = r#"{"format": "sluice-poll-model", "version": 2, "rounds": 1, "features": 3, "offset": 0, "scale": 1, "max_rate": 2.5, "trained": {"seed": 1},
+        let good = r#"{"format": "sluice-poll-model", "version": 3, "rounds": 1, "features": 3, "offset": 0, "scale": 1, "trained": {"seed": 1},
                        "trees": [{"feature": [1, -2, -2], "threshold": [5, 0, 0], "left": [1, -1, -1], "right": [2, -1, -1], "value": [0, 0, 100]}]}"#;
         let (_dir, path) = written(good);
         assert!(read(&path, 500_000).is_ok());
@@ -153,9 +152,9 @@ mod tests {
         assert!(read(&loops, 500_000)
             .unwrap_err()
             .contains("node 0: children 0 and 2"));
-        let (_d, older) = written(&good.replace(r#""version": 2"#, r#""version": 1"#));
+        let (_d, older) = written(&good.replace(r#""version": 3"#, r#""version": 2"#));
         assert!(read(&older, 500_000)
             .unwrap_err()
-            .contains("version 1; this Sluice reads"));
+            .contains("version 2; this Sluice reads"));
     }
 }

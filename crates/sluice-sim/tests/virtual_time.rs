@@ -32,6 +32,7 @@ fn simulator(rate_pps: f64) -> Simulator {
             frame,
             flow: Some(0),
             rate_pps,
+            burst_pkts: 1,
         }],
         1,
     )

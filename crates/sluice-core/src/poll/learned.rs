@@ -1,8 +1,10 @@
 //! The learned poll policy: after a round that drained the input, a tree ensemble
 //! reads the worker's last round sizes, idle time and arrival rate and predicts how
-//! long to sleep (µs); a prediction under [`MIN_SLEEP_NS`] means poll, and
-//! so does an arrival rate above any the model was trained at (its trees
-//! know nothing there, and a sleep at a high rate fills the queues).
+//! long to sleep (µs); a prediction under [`MIN_SLEEP_NS`] means poll. At
+//! an arrival rate above any it was trained at its trees answer as at the
+//! highest; the worker bounds every answer by the flows' slack and the
+//! receive queues' room at the measured rate (see [`super::Poller`]), so
+//! such a sleep neither fills a queue nor breaks an SLO.
 
 use super::features::{RoundHistory, HISTORY};
 use super::forest::Forest;
@@ -18,21 +20,13 @@ pub struct LearnedPolicy {
     rounds: usize,
     /// The longest sleep, whatever the model says (ns).
     max_sleep_ns: u64,
-    /// The highest arrival rate the model was trained at (pkt/µs): above it, poll.
-    max_rate: f64,
 }
 
 impl LearnedPolicy {
     /// A policy whose `forest` reads the last `rounds` round sizes and the
     /// idle time and the arrival rate (`rounds` + 2 features, 1 ≤ `rounds` ≤ [`HISTORY`]),
-    /// sleeping at most `max_sleep_ns` (1 µs ..= 1 s) and only at arrival
-    /// rates up to `max_rate` (pkt/µs, ≥ 0).
-    pub fn new(
-        forest: Forest,
-        rounds: usize,
-        max_sleep_ns: u64,
-        max_rate: f64,
-    ) -> Result<Self, String> {
+    /// sleeping at most `max_sleep_ns` (1 µs ..= 1 s).
+    pub fn new(forest: Forest, rounds: usize, max_sleep_ns: u64) -> Result<Self, String> {
         if !(1..=HISTORY).contains(&rounds) {
             return Err(format!(
                 "reads {rounds} round sizes; 1..={HISTORY} are kept"
@@ -48,16 +42,10 @@ impl LearnedPolicy {
         if !(MIN_SLEEP_NS..=1_000_000_000).contains(&max_sleep_ns) {
             return Err(format!("max sleep {max_sleep_ns} ns must be 1 µs..=1 s"));
         }
-        if !(max_rate >= 0.0 && max_rate.is_finite()) {
-            return Err(format!(
-                "max rate {max_rate} pkt/µs must be a finite rate ≥ 0"
-            ));
-        }
         Ok(Self {
             forest,
             rounds,
             max_sleep_ns,
-            max_rate,
         })
     }
 
@@ -69,9 +57,6 @@ impl LearnedPolicy {
     /// The sleep after a round that drained the input (ns; 0: poll).
     #[inline]
     pub fn sleep_ns(&self, history: &RoundHistory) -> u64 {
-        if history.rate() > self.max_rate {
-            return 0;
-        }
         let ns = self.forest.predict(|i| history.feature(i, self.rounds)) * 1e3;
         if ns < MIN_SLEEP_NS as f64 {
             0
