@@ -11,25 +11,12 @@ fn main() {
     println!("cargo::rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo::rerun-if-changed=dpdk_shim.c");
     watch_installed_libraries();
-    if pkg_config::Config::new()
-        .atleast_version("1.2")
-        .probe("libxdp")
-        .is_ok()
-        && pkg_config::probe_library("libbpf").is_ok()
-    {
+    if pkg_config::Config::new().atleast_version("1.2").probe("libxdp").is_ok() && pkg_config::probe_library("libbpf").is_ok() {
         println!("cargo::rustc-cfg=af_xdp");
     }
-    let dpdk = |metadata: bool| {
-        pkg_config::Config::new()
-            .atleast_version("22.11")
-            .cargo_metadata(metadata)
-            .probe("libdpdk")
-    };
+    let dpdk = |metadata: bool| pkg_config::Config::new().atleast_version("22.11").cargo_metadata(metadata).probe("libdpdk");
     if let Ok(found) = dpdk(false) {
-        let cflags = Command::new("pkg-config")
-            .args(["--cflags", "libdpdk"])
-            .output()
-            .expect("pkg-config ran a moment ago");
+        let cflags = Command::new("pkg-config").args(["--cflags", "libdpdk"]).output().expect("pkg-config ran a moment ago");
         let mut shim = cc::Build::new();
         shim.file("dpdk_shim.c").opt_level(3).warnings(false);
         for flag in String::from_utf8_lossy(&cflags.stdout).split_whitespace() {
@@ -52,22 +39,12 @@ fn main() {
 /// folders, which are watched; without pkg-config, the folder its package
 /// installs it in is.
 fn watch_installed_libraries() {
-    let folders = match Command::new("pkg-config")
-        .args(["--variable", "pc_path", "pkg-config"])
-        .output()
-    {
-        Ok(out) if out.status.success() => {
-            String::from_utf8_lossy(&out.stdout).trim().to_string()
-                + ":"
-                + &std::env::var("PKG_CONFIG_PATH").unwrap_or_default()
-        }
+    let folders = match Command::new("pkg-config").args(["--variable", "pc_path", "pkg-config"]).output() {
+        Ok(out) if out.status.success() => String::from_utf8_lossy(&out.stdout).trim().to_string() + ":" + &std::env::var("PKG_CONFIG_PATH").unwrap_or_default(),
         _ => "/usr/bin".to_string(),
     };
     // A folder that does not exist would make every build run this again.
-    for folder in folders
-        .split(':')
-        .filter(|f| std::path::Path::new(f).is_dir())
-    {
+    for folder in folders.split(':').filter(|f| std::path::Path::new(f).is_dir()) {
         println!("cargo::rerun-if-changed={folder}");
     }
 }

@@ -6,17 +6,8 @@ use crate::controller::Controller;
 
 /// Every controlled module's trigger to `b`.
 fn set_all(model: &Model, b: u32) -> Actions {
-    let triggers = model
-        .modules
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.controlled)
-        .map(|(i, _)| (i, b))
-        .collect();
-    Actions {
-        triggers,
-        ..Actions::default()
-    }
+    let triggers = model.modules.iter().enumerate().filter(|(_, m)| m.controlled).map(|(i, _)| (i, b)).collect();
+    Actions { triggers, ..Actions::default() }
 }
 
 /// No buffering: every trigger 0, batches run as they arrive (BESS's default).

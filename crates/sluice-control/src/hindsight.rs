@@ -25,18 +25,11 @@ impl Hindsight {
     /// Opens a period's step: the view of `telemetry` with the noise and
     /// mispricing learned so far, the triggers in force less the buffers
     /// that cannot help (see [`short_circuit`]), and the period before.
-    pub(crate) fn open<'a>(
-        &mut self,
-        model: &'a Model,
-        telemetry: &Telemetry,
-        params: &ControlParams,
-    ) -> (View<'a>, Vec<u32>, Before) {
+    pub(crate) fn open<'a>(&mut self, model: &'a Model, telemetry: &Telemetry, params: &ControlParams) -> (View<'a>, Vec<u32>, Before) {
         let mut view = View::new(model, telemetry, params);
         view.noise = self.noise.update(&view);
         let unbuffered = view.trigger.iter().all(|&t| t == 0) && !view.stalled();
-        view.misprice = self
-            .misprice
-            .update(view.model.modules.len(), &view.delay, unbuffered);
+        view.misprice = self.misprice.update(view.model.modules.len(), &view.delay, unbuffered);
         let mut trigger = view.trigger.clone();
         short_circuit(&view, &mut trigger);
         let before = self.before.roll(&view);
@@ -52,15 +45,9 @@ impl Hindsight {
     /// model explains (see [`Misprice::unexplained`]), which makes this
     /// step's settings a fallback; returns per module whether it was
     /// switched off so (a probe, see [`probed`]).
-    pub(crate) fn explain(
-        &mut self,
-        view: &View<'_>,
-        unexplained: Vec<(FlowId, Vec<ModuleId>)>,
-    ) -> Vec<bool> {
+    pub(crate) fn explain(&mut self, view: &View<'_>, unexplained: Vec<(FlowId, Vec<ModuleId>)>) -> Vec<bool> {
         let probed = probed(view.model.modules.len(), &unexplained);
-        self.fallback = self
-            .misprice
-            .unexplained(&view.model.flows, &view.delay, unexplained);
+        self.fallback = self.misprice.unexplained(&view.model.flows, &view.delay, unexplained);
         probed
     }
 

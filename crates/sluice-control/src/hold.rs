@@ -56,22 +56,11 @@ impl HoldControl {
         let holds = (0..model.modules.len())
             .filter_map(|m| {
                 let bound = model.modules[m].max_hold_ns?;
-                let mut downstream: Vec<ModuleId> = model
-                    .flows
-                    .iter()
-                    .filter_map(|f| f.path.iter().position(|&v| v == m).map(|i| &f.path[i..]))
-                    .flatten()
-                    .copied()
-                    .collect();
+                let mut downstream: Vec<ModuleId> =
+                    model.flows.iter().filter_map(|f| f.path.iter().position(|&v| v == m).map(|i| &f.path[i..])).flatten().copied().collect();
                 downstream.sort_unstable();
                 downstream.dedup();
-                Some(Hold {
-                    module: m,
-                    downstream,
-                    ns: (bound / 8).clamp(MIN_HOLD_NS.min(bound), bound),
-                    before: None,
-                    resting: 0,
-                })
+                Some(Hold { module: m, downstream, ns: (bound / 8).clamp(MIN_HOLD_NS.min(bound), bound), before: None, resting: 0 })
             })
             .collect();
         Self { holds }
@@ -83,40 +72,18 @@ impl HoldControl {
     }
 
     /// The holds for the next period, after `telemetry`'s (module, ns).
-    pub fn step(
-        &mut self,
-        model: &Model,
-        telemetry: &Telemetry,
-        control: &ControlParams,
-    ) -> Vec<(ModuleId, u64)> {
+    pub fn step(&mut self, model: &Model, telemetry: &Telemetry, control: &ControlParams) -> Vec<(ModuleId, u64)> {
         for h in &mut self.holds {
-            let Some(bound) = model.modules[h.module].max_hold_ns else {
-                continue;
-            };
+            let Some(bound) = model.modules[h.module].max_hold_ns else { continue };
             let m = h.module;
             // Per flow: its slack below (1 − δ)·SLO, and whether it is over the SLO.
-            let slacks = model
-                .flows
-                .iter()
-                .enumerate()
-                .filter(|(_, f)| f.path.contains(&m))
-                .filter_map(|(f, flow)| {
-                    let (t, slo) = (
-                        telemetry.flows.get(f).filter(|t| t.delivered > 0)?,
-                        flow.slo_ns?,
-                    );
-                    let stat = control.statistic.of(t) as i64;
-                    Some((
-                        ((1.0 - control.delta) * slo as f64) as i64 - stat,
-                        stat > slo as i64,
-                    ))
-                });
+            let slacks = model.flows.iter().enumerate().filter(|(_, f)| f.path.contains(&m)).filter_map(|(f, flow)| {
+                let (t, slo) = (telemetry.flows.get(f).filter(|t| t.delivered > 0)?, flow.slo_ns?);
+                let stat = control.statistic.of(t) as i64;
+                Some((((1.0 - control.delta) * slo as f64) as i64 - stat, stat > slo as i64))
+            });
             let packets = telemetry.modules[m].r * telemetry.period_ns as f64 * 1e-9;
-            let busy: u64 = h
-                .downstream
-                .iter()
-                .map(|&v| telemetry.modules[v].busy_ns)
-                .sum();
+            let busy: u64 = h.downstream.iter().map(|&v| telemetry.modules[v].busy_ns).sum();
             let work = (packets >= 1.0 && busy > 0).then(|| busy as f64 / packets);
             let now = h.ns as i64;
             let next = match slacks.reduce(|a, b| (a.0.min(b.0), a.1 || b.1)) {
@@ -125,11 +92,7 @@ impl HoldControl {
                 Some((slack, false)) if slack <= 0 => now + slack / 2,
                 Some((slack, false)) => match (h.before, work) {
                     // The last growth did not pay: back to the hold before, and rest.
-                    (Some((then, then_work)), Some(work))
-                        if h.ns > then + 1_000
-                            && (then_work - work) / then_work / ((h.ns - then) as f64 / 1e3)
-                                < MIN_GAIN_PER_US =>
-                    {
+                    (Some((then, then_work)), Some(work)) if h.ns > then + 1_000 && (then_work - work) / then_work / ((h.ns - then) as f64 / 1e3) < MIN_GAIN_PER_US => {
                         h.resting = REST_PERIODS;
                         then as i64
                     }

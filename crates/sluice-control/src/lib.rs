@@ -23,16 +23,13 @@ pub mod wfq_opt;
 
 pub use baseline::{Max, Null};
 pub use controller::Controller;
+pub use registry::{by_name, CONTROLLERS};
 pub use decompose::decompose;
 pub use nfvnice::NfVnice;
 pub use onoff::OnOff;
 pub use projgrad::ProjGrad;
-pub use registry::{by_name, CONTROLLERS};
-pub use run::{
-    drive, drive_steered, drive_until, Outage, PeriodRecord, Response, RunPlan, RunReport, Steps,
-    Summary, DEFAULT_KEEP_PERIODS, STOPPED,
-};
+pub use view::{ControlParams, DEFAULT_DELTA};
 pub use slo_statistic::SloStatistic;
 pub use steer::{Boundary, Steering};
-pub use view::{ControlParams, DEFAULT_DELTA};
 pub use wfq_opt::WfqOpt;
+pub use run::{drive, drive_steered, drive_until, Outage, PeriodRecord, Response, RunPlan, RunReport, Steps, Summary, DEFAULT_KEEP_PERIODS, STOPPED};

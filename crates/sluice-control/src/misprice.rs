@@ -63,12 +63,7 @@ impl Misprice {
     /// switch-offs with the drop of their flows' delays (`delay`, per flow,
     /// s), notes the delays if every buffer was off (`unbuffered`, and the
     /// period not stalled), and returns the prices for this period.
-    pub(crate) fn update(
-        &mut self,
-        modules: usize,
-        delay: &[Option<f64>],
-        unbuffered: bool,
-    ) -> Misprice {
+    pub(crate) fn update(&mut self, modules: usize, delay: &[Option<f64>], unbuffered: bool) -> Misprice {
         self.factor.resize(modules, 1.0);
         self.periods += 1;
         if self.periods > 1 && unbuffered {
@@ -83,9 +78,7 @@ impl Misprice {
             *d > FORGOTTEN
         });
         for (f, off, then) in std::mem::take(&mut self.pending) {
-            let Some(now) = delay.get(f).copied().flatten() else {
-                continue;
-            };
+            let Some(now) = delay.get(f).copied().flatten() else { continue };
             let share = (then - now) / off.len() as f64;
             if share > 0.0 {
                 for v in off {
@@ -94,28 +87,17 @@ impl Misprice {
                 }
             }
         }
-        Misprice {
-            pending: Vec::new(),
-            ..self.clone()
-        }
+        Misprice { pending: Vec::new(), ..self.clone() }
     }
 
     /// `raise` added more to a flow's delay than the model said (at the
     /// current factors): scale its modules' factors up to match.
     pub(crate) fn learn(&mut self, raise: &Raise) {
-        let Raise {
-            modules,
-            modelled,
-            measured,
-        } = raise;
+        let Raise { modules, modelled, measured } = raise;
         if measured <= modelled || *measured <= 0.0 {
             return;
         }
-        let factor = if *modelled > 0.0 {
-            (measured / modelled).min(MAX_FACTOR)
-        } else {
-            MAX_FACTOR
-        };
+        let factor = if *modelled > 0.0 { (measured / modelled).min(MAX_FACTOR) } else { MAX_FACTOR };
         for &v in modules {
             if let Some(k) = self.factor.get_mut(v) {
                 *k = (*k * factor).min(MAX_FACTOR);
@@ -129,12 +111,7 @@ impl Misprice {
     /// charge those buffers with what the flows' delays drop by next
     /// period. Returns why the next settings are a fallback, if they are.
     /// `flows` and their `delay` (s) are the period's.
-    pub(crate) fn unexplained(
-        &mut self,
-        flows: &[Flow],
-        delay: &[Option<f64>],
-        switched: Vec<(FlowId, Vec<ModuleId>)>,
-    ) -> Option<String> {
+    pub(crate) fn unexplained(&mut self, flows: &[Flow], delay: &[Option<f64>], switched: Vec<(FlowId, Vec<ModuleId>)>) -> Option<String> {
         let why = switched.first().map(|(f, _)| {
             format!("flow '{}' went over its SLO by more than its buffers explain: every buffer off, as under Null", flows[*f].name)
         });
@@ -148,26 +125,14 @@ impl Misprice {
 
     /// Whether flow `f` was over `slo` (s) when last measured with every buffer off.
     pub(crate) fn over_unbuffered(&self, f: FlowId, slo: f64) -> bool {
-        self.unbuffered
-            .get(f)
-            .copied()
-            .flatten()
-            .is_some_and(|d| d > slo)
+        self.unbuffered.get(f).copied().flatten().is_some_and(|d| d > slo)
     }
 
     /// The model's delay `change` (s) for flow `f` when module v's trigger
     /// moves by `share` of a full buffer, priced up by what was learnt.
     pub(crate) fn price(&self, f: FlowId, v: ModuleId, change: f64, share: f64) -> f64 {
-        let learnt = if share > 0.0 {
-            self.hold_up.get(&(f, v)).map_or(0.0, |d| d * share)
-        } else {
-            0.0
-        };
-        let priced = if change > 0.0 {
-            change * self.factor.get(v).copied().unwrap_or(1.0)
-        } else {
-            change
-        };
+        let learnt = if share > 0.0 { self.hold_up.get(&(f, v)).map_or(0.0, |d| d * share) } else { 0.0 };
+        let priced = if change > 0.0 { change * self.factor.get(v).copied().unwrap_or(1.0) } else { change };
         priced + learnt
     }
 }

@@ -35,30 +35,16 @@ impl Controller for NfVnice {
 /// else one where buffered modules queue (every controlled one when
 /// `every_module_queues`, else only those with a trigger), sources paused
 /// while the queues hold two batches each.
-pub(crate) fn weighted_fair(
-    model: &Model,
-    configured: Schedule,
-    every_module_queues: bool,
-) -> Schedule {
+pub(crate) fn weighted_fair(model: &Model, configured: Schedule, every_module_queues: bool) -> Schedule {
     if let Schedule::WeightedFair { .. } = configured {
         return configured;
     }
     let queues = model.modules.iter().filter(|m| m.controlled).count().max(1);
-    Schedule::WeightedFair {
-        backpressure: Some(BACKPRESSURE_PER_QUEUE * queues * model.batch_size),
-        buffered_only: !every_module_queues,
-    }
+    Schedule::WeightedFair { backpressure: Some(BACKPRESSURE_PER_QUEUE * queues * model.batch_size), buffered_only: !every_module_queues }
 }
 
 /// Weight 1 for every controlled module.
 pub(crate) fn equal_weights(model: &Model) -> Actions {
-    let controlled = model
-        .modules
-        .iter()
-        .enumerate()
-        .filter(|(_, m)| m.controlled);
-    Actions {
-        weights: controlled.map(|(v, _)| (v, 1)).collect(),
-        ..Actions::default()
-    }
+    let controlled = model.modules.iter().enumerate().filter(|(_, m)| m.controlled);
+    Actions { weights: controlled.map(|(v, _)| (v, 1)).collect(), ..Actions::default() }
 }

@@ -50,18 +50,13 @@ impl Noise {
             if let (Some(p), Some(t), Some(slo)) = (self.predicted[f], view.delay[f], view.slo[f]) {
                 // Only delays over the prediction put an SLO at risk.
                 let miss = (t - p).max(0.0) / slo;
-                self.variance[f] =
-                    (1.0 - NOISE_WEIGHT) * self.variance[f] + NOISE_WEIGHT * miss * miss;
+                self.variance[f] = (1.0 - NOISE_WEIGHT) * self.variance[f] + NOISE_WEIGHT * miss * miss;
                 if !stalled && !self.cut[f] {
                     self.peak[f] = self.peak[f].max(miss);
                 }
             }
         }
-        self.variance
-            .iter()
-            .zip(&self.peak)
-            .map(|(v, p)| v.sqrt().max(p / 2.0))
-            .collect()
+        self.variance.iter().zip(&self.peak).map(|(v, p)| v.sqrt().max(p / 2.0)).collect()
     }
 
     /// Predicts nothing for the next period: its settings are a probe of
@@ -73,15 +68,10 @@ impl Noise {
 
     /// Records what the model expects of each flow's delay under `trigger`.
     pub(crate) fn predict(&mut self, view: &View<'_>, trigger: &[u32]) {
-        let changed: Vec<usize> = (0..trigger.len())
-            .filter(|&v| trigger[v] != view.trigger[v] && view.r[v] > 0.0)
-            .collect();
+        let changed: Vec<usize> = (0..trigger.len()).filter(|&v| trigger[v] != view.trigger[v] && view.r[v] > 0.0).collect();
         self.cut.resize(self.predicted.len(), false);
         for (f, (p, cut)) in self.predicted.iter_mut().zip(&mut self.cut).enumerate() {
-            let change: f64 = changed
-                .iter()
-                .map(|&v| view.delay_change(f, v, view.trigger[v], trigger[v]))
-                .sum();
+            let change: f64 = changed.iter().map(|&v| view.delay_change(f, v, view.trigger[v], trigger[v])).sum();
             *cut = change < 0.0;
             *p = view.delay[f].map(|t| t + change);
         }

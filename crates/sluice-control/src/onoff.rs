@@ -22,10 +22,7 @@ pub struct OnOff {
 impl OnOff {
     /// An on-off controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self {
-            params,
-            ..Self::default()
-        }
+        Self { params, ..Self::default() }
     }
 }
 
@@ -43,9 +40,7 @@ impl Controller for OnOff {
         let mut frozen = vec![false; model.modules.len()];
         let mut unexplained = Vec::new();
         for (f, flow) in model.flows.iter().enumerate() {
-            let Some(mut excess) = view.excess(f) else {
-                continue;
-            };
+            let Some(mut excess) = view.excess(f) else { continue };
             if let Some(raise) = last_raise(&view, &before, f) {
                 self.hindsight.learn(&raise);
             }
@@ -67,22 +62,14 @@ impl Controller for OnOff {
                 excess -= saved;
                 trigger[v] = 0;
             }
-            if excess > 0.0
-                && switch_off_hold_ups(&view, f, excess, &mut trigger, &mut frozen) > 0.0
-            {
+            if excess > 0.0 && switch_off_hold_ups(&view, f, excess, &mut trigger, &mut frozen) > 0.0 {
                 unexplained.extend(switch_off_unexplained(&view, f, &mut trigger, &mut frozen));
             }
         }
         let probed = self.hindsight.explain(&view, unexplained);
-        let started: Vec<bool> = switched_off(&view.trigger, &trigger)
-            .into_iter()
-            .zip(probed)
-            .map(|(off, probed)| off && !probed)
-            .collect();
+        let started: Vec<bool> = switched_off(&view.trigger, &trigger).into_iter().zip(probed).map(|(off, probed)| off && !probed).collect();
         self.hindsight.cool(&started, &mut frozen);
-        insert(&view, self.params.delta, &mut trigger, &frozen, |_| {
-            view.batch..=view.batch
-        });
+        insert(&view, self.params.delta, &mut trigger, &frozen, |_| view.batch..=view.batch);
         self.hindsight.close(&view, &trigger)
     }
 }

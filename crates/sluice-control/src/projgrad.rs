@@ -28,10 +28,7 @@ pub struct ProjGrad {
 impl ProjGrad {
     /// A projected-gradient controller with `params`.
     pub fn new(params: ControlParams) -> Self {
-        Self {
-            params,
-            ..Self::default()
-        }
+        Self { params, ..Self::default() }
     }
 }
 
@@ -59,10 +56,8 @@ impl Controller for ProjGrad {
             .map(|((off, probed), back)| (off && !probed) || back)
             .collect();
         self.hindsight.cool(&started, &mut frozen);
-        let variables: Vec<ModuleId> = view
-            .live()
-            .filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0)
-            .collect();
+        let variables: Vec<ModuleId> =
+            view.live().filter(|&v| !frozen[v] && view.trigger[v] > 0 && trigger[v] > 0).collect();
         // A new buffer starts at the largest trigger that waits no longer
         // than one just above its input batch (the LPMs of VRF(2,4), 16
         // packets a round: 32, not 17) where its flows have the budget for
@@ -77,11 +72,7 @@ impl Controller for ProjGrad {
             } else {
                 let above_input = view.b_in[v].ceil() + INSERT_MARGIN;
                 let even = view.averages && view.rounds_are_even(v);
-                let largest = if even {
-                    view.largest_trigger_waiting_as(v, above_input)
-                } else {
-                    above_input
-                };
+                let largest = if even { view.largest_trigger_waiting_as(v, above_input) } else { above_input };
                 above_input..=largest
             }
         });
@@ -99,18 +90,11 @@ impl Controller for ProjGrad {
 /// of the load, as far as the first flow budget or trigger bound allows,
 /// in whole packets that keep every flow within its growth target. Leaves
 /// them alone at a KKT point.
-fn gradient_step(
-    view: &View<'_>,
-    params: &ControlParams,
-    variables: &[ModuleId],
-    trigger: &mut [u32],
-) {
+fn gradient_step(view: &View<'_>, params: &ControlParams, variables: &[ModuleId], trigger: &mut [u32]) {
     let mut vars: Vec<ModuleId> = variables.to_vec();
     let n = view.model.flows.len();
     // Each flow's growth target (s; ∞ without an SLO).
-    let target: Vec<f64> = (0..n)
-        .map(|f| view.growth_target(f, params.delta).unwrap_or(f64::INFINITY))
-        .collect();
+    let target: Vec<f64> = (0..n).map(|f| view.growth_target(f, params.delta).unwrap_or(f64::INFINITY)).collect();
     let flows: Vec<FlowId> = (0..n).filter(|&f| target[f].is_finite()).collect();
     // Active: the flows with less room to their growth target (which lies
     // below the δ band, (1 − δ)·D_f and up) than one packet of the
@@ -141,10 +125,9 @@ fn gradient_step(
         let rows = constraint_rows(view, &active, &vars);
         let (d, multipliers) = project(&grad, &rows);
         // A variable pinned at a bound the direction pushes against is fixed.
-        let pinned = vars
-            .iter()
-            .zip(d.iter())
-            .position(|(&v, &dv)| (dv > 0.0 && b(v) >= view.batch) || (dv < 0.0 && b(v) <= 1.0));
+        let pinned = vars.iter().zip(d.iter()).position(|(&v, &dv)| {
+            (dv > 0.0 && b(v) >= view.batch) || (dv < 0.0 && b(v) <= 1.0)
+        });
         if let Some(i) = pinned {
             vars.remove(i);
             continue;
@@ -152,11 +135,7 @@ fn gradient_step(
         if d.norm() > 1e-9 * grad.norm().max(f64::MIN_POSITIVE) {
             break d;
         }
-        match multipliers
-            .iter()
-            .enumerate()
-            .min_by(|a, b| a.1.total_cmp(b.1))
-        {
+        match multipliers.iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1)) {
             Some((i, &mu)) if mu < 0.0 => {
                 active.remove(i);
             }
@@ -175,18 +154,11 @@ fn gradient_step(
     // ∂t_f/∂b over `vars`, per flow with an SLO (empty for the others).
     let mut slope = vec![Vec::new(); n];
     for &f in &flows {
-        slope[f] = vars
-            .iter()
-            .map(|&v| view.dt_f_db(f, v))
-            .collect::<Vec<f64>>();
+        slope[f] = vars.iter().map(|&v| view.dt_f_db(f, v)).collect::<Vec<f64>>();
     }
     // The projection holds the active flows' delays; the others bound the step.
     for &f in flows.iter().filter(|f| !active.contains(f)) {
-        let along: f64 = slope[f]
-            .iter()
-            .zip(direction.iter())
-            .map(|(s, dv)| s * dv)
-            .sum();
+        let along: f64 = slope[f].iter().zip(direction.iter()).map(|(s, dv)| s * dv).sum();
         if along > 0.0 {
             // Aim below the active band, not at D_f itself: measured delays scatter.
             let room = target[f] - view.delay[f].unwrap_or(0.0);
@@ -198,17 +170,8 @@ fn gradient_step(
     }
     let old: Vec<u32> = vars.iter().map(|&v| trigger[v]).collect();
     let predicted = |f: FlowId, trigger: &[u32]| -> Option<f64> {
-        let delaying = vars
-            .iter()
-            .zip(&old)
-            .zip(&slope[f])
-            .filter(|&(_, &s)| s > 0.0);
-        Some(
-            view.delay[f]?
-                + delaying
-                    .map(|((&v, &from), _)| view.delay_change(f, v, from, trigger[v]))
-                    .sum::<f64>(),
-        )
+        let delaying = vars.iter().zip(&old).zip(&slope[f]).filter(|&(_, &s)| s > 0.0);
+        Some(view.delay[f]? + delaying.map(|((&v, &from), _)| view.delay_change(f, v, from, trigger[v])).sum::<f64>())
     };
     // A flow's predicted delay may go up to its growth target, also for a
     // flow already above it (the model's misses carry flows there). Such a
@@ -217,28 +180,16 @@ fn gradient_step(
     // to its SLO one trade at a time.
     let over = |f: FlowId, trigger: &[u32]| predicted(f, trigger).is_some_and(|p| p > target[f]);
     // Whether every flow a longer run of `vars[i]` delays stays within its target.
-    let fits = |i: usize, trigger: &[u32]| {
-        flows
-            .iter()
-            .filter(|&&f| slope[f][i] > 0.0)
-            .all(|&f| !over(f, trigger))
-    };
+    let fits = |i: usize, trigger: &[u32]| flows.iter().filter(|&&f| slope[f][i] > 0.0).all(|&f| !over(f, trigger));
     // Raised triggers round up. Lowered ones round down where a packet less
     // shortens the wait of the flows through them: the projection pays for
     // the others' raises with them (a packet less need not shorten a wait
     // counted in whole rounds, see `View::wait`).
     for (&v, &dv) in vars.iter().zip(direction.iter()) {
         let to = trigger[v] as f64 + step * dv;
-        let (up, down) = (
-            to.ceil().clamp(1.0, view.batch) as u32,
-            to.floor().clamp(1.0, view.batch) as u32,
-        );
+        let (up, down) = (to.ceil().clamp(1.0, view.batch) as u32, to.floor().clamp(1.0, view.batch) as u32);
         let shorter = |f: &FlowId| view.delay_change(*f, v, up, down) < 0.0;
-        trigger[v] = if dv < 0.0 && view.flows_through[v].iter().all(shorter) {
-            down
-        } else {
-            up
-        };
+        trigger[v] = if dv < 0.0 && view.flows_through[v].iter().all(shorter) { down } else { up };
     }
     // Rounding up, and waits that grow in whole round gaps where the line
     // search priced 1/r a packet, may carry a flow past its growth target:
@@ -246,11 +197,8 @@ fn gradient_step(
     // most.
     for &f in &flows {
         while over(f, trigger) {
-            let raised =
-                (0..vars.len()).filter(|&i| trigger[vars[i]] > old[i] && slope[f][i] > 0.0);
-            let Some(i) = raised.max_by(|&a, &b| slope[f][a].total_cmp(&slope[f][b])) else {
-                break;
-            };
+            let raised = (0..vars.len()).filter(|&i| trigger[vars[i]] > old[i] && slope[f][i] > 0.0);
+            let Some(i) = raised.max_by(|&a, &b| slope[f][a].total_cmp(&slope[f][b])) else { break };
             trigger[vars[i]] -= 1;
         }
     }
@@ -290,9 +238,7 @@ fn project(grad: &DVector<f64>, m: &DMatrix<f64>) -> (DVector<f64>, DVector<f64>
         return (-grad, DVector::zeros(0));
     }
     let gram = m * m.transpose();
-    let pinv = gram
-        .pseudo_inverse(PINV_EPS)
-        .expect("SVD of a finite matrix");
+    let pinv = gram.pseudo_inverse(PINV_EPS).expect("SVD of a finite matrix");
     let mu = -(&pinv * (m * grad));
     let d = -(grad + m.transpose() * &mu);
     (d, mu)

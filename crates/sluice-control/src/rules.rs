@@ -23,10 +23,7 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
         let full = view.b_in[v] >= FULL_SHARE * view.batch;
         let useless = trigger[v] as f64 <= view.b_in[v];
         let wait = view.wait(v, trigger[v] as f64);
-        let too_slow = view.flows_through[v]
-            .iter()
-            .filter_map(|&f| view.slo[f])
-            .any(|slo| wait > slo);
+        let too_slow = view.flows_through[v].iter().filter_map(|&f| view.slo[f]).any(|slo| wait > slo);
         if full || useless || too_slow {
             trigger[v] = 0;
         }
@@ -47,19 +44,12 @@ pub(crate) fn short_circuit(view: &View<'_>, trigger: &mut [u32]) {
 /// goes over again in the next period its delay scatters upward, or when
 /// its delay moves in whole walker rounds (RC(16) with its SLO lowered to
 /// 27 µs landed at 27.007 µs).
-pub(crate) fn recover(
-    view: &View<'_>,
-    delta: f64,
-    before: &Before,
-    trigger: &mut [u32],
-) -> Recovery {
+pub(crate) fn recover(view: &View<'_>, delta: f64, before: &Before, trigger: &mut [u32]) -> Recovery {
     let n = view.model.modules.len();
     let (mut frozen, mut taken_back) = (vec![false; n], vec![false; n]);
     let (mut mispriced, mut unexplained) = (Vec::new(), Vec::new());
     for (f, flow) in view.model.flows.iter().enumerate() {
-        let (Some(over_slo), Some(slo), Some(target)) =
-            (view.excess(f), view.slo[f], view.growth_target(f, delta))
-        else {
+        let (Some(over_slo), Some(slo), Some(target)) = (view.excess(f), view.slo[f], view.growth_target(f, delta)) else {
             continue;
         };
         // How far the growth target lies below the SLO (s); the cut aims there.
@@ -77,12 +67,7 @@ pub(crate) fn recover(
             }
             mispriced.push(raise);
         }
-        let mut path: Vec<ModuleId> = flow
-            .path
-            .iter()
-            .copied()
-            .filter(|&v| trigger[v] > 0 && view.r[v] > 0.0)
-            .collect();
+        let mut path: Vec<ModuleId> = flow.path.iter().copied().filter(|&v| trigger[v] > 0 && view.r[v] > 0.0).collect();
         path.sort_by(|&a, &b| view.dt_db(b).total_cmp(&view.dt_db(a)));
         for &v in &path {
             if excess <= 0.0 {
@@ -106,12 +91,7 @@ pub(crate) fn recover(
             }
         }
     }
-    Recovery {
-        frozen,
-        taken_back,
-        mispriced,
-        unexplained,
-    }
+    Recovery { frozen, taken_back, mispriced, unexplained }
 }
 
 /// The last resort for flow `f`, over its SLO by more than any cut the
@@ -121,12 +101,7 @@ pub(crate) fn recover(
 /// charge with what the flow's delay drops by. Not in a period the core
 /// stalled (see [`View::stalled`]), nor for a flow Null was measured to
 /// keep over its SLO too.
-pub(crate) fn switch_off_unexplained(
-    view: &View<'_>,
-    f: FlowId,
-    trigger: &mut [u32],
-    frozen: &mut [bool],
-) -> Option<(FlowId, Vec<ModuleId>)> {
+pub(crate) fn switch_off_unexplained(view: &View<'_>, f: FlowId, trigger: &mut [u32], frozen: &mut [bool]) -> Option<(FlowId, Vec<ModuleId>)> {
     if view.stalled() || view.slo[f].is_some_and(|slo| view.misprice.over_unbuffered(f, slo)) {
         return None;
     }
@@ -153,25 +128,14 @@ pub(crate) fn probed(n: usize, unexplained: &[(FlowId, Vec<ModuleId>)]) -> Vec<b
 
 /// The last change's raises that delay flow `f`, if any.
 pub(crate) fn last_raise(view: &View<'_>, before: &Before, f: usize) -> Option<Raise> {
-    let modules: Vec<ModuleId> = view
-        .live()
-        .filter(|&v| view.trigger[v] > before.trigger[v] && view.dt_f_db(f, v) > 0.0)
-        .collect();
+    let modules: Vec<ModuleId> =
+        view.live().filter(|&v| view.trigger[v] > before.trigger[v] && view.dt_f_db(f, v) > 0.0).collect();
     if modules.is_empty() {
         return None;
     }
-    let modelled = modules
-        .iter()
-        .map(|&v| view.delay_change(f, v, before.trigger[v], view.trigger[v]))
-        .sum();
-    let measured = before.delay[f]
-        .zip(view.delay[f])
-        .map_or(0.0, |(then, now)| now - then);
-    Some(Raise {
-        modules,
-        modelled,
-        measured,
-    })
+    let modelled = modules.iter().map(|&v| view.delay_change(f, v, before.trigger[v], view.trigger[v])).sum();
+    let measured = before.delay[f].zip(view.delay[f]).map_or(0.0, |(then, now)| now - then);
+    Some(Raise { modules, modelled, measured })
 }
 
 /// Switches off buffers off flow `f`'s path whose longer runs hold it up
@@ -181,13 +145,7 @@ pub(crate) fn last_raise(view: &View<'_>, before: &Before, f: usize) -> Option<R
 /// over because another branch's buffers grew the runs its rounds wait
 /// through, or pushed more traffic onto a worker it crosses; leaving those
 /// buffers be kept it over its SLO for good.
-pub(crate) fn switch_off_hold_ups(
-    view: &View<'_>,
-    f: usize,
-    mut excess: f64,
-    trigger: &mut [u32],
-    frozen: &mut [bool],
-) -> f64 {
+pub(crate) fn switch_off_hold_ups(view: &View<'_>, f: usize, mut excess: f64, trigger: &mut [u32], frozen: &mut [bool]) -> f64 {
     let mut others: Vec<(ModuleId, f64)> = view
         .live()
         .filter(|&v| trigger[v] > 0 && !view.flows_through[v].contains(&f))
@@ -233,10 +191,7 @@ impl Before {
     /// Keeps this period's triggers and delays for the next, returning the
     /// last period's (this period's own at the first: nothing was raised).
     pub(crate) fn roll(&mut self, view: &View<'_>) -> Before {
-        let now = Before {
-            trigger: view.trigger.clone(),
-            delay: view.delay.clone(),
-        };
+        let now = Before { trigger: view.trigger.clone(), delay: view.delay.clone() };
         if self.trigger.is_empty() {
             self.clone_from(&now);
         }
@@ -262,10 +217,8 @@ pub(crate) fn insert(
     let mut budget: Vec<Option<f64>> = (0..view.model.flows.len())
         .map(|f| Some(view.growth_target(f, delta)? - view.delay[f].unwrap_or(0.0)))
         .collect();
-    let mut candidates: Vec<ModuleId> = view
-        .live()
-        .filter(|&v| !frozen[v] && trigger[v] == 0 && view.b_in[v] < FULL_SHARE * view.batch)
-        .collect();
+    let mut candidates: Vec<ModuleId> =
+        view.live().filter(|&v| !frozen[v] && trigger[v] == 0 && view.b_in[v] < FULL_SHARE * view.batch).collect();
     candidates.sort_by(|&a, &b| view.chain_dl_db(a).total_cmp(&view.chain_dl_db(b)));
     for v in candidates {
         if view.fed_by_buffer(v, trigger) {
@@ -279,13 +232,8 @@ pub(crate) fn insert(
             }
             // What the buffer adds to each flow: its wait on the flows through
             // it, the hold-up of its longer runs on the others.
-            let added: Vec<f64> = (0..budget.len())
-                .map(|f| view.delay_change(f, v, 0, b))
-                .collect();
-            let fits = budget
-                .iter()
-                .zip(&added)
-                .all(|(left, &a)| a <= 0.0 || left.is_none_or(|left| left >= a));
+            let added: Vec<f64> = (0..budget.len()).map(|f| view.delay_change(f, v, 0, b)).collect();
+            let fits = budget.iter().zip(&added).all(|(left, &a)| a <= 0.0 || left.is_none_or(|left| left >= a));
             if fits {
                 trigger[v] = b;
                 // A buffer that shortens a flow's rounds (see `View::dt_f_db`)
@@ -353,11 +301,7 @@ struct Backoff {
 }
 
 impl Backoff {
-    const FRESH: Self = Self {
-        left: 0,
-        next: COOLDOWN_PERIODS,
-        quiet: 0,
-    };
+    const FRESH: Self = Self { left: 0, next: COOLDOWN_PERIODS, quiet: 0 };
 
     fn start(&mut self) {
         self.left = self.next;
@@ -400,26 +344,13 @@ impl Cooldown {
 
 /// Per module, whether its buffer went from on (`before`) to off (`after`).
 pub(crate) fn switched_off(before: &[u32], after: &[u32]) -> Vec<bool> {
-    before
-        .iter()
-        .zip(after)
-        .map(|(&b, &a)| b > 0 && a == 0)
-        .collect()
+    before.iter().zip(after).map(|(&b, &a)| b > 0 && a == 0).collect()
 }
 
 /// The triggers that differ between `before` and `after`, as actions.
 pub(crate) fn changes(before: &[u32], after: &[u32]) -> Actions {
-    let triggers = before
-        .iter()
-        .zip(after)
-        .enumerate()
-        .filter(|(_, (b, a))| b != a)
-        .map(|(m, (_, &a))| (m, a))
-        .collect();
-    Actions {
-        triggers,
-        ..Actions::default()
-    }
+    let triggers = before.iter().zip(after).enumerate().filter(|(_, (b, a))| b != a).map(|(m, (_, &a))| (m, a)).collect();
+    Actions { triggers, ..Actions::default() }
 }
 
 #[cfg(test)]
@@ -441,10 +372,7 @@ mod tests {
     fn cooldown_doubles_on_repeats_and_wears_off_after_as_long_quiet() {
         let mut c = Cooldown::default();
         let lengths: Vec<u32> = (0..10).map(|_| cooling_after_start(&mut c)).collect();
-        assert_eq!(
-            &lengths[..3],
-            &[COOLDOWN_PERIODS, 2 * COOLDOWN_PERIODS, 4 * COOLDOWN_PERIODS]
-        );
+        assert_eq!(&lengths[..3], &[COOLDOWN_PERIODS, 2 * COOLDOWN_PERIODS, 4 * COOLDOWN_PERIODS]);
         assert_eq!(lengths[9], MAX_COOLDOWN_PERIODS);
         // Quiet for as long as its next cooldown: that one is halved.
         for _ in 0..MAX_COOLDOWN_PERIODS {

@@ -8,10 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use sluice_core::limits::{MAX_PERIODS, MAX_PERIOD_NS};
-use sluice_core::{
-    Actions, Backend, Drops, Error, FlowTotals, Model, ModuleCounters, ModuleId, Result, Role,
-    Telemetry, Totals,
-};
+use sluice_core::{Actions, Backend, Drops, Error, FlowTotals, ModuleCounters, Model, ModuleId, Result, Role, Telemetry, Totals};
 
 use crate::controller::Controller;
 use crate::decompose::decompose;
@@ -25,11 +22,7 @@ pub struct Steps(pub Vec<(usize, f64)>);
 impl Steps {
     /// The value that starts at exactly `period`, if one does.
     fn starting_at(&self, period: usize) -> Option<f64> {
-        self.0
-            .iter()
-            .rev()
-            .find(|(p, _)| *p == period)
-            .map(|(_, v)| *v)
+        self.0.iter().rev().find(|(p, _)| *p == period).map(|(_, v)| *v)
     }
 }
 
@@ -180,15 +173,11 @@ pub struct RunReport {
 /// Modules whose batch size the summary averages: the controlled ones, or
 /// every network function when none is controlled.
 fn batch_modules(model: &Model) -> Vec<ModuleId> {
-    let controlled: Vec<_> = (0..model.modules.len())
-        .filter(|&m| model.modules[m].controlled)
-        .collect();
+    let controlled: Vec<_> = (0..model.modules.len()).filter(|&m| model.modules[m].controlled).collect();
     if !controlled.is_empty() {
         return controlled;
     }
-    (0..model.modules.len())
-        .filter(|&m| model.modules[m].role == Role::Function)
-        .collect()
+    (0..model.modules.len()).filter(|&m| model.modules[m].role == Role::Function).collect()
 }
 
 /// Runs `backend` under `controller` for `plan`, calling `on_period` after each period.
@@ -214,14 +203,7 @@ pub fn drive_until(
     on_period: &mut dyn FnMut(&PeriodRecord),
     stop: &dyn Fn() -> bool,
 ) -> Result<RunReport> {
-    drive_loop(
-        backend,
-        Active::Borrowed(controller),
-        plan,
-        on_period,
-        stop,
-        &mut Unsteered,
-    )
+    drive_loop(backend, Active::Borrowed(controller), plan, on_period, stop, &mut Unsteered)
 }
 
 /// [`drive_until`] with changes from outside between periods (see
@@ -235,14 +217,7 @@ pub fn drive_steered(
     stop: &dyn Fn() -> bool,
     steering: &mut dyn Steering,
 ) -> Result<RunReport> {
-    drive_loop(
-        backend,
-        Active::Owned(controller),
-        plan,
-        on_period,
-        stop,
-        steering,
-    )
+    drive_loop(backend, Active::Owned(controller), plan, on_period, stop, steering)
 }
 
 /// The controller in force: the caller's, or one switched to.
@@ -269,25 +244,16 @@ fn drive_loop(
     steering: &mut dyn Steering,
 ) -> Result<RunReport> {
     if !(1..=MAX_PERIODS).contains(&(plan.periods + plan.warmup_periods)) || plan.periods == 0 {
-        let why = format!(
-            "{} measured and {} warm-up periods: at least 1 measured, at most {MAX_PERIODS} in all",
-            plan.periods, plan.warmup_periods
-        );
+        let why = format!("{} measured and {} warm-up periods: at least 1 measured, at most {MAX_PERIODS} in all", plan.periods, plan.warmup_periods);
         return Err(Error::Pipeline(why));
     }
     if !(1..=MAX_PERIOD_NS).contains(&plan.period_ns) {
-        return Err(Error::Pipeline(format!(
-            "control period {} ns is out of range 1..={MAX_PERIOD_NS}",
-            plan.period_ns
-        )));
+        return Err(Error::Pipeline(format!("control period {} ns is out of range 1..={MAX_PERIOD_NS}", plan.period_ns)));
     }
     let mut model = backend.model().clone();
     for (f, _) in &plan.slo_schedules {
         if *f >= model.flows.len() {
-            return Err(Error::Flow {
-                flow: format!("#{f}"),
-                reason: "SLO schedule for a flow that does not exist".into(),
-            });
+            return Err(Error::Flow { flow: format!("#{f}"), reason: "SLO schedule for a flow that does not exist".into() });
         }
     }
     for o in &plan.outages {
@@ -298,15 +264,10 @@ fn drive_loop(
     }
     let measured = batch_modules(&model);
     let mut holds = crate::hold::HoldControl::new(&model);
-    backend.apply(&Actions {
-        holds: holds.holds(),
-        sleep_bounds: crate::slack::first_sleep_bounds(&model),
-        ..controller.get().init(&model)
-    })?;
+    backend.apply(&Actions { holds: holds.holds(), sleep_bounds: crate::slack::first_sleep_bounds(&model), ..controller.get().init(&model) })?;
     let mut pins: Vec<(ModuleId, u32)> = Vec::new();
     let keep = plan.keep_periods.max(1);
-    let mut periods: VecDeque<PeriodRecord> =
-        VecDeque::with_capacity(keep.min(plan.warmup_periods + plan.periods));
+    let mut periods: VecDeque<PeriodRecord> = VecDeque::with_capacity(keep.min(plan.warmup_periods + plan.periods));
     let mut aggregate = Aggregate::default();
     let mut interrupted = None;
     for p in 0..plan.warmup_periods + plan.periods {
@@ -315,20 +276,9 @@ fn drive_loop(
             break;
         }
         let name = controller.get().name().to_owned();
-        let mut boundary = Boundary {
-            model: &mut model,
-            backend: &mut *backend,
-            pins: &mut pins,
-            controller: &name,
-            switch_to: None,
-            changes: Vec::new(),
-        };
+        let mut boundary = Boundary { model: &mut model, backend: &mut *backend, pins: &mut pins, controller: &name, switch_to: None, changes: Vec::new() };
         steering.at_boundary(&mut boundary);
-        let Boundary {
-            switch_to,
-            changes: steered,
-            ..
-        } = boundary;
+        let Boundary { switch_to, changes: steered, .. } = boundary;
         if let Some(c) = switch_to {
             controller = Active::Owned(c);
         }
@@ -350,10 +300,7 @@ fn drive_loop(
         for (f, schedule) in &plan.slo_schedules {
             if let Some(us) = schedule.starting_at(p) {
                 if !(us > 0.0) {
-                    return Err(Error::Flow {
-                        flow: model.flows[*f].name.clone(),
-                        reason: format!("scheduled SLO {us} µs must be > 0"),
-                    });
+                    return Err(Error::Flow { flow: model.flows[*f].name.clone(), reason: format!("scheduled SLO {us} µs must be > 0") });
                 }
                 model.flows[*f].slo_ns = Some((us * 1e3).round() as u64);
             }
@@ -370,8 +317,7 @@ fn drive_loop(
         if actions.moves.is_empty() {
             actions.moves = decompose(&model, &record.telemetry, plan.control.statistic);
         }
-        actions.sleep_bounds =
-            crate::slack::sleep_bounds(&model, &record.telemetry, plan.control.statistic);
+        actions.sleep_bounds = crate::slack::sleep_bounds(&model, &record.telemetry, plan.control.statistic);
         actions.holds = holds.step(&model, &record.telemetry, &plan.control);
         let apply = Instant::now();
         let applied = backend.apply(&actions);
@@ -450,11 +396,7 @@ impl Aggregate {
         let n = self.measured.max(1) as f64;
         let accounted = totals.generated == totals.delivered + totals.dropped + totals.in_flight;
         Summary {
-            rate_pps: if self.time_ns == 0 {
-                0.0
-            } else {
-                self.delivered as f64 * 1e9 / self.time_ns as f64
-            },
+            rate_pps: if self.time_ns == 0 { 0.0 } else { self.delivered as f64 * 1e9 / self.time_ns as f64 },
             mean_batch: self.batch_sum / n,
             violation_pct: 100.0 * self.violated as f64 / n,
             generated: totals.generated,
@@ -464,51 +406,18 @@ impl Aggregate {
             in_flight: totals.in_flight,
             missed: totals.missed,
             accounted,
-            lossless: accounted
-                && totals.drops.lost() == 0
-                && totals.missed == 0
-                && totals.in_flight == 0,
+            lossless: accounted && totals.drops.lost() == 0 && totals.missed == 0 && totals.in_flight == 0,
         }
     }
 }
 
-fn record(
-    model: &Model,
-    measured: &[ModuleId],
-    plan: &RunPlan,
-    telemetry: Telemetry,
-    warmup: bool,
-) -> PeriodRecord {
+fn record(model: &Model, measured: &[ModuleId], plan: &RunPlan, telemetry: Telemetry, warmup: bool) -> PeriodRecord {
     let slo_ns: Vec<_> = model.flows.iter().map(|f| f.slo_ns).collect();
-    let violated = telemetry
-        .flows
-        .iter()
-        .zip(&slo_ns)
-        .any(|(f, &slo)| plan.control.statistic.over(f, slo));
-    let batches: Vec<f64> = measured
-        .iter()
-        .map(|&m| &telemetry.modules[m])
-        .filter(|m| m.x > 0.0)
-        .map(|m| m.b)
-        .collect();
-    let mean_batch = if batches.is_empty() {
-        0.0
-    } else {
-        batches.iter().sum::<f64>() / batches.len() as f64
-    };
+    let violated = telemetry.flows.iter().zip(&slo_ns).any(|(f, &slo)| plan.control.statistic.over(f, slo));
+    let batches: Vec<f64> = measured.iter().map(|&m| &telemetry.modules[m]).filter(|m| m.x > 0.0).map(|m| m.b).collect();
+    let mean_batch = if batches.is_empty() { 0.0 } else { batches.iter().sum::<f64>() / batches.len() as f64 };
     let delivered: u64 = telemetry.flows.iter().map(|f| f.delivered).sum();
     let rate_pps = delivered as f64 * 1e9 / telemetry.period_ns as f64;
-    PeriodRecord {
-        telemetry,
-        slo_ns,
-        rate_pps,
-        mean_batch,
-        violated,
-        warmup,
-        response: Response::default(),
-        moves: Vec::new(),
-        fallback: None,
-        holds: Vec::new(),
-        changes: Vec::new(),
-    }
+    PeriodRecord { telemetry, slo_ns, rate_pps, mean_batch, violated, warmup, response: Response::default(), moves: Vec::new(), fallback: None, holds: Vec::new(), changes: Vec::new() }
 }
+

@@ -18,11 +18,7 @@ pub fn first_sleep_bounds(model: &Model) -> Vec<(usize, u64)> {
 /// Per worker, its sleep bound (ns): 0 where a flow it carries is at or
 /// over its SLO, `u64::MAX` where it carries no flow with an SLO that
 /// delivered this period.
-pub fn sleep_bounds(
-    model: &Model,
-    telemetry: &Telemetry,
-    statistic: SloStatistic,
-) -> Vec<(usize, u64)> {
+pub fn sleep_bounds(model: &Model, telemetry: &Telemetry, statistic: SloStatistic) -> Vec<(usize, u64)> {
     shares(model, |f, slo| {
         let t = telemetry.flows.get(f).filter(|t| t.delivered > 0)?;
         Some(slo.saturating_sub(statistic.of(t)))
@@ -34,9 +30,7 @@ pub fn sleep_bounds(
 fn shares(model: &Model, slack: impl Fn(usize, u64) -> Option<u64>) -> Vec<(usize, u64)> {
     let mut bound = vec![u64::MAX; model.workers()];
     for (f, flow) in model.flows.iter().enumerate() {
-        let Some(slack) = flow.slo_ns.and_then(|slo| slack(f, slo)) else {
-            continue;
-        };
+        let Some(slack) = flow.slo_ns.and_then(|slo| slack(f, slo)) else { continue };
         let mut workers: Vec<usize> = flow.path.iter().map(|&v| model.worker_of[v]).collect();
         workers.sort_unstable();
         workers.dedup();

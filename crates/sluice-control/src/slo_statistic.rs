@@ -37,11 +37,7 @@ impl SloStatistic {
     /// wait half of it; the tail statistics are priced at all of it, as in
     /// Batchy's model.
     pub fn wait_share(self) -> f64 {
-        if self.averages() {
-            0.5
-        } else {
-            1.0
-        }
+        if self.averages() { 0.5 } else { 1.0 }
     }
 
     /// Whether the statistic sees the average round (mean, median) rather

@@ -31,9 +31,7 @@ impl Boundary<'_> {
 
     /// Name of the controller in force (or switched to at this boundary).
     pub fn controller(&self) -> &str {
-        self.switch_to
-            .as_ref()
-            .map_or(self.controller, |c| c.name())
+        self.switch_to.as_ref().map_or(self.controller, |c| c.name())
     }
 
     /// Triggers pinned by hand (module, pkt).
@@ -48,15 +46,9 @@ impl Boundary<'_> {
 
     /// Sets flow `flow`'s SLO (ns; `None`: no SLO) from the next period on.
     pub fn set_slo(&mut self, flow: usize, slo_ns: Option<u64>) -> Result<()> {
-        let f = self.model.flows.get_mut(flow).ok_or_else(|| Error::Flow {
-            flow: format!("#{flow}"),
-            reason: "no such flow".into(),
-        })?;
+        let f = self.model.flows.get_mut(flow).ok_or_else(|| Error::Flow { flow: format!("#{flow}"), reason: "no such flow".into() })?;
         if slo_ns == Some(0) {
-            return Err(Error::Flow {
-                flow: f.name.clone(),
-                reason: "an SLO must be > 0".into(),
-            });
+            return Err(Error::Flow { flow: f.name.clone(), reason: "an SLO must be > 0".into() });
         }
         f.slo_ns = slo_ns;
         Ok(())
@@ -65,11 +57,7 @@ impl Boundary<'_> {
     /// Applies `actions` to the backend (all or nothing, as it checks
     /// them); moved modules show in [`Self::model`] at once.
     pub fn apply(&mut self, actions: &Actions) -> Result<()> {
-        let moved = if actions.moves.is_empty() {
-            None
-        } else {
-            Some(self.model.with_moves(&actions.moves)?)
-        };
+        let moved = if actions.moves.is_empty() { None } else { Some(self.model.with_moves(&actions.moves)?) };
         self.backend.apply(actions)?;
         if let Some(to) = moved {
             *self.model = to;
@@ -80,10 +68,7 @@ impl Boundary<'_> {
     /// Pins module `m`'s trigger at `trigger` (pkt), whatever the
     /// controller decides, until unpinned.
     pub fn pin(&mut self, m: ModuleId, trigger: u32) -> Result<()> {
-        self.apply(&Actions {
-            triggers: vec![(m, trigger)],
-            ..Actions::default()
-        })?;
+        self.apply(&Actions { triggers: vec![(m, trigger)], ..Actions::default() })?;
         self.pins.retain(|(p, _)| *p != m);
         self.pins.push((m, trigger));
         Ok(())
@@ -110,9 +95,7 @@ pub(crate) fn pin_over(actions: &mut Actions, pins: &[(ModuleId, u32)]) {
     if pins.is_empty() {
         return;
     }
-    actions
-        .triggers
-        .retain(|(m, _)| !pins.iter().any(|(p, _)| p == m));
+    actions.triggers.retain(|(m, _)| !pins.iter().any(|(p, _)| p == m));
     actions.triggers.extend_from_slice(pins);
 }
 

@@ -21,10 +21,7 @@ pub const DEFAULT_DELTA: f64 = 0.05;
 
 impl Default for ControlParams {
     fn default() -> Self {
-        Self {
-            delta: DEFAULT_DELTA,
-            statistic: SloStatistic::P95,
-        }
+        Self { delta: DEFAULT_DELTA, statistic: SloStatistic::P95 }
     }
 }
 
@@ -107,11 +104,7 @@ impl<'a> View<'a> {
             upstreams[e.to] += 1;
         }
         let mut feeder = vec![None; model.modules.len()];
-        for e in model
-            .edges
-            .iter()
-            .filter(|e| upstreams[e.to] == 1 && model.next[e.from].len() == 1)
-        {
+        for e in model.edges.iter().filter(|e| upstreams[e.to] == 1 && model.next[e.from].len() == 1) {
             feeder[e.to] = Some(e.from);
         }
         Self {
@@ -129,11 +122,7 @@ impl<'a> View<'a> {
                 .iter()
                 .map(|f| (f.delivered > 0).then(|| params.statistic.of(f) as f64 * 1e-9))
                 .collect(),
-            slo: model
-                .flows
-                .iter()
-                .map(|f| f.slo_ns.map(|ns| ns as f64 * 1e-9))
-                .collect(),
+            slo: model.flows.iter().map(|f| f.slo_ns.map(|ns| ns as f64 * 1e-9)).collect(),
             flows_through,
             feeder,
             on_worker,
@@ -147,8 +136,7 @@ impl<'a> View<'a> {
 
     /// Controlled modules that saw traffic this period.
     pub fn live(&self) -> impl Iterator<Item = ModuleId> + '_ {
-        (0..self.model.modules.len())
-            .filter(|&v| self.model.modules[v].controlled && self.r[v] > 0.0)
+        (0..self.model.modules.len()).filter(|&v| self.model.modules[v].controlled && self.r[v] > 0.0)
     }
 
     /// ∂t_f/∂b_v for a flow through v (s per packet of trigger): 1/r_v,
@@ -167,16 +155,12 @@ impl<'a> View<'a> {
 
     /// T1_v (s per packet); 0 for a module without a cost model.
     fn t1(&self, v: ModuleId) -> f64 {
-        self.model.modules[v]
-            .profile
-            .map_or(0.0, |p| p.t1_ns * 1e-9)
+        self.model.modules[v].profile.map_or(0.0, |p| p.t1_ns * 1e-9)
     }
 
     /// T0_v (s per run); 0 for a module without a cost model.
     fn t0(&self, v: ModuleId) -> f64 {
-        self.model.modules[v]
-            .profile
-            .map_or(0.0, |p| p.t0_ns * 1e-9)
+        self.model.modules[v].profile.map_or(0.0, |p| p.t0_ns * 1e-9)
     }
 
     /// ∂l/∂b_v = −x_v·T0_v/b_v: CPU share saved per packet of trigger (1/pkt).
@@ -265,12 +249,7 @@ impl<'a> View<'a> {
     /// scales with their length (s): its delay times the worker's busy
     /// share (a worker that idles between rounds waits for arrivals, not work).
     fn round_bound_delay(&self, f: FlowId, v: ModuleId) -> f64 {
-        self.delay[f].unwrap_or(0.0)
-            * self
-                .busy
-                .get(self.model.worker_of[v])
-                .copied()
-                .unwrap_or(1.0)
+        self.delay[f].unwrap_or(0.0) * self.busy.get(self.model.worker_of[v]).copied().unwrap_or(1.0)
     }
 
     /// Σ r_w·T0_w over v and the chain it feeds (pkt per run): divided by
@@ -311,9 +290,7 @@ impl<'a> View<'a> {
     /// a period in which the core stalled (the VM took it away), which no
     /// setting of the buffers explains.
     pub fn stalled(&self) -> bool {
-        (0..self.model.flows.len())
-            .filter(|&f| self.slo[f].is_some() && self.delay[f].is_some())
-            .all(|f| self.excess(f).is_some())
+        (0..self.model.flows.len()).filter(|&f| self.slo[f].is_some() && self.delay[f].is_some()).all(|f| self.excess(f).is_some())
     }
 
     /// How far flow `f` is over its SLO (s), if it is.
@@ -366,17 +343,13 @@ impl<'a> View<'a> {
     pub fn delay_change(&self, f: FlowId, v: ModuleId, from: u32, to: u32) -> f64 {
         let (run_from, run_to) = (self.run_batch(v, from), self.run_batch(v, to));
         let change = if self.flows_through[v].contains(&f) {
-            self.wait(v, to as f64) - self.wait(v, from as f64)
-                + self.chain_t1(v) * (run_to - run_from)
+            self.wait(v, to as f64) - self.wait(v, from as f64) + self.chain_t1(v) * (run_to - run_from)
         } else if self.saves_load_for(f, v) {
-            self.round_bound_delay(f, v)
-                * self.chain_t0_rate(v)
-                * (1.0 / run_to.max(1.0) - 1.0 / run_from.max(1.0))
+            self.round_bound_delay(f, v) * self.chain_t0_rate(v) * (1.0 / run_to.max(1.0) - 1.0 / run_from.max(1.0))
         } else {
             self.dt_f_db(f, v) * (run_to - run_from)
         };
-        self.misprice
-            .price(f, v, change, (to as f64 - from as f64) / self.batch)
+        self.misprice.price(f, v, change, (to as f64 - from as f64) / self.batch)
     }
 }
 
@@ -401,11 +374,7 @@ fn round_gaps(b: f64, c: f64) -> f64 {
 }
 
 fn gcd(a: u64, b: u64) -> u64 {
-    if b == 0 {
-        a
-    } else {
-        gcd(b, a % b)
-    }
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 #[cfg(test)]
@@ -415,13 +384,7 @@ mod tests {
 
     #[test]
     fn delta_is_checked() {
-        assert_eq!(
-            ControlParams::new(0.05, SloStatistic::Mean),
-            Ok(ControlParams {
-                delta: 0.05,
-                statistic: SloStatistic::Mean
-            })
-        );
+        assert_eq!(ControlParams::new(0.05, SloStatistic::Mean), Ok(ControlParams { delta: 0.05, statistic: SloStatistic::Mean }));
         assert!(ControlParams::new(0.0, SloStatistic::P95).is_ok());
         for bad in [-0.01, 0.5, f64::NAN, f64::INFINITY] {
             let e = ControlParams::new(bad, SloStatistic::P95).unwrap_err();
@@ -432,27 +395,18 @@ mod tests {
     /// The longest wait, counted packet by packet: runs of `b` over packets
     /// that come `c` a round.
     fn counted(b: u64, c: u64) -> f64 {
-        (0..c)
-            .map(|k| ((k * b + b - 1) / c - k * b / c) as f64)
-            .fold(0.0, f64::max)
+        (0..c).map(|k| ((k * b + b - 1) / c - k * b / c) as f64).fold(0.0, f64::max)
     }
 
     #[test]
     fn round_gaps_match_runs_counted_packet_by_packet() {
         for b in 1..=40 {
             for c in 1..=40 {
-                assert_eq!(
-                    round_gaps(b as f64, c as f64),
-                    counted(b, c),
-                    "b = {b}, c = {c}"
-                );
+                assert_eq!(round_gaps(b as f64, c as f64), counted(b, c), "b = {b}, c = {c}");
             }
         }
         // Eight to a round: 2, 4 and 8 tile it, 3 and 5 leave a remainder for the next round.
-        assert_eq!(
-            [2.0, 3.0, 4.0, 5.0, 8.0, 16.0].map(|b| round_gaps(b, 8.0)),
-            [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]
-        );
+        assert_eq!([2.0, 3.0, 4.0, 5.0, 8.0, 16.0].map(|b| round_gaps(b, 8.0)), [0.0, 1.0, 0.0, 1.0, 0.0, 1.0]);
         // Uneven rounds: no tiling assumed.
         assert_eq!(round_gaps(4.0, 7.6), 1.0);
         // A measured c a rounding error off a whole number counts as whole.

@@ -102,10 +102,7 @@ const BIAS_KEEP: f64 = 0.99;
 impl WfqOpt {
     /// A wfq-opt controller with `params` (δ and the SLO statistic).
     pub fn new(params: ControlParams) -> Self {
-        Self {
-            params,
-            ..Self::default()
-        }
+        Self { params, ..Self::default() }
     }
 }
 
@@ -150,25 +147,17 @@ impl Floor {
     /// floor's period before.
     fn settled(&self, delay: &[Option<f64>]) -> bool {
         self.previous.len() == delay.len()
-            && delay
-                .iter()
-                .zip(&self.previous)
-                .all(|(now, then)| match (now, then) {
-                    (Some(t), Some(p)) => (t - p).abs() <= SETTLED * t.max(*p),
-                    (now, then) => now.is_none() && then.is_none(),
-                })
+            && delay.iter().zip(&self.previous).all(|(now, then)| match (now, then) {
+                (Some(t), Some(p)) => (t - p).abs() <= SETTLED * t.max(*p),
+                (now, then) => now.is_none() && then.is_none(),
+            })
     }
 }
 
 /// The floor's settings: every controlled module unbuffered (trigger 0), weight 1.
 fn floor_actions(model: &Model) -> Actions {
-    let controlled: Vec<ModuleId> = (0..model.modules.len())
-        .filter(|&v| model.modules[v].controlled)
-        .collect();
-    Actions {
-        triggers: controlled.iter().map(|&v| (v, 0)).collect(),
-        ..equal_weights(model)
-    }
+    let controlled: Vec<ModuleId> = (0..model.modules.len()).filter(|&v| model.modules[v].controlled).collect();
+    Actions { triggers: controlled.iter().map(|&v| (v, 0)).collect(), ..equal_weights(model) }
 }
 
 /// One module in the solve: bounds on y (s), T0 (s), and the flows it is on with a_fv.
@@ -207,18 +196,7 @@ fn solve(vars: &[Var], cap: &[f64], lambda: &mut Vec<f64>) -> Vec<f64> {
         }
     }
     let used = |c: usize, lambda: &[f64]| -> f64 {
-        on[c]
-            .iter()
-            .map(|&i| {
-                vars[i]
-                    .rows
-                    .iter()
-                    .filter(|r| r.0 == c)
-                    .map(|r| r.1)
-                    .sum::<f64>()
-                    * y_of(&vars[i], lambda)
-            })
-            .sum()
+        on[c].iter().map(|&i| vars[i].rows.iter().filter(|r| r.0 == c).map(|r| r.1).sum::<f64>() * y_of(&vars[i], lambda)).sum()
     };
     for _ in 0..SWEEPS {
         let mut change = 0.0f64;
@@ -230,16 +208,11 @@ fn solve(vars: &[Var], cap: &[f64], lambda: &mut Vec<f64>) -> Vec<f64> {
                 for _ in 0..BISECTIONS {
                     let mid = 0.5 * (lo + hi);
                     lambda[c] = mid.exp();
-                    if used(c, lambda) > cap[c] {
-                        lo = mid
-                    } else {
-                        hi = mid
-                    }
+                    if used(c, lambda) > cap[c] { lo = mid } else { hi = mid }
                 }
                 lambda[c] = hi.exp();
             }
-            change = change
-                .max((lambda[c] - before).abs() / lambda[c].max(before).max(f64::MIN_POSITIVE));
+            change = change.max((lambda[c] - before).abs() / lambda[c].max(before).max(f64::MIN_POSITIVE));
         }
         if change < 1e-6 {
             break;
@@ -277,14 +250,8 @@ impl Controller for WfqOpt {
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
         let view = View::new(model, telemetry, &self.params);
         let rate: f64 = telemetry.flows.iter().map(|f| f.rate_pps).sum();
-        let over = (0..model.flows.len()).any(|f| {
-            self.params
-                .statistic
-                .over(&telemetry.flows[f], model.flows[f].slo_ns)
-        });
-        let flows: Vec<usize> = (0..model.flows.len())
-            .filter(|&f| view.slo[f].is_some())
-            .collect();
+        let over = (0..model.flows.len()).any(|f| self.params.statistic.over(&telemetry.flows[f], model.flows[f].slo_ns));
+        let flows: Vec<usize> = (0..model.flows.len()).filter(|&f| view.slo[f].is_some()).collect();
         self.learn_miss(&view, &flows);
         self.floor.batch.resize(model.modules.len(), 1.0);
         for v in view.live().filter(|&v| view.trigger[v] == 0) {
@@ -307,11 +274,7 @@ impl Controller for WfqOpt {
             self.floor.reason = None;
         } else if let Some(floor_rate) = self.floor.rate {
             let worse = if rate < (1.0 - FLOOR_RATE_TOLERANCE) * floor_rate {
-                Some(format!(
-                    "the model's settings delivered {:.3} Mpps, the unbuffered schedule {:.3}",
-                    rate / 1e6,
-                    floor_rate / 1e6
-                ))
+                Some(format!("the model's settings delivered {:.3} Mpps, the unbuffered schedule {:.3}", rate / 1e6, floor_rate / 1e6))
             } else if over && self.floor.met {
                 Some("the model's settings put a flow over its SLO that the unbuffered schedule kept inside".to_string())
             } else {
@@ -325,42 +288,17 @@ impl Controller for WfqOpt {
                 self.floor.next_hold = FIRST_HOLD;
             }
         }
-        let turnaround = telemetry
-            .workers
-            .iter()
-            .map(|w| w.turnaround_ns)
-            .fold(0.0, f64::max)
-            * 1e-9;
+        let turnaround = telemetry.workers.iter().map(|w| w.turnaround_ns).fold(0.0, f64::max) * 1e-9;
         let row_of = |f: usize| flows.iter().position(|&g| g == f);
-        let cost = |v: ModuleId| {
-            model.modules[v]
-                .profile
-                .map_or((0.0, 0.0), |p| (p.t0_ns * 1e-9, p.t1_ns * 1e-9))
-        };
+        let cost = |v: ModuleId| model.modules[v].profile.map_or((0.0, 0.0), |p| (p.t0_ns * 1e-9, p.t1_ns * 1e-9));
         let vars: Vec<Var> = view
             .live()
             .map(|v| {
                 let (t0, t1) = cost(v);
                 let r = view.r[v];
-                let rows = view.flows_through[v]
-                    .iter()
-                    .filter_map(|&f| row_of(f))
-                    .map(|c| (c, 1.0 + t1 * r))
-                    .collect();
-                let least = self
-                    .floor
-                    .batch
-                    .get(v)
-                    .copied()
-                    .unwrap_or(1.0)
-                    .clamp(1.0, view.batch);
-                Var {
-                    v,
-                    lo: least / r,
-                    hi: view.batch / r,
-                    t0,
-                    rows,
-                }
+                let rows = view.flows_through[v].iter().filter_map(|&f| row_of(f)).map(|c| (c, 1.0 + t1 * r)).collect();
+                let least = self.floor.batch.get(v).copied().unwrap_or(1.0).clamp(1.0, view.batch);
+                Var { v, lo: least / r, hi: view.batch / r, t0, rows }
             })
             .collect();
         if vars.is_empty() {
@@ -369,19 +307,11 @@ impl Controller for WfqOpt {
         // The SLO statistic bounds the delay; what the model controls is
         // the part above the turnaround, the fixed per-batch costs and the
         // model's measured error.
-        let fixed: Vec<f64> = flows
-            .iter()
-            .map(|&f| model.flows[f].path.iter().map(|&v| cost(v).0).sum::<f64>() + turnaround)
-            .collect();
+        let fixed: Vec<f64> = flows.iter().map(|&f| model.flows[f].path.iter().map(|&v| cost(v).0).sum::<f64>() + turnaround).collect();
         let cap: Vec<f64> = flows
             .iter()
             .enumerate()
-            .map(|(c, &f)| {
-                ((1.0 - self.params.delta) * view.slo[f].expect("flows with SLOs")
-                    - fixed[c]
-                    - self.bias[c].max(0.0))
-                .max(1e-9)
-            })
+            .map(|(c, &f)| ((1.0 - self.params.delta) * view.slo[f].expect("flows with SLOs") - fixed[c] - self.bias[c].max(0.0)).max(1e-9))
             .collect();
         // A flow whose SLO its modules' unbuffered batches already exceed in
         // the model is beyond what its own buffers can help. If the floor
@@ -391,10 +321,7 @@ impl Controller for WfqOpt {
         // through (RC(16): the bulk modules' rounds are the turnaround that
         // puts the robot-control flow over under the floor).
         for (c, &f) in flows.iter().enumerate() {
-            let least: f64 = vars
-                .iter()
-                .flat_map(|x| x.rows.iter().filter(|r| r.0 == c).map(move |r| r.1 * x.lo))
-                .sum();
+            let least: f64 = vars.iter().flat_map(|x| x.rows.iter().filter(|r| r.0 == c).map(move |r| r.1 * x.lo)).sum();
             if least > cap[c] && self.floor.met {
                 let why = format!("flow '{}' has no room for batching: its unbuffered batches already take its SLO budget", model.flows[f].name);
                 return self.fall_back(model, why);
@@ -412,44 +339,24 @@ impl Controller for WfqOpt {
             .iter()
             .zip(&solved)
             .map(|(x, &yv)| {
-                let b = (view.r[x.v] * yv * (1.0 + 1e-9))
-                    .floor()
-                    .clamp(1.0, view.batch);
+                let b = (view.r[x.v] * yv * (1.0 + 1e-9)).floor().clamp(1.0, view.batch);
                 // Trigger 0 serves whatever a turn finds queued: the batches it ran are the base.
-                let now = if view.trigger[x.v] == 0 {
-                    view.b[x.v]
-                } else {
-                    f64::from(view.trigger[x.v])
-                };
+                let now = if view.trigger[x.v] == 0 { view.b[x.v] } else { f64::from(view.trigger[x.v]) };
                 let doubled = 2.0 * now.max(1.0).floor();
-                if b > doubled && !view.full_buffer_is_negligible(x.v, self.params.delta) {
-                    doubled
-                } else {
-                    b
-                }
+                if b > doubled && !view.full_buffer_is_negligible(x.v, self.params.delta) { doubled } else { b }
             })
             .collect();
         // The intervals the triggers set give the model's delays to check
         // the next period's against.
-        let y: Vec<f64> = vars
-            .iter()
-            .zip(&trigger)
-            .map(|(x, &b)| b / view.r[x.v])
-            .collect();
+        let y: Vec<f64> = vars.iter().zip(&trigger).map(|(x, &b)| b / view.r[x.v]).collect();
         for (c, predicted) in self.predicted.iter_mut().enumerate() {
-            let on: f64 = vars
-                .iter()
-                .zip(&y)
-                .flat_map(|(x, &yv)| x.rows.iter().filter(|r| r.0 == c).map(move |r| r.1 * yv))
-                .sum();
+            let on: f64 = vars.iter().zip(&y).flat_map(|(x, &yv)| x.rows.iter().filter(|r| r.0 == c).map(move |r| r.1 * yv)).sum();
             *predicted = Some(fixed[c] + on);
         }
         let fastest = y.iter().copied().fold(f64::INFINITY, f64::min);
         let mut actions = Actions::default();
         for ((x, &yv), &b) in vars.iter().zip(&y).zip(&trigger) {
-            actions
-                .weights
-                .push((x.v, (WEIGHT_SCALE * fastest / yv).round().max(1.0) as u32));
+            actions.weights.push((x.v, (WEIGHT_SCALE * fastest / yv).round().max(1.0) as u32));
             actions.triggers.push((x.v, b as u32));
         }
         actions
@@ -465,40 +372,19 @@ mod tests {
     #[test]
     fn the_dual_solve_meets_the_constraints_and_the_optimality_conditions() {
         let vars = vec![
-            Var {
-                v: 0,
-                lo: 1e-6,
-                hi: 32e-6,
-                t0: 400e-9,
-                rows: vec![(0, 1.0), (1, 1.0)],
-            },
-            Var {
-                v: 1,
-                lo: 1e-6,
-                hi: 32e-6,
-                t0: 100e-9,
-                rows: vec![(0, 1.0)],
-            },
+            Var { v: 0, lo: 1e-6, hi: 32e-6, t0: 400e-9, rows: vec![(0, 1.0), (1, 1.0)] },
+            Var { v: 1, lo: 1e-6, hi: 32e-6, t0: 100e-9, rows: vec![(0, 1.0)] },
         ];
         let cap = [20e-6, 12e-6];
         let mut lambda = Vec::new();
         let y = solve(&vars, &cap, &mut lambda);
-        assert!(
-            y[0] + y[1] <= cap[0] * 1.01 && y[0] <= cap[1] * 1.01,
-            "{y:?}"
-        );
+        assert!(y[0] + y[1] <= cap[0] * 1.01 && y[0] <= cap[1] * 1.01, "{y:?}");
         // Both constraints bind (the objective wants every y large), and the
         // module with the larger T0 gets the larger interval, as far as its own flow allows.
         assert!((y[0] + y[1] - cap[0]).abs() / cap[0] < 0.02, "{y:?}");
         assert!(y[0] > y[1], "{y:?}");
         // Unconstrained modules run as rarely as B allows.
-        let free = vec![Var {
-            v: 2,
-            lo: 1e-6,
-            hi: 32e-6,
-            t0: 100e-9,
-            rows: vec![],
-        }];
+        let free = vec![Var { v: 2, lo: 1e-6, hi: 32e-6, t0: 100e-9, rows: vec![] }];
         assert_eq!(solve(&free, &[], &mut Vec::new()), vec![32e-6]);
     }
 }

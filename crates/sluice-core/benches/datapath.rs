@@ -35,9 +35,7 @@ fn headers() -> Vec<[u8; 2112]> {
     (0..32u8)
         .map(|i| {
             let mut buf = [0u8; 2112];
-            buf[..20].copy_from_slice(&[
-                0x45, 0, 0, 46, 0, i, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 20, 0, i, 1,
-            ]);
+            buf[..20].copy_from_slice(&[0x45, 0, 0, 46, 0, i, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 20, 0, i, 1]);
             buf
         })
         .collect()
@@ -50,9 +48,7 @@ fn ipv4_checksum(c: &mut Criterion) {
     group.bench_function("fill_checksum", |b| {
         b.iter(|| {
             for buf in bufs.iter_mut() {
-                ipv4::Header::new_checked(&mut buf[..20])
-                    .expect("a header")
-                    .fill_checksum();
+                ipv4::Header::new_checked(&mut buf[..20]).expect("a header").fill_checksum();
             }
         })
     });

@@ -60,11 +60,7 @@ pub trait Backend {
     /// Swaps module `m`'s network function for `nf` between two rounds of
     /// its worker (see `WorkerGraph::replace_function`); returns the old
     /// one, for the caller to free off the data path.
-    fn replace_function(
-        &mut self,
-        m: ModuleId,
-        nf: Box<dyn NetworkFunction>,
-    ) -> Result<Box<dyn NetworkFunction>>;
+    fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>>;
 
     /// Puts worker `w` under poll policy `policy` from its next round.
     fn set_poll(&mut self, w: usize, policy: crate::poll::PollPolicy) -> Result<()>;

@@ -39,10 +39,7 @@ pub struct Batch {
 
 impl Default for Batch {
     fn default() -> Self {
-        Self {
-            len: 0,
-            ids: [PacketId(0); MAX_BURST],
-        }
+        Self { len: 0, ids: [PacketId(0); MAX_BURST] }
     }
 }
 
@@ -133,24 +130,13 @@ mod tests {
     #[test]
     fn append_and_extend_keep_every_handle_in_order_at_any_length() {
         // Short and long runs, onto batches with room and onto nearly full ones.
-        for at in [
-            0,
-            3,
-            MAX_BURST - SHORT_COPY - 1,
-            MAX_BURST - SHORT_COPY,
-            MAX_BURST - 20,
-        ] {
+        for at in [0, 3, MAX_BURST - SHORT_COPY - 1, MAX_BURST - SHORT_COPY, MAX_BURST - 20] {
             for n in 0..=20u32.min((MAX_BURST - at) as u32) {
-                let expected: Vec<PacketId> =
-                    (0..at as u32).chain(1000..1000 + n).map(PacketId).collect();
+                let expected: Vec<PacketId> = (0..at as u32).chain(1000..1000 + n).map(PacketId).collect();
                 let mut to = batch(0..at as u32);
                 let mut from = batch(1000..1000 + n);
                 to.append(&mut from);
-                assert_eq!(
-                    (to.as_slice(), from.len()),
-                    (&expected[..], 0),
-                    "append {n} onto {at}"
-                );
+                assert_eq!((to.as_slice(), from.len()), (&expected[..], 0), "append {n} onto {at}");
                 let mut to = batch(0..at as u32);
                 to.extend_from_slice(batch(1000..1000 + n).as_slice());
                 assert_eq!(to.as_slice(), &expected[..], "extend {n} onto {at}");

@@ -31,15 +31,8 @@ impl FractionalBuffer {
     /// A buffer holding up to `capacity` packets (≥ 2·MAX_BURST), for
     /// modules that queue between scheduler turns (weighted-fair mode).
     pub fn with_capacity(capacity: usize) -> Self {
-        assert!(
-            capacity >= RTC_CAPACITY,
-            "a fractional buffer holds at least 2·MAX_BURST packets"
-        );
-        Self {
-            queue: vec![PacketId(0); capacity].into_boxed_slice(),
-            head: 0,
-            len: 0,
-        }
+        assert!(capacity >= RTC_CAPACITY, "a fractional buffer holds at least 2·MAX_BURST packets");
+        Self { queue: vec![PacketId(0); capacity].into_boxed_slice(), head: 0, len: 0 }
     }
 
     /// The oldest queued packet, if any.
@@ -181,11 +174,7 @@ impl FractionalBuffer {
 #[inline]
 fn wrap(i: usize, cap: usize) -> usize {
     debug_assert!(i < 2 * cap);
-    if i >= cap {
-        i - cap
-    } else {
-        i
-    }
+    if i >= cap { i - cap } else { i }
 }
 
 #[cfg(test)]
@@ -196,12 +185,7 @@ mod tests {
     use std::sync::Arc;
 
     /// Runs every due NF call and returns (trigger, packets) per call.
-    fn arrive(
-        buf: &mut FractionalBuffer,
-        trigger: usize,
-        input: &mut Batch,
-        seen: &mut Vec<(usize, Vec<u32>)>,
-    ) {
+    fn arrive(buf: &mut FractionalBuffer, trigger: usize, input: &mut Batch, seen: &mut Vec<(usize, Vec<u32>)>) {
         let mut scratch = Batch::default();
         buf.admit(trigger, input);
         while let Some(run) = buf.next_run(trigger, input, &mut scratch) {
@@ -243,13 +227,8 @@ mod tests {
         input.extend_from_slice(&[PacketId(1), PacketId(2)]);
         buf.admit(2, &mut input);
         let arrived: *const Batch = &input;
-        let run = buf
-            .next_run(2, &mut input, &mut scratch)
-            .expect("a whole run is due");
-        assert!(
-            std::ptr::eq(run, arrived),
-            "the arriving batch runs as it is"
-        );
+        let run = buf.next_run(2, &mut input, &mut scratch).expect("a whole run is due");
+        assert!(std::ptr::eq(run, arrived), "the arriving batch runs as it is");
         run.clear();
         assert!(buf.next_run(2, &mut input, &mut scratch).is_none());
         let mut seen = Vec::new();
@@ -257,11 +236,7 @@ mod tests {
         arrive(&mut buf, 2, &mut input, &mut seen);
         input.extend_from_slice(&[PacketId(4), PacketId(5)]);
         arrive(&mut buf, 2, &mut input, &mut seen);
-        assert_eq!(
-            seen,
-            vec![(2, vec![3, 4])],
-            "a whole run behind a waiting packet queues behind it"
-        );
+        assert_eq!(seen, vec![(2, vec![3, 4])], "a whole run behind a waiting packet queues behind it");
         assert_eq!(buf.front(), Some(PacketId(5)));
     }
 

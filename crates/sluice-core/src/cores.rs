@@ -30,10 +30,7 @@ impl Cores {
     pub fn claim(workers: usize) -> Result<Self> {
         let all = core_affinity::get_core_ids().unwrap_or_default();
         if all.is_empty() {
-            return Ok(Self {
-                ids: Vec::new(),
-                held: Vec::new(),
-            });
+            return Ok(Self { ids: Vec::new(), held: Vec::new() });
         }
         let folder = lock_folder();
         let _ = std::fs::create_dir_all(&folder);
@@ -62,10 +59,7 @@ impl Cores {
             }
         }
         if mine.is_empty() {
-            let list: Vec<String> = taken
-                .iter()
-                .map(|(core, pid)| format!("core {core} (pid {pid})"))
-                .collect();
+            let list: Vec<String> = taken.iter().map(|(core, pid)| format!("core {core} (pid {pid})")).collect();
             return Err(Error::Pipeline(format!(
                 "every CPU core is taken by another sluice run: {}; wait for one to end or stop it",
                 list.join(", ")
@@ -115,12 +109,7 @@ fn lock_folder() -> PathBuf {
 /// The lock of core `i`: `Some(file)` when this process now holds it,
 /// `None` when another process does.
 fn lock(folder: &std::path::Path, i: usize) -> std::io::Result<Option<File>> {
-    let mut file = File::options()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .open(folder.join(format!("core-{i}")))?;
+    let mut file = File::options().read(true).write(true).create(true).truncate(false).open(folder.join(format!("core-{i}")))?;
     match file.try_lock() {
         Ok(()) => {
             file.set_len(0)?;
@@ -136,8 +125,7 @@ fn lock(folder: &std::path::Path, i: usize) -> std::io::Result<Option<File>> {
 /// The pid written in core `i`'s lock file ("?" when unreadable).
 fn holder(folder: &std::path::Path, i: usize) -> String {
     let mut pid = String::new();
-    match File::open(folder.join(format!("core-{i}"))).and_then(|mut f| f.read_to_string(&mut pid))
-    {
+    match File::open(folder.join(format!("core-{i}"))).and_then(|mut f| f.read_to_string(&mut pid)) {
         Ok(_) if !pid.trim().is_empty() => pid.trim().to_string(),
         _ => "?".into(),
     }

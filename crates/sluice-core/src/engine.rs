@@ -54,13 +54,7 @@ pub struct EngineConfig {
 
 impl Default for EngineConfig {
     fn default() -> Self {
-        Self {
-            walker: WalkerConfig::default(),
-            pin: true,
-            poll: PollPolicy::Busy,
-            worker_poll: Vec::new(),
-            log_poll_features: false,
-        }
+        Self { walker: WalkerConfig::default(), pin: true, poll: PollPolicy::Busy, worker_poll: Vec::new(), log_poll_features: false }
     }
 }
 
@@ -134,22 +128,9 @@ impl Engine {
     /// (see [`crate::nf::EgressLink`]), and the engine keeps `companion`
     /// (what the links lead to: a thread of its own, which a core is
     /// claimed for as for a worker) until its workers have ended.
-    pub fn start_linked(
-        model: Model,
-        instances: Vec<Instance>,
-        config: EngineConfig,
-        egress: Vec<Box<dyn EgressLink>>,
-        companion: Option<Box<dyn Send>>,
-    ) -> Result<Self> {
+    pub fn start_linked(model: Model, instances: Vec<Instance>, config: EngineConfig, egress: Vec<Box<dyn EgressLink>>, companion: Option<Box<dyn Send>>) -> Result<Self> {
         if instances.len() != model.modules.len() {
-            return Err(Error::module(
-                "<pipeline>",
-                format!(
-                    "{} implementations for {} modules",
-                    instances.len(),
-                    model.modules.len()
-                ),
-            ));
+            return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
         let knobs = Knobs::new(&model).with_rates_of(&instances);
         let live = instances.iter().map(Instance::live).collect();
@@ -167,28 +148,12 @@ impl Engine {
         // A companion (a scheduled egress's arbiter) is a thread that spins
         // like a worker: it counts among the threads the cores are claimed for.
         let threads = n_workers + usize::from(companion.is_some());
-        let cores = if config.pin {
-            Some(Cores::claim(threads)?)
-        } else {
-            None
-        };
+        let cores = if config.pin { Some(Cores::claim(threads)?) } else { None };
         let mut graphs = Vec::with_capacity(n_workers);
         let mut egress = egress.into_iter();
-        for (w, mut wiring) in wire(&model, config.walker.schedule, config.walker.pool_capacity)
-            .into_iter()
-            .enumerate()
-        {
+        for (w, mut wiring) in wire(&model, config.walker.schedule, config.walker.pool_capacity).into_iter().enumerate() {
             wiring.egress = egress.next();
-            graphs.push(WorkerGraph::new(
-                &model,
-                w,
-                &mut slots,
-                &knobs,
-                clock.clone(),
-                origin,
-                config.walker,
-                wiring,
-            )?);
+            graphs.push(WorkerGraph::new(&model, w, &mut slots, &knobs, clock.clone(), origin, config.walker, wiring)?);
         }
         let mut workers = Vec::with_capacity(n_workers);
         for (w, graph) in graphs.into_iter().enumerate() {
@@ -202,41 +167,21 @@ impl Engine {
             // core away instead of spinning on it.
             let shared = threads > cores.as_ref().map_or(0, Cores::len).max(1);
             let signals = signals.clone();
-            let policy = config
-                .worker_poll
-                .iter()
-                .find(|(of, _)| *of == w)
-                .map_or(&config.poll, |(_, p)| p);
+            let policy = config.worker_poll.iter().find(|(of, _)| *of == w).map_or(&config.poll, |(_, p)| p);
             let poller = Poller::new(policy.clone(), config.log_poll_features);
             let (to_worker, graphs_rx) = channel();
             let (graphs_tx, from_worker) = channel();
             let thread = std::thread::Builder::new()
                 .name(format!("sluice-worker-{w}"))
-                .spawn(move || {
-                    worker_loop(
-                        w, core, shared, poller, &signals, reading_tx, spare_rx, graphs_tx,
-                        graphs_rx,
-                    )
-                })
+                .spawn(move || worker_loop(w, core, shared, poller, &signals, reading_tx, spare_rx, graphs_tx, graphs_rx))
                 .map_err(|e| Error::module("<engine>", format!("cannot start worker {w}: {e}")))?;
             let idle = if model.worker_of.contains(&w) {
-                to_worker
-                    .send((Box::new(graph), 0, None))
-                    .expect("the worker waits for its graph");
+                to_worker.send((Box::new(graph), 0, None)).expect("the worker waits for its graph");
                 None
             } else {
                 Some(Box::new(graph))
             };
-            workers.push(WorkerHandle {
-                thread: Some(thread),
-                readings,
-                recycle,
-                spent: None,
-                to_worker: Some(to_worker),
-                from_worker,
-                idle,
-                pending_poll: None,
-            });
+            workers.push(WorkerHandle { thread: Some(thread), readings, recycle, spent: None, to_worker: Some(to_worker), from_worker, idle, pending_poll: None });
         }
         Ok(Self {
             meter: PeriodMeter::new(&model),
@@ -265,22 +210,14 @@ impl Engine {
     /// Collects one reading from every worker and turns them into telemetry.
     fn collect(&mut self) -> Telemetry {
         self.meter.begin();
-        for (w, worker) in self
-            .workers
-            .iter_mut()
-            .enumerate()
-            .filter(|(_, h)| h.idle.is_none())
-        {
+        for (w, worker) in self.workers.iter_mut().enumerate().filter(|(_, h)| h.idle.is_none()) {
             let deadline = Instant::now() + READ_TIMEOUT;
             let mut waited = 0u32;
             let mut reading = loop {
                 if let Some(r) = worker.readings.pop() {
                     break r;
                 }
-                assert!(
-                    Instant::now() < deadline,
-                    "worker {w} gave no telemetry for {READ_TIMEOUT:?}"
-                );
+                assert!(Instant::now() < deadline, "worker {w} gave no telemetry for {READ_TIMEOUT:?}");
                 // A worker answers at its next round boundary, usually within
                 // microseconds: yield first, sleep only if it takes long.
                 waited += 1;
@@ -313,12 +250,7 @@ impl Engine {
     fn move_to(&mut self, to: Model) {
         let from = &self.model;
         let involved: Vec<usize> = (0..self.workers.len())
-            .filter(|&w| {
-                from.worker_of
-                    .iter()
-                    .zip(&to.worker_of)
-                    .any(|(&a, &b)| a != b && (a == w || b == w))
-            })
+            .filter(|&w| from.worker_of.iter().zip(&to.worker_of).any(|(&a, &b)| a != b && (a == w || b == w)))
             .collect();
         let mut graphs = self.park(&involved);
         let mut parked: Vec<&mut WorkerGraph> = graphs.iter_mut().map(|(_, g)| &mut **g).collect();
@@ -340,10 +272,7 @@ impl Engine {
             .map(|&w| {
                 let handle = &mut self.workers[w];
                 let graph = handle.idle.take().unwrap_or_else(|| {
-                    handle
-                        .from_worker
-                        .recv_timeout(READ_TIMEOUT)
-                        .unwrap_or_else(|e| panic!("worker {w} did not park: {e}"))
+                    handle.from_worker.recv_timeout(READ_TIMEOUT).unwrap_or_else(|e| panic!("worker {w} did not park: {e}"))
                 });
                 self.signals.park[w].store(false, Ordering::Release);
                 (w, graph)
@@ -362,27 +291,15 @@ impl Engine {
 
     fn hand_back(&mut self, w: usize, graph: Box<WorkerGraph>, poll: Option<PollPolicy>) {
         let epoch = self.signals.epoch.load(Ordering::Acquire);
-        let sent = self.workers[w]
-            .to_worker
-            .as_ref()
-            .map(|tx| tx.send((graph, epoch, poll)));
-        assert!(
-            matches!(sent, Some(Ok(()))),
-            "worker {w} ended while parked"
-        );
+        let sent = self.workers[w].to_worker.as_ref().map(|tx| tx.send((graph, epoch, poll)));
+        assert!(matches!(sent, Some(Ok(()))), "worker {w} ended while parked");
     }
 
     /// [`Backend::set_poll`]: the worker is parked for the hand-over; a
     /// spare takes the policy when it starts.
     fn put_under(&mut self, w: usize, policy: PollPolicy) -> Result<()> {
         if w >= self.workers.len() || self.finished.is_some() {
-            return Err(Error::module(
-                "<engine>",
-                format!(
-                    "cannot set the poll policy of worker {w}: there are {} running workers",
-                    self.workers.len()
-                ),
-            ));
+            return Err(Error::module("<engine>", format!("cannot set the poll policy of worker {w}: there are {} running workers", self.workers.len())));
         }
         let running = self.workers[w].idle.is_none();
         let mut graphs = self.park(&[w]);
@@ -436,9 +353,7 @@ fn worker_loop(
         PollPolicy::VppAdaptive { .. } => poll::spin_before_deadline(),
         _ => Duration::ZERO,
     };
-    let Ok((mut graph, mut seen, poll)) = from_control.recv() else {
-        return;
-    };
+    let Ok((mut graph, mut seen, poll)) = from_control.recv() else { return };
     if let Some(policy) = poll {
         poller = poller.under(policy);
     }
@@ -456,10 +371,7 @@ fn worker_loop(
         poller.set_intake(graph.intake());
         slot.workers[w].cpu_ns = poll::thread_cpu_ns();
         poller.take_features(&mut slot.poll_features[w]);
-        assert!(
-            readings.push(slot).is_ok(),
-            "the reading ring holds every spare"
-        );
+        assert!(readings.push(slot).is_ok(), "the reading ring holds every spare");
     };
     // Whether the last thing the loop did was a round: the next starts at the clock read that ended it.
     let mut back_to_back = false;
@@ -469,9 +381,7 @@ fn worker_loop(
                 return;
             }
             // Readings asked for before the move were answered by others.
-            let Ok((back, epoch, poll)) = from_control.recv() else {
-                return;
-            };
+            let Ok((back, epoch, poll)) = from_control.recv() else { return };
             (graph, seen) = (back, epoch);
             if let Some(policy) = poll {
                 poller = poller.under(policy);
@@ -494,11 +404,7 @@ fn worker_loop(
             graph.drain();
             std::thread::yield_now();
         } else {
-            let work = if back_to_back {
-                graph.next_round()
-            } else {
-                graph.round()
-            };
+            let work = if back_to_back { graph.next_round() } else { graph.round() };
             back_to_back = true;
             // Packets an NF holds leave on time: a worker that waits wakes when they come due.
             let due = |d: Duration| graph.until_due().map_or(d, |due| d.min(due));
@@ -545,11 +451,7 @@ impl Backend for Engine {
         let period = Duration::from_nanos(period_ns);
         self.return_readings();
         let now = Instant::now();
-        self.period_end = if self.period_end + period < now {
-            now + period
-        } else {
-            self.period_end + period
-        };
+        self.period_end = if self.period_end + period < now { now + period } else { self.period_end + period };
         loop {
             let left = self.period_end.saturating_duration_since(Instant::now());
             if left.is_zero() || stop() {
@@ -561,11 +463,7 @@ impl Backend for Engine {
     }
 
     fn apply(&mut self, actions: &Actions) -> Result<()> {
-        let moved = if actions.moves.is_empty() {
-            None
-        } else {
-            Some(self.model.with_moves(&actions.moves)?)
-        };
+        let moved = if actions.moves.is_empty() { None } else { Some(self.model.with_moves(&actions.moves)?) };
         self.knobs.apply(&self.model, actions)?;
         for &(w, ns) in &actions.sleep_bounds {
             if let Some(bound) = self.signals.sleep_bound_ns.get(w) {
@@ -578,21 +476,10 @@ impl Backend for Engine {
         Ok(())
     }
 
-    fn replace_function(
-        &mut self,
-        m: ModuleId,
-        nf: Box<dyn NetworkFunction>,
-    ) -> Result<Box<dyn NetworkFunction>> {
-        let w = *self
-            .model
-            .worker_of
-            .get(m)
-            .ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
+    fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>> {
+        let w = *self.model.worker_of.get(m).ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
         if self.finished.is_some() {
-            return Err(Error::module(
-                &self.model.modules[m].name,
-                "the pipeline has stopped",
-            ));
+            return Err(Error::module(&self.model.modules[m].name, "the pipeline has stopped"));
         }
         let live = nf.live();
         // A spare holds no module; only a running worker is parked.

@@ -99,18 +99,12 @@ pub enum Error {
 impl Error {
     #[cold]
     pub(crate) fn flow(flow: &str, reason: impl Into<String>) -> Self {
-        Error::Flow {
-            flow: flow.to_owned(),
-            reason: reason.into(),
-        }
+        Error::Flow { flow: flow.to_owned(), reason: reason.into() }
     }
 
     /// An error about one module's settings.
     #[cold]
     pub fn module(module: &str, reason: impl Into<String>) -> Self {
-        Error::Module {
-            module: module.to_owned(),
-            reason: reason.into(),
-        }
+        Error::Module { module: module.to_owned(), reason: reason.into() }
     }
 }

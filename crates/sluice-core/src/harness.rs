@@ -45,17 +45,11 @@ impl Default for Harness {
 
 impl Harness {
     fn load(&mut self, nf: &dyn NetworkFunction, frames: &[Vec<u8>], metas: &[PacketMeta]) {
-        assert!(
-            frames.len() <= MAX_BURST,
-            "one batch holds at most {MAX_BURST} packets"
-        );
+        assert!(frames.len() <= MAX_BURST, "one batch holds at most {MAX_BURST} packets");
         self.outs.resize_with(nf.outgates(), Batch::boxed);
         for (i, f) in frames.iter().enumerate() {
             let meta = metas.get(i).copied().unwrap_or_default();
-            let id = self
-                .pool
-                .alloc_copy(f, meta)
-                .expect("the harness pool holds a batch");
+            let id = self.pool.alloc_copy(f, meta).expect("the harness pool holds a batch");
             self.input.push(id);
         }
     }
@@ -71,13 +65,7 @@ impl Harness {
             flows: &mut [],
             batch_size: self.batch_size,
         };
-        nf.process(
-            &mut ctx,
-            &mut self.input,
-            &mut Outputs {
-                gates: &mut self.outs,
-            },
-        );
+        nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
         assert!(self.input.is_empty(), "an NF must empty its input batch");
         counters.dropped + counters.duplicates
     }
@@ -99,38 +87,19 @@ impl Harness {
 
     /// Runs `nf` once on copies of `frames` carrying `metas` (flow, sequence
     /// number, ingress time…; default metadata where `metas` is shorter).
-    pub fn run_with_meta(
-        &mut self,
-        nf: &mut dyn NetworkFunction,
-        frames: &[Vec<u8>],
-        metas: &[PacketMeta],
-    ) -> Outcome {
+    pub fn run_with_meta(&mut self, nf: &mut dyn NetworkFunction, frames: &[Vec<u8>], metas: &[PacketMeta]) -> Outcome {
         self.load(nf, frames, metas);
         let dropped = self.call(nf);
         let mut gates = Vec::with_capacity(self.outs.len());
         let mut out_metas = Vec::with_capacity(self.outs.len());
         for out in &mut self.outs {
-            gates.push(
-                out.as_slice()
-                    .iter()
-                    .map(|&id| self.pool.data(id).to_vec())
-                    .collect(),
-            );
-            out_metas.push(
-                out.as_slice()
-                    .iter()
-                    .map(|&id| *self.pool.meta(id))
-                    .collect(),
-            );
+            gates.push(out.as_slice().iter().map(|&id| self.pool.data(id).to_vec()).collect());
+            out_metas.push(out.as_slice().iter().map(|&id| *self.pool.meta(id)).collect());
             for &id in out.as_slice() {
                 self.pool.free(id);
             }
             out.clear();
         }
-        Outcome {
-            gates,
-            metas: out_metas,
-            dropped,
-        }
+        Outcome { gates, metas: out_metas, dropped }
     }
 }

@@ -35,9 +35,7 @@ impl Knobs {
             triggers: model.modules.iter().map(|_| AtomicU32::new(0)).collect(),
             trigger_sets: Arc::new(AtomicU64::new(0)),
             weights: model.modules.iter().map(|_| AtomicU32::new(1)).collect(),
-            halted: (0..model.workers())
-                .map(|_| AtomicBool::new(false))
-                .collect(),
+            halted: (0..model.workers()).map(|_| AtomicBool::new(false)).collect(),
             holds: model.modules.iter().map(|_| AtomicU64::new(0)).collect(),
             rates: Vec::new(),
         }
@@ -60,18 +58,10 @@ impl Knobs {
     /// B, a weight of 0, a rate for a stream that does not exist, or a
     /// worker that does not exist.
     pub fn apply(&self, model: &Model, actions: &Actions) -> Result<()> {
-        let name = |m: ModuleId| {
-            model
-                .modules
-                .get(m)
-                .map_or_else(|| format!("#{m}"), |d| d.name.clone())
-        };
+        let name = |m: ModuleId| model.modules.get(m).map_or_else(|| format!("#{m}"), |d| d.name.clone());
         for &(m, b) in &actions.triggers {
             if m >= model.modules.len() || b as usize > model.batch_size {
-                return Err(Error::module(
-                    &name(m),
-                    format!("trigger {b} is outside 0..={}", model.batch_size),
-                ));
+                return Err(Error::module(&name(m), format!("trigger {b} is outside 0..={}", model.batch_size)));
             }
         }
         for &(m, w) in &actions.weights {
@@ -82,10 +72,7 @@ impl Knobs {
         for &(m, stream, pps) in &actions.rates {
             let ok = self.rates.iter().any(|(s, k)| *s == m && stream < k.len()) && pps > 0.0;
             if !ok {
-                return Err(Error::module(
-                    &name(m),
-                    format!("cannot set rate {pps} pkt/s of stream {stream}"),
-                ));
+                return Err(Error::module(&name(m), format!("cannot set rate {pps} pkt/s of stream {stream}")));
             }
         }
         for &(m, ns) in &actions.holds {
@@ -95,13 +82,7 @@ impl Knobs {
             }
         }
         if let Some(&(w, _)) = actions.halted.iter().find(|(w, _)| *w >= self.halted.len()) {
-            return Err(Error::module(
-                "<engine>",
-                format!(
-                    "cannot take down worker {w}: there are {} workers",
-                    self.halted.len()
-                ),
-            ));
+            return Err(Error::module("<engine>", format!("cannot take down worker {w}: there are {} workers", self.halted.len())));
         }
         for &(m, b) in &actions.triggers {
             self.triggers[m].store(b, Ordering::Relaxed);
@@ -112,8 +93,7 @@ impl Knobs {
         for &(m, ns) in &actions.holds {
             self.holds[m].store(ns, Ordering::Relaxed);
         }
-        if !actions.triggers.is_empty() || !actions.weights.is_empty() || !actions.holds.is_empty()
-        {
+        if !actions.triggers.is_empty() || !actions.weights.is_empty() || !actions.holds.is_empty() {
             self.trigger_sets.fetch_add(1, Ordering::Release);
         }
         for &(w, down) in &actions.halted {

@@ -32,19 +32,13 @@ pub use buffer::FractionalBuffer;
 pub use engine::{Engine, EngineConfig};
 pub use error::{Error, Result};
 pub use graph::{move_modules, WalkerConfig, WorkerGraph};
-pub use knobs::Knobs;
 pub use meter::PeriodMeter;
-pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
-pub use nf::{
-    keep_or_drop, EgressLink, Instance, LiveHandle, NetworkFunction, NfContext, Outputs,
-    PacketSink, PacketSource, RateKnobs,
-};
-pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use poll::PollPolicy;
-pub use pool::PacketPool;
 pub use schedule::Schedule;
-pub use telemetry::{
-    Counters, Drops, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals,
-    WorkerTelemetry,
-};
+pub use knobs::Knobs;
+pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
+pub use nf::{keep_or_drop, EgressLink, Instance, LiveHandle, NetworkFunction, NfContext, Outputs, PacketSink, PacketSource, RateKnobs};
+pub use packet::{PacketId, PacketMeta, NO_FLOW};
+pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};
+pub use telemetry::{Counters, Drops, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerTelemetry};

@@ -42,7 +42,5 @@ pub fn check_rate(field: &str, pps: f64) -> Result<f64, String> {
     if pps == f64::INFINITY || pps > 0.0 && pps <= MAX_RATE_PPS {
         return Ok(pps);
     }
-    Err(format!(
-        "{field}: rate {pps} pkt/s must be > 0 and ≤ {MAX_RATE_PPS:e}"
-    ))
+    Err(format!("{field}: rate {pps} pkt/s must be > 0 and ≤ {MAX_RATE_PPS:e}"))
 }

@@ -5,10 +5,7 @@
 use crate::knobs::Knobs;
 use crate::model::{Model, ModuleId, Role};
 use crate::poll::features::FEATURES;
-use crate::telemetry::{
-    delay_stats, Counters, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry,
-    Totals, WorkerCounters, WorkerTelemetry,
-};
+use crate::telemetry::{delay_stats, Counters, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerCounters, WorkerTelemetry};
 
 /// The cumulative counts of the previous reading, which the next period is measured against.
 #[derive(Default)]
@@ -40,11 +37,7 @@ pub struct PeriodMeter {
 impl PeriodMeter {
     /// A meter for `model`.
     pub fn new(model: &Model) -> Self {
-        let with = |role| {
-            (0..model.modules.len())
-                .filter(|&m| model.modules[m].role == role)
-                .collect()
-        };
+        let with = |role| (0..model.modules.len()).filter(|&m| model.modules[m].role == role).collect();
         Self {
             merged: Counters::for_model(model, model.workers()),
             sources: with(Role::Source),
@@ -119,20 +112,12 @@ impl PeriodMeter {
     fn period(&mut self, now: &Counters) -> Telemetry {
         let (sources, sinks, triggers) = (&self.sources, &self.sinks, &self.triggers);
         let prev = &mut self.previous;
-        prev.modules
-            .resize(now.modules.len(), ModuleCounters::default());
+        prev.modules.resize(now.modules.len(), ModuleCounters::default());
         prev.flows.resize(now.flows.len(), FlowTotals::default());
-        prev.workers
-            .resize(now.workers.len(), WorkerCounters::default());
+        prev.workers.resize(now.workers.len(), WorkerCounters::default());
         let period_ns = now.at_ns.saturating_sub(prev.at_ns).max(1);
         let per_s = 1e9 / period_ns as f64;
-        let ratio = |num: u64, den: u64| {
-            if den == 0 {
-                0.0
-            } else {
-                num as f64 / den as f64
-            }
-        };
+        let ratio = |num: u64, den: u64| if den == 0 { 0.0 } else { num as f64 / den as f64 };
 
         let modules = now
             .modules
@@ -144,24 +129,17 @@ impl PeriodMeter {
                 x: (c.runs - p.runs) as f64 * per_s,
                 r: (c.run_pkts - p.run_pkts) as f64 * per_s,
                 b_in: ratio(c.arrived_pkts - p.arrived_pkts, c.arrivals - p.arrivals),
-                b_round: ratio(
-                    c.arrived_pkts - p.arrived_pkts,
-                    c.arrival_rounds - p.arrival_rounds,
-                ),
+                b_round: ratio(c.arrived_pkts - p.arrived_pkts, c.arrival_rounds - p.arrival_rounds),
                 b_round_sd: {
                     let rounds = c.arrival_rounds - p.arrival_rounds;
                     let mean = ratio(c.arrived_pkts - p.arrived_pkts, rounds);
-                    (ratio(c.round_pkts_sq - p.round_pkts_sq, rounds) - mean * mean)
-                        .max(0.0)
-                        .sqrt()
+                    (ratio(c.round_pkts_sq - p.round_pkts_sq, rounds) - mean * mean).max(0.0).sqrt()
                 },
                 b: ratio(c.run_pkts - p.run_pkts, c.runs - p.runs),
                 busy_ns: c.busy_ns - p.busy_ns,
                 dropped: c.drops().since(&p.drops()).total(),
                 drops: c.drops().since(&p.drops()),
-                held: c
-                    .arrived_pkts
-                    .saturating_sub(c.run_pkts + c.queue_dropped + c.down_dropped),
+                held: c.arrived_pkts.saturating_sub(c.run_pkts + c.queue_dropped + c.down_dropped),
                 nf: std::array::from_fn(|i| c.nf[i].saturating_sub(p.nf[i])),
             })
             .collect();
@@ -189,11 +167,7 @@ impl PeriodMeter {
             .workers
             .iter()
             .zip(&prev.workers)
-            .zip(
-                now.poll_features
-                    .iter()
-                    .chain(std::iter::repeat(&Vec::new())),
-            )
+            .zip(now.poll_features.iter().chain(std::iter::repeat(&Vec::new())))
             .map(|((c, p), features)| WorkerTelemetry {
                 busy_fraction: ((c.busy_ns - p.busy_ns) as f64 / period_ns as f64).min(1.0),
                 turnaround_ns: ratio(c.busy_ns - p.busy_ns, c.busy_rounds - p.busy_rounds),
@@ -206,15 +180,8 @@ impl PeriodMeter {
                 empty_polls: c.empty_polls - p.empty_polls,
                 waits: c.waits - p.waits,
                 wait_asked_us: ratio(c.wait_asked_ns - p.wait_asked_ns, c.waits - p.waits) / 1e3,
-                wait_late_us: ratio(
-                    (c.wait_slept_ns - p.wait_slept_ns)
-                        .saturating_sub(c.wait_asked_ns - p.wait_asked_ns),
-                    c.waits - p.waits,
-                ) / 1e3,
-                poll_features: features
-                    .chunks_exact(FEATURES)
-                    .map(<[f32]>::to_vec)
-                    .collect(),
+                wait_late_us: ratio((c.wait_slept_ns - p.wait_slept_ns).saturating_sub(c.wait_asked_ns - p.wait_asked_ns), c.waits - p.waits) / 1e3,
+                poll_features: features.chunks_exact(FEATURES).map(<[f32]>::to_vec).collect(),
             })
             .collect();
         let copied = now.modules.iter().map(|m| m.created).sum();
@@ -223,11 +190,7 @@ impl PeriodMeter {
             drops += m.drops();
         }
         let totals = Totals {
-            generated: sources
-                .iter()
-                .map(|&s| now.modules[s].run_pkts)
-                .sum::<u64>()
-                + copied,
+            generated: sources.iter().map(|&s| now.modules[s].run_pkts).sum::<u64>() + copied,
             copied,
             delivered: sinks.iter().map(|&s| now.modules[s].delivered).sum(),
             dropped: drops.total(),
@@ -265,51 +228,18 @@ mod tests {
 
     #[test]
     fn period_rates_come_from_differences() {
-        let mut meter = PeriodMeter {
-            sources: vec![0],
-            triggers: vec![20],
-            ..PeriodMeter::default()
-        };
+        let mut meter = PeriodMeter { sources: vec![0], triggers: vec![20], ..PeriodMeter::default() };
         let mut c = Counters {
             at_ns: 1_000_000_000,
-            modules: vec![ModuleCounters {
-                arrivals: 10,
-                arrived_pkts: 80,
-                arrival_rounds: 5,
-                round_pkts_sq: 1460,
-                runs: 4,
-                run_pkts: 80,
-                busy_ns: 5,
-                ..Default::default()
-            }],
+            modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, arrival_rounds: 5, round_pkts_sq: 1460, runs: 4, run_pkts: 80, busy_ns: 5, ..Default::default() }],
             flows: vec![FlowRecorder::default()],
-            workers: vec![WorkerCounters {
-                busy_ns: 500_000_000,
-                busy_rounds: 10,
-                ..Default::default()
-            }],
+            workers: vec![WorkerCounters { busy_ns: 500_000_000, busy_rounds: 10, ..Default::default() }],
             in_flight: 0,
             poll_features: vec![Vec::new()],
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);
-        assert_eq!(
-            t.modules[0],
-            ModuleTelemetry {
-                trigger: 20,
-                x: 4.0,
-                r: 80.0,
-                b_in: 8.0,
-                b_round: 16.0,
-                b_round_sd: 6.0,
-                b: 20.0,
-                busy_ns: 5,
-                dropped: 0,
-                drops: Default::default(),
-                held: 0,
-                nf: Default::default()
-            }
-        );
+        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b_round_sd: 6.0, b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default(), held: 0, nf: Default::default() });
         assert_eq!(t.flows[0].delivered, 1);
         assert_eq!(t.workers[0].busy_fraction, 0.5);
         c.at_ns = 1_500_000_000;

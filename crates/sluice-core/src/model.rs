@@ -83,18 +83,7 @@ pub struct ModuleDecl {
 impl ModuleDecl {
     /// A module with no profile, not controlled, no age bound, no queue.
     pub fn new(name: &str, role: Role, ingates: usize, outgates: usize) -> Self {
-        Self {
-            name: name.to_owned(),
-            role,
-            ingates,
-            outgates,
-            profile: None,
-            controlled: false,
-            max_age_ns: None,
-            queue_pkts: None,
-            held_pkts: 0,
-            max_hold_ns: None,
-        }
+        Self { name: name.to_owned(), role, ingates, outgates, profile: None, controlled: false, max_age_ns: None, queue_pkts: None, held_pkts: 0, max_hold_ns: None }
     }
 }
 
@@ -162,9 +151,7 @@ impl Model {
 
     /// Workers no module is placed on (idle spares), in index order.
     pub fn idle_workers(&self) -> Vec<usize> {
-        (0..self.n_workers)
-            .filter(|w| !self.worker_of.contains(w))
-            .collect()
+        (0..self.n_workers).filter(|w| !self.worker_of.contains(w)).collect()
     }
 
     /// The same pipeline with `moves` (module, worker) applied to its
@@ -176,19 +163,10 @@ impl Model {
         let mut moved = self.clone();
         for &(m, w) in moves {
             let Some(decl) = self.modules.get(m) else {
-                return Err(Error::module(
-                    &format!("#{m}"),
-                    "cannot move a module that does not exist",
-                ));
+                return Err(Error::module(&format!("#{m}"), "cannot move a module that does not exist"));
             };
             if w >= self.n_workers {
-                return Err(Error::module(
-                    &decl.name,
-                    format!(
-                        "cannot move it to worker {w}: there are {} workers",
-                        self.n_workers
-                    ),
-                ));
+                return Err(Error::module(&decl.name, format!("cannot move it to worker {w}: there are {} workers", self.n_workers)));
             }
             moved.worker_of[m] = w;
         }
@@ -206,9 +184,7 @@ impl Model {
 
 /// Edges (indices) between modules on different workers.
 fn crossings(edges: &[Edge], worker_of: &[usize]) -> Vec<usize> {
-    (0..edges.len())
-        .filter(|&e| worker_of[edges[e].from] != worker_of[edges[e].to])
-        .collect()
+    (0..edges.len()).filter(|&e| worker_of[edges[e].from] != worker_of[edges[e].to]).collect()
 }
 
 /// Collects modules, edges and flows by name, then validates them all at once.
@@ -230,18 +206,13 @@ impl ModelBuilder {
 
     /// Connects `from`'s outgate to `to`'s ingate.
     pub fn connect(&mut self, from: &str, outgate: usize, to: &str, ingate: usize) -> &mut Self {
-        self.edges
-            .push((from.to_owned(), outgate, to.to_owned(), ingate));
+        self.edges.push((from.to_owned(), outgate, to.to_owned(), ingate));
         self
     }
 
     /// Declares a flow along `path` (module names) with a delay SLO in µs (`None`: best effort).
     pub fn flow(&mut self, name: &str, path: &[&str], slo_us: Option<f64>) -> &mut Self {
-        self.flows.push((
-            name.to_owned(),
-            path.iter().map(|s| s.to_string()).collect(),
-            slo_us,
-        ));
+        self.flows.push((name.to_owned(), path.iter().map(|s| s.to_string()).collect(), slo_us));
         self
     }
 
@@ -266,30 +237,20 @@ impl ModelBuilder {
         }
         let limit = |what: &str, value: usize, max: usize| {
             if value > max {
-                return Err(Error::Pipeline(format!(
-                    "{value} {what}, more than the {max} a pipeline may have"
-                )));
+                return Err(Error::Pipeline(format!("{value} {what}, more than the {max} a pipeline may have")));
             }
             Ok(())
         };
         limit("modules", self.modules.len(), MAX_MODULES)?;
         limit("flows", self.flows.len(), MAX_FLOWS)?;
         if self.modules.is_empty() {
-            return Err(Error::Pipeline(
-                "it has no modules: give it a source, a sink and a flow between them".into(),
-            ));
+            return Err(Error::Pipeline("it has no modules: give it a source, a sink and a flow between them".into()));
         }
         if let Some((module, worker)) = self.placements.iter().find(|(_, w)| *w >= MAX_WORKERS) {
-            return Err(Error::module(
-                module,
-                format!("worker {worker} is out of range 0..{MAX_WORKERS}"),
-            ));
+            return Err(Error::module(module, format!("worker {worker} is out of range 0..{MAX_WORKERS}")));
         }
         if self.spare_workers >= MAX_WORKERS {
-            return Err(Error::Pipeline(format!(
-                "{} spare workers is out of range 0..{MAX_WORKERS}",
-                self.spare_workers
-            )));
+            return Err(Error::Pipeline(format!("{} spare workers is out of range 0..{MAX_WORKERS}", self.spare_workers)));
         }
         let mut ids = HashMap::new();
         for (i, m) in self.modules.iter().enumerate() {
@@ -299,17 +260,11 @@ impl ModelBuilder {
             check_gates(m)?;
         }
         let lookup = |name: &str, context: String| {
-            ids.get(name).copied().ok_or_else(|| Error::UnknownModule {
-                name: name.to_owned(),
-                context,
-            })
+            ids.get(name).copied().ok_or_else(|| Error::UnknownModule { name: name.to_owned(), context })
         };
         let n = self.modules.len();
-        let mut next: Vec<Vec<Option<ModuleId>>> = self
-            .modules
-            .iter()
-            .map(|m| vec![None; m.outgates])
-            .collect();
+        let mut next: Vec<Vec<Option<ModuleId>>> =
+            self.modules.iter().map(|m| vec![None; m.outgates]).collect();
         let mut entered = vec![false; n];
         let mut edges = Vec::with_capacity(self.edges.len());
         for (from, outgate, to, ingate) in &self.edges {
@@ -317,50 +272,27 @@ impl ModelBuilder {
             let t = lookup(to, format!("edge {from}:{outgate} -> {to}:{ingate}"))?;
             let (fm, tm) = (&self.modules[f], &self.modules[t]);
             if *outgate >= fm.outgates {
-                return Err(Error::NoSuchOutgate {
-                    module: from.clone(),
-                    gate: *outgate,
-                    count: fm.outgates,
-                });
+                return Err(Error::NoSuchOutgate { module: from.clone(), gate: *outgate, count: fm.outgates });
             }
             if *ingate >= tm.ingates {
-                return Err(Error::NoSuchIngate {
-                    module: to.clone(),
-                    gate: *ingate,
-                    count: tm.ingates,
-                });
+                return Err(Error::NoSuchIngate { module: to.clone(), gate: *ingate, count: tm.ingates });
             }
             if next[f][*outgate].replace(t).is_some() {
-                return Err(Error::GateTaken {
-                    module: from.clone(),
-                    gate: *outgate,
-                });
+                return Err(Error::GateTaken { module: from.clone(), gate: *outgate });
             }
             entered[t] = true;
-            edges.push(Edge {
-                from: f,
-                outgate: *outgate,
-                to: t,
-                ingate: *ingate,
-            });
+            edges.push(Edge { from: f, outgate: *outgate, to: t, ingate: *ingate });
         }
         for (i, m) in self.modules.iter().enumerate() {
             if let Some(gate) = next[i].iter().position(Option::is_none) {
-                return Err(Error::DanglingGate {
-                    module: m.name.clone(),
-                    gate,
-                });
+                return Err(Error::DanglingGate { module: m.name.clone(), gate });
             }
             if m.role != Role::Source && !entered[i] {
                 return Err(Error::Unconnected(m.name.clone()));
             }
         }
-        let next: Vec<Vec<ModuleId>> = next
-            .into_iter()
-            .map(|g| g.into_iter().flatten().collect())
-            .collect();
-        let topo_order =
-            topological_order(&next).map_err(|m| Error::Cycle(self.modules[m].name.clone()))?;
+        let next: Vec<Vec<ModuleId>> = next.into_iter().map(|g| g.into_iter().flatten().collect()).collect();
+        let topo_order = topological_order(&next).map_err(|m| Error::Cycle(self.modules[m].name.clone()))?;
 
         let mut placed = vec![None; n];
         for (module, worker) in &self.placements {
@@ -370,9 +302,7 @@ impl ModelBuilder {
         let crossings = crossings(&edges, &worker_of);
         let n_workers = worker_of.iter().copied().max().map_or(1, |w| w + 1) + self.spare_workers;
         if n_workers > MAX_WORKERS {
-            return Err(Error::Pipeline(format!(
-                "{n_workers} workers (spares included), more than {MAX_WORKERS}"
-            )));
+            return Err(Error::Pipeline(format!("{n_workers} workers (spares included), more than {MAX_WORKERS}")));
         }
 
         let mut flows = Vec::with_capacity(self.flows.len());
@@ -390,29 +320,17 @@ impl ModelBuilder {
             let slo_ns = match slo_us {
                 None => None,
                 Some(us) if us.is_finite() && *us > 0.0 => Some((us * 1e3).round().max(1.0) as u64),
-                Some(us) => {
-                    return Err(Error::flow(
-                        name,
-                        format!("delay SLO must be > 0 µs, got {us}"),
-                    ))
-                }
+                Some(us) => return Err(Error::flow(name, format!("delay SLO must be > 0 µs, got {us}"))),
             };
             let sink = *path.last().expect("checked non-empty");
             if let Some(other) = sink_flow[sink].replace(fi) {
                 let other: &(String, Vec<String>, Option<f64>) = &self.flows[other];
                 return Err(Error::flow(
                     name,
-                    format!(
-                        "sink '{}' already ends flow '{}'; give each flow its own egress",
-                        self.modules[sink].name, other.0
-                    ),
+                    format!("sink '{}' already ends flow '{}'; give each flow its own egress", self.modules[sink].name, other.0),
                 ));
             }
-            flows.push(Flow {
-                name: name.clone(),
-                path,
-                slo_ns,
-            });
+            flows.push(Flow { name: name.clone(), path, slo_ns });
         }
         Ok(Model {
             batch_size,
@@ -431,13 +349,7 @@ impl ModelBuilder {
 
 fn check_gates(m: &ModuleDecl) -> Result<()> {
     if m.ingates > MAX_GATES || m.outgates > MAX_GATES {
-        return Err(Error::module(
-            &m.name,
-            format!(
-                "{} ingates and {} outgates: a module has at most {MAX_GATES} of each",
-                m.ingates, m.outgates
-            ),
-        ));
+        return Err(Error::module(&m.name, format!("{} ingates and {} outgates: a module has at most {MAX_GATES} of each", m.ingates, m.outgates)));
     }
     let bad = match m.role {
         Role::Source => (m.ingates != 0).then_some("a source has no ingate"),
@@ -452,50 +364,27 @@ fn check_gates(m: &ModuleDecl) -> Result<()> {
     }
     if let Some(p) = m.profile {
         if !(p.t0_ns >= 0.0 && p.t1_ns >= 0.0 && p.t0_ns + p.t1_ns > 0.0) {
-            return Err(Error::module(
-                &m.name,
-                format!(
-                    "profile T0={} T1={} ns must be ≥ 0 and not both 0",
-                    p.t0_ns, p.t1_ns
-                ),
-            ));
+            return Err(Error::module(&m.name, format!("profile T0={} T1={} ns must be ≥ 0 and not both 0", p.t0_ns, p.t1_ns)));
         }
     }
     Ok(())
 }
 
-fn check_path(
-    name: &str,
-    path: &[ModuleId],
-    modules: &[ModuleDecl],
-    next: &[Vec<ModuleId>],
-) -> Result<()> {
+fn check_path(name: &str, path: &[ModuleId], modules: &[ModuleDecl], next: &[Vec<ModuleId>]) -> Result<()> {
     let (Some(&first), Some(&last)) = (path.first(), path.last()) else {
         return Err(Error::flow(name, "path is empty"));
     };
     if modules[first].role != Role::Source {
-        return Err(Error::flow(
-            name,
-            format!(
-                "path starts at '{}', which is not a source",
-                modules[first].name
-            ),
-        ));
+        return Err(Error::flow(name, format!("path starts at '{}', which is not a source", modules[first].name)));
     }
     if modules[last].role != Role::Sink {
-        return Err(Error::flow(
-            name,
-            format!("path ends at '{}', which is not a sink", modules[last].name),
-        ));
+        return Err(Error::flow(name, format!("path ends at '{}', which is not a sink", modules[last].name)));
     }
     for w in path.windows(2) {
         if !next[w[0]].contains(&w[1]) {
             return Err(Error::flow(
                 name,
-                format!(
-                    "path does not follow the graph: no edge from '{}' to '{}'",
-                    modules[w[0]].name, modules[w[1]].name
-                ),
+                format!("path does not follow the graph: no edge from '{}' to '{}'", modules[w[0]].name, modules[w[1]].name),
             ));
         }
     }
@@ -528,12 +417,7 @@ fn topological_order(next: &[Vec<ModuleId>]) -> std::result::Result<Vec<ModuleId
     }
 }
 
-fn assign_workers(
-    modules: &[ModuleDecl],
-    edges: &[Edge],
-    order: &[ModuleId],
-    placed: &[Option<usize>],
-) -> Result<Vec<usize>> {
+fn assign_workers(modules: &[ModuleDecl], edges: &[Edge], order: &[ModuleId], placed: &[Option<usize>]) -> Result<Vec<usize>> {
     let mut worker: Vec<Option<usize>> = placed.to_vec();
     let mut upstream_of: Vec<Vec<ModuleId>> = vec![Vec::new(); modules.len()];
     for e in edges {
@@ -543,23 +427,14 @@ fn assign_workers(
         if worker[v].is_some() {
             continue;
         }
-        let mut upstream = upstream_of[v]
-            .iter()
-            .map(|&u| worker[u].expect("upstream comes first"));
+        let mut upstream = upstream_of[v].iter().map(|&u| worker[u].expect("upstream comes first"));
         let first = upstream.next().unwrap_or(0);
         if let Some(other) = upstream.find(|&w| w != first) {
-            return Err(Error::SharedAcrossWorkers {
-                module: modules[v].name.clone(),
-                a: first.min(other),
-                b: first.max(other),
-            });
+            return Err(Error::SharedAcrossWorkers { module: modules[v].name.clone(), a: first.min(other), b: first.max(other) });
         }
         worker[v] = Some(first);
     }
-    Ok(worker
-        .into_iter()
-        .map(|w| w.expect("every module visited"))
-        .collect())
+    Ok(worker.into_iter().map(|w| w.expect("every module visited")).collect())
 }
 
 #[cfg(test)]
@@ -602,28 +477,16 @@ mod tests {
     #[test]
     fn errors_name_the_culprit() {
         let err = |b: &ModelBuilder, bs| b.build(bs).unwrap_err().to_string();
-        assert_eq!(
-            err(&two_branch(), 0),
-            "batch size 0 is out of range 1..=256"
-        );
-        assert_eq!(
-            err(&two_branch(), 257),
-            "batch size 257 is out of range 1..=256"
-        );
+        assert_eq!(err(&two_branch(), 0), "batch size 0 is out of range 1..=256");
+        assert_eq!(err(&two_branch(), 257), "batch size 257 is out of range 1..=256");
 
         let mut b = two_branch();
-        b.module(decl("c", Role::Function, 1, 1))
-            .connect("c", 0, "out_a", 0);
+        b.module(decl("c", Role::Function, 1, 1)).connect("c", 0, "out_a", 0);
         assert_eq!(err(&b, 32), "module 'c' is unconnected: no edge enters it");
 
         let mut b = ModelBuilder::default();
-        b.module(decl("src", Role::Source, 0, 2))
-            .module(decl("out", Role::Sink, 1, 0))
-            .connect("src", 0, "out", 0);
-        assert_eq!(
-            err(&b, 32),
-            "module 'src' outgate 1 is dangling: connect it to a module"
-        );
+        b.module(decl("src", Role::Source, 0, 2)).module(decl("out", Role::Sink, 1, 0)).connect("src", 0, "out", 0);
+        assert_eq!(err(&b, 32), "module 'src' outgate 1 is dangling: connect it to a module");
 
         let mut b = two_branch();
         b.connect("split", 2, "a", 0);
@@ -631,10 +494,7 @@ mod tests {
 
         let mut b = two_branch();
         b.flow("bad", &["src", "a", "out_a"], Some(10.0));
-        assert_eq!(
-            err(&b, 32),
-            "flow 'bad': path does not follow the graph: no edge from 'src' to 'a'"
-        );
+        assert_eq!(err(&b, 32), "flow 'bad': path does not follow the graph: no edge from 'src' to 'a'");
 
         let mut b = two_branch();
         b.flow("zero", &["src", "split", "a", "out_a"], Some(0.0));
@@ -642,10 +502,7 @@ mod tests {
 
         let mut b = two_branch();
         b.flow("ghost", &["src", "nowhere"], None);
-        assert_eq!(
-            err(&b, 32),
-            "flow 'ghost' path names unknown module 'nowhere'"
-        );
+        assert_eq!(err(&b, 32), "flow 'ghost' path names unknown module 'nowhere'");
     }
 
     #[test]
@@ -657,11 +514,7 @@ mod tests {
             .connect("src", 0, "x", 0)
             .connect("x", 0, "y", 0)
             .connect("y", 0, "x", 1);
-        assert!(b
-            .build(32)
-            .unwrap_err()
-            .to_string()
-            .starts_with("cycle through module '"));
+        assert!(b.build(32).unwrap_err().to_string().starts_with("cycle through module '"));
     }
 
     #[test]
@@ -673,10 +526,7 @@ mod tests {
             .connect("s1", 0, "out", 0)
             .connect("s2", 0, "out", 1)
             .place("s2", 1);
-        assert_eq!(
-            b.build(32).unwrap_err().to_string(),
-            "module 'out' is reached from workers 0 and 1; place it on one of them"
-        );
+        assert_eq!(b.build(32).unwrap_err().to_string(), "module 'out' is reached from workers 0 and 1; place it on one of them");
         b.place("out", 1);
         let m = b.build(32).unwrap();
         assert_eq!(m.worker_of, vec![0, 1, 1]);
@@ -689,17 +539,10 @@ mod tests {
         assert_eq!((m.workers(), m.idle_workers()), (2, vec![1]));
         let (b, out_b) = (m.module_id("b").unwrap(), m.module_id("out_b").unwrap());
         let split = m.with_moves(&[(b, 1), (out_b, 1)]).unwrap();
-        assert_eq!(
-            split.crossings,
-            vec![2],
-            "split:1 -> b is the only crossing"
-        );
+        assert_eq!(split.crossings, vec![2], "split:1 -> b is the only crossing");
         assert!(split.idle_workers().is_empty());
         let err = split.with_moves(&[(b, 0)]).unwrap_err().to_string();
         assert_eq!(err, "module 'b': moving it onto the worker of 'split' would fold a ring between workers; only splits are supported while running");
-        assert_eq!(
-            m.with_moves(&[(b, 2)]).unwrap_err().to_string(),
-            "module 'b': cannot move it to worker 2: there are 2 workers"
-        );
+        assert_eq!(m.with_moves(&[(b, 2)]).unwrap_err().to_string(), "module 'b': cannot move it to worker 2: there are 2 workers");
     }
 }

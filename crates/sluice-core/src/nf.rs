@@ -27,9 +27,7 @@ impl NfContext<'_> {
     /// worker's clock, virtual in the simulator. Read once per run.
     #[inline]
     pub fn now(&mut self) -> u64 {
-        *self
-            .now_ns
-            .get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw()))
+        *self.now_ns.get_or_insert_with(|| self.clock.delta_as_nanos(self.origin, self.clock.raw()))
     }
 
     /// The pipeline's batch size B (pkt): the most an NF that releases

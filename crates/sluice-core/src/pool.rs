@@ -97,13 +97,9 @@ pub struct PacketPool {
 /// worst case costs memory only as far as packets reach.
 fn zeroed_buffers(n: usize) -> Buffers {
     let page = 4096;
-    let layout = std::alloc::Layout::from_size_align(n * BUF_SIZE, page)
-        .expect("the arena size is bounded by the limits");
+    let layout = std::alloc::Layout::from_size_align(n * BUF_SIZE, page).expect("the arena size is bounded by the limits");
     if n == 0 {
-        return Buffers {
-            ptr: std::ptr::NonNull::dangling().as_ptr(),
-            layout,
-        };
+        return Buffers { ptr: std::ptr::NonNull::dangling().as_ptr(), layout };
     }
     // SAFETY: the layout is non-zero-sized; all-zero bytes are valid
     // buffers; `Buffers` frees the memory with the same layout.
@@ -111,10 +107,7 @@ fn zeroed_buffers(n: usize) -> Buffers {
     if ptr.is_null() {
         std::alloc::handle_alloc_error(layout);
     }
-    Buffers {
-        ptr: ptr.cast(),
-        layout,
-    }
+    Buffers { ptr: ptr.cast(), layout }
 }
 
 impl PacketPool {
@@ -126,20 +119,10 @@ impl PacketPool {
     /// Pools for `workers` workers of `capacity` buffers each, over one
     /// arena, with return rings between every pair.
     pub fn shared(workers: usize, capacity: usize) -> Vec<Self> {
-        assert!(
-            workers > 0 && capacity > 0 && workers * capacity <= u32::MAX as usize,
-            "pool size out of range"
-        );
+        assert!(workers > 0 && capacity > 0 && workers * capacity <= u32::MAX as usize, "pool size out of range");
         let total = workers * capacity;
-        let arena = Arc::new(Arena {
-            bufs: zeroed_buffers(total),
-            meta: (0..total)
-                .map(|_| UnsafeCell::new(PacketMeta::default()))
-                .collect(),
-        });
-        let mut outs: Vec<Vec<Option<Producer<PacketId>>>> = (0..workers)
-            .map(|_| (0..workers).map(|_| None).collect())
-            .collect();
+        let arena = Arc::new(Arena { bufs: zeroed_buffers(total), meta: (0..total).map(|_| UnsafeCell::new(PacketMeta::default())).collect() });
+        let mut outs: Vec<Vec<Option<Producer<PacketId>>>> = (0..workers).map(|_| (0..workers).map(|_| None).collect()).collect();
         let mut ins: Vec<Vec<Consumer<PacketId>>> = (0..workers).map(|_| Vec::new()).collect();
         for (from, out) in outs.iter_mut().enumerate() {
             for owner in (0..workers).filter(|&o| o != from) {
@@ -209,11 +192,7 @@ impl PacketPool {
         }
         let id = self.free.pop()?;
         self.allocated += 1;
-        *self.meta_mut(id) = PacketMeta {
-            data_off: HEADROOM as u16,
-            len: len as u16,
-            ..PacketMeta::default()
-        };
+        *self.meta_mut(id) = PacketMeta { data_off: HEADROOM as u16, len: len as u16, ..PacketMeta::default() };
         Some(id)
     }
 
@@ -228,11 +207,7 @@ impl PacketPool {
         let id = self.free.pop()?;
         self.allocated += 1;
         let m = self.meta_mut(id);
-        *m = PacketMeta {
-            data_off: HEADROOM as u16,
-            len: frame.len() as u16,
-            ..meta
-        };
+        *m = PacketMeta { data_off: HEADROOM as u16, len: frame.len() as u16, ..meta };
         // SAFETY: `meta_mut` checked the bounds; the buffer is ours, just taken from the free list.
         let buf = unsafe { &mut *(*self.bufs.add(id.0 as usize)).get() };
         buf[HEADROOM..HEADROOM + frame.len()].copy_from_slice(frame);
@@ -247,12 +222,7 @@ impl PacketPool {
         assert_ne!(from, to, "a packet cannot be copied onto itself");
         // SAFETY: both handles were bounds-checked by `meta`; they are
         // different buffers, both held by the caller.
-        let (src, dst) = unsafe {
-            (
-                &*(*self.bufs.add(from.0 as usize)).get(),
-                &mut *(*self.bufs.add(to.0 as usize)).get(),
-            )
-        };
+        let (src, dst) = unsafe { (&*(*self.bufs.add(from.0 as usize)).get(), &mut *(*self.bufs.add(to.0 as usize)).get()) };
         let (fo, to_off, n) = (f.data_off as usize, t.data_off as usize, f.len as usize);
         dst[to_off..to_off + n].copy_from_slice(&src[fo..fo + n]);
     }
@@ -267,11 +237,7 @@ impl PacketPool {
     /// The arena's buffer memory, buffer `id` at [`Self::offset_of`]: what
     /// a device sharing the buffers registers.
     pub fn region(&self) -> Region {
-        Region {
-            start: self.bufs.cast_mut().cast(),
-            len: self.total as usize * BUF_SIZE,
-            _arena: self._arena.clone(),
-        }
+        Region { start: self.bufs.cast_mut().cast(), len: self.total as usize * BUF_SIZE, _arena: self._arena.clone() }
     }
 
     /// Where buffer `id` starts in the [`Self::region`] (bytes).
@@ -285,8 +251,7 @@ impl PacketPool {
     #[inline]
     pub fn buffer_at(&self, offset: u64) -> Option<(PacketId, u16)> {
         let id = offset / BUF_SIZE as u64;
-        (id < u64::from(self.total))
-            .then(|| (PacketId(id as u32), (offset % BUF_SIZE as u64) as u16))
+        (id < u64::from(self.total)).then(|| (PacketId(id as u32), (offset % BUF_SIZE as u64) as u16))
     }
 
     /// Lends a free buffer of this worker's to a device to receive into;
@@ -323,13 +288,8 @@ impl PacketPool {
             self.free.push(id);
         } else {
             let owner = (id.0 / self.partition) as usize;
-            let ring = self.returns_out[owner]
-                .as_mut()
-                .expect("a return ring to every other worker");
-            assert!(
-                ring.push(id).is_ok(),
-                "a return ring holds a whole partition"
-            );
+            let ring = self.returns_out[owner].as_mut().expect("a return ring to every other worker");
+            assert!(ring.push(id).is_ok(), "a return ring holds a whole partition");
         }
     }
 
@@ -360,11 +320,7 @@ impl PacketPool {
         for id in ids {
             use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
             let meta = self.meta.wrapping_add(id.0 as usize).cast::<i8>();
-            let head = self
-                .bufs
-                .wrapping_add(id.0 as usize)
-                .cast::<i8>()
-                .wrapping_add(HEADROOM);
+            let head = self.bufs.wrapping_add(id.0 as usize).cast::<i8>().wrapping_add(HEADROOM);
             // SAFETY: a prefetch is a hint: it reads nothing and never faults.
             unsafe {
                 _mm_prefetch(meta, _MM_HINT_T0);
@@ -462,18 +418,10 @@ mod tests {
         let y = a.alloc(60).unwrap();
         a.data_mut(x).fill(9);
         assert!(a.alloc(60).is_none());
-        assert_eq!(
-            b.data(x),
-            &[9; 60][..],
-            "any pool reads a buffer whose handle it holds"
-        );
+        assert_eq!(b.data(x), &[9; 60][..], "any pool reads a buffer whose handle it holds");
         b.free(x);
         b.free(y);
-        assert_eq!(
-            (a.in_use(), b.in_use()),
-            (2, -2),
-            "in flight is the sum over workers"
-        );
+        assert_eq!((a.in_use(), b.in_use()), (2, -2), "in flight is the sum over workers");
         assert_eq!(b.available(), 2, "b's own partition is untouched");
         assert_eq!(a.available(), 2, "a took its buffers back");
     }

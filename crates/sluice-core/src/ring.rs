@@ -37,21 +37,14 @@ pub struct Consumer<T> {
 /// A ring holding up to `capacity` items (rounded up to a power of two).
 pub fn spsc<T: Send>(capacity: usize) -> (Producer<T>, Consumer<T>) {
     let cap = capacity.max(2).next_power_of_two();
-    let slots = (0..cap)
-        .map(|_| UnsafeCell::new(MaybeUninit::uninit()))
-        .collect();
+    let slots = (0..cap).map(|_| UnsafeCell::new(MaybeUninit::uninit())).collect();
     let shared = Arc::new(Shared {
         head: CachePadded(AtomicUsize::new(0)),
         tail: CachePadded(AtomicUsize::new(0)),
         slots,
         mask: cap - 1,
     });
-    (
-        Producer {
-            shared: shared.clone(),
-        },
-        Consumer { shared },
-    )
+    (Producer { shared: shared.clone() }, Consumer { shared })
 }
 
 impl<T: Send> Producer<T> {
@@ -129,10 +122,7 @@ mod tests {
         }
         assert_eq!(p.push(9), Err(9));
         assert_eq!(c.len(), 4);
-        assert_eq!(
-            (0..4).map(|_| c.pop().unwrap()).collect::<Vec<_>>(),
-            vec![0, 1, 2, 3]
-        );
+        assert_eq!((0..4).map(|_| c.pop().unwrap()).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
         assert_eq!(c.pop(), None);
     }
 

@@ -22,11 +22,7 @@ pub(crate) struct Stride {
 impl Stride {
     /// A scheduler over `units` units.
     pub(crate) fn new(units: usize) -> Self {
-        let mut s = Self {
-            pass: vec![0; units],
-            awake: vec![0; units.div_ceil(64)],
-            vtime: 0,
-        };
+        let mut s = Self { pass: vec![0; units], awake: vec![0; units.div_ceil(64)], vtime: 0 };
         s.wake_all();
         s
     }
@@ -67,11 +63,7 @@ impl Stride {
     /// the awake units it asks `runnable` only those that could win, and
     /// puts to sleep those that are not.
     #[inline]
-    pub(crate) fn pick(
-        &mut self,
-        runnable: impl Fn(usize) -> bool,
-        weight: impl Fn(usize) -> u32,
-    ) -> Option<usize> {
+    pub(crate) fn pick(&mut self, runnable: impl Fn(usize) -> bool, weight: impl Fn(usize) -> u32) -> Option<usize> {
         let mut best: Option<(usize, u64)> = None;
         for w in 0..self.awake.len() {
             let mut bits = self.awake[w];
@@ -112,11 +104,7 @@ mod tests {
         for _ in 0..600 {
             turns[s.pick(|_| true, |u| weights[u]).unwrap()] += 1;
         }
-        assert_eq!(
-            turns,
-            [250, 750, 200],
-            "unit 2 rejoins at the current pass, not with a backlog of turns"
-        );
+        assert_eq!(turns, [250, 750, 200], "unit 2 rejoins at the current pass, not with a backlog of turns");
         assert_eq!(s.pick(|_| false, |_| 1), None);
     }
 
@@ -133,11 +121,7 @@ mod tests {
         assert_eq!(s.pick(ready, |_| 1), Some(69));
         assert_eq!(asked.replace(0), 1, "only the runnable unit is still awake");
         s.wake(3);
-        assert_eq!(
-            s.pick(|u| u == 3 || u == 69, |_| 1),
-            Some(3),
-            "woken, and its pass is the smallest"
-        );
+        assert_eq!(s.pick(|u| u == 3 || u == 69, |_| 1), Some(3), "woken, and its pass is the smallest");
         s.wake_all();
         assert_eq!(s.pick(|_| false, |_| 1), None);
         assert_eq!(s.pick(|_| true, |_| 1), None, "all asleep until woken");

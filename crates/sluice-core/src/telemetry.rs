@@ -64,13 +64,7 @@ pub type NfCounters = [u64; NF_COUNTERS];
 impl ModuleCounters {
     /// Its drops so far, by reason (pkt).
     pub fn drops(&self) -> Drops {
-        Drops {
-            nf: self.dropped,
-            queue_full: self.queue_dropped,
-            egress_full: self.egress_dropped,
-            worker_down: self.down_dropped,
-            duplicates: self.duplicates,
-        }
+        Drops { nf: self.dropped, queue_full: self.queue_dropped, egress_full: self.egress_dropped, worker_down: self.down_dropped, duplicates: self.duplicates }
     }
 }
 
@@ -181,17 +175,8 @@ pub struct FlowRecorder {
 
 impl Default for FlowRecorder {
     fn default() -> Self {
-        let delays = Histogram::new_with_bounds(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1, 2)
-            .expect("valid histogram bounds");
-        Self {
-            generated: 0,
-            dropped: 0,
-            claimed: 0,
-            delivered: 0,
-            misdelivered: 0,
-            delays,
-            delay_sum_ns: 0,
-        }
+        let delays = Histogram::new_with_bounds(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1, 2).expect("valid histogram bounds");
+        Self { generated: 0, dropped: 0, claimed: 0, delivered: 0, misdelivered: 0, delays, delay_sum_ns: 0 }
     }
 }
 
@@ -206,10 +191,7 @@ impl FlowRecorder {
     #[inline]
     pub fn record_n(&mut self, delay_ns: u64, n: u64) {
         self.delivered += n;
-        let _ = self.delays.record_n(
-            delay_ns.clamp(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1),
-            u32::try_from(n).unwrap_or(u32::MAX),
-        );
+        let _ = self.delays.record_n(delay_ns.clamp(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1), u32::try_from(n).unwrap_or(u32::MAX));
         self.delay_sum_ns = self.delay_sum_ns.saturating_add(delay_ns.saturating_mul(n));
     }
 
@@ -404,12 +386,7 @@ pub struct FlowTotals {
 
 impl From<&FlowRecorder> for FlowTotals {
     fn from(f: &FlowRecorder) -> Self {
-        Self {
-            generated: f.generated,
-            delivered: f.delivered,
-            dropped: f.dropped,
-            misdelivered: f.misdelivered,
-        }
+        Self { generated: f.generated, delivered: f.delivered, dropped: f.dropped, misdelivered: f.misdelivered }
     }
 }
 
@@ -450,13 +427,7 @@ pub(crate) fn delay_stats(f: &FlowRecorder) -> [u64; 5] {
     let mut q = h.value_at_quantiles([0.50, 0.95, 0.99]);
     let mut next = || q.next().expect("one value per quantile");
     let (p50, p95, p99) = (next(), next(), next());
-    [
-        (f.delay_sum_ns as f64 / h.len() as f64).round() as u64,
-        p50,
-        p95,
-        p99,
-        h.max(),
-    ]
+    [(f.delay_sum_ns as f64 / h.len() as f64).round() as u64, p50, p95, p99, h.max()]
 }
 
 #[cfg(test)]
@@ -471,10 +442,7 @@ mod tests {
             f.record(v);
             let got = f.delays.value_at_quantile(0.5) as f64;
             let error = (got - v as f64).abs();
-            assert!(
-                error <= (0.01 * v as f64).max(64.0),
-                "{v} read back as {got}"
-            );
+            assert!(error <= (0.01 * v as f64).max(64.0), "{v} read back as {got}");
         }
     }
 }
@@ -485,38 +453,22 @@ mod stats_tests {
 
     #[test]
     fn quantiles_are_the_histogram_s_own_and_the_mean_is_exact() {
-        let values: Vec<u64> = (1..=1000u64)
-            .map(|i| i * i * 37 % 1_000_003 + 100)
-            .collect();
+        let values: Vec<u64> = (1..=1000u64).map(|i| i * i * 37 % 1_000_003 + 100).collect();
         let mut f = FlowRecorder::default();
         for &v in &values {
             f.record(v);
         }
         let h = &f.delays;
         let [mean, p50, p95, p99, max] = delay_stats(&f);
-        assert_eq!(
-            [p50, p95, p99],
-            [
-                h.value_at_quantile(0.5),
-                h.value_at_quantile(0.95),
-                h.value_at_quantile(0.99)
-            ]
-        );
+        assert_eq!([p50, p95, p99], [h.value_at_quantile(0.5), h.value_at_quantile(0.95), h.value_at_quantile(0.99)]);
         assert_eq!(max, h.max());
-        assert_eq!(
-            mean,
-            (values.iter().sum::<u64>() as f64 / 1000.0).round() as u64
-        );
+        assert_eq!(mean, (values.iter().sum::<u64>() as f64 / 1000.0).round() as u64);
         let mut g = FlowRecorder::default();
         g.record(7_000);
         let q = g.delays.highest_equivalent(7_000);
         assert_eq!(delay_stats(&g), [7_000, q, q, q, q]);
         g.swap_delays(&mut f);
-        assert_eq!(
-            delay_stats(&g)[0],
-            mean,
-            "the sum travels with its histogram"
-        );
+        assert_eq!(delay_stats(&g)[0], mean, "the sum travels with its histogram");
         g.reset_delays();
         assert_eq!(delay_stats(&g), [0; 5]);
     }

@@ -3,12 +3,12 @@
 
 use crate::batch::MAX_BURST;
 use crate::limits::{MAX_ARENA_BUFFERS, MAX_POOL_BUFFERS};
+use crate::schedule::Schedule;
 use crate::model::Model;
 use crate::nf::EgressLink;
 use crate::packet::PacketId;
 use crate::pool::PacketPool;
 use crate::ring::{spsc, Consumer, Producer};
-use crate::schedule::Schedule;
 
 /// Slots of an inter-worker ring (pkt).
 pub const RING_SLOTS: usize = 4096;
@@ -42,18 +42,9 @@ pub fn pool_capacity(model: &Model, schedule: Schedule, waiting: usize) -> usize
     };
     // A spare worker, once modules move to it, brings a ring of its own.
     let rings = (model.crossings.len() + model.idle_workers().len()).min(4) * RING_SLOTS;
-    let queue_modules: usize = model
-        .modules
-        .iter()
-        .map(|m| m.queue_pkts.unwrap_or(0) + m.held_pkts)
-        .sum();
-    let wanted = (rtc + rings + queue_modules + waiting)
-        .max(queues + waiting)
-        .max(2 * MAX_BURST);
-    wanted
-        .min(MAX_POOL_BUFFERS)
-        .min(MAX_ARENA_BUFFERS / model.workers().max(1))
-        .max(2 * MAX_BURST)
+    let queue_modules: usize = model.modules.iter().map(|m| m.queue_pkts.unwrap_or(0) + m.held_pkts).sum();
+    let wanted = (rtc + rings + queue_modules + waiting).max(queues + waiting).max(2 * MAX_BURST);
+    wanted.min(MAX_POOL_BUFFERS).min(MAX_ARENA_BUFFERS / model.workers().max(1)).max(2 * MAX_BURST)
 }
 
 /// Wires every worker of `model`, each pool holding `capacity` buffers
@@ -63,12 +54,7 @@ pub fn wire(model: &Model, schedule: Schedule, capacity: Option<usize>) -> Vec<W
     let capacity = capacity.unwrap_or_else(|| pool_capacity(model, schedule, 0));
     let mut wiring: Vec<WorkerWiring> = PacketPool::shared(workers, capacity)
         .into_iter()
-        .map(|pool| WorkerWiring {
-            pool,
-            outbound: Vec::new(),
-            inbound: Vec::new(),
-            egress: None,
-        })
+        .map(|pool| WorkerWiring { pool, outbound: Vec::new(), inbound: Vec::new(), egress: None })
         .collect();
     for &e in &model.crossings {
         let edge = model.edges[e];

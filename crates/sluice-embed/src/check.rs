@@ -29,11 +29,7 @@ pub fn crossings(instance: &Instance, placement: &Placement) -> Crossings {
     let per_flow = instance
         .flows()
         .iter()
-        .map(|path| {
-            path.windows(2)
-                .filter(|hop| placement[hop[0]] != placement[hop[1]])
-                .count() as u32
-        })
+        .map(|path| path.windows(2).filter(|hop| placement[hop[0]] != placement[hop[1]]).count() as u32)
         .collect();
     Crossings { per_flow }
 }
@@ -43,44 +39,21 @@ pub fn crossings(instance: &Instance, placement: &Placement) -> Crossings {
 /// on one core) and returns its crossings.
 pub fn check(instance: &Instance, placement: &Placement) -> Result<Crossings> {
     if placement.len() != instance.modules() {
-        return Err(EmbedError::WrongLength {
-            got: placement.len(),
-            modules: instance.modules(),
-        });
+        return Err(EmbedError::WrongLength { got: placement.len(), modules: instance.modules() });
     }
     let mut load = vec![0u64; instance.cores()];
     for (module, &core) in placement.iter().enumerate() {
         if core >= instance.cores() {
-            return Err(EmbedError::UnknownCore {
-                module,
-                core,
-                cores: instance.cores(),
-            });
+            return Err(EmbedError::UnknownCore { module, core, cores: instance.cores() });
         }
         load[core] += instance.weight(module);
     }
-    if let Some((core, &load)) = load
-        .iter()
-        .enumerate()
-        .find(|(_, &l)| l > instance.capacity())
-    {
-        return Err(EmbedError::Overloaded {
-            core,
-            load,
-            capacity: instance.capacity(),
-        });
+    if let Some((core, &load)) = load.iter().enumerate().find(|(_, &l)| l > instance.capacity()) {
+        return Err(EmbedError::Overloaded { core, load, capacity: instance.capacity() });
     }
     for a in 0..instance.modules() {
-        if let Some(&b) = instance
-            .conflicts_of(a)
-            .iter()
-            .find(|&&b| b > a && placement[b] == placement[a])
-        {
-            return Err(EmbedError::ConflictShared {
-                a,
-                b,
-                core: placement[a],
-            });
+        if let Some(&b) = instance.conflicts_of(a).iter().find(|&&b| b > a && placement[b] == placement[a]) {
+            return Err(EmbedError::ConflictShared { a, b, core: placement[a] });
         }
     }
     Ok(crossings(instance, placement))
@@ -91,14 +64,7 @@ mod tests {
     use super::*;
 
     fn two_cores() -> Instance {
-        Instance::new(
-            vec![4, 4, 4],
-            2,
-            8,
-            vec![vec![0, 1, 2], vec![0, 2]],
-            &[(0, 2)],
-        )
-        .unwrap()
+        Instance::new(vec![4, 4, 4], 2, 8, vec![vec![0, 1, 2], vec![0, 2]], &[(0, 2)]).unwrap()
     }
 
     #[test]
@@ -111,33 +77,9 @@ mod tests {
     #[test]
     fn refuses_what_is_not_an_embedding() {
         let inst = two_cores();
-        assert_eq!(
-            check(&inst, &vec![0, 0]),
-            Err(EmbedError::WrongLength { got: 2, modules: 3 })
-        );
-        assert_eq!(
-            check(&inst, &vec![0, 2, 1]),
-            Err(EmbedError::UnknownCore {
-                module: 1,
-                core: 2,
-                cores: 2
-            })
-        );
-        assert_eq!(
-            check(&inst, &vec![0, 0, 0]).unwrap_err(),
-            EmbedError::Overloaded {
-                core: 0,
-                load: 12,
-                capacity: 8
-            }
-        );
-        assert_eq!(
-            check(&inst, &vec![0, 1, 0]),
-            Err(EmbedError::ConflictShared {
-                a: 0,
-                b: 2,
-                core: 0
-            })
-        );
+        assert_eq!(check(&inst, &vec![0, 0]), Err(EmbedError::WrongLength { got: 2, modules: 3 }));
+        assert_eq!(check(&inst, &vec![0, 2, 1]), Err(EmbedError::UnknownCore { module: 1, core: 2, cores: 2 }));
+        assert_eq!(check(&inst, &vec![0, 0, 0]).unwrap_err(), EmbedError::Overloaded { core: 0, load: 12, capacity: 8 });
+        assert_eq!(check(&inst, &vec![0, 1, 0]), Err(EmbedError::ConflictShared { a: 0, b: 2, core: 0 }));
     }
 }

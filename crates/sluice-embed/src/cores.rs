@@ -34,8 +34,7 @@ impl<'a> Cores<'a> {
 
     /// Whether core i has room for v and none of v's conflicts.
     pub(crate) fn can_take(&self, v: usize, i: usize) -> bool {
-        self.load[i] + self.instance.weight(v) <= self.instance.capacity()
-            && self.conflicting[v * self.instance.cores() + i] == 0
+        self.load[i] + self.instance.weight(v) <= self.instance.capacity() && self.conflicting[v * self.instance.cores() + i] == 0
     }
 
     pub(crate) fn put(&mut self, v: usize, i: usize) {
@@ -56,29 +55,19 @@ impl<'a> Cores<'a> {
     }
 
     pub(crate) fn no_room(&self, v: usize) -> EmbedError {
-        EmbedError::NoRoom {
-            module: v,
-            weight: self.instance.weight(v),
-        }
+        EmbedError::NoRoom { module: v, weight: self.instance.weight(v) }
     }
 
     pub(crate) fn into_placement(self) -> Placement {
-        self.placement
-            .into_iter()
-            .map(|c| c.expect("every module is placed"))
-            .collect()
+        self.placement.into_iter().map(|c| c.expect("every module is placed")).collect()
     }
 
     /// Flows over v's edges to modules on core i (placed ones only).
     pub(crate) fn affinity(&self, v: usize, i: usize) -> u32 {
-        self.instance
-            .links_of(v)
-            .iter()
-            .filter(|&&(u, _)| self.placement[u] == Some(i))
-            .map(|&(_, flows)| flows)
-            .sum()
+        self.instance.links_of(v).iter().filter(|&&(u, _)| self.placement[u] == Some(i)).map(|&(_, flows)| flows).sum()
     }
 }
+
 
 /// Module indices by weight, heaviest first, stable in index order.
 pub(crate) fn by_weight_decreasing(instance: &Instance) -> Vec<usize> {
@@ -91,10 +80,7 @@ pub(crate) fn by_weight_decreasing(instance: &Instance) -> Vec<usize> {
 /// core `pick` chooses among `open`: the cores with room and no conflict
 /// for it, in index order, never empty. Fails on the first module no core
 /// can take.
-pub(crate) fn place_decreasing(
-    instance: &Instance,
-    mut pick: impl FnMut(&Cores<'_>, usize, &[usize]) -> usize,
-) -> Result<Placement> {
+pub(crate) fn place_decreasing(instance: &Instance, mut pick: impl FnMut(&Cores<'_>, usize, &[usize]) -> usize) -> Result<Placement> {
     let mut cores = Cores::new(instance);
     let mut open = Vec::with_capacity(instance.cores());
     for v in by_weight_decreasing(instance) {

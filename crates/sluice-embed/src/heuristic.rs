@@ -27,11 +27,7 @@ pub fn round_robin(instance: &Instance) -> Result<Placement> {
     let n = instance.cores();
     let mut next = 0;
     place_decreasing(instance, |_, _, open| {
-        let i = open
-            .iter()
-            .copied()
-            .min_by_key(|&i| (i + n - next) % n)
-            .expect("open is never empty");
+        let i = open.iter().copied().min_by_key(|&i| (i + n - next) % n).expect("open is never empty");
         next = (i + 1) % n;
         i
     })
@@ -47,12 +43,7 @@ pub fn random(instance: &Instance, seed: u64) -> Result<Placement> {
 /// Best-fit decreasing: modules by weight (heaviest first, stable), each on
 /// the most loaded core (lower index on ties) that has room and no conflict.
 pub fn best_fit(instance: &Instance) -> Result<Placement> {
-    place_decreasing(instance, |cores, _, open| {
-        open.iter()
-            .copied()
-            .min_by_key(|&i| (std::cmp::Reverse(cores.load[i]), i))
-            .expect("open is never empty")
-    })
+    place_decreasing(instance, |cores, _, open| open.iter().copied().min_by_key(|&i| (std::cmp::Reverse(cores.load[i]), i)).expect("open is never empty"))
 }
 
 #[cfg(test)]
@@ -61,8 +52,8 @@ mod tests {
 
     use super::*;
     use crate::check::{check, crossings};
-    use crate::error::EmbedError;
     use crate::path_fit::{improve, path_fit, MAX_PASSES};
+    use crate::error::EmbedError;
 
     /// Random instances: up to 30 modules of weight 1..=10 on 2..=6 cores
     /// of capacity 20..=40, chains over random modules, random conflicts.
@@ -75,8 +66,7 @@ mod tests {
             )
                 .prop_map(move |(weights, flows, pairs)| {
                     let pairs: Vec<_> = pairs.into_iter().filter(|(a, b)| a != b).collect();
-                    Instance::new(weights, cores, capacity, flows, &pairs)
-                        .expect("valid by construction")
+                    Instance::new(weights, cores, capacity, flows, &pairs).expect("valid by construction")
                 })
         })
     }
@@ -109,14 +99,7 @@ mod tests {
     #[test]
     fn path_fit_keeps_chains_together_where_best_fit_splits_them() {
         let weights = vec![3, 3, 3, 3, 2, 2, 2, 2];
-        let instance = Instance::new(
-            weights,
-            2,
-            11,
-            vec![vec![0, 4, 1, 5], vec![2, 6, 3, 7]],
-            &[],
-        )
-        .unwrap();
+        let instance = Instance::new(weights, 2, 11, vec![vec![0, 4, 1, 5], vec![2, 6, 3, 7]], &[]).unwrap();
         let bf = crossings(&instance, &best_fit(&instance).unwrap()).sum();
         let ours = crossings(&instance, &path_fit(&instance).unwrap()).sum();
         assert!(bf > 0);
@@ -126,31 +109,14 @@ mod tests {
     #[test]
     fn heuristics_say_which_module_has_no_room() {
         let instance = Instance::new(vec![5, 5, 5], 2, 5, vec![], &[]).unwrap();
-        assert_eq!(
-            best_fit(&instance),
-            Err(EmbedError::NoRoom {
-                module: 2,
-                weight: 5
-            })
-        );
-        assert_eq!(
-            round_robin(&instance),
-            Err(EmbedError::NoRoom {
-                module: 2,
-                weight: 5
-            })
-        );
+        assert_eq!(best_fit(&instance), Err(EmbedError::NoRoom { module: 2, weight: 5 }));
+        assert_eq!(round_robin(&instance), Err(EmbedError::NoRoom { module: 2, weight: 5 }));
     }
 
     #[test]
     fn conflicting_modules_land_on_different_cores() {
         let instance = Instance::new(vec![1, 1], 2, 10, vec![vec![0, 1]], &[(0, 1)]).unwrap();
-        for placement in [
-            round_robin(&instance),
-            random(&instance, 7),
-            best_fit(&instance),
-            path_fit(&instance),
-        ] {
+        for placement in [round_robin(&instance), random(&instance, 7), best_fit(&instance), path_fit(&instance)] {
             let placement = placement.unwrap();
             assert_ne!(placement[0], placement[1]);
         }

@@ -27,39 +27,22 @@ impl Instance {
     /// Validates and builds an instance: `weights[v]` is module v's CPU
     /// demand, `flows` are paths of module indices, `conflicts` pairs of
     /// modules that must not share a core.
-    pub fn new(
-        weights: Vec<u64>,
-        cores: usize,
-        capacity: u64,
-        flows: Vec<Vec<usize>>,
-        conflicts: &[(usize, usize)],
-    ) -> Result<Self> {
+    pub fn new(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: &[(usize, usize)]) -> Result<Self> {
         if cores == 0 || capacity == 0 {
             return Err(EmbedError::NoCores { cores, capacity });
         }
         if cores > MAX_CORES {
-            return Err(EmbedError::TooManyCores {
-                cores,
-                max: MAX_CORES,
-            });
+            return Err(EmbedError::TooManyCores { cores, max: MAX_CORES });
         }
         let modules = weights.len();
         if let Some((module, &weight)) = weights.iter().enumerate().find(|(_, &w)| w > capacity) {
-            return Err(EmbedError::TooHeavy {
-                module,
-                weight,
-                capacity,
-            });
+            return Err(EmbedError::TooHeavy { module, weight, capacity });
         }
         let known = |what: &dyn Fn() -> String, module: usize| {
             if module < modules {
                 Ok(module)
             } else {
-                Err(EmbedError::UnknownModule {
-                    what: what(),
-                    module,
-                    modules,
-                })
+                Err(EmbedError::UnknownModule { what: what(), module, modules })
             }
         };
         let mut edges: BTreeMap<(usize, usize), u32> = BTreeMap::new();
@@ -71,9 +54,7 @@ impl Instance {
                 known(&|| format!("flow {flow}"), v)?;
             }
             for hop in path.windows(2) {
-                *edges
-                    .entry((hop[0].min(hop[1]), hop[0].max(hop[1])))
-                    .or_default() += 1;
+                *edges.entry((hop[0].min(hop[1]), hop[0].max(hop[1]))).or_default() += 1;
             }
         }
         let mut adjacency = vec![Vec::new(); modules];
@@ -97,14 +78,7 @@ impl Instance {
                 links[b].push((a, flows));
             }
         }
-        Ok(Self {
-            weights,
-            cores,
-            capacity,
-            flows,
-            conflicts: adjacency,
-            links,
-        })
+        Ok(Self { weights, cores, capacity, flows, conflicts: adjacency, links })
     }
 
     /// Number of modules.
@@ -150,29 +124,17 @@ mod tests {
 
     #[test]
     fn bad_instances_are_refused_by_name() {
-        let new = |w: Vec<u64>, flows: Vec<Vec<usize>>, c: &[(usize, usize)]| {
-            Instance::new(w, 2, 10, flows, c).unwrap_err().to_string()
-        };
+        let new = |w: Vec<u64>, flows: Vec<Vec<usize>>, c: &[(usize, usize)]| Instance::new(w, 2, 10, flows, c).unwrap_err().to_string();
         assert!(new(vec![1, 11], vec![], &[]).contains("module 1 weighs 11"));
         assert!(new(vec![1], vec![vec![0, 3]], &[]).contains("flow 0 names module 3"));
         assert!(new(vec![1], vec![vec![]], &[]).contains("flow 0 has an empty path"));
         assert!(new(vec![1, 1], vec![], &[(1, 1)]).contains("module 1 is in conflict with itself"));
-        assert!(Instance::new(vec![1], 0, 10, vec![], &[])
-            .unwrap_err()
-            .to_string()
-            .contains("at least one core"));
+        assert!(Instance::new(vec![1], 0, 10, vec![], &[]).unwrap_err().to_string().contains("at least one core"));
     }
 
     #[test]
     fn links_count_the_flows_over_each_edge() {
-        let inst = Instance::new(
-            vec![1; 3],
-            2,
-            10,
-            vec![vec![0, 1, 2], vec![0, 1], vec![2, 1]],
-            &[],
-        )
-        .unwrap();
+        let inst = Instance::new(vec![1; 3], 2, 10, vec![vec![0, 1, 2], vec![0, 1], vec![2, 1]], &[]).unwrap();
         assert_eq!(inst.links_of(1), &[(0, 2), (2, 2)]);
     }
 }

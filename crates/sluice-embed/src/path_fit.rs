@@ -46,8 +46,7 @@ pub fn path_fit(instance: &Instance) -> Result<Placement> {
             Err(e) => first_error = first_error.or(Some(e)),
         }
     }
-    best.map(|(_, p)| p)
-        .ok_or_else(|| first_error.expect("every start failed, so one error is kept"))
+    best.map(|(_, p)| p).ok_or_else(|| first_error.expect("every start failed, so one error is kept"))
 }
 
 /// The coarsened instance and each module's unit in it.
@@ -67,13 +66,7 @@ fn coarsen(instance: &Instance) -> (Instance, Vec<usize>) {
         for hop in path.windows(2) {
             let (a, b) = (units.find(hop[0]), units.find(hop[1]));
             let fits = units.weight[a] + units.weight[b] <= instance.capacity() / 2;
-            let apart = || {
-                members[a].iter().any(|&u| {
-                    members[b]
-                        .iter()
-                        .any(|w| instance.conflicts_of(u).binary_search(w).is_ok())
-                })
-            };
+            let apart = || members[a].iter().any(|&u| members[b].iter().any(|w| instance.conflicts_of(u).binary_search(w).is_ok()));
             if a != b && flows_of[hop[0]] == flows_of[hop[1]] && fits && !apart() {
                 let (root, gone) = units.union(a, b);
                 let moved = std::mem::take(&mut members[gone]);
@@ -102,24 +95,9 @@ fn coarsen(instance: &Instance) -> (Instance, Vec<usize>) {
             units
         })
         .collect();
-    let conflicts: Vec<(usize, usize)> = (0..n)
-        .flat_map(|a| {
-            instance
-                .conflicts_of(a)
-                .iter()
-                .filter(move |&&b| b > a)
-                .map(move |&b| (a, b))
-        })
-        .map(|(a, b)| (unit_of[a], unit_of[b]))
-        .collect();
-    let coarse = Instance::new(
-        weights,
-        instance.cores(),
-        instance.capacity(),
-        flows,
-        &conflicts,
-    )
-    .expect("units of a valid instance are valid");
+    let conflicts: Vec<(usize, usize)> =
+        (0..n).flat_map(|a| instance.conflicts_of(a).iter().filter(move |&&b| b > a).map(move |&b| (a, b))).map(|(a, b)| (unit_of[a], unit_of[b])).collect();
+    let coarse = Instance::new(weights, instance.cores(), instance.capacity(), flows, &conflicts).expect("units of a valid instance are valid");
     (coarse, unit_of)
 }
 
@@ -131,10 +109,7 @@ struct UnionFind {
 
 impl UnionFind {
     fn new(n: usize, weight: Vec<u64>) -> Self {
-        Self {
-            parent: (0..n).collect(),
-            weight,
-        }
+        Self { parent: (0..n).collect(), weight }
     }
 
     fn find(&mut self, v: usize) -> usize {
@@ -163,10 +138,7 @@ impl UnionFind {
 /// most loaded one on ties. Fails where a core runs out, like best fit.
 fn affinity_fit(instance: &Instance) -> Result<Placement> {
     place_decreasing(instance, |cores, v, open| {
-        open.iter()
-            .copied()
-            .min_by_key(|&i| (std::cmp::Reverse((cores.affinity(v, i), cores.load[i])), i))
-            .expect("open is never empty")
+        open.iter().copied().min_by_key(|&i| (std::cmp::Reverse((cores.affinity(v, i), cores.load[i])), i)).expect("open is never empty")
     })
 }
 
@@ -207,25 +179,15 @@ pub fn improve(instance: &Instance, placement: Placement, max_passes: usize) -> 
 /// Swaps v and u (on different cores) if capacity and conflicts allow and
 /// the total crossings drop; returns whether it did.
 fn try_swap(cores: &mut Cores<'_>, v: usize, u: usize) -> bool {
-    let (a, b) = (
-        cores.placement[v].expect("placed"),
-        cores.placement[u].expect("placed"),
-    );
+    let (a, b) = (cores.placement[v].expect("placed"), cores.placement[u].expect("placed"));
     if a == b {
         return false;
     }
-    let link = cores
-        .instance
-        .links_of(v)
-        .iter()
-        .find(|&&(w, _)| w == u)
-        .map_or(0, |&(_, f)| f);
+    let link = cores.instance.links_of(v).iter().find(|&&(w, _)| w == u).map_or(0, |&(_, f)| f);
     // Crossings saved: v's neighbours on b and u's on a, minus the edge
     // between them (it still crosses), minus what each leaves behind.
-    let gain_v =
-        i64::from(cores.affinity(v, b)) - i64::from(link) - i64::from(cores.affinity(v, a));
-    let gain_u =
-        i64::from(cores.affinity(u, a)) - i64::from(link) - i64::from(cores.affinity(u, b));
+    let gain_v = i64::from(cores.affinity(v, b)) - i64::from(link) - i64::from(cores.affinity(v, a));
+    let gain_u = i64::from(cores.affinity(u, a)) - i64::from(link) - i64::from(cores.affinity(u, b));
     if gain_v + gain_u <= 0 {
         return false;
     }
@@ -241,3 +203,5 @@ fn try_swap(cores: &mut Cores<'_>, v: usize, u: usize) -> bool {
         false
     }
 }
+
+

@@ -16,13 +16,7 @@ fn linear(rules: &[FlatRule], t: &FiveTuple) -> bool {
     let (src, dst) = t.v4_addresses().expect("IPv4 samples");
     rules
         .iter()
-        .find(|r| {
-            src & r.1 == r.0
-                && dst & r.3 == r.2
-                && r.4.is_none_or(|p| p == t.proto)
-                && (r.5 .0..=r.5 .1).contains(&t.sport)
-                && (r.6 .0..=r.6 .1).contains(&t.dport)
-        })
+        .find(|r| src & r.1 == r.0 && dst & r.3 == r.2 && r.4.is_none_or(|p| p == t.proto) && (r.5 .0..=r.5 .1).contains(&t.sport) && (r.6 .0..=r.6 .1).contains(&t.dport))
         .is_some_and(|r| r.7)
 }
 
@@ -37,26 +31,13 @@ fn bench(c: &mut Criterion) {
             .map(|r| {
                 let (s, sl) = parse_prefix(&r.src).unwrap();
                 let (d, dl) = parse_prefix(&r.dst).unwrap();
-                (
-                    s,
-                    mask(sl),
-                    d,
-                    mask(dl),
-                    r.proto,
-                    r.sport,
-                    r.dport,
-                    r.permit,
-                )
+                (s, mask(sl), d, mask(dl), r.proto, r.sport, r.dport, r.permit)
             })
             .collect();
         assert!(probes.iter().all(|t| acl.permits(t) == linear(&flat, t)));
         group.throughput(Throughput::Elements(probes.len() as u64));
-        group.bench_with_input(BenchmarkId::new("tree", n), &probes, |b, p| {
-            b.iter(|| p.iter().filter(|t| acl.permits(t)).count())
-        });
-        group.bench_with_input(BenchmarkId::new("linear", n), &probes, |b, p| {
-            b.iter(|| p.iter().filter(|t| linear(&flat, t)).count())
-        });
+        group.bench_with_input(BenchmarkId::new("tree", n), &probes, |b, p| b.iter(|| p.iter().filter(|t| acl.permits(t)).count()));
+        group.bench_with_input(BenchmarkId::new("linear", n), &probes, |b, p| b.iter(|| p.iter().filter(|t| linear(&flat, t)).count()));
     }
     group.finish();
 }

@@ -37,12 +37,7 @@ impl PureAck {
         let header_len = usize::from(*tcp.get(12)? >> 4) * 4;
         let flags = *tcp.get(13)?;
         let payload = usize::from(ip.total_len()).checked_sub(ip.header_len() + header_len)?;
-        if header_len < TCP_MIN_LEN
-            || tcp.len() < header_len
-            || payload != 0
-            || flags & !(tcp_flags::ACK | tcp_flags::PSH) != 0
-            || flags & tcp_flags::ACK == 0
-        {
+        if header_len < TCP_MIN_LEN || tcp.len() < header_len || payload != 0 || flags & !(tcp_flags::ACK | tcp_flags::PSH) != 0 || flags & tcp_flags::ACK == 0 {
             return None;
         }
         Some(Self {

@@ -61,25 +61,13 @@ type Rule6 = Rule<u128>;
 impl<A: Copy + PartialEq + std::ops::BitAnd<Output = A>> Rule<A> {
     /// `spec` with its prefixes as (network, mask) `src` and `dst`.
     fn of(spec: &RuleSpec, src: (A, A), dst: (A, A)) -> Self {
-        Self {
-            src,
-            dst,
-            proto: spec.proto,
-            sport: spec.sport,
-            dport: spec.dport,
-            permit: spec.permit,
-        }
+        Self { src, dst, proto: spec.proto, sport: spec.sport, dport: spec.dport, permit: spec.permit }
     }
 
     /// The protocol's and the ports' inclusive ranges.
     fn other_ranges(&self) -> [(u32, u32); 3] {
         let ports = |(a, b): (u16, u16)| (u32::from(a), u32::from(b));
-        [
-            self.proto
-                .map_or((0, 255), |p| (u32::from(p), u32::from(p))),
-            ports(self.sport),
-            ports(self.dport),
-        ]
+        [self.proto.map_or((0, 255), |p| (u32::from(p), u32::from(p))), ports(self.sport), ports(self.dport)]
     }
 
     /// Whether the rule matches `t`, whose addresses are `src` and `dst`.
@@ -103,16 +91,9 @@ impl Rule6 {
     /// through its 32-bit word `words` (0 = the top bits): a superset of
     /// what the rule matches, narrowed by [`Self::matches`] after.
     fn ranges(&self, words: Words) -> Ranges {
-        let prefix =
-            |(net, mask): (u128, u128), w: usize| (word(net, w), word(net, w) | !word(mask, w));
+        let prefix = |(net, mask): (u128, u128), w: usize| (word(net, w), word(net, w) | !word(mask, w));
         let [proto, sport, dport] = self.other_ranges();
-        [
-            prefix(self.src, words.0),
-            prefix(self.dst, words.1),
-            proto,
-            sport,
-            dport,
-        ]
+        [prefix(self.src, words.0), prefix(self.dst, words.1), proto, sport, dport]
     }
 }
 
@@ -131,11 +112,7 @@ fn word(addr: u128, w: usize) -> u32 {
 fn best_word(rules: &[Rule6], of: impl Fn(&Rule6) -> (u128, u128)) -> usize {
     (0..4)
         .max_by_key(|&w| {
-            let mut ranges: Vec<(u32, u32)> = rules
-                .iter()
-                .map(&of)
-                .map(|(net, mask)| (word(net, w), word(mask, w)))
-                .collect();
+            let mut ranges: Vec<(u32, u32)> = rules.iter().map(&of).map(|(net, mask)| (word(net, w), word(mask, w))).collect();
             ranges.sort_unstable();
             ranges.dedup();
             (ranges.len(), std::cmp::Reverse(w))
@@ -146,8 +123,7 @@ fn best_word(rules: &[Rule6], of: impl Fn(&Rule6) -> (u128, u128)) -> usize {
 impl Rule<u32> {
     #[inline]
     fn matches(&self, t: &FiveTuple) -> bool {
-        t.v4_addresses()
-            .is_some_and(|(src, dst)| self.matches_at(src, dst, t))
+        t.v4_addresses().is_some_and(|(src, dst)| self.matches_at(src, dst, t))
     }
 
     /// The rule as one inclusive range per field.
@@ -240,35 +216,19 @@ const UNPARSED: FiveTuple = FiveTuple::v4(0, 0, 0, 0, 0);
 
 /// The IPv4 tree's key of an IPv4 tuple.
 fn key(t: &FiveTuple) -> [u32; FIELDS] {
-    [
-        t.src as u32,
-        t.dst as u32,
-        u32::from(t.proto),
-        u32::from(t.sport),
-        u32::from(t.dport),
-    ]
+    [t.src as u32, t.dst as u32, u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
 }
 
 /// The IPv6 tree's key of an IPv6 tuple.
 fn key6(t: &FiveTuple, words: Words) -> [u32; FIELDS] {
-    [
-        word(t.src, words.0),
-        word(t.dst, words.1),
-        u32::from(t.proto),
-        u32::from(t.sport),
-        u32::from(t.dport),
-    ]
+    [word(t.src, words.0), word(t.dst, words.1), u32::from(t.proto), u32::from(t.sport), u32::from(t.dport)]
 }
 
 /// The verdict of the first of `candidates` (rule indices, in priority
 /// order) that matches `t`.
 #[inline]
 fn first_match_permits(rules: &[Rule<u32>], candidates: &[u32], t: &FiveTuple) -> bool {
-    candidates
-        .iter()
-        .map(|&r| &rules[r as usize])
-        .find(|r| r.matches(t))
-        .is_some_and(|r| r.permit)
+    candidates.iter().map(|&r| &rules[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
 }
 
 /// Rule 0's verdict for `t`, if it matches: ACLs often open with the rule
@@ -276,10 +236,7 @@ fn first_match_permits(rules: &[Rule<u32>], candidates: &[u32], t: &FiveTuple) -
 /// one check decides, without a walk.
 #[inline]
 fn top_decides(rules: &[Rule<u32>], t: &FiveTuple) -> Option<bool> {
-    rules
-        .first()
-        .filter(|top| top.matches(t))
-        .map(|top| top.permit)
+    rules.first().filter(|top| top.matches(t)).map(|top| top.permit)
 }
 
 /// The first match among the tree's candidates for `t`.
@@ -309,24 +266,14 @@ impl RuleSet {
     #[inline]
     fn decide6(&self, t: &FiveTuple) -> bool {
         let candidates = self.tree6.candidates(&key6(t, self.words6));
-        candidates
-            .iter()
-            .map(|&r| &self.v6[r as usize])
-            .find(|r| r.matches(t))
-            .is_some_and(|r| r.permit)
+        candidates.iter().map(|&r| &self.v6[r as usize]).find(|r| r.matches(t)).is_some_and(|r| r.permit)
     }
 
     /// Verdicts of up to [`MAX_BURST`] tuples, the IPv4 ones' tree walks
     /// in lockstep when the tree is deep (`keys` and `leaves` are working
     /// space of at least as many entries).
     #[inline]
-    fn classify(
-        &self,
-        tuples: &[FiveTuple],
-        keys: &mut [[u32; FIELDS]],
-        leaves: &mut [u32],
-        permitted: &mut [bool],
-    ) {
+    fn classify(&self, tuples: &[FiveTuple], keys: &mut [[u32; FIELDS]], leaves: &mut [u32], permitted: &mut [bool]) {
         if !self.tree.lockstep() {
             for (o, t) in permitted.iter_mut().zip(tuples) {
                 *o = self.decide(t);
@@ -339,11 +286,7 @@ impl RuleSet {
         }
         self.tree.leaves(&keys[..n], &mut leaves[..n]);
         for ((o, t), &leaf) in permitted.iter_mut().zip(tuples).zip(leaves.iter()) {
-            *o = if t.v6 {
-                self.decide6(t)
-            } else {
-                first_match_permits(&self.v4, self.tree.rules_at(leaf), t)
-            };
+            *o = if t.v6 { self.decide6(t) } else { first_match_permits(&self.v4, self.tree.rules_at(leaf), t) };
         }
     }
 }
@@ -359,14 +302,8 @@ impl Acl {
             let parse = |s: &str| IpPrefix::parse(s).map_err(|e| format!("rule {i}: {e}"));
             let (src, dst) = (parse(&r.src)?, parse(&r.dst)?);
             match (src, dst) {
-                (IpPrefix::V6(..), IpPrefix::V4(_, len))
-                | (IpPrefix::V4(_, len), IpPrefix::V6(..))
-                    if len > 0 =>
-                {
-                    return Err(format!(
-                        "rule {i}: source '{}' and destination '{}' are of different IP families",
-                        r.src, r.dst
-                    ));
+                (IpPrefix::V6(..), IpPrefix::V4(_, len)) | (IpPrefix::V4(_, len), IpPrefix::V6(..)) if len > 0 => {
+                    return Err(format!("rule {i}: source '{}' and destination '{}' are of different IP families", r.src, r.dst));
                 }
                 _ => {}
             }
@@ -380,16 +317,7 @@ impl Acl {
         let tree = Tree::build(&v4.iter().map(Rule::<u32>::ranges).collect::<Vec<_>>());
         let words6 = (best_word(&v6, |r| r.src), best_word(&v6, |r| r.dst));
         let tree6 = Tree::build(&v6.iter().map(|r| r.ranges(words6)).collect::<Vec<_>>());
-        Ok(Self {
-            rules: RuleSet {
-                v4,
-                tree,
-                v6,
-                tree6,
-                words6,
-            },
-            scratch: Scratch::new(),
-        })
+        Ok(Self { rules: RuleSet { v4, tree, v6, tree6, words6 }, scratch: Scratch::new() })
     }
 
     /// Whether the first rule matching `t` permits it.
@@ -403,10 +331,7 @@ impl Acl {
     #[inline]
     pub fn permits_bulk(&mut self, tuples: &[FiveTuple], permitted: &mut [bool]) {
         let Self { rules, scratch } = self;
-        for (chunk, out) in tuples
-            .chunks(MAX_BURST)
-            .zip(permitted.chunks_mut(MAX_BURST))
-        {
+        for (chunk, out) in tuples.chunks(MAX_BURST).zip(permitted.chunks_mut(MAX_BURST)) {
             rules.classify(chunk, &mut scratch.keys, &mut scratch.leaves, out);
         }
     }
@@ -448,14 +373,7 @@ impl NetworkFunction for Acl {
         }
         let ids = input.as_slice();
         let Self { rules, scratch } = self;
-        let Scratch {
-            tuples,
-            parsed,
-            run_of,
-            permitted,
-            keys,
-            leaves,
-        } = &mut **scratch;
+        let Scratch { tuples, parsed, run_of, permitted, keys, leaves } = &mut **scratch;
         // Malformed packets are looked up as an all-zero tuple and dropped below whatever it gets.
         let mut runs = 0;
         for (&id, run) in ids.iter().zip(run_of.iter_mut()) {
@@ -486,12 +404,7 @@ pub fn sample_rules(n: usize, seed: u64) -> Vec<RuleSpec> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let prefix = |rng: &mut SmallRng| {
         let len = [0u8, 8, 16, 24, 24, 32][rng.gen_range(0..6)];
-        format!(
-            "{}.{}.{}.0/{len}",
-            rng.gen_range(10..14),
-            rng.gen_range(0..4),
-            rng.gen_range(0..64)
-        )
+        format!("{}.{}.{}.0/{len}", rng.gen_range(10..14), rng.gen_range(0..4), rng.gen_range(0..64))
     };
     let ports = |rng: &mut SmallRng| match rng.gen_range(0..3) {
         0 => (0, 65535),
@@ -519,53 +432,23 @@ pub fn sample_rules(n: usize, seed: u64) -> Vec<RuleSpec> {
 /// `n` 5-tuples (drawn by `seed`) in the space [`sample_rules`] covers.
 pub fn sample_tuples(n: usize, seed: u64) -> Vec<FiveTuple> {
     let mut rng = SmallRng::seed_from_u64(seed);
-    let addr = |rng: &mut SmallRng| {
-        u32::from_be_bytes([
-            rng.gen_range(10..14),
-            rng.gen_range(0..4),
-            rng.gen_range(0..64),
-            rng.gen(),
-        ])
-    };
+    let addr = |rng: &mut SmallRng| u32::from_be_bytes([rng.gen_range(10..14), rng.gen_range(0..4), rng.gen_range(0..64), rng.gen()]);
     (0..n)
-        .map(|_| {
-            FiveTuple::v4(
-                addr(&mut rng),
-                addr(&mut rng),
-                [6, 17, 1][rng.gen_range(0..3)],
-                rng.gen_range(0..2600),
-                rng.gen_range(0..2600),
-            )
-        })
+        .map(|_| FiveTuple::v4(addr(&mut rng), addr(&mut rng), [6, 17, 1][rng.gen_range(0..3)], rng.gen_range(0..2600), rng.gen_range(0..2600)))
         .collect()
 }
 
 /// The gateway pipelines' ACL (PIPELINES.md): rule 0 permits UDP any →
 /// any, then denies of other /24s (40.x.y.0/24), `total` rules in all.
 pub fn gateway_rules(total: usize) -> Vec<RuleSpec> {
-    let deny = |j: usize| RuleSpec {
-        dst: format!("40.{}.{}.0/24", j / 256, j % 256),
-        ..RuleSpec::any(false)
-    };
-    std::iter::once(RuleSpec {
-        proto: Some(17),
-        ..RuleSpec::any(true)
-    })
-    .chain((1..total).map(deny))
-    .collect()
+    let deny = |j: usize| RuleSpec { dst: format!("40.{}.{}.0/24", j / 256, j % 256), ..RuleSpec::any(false) };
+    std::iter::once(RuleSpec { proto: Some(17), ..RuleSpec::any(true) }).chain((1..total).map(deny)).collect()
 }
 
 impl RuleSpec {
     /// A rule that matches every packet.
     pub fn any(permit: bool) -> Self {
-        Self {
-            src: any(),
-            dst: any(),
-            proto: None,
-            sport: all_ports(),
-            dport: all_ports(),
-            permit,
-        }
+        Self { src: any(), dst: any(), proto: None, sport: all_ports(), dport: all_ports(), permit }
     }
 }
 
@@ -588,21 +471,12 @@ impl crate::NfConfig for AclSpec {
     }
 
     fn profiling(_copy: usize) -> Option<Self> {
-        Some(Self {
-            rules: gateway_rules(100),
-        })
+        Some(Self { rules: gateway_rules(100) })
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        let udp = RuleSpec {
-            src: "10.0.0.0/8".into(),
-            proto: Some(17),
-            dport: (1000, 2000),
-            ..RuleSpec::any(true)
-        };
-        vec![Self {
-            rules: vec![udp, RuleSpec::any(false)],
-        }]
+        let udp = RuleSpec { src: "10.0.0.0/8".into(), proto: Some(17), dport: (1000, 2000), ..RuleSpec::any(true) };
+        vec![Self { rules: vec![udp, RuleSpec::any(false)] }]
     }
 }
 
@@ -616,12 +490,7 @@ mod tests {
         let (depth, widest) = acl.rules.tree.shape();
         let mut examined = 0;
         for t in sample_tuples(20_000, 8) {
-            let linear = acl
-                .rules
-                .v4
-                .iter()
-                .find(|r| r.matches(&t))
-                .is_some_and(|r| r.permit);
+            let linear = acl.rules.v4.iter().find(|r| r.matches(&t)).is_some_and(|r| r.permit);
             assert_eq!(acl.permits(&t), linear, "{t:?}");
             examined += acl.rules.tree.candidates(&key(&t)).len();
         }
@@ -629,10 +498,7 @@ mod tests {
         let tuples = sample_tuples(20_000, 8);
         let mut bulk = vec![false; tuples.len()];
         acl.permits_bulk(&tuples, &mut bulk);
-        assert!(
-            tuples.iter().zip(&bulk).all(|(t, &b)| acl.permits(t) == b),
-            "interleaved walks decide as single ones"
-        );
+        assert!(tuples.iter().zip(&bulk).all(|(t, &b)| acl.permits(t) == b), "interleaved walks decide as single ones");
         assert!(mean < 32.0 && widest <= 64, "a lookup examines {mean:.1} of 10 000 rules on average (depth {depth}, widest leaf {widest})");
     }
 
@@ -640,67 +506,25 @@ mod tests {
     /// one /32 (the top word alike in every rule), ports as [`sample_rules`].
     fn ipv6_rules(n: usize, seed: u64) -> Vec<RuleSpec> {
         let mut rng = SmallRng::seed_from_u64(seed);
-        let prefix = |rng: &mut SmallRng| {
-            format!(
-                "2001:db8:{:x}:{:x}::/{}",
-                rng.gen_range(0..64),
-                rng.gen_range(0..16) << 8,
-                [48, 56, 64][rng.gen_range(0..3)]
-            )
-        };
-        sample_rules(n, seed)
-            .into_iter()
-            .map(|r| RuleSpec {
-                src: prefix(&mut rng),
-                dst: prefix(&mut rng),
-                ..r
-            })
-            .collect()
+        let prefix = |rng: &mut SmallRng| format!("2001:db8:{:x}:{:x}::/{}", rng.gen_range(0..64), rng.gen_range(0..16) << 8, [48, 56, 64][rng.gen_range(0..3)]);
+        sample_rules(n, seed).into_iter().map(|r| RuleSpec { src: prefix(&mut rng), dst: prefix(&mut rng), ..r }).collect()
     }
 
     #[test]
     fn ten_thousand_ipv6_rules_answer_as_a_linear_scan_does_from_a_few_candidates() {
         let acl = Acl::new(&ipv6_rules(10_000, 7)).unwrap();
-        assert_eq!(
-            acl.rules.words6,
-            (1, 1),
-            "the top word is alike in every rule; the second tells them apart"
-        );
+        assert_eq!(acl.rules.words6, (1, 1), "the top word is alike in every rule; the second tells them apart");
         let mut rng = SmallRng::seed_from_u64(8);
         let mut examined = 0;
         for _ in 0..5_000 {
-            let addr = |rng: &mut SmallRng| {
-                (0x2001_0db8u128 << 96)
-                    | (rng.gen_range(0..64u128) << 80)
-                    | (rng.gen_range(0..4096u128) << 64)
-                    | 9
-            };
-            let t = FiveTuple {
-                src: addr(&mut rng),
-                dst: addr(&mut rng),
-                proto: [6, 17][rng.gen_range(0..2)],
-                sport: rng.gen_range(0..2600),
-                dport: rng.gen_range(0..2600),
-                v6: true,
-            };
-            let linear = acl
-                .rules
-                .v6
-                .iter()
-                .find(|r| r.matches(&t))
-                .is_some_and(|r| r.permit);
+            let addr = |rng: &mut SmallRng| (0x2001_0db8u128 << 96) | (rng.gen_range(0..64u128) << 80) | (rng.gen_range(0..4096u128) << 64) | 9;
+            let t = FiveTuple { src: addr(&mut rng), dst: addr(&mut rng), proto: [6, 17][rng.gen_range(0..2)], sport: rng.gen_range(0..2600), dport: rng.gen_range(0..2600), v6: true };
+            let linear = acl.rules.v6.iter().find(|r| r.matches(&t)).is_some_and(|r| r.permit);
             assert_eq!(acl.permits(&t), linear, "{t:?}");
-            examined += acl
-                .rules
-                .tree6
-                .candidates(&key6(&t, acl.rules.words6))
-                .len();
+            examined += acl.rules.tree6.candidates(&key6(&t, acl.rules.words6)).len();
         }
         let mean = examined as f64 / 5_000.0;
-        assert!(
-            mean < 32.0,
-            "a lookup examines {mean:.1} of 10 000 rules on average"
-        );
+        assert!(mean < 32.0, "a lookup examines {mean:.1} of 10 000 rules on average");
     }
 
     #[test]
@@ -708,17 +532,10 @@ mod tests {
         use sluice_core::harness::Harness;
         let rules = sample_rules(10_000, 7);
         let (mut batched, mut single) = (Acl::new(&rules).unwrap(), Acl::new(&rules).unwrap());
-        assert!(
-            batched.rules.tree.lockstep(),
-            "10 000 rules walk in lockstep"
-        );
+        assert!(batched.rules.tree.lockstep(), "10 000 rules walk in lockstep");
         let frame = |t: &FiveTuple| {
             let (src, dst) = t.v4_addresses().expect("IPv4 samples");
-            let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(
-                src.to_be_bytes(),
-                dst.to_be_bytes(),
-                64,
-            );
+            let b = etherparse::PacketBuilder::ethernet2([2; 6], [4; 6]).ipv4(src.to_be_bytes(), dst.to_be_bytes(), 64);
             let mut v = Vec::new();
             match t.proto {
                 6 => b.tcp(t.sport, t.dport, 1, 100).write(&mut v, &[]),
@@ -729,12 +546,7 @@ mod tests {
         };
         // Runs of 1..=4 copies of each tuple.
         let tuples = sample_tuples(100, 3);
-        let frames: Vec<Vec<u8>> = tuples
-            .iter()
-            .enumerate()
-            .flat_map(|(i, t)| std::iter::repeat_n(frame(t), 1 + i % 4))
-            .take(MAX_BURST)
-            .collect();
+        let frames: Vec<Vec<u8>> = tuples.iter().enumerate().flat_map(|(i, t)| std::iter::repeat_n(frame(t), 1 + i % 4)).take(MAX_BURST).collect();
         let mut h = Harness::default();
         let whole = h.run(&mut batched, &frames);
         let mut permitted = Vec::new();
@@ -744,10 +556,7 @@ mod tests {
             permitted.extend(one.gates.into_iter().flatten());
             dropped += one.dropped;
         }
-        assert_eq!(
-            (whole.gates[0].len(), whole.dropped),
-            (permitted.len(), dropped)
-        );
+        assert_eq!((whole.gates[0].len(), whole.dropped), (permitted.len(), dropped));
         assert_eq!(whole.gates[0], permitted);
         assert!(dropped > 0 && !permitted.is_empty(), "both verdicts occur");
     }
@@ -774,10 +583,7 @@ mod gateway_tests {
     fn a_prefix_list_gives_a_shallow_tree() {
         let acl = Acl::new(&gateway_rules(100)).unwrap();
         let (depth, widest) = acl.rules.tree.shape();
-        assert!(
-            depth <= 8 && widest <= 8,
-            "depth {depth}, widest leaf {widest}"
-        );
+        assert!(depth <= 8 && widest <= 8, "depth {depth}, widest leaf {widest}");
         let tcp = FiveTuple::v4(1, u32::from_be_bytes([40, 0, 7, 1]), 6, 1, 2);
         assert!(!acl.permits(&tcp) && acl.permits(&FiveTuple { proto: 17, ..tcp }));
     }

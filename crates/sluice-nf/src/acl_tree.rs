@@ -26,12 +26,7 @@ const MIN_BUDGET: usize = 1 << 20;
 #[derive(Clone, Copy, Debug)]
 enum Node {
     /// Values of `field` ≤ `at` go to `left`, the others to `right` (node indices).
-    Split {
-        field: u8,
-        at: u32,
-        left: u32,
-        right: u32,
-    },
+    Split { field: u8, at: u32, left: u32, right: u32 },
     /// Rules `leaf_rules[start..start + len]`, in priority order.
     Leaf { start: u32, len: u32 },
 }
@@ -51,26 +46,11 @@ pub(crate) const LOCKSTEP_DEPTH: usize = 12;
 impl Tree {
     /// Builds the tree for `rules` (in priority order).
     pub(crate) fn build(rules: &[Ranges]) -> Self {
-        let mut builder = Builder {
-            rules,
-            nodes: Vec::new(),
-            leaf_rules: Vec::new(),
-            budget: COPIES_PER_RULE * rules.len() + MIN_BUDGET,
-        };
+        let mut builder = Builder { rules, nodes: Vec::new(), leaf_rules: Vec::new(), budget: COPIES_PER_RULE * rules.len() + MIN_BUDGET };
         let all: Vec<u32> = (0..rules.len() as u32).collect();
-        let full = [
-            (0, u32::MAX),
-            (0, u32::MAX),
-            (0, 255),
-            (0, 65535),
-            (0, 65535),
-        ];
+        let full = [(0, u32::MAX), (0, u32::MAX), (0, 255), (0, 65535), (0, 65535)];
         builder.node(all, full, 0);
-        let mut tree = Self {
-            nodes: builder.nodes,
-            leaf_rules: builder.leaf_rules,
-            depth: 0,
-        };
+        let mut tree = Self { nodes: builder.nodes, leaf_rules: builder.leaf_rules, depth: 0 };
         tree.depth = tree.shape().0;
         tree
     }
@@ -86,21 +66,8 @@ impl Tree {
         let mut i = 0usize;
         loop {
             match self.nodes[i] {
-                Node::Split {
-                    field,
-                    at,
-                    left,
-                    right,
-                } => {
-                    i = if key[field as usize] <= at {
-                        left
-                    } else {
-                        right
-                    } as usize
-                }
-                Node::Leaf { start, len } => {
-                    return &self.leaf_rules[start as usize..(start + len) as usize]
-                }
+                Node::Split { field, at, left, right } => i = if key[field as usize] <= at { left } else { right } as usize,
+                Node::Leaf { start, len } => return &self.leaf_rules[start as usize..(start + len) as usize],
             }
         }
     }
@@ -115,18 +82,8 @@ impl Tree {
         loop {
             let mut walking = false;
             for (i, key) in at.iter_mut().zip(keys) {
-                if let Node::Split {
-                    field,
-                    at: split,
-                    left,
-                    right,
-                } = self.nodes[*i as usize]
-                {
-                    *i = if key[field as usize] <= split {
-                        left
-                    } else {
-                        right
-                    };
+                if let Node::Split { field, at: split, left, right } = self.nodes[*i as usize] {
+                    *i = if key[field as usize] <= split { left } else { right };
                     walking = true;
                 }
             }
@@ -150,10 +107,7 @@ impl Tree {
         fn walk(t: &Tree, i: usize, depth: usize) -> (usize, usize) {
             match t.nodes[i] {
                 Node::Split { left, right, .. } => {
-                    let (a, b) = (
-                        walk(t, left as usize, depth + 1),
-                        walk(t, right as usize, depth + 1),
-                    );
+                    let (a, b) = (walk(t, left as usize, depth + 1), walk(t, right as usize, depth + 1));
                     (a.0.max(b.0), a.1.max(b.1))
                 }
                 Node::Leaf { len, .. } => (depth, len as usize),
@@ -176,15 +130,11 @@ impl Builder<'_> {
     /// in priority order); returns its node index.
     fn node(&mut self, mut rules: Vec<u32>, region: Ranges, depth: usize) -> u32 {
         // Below a rule that covers the whole region nothing else can match.
-        if let Some(cover) = rules
-            .iter()
-            .position(|&r| covers(&self.rules[r as usize], &region))
-        {
+        if let Some(cover) = rules.iter().position(|&r| covers(&self.rules[r as usize], &region)) {
             rules.truncate(cover + 1);
         }
         let index = self.nodes.len() as u32;
-        let split = if rules.len() <= LEAF_RULES || depth >= MAX_DEPTH || self.budget < rules.len()
-        {
+        let split = if rules.len() <= LEAF_RULES || depth >= MAX_DEPTH || self.budget < rules.len() {
             None
         } else {
             self.best_split(&rules, &region)
@@ -193,31 +143,19 @@ impl Builder<'_> {
             self.budget = self.budget.saturating_sub(rules.len());
             let start = self.leaf_rules.len() as u32;
             self.leaf_rules.extend_from_slice(&rules);
-            self.nodes.push(Node::Leaf {
-                start,
-                len: rules.len() as u32,
-            });
+            self.nodes.push(Node::Leaf { start, len: rules.len() as u32 });
             return index;
         };
         self.nodes.push(Node::Leaf { start: 0, len: 0 }); // replaced below
         let (mut lower, mut upper) = (region, region);
         lower[field].1 = at;
         upper[field].0 = at + 1;
-        let meets =
-            |r: &u32, side: &Ranges| overlaps(&self.rules[*r as usize][field], &side[field]);
-        let (l, u): (Vec<u32>, Vec<u32>) = (
-            rules.iter().copied().filter(|r| meets(r, &lower)).collect(),
-            rules.iter().copied().filter(|r| meets(r, &upper)).collect(),
-        );
+        let meets = |r: &u32, side: &Ranges| overlaps(&self.rules[*r as usize][field], &side[field]);
+        let (l, u): (Vec<u32>, Vec<u32>) = (rules.iter().copied().filter(|r| meets(r, &lower)).collect(), rules.iter().copied().filter(|r| meets(r, &upper)).collect());
         drop(rules);
         let left = self.node(l, lower, depth + 1);
         let right = self.node(u, upper, depth + 1);
-        self.nodes[index as usize] = Node::Split {
-            field: field as u8,
-            at,
-            left,
-            right,
-        };
+        self.nodes[index as usize] = Node::Split { field: field as u8, at, left, right };
         index
     }
 
@@ -265,7 +203,5 @@ fn overlaps(a: &(u32, u32), b: &(u32, u32)) -> bool {
 }
 
 fn covers(rule: &Ranges, region: &Ranges) -> bool {
-    rule.iter()
-        .zip(region)
-        .all(|(r, g)| r.0 <= g.0 && g.1 <= r.1)
+    rule.iter().zip(region).all(|(r, g)| r.0 <= g.0 && g.1 <= r.1)
 }

@@ -13,10 +13,7 @@ pub struct Bypass {
 impl Bypass {
     /// A bypass that costs the given (nominal) cycles per batch and per packet.
     pub fn new(cycles_per_batch: u64, cycles_per_packet: u64) -> Self {
-        Self {
-            cost: profile(cycles_per_batch, cycles_per_packet),
-            clock: quanta::Clock::new(),
-        }
+        Self { cost: profile(cycles_per_batch, cycles_per_packet), clock: quanta::Clock::new() }
     }
 }
 
@@ -35,10 +32,7 @@ pub fn ns_per_cycle() -> f64 {
 /// The cost model of `Bypass(cycles_per_batch, cycles_per_packet)` (ns).
 pub fn profile(cycles_per_batch: u64, cycles_per_packet: u64) -> Profile {
     let ns = ns_per_cycle();
-    Profile {
-        t0_ns: cycles_per_batch as f64 * ns,
-        t1_ns: cycles_per_packet as f64 * ns,
-    }
+    Profile { t0_ns: cycles_per_batch as f64 * ns, t1_ns: cycles_per_packet as f64 * ns }
 }
 
 impl NetworkFunction for Bypass {
@@ -49,11 +43,7 @@ impl NetworkFunction for Bypass {
     fn process(&mut self, _ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         // Bypass(0, 0), the empty module of the walker's benchmarks, spends not even the arithmetic.
         let free = self.cost.t0_ns == 0.0 && self.cost.t1_ns == 0.0;
-        let ns = if free {
-            0
-        } else {
-            self.cost.cost_ns(input.len() as f64) as u64
-        };
+        let ns = if free { 0 } else { self.cost.cost_ns(input.len() as f64) as u64 };
         if ns > 0 {
             let start = self.clock.raw();
             while self.clock.delta_as_nanos(start, self.clock.raw()) < ns {
@@ -82,9 +72,7 @@ pub struct BypassSpec {
 impl BypassSpec {
     fn check(&self) -> Result<(), String> {
         let (batch, packet) = (self.cycles_per_batch, self.cycles_per_packet);
-        if batch > MAX_BYPASS_CYCLES
-            || packet.saturating_mul(sluice_core::MAX_BURST as u64) > MAX_BYPASS_CYCLES
-        {
+        if batch > MAX_BYPASS_CYCLES || packet.saturating_mul(sluice_core::MAX_BURST as u64) > MAX_BYPASS_CYCLES {
             return Err(format!("{batch} cycles a batch and {packet} a packet: a batch may take at most {MAX_BYPASS_CYCLES} cycles"));
         }
         Ok(())
@@ -94,10 +82,7 @@ impl BypassSpec {
 impl crate::NfConfig for BypassSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
         self.check()?;
-        Ok(Box::new(Bypass::new(
-            self.cycles_per_batch,
-            self.cycles_per_packet,
-        )))
+        Ok(Box::new(Bypass::new(self.cycles_per_batch, self.cycles_per_packet)))
     }
 
     fn build_modelled(&self) -> Result<Box<dyn NetworkFunction>, String> {
@@ -114,9 +99,6 @@ impl crate::NfConfig for BypassSpec {
     }
 
     fn profiling(_copy: usize) -> Option<Self> {
-        Some(Self {
-            cycles_per_batch: 1000,
-            cycles_per_packet: 0,
-        })
+        Some(Self { cycles_per_batch: 1000, cycles_per_packet: 0 })
     }
 }

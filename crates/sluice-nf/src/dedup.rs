@@ -60,16 +60,7 @@ impl Dedup {
         if ingates == 0 {
             return Err("a de-duplicator needs at least one ingate".into());
         }
-        Ok(Self {
-            ingates,
-            seen: vec![
-                Seen {
-                    next: 0,
-                    bits: [0; WORDS]
-                };
-                flows
-            ],
-        })
+        Ok(Self { ingates, seen: vec![Seen { next: 0, bits: [0; WORDS] }; flows] })
     }
 }
 
@@ -114,10 +105,7 @@ impl crate::NfConfig for DedupSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
         use sluice_core::limits::MAX_FLOWS;
         if self.flows > MAX_FLOWS {
-            return Err(format!(
-                "flows {} is out of range 0..={MAX_FLOWS}",
-                self.flows
-            ));
+            return Err(format!("flows {} is out of range 0..={MAX_FLOWS}", self.flows));
         }
         Ok(Box::new(Dedup::new(self.ingates, self.flows)?))
     }
@@ -137,47 +125,16 @@ mod tests {
 
     fn run(nf: &mut Dedup, h: &mut Harness, packets: &[(u16, u32)]) -> Vec<(u16, u32)> {
         let frames = vec![vec![0u8; 60]; packets.len()];
-        let metas: Vec<_> = packets
-            .iter()
-            .map(|&(flow, seq)| PacketMeta {
-                flow,
-                seq,
-                ..PacketMeta::default()
-            })
-            .collect();
-        h.run_with_meta(nf, &frames, &metas).metas[0]
-            .iter()
-            .map(|m| (m.flow, m.seq))
-            .collect()
+        let metas: Vec<_> = packets.iter().map(|&(flow, seq)| PacketMeta { flow, seq, ..PacketMeta::default() }).collect();
+        h.run_with_meta(nf, &frames, &metas).metas[0].iter().map(|m| (m.flow, m.seq)).collect()
     }
 
     #[test]
     fn keeps_the_first_copy_per_flow_and_sequence_number() {
         let (mut h, mut nf) = (Harness::default(), Dedup::new(2, 2).unwrap());
-        assert_eq!(
-            run(
-                &mut nf,
-                &mut h,
-                &[(0, 0), (0, 1), (1, 0), (0, 0), (0, 2), (1, 0)]
-            ),
-            vec![(0, 0), (0, 1), (1, 0), (0, 2)]
-        );
+        assert_eq!(run(&mut nf, &mut h, &[(0, 0), (0, 1), (1, 0), (0, 0), (0, 2), (1, 0)]), vec![(0, 0), (0, 1), (1, 0), (0, 2)]);
         // The late copy of 1 and a copy far behind the window are dropped; a gap is fine.
-        assert_eq!(
-            run(
-                &mut nf,
-                &mut h,
-                &[
-                    (0, 1),
-                    (0, 9000),
-                    (0, 3),
-                    (0, 9000),
-                    (NO_FLOW, 5),
-                    (NO_FLOW, 5)
-                ]
-            ),
-            vec![(0, 9000), (NO_FLOW, 5), (NO_FLOW, 5)]
-        );
+        assert_eq!(run(&mut nf, &mut h, &[(0, 1), (0, 9000), (0, 3), (0, 9000), (NO_FLOW, 5), (NO_FLOW, 5)]), vec![(0, 9000), (NO_FLOW, 5), (NO_FLOW, 5)]);
     }
 
     proptest! {

@@ -28,9 +28,7 @@ impl NetworkFunction for DscpMark {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let dscp = self.dscp;
         keep_or_drop(ctx, input, out, |ctx, id| {
-            let Ok(mut ip) = ip_of_mut(ctx.pool.data_mut(id)) else {
-                return false;
-            };
+            let Ok(mut ip) = ip_of_mut(ctx.pool.data_mut(id)) else { return false };
             ip.set_dscp(dscp);
             true
         });
@@ -68,24 +66,9 @@ mod tests {
     use crate::NfConfig;
 
     fn udp(dscp: u8, ecn: u8) -> Vec<u8> {
-        let ip = etherparse::Ipv4Header {
-            dscp: dscp.try_into().unwrap(),
-            ecn: ecn.try_into().unwrap(),
-            ..etherparse::Ipv4Header::new(
-                8,
-                64,
-                etherparse::IpNumber::UDP,
-                [10, 0, 0, 1],
-                [20, 0, 0, 1],
-            )
-            .unwrap()
-        };
+        let ip = etherparse::Ipv4Header { dscp: dscp.try_into().unwrap(), ecn: ecn.try_into().unwrap(), ..etherparse::Ipv4Header::new(8, 64, etherparse::IpNumber::UDP, [10, 0, 0, 1], [20, 0, 0, 1]).unwrap() };
         let mut frame = Vec::new();
-        PacketBuilder::ethernet2([2; 6], [4; 6])
-            .ip(etherparse::IpHeaders::Ipv4(ip, Default::default()))
-            .udp(1, 2)
-            .write(&mut frame, &[0; 8])
-            .unwrap();
+        PacketBuilder::ethernet2([2; 6], [4; 6]).ip(etherparse::IpHeaders::Ipv4(ip, Default::default())).udp(1, 2).write(&mut frame, &[0; 8]).unwrap();
         frame
     }
 
@@ -100,20 +83,12 @@ mod tests {
                 other => panic!("not IPv4: {other:?}"),
             };
             assert_eq!((ip.dscp.value(), ip.ecn.value()), (46, ecn));
-            assert_eq!(
-                ip.header_checksum,
-                ip.calc_header_checksum(),
-                "checksum updated"
-            );
+            assert_eq!(ip.header_checksum, ip.calc_header_checksum(), "checksum updated");
         }
     }
 
     #[test]
     fn a_dscp_beyond_six_bits_is_refused() {
-        assert!(DscpMarkSpec { dscp: 64 }
-            .build()
-            .err()
-            .unwrap()
-            .contains("outside 0..=63"));
+        assert!(DscpMarkSpec { dscp: 64 }.build().err().unwrap().contains("outside 0..=63"));
     }
 }

@@ -50,31 +50,19 @@ impl Field {
         let mac = |m: [u8; 6]| m.iter().fold(0, |k, &b| k << 8 | b as Key);
         let address = |ip: Ip<&[u8]>, src: bool| match ip {
             Ip::V4(h) => v4_key(if src { h.src() } else { h.dst() }),
-            Ip::V6(h) => {
-                if src {
-                    h.src()
-                } else {
-                    h.dst()
-                }
-            }
+            Ip::V6(h) => if src { h.src() } else { h.dst() },
         };
         Ok(match self {
             Field::DstMac => mac(Frame::new_checked(frame)?.dst()),
             Field::SrcMac => mac(Frame::new_checked(frame)?.src()),
-            Field::VlanId => Frame::new_checked(frame)?
-                .vlan_id()
-                .ok_or(Malformed::Unexpected)? as Key,
+            Field::VlanId => Frame::new_checked(frame)?.vlan_id().ok_or(Malformed::Unexpected)? as Key,
             Field::SrcIp => address(ip_of(frame)?, true),
             Field::DstIp => address(ip_of(frame)?, false),
             Field::SrcPort | Field::DstPort => {
                 let ip = ip_of(frame)?;
                 let (protocol, upper) = ip.upper()?;
                 let (src, dst) = l4::ports(protocol, upper)?;
-                if self == Field::SrcPort {
-                    src as Key
-                } else {
-                    dst as Key
-                }
+                if self == Field::SrcPort { src as Key } else { dst as Key }
             }
         })
     }
@@ -82,9 +70,7 @@ impl Field {
     /// Parses a key written the field's way: a MAC, an IPv4 or IPv6 address, or a number.
     pub fn parse_key(self, s: &str) -> Result<Key, String> {
         match self {
-            Field::DstMac | Field::SrcMac => {
-                Ok(parse_mac(s)?.iter().fold(0, |k, &b| k << 8 | b as Key))
-            }
+            Field::DstMac | Field::SrcMac => Ok(parse_mac(s)?.iter().fold(0, |k, &b| k << 8 | b as Key)),
             Field::SrcIp | Field::DstIp => match s.parse::<IpAddr>() {
                 Ok(IpAddr::V4(a)) => Ok(v4_key(a.into())),
                 Ok(IpAddr::V6(a)) => Ok(a.into()),
@@ -92,10 +78,7 @@ impl Field {
             },
             Field::VlanId | Field::SrcPort | Field::DstPort => {
                 let max = if self == Field::VlanId { 4095 } else { 65535 };
-                s.parse::<Key>()
-                    .ok()
-                    .filter(|v| *v <= max)
-                    .ok_or_else(|| format!("'{s}' is not a {self:?} (0..={max})"))
+                s.parse::<Key>().ok().filter(|v| *v <= max).ok_or_else(|| format!("'{s}' is not a {self:?} (0..={max})"))
             }
         }
     }
@@ -123,11 +106,7 @@ impl<K: Copy + Eq + Hash> ExactTable<K> {
                 return Err(k);
             }
         }
-        Ok(if entries.len() <= SCANNED {
-            Self::Scanned(entries.into())
-        } else {
-            Self::Hashed(map)
-        })
+        Ok(if entries.len() <= SCANNED { Self::Scanned(entries.into()) } else { Self::Hashed(map) })
     }
 
     /// The gate of `key`.
@@ -149,14 +128,9 @@ enum Table {
 
 impl Table {
     fn new(entries: &[(Key, u16)]) -> Result<Self, Key> {
-        let narrow: Option<Vec<(u64, u16)>> = entries
-            .iter()
-            .map(|&(k, g)| u64::try_from(k).ok().map(|k| (k, g)))
-            .collect();
+        let narrow: Option<Vec<(u64, u16)>> = entries.iter().map(|&(k, g)| u64::try_from(k).ok().map(|k| (k, g))).collect();
         match narrow {
-            Some(narrow) => ExactTable::new(&narrow)
-                .map(Table::Narrow)
-                .map_err(Key::from),
+            Some(narrow) => ExactTable::new(&narrow).map(Table::Narrow).map_err(Key::from),
             None => ExactTable::new(entries).map(Table::Wide),
         }
     }
@@ -184,19 +158,12 @@ pub struct ExactMatch {
 impl ExactMatch {
     /// A table on `field` from keys (as [`Field::parse_key`] gives them) to gates.
     pub fn new(field: Field, entries: &[(Key, u16)], default: Option<u16>) -> Result<Self, String> {
-        let table = Table::new(entries)
-            .map_err(|k| format!("key {k:#x} appears twice in the {field:?} table"))?;
+        let table = Table::new(entries).map_err(|k| format!("key {k:#x} appears twice in the {field:?} table"))?;
         let gates = crate::nf_config::gate_count(entries.iter().map(|e| e.1), default);
         if gates == 0 {
             return Err("an exact-match table needs an entry or a default gate".into());
         }
-        Ok(Self {
-            field,
-            table,
-            default,
-            gates,
-            keys: [Err(Malformed::Truncated); MAX_BURST],
-        })
+        Ok(Self { field, table, default, gates, keys: [Err(Malformed::Truncated); MAX_BURST] })
     }
 }
 
@@ -211,12 +178,7 @@ impl NetworkFunction for ExactMatch {
             *key = self.field.key(ctx.pool.data(id));
         }
         for (key, &id) in self.keys.iter().zip(ids) {
-            match key
-                .as_ref()
-                .ok()
-                .and_then(|&k| self.table.lookup(k))
-                .or(if key.is_ok() { self.default } else { None })
-            {
+            match key.as_ref().ok().and_then(|&k| self.table.lookup(k)).or(if key.is_ok() { self.default } else { None }) {
                 Some(gate) => out.push(gate as usize, id),
                 None => ctx.drop_packet(id),
             }
@@ -241,16 +203,8 @@ pub struct ExactMatchSpec {
 
 impl crate::NfConfig for ExactMatchSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        let entries = self
-            .table
-            .iter()
-            .map(|(k, g)| Ok((self.field.parse_key(k)?, *g)))
-            .collect::<Result<Vec<_>, String>>()?;
-        Ok(Box::new(ExactMatch::new(
-            self.field,
-            &entries,
-            self.default_gate,
-        )?))
+        let entries = self.table.iter().map(|(k, g)| Ok((self.field.parse_key(k)?, *g))).collect::<Result<Vec<_>, String>>()?;
+        Ok(Box::new(ExactMatch::new(self.field, &entries, self.default_gate)?))
     }
 
     fn outgates(&self) -> usize {
@@ -264,22 +218,12 @@ impl crate::NfConfig for ExactMatchSpec {
     /// Every flow's destination routed to gate 0: the lookup costs the
     /// same, and one egress keeps the profiler's baseline comparable.
     fn profiling(_copy: usize) -> Option<Self> {
-        let table = (0..crate::PROFILE_FLOWS)
-            .map(|i| (format!("20.0.{}.1", i + 1), 0))
-            .collect();
-        Some(Self {
-            field: Field::DstIp,
-            table,
-            default_gate: None,
-        })
+        let table = (0..crate::PROFILE_FLOWS).map(|i| (format!("20.0.{}.1", i + 1), 0)).collect();
+        Some(Self { field: Field::DstIp, table, default_gate: None })
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        let entry = |field, key: &str, default_gate| Self {
-            field,
-            table: vec![(key.into(), 0)],
-            default_gate,
-        };
+        let entry = |field, key: &str, default_gate| Self { field, table: vec![(key.into(), 0)], default_gate };
         vec![
             entry(Field::DstMac, "02:00:00:00:00:01", Some(1)),
             entry(Field::VlanId, "7", None),

@@ -23,14 +23,7 @@ pub struct FiveTuple {
 impl FiveTuple {
     /// An IPv4 5-tuple.
     pub const fn v4(src: u32, dst: u32, proto: u8, sport: u16, dport: u16) -> Self {
-        Self {
-            src: src as u128,
-            dst: dst as u128,
-            proto,
-            sport,
-            dport,
-            v6: false,
-        }
+        Self { src: src as u128, dst: dst as u128, proto, sport, dport, v6: false }
     }
 
     /// The 5-tuple of an Ethernet frame, if it is IP with readable ports.
@@ -58,14 +51,7 @@ impl FiveTuple {
         };
         Some(match ip {
             Ip::V4(h) => Self::v4(h.src(), h.dst(), proto, sport, dport),
-            Ip::V6(h) => Self {
-                src: h.src(),
-                dst: h.dst(),
-                proto,
-                sport,
-                dport,
-                v6: true,
-            },
+            Ip::V6(h) => Self { src: h.src(), dst: h.dst(), proto, sport, dport, v6: true },
         })
     }
 

@@ -22,10 +22,7 @@ impl FlowIndex {
     /// An index for up to `flows` entries.
     pub(crate) fn with_capacity(flows: usize) -> Self {
         let slots = (2 * flows).next_power_of_two().max(16);
-        Self {
-            slots: vec![EMPTY; slots].into(),
-            bits: slots.trailing_zeros(),
-        }
+        Self { slots: vec![EMPTY; slots].into(), bits: slots.trailing_zeros() }
     }
 
     /// The home slot of `key`: the top bits of a multiplicative hash of its
@@ -33,13 +30,9 @@ impl FlowIndex {
     /// into its lower one first; an IPv4 one has none).
     #[inline]
     fn home(&self, key: &FiveTuple) -> usize {
-        let fold =
-            |addr: u128| (addr as u64) ^ ((addr >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let fold = |addr: u128| (addr as u64) ^ ((addr >> 64) as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let a = fold(key.src).rotate_left(32) ^ fold(key.dst);
-        let b = (u64::from(key.sport) << 24)
-            | (u64::from(key.dport) << 8)
-            | u64::from(key.proto)
-            | u64::from(key.v6) << 40;
+        let b = (u64::from(key.sport) << 24) | (u64::from(key.dport) << 8) | u64::from(key.proto) | u64::from(key.v6) << 40;
         let h = (a.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ b).wrapping_mul(0xD6E8_FEB8_6659_FD93);
         (h >> (64 - self.bits)) as usize
     }
@@ -59,11 +52,7 @@ impl FlowIndex {
     /// The entry of `key` (`Ok`), or the slot to insert it at (`Err`);
     /// `key_of` gives an entry's key.
     #[inline]
-    pub(crate) fn find(
-        &self,
-        key: &FiveTuple,
-        key_of: impl Fn(u32) -> FiveTuple,
-    ) -> Result<u32, usize> {
+    pub(crate) fn find(&self, key: &FiveTuple, key_of: impl Fn(u32) -> FiveTuple) -> Result<u32, usize> {
         let mut i = self.home(key);
         loop {
             match self.slots[i] {
@@ -84,9 +73,7 @@ impl FlowIndex {
     /// Takes `key`'s entry out, moving later entries of its probe run back
     /// into the gap (no tombstones: lookups stay as short as the load allows).
     pub(crate) fn remove(&mut self, key: &FiveTuple, key_of: impl Fn(u32) -> FiveTuple) {
-        let Ok(entry) = self.find(key, &key_of) else {
-            return;
-        };
+        let Ok(entry) = self.find(key, &key_of) else { return };
         let mask = self.mask();
         let mut gap = self.home(key);
         while self.slots[gap] != entry {
@@ -116,10 +103,7 @@ pub(crate) fn prefetch<T>(r: &T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch reads nothing and never faults; `r` is a valid reference besides.
     unsafe {
-        std::arch::x86_64::_mm_prefetch(
-            (r as *const T).cast::<i8>(),
-            std::arch::x86_64::_MM_HINT_T0,
-        );
+        std::arch::x86_64::_mm_prefetch((r as *const T).cast::<i8>(), std::arch::x86_64::_MM_HINT_T0);
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = r;

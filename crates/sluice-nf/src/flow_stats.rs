@@ -49,9 +49,7 @@ impl FlowStats {
     /// A table for `max_flows` flows (1..=[`MAX_FLOWS`]).
     pub fn new(max_flows: usize) -> Result<Self, String> {
         if !(1..=MAX_FLOWS).contains(&max_flows) {
-            return Err(format!(
-                "flow_stats max_flows {max_flows} is outside 1..={MAX_FLOWS}"
-            ));
+            return Err(format!("flow_stats max_flows {max_flows} is outside 1..={MAX_FLOWS}"));
         }
         Ok(Self {
             index: FlowIndex::with_capacity(max_flows),
@@ -66,10 +64,7 @@ impl FlowStats {
     /// What the table knows of `flow`.
     pub fn get(&self, flow: &FiveTuple) -> Option<FlowRecord> {
         let records = &self.records;
-        self.index
-            .find(flow, |i| records[i as usize].0)
-            .ok()
-            .map(|i| records[i as usize].1)
+        self.index.find(flow, |i| records[i as usize].0).ok().map(|i| records[i as usize].1)
     }
 
     /// Flows in the table.
@@ -85,13 +80,7 @@ impl FlowStats {
             Ok(i) => i as usize,
             Err(slot) if self.records.len() < self.max_flows => {
                 self.index.insert_at(slot, self.records.len() as u32);
-                self.records.push((
-                    *flow,
-                    FlowRecord {
-                        first_ns: now,
-                        ..FlowRecord::default()
-                    },
-                ));
+                self.records.push((*flow, FlowRecord { first_ns: now, ..FlowRecord::default() }));
                 self.records.len() - 1
             }
             Err(_) => {
@@ -140,12 +129,7 @@ impl NetworkFunction for FlowStats {
     }
 
     fn read_counters(&self, into: &mut NfCounters) {
-        into[..COUNTER_NAMES.len()].copy_from_slice(&[
-            self.records.len() as u64,
-            self.lookups,
-            self.untracked,
-            self.unparsed,
-        ]);
+        into[..COUNTER_NAMES.len()].copy_from_slice(&[self.records.len() as u64, self.lookups, self.untracked, self.unparsed]);
     }
 }
 

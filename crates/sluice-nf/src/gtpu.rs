@@ -2,9 +2,7 @@
 //! packets, IPv4 or IPv6, in outer Ethernet/IPv4 or IPv6/UDP (port 2152),
 //! the tunnel id in the packet's mark.
 
-use sluice_core::wire::ethernet::{
-    parse_mac, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN,
-};
+use sluice_core::wire::ethernet::{parse_mac, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
 use sluice_core::wire::udp_tunnel::{payload_offset, Outer};
 use sluice_core::wire::{gtpu, ip_of, ipv4, ipv6, Endpoints, Ip};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
@@ -19,13 +17,7 @@ pub struct GtpuEncap {
 impl GtpuEncap {
     /// A tunnel between `ends` and the outer Ethernet addresses.
     pub fn new(ends: Endpoints, src_mac: Mac, dst_mac: Mac) -> Self {
-        Self {
-            outer: Outer {
-                src_mac,
-                dst_mac,
-                ends,
-            },
-        }
+        Self { outer: Outer { src_mac, dst_mac, ends } }
     }
 
     fn encap(&self, ctx: &mut NfContext<'_>, id: PacketId) -> bool {
@@ -47,13 +39,8 @@ impl GtpuEncap {
         }
         let frame = ctx.pool.data_mut(id);
         let at = self.outer.headers_len();
-        gtpu::write_header(
-            &mut frame[at..at + gtpu::HEADER_LEN],
-            inner_len as u16,
-            teid,
-        );
-        self.outer
-            .write(frame, gtpu::PORT, gtpu::PORT, gtpu::HEADER_LEN + inner_len);
+        gtpu::write_header(&mut frame[at..at + gtpu::HEADER_LEN], inner_len as u16, teid);
+        self.outer.write(frame, gtpu::PORT, gtpu::PORT, gtpu::HEADER_LEN + inner_len);
         true
     }
 }
@@ -137,25 +124,13 @@ pub struct GtpuEncapSpec {
 
 impl crate::NfConfig for GtpuEncapSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        Ok(Box::new(GtpuEncap::new(
-            Endpoints::parse(&self.src_ip, &self.dst_ip)?,
-            parse_mac(&self.src_mac)?,
-            parse_mac(&self.dst_mac)?,
-        )))
+        Ok(Box::new(GtpuEncap::new(Endpoints::parse(&self.src_ip, &self.dst_ip)?, parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
     }
 
     fn fuzz_samples() -> Vec<Self> {
         let mac = |m: &str| m.to_string();
-        let tunnel = |src: &str, dst: &str| Self {
-            src_ip: src.into(),
-            dst_ip: dst.into(),
-            src_mac: mac("02:00:00:00:00:01"),
-            dst_mac: mac("02:00:00:00:00:02"),
-        };
-        vec![
-            tunnel("1.1.1.1", "2.2.2.2"),
-            tunnel("2001:db8::1", "2001:db8::2"),
-        ]
+        let tunnel = |src: &str, dst: &str| Self { src_ip: src.into(), dst_ip: dst.into(), src_mac: mac("02:00:00:00:00:01"), dst_mac: mac("02:00:00:00:00:02") };
+        vec![tunnel("1.1.1.1", "2.2.2.2"), tunnel("2001:db8::1", "2001:db8::2")]
     }
 }
 
@@ -172,16 +147,10 @@ pub struct GtpuDecapSpec {
 
 impl crate::NfConfig for GtpuDecapSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        Ok(Box::new(GtpuDecap::new(
-            parse_mac(&self.src_mac)?,
-            parse_mac(&self.dst_mac)?,
-        )))
+        Ok(Box::new(GtpuDecap::new(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        vec![Self {
-            src_mac: "02:00:00:00:00:01".into(),
-            dst_mac: "02:00:00:00:00:02".into(),
-        }]
+        vec![Self { src_mac: "02:00:00:00:00:01".into(), dst_mac: "02:00:00:00:00:02".into() }]
     }
 }

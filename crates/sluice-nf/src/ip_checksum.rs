@@ -15,15 +15,13 @@ impl NetworkFunction for IpChecksum {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| {
-            match ip_of_mut(ctx.pool.data_mut(id)) {
-                Ok(Ip::V4(mut ip)) => {
-                    ip.fill_checksum();
-                    true
-                }
-                Ok(Ip::V6(_)) => true,
-                Err(_) => false,
+        keep_or_drop(ctx, input, out, |ctx, id| match ip_of_mut(ctx.pool.data_mut(id)) {
+            Ok(Ip::V4(mut ip)) => {
+                ip.fill_checksum();
+                true
             }
+            Ok(Ip::V6(_)) => true,
+            Err(_) => false,
         });
     }
 }

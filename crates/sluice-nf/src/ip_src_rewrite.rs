@@ -48,14 +48,10 @@ pub struct IpSrcRewriteSpec {
 
 impl crate::NfConfig for IpSrcRewriteSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        Ok(Box::new(IpSrcRewrite::new(crate::nf_config::parse_ip(
-            &self.addr,
-        )?)))
+        Ok(Box::new(IpSrcRewrite::new(crate::nf_config::parse_ip(&self.addr)?)))
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        vec![Self {
-            addr: "192.0.2.1".into(),
-        }]
+        vec![Self { addr: "192.0.2.1".into() }]
     }
 }

@@ -158,12 +158,8 @@ fn read_fields<T: serde::de::DeserializeOwned>(fields: serde_json::Value) -> Res
         let message = e.inner().to_string();
         let path = e.path().to_string();
         // An unknown key's path ends at the key itself: name where it sits.
-        let key = message
-            .strip_prefix("unknown field `")
-            .and_then(|rest| rest.split('`').next());
-        let path = key
-            .and_then(|key| path.strip_suffix(key))
-            .map_or(path.as_str(), |parent| parent.trim_end_matches('.'));
+        let key = message.strip_prefix("unknown field `").and_then(|rest| rest.split('`').next());
+        let path = key.and_then(|key| path.strip_suffix(key)).map_or(path.as_str(), |parent| parent.trim_end_matches('.'));
         match path {
             "." | "" => message,
             path => format!("{path}: {message}"),
@@ -177,11 +173,7 @@ impl<'de> Deserialize<'de> for NfSpec {
         let mut fields = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
         let kind = match fields.remove("type") {
             Some(serde_json::Value::String(kind)) => kind,
-            Some(other) => {
-                return Err(D::Error::custom(format!(
-                    "`type` must be an NF's name, not {other}"
-                )))
-            }
+            Some(other) => return Err(D::Error::custom(format!("`type` must be an NF's name, not {other}"))),
             None => return Err(D::Error::missing_field("type")),
         };
         NfSpec::from_fields(&kind, serde_json::Value::Object(fields)).map_err(D::Error::custom)
@@ -241,11 +233,7 @@ impl NfSpec {
 
     /// The NF kinds the profiler measures.
     pub fn profiled_kinds() -> Vec<&'static str> {
-        Self::KINDS
-            .iter()
-            .copied()
-            .filter(|kind| Self::profiling(kind, 0).is_some())
-            .collect()
+        Self::KINDS.iter().copied().filter(|kind| Self::profiling(kind, 0).is_some()).collect()
     }
 
     /// Refuses tables beyond [`sluice_core::limits::MAX_TABLE_ENTRIES`].
@@ -253,9 +241,7 @@ impl NfSpec {
         use sluice_core::limits::MAX_TABLE_ENTRIES;
         let entries = self.config().table_entries();
         if entries > MAX_TABLE_ENTRIES {
-            return Err(format!(
-                "{entries} table entries, more than {MAX_TABLE_ENTRIES}"
-            ));
+            return Err(format!("{entries} table entries, more than {MAX_TABLE_ENTRIES}"));
         }
         Ok(())
     }

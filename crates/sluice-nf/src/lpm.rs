@@ -44,26 +44,15 @@ impl Lpm {
     /// An LPM over IPv4 routes `v4` and IPv6 routes `v6` (network, length,
     /// gate); a family without routes has no table and its packets miss.
     pub fn new(v4: &[(u32, u8, u16)], v6: &[(u128, u8, u16)]) -> Result<Self, String> {
-        let gates = crate::nf_config::gate_count(
-            v4.iter().map(|r| r.2).chain(v6.iter().map(|r| r.2)),
-            None,
-        );
+        let gates = crate::nf_config::gate_count(v4.iter().map(|r| r.2).chain(v6.iter().map(|r| r.2)), None);
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
         }
-        let live = if v4.is_empty() {
-            None
-        } else {
-            Some(Arc::new(LiveRoutes::new(v4, gates)?))
-        };
+        let live = if v4.is_empty() { None } else { Some(Arc::new(LiveRoutes::new(v4, gates)?)) };
         Ok(Self {
             v4: live.as_ref().map(|l| l.table().clone()),
             live,
-            v6: if v6.is_empty() {
-                None
-            } else {
-                Some(Lpm6Table::new(v6)?)
-            },
+            v6: if v6.is_empty() { None } else { Some(Lpm6Table::new(v6)?) },
             gates,
             addrs4: [0; MAX_BURST],
             found4: [None; MAX_BURST],
@@ -86,36 +75,17 @@ impl NetworkFunction for Lpm {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
-        let Self {
-            v4,
-            v6,
-            addrs4,
-            found4,
-            addrs6,
-            found6,
-            slot_of,
-            ..
-        } = self;
+        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, .. } = self;
         let (mut runs4, mut runs6, mut last) = (0, 0, NOT_IP);
         for (&id, slot) in ids.iter().zip(slot_of.iter_mut()) {
             last = match ip_of(ctx.pool.data(id)) {
-                Ok(Ip::V4(h))
-                    if runs4 > 0 && last == runs4 as Slot - 1 && addrs4[runs4 - 1] == h.dst() =>
-                {
-                    last
-                }
+                Ok(Ip::V4(h)) if runs4 > 0 && last == runs4 as Slot - 1 && addrs4[runs4 - 1] == h.dst() => last,
                 Ok(Ip::V4(h)) => {
                     addrs4[runs4] = h.dst();
                     runs4 += 1;
                     runs4 as Slot - 1
                 }
-                Ok(Ip::V6(h))
-                    if runs6 > 0
-                        && last == V6_RUNS + runs6 as Slot - 1
-                        && addrs6[runs6 - 1] == h.dst() =>
-                {
-                    last
-                }
+                Ok(Ip::V6(h)) if runs6 > 0 && last == V6_RUNS + runs6 as Slot - 1 && addrs6[runs6 - 1] == h.dst() => last,
                 Ok(Ip::V6(h)) => {
                     addrs6[runs6] = h.dst();
                     runs6 += 1;
@@ -178,40 +148,20 @@ impl crate::NfConfig for LpmSpec {
 
     /// The reference pipelines' 500 routes, every one to gate 0.
     fn profiling(_copy: usize) -> Option<Self> {
-        Some(Self {
-            routes: sample_routes(crate::PROFILE_FLOWS, 500)
-                .into_iter()
-                .map(|(p, _)| (p, 0))
-                .collect(),
-        })
+        Some(Self { routes: sample_routes(crate::PROFILE_FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect() })
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        let routes = [
-            ("10.0.0.0/8", 0),
-            ("10.1.0.0/16", 1),
-            ("0.0.0.0/0", 2),
-            ("2001:db8::/32", 0),
-            ("2001:db8:1::/48", 1),
-        ];
-        vec![Self {
-            routes: routes.iter().map(|&(p, g)| (p.into(), g)).collect(),
-        }]
+        let routes = [("10.0.0.0/8", 0), ("10.1.0.0/16", 1), ("0.0.0.0/0", 2), ("2001:db8::/32", 0), ("2001:db8:1::/48", 1)];
+        vec![Self { routes: routes.iter().map(|&(p, g)| (p.into(), g)).collect() }]
     }
 }
 
 /// One /24 per flow (20.0.(i+1).0/24 → gate i) plus filler prefixes
 /// (30.x.y.0/24) up to `total` routes: the reference pipelines' table.
 pub fn sample_routes(flows: usize, total: usize) -> Vec<(String, u16)> {
-    let mut routes: Vec<(String, u16)> = (0..flows)
-        .map(|i| (format!("20.0.{}.0/24", i + 1), i as u16))
-        .collect();
+    let mut routes: Vec<(String, u16)> = (0..flows).map(|i| (format!("20.0.{}.0/24", i + 1), i as u16)).collect();
     let filler = total.saturating_sub(flows);
-    routes.extend((0..filler).map(|j| {
-        (
-            format!("30.{}.{}.0/24", j / 256, j % 256),
-            (j % flows.max(1)) as u16,
-        )
-    }));
+    routes.extend((0..filler).map(|j| (format!("30.{}.{}.0/24", j / 256, j % 256), (j % flows.max(1)) as u16)));
     routes
 }

@@ -52,26 +52,15 @@ struct Depths {
 /// overwrite shorter ones; among equal ones the last wins), with room for
 /// `spare` groups more than it takes; with `depths`, also each entry's
 /// prefix length, for the writer.
-fn build(
-    routes: &[(u32, u8, u16)],
-    spare: usize,
-    depths: bool,
-) -> Result<(LpmTable, Option<Depths>), String> {
+fn build(routes: &[(u32, u8, u16)], spare: usize, depths: bool) -> Result<(LpmTable, Option<Depths>), String> {
     if let Some(r) = routes.iter().find(|r| r.1 > 32 || r.2 > MAX_GATE) {
-        return Err(format!(
-            "route {:?} has a prefix length over 32 or a gate over {MAX_GATE}",
-            r
-        ));
+        return Err(format!("route {:?} has a prefix length over 32 or a gate over {MAX_GATE}", r));
     }
     let mut sorted = routes.to_vec();
     sorted.sort_by_key(|r| r.1);
     // Zeroed allocations: the pages no route touches are never touched.
     let mut tbl24 = vec![MISS; 1 << 24];
-    let mut depth24 = if depths {
-        vec![0u8; 1 << 24]
-    } else {
-        Vec::new()
-    };
+    let mut depth24 = if depths { vec![0u8; 1 << 24] } else { Vec::new() };
     let (mut tbl8, mut depth8): (Vec<u16>, Vec<u8>) = (Vec::new(), Vec::new());
     for (net, len, gate) in sorted {
         let net = net & mask(len);
@@ -87,9 +76,7 @@ fn build(
         if tbl24[first] & GROUP == 0 {
             let group = tbl8.len() / 256;
             if group >= MAX_GROUPS {
-                return Err(format!(
-                    "more than {MAX_GROUPS} /24s hold prefixes longer than /24"
-                ));
+                return Err(format!("more than {MAX_GROUPS} /24s hold prefixes longer than /24"));
             }
             tbl8.extend(std::iter::repeat_n(tbl24[first], 256));
             if depths {
@@ -109,19 +96,9 @@ fn build(
     tbl8.resize(capacity * 256, MISS);
     let depths = depths.then(|| {
         depth8.resize(capacity * 256, 0);
-        Depths {
-            depth24,
-            depth8,
-            groups,
-        }
+        Depths { depth24, depth8, groups }
     });
-    Ok((
-        LpmTable {
-            tbl24: atomics(tbl24),
-            tbl8: atomics(tbl8),
-        },
-        depths,
-    ))
+    Ok((LpmTable { tbl24: atomics(tbl24), tbl8: atomics(tbl8) }, depths))
 }
 
 /// `v` as atomics, in place: no copy, so the pages of a zeroed allocation
@@ -145,21 +122,14 @@ impl LpmTable {
 
     #[inline]
     fn resolve(&self, e: u16, addr: u32) -> Option<u16> {
-        let e = if e & GROUP != 0 {
-            self.tbl8[group_base(e) | (addr & 0xff) as usize].load(Ordering::Relaxed)
-        } else {
-            e
-        };
+        let e = if e & GROUP != 0 { self.tbl8[group_base(e) | (addr & 0xff) as usize].load(Ordering::Relaxed) } else { e };
         (e != MISS).then(|| e - 1)
     }
 
     /// The gate of `addr`'s longest matching prefix.
     #[inline]
     pub fn lookup(&self, addr: u32) -> Option<u16> {
-        self.resolve(
-            self.tbl24[(addr >> 8) as usize].load(Ordering::Acquire),
-            addr,
-        )
+        self.resolve(self.tbl24[(addr >> 8) as usize].load(Ordering::Acquire), addr)
     }
 
     /// Looks up every address of `addrs` into `gates` (same length), four
@@ -203,19 +173,8 @@ impl LiveRoutes {
     /// The table of `routes` for an LPM of `gates` gates, with its writer.
     pub fn new(routes: &[(u32, u8, u16)], gates: usize) -> Result<Self, String> {
         let table = LpmTable::new(routes)?;
-        let rules = routes
-            .iter()
-            .map(|&(net, len, gate)| ((net & mask(len), len), gate))
-            .collect();
-        Ok(Self {
-            table: Arc::new(table),
-            gates,
-            writer: Mutex::new(Writer {
-                rules,
-                depths: None,
-                built_from: routes.to_vec(),
-            }),
-        })
+        let rules = routes.iter().map(|&(net, len, gate)| ((net & mask(len), len), gate)).collect();
+        Ok(Self { table: Arc::new(table), gates, writer: Mutex::new(Writer { rules, depths: None, built_from: routes.to_vec() }) })
     }
 
     /// The table lookups read.
@@ -229,24 +188,14 @@ impl LiveRoutes {
     pub fn apply(&self, add: &[(u32, u8, u16)], delete: &[(u32, u8)]) -> Result<(), String> {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
         let norm = |net: u32, len: u8| (net & mask(len.min(32)), len);
-        if let Some(&(net, len, gate)) = add
-            .iter()
-            .find(|r| r.1 > 32 || usize::from(r.2) >= self.gates)
-        {
-            return Err(format!(
-                "route {}/{len} to gate {gate}: the length must be ≤ 32 and the gate < {}",
-                std::net::Ipv4Addr::from(net),
-                self.gates
-            ));
+        if let Some(&(net, len, gate)) = add.iter().find(|r| r.1 > 32 || usize::from(r.2) >= self.gates) {
+            return Err(format!("route {}/{len} to gate {gate}: the length must be ≤ 32 and the gate < {}", std::net::Ipv4Addr::from(net), self.gates));
         }
         let mut gone = std::collections::HashSet::new();
         for &(net, len) in delete {
             let key = norm(net, len);
             if !w.rules.contains_key(&key) || !gone.insert(key) {
-                return Err(format!(
-                    "no route {}/{len} to delete",
-                    std::net::Ipv4Addr::from(net)
-                ));
+                return Err(format!("no route {}/{len} to delete", std::net::Ipv4Addr::from(net)));
             }
         }
         if w.depths.is_none() {
@@ -255,28 +204,17 @@ impl LiveRoutes {
         }
         let Writer { rules, depths, .. } = &mut *w;
         let depths = depths.as_mut().expect("built above");
-        let mut new_groups: Vec<usize> = add
-            .iter()
-            .filter(|r| r.1 > 24)
-            .map(|r| (r.0 >> 8) as usize)
-            .filter(|&i| self.table.tbl24[i].load(Ordering::Relaxed) & GROUP == 0)
-            .collect();
+        let mut new_groups: Vec<usize> = add.iter().filter(|r| r.1 > 24).map(|r| (r.0 >> 8) as usize).filter(|&i| self.table.tbl24[i].load(Ordering::Relaxed) & GROUP == 0).collect();
         new_groups.sort_unstable();
         new_groups.dedup();
         if depths.groups + new_groups.len() > self.table.tbl8.len() / 256 {
-            return Err(format!(
-                "no room for {} more groups of longer-than-/24 prefixes: rebuild the table",
-                new_groups.len()
-            ));
+            return Err(format!("no room for {} more groups of longer-than-/24 prefixes: rebuild the table", new_groups.len()));
         }
         for &(net, len) in delete {
             let key = norm(net, len);
             rules.remove(&key);
             // What the deleted prefix uncovers: the longest shorter rule that covers it.
-            let under = (0..len)
-                .rev()
-                .find_map(|l| rules.get(&(key.0 & mask(l), l)).map(|&g| (g + 1, l + 1)))
-                .unwrap_or((MISS, 0));
+            let under = (0..len).rev().find_map(|l| rules.get(&(key.0 & mask(l), l)).map(|&g| (g + 1, l + 1))).unwrap_or((MISS, 0));
             self.rewrite(depths, key.0, len, |d| d == len + 1, under);
         }
         for &(net, len, gate) in add {
@@ -308,14 +246,7 @@ impl LiveRoutes {
 
     /// Sets the entries of prefix `net`/`len` whose prefix length passes
     /// `takes` to `(entry, depth)`.
-    fn rewrite(
-        &self,
-        depths: &mut Depths,
-        net: u32,
-        len: u8,
-        takes: impl Fn(u8) -> bool,
-        (entry, depth): (u16, u8),
-    ) {
+    fn rewrite(&self, depths: &mut Depths, net: u32, len: u8, takes: impl Fn(u8) -> bool, (entry, depth): (u16, u8)) {
         let t = &self.table;
         let mut set8 = |j: usize| {
             if takes(depths.depth8[j]) {
@@ -347,11 +278,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn naive(rules: &HashMap<(u32, u8), u16>, addr: u32) -> Option<u16> {
-        rules
-            .iter()
-            .filter(|(&(net, len), _)| addr & mask(len) == net)
-            .max_by_key(|(&(_, len), _)| len)
-            .map(|(_, &g)| g)
+        rules.iter().filter(|(&(net, len), _)| addr & mask(len) == net).max_by_key(|(&(_, len), _)| len).map(|(_, &g)| g)
     }
 
     /// Addresses in 10.0.0.0/16 and 10.1.0.0/16, where the routes are.
@@ -360,11 +287,7 @@ mod tests {
     }
 
     fn route() -> impl Strategy<Value = (u32, u8, u16)> {
-        (
-            addr(),
-            prop_oneof![Just(8u8), 14u8..=18, 22u8..=26, 29u8..=32],
-            0u16..4,
-        )
+        (addr(), prop_oneof![Just(8u8), 14u8..=18, 22u8..=26, 29u8..=32], 0u16..4)
     }
 
     proptest! {
@@ -399,20 +322,9 @@ mod tests {
     #[test]
     fn a_bad_change_names_its_route_and_changes_nothing() {
         let live = LiveRoutes::new(&[(10 << 24, 8, 0)], 2).unwrap();
-        assert_eq!(
-            live.apply(&[(11 << 24, 8, 1)], &[(12 << 24, 8)])
-                .unwrap_err(),
-            "no route 12.0.0.0/8 to delete"
-        );
-        assert_eq!(
-            live.apply(&[(11 << 24, 8, 2)], &[]).unwrap_err(),
-            "route 11.0.0.0/8 to gate 2: the length must be ≤ 32 and the gate < 2"
-        );
-        assert_eq!(
-            live.apply(&[], &[(10 << 24, 8), (10 << 24, 8)])
-                .unwrap_err(),
-            "no route 10.0.0.0/8 to delete"
-        );
+        assert_eq!(live.apply(&[(11 << 24, 8, 1)], &[(12 << 24, 8)]).unwrap_err(), "no route 12.0.0.0/8 to delete");
+        assert_eq!(live.apply(&[(11 << 24, 8, 2)], &[]).unwrap_err(), "route 11.0.0.0/8 to gate 2: the length must be ≤ 32 and the gate < 2");
+        assert_eq!(live.apply(&[], &[(10 << 24, 8), (10 << 24, 8)]).unwrap_err(), "no route 10.0.0.0/8 to delete");
         assert_eq!(live.table().lookup(11 << 24), None);
         assert_eq!(live.table().lookup(10 << 24), Some(0));
     }
@@ -420,9 +332,7 @@ mod tests {
     #[test]
     fn groups_run_out_with_an_error_that_asks_for_a_rebuild() {
         let live = LiveRoutes::new(&[], 1).unwrap();
-        let many: Vec<(u32, u8, u16)> = (0..SPARE_GROUPS as u32 + 1)
-            .map(|i| ((i << 8) | 1, 32, 0))
-            .collect();
+        let many: Vec<(u32, u8, u16)> = (0..SPARE_GROUPS as u32 + 1).map(|i| ((i << 8) | 1, 32, 0)).collect();
         assert!(live.apply(&many, &[]).unwrap_err().contains("rebuild"));
         assert!(live.apply(&many[..SPARE_GROUPS], &[]).is_ok());
     }

@@ -34,33 +34,17 @@ pub struct Lpm6Table {
 impl Lpm6Table {
     /// Builds the table from (network, length, gate) routes; duplicates: last wins.
     pub fn new(routes: &[(u128, u8, u16)]) -> Result<Self, String> {
-        if let Some(r) = routes
-            .iter()
-            .find(|r| r.1 > 128 || r.2 > super::lpm::MAX_GATE)
-        {
-            return Err(format!(
-                "IPv6 route {r:?} has a prefix length over 128 or a gate over {}",
-                super::lpm::MAX_GATE
-            ));
+        if let Some(r) = routes.iter().find(|r| r.1 > 128 || r.2 > super::lpm::MAX_GATE) {
+            return Err(format!("IPv6 route {r:?} has a prefix length over 128 or a gate over {}", super::lpm::MAX_GATE));
         }
         let mut sorted = routes.to_vec();
         // Shortest first: a range filled later never covers a group, since
         // a group comes from a prefix longer than the range's level.
         sorted.sort_by_key(|r| r.1);
-        let first = vec![MISS; FIRST_LEN]
-            .into_boxed_slice()
-            .try_into()
-            .expect("FIRST_LEN entries");
-        let mut t = Self {
-            first,
-            groups: Vec::new(),
-        };
+        let first = vec![MISS; FIRST_LEN].into_boxed_slice().try_into().expect("FIRST_LEN entries");
+        let mut t = Self { first, groups: Vec::new() };
         for (net, len, gate) in sorted {
-            t.insert(
-                net & sluice_core::wire::ipv6::mask(len),
-                len,
-                gate as u32 + 1,
-            )?;
+            t.insert(net & sluice_core::wire::ipv6::mask(len), len, gate as u32 + 1)?;
         }
         Ok(t)
     }
@@ -101,9 +85,7 @@ impl Lpm6Table {
             return Ok((*entry & !GROUP) as usize);
         }
         if group >= MAX_GROUPS {
-            return Err(format!(
-                "the IPv6 routes need more than {MAX_GROUPS} groups of the trie"
-            ));
+            return Err(format!("the IPv6 routes need more than {MAX_GROUPS} groups of the trie"));
         }
         let filled = std::mem::replace(entry, GROUP | group as u32);
         self.groups.push([filled; GROUP_LEN]);
@@ -159,20 +141,7 @@ impl Lpm6Table {
 /// Prefix lengths of [`sample_routes6`] and their shares (‰), shaped like
 /// the public IPv6 BGP table's: about half /48s, an eighth /32s, the rest
 /// spread from /29 to /47.
-const LENGTH_SHARES: [(u8, u32); 12] = [
-    (48, 480),
-    (32, 130),
-    (44, 90),
-    (40, 65),
-    (36, 40),
-    (29, 30),
-    (47, 30),
-    (46, 30),
-    (45, 15),
-    (42, 15),
-    (34, 40),
-    (38, 35),
-];
+const LENGTH_SHARES: [(u8, u32); 12] = [(48, 480), (32, 130), (44, 90), (40, 65), (36, 40), (29, 30), (47, 30), (46, 30), (45, 15), (42, 15), (34, 40), (38, 35)];
 
 /// `n` IPv6 routes drawn by `seed`, for benchmarks: prefixes of the
 /// lengths of `LENGTH_SHARES` in 2000::/3, those longer than /32 inside
@@ -183,9 +152,7 @@ pub fn sample_routes6(n: usize, seed: u64) -> Vec<(u128, u8, u16)> {
     use rand::{rngs::SmallRng, Rng, SeedableRng};
     let mut rng = SmallRng::seed_from_u64(seed);
     let in_2000_3 = |rng: &mut SmallRng| (1u128 << 125) | (rng.gen::<u128>() >> 3);
-    let allocations: Vec<u128> = (0..(n / 8).max(1))
-        .map(|_| in_2000_3(&mut rng) & sluice_core::wire::ipv6::mask(32))
-        .collect();
+    let allocations: Vec<u128> = (0..(n / 8).max(1)).map(|_| in_2000_3(&mut rng) & sluice_core::wire::ipv6::mask(32)).collect();
     let total: u32 = LENGTH_SHARES.iter().map(|s| s.1).sum();
     (0..n)
         .map(|i| {
@@ -198,16 +165,8 @@ pub fn sample_routes6(n: usize, seed: u64) -> Vec<(u128, u8, u16)> {
                 }
                 pick -= share;
             }
-            let base = if len > 32 {
-                allocations[rng.gen_range(0..allocations.len())] | (rng.gen::<u128>() >> 32)
-            } else {
-                in_2000_3(&mut rng)
-            };
-            (
-                base & sluice_core::wire::ipv6::mask(len),
-                len,
-                (i % 16) as u16,
-            )
+            let base = if len > 32 { allocations[rng.gen_range(0..allocations.len())] | (rng.gen::<u128>() >> 32) } else { in_2000_3(&mut rng) };
+            (base & sluice_core::wire::ipv6::mask(len), len, (i % 16) as u16)
         })
         .collect()
 }
@@ -242,20 +201,9 @@ mod tests {
         let stems = proptest::collection::vec(any::<u128>(), 1..4);
         stems.prop_flat_map(|stems| {
             let n = stems.len();
-            proptest::collection::vec((0..n, any::<u128>(), 0u8..=128, 0u16..8), 1..40).prop_map(
-                move |picks| {
-                    picks
-                        .into_iter()
-                        .map(|(s, noise, len, gate)| {
-                            (
-                                stems[s] ^ (noise >> (len as u32 / 2 + 8).min(127)),
-                                len,
-                                gate,
-                            )
-                        })
-                        .collect()
-                },
-            )
+            proptest::collection::vec((0..n, any::<u128>(), 0u8..=128, 0u16..8), 1..40).prop_map(move |picks| {
+                picks.into_iter().map(|(s, noise, len, gate)| (stems[s] ^ (noise >> (len as u32 / 2 + 8).min(127)), len, gate)).collect()
+            })
         })
     }
 

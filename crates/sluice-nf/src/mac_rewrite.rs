@@ -23,15 +23,13 @@ impl NetworkFunction for MacRewrite {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| {
-            match Frame::new_checked(ctx.pool.data_mut(id)) {
-                Ok(mut f) => {
-                    f.set_src(self.src);
-                    f.set_dst(self.dst);
-                    true
-                }
-                Err(_) => false,
+        keep_or_drop(ctx, input, out, |ctx, id| match Frame::new_checked(ctx.pool.data_mut(id)) {
+            Ok(mut f) => {
+                f.set_src(self.src);
+                f.set_dst(self.dst);
+                true
             }
+            Err(_) => false,
         });
     }
 }
@@ -48,23 +46,14 @@ pub struct MacRewriteSpec {
 
 impl crate::NfConfig for MacRewriteSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        Ok(Box::new(MacRewrite::new(
-            parse_mac(&self.src)?,
-            parse_mac(&self.dst)?,
-        )))
+        Ok(Box::new(MacRewrite::new(parse_mac(&self.src)?, parse_mac(&self.dst)?)))
     }
 
     fn profiling(_copy: usize) -> Option<Self> {
-        Some(Self {
-            src: "02:00:00:00:01:01".into(),
-            dst: "02:00:00:00:02:02".into(),
-        })
+        Some(Self { src: "02:00:00:00:01:01".into(), dst: "02:00:00:00:02:02".into() })
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        vec![Self {
-            src: "02:00:00:00:00:01".into(),
-            dst: "02:00:00:00:00:02".into(),
-        }]
+        vec![Self { src: "02:00:00:00:00:01".into(), dst: "02:00:00:00:00:02".into() }]
     }
 }

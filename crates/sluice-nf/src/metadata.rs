@@ -51,11 +51,7 @@ impl SplitByMetadata {
         if gates == 0 {
             return Err("a metadata split needs an entry or a default gate".into());
         }
-        Ok(Self {
-            table,
-            default,
-            gates,
-        })
+        Ok(Self { table, default, gates })
     }
 }
 
@@ -66,12 +62,7 @@ impl NetworkFunction for SplitByMetadata {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         for &id in input.as_slice() {
-            match self
-                .table
-                .get(&ctx.pool.meta(id).mark)
-                .copied()
-                .or(self.default)
-            {
+            match self.table.get(&ctx.pool.meta(id).mark).copied().or(self.default) {
                 Some(gate) => out.push(gate as usize, id),
                 None => ctx.drop_packet(id),
             }
@@ -108,10 +99,7 @@ pub struct SplitByMetadataSpec {
 
 impl crate::NfConfig for SplitByMetadataSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        Ok(Box::new(SplitByMetadata::new(
-            &self.table,
-            self.default_gate,
-        )?))
+        Ok(Box::new(SplitByMetadata::new(&self.table, self.default_gate)?))
     }
 
     fn outgates(&self) -> usize {

@@ -43,18 +43,10 @@ pub struct Napt {
 impl Napt {
     /// A translator for `inside` ("a.b.c.d/len") behind `public` using ports
     /// `first..=last`, forgetting flows idle for `timeout_ns`.
-    pub fn new(
-        inside: &str,
-        public: u32,
-        first: u16,
-        last: u16,
-        timeout_ns: u64,
-    ) -> Result<Self, String> {
+    pub fn new(inside: &str, public: u32, first: u16, last: u16, timeout_ns: u64) -> Result<Self, String> {
         let (net, len) = parse_prefix(inside)?;
         if first == 0 || first > last {
-            return Err(format!(
-                "NAPT port range {first}..={last} is empty or starts at 0"
-            ));
+            return Err(format!("NAPT port range {first}..={last} is empty or starts at 0"));
         }
         let ports = (last - first) as usize + 1;
         Ok(Self {
@@ -101,9 +93,7 @@ impl Napt {
         if proto != PROTO_UDP && proto != PROTO_TCP {
             return true;
         }
-        let Ok((sport, dport)) = l4::ports(proto, ip.payload()) else {
-            return false;
-        };
+        let Ok((sport, dport)) = l4::ports(proto, ip.payload()) else { return false };
         let (src, dst) = (ip.src(), ip.dst());
         if src & self.inside_mask == self.inside {
             let key = (src, sport, dst, dport, proto);
@@ -117,9 +107,7 @@ impl Napt {
                             b.port
                         }
                         None => {
-                            let Some(port) = self.allocate(now) else {
-                                return false;
-                            };
+                            let Some(port) = self.allocate(now) else { return false };
                             self.outbound.insert(key, Binding { port, last_ns: now });
                             self.inbound.insert(port, key);
                             port
@@ -135,13 +123,8 @@ impl Napt {
             return true;
         }
         if dst == self.public {
-            let Some(&key) = self.inbound.get(&dport) else {
-                return false;
-            };
-            let binding = self
-                .outbound
-                .get_mut(&key)
-                .expect("both tables hold every binding");
+            let Some(&key) = self.inbound.get(&dport) else { return false };
+            let binding = self.outbound.get_mut(&key).expect("both tables hold every binding");
             if now.saturating_sub(binding.last_ns) > self.timeout_ns || key.4 != proto {
                 return false;
             }
@@ -206,22 +189,10 @@ impl crate::NfConfig for NaptSpec {
             return Err(format!("NAPT timeout {timeout_s} s must be > 0"));
         }
         let public = crate::nf_config::parse_ip(&self.public)?;
-        Ok(Box::new(Napt::new(
-            &self.inside,
-            public,
-            self.first_port,
-            self.last_port,
-            (timeout_s * 1e9) as u64,
-        )?))
+        Ok(Box::new(Napt::new(&self.inside, public, self.first_port, self.last_port, (timeout_s * 1e9) as u64)?))
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        vec![Self {
-            inside: "10.0.0.0/8".into(),
-            public: "192.0.2.1".into(),
-            first_port: 1024,
-            last_port: 1100,
-            timeout_s: 1.0,
-        }]
+        vec![Self { inside: "10.0.0.0/8".into(), public: "192.0.2.1".into(), first_port: 1024, last_port: 1100, timeout_s: 1.0 }]
     }
 }

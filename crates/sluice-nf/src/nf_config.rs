@@ -86,16 +86,10 @@ pub const PROFILE_FLOWS: usize = 32;
 
 /// Outgates a table needs: one past the highest gate it names (0 when it names none).
 pub(crate) fn gate_count(gates: impl IntoIterator<Item = u16>, default: Option<u16>) -> usize {
-    gates
-        .into_iter()
-        .chain(default)
-        .max()
-        .map_or(0, |g| g as usize + 1)
+    gates.into_iter().chain(default).max().map_or(0, |g| g as usize + 1)
 }
 
 /// Parses a dotted IPv4 address into an integer.
 pub(crate) fn parse_ip(s: &str) -> Result<u32, String> {
-    s.parse::<std::net::Ipv4Addr>()
-        .map(u32::from)
-        .map_err(|_| format!("'{s}' is not an IPv4 address"))
+    s.parse::<std::net::Ipv4Addr>().map(u32::from).map_err(|_| format!("'{s}' is not an IPv4 address"))
 }

@@ -18,9 +18,7 @@ pub fn check_capacity(capacity: usize) -> Result<usize, String> {
     if (MIN_CAPACITY..=MAX_CAPACITY).contains(&capacity) {
         Ok(capacity)
     } else {
-        Err(format!(
-            "queue capacity {capacity} pkt is outside {MIN_CAPACITY}..={MAX_CAPACITY}"
-        ))
+        Err(format!("queue capacity {capacity} pkt is outside {MIN_CAPACITY}..={MAX_CAPACITY}"))
     }
 }
 

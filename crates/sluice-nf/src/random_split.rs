@@ -16,14 +16,8 @@ impl RandomSplit {
     /// A splitter over `weights.len()` gates; weights must be ≥ 0 with a positive sum.
     pub fn new(weights: &[f64], seed: u64) -> Result<Self, String> {
         let total: f64 = weights.iter().sum();
-        if weights.is_empty()
-            || weights.iter().any(|w| !(*w >= 0.0))
-            || !(total > 0.0)
-            || !total.is_finite()
-        {
-            return Err(format!(
-                "random split weights {weights:?} must be ≥ 0 with a positive, finite sum"
-            ));
+        if weights.is_empty() || weights.iter().any(|w| !(*w >= 0.0)) || !(total > 0.0) || !total.is_finite() {
+            return Err(format!("random split weights {weights:?} must be ≥ 0 with a positive, finite sum"));
         }
         let mut acc = 0.0;
         let mut thresholds: Vec<u32> = weights
@@ -34,10 +28,7 @@ impl RandomSplit {
             })
             .collect();
         *thresholds.last_mut().expect("non-empty") = u32::MAX;
-        Ok(Self {
-            thresholds,
-            rng: SmallRng::seed_from_u64(seed),
-        })
+        Ok(Self { thresholds, rng: SmallRng::seed_from_u64(seed) })
     }
 }
 
@@ -103,9 +94,7 @@ mod tests {
             counts[s.thresholds.partition_point(|&t| t < draw)] += 1;
         }
         assert_eq!(counts[2], 0);
-        assert!(
-            (counts[1] as f64 / 100_000.0 - 0.75).abs() < 0.01,
-            "{counts:?}"
-        );
+        assert!((counts[1] as f64 / 100_000.0 - 0.75).abs() < 0.01, "{counts:?}");
     }
 }
+

@@ -25,10 +25,10 @@
 use crate::ack_coalesce::PureAck;
 use crate::five_tuple::FiveTuple;
 use crate::flow_index::{prefetch, FlowIndex};
-use sluice_core::telemetry::NfCounters;
-use sluice_core::wire::ip_of;
 use sluice_core::wire::ipv4::PROTO_TCP;
 use sluice_core::wire::l4::{self, tcp_flags};
+use sluice_core::wire::ip_of;
+use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId, PacketPool};
 
 /// No flow, cell or list neighbour.
@@ -40,17 +40,7 @@ pub const MAX_FLOWS: usize = 1 << 20;
 pub const MAX_HELD: usize = sluice_core::limits::MAX_POOL_BUFFERS / 2;
 
 /// The order in which flows released together leave.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    schemars::JsonSchema,
-)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Priority {
     /// The flow whose oldest held packet waited longest first.
@@ -131,21 +121,8 @@ pub struct ReframerStats {
 
 /// The names of [`ReframerStats`]' fields, in the order of its NF counter slots.
 pub const COUNTER_NAMES: [&str; 15] = [
-    "packets_in",
-    "runs_in",
-    "packets_out",
-    "runs_out",
-    "bypassed",
-    "unparsed",
-    "untracked",
-    "released_timeout",
-    "released_burst",
-    "released_bypass",
-    "released_full",
-    "idle_wait_ns",
-    "flows_entered",
-    "evicted",
-    "coalesced",
+    "packets_in", "runs_in", "packets_out", "runs_out", "bypassed", "unparsed", "untracked",
+    "released_timeout", "released_burst", "released_bypass", "released_full", "idle_wait_ns", "flows_entered", "evicted", "coalesced",
 ];
 
 impl ReframerStats {
@@ -173,21 +150,8 @@ impl ReframerStats {
     fn slots(&self) -> [u64; 15] {
         let s = self;
         [
-            s.packets_in,
-            s.runs_in,
-            s.packets_out,
-            s.runs_out,
-            s.bypassed,
-            s.unparsed,
-            s.untracked,
-            s.released_timeout,
-            s.released_burst,
-            s.released_bypass,
-            s.released_full,
-            s.idle_wait_ns,
-            s.flows_entered,
-            s.evicted,
-            s.coalesced,
+            s.packets_in, s.runs_in, s.packets_out, s.runs_out, s.bypassed, s.unparsed, s.untracked,
+            s.released_timeout, s.released_burst, s.released_bypass, s.released_full, s.idle_wait_ns, s.flows_entered, s.evicted, s.coalesced,
         ]
     }
 }
@@ -228,10 +192,7 @@ struct List {
 }
 
 impl List {
-    const EMPTY: List = List {
-        head: NIL,
-        tail: NIL,
-    };
+    const EMPTY: List = List { head: NIL, tail: NIL };
 
     fn push_back(&mut self, flows: &mut [Flow], f: u32) {
         flows[f as usize].prev = self.tail;
@@ -303,66 +264,30 @@ impl Reframer {
     /// A Reframer, or what is wrong with `config`.
     pub fn new(config: ReframerConfig) -> Result<Self, String> {
         if config.t_buff_ns == 0 {
-            return Err(
-                "reframer t_buff must be > 0 (0 holds nothing: leave the reframer out)".into(),
-            );
+            return Err("reframer t_buff must be > 0 (0 holds nothing: leave the reframer out)".into());
         }
         if !(1..=sluice_core::MAX_BURST).contains(&config.max_burst) {
-            return Err(format!(
-                "reframer max_burst {} is outside 1..={}",
-                config.max_burst,
-                sluice_core::MAX_BURST
-            ));
+            return Err(format!("reframer max_burst {} is outside 1..={}", config.max_burst, sluice_core::MAX_BURST));
         }
         if !(1..=MAX_FLOWS).contains(&config.max_flows) {
-            return Err(format!(
-                "reframer max_flows {} is outside 1..={MAX_FLOWS}",
-                config.max_flows
-            ));
+            return Err(format!("reframer max_flows {} is outside 1..={MAX_FLOWS}", config.max_flows));
         }
         if !(1..=MAX_HELD).contains(&config.max_held) {
-            return Err(format!(
-                "reframer max_held {} pkt is outside 1..={MAX_HELD}",
-                config.max_held
-            ));
+            return Err(format!("reframer max_held {} pkt is outside 1..={MAX_HELD}", config.max_held));
         }
         let (flows, held) = (config.max_flows, config.max_held);
-        let blank = Flow {
-            key: FiveTuple::v4(0, 0, 0, 0, 0),
-            first_seen_ns: 0,
-            waiting_since_ns: 0,
-            last_arrival_ns: 0,
-            seen: 0,
-            held: 0,
-            head: NIL,
-            tail: NIL,
-            prev: NIL,
-            next: NIL,
-        };
+        let blank = Flow { key: FiveTuple::v4(0, 0, 0, 0, 0), first_seen_ns: 0, waiting_since_ns: 0, last_arrival_ns: 0, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
         Ok(Self {
             index: FlowIndex::with_capacity(flows),
             flows: vec![blank; flows],
             free_flows: (0..flows as u32).rev().collect(),
             holding: List::EMPTY,
             idle: List::EMPTY,
-            cells: vec![
-                Cell {
-                    id: PacketId(0),
-                    next: NIL
-                };
-                held
-            ],
+            cells: vec![Cell { id: PacketId(0), next: NIL }; held],
             free_cells: (0..held as u32).rev().collect(),
             // Everything held, a batch left from the last run and a batch arriving
             // (each run sends at least as many as arrived); a power of two, indexed by mask.
-            ready: vec![
-                Ready {
-                    id: PacketId(0),
-                    flow: NIL
-                };
-                (held + 2 * sluice_core::MAX_BURST).next_power_of_two()
-            ]
-            .into(),
+            ready: vec![Ready { id: PacketId(0), flow: NIL }; (held + 2 * sluice_core::MAX_BURST).next_power_of_two()].into(),
             ready_head: 0,
             ready_len: 0,
             due: Vec::with_capacity(flows),
@@ -396,9 +321,7 @@ impl Reframer {
     /// holding packets); `hint`, a flow looked up for it earlier in the run
     /// (or `NIL`), is it unless its place went to another flow since.
     fn flow_of(&mut self, key: FiveTuple, hint: u32, now: u64) -> Option<u32> {
-        if hint != NIL
-            && (self.stats.evicted == self.hints_evicted || self.flows[hint as usize].key == key)
-        {
+        if hint != NIL && (self.stats.evicted == self.hints_evicted || self.flows[hint as usize].key == key) {
             return Some(hint);
         }
         let flows = &self.flows;
@@ -415,41 +338,23 @@ impl Reframer {
                 }
                 self.idle.remove(&mut self.flows, f);
                 let flows = &self.flows;
-                self.index
-                    .remove(&flows[f as usize].key, |f| flows[f as usize].key);
+                self.index.remove(&flows[f as usize].key, |f| flows[f as usize].key);
                 // Removing moved entries: find the new key's slot again.
-                slot = self
-                    .index
-                    .find(&key, |f| flows[f as usize].key)
-                    .expect_err("the key is new");
+                slot = self.index.find(&key, |f| flows[f as usize].key).expect_err("the key is new");
                 self.stats.evicted += 1;
                 f
             }
         };
         self.index.insert_at(slot, f);
         self.stats.flows_entered += 1;
-        self.flows[f as usize] = Flow {
-            key,
-            first_seen_ns: now,
-            waiting_since_ns: now,
-            last_arrival_ns: now,
-            seen: 0,
-            held: 0,
-            head: NIL,
-            tail: NIL,
-            prev: NIL,
-            next: NIL,
-        };
+        self.flows[f as usize] = Flow { key, first_seen_ns: now, waiting_since_ns: now, last_arrival_ns: now, seen: 0, held: 0, head: NIL, tail: NIL, prev: NIL, next: NIL };
         self.idle.push_back(&mut self.flows, f);
         Some(f)
     }
 
     fn push_ready(&mut self, id: PacketId, flow: u32) {
         let mask = self.ready.len() - 1;
-        debug_assert!(
-            self.ready_len <= mask,
-            "ready holds everything held and a batch"
-        );
+        debug_assert!(self.ready_len <= mask, "ready holds everything held and a batch");
         self.ready[(self.ready_head + self.ready_len) & mask] = Ready { id, flow };
         self.ready_len += 1;
     }
@@ -502,13 +407,7 @@ impl Reframer {
 
     /// Takes in one arriving packet of `class` (see `classify`): held, or
     /// ready at once; `hint` as for `flow_of`. Returns its flow (`NIL`: none).
-    fn admit(
-        &mut self,
-        id: PacketId,
-        class: Option<(FiveTuple, bool)>,
-        hint: u32,
-        now: u64,
-    ) -> u32 {
+    fn admit(&mut self, id: PacketId, class: Option<(FiveTuple, bool)>, hint: u32, now: u64) -> u32 {
         let Some((key, by_header)) = class else {
             self.stats.bypassed += 1;
             self.stats.unparsed += 1;
@@ -552,15 +451,8 @@ impl Reframer {
             // The holding list is already in this order.
             Priority::OldestInQueue => {}
             // Unstable sorts do not allocate; ties go by waiting time.
-            Priority::OldestFlow => self.due.sort_unstable_by_key(|&f| {
-                (
-                    flows[f as usize].first_seen_ns,
-                    flows[f as usize].waiting_since_ns,
-                )
-            }),
-            Priority::ShortestFlow => self.due.sort_unstable_by_key(|&f| {
-                (flows[f as usize].seen, flows[f as usize].waiting_since_ns)
-            }),
+            Priority::OldestFlow => self.due.sort_unstable_by_key(|&f| (flows[f as usize].first_seen_ns, flows[f as usize].waiting_since_ns)),
+            Priority::ShortestFlow => self.due.sort_unstable_by_key(|&f| (flows[f as usize].seen, flows[f as usize].waiting_since_ns)),
         }
         for i in 0..self.due.len() {
             self.release(self.due[i], now);
@@ -585,10 +477,7 @@ impl Reframer {
                 let before = if flow == last { previous } else { None };
                 let next = self.ready[(self.ready_head + i + 1) & mask];
                 let superseded = this.is_some_and(|a| {
-                    i + 1 < self.ready_len
-                        && next.flow == flow
-                        && PureAck::of(ctx.pool.data(next.id))
-                            .is_some_and(|b| a.superseded_by(&b, before.as_ref()))
+                    i + 1 < self.ready_len && next.flow == flow && PureAck::of(ctx.pool.data(next.id)).is_some_and(|b| a.superseded_by(&b, before.as_ref()))
                 });
                 previous = this;
                 if superseded {
@@ -632,10 +521,7 @@ impl NetworkFunction for Reframer {
         let flows = &self.flows;
         self.hints_evicted = self.stats.evicted;
         for (hint, class) in self.hints.iter_mut().zip(&self.classes[..arrived]) {
-            *hint = match class
-                .as_ref()
-                .map(|(key, _)| self.index.find(key, |f| flows[f as usize].key))
-            {
+            *hint = match class.as_ref().map(|(key, _)| self.index.find(key, |f| flows[f as usize].key)) {
                 Some(Ok(f)) => {
                     prefetch(&flows[f as usize]);
                     f
@@ -755,11 +641,7 @@ pub struct ReframerBypass {
 
 impl Default for ReframerBypass {
     fn default() -> Self {
-        Self {
-            tcp_control: reframer_defaults::tcp_control(),
-            first_packets: 0,
-            dscp: Vec::new(),
-        }
+        Self { tcp_control: reframer_defaults::tcp_control(), first_packets: 0, dscp: Vec::new() }
     }
 }
 
@@ -772,11 +654,7 @@ impl ReframerBypass {
             }
             dscp |= 1 << d;
         }
-        Ok(BypassRules {
-            tcp_control: self.tcp_control,
-            first_packets: self.first_packets,
-            dscp,
-        })
+        Ok(BypassRules { tcp_control: self.tcp_control, first_packets: self.first_packets, dscp })
     }
 }
 
@@ -807,9 +685,7 @@ impl crate::NfConfig for ReframerSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
         let t_buff_us = self.t_buff_us;
         if !(t_buff_us.is_finite() && t_buff_us > 0.0 && t_buff_us <= 1e6) {
-            return Err(format!(
-                "reframer t_buff_us {t_buff_us} must be > 0 and at most 1 s"
-            ));
+            return Err(format!("reframer t_buff_us {t_buff_us} must be > 0 and at most 1 s"));
         }
         Ok(Box::new(Reframer::new(ReframerConfig {
             t_buff_ns: self.t_buff_ns(),

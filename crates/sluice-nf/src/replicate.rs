@@ -70,28 +70,12 @@ mod tests {
         let mut h = Harness::default();
         let mut nf = Replicate::new(2).unwrap();
         let frames = [vec![1u8; 60], vec![2u8; 70]];
-        let metas = [
-            PacketMeta {
-                flow: 3,
-                seq: 41,
-                ts_ns: 1000,
-                ..PacketMeta::default()
-            },
-            PacketMeta {
-                flow: 3,
-                seq: 42,
-                ts_ns: 1010,
-                ..PacketMeta::default()
-            },
-        ];
+        let metas = [PacketMeta { flow: 3, seq: 41, ts_ns: 1000, ..PacketMeta::default() }, PacketMeta { flow: 3, seq: 42, ts_ns: 1010, ..PacketMeta::default() }];
         let out = h.run_with_meta(&mut nf, &frames, &metas);
         assert_eq!(out.dropped, 0);
         for gate in 0..3 {
             assert_eq!(out.gates[gate], frames.to_vec(), "gate {gate}");
-            let seen: Vec<_> = out.metas[gate]
-                .iter()
-                .map(|m| (m.flow, m.seq, m.ts_ns))
-                .collect();
+            let seen: Vec<_> = out.metas[gate].iter().map(|m| (m.flow, m.seq, m.ts_ns)).collect();
             assert_eq!(seen, vec![(3, 41, 1000), (3, 42, 1010)], "gate {gate}");
         }
         assert!(Replicate::new(0).is_err());

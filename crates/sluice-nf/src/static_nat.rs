@@ -22,15 +22,9 @@ impl StaticNat {
         let (i, il) = parse_prefix(inside)?;
         let (o, ol) = parse_prefix(outside)?;
         if il != ol {
-            return Err(format!(
-                "NAT prefixes {inside} and {outside} differ in length"
-            ));
+            return Err(format!("NAT prefixes {inside} and {outside} differ in length"));
         }
-        Ok(Self {
-            inside: i,
-            outside: o,
-            mask: mask(il),
-        })
+        Ok(Self { inside: i, outside: o, mask: mask(il) })
     }
 
     #[inline]
@@ -86,20 +80,10 @@ impl crate::NfConfig for StaticNatSpec {
     /// source address, as the one NAT of a real pipeline does.
     fn profiling(copy: usize) -> Option<Self> {
         let (inside, outside) = ("10.0.0.0/24".to_string(), "20.0.0.0/24".to_string());
-        Some(if copy.is_multiple_of(2) {
-            Self { inside, outside }
-        } else {
-            Self {
-                inside: outside,
-                outside: inside,
-            }
-        })
+        Some(if copy.is_multiple_of(2) { Self { inside, outside } } else { Self { inside: outside, outside: inside } })
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        vec![Self {
-            inside: "10.0.0.0/8".into(),
-            outside: "100.0.0.0/8".into(),
-        }]
+        vec![Self { inside: "10.0.0.0/8".into(), outside: "100.0.0.0/8".into() }]
     }
 }

@@ -16,16 +16,9 @@ impl TokenBucket {
     pub fn new(rate_pps: f64, burst: f64) -> Result<Self, String> {
         let valid = rate_pps > 0.0 && rate_pps.is_finite() && burst >= 1.0;
         if !valid {
-            return Err(format!(
-                "token bucket needs rate > 0 pkt/s and burst ≥ 1 pkt, got {rate_pps} and {burst}"
-            ));
+            return Err(format!("token bucket needs rate > 0 pkt/s and burst ≥ 1 pkt, got {rate_pps} and {burst}"));
         }
-        Ok(Self {
-            rate_pps,
-            burst,
-            tokens: burst,
-            last_ns: None,
-        })
+        Ok(Self { rate_pps, burst, tokens: burst, last_ns: None })
     }
 }
 
@@ -37,8 +30,7 @@ impl NetworkFunction for TokenBucket {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let now = ctx.now();
         let last = self.last_ns.replace(now).unwrap_or(now);
-        self.tokens =
-            (self.tokens + self.rate_pps * now.saturating_sub(last) as f64 * 1e-9).min(self.burst);
+        self.tokens = (self.tokens + self.rate_pps * now.saturating_sub(last) as f64 * 1e-9).min(self.burst);
         for &id in input.as_slice() {
             if self.tokens >= 1.0 {
                 self.tokens -= 1.0;

@@ -16,15 +16,13 @@ impl NetworkFunction for TtlDecrement {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| {
-            match ip_of_mut(ctx.pool.data_mut(id)) {
-                Ok(mut ip) if ip.hop_limit() > 1 => {
-                    let left = ip.hop_limit() - 1;
-                    ip.set_hop_limit(left);
-                    true
-                }
-                _ => false,
+        keep_or_drop(ctx, input, out, |ctx, id| match ip_of_mut(ctx.pool.data_mut(id)) {
+            Ok(mut ip) if ip.hop_limit() > 1 => {
+                let left = ip.hop_limit() - 1;
+                ip.set_hop_limit(left);
+                true
             }
+            _ => false,
         });
     }
 }

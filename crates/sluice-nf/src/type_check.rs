@@ -19,10 +19,7 @@ impl TypeCheck {
 
     /// A check for `ether_type` and the types of `also` (IPv4 and IPv6: 0x0800, `[0x86DD]`).
     pub fn passing(ether_type: u16, also: &[u16]) -> Self {
-        Self {
-            ether_type,
-            also: also.into(),
-        }
+        Self { ether_type, also: also.into() }
     }
 }
 
@@ -33,10 +30,7 @@ impl NetworkFunction for TypeCheck {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let (wanted, also) = (self.ether_type, &self.also);
-        keep_or_drop(ctx, input, out, |ctx, id| {
-            Frame::new_checked(ctx.pool.data(id))
-                .is_ok_and(|f| f.outer_type() == wanted || also.contains(&f.outer_type()))
-        });
+        keep_or_drop(ctx, input, out, |ctx, id| Frame::new_checked(ctx.pool.data(id)).is_ok_and(|f| f.outer_type() == wanted || also.contains(&f.outer_type())));
     }
 }
 
@@ -62,16 +56,10 @@ impl crate::NfConfig for TypeCheckSpec {
     }
 
     fn profiling(_copy: usize) -> Option<Self> {
-        Some(Self {
-            ether_type: ipv4(),
-            also: Vec::new(),
-        })
+        Some(Self { ether_type: ipv4(), also: Vec::new() })
     }
 
     fn fuzz_samples() -> Vec<Self> {
-        vec![Self {
-            ether_type: ipv4(),
-            also: vec![sluice_core::wire::ethernet::ETHERTYPE_IPV6],
-        }]
+        vec![Self { ether_type: ipv4(), also: vec![sluice_core::wire::ethernet::ETHERTYPE_IPV6] }]
     }
 }

@@ -15,13 +15,7 @@ pub struct VxlanEncap {
 impl VxlanEncap {
     /// A tunnel between `ends` and the outer Ethernet addresses.
     pub fn new(ends: Endpoints, src_mac: Mac, dst_mac: Mac) -> Self {
-        Self {
-            outer: Outer {
-                src_mac,
-                dst_mac,
-                ends,
-            },
-        }
+        Self { outer: Outer { src_mac, dst_mac, ends } }
     }
 
     fn encap(&self, ctx: &mut NfContext<'_>, id: PacketId) -> bool {
@@ -39,8 +33,7 @@ impl VxlanEncap {
         vxlan::write_header(&mut frame[self.outer.headers_len()..added], vni);
         // A source port from the network id spreads tunnels over receive queues (RFC 7348 §5).
         let src_port = 49152 | (vni as u16 & 0x3fff);
-        self.outer
-            .write(frame, src_port, vxlan::PORT, vxlan::HEADER_LEN + inner_len);
+        self.outer.write(frame, src_port, vxlan::PORT, vxlan::HEADER_LEN + inner_len);
         true
     }
 }
@@ -107,25 +100,13 @@ pub struct VxlanEncapSpec {
 
 impl crate::NfConfig for VxlanEncapSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        Ok(Box::new(VxlanEncap::new(
-            Endpoints::parse(&self.src_ip, &self.dst_ip)?,
-            parse_mac(&self.src_mac)?,
-            parse_mac(&self.dst_mac)?,
-        )))
+        Ok(Box::new(VxlanEncap::new(Endpoints::parse(&self.src_ip, &self.dst_ip)?, parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)))
     }
 
     fn fuzz_samples() -> Vec<Self> {
         let mac = |m: &str| m.to_string();
-        let tunnel = |src: &str, dst: &str| Self {
-            src_ip: src.into(),
-            dst_ip: dst.into(),
-            src_mac: mac("02:00:00:00:00:01"),
-            dst_mac: mac("02:00:00:00:00:02"),
-        };
-        vec![
-            tunnel("1.1.1.1", "2.2.2.2"),
-            tunnel("2001:db8::1", "2001:db8::2"),
-        ]
+        let tunnel = |src: &str, dst: &str| Self { src_ip: src.into(), dst_ip: dst.into(), src_mac: mac("02:00:00:00:00:01"), dst_mac: mac("02:00:00:00:00:02") };
+        vec![tunnel("1.1.1.1", "2.2.2.2"), tunnel("2001:db8::1", "2001:db8::2")]
     }
 }
 

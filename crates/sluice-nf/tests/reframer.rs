@@ -11,9 +11,7 @@ const T_BUFF_NS: u64 = 10_000;
 
 /// A UDP packet of flow `flow` (its source port), sequence `seq` in its meta.
 fn udp(flow: u16) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-        .ipv4([10, 0, 0, 1], [20, 0, 0, 1], 64)
-        .udp(flow, 80);
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4([10, 0, 0, 1], [20, 0, 0, 1], 64).udp(flow, 80);
     let mut v = Vec::new();
     b.write(&mut v, &[0u8; 18]).unwrap();
     v
@@ -21,9 +19,7 @@ fn udp(flow: u16) -> Vec<u8> {
 
 /// A TCP segment of flow `flow`, with SYN when `syn`, FIN when `fin`.
 fn tcp(flow: u16, syn: bool, fin: bool) -> Vec<u8> {
-    let mut b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-        .ipv4([10, 0, 0, 1], [20, 0, 0, 1], 64)
-        .tcp(flow, 80, 1, 1000);
+    let mut b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4([10, 0, 0, 1], [20, 0, 0, 1], 64).tcp(flow, 80, 1, 1000);
     if syn {
         b = b.syn();
     }
@@ -36,24 +32,12 @@ fn tcp(flow: u16, syn: bool, fin: bool) -> Vec<u8> {
 }
 
 fn config() -> ReframerConfig {
-    ReframerConfig {
-        t_buff_ns: T_BUFF_NS,
-        max_burst: 32,
-        max_flows: 64,
-        max_held: 512,
-        priority: Priority::OldestInQueue,
-        bypass: BypassRules::default(),
-        coalesce_acks: false,
-    }
+    ReframerConfig { t_buff_ns: T_BUFF_NS, max_burst: 32, max_flows: 64, max_held: 512, priority: Priority::OldestInQueue, bypass: BypassRules::default(), coalesce_acks: false }
 }
 
 /// Metadata carrying `seq` (the test's packet number) and the flow as `mark`.
 fn meta(seq: u32, flow: u16) -> PacketMeta {
-    PacketMeta {
-        seq,
-        mark: flow as u32,
-        ..Default::default()
-    }
+    PacketMeta { seq, mark: flow as u32, ..Default::default() }
 }
 
 /// (flow, seq) of what gate 0 sent.
@@ -65,11 +49,7 @@ fn sent(o: &Outcome) -> Vec<(u32, u32)> {
 fn arrive(h: &mut Harness, r: &mut Reframer, flows: &[u16], first: u32, now: u64) -> Outcome {
     h.set_now(now);
     let frames: Vec<_> = flows.iter().map(|&f| udp(f)).collect();
-    let metas: Vec<_> = flows
-        .iter()
-        .enumerate()
-        .map(|(i, &f)| meta(first + i as u32, f))
-        .collect();
+    let metas: Vec<_> = flows.iter().enumerate().map(|(i, &f)| meta(first + i as u32, f)).collect();
     h.run_with_meta(r, &frames, &metas)
 }
 
@@ -83,25 +63,9 @@ fn interleaved_flows_leave_flow_by_flow_after_t_buff() {
     assert!(sent(&h.run(&mut r, &[])).is_empty(), "not yet due");
     h.set_now(T_BUFF_NS);
     let o = h.run(&mut r, &[]);
-    assert_eq!(
-        sent(&o),
-        vec![
-            (1, 0),
-            (1, 3),
-            (1, 6),
-            (2, 1),
-            (2, 4),
-            (2, 7),
-            (3, 2),
-            (3, 5),
-            (3, 8)
-        ]
-    );
+    assert_eq!(sent(&o), vec![(1, 0), (1, 3), (1, 6), (2, 1), (2, 4), (2, 7), (3, 2), (3, 5), (3, 8)]);
     let s = r.stats();
-    assert_eq!(
-        (s.runs_in, s.runs_out, s.held(), s.released_timeout),
-        (9, 3, 0, 3)
-    );
+    assert_eq!((s.runs_in, s.runs_out, s.held(), s.released_timeout), (9, 3, 0, 3));
     assert_eq!((s.slf_in(), s.slf_out()), (1.0, 3.0));
     assert_eq!(r.due_ns(), None);
 }
@@ -109,11 +73,7 @@ fn interleaved_flows_leave_flow_by_flow_after_t_buff() {
 #[test]
 fn a_flow_at_max_burst_leaves_at_once_and_b_caps_a_run() {
     let mut h = Harness::default();
-    let mut r = Reframer::new(ReframerConfig {
-        max_burst: 4,
-        ..config()
-    })
-    .unwrap();
+    let mut r = Reframer::new(ReframerConfig { max_burst: 4, ..config() }).unwrap();
     let o = arrive(&mut h, &mut r, &[1, 2, 1, 2, 1, 1], 0, 0);
     assert_eq!(sent(&o), vec![(1, 0), (1, 2), (1, 4), (1, 5)]);
     assert_eq!(r.stats().released_burst, 1);
@@ -136,25 +96,11 @@ fn a_flow_at_max_burst_leaves_at_once_and_b_caps_a_run() {
 #[test]
 fn bypass_classes_are_never_held_and_never_overtake_their_flow() {
     let mut h = Harness::default();
-    let bypass = BypassRules {
-        tcp_control: true,
-        first_packets: 0,
-        dscp: 0,
-    };
+    let bypass = BypassRules { tcp_control: true, first_packets: 0, dscp: 0 };
     let mut r = Reframer::new(ReframerConfig { bypass, ..config() }).unwrap();
     h.set_now(0);
-    let frames = vec![
-        tcp(1, true, false),
-        tcp(1, false, false),
-        tcp(1, false, false),
-        tcp(1, false, true),
-        tcp(2, false, false),
-    ];
-    let metas: Vec<_> = [1u16, 1, 1, 1, 2]
-        .iter()
-        .enumerate()
-        .map(|(i, &f)| meta(i as u32, f))
-        .collect();
+    let frames = vec![tcp(1, true, false), tcp(1, false, false), tcp(1, false, false), tcp(1, false, true), tcp(2, false, false)];
+    let metas: Vec<_> = [1u16, 1, 1, 1, 2].iter().enumerate().map(|(i, &f)| meta(i as u32, f)).collect();
     let o = h.run_with_meta(&mut r, &frames, &metas);
     // SYN at once; the FIN releases the two held before it, then itself; flow 2 waits.
     assert_eq!(sent(&o), vec![(1, 0), (1, 1), (1, 2), (1, 3)]);
@@ -162,15 +108,7 @@ fn bypass_classes_are_never_held_and_never_overtake_their_flow() {
     assert_eq!((s.bypassed, s.released_bypass, s.held()), (2, 1, 1));
 
     // The first packets of each flow pass; the later ones wait.
-    let mut r = Reframer::new(ReframerConfig {
-        bypass: BypassRules {
-            tcp_control: false,
-            first_packets: 2,
-            dscp: 0,
-        },
-        ..config()
-    })
-    .unwrap();
+    let mut r = Reframer::new(ReframerConfig { bypass: BypassRules { tcp_control: false, first_packets: 2, dscp: 0 }, ..config() }).unwrap();
     let o = arrive(&mut h, &mut r, &[5, 5, 5, 6], 0, 0);
     assert_eq!(sent(&o), vec![(5, 0), (5, 1), (6, 3)]);
 }
@@ -178,17 +116,9 @@ fn bypass_classes_are_never_held_and_never_overtake_their_flow() {
 #[test]
 fn a_full_table_passes_new_flows_and_a_full_store_releases_the_oldest() {
     let mut h = Harness::default();
-    let mut r = Reframer::new(ReframerConfig {
-        max_flows: 2,
-        ..config()
-    })
-    .unwrap();
+    let mut r = Reframer::new(ReframerConfig { max_flows: 2, ..config() }).unwrap();
     let o = arrive(&mut h, &mut r, &[1, 2, 3, 1], 0, 0);
-    assert_eq!(
-        sent(&o),
-        vec![(3, 2)],
-        "flow 3 finds both places holding packets"
-    );
+    assert_eq!(sent(&o), vec![(3, 2)], "flow 3 finds both places holding packets");
     assert_eq!(r.stats().untracked, 1);
     h.set_now(T_BUFF_NS);
     assert_eq!(sent(&h.run(&mut r, &[])).len(), 3);
@@ -196,34 +126,17 @@ fn a_full_table_passes_new_flows_and_a_full_store_releases_the_oldest() {
     let _ = arrive(&mut h, &mut r, &[4], 10, T_BUFF_NS + 1);
     assert_eq!(r.stats().evicted, 1);
 
-    let mut r = Reframer::new(ReframerConfig {
-        max_held: 3,
-        ..config()
-    })
-    .unwrap();
+    let mut r = Reframer::new(ReframerConfig { max_held: 3, ..config() }).unwrap();
     let o = arrive(&mut h, &mut r, &[1, 2, 2, 3], 0, 0);
-    assert_eq!(
-        sent(&o),
-        vec![(1, 0)],
-        "the fourth packet pushes out the flow waiting longest"
-    );
+    assert_eq!(sent(&o), vec![(1, 0)], "the fourth packet pushes out the flow waiting longest");
     assert_eq!(r.stats().released_full, 1);
 }
 
 #[test]
 fn priorities_order_flows_released_together() {
     let mut h = Harness::default();
-    for (priority, expect) in [
-        (Priority::OldestInQueue, vec![2, 1]),
-        (Priority::OldestFlow, vec![1, 2]),
-        (Priority::ShortestFlow, vec![2, 1]),
-    ] {
-        let mut r = Reframer::new(ReframerConfig {
-            max_burst: 2,
-            priority,
-            ..config()
-        })
-        .unwrap();
+    for (priority, expect) in [(Priority::OldestInQueue, vec![2, 1]), (Priority::OldestFlow, vec![1, 2]), (Priority::ShortestFlow, vec![2, 1])] {
+        let mut r = Reframer::new(ReframerConfig { max_burst: 2, priority, ..config() }).unwrap();
         // Flow 1 is seen first and leaves by burst; both then hold one packet, flow 2's older.
         let _ = arrive(&mut h, &mut r, &[1, 1], 0, 0);
         let _ = arrive(&mut h, &mut r, &[2], 2, 1);
@@ -237,34 +150,10 @@ fn priorities_order_flows_released_together() {
 #[test]
 fn bad_settings_are_refused_with_the_reason() {
     for (c, word) in [
-        (
-            ReframerConfig {
-                t_buff_ns: 0,
-                ..config()
-            },
-            "t_buff",
-        ),
-        (
-            ReframerConfig {
-                max_burst: 0,
-                ..config()
-            },
-            "max_burst",
-        ),
-        (
-            ReframerConfig {
-                max_flows: 0,
-                ..config()
-            },
-            "max_flows",
-        ),
-        (
-            ReframerConfig {
-                max_held: 1 << 30,
-                ..config()
-            },
-            "max_held",
-        ),
+        (ReframerConfig { t_buff_ns: 0, ..config() }, "t_buff"),
+        (ReframerConfig { max_burst: 0, ..config() }, "max_burst"),
+        (ReframerConfig { max_flows: 0, ..config() }, "max_flows"),
+        (ReframerConfig { max_held: 1 << 30, ..config() }, "max_held"),
     ] {
         let err = Reframer::new(c).err().expect("refused");
         assert!(err.contains(word), "{err}");
@@ -339,19 +228,8 @@ proptest! {
 
 /// A TCP segment of flow 9 acknowledging `ack` with `window`, a SACK block when `sack`, `data` bytes of payload.
 fn ack(ack: u32, window: u16, sack: bool, data: usize) -> Vec<u8> {
-    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-        .ipv4([10, 0, 0, 1], [20, 0, 0, 1], 64)
-        .tcp(9, 80, 1, window)
-        .ack(ack);
-    let b = if sack {
-        b.options(&[etherparse::TcpOptionElement::SelectiveAcknowledgement(
-            (ack + 100, ack + 200),
-            [None; 3],
-        )])
-        .unwrap()
-    } else {
-        b
-    };
+    let b = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4([10, 0, 0, 1], [20, 0, 0, 1], 64).tcp(9, 80, 1, window).ack(ack);
+    let b = if sack { b.options(&[etherparse::TcpOptionElement::SelectiveAcknowledgement((ack + 100, ack + 200), [None; 3])]).unwrap() } else { b };
     let mut v = Vec::new();
     b.write(&mut v, &vec![7; data]).unwrap();
     v
@@ -360,11 +238,7 @@ fn ack(ack: u32, window: u16, sack: bool, data: usize) -> Vec<u8> {
 #[test]
 fn coalescing_keeps_the_last_duplicate_sack_and_window_changing_acks() {
     let mut h = Harness::default();
-    let mut r = Reframer::new(ReframerConfig {
-        coalesce_acks: true,
-        ..config()
-    })
-    .unwrap();
+    let mut r = Reframer::new(ReframerConfig { coalesce_acks: true, ..config() }).unwrap();
     let frames = vec![
         ack(100, 500, false, 0), // superseded by 200
         ack(200, 500, false, 0), // the next one does not advance
@@ -384,12 +258,6 @@ fn coalescing_keeps_the_last_duplicate_sack_and_window_changing_acks() {
     let o = h.run(&mut r, &[]);
     let kept: Vec<u32> = sent(&o).iter().map(|p| p.1).collect();
     assert_eq!(kept, vec![1, 2, 3, 5, 6, 8]);
-    assert_eq!(
-        (o.dropped, r.stats().coalesced, r.stats().held()),
-        (3, 3, 0)
-    );
-    assert_eq!(
-        o.gates[0][0], frames[1],
-        "packets pass unchanged (checksums stay valid)"
-    );
+    assert_eq!((o.dropped, r.stats().coalesced, r.stats().held()), (3, 3, 0));
+    assert_eq!(o.gates[0][0], frames[1], "packets pass unchanged (checksums stay valid)");
 }

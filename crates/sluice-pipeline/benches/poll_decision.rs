@@ -6,31 +6,15 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use sluice_core::poll::{Poller, Wait};
 use sluice_core::PollPolicy;
 
-const MODEL: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../../python/sluice/models/polling.json"
-);
+const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/sluice/models/polling.json");
 
 fn policies() -> Vec<(&'static str, PollPolicy)> {
-    let learned =
-        sluice_pipeline::poll_model::read(MODEL, 500_000).expect("the shipped model reads");
+    let learned = sluice_pipeline::poll_model::read(MODEL, 500_000).expect("the shipped model reads");
     vec![
         ("busy", PollPolicy::Busy),
-        (
-            "empty-poll",
-            PollPolicy::sleeping(false, 64, 50_000, 500_000).unwrap(),
-        ),
-        (
-            "slo-batching",
-            PollPolicy::slo_batching(50_000, 500_000).unwrap(),
-        ),
-        (
-            "vpp-adaptive",
-            PollPolicy::VppAdaptive {
-                threshold_pkts: 8,
-                max_wait_ns: 500_000,
-            },
-        ),
+        ("empty-poll", PollPolicy::sleeping(false, 64, 50_000, 500_000).unwrap()),
+        ("slo-batching", PollPolicy::slo_batching(50_000, 500_000).unwrap()),
+        ("vpp-adaptive", PollPolicy::VppAdaptive { threshold_pkts: 8, max_wait_ns: 500_000 }),
         ("learned", PollPolicy::Learned(std::sync::Arc::new(learned))),
     ]
 }
@@ -43,13 +27,7 @@ fn decision(c: &mut Criterion) {
         for i in 0..256 {
             poller.after_round(usize::from(i % 8 == 0), || u64::MAX);
         }
-        group.bench_function(name, |b| {
-            b.iter(|| {
-                std::hint::black_box::<Wait>(
-                    poller.after_round(std::hint::black_box(0), || u64::MAX),
-                )
-            })
-        });
+        group.bench_function(name, |b| b.iter(|| std::hint::black_box::<Wait>(poller.after_round(std::hint::black_box(0), || u64::MAX))));
     }
     group.finish();
 }

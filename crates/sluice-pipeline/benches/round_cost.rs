@@ -22,10 +22,7 @@ type Samples = BTreeMap<(&'static str, bool, usize), Vec<f64>>;
 fn rounds(c: &mut Criterion, samples: &RefCell<Samples>) {
     for case in CASES {
         for timing in [true, false] {
-            let mut group = c.benchmark_group(format!(
-                "round_{case}_timing_{}",
-                if timing { "on" } else { "off" }
-            ));
+            let mut group = c.benchmark_group(format!("round_{case}_timing_{}", if timing { "on" } else { "off" }));
             for batch in BATCHES {
                 group.throughput(Throughput::Elements(batch as u64));
                 group.bench_function(BenchmarkId::from_parameter(batch), |b| {
@@ -36,11 +33,7 @@ fn rounds(c: &mut Criterion, samples: &RefCell<Samples>) {
                             std::hint::black_box(g.next_round());
                         }
                         let took = start.elapsed();
-                        samples
-                            .borrow_mut()
-                            .entry((case, timing, batch))
-                            .or_default()
-                            .push(took.as_nanos() as f64 / n as f64);
+                        samples.borrow_mut().entry((case, timing, batch)).or_default().push(took.as_nanos() as f64 / n as f64);
                         took
                     });
                 });
@@ -59,11 +52,7 @@ fn median(timings: &[f64]) -> f64 {
 
 fn main() {
     let samples = RefCell::new(Samples::new());
-    let mut c = Criterion::default()
-        .sample_size(SAMPLES)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(2))
-        .configure_from_args();
+    let mut c = Criterion::default().sample_size(SAMPLES).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(2)).configure_from_args();
     rounds(&mut c, &samples);
     c.final_summary();
     let samples = samples.into_inner();
@@ -74,34 +63,19 @@ fn main() {
     let mut t0 = BTreeMap::new();
     for case in CASES {
         for timing in [true, false] {
-            let points: Vec<(f64, f64)> = BATCHES
-                .iter()
-                .filter_map(|&b| {
-                    samples
-                        .get(&(case, timing, b))
-                        .map(|v| (b as f64, median(v)))
-                })
-                .collect();
+            let points: Vec<(f64, f64)> =
+                BATCHES.iter().filter_map(|&b| samples.get(&(case, timing, b)).map(|v| (b as f64, median(v)))).collect();
             if points.len() < 2 {
                 continue;
             }
             let (a, b) = fit(&points);
             t0.insert((*case, timing), a);
-            println!(
-                "| {case} | {} | {a:.1} | {b:.2} |",
-                if timing { "on" } else { "off" }
-            );
+            println!("| {case} | {} | {a:.1} | {b:.2} |", if timing { "on" } else { "off" });
         }
     }
     for timing in [true, false] {
-        if let (Some(chain), Some(replay)) =
-            (t0.get(&("chain", timing)), t0.get(&("replay", timing)))
-        {
-            println!(
-                "NF visit, timing {}: {:.1} ns",
-                if timing { "on" } else { "off" },
-                nf_visit_ns(*chain, *replay)
-            );
+        if let (Some(chain), Some(replay)) = (t0.get(&("chain", timing)), t0.get(&("replay", timing))) {
+            println!("NF visit, timing {}: {:.1} ns", if timing { "on" } else { "off" }, nf_visit_ns(*chain, *replay));
         }
     }
 }

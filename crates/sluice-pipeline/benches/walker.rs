@@ -5,19 +5,11 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sluice_core::WorkerGraph;
-use sluice_nf::{
-    BypassSpec, IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec,
-};
+use sluice_nf::{BypassSpec, IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 
 /// source → `len` × Bypass(0,0) → sink, B = `batch`.
 fn chain(len: usize, batch: usize, timing: bool) -> WorkerGraph {
-    let nfs = vec![
-        NfSpec::Bypass(BypassSpec {
-            cycles_per_batch: 0,
-            cycles_per_packet: 0
-        });
-        len
-    ];
+    let nfs = vec![NfSpec::Bypass(BypassSpec { cycles_per_batch: 0, cycles_per_packet: 0 }); len];
     sluice_pipeline::chain::chain(&nfs, 1, batch, timing).expect("a valid chain")
 }
 
@@ -63,24 +55,17 @@ fn router_chain(c: &mut Criterion) {
     let mut routes = sluice_nf::lpm::sample_routes(1, 499);
     routes.push(("20.0.0.0/8".into(), 0));
     let nfs = vec![
-        NfSpec::TypeCheck(TypeCheckSpec {
-            ether_type: 0x0800,
-            also: Vec::new(),
-        }),
+        NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }),
         NfSpec::Lpm(LpmSpec { routes }),
         NfSpec::TtlDecrement(TtlDecrementSpec {}),
-        NfSpec::MacRewrite(MacRewriteSpec {
-            src: "02:00:00:00:00:fe".into(),
-            dst: "02:00:00:01:00:00".into(),
-        }),
+        NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() }),
         NfSpec::IpChecksum(IpChecksumSpec {}),
     ];
     let mut group = c.benchmark_group("router_chain_per_packet");
     for batch in [1usize, 32, 256] {
         group.throughput(Throughput::Elements(batch as u64));
         group.bench_function(BenchmarkId::from_parameter(batch), |b| {
-            let mut g =
-                sluice_pipeline::chain::chain(&nfs, 4096, batch, true).expect("a valid chain");
+            let mut g = sluice_pipeline::chain::chain(&nfs, 4096, batch, true).expect("a valid chain");
             b.iter(|| assert_eq!(g.round(), batch));
         });
     }

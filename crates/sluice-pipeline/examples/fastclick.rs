@@ -49,23 +49,13 @@ fn main() {
 fn write_pcap(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let mut writer = PcapWriter::new(std::io::BufWriter::new(std::fs::File::create(path)?))?;
     for (i, frame) in frames()?.iter().enumerate() {
-        writer.write_packet(&PcapPacket::new(
-            std::time::Duration::from_micros(i as u64),
-            frame.len() as u32,
-            frame,
-        ))?;
+        writer.write_packet(&PcapPacket::new(std::time::Duration::from_micros(i as u64), frame.len() as u32, frame))?;
     }
     Ok(())
 }
 
 /// The Click configuration of workload `case`.
-fn config(
-    case: &str,
-    batch: &str,
-    loops: &str,
-    pcap: &str,
-    sink: &str,
-) -> Result<String, Box<dyn std::error::Error>> {
+fn config(case: &str, batch: &str, loops: &str, pcap: &str, sink: &str) -> Result<String, Box<dyn std::error::Error>> {
     let (head, branches) = shape(case)?;
     let sink = match sink {
         "discard" => "sink :: Discard;",
@@ -80,11 +70,7 @@ fn config(
         at = element(&mut text, &at, &format!("h{i}"), nf)?;
     }
     for (b, nfs) in branches.iter().enumerate() {
-        let mut from = if branches.len() > 1 {
-            format!("{at}[{b}]")
-        } else {
-            at.clone()
-        };
+        let mut from = if branches.len() > 1 { format!("{at}[{b}]") } else { at.clone() };
         for (i, nf) in nfs.iter().enumerate() {
             from = element(&mut text, &from, &format!("b{b}_{i}"), nf)?;
         }
@@ -101,33 +87,15 @@ fn config(
 }
 
 /// Appends NF `nf` as element `name` fed by `from`; returns what feeds the next.
-fn element(
-    text: &mut String,
-    from: &str,
-    name: &str,
-    nf: &NfSpec,
-) -> Result<String, Box<dyn std::error::Error>> {
+fn element(text: &mut String, from: &str, name: &str, nf: &NfSpec) -> Result<String, Box<dyn std::error::Error>> {
     match nf {
-        NfSpec::TypeCheck(TypeCheckSpec { ether_type, also }) if also.is_empty() => writeln!(
-            text,
-            "{from} -> {name} :: Classifier(12/{ether_type:04x}, -); {name}[1] -> Discard;"
-        )?,
+        NfSpec::TypeCheck(TypeCheckSpec { ether_type, also }) if also.is_empty() => writeln!(text, "{from} -> {name} :: Classifier(12/{ether_type:04x}, -); {name}[1] -> Discard;")?,
         NfSpec::Lpm(LpmSpec { routes }) => {
-            let routes: Vec<String> = routes
-                .iter()
-                .map(|(prefix, gate)| format!("{prefix} {gate}"))
-                .collect();
-            writeln!(
-                text,
-                "{from} -> CheckIPHeader2(OFFSET 14) -> {name} :: RadixIPLookup({});",
-                routes.join(", ")
-            )?
+            let routes: Vec<String> = routes.iter().map(|(prefix, gate)| format!("{prefix} {gate}")).collect();
+            writeln!(text, "{from} -> CheckIPHeader2(OFFSET 14) -> {name} :: RadixIPLookup({});", routes.join(", "))?
         }
         NfSpec::TtlDecrement(_) => writeln!(text, "{from} -> {name} :: DecIPTTL;")?,
-        NfSpec::MacRewrite(MacRewriteSpec { src, dst }) => writeln!(
-            text,
-            "{from} -> {name} :: EtherRewrite(SRC {src}, DST {dst});"
-        )?,
+        NfSpec::MacRewrite(MacRewriteSpec { src, dst }) => writeln!(text, "{from} -> {name} :: EtherRewrite(SRC {src}, DST {dst});")?,
         NfSpec::IpChecksum(_) => writeln!(text, "{from} -> {name} :: SetIPChecksum;")?,
         other => return Err(format!("no Click element stands for {}", other.kind()).into()),
     }

@@ -6,19 +6,12 @@
 use sluice_pipeline::round_cost::{round_ns, workload, CASES};
 
 fn main() {
-    let repeats: usize = std::env::args()
-        .nth(1)
-        .and_then(|a| a.parse().ok())
-        .unwrap_or(3);
+    let repeats: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(3);
     println!("case,timing,batch,ns");
     for case in CASES {
         for timing in [true, false] {
             for batch in [1, 2, 4, 8, 16, 32, 64, 128, 256] {
-                let ns = (0..repeats)
-                    .map(|_| {
-                        round_ns(&mut workload(case, batch, timing).expect("a known workload"))
-                    })
-                    .fold(f64::INFINITY, f64::min);
+                let ns = (0..repeats).map(|_| round_ns(&mut workload(case, batch, timing).expect("a known workload"))).fold(f64::INFINITY, f64::min);
                 println!("{case},{timing},{batch},{ns:.1}");
             }
         }

@@ -1,9 +1,7 @@
 //! Linear chains on one worker, outside the control loop: the profiler's
 //! and the benchmarks' fixed workloads.
 
-use sluice_core::{
-    wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph,
-};
+use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::NfSpec;
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -15,11 +13,7 @@ pub fn reference_frames(flows: usize) -> Result<Vec<Vec<u8>>> {
     (0..flows)
         .map(|i| {
             let dst_ip = format!("20.{}.{}.1", i / 254, i % 254 + 1);
-            let t = TemplateSpec {
-                dst_ip,
-                src_port: 1000 + (i % 60000) as u16,
-                ..TemplateSpec::default()
-            };
+            let t = TemplateSpec { dst_ip, src_port: 1000 + (i % 60000) as u16, ..TemplateSpec::default() };
             Ok(t.build()?)
         })
         .collect()
@@ -35,48 +29,21 @@ pub fn chain(nfs: &[NfSpec], flows: usize, batch: usize, timing: bool) -> Result
         builder.module(ModuleDecl::new(name, Role::Function, 1, 1));
     }
     builder.module(ModuleDecl::new("out", Role::Sink, 1, 0));
-    let path: Vec<&str> = std::iter::once("src")
-        .chain(names.iter().map(String::as_str))
-        .chain(["out"])
-        .collect();
+    let path: Vec<&str> = std::iter::once("src").chain(names.iter().map(String::as_str)).chain(["out"]).collect();
     for w in path.windows(2) {
         builder.connect(w[0], 0, w[1], 0);
     }
     let model = builder.build(batch)?;
-    let streams = reference_frames(flows)?
-        .into_iter()
-        .map(|frame| Stream {
-            frame,
-            flow: None,
-            rate_pps: f64::INFINITY,
-            burst_pkts: 1,
-        })
-        .collect();
-    let mut instances = vec![Some(Instance::Source(Box::new(SyntheticSource::new(
-        streams, 1,
-    )?)))];
+    let streams = reference_frames(flows)?.into_iter().map(|frame| Stream { frame, flow: None, rate_pps: f64::INFINITY, burst_pkts: 1 }).collect();
+    let mut instances = vec![Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?)))];
     for nf in nfs {
         instances.push(Some(Instance::Function(nf.build().map_err(Error::Spec)?)));
     }
     instances.push(Some(Instance::Egress));
     // `instances` follows the declaration order, which is the model's.
-    let config = WalkerConfig {
-        timing,
-        ..WalkerConfig::default()
-    };
-    let wiring = wire(&model, config.schedule, None)
-        .pop()
-        .expect("one worker");
+    let config = WalkerConfig { timing, ..WalkerConfig::default() };
+    let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    Ok(WorkerGraph::new(
-        &model,
-        0,
-        &mut instances,
-        &Knobs::new(&model),
-        clock,
-        origin,
-        config,
-        wiring,
-    )?)
+    Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
 }

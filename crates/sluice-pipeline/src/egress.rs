@@ -84,41 +84,22 @@ impl EgressSchedulerSpec {
         let bad = |reason: String| Error::Spec(format!("egress_scheduler: {reason}"));
         let algorithm = sluice_pspat::sched::Algorithm::parse(&self.algorithm).map_err(bad)?;
         if !(self.link_bits_per_s > 0.0 && self.link_bits_per_s <= 1e13) {
-            return Err(bad(format!(
-                "link_bits_per_s {} must be in (0, 1e13]",
-                self.link_bits_per_s
-            )));
+            return Err(bad(format!("link_bits_per_s {} must be in (0, 1e13]", self.link_bits_per_s)));
         }
         if self.overhead_bytes > u32::from(u16::MAX) {
-            return Err(bad(format!(
-                "overhead_bytes {} must be ≤ {}",
-                self.overhead_bytes,
-                u16::MAX
-            )));
+            return Err(bad(format!("overhead_bytes {} must be ≤ {}", self.overhead_bytes, u16::MAX)));
         }
         if self.queue_pkts == 0 || self.queue_pkts > MAX_CLASS_QUEUE {
-            return Err(bad(format!(
-                "queue_pkts {} must be 1..={MAX_CLASS_QUEUE}",
-                self.queue_pkts
-            )));
+            return Err(bad(format!("queue_pkts {} must be 1..={MAX_CLASS_QUEUE}", self.queue_pkts)));
         }
         if self.classes.is_empty() || self.classes.len() > usize::from(u16::MAX) {
-            return Err(bad(format!(
-                "{} classes: needs 1..={}",
-                self.classes.len(),
-                u16::MAX
-            )));
+            return Err(bad(format!("{} classes: needs 1..={}", self.classes.len(), u16::MAX)));
         }
         for (c, class) in self.classes.iter().enumerate() {
-            if self.classes[..c]
-                .iter()
-                .any(|other| other.name == class.name)
-            {
+            if self.classes[..c].iter().any(|other| other.name == class.name) {
                 return Err(bad(format!("class '{}' is named twice", class.name)));
             }
-            algorithm
-                .check(&[class.weight])
-                .map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
+            algorithm.check(&[class.weight]).map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
         }
         // Names first, then prefixes for the flows no class names.
         let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];
@@ -126,37 +107,20 @@ impl EgressSchedulerSpec {
             let claimed = class_of_flow.clone();
             for (c, class) in self.classes.iter().enumerate() {
                 for pattern in class.flows.iter().filter(|p| p.ends_with('*') == prefixes) {
-                    let matches = |name: &str| {
-                        pattern
-                            .strip_suffix('*')
-                            .map_or(name == pattern, |prefix| name.starts_with(prefix))
-                    };
+                    let matches = |name: &str| pattern.strip_suffix('*').map_or(name == pattern, |prefix| name.starts_with(prefix));
                     let mut any = false;
-                    for (f, flow) in model
-                        .flows
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, flow)| matches(&flow.name))
-                    {
+                    for (f, flow) in model.flows.iter().enumerate().filter(|(_, flow)| matches(&flow.name)) {
                         any = true;
                         if claimed[f].is_some() {
                             continue;
                         }
                         if let Some(other) = class_of_flow[f].filter(|&o| usize::from(o) != c) {
-                            return Err(bad(format!(
-                                "flow '{}' is in class '{}' and in class '{}'",
-                                flow.name,
-                                self.classes[usize::from(other)].name,
-                                class.name
-                            )));
+                            return Err(bad(format!("flow '{}' is in class '{}' and in class '{}'", flow.name, self.classes[usize::from(other)].name, class.name)));
                         }
                         class_of_flow[f] = Some(c as u16);
                     }
                     if !any {
-                        return Err(bad(format!(
-                            "class '{}': no flow matches '{pattern}'",
-                            class.name
-                        )));
+                        return Err(bad(format!("class '{}': no flow matches '{pattern}'", class.name)));
                     }
                 }
             }
@@ -164,16 +128,11 @@ impl EgressSchedulerSpec {
         let class_of_flow = class_of_flow
             .iter()
             .enumerate()
-            .map(|(f, c)| {
-                c.ok_or_else(|| bad(format!("flow '{}' is in no class", model.flows[f].name)))
-            })
+            .map(|(f, c)| c.ok_or_else(|| bad(format!("flow '{}' is in no class", model.flows[f].name))))
             .collect::<Result<Vec<_>>>()?;
         let config = EgressConfig {
             algorithm,
-            link: Link {
-                bits_per_s: self.link_bits_per_s,
-                overhead: self.overhead_bytes,
-            },
+            link: Link { bits_per_s: self.link_bits_per_s, overhead: self.overhead_bytes },
             weights: self.classes.iter().map(|c| c.weight).collect(),
             queue_pkts: self.queue_pkts,
             wait: match self.on_full.as_str() {
@@ -187,10 +146,6 @@ impl EgressSchedulerSpec {
         if config.most_held() > room {
             return Err(bad(format!("{} classes of {} packets and a mailbox can hold {} packets, more than a worker's pool makes room for ({room})", self.classes.len(), self.queue_pkts, config.most_held())));
         }
-        Ok(EgressPlan {
-            config,
-            class_names: self.classes.iter().map(|c| c.name.clone()).collect(),
-            class_of_flow,
-        })
+        Ok(EgressPlan { config, class_names: self.classes.iter().map(|c| c.name.clone()).collect(), class_of_flow })
     }
 }

@@ -17,5 +17,5 @@ mod spread;
 
 pub use error::{Error, Result};
 pub use pipeline::Pipeline;
-pub use report::{controller, period_json, report_json, run, BACKENDS};
 pub use sluice_nf::bypass::ns_per_cycle;
+pub use report::{controller, period_json, report_json, run, BACKENDS};

@@ -6,25 +6,18 @@ use std::sync::Arc;
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
 use sluice_core::wire::IpPrefix;
-use sluice_core::{
-    Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy,
-    Profile, Role, Schedule, WalkerConfig,
-};
+use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
-use sluice_traffic::{
-    Capture, PcapReplay, PcapTap, PrefixRule, PrefixRules, Stream, SyntheticSource,
-};
+use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, PrefixRules, Stream, SyntheticSource};
 
 use sluice_pspat::{InlineEgress, ScheduledEgress};
 
 use crate::egress::EgressPlan;
 use crate::error::{Error, Result};
-use crate::spec::{
-    KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, RingSpec, SchedulerSpec, SourceSpec,
-};
 use crate::spec_error::describe;
 use crate::spread::{spread, Named, Spread};
+use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, RingSpec, SchedulerSpec, SourceSpec};
 
 /// Which way NFs are built.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -41,14 +34,7 @@ enum Build {
 struct Unopened;
 
 impl sluice_core::PacketSource for Unopened {
-    fn fill(
-        &mut self,
-        _: &mut sluice_core::PacketPool,
-        _: u64,
-        _: &mut sluice_core::Batch,
-        _: usize,
-    ) {
-    }
+    fn fill(&mut self, _: &mut sluice_core::PacketPool, _: u64, _: &mut sluice_core::Batch, _: usize) {}
 }
 
 /// A pipeline description checked against every rule, ready to run.
@@ -78,16 +64,11 @@ impl Pipeline {
     /// [`Self::from_json`], whose loading of captures is given up with an
     /// error once `stop` says so.
     pub fn from_json_until(json: &str, stop: &dyn Fn() -> bool) -> Result<Self> {
-        let value: serde_json::Value =
-            serde_json::from_str(json).map_err(|e| Error::Spec(format!("not JSON: {e}")))?;
+        let value: serde_json::Value = serde_json::from_str(json).map_err(|e| Error::Spec(format!("not JSON: {e}")))?;
         if !value.is_object() {
-            return Err(Error::Spec(format!(
-                "a description is a JSON object ({{\"modules\": …}}), not {}",
-                json_kind(&value)
-            )));
+            return Err(Error::Spec(format!("a description is a JSON object ({{\"modules\": …}}), not {}", json_kind(&value))));
         }
-        let spec: PipelineSpec =
-            serde_path_to_error::deserialize(value).map_err(|e| Error::Spec(describe(&e)))?;
+        let spec: PipelineSpec = serde_path_to_error::deserialize(value).map_err(|e| Error::Spec(describe(&e)))?;
         Self::new_until(spec, stop)
     }
 
@@ -118,23 +99,12 @@ impl Pipeline {
             let path: Vec<&str> = f.path.iter().map(String::as_str).collect();
             builder.flow(&f.name, &path, f.slo_us);
         }
-        let model = builder
-            .spare_workers(spec.spare_workers)
-            .build(spec.batch_size)?;
-        if let Some(o) = spec
-            .outages
-            .iter()
-            .find(|o| o.worker >= model.workers() || o.from >= o.until)
-        {
+        let model = builder.spare_workers(spec.spare_workers).build(spec.batch_size)?;
+        if let Some(o) = spec.outages.iter().find(|o| o.worker >= model.workers() || o.from >= o.until) {
             let workers = model.workers();
             return Err(Error::Spec(format!("outage of worker {} from period {} until {}: needs one of the {workers} workers and from < until", o.worker, o.from, o.until)));
         }
-        let flow_ids = model
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (f.name.clone(), i))
-            .collect();
+        let flow_ids = model.flows.iter().enumerate().map(|(i, f)| (f.name.clone(), i)).collect();
         let mut captures = HashMap::new();
         for m in &spec.modules {
             if let KindSpec::Source(SourceSpec::Pcap { path, .. }) = &m.kind {
@@ -143,44 +113,22 @@ impl Pipeline {
                 }
             }
         }
-        let poll = spec
-            .poll
-            .policy()
-            .map_err(|e| Error::Spec(format!("poll: {e}")))?;
+        let poll = spec.poll.policy().map_err(|e| Error::Spec(format!("poll: {e}")))?;
         let worker_poll = spec
             .worker_poll
             .iter()
             .map(|(&w, p)| {
                 let named = |e: String| Error::Spec(format!("worker_poll: worker {w}: {e}"));
                 if w >= model.workers() {
-                    return Err(named(format!(
-                        "the pipeline has {} workers (0..={})",
-                        model.workers(),
-                        model.workers().saturating_sub(1)
-                    )));
+                    return Err(named(format!("the pipeline has {} workers (0..={})", model.workers(), model.workers().saturating_sub(1))));
                 }
                 Ok((w, p.policy().map_err(named)?))
             })
             .collect::<Result<Vec<_>>>()?;
-        let egress = spec
-            .egress_scheduler
-            .as_ref()
-            .map(|e| e.plan(&model))
-            .transpose()?;
-        let log_poll_features =
-            spec.poll.log_features || spec.worker_poll.values().any(|p| p.log_features);
+        let egress = spec.egress_scheduler.as_ref().map(|e| e.plan(&model)).transpose()?;
+        let log_poll_features = spec.poll.log_features || spec.worker_poll.values().any(|p| p.log_features);
         let ports = spread_ports(&spec, &model)?;
-        let pipeline = Self {
-            spec,
-            model,
-            flow_ids,
-            captures,
-            poll,
-            worker_poll,
-            log_poll_features,
-            egress,
-            ports,
-        };
+        let pipeline = Self { spec, model, flow_ids, captures, poll, worker_poll, log_poll_features, egress, ports };
         pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
@@ -221,11 +169,7 @@ impl Pipeline {
 
     /// Starts the pipeline on the engine under `schedule`.
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
-        let walker = WalkerConfig {
-            timing,
-            schedule,
-            ..WalkerConfig::default()
-        };
+        let walker = WalkerConfig { timing, schedule, ..WalkerConfig::default() };
         let instances = self.instances(Build::Real)?;
         let config = |walker| EngineConfig {
             walker,
@@ -235,46 +179,21 @@ impl Pipeline {
             log_poll_features: self.log_poll_features,
         };
         let Some(plan) = &self.egress else {
-            return Ok(Engine::start(
-                self.model.clone(),
-                instances,
-                config(walker),
-            )?);
+            return Ok(Engine::start(self.model.clone(), instances, config(walker))?);
         };
         // Packets wait in the scheduled egress in their worker's pool.
-        let pool =
-            sluice_core::wiring::pool_capacity(&self.model, schedule, plan.config.most_held());
-        let walker = WalkerConfig {
-            pool_capacity: Some(pool),
-            ..walker
-        };
+        let pool = sluice_core::wiring::pool_capacity(&self.model, schedule, plan.config.most_held());
+        let walker = WalkerConfig { pool_capacity: Some(pool), ..walker };
         let config = config(walker);
         // One worker is its own arbiter; several are the clients of an
         // arbiter thread, every one of them (spares too: a sink may move).
         if self.model.workers() == 1 {
-            let link: Box<dyn sluice_core::EgressLink> =
-                Box::new(InlineEgress::new(&plan.config, quanta::Clock::new()));
-            return Ok(Engine::start_linked(
-                self.model.clone(),
-                instances,
-                config,
-                vec![link],
-                None,
-            )?);
+            let link: Box<dyn sluice_core::EgressLink> = Box::new(InlineEgress::new(&plan.config, quanta::Clock::new()));
+            return Ok(Engine::start_linked(self.model.clone(), instances, config, vec![link], None)?);
         }
-        let (arbiter, links) = ScheduledEgress::start(&plan.config, self.model.workers(), None)
-            .map_err(Error::Spec)?;
-        let links = links
-            .into_iter()
-            .map(|l| Box::new(l) as Box<dyn sluice_core::EgressLink>)
-            .collect();
-        Ok(Engine::start_linked(
-            self.model.clone(),
-            instances,
-            config,
-            links,
-            Some(Box::new(arbiter)),
-        )?)
+        let (arbiter, links) = ScheduledEgress::start(&plan.config, self.model.workers(), None).map_err(Error::Spec)?;
+        let links = links.into_iter().map(|l| Box::new(l) as Box<dyn sluice_core::EgressLink>).collect();
+        Ok(Engine::start_linked(self.model.clone(), instances, config, links, Some(Box::new(arbiter)))?)
     }
 
     /// The scheduled egress's plan (classes, weights, each flow's class), if it has one.
@@ -295,124 +214,56 @@ impl Pipeline {
         };
         // The one worker runs the scheduler on its virtual clock (workers
         // on separate virtual clocks cannot share one link).
-        let make = |clock: quanta::Clock| {
-            Box::new(InlineEgress::new(&plan.config, clock)) as Box<dyn sluice_core::EgressLink>
-        };
-        Ok(Simulator::new_linked(
-            self.model.clone(),
-            instances,
-            schedule,
-            Some(&make),
-            plan.config.most_held(),
-        )?)
+        let make = |clock: quanta::Clock| Box::new(InlineEgress::new(&plan.config, clock)) as Box<dyn sluice_core::EgressLink>;
+        Ok(Simulator::new_linked(self.model.clone(), instances, schedule, Some(&make), plan.config.most_held())?)
     }
 
     /// The scheduling model the description asks for.
     pub fn schedule(&self) -> Schedule {
         match self.spec.scheduler {
             SchedulerSpec::Rtc => Schedule::RunToCompletion,
-            SchedulerSpec::Wfq { backpressure_pkts } => Schedule::WeightedFair {
-                backpressure: backpressure_pkts,
-                buffered_only: false,
-            },
+            SchedulerSpec::Wfq { backpressure_pkts } => Schedule::WeightedFair { backpressure: backpressure_pkts, buffered_only: false },
         }
     }
 
     /// Sends what the pipeline's source makes (its streams at their rates,
     /// or its trace) on `port` for `seconds` or until `stop`: traffic for
     /// a pipeline that receives on a real port.
-    pub fn send(
-        &self,
-        port: &str,
-        seconds: f64,
-        stop: &mut dyn FnMut() -> bool,
-    ) -> Result<sluice_port::Sent> {
-        let sources: Vec<&ModuleSpec> = self
-            .spec
-            .modules
-            .iter()
-            .filter(|m| matches!(m.kind, KindSpec::Source(_)))
-            .collect();
+    pub fn send(&self, port: &str, seconds: f64, stop: &mut dyn FnMut() -> bool) -> Result<sluice_port::Sent> {
+        let sources: Vec<&ModuleSpec> = self.spec.modules.iter().filter(|m| matches!(m.kind, KindSpec::Source(_))).collect();
         let [m] = sources[..] else {
-            return Err(Error::Spec(format!(
-                "the sender sends one source's packets; '{}' has {} sources",
-                self.spec.name,
-                sources.len()
-            )));
+            return Err(Error::Spec(format!("the sender sends one source's packets; '{}' has {} sources", self.spec.name, sources.len())));
         };
-        let KindSpec::Source(spec) = &m.kind else {
-            unreachable!("filtered to sources")
-        };
+        let KindSpec::Source(spec) = &m.kind else { unreachable!("filtered to sources") };
         if let SourceSpec::Port { .. } = spec {
-            return Err(Error::Spec(format!(
-                "source '{}' receives on a port: the sender needs templates or a trace",
-                m.name
-            )));
+            return Err(Error::Spec(format!("source '{}' receives on a port: the sender needs templates or a trace", m.name)));
         }
         if !(seconds > 0.0 && seconds.is_finite()) {
-            return Err(Error::Spec(format!(
-                "send for {seconds} s: must be > 0 and finite"
-            )));
+            return Err(Error::Spec(format!("send for {seconds} s: must be > 0 and finite")));
         }
         let mut source = self.source(&m.name, spec)?;
-        Ok(sluice_port::send(
-            &PortName::parse(port)?,
-            sluice_port::RingConfig::default(),
-            source.as_mut(),
-            seconds,
-            stop,
-        )?)
+        Ok(sluice_port::send(&PortName::parse(port)?, sluice_port::RingConfig::default(), source.as_mut(), seconds, stop)?)
     }
 
     /// A run plan with the description's rate and SLO schedules and outages.
-    pub fn plan(
-        &self,
-        periods: usize,
-        warmup_periods: usize,
-        period_ns: u64,
-        control: ControlParams,
-    ) -> RunPlan {
-        let mut plan = RunPlan {
-            periods,
-            warmup_periods,
-            period_ns,
-            control,
-            ..RunPlan::default()
-        };
-        plan.outages = self
-            .spec
-            .outages
-            .iter()
-            .map(|o| Outage {
-                worker: o.worker,
-                from: o.from,
-                until: o.until,
-            })
-            .collect();
+    pub fn plan(&self, periods: usize, warmup_periods: usize, period_ns: u64, control: ControlParams) -> RunPlan {
+        let mut plan = RunPlan { periods, warmup_periods, period_ns, control, ..RunPlan::default() };
+        plan.outages = self.spec.outages.iter().map(|o| Outage { worker: o.worker, from: o.from, until: o.until }).collect();
         for (f, spec) in self.spec.flows.iter().enumerate() {
             if !spec.slo_schedule.is_empty() {
-                plan.slo_schedules
-                    .push((f, Steps(spec.slo_schedule.clone())));
+                plan.slo_schedules.push((f, Steps(spec.slo_schedule.clone())));
             }
         }
         // Model modules are in description order.
         for (m, spec) in self.spec.modules.iter().enumerate() {
             match &spec.kind {
                 KindSpec::Source(SourceSpec::Synthetic { streams, .. }) => {
-                    for (i, s) in streams
-                        .iter()
-                        .enumerate()
-                        .filter(|(_, s)| !s.rate_schedule.is_empty())
-                    {
-                        plan.rate_schedules
-                            .push((m, i, Steps(s.rate_schedule.clone())));
+                    for (i, s) in streams.iter().enumerate().filter(|(_, s)| !s.rate_schedule.is_empty()) {
+                        plan.rate_schedules.push((m, i, Steps(s.rate_schedule.clone())));
                     }
                 }
-                KindSpec::Source(SourceSpec::Pcap { rate_schedule, .. })
-                    if !rate_schedule.is_empty() =>
-                {
-                    plan.rate_schedules
-                        .push((m, 0, Steps(rate_schedule.clone())));
+                KindSpec::Source(SourceSpec::Pcap { rate_schedule, .. }) if !rate_schedule.is_empty() => {
+                    plan.rate_schedules.push((m, 0, Steps(rate_schedule.clone())));
                 }
                 _ => {}
             }
@@ -429,12 +280,7 @@ impl Pipeline {
 
     /// One implementation per model module, in model order.
     fn instances(&self, build: Build) -> Result<Vec<Instance>> {
-        let by_name: HashMap<&str, &ModuleSpec> = self
-            .spec
-            .modules
-            .iter()
-            .map(|m| (m.name.as_str(), m))
-            .collect();
+        let by_name: HashMap<&str, &ModuleSpec> = self.spec.modules.iter().map(|m| (m.name.as_str(), m)).collect();
         self.model
             .modules
             .iter()
@@ -483,58 +329,30 @@ impl Pipeline {
     }
 
     fn prefix_rules(&self, flows: &[PrefixFlowSpec], context: &str) -> Result<PrefixRules> {
-        let rules = flows
-            .iter()
-            .map(|f| {
-                Ok(PrefixRule {
-                    flow: self.flow_id(&f.flow, context)?,
-                    ..parse_prefix(&f.prefix, context)?
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let rules = flows.iter().map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, context)?, ..parse_prefix(&f.prefix, context)? })).collect::<Result<Vec<_>>>()?;
         PrefixRules::new(&rules).map_err(|e| Error::Spec(format!("{context}: {e}")))
     }
 
     fn source(&self, name: &str, spec: &SourceSpec) -> Result<Box<dyn sluice_core::PacketSource>> {
         let context = format!("source '{name}'");
         Ok(match spec {
-            SourceSpec::Synthetic {
-                streams,
-                burstiness,
-            } => {
+            SourceSpec::Synthetic { streams, burstiness } => {
                 let streams = streams
                     .iter()
                     .map(|s| {
                         Ok(Stream {
                             frame: s.template.build()?,
-                            flow: s
-                                .flow
-                                .as_deref()
-                                .map(|f| self.flow_id(f, &context))
-                                .transpose()?,
+                            flow: s.flow.as_deref().map(|f| self.flow_id(f, &context)).transpose()?,
                             rate_pps: s.rate_pps.unwrap_or(f64::INFINITY),
                             burst_pkts: s.burst_pkts,
                         })
                     })
                     .collect::<Result<Vec<_>>>()?;
-                Box::new(
-                    SyntheticSource::new(streams, *burstiness)
-                        .map_err(|e| Error::Spec(format!("{context}: {e}")))?,
-                )
+                Box::new(SyntheticSource::new(streams, *burstiness).map_err(|e| Error::Spec(format!("{context}: {e}")))?)
             }
-            SourceSpec::Pcap {
-                path,
-                flows,
-                rate_pps,
-                ..
-            } => {
+            SourceSpec::Pcap { path, flows, rate_pps, .. } => {
                 let rules = self.prefix_rules(flows, &context)?;
-                Box::new(PcapReplay::new(
-                    self.captures[path].clone(),
-                    path,
-                    &rules,
-                    rate_pps.unwrap_or(f64::INFINITY),
-                )?)
+                Box::new(PcapReplay::new(self.captures[path].clone(), path, &rules, rate_pps.unwrap_or(f64::INFINITY))?)
             }
             SourceSpec::Port { flows, ring, .. } => {
                 let rules = self.prefix_rules(flows, &context)?;
@@ -548,30 +366,17 @@ impl Pipeline {
 /// The ports of `spec`'s modules, spread over their interfaces by the
 /// workers of `model` (see `spread`).
 fn spread_ports(spec: &PipelineSpec, model: &Model) -> Result<Spread> {
-    let worker: HashMap<&str, usize> = model
-        .modules
-        .iter()
-        .zip(&model.worker_of)
-        .map(|(m, &w)| (m.name.as_str(), w))
-        .collect();
+    let worker: HashMap<&str, usize> = model.modules.iter().zip(&model.worker_of).map(|(m, &w)| (m.name.as_str(), w)).collect();
     let named: Vec<Named> = spec
         .modules
         .iter()
         .filter_map(|m| {
             let (port, fanout, receives) = match &m.kind {
                 KindSpec::Source(SourceSpec::Port { port, fanout, .. }) => (port, *fanout, true),
-                KindSpec::Sink {
-                    port: Some(port), ..
-                } => (port, None, false),
+                KindSpec::Sink { port: Some(port), .. } => (port, None, false),
                 _ => return None,
             };
-            Some(Named {
-                module: &m.name,
-                worker: worker[m.name.as_str()],
-                port,
-                fanout,
-                receives,
-            })
+            Some(Named { module: &m.name, worker: worker[m.name.as_str()], port, fanout, receives })
         })
         .collect();
     spread(&named)
@@ -594,21 +399,10 @@ fn json_kind(v: &serde_json::Value) -> &'static str {
 fn locate(spec: &PipelineSpec, e: Error) -> Error {
     use sluice_core::Error as Core;
     let path = match &e {
-        Error::Core(
-            Core::Module { module: m, .. }
-            | Core::DanglingGate { module: m, .. }
-            | Core::Unconnected(m)
-            | Core::Cycle(m)
-            | Core::SharedAcrossWorkers { module: m, .. }
-            | Core::NoSuchOutgate { module: m, .. }
-            | Core::GateTaken { module: m, .. },
-        ) => spec.module_path(m),
+        Error::Core(Core::Module { module: m, .. } | Core::DanglingGate { module: m, .. } | Core::Unconnected(m) | Core::Cycle(m)
+            | Core::SharedAcrossWorkers { module: m, .. } | Core::NoSuchOutgate { module: m, .. } | Core::GateTaken { module: m, .. }) => spec.module_path(m),
         Error::Core(Core::NoSuchIngate { module: m, .. }) => spec.module_path(m),
-        Error::Core(Core::DuplicateModule(m)) => spec
-            .modules
-            .iter()
-            .rposition(|x| &x.name == m)
-            .map(|i| format!("modules[{i}]")),
+        Error::Core(Core::DuplicateModule(m)) => spec.modules.iter().rposition(|x| &x.name == m).map(|i| format!("modules[{i}]")),
         Error::Core(Core::Flow { flow: f, .. } | Core::DuplicateFlow(f)) => spec.flow_path(f),
         Error::Core(Core::BatchSize(_)) => Some("batch_size".into()),
         _ => None,
@@ -620,80 +414,42 @@ fn locate(spec: &PipelineSpec, e: Error) -> Error {
 }
 
 fn parse_prefix(s: &str, context: &str) -> Result<PrefixRule> {
-    let bad = |_| {
-        Error::Spec(format!("{context}: '{s}' is not an IPv4 prefix like 20.0.1.0/24 or an IPv6 prefix like 2001:db8::/48"))
-    };
+    let bad = |_| Error::Spec(format!("{context}: '{s}' is not an IPv4 prefix like 20.0.1.0/24 or an IPv6 prefix like 2001:db8::/48"));
     let (prefix, len) = match IpPrefix::parse(s).map_err(bad)? {
         IpPrefix::V4(net, len) => (IpAddr::from(Ipv4Addr::from(net)), len),
         IpPrefix::V6(net, len) => (IpAddr::from(Ipv6Addr::from(net)), len),
     };
-    Ok(PrefixRule {
-        prefix,
-        len,
-        flow: 0,
-    })
+    Ok(PrefixRule { prefix, len, flow: 0 })
 }
 
 /// The model's view of one module: role, gates, profile, whether controlled.
 fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
     let (role, ingates, outgates, intrinsic) = match &m.kind {
         KindSpec::Source(_) => (Role::Source, 0, 1, None),
-        KindSpec::Nf(nf) => (
-            Role::Function,
-            nf.ingates(),
-            nf.outgates(),
-            nf.intrinsic_profile(),
-        ),
+        KindSpec::Nf(nf) => (Role::Function, nf.ingates(), nf.outgates(), nf.intrinsic_profile()),
         KindSpec::PcapTap { .. } => (Role::Function, 1, 1, None),
         KindSpec::Sink { .. } => (Role::Sink, 1, 0, None),
     };
     let profile = match (m.t0_ns, m.t1_ns) {
         (None, None) => intrinsic,
-        (t0, t1) => Some(Profile {
-            t0_ns: t0.unwrap_or(0.0),
-            t1_ns: t1.unwrap_or(0.0),
-        }),
+        (t0, t1) => Some(Profile { t0_ns: t0.unwrap_or(0.0), t1_ns: t1.unwrap_or(0.0) }),
     };
     let controllable = role == Role::Function && profile.is_some_and(|p| p.batchiness() <= 0.5);
     let controlled = m.controlled.unwrap_or(controllable);
     if controlled && role != Role::Function {
-        return Err(Error::Core(sluice_core::Error::module(
-            &m.name,
-            "only a network function can be controlled",
-        )));
+        return Err(Error::Core(sluice_core::Error::module(&m.name, "only a network function can be controlled")));
     }
     let max_age_ns = match m.max_age_us {
         None => None,
         Some(us) if us > 0.0 && us.is_finite() => Some((us * 1e3).round().max(1.0) as u64),
-        Some(us) => {
-            return Err(Error::Core(sluice_core::Error::module(
-                &m.name,
-                format!("age bound {us} µs must be > 0"),
-            )))
-        }
+        Some(us) => return Err(Error::Core(sluice_core::Error::module(&m.name, format!("age bound {us} µs must be > 0")))),
     };
     // A port that receives into or sends from the pool's buffers keeps some lent to its device.
-    let lent =
-        |port: &str, ring: &RingSpec| PortName::parse(port).map_or(0, |p| p.lends(&ring.config()));
+    let lent = |port: &str, ring: &RingSpec| PortName::parse(port).map_or(0, |p| p.lends(&ring.config()));
     let (queue_pkts, held_pkts, max_hold_ns) = match &m.kind {
         KindSpec::Nf(nf) => (nf.queue_capacity(), nf.most_held(), nf.max_hold_ns()),
-        KindSpec::Source(SourceSpec::Port { port, ring, .. })
-        | KindSpec::Sink {
-            port: Some(port),
-            ring,
-        } => (None, lent(port, ring), None),
+        KindSpec::Source(SourceSpec::Port { port, ring, .. }) | KindSpec::Sink { port: Some(port), ring } => (None, lent(port, ring), None),
         _ => (None, 0, None),
     };
-    Ok(ModuleDecl {
-        name: m.name.clone(),
-        role,
-        ingates,
-        outgates,
-        profile,
-        controlled,
-        max_age_ns,
-        queue_pkts,
-        held_pkts,
-        max_hold_ns,
-    })
+    Ok(ModuleDecl { name: m.name.clone(), role, ingates, outgates, profile, controlled, max_age_ns, queue_pkts, held_pkts, max_hold_ns })
 }

@@ -46,13 +46,9 @@ struct TreeArrays {
 pub fn read(path: &str, max_sleep_ns: u64) -> Result<LearnedPolicy, String> {
     let named = |what: String| format!("poll model {path}: {what}");
     let text = std::fs::read_to_string(path).map_err(|e| named(format!("cannot read it: {e}")))?;
-    let file: ModelFile =
-        serde_json::from_str(&text).map_err(|e| named(format!("not a Sluice poll model: {e}")))?;
+    let file: ModelFile = serde_json::from_str(&text).map_err(|e| named(format!("not a Sluice poll model: {e}")))?;
     if file.format != FORMAT || file.version != VERSION {
-        return Err(named(format!(
-            "format {:?} version {}; this Sluice reads {FORMAT:?} version {VERSION}",
-            file.format, file.version
-        )));
+        return Err(named(format!("format {:?} version {}; this Sluice reads {FORMAT:?} version {VERSION}", file.format, file.version)));
     }
     let mut nodes = Vec::new();
     let mut roots = Vec::with_capacity(file.trees.len());
@@ -60,48 +56,24 @@ pub fn read(path: &str, max_sleep_ns: u64) -> Result<LearnedPolicy, String> {
         roots.push(nodes.len() as u32);
         append(tree, &mut nodes).map_err(|e| named(format!("tree {t}: {e}")))?;
     }
-    let forest =
-        Forest::new(nodes, roots, file.features, file.offset, file.scale).map_err(named)?;
+    let forest = Forest::new(nodes, roots, file.features, file.offset, file.scale).map_err(named)?;
     LearnedPolicy::new(forest, file.rounds, max_sleep_ns).map_err(named)
 }
 
 /// Appends one tree's nodes to `nodes`, its node numbers shifted to where they land.
 fn append(tree: &TreeArrays, nodes: &mut Vec<Node>) -> Result<(), String> {
     let n = tree.feature.len();
-    if [
-        tree.threshold.len(),
-        tree.left.len(),
-        tree.right.len(),
-        tree.value.len(),
-    ]
-    .iter()
-    .any(|&l| l != n)
-        || n == 0
-    {
-        return Err(format!(
-            "its arrays must have one length > 0 (feature has {n})"
-        ));
+    if [tree.threshold.len(), tree.left.len(), tree.right.len(), tree.value.len()].iter().any(|&l| l != n) || n == 0 {
+        return Err(format!("its arrays must have one length > 0 (feature has {n})"));
     }
     let base = nodes.len() as i64;
-    let index =
-        |i: i64| u32::try_from(base + i).map_err(|_| format!("node number {i} out of range"));
+    let index = |i: i64| u32::try_from(base + i).map_err(|_| format!("node number {i} out of range"));
     for i in 0..n {
         nodes.push(if tree.feature[i] < 0 {
-            Node {
-                value: tree.value[i],
-                feature: Node::LEAF,
-                left: 0,
-                right: 0,
-            }
+            Node { value: tree.value[i], feature: Node::LEAF, left: 0, right: 0 }
         } else {
-            let feature = u32::try_from(tree.feature[i])
-                .map_err(|_| format!("node {i}: feature {} out of range", tree.feature[i]))?;
-            Node {
-                value: tree.threshold[i],
-                feature,
-                left: index(tree.left[i])?,
-                right: index(tree.right[i])?,
-            }
+            let feature = u32::try_from(tree.feature[i]).map_err(|_| format!("node {i}: feature {} out of range", tree.feature[i]))?;
+            Node { value: tree.threshold[i], feature, left: index(tree.left[i])?, right: index(tree.right[i])? }
         });
     }
     Ok(())
@@ -123,11 +95,7 @@ mod tests {
     fn written(text: &str) -> (Written, String) {
         static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let path = std::env::temp_dir()
-            .join(format!("sluice-poll-model-{}-{n}.json", std::process::id()))
-            .to_str()
-            .unwrap()
-            .to_string();
+        let path = std::env::temp_dir().join(format!("sluice-poll-model-{}-{n}.json", std::process::id())).to_str().unwrap().to_string();
         std::fs::write(&path, text).unwrap();
         (Written(path.clone()), path)
     }
@@ -139,22 +107,12 @@ mod tests {
         let (_dir, path) = written(good);
         assert!(read(&path, 500_000).is_ok());
         let err = read("/nonexistent/model.json", 500_000).unwrap_err();
-        assert!(
-            err.starts_with("poll model /nonexistent/model.json: cannot read it"),
-            "{err}"
-        );
+        assert!(err.starts_with("poll model /nonexistent/model.json: cannot read it"), "{err}");
         let (_d, cut) = written(&good[..good.len() / 2]);
-        assert!(read(&cut, 500_000)
-            .unwrap_err()
-            .contains(&format!("poll model {cut}: not a Sluice poll model")));
-        let (_d, loops) =
-            written(&good.replace(r#""left": [1, -1, -1]"#, r#""left": [0, -1, -1]"#));
-        assert!(read(&loops, 500_000)
-            .unwrap_err()
-            .contains("node 0: children 0 and 2"));
+        assert!(read(&cut, 500_000).unwrap_err().contains(&format!("poll model {cut}: not a Sluice poll model")));
+        let (_d, loops) = written(&good.replace(r#""left": [1, -1, -1]"#, r#""left": [0, -1, -1]"#));
+        assert!(read(&loops, 500_000).unwrap_err().contains("node 0: children 0 and 2"));
         let (_d, older) = written(&good.replace(r#""version": 3"#, r#""version": 2"#));
-        assert!(read(&older, 500_000)
-            .unwrap_err()
-            .contains("version 2; this Sluice reads"));
+        assert!(read(&older, 500_000).unwrap_err().contains("version 2; this Sluice reads"));
     }
 }

@@ -14,6 +14,7 @@ use sluice_nf::{NfSpec, PROFILE_FLOWS as FLOWS};
 use crate::chain::chain;
 use crate::error::{Error, Result};
 
+
 /// A fitted cost model.
 #[derive(Clone, Copy, Debug, Serialize, PartialEq)]
 pub struct Fit {
@@ -36,13 +37,7 @@ pub fn fit(points: &[(f64, f64)]) -> Fit {
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         let n = v.len();
-        if n == 0 {
-            0.0
-        } else if n % 2 == 1 {
-            v[n / 2]
-        } else {
-            (v[n / 2 - 1] + v[n / 2]) / 2.0
-        }
+        if n == 0 { 0.0 } else if n % 2 == 1 { v[n / 2] } else { (v[n / 2 - 1] + v[n / 2]) / 2.0 }
     };
     let mut slopes = Vec::with_capacity(points.len() * points.len() / 2);
     for (i, a) in points.iter().enumerate() {
@@ -56,30 +51,14 @@ pub fn fit(points: &[(f64, f64)]) -> Fit {
     let mut t0 = median(points.iter().map(|(x, y)| y - t1 * x).collect());
     if t0 < 0.0 {
         t0 = 0.0;
-        t1 = median(
-            points
-                .iter()
-                .filter(|(x, _)| *x > 0.0)
-                .map(|(x, y)| y / x)
-                .collect(),
-        )
-        .max(0.0);
+        t1 = median(points.iter().filter(|(x, _)| *x > 0.0).map(|(x, y)| y / x).collect()).max(0.0);
     }
     let my = points.iter().map(|p| p.1).sum::<f64>() / points.len().max(1) as f64;
     let ss_tot: f64 = points.iter().map(|(_, y)| (y - my).powi(2)).sum();
     let ss_res: f64 = points.iter().map(|(x, y)| (y - t0 - t1 * x).powi(2)).sum();
-    let r2 = if ss_tot > 0.0 {
-        1.0 - ss_res / ss_tot
-    } else {
-        1.0
-    };
+    let r2 = if ss_tot > 0.0 { 1.0 - ss_res / ss_tot } else { 1.0 };
     let beta = if t0 + t1 > 0.0 { t1 / (t0 + t1) } else { 0.0 };
-    Fit {
-        t0_ns: t0,
-        t1_ns: t1,
-        r2,
-        beta,
-    }
+    Fit { t0_ns: t0, t1_ns: t1, r2, beta }
 }
 
 /// The `COPIES` modules profiled for NF kind `kind`, in chain order: each
@@ -88,10 +67,7 @@ fn reference_chain(kind: &str) -> Result<Vec<NfSpec>> {
     (0..COPIES)
         .map(|copy| {
             NfSpec::profiling(kind, copy).ok_or_else(|| {
-                Error::Profile(format!(
-                    "no setup for NF '{kind}' (known: {})",
-                    NfSpec::profiled_kinds().join(", ")
-                ))
+                Error::Profile(format!("no setup for NF '{kind}' (known: {})", NfSpec::profiled_kinds().join(", ")))
             })
         })
         .collect()
@@ -141,8 +117,7 @@ pub fn profile(kind: &str, max_batch: usize, reps: usize, stop: &dyn Fn() -> boo
         with_ns.sort_unstable();
         without_ns.sort_unstable();
         // Lower quartiles: on a shared machine noise only ever adds time.
-        let per_module_run = (with_ns[reps / 4] as f64 - without_ns[reps / 4] as f64)
-            / (ROUNDS_PER_SAMPLE * COPIES as u64) as f64;
+        let per_module_run = (with_ns[reps / 4] as f64 - without_ns[reps / 4] as f64) / (ROUNDS_PER_SAMPLE * COPIES as u64) as f64;
         points.push((b as f64, per_module_run));
     }
     Ok(fit(&points))
@@ -155,35 +130,15 @@ mod tests {
     #[test]
     fn the_fit_recovers_a_line() {
         let f = fit(&[(1.0, 12.0), (2.0, 14.0), (3.0, 16.0), (4.0, 18.0)]);
-        assert!(
-            (f.t0_ns - 10.0).abs() < 1e-9
-                && (f.t1_ns - 2.0).abs() < 1e-9
-                && (f.r2 - 1.0).abs() < 1e-12
-        );
+        assert!((f.t0_ns - 10.0).abs() < 1e-9 && (f.t1_ns - 2.0).abs() < 1e-9 && (f.r2 - 1.0).abs() < 1e-12);
         assert!((f.beta - 2.0 / 12.0).abs() < 1e-12);
         let f = fit(&[(1.0, 1.0), (2.0, 4.0), (3.0, 7.0)]);
         assert_eq!(f.t0_ns, 0.0, "a negative intercept is clamped");
-        assert_eq!(
-            f.t1_ns, 2.0,
-            "refitted through the origin: the median of y/x"
-        );
+        assert_eq!(f.t1_ns, 2.0, "refitted through the origin: the median of y/x");
         let f = fit(&[(1.0, 9.0), (2.0, 8.0)]);
-        assert_eq!(
-            (f.t0_ns, f.t1_ns),
-            (8.5, 0.0),
-            "a negative slope is clamped"
-        );
-        let f = fit(&[
-            (1.0, 12.0),
-            (2.0, 14.0),
-            (3.0, 90.0),
-            (4.0, 18.0),
-            (5.0, 20.0),
-        ]);
-        assert!(
-            (f.t0_ns - 10.0).abs() < 1e-9 && (f.t1_ns - 2.0).abs() < 1e-9,
-            "one wild point does not move the line"
-        );
+        assert_eq!((f.t0_ns, f.t1_ns), (8.5, 0.0), "a negative slope is clamped");
+        let f = fit(&[(1.0, 12.0), (2.0, 14.0), (3.0, 90.0), (4.0, 18.0), (5.0, 20.0)]);
+        assert!((f.t0_ns - 10.0).abs() < 1e-9 && (f.t1_ns - 2.0).abs() < 1e-9, "one wild point does not move the line");
     }
 
     #[test]
@@ -195,11 +150,7 @@ mod tests {
             for (copy, spec) in reference_chain(kind).unwrap().iter().enumerate() {
                 let mut nf = spec.build().unwrap();
                 let mut out = h.run(nf.as_mut(), &frames);
-                assert_eq!(
-                    (out.dropped, out.gates[0].len()),
-                    (0, traffic.len()),
-                    "{kind} copy {copy} drops or diverts its profiling traffic"
-                );
+                assert_eq!((out.dropped, out.gates[0].len()), (0, traffic.len()), "{kind} copy {copy} drops or diverts its profiling traffic");
                 if kind == "static_nat" {
                     assert_ne!(out.gates[0], frames, "NAT copy {copy} translates nothing");
                 }

@@ -15,10 +15,7 @@ pub const BACKENDS: &[&str] = &["engine", "sim"];
 /// The built-in controller `name`, set up for `plan`'s SLO statistic and δ.
 pub fn controller(name: &str, plan: &RunPlan) -> Result<Box<dyn Controller>> {
     sluice_control::by_name(name, plan.control).ok_or_else(|| {
-        Error::Spec(format!(
-            "unknown controller '{name}' (known: {})",
-            sluice_control::CONTROLLERS.join(", ")
-        ))
+        Error::Spec(format!("unknown controller '{name}' (known: {})", sluice_control::CONTROLLERS.join(", ")))
     })
 }
 
@@ -38,20 +35,9 @@ pub fn run(
     let mut backend: Box<dyn Backend> = match backend {
         "engine" => Box::new(pipeline.engine_with(timing, schedule)?),
         "sim" => Box::new(pipeline.simulator_with(schedule)?),
-        other => {
-            return Err(Error::Spec(format!(
-                "unknown backend '{other}' (known: {})",
-                BACKENDS.join(", ")
-            )))
-        }
+        other => return Err(Error::Spec(format!("unknown backend '{other}' (known: {})", BACKENDS.join(", ")))),
     };
-    Ok(drive_until(
-        backend.as_mut(),
-        ctl.as_mut(),
-        plan,
-        on_period,
-        stop,
-    )?)
+    Ok(drive_until(backend.as_mut(), ctl.as_mut(), plan, on_period, stop)?)
 }
 
 fn us(ns: u64) -> f64 {
@@ -93,11 +79,7 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
             (m.name.clone(), v)
         })
         .collect();
-    let moves: Map<String, Value> = p
-        .moves
-        .iter()
-        .map(|&(m, w)| (model.modules[m].name.clone(), json!(w)))
-        .collect();
+    let moves: Map<String, Value> = p.moves.iter().map(|&(m, w)| (model.modules[m].name.clone(), json!(w))).collect();
     json!({
         "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
@@ -112,11 +94,8 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
 fn class_period(plan: &crate::egress::EgressPlan, t: &sluice_core::Telemetry) -> Value {
     let mut classes = Map::new();
     for (c, name) in plan.class_names.iter().enumerate() {
-        let members: Vec<&sluice_core::FlowTelemetry> =
-            plan.flows_of(c).map(|f| &t.flows[f]).collect();
-        let sum = |get: fn(&sluice_core::FlowTelemetry) -> u64| {
-            members.iter().map(|f| get(f)).sum::<u64>()
-        };
+        let members: Vec<&sluice_core::FlowTelemetry> = plan.flows_of(c).map(|f| &t.flows[f]).collect();
+        let sum = |get: fn(&sluice_core::FlowTelemetry) -> u64| members.iter().map(|f| get(f)).sum::<u64>();
         classes.insert(name.clone(), json!({
             "generated": sum(|f| f.generated), "delivered": sum(|f| f.delivered), "dropped": sum(|f| f.dropped),
             "rate_pps": members.iter().map(|f| f.rate_pps).sum::<f64>(),
@@ -130,22 +109,12 @@ fn class_period(plan: &crate::egress::EgressPlan, t: &sluice_core::Telemetry) ->
 /// (`"nf"`, `"port"`), if it names any.
 fn add_own_counters(module: &mut Value, (key, names): (&str, &[&str]), slots: &NfCounters) {
     if !names.is_empty() {
-        module[key] = names
-            .iter()
-            .zip(slots)
-            .map(|(&n, &c)| (n.to_owned(), json!(c)))
-            .collect::<Map<String, Value>>()
-            .into();
+        module[key] = names.iter().zip(slots).map(|(&n, &c)| (n.to_owned(), json!(c))).collect::<Map<String, Value>>().into();
     }
 }
 
 /// The whole run as JSON.
-pub fn report_json(
-    pipeline: &Pipeline,
-    report: &RunReport,
-    backend: &str,
-    plan: &RunPlan,
-) -> Value {
+pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan: &RunPlan) -> Value {
     json!({
         "pipeline": pipeline.name(),
         "controller": report.controller,

@@ -11,9 +11,7 @@
 //! cost T0 and the per-packet cost T1 of each workload; chain's T0 less
 //! replay's, over its five NFs, is the cost of one NF visit ([`nf_visit_ns`]).
 
-use sluice_core::{
-    wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph,
-};
+use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::{IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -33,10 +31,7 @@ const BRANCHES: usize = 4;
 fn next_hop() -> [NfSpec; 3] {
     [
         NfSpec::TtlDecrement(TtlDecrementSpec {}),
-        NfSpec::MacRewrite(MacRewriteSpec {
-            src: "02:00:00:00:00:fe".into(),
-            dst: "02:00:00:01:00:00".into(),
-        }),
+        NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() }),
         NfSpec::IpChecksum(IpChecksumSpec {}),
     ]
 }
@@ -52,11 +47,7 @@ fn net(r: usize) -> String {
 pub fn frames() -> Result<Vec<Vec<u8>>> {
     (0..FLOWS)
         .map(|i| {
-            let t = TemplateSpec {
-                dst_ip: format!("{}.{}", net(i % ROUTES), i / ROUTES + 1),
-                src_port: 1000 + i as u16,
-                ..TemplateSpec::default()
-            };
+            let t = TemplateSpec { dst_ip: format!("{}.{}", net(i % ROUTES), i / ROUTES + 1), src_port: 1000 + i as u16, ..TemplateSpec::default() };
             Ok(t.build()?)
         })
         .collect()
@@ -68,16 +59,7 @@ const CHAIN_NFS: usize = 5;
 /// The router chain: Ethernet check → LPM → a next hop.
 fn chain() -> [NfSpec; CHAIN_NFS] {
     let [ttl, mac, checksum] = next_hop();
-    [
-        NfSpec::TypeCheck(TypeCheckSpec {
-            ether_type: 0x0800,
-            also: Vec::new(),
-        }),
-        lpm(1),
-        ttl,
-        mac,
-        checksum,
-    ]
+    [NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }), lpm(1), ttl, mac, checksum]
 }
 
 /// What one NF visit costs the walker (ns): the chain's T0 less the
@@ -89,11 +71,7 @@ pub fn nf_visit_ns(chain_t0_ns: f64, replay_t0_ns: f64) -> f64 {
 /// An LPM of one route per destination /24, /24 `r` to gate `r % gates`:
 /// consecutive flows take the gates in turn.
 fn lpm(gates: usize) -> NfSpec {
-    NfSpec::Lpm(LpmSpec {
-        routes: (0..ROUTES)
-            .map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16))
-            .collect(),
-    })
+    NfSpec::Lpm(LpmSpec { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect() })
 }
 
 /// The NFs of workload `case`: the head every packet passes, then the
@@ -102,16 +80,8 @@ pub fn shape(case: &str) -> Result<(Vec<NfSpec>, Vec<Vec<NfSpec>>)> {
     Ok(match case {
         "replay" => (vec![], vec![vec![]]),
         "chain" => (chain().to_vec(), vec![vec![]]),
-        "branch4" => (
-            vec![lpm(BRANCHES)],
-            (0..BRANCHES).map(|_| next_hop().to_vec()).collect(),
-        ),
-        other => {
-            return Err(Error::Spec(format!(
-                "unknown round-cost workload '{other}' (known: {})",
-                CASES.join(", ")
-            )))
-        }
+        "branch4" => (vec![lpm(BRANCHES)], (0..BRANCHES).map(|_| next_hop().to_vec()).collect()),
+        other => return Err(Error::Spec(format!("unknown round-cost workload '{other}' (known: {})", CASES.join(", ")))),
     })
 }
 
@@ -124,60 +94,24 @@ pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
     builder.module(ModuleDecl::new("src", Role::Source, 0, 1));
     // Flow i goes the branch its destination /24 routes to (see `lpm`).
     let flow_of = |i: usize| (i % ROUTES % branches.len()) as u16;
-    let streams = frames()?
-        .into_iter()
-        .enumerate()
-        .map(|(i, frame)| Stream {
-            frame,
-            flow: Some(flow_of(i)),
-            rate_pps: f64::INFINITY,
-            burst_pkts: 1,
-        })
-        .collect();
-    instances.push(Some(Instance::Source(Box::new(SyntheticSource::new(
-        streams, 1,
-    )?))));
+    let streams = frames()?.into_iter().enumerate().map(|(i, frame)| Stream { frame, flow: Some(flow_of(i)), rate_pps: f64::INFINITY, burst_pkts: 1 }).collect();
+    instances.push(Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?))));
     let mut last = "src".to_string();
-    let add = |builder: &mut ModelBuilder,
-               instances: &mut Vec<_>,
-               name: String,
-               nf: &NfSpec,
-               from: &str,
-               gate: usize|
-     -> Result<String> {
+    let add = |builder: &mut ModelBuilder, instances: &mut Vec<_>, name: String, nf: &NfSpec, from: &str, gate: usize| -> Result<String> {
         builder.module(ModuleDecl::new(&name, Role::Function, 1, nf.outgates()));
         builder.connect(from, gate, &name, 0);
         instances.push(Some(Instance::Function(nf.build().map_err(Error::Spec)?)));
         Ok(name)
     };
     for (i, nf) in head.iter().enumerate() {
-        last = add(
-            &mut builder,
-            &mut instances,
-            format!("head{i}"),
-            nf,
-            &last,
-            0,
-        )?;
+        last = add(&mut builder, &mut instances, format!("head{i}"), nf, &last, 0)?;
     }
-    let head_path: Vec<String> = std::iter::once("src".to_string())
-        .chain((0..head.len()).map(|i| format!("head{i}")))
-        .collect();
+    let head_path: Vec<String> = std::iter::once("src".to_string()).chain((0..head.len()).map(|i| format!("head{i}"))).collect();
     for (b, nfs) in branches.iter().enumerate() {
         let mut path = head_path.clone();
         let mut at = (last.clone(), b);
         for (i, nf) in nfs.iter().enumerate() {
-            at = (
-                add(
-                    &mut builder,
-                    &mut instances,
-                    format!("b{b}_{i}"),
-                    nf,
-                    &at.0,
-                    at.1,
-                )?,
-                0,
-            );
+            at = (add(&mut builder, &mut instances, format!("b{b}_{i}"), nf, &at.0, at.1)?, 0);
             path.push(at.0.clone());
         }
         let sink = format!("out{b}");
@@ -186,33 +120,15 @@ pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
         instances.push(Some(Instance::Egress));
         path.push(sink);
         // A flow per branch, best effort: its egress records every packet's delay.
-        builder.flow(
-            &format!("flow{b}"),
-            &path.iter().map(String::as_str).collect::<Vec<_>>(),
-            None,
-        );
+        builder.flow(&format!("flow{b}"), &path.iter().map(String::as_str).collect::<Vec<_>>(), None);
     }
     // `instances` follows the declaration order, which is the model's.
     let model = builder.build(batch)?;
-    let config = WalkerConfig {
-        timing,
-        ..WalkerConfig::default()
-    };
-    let wiring = wire(&model, config.schedule, None)
-        .pop()
-        .expect("one worker");
+    let config = WalkerConfig { timing, ..WalkerConfig::default() };
+    let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    Ok(WorkerGraph::new(
-        &model,
-        0,
-        &mut instances,
-        &Knobs::new(&model),
-        clock,
-        origin,
-        config,
-        wiring,
-    )?)
+    Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
 }
 
 /// Samples timed per measurement; the lower quartile is taken (on a
@@ -237,9 +153,7 @@ pub fn round_ns(graph: &mut WorkerGraph) -> f64 {
     };
     let probe = time(graph, 64).max(1);
     let rounds = (64 * SAMPLE_NS / probe).max(16);
-    let mut samples: Vec<f64> = (0..SAMPLES)
-        .map(|_| time(graph, rounds) as f64 / rounds as f64)
-        .collect();
+    let mut samples: Vec<f64> = (0..SAMPLES).map(|_| time(graph, rounds) as f64 / rounds as f64).collect();
     samples.sort_by(f64::total_cmp);
     samples[SAMPLES / 4]
 }
@@ -251,25 +165,10 @@ pub fn round_ns(graph: &mut WorkerGraph) -> f64 {
 pub fn fit(points: &[(f64, f64)]) -> (f64, f64) {
     let weights: Vec<f64> = points.iter().map(|&(_, t)| 1.0 / (t * t)).collect();
     let sum: f64 = weights.iter().sum();
-    let mean = |f: fn(&(f64, f64)) -> f64| {
-        points
-            .iter()
-            .zip(&weights)
-            .map(|(p, w)| w * f(p))
-            .sum::<f64>()
-            / sum
-    };
+    let mean = |f: fn(&(f64, f64)) -> f64| points.iter().zip(&weights).map(|(p, w)| w * f(p)).sum::<f64>() / sum;
     let (mb, mt) = (mean(|p| p.0), mean(|p| p.1));
-    let sbb: f64 = points
-        .iter()
-        .zip(&weights)
-        .map(|((b, _), w)| w * (b - mb) * (b - mb))
-        .sum();
-    let sbt: f64 = points
-        .iter()
-        .zip(&weights)
-        .map(|((b, t), w)| w * (b - mb) * (t - mt))
-        .sum();
+    let sbb: f64 = points.iter().zip(&weights).map(|((b, _), w)| w * (b - mb) * (b - mb)).sum();
+    let sbt: f64 = points.iter().zip(&weights).map(|((b, t), w)| w * (b - mb) * (t - mt)).sum();
     let t1 = if sbb > 0.0 { sbt / sbb } else { 0.0 };
     (mt - t1 * mb, t1)
 }
@@ -284,29 +183,17 @@ mod tests {
             for batch in [1, 4, 32] {
                 let mut g = workload(case, batch, true).unwrap();
                 for i in 0..100 {
-                    let moved = if i % 2 == 0 {
-                        g.round()
-                    } else {
-                        g.next_round()
-                    };
+                    let moved = if i % 2 == 0 { g.round() } else { g.next_round() };
                     assert_eq!(moved, batch, "{case} at B = {batch}");
                 }
                 g.drain();
                 assert_eq!(g.in_flight(), 0, "{case}: nothing dropped or left behind");
-                let mut c = sluice_core::Counters {
-                    flows: vec![Default::default(); 4],
-                    workers: vec![Default::default()],
-                    ..Default::default()
-                };
+                let mut c = sluice_core::Counters { flows: vec![Default::default(); 4], workers: vec![Default::default()], ..Default::default() };
                 c.modules = vec![Default::default(); 20];
                 g.read_counters(&mut c);
                 let delivered: u64 = c.flows.iter().map(|f| f.delivered).sum();
                 let timed: u64 = c.flows.iter().map(|f| f.delays.len()).sum();
-                assert_eq!(
-                    (delivered, timed),
-                    (100 * batch as u64, 100 * batch as u64),
-                    "{case}: every packet delivered to its flow, its delay recorded"
-                );
+                assert_eq!((delivered, timed), (100 * batch as u64, 100 * batch as u64), "{case}: every packet delivered to its flow, its delay recorded");
             }
         }
     }
@@ -314,17 +201,11 @@ mod tests {
     #[test]
     fn the_fit_recovers_a_line_and_weighs_each_point_by_its_size() {
         let (t0, t1) = fit(&[(1.0, 40.0), (4.0, 70.0), (32.0, 350.0), (256.0, 2590.0)]);
-        assert!(
-            (t0 - 30.0).abs() < 1e-9 && (t1 - 10.0).abs() < 1e-9,
-            "{t0} {t1}"
-        );
+        assert!((t0 - 30.0).abs() < 1e-9 && (t1 - 10.0).abs() < 1e-9, "{t0} {t1}");
         // 10% off at B = 256 moves T0 far less than 10% off at B = 1 does.
         let (off_large, _) = fit(&[(1.0, 40.0), (4.0, 70.0), (32.0, 350.0), (256.0, 2849.0)]);
         let (off_small, _) = fit(&[(1.0, 44.0), (4.0, 70.0), (32.0, 350.0), (256.0, 2590.0)]);
-        assert!(
-            (off_large - 30.0).abs() < (off_small - 30.0).abs(),
-            "{off_large} {off_small}"
-        );
+        assert!((off_large - 30.0).abs() < (off_small - 30.0).abs(), "{off_large} {off_small}");
         assert_eq!(fit(&[(8.0, 80.0)]), (80.0, 0.0), "one point: no slope");
     }
 
@@ -344,9 +225,6 @@ mod tests {
         g.read_counters(&mut c);
         // Module order: src, head0 (lpm), then per branch its three NFs and its egress.
         let per_branch: Vec<u64> = (0..4).map(|b| c.modules[2 + b * 4].arrived_pkts).collect();
-        assert!(
-            per_branch.iter().all(|&n| n == 80),
-            "each branch gets a quarter of 320 packets: {per_branch:?}"
-        );
+        assert!(per_branch.iter().all(|&n| n == 80), "each branch gets a quarter of 320 packets: {per_branch:?}");
     }
 }

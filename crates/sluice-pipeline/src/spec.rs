@@ -113,9 +113,7 @@ pub struct PollSpec {
 }
 
 /// The poll policies.
-#[derive(
-    Clone, Copy, Debug, Default, Deserialize, serde::Serialize, schemars::JsonSchema, PartialEq, Eq,
-)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, serde::Serialize, schemars::JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum PollKind {
     /// Poll again at once.
@@ -139,74 +137,34 @@ pub enum PollKind {
 // machine's, whatever its length: shorter sleeps give little back.
 impl Default for PollSpec {
     fn default() -> Self {
-        Self {
-            policy: PollKind::Busy,
-            empty_polls: 64,
-            min_sleep_us: 50.0,
-            max_sleep_us: 500.0,
-            threshold_pkts: 8,
-            vacation_us: 50.0,
-            model: None,
-            log_features: false,
-        }
+        Self { policy: PollKind::Busy, empty_polls: 64, min_sleep_us: 50.0, max_sleep_us: 500.0, threshold_pkts: 8, vacation_us: 50.0, model: None, log_features: false }
     }
 }
 
 impl PollSpec {
     /// The policy, its settings checked.
     pub fn policy(&self) -> Result<sluice_core::PollPolicy, String> {
-        let ns = |us: f64| {
-            if us.is_finite() && us >= 0.0 {
-                (us * 1e3).round() as u64
-            } else {
-                u64::MAX
-            }
-        };
-        let within = |what: &str, ns: u64| {
-            if (1_000..=1_000_000_000).contains(&ns) {
-                Ok(ns)
-            } else {
-                Err(format!("{what} must be 1 µs..=1 s"))
-            }
-        };
+        let ns = |us: f64| if us.is_finite() && us >= 0.0 { (us * 1e3).round() as u64 } else { u64::MAX };
+        let within = |what: &str, ns: u64| if (1_000..=1_000_000_000).contains(&ns) { Ok(ns) } else { Err(format!("{what} must be 1 µs..=1 s")) };
         match self.policy {
             PollKind::Busy => Ok(sluice_core::PollPolicy::Busy),
             PollKind::VppAdaptive => {
                 if !(1..=sluice_core::MAX_BURST as u32).contains(&self.threshold_pkts) {
-                    return Err(format!(
-                        "threshold_pkts {} must be 1..={}",
-                        self.threshold_pkts,
-                        sluice_core::MAX_BURST
-                    ));
+                    return Err(format!("threshold_pkts {} must be 1..={}", self.threshold_pkts, sluice_core::MAX_BURST));
                 }
-                Ok(sluice_core::PollPolicy::VppAdaptive {
-                    threshold_pkts: self.threshold_pkts,
-                    max_wait_ns: within("max_sleep_us", ns(self.max_sleep_us))?,
-                })
+                Ok(sluice_core::PollPolicy::VppAdaptive { threshold_pkts: self.threshold_pkts, max_wait_ns: within("max_sleep_us", ns(self.max_sleep_us))? })
             }
-            PollKind::Metronome => Ok(sluice_core::PollPolicy::Metronome {
-                vacation_ns: within("vacation_us", ns(self.vacation_us))?,
-            }),
+            PollKind::Metronome => Ok(sluice_core::PollPolicy::Metronome { vacation_ns: within("vacation_us", ns(self.vacation_us))? }),
             PollKind::Learned => {
-                let path = self
-                    .model
-                    .as_deref()
-                    .ok_or("the learned policy needs a model file (\"model\")")?;
-                let model =
-                    crate::poll_model::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;
+                let path = self.model.as_deref().ok_or("the learned policy needs a model file (\"model\")")?;
+                let model = crate::poll_model::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;
                 Ok(sluice_core::PollPolicy::Learned(std::sync::Arc::new(model)))
             }
             // The sleeping kinds: empty-poll, slo-aware, slo-batching.
             kind => {
-                let (min, max) = (
-                    within("min_sleep_us", ns(self.min_sleep_us))?,
-                    within("max_sleep_us", ns(self.max_sleep_us))?,
-                );
+                let (min, max) = (within("min_sleep_us", ns(self.min_sleep_us))?, within("max_sleep_us", ns(self.max_sleep_us))?);
                 if min > max {
-                    return Err(format!(
-                        "min_sleep_us {} must be ≤ max_sleep_us {}",
-                        self.min_sleep_us, self.max_sleep_us
-                    ));
+                    return Err(format!("min_sleep_us {} must be ≤ max_sleep_us {}", self.min_sleep_us, self.max_sleep_us));
                 }
                 if kind == PollKind::SloBatching {
                     return sluice_core::PollPolicy::slo_batching(min, max);
@@ -214,12 +172,7 @@ impl PollSpec {
                 if self.empty_polls == 0 {
                     return Err("empty_polls must be ≥ 1".into());
                 }
-                sluice_core::PollPolicy::sleeping(
-                    kind == PollKind::SloAware,
-                    self.empty_polls,
-                    min,
-                    max,
-                )
+                sluice_core::PollPolicy::sleeping(kind == PollKind::SloAware, self.empty_polls, min, max)
             }
         }
     }
@@ -301,26 +254,14 @@ pub struct RingSpec {
 impl Default for RingSpec {
     fn default() -> Self {
         let c = sluice_port::RingConfig::default();
-        Self {
-            block_size: c.block_size,
-            blocks: c.blocks,
-            frame_size: c.frame_size,
-            retire_ms: c.retire_ms,
-            descriptors: c.descriptors,
-        }
+        Self { block_size: c.block_size, blocks: c.blocks, frame_size: c.frame_size, retire_ms: c.retire_ms, descriptors: c.descriptors }
     }
 }
 
 impl RingSpec {
     /// The ring this describes.
     pub fn config(&self) -> sluice_port::RingConfig {
-        sluice_port::RingConfig {
-            block_size: self.block_size,
-            blocks: self.blocks,
-            frame_size: self.frame_size,
-            retire_ms: self.retire_ms,
-            descriptors: self.descriptors,
-        }
+        sluice_port::RingConfig { block_size: self.block_size, blocks: self.blocks, frame_size: self.frame_size, retire_ms: self.retire_ms, descriptors: self.descriptors }
     }
 }
 
@@ -443,15 +384,11 @@ impl PipelineSpec {
     /// Refuses numbers beyond the bounds of [`sluice_core::limits`] and values
     /// that would make a run meaningless, naming the field by its path.
     pub fn check_bounds(&self) -> Result<(), String> {
-        use sluice_core::limits::{
-            check_count, check_rate, MAX_FLOWS, MAX_MODULES, MAX_PERIODS, MAX_WORKERS,
-        };
+        use sluice_core::limits::{check_count, check_rate, MAX_FLOWS, MAX_MODULES, MAX_PERIODS, MAX_WORKERS};
         check_count("modules", self.modules.len(), false, MAX_MODULES)?;
         check_count("flows", self.flows.len(), true, MAX_FLOWS)?;
         check_count("spare_workers", self.spare_workers, true, MAX_WORKERS - 1)?;
-        let schedule = |field: &str,
-                        steps: &[(usize, f64)],
-                        value: &dyn Fn(&str, f64) -> Result<f64, String>| {
+        let schedule = |field: &str, steps: &[(usize, f64)], value: &dyn Fn(&str, f64) -> Result<f64, String>| {
             for (k, &(period, v)) in steps.iter().enumerate() {
                 check_count(&format!("{field}[{k}] period"), period, true, MAX_PERIODS)?;
                 value(&format!("{field}[{k}]"), v)?;
@@ -465,40 +402,21 @@ impl PipelineSpec {
             }
             for (name, cost) in [("t0_ns", m.t0_ns), ("t1_ns", m.t1_ns)] {
                 if let Some(ns) = cost.filter(|ns| !(*ns >= 0.0 && *ns <= MAX_COST_NS)) {
-                    return Err(format!(
-                        "{}: cost {ns} ns must be in 0..={MAX_COST_NS:e}",
-                        at(name)
-                    ));
+                    return Err(format!("{}: cost {ns} ns must be in 0..={MAX_COST_NS:e}", at(name)));
                 }
             }
             match &m.kind {
-                KindSpec::Source(SourceSpec::Synthetic {
-                    streams,
-                    burstiness,
-                }) => {
-                    check_count(
-                        &at("source.synthetic.burstiness"),
-                        *burstiness,
-                        false,
-                        usize::MAX,
-                    )?;
+                KindSpec::Source(SourceSpec::Synthetic { streams, burstiness }) => {
+                    check_count(&at("source.synthetic.burstiness"), *burstiness, false, usize::MAX)?;
                     for (j, s) in streams.iter().enumerate() {
                         let field = at(&format!("source.synthetic.streams[{j}]"));
                         if let Some(pps) = s.rate_pps {
                             check_rate(&format!("{field}.rate_pps"), pps)?;
                         }
-                        schedule(
-                            &format!("{field}.rate_schedule"),
-                            &s.rate_schedule,
-                            &check_rate,
-                        )?;
+                        schedule(&format!("{field}.rate_schedule"), &s.rate_schedule, &check_rate)?;
                     }
                 }
-                KindSpec::Source(SourceSpec::Pcap {
-                    rate_pps,
-                    rate_schedule,
-                    ..
-                }) => {
+                KindSpec::Source(SourceSpec::Pcap { rate_pps, rate_schedule, .. }) => {
                     if let Some(pps) = rate_pps {
                         check_rate(&at("source.pcap.rate_pps"), *pps)?;
                     }
@@ -508,19 +426,10 @@ impl PipelineSpec {
             }
         }
         for (i, f) in self.flows.iter().enumerate() {
-            let slo = |field: &str, us: f64| {
-                if us.is_finite() && us > 0.0 {
-                    Ok(us)
-                } else {
-                    Err(format!("{field}: SLO {us} µs must be > 0"))
-                }
-            };
+            let slo = |field: &str, us: f64| if us.is_finite() && us > 0.0 { Ok(us) } else { Err(format!("{field}: SLO {us} µs must be > 0")) };
             schedule(&format!("flows[{i}].slo_schedule"), &f.slo_schedule, &slo)?;
         }
-        if let SchedulerSpec::Wfq {
-            backpressure_pkts: Some(0),
-        } = self.scheduler
-        {
+        if let SchedulerSpec::Wfq { backpressure_pkts: Some(0) } = self.scheduler {
             return Err("scheduler.backpressure_pkts: 0 would stop every source for good; give at least 1 packet or leave it out".into());
         }
         Ok(())
@@ -528,17 +437,11 @@ impl PipelineSpec {
 
     /// The path of the module called `name` (`modules[3]`), if there is one.
     pub fn module_path(&self, name: &str) -> Option<String> {
-        self.modules
-            .iter()
-            .position(|m| m.name == name)
-            .map(|i| format!("modules[{i}]"))
+        self.modules.iter().position(|m| m.name == name).map(|i| format!("modules[{i}]"))
     }
 
     /// The path of the flow called `name` (`flows[2]`), if there is one.
     pub fn flow_path(&self, name: &str) -> Option<String> {
-        self.flows
-            .iter()
-            .position(|f| f.name == name)
-            .map(|i| format!("flows[{i}]"))
+        self.flows.iter().position(|f| f.name == name).map(|i| format!("flows[{i}]"))
     }
 }

@@ -7,29 +7,14 @@ const MODULE_KINDS: &[&str] = &["source", "nf", "pcap_tap", "sink"];
 
 /// The keys a module takes beside its kind (serde cannot list them: the
 /// kind is flattened into the module).
-const MODULE_KEYS: &[&str] = &[
-    "name",
-    "source",
-    "nf",
-    "pcap_tap",
-    "sink",
-    "t0_ns",
-    "t1_ns",
-    "controlled",
-    "max_age_us",
-    "worker",
-];
+const MODULE_KEYS: &[&str] = &["name", "source", "nf", "pcap_tap", "sink", "t0_ns", "t1_ns", "controlled", "max_age_us", "worker"];
 
 /// One line naming the path and the problem, from a deserialization error.
 pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
     let mut path = e.path().to_string();
     let inner = e.inner().to_string();
     // serde_json says "… at line 1 column 693": the path says it better.
-    let message = inner
-        .split(" at line ")
-        .next()
-        .unwrap_or(&inner)
-        .to_string();
+    let message = inner.split(" at line ").next().unwrap_or(&inner).to_string();
     let message = match unknown_key(&message) {
         Some((key, mut expected, what)) => {
             // The path ends at the unknown key itself: name where it sits.
@@ -41,22 +26,13 @@ pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
             }
             match nearest(&key, &expected) {
                 Some(near) => format!("unknown {what} `{key}` (did you mean `{near}`?)"),
-                None if !expected.is_empty() => {
-                    format!("unknown {what} `{key}` (known: {})", expected.join(", "))
-                }
+                None if !expected.is_empty() => format!("unknown {what} `{key}` (known: {})", expected.join(", ")),
                 None => format!("unknown {what} `{key}`"),
             }
         }
         // serde's word for a module without a key that says its kind.
         None if message.starts_with("no variant of enum KindSpec") => {
-            format!(
-                "a module needs one of the keys {} to say what it is",
-                MODULE_KINDS
-                    .iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+            format!("a module needs one of the keys {} to say what it is", MODULE_KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
         }
         None => message,
     };
@@ -76,12 +52,7 @@ fn unknown_key(message: &str) -> Option<(String, Vec<String>, &'static str)> {
         None => (message.strip_prefix("unknown variant `")?, "kind"),
     };
     let (key, expected) = rest.split_once('`')?;
-    let names = expected
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .map(str::to_string)
-        .collect();
+    let names = expected.split('`').skip(1).step_by(2).map(str::to_string).collect();
     Some((key.to_string(), names, what))
 }
 
@@ -98,47 +69,20 @@ fn nearest(key: &str, candidates: &[String]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     fn error(json: &str) -> String {
-        crate::Pipeline::from_json(json)
-            .err()
-            .expect("refused")
-            .to_string()
-            .trim_start_matches("pipeline description: ")
-            .to_string()
+        crate::Pipeline::from_json(json).err().expect("refused").to_string().trim_start_matches("pipeline description: ").to_string()
     }
 
     #[test]
     fn errors_name_the_path_and_the_nearest_key() {
-        assert_eq!(
-            error(r#"{"modules": [], "schedular": {}}"#),
-            "unknown key `schedular` (did you mean `scheduler`?)"
-        );
-        assert_eq!(
-            error(r#"{"modules": [{"name": "a", "sink": {}, "wroker": 1}]}"#),
-            "modules[0]: unknown key `wroker` (did you mean `worker`?)"
-        );
-        assert_eq!(
-            error(r#"{"modules": [{"name": "a", "sink": {}, "worker": -1}]}"#),
-            "modules[0].worker: invalid value: integer `-1`, expected usize"
-        );
+        assert_eq!(error(r#"{"modules": [], "schedular": {}}"#), "unknown key `schedular` (did you mean `scheduler`?)");
+        assert_eq!(error(r#"{"modules": [{"name": "a", "sink": {}, "wroker": 1}]}"#), "modules[0]: unknown key `wroker` (did you mean `worker`?)");
+        assert_eq!(error(r#"{"modules": [{"name": "a", "sink": {}, "worker": -1}]}"#), "modules[0].worker: invalid value: integer `-1`, expected usize");
         assert_eq!(error(r#"{"modules": [{"name": "a", "sinc": {}}]}"#), "modules[0]: a module needs one of the keys `source`, `nf`, `pcap_tap`, `sink` to say what it is");
-        assert_eq!(
-            error(r#"{"modules": [], "flowz": []}"#),
-            "unknown key `flowz` (did you mean `flows`?)"
-        );
-        assert!(error(r#"{"modules": [], "zzzzzzzz": 1}"#)
-            .starts_with("unknown key `zzzzzzzz` (known: name, batch_size, modules"));
-        assert_eq!(
-            error(r#"[1]"#),
-            "a description is a JSON object ({\"modules\": …}), not a list"
-        );
-        assert_eq!(
-            error(r#"{"modules": "x"}"#),
-            "modules: invalid type: string \"x\", expected a sequence"
-        );
-        assert_eq!(
-            error(r#"{"modules": []}"#),
-            "modules: 0 is out of range 1..=131072"
-        );
+        assert_eq!(error(r#"{"modules": [], "flowz": []}"#), "unknown key `flowz` (did you mean `flows`?)");
+        assert!(error(r#"{"modules": [], "zzzzzzzz": 1}"#).starts_with("unknown key `zzzzzzzz` (known: name, batch_size, modules"));
+        assert_eq!(error(r#"[1]"#), "a description is a JSON object ({\"modules\": …}), not a list");
+        assert_eq!(error(r#"{"modules": "x"}"#), "modules: invalid type: string \"x\", expected a sequence");
+        assert_eq!(error(r#"{"modules": []}"#), "modules: 0 is out of range 1..=131072");
         assert!(error("{").starts_with("not JSON: EOF while parsing an object"));
     }
 }

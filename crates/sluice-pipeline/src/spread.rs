@@ -45,30 +45,19 @@ fn fanout_group(n: usize) -> u16 {
 
 /// What each of the `named` ports opens (see the module doc).
 pub(crate) fn spread(named: &[Named<'_>]) -> Result<Spread> {
-    let mut ports: Vec<PortName> = named
-        .iter()
-        .map(|n| PortName::parse(n.port))
-        .collect::<std::result::Result<_, _>>()?;
+    let mut ports: Vec<PortName> = named.iter().map(|n| PortName::parse(n.port)).collect::<std::result::Result<_, _>>()?;
     let mut fanout: Vec<Option<u16>> = named.iter().map(|n| n.fanout).collect();
     let mut interfaces: BTreeMap<(Backend, &str), Vec<usize>> = BTreeMap::new();
     for (i, p) in ports.iter().enumerate() {
-        interfaces
-            .entry((p.backend, p.interface.as_str()))
-            .or_default()
-            .push(i);
+        interfaces.entry((p.backend, p.interface.as_str())).or_default().push(i);
     }
     let interfaces: Vec<Vec<usize>> = interfaces.into_values().collect();
     for (n, at) in interfaces.iter().enumerate() {
         let backend = ports[at[0]].backend;
         match backend {
             Backend::AfXdp | Backend::Dpdk => {
-                let named_queues: BTreeSet<u32> =
-                    at.iter().filter_map(|&i| ports[i].queue).collect();
-                let unnamed: Vec<usize> = at
-                    .iter()
-                    .copied()
-                    .filter(|&i| ports[i].queue.is_none())
-                    .collect();
+                let named_queues: BTreeSet<u32> = at.iter().filter_map(|&i| ports[i].queue).collect();
+                let unnamed: Vec<usize> = at.iter().copied().filter(|&i| ports[i].queue.is_none()).collect();
                 let workers: BTreeSet<usize> = unnamed.iter().map(|&i| named[i].worker).collect();
                 if workers.len() > 1 {
                     let queues = (0..).filter(|q| !named_queues.contains(q));
@@ -79,22 +68,11 @@ pub(crate) fn spread(named: &[Named<'_>]) -> Result<Spread> {
                 }
             }
             Backend::AfPacket => {
-                let unnamed: Vec<usize> = at
-                    .iter()
-                    .copied()
-                    .filter(|&i| named[i].receives && named[i].fanout.is_none())
-                    .collect();
-                let workers: BTreeSet<usize> = at
-                    .iter()
-                    .filter(|&&i| named[i].receives)
-                    .map(|&i| named[i].worker)
-                    .collect();
+                let unnamed: Vec<usize> = at.iter().copied().filter(|&i| named[i].receives && named[i].fanout.is_none()).collect();
+                let workers: BTreeSet<usize> = at.iter().filter(|&&i| named[i].receives).map(|&i| named[i].worker).collect();
                 if workers.len() > 1 {
                     // The group a port names, where one does: one group an interface.
-                    let group = at
-                        .iter()
-                        .find_map(|&i| named[i].fanout)
-                        .unwrap_or_else(|| fanout_group(n));
+                    let group = at.iter().find_map(|&i| named[i].fanout).unwrap_or_else(|| fanout_group(n));
                     for i in unnamed {
                         fanout[i] = Some(group);
                     }
@@ -102,12 +80,7 @@ pub(crate) fn spread(named: &[Named<'_>]) -> Result<Spread> {
             }
         }
     }
-    Ok(named
-        .iter()
-        .zip(ports)
-        .zip(fanout)
-        .map(|((n, port), fanout)| (n.module.to_string(), (port, fanout)))
-        .collect())
+    Ok(named.iter().zip(ports).zip(fanout).map(|((n, port), fanout)| (n.module.to_string(), (port, fanout))).collect())
 }
 
 #[cfg(test)]
@@ -115,64 +88,26 @@ mod tests {
     use super::*;
 
     fn rx<'a>(module: &'a str, worker: usize, port: &'a str) -> Named<'a> {
-        Named {
-            module,
-            worker,
-            port,
-            fanout: None,
-            receives: true,
-        }
+        Named { module, worker, port, fanout: None, receives: true }
     }
 
     fn tx<'a>(module: &'a str, worker: usize, port: &'a str) -> Named<'a> {
-        Named {
-            module,
-            worker,
-            port,
-            fanout: None,
-            receives: false,
-        }
+        Named { module, worker, port, fanout: None, receives: false }
     }
 
     #[test]
     fn one_worker_keeps_its_port_as_named() {
-        let s = spread(&[
-            rx("in", 0, "af_packet:veth1"),
-            tx("out", 0, "af_packet:veth1"),
-        ])
-        .unwrap();
-        assert_eq!(
-            (s["in"].0.name.as_str(), s["in"].1),
-            ("af_packet:veth1", None)
-        );
+        let s = spread(&[rx("in", 0, "af_packet:veth1"), tx("out", 0, "af_packet:veth1")]).unwrap();
+        assert_eq!((s["in"].0.name.as_str(), s["in"].1), ("af_packet:veth1", None));
     }
 
     #[test]
     fn workers_naming_an_af_packet_interface_alike_join_one_fanout_group() {
-        let s = spread(&[
-            rx("a", 0, "af_packet:veth1"),
-            rx("b", 1, "af_packet:veth1"),
-            rx("c", 1, "af_packet:veth2"),
-        ])
-        .unwrap();
-        assert!(
-            s["a"].1.is_some() && s["a"].1 == s["b"].1,
-            "one group for veth1"
-        );
+        let s = spread(&[rx("a", 0, "af_packet:veth1"), rx("b", 1, "af_packet:veth1"), rx("c", 1, "af_packet:veth2")]).unwrap();
+        assert!(s["a"].1.is_some() && s["a"].1 == s["b"].1, "one group for veth1");
         assert_eq!(s["c"].1, None, "veth2 has one worker");
-        let named = spread(&[
-            Named {
-                fanout: Some(7),
-                ..rx("a", 0, "af_packet:veth1")
-            },
-            rx("b", 1, "af_packet:veth1"),
-        ])
-        .unwrap();
-        assert_eq!(
-            (named["a"].1, named["b"].1),
-            (Some(7), Some(7)),
-            "a group one port names is the interface's"
-        );
+        let named = spread(&[Named { fanout: Some(7), ..rx("a", 0, "af_packet:veth1") }, rx("b", 1, "af_packet:veth1")]).unwrap();
+        assert_eq!((named["a"].1, named["b"].1), (Some(7), Some(7)), "a group one port names is the interface's");
     }
 
     #[test]
@@ -192,10 +127,7 @@ mod tests {
         // Queue 0 is named by worker 1: workers 0, 2 and 3 take 1, 2 and 3; a worker's rx and tx share one.
         assert_eq!(queue("rx0"), (Some(1), "af_xdp:veth1@1".into()));
         assert_eq!(queue("tx0"), queue("rx0"));
-        assert_eq!(
-            (queue("rx2").0, queue("rx3").0, queue("rx1").0),
-            (Some(2), Some(3), Some(0))
-        );
+        assert_eq!((queue("rx2").0, queue("rx3").0, queue("rx1").0), (Some(2), Some(3), Some(0)));
     }
 
     #[test]
@@ -204,21 +136,9 @@ mod tests {
             return;
         }
         let dev = "dpdk:net_af_packet0,iface=veth1,qpairs=2";
-        let s = spread(&[
-            rx("rx1", 1, dev),
-            tx("tx1", 1, dev),
-            rx("rx0", 0, dev),
-            rx("one", 0, "dpdk:net_ring0"),
-        ])
-        .unwrap();
+        let s = spread(&[rx("rx1", 1, dev), tx("tx1", 1, dev), rx("rx0", 0, dev), rx("one", 0, "dpdk:net_ring0")]).unwrap();
         let queue = |m: &str| s[m].0.queue;
-        assert_eq!(
-            (queue("rx0"), queue("rx1"), queue("tx1"), queue("one")),
-            (Some(0), Some(1), Some(1), None)
-        );
-        assert_eq!(
-            s["rx1"].0.name,
-            "dpdk:net_af_packet0,iface=veth1,qpairs=2@1"
-        );
+        assert_eq!((queue("rx0"), queue("rx1"), queue("tx1"), queue("one")), (Some(0), Some(1), Some(1), None));
+        assert_eq!(s["rx1"].0.name, "dpdk:net_af_packet0,iface=veth1,qpairs=2@1");
     }
 }

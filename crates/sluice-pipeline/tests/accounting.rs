@@ -10,71 +10,27 @@ use sluice_core::{Backend, Model, ModuleCounters, Role};
 use sluice_pipeline::{controller, Pipeline};
 
 fn plan(periods: usize, period_ms: u64) -> RunPlan {
-    RunPlan {
-        periods,
-        warmup_periods: 1,
-        period_ns: period_ms * 1_000_000,
-        ..RunPlan::default()
-    }
+    RunPlan { periods, warmup_periods: 1, period_ns: period_ms * 1_000_000, ..RunPlan::default() }
 }
 
 /// Runs `p` under `name` on `backend` and checks the accounting of the drained run.
-fn run_and_check(
-    p: &Pipeline,
-    name: &str,
-    backend: &mut dyn Backend,
-    plan: &RunPlan,
-    case: &str,
-) -> RunReport {
+fn run_and_check(p: &Pipeline, name: &str, backend: &mut dyn Backend, plan: &RunPlan, case: &str) -> RunReport {
     let mut ctl = controller(name, plan).unwrap();
     let report = drive(backend, ctl.as_mut(), plan, &mut |_| {}).unwrap();
     let s = &report.summary;
-    let why = || {
-        format!(
-            "{case} under {name}: {s:?}\n{}",
-            p.model()
-                .modules
-                .iter()
-                .map(|m| m.name.clone())
-                .collect::<Vec<_>>()
-                .join(" ")
-        )
-    };
+    let why = || format!("{case} under {name}: {s:?}\n{}", p.model().modules.iter().map(|m| m.name.clone()).collect::<Vec<_>>().join(" "));
     assert_eq!(s.in_flight, 0, "drained: {}", why());
     assert!(s.accounted, "generated = delivered + dropped: {}", why());
-    assert_eq!(
-        s.dropped,
-        s.drops.nf
-            + s.drops.queue_full
-            + s.drops.egress_full
-            + s.drops.worker_down
-            + s.drops.duplicates,
-        "every drop has a reason: {}",
-        why()
-    );
-    assert!(
-        s.lossless,
-        "nothing drops by design here, on any number of workers: {}",
-        why()
-    );
+    assert_eq!(s.dropped, s.drops.nf + s.drops.queue_full + s.drops.egress_full + s.drops.worker_down + s.drops.duplicates, "every drop has a reason: {}", why());
+    assert!(s.lossless, "nothing drops by design here, on any number of workers: {}", why());
     for (f, t) in report.flow_totals.iter().enumerate() {
         let flow = &p.model().flows[f].name;
-        assert!(
-            t.generated > 0,
-            "{case} under {name}: flow {flow} counts what it was given: {t:?}"
-        );
-        assert_eq!(
-            t.generated,
-            t.delivered + t.dropped,
-            "{case} under {name}: flow {flow} accounts for its packets: {t:?}"
-        );
+        assert!(t.generated > 0, "{case} under {name}: flow {flow} counts what it was given: {t:?}");
+        assert_eq!(t.generated, t.delivered + t.dropped, "{case} under {name}: flow {flow} accounts for its packets: {t:?}");
         assert_eq!(t.misdelivered, 0, "{case} under {name}: flow {flow}");
     }
     let delivered: u64 = report.flow_totals.iter().map(|t| t.delivered).sum();
-    assert_eq!(
-        delivered, s.delivered,
-        "{case} under {name}: every delivery is a flow's"
-    );
+    assert_eq!(delivered, s.delivered, "{case} under {name}: every delivery is a flow's");
     report
 }
 
@@ -84,44 +40,25 @@ fn check_modules(model: &Model, modules: &[ModuleCounters], case: &str) {
     for (m, decl) in model.modules.iter().enumerate() {
         let c = &modules[m];
         if decl.role != Role::Source {
-            assert_eq!(
-                c.arrived_pkts,
-                c.run_pkts + c.queue_dropped + c.down_dropped,
-                "{case}: module {} ({c:?})",
-                decl.name
-            );
+            assert_eq!(c.arrived_pkts, c.run_pkts + c.queue_dropped + c.down_dropped, "{case}: module {} ({c:?})", decl.name);
         }
         if decl.role != Role::Sink {
-            let out: u64 = model.next[m]
-                .iter()
-                .map(|&child| modules[child].arrived_pkts)
-                .sum();
-            assert_eq!(
-                c.run_pkts + c.created,
-                out + c.dropped + c.duplicates,
-                "{case}: module {} sends what it ran ({c:?})",
-                decl.name
-            );
+            let out: u64 = model.next[m].iter().map(|&child| modules[child].arrived_pkts).sum();
+            assert_eq!(c.run_pkts + c.created, out + c.dropped + c.duplicates, "{case}: module {} sends what it ran ({c:?})", decl.name);
         }
     }
 }
 
 #[test]
-fn generated_pipelines_lose_nothing_under_every_controller_on_one_to_four_workers_on_the_simulator()
-{
+fn generated_pipelines_lose_nothing_under_every_controller_on_one_to_four_workers_on_the_simulator() {
     for seed in 0..12u64 {
         for workers in 1..=4 {
             let spec = common::generated(seed, workers, (50.0, 2000.0));
             let p = Pipeline::from_json(&spec.to_string()).unwrap();
             for name in CONTROLLERS {
                 let case = format!("seed {seed}, {workers} workers");
-                let report =
-                    run_and_check(&p, name, &mut p.simulator().unwrap(), &plan(3, 2), &case);
-                check_modules(
-                    p.model(),
-                    &report.module_totals,
-                    &format!("{case} under {name}"),
-                );
+                let report = run_and_check(&p, name, &mut p.simulator().unwrap(), &plan(3, 2), &case);
+                check_modules(p.model(), &report.module_totals, &format!("{case} under {name}"));
             }
         }
     }
@@ -136,13 +73,8 @@ fn generated_pipelines_lose_nothing_on_the_engine() {
             let p = Pipeline::from_json(&spec.to_string()).unwrap();
             for name in CONTROLLERS {
                 let case = format!("seed {seed}, {workers} workers");
-                let report =
-                    run_and_check(&p, name, &mut p.engine(true).unwrap(), &plan(2, 5), &case);
-                check_modules(
-                    p.model(),
-                    &report.module_totals,
-                    &format!("{case} under {name}, engine"),
-                );
+                let report = run_and_check(&p, name, &mut p.engine(true).unwrap(), &plan(2, 5), &case);
+                check_modules(p.model(), &report.module_totals, &format!("{case} under {name}, engine"));
             }
         }
     }
@@ -165,28 +97,13 @@ fn backpressure_crosses_the_ring_between_workers_under_weighted_fair_controllers
     let p = rc4_split_across_workers();
     for name in ["nfvnice", "wfq-opt", "max", "projgrad"] {
         let mut sim = p.simulator().unwrap();
-        let report = run_and_check(
-            &p,
-            name,
-            &mut sim,
-            &plan(4, 20),
-            "RC(4) on two workers, simulator",
-        );
-        assert!(
-            report.summary.delivered > 10_000,
-            "{name}: the pipeline ran"
-        );
+        let report = run_and_check(&p, name, &mut sim, &plan(4, 20), "RC(4) on two workers, simulator");
+        assert!(report.summary.delivered > 10_000, "{name}: the pipeline ran");
     }
     let _engine = common::one_engine_at_a_time();
     for name in ["nfvnice", "wfq-opt"] {
         let mut engine = p.engine(true).unwrap();
-        run_and_check(
-            &p,
-            name,
-            &mut engine,
-            &plan(3, 20),
-            "RC(4) on two workers, engine",
-        );
+        run_and_check(&p, name, &mut engine, &plan(3, 20), "RC(4) on two workers, engine");
     }
 }
 
@@ -203,34 +120,13 @@ fn flows_a_splitter_decides_count_what_they_were_given_and_lose() {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let plan = p.plan(3, 1, 10_000_000, ControlParams::default());
     let mut ctl = controller("null", &plan).unwrap();
-    let report = drive(
-        &mut p.simulator().unwrap(),
-        ctl.as_mut(),
-        &plan,
-        &mut |_| {},
-    )
-    .unwrap();
+    let report = drive(&mut p.simulator().unwrap(), ctl.as_mut(), &plan, &mut |_| {}).unwrap();
     let s = &report.summary;
-    assert!(
-        s.accounted && !s.lossless && s.drops.worker_down > 0 && s.drops.worker_down == s.dropped,
-        "{s:?}"
-    );
-    let bulk2 = p
-        .model()
-        .flows
-        .iter()
-        .position(|f| f.name == "bulk2")
-        .unwrap();
+    assert!(s.accounted && !s.lossless && s.drops.worker_down > 0 && s.drops.worker_down == s.dropped, "{s:?}");
+    let bulk2 = p.model().flows.iter().position(|f| f.name == "bulk2").unwrap();
     for (f, t) in report.flow_totals.iter().enumerate() {
-        assert!(
-            t.generated > 0 && t.generated == t.delivered + t.dropped,
-            "{t:?}"
-        );
-        assert_eq!(
-            t.dropped > 0,
-            f == bulk2,
-            "only the flow whose worker was down lost packets: {t:?}"
-        );
+        assert!(t.generated > 0 && t.generated == t.delivered + t.dropped, "{t:?}");
+        assert_eq!(t.dropped > 0, f == bulk2, "only the flow whose worker was down lost packets: {t:?}");
     }
     assert_eq!(report.flow_totals[bulk2].dropped, s.dropped);
 }

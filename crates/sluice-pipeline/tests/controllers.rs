@@ -2,40 +2,26 @@
 
 mod common;
 
-use sluice_control::{drive, ControlParams, PeriodRecord, RunPlan, RunReport, SloStatistic, Steps};
+use sluice_control::{drive, ControlParams, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic};
 use sluice_pipeline::Pipeline;
 
 /// Runs `controller` on the simulator, its SLOs on the plan's statistic.
 fn run(spec: &serde_json::Value, controller: &str, plan: &RunPlan) -> RunReport {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let mut ctl = sluice_pipeline::controller(controller, plan).unwrap();
-    let mut sim = p
-        .simulator_with(ctl.schedule(p.model(), p.schedule()))
-        .unwrap();
+    let mut sim = p.simulator_with(ctl.schedule(p.model(), p.schedule())).unwrap();
     let r = drive(&mut sim, ctl.as_mut(), plan, &mut |_| {}).unwrap();
     if std::env::var_os("SLUICE_TEST_DUMP").is_some() {
         for (i, p) in r.periods.iter().enumerate() {
             let p95: Vec<u64> = p.telemetry.flows.iter().map(|f| f.p95_ns / 100).collect();
-            eprintln!(
-                "{controller} {i:2} v={} fb={:?} rate={:.2} t={:?} p95={:?}",
-                p.violated as u8,
-                p.fallback,
-                p.rate_pps / 1e6,
-                triggers(p),
-                p95
-            );
+            eprintln!("{controller} {i:2} v={} fb={:?} rate={:.2} t={:?} p95={:?}", p.violated as u8, p.fallback, p.rate_pps / 1e6, triggers(p), p95);
         }
     }
     r
 }
 
 fn plan(periods: usize) -> RunPlan {
-    RunPlan {
-        periods,
-        warmup_periods: 0,
-        period_ns: 50_000_000,
-        ..RunPlan::default()
-    }
+    RunPlan { periods, warmup_periods: 0, period_ns: 50_000_000, ..RunPlan::default() }
 }
 
 fn triggers(p: &PeriodRecord) -> Vec<u32> {
@@ -44,13 +30,7 @@ fn triggers(p: &PeriodRecord) -> Vec<u32> {
 
 /// Periods (from `from` on) in which some flow was over its SLO.
 fn violations(r: &RunReport, from: usize) -> Vec<usize> {
-    r.periods
-        .iter()
-        .enumerate()
-        .skip(from)
-        .filter(|(_, p)| p.violated)
-        .map(|(i, _)| i)
-        .collect()
+    r.periods.iter().enumerate().skip(from).filter(|(_, p)| p.violated).map(|(i, _)| i).collect()
 }
 
 /// Periods that must pass without a trigger change for a point to count as settled.
@@ -60,34 +40,17 @@ const HELD: usize = 5;
 fn projgrad_reaches_a_kkt_point_on_rc16_within_10_periods() {
     let r = run(&common::rc(16), "projgrad", &plan(20));
     // A KKT point: the controller leaves every trigger alone, period after period.
-    let settled = (1..r.periods.len() - HELD).find(|&i| {
-        r.periods[i..=i + HELD]
-            .iter()
-            .all(|p| triggers(p) == triggers(&r.periods[i]))
-    });
+    let settled = (1..r.periods.len() - HELD).find(|&i| r.periods[i..=i + HELD].iter().all(|p| triggers(p) == triggers(&r.periods[i])));
     let settled = settled.expect("triggers hold still for 5 periods");
-    assert!(
-        settled <= 10,
-        "triggers first held still from period {settled}"
-    );
-    assert_eq!(
-        violations(&r, settled),
-        Vec::<usize>::new(),
-        "no SLO is violated from there on"
-    );
+    assert!(settled <= 10, "triggers first held still from period {settled}");
+    assert_eq!(violations(&r, settled), Vec::<usize>::new(), "no SLO is violated from there on");
     let last = r.periods.last().unwrap();
     assert!(last.mean_batch > 28.0, "{}", last.mean_batch);
-    assert!(
-        last.telemetry.modules[2].trigger > 1,
-        "the robot-control flow's own buffer is in use"
-    );
+    assert!(last.telemetry.modules[2].trigger > 1, "the robot-control flow's own buffer is in use");
     // Later moves are one packet at most: the measured p95 wanders within a histogram bucket.
     for w in r.periods[settled..].windows(2) {
         for (a, b) in triggers(&w[0]).iter().zip(triggers(&w[1])) {
-            assert!(
-                a.abs_diff(b) <= 1,
-                "a trigger jumped from {a} to {b} after settling"
-            );
+            assert!(a.abs_diff(b) <= 1, "a trigger jumped from {a} to {b} after settling");
         }
     }
 }
@@ -101,19 +64,10 @@ fn projgrad_starts_a_buffer_full_only_where_a_full_one_costs_next_to_nothing() {
     // in. The robot-control buffer (35 µs) starts just above its input batch.
     let r = run(&common::rc(16), "projgrad", &plan(6));
     let t = triggers(&r.periods[1]);
-    let model = Pipeline::from_json(&common::rc(16).to_string())
-        .unwrap()
-        .model()
-        .clone();
+    let model = Pipeline::from_json(&common::rc(16).to_string()).unwrap().model().clone();
     let id = |name: &str| model.module_id(name).unwrap();
-    assert!(
-        (1..16).all(|i| t[id(&format!("bulk{i}"))] == 32),
-        "bulk buffers start full: {t:?}"
-    );
-    assert!(
-        t[id("rc")] < 8,
-        "the robot-control buffer starts small: {t:?}"
-    );
+    assert!((1..16).all(|i| t[id(&format!("bulk{i}"))] == 32), "bulk buffers start full: {t:?}");
+    assert!(t[id("rc")] < 8, "the robot-control buffer starts small: {t:?}");
     assert_eq!(violations(&r, 1), Vec::<usize>::new());
 }
 
@@ -122,15 +76,8 @@ fn projgrad_recovers_within_two_periods_when_the_slo_halves() {
     let mut p = plan(24);
     p.slo_schedules.push((0, Steps(vec![(12, 17.5)])));
     let r = run(&common::rc(16), "projgrad", &p);
-    assert_eq!(
-        violations(&r, 14),
-        Vec::<usize>::new(),
-        "back inside 17.5 µs by period 14"
-    );
-    assert!(
-        r.periods[11].telemetry.flows[0].p95_ns > 17_500,
-        "the old operating point violates the new SLO"
-    );
+    assert_eq!(violations(&r, 14), Vec::<usize>::new(), "back inside 17.5 µs by period 14");
+    assert!(r.periods[11].telemetry.flows[0].p95_ns > 17_500, "the old operating point violates the new SLO");
 }
 
 #[test]
@@ -142,10 +89,7 @@ fn projgrad_recovery_lands_below_the_slo_with_margin() {
     let mut p = plan(16);
     p.slo_schedules.push((0, Steps(vec![(12, 27.0)])));
     let r = run(&common::rc(16), "projgrad", &p);
-    let (before, after) = (
-        r.periods[12].telemetry.modules[2].trigger,
-        r.periods[13].telemetry.modules[2].trigger,
-    );
+    let (before, after) = (r.periods[12].telemetry.modules[2].trigger, r.periods[13].telemetry.modules[2].trigger);
     assert!(before > after && after > 0, "trigger {before} → {after}");
     let p95 = r.periods[13].telemetry.flows[0].p95_ns;
     assert!(p95 as f64 <= 0.9 * 27_000.0, "p95 {p95} ns after the cut");
@@ -155,25 +99,12 @@ fn projgrad_recovery_lands_below_the_slo_with_margin() {
 fn projgrad_recovers_within_two_periods_after_a_tenfold_load_drop() {
     let mut spec = common::rc(16);
     spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 4_000_000.0.into();
-    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_schedule"] =
-        serde_json::json!([[12, 400000.0]]);
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_schedule"] = serde_json::json!([[12, 400000.0]]);
     // The plan carries the spec's rate schedule.
-    let plan = Pipeline::from_json(&spec.to_string()).unwrap().plan(
-        24,
-        0,
-        50_000_000,
-        ControlParams::default(),
-    );
+    let plan = Pipeline::from_json(&spec.to_string()).unwrap().plan(24, 0, 50_000_000, ControlParams::default());
     let r = run(&spec, "projgrad", &plan);
-    assert!(
-        r.periods[11].telemetry.modules[2].trigger > 1,
-        "buffering before the drop"
-    );
-    assert_eq!(
-        violations(&r, 14),
-        Vec::<usize>::new(),
-        "back inside the SLO by period 14"
-    );
+    assert!(r.periods[11].telemetry.modules[2].trigger > 1, "buffering before the drop");
+    assert_eq!(violations(&r, 14), Vec::<usize>::new(), "back inside the SLO by period 14");
 }
 
 #[test]
@@ -200,39 +131,13 @@ fn wfq_opt_meets_the_robot_control_slo_with_weights_from_the_model() {
     // period while the model's error is learnt (sent straight to the
     // model's batch, it was over in period 2; with that miss smoothed, in
     // periods 3-5 too).
-    assert_eq!(
-        violations(&r, 2),
-        Vec::<usize>::new(),
-        "inside the SLO from the first controlled period"
-    );
+    assert_eq!(violations(&r, 2), Vec::<usize>::new(), "inside the SLO from the first controlled period");
     let rc = |i: usize| r.periods[i].telemetry.modules[2].trigger;
-    assert!(
-        (1..r.periods.len()).all(|i| rc(i) <= 2 * rc(i - 1).max(1)),
-        "{:?}",
-        (0..r.periods.len()).map(rc).collect::<Vec<_>>()
-    );
+    assert!((1..r.periods.len()).all(|i| rc(i) <= 2 * rc(i - 1).max(1)), "{:?}", (0..r.periods.len()).map(rc).collect::<Vec<_>>());
     let rate = |r: &RunReport| r.periods[8..].iter().map(|p| p.rate_pps).sum::<f64>();
-    assert!(
-        rate(&r) > 5.0 * rate(&null),
-        "{} vs {}",
-        rate(&r),
-        rate(&null)
-    );
-    let weights_differ = r
-        .periods
-        .last()
-        .unwrap()
-        .telemetry
-        .modules
-        .iter()
-        .map(|m| m.trigger)
-        .collect::<std::collections::BTreeSet<_>>()
-        .len()
-        > 1;
-    assert!(
-        weights_differ,
-        "the robot-control module runs with a smaller batch than the bulk ones"
-    );
+    assert!(rate(&r) > 5.0 * rate(&null), "{} vs {}", rate(&r), rate(&null));
+    let weights_differ = r.periods.last().unwrap().telemetry.modules.iter().map(|m| m.trigger).collect::<std::collections::BTreeSet<_>>().len() > 1;
+    assert!(weights_differ, "the robot-control module runs with a smaller batch than the bulk ones");
 }
 
 #[test]
@@ -250,32 +155,15 @@ fn on_the_mean_projgrad_batches_flows_without_slo_to_bring_another_inside_an_slo
         spec["flows"][bulk]["slo_us"] = serde_json::Value::Null;
         spec["modules"][2 * bulk + 2]["nf"]["cycles_per_packet"] = 100.into();
     }
-    let mean = RunPlan {
-        control: ControlParams {
-            statistic: SloStatistic::Mean,
-            ..ControlParams::default()
-        },
-        ..plan(12)
-    };
+    let mean = RunPlan { control: ControlParams { statistic: SloStatistic::Mean, ..ControlParams::default() }, ..plan(12) };
     let null = run(&spec, "null", &mean);
     let null_mean_ns = null.periods.last().unwrap().telemetry.flows[0].mean_ns;
     spec["flows"][0]["slo_us"] = (0.6 * null_mean_ns as f64 / 1e3).into();
     let r = run(&spec, "projgrad", &mean);
-    assert_eq!(
-        violations(&r, 0)[0],
-        0,
-        "the first period, unbuffered, is over the SLO"
-    );
-    assert_eq!(
-        violations(&r, 4),
-        Vec::<usize>::new(),
-        "inside the SLO from period 4 on"
-    );
+    assert_eq!(violations(&r, 0)[0], 0, "the first period, unbuffered, is over the SLO");
+    assert_eq!(violations(&r, 4), Vec::<usize>::new(), "inside the SLO from period 4 on");
     let last = triggers(r.periods.last().unwrap());
-    assert!(
-        [4, 6, 8].iter().all(|&bulk| last[bulk] > 16),
-        "the bulk modules batch: {last:?}"
-    );
+    assert!([4, 6, 8].iter().all(|&bulk| last[bulk] > 16), "the bulk modules batch: {last:?}");
 }
 
 /// A random split into 4 branches, each a chain of three Bypass(1000, 10)
@@ -285,15 +173,9 @@ fn chains() -> serde_json::Value {
         serde_json::json!({"name": "src", "source": {"synthetic": {"streams": [{}]}}}),
         serde_json::json!({"name": "split", "nf": {"type": "random_split", "weights": [1.0, 1.0, 1.0, 1.0], "seed": 1}}),
     ];
-    let (mut edges, mut flows) = (
-        vec![serde_json::json!({"from": "src", "to": "split"})],
-        vec![],
-    );
+    let (mut edges, mut flows) = (vec![serde_json::json!({"from": "src", "to": "split"})], vec![]);
     for i in 0..4 {
-        let chain: Vec<String> = (0..3)
-            .map(|k| format!("b{i}_{k}"))
-            .chain([format!("out{i}")])
-            .collect();
+        let chain: Vec<String> = (0..3).map(|k| format!("b{i}_{k}")).chain([format!("out{i}")]).collect();
         for name in &chain[..3] {
             modules.push(serde_json::json!({"name": name, "nf": {"type": "bypass", "cycles_per_batch": 1000, "cycles_per_packet": 10}}));
         }
@@ -302,10 +184,7 @@ fn chains() -> serde_json::Value {
         for w in chain.windows(2) {
             edges.push(serde_json::json!({"from": w[0], "to": w[1]}));
         }
-        let path: Vec<&str> = ["src", "split"]
-            .into_iter()
-            .chain(chain.iter().map(String::as_str))
-            .collect();
+        let path: Vec<&str> = ["src", "split"].into_iter().chain(chain.iter().map(String::as_str)).collect();
         flows.push(serde_json::json!({"name": format!("f{i}"), "path": path, "slo_us": 500.0}));
     }
     serde_json::json!({"name": "chains", "batch_size": 32, "modules": modules, "edges": edges, "flows": flows})
@@ -314,27 +193,17 @@ fn chains() -> serde_json::Value {
 #[test]
 fn projgrad_buffers_the_head_of_a_chain_only() {
     let spec = chains();
-    let model = Pipeline::from_json(&spec.to_string())
-        .unwrap()
-        .model()
-        .clone();
+    let model = Pipeline::from_json(&spec.to_string()).unwrap().model().clone();
     let r = run(&spec, "projgrad", &plan(10));
     let id = |i: usize, k: usize| model.module_id(&format!("b{i}_{k}")).unwrap();
     for (n, p) in r.periods.iter().enumerate() {
         let t = triggers(p);
         for i in 0..4 {
-            assert_eq!(
-                (t[id(i, 1)], t[id(i, 2)]),
-                (0, 0),
-                "period {n}: branch {i}'s later modules get the head's batches as they are"
-            );
+            assert_eq!((t[id(i, 1)], t[id(i, 2)]), (0, 0), "period {n}: branch {i}'s later modules get the head's batches as they are");
         }
     }
     let last = triggers(r.periods.last().unwrap());
-    assert!(
-        (0..4).all(|i| last[id(i, 0)] > 1),
-        "every branch's head is buffered: {last:?}"
-    );
+    assert!((0..4).all(|i| last[id(i, 0)] > 1), "every branch's head is buffered: {last:?}");
     assert_eq!(violations(&r, 1), Vec::<usize>::new());
 }
 
@@ -344,28 +213,18 @@ fn projgrad_buffers_again_soon_after_a_one_period_stall() {
     // like one period far over the SLO: here the SLO dips to 5 µs for one
     // period, so recovery short-circuits the robot-control flow's path.
     let mut p = plan(30);
-    p.slo_schedules
-        .push((0, Steps(vec![(12, 5.0), (13, 35.0)])));
+    p.slo_schedules.push((0, Steps(vec![(12, 5.0), (13, 35.0)])));
     let r = run(&common::rc(16), "projgrad", &p);
-    assert_eq!(
-        r.periods[13].telemetry.modules[2].trigger, 0,
-        "recovery switched the robot-control buffer off"
-    );
+    assert_eq!(r.periods[13].telemetry.modules[2].trigger, 0, "recovery switched the robot-control buffer off");
     // Back where it was within four periods of the stall, not after a long
     // cooldown spent at the unbuffered rate.
     let back = (13..r.periods.len()).find(|&i| triggers(&r.periods[i]) == triggers(&r.periods[11]));
-    assert!(
-        back.is_some_and(|i| i <= 17),
-        "triggers before the stall back in period {back:?}"
-    );
+    assert!(back.is_some_and(|i| i <= 17), "triggers before the stall back in period {back:?}");
     // Period 13 probes Null's schedule (the stall is more than the
     // robot-control buffer explains), which keeps the flow over too; from
     // then on the controller knows, and the bulk buffers are back at once.
     assert_eq!(violations(&r, 14), Vec::<usize>::new());
-    assert_eq!(
-        r.periods[14].telemetry.modules[4].trigger, 32,
-        "a bulk buffer is back after the probe"
-    );
+    assert_eq!(r.periods[14].telemetry.modules[4].trigger, 32, "a bulk buffer is back after the probe");
 }
 
 #[test]
@@ -380,18 +239,10 @@ fn projgrad_grows_the_flows_with_room_past_one_held_at_its_growth_target() {
     for f in 0..4 {
         spec["flows"][f]["slo_us"] = 3.0.into();
     }
-    for m in spec["modules"]
-        .as_array_mut()
-        .unwrap()
-        .iter_mut()
-        .filter(|m| m["nf"]["type"] == "bypass")
-    {
+    for m in spec["modules"].as_array_mut().unwrap().iter_mut().filter(|m| m["nf"]["type"] == "bypass") {
         m["nf"]["cycles_per_batch"] = 100.into();
     }
-    let model = Pipeline::from_json(&spec.to_string())
-        .unwrap()
-        .model()
-        .clone();
+    let model = Pipeline::from_json(&spec.to_string()).unwrap().model().clone();
     let head = |i: usize| model.module_id(&format!("b{i}_0")).unwrap();
     let settled = run(&spec, "projgrad", &plan(12));
     let (p10, p11) = (&settled.periods[10], &settled.periods[11]);
@@ -399,15 +250,11 @@ fn projgrad_grows_the_flows_with_room_past_one_held_at_its_growth_target() {
     let t0_us = p11.telemetry.flows[0].p95_ns as f64 / 1e3;
     let mut p = plan(24);
     p.slo_schedules.push((0, Steps(vec![(12, t0_us / 0.925)])));
-    p.slo_schedules
-        .extend((1..4).map(|f| (f, Steps(vec![(12, 4.0)]))));
+    p.slo_schedules.extend((1..4).map(|f| (f, Steps(vec![(12, 4.0)]))));
     let r = run(&spec, "projgrad", &p);
     let (before, after) = (triggers(p11), triggers(r.periods.last().unwrap()));
     // Without the rule they stayed where they were.
-    assert!(
-        (1..4).all(|i| after[head(i)] > before[head(i)] + 4),
-        "the others grow: {before:?} → {after:?}"
-    );
+    assert!((1..4).all(|i| after[head(i)] > before[head(i)] + 4), "the others grow: {before:?} → {after:?}");
     assert_eq!(violations(&r, 0), Vec::<usize>::new());
 }
 
@@ -419,28 +266,13 @@ fn projgrad_waits_before_making_a_raise_recovery_took_back_again() {
     // same violation again.
     let trigger = |r: &RunReport, i: usize| r.periods[i].telemetry.modules[2].trigger;
     let free = run(&common::rc(16), "projgrad", &plan(12));
-    let i = (1..9)
-        .find(|&i| trigger(&free, i) > 0 && trigger(&free, i + 1) > trigger(&free, i))
-        .expect("the robot-control buffer grows");
+    let i = (1..9).find(|&i| trigger(&free, i) > 0 && trigger(&free, i + 1) > trigger(&free, i)).expect("the robot-control buffer grows");
     let p95_us = free.periods[i + 1].telemetry.flows[0].p95_ns as f64 / 1e3;
     let mut p = plan(12);
-    p.slo_schedules
-        .push((0, Steps(vec![(i + 1, 0.97 * p95_us), (i + 2, 35.0)])));
+    p.slo_schedules.push((0, Steps(vec![(i + 1, 0.97 * p95_us), (i + 2, 35.0)])));
     let r = run(&common::rc(16), "projgrad", &p);
     assert_eq!(violations(&r, i), vec![i + 1]);
-    assert!(
-        trigger(&r, i + 2) <= trigger(&r, i),
-        "taken back: {} → {}",
-        trigger(&r, i + 1),
-        trigger(&r, i + 2)
-    );
-    assert_eq!(
-        trigger(&r, i + 3),
-        trigger(&r, i + 2),
-        "not raised again in the next period"
-    );
-    assert!(
-        trigger(&r, 11) > trigger(&r, i + 2),
-        "raised again once the cooldown is over"
-    );
+    assert!(trigger(&r, i + 2) <= trigger(&r, i), "taken back: {} → {}", trigger(&r, i + 1), trigger(&r, i + 2));
+    assert_eq!(trigger(&r, i + 3), trigger(&r, i + 2), "not raised again in the next period");
+    assert!(trigger(&r, 11) > trigger(&r, i + 2), "raised again once the cooldown is over");
 }

@@ -71,29 +71,10 @@ fn node<'a>(v: &'a mut Value, path: &[Value]) -> &'a mut Value {
 fn mutate(spec: &mut Value, rng: &mut Draw) {
     let mut all = Vec::new();
     paths(spec, &mut Vec::new(), &mut all);
-    let numbers: Vec<Vec<Value>> = all
-        .iter()
-        .filter(|p| node(spec, p).is_number())
-        .cloned()
-        .collect();
+    let numbers: Vec<Vec<Value>> = all.iter().filter(|p| node(spec, p).is_number()).cloned().collect();
     if !numbers.is_empty() && rng.below(2) == 0 {
-        let nearby = [
-            json!(0),
-            json!(1),
-            json!(2),
-            json!(7),
-            json!(31),
-            json!(32),
-            json!(33),
-            json!(255),
-            json!(256),
-            json!(1e6),
-            json!(1e9),
-            json!(-1),
-            json!(0.5),
-        ];
-        *node(spec, &numbers[rng.below(numbers.len() as u64) as usize]) =
-            nearby[rng.below(nearby.len() as u64) as usize].clone();
+        let nearby = [json!(0), json!(1), json!(2), json!(7), json!(31), json!(32), json!(33), json!(255), json!(256), json!(1e6), json!(1e9), json!(-1), json!(0.5)];
+        *node(spec, &numbers[rng.below(numbers.len() as u64) as usize]) = nearby[rng.below(nearby.len() as u64) as usize].clone();
         return;
     }
     let path = all[rng.below(all.len() as u64) as usize].clone();
@@ -103,9 +84,7 @@ fn mutate(spec: &mut Value, rng: &mut Draw) {
             if let Some((last, parent)) = path.split_last() {
                 match (node(spec, parent), last) {
                     (Value::Object(map), Value::String(k)) => drop(map.remove(k)),
-                    (Value::Array(items), Value::Number(i)) => {
-                        drop(items.remove(i.as_u64().unwrap() as usize))
-                    }
+                    (Value::Array(items), Value::Number(i)) => drop(items.remove(i.as_u64().unwrap() as usize)),
                     _ => {}
                 }
             }
@@ -123,20 +102,9 @@ fn mutate(spec: &mut Value, rng: &mut Draw) {
 
 #[test]
 fn mutated_descriptions_are_refused_clearly_or_run_cleanly() {
-    let cases: u64 = std::env::var("SLUICE_FUZZ_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(250);
-    let plan = RunPlan {
-        periods: 1,
-        warmup_periods: 0,
-        period_ns: 1_000_000,
-        ..RunPlan::default()
-    };
-    let bases: Vec<Value> = (0..8)
-        .map(|seed| common::generated(seed, 1 + seed as usize % 3, (20.0, 500.0)))
-        .chain([common::rc(3)])
-        .collect();
+    let cases: u64 = std::env::var("SLUICE_FUZZ_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(250);
+    let plan = RunPlan { periods: 1, warmup_periods: 0, period_ns: 1_000_000, ..RunPlan::default() };
+    let bases: Vec<Value> = (0..8).map(|seed| common::generated(seed, 1 + seed as usize % 3, (20.0, 500.0))).chain([common::rc(3)]).collect();
     let mut rng = Draw(0x5EED_CAFE_F00D_1234);
     let (mut refused, mut ran) = (0, 0);
     let _engine = common::one_engine_at_a_time();
@@ -149,51 +117,27 @@ fn mutated_descriptions_are_refused_clearly_or_run_cleanly() {
         match Pipeline::from_json(&text) {
             Err(e) => {
                 let message = e.to_string();
-                assert!(
-                    !message.is_empty() && !message.contains("panicked"),
-                    "case {case}: {message}"
-                );
+                assert!(!message.is_empty() && !message.contains("panicked"), "case {case}: {message}");
                 refused += 1;
             }
             Ok(p) => {
                 let name = CONTROLLERS[rng.below(CONTROLLERS.len() as u64) as usize];
                 let mut ctl = controller(name, &plan).unwrap();
-                let report = drive(
-                    &mut p.simulator().unwrap(),
-                    ctl.as_mut(),
-                    &plan,
-                    &mut |_| {},
-                );
+                let report = drive(&mut p.simulator().unwrap(), ctl.as_mut(), &plan, &mut |_| {});
                 if let Ok(report) = report {
-                    assert!(
-                        report.summary.accounted,
-                        "case {case} under {name}: {:?}\n{text}",
-                        report.summary
-                    );
+                    assert!(report.summary.accounted, "case {case} under {name}: {:?}\n{text}", report.summary);
                 }
                 if case % 16 == 0 {
                     let mut ctl = controller(name, &plan).unwrap();
-                    if let Ok(report) = drive(
-                        &mut p.engine(true).unwrap(),
-                        ctl.as_mut(),
-                        &plan,
-                        &mut |_| {},
-                    ) {
-                        assert!(
-                            report.summary.accounted,
-                            "case {case} on the engine under {name}: {:?}\n{text}",
-                            report.summary
-                        );
+                    if let Ok(report) = drive(&mut p.engine(true).unwrap(), ctl.as_mut(), &plan, &mut |_| {}) {
+                        assert!(report.summary.accounted, "case {case} on the engine under {name}: {:?}\n{text}", report.summary);
                     }
                 }
                 ran += 1;
             }
         }
     }
-    assert!(
-        refused > cases / 10 && ran > cases / 10,
-        "the mutations cover both outcomes: {refused} refused, {ran} ran"
-    );
+    assert!(refused > cases / 10 && ran > cases / 10, "the mutations cover both outcomes: {refused} refused, {ran} ran");
 }
 
 /// Found by `make fuzz`: a splitter with several gates whose run drops
@@ -212,23 +156,8 @@ fn a_splitter_that_drops_every_packet_of_a_run_is_no_crash() {
         "edges": [{"from": "src", "to": "split"}, {"from": "split", "outgate": 0, "to": "a"}, {"from": "split", "outgate": 1, "to": "b"}],
     });
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
-    let plan = RunPlan {
-        periods: 2,
-        warmup_periods: 0,
-        period_ns: 1_000_000,
-        ..RunPlan::default()
-    };
+    let plan = RunPlan { periods: 2, warmup_periods: 0, period_ns: 1_000_000, ..RunPlan::default() };
     let mut sim = p.simulator().unwrap();
-    let r = drive(
-        &mut sim,
-        controller("null", &plan).unwrap().as_mut(),
-        &plan,
-        &mut |_| {},
-    )
-    .unwrap();
-    assert!(
-        r.summary.generated > 0 && r.summary.dropped == r.summary.generated,
-        "{:?}",
-        r.summary
-    );
+    let r = drive(&mut sim, controller("null", &plan).unwrap().as_mut(), &plan, &mut |_| {}).unwrap();
+    assert!(r.summary.generated > 0 && r.summary.dropped == r.summary.generated, "{:?}", r.summary);
 }

@@ -4,10 +4,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sluice_core::{
-    wire, Counters, Instance, Knobs, ModelBuilder, ModuleDecl, Role, Schedule, WalkerConfig,
-    WorkerGraph,
-};
+use sluice_core::{wire, Counters, Instance, Knobs, ModelBuilder, ModuleDecl, Role, Schedule, WalkerConfig, WorkerGraph};
 use sluice_nf::{Bypass, RandomSplit};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -34,55 +31,30 @@ unsafe impl GlobalAlloc for Counting {
 static GLOBAL: Counting = Counting;
 
 fn decl(name: &str, role: Role, ingates: usize, outgates: usize) -> ModuleDecl {
-    ModuleDecl {
-        controlled: true,
-        ..ModuleDecl::new(name, role, ingates, outgates)
-    }
+    ModuleDecl { controlled: true, ..ModuleDecl::new(name, role, ingates, outgates) }
 }
 
 #[test]
 fn steady_state_rounds_do_not_allocate() {
     // One test body for both schedules: the counter is process-wide, so they must not run in parallel.
     rounds_do_not_allocate(Schedule::RunToCompletion);
-    rounds_do_not_allocate(Schedule::WeightedFair {
-        backpressure: Some(256),
-        buffered_only: false,
-    });
-    rounds_do_not_allocate(Schedule::WeightedFair {
-        backpressure: Some(256),
-        buffered_only: true,
-    });
+    rounds_do_not_allocate(Schedule::WeightedFair { backpressure: Some(256), buffered_only: false });
+    rounds_do_not_allocate(Schedule::WeightedFair { backpressure: Some(256), buffered_only: true });
 }
 
 fn rounds_do_not_allocate(schedule: Schedule) {
     let mut b = ModelBuilder::default();
-    b.module(decl("src", Role::Source, 0, 1))
-        .module(decl("split", Role::Function, 1, 2));
+    b.module(decl("src", Role::Source, 0, 1)).module(decl("split", Role::Function, 1, 2));
     b.connect("src", 0, "split", 0);
     for i in 0..2 {
         let (nf, out) = (format!("nf{i}"), format!("out{i}"));
-        b.module(decl(&nf, Role::Function, 1, 1))
-            .module(decl(&out, Role::Sink, 1, 0));
+        b.module(decl(&nf, Role::Function, 1, 1)).module(decl(&out, Role::Sink, 1, 0));
         b.connect("split", i, &nf, 0).connect(&nf, 0, &out, 0);
         b.flow(&format!("f{i}"), &["src", "split", &nf, &out], Some(100.0));
     }
     let model = b.build(32).unwrap();
-    let frames = |i: u8| {
-        TemplateSpec {
-            dst_ip: format!("20.0.{i}.1"),
-            ..TemplateSpec::default()
-        }
-        .build()
-        .unwrap()
-    };
-    let streams = (0..2)
-        .map(|i| Stream {
-            frame: frames(i + 1),
-            flow: None,
-            rate_pps: f64::INFINITY,
-            burst_pkts: 1,
-        })
-        .collect();
+    let frames = |i: u8| TemplateSpec { dst_ip: format!("20.0.{i}.1"), ..TemplateSpec::default() }.build().unwrap();
+    let streams = (0..2).map(|i| Stream { frame: frames(i + 1), flow: None, rate_pps: f64::INFINITY, burst_pkts: 1 }).collect();
     let mut source = Some(SyntheticSource::new(streams, 1).unwrap());
     let mut instances: Vec<Option<Instance>> = model
         .modules
@@ -90,9 +62,7 @@ fn rounds_do_not_allocate(schedule: Schedule) {
         .map(|m| match m.role {
             Role::Source => Instance::Source(Box::new(source.take().unwrap())),
             Role::Sink => Instance::Egress,
-            Role::Function if m.name == "split" => {
-                Instance::Function(Box::new(RandomSplit::new(&[1.0, 1.0], 3).unwrap()))
-            }
+            Role::Function if m.name == "split" => Instance::Function(Box::new(RandomSplit::new(&[1.0, 1.0], 3).unwrap())),
             Role::Function => Instance::Function(Box::new(Bypass::new(20, 1))),
         })
         .map(Some)
@@ -103,21 +73,8 @@ fn rounds_do_not_allocate(schedule: Schedule) {
     triggers[4].store(32, Ordering::Relaxed);
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    let config = WalkerConfig {
-        schedule,
-        ..WalkerConfig::default()
-    };
-    let mut graph = WorkerGraph::new(
-        &model,
-        0,
-        &mut instances,
-        &knobs,
-        clock,
-        origin,
-        config,
-        wire(&model, schedule, None).pop().unwrap(),
-    )
-    .unwrap();
+    let config = WalkerConfig { schedule, ..WalkerConfig::default() };
+    let mut graph = WorkerGraph::new(&model, 0, &mut instances, &knobs, clock, origin, config, wire(&model, schedule, None).pop().unwrap()).unwrap();
     let mut reading = Counters::for_model(&model, 1);
     for _ in 0..2_000 {
         graph.round();
@@ -143,10 +100,7 @@ fn rounds_do_not_allocate(schedule: Schedule) {
     }
     let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
     assert!(moved >= 20_000 * 8, "{moved} packets moved ({schedule:?})");
-    assert_eq!(
-        allocations, 0,
-        "{allocations} heap allocations in 20 000 rounds ({schedule:?})"
-    );
+    assert_eq!(allocations, 0, "{allocations} heap allocations in 20 000 rounds ({schedule:?})");
     graph.drain();
     assert_eq!(graph.in_flight(), 0);
 }

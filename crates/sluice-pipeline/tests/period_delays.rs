@@ -22,42 +22,19 @@ impl Controller for MaxThenNull {
     }
 
     fn init(&mut self, model: &Model) -> Actions {
-        Actions {
-            rates: vec![(0, 0, 200e3)],
-            ..Max.init(model)
-        }
+        Actions { rates: vec![(0, 0, 200e3)], ..Max.init(model) }
     }
 
     fn step(&mut self, model: &Model, telemetry: &Telemetry) -> Actions {
-        if telemetry.period == 2 {
-            Actions {
-                rates: vec![(0, 0, 20e3)],
-                ..Null.init(model)
-            }
-        } else {
-            Actions::default()
-        }
+        if telemetry.period == 2 { Actions { rates: vec![(0, 0, 20e3)], ..Null.init(model) } } else { Actions::default() }
     }
 }
 
 #[test]
 fn each_period_s_delays_are_its_own_on_both_backends() {
     on_both_backends(&pipeline(4), |backend| {
-        let report = drive(
-            backend,
-            &mut MaxThenNull,
-            &RunPlan {
-                warmup_periods: 0,
-                ..plan(8)
-            },
-            &mut |_| {},
-        )
-        .unwrap();
-        let rc: Vec<_> = report
-            .periods
-            .iter()
-            .map(|p| &p.telemetry.flows[0])
-            .collect();
+        let report = drive(backend, &mut MaxThenNull, &RunPlan { warmup_periods: 0, ..plan(8) }, &mut |_| {}).unwrap();
+        let rc: Vec<_> = report.periods.iter().map(|p| &p.telemetry.flows[0]).collect();
         let under_max = rc[2].p50_ns;
         // Delays carried over from a period under Max would outnumber a
         // later period's own tenfold and move its median in every later
@@ -66,9 +43,6 @@ fn each_period_s_delays_are_its_own_on_both_backends() {
         // beside another test run), so the quietest later period decides.
         let under_null: Vec<u64> = rc[4..].iter().map(|f| f.p50_ns).collect();
         let quietest = under_null.iter().min().copied().unwrap_or(u64::MAX);
-        assert!(
-            quietest < under_max / 4,
-            "medians {under_null:?} ns under Null beside {under_max} ns under Max"
-        );
+        assert!(quietest < under_max / 4, "medians {under_null:?} ns under Null beside {under_max} ns under Max");
     });
 }

@@ -25,49 +25,26 @@ const RATE_TOLERANCE: f64 = 0.03;
 const VIOLATION_POINTS: f64 = 2.0;
 
 fn plan() -> RunPlan {
-    RunPlan {
-        periods: 100,
-        warmup_periods: 20,
-        period_ns: 2_000_000,
-        control: ControlParams::default(),
-        ..RunPlan::default()
-    }
+    RunPlan { periods: 100, warmup_periods: 20, period_ns: 2_000_000, control: ControlParams::default(), ..RunPlan::default() }
 }
 
 fn run(spec: &Value, name: &str) -> RunReport {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let plan = plan();
-    sluice_pipeline::run(
-        &p,
-        controller(name, &plan).unwrap(),
-        "sim",
-        true,
-        &plan,
-        &mut |_| {},
-        &|| false,
-    )
-    .unwrap()
+    sluice_pipeline::run(&p, controller(name, &plan).unwrap(), "sim", true, &plan, &mut |_| {}, &|| false).unwrap()
 }
 
 /// The p95 delay of each flow under Null over the measured periods (µs).
 fn null_p95(report: &RunReport) -> Vec<f64> {
     let measured: Vec<_> = report.periods.iter().filter(|p| !p.warmup).collect();
     (0..report.flow_totals.len())
-        .map(|f| {
-            measured
-                .iter()
-                .map(|p| p.telemetry.flows[f].p95_ns as f64 / 1e3)
-                .fold(0.0, f64::max)
-        })
+        .map(|f| measured.iter().map(|p| p.telemetry.flows[f].p95_ns as f64 / 1e3).fold(0.0, f64::max))
         .collect()
 }
 
 #[test]
 fn slo_aware_controllers_do_no_worse_than_null_where_null_meets_the_slos() {
-    let cases: u64 = std::env::var("SLUICE_SAFETY_CASES")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(24);
+    let cases: u64 = std::env::var("SLUICE_SAFETY_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(24);
     let mut failures = Vec::new();
     for seed in 0..cases {
         let workers = 1 + seed as usize % 4;
@@ -87,14 +64,8 @@ fn slo_aware_controllers_do_no_worse_than_null_where_null_meets_the_slos() {
         }
         for name in SLO_AWARE {
             let r = run(&spec, name);
-            let (rate, floor) = (
-                r.summary.rate_pps,
-                null.summary.rate_pps * (1.0 - RATE_TOLERANCE),
-            );
-            let (viol, allowed) = (
-                r.summary.violation_pct,
-                null.summary.violation_pct + VIOLATION_POINTS,
-            );
+            let (rate, floor) = (r.summary.rate_pps, null.summary.rate_pps * (1.0 - RATE_TOLERANCE));
+            let (viol, allowed) = (r.summary.violation_pct, null.summary.violation_pct + VIOLATION_POINTS);
             if rate < floor || viol > allowed {
                 failures.push(format!(
                     "seed {seed}, {workers} workers, {name}: {:.3} Mpps at {viol:.0}% over, Null {:.3} Mpps at {:.0}% over\n{spec}",
@@ -105,11 +76,5 @@ fn slo_aware_controllers_do_no_worse_than_null_where_null_meets_the_slos() {
             }
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} runs below Null's floor:\n{}",
-        failures.len(),
-        cases * SLO_AWARE.len() as u64,
-        failures.join("\n\n")
-    );
+    assert!(failures.is_empty(), "{} of {} runs below Null's floor:\n{}", failures.len(), cases * SLO_AWARE.len() as u64, failures.join("\n\n"));
 }

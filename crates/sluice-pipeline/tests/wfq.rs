@@ -16,10 +16,7 @@ impl Controller for Weights {
 
     fn init(&mut self, model: &Model) -> Actions {
         let id = |n: &str| model.module_id(n).unwrap();
-        Actions {
-            weights: self.0.iter().map(|&(n, w)| (id(n), w)).collect(),
-            ..Actions::default()
-        }
+        Actions { weights: self.0.iter().map(|&(n, w)| (id(n), w)).collect(), ..Actions::default() }
     }
 
     fn step(&mut self, _: &Model, _: &Telemetry) -> Actions {
@@ -34,12 +31,7 @@ fn rc_wfq(n: usize, backpressure: Option<usize>) -> Pipeline {
 }
 
 fn plan() -> RunPlan {
-    RunPlan {
-        periods: 3,
-        warmup_periods: 1,
-        period_ns: 20_000_000,
-        ..RunPlan::default()
-    }
+    RunPlan { periods: 3, warmup_periods: 1, period_ns: 20_000_000, ..RunPlan::default() }
 }
 
 #[test]
@@ -52,14 +44,8 @@ fn backlogged_queues_are_served_by_weight() {
     let report = drive(&mut sim, &mut ctl, &plan(), &mut |_| {}).unwrap();
     let t = &report.periods.last().unwrap().telemetry;
     let (b1, b2) = (t.modules[4].x, t.modules[6].x);
-    assert!(
-        (b1 / b2 - 3.0).abs() < 0.1,
-        "bulk1 runs {b1}/s, bulk2 {b2}/s: want 3:1"
-    );
-    assert!(
-        t.modules[6].dropped > 0,
-        "without backpressure the slower queue overflows"
-    );
+    assert!((b1 / b2 - 3.0).abs() < 0.1, "bulk1 runs {b1}/s, bulk2 {b2}/s: want 3:1");
+    assert!(t.modules[6].dropped > 0, "without backpressure the slower queue overflows");
     let s = report.summary;
     assert_eq!(s.generated, s.delivered + s.dropped + s.in_flight);
 }
@@ -77,11 +63,7 @@ fn backpressure_keeps_every_packet_on_both_backends() {
         assert!(s.delivered > 0);
         assert_eq!(s.generated, s.delivered + s.in_flight);
         for p in &report.periods {
-            assert!(
-                p.telemetry.totals.in_flight <= 256 + 2 * 32,
-                "{:?}",
-                p.telemetry.totals
-            );
+            assert!(p.telemetry.totals.in_flight <= 256 + 2 * 32, "{:?}", p.telemetry.totals);
         }
     }
 }

@@ -13,9 +13,7 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, Ordering};
 
-use libc::{
-    c_int, c_void, sockaddr_ll, tpacket3_hdr, tpacket_block_desc, tpacket_req3, tpacket_stats_v3,
-};
+use libc::{c_int, c_void, sockaddr_ll, tpacket3_hdr, tpacket_block_desc, tpacket_req3, tpacket_stats_v3};
 use sluice_core::packet::MAX_PACKET_LEN;
 
 use crate::error::{Error, Result};
@@ -45,13 +43,7 @@ impl Default for RingConfig {
     /// 512 blocks of 4 KiB, frames of 2 KiB: small blocks fill (and are
     /// handed over) within tens of µs at 1 Mpps; AF_XDP rings of 2048.
     fn default() -> Self {
-        Self {
-            block_size: 4096,
-            blocks: 512,
-            frame_size: 2048,
-            retire_ms: 1,
-            descriptors: 2048,
-        }
+        Self { block_size: 4096, blocks: 512, frame_size: 2048, retire_ms: 1, descriptors: 2048 }
     }
 }
 
@@ -62,21 +54,11 @@ const TX_DATA_OFFSET: usize = libc::TPACKET3_HDRLEN - std::mem::size_of::<sockad
 impl RingConfig {
     fn check(&self, port: &str) -> Result<()> {
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u32;
-        let bad = |reason: String| {
-            Err(Error::Ring {
-                port: port.into(),
-                reason,
-            })
-        };
+        let bad = |reason: String| Err(Error::Ring { port: port.into(), reason });
         if self.block_size == 0 || !self.block_size.is_multiple_of(page) {
-            return bad(format!(
-                "block size {} bytes is not a multiple of the page size ({page})",
-                self.block_size
-            ));
+            return bad(format!("block size {} bytes is not a multiple of the page size ({page})", self.block_size));
         }
-        if !self.frame_size.is_multiple_of(16)
-            || self.frame_size < (TX_DATA_OFFSET + MAX_PACKET_LEN) as u32
-        {
+        if !self.frame_size.is_multiple_of(16) || self.frame_size < (TX_DATA_OFFSET + MAX_PACKET_LEN) as u32 {
             return bad(format!(
                 "frame size {} bytes must be a multiple of 16 and hold the largest packet, {} bytes with its header",
                 self.frame_size,
@@ -84,16 +66,10 @@ impl RingConfig {
             ));
         }
         if self.frame_size > self.block_size {
-            return bad(format!(
-                "frame size {} bytes exceeds the block size {}",
-                self.frame_size, self.block_size
-            ));
+            return bad(format!("frame size {} bytes exceeds the block size {}", self.frame_size, self.block_size));
         }
         if self.blocks == 0 || (self.blocks as u64) * (self.block_size as u64) > 1 << 31 {
-            return bad(format!(
-                "{} blocks of {} bytes: the ring must hold 1 block to 2 GiB",
-                self.blocks, self.block_size
-            ));
+            return bad(format!("{} blocks of {} bytes: the ring must hold 1 block to 2 GiB", self.blocks, self.block_size));
         }
         if self.retire_ms == 0 {
             return bad("the retire timeout must be ≥ 1 ms".into());
@@ -128,11 +104,7 @@ impl Drop for Socket {
 }
 
 fn os<'a>(port: &'a str, step: &'static str) -> impl FnOnce(io::Error) -> Error + 'a {
-    move |source| Error::Os {
-        port: port.into(),
-        step,
-        source,
-    }
+    move |source| Error::Os { port: port.into(), step, source }
 }
 
 fn check(rc: c_int) -> io::Result<()> {
@@ -145,61 +117,27 @@ fn check(rc: c_int) -> io::Result<()> {
 
 fn set<T>(fd: &OwnedFd, option: c_int, value: &T) -> io::Result<()> {
     let len = std::mem::size_of::<T>() as libc::socklen_t;
-    check(unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_PACKET,
-            option,
-            (value as *const T).cast(),
-            len,
-        )
-    })
+    check(unsafe { libc::setsockopt(fd.as_raw_fd(), libc::SOL_PACKET, option, (value as *const T).cast(), len) })
 }
 
 impl Socket {
     /// Opens a TPACKET_V3 socket on `iface` with a ring of `ring_option`
     /// (receive or transmit) shaped by `config`; `protocol` (host order)
     /// is what it receives (0: nothing).
-    fn open(
-        port: &str,
-        iface: &str,
-        protocol: u16,
-        ring_option: c_int,
-        config: &RingConfig,
-    ) -> Result<Self> {
+    fn open(port: &str, iface: &str, protocol: u16, ring_option: c_int, config: &RingConfig) -> Result<Self> {
         config.check(port)?;
         let (_, ifindex) = interface::find(port, iface)?;
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_PACKET,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                c_int::from(protocol.to_be()),
-            )
-        };
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, c_int::from(protocol.to_be())) };
         if raw < 0 {
             let e = io::Error::last_os_error();
-            let step = if e.kind() == io::ErrorKind::PermissionDenied {
-                "open a packet socket (needs root or CAP_NET_RAW)"
-            } else {
-                "open a packet socket"
-            };
-            return Err(Error::Os {
-                port: port.into(),
-                step,
-                source: e,
-            });
+            let step = if e.kind() == io::ErrorKind::PermissionDenied { "open a packet socket (needs root or CAP_NET_RAW)" } else { "open a packet socket" };
+            return Err(Error::Os { port: port.into(), step, source: e });
         }
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        set(
-            &fd,
-            libc::PACKET_VERSION,
-            &(libc::tpacket_versions::TPACKET_V3 as c_int),
-        )
-        .map_err(os(port, "select TPACKET_V3"))?;
+        set(&fd, libc::PACKET_VERSION, &(libc::tpacket_versions::TPACKET_V3 as c_int)).map_err(os(port, "select TPACKET_V3"))?;
         if ring_option == libc::PACKET_RX_RING {
             // Not what this socket's own transmit side (or another's on the interface) sends.
-            set(&fd, libc::PACKET_IGNORE_OUTGOING, &1 as &c_int)
-                .map_err(os(port, "ignore outgoing packets"))?;
+            set(&fd, libc::PACKET_IGNORE_OUTGOING, &1 as &c_int).map_err(os(port, "ignore outgoing packets"))?;
         }
         let rx = ring_option == libc::PACKET_RX_RING;
         let req = tpacket_req3 {
@@ -212,41 +150,17 @@ impl Socket {
             tp_feature_req_word: 0,
         };
         set(&fd, ring_option, &req).map_err(os(port, "set up the ring"))?;
-        let ring = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                config.len(),
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                fd.as_raw_fd(),
-                0,
-            )
-        };
+        let ring = unsafe { libc::mmap(std::ptr::null_mut(), config.len(), libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
         if ring == libc::MAP_FAILED {
-            return Err(Error::Os {
-                port: port.into(),
-                step: "map the ring",
-                source: io::Error::last_os_error(),
-            });
+            return Err(Error::Os { port: port.into(), step: "map the ring", source: io::Error::last_os_error() });
         }
-        let socket = Socket {
-            fd,
-            ring: NonNull::new(ring.cast()).expect("mmap succeeded"),
-            len: config.len(),
-        };
+        let socket = Socket { fd, ring: NonNull::new(ring.cast()).expect("mmap succeeded"), len: config.len() };
         let mut addr: sockaddr_ll = unsafe { std::mem::zeroed() };
         addr.sll_family = libc::AF_PACKET as u16;
         addr.sll_protocol = protocol.to_be();
         addr.sll_ifindex = ifindex as c_int;
         let addr_len = std::mem::size_of::<sockaddr_ll>() as libc::socklen_t;
-        check(unsafe {
-            libc::bind(
-                socket.fd.as_raw_fd(),
-                (&addr as *const sockaddr_ll).cast(),
-                addr_len,
-            )
-        })
-        .map_err(os(port, "bind to the interface"))?;
+        check(unsafe { libc::bind(socket.fd.as_raw_fd(), (&addr as *const sockaddr_ll).cast(), addr_len) }).map_err(os(port, "bind to the interface"))?;
         Ok(socket)
     }
 }
@@ -268,45 +182,23 @@ pub struct AfPacketRx {
 
 /// Where a frame's `sockaddr_ll` sits after its header in the ring:
 /// TPACKET_ALIGN(sizeof(struct tpacket3_hdr)).
-const LINK_ADDRESS_OFFSET: usize =
-    std::mem::size_of::<tpacket3_hdr>().next_multiple_of(libc::TPACKET_ALIGNMENT);
+const LINK_ADDRESS_OFFSET: usize = std::mem::size_of::<tpacket3_hdr>().next_multiple_of(libc::TPACKET_ALIGNMENT);
 
 impl AfPacketRx {
     /// Opens the receive ring on `iface` (`port` names it in errors); with
     /// `fanout`, joins that fanout group, which spreads flows (by hash)
     /// over the sockets in it: one per worker.
     pub fn open(port: &str, iface: &str, config: RingConfig, fanout: Option<u16>) -> Result<Self> {
-        let socket = Socket::open(
-            port,
-            iface,
-            libc::ETH_P_ALL as u16,
-            libc::PACKET_RX_RING,
-            &config,
-        )?;
+        let socket = Socket::open(port, iface, libc::ETH_P_ALL as u16, libc::PACKET_RX_RING, &config)?;
         if let Some(group) = fanout {
             let arg = c_int::from(group) | ((libc::PACKET_FANOUT_HASH as c_int) << 16);
-            set(&socket.fd, libc::PACKET_FANOUT, &arg)
-                .map_err(os(port, "join the fanout group"))?;
+            set(&socket.fd, libc::PACKET_FANOUT, &arg).map_err(os(port, "join the fanout group"))?;
         }
-        Ok(Self {
-            socket,
-            config,
-            block: 0,
-            taken: 0,
-            offset: 0,
-            ring_dropped: Cell::new(0),
-            oversize: 0,
-        })
+        Ok(Self { socket, config, block: 0, taken: 0, offset: 0, ring_dropped: Cell::new(0), oversize: 0 })
     }
 
     fn block_desc(&self) -> *mut tpacket_block_desc {
-        unsafe {
-            self.socket
-                .ring
-                .as_ptr()
-                .add(self.block as usize * self.config.block_size as usize)
-                .cast()
-        }
+        unsafe { self.socket.ring.as_ptr().add(self.block as usize * self.config.block_size as usize).cast() }
     }
 
     /// Passes up to `max` received frames to `take` with the time the
@@ -333,45 +225,19 @@ impl AfPacketRx {
                 self.offset = first;
             }
             while self.taken < count && n < max {
-                let hdr: *const tpacket3_hdr =
-                    unsafe { desc.cast::<u8>().add(self.offset as usize).cast() };
-                let (mac, snap, len, next, status) = unsafe {
-                    (
-                        (*hdr).tp_mac,
-                        (*hdr).tp_snaplen,
-                        (*hdr).tp_len,
-                        (*hdr).tp_next_offset,
-                        (*hdr).tp_status,
-                    )
-                };
-                let arrived_ns =
-                    unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
+                let hdr: *const tpacket3_hdr = unsafe { desc.cast::<u8>().add(self.offset as usize).cast() };
+                let (mac, snap, len, next, status) = unsafe { ((*hdr).tp_mac, (*hdr).tp_snaplen, (*hdr).tp_len, (*hdr).tp_next_offset, (*hdr).tp_status) };
+                let arrived_ns = unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
                 // SAFETY: the kernel puts the frame's link address right after its header, aligned.
-                let outgoing = unsafe {
-                    (*hdr
-                        .cast::<u8>()
-                        .add(LINK_ADDRESS_OFFSET)
-                        .cast::<sockaddr_ll>())
-                    .sll_pkttype
-                        == libc::PACKET_OUTGOING
-                };
+                let outgoing = unsafe { (*hdr.cast::<u8>().add(LINK_ADDRESS_OFFSET).cast::<sockaddr_ll>()).sll_pkttype == libc::PACKET_OUTGOING };
                 if outgoing {
                     // A frame this host sent: a fanout group's sockets see those, whatever
                     // PACKET_IGNORE_OUTGOING says (it is each socket's own hook's).
                 } else if snap as usize > MAX_PACKET_LEN || snap < len {
                     self.oversize += 1;
                 } else {
-                    let frame = unsafe {
-                        std::slice::from_raw_parts(
-                            hdr.cast::<u8>().add(mac as usize),
-                            snap as usize,
-                        )
-                    };
-                    if !take(
-                        frame,
-                        arrived_ns,
-                        status & libc::TP_STATUS_CSUMNOTREADY != 0,
-                    ) {
+                    let frame = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(mac as usize), snap as usize) };
+                    if !take(frame, arrived_ns, status & libc::TP_STATUS_CSUMNOTREADY != 0) {
                         return n;
                     }
                     n += 1;
@@ -381,12 +247,7 @@ impl AfPacketRx {
             }
             if self.taken == count {
                 fence(Ordering::Release);
-                unsafe {
-                    std::ptr::write_volatile(
-                        std::ptr::addr_of_mut!((*bh).block_status),
-                        libc::TP_STATUS_KERNEL,
-                    )
-                };
+                unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*bh).block_status), libc::TP_STATUS_KERNEL) };
                 self.block = (self.block + 1) % self.config.blocks;
                 self.taken = 0;
             }
@@ -418,17 +279,10 @@ impl AfPacketRx {
         let mut len = std::mem::size_of::<tpacket_stats_v3>() as libc::socklen_t;
         // Reading the statistics resets them: they are added up here.
         let rc = unsafe {
-            libc::getsockopt(
-                self.socket.fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_STATISTICS,
-                (&mut stats as *mut tpacket_stats_v3).cast::<c_void>(),
-                &mut len,
-            )
+            libc::getsockopt(self.socket.fd.as_raw_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS, (&mut stats as *mut tpacket_stats_v3).cast::<c_void>(), &mut len)
         };
         if rc == 0 {
-            self.ring_dropped
-                .set(self.ring_dropped.get() + u64::from(stats.tp_drops));
+            self.ring_dropped.set(self.ring_dropped.get() + u64::from(stats.tp_drops));
         }
         self.ring_dropped.get()
     }
@@ -447,18 +301,12 @@ pub struct AfPacketTx {
 impl AfPacketTx {
     /// Opens the transmit ring on `iface` (`port` names it in errors).
     pub fn open(port: &str, iface: &str, config: RingConfig) -> Result<Self> {
-        Ok(Self {
-            socket: Socket::open(port, iface, 0, libc::PACKET_TX_RING, &config)?,
-            config,
-            next: 0,
-            refused: 0,
-        })
+        Ok(Self { socket: Socket::open(port, iface, 0, libc::PACKET_TX_RING, &config)?, config, next: 0, refused: 0 })
     }
 
     fn slot(&self, i: u32) -> *mut tpacket3_hdr {
         let per_block = self.config.block_size / self.config.frame_size;
-        let at = (i / per_block) as usize * self.config.block_size as usize
-            + (i % per_block) as usize * self.config.frame_size as usize;
+        let at = (i / per_block) as usize * self.config.block_size as usize + (i % per_block) as usize * self.config.frame_size as usize;
         unsafe { self.socket.ring.as_ptr().add(at).cast() }
     }
 
@@ -473,16 +321,9 @@ impl AfPacketTx {
             return false;
         }
         fence(Ordering::Acquire);
-        debug_assert!(
-            frame.len() <= MAX_PACKET_LEN,
-            "the ring's frames hold any pool buffer"
-        );
+        debug_assert!(frame.len() <= MAX_PACKET_LEN, "the ring's frames hold any pool buffer");
         unsafe {
-            std::ptr::copy_nonoverlapping(
-                frame.as_ptr(),
-                hdr.cast::<u8>().add(TX_DATA_OFFSET),
-                frame.len(),
-            );
+            std::ptr::copy_nonoverlapping(frame.as_ptr(), hdr.cast::<u8>().add(TX_DATA_OFFSET), frame.len());
             (*hdr).tp_len = frame.len() as u32;
             (*hdr).tp_snaplen = frame.len() as u32;
         }
@@ -494,13 +335,6 @@ impl AfPacketTx {
 
     /// Has the kernel send every queued frame (without waiting for the wire).
     pub fn flush(&mut self) {
-        unsafe {
-            libc::send(
-                self.socket.fd.as_raw_fd(),
-                std::ptr::null(),
-                0,
-                libc::MSG_DONTWAIT,
-            )
-        };
+        unsafe { libc::send(self.socket.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
     }
 }

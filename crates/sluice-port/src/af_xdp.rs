@@ -21,8 +21,8 @@ use std::io;
 use std::sync::{Arc, Mutex};
 
 use libc::{xdp_desc, xdp_statistics};
-use sluice_core::batch::MAX_BURST;
 use sluice_core::packet::{PacketId, PacketMeta};
+use sluice_core::batch::MAX_BURST;
 use sluice_core::pool::Region;
 use sluice_core::PacketPool;
 
@@ -80,11 +80,7 @@ impl Drop for Socket {
 }
 
 fn failed(port: &str, step: &'static str, rc: libc::c_int) -> Error {
-    Error::Os {
-        port: port.into(),
-        step,
-        source: io::Error::from_raw_os_error(-rc),
-    }
+    Error::Os { port: port.into(), step, source: io::Error::from_raw_os_error(-rc) }
 }
 
 impl Socket {
@@ -96,13 +92,9 @@ impl Socket {
     fn open(queue: &Queue, pool: &PacketPool, receive: bool, transmit: bool) -> Result<Self> {
         let since = std::time::Instant::now();
         loop {
-            let opened = Self::bind(queue, pool, receive, transmit, libc::XDP_ZEROCOPY)
-                .or_else(|_| Self::bind(queue, pool, receive, transmit, libc::XDP_COPY));
+            let opened = Self::bind(queue, pool, receive, transmit, libc::XDP_ZEROCOPY).or_else(|_| Self::bind(queue, pool, receive, transmit, libc::XDP_COPY));
             match opened {
-                Err(Error::Os { source, .. })
-                    if source.raw_os_error() == Some(libc::EBUSY)
-                        && since.elapsed() < BUSY_WAIT =>
-                {
+                Err(Error::Os { source, .. }) if source.raw_os_error() == Some(libc::EBUSY) && since.elapsed() < BUSY_WAIT => {
                     std::thread::sleep(std::time::Duration::from_millis(10));
                 }
                 opened => return opened,
@@ -110,13 +102,7 @@ impl Socket {
         }
     }
 
-    fn bind(
-        queue: &Queue,
-        pool: &PacketPool,
-        receive: bool,
-        transmit: bool,
-        mode: u16,
-    ) -> Result<Self> {
+    fn bind(queue: &Queue, pool: &PacketPool, receive: bool, transmit: bool, mode: u16) -> Result<Self> {
         xsk::quiet();
         let (port, n) = (queue.port.as_str(), queue.descriptors);
         let region = pool.region();
@@ -131,16 +117,7 @@ impl Socket {
         let mut umem = std::ptr::null_mut();
         // SAFETY: the region is the arena's page-aligned memory, kept alive
         // by the socket; libxdp writes the UMEM handle and the fill and completion rings.
-        let rc = unsafe {
-            xsk::xsk_umem__create(
-                &mut umem,
-                region.start.cast(),
-                region.len as u64,
-                rings.fill.get(),
-                rings.comp.get(),
-                &umem_config,
-            )
-        };
+        let rc = unsafe { xsk::xsk_umem__create(&mut umem, region.start.cast(), region.len as u64, rings.fill.get(), rings.comp.get(), &umem_config) };
         if rc != 0 {
             return Err(failed(port, "register the packet pool as UMEM", rc));
         }
@@ -151,36 +128,16 @@ impl Socket {
             xdp_flags: 0,
             bind_flags: mode | libc::XDP_USE_NEED_WAKEUP,
         };
-        let rx = if receive {
-            rings.rx.get()
-        } else {
-            std::ptr::null_mut()
-        };
-        let tx = if transmit {
-            rings.tx.get()
-        } else {
-            std::ptr::null_mut()
-        };
+        let rx = if receive { rings.rx.get() } else { std::ptr::null_mut() };
+        let tx = if transmit { rings.tx.get() } else { std::ptr::null_mut() };
         let mut xsk = std::ptr::null_mut();
         // SAFETY: the name is NUL-terminated; the rings are boxed and outlive the socket.
-        let rc = unsafe {
-            xsk::xsk_socket__create(
-                &mut xsk,
-                queue.iface.as_ptr(),
-                queue.queue,
-                umem,
-                rx,
-                tx,
-                &config,
-            )
-        };
+        let rc = unsafe { xsk::xsk_socket__create(&mut xsk, queue.iface.as_ptr(), queue.queue, umem, rx, tx, &config) };
         if rc != 0 {
             // SAFETY: the UMEM has no socket.
             unsafe { xsk::xsk_umem__delete(umem) };
             let step = match (receive, -rc) {
-                (_, libc::EPERM) => {
-                    "open an AF_XDP socket (needs root, or CAP_NET_RAW and CAP_BPF)"
-                }
+                (_, libc::EPERM) => "open an AF_XDP socket (needs root, or CAP_NET_RAW and CAP_BPF)",
                 (true, _) => "bind an AF_XDP socket to the queue (and load its XDP program)",
                 (false, _) => "bind an AF_XDP socket to the queue",
             };
@@ -188,13 +145,7 @@ impl Socket {
         }
         // SAFETY: a socket libxdp created.
         let fd = unsafe { xsk::xsk_socket__fd(xsk) };
-        Ok(Self {
-            umem,
-            xsk,
-            rings,
-            fd,
-            _region: region,
-        })
+        Ok(Self { umem, xsk, rings, fd, _region: region })
     }
 
     /// The receive side's rings: fill and receive.
@@ -219,16 +170,7 @@ impl Socket {
     fn wake_tx(&self, tx: &Ring) {
         if tx.needs_wakeup() {
             // SAFETY: an empty send on our socket only kicks its transmit queue.
-            unsafe {
-                libc::sendto(
-                    self.fd,
-                    std::ptr::null(),
-                    0,
-                    libc::MSG_DONTWAIT,
-                    std::ptr::null(),
-                    0,
-                )
-            };
+            unsafe { libc::sendto(self.fd, std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
         }
     }
 
@@ -236,16 +178,7 @@ impl Socket {
     fn wake_rx(&self, fill: &Ring) {
         if fill.needs_wakeup() {
             // SAFETY: an empty receive on our socket only kicks its receive queue.
-            unsafe {
-                libc::recvfrom(
-                    self.fd,
-                    std::ptr::null_mut(),
-                    0,
-                    libc::MSG_DONTWAIT,
-                    std::ptr::null_mut(),
-                    std::ptr::null_mut(),
-                )
-            };
+            unsafe { libc::recvfrom(self.fd, std::ptr::null_mut(), 0, libc::MSG_DONTWAIT, std::ptr::null_mut(), std::ptr::null_mut()) };
         }
     }
 
@@ -255,15 +188,7 @@ impl Socket {
         let mut stats: xdp_statistics = unsafe { std::mem::zeroed() };
         let mut len = std::mem::size_of::<xdp_statistics>() as libc::socklen_t;
         // SAFETY: XDP_STATISTICS writes at most `len` bytes into `stats`.
-        unsafe {
-            libc::getsockopt(
-                self.fd,
-                libc::SOL_XDP,
-                libc::XDP_STATISTICS,
-                (&mut stats as *mut xdp_statistics).cast(),
-                &mut len,
-            )
-        };
+        unsafe { libc::getsockopt(self.fd, libc::SOL_XDP, libc::XDP_STATISTICS, (&mut stats as *mut xdp_statistics).cast(), &mut len) };
         stats
     }
 }
@@ -281,42 +206,21 @@ static OPEN: Registry<Socket> = Mutex::new(Vec::new());
 
 impl Queue {
     /// Checks the ring size and the interface, and joins the queue on `side`.
-    fn join(
-        port: &str,
-        iface: &str,
-        queue: u32,
-        descriptors: u32,
-        side: Side,
-    ) -> Result<(Self, Joined<Socket>)> {
+    fn join(port: &str, iface: &str, queue: u32, descriptors: u32, side: Side) -> Result<(Self, Joined<Socket>)> {
         if !descriptors.is_power_of_two() || !(64..=1 << 16).contains(&descriptors) {
-            return Err(Error::Ring {
-                port: port.into(),
-                reason: format!(
-                    "{descriptors} descriptors per ring: must be a power of two from 64 to 65536"
-                ),
-            });
+            return Err(Error::Ring { port: port.into(), reason: format!("{descriptors} descriptors per ring: must be a power of two from 64 to 65536") });
         }
         let (name, index) = interface::find(port, iface)?;
         interface::check_queue(port, iface, index, queue)?;
         // One name is one device per network namespace.
         let device = format!("{iface} (net namespace {})", interface::namespace());
         let shared = Shared::join(&OPEN, port, &device, queue, side)?;
-        Ok((
-            Self {
-                port: port.into(),
-                iface: name,
-                queue,
-                descriptors,
-            },
-            shared,
-        ))
+        Ok((Self { port: port.into(), iface: name, queue, descriptors }, shared))
     }
 
     /// The queue's socket, opened over `pool`'s arena by the first side to ask.
     fn socket(&self, shared: &Joined<Socket>, pool: &PacketPool) -> Result<Arc<Socket>> {
-        shared.get(&self.port, pool.worker(), |receive, transmit| {
-            Socket::open(self, pool, receive, transmit)
-        })
+        shared.get(&self.port, pool.worker(), |receive, transmit| Socket::open(self, pool, receive, transmit))
     }
 }
 
@@ -333,12 +237,7 @@ impl XdpRx {
     /// Checks that `iface` is there and up; the socket opens at [`Self::attach`].
     pub fn open(port: &str, iface: &str, queue: u32, descriptors: u32) -> Result<Self> {
         let (queue, shared) = Queue::join(port, iface, queue, descriptors, Side::Receive)?;
-        Ok(Self {
-            queue,
-            shared,
-            socket: None,
-            unfilled: 0,
-        })
+        Ok(Self { queue, shared, socket: None, unfilled: 0 })
     }
 
     /// Opens the socket over `pool`'s arena and lends it a fill ring of buffers.
@@ -358,9 +257,7 @@ impl XdpRx {
 
     /// Lends the fill ring what it is missing, as far as the pool has buffers.
     fn refill(&mut self, pool: &mut PacketPool) {
-        let Some(socket) = self.socket.as_deref() else {
-            return;
-        };
+        let Some(socket) = self.socket.as_deref() else { return };
         // SAFETY: this is the receive side.
         let (fill, _) = unsafe { socket.receive_rings() };
         let (at, n) = fill.reserve_up_to(self.unfilled.min(pool.available() as u32));
@@ -376,15 +273,8 @@ impl XdpRx {
 
     /// Takes up to `max` received frames as packets of `pool`, passing each
     /// to `take` with its metadata's offset and length set; returns how many.
-    pub fn poll(
-        &mut self,
-        pool: &mut PacketPool,
-        max: usize,
-        mut take: impl FnMut(&mut PacketPool, PacketId),
-    ) -> usize {
-        let Some(socket) = self.socket.as_deref() else {
-            return 0;
-        };
+    pub fn poll(&mut self, pool: &mut PacketPool, max: usize, mut take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
+        let Some(socket) = self.socket.as_deref() else { return 0 };
         // SAFETY: this is the receive side.
         let (_, rx) = unsafe { socket.receive_rings() };
         let (at, n) = rx.peek(max as u32);
@@ -393,18 +283,9 @@ impl XdpRx {
             let desc = unsafe { *rx.entry::<xdp_desc>(at.wrapping_add(i)) };
             // Unaligned chunks: the offset into the chunk rides in the top 16 bits.
             let addr = (desc.addr & ((1 << 48) - 1)) + (desc.addr >> 48);
-            let (id, off) = pool
-                .buffer_at(addr)
-                .expect("the kernel writes only into the UMEM it was given");
+            let (id, off) = pool.buffer_at(addr).expect("the kernel writes only into the UMEM it was given");
             debug_assert_eq!(off, RX_HEADROOM);
-            pool.adopt(
-                id,
-                PacketMeta {
-                    data_off: off,
-                    len: desc.len as u16,
-                    ..PacketMeta::default()
-                },
-            );
+            pool.adopt(id, PacketMeta { data_off: off, len: desc.len as u16, ..PacketMeta::default() });
             take(pool, id);
         }
         rx.release(n);
@@ -441,11 +322,7 @@ impl XdpTx {
     /// Checks that `iface` is there and up; the socket opens at [`Self::attach`].
     pub fn open(port: &str, iface: &str, queue: u32, descriptors: u32) -> Result<Self> {
         let (queue, shared) = Queue::join(port, iface, queue, descriptors, Side::Transmit)?;
-        Ok(Self {
-            queue,
-            shared,
-            socket: None,
-        })
+        Ok(Self { queue, shared, socket: None })
     }
 
     /// Opens the socket over `pool`'s arena (or joins the queue's).
@@ -462,9 +339,7 @@ impl XdpTx {
         for i in 0..n {
             // SAFETY: the completion ring's entries are the u64 addresses transmitted.
             let addr = unsafe { *comp.entry::<u64>(at.wrapping_add(i)) };
-            let (id, _) = pool
-                .buffer_at(addr)
-                .expect("the kernel completes only what it was given");
+            let (id, _) = pool.buffer_at(addr).expect("the kernel completes only what it was given");
             pool.reclaim(id);
         }
         comp.release(n);
@@ -475,20 +350,14 @@ impl XdpTx {
     /// Those stay in their buffers until sent: the caller hands them over
     /// (see [`PacketPool::hand_over`]), they come back here.
     pub fn push(&mut self, pool: &mut PacketPool, ids: &[PacketId]) -> usize {
-        let Some(socket) = self.socket.as_deref() else {
-            return 0;
-        };
+        let Some(socket) = self.socket.as_deref() else { return 0 };
         Self::complete(socket, pool);
         // SAFETY: this is the transmit side.
         let (tx, _) = unsafe { socket.transmit_rings() };
         let (at, n) = tx.reserve_up_to(ids.len() as u32);
         for (i, &id) in ids[..n as usize].iter().enumerate() {
             let meta = pool.meta(id);
-            let desc = xdp_desc {
-                addr: PacketPool::offset_of(id) + u64::from(meta.data_off),
-                len: u32::from(meta.len),
-                options: 0,
-            };
+            let desc = xdp_desc { addr: PacketPool::offset_of(id) + u64::from(meta.data_off), len: u32::from(meta.len), options: 0 };
             // SAFETY: the transmit ring's entries are descriptors; `at..at+n` is reserved.
             unsafe { *tx.entry::<xdp_desc>(at.wrapping_add(i as u32)) = desc };
         }
@@ -515,8 +384,6 @@ impl XdpTx {
 
     /// Invalid descriptors the kernel refused (pkt, cumulative).
     pub fn invalid(&self) -> u64 {
-        self.socket
-            .as_ref()
-            .map_or(0, |s| s.statistics().tx_invalid_descs)
+        self.socket.as_ref().map_or(0, |s| s.statistics().tx_invalid_descs)
     }
 }

@@ -33,8 +33,7 @@ use crate::shared::{Joined, Registry, Shared, Side};
 /// telemetry socket, 512 MiB of memory, library logs at error level; the
 /// lcore list is added (the thread that starts the EAL stays free to run
 /// on any CPU, where the EAL would pin it to one).
-pub const DEFAULT_EAL: &str =
-    "--no-huge --no-pci --no-shconf --no-telemetry -m 512 --log-level=lib.*:error";
+pub const DEFAULT_EAL: &str = "--no-huge --no-pci --no-shconf --no-telemetry -m 512 --log-level=lib.*:error";
 
 /// Descriptors per queue asked of the device (it may round them).
 pub(crate) const DESCRIPTORS: u16 = 1024;
@@ -46,50 +45,21 @@ extern "C" {
     fn sluice_dpdk_strerror(error: c_int) -> *const c_char;
     fn sluice_dpdk_find(name: *const c_char, devargs: *const c_char, port: *mut u16) -> c_int;
     fn sluice_dpdk_max_queues(port: u16) -> c_int;
-    fn sluice_dpdk_start(
-        port: u16,
-        queues: u16,
-        descs: u16,
-        mbufs: u32,
-        pool: *mut *mut c_void,
-    ) -> c_int;
+    fn sluice_dpdk_start(port: u16, queues: u16, descs: u16, mbufs: u32, pool: *mut *mut c_void) -> c_int;
     fn sluice_dpdk_stop(port: u16, name: *const c_char, pool: *mut c_void);
-    fn sluice_dpdk_rx(
-        port: u16,
-        queue: u16,
-        mbufs: *mut *mut c_void,
-        data: *mut *const u8,
-        lens: *mut u16,
-        n: u16,
-    ) -> u16;
+    fn sluice_dpdk_rx(port: u16, queue: u16, mbufs: *mut *mut c_void, data: *mut *const u8, lens: *mut u16, n: u16) -> u16;
     fn sluice_dpdk_free(mbufs: *mut *mut c_void, n: u16);
-    fn sluice_dpdk_tx(
-        port: u16,
-        queue: u16,
-        pool: *mut c_void,
-        frames: *const *const u8,
-        lens: *const u16,
-        n: u16,
-    ) -> c_int;
+    fn sluice_dpdk_tx(port: u16, queue: u16, pool: *mut c_void, frames: *const *const u8, lens: *const u16, n: u16) -> c_int;
     fn sluice_dpdk_stats(port: u16, out: *mut u64) -> c_int;
     fn sluice_dpdk_thread_join() -> c_int;
     fn sluice_dpdk_thread_leave();
-    fn sluice_dpdk_forward_bare(
-        rx: u16,
-        tx: u16,
-        burst: u16,
-        seconds: f64,
-        forwarded: *mut u64,
-        refused: *mut u64,
-    );
+    fn sluice_dpdk_forward_bare(rx: u16, tx: u16, burst: u16, seconds: f64, forwarded: *mut u64, refused: *mut u64);
 }
 
 /// DPDK's text for error `rc` (negative).
 fn strerror(rc: c_int) -> String {
     // SAFETY: rte_strerror returns a NUL-terminated static or thread-local string.
-    unsafe { CStr::from_ptr(sluice_dpdk_strerror(-rc)) }
-        .to_string_lossy()
-        .into_owned()
+    unsafe { CStr::from_ptr(sluice_dpdk_strerror(-rc)) }.to_string_lossy().into_owned()
 }
 
 /// Starts the EAL once; every port reports how that went.
@@ -99,25 +69,16 @@ fn eal(port: &str) -> Result<()> {
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
         let given = std::env::var("SLUICE_DPDK_EAL").unwrap_or_else(|_| DEFAULT_EAL.into());
         let line = format!("sluice {given} --lcores=0@(0-{})", cpus - 1);
-        let args: Vec<CString> = line
-            .split_whitespace()
-            .map(|a| CString::new(a).expect("no NUL in an environment variable"))
-            .collect();
+        let args: Vec<CString> = line.split_whitespace().map(|a| CString::new(a).expect("no NUL in an environment variable")).collect();
         let mut argv: Vec<*mut c_char> = args.iter().map(|a| a.as_ptr().cast_mut()).collect();
         // SAFETY: argc and argv describe NUL-terminated strings that outlive the call (the EAL copies what it keeps).
         let rc = unsafe { sluice_dpdk_init(argv.len() as c_int, argv.as_mut_ptr()) };
         if rc < 0 {
-            return Err(format!(
-                "DPDK's EAL would not start with `{given}` (SLUICE_DPDK_EAL): {}",
-                strerror(rc)
-            ));
+            return Err(format!("DPDK's EAL would not start with `{given}` (SLUICE_DPDK_EAL): {}", strerror(rc)));
         }
         Ok(())
     });
-    started.clone().map_err(|reason| Error::Name {
-        port: port.into(),
-        reason,
-    })
+    started.clone().map_err(|reason| Error::Name { port: port.into(), reason })
 }
 
 /// The calling thread's lcore, if it took one (see `sluice_dpdk_thread_join`).
@@ -211,56 +172,27 @@ impl Endpoint {
     fn join(port: &str, device: &str, queue: u32, side: Side) -> Result<Self> {
         eal(port)?;
         let name = device.split(',').next().unwrap_or(device);
-        let c = |s: &str| {
-            CString::new(s).map_err(|_| Error::Name {
-                port: port.into(),
-                reason: "device name holds a NUL byte".into(),
-            })
-        };
-        let queue = u16::try_from(queue).map_err(|_| Error::Name {
-            port: port.into(),
-            reason: format!("queue {queue} is beyond any DPDK device's"),
-        })?;
+        let c = |s: &str| CString::new(s).map_err(|_| Error::Name { port: port.into(), reason: "device name holds a NUL byte".into() });
+        let queue = u16::try_from(queue).map_err(|_| Error::Name { port: port.into(), reason: format!("queue {queue} is beyond any DPDK device's") })?;
         let joined = Shared::join(&OPEN, port, name, u32::from(queue), side)?;
-        Ok(Self {
-            port: port.into(),
-            name: c(name)?,
-            devargs: c(device)?,
-            queue,
-            joined,
-            attached: None,
-        })
+        Ok(Self { port: port.into(), name: c(name)?, devargs: c(device)?, queue, joined, attached: None })
     }
 
     /// Attaches the port on `worker` to the queue, its device started by the
     /// first port to ask, with as many queues as the ports of this process joined.
     fn attach(&mut self, worker: usize) -> Result<()> {
-        let queue = self.joined.get(&self.port, worker, |_, _| {
-            Ok(Queue {
-                device: self.device()?,
-                queue: self.queue,
-            })
-        })?;
+        let queue = self.joined.get(&self.port, worker, |_, _| Ok(Queue { device: self.device()?, queue: self.queue }))?;
         self.attached = Some(queue);
         Ok(())
     }
 
     /// The device, started if no port started it yet.
     fn device(&self) -> Result<Arc<Device>> {
-        let fail = |reason: String| Error::Name {
-            port: self.port.clone(),
-            reason,
-        };
+        let fail = |reason: String| Error::Name { port: self.port.clone(), reason };
         let name = self.name.to_string_lossy();
-        let mut devices = DEVICES
-            .lock()
-            .expect("no port panics while holding the list");
+        let mut devices = DEVICES.lock().expect("no port panics while holding the list");
         devices.retain(|d| d.strong_count() > 0);
-        if let Some(d) = devices
-            .iter()
-            .filter_map(std::sync::Weak::upgrade)
-            .find(|d| d.name == self.name)
-        {
+        if let Some(d) = devices.iter().filter_map(std::sync::Weak::upgrade).find(|d| d.name == self.name) {
             if self.queue >= d.queues {
                 return Err(fail(format!("device '{name}' runs with {} queue(s) for other ports; stop them to add queue {}", d.queues, self.queue)));
             }
@@ -278,10 +210,7 @@ impl Endpoint {
         // SAFETY: a port id DPDK gave.
         let most = unsafe { sluice_dpdk_max_queues(port) };
         if most < 0 {
-            return Err(fail(format!(
-                "read the device's limits: {}",
-                strerror(most)
-            )));
+            return Err(fail(format!("read the device's limits: {}", strerror(most))));
         }
         if i32::from(queues) > most {
             return Err(fail(format!(
@@ -290,24 +219,11 @@ impl Endpoint {
         }
         let mut mempool = std::ptr::null_mut();
         // SAFETY: a port id DPDK gave; the shim writes the mempool.
-        let rc = unsafe {
-            sluice_dpdk_start(
-                port,
-                queues,
-                DESCRIPTORS,
-                MBUFS_PER_QUEUE * u32::from(queues),
-                &mut mempool,
-            )
-        };
+        let rc = unsafe { sluice_dpdk_start(port, queues, DESCRIPTORS, MBUFS_PER_QUEUE * u32::from(queues), &mut mempool) };
         if rc < 0 {
             return Err(fail(format!("start the device: {}", strerror(rc))));
         }
-        let d = Arc::new(Device {
-            port,
-            name: self.name.clone(),
-            queues,
-            mempool,
-        });
+        let d = Arc::new(Device { port, name: self.name.clone(), queues, mempool });
         devices.push(Arc::downgrade(&d));
         Ok(d)
     }
@@ -344,28 +260,12 @@ impl DpdkRx {
     }
 
     /// Receives up to `max` frames into `pool`, passing each to `take`; returns how many.
-    pub fn poll(
-        &mut self,
-        pool: &mut PacketPool,
-        max: usize,
-        mut take: impl FnMut(&mut PacketPool, PacketId),
-    ) -> usize {
-        let Some(Queue { device, queue }) = self.end.attached.as_deref() else {
-            return 0;
-        };
+    pub fn poll(&mut self, pool: &mut PacketPool, max: usize, mut take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
+        let Some(Queue { device, queue }) = self.end.attached.as_deref() else { return 0 };
         join_lcore();
         let max = max.min(MAX_BURST).min(pool.available());
         // SAFETY: the arrays hold MAX_BURST entries; the shim fills `n` of each.
-        let n = unsafe {
-            sluice_dpdk_rx(
-                device.port,
-                *queue,
-                self.mbufs.as_mut_ptr(),
-                self.data.as_mut_ptr(),
-                self.lens.as_mut_ptr(),
-                max as u16,
-            )
-        } as usize;
+        let n = unsafe { sluice_dpdk_rx(device.port, *queue, self.mbufs.as_mut_ptr(), self.data.as_mut_ptr(), self.lens.as_mut_ptr(), max as u16) } as usize;
         let mut taken = 0;
         for i in 0..n {
             let len = self.lens[i] as usize;
@@ -375,9 +275,7 @@ impl DpdkRx {
             }
             // SAFETY: the mbuf's data, `len` bytes, valid until it is freed below.
             let frame = unsafe { std::slice::from_raw_parts(self.data[i], len) };
-            let id = pool
-                .alloc_copy(frame, PacketMeta::default())
-                .expect("no more frames than the pool had buffers");
+            let id = pool.alloc_copy(frame, PacketMeta::default()).expect("no more frames than the pool had buffers");
             take(pool, id);
             taken += 1;
         }
@@ -412,11 +310,7 @@ unsafe impl Send for DpdkTx {}
 impl DpdkTx {
     /// Starts the EAL if need be; the device starts at [`Self::attach`].
     pub fn open(port: &str, device: &str, queue: u32) -> Result<Self> {
-        Ok(Self {
-            end: Endpoint::join(port, device, queue, Side::Transmit)?,
-            frames: vec![std::ptr::null(); MAX_BURST].into(),
-            lens: vec![0; MAX_BURST].into(),
-        })
+        Ok(Self { end: Endpoint::join(port, device, queue, Side::Transmit)?, frames: vec![std::ptr::null(); MAX_BURST].into(), lens: vec![0; MAX_BURST].into() })
     }
 
     /// Starts the device (or joins it) for the worker of `pool`.
@@ -427,9 +321,7 @@ impl DpdkTx {
     /// Copies the packets of `ids` into mbufs and transmits them, as far as
     /// the device takes them; returns how many it took.
     pub fn push(&mut self, pool: &PacketPool, ids: &[PacketId]) -> usize {
-        let Some(Queue { device, queue }) = self.end.attached.as_deref() else {
-            return 0;
-        };
+        let Some(Queue { device, queue }) = self.end.attached.as_deref() else { return 0 };
         join_lcore();
         let mut sent = 0;
         for chunk in ids.chunks(MAX_BURST) {
@@ -439,16 +331,7 @@ impl DpdkTx {
                 self.lens[i] = frame.len() as u16;
             }
             // SAFETY: `chunk.len()` frames of the pool, valid during the call; the shim copies them.
-            let rc = unsafe {
-                sluice_dpdk_tx(
-                    device.port,
-                    *queue,
-                    device.mempool,
-                    self.frames.as_ptr(),
-                    self.lens.as_ptr(),
-                    chunk.len() as u16,
-                )
-            };
+            let rc = unsafe { sluice_dpdk_tx(device.port, *queue, device.mempool, self.frames.as_ptr(), self.lens.as_ptr(), chunk.len() as u16) };
             let took = rc.max(0) as usize;
             sent += took;
             if took < chunk.len() {
@@ -469,34 +352,15 @@ impl DpdkTx {
 /// mbufs, no copies, for `seconds`: what Sluice's ports are measured
 /// against. Frames forwarded, frames the transmit queue refused, and how
 /// long the loop ran (s).
-pub fn forward_bare(
-    rx: (&str, &str),
-    tx: (&str, &str),
-    burst: usize,
-    seconds: f64,
-) -> Result<(u64, u64, f64)> {
+pub fn forward_bare(rx: (&str, &str), tx: (&str, &str), burst: usize, seconds: f64) -> Result<(u64, u64, f64)> {
     let pool = PacketPool::new(2 * MAX_BURST);
     let (mut from, mut to) = (DpdkRx::open(rx.0, rx.1, 0)?, DpdkTx::open(tx.0, tx.1, 0)?);
     from.attach(&pool)?;
     to.attach(&pool)?;
-    let (Some(a), Some(b)) = (
-        from.end.attached.as_deref().map(|q| &q.device),
-        to.end.attached.as_deref().map(|q| &q.device),
-    ) else {
-        unreachable!("attached above")
-    };
+    let (Some(a), Some(b)) = (from.end.attached.as_deref().map(|q| &q.device), to.end.attached.as_deref().map(|q| &q.device)) else { unreachable!("attached above") };
     let (mut forwarded, mut refused) = (0, 0);
     let start = std::time::Instant::now();
     // SAFETY: two started ports; the shim writes the two counts.
-    unsafe {
-        sluice_dpdk_forward_bare(
-            a.port,
-            b.port,
-            burst.min(MAX_BURST) as u16,
-            seconds,
-            &mut forwarded,
-            &mut refused,
-        )
-    };
+    unsafe { sluice_dpdk_forward_bare(a.port, b.port, burst.min(MAX_BURST) as u16, seconds, &mut forwarded, &mut refused) };
     Ok((forwarded, refused, start.elapsed().as_secs_f64()))
 }

@@ -23,19 +23,10 @@ pub struct Forwarded {
 }
 
 /// Forwards from `rx` to `tx` for `seconds`, `burst` frames a poll at most.
-pub fn forward_raw(
-    rx: &PortName,
-    tx: &PortName,
-    ring: RingConfig,
-    burst: usize,
-    seconds: f64,
-) -> Result<Forwarded> {
+pub fn forward_raw(rx: &PortName, tx: &PortName, ring: RingConfig, burst: usize, seconds: f64) -> Result<Forwarded> {
     let mut pool = PacketPool::new(4 * burst.max(1) + rx.lends(&ring) + tx.lends(&ring));
     // Both open before either binds: on one queue they share a socket.
-    let (mut rx, mut tx) = (
-        RxPort::open(rx, ring, PrefixRules::default(), None)?,
-        TxPort::open(tx, ring)?,
-    );
+    let (mut rx, mut tx) = (RxPort::open(rx, ring, PrefixRules::default(), None)?, TxPort::open(tx, ring)?);
     rx.bind(&mut pool)?;
     tx.bind(&mut pool)?;
     let mut batch = Batch::default();
@@ -63,25 +54,12 @@ pub fn forward_raw(
 #[cfg_attr(not(dpdk), allow(unused_variables))]
 pub fn forward_bare(rx: &PortName, tx: &PortName, burst: usize, seconds: f64) -> Result<Forwarded> {
     if rx.backend != Backend::Dpdk || tx.backend != Backend::Dpdk {
-        return Err(Error::Name {
-            port: rx.name.clone(),
-            reason: "a bare loop without Sluice's copies runs between DPDK ports only".into(),
-        });
+        return Err(Error::Name { port: rx.name.clone(), reason: "a bare loop without Sluice's copies runs between DPDK ports only".into() });
     }
     #[cfg(dpdk)]
     {
-        let (packets, tx_full, seconds) = crate::dpdk::forward_bare(
-            (&rx.name, &rx.interface),
-            (&tx.name, &tx.interface),
-            burst,
-            seconds,
-        )?;
-        Ok(Forwarded {
-            packets,
-            tx_full,
-            missed: 0,
-            seconds,
-        })
+        let (packets, tx_full, seconds) = crate::dpdk::forward_bare((&rx.name, &rx.interface), (&tx.name, &tx.interface), burst, seconds)?;
+        Ok(Forwarded { packets, tx_full, missed: 0, seconds })
     }
     #[cfg(not(dpdk))]
     unreachable!("PortName::parse refuses dpdk in a build without it")

@@ -9,27 +9,14 @@ use crate::error::{Error, Result};
 /// The interface named `iface` (for port `port`): its name as C wants it
 /// and its index, or an error that says it does not exist or is down.
 pub fn find(port: &str, iface: &str) -> Result<(CString, u32)> {
-    let name = CString::new(iface).map_err(|_| Error::Name {
-        port: port.into(),
-        reason: "interface name holds a NUL byte".into(),
-    })?;
+    let name = CString::new(iface).map_err(|_| Error::Name { port: port.into(), reason: "interface name holds a NUL byte".into() })?;
     // SAFETY: a NUL-terminated name.
     let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
     if index == 0 {
-        return Err(Error::Name {
-            port: port.into(),
-            reason: format!("no interface named '{iface}' (see `ip link`)"),
-        });
+        return Err(Error::Name { port: port.into(), reason: format!("no interface named '{iface}' (see `ip link`)") });
     }
-    if !is_up(&name).map_err(|source| Error::Os {
-        port: port.into(),
-        step: "read the interface's flags",
-        source,
-    })? {
-        return Err(Error::Name {
-            port: port.into(),
-            reason: format!("interface '{iface}' is down (ip link set {iface} up)"),
-        });
+    if !is_up(&name).map_err(|source| Error::Os { port: port.into(), step: "read the interface's flags", source })? {
+        return Err(Error::Name { port: port.into(), reason: format!("interface '{iface}' is down (ip link set {iface} up)") });
     }
     Ok((name, index))
 }
@@ -49,23 +36,14 @@ pub fn namespace() -> u64 {
 #[cfg(af_xdp)]
 pub fn check_queue(port: &str, iface: &str, index: u32, queue: u32) -> Result<()> {
     let dir = format!("/sys/class/net/{iface}");
-    let same = std::fs::read_to_string(format!("{dir}/ifindex"))
-        .is_ok_and(|i| i.trim() == index.to_string());
+    let same = std::fs::read_to_string(format!("{dir}/ifindex")).is_ok_and(|i| i.trim() == index.to_string());
     let queues = if !same {
         0
     } else {
-        std::fs::read_dir(format!("{dir}/queues")).map_or(0, |entries| {
-            entries
-                .filter_map(|e| e.ok())
-                .filter(|e| e.file_name().to_string_lossy().starts_with("rx-"))
-                .count()
-        })
+        std::fs::read_dir(format!("{dir}/queues")).map_or(0, |entries| entries.filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with("rx-")).count())
     };
     if queues > 0 && queue as usize >= queues {
-        return Err(Error::Name {
-            port: port.into(),
-            reason: format!("'{iface}' has {queues} receive queue(s): no queue {queue}"),
-        });
+        return Err(Error::Name { port: port.into(), reason: format!("'{iface}' has {queues} receive queue(s): no queue {queue}") });
     }
     Ok(())
 }

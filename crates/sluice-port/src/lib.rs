@@ -28,6 +28,7 @@ pub use rx::{RxPort, RX_COUNTERS};
 pub use send::{send, Sent};
 pub use tx::{TxPort, TX_COUNTERS};
 
+
 /// How a port reaches its interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Backend {
@@ -74,11 +75,7 @@ impl Backend {
 
 /// The backends this build has, as port names spell them.
 pub fn built() -> Vec<&'static str> {
-    Backend::ALL
-        .into_iter()
-        .filter(|b| b.built())
-        .map(Backend::prefix)
-        .collect()
+    Backend::ALL.into_iter().filter(|b| b.built()).map(Backend::prefix).collect()
 }
 
 /// A port as named on the command line and in descriptions:
@@ -101,18 +98,10 @@ pub struct PortName {
 impl PortName {
     /// Parses `name`; the backend must be one built here.
     pub fn parse(name: &str) -> Result<Self> {
-        let bad = |reason: String| Error::Name {
-            port: name.into(),
-            reason,
-        };
-        let (prefix, interface) = name
-            .split_once(':')
-            .ok_or_else(|| bad("expected BACKEND:INTERFACE, e.g. af_packet:veth1".into()))?;
+        let bad = |reason: String| Error::Name { port: name.into(), reason };
+        let (prefix, interface) = name.split_once(':').ok_or_else(|| bad("expected BACKEND:INTERFACE, e.g. af_packet:veth1".into()))?;
         let names = Backend::ALL.map(Backend::prefix).join(", ");
-        let backend = Backend::ALL
-            .into_iter()
-            .find(|b| b.prefix() == prefix)
-            .ok_or_else(|| bad(format!("unknown backend '{prefix}' ({names})")))?;
+        let backend = Backend::ALL.into_iter().find(|b| b.prefix() == prefix).ok_or_else(|| bad(format!("unknown backend '{prefix}' ({names})")))?;
         if !backend.built() {
             return Err(bad(backend.missing().into()));
         }
@@ -120,38 +109,15 @@ impl PortName {
             Backend::AfPacket => (interface, None),
             Backend::AfXdp => match interface.split_once('@') {
                 None => (interface, None),
-                Some((iface, q)) => (
-                    iface,
-                    Some(
-                        q.parse()
-                            .map_err(|_| bad(format!("queue '{q}' is not a number")))?,
-                    ),
-                ),
+                Some((iface, q)) => (iface, Some(q.parse().map_err(|_| bad(format!("queue '{q}' is not a number")))?)),
             },
-            Backend::Dpdk if interface.is_empty() => {
-                return Err(bad("expected dpdk:DEVICE, e.g. dpdk:net_ring0".into()))
-            }
-            Backend::Dpdk => {
-                return Ok(Self {
-                    name: name.into(),
-                    backend,
-                    interface: interface.into(),
-                    queue: None,
-                })
-            }
+            Backend::Dpdk if interface.is_empty() => return Err(bad("expected dpdk:DEVICE, e.g. dpdk:net_ring0".into())),
+            Backend::Dpdk => return Ok(Self { name: name.into(), backend, interface: interface.into(), queue: None }),
         };
         if interface.is_empty() || interface.len() >= libc::IFNAMSIZ {
-            return Err(bad(format!(
-                "interface name '{interface}' must have 1 to {} characters",
-                libc::IFNAMSIZ - 1
-            )));
+            return Err(bad(format!("interface name '{interface}' must have 1 to {} characters", libc::IFNAMSIZ - 1)));
         }
-        Ok(Self {
-            name: name.into(),
-            backend,
-            interface: interface.into(),
-            queue,
-        })
+        Ok(Self { name: name.into(), backend, interface: interface.into(), queue })
     }
 
     /// The queue an AF_XDP or DPDK port uses: the one named (or spread), else 0.
@@ -161,11 +127,7 @@ impl PortName {
 
     /// This AF_XDP or DPDK port on queue `queue` of its interface, named so.
     pub fn on_queue(&self, queue: u32) -> Self {
-        Self {
-            name: format!("{}:{}@{queue}", self.backend.prefix(), self.interface),
-            queue: Some(queue),
-            ..self.clone()
-        }
+        Self { name: format!("{}:{}@{queue}", self.backend.prefix(), self.interface), queue: Some(queue), ..self.clone() }
     }
 
     /// Buffers of the pool a port of this name keeps lent to its device

@@ -1,8 +1,8 @@
 //! The receive side of a port: frames from the backend's ring into the
 //! pool, classified into flows, stamped and counted.
 
-use sluice_core::telemetry::NfCounters;
 use sluice_core::wire::ip_of_mut;
+use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSource};
 use sluice_traffic::PrefixRules;
 
@@ -72,12 +72,7 @@ impl Intake {
     fn take(&mut self, pool: &mut PacketPool, id: PacketId, ts_ns: u64) {
         let flow = self.rules.classify(pool.data(id));
         let meta = pool.meta_mut(id);
-        *meta = PacketMeta {
-            ts_ns,
-            flow,
-            seq: self.seq,
-            ..*meta
-        };
+        *meta = PacketMeta { ts_ns, flow, seq: self.seq, ..*meta };
         self.seq = self.seq.wrapping_add(1);
         self.received += 1;
         self.bytes += u64::from(meta.len);
@@ -98,61 +93,24 @@ impl RxPort {
     /// flow the first of `rules` its IPv4 destination matches; `fanout`
     /// joins a group that spreads flows over several workers' ports
     /// (AF_PACKET; AF_XDP spreads by the interface's queues).
-    pub fn open(
-        port: &PortName,
-        ring: RingConfig,
-        rules: PrefixRules,
-        fanout: Option<u16>,
-    ) -> Result<Self> {
+    pub fn open(port: &PortName, ring: RingConfig, rules: PrefixRules, fanout: Option<u16>) -> Result<Self> {
         let flows = rules.flows();
         let (rx, ring_pkts) = match port.backend {
             // (The ring's shape is checked by the open, before its frames are counted.)
-            Backend::AfPacket => (
-                Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?),
-                u64::from(ring.frames()),
-            ),
+            Backend::AfPacket => (Receiver::Packet(AfPacketRx::open(&port.name, &port.interface, ring, fanout)?), u64::from(ring.frames())),
             #[cfg(af_xdp)]
-            Backend::AfXdp => (
-                Receiver::Xdp(XdpRx::open(
-                    &port.name,
-                    &port.interface,
-                    port.bound_queue(),
-                    ring.descriptors,
-                )?),
-                u64::from(ring.descriptors),
-            ),
+            Backend::AfXdp => (Receiver::Xdp(XdpRx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?), u64::from(ring.descriptors)),
             #[cfg(dpdk)]
-            Backend::Dpdk => (
-                Receiver::Dpdk(DpdkRx::open(
-                    &port.name,
-                    &port.interface,
-                    port.bound_queue(),
-                )?),
-                u64::from(crate::dpdk::DESCRIPTORS),
-            ),
+            Backend::Dpdk => (Receiver::Dpdk(DpdkRx::open(&port.name, &port.interface, port.bound_queue())?), u64::from(crate::dpdk::DESCRIPTORS)),
             #[cfg(not(all(af_xdp, dpdk)))]
             _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
-        Ok(Self {
-            rx,
-            intake: Intake {
-                rules,
-                seq: 0,
-                per_flow: vec![0; flows],
-                received: 0,
-                bytes: 0,
-                emptied_ns: None,
-            },
-            ring_pkts,
-        })
+        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0, emptied_ns: None }, ring_pkts })
     }
 
     /// Opens what needs the pool it receives into (an AF_XDP socket, lent
     /// its fill ring's buffers).
-    pub fn bind(
-        &mut self,
-        #[cfg_attr(not(any(af_xdp, dpdk)), allow(unused_variables))] pool: &mut PacketPool,
-    ) -> Result<()> {
+    pub fn bind(&mut self, #[cfg_attr(not(any(af_xdp, dpdk)), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
         match &mut self.rx {
             Receiver::Packet(_) => Ok(()),
             #[cfg(af_xdp)]
@@ -182,9 +140,7 @@ impl PacketSource for RxPort {
                     }
                     // Stamped with the kernel's receive time on the engine's clock: the time a
                     // frame waited in the ring (while the worker slept, say) counts in its delay.
-                    let waited_ns = realtime_ns
-                        .get_or_insert_with(realtime_now_ns)
-                        .saturating_sub(arrived_ns);
+                    let waited_ns = realtime_ns.get_or_insert_with(realtime_now_ns).saturating_sub(arrived_ns);
                     intake.take(pool, id, now_ns.saturating_sub(waited_ns));
                     out.push(id);
                     true
@@ -239,12 +195,7 @@ impl PacketSource for RxPort {
             #[cfg(dpdk)]
             Receiver::Dpdk(rx) => (rx.ring_dropped(), rx.oversize()),
         };
-        into[..RX_COUNTERS.len()].copy_from_slice(&[
-            self.intake.received,
-            self.intake.bytes,
-            ring_dropped,
-            oversize,
-        ]);
+        into[..RX_COUNTERS.len()].copy_from_slice(&[self.intake.received, self.intake.bytes, ring_dropped, oversize]);
     }
 
     fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {
@@ -258,34 +209,19 @@ impl PacketSource for RxPort {
 /// `max` frames to `take` as packets of `pool` and says how many.
 #[cfg(any(af_xdp, dpdk))]
 trait Unstamped {
-    fn poll(
-        &mut self,
-        pool: &mut PacketPool,
-        max: usize,
-        take: impl FnMut(&mut PacketPool, PacketId),
-    ) -> usize;
+    fn poll(&mut self, pool: &mut PacketPool, max: usize, take: impl FnMut(&mut PacketPool, PacketId)) -> usize;
 }
 
 #[cfg(af_xdp)]
 impl Unstamped for XdpRx {
-    fn poll(
-        &mut self,
-        pool: &mut PacketPool,
-        max: usize,
-        take: impl FnMut(&mut PacketPool, PacketId),
-    ) -> usize {
+    fn poll(&mut self, pool: &mut PacketPool, max: usize, take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
         XdpRx::poll(self, pool, max, take)
     }
 }
 
 #[cfg(dpdk)]
 impl Unstamped for DpdkRx {
-    fn poll(
-        &mut self,
-        pool: &mut PacketPool,
-        max: usize,
-        take: impl FnMut(&mut PacketPool, PacketId),
-    ) -> usize {
+    fn poll(&mut self, pool: &mut PacketPool, max: usize, take: impl FnMut(&mut PacketPool, PacketId)) -> usize {
         DpdkRx::poll(self, pool, max, take)
     }
 }
@@ -293,14 +229,7 @@ impl Unstamped for DpdkRx {
 /// Takes up to `max` frames of `rx` into `out`, stamped as
 /// [`Intake::arrived_since`] says.
 #[cfg(any(af_xdp, dpdk))]
-fn fill_unstamped(
-    rx: &mut impl Unstamped,
-    intake: &mut Intake,
-    pool: &mut PacketPool,
-    now_ns: u64,
-    out: &mut Batch,
-    max: usize,
-) {
+fn fill_unstamped(rx: &mut impl Unstamped, intake: &mut Intake, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
     let since = intake.arrived_since(now_ns);
     let taken = rx.poll(pool, max, |pool, id| {
         intake.take(pool, id, since);
@@ -311,10 +240,7 @@ fn fill_unstamped(
 
 /// CLOCK_REALTIME now (ns), the clock of the ring's receive times.
 fn realtime_now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes the timespec it is given.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64

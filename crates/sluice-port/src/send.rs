@@ -28,13 +28,7 @@ pub struct Sent {
 /// Sends what `source` makes (at its own rates) on `port` for `seconds`,
 /// or until `stop` says so; a packet the ring has no room for waits until
 /// it has, so nothing made is lost.
-pub fn send(
-    port: &PortName,
-    ring: RingConfig,
-    source: &mut dyn PacketSource,
-    seconds: f64,
-    stop: &mut dyn FnMut() -> bool,
-) -> Result<Sent> {
+pub fn send(port: &PortName, ring: RingConfig, source: &mut dyn PacketSource, seconds: f64, stop: &mut dyn FnMut() -> bool) -> Result<Sent> {
     let mut tx = TxPort::open(port, ring)?;
     let mut pool = PacketPool::new(POOL + port.lends(&ring));
     tx.bind(&mut pool)?;
@@ -54,10 +48,7 @@ pub fn send(
         while at < batch.len() {
             let n = tx.transmit(&mut pool, &batch.as_slice()[at..]);
             let taken = &batch.as_slice()[at..at + n];
-            sent.bytes += taken
-                .iter()
-                .map(|&id| pool.data(id).len() as u64)
-                .sum::<u64>();
+            sent.bytes += taken.iter().map(|&id| pool.data(id).len() as u64).sum::<u64>();
             tx.let_go(&mut pool, taken);
             at += n;
             if at < batch.len() {

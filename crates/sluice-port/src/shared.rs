@@ -42,12 +42,7 @@ pub struct Joined<D> {
 
 impl<D> Joined<D> {
     /// What is open on the queue (see [`Shared::get`]), for port `port` on worker `worker`.
-    pub fn get(
-        &self,
-        port: &str,
-        worker: usize,
-        open: impl FnOnce(bool, bool) -> Result<D>,
-    ) -> Result<Arc<D>> {
+    pub fn get(&self, port: &str, worker: usize, open: impl FnOnce(bool, bool) -> Result<D>) -> Result<Arc<D>> {
         self.queue.get(port, self.side, worker, open)
     }
 }
@@ -64,36 +59,17 @@ impl<D> Drop for Joined<D> {
 /// Queues of `device` that ports of `registry` have joined: the highest one's number and one (at least one).
 #[cfg_attr(not(dpdk), allow(dead_code))]
 pub fn queues_joined<D>(registry: &Registry<D>, device: &str) -> u32 {
-    let open = registry
-        .lock()
-        .expect("no port panics while holding the list");
-    open.iter()
-        .filter_map(Weak::upgrade)
-        .filter(|s| s.device == device)
-        .map(|s| s.queue + 1)
-        .max()
-        .unwrap_or(1)
+    let open = registry.lock().expect("no port panics while holding the list");
+    open.iter().filter_map(Weak::upgrade).filter(|s| s.device == device).map(|s| s.queue + 1).max().unwrap_or(1)
 }
 
 impl<D> Shared<D> {
     /// Joins queue `queue` of `device` as port `port` on `side`, with the
     /// ports of `registry` that have it open already.
-    pub fn join(
-        registry: &Registry<D>,
-        port: &str,
-        device: &str,
-        queue: u32,
-        side: Side,
-    ) -> Result<Joined<D>> {
-        let mut open = registry
-            .lock()
-            .expect("no port panics while holding the list");
+    pub fn join(registry: &Registry<D>, port: &str, device: &str, queue: u32, side: Side) -> Result<Joined<D>> {
+        let mut open = registry.lock().expect("no port panics while holding the list");
         open.retain(|s| s.strong_count() > 0);
-        let shared = match open
-            .iter()
-            .filter_map(Weak::upgrade)
-            .find(|s| s.device == device && s.queue == queue)
-        {
+        let shared = match open.iter().filter_map(Weak::upgrade).find(|s| s.device == device && s.queue == queue) {
             Some(s) => s,
             None => {
                 let s = Arc::new(Self {
@@ -115,27 +91,15 @@ impl<D> Shared<D> {
             Side::Receive => {}
             Side::Transmit => shared.transmits.store(true, Ordering::Relaxed),
         }
-        Ok(Joined {
-            queue: shared,
-            side,
-        })
+        Ok(Joined { queue: shared, side })
     }
 
     /// What is open on the queue, opened by `open(receive, transmit)` (the
     /// sides that joined) if this is the first port to ask; port `port`
     /// asks on `side` from worker `worker`.
-    fn get(
-        &self,
-        port: &str,
-        side: Side,
-        worker: usize,
-        open: impl FnOnce(bool, bool) -> Result<D>,
-    ) -> Result<Arc<D>> {
+    fn get(&self, port: &str, side: Side, worker: usize, open: impl FnOnce(bool, bool) -> Result<D>) -> Result<Arc<D>> {
         if side == Side::Transmit {
-            let mut transmitter = self
-                .transmitter
-                .lock()
-                .expect("no port panics while holding its queue");
+            let mut transmitter = self.transmitter.lock().expect("no port panics while holding its queue");
             match *transmitter {
                 Some(w) if w != worker => {
                     return Err(Error::Name {
@@ -146,17 +110,11 @@ impl<D> Shared<D> {
                 _ => *transmitter = Some(worker),
             }
         }
-        let mut opened = self
-            .opened
-            .lock()
-            .expect("no port panics while holding its queue");
+        let mut opened = self.opened.lock().expect("no port panics while holding its queue");
         if let Some(d) = opened.as_ref() {
             return Ok(d.clone());
         }
-        let d = Arc::new(open(
-            self.receives.load(Ordering::Relaxed),
-            self.transmits.load(Ordering::Relaxed),
-        )?);
+        let d = Arc::new(open(self.receives.load(Ordering::Relaxed), self.transmits.load(Ordering::Relaxed))?);
         *opened = Some(d.clone());
         Ok(d)
     }

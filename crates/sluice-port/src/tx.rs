@@ -39,32 +39,15 @@ impl TxPort {
     /// Opens `port` for transmitting, its ring shaped by `ring`.
     pub fn open(port: &PortName, ring: RingConfig) -> Result<Self> {
         let tx = match port.backend {
-            Backend::AfPacket => {
-                Transmitter::Packet(AfPacketTx::open(&port.name, &port.interface, ring)?)
-            }
+            Backend::AfPacket => Transmitter::Packet(AfPacketTx::open(&port.name, &port.interface, ring)?),
             #[cfg(af_xdp)]
-            Backend::AfXdp => Transmitter::Xdp(XdpTx::open(
-                &port.name,
-                &port.interface,
-                port.bound_queue(),
-                ring.descriptors,
-            )?),
+            Backend::AfXdp => Transmitter::Xdp(XdpTx::open(&port.name, &port.interface, port.bound_queue(), ring.descriptors)?),
             #[cfg(dpdk)]
-            Backend::Dpdk => Transmitter::Dpdk(DpdkTx::open(
-                &port.name,
-                &port.interface,
-                port.bound_queue(),
-            )?),
+            Backend::Dpdk => Transmitter::Dpdk(DpdkTx::open(&port.name, &port.interface, port.bound_queue())?),
             #[cfg(not(all(af_xdp, dpdk)))]
             _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
-        Ok(Self {
-            tx,
-            sent: 0,
-            bytes: 0,
-            retries: 0,
-            full: 0,
-        })
+        Ok(Self { tx, sent: 0, bytes: 0, retries: 0, full: 0 })
     }
 
     /// Puts as many of `ids` on the ring as it has room for; returns how many.
@@ -91,10 +74,7 @@ impl TxPort {
     }
 
     /// Opens what needs the pool it sends from (an AF_XDP socket).
-    pub fn bind(
-        &mut self,
-        #[cfg_attr(not(any(af_xdp, dpdk)), allow(unused_variables))] pool: &mut PacketPool,
-    ) -> Result<()> {
+    pub fn bind(&mut self, #[cfg_attr(not(any(af_xdp, dpdk)), allow(unused_variables))] pool: &mut PacketPool) -> Result<()> {
         match &mut self.tx {
             Transmitter::Packet(_) => Ok(()),
             #[cfg(af_xdp)]
@@ -107,11 +87,7 @@ impl TxPort {
     /// Lets go of packets [`PacketSink::transmit`] took: frees the copied
     /// ones, hands over those sent from their own buffers.
     pub fn let_go(&self, pool: &mut PacketPool, ids: &[PacketId]) {
-        let release = if self.zero_copy() {
-            PacketPool::hand_over
-        } else {
-            PacketPool::free
-        };
+        let release = if self.zero_copy() { PacketPool::hand_over } else { PacketPool::free };
         for &id in ids {
             release(pool, id);
         }
@@ -128,14 +104,10 @@ impl PacketSink for TxPort {
             sent += self.push(pool, &ids[sent..]);
         }
         self.sent += sent as u64;
-        self.bytes += ids[..sent]
-            .iter()
-            .map(|&id| u64::from(pool.meta(id).len))
-            .sum::<u64>();
+        self.bytes += ids[..sent].iter().map(|&id| u64::from(pool.meta(id).len)).sum::<u64>();
         self.full += (ids.len() - sent) as u64;
         // AF_PACKET sends on a kick; AF_XDP was woken as it pushed; DPDK sends as it takes.
-        #[allow(irrefutable_let_patterns)]
-        // AF_PACKET is a build's only transmitter without AF_XDP and DPDK
+        #[allow(irrefutable_let_patterns)] // AF_PACKET is a build's only transmitter without AF_XDP and DPDK
         if let Transmitter::Packet(tx) = &mut self.tx {
             tx.flush();
         }
@@ -162,12 +134,6 @@ impl PacketSink for TxPort {
             #[cfg(dpdk)]
             Transmitter::Dpdk(tx) => tx.errors(),
         };
-        into[..TX_COUNTERS.len()].copy_from_slice(&[
-            self.sent,
-            self.bytes,
-            self.retries,
-            self.full,
-            refused,
-        ]);
+        into[..TX_COUNTERS.len()].copy_from_slice(&[self.sent, self.bytes, self.retries, self.full, refused]);
     }
 }

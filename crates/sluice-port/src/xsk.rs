@@ -23,16 +23,7 @@ pub struct Ring {
 
 impl Default for Ring {
     fn default() -> Self {
-        Self {
-            cached_prod: 0,
-            cached_cons: 0,
-            mask: 0,
-            size: 0,
-            producer: std::ptr::null_mut(),
-            consumer: std::ptr::null_mut(),
-            ring: std::ptr::null_mut(),
-            flags: std::ptr::null_mut(),
-        }
+        Self { cached_prod: 0, cached_cons: 0, mask: 0, size: 0, producer: std::ptr::null_mut(), consumer: std::ptr::null_mut(), ring: std::ptr::null_mut(), flags: std::ptr::null_mut() }
     }
 }
 
@@ -67,31 +58,15 @@ pub struct Opaque {
 
 #[link(name = "xdp")]
 extern "C" {
-    pub fn xsk_umem__create(
-        umem: *mut *mut Opaque,
-        area: *mut c_void,
-        size: u64,
-        fill: *mut Ring,
-        comp: *mut Ring,
-        config: *const UmemConfig,
-    ) -> c_int;
-    pub fn xsk_socket__create(
-        xsk: *mut *mut Opaque,
-        ifname: *const c_char,
-        queue: u32,
-        umem: *mut Opaque,
-        rx: *mut Ring,
-        tx: *mut Ring,
-        config: *const SocketConfig,
-    ) -> c_int;
+    pub fn xsk_umem__create(umem: *mut *mut Opaque, area: *mut c_void, size: u64, fill: *mut Ring, comp: *mut Ring, config: *const UmemConfig) -> c_int;
+    pub fn xsk_socket__create(xsk: *mut *mut Opaque, ifname: *const c_char, queue: u32, umem: *mut Opaque, rx: *mut Ring, tx: *mut Ring, config: *const SocketConfig) -> c_int;
     pub fn xsk_socket__fd(xsk: *const Opaque) -> c_int;
     pub fn xsk_socket__delete(xsk: *mut Opaque);
     pub fn xsk_umem__delete(umem: *mut Opaque) -> c_int;
 }
 
 /// A libbpf or libxdp message printer (`None`: print nothing).
-type Printer =
-    Option<unsafe extern "C" fn(level: c_int, format: *const c_char, args: *mut c_void) -> c_int>;
+type Printer = Option<unsafe extern "C" fn(level: c_int, format: *const c_char, args: *mut c_void) -> c_int>;
 
 #[link(name = "xdp")]
 extern "C" {
@@ -137,9 +112,7 @@ impl Ring {
     pub fn reserve_up_to(&mut self, most: u32) -> (u32, u32) {
         // The consumer's counter is kept `size` ahead: free = cons + size − prod.
         if self.cached_cons.wrapping_sub(self.cached_prod) < most {
-            self.cached_cons = Self::counter(self.consumer)
-                .load(Ordering::Acquire)
-                .wrapping_add(self.size);
+            self.cached_cons = Self::counter(self.consumer).load(Ordering::Acquire).wrapping_add(self.size);
         }
         let n = self.cached_cons.wrapping_sub(self.cached_prod).min(most);
         let at = self.cached_prod;
@@ -150,17 +123,12 @@ impl Ring {
     /// Producer: makes the `n` entries filled since the last submit the kernel's.
     pub fn submit(&mut self, n: u32) {
         let producer = Self::counter(self.producer);
-        producer.store(
-            producer.load(Ordering::Relaxed).wrapping_add(n),
-            Ordering::Release,
-        );
+        producer.store(producer.load(Ordering::Relaxed).wrapping_add(n), Ordering::Release);
     }
 
     /// Producer: entries submitted that the kernel has not taken yet.
     pub fn untaken(&self) -> u32 {
-        Self::counter(self.producer)
-            .load(Ordering::Relaxed)
-            .wrapping_sub(Self::counter(self.consumer).load(Ordering::Acquire))
+        Self::counter(self.producer).load(Ordering::Relaxed).wrapping_sub(Self::counter(self.consumer).load(Ordering::Acquire))
     }
 
     /// Consumer: up to `most` entries ready from the returned index on.
@@ -179,10 +147,7 @@ impl Ring {
     /// Consumer: hands the `n` entries read since the last release back to the kernel.
     pub fn release(&mut self, n: u32) {
         let consumer = Self::counter(self.consumer);
-        consumer.store(
-            consumer.load(Ordering::Relaxed).wrapping_add(n),
-            Ordering::Release,
-        );
+        consumer.store(consumer.load(Ordering::Relaxed).wrapping_add(n), Ordering::Release);
     }
 
     /// Whether the kernel asks to be woken (by a `sendto` or `poll`) to

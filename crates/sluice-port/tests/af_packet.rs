@@ -16,32 +16,15 @@ fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
         if !veth_pair_in_own_namespace() {
             return;
         }
-        let rules = vec![PrefixRule {
-            prefix: Ipv4Addr::new(10, 0, 1, 0).into(),
-            len: 24,
-            flow: 0,
-        }];
-        let mut rx = RxPort::open(
-            &PortName::parse("af_packet:vrx0").unwrap(),
-            RingConfig::default(),
-            PrefixRules::new(&rules).unwrap(),
-            None,
-        )
-        .unwrap();
-        let mut tx = TxPort::open(
-            &PortName::parse("af_packet:vtx0").unwrap(),
-            RingConfig::default(),
-        )
-        .unwrap();
+        let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
+        let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), PrefixRules::new(&rules).unwrap(), None).unwrap();
+        let mut tx = TxPort::open(&PortName::parse("af_packet:vtx0").unwrap(), RingConfig::default()).unwrap();
         let mut pool = PacketPool::new(4096);
         let sent: Vec<Vec<u8>> = (0..2000).map(|i| frame(1 + (i % 2) as u8, i)).collect();
         let mut received = Vec::new();
         let mut out = Batch::default();
         for chunk in sent.chunks(32) {
-            let ids: Vec<_> = chunk
-                .iter()
-                .map(|f| pool.alloc_copy(f, PacketMeta::default()).unwrap())
-                .collect();
+            let ids: Vec<_> = chunk.iter().map(|f| pool.alloc_copy(f, PacketMeta::default()).unwrap()).collect();
             assert_eq!(tx.transmit(&mut pool, &ids), ids.len());
             for id in ids {
                 pool.free(id);
@@ -51,11 +34,7 @@ fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
             while received.len() < sent.len() && std::time::Instant::now() < deadline {
                 rx.fill(&mut pool, NOW_NS, &mut out, 32);
                 for &id in out.as_slice() {
-                    received.push((
-                        pool.data(id).to_vec(),
-                        pool.meta(id).flow,
-                        pool.meta(id).ts_ns,
-                    ));
+                    received.push((pool.data(id).to_vec(), pool.meta(id).flow, pool.meta(id).ts_ns));
                     pool.free(id);
                 }
                 out.clear();
@@ -64,25 +43,13 @@ fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
         // The veth peer also sees what the kernel itself sends (IPv6 router
         // solicitations and the like): keep the frames we sent.
         received.retain(|(f, _, _)| f.len() == sent[0].len() && f[..12] == sent[0][..12]);
-        assert_eq!(
-            received.len(),
-            sent.len(),
-            "every frame arrived, {} missed at rx",
-            rx.missed()
-        );
+        assert_eq!(received.len(), sent.len(), "every frame arrived, {} missed at rx", rx.missed());
         for (i, ((got, flow, ts), want)) in received.iter().zip(&sent).enumerate() {
             assert_eq!(got, want, "frame {i} arrived whole and in order");
-            assert_eq!(
-                *flow,
-                if i % 2 == 0 { 0 } else { NO_FLOW },
-                "frame {i}'s flow by its destination /24"
-            );
+            assert_eq!(*flow, if i % 2 == 0 { 0 } else { NO_FLOW }, "frame {i}'s flow by its destination /24");
             // Stamped with the kernel's receive time on the poll's clock: a
             // little before the poll (the wait in the ring), never after it.
-            assert!(
-                (NOW_NS - 100_000_000..=NOW_NS).contains(ts),
-                "frame {i} stamped {ts} ns, the poll at {NOW_NS} ns"
-            );
+            assert!((NOW_NS - 100_000_000..=NOW_NS).contains(ts), "frame {i} stamped {ts} ns, the poll at {NOW_NS} ns");
         }
         assert_eq!(rx.missed(), 0);
     });
@@ -94,32 +61,13 @@ const NOW_NS: u64 = 10_000_000_000;
 
 #[test]
 fn a_missing_interface_and_an_unknown_backend_are_named_in_the_error() {
-    let e = RxPort::open(
-        &PortName::parse("af_packet:nosuch0").unwrap(),
-        RingConfig::default(),
-        PrefixRules::default(),
-        None,
-    )
-    .err()
-    .unwrap();
-    assert!(
-        matches!(e, Error::Name { .. }) && e.to_string().contains("no interface named 'nosuch0'"),
-        "{e}"
-    );
+    let e = RxPort::open(&PortName::parse("af_packet:nosuch0").unwrap(), RingConfig::default(), PrefixRules::default(), None).err().unwrap();
+    assert!(matches!(e, Error::Name { .. }) && e.to_string().contains("no interface named 'nosuch0'"), "{e}");
     let e = PortName::parse("netmap:veth1").unwrap_err().to_string();
-    assert!(
-        e.contains("port 'netmap:veth1'") && e.contains("unknown backend 'netmap'"),
-        "{e}"
-    );
+    assert!(e.contains("port 'netmap:veth1'") && e.contains("unknown backend 'netmap'"), "{e}");
     let e = PortName::parse("veth1").unwrap_err().to_string();
     assert!(e.contains("BACKEND:INTERFACE"), "{e}");
-    let bad = RingConfig {
-        block_size: 1000,
-        ..RingConfig::default()
-    };
-    let e = TxPort::open(&PortName::parse("af_packet:lo").unwrap(), bad)
-        .err()
-        .unwrap()
-        .to_string();
+    let bad = RingConfig { block_size: 1000, ..RingConfig::default() };
+    let e = TxPort::open(&PortName::parse("af_packet:lo").unwrap(), bad).err().unwrap().to_string();
     assert!(e.contains("page size"), "{e}");
 }

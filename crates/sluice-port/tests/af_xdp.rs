@@ -15,52 +15,32 @@ use common::{frame, veth_pair_in_own_namespace};
 
 /// Whether `iface` has an XDP program attached.
 fn has_xdp_program(iface: &str) -> bool {
-    let out = Command::new("ip")
-        .args(["link", "show", iface])
-        .output()
-        .unwrap();
+    let out = Command::new("ip").args(["link", "show", iface]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).contains("xdp")
 }
 
 #[test]
-fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_program_goes_with_the_socket(
-) {
+fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_program_goes_with_the_socket() {
     let handle = std::thread::spawn(|| {
         if !veth_pair_in_own_namespace() {
             return;
         }
-        let ring = RingConfig {
-            descriptors: 512,
-            ..RingConfig::default()
-        };
-        let (rx_name, tx_name) = (
-            PortName::parse("af_xdp:vrx0").unwrap(),
-            PortName::parse("af_xdp:vtx0").unwrap(),
-        );
+        let ring = RingConfig { descriptors: 512, ..RingConfig::default() };
+        let (rx_name, tx_name) = (PortName::parse("af_xdp:vrx0").unwrap(), PortName::parse("af_xdp:vtx0").unwrap());
         let mut pool = PacketPool::new(4096 + rx_name.lends(&ring) + tx_name.lends(&ring));
-        let rules = vec![PrefixRule {
-            prefix: Ipv4Addr::new(10, 0, 1, 0).into(),
-            len: 24,
-            flow: 0,
-        }];
+        let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
         let mut rx = RxPort::open(&rx_name, ring, PrefixRules::new(&rules).unwrap(), None).unwrap();
         rx.bind(&mut pool).unwrap();
         let mut tx = TxPort::open(&tx_name, ring).unwrap();
         tx.bind(&mut pool).unwrap();
         assert!(tx.zero_copy(), "AF_XDP sends from the pool's own buffers");
-        assert!(
-            has_xdp_program("vrx0"),
-            "the receiving socket loaded its redirect program"
-        );
+        assert!(has_xdp_program("vrx0"), "the receiving socket loaded its redirect program");
 
         let sent: Vec<Vec<u8>> = (0..3000).map(|i| frame(1 + (i % 2) as u8, i)).collect();
         let mut received = Vec::new();
         let mut out = Batch::default();
         for chunk in sent.chunks(32) {
-            let ids: Vec<_> = chunk
-                .iter()
-                .map(|f| pool.alloc_copy(f, PacketMeta::default()).unwrap())
-                .collect();
+            let ids: Vec<_> = chunk.iter().map(|f| pool.alloc_copy(f, PacketMeta::default()).unwrap()).collect();
             let mut at = 0;
             while at < ids.len() {
                 let n = tx.transmit(&mut pool, &ids[at..]);
@@ -83,35 +63,16 @@ fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_p
         }
         // The veth peer also sees what the kernel itself sends: keep the frames we sent.
         received.retain(|(f, _, _)| f.len() == sent[0].len() && f[..12] == sent[0][..12]);
-        assert_eq!(
-            received.len(),
-            sent.len(),
-            "every frame arrived, {} missed at rx",
-            rx.missed()
-        );
+        assert_eq!(received.len(), sent.len(), "every frame arrived, {} missed at rx", rx.missed());
         for (i, ((got, flow, ts), want)) in received.iter().zip(&sent).enumerate() {
             assert_eq!(got, want, "frame {i} arrived whole and in order");
-            assert_eq!(
-                *flow,
-                if i % 2 == 0 { 0 } else { NO_FLOW },
-                "frame {i}'s flow by its destination /24"
-            );
-            assert_eq!(
-                *ts, 7,
-                "frame {i} stamped with the last poll that left the ring empty"
-            );
+            assert_eq!(*flow, if i % 2 == 0 { 0 } else { NO_FLOW }, "frame {i}'s flow by its destination /24");
+            assert_eq!(*ts, 7, "frame {i} stamped with the last poll that left the ring empty");
         }
         assert_eq!(rx.missed(), 0);
-        assert_eq!(
-            pool.in_use(),
-            0,
-            "every packet received was freed, every packet sent handed over"
-        );
+        assert_eq!(pool.in_use(), 0, "every packet received was freed, every packet sent handed over");
         drop(rx);
-        assert!(
-            !has_xdp_program("vrx0"),
-            "the redirect program left with the last socket"
-        );
+        assert!(!has_xdp_program("vrx0"), "the redirect program left with the last socket");
     });
     handle.join().unwrap();
 }
@@ -123,25 +84,12 @@ fn a_fill_ring_the_pool_cannot_stock_and_a_ring_size_out_of_range_are_named_in_t
             return;
         }
         let name = PortName::parse("af_xdp:vrx0").unwrap();
-        let bad = RingConfig {
-            descriptors: 1000,
-            ..RingConfig::default()
-        };
-        let e = RxPort::open(&name, bad, PrefixRules::default(), None)
-            .err()
-            .unwrap()
-            .to_string();
-        assert!(
-            e.contains("port 'af_xdp:vrx0'") && e.contains("power of two"),
-            "{e}"
-        );
-        let mut rx =
-            RxPort::open(&name, RingConfig::default(), PrefixRules::default(), None).unwrap();
+        let bad = RingConfig { descriptors: 1000, ..RingConfig::default() };
+        let e = RxPort::open(&name, bad, PrefixRules::default(), None).err().unwrap().to_string();
+        assert!(e.contains("port 'af_xdp:vrx0'") && e.contains("power of two"), "{e}");
+        let mut rx = RxPort::open(&name, RingConfig::default(), PrefixRules::default(), None).unwrap();
         let e = rx.bind(&mut PacketPool::new(256)).unwrap_err().to_string();
-        assert!(
-            e.contains("port 'af_xdp:vrx0'") && e.contains("fill ring"),
-            "{e}"
-        );
+        assert!(e.contains("port 'af_xdp:vrx0'") && e.contains("fill ring"), "{e}");
         let e = PortName::parse("af_xdp:vrx0@x").unwrap_err().to_string();
         assert!(e.contains("queue 'x'"), "{e}");
     });

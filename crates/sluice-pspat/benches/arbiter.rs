@@ -13,40 +13,19 @@ const FLOWS: usize = 64;
 const PER_CLIENT: usize = 2048;
 
 fn decisions<S: Scheduler<u32>>(make: impl Fn() -> S, iters: u64) -> Duration {
-    let (mut arbiter, mut clients) = Arbiter::new(
-        make(),
-        Link {
-            bits_per_s: f64::INFINITY,
-            overhead: 0,
-        },
-        CLIENTS,
-        PER_CLIENT,
-        256,
-    );
+    let (mut arbiter, mut clients) = Arbiter::new(make(), Link { bits_per_s: f64::INFINITY, overhead: 0 }, CLIENTS, PER_CLIENT, 256);
     let mut spent = Duration::ZERO;
     for _ in 0..iters {
         for (c, client) in clients.iter_mut().enumerate() {
             for i in 0..PER_CLIENT {
                 let flow = ((c * PER_CLIENT + i) * 7 % FLOWS) as u16;
-                assert!(client.send(Entry {
-                    flow,
-                    len: 64 + (i % 1400) as u16,
-                    id: i as u32
-                }));
+                assert!(client.send(Entry { flow, len: 64 + (i % 1400) as u16, id: i as u32 }));
             }
         }
         let start = Instant::now();
         let mut sent = 0;
         while sent < (CLIENTS * PER_CLIENT) as u64 {
-            sent += arbiter
-                .scan(
-                    0,
-                    &mut |e| {
-                        std::hint::black_box(e);
-                    },
-                    &mut |_| unreachable!("queues hold every entry"),
-                )
-                .sent;
+            sent += arbiter.scan(0, &mut |e| { std::hint::black_box(e); }, &mut |_| unreachable!("queues hold every entry")).sent;
         }
         spent += start.elapsed();
     }
@@ -55,23 +34,11 @@ fn decisions<S: Scheduler<u32>>(make: impl Fn() -> S, iters: u64) -> Duration {
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("arbiter");
-    g.measurement_time(Duration::from_secs(3))
-        .throughput(Throughput::Elements((CLIENTS * PER_CLIENT) as u64));
+    g.measurement_time(Duration::from_secs(3)).throughput(Throughput::Elements((CLIENTS * PER_CLIENT) as u64));
     let weights: Vec<u32> = (0..FLOWS as u32).map(|f| 1 + f % 8).collect();
-    g.bench_function(BenchmarkId::new("decisions", "drr"), |b| {
-        b.iter_custom(|n| decisions(|| Drr::new(&weights, 1500, CLIENTS * PER_CLIENT), n))
-    });
-    g.bench_function(BenchmarkId::new("decisions", "wf2q+"), |b| {
-        b.iter_custom(|n| decisions(|| Wf2qPlus::new(&weights, CLIENTS * PER_CLIENT), n))
-    });
-    g.bench_function(BenchmarkId::new("decisions", "qfq"), |b| {
-        b.iter_custom(|n| {
-            decisions(
-                || Qfq::new(&weights, 1500, CLIENTS * PER_CLIENT).expect("weights of 1-8"),
-                n,
-            )
-        })
-    });
+    g.bench_function(BenchmarkId::new("decisions", "drr"), |b| b.iter_custom(|n| decisions(|| Drr::new(&weights, 1500, CLIENTS * PER_CLIENT), n)));
+    g.bench_function(BenchmarkId::new("decisions", "wf2q+"), |b| b.iter_custom(|n| decisions(|| Wf2qPlus::new(&weights, CLIENTS * PER_CLIENT), n)));
+    g.bench_function(BenchmarkId::new("decisions", "qfq"), |b| b.iter_custom(|n| decisions(|| Qfq::new(&weights, 1500, CLIENTS * PER_CLIENT).expect("weights of 1-8"), n)));
     g.finish();
 }
 

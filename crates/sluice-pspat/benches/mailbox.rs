@@ -113,22 +113,11 @@ fn bench(c: &mut Criterion) {
     // One iteration passes PER_ITER values: a thread start per sample is then noise.
     const PER_ITER: u64 = 4096;
     let mut g = c.benchmark_group("spsc");
-    g.measurement_time(Duration::from_secs(3))
-        .throughput(Throughput::Elements(PER_ITER));
+    g.measurement_time(Duration::from_secs(3)).throughput(Throughput::Elements(PER_ITER));
     for burst in [1usize, 32] {
-        g.bench_with_input(
-            BenchmarkId::new("pspat_mailbox", burst),
-            &burst,
-            |b, &burst| b.iter_custom(|n| transfer::<Mailbox>(n * PER_ITER, burst)),
-        );
-        g.bench_with_input(
-            BenchmarkId::new("sluice_ring", burst),
-            &burst,
-            |b, &burst| b.iter_custom(|n| transfer::<Ring>(n * PER_ITER, burst)),
-        );
-        g.bench_with_input(BenchmarkId::new("rtrb", burst), &burst, |b, &burst| {
-            b.iter_custom(|n| transfer::<Rtrb>(n * PER_ITER, burst))
-        });
+        g.bench_with_input(BenchmarkId::new("pspat_mailbox", burst), &burst, |b, &burst| b.iter_custom(|n| transfer::<Mailbox>(n * PER_ITER, burst)));
+        g.bench_with_input(BenchmarkId::new("sluice_ring", burst), &burst, |b, &burst| b.iter_custom(|n| transfer::<Ring>(n * PER_ITER, burst)));
+        g.bench_with_input(BenchmarkId::new("rtrb", burst), &burst, |b, &burst| b.iter_custom(|n| transfer::<Rtrb>(n * PER_ITER, burst)));
     }
     g.finish();
 }

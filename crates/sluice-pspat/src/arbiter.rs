@@ -47,29 +47,10 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     /// An arbiter for `clients` clients with mailboxes of `capacity`
     /// entries, draining up to `drain_budget` a client per scan into
     /// `scheduler`, sending on `link`; returns it and the clients' ends.
-    pub fn new(
-        scheduler: S,
-        link: Link,
-        clients: usize,
-        capacity: usize,
-        drain_budget: usize,
-    ) -> (Self, Vec<Client>) {
-        let (producers, mailboxes): (Vec<_>, Vec<_>) = (0..clients)
-            .map(|_| crate::mailbox::mailbox(capacity))
-            .unzip();
-        let arbiter = Self {
-            mailboxes,
-            scheduler,
-            link: LinkClock::new(link),
-            drain_budget: drain_budget.max(1),
-        };
-        (
-            arbiter,
-            producers
-                .into_iter()
-                .map(|mailbox| Client { mailbox })
-                .collect(),
-        )
+    pub fn new(scheduler: S, link: Link, clients: usize, capacity: usize, drain_budget: usize) -> (Self, Vec<Client>) {
+        let (producers, mailboxes): (Vec<_>, Vec<_>) = (0..clients).map(|_| crate::mailbox::mailbox(capacity)).unzip();
+        let arbiter = Self { mailboxes, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1) };
+        (arbiter, producers.into_iter().map(|mailbox| Client { mailbox }).collect())
     }
 
     /// The algorithm (for its per-flow drops and queue lengths).
@@ -80,23 +61,14 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     /// One scan at time `now_ns`: drain the mailboxes into the algorithm
     /// (a refused packet goes to `drop`), then release packets onto the
     /// link while it has room up to `now_ns`, each to `transmit`.
-    pub fn scan(
-        &mut self,
-        now_ns: u64,
-        transmit: &mut impl FnMut(Entry),
-        drop: &mut impl FnMut(Entry),
-    ) -> Scan {
+    pub fn scan(&mut self, now_ns: u64, transmit: &mut impl FnMut(Entry), drop: &mut impl FnMut(Entry)) -> Scan {
         let mut scan = Scan::default();
         for mailbox in &mut self.mailboxes {
             for _ in 0..self.drain_budget {
                 let Some(word) = mailbox.pop() else { break };
                 let e = Entry::unpack(word);
                 scan.drained += 1;
-                if self
-                    .scheduler
-                    .enqueue(usize::from(e.flow), u32::from(e.len), e.id)
-                    .is_err()
-                {
+                if self.scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
                     scan.dropped += 1;
                     drop(e);
                 }

@@ -25,19 +25,13 @@ pub struct Idle {
 
 impl Default for Idle {
     fn default() -> Self {
-        Self {
-            idle_before_sleep: Duration::from_millis(1),
-            sleep: Duration::from_micros(50),
-        }
+        Self { idle_before_sleep: Duration::from_millis(1), sleep: Duration::from_micros(50) }
     }
 }
 
 impl Idle {
     /// An arbiter that never sleeps.
-    pub const SPIN: Self = Self {
-        idle_before_sleep: Duration::MAX,
-        sleep: Duration::ZERO,
-    };
+    pub const SPIN: Self = Self { idle_before_sleep: Duration::MAX, sleep: Duration::ZERO };
 }
 
 /// What the arbiter's thread did.
@@ -82,14 +76,7 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
     /// Starts `arbiter` on a thread (pinned to `core` if given) that scans
     /// at the time of `clock` (ns since `origin`, a raw reading) and hands
     /// what it released and refused to `dispatch`.
-    pub fn spawn(
-        arbiter: Arbiter<S>,
-        clock: quanta::Clock,
-        origin: u64,
-        core: Option<core_affinity::CoreId>,
-        idle: Idle,
-        mut dispatch: impl Dispatch + 'static,
-    ) -> Self {
+    pub fn spawn(arbiter: Arbiter<S>, clock: quanta::Clock, origin: u64, core: Option<core_affinity::CoreId>, idle: Idle, mut dispatch: impl Dispatch + 'static) -> Self {
         let mut arbiter = arbiter;
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
@@ -107,11 +94,7 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
                 let now_ns = clock.delta_as_nanos(origin, now);
                 // A scan refuses while it drains and transmits after: never both at once.
                 let dispatch = std::cell::RefCell::new(&mut dispatch);
-                let scan = arbiter.scan(
-                    now_ns,
-                    &mut |e| dispatch.borrow_mut().transmit(e, now_ns),
-                    &mut |e| dispatch.borrow_mut().refuse(e),
-                );
+                let scan = arbiter.scan(now_ns, &mut |e| dispatch.borrow_mut().transmit(e, now_ns), &mut |e| dispatch.borrow_mut().refuse(e));
                 stats.scans += 1;
                 stats.totals.drained += scan.drained;
                 stats.totals.sent += scan.sent;
@@ -134,8 +117,6 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
     /// Stops the thread; returns the arbiter (with what it still holds) and what it did.
     pub fn stop(self) -> (Arbiter<S>, ArbiterStats) {
         self.stop.store(true, Ordering::Relaxed);
-        self.handle
-            .join()
-            .expect("the arbiter thread does not panic")
+        self.handle.join().expect("the arbiter thread does not panic")
     }
 }

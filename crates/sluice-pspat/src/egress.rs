@@ -14,12 +14,12 @@ use sluice_core::limits::MAX_POOL_BUFFERS;
 use sluice_core::{EgressLink, PacketId};
 
 use crate::arbiter::{Arbiter, Client};
-use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
 use crate::entry::Entry;
+use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
 use crate::full_flag::FullFlag;
+use crate::sched::{Algorithm, AnyScheduler};
 use crate::link::Link;
 use crate::mailbox::{mailbox, Consumer, Producer};
-use crate::sched::{Algorithm, AnyScheduler};
 
 /// Packet handles below this; the bits above carry the offering worker.
 const HANDLE_BITS: u32 = 24;
@@ -90,18 +90,8 @@ impl Decisions {
         let handle = e.id & ((1 << HANDLE_BITS) - 1);
         // A worker has no more packets out than its pool holds, and its
         // mailbox holds that many: a decision always finds room.
-        let posted = self.to_workers[worker].push(
-            Entry {
-                flow: e.flow,
-                len: u16::from(sent),
-                id: handle,
-            }
-            .pack(),
-        );
-        assert!(
-            posted,
-            "worker {worker}'s decision mailbox holds every packet it can have out"
-        );
+        let posted = self.to_workers[worker].push(Entry { flow: e.flow, len: u16::from(sent), id: handle }.pack());
+        assert!(posted, "worker {worker}'s decision mailbox holds every packet it can have out");
     }
 }
 
@@ -109,12 +99,8 @@ impl Dispatch for Decisions {
     fn transmit(&mut self, e: Entry, _now_ns: u64) {
         let c = &self.classes[usize::from(e.flow)];
         // One writer (this thread): a load and a store are enough.
-        c.sent_pkts
-            .store(c.sent_pkts.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-        c.sent_bytes.store(
-            c.sent_bytes.load(Ordering::Relaxed) + u64::from(e.len),
-            Ordering::Relaxed,
-        );
+        c.sent_pkts.store(c.sent_pkts.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+        c.sent_bytes.store(c.sent_bytes.load(Ordering::Relaxed) + u64::from(e.len), Ordering::Relaxed);
         c.full.sent();
         self.post(e, true);
     }
@@ -143,20 +129,13 @@ pub struct WorkerEgress {
 impl EgressLink for WorkerEgress {
     #[inline]
     fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
-        debug_assert!(
-            id.0 < 1 << HANDLE_BITS,
-            "{id:?} does not fit the handle bits"
-        );
+        debug_assert!(id.0 < 1 << HANDLE_BITS, "{id:?} does not fit the handle bits");
         let c = &self.classes[usize::from(class)];
         if c.full.is_set() {
             c.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let sent = self.offers.send(Entry {
-            flow: class,
-            len,
-            id: id.0 | self.tag,
-        });
+        let sent = self.offers.send(Entry { flow: class, len, id: id.0 | self.tag });
         self.outstanding[usize::from(class)] += usize::from(sent);
         sent
     }
@@ -172,9 +151,7 @@ impl EgressLink for WorkerEgress {
 
     #[inline]
     fn room(&self, class: u16) -> usize {
-        self.share.map_or(usize::MAX, |share| {
-            share.saturating_sub(self.outstanding[usize::from(class)])
-        })
+        self.share.map_or(usize::MAX, |share| share.saturating_sub(self.outstanding[usize::from(class)]))
     }
 }
 
@@ -187,44 +164,20 @@ pub struct ScheduledEgress {
 impl ScheduledEgress {
     /// Starts the arbiter for `workers` workers (pinned to `core` if
     /// given); returns it and each worker's end, in worker order.
-    pub fn start(
-        config: &EgressConfig,
-        workers: usize,
-        core: Option<core_affinity::CoreId>,
-    ) -> Result<(Self, Vec<WorkerEgress>), String> {
+    pub fn start(config: &EgressConfig, workers: usize, core: Option<core_affinity::CoreId>) -> Result<(Self, Vec<WorkerEgress>), String> {
         if workers == 0 || workers > 1 << (32 - HANDLE_BITS) {
-            return Err(format!(
-                "scheduled egress: {workers} workers (at most {})",
-                1 << (32 - HANDLE_BITS)
-            ));
+            return Err(format!("scheduled egress: {workers} workers (at most {})", 1 << (32 - HANDLE_BITS)));
         }
         if config.weights.is_empty() || config.queue_pkts == 0 {
             return Err("scheduled egress: it needs a class and its queue ≥ 1 packet".into());
         }
-        config
-            .algorithm
-            .check(&config.weights)
-            .map_err(|e| format!("scheduled egress: {e}"))?;
-        let classes: Arc<[ClassCounters]> = config
-            .weights
-            .iter()
-            .map(|_| ClassCounters::default())
-            .collect();
-        let (arbiter, clients) = Arbiter::new(
-            config.algorithm.build(&config.weights, config.queue_pkts),
-            config.link,
-            workers,
-            OFFERS,
-            64,
-        );
-        let (to_workers, from_arbiter): (Vec<_>, Vec<_>) =
-            (0..workers).map(|_| mailbox(MAX_POOL_BUFFERS)).unzip();
+        config.algorithm.check(&config.weights).map_err(|e| format!("scheduled egress: {e}"))?;
+        let classes: Arc<[ClassCounters]> = config.weights.iter().map(|_| ClassCounters::default()).collect();
+        let (arbiter, clients) = Arbiter::new(config.algorithm.build(&config.weights, config.queue_pkts), config.link, workers, OFFERS, 64);
+        let (to_workers, from_arbiter): (Vec<_>, Vec<_>) = (0..workers).map(|_| mailbox(MAX_POOL_BUFFERS)).unzip();
         let clock = quanta::Clock::new();
         let origin = clock.raw();
-        let dispatch = Decisions {
-            to_workers,
-            classes: classes.clone(),
-        };
+        let dispatch = Decisions { to_workers, classes: classes.clone() };
         let thread = ArbiterThread::spawn(arbiter, clock, origin, core, Idle::default(), dispatch);
         let ends = clients
             .into_iter()
@@ -239,13 +192,7 @@ impl ScheduledEgress {
                 share: config.wait.then(|| config.share(workers)),
             })
             .collect();
-        Ok((
-            Self {
-                thread: Some(thread),
-                classes,
-            },
-            ends,
-        ))
+        Ok((Self { thread: Some(thread), classes }, ends))
     }
 
     /// Per class, what went out and what was refused so far.

@@ -22,10 +22,6 @@ impl Entry {
 
     /// The entry `word` carries.
     pub fn unpack(word: u64) -> Self {
-        Self {
-            flow: (word >> 48) as u16,
-            len: (word >> 32) as u16,
-            id: (word as u32).wrapping_sub(1),
-        }
+        Self { flow: (word >> 48) as u16, len: (word >> 32) as u16, id: (word as u32).wrapping_sub(1) }
     }
 }

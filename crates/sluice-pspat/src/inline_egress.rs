@@ -53,19 +53,14 @@ impl EgressLink for InlineEgress {
     /// Queues the packet in its class; false (the walker drops it, counted) when the class's queue is full.
     #[inline]
     fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
-        let queued = self
-            .scheduler
-            .enqueue(usize::from(class), u32::from(len), id.0)
-            .is_ok();
+        let queued = self.scheduler.enqueue(usize::from(class), u32::from(len), id.0).is_ok();
         self.queued[usize::from(class)] += usize::from(queued);
         queued
     }
 
     #[inline]
     fn room(&self, class: u16) -> usize {
-        self.wait_at.map_or(usize::MAX, |limit| {
-            limit.saturating_sub(self.queued[usize::from(class)])
-        })
+        self.wait_at.map_or(usize::MAX, |limit| limit.saturating_sub(self.queued[usize::from(class)]))
     }
 
     /// The packets of one release, then `None`; the next call releases again.

@@ -18,8 +18,8 @@ use std::time::Duration;
 use hdrhistogram::Histogram;
 
 use crate::arbiter::Arbiter;
-use crate::arbiter_thread::{ArbiterThread, Idle};
 use crate::entry::Entry;
+use crate::arbiter_thread::{ArbiterThread, Idle};
 use crate::full_flag::FullFlag;
 use crate::link::Link;
 use crate::locked::Locked;
@@ -67,37 +67,21 @@ fn cores() -> (Option<core_affinity::CoreId>, Option<core_affinity::CoreId>) {
 /// the scans are timed.
 pub fn arbiter_alone(algorithm: Algorithm, clients: usize, per_client: usize, seconds: f64) -> f64 {
     let per_client = per_client.clamp(1, MAILBOX);
-    let (mut arbiter, mut mailboxes) = Arbiter::new(
-        algorithm.build(&vec![1; clients], FLOW_QUEUE),
-        Link {
-            bits_per_s: f64::INFINITY,
-            overhead: FRAMING,
-        },
-        clients,
-        MAILBOX,
-        per_client,
-    );
+    let (mut arbiter, mut mailboxes) =
+        Arbiter::new(algorithm.build(&vec![1; clients], FLOW_QUEUE), Link { bits_per_s: f64::INFINITY, overhead: FRAMING }, clients, MAILBOX, per_client);
     let clock = quanta::Clock::new();
     let (mut decisions, mut scanning_ns) = (0u64, 0u64);
     let began = std::time::Instant::now();
     while began.elapsed().as_secs_f64() < seconds {
         for (flow, mailbox) in mailboxes.iter_mut().enumerate() {
             for id in 0..per_client as u32 {
-                mailbox.send(Entry {
-                    flow: flow as u16,
-                    len: 60,
-                    id,
-                });
+                mailbox.send(Entry { flow: flow as u16, len: 60, id });
             }
         }
         let start = clock.raw();
-        let scan = arbiter.scan(
-            0,
-            &mut |e| {
-                std::hint::black_box(e);
-            },
-            &mut |_| {},
-        );
+        let scan = arbiter.scan(0, &mut |e| {
+            std::hint::black_box(e);
+        }, &mut |_| {});
         scanning_ns += clock.delta_as_nanos(start, clock.raw());
         decisions += scan.sent;
     }
@@ -112,9 +96,7 @@ struct Clients {
 
 impl Clients {
     /// Starts `n` threads running `client(i)` (pinned to `core(i)`).
-    fn start<F: FnOnce(Arc<AtomicBool>) -> u64 + Send + 'static>(
-        threads: Vec<(Option<core_affinity::CoreId>, F)>,
-    ) -> Self {
+    fn start<F: FnOnce(Arc<AtomicBool>) -> u64 + Send + 'static>(threads: Vec<(Option<core_affinity::CoreId>, F)>) -> Self {
         let stop = Arc::new(AtomicBool::new(false));
         let handles = threads
             .into_iter()
@@ -132,18 +114,11 @@ impl Clients {
     }
 
     /// Runs the clients for `run`; returns each one's count.
-    fn run<F: FnOnce(Arc<AtomicBool>) -> u64 + Send + 'static>(
-        threads: Vec<(Option<core_affinity::CoreId>, F)>,
-        run: Duration,
-    ) -> Vec<u64> {
+    fn run<F: FnOnce(Arc<AtomicBool>) -> u64 + Send + 'static>(threads: Vec<(Option<core_affinity::CoreId>, F)>, run: Duration) -> Vec<u64> {
         let running = Self::start(threads);
         std::thread::sleep(run);
         running.stop.store(true, Ordering::Relaxed);
-        running
-            .handles
-            .into_iter()
-            .map(|h| h.join().expect("a client does not panic"))
-            .collect()
+        running.handles.into_iter().map(|h| h.join().expect("a client does not panic")).collect()
     }
 }
 
@@ -168,72 +143,38 @@ pub struct Throughput {
 
 /// `clients` threads send 60-byte packets, one flow each, as fast as they
 /// can for `seconds` to an unlimited link with a no-op transmit.
-pub fn throughput(
-    architecture: Architecture,
-    algorithm: Algorithm,
-    clients: usize,
-    seconds: f64,
-) -> Throughput {
+pub fn throughput(architecture: Architecture, algorithm: Algorithm, clients: usize, seconds: f64) -> Throughput {
     let weights = vec![1; clients];
-    let link = Link {
-        bits_per_s: f64::INFINITY,
-        overhead: FRAMING,
-    };
+    let link = Link { bits_per_s: f64::INFINITY, overhead: FRAMING };
     let run = Duration::from_secs_f64(seconds);
     match architecture {
         Architecture::Pspat => {
-            let (arbiter, mailboxes) = Arbiter::new(
-                algorithm.build(&weights, FLOW_QUEUE),
-                link,
-                clients,
-                MAILBOX,
-                DRAIN_BUDGET,
-            );
+            let (arbiter, mailboxes) = Arbiter::new(algorithm.build(&weights, FLOW_QUEUE), link, clients, MAILBOX, DRAIN_BUDGET);
             let clock = quanta::Clock::new();
-            let thread = ArbiterThread::spawn(
-                arbiter,
-                clock.clone(),
-                clock.raw(),
-                cores().1,
-                Idle::default(),
-                (
-                    |e: Entry, _| {
-                        std::hint::black_box(e);
-                    },
-                    |_| {},
-                ),
-            );
+            let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), cores().1, Idle::default(), (|e: Entry, _| {
+                std::hint::black_box(e);
+            }, |_| {}));
             let threads = mailboxes
                 .into_iter()
                 .enumerate()
                 .map(|(i, mut mailbox)| {
-                    (
-                        client_core(architecture, i),
-                        move |stop: Arc<AtomicBool>| {
-                            let mut sent = 0u64;
-                            while !stop.load(Ordering::Relaxed) {
-                                // A full mailbox is backpressure: wait for the arbiter.
-                                if mailbox.send(Entry {
-                                    flow: i as u16,
-                                    len: 60,
-                                    id: sent as u32 % 1_000_000,
-                                }) {
-                                    sent += 1;
-                                } else {
-                                    std::thread::yield_now();
-                                }
+                    (client_core(architecture, i), move |stop: Arc<AtomicBool>| {
+                        let mut sent = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            // A full mailbox is backpressure: wait for the arbiter.
+                            if mailbox.send(Entry { flow: i as u16, len: 60, id: sent as u32 % 1_000_000 }) {
+                                sent += 1;
+                            } else {
+                                std::thread::yield_now();
                             }
-                            sent
-                        },
-                    )
+                        }
+                        sent
+                    })
                 })
                 .collect();
             Clients::run(threads, run);
             let (_, stats) = thread.stop();
-            Throughput {
-                mpps: stats.totals.sent as f64 / seconds / 1e6,
-                arbiter_mdps: stats.totals.sent as f64 / stats.busy_ns.max(1) as f64 * 1e3,
-            }
+            Throughput { mpps: stats.totals.sent as f64 / seconds / 1e6, arbiter_mdps: stats.totals.sent as f64 / stats.busy_ns.max(1) as f64 * 1e3 }
         }
         Architecture::Mutex => {
             let locked = Arc::new(Locked::new(algorithm.build(&weights, FLOW_QUEUE), link));
@@ -242,63 +183,39 @@ pub fn throughput(
             let threads = (0..clients)
                 .map(|i| {
                     let (locked, clock) = (locked.clone(), clock.clone());
-                    (
-                        client_core(architecture, i),
-                        move |stop: Arc<AtomicBool>| {
-                            let mut sent = 0u64;
-                            let mut transmit = |e: Entry| {
-                                std::hint::black_box(e);
-                                sent += 1;
-                            };
-                            let mut id = 0u32;
-                            while !stop.load(Ordering::Relaxed) {
-                                locked.send(
-                                    Entry {
-                                        flow: i as u16,
-                                        len: 60,
-                                        id,
-                                    },
-                                    || clock.delta_as_nanos(origin, clock.raw()),
-                                    &mut transmit,
-                                );
-                                id = (id + 1) % 1_000_000;
-                            }
-                            sent
-                        },
-                    )
+                    (client_core(architecture, i), move |stop: Arc<AtomicBool>| {
+                        let mut sent = 0u64;
+                        let mut transmit = |e: Entry| {
+                            std::hint::black_box(e);
+                            sent += 1;
+                        };
+                        let mut id = 0u32;
+                        while !stop.load(Ordering::Relaxed) {
+                            locked.send(Entry { flow: i as u16, len: 60, id }, || clock.delta_as_nanos(origin, clock.raw()), &mut transmit);
+                            id = (id + 1) % 1_000_000;
+                        }
+                        sent
+                    })
                 })
                 .collect();
             let sent: u64 = Clients::run(threads, run).iter().sum();
-            Throughput {
-                mpps: sent as f64 / seconds / 1e6,
-                arbiter_mdps: 0.0,
-            }
+            Throughput { mpps: sent as f64 / seconds / 1e6, arbiter_mdps: 0.0 }
         }
         Architecture::Unscheduled => {
             let threads = (0..clients)
                 .map(|i| {
-                    (
-                        client_core(architecture, i),
-                        move |stop: Arc<AtomicBool>| {
-                            let mut sent = 0u64;
-                            while !stop.load(Ordering::Relaxed) {
-                                std::hint::black_box(Entry {
-                                    flow: i as u16,
-                                    len: 60,
-                                    id: sent as u32,
-                                });
-                                sent += 1;
-                            }
-                            sent
-                        },
-                    )
+                    (client_core(architecture, i), move |stop: Arc<AtomicBool>| {
+                        let mut sent = 0u64;
+                        while !stop.load(Ordering::Relaxed) {
+                            std::hint::black_box(Entry { flow: i as u16, len: 60, id: sent as u32 });
+                            sent += 1;
+                        }
+                        sent
+                    })
                 })
                 .collect();
             let sent: u64 = Clients::run(threads, run).iter().sum();
-            Throughput {
-                mpps: sent as f64 / seconds / 1e6,
-                arbiter_mdps: 0.0,
-            }
+            Throughput { mpps: sent as f64 / seconds / 1e6, arbiter_mdps: 0.0 }
         }
     }
 }
@@ -314,30 +231,20 @@ struct Windows {
 
 impl Windows {
     fn new(flows: usize, windows: usize, window_ns: u64) -> Self {
-        Self {
-            counts: (0..flows * windows).map(|_| AtomicU64::new(0)).collect(),
-            flows,
-            per_ns: 1.0 / window_ns as f64,
-        }
+        Self { counts: (0..flows * windows).map(|_| AtomicU64::new(0)).collect(), flows, per_ns: 1.0 / window_ns as f64 }
     }
 
     /// Counts a packet of `flow` at `at_ns`. Transmits never run at once
     /// (one arbiter thread, or under the lock), so a load and a store do.
     #[inline]
     fn count(&self, at_ns: u64, flow: usize) {
-        if let Some(c) = self
-            .counts
-            .get((at_ns as f64 * self.per_ns) as usize * self.flows + flow)
-        {
+        if let Some(c) = self.counts.get((at_ns as f64 * self.per_ns) as usize * self.flows + flow) {
             c.store(c.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         }
     }
 
     fn rows(&self) -> Vec<Vec<u64>> {
-        self.counts
-            .chunks(self.flows)
-            .map(|w| w.iter().map(|c| c.load(Ordering::Relaxed)).collect())
-            .collect()
+        self.counts.chunks(self.flows).map(|w| w.iter().map(|c| c.load(Ordering::Relaxed)).collect()).collect()
     }
 }
 
@@ -359,19 +266,8 @@ struct Load<'a> {
 /// client's pacing sleep ended after it asked (ns): the longest this
 /// machine kept its thread from a core (not a lock's wait, which is the
 /// architecture's).
-fn offer(
-    architecture: Architecture,
-    algorithm: Algorithm,
-    load: Load<'_>,
-    on_transmit: Arc<dyn Fn(Entry, u64) + Send + Sync>,
-    stamps: Arc<Vec<AtomicU64>>,
-) -> u64 {
-    let Load {
-        flows,
-        link,
-        len,
-        seconds,
-    } = load;
+fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_transmit: Arc<dyn Fn(Entry, u64) + Send + Sync>, stamps: Arc<Vec<AtomicU64>>) -> u64 {
+    let Load { flows, link, len, seconds } = load;
     let weights: Vec<u32> = flows.iter().map(|f| f.0).collect();
     let clock = quanta::Clock::new();
     let origin = clock.raw();
@@ -381,11 +277,7 @@ fn offer(
     // every `interval`, stamped (sleeping until shortly before it is due,
     // so that a paced client takes little of the core it shares).
     let late = most_late.clone();
-    let client = move |i: usize,
-                       interval: Option<Duration>,
-                       clock: quanta::Clock,
-                       stamps: Arc<Vec<AtomicU64>>,
-                       mut send: Box<dyn FnMut(Entry) -> bool + Send>| {
+    let client = move |i: usize, interval: Option<Duration>, clock: quanta::Clock, stamps: Arc<Vec<AtomicU64>>, mut send: Box<dyn FnMut(Entry) -> bool + Send>| {
         let late = late.clone();
         move |stop: Arc<AtomicBool>| {
             let mut offered = 0u64;
@@ -394,11 +286,7 @@ fn offer(
                 // A timed client's handles index its stamps; the others' only need to be distinct.
                 let id = (offered % stamps.len().max(1_000_000) as u64) as u32;
                 let Some(every) = interval else {
-                    if send(Entry {
-                        flow: i as u16,
-                        len,
-                        id,
-                    }) {
+                    if send(Entry { flow: i as u16, len, id }) {
                         offered += 1;
                     } else {
                         std::thread::yield_now();
@@ -417,11 +305,7 @@ fn offer(
                 next = t + every.as_nanos() as u64;
                 stamps[id as usize % stamps.len()].store(t, Ordering::Relaxed);
                 // A timed packet the mailbox refuses is lost to the test, not retried: it is not timed.
-                send(Entry {
-                    flow: i as u16,
-                    len,
-                    id,
-                });
+                send(Entry { flow: i as u16, len, id });
                 offered += 1;
             }
             offered
@@ -430,13 +314,7 @@ fn offer(
     let run = Duration::from_secs_f64(seconds);
     match architecture {
         Architecture::Pspat => {
-            let (arbiter, mailboxes) = Arbiter::new(
-                algorithm.build(&weights, OFFER_QUEUE),
-                link,
-                flows.len(),
-                OFFER_MAILBOX,
-                DRAIN_BUDGET,
-            );
+            let (arbiter, mailboxes) = Arbiter::new(algorithm.build(&weights, OFFER_QUEUE), link, flows.len(), OFFER_MAILBOX, DRAIN_BUDGET);
             // PSPAT's backpressure: a greedy client waits while its flow's queue is full.
             let full: Arc<[FullFlag]> = flows.iter().map(|_| FullFlag::default()).collect();
             let (seen, room, refused) = (on_transmit.clone(), full.clone(), full.clone());
@@ -445,25 +323,14 @@ fn offer(
                 seen(e, now_ns)
             };
             let refuse = move |e: Entry| refused[usize::from(e.flow)].refused();
-            let thread = ArbiterThread::spawn(
-                arbiter,
-                clock.clone(),
-                origin,
-                cores().1,
-                Idle::SPIN,
-                (transmit, refuse),
-            );
+            let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, Idle::SPIN, (transmit, refuse));
             let threads = mailboxes
                 .into_iter()
                 .enumerate()
                 .map(|(i, mut mailbox)| {
                     let full = full.clone();
-                    let send: Box<dyn FnMut(Entry) -> bool + Send> =
-                        Box::new(move |e| !full[i].is_set() && mailbox.send(e));
-                    (
-                        client_core(architecture, i),
-                        client(i, flows[i].1, clock.clone(), stamps.clone(), send),
-                    )
+                    let send: Box<dyn FnMut(Entry) -> bool + Send> = Box::new(move |e| !full[i].is_set() && mailbox.send(e));
+                    (client_core(architecture, i), client(i, flows[i].1, clock.clone(), stamps.clone(), send))
                 })
                 .collect();
             Clients::run(threads, run);
@@ -473,8 +340,7 @@ fn offer(
             let locked = Arc::new(Locked::new(algorithm.build(&weights, OFFER_QUEUE), link));
             let threads = (0..flows.len())
                 .map(|i| {
-                    let (locked, seen, tclock) =
-                        (locked.clone(), on_transmit.clone(), clock.clone());
+                    let (locked, seen, tclock) = (locked.clone(), on_transmit.clone(), clock.clone());
                     // The lock's holder releases what the link has room for by now, as TC's does.
                     let send: Box<dyn FnMut(Entry) -> bool + Send> = Box::new(move |e| {
                         // The time read under the lock is the time of what it releases.
@@ -488,10 +354,7 @@ fn offer(
                             &mut |out| seen(out, at.get()),
                         )
                     });
-                    (
-                        client_core(architecture, i),
-                        client(i, flows[i].1, clock.clone(), stamps.clone(), send),
-                    )
+                    (client_core(architecture, i), client(i, flows[i].1, clock.clone(), stamps.clone(), send))
                 })
                 .collect();
             Clients::run(threads, run);
@@ -506,43 +369,16 @@ fn offer(
 /// (infinite: unlimited, to find what the architecture sustains) for
 /// `seconds`; packets each flow got per `window_ms` window (the first and
 /// the last, partial, are left out).
-pub fn share(
-    architecture: Architecture,
-    algorithm: Algorithm,
-    link_pps: f64,
-    seconds: f64,
-    window_ms: f64,
-) -> Vec<[u64; 2]> {
+pub fn share(architecture: Architecture, algorithm: Algorithm, link_pps: f64, seconds: f64, window_ms: f64) -> Vec<[u64; 2]> {
     let window_ns = (window_ms * 1e6) as u64;
-    let windows = Arc::new(Windows::new(
-        2,
-        (seconds * 1e9 / window_ns as f64) as usize + 2,
-        window_ns,
-    ));
+    let windows = Arc::new(Windows::new(2, (seconds * 1e9 / window_ns as f64) as usize + 2, window_ns));
     let seen = windows.clone();
-    let link = Link {
-        bits_per_s: link_pps * f64::from(60 + FRAMING) * 8.0,
-        overhead: FRAMING,
-    };
-    let load = Load {
-        flows: &[(10, None), (1, None)],
-        link,
-        len: 60,
-        seconds,
-    };
-    offer(
-        architecture,
-        algorithm,
-        load,
-        Arc::new(move |e, t| seen.count(t, usize::from(e.flow))),
-        Arc::new(vec![]),
-    );
+    let link = Link { bits_per_s: link_pps * f64::from(60 + FRAMING) * 8.0, overhead: FRAMING };
+    let load = Load { flows: &[(10, None), (1, None)], link, len: 60, seconds };
+    offer(architecture, algorithm, load, Arc::new(move |e, t| seen.count(t, usize::from(e.flow))), Arc::new(vec![]));
     let rows = windows.rows();
     let measured = (seconds * 1e9 / window_ns as f64) as usize;
-    rows[1..measured.max(2)]
-        .iter()
-        .map(|w| [w[0], w[1]])
-        .collect()
+    rows[1..measured.max(2)].iter().map(|w| [w[0], w[1]]).collect()
 }
 
 /// Latency quantiles of a victim (µs).
@@ -563,48 +399,23 @@ pub struct Latency {
 /// fast as they can, all of 1500-byte frames over a link of
 /// `link_bits_per_s`, for `seconds`: the victim's latency from enqueue to
 /// the end of its frame on the emulated link.
-pub fn victim(
-    architecture: Architecture,
-    algorithm: Algorithm,
-    interferers: usize,
-    victim_pps: f64,
-    link_bits_per_s: f64,
-    seconds: f64,
-) -> Latency {
-    let histogram = Arc::new(Mutex::new(
-        Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("valid bounds"),
-    ));
+pub fn victim(architecture: Architecture, algorithm: Algorithm, interferers: usize, victim_pps: f64, link_bits_per_s: f64, seconds: f64) -> Latency {
+    let histogram = Arc::new(Mutex::new(Histogram::<u64>::new_with_bounds(1, 10_000_000_000, 3).expect("valid bounds")));
     let stamps = Arc::new((0..65_536).map(|_| AtomicU64::new(0)).collect::<Vec<_>>());
     let (seen, stamped) = (histogram.clone(), stamps.clone());
     // Latency runs to the end of the victim's frame on the link, as a receiver would see it.
     let frame_ns = ((u32::from(MAX_FRAME) + FRAMING) as f64 * 8.0 / link_bits_per_s * 1e9) as u64;
     let on_transmit = Arc::new(move |e: Entry, t: u64| {
         if e.flow == 0 {
-            let delay = (t + frame_ns)
-                .saturating_sub(stamped[e.id as usize % stamped.len()].load(Ordering::Relaxed));
-            let _ = seen
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .record(delay.max(1));
+            let delay = (t + frame_ns).saturating_sub(stamped[e.id as usize % stamped.len()].load(Ordering::Relaxed));
+            let _ = seen.lock().unwrap_or_else(|p| p.into_inner()).record(delay.max(1));
         }
     });
     let mut flows = vec![(50, Some(Duration::from_secs_f64(1.0 / victim_pps)))];
     flows.extend((0..interferers).map(|_| (1, None)));
-    let load = Load {
-        flows: &flows,
-        link: Link {
-            bits_per_s: link_bits_per_s,
-            overhead: FRAMING,
-        },
-        len: MAX_FRAME,
-        seconds,
-    };
+    let load = Load { flows: &flows, link: Link { bits_per_s: link_bits_per_s, overhead: FRAMING }, len: MAX_FRAME, seconds };
     let late_ns = offer(architecture, algorithm, load, on_transmit, stamps);
     let h = histogram.lock().unwrap_or_else(|p| p.into_inner());
     let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
-    Latency {
-        quantiles: [q(0.1), q(0.5), q(0.9), q(0.99), h.max() as f64 / 1e3],
-        packets: h.len(),
-        late_us: late_ns as f64 / 1e3,
-    }
+    Latency { quantiles: [q(0.1), q(0.5), q(0.9), q(0.99), h.max() as f64 / 1e3], packets: h.len(), late_us: late_ns as f64 / 1e3 }
 }

@@ -20,11 +20,12 @@ pub mod mailbox;
 pub mod sched;
 
 pub use arbiter::{Arbiter, Client, Scan};
+pub use entry::Entry;
 pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
 pub use egress::{ClassCounters, EgressConfig, ScheduledEgress, WorkerEgress};
-pub use entry::Entry;
 pub use inline_egress::InlineEgress;
 pub use link::{Link, LinkClock};
 pub use locked::Locked;
 pub use mailbox::{mailbox, Consumer, Producer};
 pub use sched::{Drr, Priority, Qfq, Scheduler, Wf2qPlus};
+

@@ -29,28 +29,14 @@ pub struct LinkClock {
 impl LinkClock {
     /// An idle link of `link`'s settings.
     pub fn new(link: Link) -> Self {
-        let ps_per_byte = if link.bits_per_s.is_finite() && link.bits_per_s > 0.0 {
-            (8e12 / link.bits_per_s).round() as u64
-        } else {
-            0
-        };
-        Self {
-            overhead: link.overhead,
-            ps_per_byte,
-            busy_until_ps: 0,
-            idle: true,
-        }
+        let ps_per_byte = if link.bits_per_s.is_finite() && link.bits_per_s > 0.0 { (8e12 / link.bits_per_s).round() as u64 } else { 0 };
+        Self { overhead: link.overhead, ps_per_byte, busy_until_ps: 0, idle: true }
     }
 
     /// Takes packets from `scheduler` while the link has room up to
     /// `now_ns`, each to `transmit`; returns how many (pkt).
     #[inline]
-    pub fn release<S: Scheduler<u32>>(
-        &mut self,
-        scheduler: &mut S,
-        now_ns: u64,
-        transmit: &mut impl FnMut(Entry),
-    ) -> u64 {
+    pub fn release<S: Scheduler<u32>>(&mut self, scheduler: &mut S, now_ns: u64, transmit: &mut impl FnMut(Entry)) -> u64 {
         // A link that went idle starts again now: idle time is no credit.
         // A busy one that fell behind the releases catches up: their
         // spacing is no loss of the link's time either.
@@ -61,16 +47,10 @@ impl LinkClock {
         let mut sent = 0;
         // A packet goes out whenever the link has sent the ones before it by now.
         while self.busy_until_ps <= now_ps {
-            let Some((flow, len, id)) = scheduler.dequeue() else {
-                break;
-            };
+            let Some((flow, len, id)) = scheduler.dequeue() else { break };
             self.busy_until_ps += u64::from(len + self.overhead) * self.ps_per_byte;
             sent += 1;
-            transmit(Entry {
-                flow: flow as u16,
-                len: len as u16,
-                id,
-            });
+            transmit(Entry { flow: flow as u16, len: len as u16, id });
         }
         self.idle = scheduler.is_empty();
         sent

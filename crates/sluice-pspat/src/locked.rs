@@ -17,39 +17,23 @@ pub struct Locked<S> {
 impl<S: Scheduler<u32>> Locked<S> {
     /// `scheduler` sending on `link`.
     pub fn new(scheduler: S, link: Link) -> Self {
-        Self {
-            inner: Mutex::new((scheduler, LinkClock::new(link))),
-        }
+        Self { inner: Mutex::new((scheduler, LinkClock::new(link))) }
     }
 
     /// Under the lock: queues `entry` (false when its flow's queue is full:
     /// dropped, counted by the algorithm), then releases packets onto the
     /// link while it has room up to the time `now` tells (ns, read once the
     /// lock is held), each to `transmit`.
-    pub fn send(
-        &self,
-        entry: Entry,
-        now: impl FnOnce() -> u64,
-        transmit: &mut impl FnMut(Entry),
-    ) -> bool {
-        let mut guard = self
-            .inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+    pub fn send(&self, entry: Entry, now: impl FnOnce() -> u64, transmit: &mut impl FnMut(Entry)) -> bool {
+        let mut guard = self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         let (scheduler, link) = &mut *guard;
-        let queued = scheduler
-            .enqueue(usize::from(entry.flow), u32::from(entry.len), entry.id)
-            .is_ok();
+        let queued = scheduler.enqueue(usize::from(entry.flow), u32::from(entry.len), entry.id).is_ok();
         link.release(scheduler, now(), transmit);
         queued
     }
 
     /// Packets of `flow` refused at a full queue so far.
     pub fn drops(&self, flow: usize) -> u64 {
-        self.inner
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .0
-            .drops(flow)
+        self.inner.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).0.drops(flow)
     }
 }

@@ -49,18 +49,8 @@ pub struct Consumer {
 /// their number rounded up to a power of two.
 pub fn mailbox(capacity: usize) -> (Producer, Consumer) {
     let lines = (capacity.div_ceil(LINE).max(1) + 1).next_power_of_two();
-    let slots = Arc::new(Slots {
-        lines: (0..lines).map(|_| Line(Default::default())).collect(),
-        mask: lines - 1,
-    });
-    (
-        Producer {
-            slots: slots.clone(),
-            head: 0,
-            free_until: 0,
-        },
-        Consumer { slots, tail: 0 },
-    )
+    let slots = Arc::new(Slots { lines: (0..lines).map(|_| Line(Default::default())).collect(), mask: lines - 1 });
+    (Producer { slots: slots.clone(), head: 0, free_until: 0 }, Consumer { slots, tail: 0 })
 }
 
 impl Producer {
@@ -133,9 +123,7 @@ impl Consumer {
         for i in first..first + LINE - 1 {
             self.slots.slot(i).store(0, Ordering::Relaxed);
         }
-        self.slots
-            .slot(first + LINE - 1)
-            .store(0, Ordering::Release);
+        self.slots.slot(first + LINE - 1).store(0, Ordering::Release);
     }
 }
 

@@ -7,23 +7,7 @@ const FRAME: u16 = 1500;
 
 #[test]
 fn an_entry_survives_the_mailbox_word() {
-    for e in [
-        Entry {
-            flow: 0,
-            len: 0,
-            id: 0,
-        },
-        Entry {
-            flow: u16::MAX,
-            len: u16::MAX,
-            id: u32::MAX - 1,
-        },
-        Entry {
-            flow: 3,
-            len: 60,
-            id: 77,
-        },
-    ] {
+    for e in [Entry { flow: 0, len: 0, id: 0 }, Entry { flow: u16::MAX, len: u16::MAX, id: u32::MAX - 1 }, Entry { flow: 3, len: 60, id: 77 }] {
         assert_ne!(e.pack(), 0);
         assert_eq!(Entry::unpack(e.pack()), e);
     }
@@ -33,35 +17,18 @@ fn an_entry_survives_the_mailbox_word() {
 /// frames; the arbiter scans every `step_ns` of virtual time over a link
 /// of `bits_per_s`. Returns bytes sent per flow in each 10 ms window.
 fn overload<S: Scheduler<u32>>(scheduler: S, bits_per_s: f64, windows: usize) -> Vec<[u64; 2]> {
-    let (mut arbiter, mut clients) = Arbiter::new(
-        scheduler,
-        Link {
-            bits_per_s,
-            overhead: 24,
-        },
-        2,
-        256,
-        64,
-    );
+    let (mut arbiter, mut clients) = Arbiter::new(scheduler, Link { bits_per_s, overhead: 24 }, 2, 256, 64);
     let step_ns = 10_000;
     let mut out = vec![[0u64; 2]; windows];
     let mut id = 0u32;
     for t in 0..(windows as u64 * 10_000_000 / step_ns) {
         for (flow, c) in clients.iter_mut().enumerate() {
-            while c.send(Entry {
-                flow: flow as u16,
-                len: FRAME,
-                id,
-            }) {
+            while c.send(Entry { flow: flow as u16, len: FRAME, id }) {
                 id = (id + 1) % 1_000_000;
             }
         }
         let window = (t * step_ns / 10_000_000) as usize;
-        arbiter.scan(
-            t * step_ns,
-            &mut |e| out[window][usize::from(e.flow)] += u64::from(e.len),
-            &mut |_| {},
-        );
+        arbiter.scan(t * step_ns, &mut |e| out[window][usize::from(e.flow)] += u64::from(e.len), &mut |_| {});
     }
     out
 }
@@ -69,26 +36,14 @@ fn overload<S: Scheduler<u32>>(scheduler: S, bits_per_s: f64, windows: usize) ->
 #[test]
 fn under_overload_each_flow_gets_its_weighted_share_in_every_window_at_the_links_rate() {
     let rate = 1e9;
-    for (name, windows) in [
-        (
-            "drr",
-            overload(Drr::new(&[10, 1], u32::from(FRAME), 64), rate, 20),
-        ),
-        ("wf2q+", overload(Wf2qPlus::new(&[10, 1], 64), rate, 20)),
-    ] {
+    for (name, windows) in [("drr", overload(Drr::new(&[10, 1], u32::from(FRAME), 64), rate, 20)), ("wf2q+", overload(Wf2qPlus::new(&[10, 1], 64), rate, 20))] {
         for (i, w) in windows.iter().enumerate() {
             let total = (w[0] + w[1]) as f64;
             // 1 Gbit/s for 10 ms with 24 bytes of framing per 1500-byte frame.
             let expected = rate / 8.0 * 0.01 * 1500.0 / 1524.0;
-            assert!(
-                (total - expected).abs() <= 2.0 * 1500.0,
-                "{name} window {i}: {total} bytes, the link carries {expected:.0}"
-            );
+            assert!((total - expected).abs() <= 2.0 * 1500.0, "{name} window {i}: {total} bytes, the link carries {expected:.0}");
             let share = w[0] as f64 / total;
-            assert!(
-                (share - 10.0 / 11.0).abs() <= 0.05 * 10.0 / 11.0,
-                "{name} window {i}: share {share:.3} for weight 10 of 11"
-            );
+            assert!((share - 10.0 / 11.0).abs() <= 0.05 * 10.0 / 11.0, "{name} window {i}: share {share:.3} for weight 10 of 11");
         }
     }
 }
@@ -97,64 +52,29 @@ fn under_overload_each_flow_gets_its_weighted_share_in_every_window_at_the_links
 fn every_packet_offered_is_sent_dropped_or_still_queued() {
     // Three flows offering 3, 6 and 9 packets of 1000 bytes a µs to a
     // 100 Mbit/s link: flow queues of 8 overflow.
-    let (mut arbiter, mut clients) = Arbiter::new(
-        Drr::new(&[1, 1, 1], 1500, 8),
-        Link {
-            bits_per_s: 1e8,
-            overhead: 24,
-        },
-        3,
-        64,
-        16,
-    );
+    let (mut arbiter, mut clients) = Arbiter::new(Drr::new(&[1, 1, 1], 1500, 8), Link { bits_per_s: 1e8, overhead: 24 }, 3, 64, 16);
     let (mut offered, mut sent, mut dropped, mut drained) = (0u64, [0u64; 3], [0u64; 3], 0u64);
     let mut t = 0u64;
     while t < 2_000_000 {
         for (flow, c) in clients.iter_mut().enumerate() {
             for _ in 0..(flow + 1) * 3 {
-                offered += u64::from(c.send(Entry {
-                    flow: flow as u16,
-                    len: 1000,
-                    id: 1,
-                }));
+                offered += u64::from(c.send(Entry { flow: flow as u16, len: 1000, id: 1 }));
             }
         }
-        drained += arbiter
-            .scan(t, &mut |e| sent[usize::from(e.flow)] += 1, &mut |e| {
-                dropped[usize::from(e.flow)] += 1
-            })
-            .drained;
+        drained += arbiter.scan(t, &mut |e| sent[usize::from(e.flow)] += 1, &mut |e| dropped[usize::from(e.flow)] += 1).drained;
         t += 1000;
     }
     // Stop offering; scan until the mailboxes and queues are empty.
     while drained < offered || !arbiter.scheduler().is_empty() {
-        drained += arbiter
-            .scan(t, &mut |e| sent[usize::from(e.flow)] += 1, &mut |e| {
-                dropped[usize::from(e.flow)] += 1
-            })
-            .drained;
+        drained += arbiter.scan(t, &mut |e| sent[usize::from(e.flow)] += 1, &mut |e| dropped[usize::from(e.flow)] += 1).drained;
         t += 1000;
     }
-    assert!(
-        dropped.iter().sum::<u64>() > 0,
-        "the link is overloaded: some flow queue overflowed"
-    );
+    assert!(dropped.iter().sum::<u64>() > 0, "the link is overloaded: some flow queue overflowed");
     for (f, &n) in dropped.iter().enumerate() {
-        assert_eq!(
-            arbiter.scheduler().drops(f),
-            n,
-            "flow {f}'s drops counted for it"
-        );
+        assert_eq!(arbiter.scheduler().drops(f), n, "flow {f}'s drops counted for it");
     }
-    assert_eq!(
-        offered,
-        sent.iter().sum::<u64>() + dropped.iter().sum::<u64>(),
-        "offered = sent + dropped"
-    );
+    assert_eq!(offered, sent.iter().sum::<u64>() + dropped.iter().sum::<u64>(), "offered = sent + dropped");
     // The link's 100 Mbit/s, over the 2 ms of offered load and the drain after.
     let wire_bytes = sent.iter().sum::<u64>() * 1024;
-    assert!(
-        wire_bytes as f64 <= 1e8 / 8.0 * t as f64 * 1e-9 + 1024.0,
-        "{wire_bytes} bytes in {t} ns"
-    );
+    assert!(wire_bytes as f64 <= 1e8 / 8.0 * t as f64 * 1e-9 + 1024.0, "{wire_bytes} bytes in {t} ns");
 }

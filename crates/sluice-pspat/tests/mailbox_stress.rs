@@ -6,11 +6,7 @@ use rand::{rngs::SmallRng, Rng, SeedableRng};
 use sluice_pspat::mailbox;
 
 /// Values per capacity (fewer in debug builds, which `make test` runs).
-const VALUES: u64 = if cfg!(debug_assertions) {
-    300_000
-} else {
-    2_000_000
-};
+const VALUES: u64 = if cfg!(debug_assertions) { 300_000 } else { 2_000_000 };
 
 fn pause(rng: &mut SmallRng) {
     match rng.gen_range(0..1000) {
@@ -47,19 +43,12 @@ fn sequence_numbers_arrive_each_once_in_order_under_random_bursts_and_pauses() {
             let want = rng.gen_range(1..=64);
             let n = rx.pop_burst(&mut out[..want]);
             for &v in &out[..n] {
-                assert_eq!(
-                    v, expected,
-                    "capacity {capacity}: got {v} where {expected} was due"
-                );
+                assert_eq!(v, expected, "capacity {capacity}: got {v} where {expected} was due");
                 expected += 1;
             }
             pause(&mut rng);
         }
         producer.join().unwrap();
-        assert_eq!(
-            rx.pop(),
-            None,
-            "capacity {capacity}: nothing after the last"
-        );
+        assert_eq!(rx.pop(), None, "capacity {capacity}: nothing after the last");
     }
 }

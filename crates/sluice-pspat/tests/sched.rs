@@ -150,10 +150,7 @@ impl LinearWf2qPlus {
         Self {
             queues: vec![Default::default(); n],
             limit,
-            per_byte: weights
-                .iter()
-                .map(|&w| (total << 24) / u128::from(w))
-                .collect(),
+            per_byte: weights.iter().map(|&w| (total << 24) / u128::from(w)).collect(),
             start: vec![0; n],
             finish: vec![0; n],
             now: 0,
@@ -173,16 +170,10 @@ impl LinearWf2qPlus {
     }
 
     fn dequeue(&mut self) -> Option<(usize, u32)> {
-        let backlogged: Vec<usize> = (0..self.queues.len())
-            .filter(|&f| !self.queues[f].is_empty())
-            .collect();
+        let backlogged: Vec<usize> = (0..self.queues.len()).filter(|&f| !self.queues[f].is_empty()).collect();
         let min_start = backlogged.iter().map(|&f| self.start[f]).min()?;
         self.now = self.now.max(min_start);
-        let flow = backlogged
-            .iter()
-            .copied()
-            .filter(|&f| self.start[f] <= self.now)
-            .min_by_key(|&f| (self.finish[f], f))?;
+        let flow = backlogged.iter().copied().filter(|&f| self.start[f] <= self.now).min_by_key(|&f| (self.finish[f], f))?;
         let len = self.queues[flow].pop_front()?;
         self.now += u128::from(len) << 24;
         if let Some(&next) = self.queues[flow].front() {

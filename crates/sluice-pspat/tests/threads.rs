@@ -9,42 +9,20 @@ use std::time::{Duration, Instant};
 
 use sluice_pspat::{Arbiter, ArbiterThread, Drr, Entry, Idle, Link, Locked, Scheduler};
 
-const UNLIMITED: Link = Link {
-    bits_per_s: f64::INFINITY,
-    overhead: 24,
-};
+const UNLIMITED: Link = Link { bits_per_s: f64::INFINITY, overhead: 24 };
 
 #[test]
 fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() {
     // Flow queues of 16 behind a 100 Mbit/s link: some packets are refused.
-    let (arbiter, clients) = Arbiter::new(
-        Drr::new(&[1, 2, 3], 1500, 16),
-        Link {
-            bits_per_s: 1e8,
-            overhead: 24,
-        },
-        3,
-        256,
-        32,
-    );
+    let (arbiter, clients) = Arbiter::new(Drr::new(&[1, 2, 3], 1500, 16), Link { bits_per_s: 1e8, overhead: 24 }, 3, 256, 32);
     let (sent, dropped) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (s, d) = (sent.clone(), dropped.clone());
     let clock = quanta::Clock::new();
-    let thread = ArbiterThread::spawn(
-        arbiter,
-        clock.clone(),
-        clock.raw(),
-        None,
-        Idle::default(),
-        (
-            move |_: Entry, _| {
-                s.fetch_add(1, Ordering::Relaxed);
-            },
-            move |_| {
-                d.fetch_add(1, Ordering::Relaxed);
-            },
-        ),
-    );
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, Idle::default(), (move |_: Entry, _| {
+        s.fetch_add(1, Ordering::Relaxed);
+    }, move |_| {
+        d.fetch_add(1, Ordering::Relaxed);
+    }));
     let handles: Vec<_> = clients
         .into_iter()
         .enumerate()
@@ -52,11 +30,7 @@ fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() 
             std::thread::spawn(move || {
                 let mut offered = 0u64;
                 for id in 0..20_000u32 {
-                    offered += u64::from(client.send(Entry {
-                        flow: flow as u16,
-                        len: 1000,
-                        id,
-                    }));
+                    offered += u64::from(client.send(Entry { flow: flow as u16, len: 1000, id }));
                 }
                 offered
             })
@@ -65,26 +39,11 @@ fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() 
     let offered: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
     std::thread::sleep(Duration::from_millis(20));
     let (arbiter, stats) = thread.stop();
-    let (sent, dropped) = (
-        sent.load(Ordering::Relaxed),
-        dropped.load(Ordering::Relaxed),
-    );
+    let (sent, dropped) = (sent.load(Ordering::Relaxed), dropped.load(Ordering::Relaxed));
     assert!(dropped > 0, "the link is overloaded");
-    assert_eq!(
-        (stats.totals.sent, stats.totals.dropped),
-        (sent, dropped),
-        "the thread's totals are what it handed on"
-    );
-    assert_eq!(
-        stats.totals.drained,
-        sent + dropped + arbiter.scheduler().len() as u64,
-        "drained = sent + dropped + queued"
-    );
-    assert!(
-        stats.totals.drained <= offered,
-        "nothing invented: {} drained of {offered}",
-        stats.totals.drained
-    );
+    assert_eq!((stats.totals.sent, stats.totals.dropped), (sent, dropped), "the thread's totals are what it handed on");
+    assert_eq!(stats.totals.drained, sent + dropped + arbiter.scheduler().len() as u64, "drained = sent + dropped + queued");
+    assert!(stats.totals.drained <= offered, "nothing invented: {} drained of {offered}", stats.totals.drained);
 }
 
 #[test]
@@ -94,85 +53,38 @@ fn an_idle_arbiter_sleeps_and_wakes_for_the_next_packet() {
     let seen = sent_at.clone();
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    let idle = Idle {
-        idle_before_sleep: Duration::from_micros(100),
-        sleep: Duration::from_micros(200),
-    };
-    let thread = ArbiterThread::spawn(
-        arbiter,
-        clock.clone(),
-        origin,
-        None,
-        idle,
-        (
-            move |_: Entry, now_ns| seen.store(now_ns, Ordering::Relaxed),
-            |_| {},
-        ),
-    );
+    let idle = Idle { idle_before_sleep: Duration::from_micros(100), sleep: Duration::from_micros(200) };
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, None, idle, (move |_: Entry, now_ns| seen.store(now_ns, Ordering::Relaxed), |_| {}));
     std::thread::sleep(Duration::from_millis(20));
     let before = clock.delta_as_nanos(origin, clock.raw());
-    assert!(clients[0].send(Entry {
-        flow: 0,
-        len: 60,
-        id: 1
-    }));
+    assert!(clients[0].send(Entry { flow: 0, len: 60, id: 1 }));
     let deadline = Instant::now() + Duration::from_secs(5);
     while sent_at.load(Ordering::Relaxed) == 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_micros(50));
     }
     let (_, stats) = thread.stop();
-    assert!(
-        stats.sleeps > 10,
-        "idle for 20 ms, it slept ({} times)",
-        stats.sleeps
-    );
+    assert!(stats.sleeps > 10, "idle for 20 ms, it slept ({} times)", stats.sleeps);
     let waited = sent_at.load(Ordering::Relaxed).saturating_sub(before);
-    assert!(
-        sent_at.load(Ordering::Relaxed) > 0 && waited < 100_000_000,
-        "sent {waited} ns after it was handed over"
-    );
+    assert!(sent_at.load(Ordering::Relaxed) > 0 && waited < 100_000_000, "sent {waited} ns after it was handed over");
 }
 
 #[test]
 fn the_lock_based_scheduler_shares_an_overloaded_link_by_weight() {
     // Virtual time: 1 µs steps, a 100 Mbit/s link, flows of weights 3 and 1 always backlogged.
-    let locked = Locked::new(
-        Drr::new(&[3, 1], 1500, 64),
-        Link {
-            bits_per_s: 1e8,
-            overhead: 24,
-        },
-    );
+    let locked = Locked::new(Drr::new(&[3, 1], 1500, 64), Link { bits_per_s: 1e8, overhead: 24 });
     let mut sent = [0u64; 2];
     let mut t = 0u64;
     for step in 0..20_000u32 {
         t += 1000;
         for flow in 0..2u16 {
-            locked.send(
-                Entry {
-                    flow,
-                    len: 1000,
-                    id: step,
-                },
-                || t,
-                &mut |e| sent[usize::from(e.flow)] += 1,
-            );
+            locked.send(Entry { flow, len: 1000, id: step }, || t, &mut |e| sent[usize::from(e.flow)] += 1);
         }
     }
     let share = sent[0] as f64 / (sent[0] + sent[1]) as f64;
-    assert!(
-        (share - 0.75).abs() < 0.01,
-        "share {share:.3} for weight 3 of 4"
-    );
-    assert!(
-        locked.drops(0) > 0 && locked.drops(1) > 0,
-        "both flows overflow the overloaded link"
-    );
+    assert!((share - 0.75).abs() < 0.01, "share {share:.3} for weight 3 of 4");
+    assert!(locked.drops(0) > 0 && locked.drops(1) > 0, "both flows overflow the overloaded link");
     let wire = (sent[0] + sent[1]) * 1024 * 8;
-    assert!(
-        (wire as f64 - 1e8 * t as f64 * 1e-9).abs() < 2.0 * 1024.0 * 8.0,
-        "the link's rate: {wire} bits in {t} ns"
-    );
+    assert!((wire as f64 - 1e8 * t as f64 * 1e-9).abs() < 2.0 * 1024.0 * 8.0, "the link's rate: {wire} bits in {t} ns");
 }
 
 #[test]
@@ -180,16 +92,7 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
     use sluice_core::{EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Queues of 4 behind a 1 Mbit/s link: class 0 fills at once.
-    let config = EgressConfig {
-        algorithm: Algorithm::Drr,
-        link: Link {
-            bits_per_s: 1e6,
-            overhead: 24,
-        },
-        weights: vec![1, 1],
-        queue_pkts: 4,
-        wait: false,
-    };
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false };
     let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
     let link = &mut links[0];
     let (mut refused_at_offer, mut sent, mut dropped) = (0u64, 0u64, 0u64);
@@ -201,39 +104,20 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
         }
         id += 1;
         while let Some((_, was_sent)) = link.decision() {
-            if was_sent {
-                sent += 1
-            } else {
-                dropped += 1
-            }
+            if was_sent { sent += 1 } else { dropped += 1 }
         }
         std::thread::sleep(Duration::from_micros(20));
     }
     // Let the link send what the queue still holds.
     while Instant::now() < deadline && sent + dropped + refused_at_offer < u64::from(id) {
         while let Some((_, was_sent)) = link.decision() {
-            if was_sent {
-                sent += 1
-            } else {
-                dropped += 1
-            }
+            if was_sent { sent += 1 } else { dropped += 1 }
         }
         std::thread::sleep(Duration::from_millis(1));
     }
-    assert!(
-        refused_at_offer > 0,
-        "a full class's packets are dropped before the mailbox"
-    );
-    assert_eq!(
-        sent + dropped + refused_at_offer,
-        u64::from(id),
-        "every offer is sent, refused by the arbiter or refused at the offer"
-    );
+    assert!(refused_at_offer > 0, "a full class's packets are dropped before the mailbox");
+    assert_eq!(sent + dropped + refused_at_offer, u64::from(id), "every offer is sent, refused by the arbiter or refused at the offer");
     let class = &egress.classes()[0];
-    assert_eq!(
-        class.dropped.load(Ordering::Relaxed),
-        dropped + refused_at_offer,
-        "the class counts both kinds of drop"
-    );
+    assert_eq!(class.dropped.load(Ordering::Relaxed), dropped + refused_at_offer, "the class counts both kinds of drop");
     assert_eq!(class.sent_pkts.load(Ordering::Relaxed), sent);
 }

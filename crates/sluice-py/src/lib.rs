@@ -24,10 +24,7 @@ fn invalid(e: impl std::fmt::Display) -> PyErr {
 /// Why long work failed: the exception of the signal that stopped it, if
 /// one did (kept in `raised`), else error `e`.
 fn stopped_or_invalid(raised: Mutex<Option<PyErr>>, e: impl std::fmt::Display) -> PyErr {
-    raised
-        .into_inner()
-        .expect("no panic while it is held")
-        .unwrap_or_else(|| invalid(e))
+    raised.into_inner().expect("no panic while it is held").unwrap_or_else(|| invalid(e))
 }
 
 /// The pipeline of description `spec` (JSON), validated; Ctrl-C or
@@ -76,22 +73,12 @@ fn run(
     let pipeline = pipeline_of(spec)?;
     let max_ms = sluice_core::limits::MAX_PERIOD_NS as f64 / 1e6;
     if !(period_ms > 0.0 && period_ms <= max_ms) {
-        return Err(invalid(format!(
-            "control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)"
-        )));
+        return Err(invalid(format!("control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)")));
     }
-    let stat = SloStatistic::parse(slo_statistic).ok_or_else(|| {
-        invalid(format!(
-            "unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)"
-        ))
-    })?;
+    let stat = SloStatistic::parse(slo_statistic)
+        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
     let control = ControlParams::new(delta, stat).map_err(invalid)?;
-    let mut plan = pipeline.plan(
-        periods,
-        warmup_periods,
-        (period_ms * 1e6).round() as u64,
-        control,
-    );
+    let mut plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, control);
     plan.keep_periods = keep_periods;
     let mut controller_error = None;
     let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {
@@ -118,9 +105,7 @@ fn run(
             });
         };
         let stop = || {
-            let controller_failed = controller_error
-                .as_ref()
-                .is_some_and(|slot| slot.lock().is_ok_and(|e| e.is_some()));
+            let controller_failed = controller_error.as_ref().is_some_and(|slot| slot.lock().is_ok_and(|e| e.is_some()));
             if controller_failed || raised.lock().expect("one run").is_some() {
                 return true;
             }
@@ -134,12 +119,7 @@ fn run(
         .into_inner()
         .expect("one run")
         .or_else(|| controller_error.and_then(|slot| slot.lock().ok().and_then(|mut e| e.take())))
-        .or_else(|| {
-            report
-                .interrupted
-                .filter(|why| why != sluice_control::STOPPED)
-                .map(PyRuntimeError::new_err)
-        });
+        .or_else(|| report.interrupted.filter(|why| why != sluice_control::STOPPED).map(PyRuntimeError::new_err));
     match failure {
         Some(e) => {
             e.value_bound(py).setattr("sluice_report", json)?;
@@ -173,15 +153,10 @@ fn serve(
     let description: serde_json::Value = serde_json::from_str(spec).map_err(invalid)?;
     let max_ms = sluice_core::limits::MAX_PERIOD_NS as f64 / 1e6;
     if !(period_ms > 0.0 && period_ms <= max_ms) {
-        return Err(invalid(format!(
-            "control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)"
-        )));
+        return Err(invalid(format!("control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)")));
     }
-    let statistic = SloStatistic::parse(slo_statistic).ok_or_else(|| {
-        invalid(format!(
-            "unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)"
-        ))
-    })?;
+    let statistic = SloStatistic::parse(slo_statistic)
+        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
     let tcp = match (listen, token) {
         (Some(addr), Some(token)) => Some((addr, token)),
         (None, None) => None,
@@ -201,13 +176,7 @@ fn serve(
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let report = py.allow_threads(|| {
         let stop = || raised.lock().expect("one server").is_some() || signal_pending(&raised);
-        sluice_serve::serve(
-            &pipeline,
-            description,
-            &options,
-            &stop,
-            std::sync::Arc::new(|line: &str| eprintln!("{line}")),
-        )
+        sluice_serve::serve(&pipeline, description, &options, &stop, std::sync::Arc::new(|line: &str| eprintln!("{line}")))
     });
     let report = report.map_err(invalid)?;
     let plan = pipeline.plan(report.periods.len(), 0, options.period_ns, options.control);
@@ -224,9 +193,7 @@ fn profile(py: Python<'_>, kinds: Vec<String>, max_batch: usize, reps: usize) ->
     let fits = py.allow_threads(|| {
         kinds
             .iter()
-            .map(|k| {
-                sluice_pipeline::profile::profile(k, max_batch, reps, &stop).map(|f| (k.clone(), f))
-            })
+            .map(|k| sluice_pipeline::profile::profile(k, max_batch, reps, &stop).map(|f| (k.clone(), f)))
             .collect::<Result<std::collections::BTreeMap<_, _>, _>>()
     });
     if let Some(e) = raised.into_inner().expect("one profile") {
@@ -272,33 +239,15 @@ fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String
 /// Returns JSON: packets, tx_full, missed, seconds.
 #[pyfunction]
 #[pyo3(signature = (rx, tx, seconds, burst, bare=false))]
-fn forward_raw(
-    py: Python<'_>,
-    rx: &str,
-    tx: &str,
-    seconds: f64,
-    burst: usize,
-    bare: bool,
-) -> PyResult<String> {
-    let (rx, tx) = (
-        sluice_port::PortName::parse(rx).map_err(invalid)?,
-        sluice_port::PortName::parse(tx).map_err(invalid)?,
-    );
+fn forward_raw(py: Python<'_>, rx: &str, tx: &str, seconds: f64, burst: usize, bare: bool) -> PyResult<String> {
+    let (rx, tx) = (sluice_port::PortName::parse(rx).map_err(invalid)?, sluice_port::PortName::parse(tx).map_err(invalid)?);
     if !(seconds > 0.0 && seconds.is_finite()) || burst == 0 {
-        return Err(invalid(format!(
-            "forward for {seconds} s, {burst} frames a poll: both must be > 0"
-        )));
+        return Err(invalid(format!("forward for {seconds} s, {burst} frames a poll: both must be > 0")));
     }
     let done = py
         .allow_threads(|| match bare {
             true => sluice_port::forward_bare(&rx, &tx, burst, seconds),
-            false => sluice_port::forward_raw(
-                &rx,
-                &tx,
-                sluice_port::RingConfig::default(),
-                burst,
-                seconds,
-            ),
+            false => sluice_port::forward_raw(&rx, &tx, sluice_port::RingConfig::default(), burst, seconds),
         })
         .map_err(invalid)?;
     Ok(serde_json::json!({"packets": done.packets, "tx_full": done.tx_full, "missed": done.missed, "seconds": done.seconds}).to_string())
@@ -314,26 +263,17 @@ fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<St
     use sluice_traffic::flow_table::FlowTableWriter;
     use sluice_traffic::trace_analysis::{analyze_flows, Quantiles};
     let mut file = Stoppable::new(sluice_traffic::capture::open(path).map_err(invalid)?);
-    let mut table = flows
-        .map(FlowTableWriter::create)
-        .transpose()
-        .map_err(invalid)?;
+    let mut table = flows.map(FlowTableWriter::create).transpose().map_err(invalid)?;
     let start = std::time::Instant::now();
     let a = py.allow_threads(|| {
-        let a = analyze_flows(std::io::BufReader::new(&mut file), path, |row| {
-            table.as_mut().map_or(Ok(()), |t| t.push(row))
-        })?;
+        let a = analyze_flows(std::io::BufReader::new(&mut file), path, |row| table.as_mut().map_or(Ok(()), |t| t.push(row)))?;
         table.take().map_or(Ok(()), |t| t.finish())?;
         Ok::<_, sluice_traffic::Error>(a)
     });
     let a = a.map_err(|e| stopped_or_invalid(file.raised, e))?;
     let seconds = start.elapsed().as_secs_f64();
     let q = |q: &Quantiles| serde_json::json!({"mean": q.mean, "p50": q.p50, "p90": q.p90, "p99": q.p99, "max": q.max});
-    let by = |v: &[(usize, f64)]| {
-        v.iter()
-            .map(|(k, x)| (k.to_string(), serde_json::json!(x)))
-            .collect::<serde_json::Map<_, _>>()
-    };
+    let by = |v: &[(usize, f64)]| v.iter().map(|(k, x)| (k.to_string(), serde_json::json!(x))).collect::<serde_json::Map<_, _>>();
     Ok(serde_json::json!({
         "packets": a.packets, "not_ip": a.not_ip, "flows": a.flows, "active_flows_max": a.active_flows_max,
         "duration_s": a.duration_ns as f64 * 1e-9,
@@ -350,41 +290,19 @@ fn trace_analyze(py: Python<'_>, path: &str, flows: Option<&str>) -> PyResult<St
 #[pyfunction]
 #[pyo3(signature = (path, packets, segments=1, flows_per_s=3500.0, tcp_share=0.8, seed=1, ipv6_share=0.0))]
 #[allow(clippy::too_many_arguments)]
-fn trace_synth(
-    py: Python<'_>,
-    path: &str,
-    packets: u64,
-    segments: u32,
-    flows_per_s: f64,
-    tcp_share: f64,
-    seed: u64,
-    ipv6_share: f64,
-) -> PyResult<String> {
+fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_per_s: f64, tcp_share: f64, seed: u64, ipv6_share: f64) -> PyResult<String> {
     use sluice_traffic::trace_synth::{synthesize, SynthConfig};
-    let mut file = Stoppable::new(
-        std::fs::File::create(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?,
-    );
-    let config = SynthConfig {
-        packets,
-        segments,
-        flows_per_s,
-        tcp_share,
-        ipv6_share,
-        seed,
-    };
+    let mut file = Stoppable::new(std::fs::File::create(path).map_err(|e| invalid(format!("trace '{path}': {e}")))?);
+    let config = SynthConfig { packets, segments, flows_per_s, tcp_share, ipv6_share, seed };
     let start = std::time::Instant::now();
-    let s = py
-        .allow_threads(|| synthesize(&config, std::io::BufWriter::new(&mut file)))
-        .map_err(
-            |e| match file.raised.into_inner().expect("no panic while it is held") {
-                // Stopped: the trace is not the one asked for, and not left behind.
-                Some(signal) => {
-                    let _ = std::fs::remove_file(path);
-                    signal
-                }
-                None => invalid(e),
-            },
-        )?;
+    let s = py.allow_threads(|| synthesize(&config, std::io::BufWriter::new(&mut file))).map_err(|e| match file.raised.into_inner().expect("no panic while it is held") {
+        // Stopped: the trace is not the one asked for, and not left behind.
+        Some(signal) => {
+            let _ = std::fs::remove_file(path);
+            signal
+        }
+        None => invalid(e),
+    })?;
     Ok(serde_json::json!({
         "packets": s.packets, "flows": s.flows, "duration_s": s.duration_ns as f64 * 1e-9, "seconds": start.elapsed().as_secs_f64(),
     })
@@ -396,8 +314,7 @@ fn trace_synth(
 /// packet every 1024 rounds: a learned model is asked, its rate bound passed).
 #[pyfunction]
 fn poll_decision_ns(spec: &str) -> PyResult<f64> {
-    let spec: sluice_pipeline::spec::PollSpec =
-        serde_json::from_str(spec).map_err(|e| invalid(format!("poll: {e}")))?;
+    let spec: sluice_pipeline::spec::PollSpec = serde_json::from_str(spec).map_err(|e| invalid(format!("poll: {e}")))?;
     let mut poller = sluice_core::poll::Poller::new(spec.policy().map_err(invalid)?, false);
     let rounds = 1_000_000u32;
     let start = std::time::Instant::now();
@@ -414,15 +331,9 @@ fn poll_decision_ns(spec: &str) -> PyResult<f64> {
 /// idle time in µs and the arrival rate in pkt/µs), before the policy bounds it.
 #[pyfunction]
 fn poll_model_predict(path: &str, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
-    let forest = sluice_pipeline::poll_model::read(path, 1_000_000_000)
-        .map_err(invalid)?
-        .into_forest();
+    let forest = sluice_pipeline::poll_model::read(path, 1_000_000_000).map_err(invalid)?.into_forest();
     if let Some(row) = rows.iter().find(|r| r.len() != forest.features()) {
-        return Err(invalid(format!(
-            "poll model {path} reads {} features; a row has {}",
-            forest.features(),
-            row.len()
-        )));
+        return Err(invalid(format!("poll model {path} reads {} features; a row has {}", forest.features(), row.len())));
     }
     Ok(rows.iter().map(|r| forest.predict(|i| r[i])).collect())
 }
@@ -432,13 +343,9 @@ fn poll_model_predict(path: &str, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
 /// deadline early by the usual oversleep, then a spin), `samples` each.
 #[pyfunction]
 fn sleep_error_us(py: Python<'_>, request_us: f64, samples: usize) -> PyResult<String> {
-    use sluice_core::poll::{
-        lateness_ns, oversleep_ns, sleep_precisely, spin_before_deadline, tight_timer_slack,
-    };
+    use sluice_core::poll::{lateness_ns, oversleep_ns, sleep_precisely, spin_before_deadline, tight_timer_slack};
     if !(request_us > 0.0 && request_us <= 1e5) || samples == 0 {
-        return Err(invalid(format!(
-            "sleeps of {request_us} µs, {samples} samples: 0 < µs ≤ 100 000 and samples ≥ 1"
-        )));
+        return Err(invalid(format!("sleeps of {request_us} µs, {samples} samples: 0 < µs ≤ 100 000 and samples ≥ 1")));
     }
     let request = std::time::Duration::from_nanos((request_us * 1e3) as u64);
     let out = py.allow_threads(|| {
@@ -456,24 +363,14 @@ fn sleep_error_us(py: Python<'_>, request_us: f64, samples: usize) -> PyResult<S
 }
 
 /// The PSPAT measurements (see `sluice_pspat::lab`), by name.
-fn pspat_names(
-    architecture: &str,
-    algorithm: &str,
-) -> PyResult<(
-    sluice_pspat::lab::Architecture,
-    sluice_pspat::sched::Algorithm,
-)> {
+fn pspat_names(architecture: &str, algorithm: &str) -> PyResult<(sluice_pspat::lab::Architecture, sluice_pspat::sched::Algorithm)> {
     use sluice_pspat::lab::Architecture;
     use sluice_pspat::sched::Algorithm;
     let architecture = match architecture {
         "pspat" => Architecture::Pspat,
         "mutex" => Architecture::Mutex,
         "none" => Architecture::Unscheduled,
-        other => {
-            return Err(invalid(format!(
-                "unknown scheduler architecture '{other}' (known: pspat, mutex, none)"
-            )))
-        }
+        other => return Err(invalid(format!("unknown scheduler architecture '{other}' (known: pspat, mutex, none)"))),
     };
     Ok((architecture, Algorithm::parse(algorithm).map_err(invalid)?))
 }
@@ -483,50 +380,33 @@ fn pspat_seconds(seconds: f64) -> PyResult<()> {
     if seconds > 0.0 && seconds <= 3600.0 {
         Ok(())
     } else {
-        Err(invalid(format!(
-            "a measurement of {seconds} s: must be in (0, 3600]"
-        )))
+        Err(invalid(format!("a measurement of {seconds} s: must be in (0, 3600]")))
     }
 }
 
 /// Decisions per second of the PSPAT arbiter alone over `clients`
 /// pre-filled mailboxes of `per_client` packets each (M/s).
 #[pyfunction]
-fn pspat_arbiter_alone(
-    py: Python<'_>,
-    algorithm: &str,
-    clients: usize,
-    per_client: usize,
-    seconds: f64,
-) -> PyResult<f64> {
+fn pspat_arbiter_alone(py: Python<'_>, algorithm: &str, clients: usize, per_client: usize, seconds: f64) -> PyResult<f64> {
     let (_, algorithm) = pspat_names("pspat", algorithm)?;
     pspat_seconds(seconds)?;
     if clients == 0 || clients > 4096 {
         return Err(invalid(format!("{clients} clients: must be 1..=4096")));
     }
-    Ok(py.allow_threads(|| {
-        sluice_pspat::lab::arbiter_alone(algorithm, clients, per_client, seconds)
-    }))
+    Ok(py.allow_threads(|| sluice_pspat::lab::arbiter_alone(algorithm, clients, per_client, seconds)))
 }
 
 /// Packets per second (M/s) `clients` greedy clients get through
 /// `architecture` (pspat, mutex, none), and the arbiter's decisions per
 /// second of its busy time (M/s; PSPAT only).
 #[pyfunction]
-fn pspat_throughput(
-    py: Python<'_>,
-    architecture: &str,
-    algorithm: &str,
-    clients: usize,
-    seconds: f64,
-) -> PyResult<(f64, f64)> {
+fn pspat_throughput(py: Python<'_>, architecture: &str, algorithm: &str, clients: usize, seconds: f64) -> PyResult<(f64, f64)> {
     let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
     pspat_seconds(seconds)?;
     if clients == 0 || clients > 256 {
         return Err(invalid(format!("{clients} clients: must be 1..=256")));
     }
-    let t = py
-        .allow_threads(|| sluice_pspat::lab::throughput(architecture, algorithm, clients, seconds));
+    let t = py.allow_threads(|| sluice_pspat::lab::throughput(architecture, algorithm, clients, seconds));
     Ok((t.mpps, t.arbiter_mdps))
 }
 
@@ -534,59 +414,26 @@ fn pspat_throughput(
 /// `window_ms` window over a link of `link_pps` 60-byte packets a second
 /// (inf: unlimited).
 #[pyfunction]
-fn pspat_share(
-    py: Python<'_>,
-    architecture: &str,
-    algorithm: &str,
-    link_pps: f64,
-    seconds: f64,
-    window_ms: f64,
-) -> PyResult<Vec<[u64; 2]>> {
+fn pspat_share(py: Python<'_>, architecture: &str, algorithm: &str, link_pps: f64, seconds: f64, window_ms: f64) -> PyResult<Vec<[u64; 2]>> {
     let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
     pspat_seconds(seconds)?;
-    if architecture == sluice_pspat::lab::Architecture::Unscheduled
-        || !(link_pps > 0.0)
-        || !(window_ms >= 1.0 && window_ms * 1e-3 < seconds)
-    {
+    if architecture == sluice_pspat::lab::Architecture::Unscheduled || !(link_pps > 0.0) || !(window_ms >= 1.0 && window_ms * 1e-3 < seconds) {
         return Err(invalid(format!("share test: a scheduler, a link rate > 0 ({link_pps} pkt/s; inf: unlimited) and 1 ms ≤ window ({window_ms} ms) < run are needed")));
     }
-    Ok(py.allow_threads(|| {
-        sluice_pspat::lab::share(architecture, algorithm, link_pps, seconds, window_ms)
-    }))
+    Ok(py.allow_threads(|| sluice_pspat::lab::share(architecture, algorithm, link_pps, seconds, window_ms)))
 }
 
 /// The latency test: the victim's latency quantiles p10, p50, p90, p99
 /// and max (µs), how many of its packets were timed and the most its
 /// pacing sleep ended late (µs; over a millisecond, the machine stalled it).
 #[pyfunction]
-fn pspat_victim(
-    py: Python<'_>,
-    architecture: &str,
-    algorithm: &str,
-    interferers: usize,
-    victim_pps: f64,
-    link_bits_per_s: f64,
-    seconds: f64,
-) -> PyResult<([f64; 5], u64, f64)> {
+fn pspat_victim(py: Python<'_>, architecture: &str, algorithm: &str, interferers: usize, victim_pps: f64, link_bits_per_s: f64, seconds: f64) -> PyResult<([f64; 5], u64, f64)> {
     let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
     pspat_seconds(seconds)?;
-    if architecture == sluice_pspat::lab::Architecture::Unscheduled
-        || interferers > 256
-        || !(victim_pps > 0.0 && victim_pps <= 1e6)
-        || !(link_bits_per_s > 0.0)
-    {
+    if architecture == sluice_pspat::lab::Architecture::Unscheduled || interferers > 256 || !(victim_pps > 0.0 && victim_pps <= 1e6) || !(link_bits_per_s > 0.0) {
         return Err(invalid(format!("latency test: a scheduler, ≤ 256 interferers ({interferers}), a victim rate in (0, 1e6] pkt/s ({victim_pps}) and a link rate > 0 are needed")));
     }
-    let l = py.allow_threads(|| {
-        sluice_pspat::lab::victim(
-            architecture,
-            algorithm,
-            interferers,
-            victim_pps,
-            link_bits_per_s,
-            seconds,
-        )
-    });
+    let l = py.allow_threads(|| sluice_pspat::lab::victim(architecture, algorithm, interferers, victim_pps, link_bits_per_s, seconds));
     Ok((l.quantiles, l.packets, l.late_us))
 }
 
@@ -613,29 +460,16 @@ fn round_cases() -> Vec<&'static str> {
 #[pyfunction]
 fn pcap_prefixes(py: Python<'_>, path: &str) -> PyResult<Vec<(String, u64)>> {
     let mut file = Stoppable::new(sluice_traffic::capture::open(path).map_err(invalid)?);
-    let counted =
-        py.allow_threads(|| sluice_traffic::capture::destinations_by_prefix(&mut file, path));
+    let counted = py.allow_threads(|| sluice_traffic::capture::destinations_by_prefix(&mut file, path));
     let counted = counted.map_err(|e| stopped_or_invalid(file.raised, e))?;
-    Ok(counted
-        .into_iter()
-        .map(|(net, len, n)| (format!("{net}/{len}"), n))
-        .collect())
+    Ok(counted.into_iter().map(|(net, len, n)| (format!("{net}/{len}"), n)).collect())
 }
 
 /// Every NF's name, class name and the JSON Schema of its configuration
 /// (JSON text): what `sluice.nf` is generated from.
 #[pyfunction]
 fn nf_schemas() -> PyResult<Vec<(&'static str, &'static str, String)>> {
-    sluice_nf::NfSpec::schemas()
-        .into_iter()
-        .map(|(kind, class, schema)| {
-            Ok((
-                kind,
-                class,
-                serde_json::to_string(&schema).map_err(invalid)?,
-            ))
-        })
-        .collect()
+    sluice_nf::NfSpec::schemas().into_iter().map(|(kind, class, schema)| Ok((kind, class, serde_json::to_string(&schema).map_err(invalid)?))).collect()
 }
 
 /// Checks NF `kind`'s fields (a JSON object) as a description's are read;
@@ -643,9 +477,7 @@ fn nf_schemas() -> PyResult<Vec<(&'static str, &'static str, String)>> {
 #[pyfunction]
 fn check_nf(kind: &str, fields: &str) -> PyResult<()> {
     let fields: serde_json::Value = serde_json::from_str(fields).map_err(invalid)?;
-    sluice_nf::NfSpec::from_fields(kind, fields)
-        .map(drop)
-        .map_err(invalid)
+    sluice_nf::NfSpec::from_fields(kind, fields).map(drop).map_err(invalid)
 }
 
 /// The JSON Schema of a part of a description (JSON text), by name
@@ -655,11 +487,7 @@ fn part_schema(part: &str) -> PyResult<String> {
     let schema = match part {
         "template" => schemars::schema_for!(sluice_traffic::TemplateSpec),
         "poll" => schemars::schema_for!(sluice_pipeline::spec::PollSpec),
-        other => {
-            return Err(invalid(format!(
-                "no part '{other}' (known: template, poll)"
-            )))
-        }
+        other => return Err(invalid(format!("no part '{other}' (known: template, poll)"))),
     };
     serde_json::to_string(&schema).map_err(invalid)
 }
@@ -671,17 +499,13 @@ fn part_schema(part: &str) -> PyResult<String> {
 #[pyfunction]
 fn check_part(part: &str, fields: &str) -> PyResult<()> {
     fn read<T: serde::de::DeserializeOwned>(fields: serde_json::Value) -> PyResult<()> {
-        serde_path_to_error::deserialize::<_, T>(fields)
-            .map(drop)
-            .map_err(|e| invalid(sluice_pipeline::spec_error::describe(&e)))
+        serde_path_to_error::deserialize::<_, T>(fields).map(drop).map_err(|e| invalid(sluice_pipeline::spec_error::describe(&e)))
     }
     let fields: serde_json::Value = serde_json::from_str(fields).map_err(invalid)?;
     match part {
         "template" => read::<sluice_traffic::TemplateSpec>(fields),
         "poll" => read::<sluice_pipeline::spec::PollSpec>(fields),
-        other => Err(invalid(format!(
-            "no part '{other}' (known: template, poll)"
-        ))),
+        other => Err(invalid(format!("no part '{other}' (known: template, poll)"))),
     }
 }
 
@@ -703,14 +527,8 @@ fn limits() -> std::collections::BTreeMap<&'static str, f64> {
         ("max_period_ms", MAX_PERIOD_NS as f64 / 1e6),
         ("max_rate_pps", MAX_RATE_PPS),
         ("max_batch", sluice_core::MAX_BURST as f64),
-        (
-            "min_synth_flows_per_s",
-            sluice_traffic::trace_synth::MIN_FLOWS_PER_S,
-        ),
-        (
-            "max_synth_flows_per_s",
-            sluice_traffic::trace_synth::MAX_FLOWS_PER_S,
-        ),
+        ("min_synth_flows_per_s", sluice_traffic::trace_synth::MIN_FLOWS_PER_S),
+        ("max_synth_flows_per_s", sluice_traffic::trace_synth::MAX_FLOWS_PER_S),
     ])
 }
 
@@ -739,25 +557,13 @@ fn ns_per_cycle() -> f64 {
 }
 
 /// Builds an embedding instance from plain lists (see `sluice.embed`).
-fn embed_instance(
-    weights: Vec<u64>,
-    cores: usize,
-    capacity: u64,
-    flows: Vec<Vec<usize>>,
-    conflicts: Vec<(usize, usize)>,
-) -> PyResult<Instance> {
+fn embed_instance(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: Vec<(usize, usize)>) -> PyResult<Instance> {
     Instance::new(weights, cores, capacity, flows, &conflicts).map_err(invalid)
 }
 
 /// Checks an embedding instance; raises ValueError naming the problem.
 #[pyfunction]
-fn embed_validate(
-    weights: Vec<u64>,
-    cores: usize,
-    capacity: u64,
-    flows: Vec<Vec<usize>>,
-    conflicts: Vec<(usize, usize)>,
-) -> PyResult<()> {
+fn embed_validate(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: Vec<(usize, usize)>) -> PyResult<()> {
     embed_instance(weights, cores, capacity, flows, conflicts).map(drop)
 }
 
@@ -799,9 +605,7 @@ fn embed_check(
     placement: Vec<usize>,
 ) -> PyResult<Vec<u32>> {
     let instance = embed_instance(weights, cores, capacity, flows, conflicts)?;
-    Ok(sluice_embed::check(&instance, &placement)
-        .map_err(invalid)?
-        .per_flow)
+    Ok(sluice_embed::check(&instance, &placement).map_err(invalid)?.per_flow)
 }
 
 #[pymodule]

@@ -35,11 +35,7 @@ pub struct Stoppable<T> {
 impl<T> Stoppable<T> {
     /// Wraps `inner`.
     pub fn new(inner: T) -> Self {
-        Self {
-            inner,
-            unchecked: 0,
-            raised: Mutex::new(None),
-        }
+        Self { inner, unchecked: 0, raised: Mutex::new(None) }
     }
 
     /// Counts `n` bytes moved; every [`CHECK_EVERY_BYTES`], fails if a signal is pending.

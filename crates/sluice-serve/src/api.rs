@@ -101,10 +101,8 @@ struct DownBody {
 
 /// Reads `body` as `T`; the error names the field.
 fn body<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, ApiError> {
-    let value: Value = serde_json::from_str(body)
-        .map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
-    serde_path_to_error::deserialize(value)
-        .map_err(|e| ApiError::bad(sluice_pipeline::spec_error::describe(&e)))
+    let value: Value = serde_json::from_str(body).map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
+    serde_path_to_error::deserialize(value).map_err(|e| ApiError::bad(sluice_pipeline::spec_error::describe(&e)))
 }
 
 /// Reads a request, resolving the names in its path against `status`.
@@ -114,20 +112,8 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
     match route(method, &parts, text, status) {
         Err(e) if e.status == NO_ROUTE => {
             // A path another method answers is there, just not for this method.
-            let elsewhere = ["GET", "PUT", "POST"]
-                .iter()
-                .filter(|&&m| m != method)
-                .any(|m| {
-                    route(m, &parts, "", status).map_or_else(|e| e.status != NO_ROUTE, |_| true)
-                });
-            Err(if elsewhere {
-                ApiError {
-                    status: 405,
-                    message: format!("{method} is not allowed on {path}"),
-                }
-            } else {
-                ApiError::not_found(format!("no endpoint {path}"))
-            })
+            let elsewhere = ["GET", "PUT", "POST"].iter().filter(|&&m| m != method).any(|m| route(m, &parts, "", status).map_or_else(|e| e.status != NO_ROUTE, |_| true));
+            Err(if elsewhere { ApiError { status: 405, message: format!("{method} is not allowed on {path}") } } else { ApiError::not_found(format!("no endpoint {path}")) })
         }
         answered => answered,
     }
@@ -138,16 +124,8 @@ const NO_ROUTE: u16 = 0;
 
 /// What `method` on `parts` asks for, or `NO_ROUTE`.
 fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Request, ApiError> {
-    let module = |name: &str| {
-        status
-            .module(name)
-            .ok_or_else(|| ApiError::not_found(format!("no module '{name}'")))
-    };
-    let flow = |name: &str| {
-        status
-            .flow(name)
-            .ok_or_else(|| ApiError::not_found(format!("no flow '{name}'")))
-    };
+    let module = |name: &str| status.module(name).ok_or_else(|| ApiError::not_found(format!("no module '{name}'")));
+    let flow = |name: &str| status.flow(name).ok_or_else(|| ApiError::not_found(format!("no flow '{name}'")));
     let read = |r: Read| Ok(Request::Read(r));
     let change = |c: Change| Ok(Request::Change(c));
     match (method, parts) {
@@ -161,12 +139,7 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         ("GET", ["v1", "changes"]) => read(Read::Changes),
         ("GET", ["v1", "modules", m, "config"]) => {
             let m = module(m)?;
-            status.configs[m].as_ref().ok_or_else(|| {
-                ApiError::not_found(format!(
-                    "module '{}' is not a network function: it has no configuration",
-                    status.model.modules[m].name
-                ))
-            })?;
+            status.configs[m].as_ref().ok_or_else(|| ApiError::not_found(format!("module '{}' is not a network function: it has no configuration", status.model.modules[m].name)))?;
             read(Read::Config(m))
         }
         ("PUT", ["v1", "flows", f, "slo"]) => {
@@ -174,25 +147,15 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             let b: SloBody = body(text)?;
             let slo_ns = match b.slo_us {
                 None => None,
-                Some(us) if us > 0.0 && us.is_finite() && us <= 3.6e9 => {
-                    Some((us * 1e3).round().max(1.0) as u64)
-                }
-                Some(us) => {
-                    return Err(ApiError::bad(format!(
-                        "slo_us: {us} µs must be > 0 and at most an hour"
-                    )))
-                }
+                Some(us) if us > 0.0 && us.is_finite() && us <= 3.6e9 => Some((us * 1e3).round().max(1.0) as u64),
+                Some(us) => return Err(ApiError::bad(format!("slo_us: {us} µs must be > 0 and at most an hour"))),
             };
             change(Change::Slo { flow, slo_ns })
         }
         ("PUT", ["v1", "controller"]) => {
             let b: ControllerBody = body(text)?;
             if !sluice_control::CONTROLLERS.contains(&b.name.as_str()) {
-                return Err(ApiError::bad(format!(
-                    "name: unknown controller '{}' (known: {})",
-                    b.name,
-                    sluice_control::CONTROLLERS.join(", ")
-                )));
+                return Err(ApiError::bad(format!("name: unknown controller '{}' (known: {})", b.name, sluice_control::CONTROLLERS.join(", "))));
             }
             change(Change::Controller { name: b.name })
         }
@@ -201,29 +164,17 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             let b: TriggerBody = body(text)?;
             let batch = status.model.batch_size;
             if let Some(t) = b.trigger.filter(|&t| t as usize > batch) {
-                return Err(ApiError::bad(format!(
-                    "trigger: {t} pkt is over the batch size {batch}"
-                )));
+                return Err(ApiError::bad(format!("trigger: {t} pkt is over the batch size {batch}")));
             }
-            change(Change::Trigger {
-                module,
-                trigger: b.trigger,
-            })
+            change(Change::Trigger { module, trigger: b.trigger })
         }
         ("PUT", ["v1", "modules", m, "worker"]) => {
             let module = module(m)?;
             let b: WorkerBody = body(text)?;
             if b.worker >= status.model.workers() {
-                return Err(ApiError::bad(format!(
-                    "worker: {} does not exist (the pipeline has workers 0..={})",
-                    b.worker,
-                    status.model.workers() - 1
-                )));
+                return Err(ApiError::bad(format!("worker: {} does not exist (the pipeline has workers 0..={})", b.worker, status.model.workers() - 1)));
             }
-            change(Change::Move {
-                module,
-                worker: b.worker,
-            })
+            change(Change::Move { module, worker: b.worker })
         }
         ("PUT", ["v1", "modules", m, "weight"]) => {
             let module = module(m)?;
@@ -231,38 +182,23 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             if b.weight == 0 {
                 return Err(ApiError::bad("weight: must be ≥ 1"));
             }
-            change(Change::Weight {
-                module,
-                weight: b.weight,
-            })
+            change(Change::Weight { module, weight: b.weight })
         }
         ("PUT", ["v1", "modules", m, "rate"]) => {
             let module = module(m)?;
             let b: RateBody = body(text)?;
             let rate_pps = b.rate_pps.unwrap_or(f64::INFINITY);
-            if !(rate_pps > 0.0 && rate_pps <= sluice_core::limits::MAX_RATE_PPS)
-                && rate_pps.is_finite()
-            {
-                return Err(ApiError::bad(format!(
-                    "rate_pps: {rate_pps} pkt/s must be > 0 and at most {} (null: unlimited)",
-                    sluice_core::limits::MAX_RATE_PPS
-                )));
+            if !(rate_pps > 0.0 && rate_pps <= sluice_core::limits::MAX_RATE_PPS) && rate_pps.is_finite() {
+                return Err(ApiError::bad(format!("rate_pps: {rate_pps} pkt/s must be > 0 and at most {} (null: unlimited)", sluice_core::limits::MAX_RATE_PPS)));
             }
-            change(Change::Rate {
-                module,
-                stream: b.stream,
-                rate_pps,
-            })
+            change(Change::Rate { module, stream: b.stream, rate_pps })
         }
         ("PUT", ["v1", "modules", m, "config"]) => {
             let module = module(m)?;
             let Some(running) = &status.configs[module] else {
-                return Err(ApiError::conflict(format!(
-                    "module '{m}' is not a network function: it has no configuration"
-                )));
+                return Err(ApiError::conflict(format!("module '{m}' is not a network function: it has no configuration")));
             };
-            let fields: Value = serde_json::from_str(text)
-                .map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
+            let fields: Value = serde_json::from_str(text).map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
             let spec = NfSpec::from_fields(running.kind(), fields).map_err(ApiError::bad)?;
             change(Change::Config { module, spec })
         }
@@ -270,53 +206,31 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             let module = module(m)?;
             let b: RoutesBody = body(text)?;
             if status.routes[module].is_none() {
-                return Err(ApiError::conflict(format!(
-                    "module '{m}' is a '{}', not an 'lpm': it has no routes",
-                    status.kinds[module]
-                )));
+                return Err(ApiError::conflict(format!("module '{m}' is a '{}', not an 'lpm': it has no routes", status.kinds[module])));
             }
             // The routes themselves are checked once, where the change is made (in place or at the boundary).
-            change(Change::Routes {
-                module,
-                add: b.add,
-                delete: b.delete,
-            })
+            change(Change::Routes { module, add: b.add, delete: b.delete })
         }
         ("PUT", ["v1", "workers", w, "poll"]) => {
             let worker = worker_named(w, status)?;
             let spec: sluice_pipeline::spec::PollSpec = body(text)?;
             let policy = spec.policy().map_err(ApiError::bad)?;
-            change(Change::Poll {
-                worker,
-                spec,
-                policy,
-            })
+            change(Change::Poll { worker, spec, policy })
         }
         ("PUT", ["v1", "workers", w]) => {
             let worker = worker_named(w, status)?;
             let b: DownBody = body(text)?;
-            change(Change::Down {
-                worker,
-                down: b.down,
-            })
+            change(Change::Down { worker, down: b.down })
         }
-        _ => Err(ApiError {
-            status: NO_ROUTE,
-            message: String::new(),
-        }),
+        _ => Err(ApiError { status: NO_ROUTE, message: String::new() }),
     }
 }
 
 /// The worker numbered `w` in a path.
 fn worker_named(w: &str, status: &Status) -> Result<usize, ApiError> {
-    let worker: usize = w
-        .parse()
-        .map_err(|_| ApiError::not_found(format!("no worker '{w}'")))?;
+    let worker: usize = w.parse().map_err(|_| ApiError::not_found(format!("no worker '{w}'")))?;
     if worker >= status.model.workers() {
-        return Err(ApiError::not_found(format!(
-            "no worker {worker} (the pipeline has workers 0..={})",
-            status.model.workers() - 1
-        )));
+        return Err(ApiError::not_found(format!("no worker {worker} (the pipeline has workers 0..={})", status.model.workers() - 1)));
     }
     Ok(worker)
 }
@@ -347,79 +261,25 @@ mod tests {
 
     #[test]
     fn names_resolve_and_bodies_become_changes() {
-        assert!(matches!(
-            request("GET", "/v1/flows?x=1", ""),
-            Ok(Request::Read(Read::Flows))
-        ));
-        assert!(matches!(
-            request("GET", "/v1/modules/lpm/config", ""),
-            Ok(Request::Read(Read::Config(1)))
-        ));
-        assert!(matches!(
-            request("PUT", "/v1/flows/b/slo", r#"{"slo_us": 2.5}"#),
-            Ok(Request::Change(Change::Slo {
-                flow: 1,
-                slo_ns: Some(2500)
-            }))
-        ));
-        assert!(matches!(
-            request("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": null}"#),
-            Ok(Request::Change(Change::Trigger {
-                module: 1,
-                trigger: None
-            }))
-        ));
-        let Ok(Request::Change(Change::Config { module: 1, spec })) = request(
-            "PUT",
-            "/v1/modules/lpm/config",
-            r#"{"routes": [["0.0.0.0/0", 1]]}"#,
-        ) else {
-            panic!("a config change")
-        };
+        assert!(matches!(request("GET", "/v1/flows?x=1", ""), Ok(Request::Read(Read::Flows))));
+        assert!(matches!(request("GET", "/v1/modules/lpm/config", ""), Ok(Request::Read(Read::Config(1)))));
+        assert!(matches!(request("PUT", "/v1/flows/b/slo", r#"{"slo_us": 2.5}"#), Ok(Request::Change(Change::Slo { flow: 1, slo_ns: Some(2500) }))));
+        assert!(matches!(request("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": null}"#), Ok(Request::Change(Change::Trigger { module: 1, trigger: None }))));
+        let Ok(Request::Change(Change::Config { module: 1, spec })) = request("PUT", "/v1/modules/lpm/config", r#"{"routes": [["0.0.0.0/0", 1]]}"#) else { panic!("a config change") };
         assert_eq!(spec.kind(), "lpm");
     }
 
     #[test]
     fn a_refusal_names_the_field_or_the_name() {
-        assert_eq!(
-            refusal("PUT", "/v1/flows/a/slo", r#"{"slo_us": -1}"#),
-            (400, "slo_us: -1 µs must be > 0 and at most an hour".into())
-        );
-        assert_eq!(
-            refusal("PUT", "/v1/flows/a/slo", r#"{"slo_us": "x"}"#).1,
-            "slo_us: invalid type: string \"x\", expected f64"
-        );
-        assert_eq!(
-            refusal("PUT", "/v1/flows/a/slo", r#"{"slo_ms": 1}"#).1,
-            "unknown key `slo_ms` (did you mean `slo_us`?)"
-        );
-        assert_eq!(
-            refusal("PUT", "/v1/flows/c/slo", r#"{"slo_us": 1}"#),
-            (404, "no flow 'c'".into())
-        );
-        assert_eq!(
-            refusal("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": 33}"#).1,
-            "trigger: 33 pkt is over the batch size 32"
-        );
-        assert_eq!(
-            refusal("POST", "/v1/modules/out0/routes", "{}"),
-            (
-                409,
-                "module 'out0' is a 'sink', not an 'lpm': it has no routes".into()
-            )
-        );
-        assert_eq!(
-            refusal("PUT", "/v1/modules/lpm/config", r#"{"route": []}"#).0,
-            400
-        );
+        assert_eq!(refusal("PUT", "/v1/flows/a/slo", r#"{"slo_us": -1}"#), (400, "slo_us: -1 µs must be > 0 and at most an hour".into()));
+        assert_eq!(refusal("PUT", "/v1/flows/a/slo", r#"{"slo_us": "x"}"#).1, "slo_us: invalid type: string \"x\", expected f64");
+        assert_eq!(refusal("PUT", "/v1/flows/a/slo", r#"{"slo_ms": 1}"#).1, "unknown key `slo_ms` (did you mean `slo_us`?)");
+        assert_eq!(refusal("PUT", "/v1/flows/c/slo", r#"{"slo_us": 1}"#), (404, "no flow 'c'".into()));
+        assert_eq!(refusal("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": 33}"#).1, "trigger: 33 pkt is over the batch size 32");
+        assert_eq!(refusal("POST", "/v1/modules/out0/routes", "{}"), (409, "module 'out0' is a 'sink', not an 'lpm': it has no routes".into()));
+        assert_eq!(refusal("PUT", "/v1/modules/lpm/config", r#"{"route": []}"#).0, 400);
         assert_eq!(refusal("DELETE", "/v1/flows", "").0, 405);
-        assert_eq!(
-            refusal("GET", "/v2/flows", ""),
-            (404, "no endpoint /v2/flows".into())
-        );
-        assert_eq!(
-            refusal("PUT", "/v1/workers/x", r#"{"down": true}"#),
-            (404, "no worker 'x'".into())
-        );
+        assert_eq!(refusal("GET", "/v2/flows", ""), (404, "no endpoint /v2/flows".into()));
+        assert_eq!(refusal("PUT", "/v1/workers/x", r#"{"down": true}"#), (404, "no worker 'x'".into()));
     }
 }

@@ -22,36 +22,21 @@ pub enum Change {
     /// The controller in force.
     Controller { name: String },
     /// A module's trigger pinned (pkt) or handed back to the controller (`None`).
-    Trigger {
-        module: ModuleId,
-        trigger: Option<u32>,
-    },
+    Trigger { module: ModuleId, trigger: Option<u32> },
     /// A module moved to another worker.
     Move { module: ModuleId, worker: usize },
     /// A module's weighted-fair weight.
     Weight { module: ModuleId, weight: u32 },
     /// A source stream's rate limit (pkt/s).
-    Rate {
-        module: ModuleId,
-        stream: usize,
-        rate_pps: f64,
-    },
+    Rate { module: ModuleId, stream: usize, rate_pps: f64 },
     /// An NF's configuration replaced whole (its tables rebuilt and swapped in).
     Config { module: ModuleId, spec: NfSpec },
     /// Routes of an LPM added (or replaced, by prefix) and deleted.
-    Routes {
-        module: ModuleId,
-        add: Vec<(String, u16)>,
-        delete: Vec<String>,
-    },
+    Routes { module: ModuleId, add: Vec<(String, u16)>, delete: Vec<String> },
     /// A worker taken down or brought back.
     Down { worker: usize, down: bool },
     /// A worker's poll policy, as the description writes it and as it runs.
-    Poll {
-        worker: usize,
-        spec: PollSpec,
-        policy: PollPolicy,
-    },
+    Poll { worker: usize, spec: PollSpec, policy: PollPolicy },
 }
 
 /// What a change needs besides the boundary.
@@ -77,18 +62,11 @@ impl Change {
             Change::Slo { flow, slo_ns } => {
                 let before = at.model().flows[flow].slo_ns;
                 at.set_slo(flow, slo_ns).map_err(refused)?;
-                let show =
-                    |s: Option<u64>| s.map_or("none".to_owned(), |ns| format!("{} µs", us(ns)));
-                Ok(format!(
-                    "flow '{}' SLO {} -> {}",
-                    at.model().flows[flow].name,
-                    show(before),
-                    show(slo_ns)
-                ))
+                let show = |s: Option<u64>| s.map_or("none".to_owned(), |ns| format!("{} µs", us(ns)));
+                Ok(format!("flow '{}' SLO {} -> {}", at.model().flows[flow].name, show(before), show(slo_ns)))
             }
             Change::Controller { name } => {
-                let controller = sluice_pipeline::controller(&name, cx.plan)
-                    .map_err(|e| ApiError::bad(format!("name: {e}")))?;
+                let controller = sluice_pipeline::controller(&name, cx.plan).map_err(|e| ApiError::bad(format!("name: {e}")))?;
                 if controller.schedule(at.model(), cx.pipeline.schedule()) != cx.schedule {
                     return Err(ApiError::conflict(format!("controller '{name}' runs the pipeline under another scheduling model than the one it runs under: start it with '{name}' instead")));
                 }
@@ -97,118 +75,55 @@ impl Change {
                 status.controller.clone_from(&name);
                 Ok(format!("controller {before} -> {name}"))
             }
-            Change::Trigger {
-                module,
-                trigger: Some(t),
-            } => {
+            Change::Trigger { module, trigger: Some(t) } => {
                 at.pin(module, t).map_err(refused)?;
                 status.pins = at.pins().to_vec();
-                Ok(format!(
-                    "module '{}' trigger pinned at {t} pkt",
-                    module_name(module)
-                ))
+                Ok(format!("module '{}' trigger pinned at {t} pkt", module_name(module)))
             }
-            Change::Trigger {
-                module,
-                trigger: None,
-            } => {
+            Change::Trigger { module, trigger: None } => {
                 at.unpin(module);
                 status.pins = at.pins().to_vec();
-                Ok(format!(
-                    "module '{}' trigger back to the controller",
-                    module_name(module)
-                ))
+                Ok(format!("module '{}' trigger back to the controller", module_name(module)))
             }
             Change::Move { module, worker } => {
                 let from = at.model().worker_of[module];
-                at.apply(&Actions {
-                    moves: vec![(module, worker)],
-                    ..Actions::default()
-                })
-                .map_err(refused)?;
-                Ok(format!(
-                    "module '{}' moved from worker {from} to worker {worker}",
-                    module_name(module)
-                ))
+                at.apply(&Actions { moves: vec![(module, worker)], ..Actions::default() }).map_err(refused)?;
+                Ok(format!("module '{}' moved from worker {from} to worker {worker}", module_name(module)))
             }
             Change::Weight { module, weight } => {
-                at.apply(&Actions {
-                    weights: vec![(module, weight)],
-                    ..Actions::default()
-                })
-                .map_err(refused)?;
+                at.apply(&Actions { weights: vec![(module, weight)], ..Actions::default() }).map_err(refused)?;
                 status.weights[module] = weight;
                 Ok(format!("module '{}' weight {weight}", module_name(module)))
             }
-            Change::Rate {
-                module,
-                stream,
-                rate_pps,
-            } => {
-                at.apply(&Actions {
-                    rates: vec![(module, stream, rate_pps)],
-                    ..Actions::default()
-                })
-                .map_err(refused)?;
-                Ok(format!(
-                    "module '{}' stream {stream} rate {rate_pps} pkt/s",
-                    module_name(module)
-                ))
+            Change::Rate { module, stream, rate_pps } => {
+                at.apply(&Actions { rates: vec![(module, stream, rate_pps)], ..Actions::default() }).map_err(refused)?;
+                Ok(format!("module '{}' stream {stream} rate {rate_pps} pkt/s", module_name(module)))
             }
             Change::Config { module, spec } => {
                 let line = format!("module '{}' configuration replaced", module_name(module));
                 replace(at, status, module, spec)?;
                 Ok(line)
             }
-            Change::Routes {
-                module,
-                add,
-                delete,
-            } => {
-                let Some(table) = &status.routes[module] else {
-                    unreachable!("checked when parsed")
-                };
+            Change::Routes { module, add, delete } => {
+                let Some(table) = &status.routes[module] else { unreachable!("checked when parsed") };
                 let delta = table.check(&add, &delete)?;
                 let mut edited = table.clone();
                 edited.apply(&delta);
                 let line = routes_line(&module_name(module), &delta, edited.len());
-                replace(
-                    at,
-                    status,
-                    module,
-                    NfSpec::Lpm(LpmSpec {
-                        routes: edited.list(),
-                    }),
-                )?;
+                replace(at, status, module, NfSpec::Lpm(LpmSpec { routes: edited.list() }))?;
                 status.routes[module] = Some(edited);
                 Ok(line)
             }
-            Change::Poll {
-                worker,
-                spec,
-                policy,
-            } => {
+            Change::Poll { worker, spec, policy } => {
                 at.backend().set_poll(worker, policy).map_err(refused)?;
-                let line = format!(
-                    "worker {worker} poll policy {}",
-                    serde_json::to_string(&spec.policy)
-                        .unwrap_or_default()
-                        .trim_matches('"')
-                );
+                let line = format!("worker {worker} poll policy {}", serde_json::to_string(&spec.policy).unwrap_or_default().trim_matches('"'));
                 status.polls[worker] = spec;
                 Ok(line)
             }
             Change::Down { worker, down } => {
-                at.apply(&Actions {
-                    halted: vec![(worker, down)],
-                    ..Actions::default()
-                })
-                .map_err(refused)?;
+                at.apply(&Actions { halted: vec![(worker, down)], ..Actions::default() }).map_err(refused)?;
                 status.down[worker] = down;
-                Ok(format!(
-                    "worker {worker} {}",
-                    if down { "taken down" } else { "brought back" }
-                ))
+                Ok(format!("worker {worker} {}", if down { "taken down" } else { "brought back" }))
             }
         }
     }
@@ -216,25 +131,13 @@ impl Change {
 
 /// Builds module `m`'s NF from `spec` here, off the data path, and swaps
 /// it in; the old one is freed here too.
-fn replace(
-    at: &mut Boundary<'_>,
-    status: &mut Status,
-    m: ModuleId,
-    spec: NfSpec,
-) -> Result<(), ApiError> {
+fn replace(at: &mut Boundary<'_>, status: &mut Status, m: ModuleId, spec: NfSpec) -> Result<(), ApiError> {
     let declared = at.model().modules[m].outgates;
     if spec.outgates() != declared {
-        return Err(ApiError::bad(format!(
-            "the configuration has {} outgates; module '{}' is wired with {declared}",
-            spec.outgates(),
-            at.model().modules[m].name
-        )));
+        return Err(ApiError::bad(format!("the configuration has {} outgates; module '{}' is wired with {declared}", spec.outgates(), at.model().modules[m].name)));
     }
     let nf = spec.build().map_err(ApiError::bad)?;
-    let old = at
-        .backend()
-        .replace_function(m, nf)
-        .map_err(|e| ApiError::conflict(e.to_string()))?;
+    let old = at.backend().replace_function(m, nf).map_err(|e| ApiError::conflict(e.to_string()))?;
     drop(old);
     status.live[m] = at.backend().live(m);
     if let NfSpec::Lpm(lpm) = &spec {
@@ -253,17 +156,9 @@ const IN_PLACE_ROUTES: usize = 64;
 /// returns the line that says what changed. `None`: the change is not one
 /// for this path (IPv6, many routes, an LPM without IPv4 routes, or no
 /// room in its table), and the control thread makes it by a rebuild.
-pub fn routes_in_place(
-    status: &mut Status,
-    module: ModuleId,
-    add: &[(String, u16)],
-    delete: &[String],
-) -> Option<Result<String, ApiError>> {
+pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u16)], delete: &[String]) -> Option<Result<String, ApiError>> {
     if status.stopping {
-        return Some(Err(ApiError {
-            status: 503,
-            message: "the pipeline is stopping: no changes are made".into(),
-        }));
+        return Some(Err(ApiError { status: 503, message: "the pipeline is stopping: no changes are made".into() }));
     }
     let live = status.live[module].clone()?.downcast::<LiveRoutes>().ok()?;
     let table = status.routes[module].as_ref()?;
@@ -279,37 +174,19 @@ pub fn routes_in_place(
         IpPrefix::V6(..) => None,
     };
     let deleted: Vec<(u32, u8)> = delta.delete.iter().map(v4).collect::<Option<_>>()?;
-    let added: Vec<(u32, u8, u16)> = delta
-        .add
-        .iter()
-        .map(|(p, _, g)| v4(p).map(|(net, len)| (net, len, *g)))
-        .collect::<Option<_>>()?;
+    let added: Vec<(u32, u8, u16)> = delta.add.iter().map(|(p, _, g)| v4(p).map(|(net, len)| (net, len, *g))).collect::<Option<_>>()?;
     let outgates = status.model.modules[module].outgates;
-    if let Some((i, (_, _, gate))) = added
-        .iter()
-        .enumerate()
-        .find(|(_, r)| usize::from(r.2) >= outgates)
-    {
-        return Some(Err(ApiError::bad(format!(
-            "add[{i}]: gate {gate}: module '{}' has {outgates} outgates",
-            status.model.modules[module].name
-        ))));
+    if let Some((i, (_, _, gate))) = added.iter().enumerate().find(|(_, r)| usize::from(r.2) >= outgates) {
+        return Some(Err(ApiError::bad(format!("add[{i}]: gate {gate}: module '{}' has {outgates} outgates", status.model.modules[module].name))));
     }
     // No room for a group: rebuilt by the control thread instead.
     live.apply(&added, &deleted).ok()?;
     let table = status.routes[module].as_mut().expect("checked above");
     table.apply(&delta);
-    Some(Ok(routes_line(
-        &status.model.modules[module].name,
-        &delta,
-        table.len(),
-    )))
+    Some(Ok(routes_line(&status.model.modules[module].name, &delta, table.len())))
 }
 
 fn routes_line(module: &str, delta: &Delta, total: usize) -> String {
-    format!(
-        "module '{module}' routes: {} added or replaced, {} deleted ({total} in all)",
-        delta.add.len(),
-        delta.delete.len()
-    )
+    format!("module '{module}' routes: {} added or replaced, {} deleted ({total} in all)", delta.add.len(), delta.delete.len())
 }
+

@@ -12,26 +12,17 @@ pub struct ApiError {
 impl ApiError {
     /// 400: the body or a value in it.
     pub fn bad(message: impl Into<String>) -> Self {
-        Self {
-            status: 400,
-            message: message.into(),
-        }
+        Self { status: 400, message: message.into() }
     }
 
     /// 404: a path or a name that does not exist.
     pub fn not_found(message: impl Into<String>) -> Self {
-        Self {
-            status: 404,
-            message: message.into(),
-        }
+        Self { status: 404, message: message.into() }
     }
 
     /// 409: a change the running pipeline cannot make.
     pub fn conflict(message: impl Into<String>) -> Self {
-        Self {
-            status: 409,
-            message: message.into(),
-        }
+        Self { status: 409, message: message.into() }
     }
 
     /// The JSON body of the error.

@@ -30,11 +30,11 @@ use sluice_core::limits::MAX_PERIODS;
 use sluice_core::{Backend, Schedule};
 use sluice_pipeline::Pipeline;
 
-use crate::change::Context;
 pub use crate::error::ApiError;
+use crate::change::Context;
+pub use crate::listener::{OPENAPI, SOCKET};
 pub use crate::listener::Log;
 use crate::listener::{change_line, Listener, Pending};
-pub use crate::listener::{OPENAPI, SOCKET};
 use crate::status::Status;
 
 /// How a pipeline is served.
@@ -60,68 +60,26 @@ pub struct ServeOptions {
 /// Serves `pipeline` (started from the description `description`) until
 /// `stop` returns true; then it drains and returns the report of the
 /// whole run. `log` gets one line per change made.
-pub fn serve(
-    pipeline: &Pipeline,
-    description: serde_json::Value,
-    options: &ServeOptions,
-    stop: &dyn Fn() -> bool,
-    log: Log,
-) -> Result<RunReport, String> {
+pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &ServeOptions, stop: &dyn Fn() -> bool, log: Log) -> Result<RunReport, String> {
     let mut plan = pipeline.plan(MAX_PERIODS, 0, options.period_ns, options.control);
     plan.keep_periods = options.keep_periods;
-    let controller =
-        sluice_pipeline::controller(&options.controller, &plan).map_err(|e| e.to_string())?;
+    let controller = sluice_pipeline::controller(&options.controller, &plan).map_err(|e| e.to_string())?;
     let schedule = controller.schedule(pipeline.model(), pipeline.schedule());
     let status = Arc::new(Mutex::new(Status::new(pipeline, controller.name())));
-    let mut engine = pipeline
-        .engine_with(options.timing, schedule)
-        .map_err(|e| e.to_string())?;
-    status.lock().expect("no panic while it is held").live = (0..pipeline.model().modules.len())
-        .map(|m| engine.live(m))
-        .collect();
+    let mut engine = pipeline.engine_with(options.timing, schedule).map_err(|e| e.to_string())?;
+    status.lock().expect("no panic while it is held").live = (0..pipeline.model().modules.len()).map(|m| engine.live(m)).collect();
     let (changes, queued) = channel();
     // A change waits for the next boundary: a period, and what the control thread does between two.
     let wait = Duration::from_nanos(options.period_ns) + Duration::from_secs(30);
     let tcp = options.tcp.as_ref().map(|(a, t)| (a.as_str(), t.as_str()));
-    let listener = Listener::start(
-        &options.run_dir,
-        tcp,
-        status.clone(),
-        changes,
-        description,
-        wait,
-        log.clone(),
-    )?;
+    let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, description, wait, log.clone())?;
     let socket = options.run_dir.join(SOCKET);
     let also = tcp.map_or(String::new(), |(addr, _)| format!(" and {addr}"));
-    log(&format!(
-        "{} ready: forwarding; control API on {}{also}",
-        humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
-        socket.display()
-    ));
+    log(&format!("{} ready: forwarding; control API on {}{also}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()), socket.display()));
     let statistic = options.control.statistic;
-    let mut on_period = |p: &sluice_control::PeriodRecord| {
-        status
-            .lock()
-            .expect("no panic while it is held")
-            .record(p, statistic)
-    };
-    let mut steering = Steer {
-        queued,
-        status: status.clone(),
-        pipeline,
-        plan: &plan,
-        schedule,
-        log,
-    };
-    let report = sluice_control::drive_steered(
-        &mut engine,
-        controller,
-        &plan,
-        &mut on_period,
-        stop,
-        &mut steering,
-    );
+    let mut on_period = |p: &sluice_control::PeriodRecord| status.lock().expect("no panic while it is held").record(p, statistic);
+    let mut steering = Steer { queued, status: status.clone(), pipeline, plan: &plan, schedule, log };
+    let report = sluice_control::drive_steered(&mut engine, controller, &plan, &mut on_period, stop, &mut steering);
     status.lock().expect("no panic while it is held").stopping = true;
     // Changes still queued are refused (their callers hear 503) as the queue goes.
     drop(steering);
@@ -132,12 +90,7 @@ pub fn serve(
 /// Reads a control-API request (`method`, `path`, `body`) against
 /// `pipeline` as it stands before it runs, without serving it: `Ok` for a
 /// read or a change the API would queue, else the refusal it would answer.
-pub fn check_request(
-    pipeline: &Pipeline,
-    method: &str,
-    path: &str,
-    body: &str,
-) -> Result<(), ApiError> {
+pub fn check_request(pipeline: &Pipeline, method: &str, path: &str, body: &str) -> Result<(), ApiError> {
     api::parse(method, path, body, &Status::new(pipeline, "null")).map(drop)
 }
 
@@ -153,13 +106,7 @@ struct Steer<'a> {
 
 impl Steering for Steer<'_> {
     fn at_boundary(&mut self, at: &mut Boundary<'_>) {
-        for line in std::mem::take(
-            &mut self
-                .status
-                .lock()
-                .expect("no panic while it is held")
-                .unrecorded,
-        ) {
+        for line in std::mem::take(&mut self.status.lock().expect("no panic while it is held").unrecorded) {
             at.note(line);
         }
         while let Ok(pending) = self.queued.try_recv() {
@@ -167,17 +114,9 @@ impl Steering for Steer<'_> {
                 continue;
             }
             let mut status = self.status.lock().expect("no panic while it is held");
-            let cx = Context {
-                pipeline: self.pipeline,
-                plan: self.plan,
-                schedule: self.schedule,
-                status: &mut status,
-            };
+            let cx = Context { pipeline: self.pipeline, plan: self.plan, schedule: self.schedule, status: &mut status };
             let result = pending.change.make(at, cx);
-            let line = result
-                .as_ref()
-                .ok()
-                .map(|change| change_line(&pending.caller, change));
+            let line = result.as_ref().ok().map(|change| change_line(&pending.caller, change));
             if let Some(line) = &line {
                 at.note(line.clone());
                 status.log(line.clone());

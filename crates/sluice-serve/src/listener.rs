@@ -7,8 +7,8 @@
 use std::io::Read as _;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{sync_channel, Sender, SyncSender};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -17,8 +17,8 @@ use serde_json::{json, Value};
 use tiny_http::{Header, Response, Server};
 
 use crate::api::{self, Read, Request};
-use crate::change::{self, Change};
 use crate::error::ApiError;
+use crate::change::{self, Change};
 use crate::metrics;
 use crate::status::Status;
 
@@ -77,39 +77,16 @@ impl Listener {
     /// Listens on `run_dir/sluice.sock` and, with `tcp` (address, token),
     /// on that address too.
     #[allow(clippy::too_many_arguments)]
-    pub fn start(
-        run_dir: &Path,
-        tcp: Option<(&str, &str)>,
-        status: Arc<Mutex<Status>>,
-        changes: Sender<Pending>,
-        description: Value,
-        wait: Duration,
-        log: Log,
-    ) -> Result<Self, String> {
+    pub fn start(run_dir: &Path, tcp: Option<(&str, &str)>, status: Arc<Mutex<Status>>, changes: Sender<Pending>, description: Value, wait: Duration, log: Log) -> Result<Self, String> {
         let socket = unix_socket(run_dir)?;
-        let unix = Server::http_unix(&socket)
-            .map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600))
-            .map_err(|e| format!("{}: {e}", socket.display()))?;
-        let shared = Arc::new(Shared {
-            status,
-            log,
-            changes: Mutex::new(changes),
-            description,
-            wait,
-        });
-        let mut listener = Self {
-            servers: Vec::new(),
-            threads: Vec::new(),
-            socket,
-        };
+        let unix = Server::http_unix(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
+        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(|e| format!("{}: {e}", socket.display()))?;
+        let shared = Arc::new(Shared { status, log, changes: Mutex::new(changes), description, wait });
+        let mut listener = Self { servers: Vec::new(), threads: Vec::new(), socket };
         listener.spawn(Arc::new(unix), None, &shared, "unix")?;
         if let Some((addr, token)) = tcp {
             if token.len() < 16 {
-                return Err(format!(
-                    "the token for {addr} is {} characters long: at least 16 are needed",
-                    token.len()
-                ));
+                return Err(format!("the token for {addr} is {} characters long: at least 16 are needed", token.len()));
             }
             let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
             listener.spawn(Arc::new(server), Some(token.to_owned()), &shared, "tcp")?;
@@ -117,13 +94,7 @@ impl Listener {
         Ok(listener)
     }
 
-    fn spawn(
-        &mut self,
-        server: Arc<Server>,
-        token: Option<String>,
-        shared: &Arc<Shared>,
-        transport: &'static str,
-    ) -> Result<(), String> {
+    fn spawn(&mut self, server: Arc<Server>, token: Option<String>, shared: &Arc<Shared>, transport: &'static str) -> Result<(), String> {
         for i in 0..THREADS {
             let (server, shared, token) = (server.clone(), shared.clone(), token.clone());
             let thread = std::thread::Builder::new()
@@ -158,32 +129,21 @@ impl Listener {
 /// The socket's path in `run_dir` (made 0700 if it is not there), a stale
 /// socket removed; an error if a live one answers there.
 fn unix_socket(run_dir: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(run_dir)
-        .map_err(|e| format!("run directory {}: {e}", run_dir.display()))?;
-    std::fs::set_permissions(run_dir, std::fs::Permissions::from_mode(0o700))
-        .map_err(|e| format!("run directory {}: {e}", run_dir.display()))?;
+    std::fs::create_dir_all(run_dir).map_err(|e| format!("run directory {}: {e}", run_dir.display()))?;
+    std::fs::set_permissions(run_dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| format!("run directory {}: {e}", run_dir.display()))?;
     let socket = run_dir.join(SOCKET);
     if socket.exists() {
         if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
-            return Err(format!(
-                "{} answers: another sluice serve runs in {}",
-                socket.display(),
-                run_dir.display()
-            ));
+            return Err(format!("{} answers: another sluice serve runs in {}", socket.display(), run_dir.display()));
         }
-        std::fs::remove_file(&socket)
-            .map_err(|e| format!("stale socket {}: {e}", socket.display()))?;
+        std::fs::remove_file(&socket).map_err(|e| format!("stale socket {}: {e}", socket.display()))?;
     }
     Ok(socket)
 }
 
 fn respond(request: tiny_http::Request, status: u16, body: String, content_type: &str) {
     let header = Header::from_bytes("Content-Type", content_type).expect("a valid header");
-    let _ = request.respond(
-        Response::from_string(body)
-            .with_status_code(status)
-            .with_header(header),
-    );
+    let _ = request.respond(Response::from_string(body).with_status_code(status).with_header(header));
 }
 
 fn respond_json(request: tiny_http::Request, status: u16, body: &Value) {
@@ -197,10 +157,7 @@ fn refuse(request: tiny_http::Request, e: &ApiError) {
 /// Whether `request` carries `token` as `Authorization: Bearer TOKEN`.
 fn authorised(request: &tiny_http::Request, token: &str) -> bool {
     let expected = format!("Bearer {token}");
-    request.headers().iter().any(|h| {
-        h.field.equiv("Authorization")
-            && constant_time_eq(h.value.as_str().as_bytes(), expected.as_bytes())
-    })
+    request.headers().iter().any(|h| h.field.equiv("Authorization") && constant_time_eq(h.value.as_str().as_bytes(), expected.as_bytes()))
 }
 
 /// Byte strings compared in time that depends on their length only.
@@ -211,49 +168,23 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>, transport: &str) {
     if let Some(token) = token {
         if !authorised(&request, token) {
-            return refuse(
-                request,
-                &ApiError {
-                    status: 401,
-                    message: "this listener needs 'Authorization: Bearer <token>'".into(),
-                },
-            );
+            return refuse(request, &ApiError { status: 401, message: "this listener needs 'Authorization: Bearer <token>'".into() });
         }
     }
     let mut body = String::new();
-    let read = request
-        .as_reader()
-        .take(MAX_BODY + 1)
-        .read_to_string(&mut body);
+    let read = request.as_reader().take(MAX_BODY + 1).read_to_string(&mut body);
     if read.is_err() {
         return refuse(request, &ApiError::bad("the body is not UTF-8 text"));
     }
     if body.len() as u64 > MAX_BODY {
-        return refuse(
-            request,
-            &ApiError {
-                status: 413,
-                message: format!("the body is over {MAX_BODY} bytes"),
-            },
-        );
+        return refuse(request, &ApiError { status: 413, message: format!("the body is over {MAX_BODY} bytes") });
     }
     let caller = request
         .headers()
         .iter()
         .find(|h| h.field.equiv("X-Sluice-Caller"))
-        .map(|h| {
-            h.value
-                .as_str()
-                .chars()
-                .filter(|c| c.is_ascii_graphic())
-                .take(64)
-                .collect::<String>()
-        })
-        .unwrap_or_else(|| {
-            request
-                .remote_addr()
-                .map_or_else(|| transport.to_owned(), |a| format!("{transport}:{a}"))
-        });
+        .map(|h| h.value.as_str().chars().filter(|c| c.is_ascii_graphic()).take(64).collect::<String>())
+        .unwrap_or_else(|| request.remote_addr().map_or_else(|| transport.to_owned(), |a| format!("{transport}:{a}")));
     let parsed = {
         let status = shared.status.lock().expect("no panic while it is held");
         api::parse(request.method().as_str(), request.url(), &body, &status)
@@ -261,13 +192,10 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
     match parsed {
         Err(e) => refuse(request, &e),
         Ok(Request::Read(Read::Metrics)) => {
-            let text =
-                metrics::exposition(&shared.status.lock().expect("no panic while it is held"));
+            let text = metrics::exposition(&shared.status.lock().expect("no panic while it is held"));
             respond(request, 200, text, metrics::CONTENT_TYPE);
         }
-        Ok(Request::Read(Read::OpenApi)) => {
-            respond(request, 200, OPENAPI.to_owned(), "application/json")
-        }
+        Ok(Request::Read(Read::OpenApi)) => respond(request, 200, OPENAPI.to_owned(), "application/json"),
         Ok(Request::Read(Read::Pipeline)) => {
             let status = shared.status.lock().expect("no panic while it is held");
             let body = json!({"name": shared.description["name"], "description": shared.description, "batch_size": status.model.batch_size, "workers": status.model.workers()});
@@ -288,18 +216,11 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
             drop(status);
             respond_json(request, 200, &body);
         }
-        Ok(Request::Change(Change::Routes {
-            module,
-            add,
-            delete,
-        })) if !add.is_empty() || !delete.is_empty() => {
+        Ok(Request::Change(Change::Routes { module, add, delete })) if !add.is_empty() || !delete.is_empty() => {
             let (in_place, line) = {
                 let mut status = shared.status.lock().expect("no panic while it is held");
                 let made = change::routes_in_place(&mut status, module, &add, &delete);
-                let line = made
-                    .as_ref()
-                    .and_then(|m| m.as_ref().ok())
-                    .map(|change| change_line(&caller, change));
+                let line = made.as_ref().and_then(|m| m.as_ref().ok()).map(|change| change_line(&caller, change));
                 if let Some(line) = &line {
                     status.log(line.clone());
                     status.unrecorded.push(line.clone());
@@ -313,16 +234,7 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
             match in_place {
                 Some(Ok(line)) => respond_json(request, 200, &json!({ "applied": line })),
                 Some(Err(e)) => refuse(request, &e),
-                None => queue(
-                    request,
-                    shared,
-                    Change::Routes {
-                        module,
-                        add,
-                        delete,
-                    },
-                    caller,
-                ),
+                None => queue(request, shared, Change::Routes { module, add, delete }, caller),
             }
         }
         Ok(Request::Change(change)) => queue(request, shared, change, caller),
@@ -334,20 +246,8 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
 fn queue(request: tiny_http::Request, shared: &Shared, change: Change, caller: String) {
     let (reply, outcome) = sync_channel(1);
     let taken = Arc::new(AtomicBool::new(false));
-    let sent = shared
-        .changes
-        .lock()
-        .expect("no panic while it is held")
-        .send(Pending {
-            change,
-            caller,
-            reply,
-            taken: taken.clone(),
-        });
-    let stopping = || ApiError {
-        status: 503,
-        message: "the pipeline is stopping: no changes are made".into(),
-    };
+    let sent = shared.changes.lock().expect("no panic while it is held").send(Pending { change, caller, reply, taken: taken.clone() });
+    let stopping = || ApiError { status: 503, message: "the pipeline is stopping: no changes are made".into() };
     let result = match sent {
         Err(_) => Err(stopping()),
         Ok(()) => match outcome.recv_timeout(shared.wait) {
@@ -366,16 +266,12 @@ fn queue(request: tiny_http::Request, shared: &Shared, change: Change, caller: S
 
 /// The line that logs a change: time, caller, what changed.
 pub fn change_line(caller: &str, change: &str) -> String {
-    format!(
-        "{} caller={caller} {change}",
-        humantime::format_rfc3339_seconds(std::time::SystemTime::now())
-    )
+    format!("{} caller={caller} {change}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()))
 }
 
 /// An NF's configuration in force, as `PUT …/config` takes it (its fields, no "type").
 fn config_json(status: &Status, m: usize) -> Value {
-    let mut v =
-        serde_json::to_value(status.config(m).expect("checked when parsed")).unwrap_or(Value::Null);
+    let mut v = serde_json::to_value(status.config(m).expect("checked when parsed")).unwrap_or(Value::Null);
     if let Some(fields) = v.as_object_mut() {
         fields.remove("type");
     }

@@ -43,9 +43,7 @@ fn family<'a>(out: &'a mut String, name: &'static str, kind: &str, help: &str) -
 
 /// A label value escaped (backslash, quote, newline).
 fn escape(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
 }
 
 /// A sample value as the format writes it.
@@ -61,51 +59,15 @@ fn number(v: f64) -> String {
 
 /// Port counters by the names the ports give them: metric, help.
 const PORT_METRICS: &[(&str, &str, &str)] = &[
-    (
-        "rx_pkts",
-        "sluice_port_rx_packets_total",
-        "Frames received on the port.",
-    ),
-    (
-        "rx_bytes",
-        "sluice_port_rx_bytes_total",
-        "Bytes received on the port.",
-    ),
-    (
-        "ring_dropped",
-        "sluice_port_rx_ring_dropped_total",
-        "Frames the kernel or NIC dropped at the port's full receive ring.",
-    ),
-    (
-        "oversize",
-        "sluice_port_rx_oversize_total",
-        "Frames too long for a packet buffer, dropped at receive.",
-    ),
-    (
-        "tx_pkts",
-        "sluice_port_tx_packets_total",
-        "Frames sent on the port.",
-    ),
-    (
-        "tx_bytes",
-        "sluice_port_tx_bytes_total",
-        "Bytes sent on the port.",
-    ),
-    (
-        "tx_retries",
-        "sluice_port_tx_retries_total",
-        "Transmit attempts that found the ring full and were retried.",
-    ),
-    (
-        "tx_full",
-        "sluice_port_tx_full_total",
-        "Frames dropped because the transmit ring stayed full.",
-    ),
-    (
-        "tx_refused",
-        "sluice_port_tx_refused_total",
-        "Frames the port refused to send.",
-    ),
+    ("rx_pkts", "sluice_port_rx_packets_total", "Frames received on the port."),
+    ("rx_bytes", "sluice_port_rx_bytes_total", "Bytes received on the port."),
+    ("ring_dropped", "sluice_port_rx_ring_dropped_total", "Frames the kernel or NIC dropped at the port's full receive ring."),
+    ("oversize", "sluice_port_rx_oversize_total", "Frames too long for a packet buffer, dropped at receive."),
+    ("tx_pkts", "sluice_port_tx_packets_total", "Frames sent on the port."),
+    ("tx_bytes", "sluice_port_tx_bytes_total", "Bytes sent on the port."),
+    ("tx_retries", "sluice_port_tx_retries_total", "Transmit attempts that found the ring full and were retried."),
+    ("tx_full", "sluice_port_tx_full_total", "Frames dropped because the transmit ring stayed full."),
+    ("tx_refused", "sluice_port_tx_refused_total", "Frames the port refused to send."),
 ];
 
 /// The exposition of `s`.
@@ -115,111 +77,52 @@ pub fn exposition(s: &Status) -> String {
     let flow_names: Vec<&str> = model.flows.iter().map(|f| f.name.as_str()).collect();
     let module_names: Vec<&str> = model.modules.iter().map(|m| m.name.as_str()).collect();
 
-    let mut f = family(
-        &mut out,
-        "sluice_flow_packets_total",
-        "counter",
-        "Packets of the flow since the start, by what became of them.",
-    );
+    let mut f = family(&mut out, "sluice_flow_packets_total", "counter", "Packets of the flow since the start, by what became of them.");
     for (i, t) in s.flow_totals.iter().enumerate() {
-        for (fate, n) in [
-            ("generated", t.generated),
-            ("delivered", t.delivered),
-            ("dropped", t.dropped),
-        ] {
+        for (fate, n) in [("generated", t.generated), ("delivered", t.delivered), ("dropped", t.dropped)] {
             f.sample(&[("flow", flow_names[i]), ("fate", fate)], n as f64);
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_flow_delay_seconds",
-        "gauge",
-        "Delay of the flow's packets over the last period, by quantile (1: the largest).",
-    );
+    let mut f = family(&mut out, "sluice_flow_delay_seconds", "gauge", "Delay of the flow's packets over the last period, by quantile (1: the largest).");
     if let Some(t) = &s.last {
         for (i, ft) in t.flows.iter().enumerate() {
-            for (q, ns) in [
-                ("0.5", ft.p50_ns),
-                ("0.95", ft.p95_ns),
-                ("0.99", ft.p99_ns),
-                ("1", ft.max_ns),
-            ] {
+            for (q, ns) in [("0.5", ft.p50_ns), ("0.95", ft.p95_ns), ("0.99", ft.p99_ns), ("1", ft.max_ns)] {
                 f.sample(&[("flow", flow_names[i]), ("quantile", q)], ns as f64 / 1e9);
             }
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_flow_slo_seconds",
-        "gauge",
-        "The flow's delay SLO (absent: none).",
-    );
+    let mut f = family(&mut out, "sluice_flow_slo_seconds", "gauge", "The flow's delay SLO (absent: none).");
     for (i, flow) in model.flows.iter().enumerate() {
         if let Some(ns) = flow.slo_ns {
             f.sample(&[("flow", flow_names[i])], ns as f64 / 1e9);
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_flow_periods_over_slo_total",
-        "counter",
-        "Control periods in which the flow's SLO statistic was over its SLO.",
-    );
+    let mut f = family(&mut out, "sluice_flow_periods_over_slo_total", "counter", "Control periods in which the flow's SLO statistic was over its SLO.");
     for (i, n) in s.periods_over.iter().enumerate() {
         f.sample(&[("flow", flow_names[i])], *n as f64);
     }
 
-    let mut f = family(
-        &mut out,
-        "sluice_module_packets_total",
-        "counter",
-        "Packets that arrived at the module's fractional buffer.",
-    );
+    let mut f = family(&mut out, "sluice_module_packets_total", "counter", "Packets that arrived at the module's fractional buffer.");
     for (m, c) in s.module_totals.iter().enumerate() {
         f.sample(&[("module", module_names[m])], c.arrived_pkts as f64);
     }
-    let mut f = family(
-        &mut out,
-        "sluice_module_batches_total",
-        "counter",
-        "Batches the module's NF ran on.",
-    );
+    let mut f = family(&mut out, "sluice_module_batches_total", "counter", "Batches the module's NF ran on.");
     for (m, c) in s.module_totals.iter().enumerate() {
         f.sample(&[("module", module_names[m])], c.runs as f64);
     }
-    let mut f = family(
-        &mut out,
-        "sluice_module_dropped_packets_total",
-        "counter",
-        "Packets the module dropped, by reason.",
-    );
+    let mut f = family(&mut out, "sluice_module_dropped_packets_total", "counter", "Packets the module dropped, by reason.");
     for (m, c) in s.module_totals.iter().enumerate() {
-        for (reason, n) in [
-            ("nf", c.dropped),
-            ("queue_full", c.queue_dropped),
-            ("worker_down", c.down_dropped),
-            ("egress_full", c.egress_dropped),
-        ] {
+        for (reason, n) in [("nf", c.dropped), ("queue_full", c.queue_dropped), ("worker_down", c.down_dropped), ("egress_full", c.egress_dropped)] {
             f.sample(&[("module", module_names[m]), ("reason", reason)], n as f64);
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_module_batch_packets",
-        "gauge",
-        "Mean batch the module's NF ran on over the last period (packets).",
-    );
+    let mut f = family(&mut out, "sluice_module_batch_packets", "gauge", "Mean batch the module's NF ran on over the last period (packets).");
     if let Some(t) = &s.last {
         for (m, mt) in t.modules.iter().enumerate() {
             f.sample(&[("module", module_names[m])], mt.b);
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_module_trigger_packets",
-        "gauge",
-        "The module's fractional-buffer trigger over the last period (0: pass-through).",
-    );
+    let mut f = family(&mut out, "sluice_module_trigger_packets", "gauge", "The module's fractional-buffer trigger over the last period (0: pass-through).");
     if let Some(t) = &s.last {
         for (m, mt) in t.modules.iter().enumerate() {
             f.sample(&[("module", module_names[m])], f64::from(mt.trigger));
@@ -238,81 +141,41 @@ pub fn exposition(s: &Status) -> String {
             }
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_port_rx_missed_total",
-        "counter",
-        "Frames lost at the port's full receive queue before Sluice took them.",
-    );
+    let mut f = family(&mut out, "sluice_port_rx_missed_total", "counter", "Frames lost at the port's full receive queue before Sluice took them.");
     for (m, c) in s.module_totals.iter().enumerate() {
         if s.own_counters[m].0 == "port" && model.modules[m].role == sluice_core::Role::Source {
             f.sample(&[("module", module_names[m])], c.missed as f64);
         }
     }
 
-    let mut f = family(
-        &mut out,
-        "sluice_worker_cpu_ratio",
-        "gauge",
-        "Share of a core the worker's thread used over the last period.",
-    );
+    let mut f = family(&mut out, "sluice_worker_cpu_ratio", "gauge", "Share of a core the worker's thread used over the last period.");
     if let Some(t) = &s.last {
         for (w, wt) in t.workers.iter().enumerate() {
             f.sample(&[("worker", &w.to_string())], wt.cpu_fraction);
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_worker_busy_ratio",
-        "gauge",
-        "Share of the last period the worker spent in rounds that moved packets.",
-    );
+    let mut f = family(&mut out, "sluice_worker_busy_ratio", "gauge", "Share of the last period the worker spent in rounds that moved packets.");
     if let Some(t) = &s.last {
         for (w, wt) in t.workers.iter().enumerate() {
             f.sample(&[("worker", &w.to_string())], wt.busy_fraction);
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_worker_waits",
-        "gauge",
-        "Times the worker slept or waited for packets over the last period.",
-    );
+    let mut f = family(&mut out, "sluice_worker_waits", "gauge", "Times the worker slept or waited for packets over the last period.");
     if let Some(t) = &s.last {
         for (w, wt) in t.workers.iter().enumerate() {
             f.sample(&[("worker", &w.to_string())], wt.waits as f64);
         }
     }
-    let mut f = family(
-        &mut out,
-        "sluice_worker_down",
-        "gauge",
-        "1 while the worker is taken down.",
-    );
+    let mut f = family(&mut out, "sluice_worker_down", "gauge", "1 while the worker is taken down.");
     for (w, down) in s.down.iter().enumerate() {
         f.sample(&[("worker", &w.to_string())], f64::from(u8::from(*down)));
     }
 
-    let mut f = family(
-        &mut out,
-        "sluice_controller_fallbacks_total",
-        "counter",
-        "Periods whose settings were the controller's fallback.",
-    );
+    let mut f = family(&mut out, "sluice_controller_fallbacks_total", "counter", "Periods whose settings were the controller's fallback.");
     f.sample(&[("controller", &s.controller)], s.fallbacks as f64);
-    let mut f = family(
-        &mut out,
-        "sluice_periods_total",
-        "counter",
-        "Control periods run.",
-    );
+    let mut f = family(&mut out, "sluice_periods_total", "counter", "Control periods run.");
     f.sample(&[], s.periods as f64);
-    let mut f = family(
-        &mut out,
-        "sluice_packets_in_flight",
-        "gauge",
-        "Packets inside the pipeline at the end of the last period.",
-    );
+    let mut f = family(&mut out, "sluice_packets_in_flight", "gauge", "Packets inside the pipeline at the end of the last period.");
     f.sample(&[], s.totals.in_flight as f64);
     out
 }

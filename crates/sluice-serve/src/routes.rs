@@ -58,17 +58,11 @@ impl RouteTable {
     /// every deleted route exists (once). The error names the place.
     pub fn check(&self, add: &[(String, u16)], delete: &[String]) -> Result<Delta, ApiError> {
         let mut gone = std::collections::HashSet::new();
-        let mut d = Delta {
-            delete: Vec::with_capacity(delete.len()),
-            add: Vec::with_capacity(add.len()),
-        };
+        let mut d = Delta { delete: Vec::with_capacity(delete.len()), add: Vec::with_capacity(add.len()) };
         for (i, prefix) in delete.iter().enumerate() {
-            let p =
-                IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("delete[{i}]: {e}")))?;
+            let p = IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("delete[{i}]: {e}")))?;
             if !self.index.contains_key(&p) || !gone.insert(p) {
-                return Err(ApiError::bad(format!(
-                    "delete[{i}]: no route '{prefix}' to delete"
-                )));
+                return Err(ApiError::bad(format!("delete[{i}]: no route '{prefix}' to delete")));
             }
             d.delete.push(p);
         }
@@ -112,40 +106,17 @@ mod tests {
 
     #[test]
     fn routes_are_added_replaced_by_prefix_and_deleted() {
-        let mut t = RouteTable::new(&routes(&[
-            ("10.0.0.0/8", 0),
-            ("2001:db8::/32", 1),
-            ("20.0.1.0/24", 1),
-        ]));
-        let d = t
-            .check(
-                &routes(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]),
-                &["2001:db8:0::/32".into()],
-            )
-            .unwrap();
+        let mut t = RouteTable::new(&routes(&[("10.0.0.0/8", 0), ("2001:db8::/32", 1), ("20.0.1.0/24", 1)]));
+        let d = t.check(&routes(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]), &["2001:db8:0::/32".into()]).unwrap();
         t.apply(&d);
-        assert_eq!(
-            t.list(),
-            routes(&[("10.1.2.3/8", 2), ("20.0.1.0/24", 1), ("30.0.0.0/8", 0)])
-        );
+        assert_eq!(t.list(), routes(&[("10.1.2.3/8", 2), ("20.0.1.0/24", 1), ("30.0.0.0/8", 0)]));
         assert_eq!(t.len(), 3);
     }
 
     #[test]
     fn a_missing_or_malformed_route_names_its_place() {
         let t = RouteTable::new(&routes(&[("10.0.0.0/8", 0)]));
-        assert_eq!(
-            t.check(&[], &["10.0.0.0/8".into(), "10.0.0.0/8".into()])
-                .err()
-                .unwrap()
-                .message,
-            "delete[1]: no route '10.0.0.0/8' to delete"
-        );
-        assert!(t
-            .check(&routes(&[("10.0.0.0/33", 0)]), &[])
-            .err()
-            .unwrap()
-            .message
-            .starts_with("add[0]: "));
+        assert_eq!(t.check(&[], &["10.0.0.0/8".into(), "10.0.0.0/8".into()]).err().unwrap().message, "delete[1]: no route '10.0.0.0/8' to delete");
+        assert!(t.check(&routes(&[("10.0.0.0/33", 0)]), &[]).err().unwrap().message.starts_with("add[0]: "));
     }
 }

@@ -6,9 +6,7 @@ use std::collections::VecDeque;
 
 use serde_json::{json, Value};
 use sluice_control::PeriodRecord;
-use sluice_core::{
-    FlowTotals, LiveHandle, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals,
-};
+use sluice_core::{FlowTotals, LiveHandle, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals};
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::{KindSpec, PollSpec, SourceSpec};
 use sluice_pipeline::Pipeline;
@@ -69,39 +67,10 @@ impl Status {
     /// The status of `pipeline` before it starts, under `controller`.
     pub fn new(pipeline: &Pipeline, controller: &str) -> Self {
         let model = pipeline.model().clone();
-        let kinds = pipeline
-            .spec()
-            .modules
-            .iter()
-            .map(|m| kind_name(&m.kind).to_owned())
-            .collect();
-        let configs = pipeline
-            .spec()
-            .modules
-            .iter()
-            .map(|m| {
-                if let KindSpec::Nf(nf) = &m.kind {
-                    Some(nf.clone())
-                } else {
-                    None
-                }
-            })
-            .collect();
-        let own_counters = (0..model.modules.len())
-            .map(|m| pipeline.own_counters(m))
-            .collect();
-        let routes = pipeline
-            .spec()
-            .modules
-            .iter()
-            .map(|m| {
-                if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &m.kind {
-                    Some(RouteTable::new(&lpm.routes))
-                } else {
-                    None
-                }
-            })
-            .collect();
+        let kinds = pipeline.spec().modules.iter().map(|m| kind_name(&m.kind).to_owned()).collect();
+        let configs = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(nf) = &m.kind { Some(nf.clone()) } else { None }).collect();
+        let own_counters = (0..model.modules.len()).map(|m| pipeline.own_counters(m)).collect();
+        let routes = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &m.kind { Some(RouteTable::new(&lpm.routes)) } else { None }).collect();
         Self {
             kinds,
             configs,
@@ -114,16 +83,7 @@ impl Status {
             fallbacks: 0,
             pins: Vec::new(),
             down: vec![false; model.workers()],
-            polls: (0..model.workers())
-                .map(|w| {
-                    pipeline
-                        .spec()
-                        .worker_poll
-                        .get(&w)
-                        .unwrap_or(&pipeline.spec().poll)
-                        .clone()
-                })
-                .collect(),
+            polls: (0..model.workers()).map(|w| pipeline.spec().worker_poll.get(&w).unwrap_or(&pipeline.spec().poll).clone()).collect(),
             weights: vec![1; model.modules.len()],
             periods: 0,
             periods_over: vec![0; model.flows.len()],
@@ -167,9 +127,7 @@ impl Status {
     /// Module `m`'s NF configuration in force (NFs only).
     pub fn config(&self, m: ModuleId) -> Option<NfSpec> {
         match (&self.routes[m], &self.configs[m]) {
-            (Some(routes), _) => Some(NfSpec::Lpm(sluice_nf::lpm::LpmSpec {
-                routes: routes.list(),
-            })),
+            (Some(routes), _) => Some(NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: routes.list() })),
             (None, config) => config.clone(),
         }
     }

@@ -17,9 +17,8 @@ use std::sync::Arc;
 
 use quanta::Mock;
 use sluice_core::{
-    move_modules, wire, Actions, Backend, Batch, Counters, EgressLink, Error, Instance, Knobs,
-    LiveHandle, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter, Profile, Result,
-    Schedule, Telemetry, WalkerConfig, WorkerGraph,
+    wire, Actions, Backend, Batch, Counters, EgressLink, Error, Instance, Knobs, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter,
+    LiveHandle, Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
 };
 
 /// Virtual time a round that admitted nothing waits before polling again (ns).
@@ -59,8 +58,7 @@ impl NetworkFunction for Costed {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let cost = self.profile.cost_ns(input.len() as f64);
         self.inner.process(ctx, input, out);
-        self.clocks.mocks[self.clocks.running.load(Ordering::Relaxed)]
-            .increment(cost.round() as u64);
+        self.clocks.mocks[self.clocks.running.load(Ordering::Relaxed)].increment(cost.round() as u64);
     }
 
     fn most_held(&self) -> usize {
@@ -117,21 +115,9 @@ pub struct Simulator {
 }
 
 /// Module `m`'s NF timed by its profile on the virtual clocks.
-fn costed(
-    model: &Model,
-    m: ModuleId,
-    inner: Box<dyn NetworkFunction>,
-    clocks: &Arc<Clocks>,
-) -> Box<dyn NetworkFunction> {
-    let profile = model.modules[m].profile.unwrap_or(Profile {
-        t0_ns: 0.0,
-        t1_ns: 0.0,
-    });
-    Box::new(Costed {
-        inner,
-        profile,
-        clocks: clocks.clone(),
-    })
+fn costed(model: &Model, m: ModuleId, inner: Box<dyn NetworkFunction>, clocks: &Arc<Clocks>) -> Box<dyn NetworkFunction> {
+    let profile = model.modules[m].profile.unwrap_or(Profile { t0_ns: 0.0, t1_ns: 0.0 });
+    Box::new(Costed { inner, profile, clocks: clocks.clone() })
 }
 
 impl Simulator {
@@ -146,30 +132,18 @@ impl Simulator {
     /// [`Self::new`] with a scheduled link: `egress` makes each worker's
     /// (see [`sluice_core::EgressLink`]) on its virtual clock, and every
     /// worker's pool makes room for `held` packets waiting in it.
-    pub fn new_linked(
-        model: Model,
-        instances: Vec<Instance>,
-        schedule: Schedule,
-        egress: Option<&dyn Fn(quanta::Clock) -> Box<dyn EgressLink>>,
-        held: usize,
-    ) -> Result<Self> {
+    pub fn new_linked(model: Model, instances: Vec<Instance>, schedule: Schedule, egress: Option<&dyn Fn(quanta::Clock) -> Box<dyn EgressLink>>, held: usize) -> Result<Self> {
         let knobs = Knobs::new(&model).with_rates_of(&instances);
         let live = instances.iter().map(Instance::live).collect();
         let n_workers = model.workers();
-        let (clocks, mocks): (Vec<_>, Vec<_>) =
-            (0..n_workers).map(|_| quanta::Clock::mock()).unzip();
-        let shared = Arc::new(Clocks {
-            mocks,
-            running: AtomicUsize::new(0),
-        });
+        let (clocks, mocks): (Vec<_>, Vec<_>) = (0..n_workers).map(|_| quanta::Clock::mock()).unzip();
+        let shared = Arc::new(Clocks { mocks, running: AtomicUsize::new(0) });
         let mut slots: Vec<Option<Instance>> = instances
             .into_iter()
             .enumerate()
             .map(|(m, inst)| {
                 Some(match inst {
-                    Instance::Function(inner) => {
-                        Instance::Function(costed(&model, m, inner, &shared))
-                    }
+                    Instance::Function(inner) => Instance::Function(costed(&model, m, inner, &shared)),
                     other => other,
                 })
             })
@@ -180,17 +154,9 @@ impl Simulator {
         for (w, (clock, mut wiring)) in clocks.into_iter().zip(wiring).enumerate() {
             wiring.egress = egress.map(|make| make(clock.clone()));
             // Virtual clock reads cost nothing: every round is timed.
-            let config = WalkerConfig {
-                timing: true,
-                pool_capacity: None,
-                schedule,
-                busy_sampling: 1,
-            };
+            let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1 };
             let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;
-            workers.push(SimWorker {
-                graph,
-                reading: Counters::for_model(&model, n_workers),
-            });
+            workers.push(SimWorker { graph, reading: Counters::for_model(&model, n_workers) });
         }
         Ok(Self {
             meter: PeriodMeter::new(&model),
@@ -232,16 +198,10 @@ impl Backend for Simulator {
         for round in 0u64.. {
             if round % STOP_CHECK_ROUNDS == STOP_CHECK_ROUNDS - 1 && stop() {
                 // The period ends where the slowest worker got to.
-                self.end_ns = (0..mocks.len())
-                    .map(|w| mocks[w].value())
-                    .min()
-                    .unwrap_or(self.end_ns)
-                    .min(self.end_ns);
+                self.end_ns = (0..mocks.len()).map(|w| mocks[w].value()).min().unwrap_or(self.end_ns).min(self.end_ns);
                 break;
             }
-            let behind = (0..mocks.len())
-                .filter(|&w| mocks[w].value() < self.end_ns)
-                .min_by_key(|&w| mocks[w].value());
+            let behind = (0..mocks.len()).filter(|&w| mocks[w].value() < self.end_ns).min_by_key(|&w| mocks[w].value());
             let Some(w) = behind else { break };
             let clock = &mocks[w];
             let before = clock.value();
@@ -256,37 +216,21 @@ impl Backend for Simulator {
     }
 
     fn apply(&mut self, actions: &Actions) -> Result<()> {
-        let moved = if actions.moves.is_empty() {
-            None
-        } else {
-            Some(self.model.with_moves(&actions.moves)?)
-        };
+        let moved = if actions.moves.is_empty() { None } else { Some(self.model.with_moves(&actions.moves)?) };
         self.knobs.apply(&self.model, actions)?;
         if let Some(to) = moved {
-            let mut graphs: Vec<&mut WorkerGraph> =
-                self.workers.iter_mut().map(|w| &mut w.graph).collect();
+            let mut graphs: Vec<&mut WorkerGraph> = self.workers.iter_mut().map(|w| &mut w.graph).collect();
             move_modules(&mut graphs, &self.model, &to);
             self.model = to;
         }
         Ok(())
     }
 
-    fn replace_function(
-        &mut self,
-        m: ModuleId,
-        nf: Box<dyn NetworkFunction>,
-    ) -> Result<Box<dyn NetworkFunction>> {
-        let w = *self
-            .model
-            .worker_of
-            .get(m)
-            .ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
+    fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>> {
+        let w = *self.model.worker_of.get(m).ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
         let live = nf.live();
         let nf = costed(&self.model, m, nf, &self.clocks);
-        let old = self.workers[w]
-            .graph
-            .replace_function(m, nf)
-            .map_err(|e| Error::module(&self.model.modules[m].name, e))?;
+        let old = self.workers[w].graph.replace_function(m, nf).map_err(|e| Error::module(&self.model.modules[m].name, e))?;
         self.live[m] = live;
         Ok(old)
     }
@@ -296,10 +240,7 @@ impl Backend for Simulator {
     }
 
     fn set_poll(&mut self, _w: usize, _policy: sluice_core::PollPolicy) -> Result<()> {
-        Err(Error::module(
-            "<simulator>",
-            "the simulator has no poll policies: its workers never wait",
-        ))
+        Err(Error::module("<simulator>", "the simulator has no poll policies: its workers never wait"))
     }
 
     fn finish(&mut self) -> Telemetry {
@@ -319,11 +260,7 @@ impl Backend for Simulator {
                 moved += worker.graph.poll_inbound();
                 worker.graph.drain();
             }
-            let still = self
-                .workers
-                .iter()
-                .map(|w| w.graph.in_flight())
-                .sum::<i64>();
+            let still = self.workers.iter().map(|w| w.graph.in_flight()).sum::<i64>();
             if held == 0 || moved == 0 && still == held && (!self.linked || waited_ns >= DRAIN_NS) {
                 break;
             }

@@ -56,15 +56,7 @@ impl Capture {
         let file = open(path)?;
         // A file's size bounds its packets' bytes: room for them at once, not by doubling.
         let size = file.metadata().map_or(0, |m| m.len() as usize);
-        Self::read_into(
-            Capture {
-                bytes: Vec::with_capacity(size),
-                records: Vec::new(),
-            },
-            file,
-            path,
-            stop,
-        )
+        Self::read_into(Capture { bytes: Vec::with_capacity(size), records: Vec::new() }, file, path, stop)
     }
 
     /// Reads a capture of Ethernet frames from `reader`; `name` labels errors,
@@ -73,12 +65,7 @@ impl Capture {
         Self::read_into(Capture::default(), reader, name, &|| false)
     }
 
-    fn read_into(
-        mut capture: Capture,
-        reader: impl Read + Send,
-        name: &str,
-        stop: &dyn Fn() -> bool,
-    ) -> Result<Self> {
+    fn read_into(mut capture: Capture, reader: impl Read + Send, name: &str, stop: &dyn Fn() -> bool) -> Result<Self> {
         stream(reader, name, |data, wire_len, _| {
             if capture.records.len() % STOP_EVERY == STOP_EVERY - 1 && stop() {
                 return Err("reading stopped".into());
@@ -86,26 +73,16 @@ impl Capture {
             capture.push(data, wire_len)
         })?;
         if capture.records.is_empty() {
-            return Err(Error::Pcap {
-                path: name.into(),
-                reason: "holds no packet".into(),
-            });
+            return Err(Error::Pcap { path: name.into(), reason: "holds no packet".into() });
         }
         Ok(capture)
     }
 
     fn push(&mut self, data: &[u8], wire_len: usize) -> std::result::Result<(), String> {
         if data.len() > MAX_PACKET_LEN {
-            return Err(format!(
-                "{} bytes captured, more than the {MAX_PACKET_LEN} a buffer holds",
-                data.len()
-            ));
+            return Err(format!("{} bytes captured, more than the {MAX_PACKET_LEN} a buffer holds", data.len()));
         }
-        self.records.push(Record {
-            offset: self.bytes.len(),
-            len: data.len(),
-            wire_len: wire_len.max(data.len()),
-        });
+        self.records.push(Record { offset: self.bytes.len(), len: data.len(), wire_len: wire_len.max(data.len()) });
         self.bytes.extend_from_slice(data);
         Ok(())
     }
@@ -119,10 +96,7 @@ impl Capture {
 /// Opens the capture at `path` for reading; a folder is refused by name
 /// (opening one succeeds, reading it fails without a reason to give).
 pub fn open(path: &str) -> Result<std::fs::File> {
-    let refused = |reason: String| Error::Pcap {
-        path: path.into(),
-        reason,
-    };
+    let refused = |reason: String| Error::Pcap { path: path.into(), reason };
     let file = std::fs::File::open(path).map_err(|e| refused(e.to_string()))?;
     if file.metadata().is_ok_and(|m| m.is_dir()) {
         return Err(refused("a folder, not a capture".into()));
@@ -141,14 +115,9 @@ pub fn stream(
     name: &str,
     mut each: impl FnMut(&[u8], usize, u64) -> std::result::Result<(), String>,
 ) -> Result<u64> {
-    let err = |reason: String| Error::Pcap {
-        path: name.into(),
-        reason,
-    };
+    let err = |reason: String| Error::Pcap { path: name.into(), reason };
     let mut pcap = create_reader(READ_BUFFER, reader).map_err(|e| match e {
-        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => {
-            err("not a pcap or pcapng file: shorter than either's header (empty?)".into())
-        }
+        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => err("not a pcap or pcapng file: shorter than either's header (empty?)".into()),
         e => err(format!("not a pcap or pcapng file: {}", describe(&e))),
     })?;
     let mut packets = 0u64;
@@ -172,44 +141,25 @@ pub fn stream(
                     }
                     PcapBlockOwned::Legacy(b) => {
                         let fraction = u64::from(b.ts_usec) * if nanos { 1 } else { 1000 };
-                        Some((
-                            link,
-                            b.data,
-                            b.origlen,
-                            u64::from(b.ts_sec) * 1_000_000_000 + fraction,
-                        ))
+                        Some((link, b.data, b.origlen, u64::from(b.ts_sec) * 1_000_000_000 + fraction))
                     }
                     PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
-                        let resolution = idb.ts_resolution().ok_or_else(|| {
-                            err(format!(
-                                "interface {}: invalid time resolution",
-                                interfaces.len()
-                            ))
-                        })?;
+                        let resolution = idb.ts_resolution().ok_or_else(|| err(format!("interface {}: invalid time resolution", interfaces.len())))?;
                         // An interface of a link type we cannot read is an error only if a packet of it is read.
                         interfaces.push((Link::of(idb.linktype), resolution, idb.ts_offset()));
                         None
                     }
                     PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
                         let (link, resolution, offset) =
-                            interfaces.get(epb.if_id as usize).ok_or_else(|| {
-                                err(format!(
-                                    "packet {record}: interface {} was never described",
-                                    epb.if_id
-                                ))
-                            })?;
+                            interfaces.get(epb.if_id as usize).ok_or_else(|| err(format!("packet {record}: interface {} was never described", epb.if_id)))?;
                         let link = link.clone().map_err(err)?;
                         let data = &epb.data[..(epb.caplen as usize).min(epb.data.len())];
                         let ticks = (u128::from(epb.ts_high) << 32) | u128::from(epb.ts_low);
-                        let ns = (ticks * 1_000_000_000 / u128::from((*resolution).max(1))) as i128
-                            + i128::from(*offset) * 1_000_000_000;
+                        let ns = (ticks * 1_000_000_000 / u128::from((*resolution).max(1))) as i128 + i128::from(*offset) * 1_000_000_000;
                         Some((link, data, epb.origlen, ns.max(0) as u64))
                     }
                     PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
-                        let link = interfaces
-                            .first()
-                            .map_or(Ok(Link::Ethernet), |i| i.0.clone())
-                            .map_err(err)?;
+                        let link = interfaces.first().map_or(Ok(Link::Ethernet), |i| i.0.clone()).map_err(err)?;
                         let data = &spb.data[..(spb.origlen as usize).min(spb.data.len())];
                         Some((link, data, spb.origlen, 0))
                     }
@@ -219,19 +169,13 @@ pub fn stream(
                     packets += 1;
                     let at = |e: String| err(format!("packet {record}: {e}"));
                     let frame = link.to_ethernet(data, &mut scratch).map_err(at)?;
-                    each(
-                        frame,
-                        link.wire_len((wire_len as usize).max(data.len())),
-                        ts_ns,
-                    )
-                    .map_err(at)?;
+                    each(frame, link.wire_len((wire_len as usize).max(data.len())), ts_ns).map_err(at)?;
                 }
                 pcap.consume(consumed);
             }
             Err(PcapError::Eof) => break,
             Err(PcapError::Incomplete(_)) => {
-                pcap.refill()
-                    .map_err(|e| err(format!("packet {record}: {}", describe(&e))))?;
+                pcap.refill().map_err(|e| err(format!("packet {record}: {}", describe(&e))))?;
             }
             Err(e) => return Err(err(format!("packet {record}: {}", describe(&e)))),
         }
@@ -248,10 +192,7 @@ pub const V6_SITE_LEN: u8 = 48;
 /// `reader` gives (`name` labels errors), most packets first: (network,
 /// length, count), in one pass without keeping the packets. Packets
 /// without an IP destination are not counted.
-pub fn destinations_by_prefix(
-    reader: impl Read + Send,
-    name: &str,
-) -> Result<Vec<(IpAddr, u8, u64)>> {
+pub fn destinations_by_prefix(reader: impl Read + Send, name: &str) -> Result<Vec<(IpAddr, u8, u64)>> {
     let mut counts: HashMap<IpAddr, u64> = HashMap::new();
     stream(reader, name, |frame, _, _| {
         let site = match destination(frame) {
@@ -262,29 +203,14 @@ pub fn destinations_by_prefix(
         *counts.entry(site).or_insert(0) += 1;
         Ok(())
     })?;
-    let mut sites: Vec<(IpAddr, u8, u64)> = counts
-        .into_iter()
-        .map(|(net, n)| {
-            (
-                net,
-                if net.is_ipv4() {
-                    V4_SITE_LEN
-                } else {
-                    V6_SITE_LEN
-                },
-                n,
-            )
-        })
-        .collect();
+    let mut sites: Vec<(IpAddr, u8, u64)> = counts.into_iter().map(|(net, n)| (net, if net.is_ipv4() { V4_SITE_LEN } else { V6_SITE_LEN }, n)).collect();
     sites.sort_by(|a, b| b.2.cmp(&a.2).then(a.0.cmp(&b.0)));
     Ok(sites)
 }
 
 fn describe<I>(e: &PcapError<I>) -> String {
     match e {
-        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => {
-            "the file ends inside a record".into()
-        }
+        PcapError::Eof | PcapError::UnexpectedEof | PcapError::Incomplete(_) => "the file ends inside a record".into(),
         PcapError::ReadError => "the file could not be read".into(),
         PcapError::BufferTooSmall => format!("a record longer than {READ_BUFFER} bytes"),
         PcapError::HeaderNotRecognized => "its header is neither pcap's nor pcapng's".into(),

@@ -20,9 +20,7 @@ use crate::error::{Error, Result};
 pub const ROWS_PER_GROUP: usize = 1 << 16;
 
 /// The table's columns, in order: the addresses as UTF-8 text, the rest INT64.
-pub const COLUMNS: [&str; 9] = [
-    "src", "dst", "proto", "sport", "dport", "packets", "bytes", "first_ns", "last_ns",
-];
+pub const COLUMNS: [&str; 9] = ["src", "dst", "proto", "sport", "dport", "packets", "bytes", "first_ns", "last_ns"];
 /// How many of the first columns hold addresses.
 const ADDRESS_COLUMNS: usize = 2;
 
@@ -52,28 +50,14 @@ pub struct FlowRow {
 impl Default for FlowRow {
     fn default() -> Self {
         let any = IpAddr::from(Ipv4Addr::UNSPECIFIED);
-        Self {
-            src: any,
-            dst: any,
-            proto: 0,
-            sport: 0,
-            dport: 0,
-            packets: 0,
-            bytes: 0,
-            first_ns: 0,
-            last_ns: 0,
-        }
+        Self { src: any, dst: any, proto: 0, sport: 0, dport: 0, packets: 0, bytes: 0, first_ns: 0, last_ns: 0 }
     }
 }
 
 impl FlowRow {
     /// Address column `c` (0: src, 1: dst) as text.
     fn address(&self, c: usize) -> ByteArray {
-        ByteArray::from(
-            if c == 0 { self.src } else { self.dst }
-                .to_string()
-                .into_bytes(),
-        )
+        ByteArray::from(if c == 0 { self.src } else { self.dst }.to_string().into_bytes())
     }
 
     /// Integer column `c` (≥ [`ADDRESS_COLUMNS`]).
@@ -103,39 +87,17 @@ pub struct FlowTableWriter {
 impl FlowTableWriter {
     /// Creates (or truncates) the file at `path`.
     pub fn create(path: &str) -> Result<Self> {
-        let bad = |e: &dyn std::fmt::Display| Error::Pcap {
-            path: path.into(),
-            reason: format!("flow table: {e}"),
-        };
+        let bad = |e: &dyn std::fmt::Display| Error::Pcap { path: path.into(), reason: format!("flow table: {e}") };
         let fields: String = COLUMNS
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                if i < ADDRESS_COLUMNS {
-                    format!("REQUIRED BYTE_ARRAY {c} (UTF8); ")
-                } else {
-                    format!("REQUIRED INT64 {c}; ")
-                }
-            })
+            .map(|(i, c)| if i < ADDRESS_COLUMNS { format!("REQUIRED BYTE_ARRAY {c} (UTF8); ") } else { format!("REQUIRED INT64 {c}; ") })
             .collect();
-        let schema = Arc::new(
-            parse_message_type(&format!("message flows {{ {fields}}}")).map_err(|e| bad(&e))?,
-        );
+        let schema = Arc::new(parse_message_type(&format!("message flows {{ {fields}}}")).map_err(|e| bad(&e))?);
         let file = File::create(path).map_err(|e| bad(&e))?;
-        let writer = SerializedFileWriter::new(
-            BufWriter::new(file),
-            schema,
-            Arc::new(WriterProperties::builder().build()),
-        )
-        .map_err(|e| bad(&e))?;
+        let writer = SerializedFileWriter::new(BufWriter::new(file), schema, Arc::new(WriterProperties::builder().build())).map_err(|e| bad(&e))?;
         let rows = Vec::with_capacity(ROWS_PER_GROUP);
-        Ok(Self {
-            writer,
-            rows,
-            integers: Vec::with_capacity(ROWS_PER_GROUP),
-            addresses: Vec::with_capacity(ROWS_PER_GROUP),
-            path: path.into(),
-        })
+        Ok(Self { writer, rows, integers: Vec::with_capacity(ROWS_PER_GROUP), addresses: Vec::with_capacity(ROWS_PER_GROUP), path: path.into() })
     }
 
     /// Adds a row (written with its group).
@@ -152,28 +114,18 @@ impl FlowTableWriter {
             return Ok(());
         }
         let path = self.path.clone();
-        let bad = |e: parquet::errors::ParquetError| Error::Pcap {
-            path: path.clone(),
-            reason: format!("flow table: {e}"),
-        };
+        let bad = |e: parquet::errors::ParquetError| Error::Pcap { path: path.clone(), reason: format!("flow table: {e}") };
         let mut group = self.writer.next_row_group().map_err(bad)?;
         let mut c = 0;
         while let Some(mut writer) = group.next_column().map_err(bad)? {
             if c < ADDRESS_COLUMNS {
                 self.addresses.clear();
-                self.addresses
-                    .extend(self.rows.iter().map(|r| r.address(c)));
-                writer
-                    .typed::<ByteArrayType>()
-                    .write_batch(&self.addresses, None, None)
-                    .map_err(bad)?;
+                self.addresses.extend(self.rows.iter().map(|r| r.address(c)));
+                writer.typed::<ByteArrayType>().write_batch(&self.addresses, None, None).map_err(bad)?;
             } else {
                 self.integers.clear();
                 self.integers.extend(self.rows.iter().map(|r| r.integer(c)));
-                writer
-                    .typed::<Int64Type>()
-                    .write_batch(&self.integers, None, None)
-                    .map_err(bad)?;
+                writer.typed::<Int64Type>().write_batch(&self.integers, None, None).map_err(bad)?;
             }
             writer.close().map_err(bad)?;
             c += 1;
@@ -187,9 +139,6 @@ impl FlowTableWriter {
     pub fn finish(mut self) -> Result<()> {
         self.flush()?;
         let path = self.path.clone();
-        self.writer.close().map(|_| ()).map_err(|e| Error::Pcap {
-            path,
-            reason: format!("flow table: {e}"),
-        })
+        self.writer.close().map(|_| ()).map_err(|e| Error::Pcap { path, reason: format!("flow table: {e}") })
     }
 }

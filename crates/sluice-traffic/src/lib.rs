@@ -19,8 +19,8 @@ pub mod trace_synth;
 pub use capture::Capture;
 pub use error::{Error, Result};
 pub use pcap_replay::PcapReplay;
-pub use pcap_tap::PcapTap;
 pub use prefix_rules::{PrefixRule, PrefixRules};
+pub use pcap_tap::PcapTap;
 pub use synthetic::{Stream, SyntheticSource};
 pub use template::{GtpuSpec, TemplateSpec};
 
@@ -29,20 +29,6 @@ use sluice_core::{PacketId, PacketMeta, PacketPool};
 /// Copies `frame` into a fresh buffer stamped with arrival time, flow and
 /// sequence number; `None` when the pool is empty.
 #[inline]
-pub(crate) fn stamp(
-    pool: &mut PacketPool,
-    frame: &[u8],
-    ts_ns: u64,
-    flow: u16,
-    seq: u32,
-) -> Option<PacketId> {
-    pool.alloc_copy(
-        frame,
-        PacketMeta {
-            ts_ns,
-            flow,
-            seq,
-            ..PacketMeta::default()
-        },
-    )
+pub(crate) fn stamp(pool: &mut PacketPool, frame: &[u8], ts_ns: u64, flow: u16, seq: u32) -> Option<PacketId> {
+    pool.alloc_copy(frame, PacketMeta { ts_ns, flow, seq, ..PacketMeta::default() })
 }

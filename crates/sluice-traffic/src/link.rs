@@ -63,17 +63,10 @@ impl Link {
     /// `data` as an Ethernet frame: itself, or built in `scratch` with the
     /// payload's type (and, from a cooked header, its 6-byte source
     /// address); an error names a header too short or a payload of no type.
-    pub(crate) fn to_ethernet<'a>(
-        self,
-        data: &'a [u8],
-        scratch: &'a mut Vec<u8>,
-    ) -> Result<&'a [u8], String> {
+    pub(crate) fn to_ethernet<'a>(self, data: &'a [u8], scratch: &'a mut Vec<u8>) -> Result<&'a [u8], String> {
         let header = self.header_len();
         if self != Self::Ethernet && data.len() < header {
-            return Err(format!(
-                "{} bytes captured, fewer than the {header} of its {self:?} link header",
-                data.len()
-            ));
+            return Err(format!("{} bytes captured, fewer than the {header} of its {self:?} link header", data.len()));
         }
         let be16 = |at: usize| u16::from_be_bytes([data[at], data[at + 1]]);
         let (ethertype, source) = match self {
@@ -82,20 +75,12 @@ impl Link {
             Self::Cooked2 => (be16(0), (data[11] == 6).then(|| &data[12..18])),
             Self::RawIp => (ip_ethertype(data.first().map(|b| b >> 4))?, None),
             Self::Loopback => {
-                let family = [
-                    u32::from_le_bytes(data[..4].try_into().expect("4 bytes")),
-                    u32::from_be_bytes(data[..4].try_into().expect("4 bytes")),
-                ];
+                let family = [u32::from_le_bytes(data[..4].try_into().expect("4 bytes")), u32::from_be_bytes(data[..4].try_into().expect("4 bytes"))];
                 // AF_INET is 2 everywhere; AF_INET6 is 10 on Linux, 24, 28 or 30 on the BSDs.
                 match family.iter().find(|&&f| matches!(f, 2 | 10 | 24 | 28 | 30)) {
                     Some(2) => (ETHERTYPE_IPV4, None),
                     Some(_) => (ETHERTYPE_IPV6, None),
-                    None => {
-                        return Err(format!(
-                            "loopback address family {:02x?} is neither IPv4 nor IPv6",
-                            &data[..4]
-                        ))
-                    }
+                    None => return Err(format!("loopback address family {:02x?} is neither IPv4 nor IPv6", &data[..4])),
                 }
             }
         };
@@ -144,40 +129,14 @@ mod tests {
         cooked2.extend_from_slice(&[0, 0, 0x60, 0, 0, 0]);
         let frames = [
             (Link::Cooked, cooked.as_slice(), 0x0800, mac, &IPV4[..]),
-            (
-                Link::Cooked2,
-                cooked2.as_slice(),
-                0x86dd,
-                mac,
-                &[0x60, 0, 0, 0][..],
-            ),
+            (Link::Cooked2, cooked2.as_slice(), 0x86dd, mac, &[0x60, 0, 0, 0][..]),
             (Link::RawIp, &IPV4[..], 0x0800, [0; 6], &IPV4[..]),
-            (
-                Link::Loopback,
-                &[2, 0, 0, 0, 0x45, 0, 0, 28][..],
-                0x0800,
-                [0; 6],
-                &IPV4[..],
-            ),
-            (
-                Link::Loopback,
-                &[0, 0, 0, 30, 0x60, 0][..],
-                0x86dd,
-                [0; 6],
-                &[0x60, 0][..],
-            ),
+            (Link::Loopback, &[2, 0, 0, 0, 0x45, 0, 0, 28][..], 0x0800, [0; 6], &IPV4[..]),
+            (Link::Loopback, &[0, 0, 0, 30, 0x60, 0][..], 0x86dd, [0; 6], &[0x60, 0][..]),
         ];
         for (link, data, ethertype, source, payload) in frames {
             let frame = ethernet(link, data).unwrap();
-            assert_eq!(
-                (
-                    &frame[6..12],
-                    u16::from_be_bytes([frame[12], frame[13]]),
-                    &frame[14..]
-                ),
-                (&source[..], ethertype, payload),
-                "{link:?}"
-            );
+            assert_eq!((&frame[6..12], u16::from_be_bytes([frame[12], frame[13]]), &frame[14..]), (&source[..], ethertype, payload), "{link:?}");
             assert_eq!(link.wire_len(data.len()), frame.len(), "{link:?}");
         }
         assert_eq!(ethernet(Link::Ethernet, &[1, 2, 3]).unwrap(), vec![1, 2, 3]);
@@ -185,23 +144,9 @@ mod tests {
 
     #[test]
     fn what_cannot_be_read_is_named() {
-        assert!(
-            Link::of(Linktype(119))
-                .unwrap_err()
-                .starts_with("link type 119 ("),
-            "{}",
-            Link::of(Linktype(119)).unwrap_err()
-        );
-        assert_eq!(
-            ethernet(Link::Cooked, &[0; 10]).unwrap_err(),
-            "10 bytes captured, fewer than the 16 of its Cooked link header"
-        );
-        assert_eq!(
-            ethernet(Link::RawIp, &[0x50]).unwrap_err(),
-            "raw IP of version 5"
-        );
-        assert!(ethernet(Link::Loopback, &[7, 0, 0, 0, 0x45])
-            .unwrap_err()
-            .contains("neither IPv4 nor IPv6"));
+        assert!(Link::of(Linktype(119)).unwrap_err().starts_with("link type 119 ("), "{}", Link::of(Linktype(119)).unwrap_err());
+        assert_eq!(ethernet(Link::Cooked, &[0; 10]).unwrap_err(), "10 bytes captured, fewer than the 16 of its Cooked link header");
+        assert_eq!(ethernet(Link::RawIp, &[0x50]).unwrap_err(), "raw IP of version 5");
+        assert!(ethernet(Link::Loopback, &[7, 0, 0, 0, 0x45]).unwrap_err().contains("neither IPv4 nor IPv6"));
     }
 }

@@ -45,18 +45,8 @@ impl Pacer {
     /// more.
     pub fn phased(phase: f64, burst: usize) -> Self {
         debug_assert!((0.0..1.0).contains(&phase), "a phase is a share of a gap");
-        debug_assert!(
-            (1..=RX_QUEUE).contains(&burst),
-            "a burst fits the receive queue"
-        );
-        Self {
-            burst: burst as u64,
-            phase,
-            gap: 0.0,
-            next_ns: None,
-            left: burst as u64,
-            missed: 0,
-        }
+        debug_assert!((1..=RX_QUEUE).contains(&burst), "a burst fits the receive queue");
+        Self { burst: burst as u64, phase, gap: 0.0, next_ns: None, left: burst as u64, missed: 0 }
     }
 
     /// Packets that arrive together (pkt).
@@ -95,9 +85,7 @@ impl Pacer {
             return;
         }
         let beyond = lost - self.left;
-        self.next_ns = self
-            .next_ns
-            .map(|t| t + (1 + beyond / self.burst) as f64 * self.gap);
+        self.next_ns = self.next_ns.map(|t| t + (1 + beyond / self.burst) as f64 * self.gap);
         self.left = self.burst - beyond % self.burst;
     }
 
@@ -147,10 +135,7 @@ mod tests {
         assert_eq!(p.poll(1e6, 10_000), 1);
         assert_eq!(p.take(), Some(10_000));
         assert_eq!(p.poll(1e6, 13_500), 3);
-        assert_eq!(
-            (0..3).map(|_| p.take().unwrap()).collect::<Vec<_>>(),
-            vec![11_000, 12_000, 13_000]
-        );
+        assert_eq!((0..3).map(|_| p.take().unwrap()).collect::<Vec<_>>(), vec![11_000, 12_000, 13_000]);
         assert_eq!(p.poll(1e6, 13_900), 0);
     }
 
@@ -170,10 +155,7 @@ mod tests {
         // Bursts of 4 at 1 Mpkt/s: one every 4 µs.
         let mut p = Pacer::phased(0.0, 4);
         assert_eq!(p.poll(1e6, 0), 4);
-        assert_eq!(
-            (0..3).map(|_| p.take().unwrap()).collect::<Vec<_>>(),
-            vec![0, 0, 0]
-        );
+        assert_eq!((0..3).map(|_| p.take().unwrap()).collect::<Vec<_>>(), vec![0, 0, 0]);
         assert_eq!(p.poll(1e6, 3_999), 1);
         assert_eq!(p.poll(1e6, 12_000), 1 + 3 * 4);
         p.take();

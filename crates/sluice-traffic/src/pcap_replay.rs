@@ -30,29 +30,12 @@ impl PcapReplay {
     /// Replays `capture` (named `name` in errors) at `rate_pps` (infinite:
     /// as fast as taken); each packet's flow is the first of `rules` its
     /// IPv4 destination matches (no match: no flow).
-    pub fn new(
-        capture: Arc<Capture>,
-        name: &str,
-        rules: &PrefixRules,
-        rate_pps: f64,
-    ) -> Result<Self> {
+    pub fn new(capture: Arc<Capture>, name: &str, rules: &PrefixRules, rate_pps: f64) -> Result<Self> {
         if !(rate_pps > 0.0) {
-            return Err(Error::Pcap {
-                path: name.into(),
-                reason: format!("replay rate {rate_pps} pkt/s must be > 0"),
-            });
+            return Err(Error::Pcap { path: name.into(), reason: format!("replay rate {rate_pps} pkt/s must be > 0") });
         }
-        let flows: Vec<u16> = capture
-            .records
-            .iter()
-            .map(|r| rules.classify(capture.data(r)))
-            .collect();
-        let per_flow = flows
-            .iter()
-            .filter(|&&f| f != NO_FLOW)
-            .map(|&f| f as usize + 1)
-            .max()
-            .unwrap_or(0);
+        let flows: Vec<u16> = capture.records.iter().map(|r| rules.classify(capture.data(r))).collect();
+        let per_flow = flows.iter().filter(|&&f| f != NO_FLOW).map(|&f| f as usize + 1).max().unwrap_or(0);
         Ok(Self {
             capture,
             flows,
@@ -96,9 +79,7 @@ impl PacketSource for PcapReplay {
         for _ in 0..n {
             let (r, flow) = (&self.capture.records[self.next], self.flows[self.next]);
             let ts = self.pacer.take().unwrap_or(entered_ns);
-            let Some(id) = stamp(pool, self.capture.data(r), ts, flow, self.seq) else {
-                break;
-            };
+            let Some(id) = stamp(pool, self.capture.data(r), ts, flow, self.seq) else { break };
             out.push(id);
             self.seq = self.seq.wrapping_add(1);
             self.wire_bytes += r.wire_len as u64;
@@ -121,16 +102,11 @@ impl PacketSource for PcapReplay {
     }
 
     fn queue_pkts(&self) -> Option<u64> {
-        self.rates
-            .get(0)
-            .is_finite()
-            .then_some(crate::pacer::RX_QUEUE as u64)
+        self.rates.get(0).is_finite().then_some(crate::pacer::RX_QUEUE as u64)
     }
 
     fn next_arrival_ns(&self) -> Option<u64> {
-        self.pacer
-            .next_ns()
-            .filter(|_| self.rates.get(0).is_finite())
+        self.pacer.next_ns().filter(|_| self.rates.get(0).is_finite())
     }
 
     fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {

@@ -20,24 +20,15 @@ pub struct PcapTap {
 impl PcapTap {
     /// Creates (or truncates) the file at `path`.
     pub fn create(path: &str) -> Result<Self> {
-        let file = File::create(path).map_err(|e| Error::Pcap {
-            path: path.into(),
-            reason: e.to_string(),
-        })?;
+        let file = File::create(path).map_err(|e| Error::Pcap { path: path.into(), reason: e.to_string() })?;
         let header = pcap_file::pcap::PcapHeader {
             ts_resolution: pcap_file::TsResolution::NanoSecond,
             endianness: pcap_file::Endianness::Little,
             ..Default::default()
         };
-        let writer =
-            PcapWriter::with_header(BufWriter::new(file), header).map_err(|e| Error::Pcap {
-                path: path.into(),
-                reason: e.to_string(),
-            })?;
-        Ok(Self {
-            writer: Some(writer),
-            write_errors: 0,
-        })
+        let writer = PcapWriter::with_header(BufWriter::new(file), header)
+            .map_err(|e| Error::Pcap { path: path.into(), reason: e.to_string() })?;
+        Ok(Self { writer: Some(writer), write_errors: 0 })
     }
 }
 
@@ -51,9 +42,7 @@ impl NetworkFunction for PcapTap {
             for &id in input.as_slice() {
                 let data = ctx.pool.data(id);
                 let ts = Duration::from_nanos(ctx.pool.meta(id).ts_ns);
-                if w.write_packet(&PcapPacket::new(ts, data.len() as u32, data))
-                    .is_err()
-                {
+                if w.write_packet(&PcapPacket::new(ts, data.len() as u32, data)).is_err() {
                     self.write_errors += 1;
                 }
             }

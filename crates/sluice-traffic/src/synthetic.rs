@@ -50,27 +50,16 @@ impl SyntheticSource {
     /// A source over `streams`, each stream's packets in runs of `burstiness`.
     pub fn new(streams: Vec<Stream>, burstiness: usize) -> Result<Self> {
         if streams.is_empty() {
-            return Err(Error::Source(
-                "a synthetic source needs at least one stream".into(),
-            ));
+            return Err(Error::Source("a synthetic source needs at least one stream".into()));
         }
         if burstiness == 0 {
             return Err(Error::Source("burstiness must be ≥ 1 packet".into()));
         }
         if let Some(s) = streams.iter().find(|s| !(s.rate_pps > 0.0)) {
-            return Err(Error::Source(format!(
-                "rate {} pkt/s must be > 0",
-                s.rate_pps
-            )));
+            return Err(Error::Source(format!("rate {} pkt/s must be > 0", s.rate_pps)));
         }
-        if let Some(s) = streams
-            .iter()
-            .find(|s| !(1..=RX_QUEUE).contains(&s.burst_pkts))
-        {
-            return Err(Error::Source(format!(
-                "burst_pkts {}: needs 1..={RX_QUEUE} (the receive queue)",
-                s.burst_pkts
-            )));
+        if let Some(s) = streams.iter().find(|s| !(1..=RX_QUEUE).contains(&s.burst_pkts)) {
+            return Err(Error::Source(format!("burst_pkts {}: needs 1..={RX_QUEUE} (the receive queue)", s.burst_pkts)));
         }
         let rates = RateKnobs::new(&streams.iter().map(|s| s.rate_pps).collect::<Vec<_>>());
         let n = streams.len();
@@ -79,26 +68,10 @@ impl SyntheticSource {
             .enumerate()
             .map(|(i, s)| {
                 let pacer = Pacer::phased(i as f64 / n as f64, s.burst_pkts);
-                StreamState {
-                    frame: s.frame,
-                    flow: s.flow.unwrap_or(NO_FLOW),
-                    sent: 0,
-                    pacer,
-                    allowance: 0,
-                    rate: f64::INFINITY,
-                    polled: 0,
-                }
+                StreamState { frame: s.frame, flow: s.flow.unwrap_or(NO_FLOW), sent: 0, pacer, allowance: 0, rate: f64::INFINITY, polled: 0 }
             })
             .collect();
-        Ok(Self {
-            streams,
-            rates,
-            burstiness,
-            cursor: 0,
-            run_left: burstiness,
-            fills: 0,
-            backlog: Backlog::default(),
-        })
+        Ok(Self { streams, rates, burstiness, cursor: 0, run_left: burstiness, fills: 0, backlog: Backlog::default() })
     }
 }
 
@@ -118,9 +91,7 @@ impl PacketSource for SyntheticSource {
             }
             if s.allowance > 0 {
                 let ts = s.pacer.take().unwrap_or(entered_ns);
-                let Some(id) = stamp(pool, &s.frame, ts, s.flow, s.sent as u32) else {
-                    break;
-                };
+                let Some(id) = stamp(pool, &s.frame, ts, s.flow, s.sent as u32) else { break };
                 out.push(id);
                 s.sent += 1;
                 s.allowance -= 1;
@@ -146,11 +117,7 @@ impl PacketSource for SyntheticSource {
     }
 
     fn next_arrival_ns(&self) -> Option<u64> {
-        self.streams
-            .iter()
-            .filter(|s| s.rate.is_finite())
-            .filter_map(|s| s.pacer.next_ns())
-            .min()
+        self.streams.iter().filter(|s| s.rate.is_finite()).filter_map(|s| s.pacer.next_ns()).min()
     }
 
     fn missed(&self) -> u64 {
@@ -162,15 +129,9 @@ impl PacketSource for SyntheticSource {
     /// whose room lasts the shortest at its rate. Said in packets of all
     /// the streams at their rates.
     fn queue_pkts(&self) -> Option<u64> {
-        let paced = || {
-            self.streams
-                .iter()
-                .filter(|s| s.rate.is_finite() && s.rate > 0.0)
-        };
+        let paced = || self.streams.iter().filter(|s| s.rate.is_finite() && s.rate > 0.0);
         let total: f64 = paced().map(|s| s.rate).sum();
-        let shortest_s = paced()
-            .map(|s| (RX_QUEUE - s.pacer.burst()) as f64 / s.rate)
-            .reduce(f64::min)?;
+        let shortest_s = paced().map(|s| (RX_QUEUE - s.pacer.burst()) as f64 / s.rate).reduce(f64::min)?;
         Some((total * shortest_s) as u64)
     }
 
@@ -186,14 +147,7 @@ mod tests {
     use super::*;
 
     fn source(streams: usize, burstiness: usize, rate: f64) -> SyntheticSource {
-        let streams = (0..streams)
-            .map(|i| Stream {
-                frame: vec![i as u8; 60],
-                flow: Some(i as u16),
-                rate_pps: rate,
-                burst_pkts: 1,
-            })
-            .collect();
+        let streams = (0..streams).map(|i| Stream { frame: vec![i as u8; 60], flow: Some(i as u16), rate_pps: rate, burst_pkts: 1 }).collect();
         SyntheticSource::new(streams, burstiness).unwrap()
     }
 
@@ -238,14 +192,7 @@ mod tests {
 
     #[test]
     fn a_bursty_stream_keeps_its_rate_and_its_queue_room_a_burst_short() {
-        let streams = |burst_pkts| {
-            vec![Stream {
-                frame: vec![0; 60],
-                flow: Some(0),
-                rate_pps: 1e6,
-                burst_pkts,
-            }]
-        };
+        let streams = |burst_pkts| vec![Stream { frame: vec![0; 60], flow: Some(0), rate_pps: 1e6, burst_pkts }];
         let mut pool = PacketPool::new(4096);
         let mut bursty = SyntheticSource::new(streams(256), 1).unwrap();
         let mut b = Batch::default();
@@ -258,44 +205,19 @@ mod tests {
         bursty.fill(&mut pool, 256_000, &mut b2, 1024);
         assert_eq!(b2.len(), 256);
         assert_eq!(bursty.queue_pkts(), Some((RX_QUEUE - 256) as u64));
-        assert_eq!(
-            SyntheticSource::new(streams(1), 1).unwrap().queue_pkts(),
-            None,
-            "not yet polled: no rate in force"
-        );
+        assert_eq!(SyntheticSource::new(streams(1), 1).unwrap().queue_pkts(), None, "not yet polled: no rate in force");
         for wrong in [0, RX_QUEUE + 1] {
-            let e = SyntheticSource::new(streams(wrong), 1)
-                .err()
-                .unwrap()
-                .to_string();
-            assert!(
-                e.contains("burst_pkts") && e.contains(&wrong.to_string()),
-                "{e}"
-            );
+            let e = SyntheticSource::new(streams(wrong), 1).err().unwrap().to_string();
+            assert!(e.contains("burst_pkts") && e.contains(&wrong.to_string()), "{e}");
         }
     }
 
     #[test]
     fn refuses_empty_or_zero_settings() {
         assert!(SyntheticSource::new(vec![], 1).is_err());
-        let s = || {
-            vec![Stream {
-                frame: vec![0; 60],
-                flow: None,
-                rate_pps: 1.0,
-                burst_pkts: 1,
-            }]
-        };
+        let s = || vec![Stream { frame: vec![0; 60], flow: None, rate_pps: 1.0, burst_pkts: 1 }];
         assert!(SyntheticSource::new(s(), 0).is_err());
-        let zero = vec![Stream {
-            frame: vec![0; 60],
-            flow: None,
-            rate_pps: 0.0,
-            burst_pkts: 1,
-        }];
-        assert_eq!(
-            SyntheticSource::new(zero, 1).err().unwrap().to_string(),
-            "source: rate 0 pkt/s must be > 0"
-        );
+        let zero = vec![Stream { frame: vec![0; 60], flow: None, rate_pps: 0.0, burst_pkts: 1 }];
+        assert_eq!(SyntheticSource::new(zero, 1).err().unwrap().to_string(), "source: rate 0 pkt/s must be > 0");
     }
 }

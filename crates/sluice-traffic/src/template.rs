@@ -112,21 +112,11 @@ fn addresses(src: &str, dst: &str) -> Result<Endpoints> {
 /// The IP header of `ends`' family (lengths and checksum filled in when written).
 pub(crate) fn ip_header(ends: Endpoints, ttl: u8) -> IpHeaders {
     match ends {
-        Endpoints::V4(s, d) => IpHeaders::Ipv4(
-            Ipv4Header::new(0, ttl, IpNumber::UDP, s.to_be_bytes(), d.to_be_bytes())
-                .expect("a zero payload length is valid"),
-            Default::default(),
-        ),
+        Endpoints::V4(s, d) => {
+            IpHeaders::Ipv4(Ipv4Header::new(0, ttl, IpNumber::UDP, s.to_be_bytes(), d.to_be_bytes()).expect("a zero payload length is valid"), Default::default())
+        }
         Endpoints::V6(s, d) => IpHeaders::Ipv6(
-            Ipv6Header {
-                traffic_class: 0,
-                flow_label: Default::default(),
-                payload_length: 0,
-                next_header: IpNumber::UDP,
-                hop_limit: ttl,
-                source: s.to_be_bytes(),
-                destination: d.to_be_bytes(),
-            },
+            Ipv6Header { traffic_class: 0, flow_label: Default::default(), payload_length: 0, next_header: IpNumber::UDP, hop_limit: ttl, source: s.to_be_bytes(), destination: d.to_be_bytes() },
             Default::default(),
         ),
     }
@@ -139,10 +129,7 @@ impl TemplateSpec {
         let tag = if self.vlan.is_some() { 4 } else { 0 };
         let headers = ETH_UDP + addrs.ip_header_len() + tag;
         if self.size < headers || self.size > MAX_PACKET_LEN {
-            return Err(Error::Template(format!(
-                "frame size {} must be within {headers}..={MAX_PACKET_LEN} bytes",
-                self.size
-            )));
+            return Err(Error::Template(format!("frame size {} must be within {headers}..={MAX_PACKET_LEN} bytes", self.size)));
         }
         let eth = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?);
         let payload = vec![0u8; self.size - headers];
@@ -150,17 +137,10 @@ impl TemplateSpec {
         let ip = ip_header(addrs, self.ttl);
         let written = match self.vlan {
             Some(id) => {
-                let id =
-                    etherparse::VlanId::try_new(id).map_err(|e| Error::Template(e.to_string()))?;
-                eth.single_vlan(id)
-                    .ip(ip)
-                    .udp(self.src_port, self.dst_port)
-                    .write(&mut frame, &payload)
+                let id = etherparse::VlanId::try_new(id).map_err(|e| Error::Template(e.to_string()))?;
+                eth.single_vlan(id).ip(ip).udp(self.src_port, self.dst_port).write(&mut frame, &payload)
             }
-            None => eth
-                .ip(ip)
-                .udp(self.src_port, self.dst_port)
-                .write(&mut frame, &payload),
+            None => eth.ip(ip).udp(self.src_port, self.dst_port).write(&mut frame, &payload),
         };
         written.map_err(|e| Error::Template(e.to_string()))?;
         match &self.gtpu {
@@ -176,19 +156,11 @@ impl TemplateSpec {
         gtpu::write_header(&mut payload, inner.len() as u16, g.teid);
         payload.extend_from_slice(inner);
         let outer = addresses(&g.src_ip, &g.dst_ip)?;
-        let builder =
-            PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?)
-                .ip(ip_header(outer, self.ttl))
-                .udp(gtpu::PORT, gtpu::PORT);
+        let builder = PacketBuilder::ethernet2(parse_mac(&self.src_mac)?, parse_mac(&self.dst_mac)?).ip(ip_header(outer, self.ttl)).udp(gtpu::PORT, gtpu::PORT);
         let mut frame = Vec::with_capacity(payload.len() + ETH_UDP + outer.ip_header_len());
-        builder
-            .write(&mut frame, &payload)
-            .map_err(|e| Error::Template(e.to_string()))?;
+        builder.write(&mut frame, &payload).map_err(|e| Error::Template(e.to_string()))?;
         if frame.len() > MAX_PACKET_LEN {
-            return Err(Error::Template(format!(
-                "tunnelled frame of {} bytes exceeds {MAX_PACKET_LEN}",
-                frame.len()
-            )));
+            return Err(Error::Template(format!("tunnelled frame of {} bytes exceeds {MAX_PACKET_LEN}", frame.len())));
         }
         Ok(frame)
     }
@@ -201,125 +173,49 @@ mod tests {
 
     #[test]
     fn builds_a_parseable_udp_frame_with_valid_checksum() {
-        let spec = TemplateSpec {
-            dst_ip: "20.0.3.7".into(),
-            dst_port: 4789,
-            ..TemplateSpec::default()
-        };
+        let spec = TemplateSpec { dst_ip: "20.0.3.7".into(), dst_port: 4789, ..TemplateSpec::default() };
         let frame = spec.build().unwrap();
         assert_eq!(frame.len(), 60);
         let p = SlicedPacket::from_ethernet(&frame).unwrap();
-        let Some(NetSlice::Ipv4(ip)) = p.net else {
-            panic!("not IPv4")
-        };
+        let Some(NetSlice::Ipv4(ip)) = p.net else { panic!("not IPv4") };
         assert_eq!(ip.header().destination(), [20, 0, 3, 7]);
         let header = ip.header().to_header();
         assert_eq!(header.header_checksum, header.calc_header_checksum());
-        let Some(TransportSlice::Udp(udp)) = p.transport else {
-            panic!("not UDP")
-        };
+        let Some(TransportSlice::Udp(udp)) = p.transport else { panic!("not UDP") };
         assert_eq!(udp.destination_port(), 4789);
     }
 
     #[test]
     fn ipv6_addresses_make_an_ipv6_frame_with_a_valid_udp_checksum() {
-        let spec = TemplateSpec {
-            src_ip: "2001:db8::1".into(),
-            dst_ip: "2001:db8:1::7".into(),
-            ttl: 9,
-            size: 80,
-            vlan: Some(3),
-            ..TemplateSpec::default()
-        };
+        let spec = TemplateSpec { src_ip: "2001:db8::1".into(), dst_ip: "2001:db8:1::7".into(), ttl: 9, size: 80, vlan: Some(3), ..TemplateSpec::default() };
         let frame = spec.build().unwrap();
         assert_eq!(frame.len(), 80);
         let p = SlicedPacket::from_ethernet(&frame).unwrap();
-        let Some(NetSlice::Ipv6(ip)) = p.net else {
-            panic!("not IPv6")
-        };
+        let Some(NetSlice::Ipv6(ip)) = p.net else { panic!("not IPv6") };
         let header = ip.header().to_header();
-        assert_eq!(
-            (header.hop_limit, header.destination),
-            (
-                9,
-                "2001:db8:1::7"
-                    .parse::<std::net::Ipv6Addr>()
-                    .unwrap()
-                    .octets()
-            )
-        );
-        let Some(TransportSlice::Udp(udp)) = p.transport else {
-            panic!("not UDP")
-        };
-        assert_eq!(
-            udp.to_header()
-                .calc_checksum_ipv6(&header, udp.payload())
-                .unwrap(),
-            udp.checksum()
-        );
-        assert!(TemplateSpec { size: 61, ..spec }
-            .build()
-            .unwrap_err()
-            .to_string()
-            .contains("frame size 61 must be within 66"));
+        assert_eq!((header.hop_limit, header.destination), (9, "2001:db8:1::7".parse::<std::net::Ipv6Addr>().unwrap().octets()));
+        let Some(TransportSlice::Udp(udp)) = p.transport else { panic!("not UDP") };
+        assert_eq!(udp.to_header().calc_checksum_ipv6(&header, udp.payload()).unwrap(), udp.checksum());
+        assert!(TemplateSpec { size: 61, ..spec }.build().unwrap_err().to_string().contains("frame size 61 must be within 66"));
     }
 
     #[test]
     fn a_vlan_tag_goes_in_front_of_ipv4() {
-        let frame = TemplateSpec {
-            vlan: Some(7),
-            size: 64,
-            ..TemplateSpec::default()
-        }
-        .build()
-        .unwrap();
+        let frame = TemplateSpec { vlan: Some(7), size: 64, ..TemplateSpec::default() }.build().unwrap();
         assert_eq!(frame.len(), 64);
         assert_eq!(&frame[12..18], &[0x81, 0x00, 0x00, 0x07, 0x08, 0x00]);
-        assert!(TemplateSpec {
-            vlan: Some(5000),
-            ..TemplateSpec::default()
-        }
-        .build()
-        .is_err());
+        assert!(TemplateSpec { vlan: Some(5000), ..TemplateSpec::default() }.build().is_err());
     }
 
     #[test]
     fn bad_fields_are_named() {
-        let e = TemplateSpec {
-            dst_ip: "300.1.1.1".into(),
-            ..TemplateSpec::default()
-        }
-        .build()
-        .unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "packet template: '300.1.1.1' is not an IPv4 or IPv6 address"
-        );
-        let e = TemplateSpec {
-            dst_ip: "2001:db8::1".into(),
-            ..TemplateSpec::default()
-        }
-        .build()
-        .unwrap_err();
-        assert!(
-            e.to_string().contains(
-                "source '10.0.0.1' and destination '2001:db8::1' are of different IP families"
-            ),
-            "{e}"
-        );
-        let e = TemplateSpec {
-            src_mac: "02:00".into(),
-            ..TemplateSpec::default()
-        }
-        .build()
-        .unwrap_err();
+        let e = TemplateSpec { dst_ip: "300.1.1.1".into(), ..TemplateSpec::default() }.build().unwrap_err();
+        assert_eq!(e.to_string(), "packet template: '300.1.1.1' is not an IPv4 or IPv6 address");
+        let e = TemplateSpec { dst_ip: "2001:db8::1".into(), ..TemplateSpec::default() }.build().unwrap_err();
+        assert!(e.to_string().contains("source '10.0.0.1' and destination '2001:db8::1' are of different IP families"), "{e}");
+        let e = TemplateSpec { src_mac: "02:00".into(), ..TemplateSpec::default() }.build().unwrap_err();
         assert!(e.to_string().contains("'02:00' is not a MAC address"));
-        let e = TemplateSpec {
-            size: 20,
-            ..TemplateSpec::default()
-        }
-        .build()
-        .unwrap_err();
+        let e = TemplateSpec { size: 20, ..TemplateSpec::default() }.build().unwrap_err();
         assert!(e.to_string().contains("frame size 20"));
     }
 }

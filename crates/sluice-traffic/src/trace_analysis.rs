@@ -19,8 +19,8 @@ use rustc_hash::FxHasher;
 use sluice_core::wire;
 
 use crate::capture;
-use crate::error::Result;
 use crate::flow_table::FlowRow;
+use crate::error::Result;
 
 /// Batch sizes the SLF is reported at (pkt).
 pub const BATCH_SIZES: [usize; 4] = [32, 64, 256, 1024];
@@ -63,13 +63,7 @@ impl Quantiles {
         if h.is_empty() {
             return Self::default();
         }
-        Self {
-            mean: h.mean(),
-            p50: h.value_at_quantile(0.5),
-            p90: h.value_at_quantile(0.9),
-            p99: h.value_at_quantile(0.99),
-            max: h.max(),
-        }
+        Self { mean: h.mean(), p50: h.value_at_quantile(0.5), p90: h.value_at_quantile(0.9), p99: h.value_at_quantile(0.99), max: h.max() }
     }
 }
 
@@ -109,16 +103,8 @@ type Key = (IpAddr, IpAddr, u8, u16, u16);
 fn flow_key(frame: &[u8]) -> Option<Key> {
     let ip = wire::ip_of(frame).ok()?;
     let (src, dst, first) = match &ip {
-        wire::Ip::V4(h) => (
-            IpAddr::from(std::net::Ipv4Addr::from(h.src())),
-            IpAddr::from(std::net::Ipv4Addr::from(h.dst())),
-            h.protocol(),
-        ),
-        wire::Ip::V6(h) => (
-            IpAddr::from(std::net::Ipv6Addr::from(h.src())),
-            IpAddr::from(std::net::Ipv6Addr::from(h.dst())),
-            h.next_header(),
-        ),
+        wire::Ip::V4(h) => (IpAddr::from(std::net::Ipv4Addr::from(h.src())), IpAddr::from(std::net::Ipv4Addr::from(h.dst())), h.protocol()),
+        wire::Ip::V6(h) => (IpAddr::from(std::net::Ipv6Addr::from(h.src())), IpAddr::from(std::net::Ipv6Addr::from(h.dst())), h.next_header()),
     };
     let (protocol, upper) = ip.upper().unwrap_or((first, &[]));
     let (sport, dport) = wire::l4::ports(protocol, upper).unwrap_or((0, 0));
@@ -138,11 +124,7 @@ pub fn analyze(reader: impl Read + Send, name: &str) -> Result<Analysis> {
 
 /// [`analyze`], handing each flow to `on_flow` as it ends (silent for the
 /// idle timeout, or at the end of the capture).
-pub fn analyze_flows(
-    reader: impl Read + Send,
-    name: &str,
-    mut on_flow: impl FnMut(FlowRow) -> Result<()>,
-) -> Result<Analysis> {
+pub fn analyze_flows(reader: impl Read + Send, name: &str, mut on_flow: impl FnMut(FlowRow) -> Result<()>) -> Result<Analysis> {
     type Flows = std::collections::HashMap<Key, Flow, BuildHasherDefault<FxHasher>>;
     let mut flows = Flows::default();
     let mut a = Analysis::default();
@@ -153,15 +135,7 @@ pub fn analyze_flows(
     let mut reframer_runs = [0u64; T_BUFF_US.len()];
     let (mut index, mut first_ns, mut last_ns) = (0u64, None, 0u64);
     let row = |k: &Key, f: &Flow| FlowRow {
-        src: k.0,
-        dst: k.1,
-        proto: k.2,
-        sport: k.3,
-        dport: k.4,
-        packets: f.packets,
-        bytes: f.bytes,
-        first_ns: f.first_ns,
-        last_ns: f.last_ns,
+        src: k.0, dst: k.1, proto: k.2, sport: k.3, dport: k.4, packets: f.packets, bytes: f.bytes, first_ns: f.first_ns, last_ns: f.last_ns,
     };
     capture::stream(reader, name, |frame, wire_len, ts_ns| {
         a.packets += 1;
@@ -183,12 +157,7 @@ pub fn analyze_flows(
                 let f = e.get_mut();
                 spatial.saturating_record(index - f.last_index - 1);
                 temporal.saturating_record(ts_ns.saturating_sub(f.last_ns) / 1000);
-                for ((start, runs), &t) in f
-                    .burst_start_ns
-                    .iter_mut()
-                    .zip(&mut reframer_runs)
-                    .zip(&T_BUFF_US)
-                {
+                for ((start, runs), &t) in f.burst_start_ns.iter_mut().zip(&mut reframer_runs).zip(&T_BUFF_US) {
                     if ts_ns.saturating_sub(*start) > t * 1000 {
                         *start = ts_ns;
                         *runs += 1;
@@ -200,14 +169,7 @@ pub fn analyze_flows(
                 f.last_ns = ts_ns;
             }
             Entry::Vacant(e) => {
-                e.insert(Flow {
-                    packets: 1,
-                    bytes: wire_len as u64,
-                    first_ns: ts_ns,
-                    last_index: index,
-                    last_ns: ts_ns,
-                    burst_start_ns: [ts_ns; T_BUFF_US.len()],
-                });
+                e.insert(Flow { packets: 1, bytes: wire_len as u64, first_ns: ts_ns, last_index: index, last_ns: ts_ns, burst_start_ns: [ts_ns; T_BUFF_US.len()] });
                 a.flows += 1;
                 for r in &mut reframer_runs {
                     *r += 1;
@@ -238,31 +200,16 @@ pub fn analyze_flows(
     }
     let ip_packets = index as f64;
     a.duration_ns = last_ns.saturating_sub(first_ns.unwrap_or(last_ns));
-    a.slf = BATCH_SIZES
-        .iter()
-        .zip(&runs)
-        .map(|(&b, &r)| (b, if r > 0 { ip_packets / r as f64 } else { 0.0 }))
-        .collect();
+    a.slf = BATCH_SIZES.iter().zip(&runs).map(|(&b, &r)| (b, if r > 0 { ip_packets / r as f64 } else { 0.0 })).collect();
     a.switches_per_batch = BATCH_SIZES
         .iter()
         .zip(&runs)
         .map(|(&b, &r)| {
             let batches = index.div_ceil(b as u64);
-            (
-                b,
-                if batches > 0 {
-                    (r - batches) as f64 / batches as f64
-                } else {
-                    0.0
-                },
-            )
+            (b, if batches > 0 { (r - batches) as f64 / batches as f64 } else { 0.0 })
         })
         .collect();
-    a.reframer_slf = T_BUFF_US
-        .iter()
-        .zip(&reframer_runs)
-        .map(|(&t, &r)| (t, if r > 0 { ip_packets / r as f64 } else { 0.0 }))
-        .collect();
+    a.reframer_slf = T_BUFF_US.iter().zip(&reframer_runs).map(|(&t, &r)| (t, if r > 0 { ip_packets / r as f64 } else { 0.0 })).collect();
     a.flow_size = Quantiles::of(&sizes);
     a.spatial_distance = Quantiles::of(&spatial);
     a.temporal_distance_us = Quantiles::of(&temporal);

@@ -50,14 +50,7 @@ pub struct SynthConfig {
 
 impl Default for SynthConfig {
     fn default() -> Self {
-        Self {
-            packets: 1_000_000,
-            segments: 1,
-            flows_per_s: 3_500.0,
-            tcp_share: 0.8,
-            ipv6_share: 0.0,
-            seed: 1,
-        }
+        Self { packets: 1_000_000, segments: 1, flows_per_s: 3_500.0, tcp_share: 0.8, ipv6_share: 0.0, seed: 1 }
     }
 }
 
@@ -139,27 +132,14 @@ struct Segment {
 
 impl Segment {
     fn new(index: u32, config: &SynthConfig) -> Self {
-        let mut rng = SmallRng::seed_from_u64(
-            config.seed ^ (u64::from(index) << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-        );
+        let mut rng = SmallRng::seed_from_u64(config.seed ^ (u64::from(index) << 32).wrapping_mul(0x9E37_79B9_7F4A_7C15));
         let arrivals = Exp::new(config.flows_per_s * 1e-9).expect("a positive rate");
         let sigma = (2.0 * (SIZE_MEAN / SIZE_MEDIAN).ln()).sqrt();
         let size = LogNormal::new(SIZE_MEDIAN.ln(), sigma).expect("a valid lognormal");
         let mut events = BinaryHeap::new();
         let first = arrivals.sample(&mut rng) as u64;
         events.push(Reverse((first, Event::Arrival)));
-        Self {
-            index,
-            rng,
-            flows: Vec::new(),
-            free: Vec::new(),
-            events,
-            started: 0,
-            arrivals,
-            size,
-            tcp_share: config.tcp_share,
-            ipv6_share: config.ipv6_share,
-        }
+        Self { index, rng, flows: Vec::new(), free: Vec::new(), events, started: 0, arrivals, size, tcp_share: config.tcp_share, ipv6_share: config.ipv6_share }
     }
 
     /// Time of its next event (ns).
@@ -178,48 +158,19 @@ impl Segment {
         let rate = 10f64.powf(rng.gen_range(8.0..10.0));
         let gap_ns = (MSS_BITS / rate * 1e9) as u64;
         let rtt_ns = (10f64.powf(rng.gen_range(5.7..7.7))) as u64;
-        let server = [
-            rng.gen_range(0..2),
-            rng.gen_range(0..250),
-            rng.gen_range(1..255),
-        ];
+        let server = [rng.gen_range(0..2), rng.gen_range(0..250), rng.gen_range(1..255)];
         // Clients in 10.<segment>.0.0/16 or 2001:db8:<segment>::/48, servers in 20.0.0.0/15 or 2001:db8:ff<a>:<b>::<c>.
         let ends = if rng.gen_bool(self.ipv6_share) {
-            let client = Ipv6Addr::new(
-                0x2001,
-                0xdb8,
-                self.index as u16,
-                0,
-                0,
-                0,
-                (n >> 16) as u16,
-                n as u16,
-            );
-            let server = Ipv6Addr::new(
-                0x2001,
-                0xdb8,
-                0xff00 | u16::from(server[0]),
-                u16::from(server[1]),
-                0,
-                0,
-                0,
-                u16::from(server[2]),
-            );
+            let client = Ipv6Addr::new(0x2001, 0xdb8, self.index as u16, 0, 0, 0, (n >> 16) as u16, n as u16);
+            let server = Ipv6Addr::new(0x2001, 0xdb8, 0xff00 | u16::from(server[0]), u16::from(server[1]), 0, 0, 0, u16::from(server[2]));
             Endpoints::V6(client.into(), server.into())
         } else {
-            Endpoints::V4(
-                Ipv4Addr::new(10, self.index as u8, (n >> 8) as u8, n as u8).into(),
-                Ipv4Addr::new(20, server[0], server[1], server[2]).into(),
-            )
+            Endpoints::V4(Ipv4Addr::new(10, self.index as u8, (n >> 8) as u8, n as u8).into(), Ipv4Addr::new(20, server[0], server[1], server[2]).into())
         };
         let flow = Flow {
             ends,
             cport: rng.gen_range(1024..=65535),
-            sport: if tcp {
-                [80, 443, 8080][rng.gen_range(0..3)]
-            } else {
-                [53, 443, 4789][rng.gen_range(0..3)]
-            },
+            sport: if tcp { [80, 443, 8080][rng.gen_range(0..3)] } else { [53, 443, 4789][rng.gen_range(0..3)] },
             tcp,
             left,
             gap_ns: gap_ns.max(1),
@@ -256,9 +207,7 @@ impl Segment {
                 None
             }
             Event::Data(id) => {
-                let flow = self.flows[id as usize]
-                    .as_mut()
-                    .expect("an event's flow is live");
+                let flow = self.flows[id as usize].as_mut().expect("an event's flow is live");
                 data_frame(flow, frame);
                 flow.left -= 1;
                 flow.seq = flow.seq.wrapping_add(DATA_PAYLOAD as u32);
@@ -266,8 +215,7 @@ impl Segment {
                     // The receiver acknowledges every second segment, and the last.
                     if flow.in_window.is_multiple_of(2) || flow.left == 0 {
                         flow.acks_due += 1;
-                        self.events
-                            .push(Reverse((now + flow.rtt_ns / 2, Event::Ack(id, flow.seq))));
+                        self.events.push(Reverse((now + flow.rtt_ns / 2, Event::Ack(id, flow.seq))));
                     }
                     flow.in_window -= 1;
                 }
@@ -276,8 +224,7 @@ impl Segment {
                         // Window sent: the next one starts a round-trip after this one did.
                         flow.window = (flow.window * 2).min(MAX_WINDOW);
                         flow.in_window = flow.window;
-                        flow.window_start_ns =
-                            (flow.window_start_ns + flow.rtt_ns).max(now + flow.gap_ns);
+                        flow.window_start_ns = (flow.window_start_ns + flow.rtt_ns).max(now + flow.gap_ns);
                         flow.window_start_ns
                     } else if flow.tcp {
                         now + flow.gap_ns
@@ -291,9 +238,7 @@ impl Segment {
                 Some(now)
             }
             Event::Ack(id, ack) => {
-                let flow = self.flows[id as usize]
-                    .as_mut()
-                    .expect("an event's flow is live");
+                let flow = self.flows[id as usize].as_mut().expect("an event's flow is live");
                 ack_frame(flow, ack, frame);
                 flow.acks_due -= 1;
                 if flow.left == 0 && flow.acks_due == 0 {
@@ -317,10 +262,7 @@ fn data_frame(flow: &Flow, frame: &mut Vec<u8>) {
     let payload = [0x5a; DATA_PAYLOAD];
     let ip = eth.ip(ip_header(flow.ends, 64));
     let written = if flow.tcp {
-        ip.tcp(flow.cport, flow.sport, flow.seq, 65535)
-            .ack(1)
-            .psh()
-            .write(frame, &payload)
+        ip.tcp(flow.cport, flow.sport, flow.seq, 65535).ack(1).psh().write(frame, &payload)
     } else {
         ip.udp(flow.cport, flow.sport).write(frame, &payload)
     };
@@ -340,57 +282,38 @@ fn ack_frame(flow: &Flow, ack: u32, frame: &mut Vec<u8>) {
 
 /// Writes a synthetic trace of `config.packets` packets as pcap (ns timestamps) to `out`.
 pub fn synthesize(config: &SynthConfig, out: impl Write) -> Result<SynthSummary> {
-    let bad = |reason: String| Error::Pcap {
-        path: "trace synth".into(),
-        reason,
-    };
+    let bad = |reason: String| Error::Pcap { path: "trace synth".into(), reason };
     if config.segments == 0 || config.segments > 255 {
         return Err(bad(format!("segments {} must be 1..=255", config.segments)));
     }
-    if !((MIN_FLOWS_PER_S..=MAX_FLOWS_PER_S).contains(&config.flows_per_s)
-        && (0.0..=1.0).contains(&config.tcp_share)
-        && (0.0..=1.0).contains(&config.ipv6_share))
-    {
+    if !((MIN_FLOWS_PER_S..=MAX_FLOWS_PER_S).contains(&config.flows_per_s) && (0.0..=1.0).contains(&config.tcp_share) && (0.0..=1.0).contains(&config.ipv6_share)) {
         let why = format!(
             "flows_per_s {} must be in [{MIN_FLOWS_PER_S}, {MAX_FLOWS_PER_S:e}], tcp_share {} and ipv6_share {} in [0, 1]",
             config.flows_per_s, config.tcp_share, config.ipv6_share
         );
         return Err(bad(why));
     }
-    let header = PcapHeader {
-        ts_resolution: pcap_file::TsResolution::NanoSecond,
-        ..Default::default()
-    };
+    let header = PcapHeader { ts_resolution: pcap_file::TsResolution::NanoSecond, ..Default::default() };
     let mut writer = PcapWriter::with_header(out, header).map_err(|e| bad(e.to_string()))?;
-    let mut segments: Vec<Segment> = (0..config.segments)
-        .map(|s| Segment::new(s, config))
-        .collect();
+    let mut segments: Vec<Segment> = (0..config.segments).map(|s| Segment::new(s, config)).collect();
     let mut frame = Vec::with_capacity(128);
     let (mut written, mut first, mut last) = (0u64, None, 0u64);
     // Start at a plausible wall-clock time (2026), so tools show a real date.
     const EPOCH_NS: u64 = 1_767_225_600_000_000_000;
     while written < config.packets {
-        let s = (0..segments.len())
-            .min_by_key(|&s| segments[s].next_ns())
-            .expect("at least one segment");
+        let s = (0..segments.len()).min_by_key(|&s| segments[s].next_ns()).expect("at least one segment");
         if let Some(at) = segments[s].step(&mut frame) {
             if at > MAX_SPAN_NS {
                 let why = format!("{written} packets took 500 years at {} new flows a second: raise it, or write fewer packets", config.flows_per_s);
                 return Err(bad(why));
             }
             let ts = std::time::Duration::from_nanos(EPOCH_NS + at);
-            writer
-                .write_packet(&PcapPacket::new(ts, frame.len() as u32, &frame))
-                .map_err(|e| bad(e.to_string()))?;
+            writer.write_packet(&PcapPacket::new(ts, frame.len() as u32, &frame)).map_err(|e| bad(e.to_string()))?;
             written += 1;
             first.get_or_insert(at);
             last = at;
         }
     }
     let flows = segments.iter().map(|s| s.started).sum();
-    Ok(SynthSummary {
-        packets: written,
-        flows,
-        duration_ns: last - first.unwrap_or(last),
-    })
+    Ok(SynthSummary { packets: written, flows, duration_ns: last - first.unwrap_or(last) })
 }

@@ -11,11 +11,7 @@ impl WorkerGraph {
         let mut moved = 0;
         for i in 0..self.aged.len() {
             let v = self.aged[i];
-            let (Some(bound), Some(oldest)) =
-                (self.nodes[v].max_age_ns, self.nodes[v].buffer.front())
-            else {
-                continue;
-            };
+            let (Some(bound), Some(oldest)) = (self.nodes[v].max_age_ns, self.nodes[v].buffer.front()) else { continue };
             if now_ns.saturating_sub(self.pool.meta(oldest).ts_ns) > bound {
                 moved += self.run_queued(v, MAX_BURST, true);
             }

@@ -14,23 +14,10 @@ use crate::packet::NO_FLOW;
 use crate::pool::PacketPool;
 
 /// Per module, per outgate: the flow whose packets that gate's hop claims, or [`NO_FLOW`].
-pub(super) fn claim_hops(
-    model: &Model,
-    hops: &HashMap<(ModuleId, ModuleId), Hop>,
-) -> Vec<Vec<u16>> {
-    let mut claims: Vec<Vec<u16>> = model
-        .next
-        .iter()
-        .map(|gates| vec![NO_FLOW; gates.len()])
-        .collect();
+pub(super) fn claim_hops(model: &Model, hops: &HashMap<(ModuleId, ModuleId), Hop>) -> Vec<Vec<u16>> {
+    let mut claims: Vec<Vec<u16>> = model.next.iter().map(|gates| vec![NO_FLOW; gates.len()]).collect();
     for (f, flow) in model.flows.iter().enumerate() {
-        let Some(hop) = flow
-            .path
-            .windows(2)
-            .find(|hop| hops[&(hop[0], hop[1])].flows == 1)
-        else {
-            continue;
-        };
+        let Some(hop) = flow.path.windows(2).find(|hop| hops[&(hop[0], hop[1])].flows == 1) else { continue };
         let (from, to) = (hop[0], hop[1]);
         // The hop names modules, not gates: claim only where one gate leads there.
         let mut gates = (0..model.next[from].len()).filter(|&g| model.next[from][g] == to);

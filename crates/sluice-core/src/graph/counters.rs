@@ -21,9 +21,7 @@ impl WorkerGraph {
             if let Kind::Function(nf) = &node.kind {
                 nf.read_counters(&mut into.modules[node.module].nf);
             }
-            if let Kind::Egress(_, Output::Port(port) | Output::Scheduled(_, Some(port))) =
-                &node.kind
-            {
+            if let Kind::Egress(_, Output::Port(port) | Output::Scheduled(_, Some(port))) = &node.kind {
                 port.read_counters(&mut into.modules[node.module].nf);
             }
             if let Kind::Source(source) = &node.kind {

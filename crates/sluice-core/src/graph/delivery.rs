@@ -32,14 +32,7 @@ const SEND_RUN: usize = 64;
 /// of all at `now_ns` (one histogram update per run of equal ingress
 /// times), or, without timing (`None`), counts them delivered.
 #[inline]
-pub(super) fn deliver(
-    pool: &mut PacketPool,
-    flows: &mut [FlowRecorder],
-    flow: Option<usize>,
-    ids: &[PacketId],
-    now_ns: Option<u64>,
-    release: impl Fn(&mut PacketPool, PacketId),
-) {
+pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, ids: &[PacketId], now_ns: Option<u64>, release: impl Fn(&mut PacketPool, PacketId)) {
     let Some(flow) = flow else {
         for &id in ids {
             release(pool, id);
@@ -102,12 +95,7 @@ pub(super) fn transmit_and_deliver(
 /// the egress it reached (`None`: none), counting it misdelivered there if
 /// it carries another flow: its decision comes back without the egress.
 #[inline]
-pub(super) fn claim_for_egress(
-    pool: &mut PacketPool,
-    flows: &mut [FlowRecorder],
-    flow: Option<usize>,
-    id: PacketId,
-) {
+pub(super) fn claim_for_egress(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, id: PacketId) {
     let meta = pool.meta_mut(id);
     match flow {
         Some(f) => {
@@ -169,9 +157,7 @@ impl WorkerGraph {
             _ => None,
         };
         let (timing, clock, origin) = (self.timing, &self.clock, self.origin);
-        let now = || {
-            timing.then(|| *now_ns.get_or_insert_with(|| clock.delta_as_nanos(origin, clock.raw())))
-        };
+        let now = || timing.then(|| *now_ns.get_or_insert_with(|| clock.delta_as_nanos(origin, clock.raw())));
         let taken = transmit_and_deliver(&mut self.pool, &mut self.flows, port, flow, ids, now);
         if let Some(v) = node {
             let c = &mut self.nodes[v].counters;

@@ -45,9 +45,7 @@ impl WorkerGraph {
         }
         for v in 0..self.nodes.len() {
             let node = &mut self.nodes[v];
-            let n = drop_all(&mut node.buffer, |id| {
-                free_dropped(&mut self.pool, &mut self.flows, id)
-            });
+            let n = drop_all(&mut node.buffer, |id| free_dropped(&mut self.pool, &mut self.flows, id));
             if node.queued {
                 self.queued_pkts -= n;
             }
@@ -59,9 +57,7 @@ impl WorkerGraph {
             if out.backlog.is_empty() {
                 continue;
             }
-            let n = drop_all(&mut out.backlog, |id| {
-                free_dropped(&mut self.pool, &mut self.flows, id)
-            });
+            let n = drop_all(&mut out.backlog, |id| free_dropped(&mut self.pool, &mut self.flows, id));
             self.nodes[out.sender].counters.down_dropped += n as u64;
             self.backlogged -= 1;
             dropped += n;

@@ -17,13 +17,7 @@ impl WorkerGraph {
             }
         }
         let pool_has_room = self.pool.available() > 0;
-        let downstream = Downstream::of(
-            &self.rings_out,
-            self.queued_pkts,
-            self.backpressure(),
-            &self.egress,
-            self.batch_size,
-        );
+        let downstream = Downstream::of(&self.rings_out, self.queued_pkts, self.backpressure(), &self.egress, self.batch_size);
         let (nodes, units, weights) = (&self.nodes, &self.units, &self.weights);
         let runnable = |u: usize| {
             let node = &nodes[units[u]];
@@ -33,9 +27,7 @@ impl WorkerGraph {
             }
         };
         let weight = |u: usize| weights[nodes[units[u]].module].load(Ordering::Relaxed);
-        let Some(u) = self.stride.pick(runnable, weight) else {
-            return 0;
-        };
+        let Some(u) = self.stride.pick(runnable, weight) else { return 0 };
         let v = self.units[u];
         if matches!(self.nodes[v].kind, Kind::Source(_)) {
             return self.pull(v, now_ns);
@@ -51,11 +43,7 @@ impl WorkerGraph {
     /// its trigger is 0); returns the packets run (pkt).
     pub(super) fn serve(&mut self, v: usize) -> usize {
         let trigger = self.nodes[v].trigger;
-        let want = if trigger == 0 {
-            self.batch_size
-        } else {
-            trigger
-        };
+        let want = if trigger == 0 { self.batch_size } else { trigger };
         self.run_queued(v, want, false)
     }
 }

@@ -12,29 +12,17 @@ use crate::model::{Model, ModuleId};
 
 /// Per gate of module `m`, the rank of the tightest SLO of the flows
 /// through it (gates no SLO flow passes rank last); empty when all rank alike.
-pub(super) fn gate_rank(
-    model: &Model,
-    hops: &HashMap<(ModuleId, ModuleId), Hop>,
-    m: ModuleId,
-) -> Box<[u32]> {
-    let tightest: Vec<u64> = model.next[m]
-        .iter()
-        .map(|&child| {
-            hops.get(&(m, child))
-                .map_or(u64::MAX, |h| h.tightest_slo_ns)
-        })
-        .collect();
+pub(super) fn gate_rank(model: &Model, hops: &HashMap<(ModuleId, ModuleId), Hop>, m: ModuleId) -> Box<[u32]> {
+    let tightest: Vec<u64> = model.next[m].iter().map(|&child| hops.get(&(m, child)).map_or(u64::MAX, |h| h.tightest_slo_ns)).collect();
     let mut slos = tightest.clone();
     slos.sort_unstable();
     slos.dedup();
     if slos.len() <= 1 {
         return Box::default();
     }
-    tightest
-        .iter()
-        .map(|t| slos.binary_search(t).expect("every SLO is listed") as u32)
-        .collect()
+    tightest.iter().map(|t| slos.binary_search(t).expect("every SLO is listed") as u32).collect()
 }
+
 
 /// Shuffles `gates` (Fisher–Yates; each draw 16 random bits of the
 /// walker's generator `draws`, scaled by Lemire's multiply-shift, uniform to

@@ -23,14 +23,8 @@ impl WorkerGraph {
     /// How long until a packet an NF holds comes due (`None`: none held):
     /// a worker that sleeps wakes by then.
     pub fn until_due(&self) -> Option<std::time::Duration> {
-        let due = self
-            .holding
-            .iter()
-            .filter_map(|&v| self.function(v).due_ns())
-            .min()?;
-        Some(std::time::Duration::from_nanos(
-            due.saturating_sub(self.now_ns()),
-        ))
+        let due = self.holding.iter().filter_map(|&v| self.function(v).due_ns()).min()?;
+        Some(std::time::Duration::from_nanos(due.saturating_sub(self.now_ns())))
     }
 
     /// Releases everything node `v`'s NF holds, if it holds any, and sends
@@ -48,10 +42,7 @@ impl WorkerGraph {
     fn send_held(&mut self, v: usize) -> usize {
         let before = self.function(v).held();
         self.nodes[v].release = Release::Held;
-        self.walk(Task {
-            node: v as u32,
-            gate: Task::CONTINUE,
-        });
+        self.walk(Task { node: v as u32, gate: Task::CONTINUE });
         before - self.function(v).held()
     }
 
@@ -61,9 +52,7 @@ impl WorkerGraph {
         let mut dropped = 0;
         for i in 0..self.holding.len() {
             let node = &mut self.nodes[self.holding[i]];
-            let Kind::Function(nf) = &mut node.kind else {
-                unreachable!("only NFs hold packets")
-            };
+            let Kind::Function(nf) = &mut node.kind else { unreachable!("only NFs hold packets") };
             nf.release_all();
             while nf.ready() {
                 let mut ctx = NfContext {
@@ -75,13 +64,7 @@ impl WorkerGraph {
                     flows: &mut self.flows,
                     batch_size: self.batch_size,
                 };
-                nf.process(
-                    &mut ctx,
-                    &mut node.scratch,
-                    &mut Outputs {
-                        gates: &mut node.out,
-                    },
-                );
+                nf.process(&mut ctx, &mut node.scratch, &mut Outputs { gates: &mut node.out });
                 for gate in node.out.iter_mut() {
                     for &id in gate.as_slice() {
                         free_dropped(&mut self.pool, &mut self.flows, id);

@@ -21,10 +21,7 @@ pub(super) fn hops(model: &Model) -> HashMap<(ModuleId, ModuleId), Hop> {
     let mut hops: HashMap<(ModuleId, ModuleId), Hop> = HashMap::new();
     for flow in &model.flows {
         for hop in flow.path.windows(2) {
-            let h = hops.entry((hop[0], hop[1])).or_insert(Hop {
-                flows: 0,
-                tightest_slo_ns: u64::MAX,
-            });
+            let h = hops.entry((hop[0], hop[1])).or_insert(Hop { flows: 0, tightest_slo_ns: u64::MAX });
             h.flows += 1;
             h.tightest_slo_ns = h.tightest_slo_ns.min(flow.slo_ns.unwrap_or(u64::MAX));
         }

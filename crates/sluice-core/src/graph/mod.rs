@@ -207,12 +207,7 @@ struct OutRing {
 
 impl OutRing {
     fn new(edge: usize, ring: Producer<PacketId>) -> Self {
-        Self {
-            edge,
-            sender: usize::MAX,
-            ring,
-            backlog: FractionalBuffer::default(),
-        }
+        Self { edge, sender: usize::MAX, ring, backlog: FractionalBuffer::default() }
     }
 
     /// Makes the backlog hold at least `capacity` packets, keeping what it holds.
@@ -277,12 +272,7 @@ pub struct WalkerConfig {
 
 impl Default for WalkerConfig {
     fn default() -> Self {
-        Self {
-            timing: true,
-            pool_capacity: None,
-            schedule: Schedule::RunToCompletion,
-            busy_sampling: BUSY_SAMPLING,
-        }
+        Self { timing: true, pool_capacity: None, schedule: Schedule::RunToCompletion, busy_sampling: BUSY_SAMPLING }
     }
 }
 
@@ -377,71 +367,33 @@ impl WorkerGraph {
         wiring: WorkerWiring,
     ) -> Result<Self> {
         if !config.busy_sampling.is_power_of_two() {
-            return Err(Error::Pipeline(format!(
-                "busy sampling: one round in {} must be a power of two",
-                config.busy_sampling
-            )));
+            return Err(Error::Pipeline(format!("busy sampling: one round in {} must be a power of two", config.busy_sampling)));
         }
-        let mine: Vec<ModuleId> = (0..model.modules.len())
-            .filter(|&m| model.worker_of[m] == worker)
-            .collect();
+        let mine: Vec<ModuleId> = (0..model.modules.len()).filter(|&m| model.worker_of[m] == worker).collect();
         let mut nodes = Vec::with_capacity(mine.len());
         for &m in &mine {
             let decl = &model.modules[m];
-            let instance = instances[m]
-                .take()
-                .ok_or_else(|| Error::module(&decl.name, "no implementation given"))?;
+            let instance = instances[m].take().ok_or_else(|| Error::module(&decl.name, "no implementation given"))?;
             let (kind, outgates) = match (decl.role, instance) {
                 (Role::Source, Instance::Source(s)) => (Kind::Source(s), 1),
                 (Role::Function, Instance::Function(nf)) => {
                     if nf.ingates() != decl.ingates {
-                        return Err(Error::module(
-                            &decl.name,
-                            format!(
-                                "declared {} ingates, its NF has {}",
-                                decl.ingates,
-                                nf.ingates()
-                            ),
-                        ));
+                        return Err(Error::module(&decl.name, format!("declared {} ingates, its NF has {}", decl.ingates, nf.ingates())));
                     }
                     let n = nf.outgates();
                     (Kind::Function(nf), n)
                 }
-                (Role::Sink, Instance::Egress) => {
-                    (Kind::Egress(model.sink_flow[m], Output::Deliver), 0)
-                }
-                (Role::Sink, Instance::Transmit(port)) => {
-                    (Kind::Egress(model.sink_flow[m], Output::Port(port)), 0)
-                }
-                (Role::Sink, Instance::Scheduled(class, port)) if wiring.egress.is_some() => (
-                    Kind::Egress(model.sink_flow[m], Output::Scheduled(class, port)),
-                    0,
-                ),
-                (Role::Sink, Instance::Scheduled(..)) => {
-                    return Err(Error::module(
-                        &decl.name,
-                        "a scheduled egress needs the pipeline's scheduled link",
-                    ))
-                }
-                (role, _) => {
-                    return Err(Error::module(
-                        &decl.name,
-                        format!("implementation does not fit role {role:?}"),
-                    ))
-                }
+                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m], Output::Deliver), 0),
+                (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(model.sink_flow[m], Output::Port(port)), 0),
+                (Role::Sink, Instance::Scheduled(class, port)) if wiring.egress.is_some() => (Kind::Egress(model.sink_flow[m], Output::Scheduled(class, port)), 0),
+                (Role::Sink, Instance::Scheduled(..)) => return Err(Error::module(&decl.name, "a scheduled egress needs the pipeline's scheduled link")),
+                (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
             };
             if outgates != decl.outgates {
-                return Err(Error::module(
-                    &decl.name,
-                    format!("declared {} outgates, its NF has {outgates}", decl.outgates),
-                ));
+                return Err(Error::module(&decl.name, format!("declared {} outgates, its NF has {outgates}", decl.outgates)));
             }
             let fair = match config.schedule {
-                Schedule::WeightedFair { buffered_only, .. }
-                    if decl.controlled && decl.queue_pkts.is_none() =>
-                {
-                    Some(buffered_only)
-                }
+                Schedule::WeightedFair { buffered_only, .. } if decl.controlled && decl.queue_pkts.is_none() => Some(buffered_only),
                 _ => None,
             };
             let queued = decl.queue_pkts.is_some() || fair == Some(false);
@@ -456,11 +408,7 @@ impl WorkerGraph {
                 queued,
                 queued_when_buffered,
                 max_age_ns: decl.max_age_ns,
-                buffer: if queued || queued_when_buffered {
-                    FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE))
-                } else {
-                    FractionalBuffer::default()
-                },
+                buffer: if queued || queued_when_buffered { FractionalBuffer::with_capacity(decl.queue_pkts.unwrap_or(WFQ_QUEUE)) } else { FractionalBuffer::default() },
                 inbox: Batch::boxed(),
                 scratch: Batch::boxed(),
                 out: (0..outgates).map(|_| Batch::boxed()).collect(),
@@ -475,11 +423,7 @@ impl WorkerGraph {
                 last_round_pkts: 0,
                 trigger: 0,
                 gate_rank: Box::default(),
-                filled: if outgates > 1 {
-                    vec![0; outgates].into()
-                } else {
-                    Box::default()
-                },
+                filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
                 reaches: Box::default(),
                 classes: Box::default(),
             });
@@ -491,21 +435,9 @@ impl WorkerGraph {
             pool: wiring.pool,
             aged: Vec::new(),
             holding: Vec::new(),
-            rings_out: wiring
-                .outbound
-                .into_iter()
-                .map(|(edge, ring)| OutRing::new(edge, ring))
-                .collect(),
+            rings_out: wiring.outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring)).collect(),
             backlogged: 0,
-            rings_in: wiring
-                .inbound
-                .into_iter()
-                .map(|(edge, ring)| InRing {
-                    edge,
-                    ring,
-                    target: usize::MAX,
-                })
-                .collect(),
+            rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
             egress: wiring.egress,
             egress_node: Vec::new(),
             flows: vec![FlowRecorder::default(); model.flows.len()],
@@ -548,9 +480,7 @@ impl WorkerGraph {
         for node in &mut self.nodes {
             let attached = match &mut node.kind {
                 Kind::Source(source) => source.attach(&mut self.pool),
-                Kind::Egress(_, Output::Port(port) | Output::Scheduled(_, Some(port))) => {
-                    port.attach(&mut self.pool)
-                }
+                Kind::Egress(_, Output::Port(port) | Output::Scheduled(_, Some(port))) => port.attach(&mut self.pool),
                 _ => Ok(()),
             };
             attached.map_err(|reason| Error::module(&model.modules[node.module].name, reason))?;
@@ -584,28 +514,19 @@ impl WorkerGraph {
             }
             let rings_out = &self.rings_out;
             node.next = (0..node.out.len())
-                .map(|g| {
-                    match rings_out.iter().position(|r| {
-                        model.edges[r.edge].from == m && model.edges[r.edge].outgate == g
-                    }) {
-                        Some(r) => Target::Ring(r),
-                        None => Target::Local(local[model.next[m][g]]),
-                    }
+                .map(|g| match rings_out.iter().position(|r| model.edges[r.edge].from == m && model.edges[r.edge].outgate == g) {
+                    Some(r) => Target::Ring(r),
+                    None => Target::Local(local[model.next[m][g]]),
                 })
                 .collect();
             node.claims = (0..node.out.len()).map(|g| claims[m][g]).collect();
         }
         // A link whose classes always have room never makes sources wait.
-        let link_waits = self
-            .egress
-            .as_deref()
-            .is_some_and(|link| link.room(0) != usize::MAX);
+        let link_waits = self.egress.as_deref().is_some_and(|link| link.room(0) != usize::MAX);
         // Reverse topological order: a node reaches what its children reach.
         for v in (0..self.nodes.len()).rev() {
             let (mut reaches, mut classes): (Vec<u32>, Vec<u16>) = (Vec::new(), Vec::new());
-            if let (Kind::Egress(_, Output::Scheduled(class, _)), true) =
-                (&self.nodes[v].kind, link_waits)
-            {
+            if let (Kind::Egress(_, Output::Scheduled(class, _)), true) = (&self.nodes[v].kind, link_waits) {
                 classes.push(*class);
             }
             for &t in self.nodes[v].next.iter() {
@@ -629,23 +550,14 @@ impl WorkerGraph {
         }
         // What the worker can hold: its buffers' and queues' packets, what its NFs keep, and a batch per entry.
         let entries = self.rings_in.len() + self.nodes.len();
-        let held = self
-            .nodes
-            .iter()
-            .map(|n| n.buffer.capacity() + n.most_held)
-            .sum::<usize>()
-            + entries * MAX_BURST;
+        let held = self.nodes.iter().map(|n| n.buffer.capacity() + n.most_held).sum::<usize>() + entries * MAX_BURST;
         for r in &mut self.rings_out {
             r.sender = local[model.edges[r.edge].from];
             r.reserve_backlog(held);
         }
         let nodes = &self.nodes;
-        self.sources = (0..nodes.len())
-            .filter(|&i| matches!(nodes[i].kind, Kind::Source(_)))
-            .collect();
-        self.aged = (0..nodes.len())
-            .filter(|&i| nodes[i].max_age_ns.is_some())
-            .collect();
+        self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         self.holding = (0..nodes.len()).filter(|&i| nodes[i].holds).collect();
         self.egress_node = vec![None; model.flows.len()];
         for (v, node) in nodes.iter().enumerate() {
@@ -654,29 +566,17 @@ impl WorkerGraph {
             }
         }
         self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
-        self.units = (0..nodes.len())
-            .filter(|&i| {
-                nodes[i].queued
-                    || nodes[i].queued_when_buffered
-                    || matches!(nodes[i].kind, Kind::Source(_))
-            })
-            .collect();
+        self.units =
+            (0..nodes.len()).filter(|&i| nodes[i].queued || nodes[i].queued_when_buffered || matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.unit_of = vec![None; nodes.len()];
         for (u, &v) in self.units.iter().enumerate() {
             self.unit_of[v] = Some(u);
         }
         self.stride = Stride::new(self.units.len());
         self.queued_pkts = self.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
-        self.backlogged = self
-            .rings_out
-            .iter()
-            .filter(|r| !r.backlog.is_empty())
-            .count();
+        self.backlogged = self.rings_out.iter().filter(|r| !r.backlog.is_empty()).count();
         // Sources pace their streams by the clock (see `round`).
-        self.clocked = self.timing
-            || !self.sources.is_empty()
-            || !self.aged.is_empty()
-            || !self.holding.is_empty();
+        self.clocked = self.timing || !self.sources.is_empty() || !self.aged.is_empty() || !self.holding.is_empty();
         // Deepest walk: every node once waiting to run again, with a task per gate of its last run.
         let depth = 1 + nodes.iter().map(|n| 1 + n.out.len()).sum::<usize>();
         self.stack = Vec::with_capacity(depth);

@@ -24,8 +24,7 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
     let mut deliveries: Vec<(FlowId, FlowRecorder)> = Vec::new();
     for g in graphs.iter_mut() {
         let w = g.index;
-        let (stay, leave): (Vec<Node>, Vec<Node>) =
-            g.nodes.drain(..).partition(|n| to.worker_of[n.module] == w);
+        let (stay, leave): (Vec<Node>, Vec<Node>) = g.nodes.drain(..).partition(|n| to.worker_of[n.module] == w);
         g.nodes = stay;
         for node in &leave {
             if let Kind::Egress(Some(f), _) = node.kind {
@@ -35,16 +34,10 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
             }
         }
         nodes.extend(leave);
-        let (stay, leave): (Vec<OutRing>, Vec<OutRing>) = g
-            .rings_out
-            .drain(..)
-            .partition(|r| to.worker_of[to.edges[r.edge].from] == w);
+        let (stay, leave): (Vec<OutRing>, Vec<OutRing>) = g.rings_out.drain(..).partition(|r| to.worker_of[to.edges[r.edge].from] == w);
         g.rings_out = stay;
         outbound.extend(leave);
-        let (stay, leave): (Vec<InRing>, Vec<InRing>) = g
-            .rings_in
-            .drain(..)
-            .partition(|r| to.worker_of[to.edges[r.edge].to] == w);
+        let (stay, leave): (Vec<InRing>, Vec<InRing>) = g.rings_in.drain(..).partition(|r| to.worker_of[to.edges[r.edge].to] == w);
         g.rings_in = stay;
         inbound.extend(leave.into_iter().map(|r| (r.edge, r.ring)));
     }
@@ -57,25 +50,14 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
         graph_of(graphs, to.worker_of[node.module]).nodes.push(node);
     }
     for (f, mut carried) in deliveries {
-        let sink = *to.flows[f]
-            .path
-            .last()
-            .expect("validated paths are non-empty");
+        let sink = *to.flows[f].path.last().expect("validated paths are non-empty");
         carried.hand_delivery_to(&mut graph_of(graphs, to.worker_of[sink]).flows[f]);
     }
     for ring in outbound {
-        graph_of(graphs, to.worker_of[to.edges[ring.edge].from])
-            .rings_out
-            .push(ring);
+        graph_of(graphs, to.worker_of[to.edges[ring.edge].from]).rings_out.push(ring);
     }
     for (edge, ring) in inbound {
-        graph_of(graphs, to.worker_of[to.edges[edge].to])
-            .rings_in
-            .push(InRing {
-                edge,
-                ring,
-                target: usize::MAX,
-            });
+        graph_of(graphs, to.worker_of[to.edges[edge].to]).rings_in.push(InRing { edge, ring, target: usize::MAX });
     }
     for g in graphs.iter_mut() {
         g.link(to);
@@ -84,8 +66,5 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
 
 /// Worker `w`'s graph among those handed over.
 fn graph_of<'a>(graphs: &'a mut [&mut WorkerGraph], w: usize) -> &'a mut WorkerGraph {
-    graphs
-        .iter_mut()
-        .find(|g| g.index == w)
-        .unwrap_or_else(|| panic!("worker {w} gains a module but was not handed over"))
+    graphs.iter_mut().find(|g| g.index == w).unwrap_or_else(|| panic!("worker {w} gains a module but was not handed over"))
 }

@@ -13,16 +13,8 @@ impl WorkerGraph {
     /// Swaps module `m`'s NF for `nf`, which must have the same gates; an
     /// NF that keeps packets between runs is not replaced (what it holds
     /// would be lost). Returns the old NF, or why not.
-    pub fn replace_function(
-        &mut self,
-        m: ModuleId,
-        nf: Box<dyn NetworkFunction>,
-    ) -> Result<Box<dyn NetworkFunction>, String> {
-        let node = self
-            .nodes
-            .iter_mut()
-            .find(|n| n.module == m)
-            .ok_or_else(|| format!("not on worker {}", self.index))?;
+    pub fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>, String> {
+        let node = self.nodes.iter_mut().find(|n| n.module == m).ok_or_else(|| format!("not on worker {}", self.index))?;
         let Kind::Function(old) = &mut node.kind else {
             return Err("is not a network function".into());
         };

@@ -13,8 +13,8 @@
 use std::sync::atomic::Ordering;
 
 use super::{gates, Kind, Node, OutRing, Schedule, Task, WorkerGraph};
-use crate::core_probe;
 use crate::nf::EgressLink;
+use crate::core_probe;
 
 /// The most sources with a file descriptor a worker waits on at once.
 const MAX_WAIT_FDS: usize = 8;
@@ -43,18 +43,10 @@ impl WorkerGraph {
             None if self.clocked => self.clock.raw(),
             None => 0,
         };
-        let now = if self.clocked {
-            self.clock.delta_as_nanos(self.origin, start)
-        } else {
-            0
-        };
+        let now = if self.clocked { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
         self.last_read = None;
         self.mark = start;
-        let decided = if self.egress.is_some() {
-            self.take_decisions()
-        } else {
-            0
-        };
+        let decided = if self.egress.is_some() { self.take_decisions() } else { 0 };
         self.sampled = self.timing && gates::draw(&mut self.draws) & (self.busy_sampling - 1) == 0;
         let mut moved = decided + self.take_triggers();
         if self.backlogged > 0 {
@@ -105,28 +97,18 @@ impl WorkerGraph {
     /// sources, where they know (`None`: none does); zero when one waits.
     pub fn until_arrival(&self) -> Option<std::time::Duration> {
         let next = self.least_of_sources(|s| s.next_arrival_ns())?;
-        Some(std::time::Duration::from_nanos(
-            next.saturating_sub(self.now_ns()),
-        ))
+        Some(std::time::Duration::from_nanos(next.saturating_sub(self.now_ns())))
     }
 
     /// What this worker's input allows a sleep: the batch size, and the
     /// arrivals the emptiest of its sources' receive queues holds.
     pub fn intake(&self) -> crate::poll::Intake {
-        let room_pkts = self
-            .least_of_sources(|s| s.queue_pkts())
-            .unwrap_or(u64::MAX);
-        crate::poll::Intake {
-            batch_pkts: self.batch_size,
-            room_pkts,
-        }
+        let room_pkts = self.least_of_sources(|s| s.queue_pkts()).unwrap_or(u64::MAX);
+        crate::poll::Intake { batch_pkts: self.batch_size, room_pkts }
     }
 
     /// The least of what `of` says of this worker's sources, where any says.
-    fn least_of_sources(
-        &self,
-        of: impl Fn(&dyn crate::nf::PacketSource) -> Option<u64>,
-    ) -> Option<u64> {
+    fn least_of_sources(&self, of: impl Fn(&dyn crate::nf::PacketSource) -> Option<u64>) -> Option<u64> {
         self.sources
             .iter()
             .filter_map(|&v| match &self.nodes[v].kind {
@@ -140,11 +122,7 @@ impl WorkerGraph {
     /// descriptor to wait on (a port) has packets, or `most` has passed,
     /// then tells those sources it woke; `false` at once when none has one.
     pub fn wait_readable(&mut self, most: std::time::Duration) -> bool {
-        let mut fds = [libc::pollfd {
-            fd: -1,
-            events: libc::POLLIN,
-            revents: 0,
-        }; MAX_WAIT_FDS];
+        let mut fds = [libc::pollfd { fd: -1, events: libc::POLLIN, revents: 0 }; MAX_WAIT_FDS];
         let mut n = 0;
         for &v in &self.sources {
             if let (Kind::Source(s), true) = (&self.nodes[v].kind, n < MAX_WAIT_FDS) {
@@ -157,19 +135,9 @@ impl WorkerGraph {
         if n == 0 {
             return false;
         }
-        let timeout = libc::timespec {
-            tv_sec: most.as_secs() as libc::time_t,
-            tv_nsec: most.subsec_nanos() as libc::c_long,
-        };
+        let timeout = libc::timespec { tv_sec: most.as_secs() as libc::time_t, tv_nsec: most.subsec_nanos() as libc::c_long };
         // SAFETY: ppoll reads `n` initialised pollfds (writing their revents) and the timeout; no signal mask.
-        unsafe {
-            libc::ppoll(
-                fds.as_mut_ptr(),
-                n as libc::nfds_t,
-                &timeout,
-                std::ptr::null(),
-            )
-        };
+        unsafe { libc::ppoll(fds.as_mut_ptr(), n as libc::nfds_t, &timeout, std::ptr::null()) };
         for &v in &self.sources {
             if let Kind::Source(s) = &mut self.nodes[v].kind {
                 s.woke();
@@ -190,10 +158,7 @@ impl WorkerGraph {
     fn probe_core(&mut self, now_ns: u64) {
         let start = self.clock.raw();
         std::hint::black_box(core_probe::probe_work());
-        self.worker.probe_ns += self
-            .clock
-            .delta_as_nanos(start, self.clock.raw())
-            .min(core_probe::PROBE_CAP_NS);
+        self.worker.probe_ns += self.clock.delta_as_nanos(start, self.clock.raw()).min(core_probe::PROBE_CAP_NS);
         self.worker.probes += 1;
         self.next_probe_ns = now_ns + core_probe::PROBE_INTERVAL_NS;
         self.last_read = None;
@@ -203,10 +168,7 @@ impl WorkerGraph {
     /// packets in (pkt; weighted-fair backpressure, else unbounded).
     pub(super) fn backpressure(&self) -> usize {
         match self.schedule {
-            Schedule::WeightedFair {
-                backpressure: Some(bound),
-                ..
-            } => bound,
+            Schedule::WeightedFair { backpressure: Some(bound), .. } => bound,
             _ => usize::MAX,
         }
     }
@@ -220,13 +182,7 @@ impl WorkerGraph {
 
     /// Where the entries' packets must find room (see [`may_take_in`]).
     pub(super) fn downstream(&self) -> Downstream<'_> {
-        Downstream::of(
-            &self.rings_out,
-            self.queued_pkts,
-            self.backpressure(),
-            &self.egress,
-            self.batch_size,
-        )
+        Downstream::of(&self.rings_out, self.queued_pkts, self.backpressure(), &self.egress, self.batch_size)
     }
 
     /// Delivers what the inbound rings hold, a batch of up to B per ring
@@ -240,11 +196,7 @@ impl WorkerGraph {
                 continue;
             }
             let node = &mut self.nodes[target];
-            let room = if node.queued {
-                node.buffer.room().min(self.batch_size)
-            } else {
-                self.batch_size
-            };
+            let room = if node.queued { node.buffer.room().min(self.batch_size) } else { self.batch_size };
             let ring = &mut self.rings_in[i].ring;
             while node.inbox.len() < room {
                 match ring.pop() {
@@ -255,10 +207,7 @@ impl WorkerGraph {
             if !node.inbox.is_empty() {
                 self.last_read = None;
                 moved += node.inbox.len();
-                self.walk(Task {
-                    node: target as u32,
-                    gate: Task::ARRIVED,
-                });
+                self.walk(Task { node: target as u32, gate: Task::ARRIVED });
             }
         }
         moved
@@ -289,9 +238,7 @@ impl WorkerGraph {
     pub(super) fn pull(&mut self, v: usize, now_ns: u64) -> usize {
         let max = self.batch_size.min(self.pool.available());
         let node = &mut self.nodes[v];
-        let Kind::Source(source) = &mut node.kind else {
-            unreachable!("sources lists source nodes only")
-        };
+        let Kind::Source(source) = &mut node.kind else { unreachable!("sources lists source nodes only") };
         self.last_read = None;
         source.fill(&mut self.pool, now_ns, &mut node.out[0], max);
         let n = node.out[0].len();
@@ -304,10 +251,7 @@ impl WorkerGraph {
             node.counters.runs += 1;
             node.counters.run_pkts += n as u64;
             // The batch the source made goes through the graph from its one outgate.
-            self.walk(Task {
-                node: v as u32,
-                gate: 0,
-            });
+            self.walk(Task { node: v as u32, gate: 0 });
         }
         n
     }
@@ -326,20 +270,8 @@ pub(super) struct Downstream<'a> {
 
 impl<'a> Downstream<'a> {
     /// From the worker's fields (borrowed apart from the rest where a caller needs that).
-    pub(super) fn of(
-        rings_out: &'a [OutRing],
-        queued_pkts: usize,
-        backpressure: usize,
-        egress: &'a Option<Box<dyn EgressLink>>,
-        batch: usize,
-    ) -> Self {
-        Self {
-            rings_out,
-            queued_pkts,
-            backpressure,
-            egress: egress.as_deref(),
-            batch,
-        }
+    pub(super) fn of(rings_out: &'a [OutRing], queued_pkts: usize, backpressure: usize, egress: &'a Option<Box<dyn EgressLink>>, batch: usize) -> Self {
+        Self { rings_out, queued_pkts, backpressure, egress: egress.as_deref(), batch }
     }
 }
 
@@ -350,10 +282,6 @@ impl<'a> Downstream<'a> {
 #[inline]
 pub(super) fn may_take_in(entry: &Node, d: &Downstream<'_>) -> bool {
     d.queued_pkts < d.backpressure
-        && entry
-            .reaches
-            .iter()
-            .all(|&r| d.rings_out[r as usize].has_room())
-        && d.egress
-            .is_none_or(|link| entry.classes.iter().all(|&c| link.room(c) >= d.batch))
+        && entry.reaches.iter().all(|&r| d.rings_out[r as usize].has_room())
+        && d.egress.is_none_or(|link| entry.classes.iter().all(|&c| link.room(c) >= d.batch))
 }

@@ -27,36 +27,16 @@ struct Listed {
 
 impl Listed {
     fn new(flows: &[u16]) -> Self {
-        let queue = flows
-            .iter()
-            .enumerate()
-            .map(|(i, &f)| (f, i as u32))
-            .collect();
-        Self {
-            queue,
-            made: vec![0; flows.iter().map(|&f| f as usize + 1).max().unwrap_or(0)],
-        }
+        let queue = flows.iter().enumerate().map(|(i, &f)| (f, i as u32)).collect();
+        Self { queue, made: vec![0; flows.iter().map(|&f| f as usize + 1).max().unwrap_or(0)] }
     }
 }
 
 impl PacketSource for Listed {
     fn fill(&mut self, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
         while out.len() < max {
-            let Some(&(flow, seq)) = self.queue.front() else {
-                return;
-            };
-            let Some(id) = pool.alloc_copy(
-                &[0; 60],
-                PacketMeta {
-                    ts_ns: now_ns,
-                    flow,
-                    seq,
-                    len: 60,
-                    ..PacketMeta::default()
-                },
-            ) else {
-                return;
-            };
+            let Some(&(flow, seq)) = self.queue.front() else { return };
+            let Some(id) = pool.alloc_copy(&[0; 60], PacketMeta { ts_ns: now_ns, flow, seq, len: 60, ..PacketMeta::default() }) else { return };
             self.queue.pop_front();
             self.made[flow as usize] += 1;
             out.push(id);
@@ -129,45 +109,18 @@ impl TestGraph {
         let model = builder.build(batch).expect("a valid model");
         let knobs = Knobs::new(&model);
         let mut instances: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
-        let config = WalkerConfig {
-            timing: false,
-            ..WalkerConfig::default()
-        };
-        let wiring = wire(&model, config.schedule, None)
-            .pop()
-            .expect("one worker");
+        let config = WalkerConfig { timing: false, ..WalkerConfig::default() };
+        let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
         let clock = quanta::Clock::new();
         let origin = clock.raw();
-        let graph = WorkerGraph::new(
-            &model,
-            0,
-            &mut instances,
-            &knobs,
-            clock,
-            origin,
-            config,
-            wiring,
-        )
-        .expect("a valid graph");
-        Self {
-            model,
-            knobs,
-            graph,
-        }
+        let graph = WorkerGraph::new(&model, 0, &mut instances, &knobs, clock, origin, config, wiring).expect("a valid graph");
+        Self { model, knobs, graph }
     }
 
     /// Sets module `name`'s trigger (pkt).
     fn trigger(&mut self, name: &str, b: u32) {
         let m = self.model.module_id(name).expect("a module of the model");
-        self.knobs
-            .apply(
-                &self.model,
-                &Actions {
-                    triggers: vec![(m, b)],
-                    ..Actions::default()
-                },
-            )
-            .expect("a valid trigger");
+        self.knobs.apply(&self.model, &Actions { triggers: vec![(m, b)], ..Actions::default() }).expect("a valid trigger");
     }
 
     /// Runs `n` rounds; returns the packets they took in.
@@ -193,38 +146,18 @@ fn split_in_two(flows: &[u16], slos: [Option<f64>; 2], log: &Log) -> TestGraph {
 }
 
 /// [`split_in_two`] with an age bound on a0's buffer (ns).
-fn split_in_two_aged(
-    flows: &[u16],
-    slos: [Option<f64>; 2],
-    log: &Log,
-    a0_max_age_ns: Option<u64>,
-) -> TestGraph {
+fn split_in_two_aged(flows: &[u16], slos: [Option<f64>; 2], log: &Log, a0_max_age_ns: Option<u64>) -> TestGraph {
     let mut b = ModelBuilder::default();
     b.module(ModuleDecl::new("src", Role::Source, 0, 1))
         .module(ModuleDecl::new("split", Role::Function, 1, 2))
-        .module(ModuleDecl {
-            max_age_ns: a0_max_age_ns,
-            ..ModuleDecl::new("a0", Role::Function, 1, 1)
-        })
+        .module(ModuleDecl { max_age_ns: a0_max_age_ns, ..ModuleDecl::new("a0", Role::Function, 1, 1) })
         .module(ModuleDecl::new("a1", Role::Function, 1, 1))
         .module(ModuleDecl::new("out0", Role::Sink, 1, 0))
         .module(ModuleDecl::new("out1", Role::Sink, 1, 0));
-    b.connect("src", 0, "split", 0)
-        .connect("split", 0, "a0", 0)
-        .connect("split", 1, "a1", 0);
+    b.connect("src", 0, "split", 0).connect("split", 0, "a0", 0).connect("split", 1, "a1", 0);
     b.connect("a0", 0, "out0", 0).connect("a1", 0, "out1", 0);
-    b.flow("f0", &["src", "split", "a0", "out0"], slos[0]).flow(
-        "f1",
-        &["src", "split", "a1", "out1"],
-        slos[1],
-    );
-    let by_flow = |name, gates| {
-        Instance::Function(Box::new(ByFlow {
-            name,
-            gates,
-            log: log.clone(),
-        }))
-    };
+    b.flow("f0", &["src", "split", "a0", "out0"], slos[0]).flow("f1", &["src", "split", "a1", "out1"], slos[1]);
+    let by_flow = |name, gates| Instance::Function(Box::new(ByFlow { name, gates, log: log.clone() }));
     let instances = vec![
         Instance::Source(Box::new(Listed::new(flows))),
         by_flow("split", 2),
@@ -242,22 +175,10 @@ fn every_packet_is_delivered_to_its_flows_egress_and_counted_once() {
     let mut g = split_in_two(&flows, [None, None], &Log::default());
     assert_eq!(g.rounds(10), 100);
     let c = g.counters();
-    let wanted = [
-        flows.iter().filter(|&&f| f == 0).count() as u64,
-        flows.iter().filter(|&&f| f == 1).count() as u64,
-    ];
+    let wanted = [flows.iter().filter(|&&f| f == 0).count() as u64, flows.iter().filter(|&&f| f == 1).count() as u64];
     for (f, n) in wanted.into_iter().enumerate() {
         let flow = &c.flows[f];
-        assert_eq!(
-            (
-                flow.generated,
-                flow.delivered,
-                flow.dropped,
-                flow.misdelivered
-            ),
-            (n, n, 0, 0),
-            "flow {f}"
-        );
+        assert_eq!((flow.generated, flow.delivered, flow.dropped, flow.misdelivered), (n, n, 0, 0), "flow {f}");
     }
     assert_eq!(c.in_flight, 0);
     assert_eq!(c.modules[g.module("split")].run_pkts, 100);
@@ -265,21 +186,11 @@ fn every_packet_is_delivered_to_its_flows_egress_and_counted_once() {
 
 #[test]
 fn a_splitter_serves_the_gate_with_the_tighter_slo_first() {
-    for (slos, first) in [
-        ([Some(10.0), Some(1000.0)], "a0"),
-        ([Some(1000.0), Some(10.0)], "a1"),
-        ([None, Some(50.0)], "a1"),
-    ] {
+    for (slos, first) in [([Some(10.0), Some(1000.0)], "a0"), ([Some(1000.0), Some(10.0)], "a1"), ([None, Some(50.0)], "a1")] {
         let log = Log::default();
         let mut g = split_in_two(&[0, 1, 0, 1], slos, &log);
         g.rounds(1);
-        let runs: Vec<&str> = log
-            .lock()
-            .unwrap()
-            .iter()
-            .map(|r| r.0)
-            .filter(|&n| n != "split")
-            .collect();
+        let runs: Vec<&str> = log.lock().unwrap().iter().map(|r| r.0).filter(|&n| n != "split").collect();
         assert_eq!(runs[0], first, "SLOs {slos:?}: runs {runs:?}");
     }
 }
@@ -293,24 +204,14 @@ fn a_trigger_holds_packets_until_it_is_reached_and_a_drain_releases_the_rest() {
     for _ in 0..5 {
         g.rounds(1);
     }
-    let a0 = |log: &Log| {
-        log.lock()
-            .unwrap()
-            .iter()
-            .filter(|r| r.0 == "a0")
-            .map(|r| r.1)
-            .collect::<Vec<_>>()
-    };
+    let a0 = |log: &Log| log.lock().unwrap().iter().filter(|r| r.0 == "a0").map(|r| r.1).collect::<Vec<_>>();
     assert_eq!(a0(&log), [8, 8], "the NF runs on exactly the trigger");
     let held = g.counters();
     assert_eq!((held.flows[0].delivered, held.in_flight), (16, 4));
     g.graph.drain();
     assert_eq!(a0(&log), [8, 8, 4], "a drain runs what is held");
     let c = g.counters();
-    assert_eq!(
-        (c.flows[0].generated, c.flows[0].delivered, c.in_flight),
-        (20, 20, 0)
-    );
+    assert_eq!((c.flows[0].generated, c.flows[0].delivered, c.in_flight), (20, 20, 0));
 }
 
 #[test]
@@ -321,18 +222,8 @@ fn an_age_bound_flushes_a_buffer_whose_oldest_packet_waited_longer() {
     g.rounds(1);
     std::thread::sleep(std::time::Duration::from_micros(10));
     g.rounds(1);
-    let a0: Vec<usize> = log
-        .lock()
-        .unwrap()
-        .iter()
-        .filter(|r| r.0 == "a0")
-        .map(|r| r.1)
-        .collect();
-    assert_eq!(
-        a0,
-        [4],
-        "four packets older than the bound ran short of the trigger"
-    );
+    let a0: Vec<usize> = log.lock().unwrap().iter().filter(|r| r.0 == "a0").map(|r| r.1).collect();
+    assert_eq!(a0, [4], "four packets older than the bound ran short of the trigger");
     assert_eq!(g.counters().flows[0].delivered, 4);
 }
 
@@ -344,25 +235,10 @@ fn a_packet_dropped_by_an_nf_is_its_flows_drop_and_the_modules() {
         .module(ModuleDecl::new("out", Role::Sink, 1, 0));
     b.connect("src", 0, "odd", 0).connect("odd", 0, "out", 0);
     b.flow("f", &["src", "odd", "out"], Some(100.0));
-    let mut g = TestGraph::new(
-        &b,
-        4,
-        vec![
-            Instance::Source(Box::new(Listed::new(&[0; 10]))),
-            Instance::Function(Box::new(DropOdd)),
-            Instance::Egress,
-        ],
-    );
+    let mut g = TestGraph::new(&b, 4, vec![Instance::Source(Box::new(Listed::new(&[0; 10]))), Instance::Function(Box::new(DropOdd)), Instance::Egress]);
     assert_eq!(g.rounds(5), 10, "a round takes one batch of 4");
     let c = g.counters();
-    assert_eq!(
-        (
-            c.flows[0].generated,
-            c.flows[0].delivered,
-            c.flows[0].dropped
-        ),
-        (10, 5, 5)
-    );
+    assert_eq!((c.flows[0].generated, c.flows[0].delivered, c.flows[0].dropped), (10, 5, 5));
     assert_eq!(c.modules[g.module("odd")].dropped, 5);
     assert_eq!(c.in_flight, 0);
 }

@@ -35,8 +35,7 @@ impl WorkerGraph {
         // Bit t: some buffer just took trigger t.
         let mut taken = [0u64; MAX_BURST / 64 + 1];
         for node in self.nodes.iter_mut() {
-            let trigger =
-                (self.triggers[node.module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
+            let trigger = (self.triggers[node.module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
             if trigger != node.trigger {
                 node.trigger = trigger;
                 taken[trigger / 64] |= 1 << (trigger % 64);

@@ -31,29 +31,7 @@ impl WorkerGraph {
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self, first: Task) {
-        let Self {
-            nodes,
-            stack,
-            rings_out,
-            backlogged,
-            pool,
-            flows,
-            last_read,
-            egress,
-            clock,
-            origin,
-            timing,
-            sampled,
-            busy_sampling,
-            mark,
-            draws,
-            queued_pkts,
-            rounds,
-            unit_of,
-            stride,
-            batch_size,
-            ..
-        } = self;
+        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, batch_size, .. } = self;
         let mut env = Env {
             pool,
             flows,
@@ -92,8 +70,7 @@ impl WorkerGraph {
                                 let batch = &mut *parent.out[g];
                                 claim(parent.claims[g], batch, &mut env);
                                 count_arrival(child, batch.len() as u64, &env);
-                                next = step(child, c, Some(batch), stack, &mut env)
-                                    .or_else(|| stack.pop());
+                                next = step(child, c, Some(batch), stack, &mut env).or_else(|| stack.pop());
                                 continue;
                             }
                             pass(parent, g, child, &mut env);
@@ -106,9 +83,7 @@ impl WorkerGraph {
                     }
                 }
             };
-            next = at
-                .and_then(|at| step(&mut nodes[at], at, None, stack, &mut env))
-                .or_else(|| stack.pop());
+            next = at.and_then(|at| step(&mut nodes[at], at, None, stack, &mut env)).or_else(|| stack.pop());
         }
     }
 
@@ -121,10 +96,7 @@ impl WorkerGraph {
         }
         let before = self.nodes[v].counters.run_pkts;
         self.nodes[v].release = Release::Queued { n, all };
-        self.walk(Task {
-            node: v as u32,
-            gate: Task::CONTINUE,
-        });
+        self.walk(Task { node: v as u32, gate: Task::CONTINUE });
         (self.nodes[v].counters.run_pkts - before) as usize
     }
 }
@@ -160,10 +132,7 @@ struct Env<'a> {
 /// behind it, claiming the packets for the gate's flow where it claims one.
 #[inline(always)]
 fn pass(from: &mut Node, g: usize, to: &mut Node, env: &mut Env<'_>) {
-    debug_assert!(
-        to.inbox.is_empty(),
-        "a node off the stack has an empty inbox"
-    );
+    debug_assert!(to.inbox.is_empty(), "a node off the stack has an empty inbox");
     std::mem::swap(&mut from.out[g], &mut to.inbox);
     claim(from.claims[g], &to.inbox, env);
 }
@@ -234,30 +203,9 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
 /// busy time runs from the previous clock mark (so it includes the
 /// module's own buffer handling) to the end of the NF.
 #[inline(always)]
-fn step(
-    node: &mut Node,
-    v: usize,
-    lying: Option<&mut Batch>,
-    stack: &mut Vec<Task>,
-    env: &mut Env<'_>,
-) -> Option<Task> {
+fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     let through = lying.is_some() || node.nothing_waits();
-    let Node {
-        kind,
-        buffer,
-        inbox,
-        scratch,
-        out,
-        counters,
-        release,
-        trigger,
-        waited,
-        filled,
-        gate_rank,
-        queued,
-        holds,
-        ..
-    } = node;
+    let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
     let mode = *release;
     let batch: &mut Batch = match mode {
         _ if lying.is_some() => lying?,
@@ -299,17 +247,14 @@ fn step(
             nf.process(&mut ctx, batch, &mut Outputs { gates: out });
             *env.last_read = None;
         }
-        Kind::Egress(flow, Output::Scheduled(class, _)) => {
-            offer(*flow, *class, batch, counters, env)
-        }
+        Kind::Egress(flow, Output::Scheduled(class, _)) => offer(*flow, *class, batch, counters, env),
         Kind::Egress(flow, output) => {
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
             let port = match output {
                 Output::Port(port) => Some(port),
                 _ => None,
             };
-            let (timing, clock, origin, last_read) =
-                (env.timing, env.clock, env.origin, &mut *env.last_read);
+            let (timing, clock, origin, last_read) = (env.timing, env.clock, env.origin, &mut *env.last_read);
             let now_ns = || {
                 timing.then(|| {
                     let now = clock.raw();
@@ -317,8 +262,7 @@ fn step(
                     clock.delta_as_nanos(origin, now)
                 })
             };
-            let sent =
-                transmit_and_deliver(env.pool, env.flows, port, *flow, batch.as_slice(), now_ns);
+            let sent = transmit_and_deliver(env.pool, env.flows, port, *flow, batch.as_slice(), now_ns);
             counters.egress_dropped += (batch.len() - sent) as u64;
             counters.delivered += sent as u64;
             batch.clear();
@@ -337,17 +281,11 @@ fn step(
         Release::Held => false,
     };
     if more {
-        stack.push(Task {
-            node: v as u32,
-            gate: Task::CONTINUE,
-        });
+        stack.push(Task { node: v as u32, gate: Task::CONTINUE });
     } else if *holds && matches!(kind, Kind::Function(nf) if nf.ready()) {
         // More came due than one run sends: the next run sends the rest.
         *release = Release::Held;
-        stack.push(Task {
-            node: v as u32,
-            gate: Task::CONTINUE,
-        });
+        stack.push(Task { node: v as u32, gate: Task::CONTINUE });
     } else {
         *release = Release::Arrivals;
     }
@@ -358,17 +296,8 @@ fn step(
 /// scheduled link: the packets wait in the pool for its decisions (see
 /// `delivery`); what it refuses is dropped, counted.
 #[inline(never)]
-fn offer(
-    flow: Option<usize>,
-    class: u16,
-    batch: &mut Batch,
-    counters: &mut ModuleCounters,
-    env: &mut Env<'_>,
-) {
-    let link = env
-        .egress
-        .as_mut()
-        .expect("a scheduled egress's worker has a scheduled link");
+fn offer(flow: Option<usize>, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
+    let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
     let mut refused = 0;
     for &id in batch.as_slice() {
         claim_for_egress(env.pool, env.flows, flow, id);
@@ -416,18 +345,8 @@ fn send(node: &mut Node, g: usize, out: &mut OutRing, backlogged: &mut usize, en
 /// served (see [`gates`]), so that they pop in the order they are served,
 /// and returns the first.
 #[inline(always)]
-fn push_gates(
-    stack: &mut Vec<Task>,
-    v: usize,
-    out: &[Box<Batch>],
-    filled: &mut [u32],
-    gate_rank: &[u32],
-    draws: &mut u64,
-) -> Option<Task> {
-    let task = |g: usize| Task {
-        node: v as u32,
-        gate: g as u32,
-    };
+fn push_gates(stack: &mut Vec<Task>, v: usize, out: &[Box<Batch>], filled: &mut [u32], gate_rank: &[u32], draws: &mut u64) -> Option<Task> {
+    let task = |g: usize| Task { node: v as u32, gate: g as u32 };
     match out.len() {
         0 => None,
         1 => (!out[0].is_empty()).then(|| task(0)),

@@ -96,19 +96,11 @@ impl RoundHistory {
         // One clock read and one conversion a decision: the times kept are µs since the first.
         let since_base = Instant::now().duration_since(*self.base.get_or_insert_with(Instant::now));
         let now = since_base.as_secs() as f64 * 1e6 + f64::from(since_base.subsec_nanos()) / 1e3;
-        self.idle_us = if work > 0 {
-            0.0
-        } else {
-            now - *self.idle_since.get_or_insert(now)
-        };
+        self.idle_us = if work > 0 { 0.0 } else { now - *self.idle_since.get_or_insert(now) };
         // Both decisions found the input drained: what came between them arrived between them.
         if let Some(cycle) = self.cycle_start.replace(now) {
             let span = now - cycle;
-            self.cycle_rate = if span > 0.0 {
-                self.cycle_pkts as f64 / span
-            } else {
-                0.0
-            };
+            self.cycle_rate = if span > 0.0 { self.cycle_pkts as f64 / span } else { 0.0 };
         }
         self.cycle_pkts = 0;
         let start = *self.window_start.get_or_insert_with(|| {
@@ -121,11 +113,7 @@ impl RoundHistory {
             (self.window_start, self.window_pkts) = (Some(now), 0);
         }
         let span = now - self.previous_start.unwrap_or(start);
-        self.rate = if span > 0.0 {
-            (self.previous_pkts + self.window_pkts) as f64 / span
-        } else {
-            0.0
-        };
+        self.rate = if span > 0.0 { (self.previous_pkts + self.window_pkts) as f64 / span } else { 0.0 };
         if closed {
             self.peak_rate = (self.peak_rate * PEAK_KEPT).max(self.rate);
         }
@@ -169,10 +157,7 @@ pub struct FeatureLog {
 
 impl Default for FeatureLog {
     fn default() -> Self {
-        Self {
-            rows: vec![0.0; SAMPLES * FEATURES],
-            logged: 0,
-        }
+        Self { rows: vec![0.0; SAMPLES * FEATURES], logged: 0 }
     }
 }
 
@@ -199,25 +184,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn features_read_the_latest_rounds_first_then_the_idle_time_and_the_log_keeps_the_last_decisions(
-    ) {
+    fn features_read_the_latest_rounds_first_then_the_idle_time_and_the_log_keeps_the_last_decisions() {
         let mut h = RoundHistory::default();
         for work in [3, 7, 0] {
             h.note(work);
         }
         h.before_decision(0);
-        assert_eq!(
-            [h.feature(0, 2), h.feature(1, 2), h.feature(2, 2)],
-            [0.0, 7.0, 0.0],
-            "just idle: no time yet"
-        );
+        assert_eq!([h.feature(0, 2), h.feature(1, 2), h.feature(2, 2)], [0.0, 7.0, 0.0], "just idle: no time yet");
         std::thread::sleep(std::time::Duration::from_millis(2));
         h.note(0);
         h.before_decision(0);
-        assert!(
-            h.feature(2, 2) >= 2_000.0,
-            "idle since the first empty round"
-        );
+        assert!(h.feature(2, 2) >= 2_000.0, "idle since the first empty round");
         let mut log = FeatureLog::default();
         for _ in 0..SAMPLES + 3 {
             log.log(&h);
@@ -225,10 +202,7 @@ mod tests {
         let mut out = Vec::new();
         log.take(&mut out);
         assert_eq!(out.len(), SAMPLES * FEATURES);
-        assert_eq!(
-            (out[2], out[HISTORY] as f64),
-            (7.0, h.feature(2, 2) as f32 as f64)
-        );
+        assert_eq!((out[2], out[HISTORY] as f64), (7.0, h.feature(2, 2) as f32 as f64));
         log.take(&mut out);
         assert!(out.is_empty(), "taken once");
     }
@@ -251,11 +225,7 @@ mod tests {
         h.before_decision(0);
         let most = 80.0 / 12_000.0;
         let least = 80.0 / (start.elapsed().as_nanos() as f64 / 1e3);
-        assert!(
-            (least..=most).contains(&h.feature(2, 1)),
-            "{} pkt/µs, want {least}..={most}",
-            h.feature(2, 1)
-        );
+        assert!((least..=most).contains(&h.feature(2, 1)), "{} pkt/µs, want {least}..={most}", h.feature(2, 1));
         for _ in 0..2 {
             std::thread::sleep(Duration::from_micros(11_000));
             h.note(0);
@@ -268,10 +238,6 @@ mod tests {
         std::thread::sleep(Duration::from_micros(11_000));
         h.note(0);
         h.before_decision(0);
-        assert!(
-            (h.bounding_rate() - peak * PEAK_KEPT).abs() < 1e-12,
-            "{} against {peak}",
-            h.bounding_rate()
-        );
+        assert!((h.bounding_rate() - peak * PEAK_KEPT).abs() < 1e-12, "{} against {peak}", h.bounding_rate());
     }
 }

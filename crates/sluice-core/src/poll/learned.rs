@@ -28,9 +28,7 @@ impl LearnedPolicy {
     /// sleeping at most `max_sleep_ns` (1 µs ..= 1 s).
     pub fn new(forest: Forest, rounds: usize, max_sleep_ns: u64) -> Result<Self, String> {
         if !(1..=HISTORY).contains(&rounds) {
-            return Err(format!(
-                "reads {rounds} round sizes; 1..={HISTORY} are kept"
-            ));
+            return Err(format!("reads {rounds} round sizes; 1..={HISTORY} are kept"));
         }
         if forest.features() != rounds + 2 {
             return Err(format!(
@@ -42,11 +40,7 @@ impl LearnedPolicy {
         if !(MIN_SLEEP_NS..=1_000_000_000).contains(&max_sleep_ns) {
             return Err(format!("max sleep {max_sleep_ns} ns must be 1 µs..=1 s"));
         }
-        Ok(Self {
-            forest,
-            rounds,
-            max_sleep_ns,
-        })
+        Ok(Self { forest, rounds, max_sleep_ns })
     }
 
     /// Its trees.

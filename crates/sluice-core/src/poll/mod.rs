@@ -101,10 +101,7 @@ pub struct Intake {
 
 impl Default for Intake {
     fn default() -> Self {
-        Self {
-            batch_pkts: crate::MAX_BURST,
-            room_pkts: u64::MAX,
-        }
+        Self { batch_pkts: crate::MAX_BURST, room_pkts: u64::MAX }
     }
 }
 
@@ -135,36 +132,20 @@ impl PollPolicy {
     /// An SLO-batching policy, its settings checked: 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
     pub fn slo_batching(min_sleep_ns: u64, max_sleep_ns: u64) -> Result<Self, String> {
         check_sleeps(min_sleep_ns, max_sleep_ns)?;
-        Ok(Self::SloBatching {
-            min_sleep_ns,
-            max_sleep_ns,
-        })
+        Ok(Self::SloBatching { min_sleep_ns, max_sleep_ns })
     }
 
     /// An empty-poll (or, with `slo_aware`, SLO-aware) policy, its settings
     /// checked: `empty_polls` ≥ 1 and 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
-    pub fn sleeping(
-        slo_aware: bool,
-        empty_polls: u32,
-        min_sleep_ns: u64,
-        max_sleep_ns: u64,
-    ) -> Result<Self, String> {
+    pub fn sleeping(slo_aware: bool, empty_polls: u32, min_sleep_ns: u64, max_sleep_ns: u64) -> Result<Self, String> {
         if empty_polls == 0 {
             return Err("needs ≥ 1 empty poll before a sleep; got 0".into());
         }
         check_sleeps(min_sleep_ns, max_sleep_ns)?;
         Ok(if slo_aware {
-            Self::SloAware {
-                empty_polls,
-                min_sleep_ns,
-                max_sleep_ns,
-            }
+            Self::SloAware { empty_polls, min_sleep_ns, max_sleep_ns }
         } else {
-            Self::EmptyPoll {
-                empty_polls,
-                min_sleep_ns,
-                max_sleep_ns,
-            }
+            Self::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns }
         })
     }
 }
@@ -172,9 +153,7 @@ impl PollPolicy {
 /// Checks 1 µs ≤ `min_sleep_ns` ≤ `max_sleep_ns` ≤ 1 s.
 fn check_sleeps(min_sleep_ns: u64, max_sleep_ns: u64) -> Result<(), String> {
     if !(1_000..=max_sleep_ns).contains(&min_sleep_ns) || max_sleep_ns > 1_000_000_000 {
-        return Err(format!(
-            "needs 1 µs ≤ min sleep ≤ max sleep ≤ 1 s; got {min_sleep_ns} ns, {max_sleep_ns} ns"
-        ));
+        return Err(format!("needs 1 µs ≤ min sleep ≤ max sleep ≤ 1 s; got {min_sleep_ns} ns, {max_sleep_ns} ns"));
     }
     Ok(())
 }
@@ -201,30 +180,14 @@ impl Poller {
     /// A poller under `policy`; with `log_features` it logs what the
     /// learned policy would read at each round that drains the input (see [`Poller::take_features`]).
     pub fn new(policy: PollPolicy, log_features: bool) -> Self {
-        let history = (log_features
-            || matches!(
-                policy,
-                PollPolicy::Learned(_) | PollPolicy::SloBatching { .. }
-            ))
-        .then(Box::default);
-        Self {
-            policy,
-            empty: 0,
-            sleep_ns: 0,
-            vector16: 0,
-            intake: Intake::default(),
-            history,
-            log: log_features.then(Box::default),
-        }
+        let history = (log_features || matches!(policy, PollPolicy::Learned(_) | PollPolicy::SloBatching { .. })).then(Box::default);
+        Self { policy, empty: 0, sleep_ns: 0, vector16: 0, intake: Intake::default(), history, log: log_features.then(Box::default) }
     }
 
     /// A poller under `policy` that logs features if this one does and
     /// knows the same input (a worker's policy changed while it runs).
     pub fn under(&self, policy: PollPolicy) -> Self {
-        Self {
-            intake: self.intake,
-            ..Self::new(policy, self.log.is_some())
-        }
+        Self { intake: self.intake, ..Self::new(policy, self.log.is_some()) }
     }
 
     /// Tells it what its worker's input allows (when the worker's graph or its rates change).
@@ -264,29 +227,18 @@ impl Poller {
         match &self.policy {
             PollPolicy::Busy => Wait::Poll,
             PollPolicy::Learned(model) if drained => {
-                let h = self
-                    .history
-                    .as_deref()
-                    .expect("a learned poller keeps its history");
+                let h = self.history.as_deref().expect("a learned poller keeps its history");
                 // What the model predicts, within what the flows' SLOs and the queues leave room for.
                 match model.sleep_ns(h) {
                     0 => Wait::Poll,
                     ns => self.bounded(ns, learned::MIN_SLEEP_NS, bound_ns),
                 }
             }
-            &PollPolicy::SloBatching {
-                min_sleep_ns,
-                max_sleep_ns,
-            } if drained => self.bounded(max_sleep_ns, min_sleep_ns, bound_ns),
+            &PollPolicy::SloBatching { min_sleep_ns, max_sleep_ns } if drained => self.bounded(max_sleep_ns, min_sleep_ns, bound_ns),
             PollPolicy::Learned(_) | PollPolicy::SloBatching { .. } => Wait::Poll,
-            PollPolicy::Metronome { vacation_ns } if work == 0 => {
-                Wait::Sleep(Duration::from_nanos(*vacation_ns))
-            }
+            PollPolicy::Metronome { vacation_ns } if work == 0 => Wait::Sleep(Duration::from_nanos(*vacation_ns)),
             PollPolicy::Metronome { .. } => Wait::Poll,
-            &PollPolicy::VppAdaptive {
-                threshold_pkts,
-                max_wait_ns,
-            } => {
+            &PollPolicy::VppAdaptive { threshold_pkts, max_wait_ns } => {
                 // An average over about 16 rounds, in sixteenths of a packet.
                 self.vector16 = self.vector16 - self.vector16 / 16 + work.min(1 << 20) as u64;
                 if work == 0 && self.vector16 < u64::from(threshold_pkts) * 16 {
@@ -295,9 +247,7 @@ impl Poller {
                     Wait::Poll
                 }
             }
-            _ => self
-                .sleep_after(work, bound_ns)
-                .map_or(Wait::Poll, Wait::Sleep),
+            _ => self.sleep_after(work, bound_ns).map_or(Wait::Poll, Wait::Sleep),
         }
     }
 
@@ -306,10 +256,7 @@ impl Poller {
     /// the history bounds sleeps by; a poll if that leaves less than `min_ns`.
     #[inline]
     fn bounded(&self, ns: u64, min_ns: u64, bound_ns: impl FnOnce() -> u64) -> Wait {
-        let rate = self
-            .history
-            .as_deref()
-            .map_or(0.0, RoundHistory::bounding_rate);
+        let rate = self.history.as_deref().map_or(0.0, RoundHistory::bounding_rate);
         match ns.min(self.intake.fill_half_ns(rate)).min(bound_ns()) {
             ns if ns < min_ns => Wait::Poll,
             ns => Wait::Sleep(Duration::from_nanos(ns)),
@@ -319,16 +266,8 @@ impl Poller {
     /// Empty-poll and SLO-aware: the sleep after a round of `work` packets, if any.
     fn sleep_after(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Option<Duration> {
         let (empty_polls, min_sleep_ns, max_sleep_ns) = match self.policy {
-            PollPolicy::EmptyPoll {
-                empty_polls,
-                min_sleep_ns,
-                max_sleep_ns,
-            } => (empty_polls, min_sleep_ns, max_sleep_ns),
-            PollPolicy::SloAware {
-                empty_polls,
-                min_sleep_ns,
-                max_sleep_ns,
-            } => {
+            PollPolicy::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns } => (empty_polls, min_sleep_ns, max_sleep_ns),
+            PollPolicy::SloAware { empty_polls, min_sleep_ns, max_sleep_ns } => {
                 let bound_ns = bound_ns();
                 if bound_ns < min_sleep_ns {
                     return None;
@@ -346,11 +285,7 @@ impl Poller {
         if self.empty < empty_polls {
             return None;
         }
-        self.sleep_ns = if self.empty == empty_polls {
-            self.sleep_ns.max(min_sleep_ns)
-        } else {
-            (2 * self.sleep_ns).min(max_sleep_ns)
-        };
+        self.sleep_ns = if self.empty == empty_polls { self.sleep_ns.max(min_sleep_ns) } else { (2 * self.sleep_ns).min(max_sleep_ns) };
         Some(Duration::from_nanos(self.sleep_ns))
     }
 }
@@ -371,26 +306,13 @@ pub fn tight_timer_slack() {
 pub fn sleep_precisely(d: Duration, spin: Duration) {
     let deadline = std::time::Instant::now() + d;
     if d > spin {
-        let mut ts = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: clock_gettime writes the timespec it is given.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
         let wake = (d - spin).as_nanos() as i64 + ts.tv_nsec;
-        let at = libc::timespec {
-            tv_sec: ts.tv_sec + (wake / 1_000_000_000) as libc::time_t,
-            tv_nsec: (wake % 1_000_000_000) as libc::c_long,
-        };
+        let at = libc::timespec { tv_sec: ts.tv_sec + (wake / 1_000_000_000) as libc::time_t, tv_nsec: (wake % 1_000_000_000) as libc::c_long };
         // SAFETY: clock_nanosleep reads the deadline and writes nothing (no remainder with TIMER_ABSTIME).
-        unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &at,
-                std::ptr::null_mut(),
-            )
-        };
+        unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &at, std::ptr::null_mut()) };
     }
     while std::time::Instant::now() < deadline {
         std::hint::spin_loop();
@@ -420,18 +342,12 @@ pub fn lateness_ns(request: Duration, samples: usize, sleep: impl Fn(Duration)) 
         })
         .collect();
     late.sort_unstable();
-    (
-        late[late.len() / 2],
-        late[(late.len() * 99 / 100).min(late.len() - 1)],
-    )
+    (late[late.len() / 2], late[(late.len() * 99 / 100).min(late.len() - 1)])
 }
 
 /// CPU time this thread has used (ns).
 pub fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: clock_gettime writes the timespec it is given.
     if unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) } != 0 {
         return 0;
@@ -451,167 +367,59 @@ mod tests {
     }
 
     #[test]
-    fn vpp_adaptive_waits_for_interrupts_while_vectors_are_small_and_metronome_sleeps_when_drained()
-    {
-        let mut p = Poller::new(
-            PollPolicy::VppAdaptive {
-                threshold_pkts: 4,
-                max_wait_ns: 100_000,
-            },
-            false,
-        );
-        assert_eq!(
-            p.after_round(0, || 0),
-            Wait::Interrupt(Duration::from_micros(100))
-        );
+    fn vpp_adaptive_waits_for_interrupts_while_vectors_are_small_and_metronome_sleeps_when_drained() {
+        let mut p = Poller::new(PollPolicy::VppAdaptive { threshold_pkts: 4, max_wait_ns: 100_000 }, false);
+        assert_eq!(p.after_round(0, || 0), Wait::Interrupt(Duration::from_micros(100)));
         // Full vectors: it polls, also after an empty round, until the average falls below 4.
         for _ in 0..32 {
             assert_eq!(p.after_round(32, || 0), Wait::Poll);
         }
         let waits: Vec<Wait> = (0..40).map(|_| p.after_round(0, || 0)).collect();
         assert_eq!(waits[0], Wait::Poll);
-        assert!(
-            waits
-                .iter()
-                .position(|w| *w != Wait::Poll)
-                .is_some_and(|i| (20..40).contains(&i)),
-            "{waits:?}"
-        );
-        let mut m = Poller::new(
-            PollPolicy::Metronome {
-                vacation_ns: 20_000,
-            },
-            false,
-        );
-        assert_eq!(
-            (m.after_round(5, || 0), m.after_round(0, || 0)),
-            (Wait::Poll, Wait::Sleep(Duration::from_micros(20)))
-        );
+        assert!(waits.iter().position(|w| *w != Wait::Poll).is_some_and(|i| (20..40).contains(&i)), "{waits:?}");
+        let mut m = Poller::new(PollPolicy::Metronome { vacation_ns: 20_000 }, false);
+        assert_eq!((m.after_round(5, || 0), m.after_round(0, || 0)), (Wait::Poll, Wait::Sleep(Duration::from_micros(20))));
     }
 
     use forest::{Forest, Node};
 
     /// A tree reading one round size, the idle time and the rate: it sleeps 200 µs once idle for any time at all.
     fn sleeps_200_us_once_idle() -> Vec<Node> {
-        let leaf = |value| Node {
-            value,
-            feature: Node::LEAF,
-            left: 0,
-            right: 0,
-        };
-        vec![
-            Node {
-                value: 0.0,
-                feature: 1,
-                left: 1,
-                right: 2,
-            },
-            leaf(0.0),
-            leaf(200.0),
-        ]
+        let leaf = |value| Node { value, feature: Node::LEAF, left: 0, right: 0 };
+        vec![Node { value: 0.0, feature: 1, left: 1, right: 2 }, leaf(0.0), leaf(200.0)]
     }
 
     #[test]
-    fn the_learned_policy_sleeps_as_its_model_predicts_only_after_rounds_that_drain_the_input_and_logs_what_it_read(
-    ) {
+    fn the_learned_policy_sleeps_as_its_model_predicts_only_after_rounds_that_drain_the_input_and_logs_what_it_read() {
         let nodes = sleeps_200_us_once_idle();
-        let model = LearnedPolicy::new(
-            Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(),
-            1,
-            150_000,
-        )
-        .unwrap();
+        let model = LearnedPolicy::new(Forest::new(nodes.clone(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000).unwrap();
         let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), true);
-        p.set_intake(Intake {
-            batch_pkts: 32,
-            room_pkts: u64::MAX,
-        });
-        assert_eq!(
-            p.after_round(32, || u64::MAX),
-            Wait::Poll,
-            "a full batch: more waits, no decision"
-        );
-        assert_eq!(
-            p.after_round(5, || u64::MAX),
-            Wait::Poll,
-            "drained, but not idle: the model says poll"
-        );
-        assert_eq!(
-            p.after_round(0, || u64::MAX),
-            Wait::Poll,
-            "idle for no time yet"
-        );
+        p.set_intake(Intake { batch_pkts: 32, room_pkts: u64::MAX });
+        assert_eq!(p.after_round(32, || u64::MAX), Wait::Poll, "a full batch: more waits, no decision");
+        assert_eq!(p.after_round(5, || u64::MAX), Wait::Poll, "drained, but not idle: the model says poll");
+        assert_eq!(p.after_round(0, || u64::MAX), Wait::Poll, "idle for no time yet");
         std::thread::sleep(Duration::from_micros(10));
-        assert_eq!(
-            p.after_round(0, || u64::MAX),
-            Wait::Sleep(Duration::from_micros(150)),
-            "200 µs predicted, 150 at most"
-        );
-        assert_eq!(
-            p.after_round(0, || 40_000),
-            Wait::Sleep(Duration::from_micros(40)),
-            "the flows' slack leaves 40 µs"
-        );
-        assert_eq!(
-            p.after_round(0, || 0),
-            Wait::Poll,
-            "a flow at its SLO: no room for a sleep"
-        );
+        assert_eq!(p.after_round(0, || u64::MAX), Wait::Sleep(Duration::from_micros(150)), "200 µs predicted, 150 at most");
+        assert_eq!(p.after_round(0, || 40_000), Wait::Sleep(Duration::from_micros(40)), "the flows' slack leaves 40 µs");
+        assert_eq!(p.after_round(0, || 0), Wait::Poll, "a flow at its SLO: no room for a sleep");
         let mut rows = Vec::new();
         p.take_features(&mut rows);
-        assert_eq!(
-            rows.len(),
-            5 * features::FEATURES,
-            "one row per round short of a batch"
-        );
+        assert_eq!(rows.len(), 5 * features::FEATURES, "one row per round short of a batch");
         let row = |i: usize| &rows[i * features::FEATURES..][..features::FEATURES];
-        assert_eq!(
-            (row(0)[0], row(1)[1], row(2)[2], row(2)[3]),
-            (5.0, 5.0, 5.0, 32.0),
-            "the rounds with work, latest first"
-        );
-        let wrong = LearnedPolicy::new(
-            Forest::new(nodes, vec![0], 3, 0.0, 1.0).unwrap(),
-            4,
-            150_000,
-        )
-        .unwrap_err();
-        assert!(
-            wrong.contains(
-                "read 3 features, but 4 round sizes, the idle time and the arrival rate are 6"
-            ),
-            "{wrong}"
-        );
+        assert_eq!((row(0)[0], row(1)[1], row(2)[2], row(2)[3]), (5.0, 5.0, 5.0, 32.0), "the rounds with work, latest first");
+        let wrong = LearnedPolicy::new(Forest::new(nodes, vec![0], 3, 0.0, 1.0).unwrap(), 4, 150_000).unwrap_err();
+        assert!(wrong.contains("read 3 features, but 4 round sizes, the idle time and the arrival rate are 6"), "{wrong}");
     }
 
     #[test]
     fn slo_batching_sleeps_after_rounds_short_of_a_batch_within_the_slack_and_the_queues_room() {
         let mut p = Poller::new(PollPolicy::slo_batching(1_000, 500_000).unwrap(), false);
-        p.set_intake(Intake {
-            batch_pkts: 32,
-            room_pkts: 16,
-        });
-        assert_eq!(
-            p.after_round(32, || u64::MAX),
-            Wait::Poll,
-            "a full batch: packets are waiting"
-        );
-        assert_eq!(
-            p.after_round(5, || u64::MAX),
-            Wait::Sleep(Duration::from_micros(500)),
-            "no rate known yet: the longest sleep"
-        );
+        p.set_intake(Intake { batch_pkts: 32, room_pkts: 16 });
+        assert_eq!(p.after_round(32, || u64::MAX), Wait::Poll, "a full batch: packets are waiting");
+        assert_eq!(p.after_round(5, || u64::MAX), Wait::Sleep(Duration::from_micros(500)), "no rate known yet: the longest sleep");
         // (No packets since: no rate measured that the queues' room would bound a sleep by.)
-        assert_eq!(
-            p.after_round(0, || 40_000),
-            Wait::Sleep(Duration::from_micros(40)),
-            "the flows' slack leaves 40 µs"
-        );
-        assert_eq!(
-            p.after_round(0, || 500),
-            Wait::Poll,
-            "no room for the shortest sleep: poll"
-        );
+        assert_eq!(p.after_round(0, || 40_000), Wait::Sleep(Duration::from_micros(40)), "the flows' slack leaves 40 µs");
+        assert_eq!(p.after_round(0, || 500), Wait::Poll, "no room for the shortest sleep: poll");
         // 2048 packets in ≥ 1 ms: half a queue of 16 fills in ≤ 8 / 2.048 µs ≥ 3.9 µs,
         // and in under 500 µs unless this thread stalled for 100 ms.
         std::thread::sleep(Duration::from_millis(1));
@@ -620,32 +428,17 @@ mod tests {
         }
         let slept = slept(p.after_round(3, || u64::MAX)).expect("a sleep within the queue's room");
         assert!((3_900..500_000).contains(&slept), "{slept} ns");
-        assert!(
-            PollPolicy::slo_batching(0, 1_000).is_err()
-                && PollPolicy::slo_batching(20_000, 10_000).is_err()
-        );
+        assert!(PollPolicy::slo_batching(0, 1_000).is_err() && PollPolicy::slo_batching(20_000, 10_000).is_err());
     }
 
     #[test]
     fn the_learned_policy_sleeps_at_any_rate_no_longer_than_the_queues_room_allows() {
         // A model that sleeps 150 µs once idle, whatever the rate; a queue of 64.
-        let model = LearnedPolicy::new(
-            Forest::new(sleeps_200_us_once_idle(), vec![0], 3, 0.0, 1.0).unwrap(),
-            1,
-            150_000,
-        )
-        .unwrap();
+        let model = LearnedPolicy::new(Forest::new(sleeps_200_us_once_idle(), vec![0], 3, 0.0, 1.0).unwrap(), 1, 150_000).unwrap();
         let mut p = Poller::new(PollPolicy::Learned(Arc::new(model)), false);
-        p.set_intake(Intake {
-            batch_pkts: 32,
-            room_pkts: 64,
-        });
+        p.set_intake(Intake { batch_pkts: 32, room_pkts: 64 });
         p.after_round(0, || u64::MAX); // opens the rate's first window
-        assert_eq!(
-            p.after_round(0, || u64::MAX),
-            Wait::Sleep(Duration::from_micros(150)),
-            "no rate known yet: the model's sleep"
-        );
+        assert_eq!(p.after_round(0, || u64::MAX), Wait::Sleep(Duration::from_micros(150)), "no rate known yet: the model's sleep");
         // 20 000 packets in ≥ 11 ms (≤ 1.8 pkt/µs): half the queue fills in
         // ≥ 17 µs, and in under 150 µs unless this thread stalled for 100 ms.
         p.after_round(20_000, || u64::MAX);
@@ -670,60 +463,20 @@ mod tests {
 
     #[test]
     fn empty_poll_sleeps_after_its_empty_rounds_doubling_to_the_bound_and_halving_with_work() {
-        let mut p = Poller::new(
-            PollPolicy::sleeping(false, 3, 10_000, 35_000).unwrap(),
-            false,
-        );
+        let mut p = Poller::new(PollPolicy::sleeping(false, 3, 10_000, 35_000).unwrap(), false);
         let rounds = [0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 7, 7, 7, 0, 0, 0];
-        let sleeps: Vec<Option<u64>> = rounds
-            .iter()
-            .map(|&w| slept(p.after_round(w, || 0)))
-            .collect();
-        let want = [
-            None,
-            None,
-            Some(10_000),
-            Some(20_000),
-            Some(35_000),
-            Some(35_000),
-            None,
-            None,
-            None,
-            Some(17_500),
-            None,
-            None,
-            None,
-            None,
-            None,
-            Some(10_000),
-        ];
+        let sleeps: Vec<Option<u64>> = rounds.iter().map(|&w| slept(p.after_round(w, || 0))).collect();
+        let want = [None, None, Some(10_000), Some(20_000), Some(35_000), Some(35_000), None, None, None, Some(17_500), None, None, None, None, None, Some(10_000)];
         assert_eq!(sleeps, want);
-        assert_eq!(
-            Poller::new(PollPolicy::Busy, false).after_round(0, || u64::MAX),
-            Wait::Poll
-        );
-        assert!(
-            PollPolicy::sleeping(false, 0, 10_000, 20_000).is_err()
-                && PollPolicy::sleeping(false, 1, 30_000, 20_000).is_err()
-        );
+        assert_eq!(Poller::new(PollPolicy::Busy, false).after_round(0, || u64::MAX), Wait::Poll);
+        assert!(PollPolicy::sleeping(false, 0, 10_000, 20_000).is_err() && PollPolicy::sleeping(false, 1, 30_000, 20_000).is_err());
     }
 
     #[test]
     fn slo_aware_sleeps_no_longer_than_its_bound_and_not_at_all_below_the_shortest_sleep() {
-        let mut p = Poller::new(
-            PollPolicy::sleeping(true, 1, 10_000, 1_000_000).unwrap(),
-            false,
-        );
+        let mut p = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 1_000_000).unwrap(), false);
         assert_eq!(slept(p.after_round(0, || u64::MAX)), Some(10_000));
-        assert_eq!(
-            slept(p.after_round(0, || 15_000)),
-            Some(15_000),
-            "doubling stops at the bound"
-        );
-        assert_eq!(
-            slept(p.after_round(0, || 5_000)),
-            None,
-            "no room for the shortest sleep: poll"
-        );
+        assert_eq!(slept(p.after_round(0, || 15_000)), Some(15_000), "doubling stops at the bound");
+        assert_eq!(slept(p.after_round(0, || 5_000)), None, "no room for the shortest sleep: poll");
     }
 }

@@ -60,20 +60,12 @@ mod tests {
     #[test]
     fn rfc1071_example_and_incremental_agree() {
         // RFC 1071 §3 example words: 0001 f203 f4f5 f6f7 sum to ddf2.
-        assert_eq!(
-            sum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]),
-            0xddf2
-        );
-        let mut data = [
-            0x45u8, 0, 0, 0x54, 0x12, 0x34, 0, 0, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 20, 0, 1, 1,
-        ];
+        assert_eq!(sum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]), 0xddf2);
+        let mut data = [0x45u8, 0, 0, 0x54, 0x12, 0x34, 0, 0, 0x40, 0x11, 0, 0, 10, 0, 0, 1, 20, 0, 1, 1];
         let c = !sum(&data);
         data[8] = 0x3f;
         assert_eq!(update(c, 0x4011, 0x3f11), !sum(&data));
-        assert_eq!(
-            without(sum(&data), 0x3f11),
-            sum(&[&data[..8], &data[10..]].concat())
-        );
+        assert_eq!(without(sum(&data), 0x3f11), sum(&[&data[..8], &data[10..]].concat()));
     }
 
     /// RFC 1071 word by word, as the RFC writes it.

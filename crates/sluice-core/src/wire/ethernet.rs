@@ -53,16 +53,12 @@ impl<T: AsRef<[u8]>> Frame<T> {
 
     /// Destination MAC.
     pub fn dst(&self) -> Mac {
-        self.0.as_ref()[DST..DST + 6]
-            .try_into()
-            .expect("checked length")
+        self.0.as_ref()[DST..DST + 6].try_into().expect("checked length")
     }
 
     /// Source MAC.
     pub fn src(&self) -> Mac {
-        self.0.as_ref()[SRC..SRC + 6]
-            .try_into()
-            .expect("checked length")
+        self.0.as_ref()[SRC..SRC + 6].try_into().expect("checked length")
     }
 
     /// The EtherType right after the addresses (0x8100 for a tagged frame).

@@ -28,20 +28,9 @@ pub fn parse(bytes: &[u8]) -> Result<(u32, usize), Malformed> {
         return Err(Malformed::Unexpected);
     }
     // Sequence, N-PDU or extension flags add 4 bytes (extension headers are not followed).
-    let len = if bytes[0] & 0x07 != 0 {
-        HEADER_LEN + 4
-    } else {
-        HEADER_LEN
-    };
+    let len = if bytes[0] & 0x07 != 0 { HEADER_LEN + 4 } else { HEADER_LEN };
     if bytes.len() < len || bytes[0] & 0x04 != 0 {
-        return Err(if bytes.len() < len {
-            Malformed::Truncated
-        } else {
-            Malformed::Unexpected
-        });
+        return Err(if bytes.len() < len { Malformed::Truncated } else { Malformed::Unexpected });
     }
-    Ok((
-        u32::from_be_bytes(bytes[4..8].try_into().expect("checked length")),
-        len,
-    ))
+    Ok((u32::from_be_bytes(bytes[4..8].try_into().expect("checked length")), len))
 }

@@ -175,14 +175,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     /// protocols, a fragment other than the first, or a total length the
     /// bytes do not hold.
     pub fn fill_upper_checksum(&mut self) {
-        let (protocol, start, end) = (
-            self.protocol(),
-            self.header_len(),
-            self.total_len() as usize,
-        );
-        let Some(offset) = super::l4::checksum_offset(protocol) else {
-            return;
-        };
+        let (protocol, start, end) = (self.protocol(), self.header_len(), self.total_len() as usize);
+        let Some(offset) = super::l4::checksum_offset(protocol) else { return };
         if end > self.b().len() || end < start || self.fragment_offset() != 0 {
             return;
         }
@@ -190,12 +184,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         tail[1] = protocol;
         tail[2..].copy_from_slice(&((end - start) as u16).to_be_bytes());
         let pseudo = checksum::add(checksum::sum(&self.b()[SRC..DST + 4]), checksum::sum(&tail));
-        super::l4::fill_checksum(
-            &mut self.m()[start..end],
-            offset,
-            pseudo,
-            protocol == PROTO_UDP,
-        );
+        super::l4::fill_checksum(&mut self.m()[start..end], offset, pseudo, protocol == PROTO_UDP);
     }
 }
 
@@ -227,20 +216,12 @@ mod tests {
     fn a_udp_or_tcp_checksum_left_to_the_nic_is_filled_as_etherparse_computes_it() {
         let builder = || etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [20, 0, 1, 1], 64);
         let (mut udp, mut tcp) = (Vec::new(), Vec::new());
-        builder()
-            .udp(5000, 53)
-            .write(&mut udp, b"a datagram")
-            .unwrap();
-        builder()
-            .tcp(5000, 80, 7, 1000)
-            .write(&mut tcp, b"a segment")
-            .unwrap();
+        builder().udp(5000, 53).write(&mut udp, b"a datagram").unwrap();
+        builder().tcp(5000, 80, 7, 1000).write(&mut tcp, b"a segment").unwrap();
         for (packet, offset) in [(udp, 26), (tcp, 36)] {
             let mut left = packet.clone();
             left[offset..offset + 2].copy_from_slice(&[0x12, 0x34]);
-            Header::new_checked(&mut left[..])
-                .unwrap()
-                .fill_upper_checksum();
+            Header::new_checked(&mut left[..]).unwrap().fill_upper_checksum();
             assert_eq!(left, packet);
         }
     }

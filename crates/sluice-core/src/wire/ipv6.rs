@@ -117,9 +117,7 @@ impl<T: AsRef<[u8]>> Header<T> {
         let (mut next, mut at) = (self.next_header(), HEADER_LEN);
         for _ in 0..=MAX_EXTENSIONS {
             let len = match next {
-                HOP_BY_HOP | ROUTING | DESTINATION_OPTIONS => {
-                    8 + 8 * *packet.get(at + 1).ok_or(Malformed::Truncated)? as usize
-                }
+                HOP_BY_HOP | ROUTING | DESTINATION_OPTIONS => 8 + 8 * *packet.get(at + 1).ok_or(Malformed::Truncated)? as usize,
                 AUTHENTICATION => 8 + 4 * *packet.get(at + 1).ok_or(Malformed::Truncated)? as usize,
                 FRAGMENT => 8,
                 _ => return Ok((next, at)),
@@ -160,10 +158,7 @@ impl<T: AsRef<[u8]>> Header<T> {
         if data.len() < off + 2 {
             return Some(false);
         }
-        let sum = checksum::add(
-            self.pseudo_header_sum(protocol, data.len()),
-            checksum::sum(data),
-        );
+        let sum = checksum::add(self.pseudo_header_sum(protocol, data.len()), checksum::sum(data));
         Some(sum == 0xffff && !(protocol == super::ipv4::PROTO_UDP && data[off..off + 2] == [0, 0]))
     }
 }
@@ -198,20 +193,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     /// over the pseudo-header; a computed zero is sent as 0xffff for UDP.
     /// Does nothing for other protocols or a chain that does not parse.
     pub fn fill_upper_checksum(&mut self) {
-        let Ok((protocol, at)) = self.upper() else {
-            return;
-        };
-        let Some(offset) = checksum_offset(protocol) else {
-            return;
-        };
+        let Ok((protocol, at)) = self.upper() else { return };
+        let Some(offset) = checksum_offset(protocol) else { return };
         let end = HEADER_LEN + self.payload_len() as usize;
         let pseudo = self.pseudo_header_sum(protocol, end - at);
-        super::l4::fill_checksum(
-            &mut self.m()[at..end],
-            offset,
-            pseudo,
-            protocol == super::ipv4::PROTO_UDP,
-        );
+        super::l4::fill_checksum(&mut self.m()[at..end], offset, pseudo, protocol == super::ipv4::PROTO_UDP);
     }
 }
 
@@ -244,10 +230,7 @@ mod tests {
     /// An IPv6/UDP packet (no link layer) with `payload` bytes, checksum by etherparse.
     fn udp(payload: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();
-        PacketBuilder::ipv6(SRC_ADDR, DST_ADDR, 64)
-            .udp(4000, 5000)
-            .write(&mut out, payload)
-            .expect("a packet");
+        PacketBuilder::ipv6(SRC_ADDR, DST_ADDR, 64).udp(4000, 5000).write(&mut out, payload).expect("a packet");
         out
     }
 
@@ -256,14 +239,8 @@ mod tests {
         let bytes = udp(b"hello, ipv6");
         let h = Header::new_checked(&bytes[..]).expect("a header");
         let (reference, _) = Ipv6Header::from_slice(&bytes).expect("etherparse reads it");
-        assert_eq!(
-            (h.src(), h.dst()),
-            (u128::from_be_bytes(SRC_ADDR), u128::from_be_bytes(DST_ADDR))
-        );
-        assert_eq!(
-            (h.hop_limit(), h.next_header(), h.payload_len()),
-            (64, 17, reference.payload_length)
-        );
+        assert_eq!((h.src(), h.dst()), (u128::from_be_bytes(SRC_ADDR), u128::from_be_bytes(DST_ADDR)));
+        assert_eq!((h.hop_limit(), h.next_header(), h.payload_len()), (64, 17, reference.payload_length));
         assert_eq!(h.upper(), Ok((17, HEADER_LEN)));
         assert_eq!(h.upper_checksum_ok(), Some(true));
         let mut copy = bytes.clone();
@@ -278,39 +255,21 @@ mod tests {
     fn a_zero_udp_checksum_is_invalid_over_ipv6() {
         let mut bytes = udp(b"x");
         bytes[HEADER_LEN + 6..HEADER_LEN + 8].fill(0);
-        assert_eq!(
-            Header::new_checked(&bytes[..])
-                .expect("a header")
-                .upper_checksum_ok(),
-            Some(false)
-        );
+        assert_eq!(Header::new_checked(&bytes[..]).expect("a header").upper_checksum_ok(), Some(false));
     }
 
     #[test]
     fn version_and_lengths_are_checked() {
         let bytes = udp(b"abc");
-        assert_eq!(
-            Header::new_checked(&bytes[..39]).err(),
-            Some(Malformed::Truncated)
-        );
-        assert_eq!(
-            Header::new_checked(&bytes[..bytes.len() - 1]).err(),
-            Some(Malformed::Truncated)
-        );
+        assert_eq!(Header::new_checked(&bytes[..39]).err(), Some(Malformed::Truncated));
+        assert_eq!(Header::new_checked(&bytes[..bytes.len() - 1]).err(), Some(Malformed::Truncated));
         let mut v4 = bytes.clone();
         v4[0] = 0x45;
-        assert_eq!(
-            Header::new_checked(&v4[..]).err(),
-            Some(Malformed::Unexpected)
-        );
+        assert_eq!(Header::new_checked(&v4[..]).err(), Some(Malformed::Unexpected));
         let mut padded = bytes.clone();
         padded.extend([0xee; 10]);
         let h = Header::new_checked(&padded[..]).expect("padding is allowed");
-        assert_eq!(
-            h.upper_payload().expect("a chain").1.len(),
-            bytes.len() - HEADER_LEN,
-            "padding is not payload"
-        );
+        assert_eq!(h.upper_payload().expect("a chain").1.len(), bytes.len() - HEADER_LEN, "padding is not payload");
     }
 
     #[test]
@@ -324,23 +283,12 @@ mod tests {
         let mut h = Header::new_checked(&mut bytes[..]).expect("a header");
         h.set_hop_limit(7);
         h.set_dscp(46);
-        assert_eq!(
-            (
-                h.hop_limit(),
-                h.dscp(),
-                h.traffic_class() & 3,
-                h.flow_label()
-            ),
-            (7, 46, tc & 3, flow)
-        );
+        assert_eq!((h.hop_limit(), h.dscp(), h.traffic_class() & 3, h.flow_label()), (7, 46, tc & 3, flow));
     }
 
     #[test]
     fn prefixes_parse_masked_and_bad_ones_are_named() {
-        assert_eq!(
-            parse_prefix("2001:db8:ff::1/32"),
-            Ok((0x2001_0db8u128 << 96, 32))
-        );
+        assert_eq!(parse_prefix("2001:db8:ff::1/32"), Ok((0x2001_0db8u128 << 96, 32)));
         assert_eq!(parse_prefix("::/0"), Ok((0, 0)));
         for bad in ["2001:db8::/129", "2001:db8::", "10.0.0.0/8", "2001:zz::/32"] {
             assert!(parse_prefix(bad).unwrap_err().contains(bad), "{bad}");
@@ -351,33 +299,16 @@ mod tests {
     /// all together: the walk lands where etherparse says the payload is.
     #[test]
     fn the_extension_walk_agrees_with_etherparse() {
-        let chains: [&[u8]; 6] = [
-            &[0],
-            &[43],
-            &[44],
-            &[60],
-            &[0, 43, 60, 44],
-            &[0, 60, 43, 51, 44, 60],
-        ];
+        let chains: [&[u8]; 6] = [&[0], &[43], &[44], &[60], &[0, 43, 60, 44], &[0, 60, 43, 51, 44, 60]];
         for chain in chains {
             let bytes = with_extensions(chain, 0);
             let (_, rest) = Ipv6Header::from_slice(&bytes).expect("etherparse reads the header");
-            let (ext, protocol, payload) = Ipv6Extensions::from_slice(IpNumber(chain[0]), rest)
-                .expect("etherparse reads the chain");
+            let (ext, protocol, payload) = Ipv6Extensions::from_slice(IpNumber(chain[0]), rest).expect("etherparse reads the chain");
             let h = Header::new_checked(&bytes[..]).expect("a header");
             let (ours, at) = h.upper().expect("a chain");
-            assert_eq!(
-                (ours, bytes.len() - at),
-                (protocol.0, payload.len()),
-                "{chain:?} {ext:?}"
-            );
-            let (udp, data) =
-                UdpHeader::from_slice(payload).expect("etherparse reads the UDP header");
-            assert_eq!(
-                udp.calc_checksum_ipv6_raw(SRC_ADDR, DST_ADDR, data).ok(),
-                Some(udp.checksum),
-                "{chain:?}"
-            );
+            assert_eq!((ours, bytes.len() - at), (protocol.0, payload.len()), "{chain:?} {ext:?}");
+            let (udp, data) = UdpHeader::from_slice(payload).expect("etherparse reads the UDP header");
+            assert_eq!(udp.calc_checksum_ipv6_raw(SRC_ADDR, DST_ADDR, data).ok(), Some(udp.checksum), "{chain:?}");
             assert_eq!(h.upper_checksum_ok(), Some(true), "{chain:?}");
         }
     }
@@ -385,23 +316,12 @@ mod tests {
     #[test]
     fn a_later_fragment_has_no_upper_header_and_bad_chains_are_malformed() {
         let later = with_extensions(&[44], 185);
-        assert_eq!(
-            Header::new_checked(&later[..]).expect("a header").upper(),
-            Ok((FRAGMENT, HEADER_LEN + 8))
-        );
+        assert_eq!(Header::new_checked(&later[..]).expect("a header").upper(), Ok((FRAGMENT, HEADER_LEN + 8)));
         let long = with_extensions(&[60; MAX_EXTENSIONS + 1], 0);
-        assert_eq!(
-            Header::new_checked(&long[..]).expect("a header").upper(),
-            Err(Malformed::Unexpected)
-        );
+        assert_eq!(Header::new_checked(&long[..]).expect("a header").upper(), Err(Malformed::Unexpected));
         let mut overlong = with_extensions(&[0], 0);
         overlong[HEADER_LEN + 1] = 200; // hop-by-hop says 1608 bytes
-        assert_eq!(
-            Header::new_checked(&overlong[..])
-                .expect("a header")
-                .upper(),
-            Err(Malformed::Truncated)
-        );
+        assert_eq!(Header::new_checked(&overlong[..]).expect("a header").upper(), Err(Malformed::Truncated));
     }
 
     /// An IPv6/UDP packet behind extension headers of the kinds in `chain`
@@ -415,16 +335,7 @@ mod tests {
         for pair in kinds.windows(2) {
             let (kind, next) = (pair[0], pair[1]);
             match kind {
-                FRAGMENT => bytes.extend([
-                    next,
-                    0,
-                    (fragment_offset >> 5) as u8,
-                    (fragment_offset << 3) as u8,
-                    0,
-                    0,
-                    0,
-                    1,
-                ]),
+                FRAGMENT => bytes.extend([next, 0, (fragment_offset >> 5) as u8, (fragment_offset << 3) as u8, 0, 0, 0, 1]),
                 AUTHENTICATION => bytes.extend([next, 2, 0, 0, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0]),
                 _ => bytes.extend([next, 1, 1, 12, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]),
             }
@@ -433,9 +344,7 @@ mod tests {
         bytes.extend(upper);
         let len = (bytes.len() - HEADER_LEN) as u16;
         bytes[PAYLOAD_LEN..PAYLOAD_LEN + 2].copy_from_slice(&len.to_be_bytes());
-        Header::new_checked(&mut bytes[..])
-            .expect("a header")
-            .fill_upper_checksum();
+        Header::new_checked(&mut bytes[..]).expect("a header").fill_upper_checksum();
         bytes
     }
 }

@@ -28,10 +28,7 @@ pub fn ports(protocol: u8, l4: &[u8]) -> Result<(u16, u16), Malformed> {
     if l4.len() < min {
         return Err(Malformed::Truncated);
     }
-    Ok((
-        u16::from_be_bytes([l4[0], l4[1]]),
-        u16::from_be_bytes([l4[2], l4[3]]),
-    ))
+    Ok((u16::from_be_bytes([l4[0], l4[1]]), u16::from_be_bytes([l4[2], l4[3]])))
 }
 
 /// TCP flag bits (byte 13 of the header).
@@ -57,9 +54,7 @@ pub fn tcp_flags(l4: &[u8]) -> Result<u8, Malformed> {
 /// checksum of zero means "none" and stays zero; a computed zero is sent as
 /// 0xffff (RFC 768).
 fn update_checksum(protocol: u8, l4: &mut [u8], update: impl FnOnce(u16) -> u16) {
-    let Some(off) = checksum_offset(protocol) else {
-        return;
-    };
+    let Some(off) = checksum_offset(protocol) else { return };
     if l4.len() < off + 2 {
         return;
     }

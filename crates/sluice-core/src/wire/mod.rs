@@ -79,16 +79,11 @@ pub enum Endpoints {
 impl Endpoints {
     /// Parses the source and destination addresses, which must be of one family.
     pub fn parse(src: &str, dst: &str) -> Result<Self, String> {
-        let parse = |s: &str| {
-            s.parse::<IpAddr>()
-                .map_err(|_| format!("'{s}' is not an IPv4 or IPv6 address"))
-        };
+        let parse = |s: &str| s.parse::<IpAddr>().map_err(|_| format!("'{s}' is not an IPv4 or IPv6 address"));
         match (parse(src)?, parse(dst)?) {
             (IpAddr::V4(s), IpAddr::V4(d)) => Ok(Self::V4(s.into(), d.into())),
             (IpAddr::V6(s), IpAddr::V6(d)) => Ok(Self::V6(s.into(), d.into())),
-            _ => Err(format!(
-                "source '{src}' and destination '{dst}' are of different IP families"
-            )),
+            _ => Err(format!("source '{src}' and destination '{dst}' are of different IP families")),
         }
     }
 

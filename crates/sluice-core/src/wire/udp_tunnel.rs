@@ -58,11 +58,7 @@ impl Outer {
                 ip[24..40].copy_from_slice(&dst.to_be_bytes());
             }
         }
-        let ether_type = if matches!(self.ends, Endpoints::V4(..)) {
-            ETHERTYPE_IPV4
-        } else {
-            ETHERTYPE_IPV6
-        };
+        let ether_type = if matches!(self.ends, Endpoints::V4(..)) { ETHERTYPE_IPV4 } else { ETHERTYPE_IPV6 };
         frame[12..14].copy_from_slice(&ether_type.to_be_bytes());
         let udp = &mut frame[ETH_LEN + ip_len..self.headers_len()];
         udp[0..2].copy_from_slice(&src_port.to_be_bytes());
@@ -70,12 +66,8 @@ impl Outer {
         udp[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
         udp[6..8].copy_from_slice(&[0, 0]);
         match self.ends {
-            Endpoints::V4(..) => ipv4::Header::new_checked(&mut frame[ETH_LEN..])
-                .expect("a header just written")
-                .fill_checksum(),
-            Endpoints::V6(..) => ipv6::Header::new_checked(&mut frame[ETH_LEN..])
-                .expect("a header just written")
-                .fill_upper_checksum(),
+            Endpoints::V4(..) => ipv4::Header::new_checked(&mut frame[ETH_LEN..]).expect("a header just written").fill_checksum(),
+            Endpoints::V6(..) => ipv6::Header::new_checked(&mut frame[ETH_LEN..]).expect("a header just written").fill_upper_checksum(),
         }
     }
 }

@@ -11,16 +11,7 @@ const FLAG_VNI: u8 = 0x08;
 
 /// Writes a VXLAN header for network `vni` (24 bits) into `out[..8]`.
 pub fn write_header(out: &mut [u8], vni: u32) {
-    out[..8].copy_from_slice(&[
-        FLAG_VNI,
-        0,
-        0,
-        0,
-        (vni >> 16) as u8,
-        (vni >> 8) as u8,
-        vni as u8,
-        0,
-    ]);
+    out[..8].copy_from_slice(&[FLAG_VNI, 0, 0, 0, (vni >> 16) as u8, (vni >> 8) as u8, vni as u8, 0]);
 }
 
 /// The network id of a VXLAN header, checked.

@@ -8,11 +8,7 @@ use sluice_nf::{acl, RuleSpec};
 
 /// Runs `batched` on all of `frames` at once and `single` on each alone:
 /// the flow-aware shortcuts must change nothing.
-pub fn same_as_packet_by_packet(
-    batched: &mut dyn NetworkFunction,
-    single: &mut dyn NetworkFunction,
-    frames: &[Vec<u8>],
-) -> Result<(), TestCaseError> {
+pub fn same_as_packet_by_packet(batched: &mut dyn NetworkFunction, single: &mut dyn NetworkFunction, frames: &[Vec<u8>]) -> Result<(), TestCaseError> {
     let mut h = Harness::default();
     h.set_now(1_000);
     let whole = h.run(batched, frames);

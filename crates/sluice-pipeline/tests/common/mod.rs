@@ -14,12 +14,7 @@ pub fn pipeline(n: usize) -> Pipeline {
 /// `periods` periods of 20 ms after one of warm-up.
 #[allow(dead_code)]
 pub fn plan(periods: usize) -> RunPlan {
-    RunPlan {
-        periods,
-        warmup_periods: 1,
-        period_ns: 20_000_000,
-        ..RunPlan::default()
-    }
+    RunPlan { periods, warmup_periods: 1, period_ns: 20_000_000, ..RunPlan::default() }
 }
 
 /// Runs `check` on the simulator, then on the engine (one engine at a time).
@@ -40,11 +35,7 @@ pub fn rc(n: usize) -> Value {
     let mut edges = vec![json!({"from": "src", "to": "split"})];
     let mut flows = vec![];
     for i in 0..n {
-        let (name, cycles, slo) = if i == 0 {
-            ("rc".to_string(), (1, 1), 35.0)
-        } else {
-            (format!("bulk{i}"), (10_000, 0), 100_000.0)
-        };
+        let (name, cycles, slo) = if i == 0 { ("rc".to_string(), (1, 1), 35.0) } else { (format!("bulk{i}"), (10_000, 0), 100_000.0) };
         modules.push(json!({"name": name, "nf": {"type": "bypass", "cycles_per_batch": cycles.0, "cycles_per_packet": cycles.1}}));
         modules.push(json!({"name": format!("out_{name}"), "sink": {}}));
         edges.push(json!({"from": "split", "outgate": i, "to": name}));
@@ -73,18 +64,8 @@ pub fn one_engine_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 pub fn generated(seed: u64, workers: usize, slo_us: (f64, f64)) -> Value {
     let mut rng = Draw(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let lookup = rng.below(2) == 0;
-    let mut g = Generated {
-        modules: vec![],
-        edges: vec![],
-        flows: vec![],
-        streams: vec![],
-        rng,
-        workers,
-        slo_us,
-        lookup,
-    };
-    g.modules
-        .push(json!({"name": "src", "source": {"synthetic": {"streams": []}}}));
+    let mut g = Generated { modules: vec![], edges: vec![], flows: vec![], streams: vec![], rng, workers, slo_us, lookup };
+    g.modules.push(json!({"name": "src", "source": {"synthetic": {"streams": []}}}));
     g.split("src", vec!["src".into()], 0, 0);
     if g.streams.is_empty() {
         g.streams.push(json!({}));
@@ -138,34 +119,25 @@ impl Generated {
         let branches = 2 + self.rng.below(3) as usize;
         let lookup = self.lookup && depth == 0;
         let nf = if lookup {
-            let table: Vec<(String, usize)> =
-                (0..branches).map(|b| (format!("20.0.{b}.1"), b)).collect();
+            let table: Vec<(String, usize)> = (0..branches).map(|b| (format!("20.0.{b}.1"), b)).collect();
             json!({"type": "exact_match", "field": "dst_ip", "table": table})
         } else {
-            let weights: Vec<f64> = (0..branches)
-                .map(|_| 1.0 + self.rng.below(4) as f64)
-                .collect();
+            let weights: Vec<f64> = (0..branches).map(|_| 1.0 + self.rng.below(4) as f64).collect();
             json!({"type": "random_split", "weights": weights, "seed": self.rng.below(1000)})
         };
-        self.modules
-            .push(json!({"name": name, "nf": nf, "worker": worker}));
+        self.modules.push(json!({"name": name, "nf": nf, "worker": worker}));
         self.edges.push(json!({"from": from, "to": name}));
         let mut path = path;
         path.push(name.clone());
         for b in 0..branches {
-            let worker = if self.rng.below(3) == 0 {
-                self.rng.below(self.workers as u64) as usize
-            } else {
-                worker
-            };
+            let worker = if self.rng.below(3) == 0 { self.rng.below(self.workers as u64) as usize } else { worker };
             let mut last = (name.clone(), b);
             let mut branch = path.clone();
             for _ in 0..1 + self.rng.below(3) {
                 let nf = format!("nf{}", self.modules.len());
                 let (t0, t1) = (self.rng.below(3000), self.rng.below(300));
                 self.modules.push(json!({"name": nf, "nf": {"type": "bypass", "cycles_per_batch": t0, "cycles_per_packet": t1}, "worker": worker}));
-                self.edges
-                    .push(json!({"from": last.0, "outgate": last.1, "to": nf}));
+                self.edges.push(json!({"from": last.0, "outgate": last.1, "to": nf}));
                 branch.push(nf.clone());
                 last = (nf, 0);
             }
@@ -178,18 +150,14 @@ impl Generated {
                 continue;
             }
             let sink = format!("out{}", self.modules.len());
-            self.modules
-                .push(json!({"name": sink, "sink": {}, "worker": worker}));
-            self.edges
-                .push(json!({"from": last.0, "outgate": last.1, "to": sink}));
+            self.modules.push(json!({"name": sink, "sink": {}, "worker": worker}));
+            self.edges.push(json!({"from": last.0, "outgate": last.1, "to": sink}));
             branch.push(sink);
             let flow = format!("f{}", self.flows.len());
             let slo = self.rng.between(self.slo_us.0, self.slo_us.1);
-            self.flows
-                .push(json!({"name": flow, "path": branch, "slo_us": slo}));
+            self.flows.push(json!({"name": flow, "path": branch, "slo_us": slo}));
             if lookup {
-                self.streams
-                    .push(json!({"flow": flow, "template": template}));
+                self.streams.push(json!({"flow": flow, "template": template}));
             }
         }
     }

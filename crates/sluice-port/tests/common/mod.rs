@@ -7,22 +7,11 @@ use std::process::Command;
 /// goes away with the thread and the sockets in it.
 pub fn veth_pair_in_own_namespace() -> bool {
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-        eprintln!(
-            "skipped: no network namespace ({})",
-            std::io::Error::last_os_error()
-        );
+        eprintln!("skipped: no network namespace ({})", std::io::Error::last_os_error());
         return false;
     }
-    let ip = |args: &[&str]| {
-        Command::new("ip")
-            .args(args)
-            .status()
-            .is_ok_and(|s| s.success())
-    };
-    let ok = ip(&[
-        "link", "add", "name", "vtx0", "type", "veth", "peer", "name", "vrx0",
-    ]) && ip(&["link", "set", "vtx0", "up"])
-        && ip(&["link", "set", "vrx0", "up"]);
+    let ip = |args: &[&str]| Command::new("ip").args(args).status().is_ok_and(|s| s.success());
+    let ok = ip(&["link", "add", "name", "vtx0", "type", "veth", "peer", "name", "vrx0"]) && ip(&["link", "set", "vtx0", "up"]) && ip(&["link", "set", "vrx0", "up"]);
     if !ok {
         eprintln!("skipped: no veth pair (is iproute2 installed?)");
     }
@@ -31,9 +20,7 @@ pub fn veth_pair_in_own_namespace() -> bool {
 
 /// A UDP frame to 10.0.`net`.1 carrying `seq`.
 pub fn frame(net: u8, seq: u32) -> Vec<u8> {
-    let builder = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2])
-        .ipv4([10, 9, 0, 1], [10, 0, net, 1], 64)
-        .udp(1000, 2000);
+    let builder = etherparse::PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4([10, 9, 0, 1], [10, 0, net, 1], 64).udp(1000, 2000);
     let mut out = Vec::new();
     builder.write(&mut out, &seq.to_be_bytes()).unwrap();
     out

@@ -35,19 +35,13 @@ impl Algorithm {
             "drr" => Ok(Self::Drr),
             "wf2q+" => Ok(Self::Wf2qPlus),
             "qfq" => Ok(Self::Qfq),
-            other => Err(format!(
-                "unknown scheduling algorithm '{other}' (known: fifo, priority, drr, wf2q+, qfq)"
-            )),
+            other => Err(format!("unknown scheduling algorithm '{other}' (known: fifo, priority, drr, wf2q+, qfq)")),
         }
     }
 
     /// Whether the algorithm takes these weights (≥ 1; QFQ's at most [`qfq::MAX_WEIGHT`]).
     pub fn check(self, weights: &[u32]) -> Result<(), String> {
-        let most = if self == Self::Qfq {
-            qfq::MAX_WEIGHT
-        } else {
-            u32::MAX
-        };
+        let most = if self == Self::Qfq { qfq::MAX_WEIGHT } else { u32::MAX };
         match weights.iter().find(|&&w| !(1..=most).contains(&w)) {
             Some(w) => Err(format!("weight {w} is outside 1..={most} for {self:?}")),
             None => Ok(()),
@@ -59,14 +53,10 @@ impl Algorithm {
     pub fn build(self, weights: &[u32], limit: usize) -> AnyScheduler {
         match self {
             Self::Fifo => AnyScheduler::Priority(Priority::fifo(weights.len(), limit)),
-            Self::Priority => {
-                AnyScheduler::Priority(Priority::new(&levels_by_weight(weights), limit))
-            }
+            Self::Priority => AnyScheduler::Priority(Priority::new(&levels_by_weight(weights), limit)),
             Self::Drr => AnyScheduler::Drr(Drr::new(weights, DRR_QUANTUM, limit)),
             Self::Wf2qPlus => AnyScheduler::Wf2qPlus(Wf2qPlus::new(weights, limit)),
-            Self::Qfq => AnyScheduler::Qfq(
-                Qfq::new(weights, QFQ_LMAX, limit).expect("weights as Algorithm::check takes them"),
-            ),
+            Self::Qfq => AnyScheduler::Qfq(Qfq::new(weights, QFQ_LMAX, limit).expect("weights as Algorithm::check takes them")),
         }
     }
 }
@@ -76,15 +66,7 @@ fn levels_by_weight(weights: &[u32]) -> Vec<usize> {
     let mut distinct = weights.to_vec();
     distinct.sort_unstable_by(|a, b| b.cmp(a));
     distinct.dedup();
-    weights
-        .iter()
-        .map(|w| {
-            distinct
-                .iter()
-                .position(|d| d == w)
-                .expect("every weight is among them")
-        })
-        .collect()
+    weights.iter().map(|w| distinct.iter().position(|d| d == w).expect("every weight is among them")).collect()
 }
 
 /// The scheduler of an [`Algorithm`].
@@ -157,8 +139,6 @@ mod tests {
     fn fifo_sends_in_arrival_order_and_priority_the_largest_weight_first() {
         assert_eq!(sent("fifo", &[1, 5, 3]), [0, 1, 2]);
         assert_eq!(sent("priority", &[1, 5, 3, 5]), [1, 3, 2, 0]);
-        assert!(Algorithm::parse("lifo")
-            .unwrap_err()
-            .contains("known: fifo, priority, drr, wf2q+, qfq"));
+        assert!(Algorithm::parse("lifo").unwrap_err().contains("known: fifo, priority, drr, wf2q+, qfq"));
     }
 }

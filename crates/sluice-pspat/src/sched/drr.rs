@@ -24,16 +24,10 @@ impl<T> Drr<T> {
     /// (a quantum of at least the largest packet keeps it O(1)), up to
     /// `limit` queued packets per flow.
     pub fn new(weights: &[u32], quantum: u32, limit: usize) -> Self {
-        assert!(
-            weights.iter().all(|&w| w >= 1) && quantum >= 1,
-            "weights and the quantum must be ≥ 1"
-        );
+        assert!(weights.iter().all(|&w| w >= 1) && quantum >= 1, "weights and the quantum must be ≥ 1");
         Self {
             queues: Queues::new(weights.len(), limit),
-            quantum: weights
-                .iter()
-                .map(|&w| u64::from(w) * u64::from(quantum))
-                .collect(),
+            quantum: weights.iter().map(|&w| u64::from(w) * u64::from(quantum)).collect(),
             deficit: vec![0; weights.len()],
             active: VecDeque::new(),
             in_turn: false,
@@ -58,10 +52,7 @@ impl<T> Scheduler<T> for Drr<T> {
                 self.deficit[flow] += self.quantum[flow];
                 self.in_turn = true;
             }
-            let head = self
-                .queues
-                .head_len(flow)
-                .expect("active flows are backlogged");
+            let head = self.queues.head_len(flow).expect("active flows are backlogged");
             if u64::from(head) <= self.deficit[flow] {
                 self.deficit[flow] -= u64::from(head);
                 let (len, item) = self.queues.pop(flow).expect("backlogged");

@@ -19,14 +19,8 @@ impl<T> Priority<T> {
     pub fn new(levels: &[usize], limit: usize) -> Self {
         let top = levels.iter().copied().max().map_or(0, |l| l + 1);
         // Room for every packet a level's queues may hold: enqueueing never allocates.
-        let order = (0..top)
-            .map(|l| VecDeque::with_capacity(levels.iter().filter(|&&of| of == l).count() * limit))
-            .collect();
-        Self {
-            queues: Queues::new(levels.len(), limit),
-            level: levels.to_vec(),
-            order,
-        }
+        let order = (0..top).map(|l| VecDeque::with_capacity(levels.iter().filter(|&&of| of == l).count() * limit)).collect();
+        Self { queues: Queues::new(levels.len(), limit), level: levels.to_vec(), order }
     }
 
     /// First in, first out over `flows` flows (all on one level).

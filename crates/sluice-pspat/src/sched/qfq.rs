@@ -96,26 +96,12 @@ struct Slots {
 
 /// Bits of `bitmap` below `below` (all of them from 64 up).
 fn mask_below(below: usize) -> u64 {
-    if below >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << below) - 1
-    }
+    if below >= 64 { u64::MAX } else { (1u64 << below) - 1 }
 }
 
 impl Book for Bitmaps {
     fn new(flows: usize, groups: usize) -> Self {
-        Self {
-            states: [0; 4],
-            slots: (0..groups)
-                .map(|_| Slots {
-                    front: 0,
-                    full: 0,
-                    heads: [NONE; SLOTS],
-                })
-                .collect(),
-            next: vec![NONE; flows],
-        }
+        Self { states: [0; 4], slots: (0..groups).map(|_| Slots { front: 0, full: 0, heads: [NONE; SLOTS] }).collect(), next: vec![NONE; flows] }
     }
 
     #[inline]
@@ -159,10 +145,7 @@ impl Book for Bitmaps {
     fn take_front(&mut self, g: usize) -> usize {
         let s = &mut self.slots[g];
         let flow = s.heads[s.front];
-        debug_assert_ne!(
-            flow, NONE,
-            "the front slot of a scheduled group holds a flow"
-        );
+        debug_assert_ne!(flow, NONE, "the front slot of a scheduled group holds a flow");
         s.heads[s.front] = self.next[flow];
         if s.heads[s.front] == NONE {
             s.full &= !1;
@@ -260,30 +243,15 @@ impl<T, B: Book> Core<T, B> {
             return Err(format!("QFQ weight {w} is outside 1..={MAX_WEIGHT}"));
         }
         if !(64..=MAX_LMAX).contains(&lmax) {
-            return Err(format!(
-                "QFQ largest packet {lmax} bytes is outside 64..={MAX_LMAX}"
-            ));
+            return Err(format!("QFQ largest packet {lmax} bytes is outside 64..={MAX_LMAX}"));
         }
         let wsum: u64 = weights.iter().map(|&w| u64::from(w)).sum();
-        let groups = (0..=MAX_INDEX)
-            .map(|i| Group {
-                s: 0,
-                f: 0,
-                slot_shift: MIN_SLOT_SHIFT + i as u32,
-            })
-            .collect();
+        let groups = (0..=MAX_INDEX).map(|i| Group { s: 0, f: 0, slot_shift: MIN_SLOT_SHIFT + i as u32 }).collect();
         let flows = weights
             .iter()
             .map(|&w| {
                 let inv_w = ONE_FP / u64::from(w);
-                Flow {
-                    s: 0,
-                    f: 0,
-                    group: group_index(inv_w, lmax),
-                    inv_w,
-                    budget: lmax,
-                    initial_budget: lmax,
-                }
+                Flow { s: 0, f: 0, group: group_index(inv_w, lmax), inv_w, budget: lmax, initial_budget: lmax }
             })
             .collect();
         Ok(Self {
@@ -358,9 +326,7 @@ impl<T, B: Book> Core<T, B> {
         let mut slot = (rounded_s.wrapping_sub(self.groups[g].s) >> shift) as usize;
         if slot > SLOTS - 2 {
             // Far ahead (an out-of-order service before): shift the flow's timestamps back.
-            let delta = rounded_s
-                .wrapping_sub(self.groups[g].s)
-                .wrapping_sub(((SLOTS - 2) as u64) << shift);
+            let delta = rounded_s.wrapping_sub(self.groups[g].s).wrapping_sub(((SLOTS - 2) as u64) << shift);
             let f = &mut self.flows[flow];
             f.s = f.s.wrapping_sub(delta);
             f.f = f.f.wrapping_sub(delta);
@@ -399,10 +365,7 @@ impl<T, B: Book> Core<T, B> {
         let reset = if self.book.holds(g) {
             if gt(self.groups[g].s, self.flows[flow].s) {
                 // The group's start moves back: make room, and it was surely ineligible.
-                self.book.rotate(
-                    g,
-                    (self.groups[g].s.wrapping_sub(rounded_s) >> shift) as usize,
-                );
+                self.book.rotate(g, (self.groups[g].s.wrapping_sub(rounded_s) >> shift) as usize);
                 self.book.leave(g, IR);
                 self.book.leave(g, IB);
                 true
@@ -410,10 +373,7 @@ impl<T, B: Book> Core<T, B> {
                 false
             }
         } else {
-            if self.book.first_in(&[ER], 0).is_none()
-                && gt(rounded_s, self.v)
-                && self.in_service.is_none()
-            {
+            if self.book.first_in(&[ER], 0).is_none() && gt(rounded_s, self.v) && self.in_service.is_none() {
                 self.v = rounded_s;
             }
             true
@@ -520,10 +480,7 @@ impl<T, B: Book> Scheduler<T> for Core<T, B> {
             serving = self.choose_next().expect("a backlogged flow is scheduled");
             self.in_service = Some(serving);
         }
-        let (len, item) = self
-            .queues
-            .pop(serving)
-            .expect("the flow in service is backlogged");
+        let (len, item) = self.queues.pop(serving).expect("the flow in service is backlogged");
         let f = &mut self.flows[serving];
         f.budget = f.budget.saturating_sub(len);
         self.v = self.v.wrapping_add(u64::from(len) * self.iwsum);

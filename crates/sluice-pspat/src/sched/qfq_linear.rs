@@ -33,29 +33,18 @@ pub(super) struct Scan {
 impl Scan {
     /// The flows group `g`'s slots hold.
     fn waiting(&self, g: usize) -> impl Iterator<Item = (usize, Place)> + '_ {
-        self.places
-            .iter()
-            .enumerate()
-            .filter_map(move |(f, p)| p.filter(|p| p.group == g).map(|p| (f, p)))
+        self.places.iter().enumerate().filter_map(move |(f, p)| p.filter(|p| p.group == g).map(|p| (f, p)))
     }
 
     /// The flow on top of group `g`'s slot `slot`.
     fn top_of(&self, g: usize, slot: u64) -> Option<usize> {
-        self.waiting(g)
-            .filter(|(_, p)| p.slot == slot)
-            .max_by_key(|(_, p)| p.entered)
-            .map(|(f, _)| f)
+        self.waiting(g).filter(|(_, p)| p.slot == slot).max_by_key(|(_, p)| p.entered).map(|(f, _)| f)
     }
 }
 
 impl Book for Scan {
     fn new(flows: usize, groups: usize) -> Self {
-        Self {
-            states: vec![None; groups],
-            fronts: vec![0; groups],
-            places: vec![None; flows],
-            entered: 0,
-        }
+        Self { states: vec![None; groups], fronts: vec![0; groups], places: vec![None; flows], entered: 0 }
     }
 
     fn first_in(&self, states: &[usize], from: usize) -> Option<usize> {
@@ -86,27 +75,18 @@ impl Book for Scan {
 
     fn insert(&mut self, g: usize, slot: usize, flow: usize) {
         self.entered += 1;
-        self.places[flow] = Some(Place {
-            group: g,
-            slot: self.fronts[g].wrapping_add(slot as u64),
-            entered: self.entered,
-        });
+        self.places[flow] = Some(Place { group: g, slot: self.fronts[g].wrapping_add(slot as u64), entered: self.entered });
     }
 
     fn take_front(&mut self, g: usize) -> usize {
-        let flow = self
-            .top_of(g, self.fronts[g])
-            .expect("the front slot of a scheduled group holds a flow");
+        let flow = self.top_of(g, self.fronts[g]).expect("the front slot of a scheduled group holds a flow");
         self.places[flow] = None;
         flow
     }
 
     fn advance(&mut self, g: usize) -> Option<usize> {
         let front = self.fronts[g];
-        let first = self
-            .waiting(g)
-            .map(|(_, p)| p.slot)
-            .min_by_key(|slot| slot.wrapping_sub(front))?;
+        let first = self.waiting(g).map(|(_, p)| p.slot).min_by_key(|slot| slot.wrapping_sub(front))?;
         self.fronts[g] = first;
         self.top_of(g, first)
     }

@@ -15,14 +15,7 @@ impl<T> Queues<T> {
     /// `flows` queues of up to `limit` packets each (≥ 1).
     pub fn new(flows: usize, limit: usize) -> Self {
         assert!(limit >= 1, "a queue holds at least one packet");
-        Self {
-            queues: (0..flows)
-                .map(|_| VecDeque::with_capacity(limit.min(1024)))
-                .collect(),
-            limit,
-            drops: vec![0; flows],
-            len: 0,
-        }
+        Self { queues: (0..flows).map(|_| VecDeque::with_capacity(limit.min(1024))).collect(), limit, drops: vec![0; flows], len: 0 }
     }
 
     /// Number of flows.

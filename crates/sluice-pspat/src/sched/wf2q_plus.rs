@@ -34,10 +34,7 @@ impl<T> Wf2qPlus<T> {
         let n = weights.len();
         Self {
             queues: Queues::new(n, limit),
-            per_byte: weights
-                .iter()
-                .map(|&w| (total << SCALE) / u128::from(w))
-                .collect(),
+            per_byte: weights.iter().map(|&w| (total << SCALE) / u128::from(w)).collect(),
             start: vec![0; n],
             finish: vec![0; n],
             now: 0,
@@ -86,10 +83,7 @@ impl<T> Scheduler<T> for Wf2qPlus<T> {
             self.now = self.now.max(s);
         }
         self.promote();
-        let (_, flow) = self
-            .eligible
-            .pop_first()
-            .expect("a flow is eligible once V reached the smallest start");
+        let (_, flow) = self.eligible.pop_first().expect("a flow is eligible once V reached the smallest start");
         let (len, item) = self.queues.pop(flow).expect("filed flows are backlogged");
         self.now += u128::from(len) << SCALE;
         if let Some(next) = self.queues.head_len(flow) {
