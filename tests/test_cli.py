@@ -178,7 +178,9 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
     assert all(s["median_share_error_pct"] < 5 for s in r["share"] if s["scheduler"] == "pspat" and s["overload"] <= 0.5)
     assert all({"scheduler", "interferers", "p99_us", "p99_alone_us"} <= set(v) and v["p99_us"] > 0 for v in r["victim"])
     # The p99's ratio to alone over the runs, and the runs a stall touched named (by number).
-    assert all(v["runs"] == 1 and v["p99_ratio_min"] <= v["p99_ratio"] <= v["p99_ratio_max"] and set(v["stalled_runs"]) <= {1} for v in r["victim"])
+    assert all(v["runs"] == 1 and v["p99_ratio_min"] <= v["p99_ratio"] <= v["p99_ratio_max"] for v in r["victim"])
+    assert all(set(v["stalled_runs"]) <= {1} if v["scheduler"] == "pspat" else v["stalled_runs"] is None for v in r["victim"])
+    assert all(f"over {v['runs']} runs" in row["metric"] for v, row in zip(r["victim"], [x for x in r["rows"] if x["test"] == "victim"]))
     assert all(p["predicted_mdps"] > 0 for p in r["cost_model"]["predicted"])
     assert (tmp_path / "o" / "pspat.png").read_bytes()[:4] == b"\x89PNG"
 

@@ -45,6 +45,10 @@ pub struct ArbiterStats {
     pub sleeps: u64,
     /// Time spent scanning, not asleep (ns).
     pub busy_ns: u64,
+    /// The longest time between two scans with no sleep between them (ns):
+    /// a spinning arbiter scans every few hundred ns, so a gap of a
+    /// millisecond is the machine keeping its thread off the core.
+    pub longest_gap_ns: u64,
 }
 
 /// Where the arbiter's thread hands what it decided.
@@ -89,9 +93,14 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
             // When the scans last found work (ns since the origin).
             let mut worked_ns = 0;
             let mut last = clock.raw();
+            // When the previous scan started, unless the thread slept since (ns).
+            let mut previous_ns = None;
             while !stopping.load(Ordering::Relaxed) {
                 let now = clock.raw();
                 let now_ns = clock.delta_as_nanos(origin, now);
+                if let Some(previous) = previous_ns.replace(now_ns) {
+                    stats.longest_gap_ns = stats.longest_gap_ns.max(now_ns - previous);
+                }
                 // A scan refuses while it drains and transmits after: never both at once.
                 let dispatch = std::cell::RefCell::new(&mut dispatch);
                 let scan = arbiter.scan(now_ns, &mut |e| dispatch.borrow_mut().transmit(e, now_ns), &mut |e| dispatch.borrow_mut().refuse(e));
@@ -105,6 +114,7 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
                     stats.busy_ns += clock.delta_as_nanos(last, now);
                     std::thread::sleep(idle.sleep);
                     last = clock.raw();
+                    previous_ns = None;
                     stats.sleeps += 1;
                 }
             }

@@ -262,23 +262,20 @@ struct Load<'a> {
 /// Sends `load` through `architecture` for its `seconds`: client `i`
 /// offers flow `i`'s packets; a paced client stamps each in `stamps`
 /// (indexed by handle); `on_transmit` sees each transmitted entry at the
-/// time it leaves (ns since the start). Returns the most a paced
-/// client's pacing sleep ended after it asked (ns): the longest this
-/// machine kept its thread from a core (not a lock's wait, which is the
-/// architecture's).
-fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_transmit: Arc<dyn Fn(Entry, u64) + Send + Sync>, stamps: Arc<Vec<AtomicU64>>) -> u64 {
+/// time it leaves (ns since the start). Returns, for PSPAT, the arbiter
+/// thread's longest gap between two scans (ns; see
+/// [`ArbiterStats::longest_gap_ns`]); the mutex has no thread of its own
+/// whose stall could be told from the lock's.
+fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_transmit: Arc<dyn Fn(Entry, u64) + Send + Sync>, stamps: Arc<Vec<AtomicU64>>) -> Option<u64> {
     let Load { flows, link, len, seconds } = load;
     let weights: Vec<u32> = flows.iter().map(|f| f.0).collect();
     let clock = quanta::Clock::new();
     let origin = clock.raw();
     let now = move |clock: &quanta::Clock| clock.delta_as_nanos(origin, clock.raw());
-    let most_late = Arc::new(AtomicU64::new(0));
     // Client i's loop: offer packets by `send`, as fast as it may, or one
     // every `interval`, stamped (sleeping until shortly before it is due,
     // so that a paced client takes little of the core it shares).
-    let late = most_late.clone();
     let client = move |i: usize, interval: Option<Duration>, clock: quanta::Clock, stamps: Arc<Vec<AtomicU64>>, mut send: Box<dyn FnMut(Entry) -> bool + Send>| {
-        let late = late.clone();
         move |stop: Arc<AtomicBool>| {
             let mut offered = 0u64;
             let mut next = 0u64;
@@ -296,9 +293,7 @@ fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_tr
                 let t = now(&clock);
                 if t < next {
                     if next - t > PACING_SLEEP_NS {
-                        let wake = next - PACING_SLEEP_NS / 2;
-                        std::thread::sleep(Duration::from_nanos(wake - t));
-                        late.fetch_max(now(&clock).saturating_sub(wake), Ordering::Relaxed);
+                        std::thread::sleep(Duration::from_nanos(next - t - PACING_SLEEP_NS / 2));
                     }
                     continue;
                 }
@@ -334,7 +329,7 @@ fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_tr
                 })
                 .collect();
             Clients::run(threads, run);
-            thread.stop();
+            Some(thread.stop().1.longest_gap_ns)
         }
         Architecture::Mutex => {
             let locked = Arc::new(Locked::new(algorithm.build(&weights, OFFER_QUEUE), link));
@@ -358,10 +353,10 @@ fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_tr
                 })
                 .collect();
             Clients::run(threads, run);
+            None
         }
         Architecture::Unscheduled => panic!("offer runs a scheduler"),
     }
-    most_late.load(Ordering::Relaxed)
 }
 
 /// The 10:1 test: two flows of weights 10 and 1 send 60-byte packets as
@@ -388,10 +383,10 @@ pub struct Latency {
     pub quantiles: [f64; 5],
     /// Victim packets timed.
     pub packets: u64,
-    /// The most the victim's pacing sleep ended after it asked (µs): beyond
-    /// a millisecond, this machine kept its thread off the core, and the
-    /// run's tail measures that rather than the scheduler.
-    pub late_us: f64,
+    /// PSPAT's arbiter's longest gap between two scans (µs; `None` for the
+    /// mutex): beyond a millisecond this machine kept the arbiter off its
+    /// core, and the run's tail measures that rather than the scheduler.
+    pub arbiter_gap_us: Option<f64>,
 }
 
 /// The latency test (the paper's Table 3): a victim flow at `victim_pps`
@@ -414,8 +409,8 @@ pub fn victim(architecture: Architecture, algorithm: Algorithm, interferers: usi
     let mut flows = vec![(50, Some(Duration::from_secs_f64(1.0 / victim_pps)))];
     flows.extend((0..interferers).map(|_| (1, None)));
     let load = Load { flows: &flows, link: Link { bits_per_s: link_bits_per_s, overhead: FRAMING }, len: MAX_FRAME, seconds };
-    let late_ns = offer(architecture, algorithm, load, on_transmit, stamps);
+    let gap_ns = offer(architecture, algorithm, load, on_transmit, stamps);
     let h = histogram.lock().unwrap_or_else(|p| p.into_inner());
     let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
-    Latency { quantiles: [q(0.1), q(0.5), q(0.9), q(0.99), h.max() as f64 / 1e3], packets: h.len(), late_us: late_ns as f64 / 1e3 }
+    Latency { quantiles: [q(0.1), q(0.5), q(0.9), q(0.99), h.max() as f64 / 1e3], packets: h.len(), arbiter_gap_us: gap_ns.map(|ns| ns as f64 / 1e3) }
 }

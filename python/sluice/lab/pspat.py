@@ -20,9 +20,10 @@ scheduler. The transmit is a no-op: what is measured is scheduling.
   WF²Q+, QFQ and DRR (the paper's); the victim's latency from enqueue to the end of its frame on the
   emulated link (a 1500-byte frame takes 1.22 µs at 10 Gbit/s). Five
   runs, each beside a run of the victim alone: the p99's ratio to alone,
-  median and range, and the runs in which the victim's pacing sleep ended
-  over a millisecond late (this machine kept its thread off the core:
-  such a run's tail measures the machine, not the scheduler).
+  median and range, and PSPAT's runs in which the arbiter went over a
+  millisecond between two scans (this machine kept it off its core: such
+  a run's tail measures the machine, not the scheduler; the mutex has no
+  thread of its own whose stall could be told from the lock's).
 
 Two cores here: PSPAT's arbiter has core 1, its clients share core 0; the
 mutex and no-scheduler clients alternate between both cores."""
@@ -51,7 +52,7 @@ WINDOW_MS = 10.0
 #: Runs of each share row and victim row (full; quick runs one of each).
 SHARE_RUNS = 3
 VICTIM_RUNS = 5
-#: A run in which the victim's pacing sleep ended this late (µs) was kept off its core: its tail measures the machine.
+#: A PSPAT run whose arbiter went this long between two scans (µs) was kept off its core: its tail measures the machine.
 STALL_US = 1000.0
 #: A window holds the 10:1 share when each flow's share is within this of its target (% of the target).
 SHARE_TOLERANCE_PCT = 5.0
@@ -173,9 +174,9 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
                 # Each run beside its own run alone, so that a ratio pairs two runs of one moment.
                 trials: list[dict[str, Any]] = []
                 for _ in range(victim_runs):
-                    alone_q, _, alone_late = _core.pspat_victim(scheduler, algorithm, 0, VICTIM_PPS, LINK_10G, seconds * 3)
-                    q, packets, late = _core.pspat_victim(scheduler, algorithm, n, VICTIM_PPS, LINK_10G, seconds * 3)
-                    trials.append({"q": q, "alone": alone_q, "packets": packets, "stalled": max(late, alone_late) > STALL_US})
+                    alone_q, _, alone_gap = _core.pspat_victim(scheduler, algorithm, 0, VICTIM_PPS, LINK_10G, seconds * 3)
+                    q, packets, gap = _core.pspat_victim(scheduler, algorithm, n, VICTIM_PPS, LINK_10G, seconds * 3)
+                    trials.append({"q": q, "alone": alone_q, "packets": packets, "stalled": max(gap or 0.0, alone_gap or 0.0) > STALL_US})
                 ratios = sorted(r["q"][3] / r["alone"][3] for r in trials if r["alone"][3] > 0)
                 median = {k: statistics.median(r["q"][i] for r in trials) for i, k in enumerate(("p10_us", "p50_us", "p90_us", "p99_us", "max_us"))}
                 stalled = [i + 1 for i, r in enumerate(trials) if r["stalled"]]
@@ -183,12 +184,12 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
                                "p99_alone_us": round(statistics.median(t["alone"][3] for t in trials), 2), "packets": sum(t["packets"] for t in trials),
                                "runs": len(trials), "p99_ratio": round(statistics.median(ratios), 2) if ratios else 0.0,
                                "p99_ratio_min": round(ratios[0], 2) if ratios else 0.0, "p99_ratio_max": round(ratios[-1], 2) if ratios else 0.0,
-                               "stalled_runs": stalled})
+                               "stalled_runs": stalled if scheduler == "pspat" else None})
                 v = victim[-1]
                 published = _published("table3", "PSPAT @ 10G" if scheduler == "pspat" else "TC @ 10G", "latency p10/p50/p90/p99")
-                touched = f"; runs a stall touched: {', '.join(map(str, stalled))}" if stalled else ""
+                touched = f"; runs a stall touched: {', '.join(map(str, stalled))}" if stalled and scheduler == "pspat" else ""
                 rows.append({"test": "victim", "scheduler": f"{scheduler} {algorithm}", "x": f"{n} interferers",
-                             "metric": f"p99 µs (alone); p99 / alone over {len(runs)} runs, median (range)",
+                             "metric": f"p99 µs (alone); p99 / alone over {v['runs']} runs, median (range)",
                              "value": f"{v['p99_us']:.2f} ({v['p99_alone_us']:.2f}); ×{v['p99_ratio']:.2f} (×{v['p99_ratio_min']:.2f}–×{v['p99_ratio_max']:.2f}){touched}",
                              "published": published if algorithm == "drr" else ""})
 
