@@ -92,7 +92,7 @@ def pspat_share(architecture: str, algorithm: str, link_pps: float, seconds: flo
     """The 10:1 test: packets of the weight-10 and weight-1 flow per window."""
 
 def pspat_victim(architecture: str, algorithm: str, interferers: int, victim_pps: float, link_bits_per_s: float, seconds: float) -> tuple[list[float], int, Optional[float]]:
-    """The latency test: the victim's p10, p50, p90, p99 and max (µs), its packets timed, and PSPAT's arbiter's longest gap between scans (µs; None for the mutex)."""
+    """The latency test: the victim's p10, p50, p90, p99 and max (µs), its packets timed, and the share of the run PSPAT's arbiter spent off its core (%; None for the mutex)."""
 
 def round_ns(case: str, batch: int, timing: bool) -> float:
     """Time of one walker round of a round-cost workload (replay, chain, branch4) at batch size `batch` (ns)."""

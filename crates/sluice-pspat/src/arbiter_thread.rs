@@ -45,11 +45,14 @@ pub struct ArbiterStats {
     pub sleeps: u64,
     /// Time spent scanning, not asleep (ns).
     pub busy_ns: u64,
-    /// The longest time between two scans with no sleep between them (ns):
-    /// a spinning arbiter scans every few hundred ns, so a gap of a
-    /// millisecond is the machine keeping its thread off the core.
-    pub longest_gap_ns: u64,
+    /// Time between two scans, with no sleep between them, beyond
+    /// [`OFF_CORE_GAP_NS`] (ns): a spinning arbiter scans every few hundred
+    /// ns, so this is the time the machine kept its thread off the core.
+    pub off_core_ns: u64,
 }
+
+/// A gap between two scans longer than this (ns) was spent off the core.
+pub const OFF_CORE_GAP_NS: u64 = 20_000;
 
 /// Where the arbiter's thread hands what it decided.
 pub trait Dispatch: Send {
@@ -99,7 +102,8 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
                 let now = clock.raw();
                 let now_ns = clock.delta_as_nanos(origin, now);
                 if let Some(previous) = previous_ns.replace(now_ns) {
-                    stats.longest_gap_ns = stats.longest_gap_ns.max(now_ns - previous);
+                    let gap = now_ns - previous;
+                    stats.off_core_ns += if gap > OFF_CORE_GAP_NS { gap } else { 0 };
                 }
                 // A scan refuses while it drains and transmits after: never both at once.
                 let dispatch = std::cell::RefCell::new(&mut dispatch);

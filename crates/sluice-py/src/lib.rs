@@ -424,9 +424,8 @@ fn pspat_share(py: Python<'_>, architecture: &str, algorithm: &str, link_pps: f6
 }
 
 /// The latency test: the victim's latency quantiles p10, p50, p90, p99
-/// and max (µs), how many of its packets were timed and PSPAT's arbiter's
-/// longest gap between scans (µs; None for the mutex; over a millisecond,
-/// the machine kept the arbiter off its core).
+/// and max (µs), how many of its packets were timed and the share of the
+/// run PSPAT's arbiter spent off its core (%; None for the mutex).
 #[pyfunction]
 fn pspat_victim(py: Python<'_>, architecture: &str, algorithm: &str, interferers: usize, victim_pps: f64, link_bits_per_s: f64, seconds: f64) -> PyResult<([f64; 5], u64, Option<f64>)> {
     let (architecture, algorithm) = pspat_names(architecture, algorithm)?;
@@ -435,7 +434,7 @@ fn pspat_victim(py: Python<'_>, architecture: &str, algorithm: &str, interferers
         return Err(invalid(format!("latency test: a scheduler, ≤ 256 interferers ({interferers}), a victim rate in (0, 1e6] pkt/s ({victim_pps}) and a link rate > 0 are needed")));
     }
     let l = py.allow_threads(|| sluice_pspat::lab::victim(architecture, algorithm, interferers, victim_pps, link_bits_per_s, seconds));
-    Ok((l.quantiles, l.packets, l.arbiter_gap_us))
+    Ok((l.quantiles, l.packets, l.arbiter_off_core_pct))
 }
 
 /// T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)] (see `round_cost::fit`).
