@@ -412,5 +412,5 @@ pub fn victim(architecture: Architecture, algorithm: Algorithm, interferers: usi
     let off_core_ns = offer(architecture, algorithm, load, on_transmit, stamps);
     let h = histogram.lock().unwrap_or_else(|p| p.into_inner());
     let q = |p: f64| h.value_at_quantile(p) as f64 / 1e3;
-    Latency { quantiles: [q(0.1), q(0.5), q(0.9), q(0.99), h.max() as f64 / 1e3], packets: h.len(), arbiter_off_core_pct: off_core_ns.map(|ns| ns as f64 / (seconds * 1e7)) }
+    Latency { quantiles: [q(0.1), q(0.5), q(0.9), q(0.99), h.max() as f64 / 1e3], packets: h.len(), arbiter_off_core_pct: off_core_ns.map(|ns| 100.0 * ns as f64 / (seconds * 1e9)) }
 }

@@ -117,9 +117,8 @@ def spread(saturation_pps: float, runs: int, periods: int, period_ms: float, pro
     for run in range(runs):
         for load in SPREAD_LOADS:
             progress(f"under load, run {run + 1}/{runs}: {load:.0%}")
-            measured = {p: measure(pipeline(POLICIES[p], load, saturation_pps), periods, period_ms) for p in SPREAD_POLICIES}
-            for p, m in measured.items():
-                got.setdefault((p, load), []).append({**m, "of_busy": m["mpps"] / measured["busy"]["mpps"] if measured["busy"]["mpps"] else 0.0})
+            for p, m in beside_busy(load, saturation_pps, periods, period_ms).items():
+                got.setdefault((p, load), []).append(m)
     out = []
     for (policy, load), ms in got.items():
         cpu = sorted(m["cpu_pct"] for m in ms)
@@ -130,6 +129,15 @@ def spread(saturation_pps: float, runs: int, periods: int, period_ms: float, pro
                     "least_batch": round(min(m["mean_batch"] for m in ms), 1), "most_loss_pct": round(max(m["loss_pct"] for m in ms), 3),
                     "most_slo_viol_pct": round(max(m["slo_viol_pct"] for m in ms), 1)})
     return out
+
+
+def beside_busy(load: float, saturation_pps: float, periods: int, period_ms: float, **traffic: Any) -> dict[str, dict[str, Any]]:
+    """Each policy of `SPREAD_POLICIES` in turn, busy first, at `load` (and
+    `traffic`, the worker pipeline's burst and first-SLO settings): what
+    `measure` gives, with `of_busy`, its rate over busy polling's in the same run."""
+    measured = {p: measure(pipeline(POLICIES[p], load, saturation_pps, **traffic), periods, period_ms) for p in SPREAD_POLICIES}
+    busy = measured["busy"]["mpps"]
+    return {p: {**m, "of_busy": m["mpps"] / busy if busy else 0.0} for p, m in measured.items()}
 
 
 def held_out(saturation_pps: float, loads: list[float], periods: int, period_ms: float, progress: Callable[[str], None]) -> list[dict[str, Any]]:
@@ -143,11 +151,10 @@ def held_out(saturation_pps: float, loads: list[float], periods: int, period_ms:
     for pattern, settings in patterns.items():
         for load in loads:
             progress(f"held out, {pattern}: {load:.0%}")
-            measured = {p: measure(pipeline(POLICIES[p], load, saturation_pps, **settings), periods, period_ms) for p in SPREAD_POLICIES}
-            busy = measured["busy"]["mpps"]
             out += [{"pattern": pattern, "policy": p, "load": load, "cpu_pct": round(m["cpu_pct"], 1), "needed_pct": round(needed_pct(m["mpps"], saturation_pps), 1),
-                     "of_busy": round(m["mpps"] / busy, 3) if busy else 0.0, "mean_batch": round(m["mean_batch"], 1), "loss_pct": round(m["loss_pct"], 3),
-                     "first_p99_us": round(m["first_p99_us"], 1), "slo_viol_pct": round(m["slo_viol_pct"], 1)} for p, m in measured.items()]
+                     "of_busy": round(m["of_busy"], 3), "mean_batch": round(m["mean_batch"], 1), "loss_pct": round(m["loss_pct"], 3),
+                     "first_p99_us": round(m["first_p99_us"], 1), "slo_viol_pct": round(m["slo_viol_pct"], 1)}
+                    for p, m in beside_busy(load, saturation_pps, periods, period_ms, **settings).items()]
     return out
 
 

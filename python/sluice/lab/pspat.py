@@ -187,7 +187,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
                                "stalled_runs": stalled if scheduler == "pspat" else None})
                 v = victim[-1]
                 published = _published("table3", "PSPAT @ 10G" if scheduler == "pspat" else "TC @ 10G", "latency p10/p50/p90/p99")
-                touched = f"; runs a stall touched: {', '.join(map(str, stalled))}" if stalled and scheduler == "pspat" else ""
+                touched = f"; runs a stall touched: {', '.join(map(str, stalled))}" if stalled else ""
                 rows.append({"test": "victim", "scheduler": f"{scheduler} {algorithm}", "x": f"{n} interferers",
                              "metric": f"p99 µs (alone); p99 / alone over {v['runs']} runs, median (range)",
                              "value": f"{v['p99_us']:.2f} ({v['p99_alone_us']:.2f}); ×{v['p99_ratio']:.2f} (×{v['p99_ratio_min']:.2f}–×{v['p99_ratio_max']:.2f}){touched}",
@@ -196,7 +196,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
     report = {"arbiter_mdps": round(arbiter_mdps, 1), "mutex_sustained_mpps": round(mutex_pps / 1e6, 2), "pspat_sustained_mpps": round(pspat_pps / 1e6, 2),
               "htb_veth_mpps": round(htb_pps / 1e6, 3), "cost_model": {"scan_ns_per_client": round(a_ns, 2), "ns_per_packet": round(b_ns, 2), "predicted": predicted},
               "throughput": throughput, "share": share, "victim": victim, "seconds": seconds, "reps": reps, "rows": rows}
-    output.write(out, "pspat", report, markdown, plot)
+    output.write(out, "pspat", report, markdown, lambda _rows, png: plot(report, png))
     return report
 
 
@@ -223,30 +223,27 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines).strip() + "\n"
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
-    """Throughput against clients, share error against overload, victim p99 against interferers."""
+def plot(report: dict[str, Any], path: Path) -> None:
+    """Throughput against clients, windows holding 10:1 against the link rate, victim p99 against interferers."""
     from sluice.plot import save, subplots
 
     fig, axes = subplots(1, 3, figsize=(13, 3.6))
+    clients = [t["clients"] for t in report["throughput"]]
     for scheduler in ("pspat", "mutex", "none"):
-        pts: list[tuple[float, float]] = [(int(r["x"].split()[0]), float(r["value"])) for r in rows
-                                          if r["test"] == "throughput" and r["scheduler"] == scheduler]
-        axes[0].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=scheduler)
+        axes[0].plot(clients, [t[f"{scheduler}_mpps"] for t in report["throughput"]], "o-", label=scheduler)
     axes[0].set_xscale("log", base=2)
     axes[0].set_yscale("log")
     axes[0].set_xlabel("clients")
     axes[0].set_ylabel("Mpps (no-op transmit)")
     for scheduler in ("pspat", "mutex"):
-        # A row's value: each run's "held/windows", then the worst error.
-        held = [(float(r["x"].split("%")[0]), [tuple(map(int, part.split("/"))) for part in str(r["value"]).split(" (")[0].split(", ")])
-                for r in rows if r["test"] == "share" and r["scheduler"] == scheduler]
-        axes[1].plot([x for x, _ in held], [100 * sum(h for h, _ in runs) / max(sum(n for _, n in runs), 1) for _, runs in held], "o-", label=scheduler)
+        share = [s for s in report["share"] if s["scheduler"] == scheduler]
+        axes[1].plot([100 * s["overload"] for s in share], [100 * s["windows_held"] / max(s["windows"], 1) for s in share], "o-", label=scheduler)
     axes[1].set_ylim(-5, 105)
     axes[1].set_xlabel("link rate, % of what the mutex sustains")
     axes[1].set_ylabel("10 ms windows holding 10:1 within 5% (%)")
-    for scheduler in dict.fromkeys(r["scheduler"] for r in rows if r["test"] == "victim"):
-        pts = [(int(r["x"].split()[0]), float(str(r["value"]).split()[0])) for r in rows if r["test"] == "victim" and r["scheduler"] == scheduler]
-        axes[2].plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=scheduler)
+    for scheduler, algorithm in dict.fromkeys((v["scheduler"], v["algorithm"]) for v in report["victim"]):
+        victim = [v for v in report["victim"] if (v["scheduler"], v["algorithm"]) == (scheduler, algorithm)]
+        axes[2].plot([v["interferers"] for v in victim], [v["p99_us"] for v in victim], "o-", label=f"{scheduler} {algorithm}")
     axes[2].set_yscale("log")
     axes[2].set_xlabel("greedy interferers")
     axes[2].set_ylabel("victim p99 latency (µs)")
