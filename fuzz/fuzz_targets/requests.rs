@@ -1,6 +1,6 @@
 //! Control-API requests from arbitrary bytes (a method, a path, a JSON
-//! body) read against a small router: answered or refused with a 4xx and a
-//! message, never a panic.
+//! body) read against a small router with a scheduled egress: answered or
+//! refused with a 4xx and a message, never a panic.
 #![no_main]
 
 use std::sync::OnceLock;
@@ -14,12 +14,14 @@ const ROUTER: &str = r#"{"name": "r", "modules": [
     {"name": "acl", "nf": {"type": "acl", "rules": [{"dst": "20.0.0.0/8", "permit": true}]}},
     {"name": "out0", "sink": {}}, {"name": "out1", "sink": {}}],
   "edges": [{"from": "src", "to": "lpm"}, {"from": "lpm", "outgate": 0, "to": "acl"}, {"from": "acl", "to": "out0"}, {"from": "lpm", "outgate": 1, "to": "out1"}],
-  "flows": [{"name": "a", "path": ["src", "lpm", "acl", "out0"], "slo_us": 100}, {"name": "b", "path": ["src", "lpm", "out1"]}]}"#;
+  "flows": [{"name": "a", "path": ["src", "lpm", "acl", "out0"], "slo_us": 100}, {"name": "b", "path": ["src", "lpm", "out1"]}],
+  "egress_scheduler": {"algorithm": "qfq", "link_bits_per_s": 1e9, "classes": [{"name": "ca", "weight": 1, "flows": ["a"]}, {"name": "cb", "weight": 2, "flows": ["b"]}]}}"#;
 
 /// Paths the fuzzer starts from; it may replace the names in them.
 const PATHS: &[&str] = &[
     "/v1/flows/a/slo", "/v1/controller", "/v1/modules/lpm/trigger", "/v1/modules/lpm/worker", "/v1/modules/acl/weight",
     "/v1/modules/src/rate", "/v1/modules/acl/config", "/v1/modules/lpm/config", "/v1/modules/lpm/routes", "/v1/workers/0", "/metrics",
+    "/v1/egress", "/v1/egress/classes/cb/weight", "/v1/egress/link",
 ];
 
 fuzz_target!(|data: &[u8]| {

@@ -176,6 +176,10 @@ class Client:
         """The most recent changes made, one line each, oldest first."""
         return list(self.request("GET", "/v1/changes"))
 
+    def egress(self) -> dict[str, Any]:
+        """The scheduled egress: algorithm, link rate, classes with their weights and flows."""
+        return dict(self.request("GET", "/v1/egress"))
+
     def config(self, module: str) -> dict[str, Any]:
         """An NF's configuration in force (its fields, as `set_config` takes them)."""
         return dict(self.request("GET", f"/v1/modules/{self._name(module)}/config"))
@@ -209,6 +213,14 @@ class Client:
         """Sets the rate limit of a built-in source's stream (pkt/s; None or inf: unlimited)."""
         rate = None if rate_pps is None or rate_pps == float("inf") else rate_pps
         return str(self.request("PUT", f"/v1/modules/{self._name(module)}/rate", {"stream": stream, "rate_pps": rate})["applied"])
+
+    def set_egress_weight(self, egress_class: str, weight: int) -> str:
+        """Sets a scheduled egress class's weight (≥ 1): its share of the link against the others'."""
+        return str(self.request("PUT", f"/v1/egress/classes/{self._name(egress_class)}/weight", {"weight": weight})["applied"])
+
+    def set_link_rate(self, bits_per_s: float) -> str:
+        """Sets the rate of the scheduled egress's link (bit/s), from its next packet on."""
+        return str(self.request("PUT", "/v1/egress/link", {"link_bits_per_s": bits_per_s})["applied"])
 
     def set_config(self, module: str, fields: dict[str, Any]) -> str:
         """Replaces an NF's configuration whole (its tables rebuilt and swapped in)."""

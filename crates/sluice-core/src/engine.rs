@@ -132,7 +132,7 @@ impl Engine {
         if instances.len() != model.modules.len() {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
-        let knobs = Knobs::new(&model).with_rates_of(&instances);
+        let knobs = Knobs::new(&model).with_rates_of(&instances).with_egress_of(egress.iter().map(|l| l.as_ref()));
         let live = instances.iter().map(Instance::live).collect();
         let n_workers = model.workers();
         let signals = Arc::new(Signals {

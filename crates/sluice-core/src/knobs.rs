@@ -1,11 +1,13 @@
 //! The settings the control plane changes while a pipeline runs: triggers,
-//! weights, source rates and which workers are down, kept in atomics the
-//! walker reads without locks.
+//! weights, source rates, which workers are down and the scheduled
+//! egress's weights and link rate, kept in atomics the walker (and the
+//! egress) reads without locks.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::backend::Actions;
+use crate::egress_knobs::EgressKnobs;
 use crate::error::{Error, Result};
 use crate::model::{Model, ModuleId};
 use crate::nf::{Instance, RateKnobs};
@@ -26,6 +28,8 @@ pub struct Knobs {
     /// with the triggers (see [`Actions::holds`]).
     pub holds: Arc<[AtomicU64]>,
     rates: Vec<(ModuleId, RateKnobs)>,
+    /// The scheduled egress's settings, if the pipeline has one.
+    egress: Option<EgressKnobs>,
 }
 
 impl Knobs {
@@ -38,6 +42,7 @@ impl Knobs {
             halted: (0..model.workers()).map(|_| AtomicBool::new(false)).collect(),
             holds: model.modules.iter().map(|_| AtomicU64::new(0)).collect(),
             rates: Vec::new(),
+            egress: None,
         }
     }
 
@@ -52,6 +57,17 @@ impl Knobs {
             })
             .collect();
         self
+    }
+
+    /// Adds the settings of the scheduled egress the workers' `links` lead to.
+    pub fn with_egress_of<'a>(mut self, mut links: impl Iterator<Item = &'a dyn crate::nf::EgressLink>) -> Self {
+        self.egress = links.find_map(|l| l.knobs());
+        self
+    }
+
+    /// The scheduled egress's settings, if the pipeline has one.
+    pub fn egress(&self) -> Option<&EgressKnobs> {
+        self.egress.as_ref()
     }
 
     /// Applies `actions`, refusing (before changing anything) a trigger above
@@ -81,6 +97,12 @@ impl Knobs {
                 return Err(Error::module(&name(m), format!("hold time {ns} ns: the module's hold time is not controlled, or it is outside 1..={}", bound.unwrap_or(0))));
             }
         }
+        let egress_changes = !actions.egress_weights.is_empty() || actions.link_bits_per_s.is_some();
+        match &self.egress {
+            Some(e) => e.check(&actions.egress_weights, actions.link_bits_per_s).map_err(|e| Error::module("<egress>", e))?,
+            None if egress_changes => return Err(Error::module("<egress>", "the pipeline has no scheduled egress")),
+            None => {}
+        }
         if let Some(&(w, _)) = actions.halted.iter().find(|(w, _)| *w >= self.halted.len()) {
             return Err(Error::module("<engine>", format!("cannot take down worker {w}: there are {} workers", self.halted.len())));
         }
@@ -104,6 +126,9 @@ impl Knobs {
                 k.set(stream, pps);
             }
         }
+        if let (Some(e), true) = (&self.egress, egress_changes) {
+            e.set(&actions.egress_weights, actions.link_bits_per_s).expect("checked above");
+        }
         Ok(())
     }
 
@@ -112,5 +137,56 @@ impl Knobs {
         for (t, a) in into.iter_mut().zip(self.triggers.iter()) {
             *t = a.load(Ordering::Relaxed);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::egress_knobs::EgressSettings;
+    use crate::model::{ModelBuilder, ModuleDecl, Role};
+    use crate::nf::EgressLink;
+    use crate::packet::PacketId;
+
+    /// A link that only carries the egress's knobs.
+    struct Knobbed(EgressKnobs);
+
+    impl EgressLink for Knobbed {
+        fn offer(&mut self, _: u16, _: u16, _: PacketId) -> bool {
+            false
+        }
+        fn decision(&mut self) -> Option<(PacketId, bool)> {
+            None
+        }
+        fn knobs(&self) -> Option<EgressKnobs> {
+            Some(self.0.clone())
+        }
+    }
+
+    fn model() -> Model {
+        let mut b = ModelBuilder::default();
+        b.module(ModuleDecl::new("src", Role::Source, 0, 1));
+        b.module(ModuleDecl::new("out", Role::Sink, 1, 0));
+        b.connect("src", 0, "out", 0);
+        b.build(32).unwrap()
+    }
+
+    #[test]
+    fn egress_settings_are_checked_with_the_rest_and_set_all_at_once() {
+        let model = model();
+        let bare = Knobs::new(&model);
+        let err = bare.apply(&model, &Actions { link_bits_per_s: Some(1e9), ..Actions::default() }).unwrap_err().to_string();
+        assert!(err.contains("<egress>") && err.contains("no scheduled egress"), "{err}");
+
+        let egress = EgressKnobs::new(&EgressSettings { weights: vec![1, 1], link_bits_per_s: 1e9 }, 1024);
+        let links: Vec<Box<dyn EgressLink>> = vec![Box::new(Knobbed(egress.clone()))];
+        let knobs = Knobs::new(&model).with_egress_of(links.iter().map(|l| l.as_ref()));
+        // A bad class refuses the whole action: the trigger beside it is not set either.
+        let bad = Actions { triggers: vec![(1, 8)], egress_weights: vec![(2, 3)], ..Actions::default() };
+        assert!(knobs.apply(&model, &bad).unwrap_err().to_string().contains("class 2 weight 3"));
+        assert_eq!(knobs.triggers[1].load(Ordering::Relaxed), 0);
+        assert_eq!(egress.current().weights, [1, 1]);
+        knobs.apply(&model, &Actions { egress_weights: vec![(1, 3)], link_bits_per_s: Some(5e8), ..Actions::default() }).unwrap();
+        assert_eq!(egress.current(), EgressSettings { weights: vec![1, 3], link_bits_per_s: 5e8 });
     }
 }

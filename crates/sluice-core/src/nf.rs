@@ -311,6 +311,12 @@ pub trait EgressLink: Send {
     fn room(&self, _class: u16) -> usize {
         usize::MAX
     }
+
+    /// The settings of the scheduled egress this link leads to, which the
+    /// control plane may change while it runs (see [`crate::EgressKnobs`]).
+    fn knobs(&self) -> Option<crate::EgressKnobs> {
+        None
+    }
 }
 
 /// Per-stream offered rates of a source (pkt/s; infinite = unlimited),

@@ -57,6 +57,18 @@ fn default_on_full() -> String {
     "drop".into()
 }
 
+/// The fastest link an egress emulates (bit/s).
+const MAX_LINK_BITS_PER_S: f64 = 1e13;
+
+/// Whether a link may run at `bits_per_s`; the error names the field.
+pub fn check_link_rate(bits_per_s: f64) -> std::result::Result<(), String> {
+    if bits_per_s > 0.0 && bits_per_s <= MAX_LINK_BITS_PER_S {
+        Ok(())
+    } else {
+        Err(format!("link_bits_per_s {bits_per_s} must be in (0, {MAX_LINK_BITS_PER_S:e}]"))
+    }
+}
+
 /// Most packets a class's queue may hold.
 const MAX_CLASS_QUEUE: usize = 1 << 20;
 
@@ -83,9 +95,7 @@ impl EgressSchedulerSpec {
     pub fn plan(&self, model: &Model) -> Result<EgressPlan> {
         let bad = |reason: String| Error::Spec(format!("egress_scheduler: {reason}"));
         let algorithm = sluice_pspat::sched::Algorithm::parse(&self.algorithm).map_err(bad)?;
-        if !(self.link_bits_per_s > 0.0 && self.link_bits_per_s <= 1e13) {
-            return Err(bad(format!("link_bits_per_s {} must be in (0, 1e13]", self.link_bits_per_s)));
-        }
+        check_link_rate(self.link_bits_per_s).map_err(bad)?;
         if self.overhead_bytes > u32::from(u16::MAX) {
             return Err(bad(format!("overhead_bytes {} must be ≤ {}", self.overhead_bytes, u16::MAX)));
         }

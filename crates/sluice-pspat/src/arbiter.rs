@@ -58,6 +58,11 @@ impl<S: Scheduler<u32>> Arbiter<S> {
         &self.scheduler
     }
 
+    /// The algorithm and the link, to change between scans.
+    pub fn parts_mut(&mut self) -> (&mut S, &mut LinkClock) {
+        (&mut self.scheduler, &mut self.link)
+    }
+
     /// One scan at time `now_ns`: drain the mailboxes into the algorithm
     /// (a refused packet goes to `drop`), then release packets onto the
     /// link while it has room up to `now_ns`, each to `transmit`.

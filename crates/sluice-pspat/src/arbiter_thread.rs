@@ -83,7 +83,21 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
     /// Starts `arbiter` on a thread (pinned to `core` if given) that scans
     /// at the time of `clock` (ns since `origin`, a raw reading) and hands
     /// what it released and refused to `dispatch`.
-    pub fn spawn(arbiter: Arbiter<S>, clock: quanta::Clock, origin: u64, core: Option<core_affinity::CoreId>, idle: Idle, mut dispatch: impl Dispatch + 'static) -> Self {
+    pub fn spawn(arbiter: Arbiter<S>, clock: quanta::Clock, origin: u64, core: Option<core_affinity::CoreId>, idle: Idle, dispatch: impl Dispatch + 'static) -> Self {
+        Self::spawn_tuned(arbiter, clock, origin, core, idle, dispatch, |_| {})
+    }
+
+    /// [`Self::spawn`] with `tune` called before each scan, to change the
+    /// arbiter (its algorithm's weights, its link's rate) between scans.
+    pub fn spawn_tuned(
+        arbiter: Arbiter<S>,
+        clock: quanta::Clock,
+        origin: u64,
+        core: Option<core_affinity::CoreId>,
+        idle: Idle,
+        mut dispatch: impl Dispatch + 'static,
+        mut tune: impl FnMut(&mut Arbiter<S>) + Send + 'static,
+    ) -> Self {
         let mut arbiter = arbiter;
         let stop = Arc::new(AtomicBool::new(false));
         let stopping = stop.clone();
@@ -105,6 +119,7 @@ impl<S: Scheduler<u32> + Send + 'static> ArbiterThread<S> {
                     let gap = now_ns - previous;
                     stats.off_core_ns += if gap > OFF_CORE_GAP_NS { gap } else { 0 };
                 }
+                tune(&mut arbiter);
                 // A scan refuses while it drains and transmits after: never both at once.
                 let dispatch = std::cell::RefCell::new(&mut dispatch);
                 let scan = arbiter.scan(now_ns, &mut |e| dispatch.borrow_mut().transmit(e, now_ns), &mut |e| dispatch.borrow_mut().refuse(e));

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sluice_core::limits::MAX_POOL_BUFFERS;
-use sluice_core::{EgressLink, PacketId};
+use sluice_core::{EgressKnobs, EgressLink, EgressSettings, PacketId};
 
 use crate::arbiter::{Arbiter, Client};
 use crate::entry::Entry;
@@ -19,6 +19,7 @@ use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
 use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};
 use crate::link::Link;
+use crate::retune::Retune;
 use crate::mailbox::{mailbox, Consumer, Producer};
 
 /// Packet handles below this; the bits above carry the offering worker.
@@ -60,6 +61,11 @@ impl EgressConfig {
     /// the pool's buffers and the source pauses before any class drops.
     pub fn most_held(&self) -> usize {
         self.weights.len() * self.queue_pkts + OFFERS
+    }
+
+    /// Knobs starting at these settings, for the control plane to change.
+    pub fn knobs(&self) -> EgressKnobs {
+        EgressKnobs::new(&EgressSettings { weights: self.weights.clone(), link_bits_per_s: self.link.bits_per_s }, self.algorithm.max_weight())
     }
 }
 
@@ -124,6 +130,8 @@ pub struct WorkerEgress {
     outstanding: Box<[usize]>,
     /// Per class, the most it may have outstanding when sources wait (pkt; `None`: they do not).
     share: Option<usize>,
+    /// The egress's settings (the arbiter takes their changes).
+    knobs: EgressKnobs,
 }
 
 impl EgressLink for WorkerEgress {
@@ -153,6 +161,10 @@ impl EgressLink for WorkerEgress {
     fn room(&self, class: u16) -> usize {
         self.share.map_or(usize::MAX, |share| share.saturating_sub(self.outstanding[usize::from(class)]))
     }
+
+    fn knobs(&self) -> Option<EgressKnobs> {
+        Some(self.knobs.clone())
+    }
 }
 
 /// The running scheduled egress: the arbiter's thread and the classes' counters.
@@ -178,7 +190,13 @@ impl ScheduledEgress {
         let clock = quanta::Clock::new();
         let origin = clock.raw();
         let dispatch = Decisions { to_workers, classes: classes.clone() };
-        let thread = ArbiterThread::spawn(arbiter, clock, origin, core, Idle::default(), dispatch);
+        let mut retune = Retune::new(config);
+        let knobs = retune.knobs().clone();
+        let tune = move |arbiter: &mut Arbiter<AnyScheduler>| {
+            let (scheduler, link) = arbiter.parts_mut();
+            retune.apply(scheduler, link);
+        };
+        let thread = ArbiterThread::spawn_tuned(arbiter, clock, origin, core, Idle::default(), dispatch, tune);
         let ends = clients
             .into_iter()
             .zip(from_arbiter)
@@ -190,6 +208,7 @@ impl ScheduledEgress {
                 tag: (w as u32) << HANDLE_BITS,
                 outstanding: vec![0; config.weights.len()].into(),
                 share: config.wait.then(|| config.share(workers)),
+                knobs: knobs.clone(),
             })
             .collect();
         Ok((Self { thread: Some(thread), classes }, ends))

@@ -9,10 +9,11 @@
 
 use std::collections::VecDeque;
 
-use sluice_core::{EgressLink, PacketId};
+use sluice_core::{EgressKnobs, EgressLink, PacketId};
 
 use crate::egress::EgressConfig;
 use crate::link::LinkClock;
+use crate::retune::Retune;
 use crate::sched::{AnyScheduler, Scheduler};
 
 /// The algorithm and the link, run by the one worker.
@@ -29,6 +30,8 @@ pub struct InlineEgress {
     queued: Box<[usize]>,
     /// A class's queue, when sources wait while it is full (pkt; `None`: they do not).
     wait_at: Option<usize>,
+    /// Where the control plane's changes of the settings come in.
+    retune: Retune,
 }
 
 impl InlineEgress {
@@ -45,6 +48,7 @@ impl InlineEgress {
             releasing: false,
             queued: vec![0; config.weights.len()].into(),
             wait_at: config.wait.then_some(config.queue_pkts),
+            retune: Retune::new(config),
         }
     }
 }
@@ -63,6 +67,10 @@ impl EgressLink for InlineEgress {
         self.wait_at.map_or(usize::MAX, |limit| limit.saturating_sub(self.queued[usize::from(class)]))
     }
 
+    fn knobs(&self) -> Option<EgressKnobs> {
+        Some(self.retune.knobs().clone())
+    }
+
     /// The packets of one release, then `None`; the next call releases again.
     fn decision(&mut self) -> Option<(PacketId, bool)> {
         if let Some(id) = self.released.pop_front() {
@@ -71,6 +79,7 @@ impl EgressLink for InlineEgress {
         if std::mem::take(&mut self.releasing) {
             return None;
         }
+        self.retune.apply(&mut self.scheduler, &mut self.link);
         let now_ns = self.clock.delta_as_nanos(self.origin, self.clock.raw());
         let (released, queued) = (&mut self.released, &mut self.queued);
         self.link.release(&mut self.scheduler, now_ns, &mut |e| {
@@ -79,5 +88,44 @@ impl EgressLink for InlineEgress {
         });
         self.releasing = !self.released.is_empty();
         self.released.pop_front().map(|id| (id, true))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::Link;
+    use crate::sched::Algorithm;
+
+    #[test]
+    fn new_weights_and_a_new_link_rate_take_effect_at_the_next_release() {
+        let (clock, mock) = quanta::Clock::mock();
+        // 8 Mbit/s: a 1000-byte packet a millisecond.
+        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false };
+        let mut egress = InlineEgress::new(&config, clock);
+        for i in 0..1000 {
+            assert!(egress.offer(0, 1000, PacketId(i)) && egress.offer(1, 1000, PacketId(10_000 + i)));
+        }
+        // Packets of each class one release (after `ms` ms) sends.
+        let release = |egress: &mut InlineEgress, ms: u64| {
+            mock.increment(ms * 1_000_000);
+            let mut sent = [0usize; 2];
+            while let Some((id, on_link)) = egress.decision() {
+                assert!(on_link);
+                sent[usize::from(id.0 >= 10_000)] += 1;
+            }
+            sent
+        };
+        release(&mut egress, 0);
+        let even = release(&mut egress, 100);
+        assert!(even[0].abs_diff(even[1]) <= 2 && even[0] + even[1] == 100, "{even:?}");
+        let knobs = egress.knobs().expect("an inline egress has knobs");
+        knobs.set(&[(1, 9)], None).unwrap();
+        let nine = release(&mut egress, 100);
+        assert!((86..=94).contains(&nine[1]) && nine[0] + nine[1] == 100, "{nine:?}");
+        knobs.set(&[], Some(16e6)).unwrap();
+        let faster = release(&mut egress, 100);
+        // Twice the packets; the one the link was sending at the change goes at the old rate.
+        assert!((199..=200).contains(&(faster[0] + faster[1])), "{faster:?}");
     }
 }

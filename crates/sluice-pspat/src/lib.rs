@@ -17,6 +17,7 @@ pub mod lab;
 pub mod link;
 pub mod locked;
 pub mod mailbox;
+mod retune;
 pub mod sched;
 
 pub use arbiter::{Arbiter, Client, Scan};

@@ -14,6 +14,15 @@ pub struct Link {
     pub overhead: u32,
 }
 
+/// Picoseconds a byte takes at `bits_per_s` (0: unlimited).
+fn ps_per_byte(bits_per_s: f64) -> u64 {
+    if bits_per_s.is_finite() && bits_per_s > 0.0 {
+        (8e12 / bits_per_s).round() as u64
+    } else {
+        0
+    }
+}
+
 /// The emulated link's state: when it has sent everything released so far.
 #[derive(Clone, Copy, Debug)]
 pub struct LinkClock {
@@ -29,8 +38,13 @@ pub struct LinkClock {
 impl LinkClock {
     /// An idle link of `link`'s settings.
     pub fn new(link: Link) -> Self {
-        let ps_per_byte = if link.bits_per_s.is_finite() && link.bits_per_s > 0.0 { (8e12 / link.bits_per_s).round() as u64 } else { 0 };
-        Self { overhead: link.overhead, ps_per_byte, busy_until_ps: 0, idle: true }
+        Self { overhead: link.overhead, ps_per_byte: ps_per_byte(link.bits_per_s), busy_until_ps: 0, idle: true }
+    }
+
+    /// Sends at `bits_per_s` from the next packet on (infinite: no limit);
+    /// what went out before keeps the time it took.
+    pub fn set_rate(&mut self, bits_per_s: f64) {
+        self.ps_per_byte = ps_per_byte(bits_per_s);
     }
 
     /// Takes packets from `scheduler` while the link has room up to

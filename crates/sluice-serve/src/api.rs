@@ -37,6 +37,8 @@ pub enum Read {
     Controller,
     /// `GET /v1/changes`: the most recent changes.
     Changes,
+    /// `GET /v1/egress`: the scheduled egress's classes and link.
+    Egress,
     /// `GET /metrics`: the Prometheus exposition.
     Metrics,
     /// `GET /v1/openapi.json`: this API's description.
@@ -73,6 +75,13 @@ struct WorkerBody {
 #[serde(deny_unknown_fields)]
 struct WeightBody {
     weight: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkBody {
+    /// bit/s.
+    link_bits_per_s: f64,
 }
 
 #[derive(Deserialize)]
@@ -137,6 +146,10 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         ("GET", ["v1", "workers"]) => read(Read::Workers),
         ("GET", ["v1", "controller"]) => read(Read::Controller),
         ("GET", ["v1", "changes"]) => read(Read::Changes),
+        ("GET", ["v1", "egress"]) => {
+            egress(status)?;
+            read(Read::Egress)
+        }
         ("GET", ["v1", "modules", m, "config"]) => {
             let m = module(m)?;
             status.configs[m].as_ref().ok_or_else(|| ApiError::not_found(format!("module '{}' is not a network function: it has no configuration", status.model.modules[m].name)))?;
@@ -211,6 +224,25 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             // The routes themselves are checked once, where the change is made (in place or at the boundary).
             change(Change::Routes { module, add: b.add, delete: b.delete })
         }
+        ("PUT", ["v1", "egress", "classes", c, "weight"]) => {
+            let plan = egress(status)?;
+            let class = status.egress_class(c).ok_or_else(|| ApiError::not_found(format!("no egress class '{c}'")))?;
+            let b: WeightBody = body(text)?;
+            let (algorithm, most) = (plan.config.algorithm, plan.config.algorithm.max_weight());
+            if b.weight == 0 {
+                return Err(ApiError::bad("weight: must be ≥ 1"));
+            }
+            if b.weight > most {
+                return Err(ApiError::bad(format!("weight: {} is over {most}, the most {} takes", b.weight, algorithm.name())));
+            }
+            change(Change::Egress { weights: vec![(class, b.weight)], link_bits_per_s: None })
+        }
+        ("PUT", ["v1", "egress", "link"]) => {
+            egress(status)?;
+            let b: LinkBody = body(text)?;
+            sluice_pipeline::egress::check_link_rate(b.link_bits_per_s).map_err(ApiError::bad)?;
+            change(Change::Egress { weights: Vec::new(), link_bits_per_s: Some(b.link_bits_per_s) })
+        }
         ("PUT", ["v1", "workers", w, "poll"]) => {
             let worker = worker_named(w, status)?;
             let spec: sluice_pipeline::spec::PollSpec = body(text)?;
@@ -224,6 +256,11 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         }
         _ => Err(ApiError { status: NO_ROUTE, message: String::new() }),
     }
+}
+
+/// The scheduled egress, or why a request about it is refused.
+fn egress(status: &Status) -> Result<&sluice_pipeline::egress::EgressPlan, ApiError> {
+    status.egress.as_ref().ok_or_else(|| ApiError::conflict("the pipeline has no scheduled egress (its description has no egress_scheduler)"))
 }
 
 /// The worker numbered `w` in a path.
@@ -248,8 +285,18 @@ mod tests {
       "flows": [{"name": "a", "path": ["src", "lpm", "out0"], "slo_us": 100}, {"name": "b", "path": ["src", "lpm", "out1"]}]}"#;
 
     fn request(method: &str, path: &str, body: &str) -> Result<Request, ApiError> {
-        let pipeline = Pipeline::from_json(ROUTER).expect("a valid description");
+        request_of(ROUTER, method, path, body)
+    }
+
+    fn request_of(description: &str, method: &str, path: &str, body: &str) -> Result<Request, ApiError> {
+        let pipeline = Pipeline::from_json(description).expect("a valid description");
         parse(method, path, body, &Status::new(&pipeline, "null"))
+    }
+
+    /// [`ROUTER`] with its flows in two classes of a QFQ egress.
+    fn scheduled() -> String {
+        ROUTER.trim_end().trim_end_matches('}').to_owned()
+            + r#", "egress_scheduler": {"algorithm": "qfq", "link_bits_per_s": 1e9, "classes": [{"name": "ca", "weight": 1, "flows": ["a"]}, {"name": "cb", "weight": 2, "flows": ["b"]}]}}"#
     }
 
     use sluice_pipeline::Pipeline;
@@ -281,5 +328,21 @@ mod tests {
         assert_eq!(refusal("DELETE", "/v1/flows", "").0, 405);
         assert_eq!(refusal("GET", "/v2/flows", ""), (404, "no endpoint /v2/flows".into()));
         assert_eq!(refusal("PUT", "/v1/workers/x", r#"{"down": true}"#), (404, "no worker 'x'".into()));
+    }
+
+    #[test]
+    fn egress_requests_name_the_class_and_the_field() {
+        let egress = scheduled();
+        let request = |method: &str, path: &str, body: &str| request_of(&egress, method, path, body);
+        assert!(matches!(request("GET", "/v1/egress", ""), Ok(Request::Read(Read::Egress))));
+        let Ok(Request::Change(Change::Egress { weights, link_bits_per_s: None })) = request("PUT", "/v1/egress/classes/cb/weight", r#"{"weight": 5}"#) else { panic!("a weight change") };
+        assert_eq!(weights, [(1, 5)]);
+        assert!(matches!(request("PUT", "/v1/egress/link", r#"{"link_bits_per_s": 2e9}"#), Ok(Request::Change(Change::Egress { link_bits_per_s: Some(r), .. })) if r == 2e9));
+        let refused = |method: &str, path: &str, body: &str| request(method, path, body).expect_err("refused");
+        assert_eq!(refused("PUT", "/v1/egress/classes/cc/weight", r#"{"weight": 5}"#).message, "no egress class 'cc'");
+        assert_eq!(refused("PUT", "/v1/egress/classes/ca/weight", r#"{"weight": 0}"#).message, "weight: must be ≥ 1");
+        assert_eq!(refused("PUT", "/v1/egress/classes/ca/weight", r#"{"weight": 5000}"#).message, "weight: 5000 is over 1024, the most qfq takes");
+        assert_eq!(refused("PUT", "/v1/egress/link", r#"{"link_bits_per_s": 0}"#).message, "link_bits_per_s 0 must be in (0, 1e13]");
+        assert_eq!(refusal("PUT", "/v1/egress/link", r#"{"link_bits_per_s": 1e9}"#), (409, "the pipeline has no scheduled egress (its description has no egress_scheduler)".into()));
     }
 }

@@ -33,6 +33,8 @@ pub enum Change {
     Config { module: ModuleId, spec: NfSpec },
     /// Routes of an LPM added (or replaced, by prefix) and deleted.
     Routes { module: ModuleId, add: Vec<(String, u16)>, delete: Vec<String> },
+    /// The scheduled egress's class weights (class, weight) and link rate (bit/s).
+    Egress { weights: Vec<(usize, u32)>, link_bits_per_s: Option<f64> },
     /// A worker taken down or brought back.
     Down { worker: usize, down: bool },
     /// A worker's poll policy, as the description writes it and as it runs.
@@ -113,6 +115,20 @@ impl Change {
                 replace(at, status, module, NfSpec::Lpm(LpmSpec { routes: edited.list() }))?;
                 status.routes[module] = Some(edited);
                 Ok(line)
+            }
+            Change::Egress { weights, link_bits_per_s } => {
+                at.apply(&Actions { egress_weights: weights.clone(), link_bits_per_s, ..Actions::default() }).map_err(refused)?;
+                let plan = status.egress.as_mut().expect("checked when parsed");
+                let mut said = Vec::new();
+                for (class, weight) in weights {
+                    plan.config.weights[class] = weight;
+                    said.push(format!("class '{}' weight {weight}", plan.class_names[class]));
+                }
+                if let Some(rate) = link_bits_per_s {
+                    plan.config.link.bits_per_s = rate;
+                    said.push(format!("link {rate} bit/s"));
+                }
+                Ok(format!("egress {}", said.join(", ")))
             }
             Change::Poll { worker, spec, policy } => {
                 at.backend().set_poll(worker, policy).map_err(refused)?;

@@ -210,6 +210,7 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
                 Read::Workers => status.workers_json(),
                 Read::Controller => status.controller_json(),
                 Read::Changes => json!(status.changes),
+                Read::Egress => status.egress_json().unwrap_or_default(),
                 Read::Config(m) => config_json(&status, m),
                 Read::Metrics | Read::OpenApi | Read::Pipeline => unreachable!("answered above"),
             };

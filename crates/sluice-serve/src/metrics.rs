@@ -171,6 +171,15 @@ pub fn exposition(s: &Status) -> String {
         f.sample(&[("worker", &w.to_string())], f64::from(u8::from(*down)));
     }
 
+    if let Some(plan) = &s.egress {
+        let mut f = family(&mut out, "sluice_egress_class_weight", "gauge", "The scheduled egress class's weight (its share of the link against the others').");
+        for (name, w) in plan.class_names.iter().zip(&plan.config.weights) {
+            f.sample(&[("class", name)], f64::from(*w));
+        }
+        let mut f = family(&mut out, "sluice_egress_link_bits_per_second", "gauge", "The rate of the scheduled egress's link.");
+        f.sample(&[], plan.config.link.bits_per_s);
+    }
+
     let mut f = family(&mut out, "sluice_controller_fallbacks_total", "counter", "Periods whose settings were the controller's fallback.");
     f.sample(&[("controller", &s.controller)], s.fallbacks as f64);
     let mut f = family(&mut out, "sluice_periods_total", "counter", "Control periods run.");

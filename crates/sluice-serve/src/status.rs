@@ -9,6 +9,7 @@ use sluice_control::PeriodRecord;
 use sluice_core::{FlowTotals, LiveHandle, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals};
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::{KindSpec, PollSpec, SourceSpec};
+use sluice_pipeline::egress::EgressPlan;
 use sluice_pipeline::Pipeline;
 
 use crate::routes::RouteTable;
@@ -47,6 +48,9 @@ pub struct Status {
     pub polls: Vec<PollSpec>,
     /// Per module, its weighted-fair weight.
     pub weights: Vec<u32>,
+    /// The scheduled egress, if the pipeline has one: its classes' weights
+    /// and its link's rate as changed.
+    pub egress: Option<EgressPlan>,
     /// Periods run.
     pub periods: u64,
     /// Per flow, periods whose SLO statistic was over its SLO.
@@ -85,6 +89,7 @@ impl Status {
             down: vec![false; model.workers()],
             polls: (0..model.workers()).map(|w| pipeline.spec().worker_poll.get(&w).unwrap_or(&pipeline.spec().poll).clone()).collect(),
             weights: vec![1; model.modules.len()],
+            egress: pipeline.egress().cloned(),
             periods: 0,
             periods_over: vec![0; model.flows.len()],
             last: None,
@@ -205,6 +210,24 @@ impl Status {
             })
             .collect();
         json!(workers)
+    }
+
+    /// `GET /v1/egress` (`None`: the pipeline has no scheduled egress).
+    pub fn egress_json(&self) -> Option<Value> {
+        let plan = self.egress.as_ref()?;
+        let c = &plan.config;
+        let classes: Vec<Value> = (0..c.weights.len())
+            .map(|k| {
+                let flows: Vec<&str> = plan.flows_of(k).map(|f| self.model.flows[f].name.as_str()).collect();
+                json!({"name": plan.class_names[k], "weight": c.weights[k], "flows": flows})
+            })
+            .collect();
+        Some(json!({"algorithm": c.algorithm.name(), "link_bits_per_s": c.link.bits_per_s, "queue_pkts": c.queue_pkts, "classes": classes}))
+    }
+
+    /// The class of the scheduled egress called `name`.
+    pub fn egress_class(&self, name: &str) -> Option<usize> {
+        self.egress.as_ref()?.class_names.iter().position(|c| c == name)
     }
 
     /// `GET /v1/controller`.

@@ -133,10 +133,11 @@ impl Simulator {
     /// (see [`sluice_core::EgressLink`]) on its virtual clock, and every
     /// worker's pool makes room for `held` packets waiting in it.
     pub fn new_linked(model: Model, instances: Vec<Instance>, schedule: Schedule, egress: Option<&dyn Fn(quanta::Clock) -> Box<dyn EgressLink>>, held: usize) -> Result<Self> {
-        let knobs = Knobs::new(&model).with_rates_of(&instances);
-        let live = instances.iter().map(Instance::live).collect();
         let n_workers = model.workers();
         let (clocks, mocks): (Vec<_>, Vec<_>) = (0..n_workers).map(|_| quanta::Clock::mock()).unzip();
+        let links: Vec<Option<Box<dyn EgressLink>>> = clocks.iter().map(|clock| egress.map(|make| make(clock.clone()))).collect();
+        let knobs = Knobs::new(&model).with_rates_of(&instances).with_egress_of(links.iter().flatten().map(|l| l.as_ref()));
+        let live = instances.iter().map(Instance::live).collect();
         let shared = Arc::new(Clocks { mocks, running: AtomicUsize::new(0) });
         let mut slots: Vec<Option<Instance>> = instances
             .into_iter()
@@ -151,8 +152,8 @@ impl Simulator {
         let mut workers = Vec::with_capacity(n_workers);
         let pool = egress.map(|_| sluice_core::wiring::pool_capacity(&model, schedule, held));
         let wiring = wire(&model, schedule, pool);
-        for (w, (clock, mut wiring)) in clocks.into_iter().zip(wiring).enumerate() {
-            wiring.egress = egress.map(|make| make(clock.clone()));
+        for (w, ((clock, link), mut wiring)) in clocks.into_iter().zip(links).zip(wiring).enumerate() {
+            wiring.egress = link;
             // Virtual clock reads cost nothing: every round is timed.
             let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1 };
             let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;

@@ -14,7 +14,7 @@ import click
 from sluice import _core, profiles
 from sluice.cli.app import main
 from sluice.cli.output import console, summary_tables
-from sluice.cli.params import PERIOD_MS, Number
+from sluice.cli.params import PERIOD_MS, LinkRate, Number
 from sluice.client import ApiError, Client
 from sluice.errors import Refused, writable
 from sluice.pipeline import POLL_POLICIES, Pipeline
@@ -122,7 +122,7 @@ def _call(context: click.Context, what: str, *args: Any, **kw: Any) -> Any:
 
 
 @ctl.command("show")
-@click.argument("what", type=click.Choice(["pipeline", "flows", "modules", "workers", "controller", "changes"]))
+@click.argument("what", type=click.Choice(["pipeline", "flows", "modules", "workers", "controller", "changes", "egress"]))
 @click.pass_context
 def ctl_show(context: click.Context, what: str) -> None:
     """Print WHAT as JSON."""
@@ -191,6 +191,23 @@ def ctl_move(context: click.Context, module: str, worker: int) -> None:
 def ctl_weight(context: click.Context, module: str, weight: int) -> None:
     """Set MODULE's weighted-fair weight."""
     click.echo(_call(context, "set_weight", module, weight))
+
+
+@ctl.command("egress-weight")
+@click.argument("egress_class", metavar="CLASS")
+@click.argument("weight", type=click.IntRange(1))
+@click.pass_context
+def ctl_egress_weight(context: click.Context, egress_class: str, weight: int) -> None:
+    """Set a scheduled egress CLASS's weight: its share of the link against the others'."""
+    click.echo(_call(context, "set_egress_weight", egress_class, weight))
+
+
+@ctl.command("link")
+@click.argument("rate", type=LinkRate(), metavar="RATE")
+@click.pass_context
+def ctl_link(context: click.Context, rate: float) -> None:
+    """Set the scheduled egress's link RATE (bit/s, or 1Gbit, 500Mbit)."""
+    click.echo(_call(context, "set_link_rate", rate))
 
 
 @ctl.command("rate")

@@ -39,9 +39,29 @@ impl Algorithm {
         }
     }
 
-    /// Whether the algorithm takes these weights (≥ 1; QFQ's at most [`qfq::MAX_WEIGHT`]).
+    /// Its name, as [`Self::parse`] reads it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Fifo => "fifo",
+            Self::Priority => "priority",
+            Self::Drr => "drr",
+            Self::Wf2qPlus => "wf2q+",
+            Self::Qfq => "qfq",
+        }
+    }
+
+    /// The largest weight the algorithm takes (QFQ's [`qfq::MAX_WEIGHT`]).
+    pub fn max_weight(self) -> u32 {
+        if self == Self::Qfq {
+            qfq::MAX_WEIGHT
+        } else {
+            u32::MAX
+        }
+    }
+
+    /// Whether the algorithm takes these weights (1..=[`Self::max_weight`]).
     pub fn check(self, weights: &[u32]) -> Result<(), String> {
-        let most = if self == Self::Qfq { qfq::MAX_WEIGHT } else { u32::MAX };
+        let most = self.max_weight();
         match weights.iter().find(|&&w| !(1..=most).contains(&w)) {
             Some(w) => Err(format!("weight {w} is outside 1..={most} for {self:?}")),
             None => Ok(()),
@@ -79,6 +99,22 @@ pub enum AnyScheduler {
     Wf2qPlus(Wf2qPlus<u32>),
     /// QFQ+.
     Qfq(Qfq<u32>),
+}
+
+impl AnyScheduler {
+    /// The same packets under new weights: a scheduler of `algorithm` over
+    /// `weights` (as [`Algorithm::check`] takes them, one per class it
+    /// has), its queues of `limit`, holding what this one holds, each
+    /// class's packets in their order. The classes' turns start afresh;
+    /// refusals counted so far ([`Scheduler::drops`]) start again at zero.
+    pub fn reweigh(&mut self, algorithm: Algorithm, weights: &[u32], limit: usize) {
+        let mut next = algorithm.build(weights, limit);
+        while let Some((class, len, item)) = self.dequeue() {
+            // Each class held at most `limit` here.
+            assert!(next.enqueue(class, len, item).is_ok(), "class {class} holds no more than its queue's {limit} packets");
+        }
+        *self = next;
+    }
 }
 
 impl Scheduler<u32> for AnyScheduler {
@@ -136,9 +172,39 @@ mod tests {
     }
 
     #[test]
+    fn reweighing_keeps_every_packet_in_its_class_order_and_takes_the_new_shares() {
+        for algorithm in ["fifo", "priority", "drr", "wf2q+", "qfq"] {
+            let a = Algorithm::parse(algorithm).unwrap();
+            let mut s = a.build(&[1, 1], 100);
+            for i in 0..100 {
+                s.enqueue(0, 1000, i).unwrap();
+                s.enqueue(1, 1000, 1000 + i).unwrap();
+            }
+            for _ in 0..20 {
+                s.dequeue().unwrap();
+            }
+            s.reweigh(a, &[1, 9], 100);
+            assert_eq!(s.len(), 180, "{algorithm}");
+            let out: Vec<(usize, u32)> = std::iter::from_fn(|| s.dequeue().map(|(c, _, item)| (c, item))).collect();
+            for class in 0..2 {
+                let items: Vec<u32> = out.iter().filter(|o| o.0 == class).map(|o| o.1).collect();
+                assert!(items.windows(2).all(|w| w[0] < w[1]), "{algorithm}: class {class} in its order");
+            }
+            if matches!(algorithm, "drr" | "wf2q+" | "qfq") {
+                // Both backlogged: of the first 50 sent, 9 in 10 are class 1's.
+                let ones = out[..50].iter().filter(|o| o.0 == 1).count();
+                assert!((43..=47).contains(&ones), "{algorithm}: {ones} of 50");
+            }
+        }
+    }
+
+    #[test]
     fn fifo_sends_in_arrival_order_and_priority_the_largest_weight_first() {
         assert_eq!(sent("fifo", &[1, 5, 3]), [0, 1, 2]);
         assert_eq!(sent("priority", &[1, 5, 3, 5]), [1, 3, 2, 0]);
+        for name in ["fifo", "priority", "drr", "wf2q+", "qfq"] {
+            assert_eq!(Algorithm::parse(name).unwrap().name(), name);
+        }
         assert!(Algorithm::parse("lifo").unwrap_err().contains("known: fifo, priority, drr, wf2q+, qfq"));
     }
 }

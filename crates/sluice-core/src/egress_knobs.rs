@@ -1,0 +1,195 @@
+//! The settings of a scheduled egress that the control plane changes while
+//! it runs: each class's weight and the link's rate. The control thread
+//! writes them whole, seqlock style; the egress (the arbiter's thread, or
+//! the one worker that is its own arbiter) reads them between its scans
+//! without locks and, when they moved, takes them all at once.
+
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+
+/// A scheduled egress's settings, as the egress takes them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EgressSettings {
+    /// Per class, its weight (≥ 1).
+    pub weights: Vec<u32>,
+    /// The link's rate (bit/s; infinite: no limit).
+    pub link_bits_per_s: f64,
+}
+
+/// The shared settings of one scheduled egress (cloned, they are the same).
+#[derive(Clone)]
+pub struct EgressKnobs(Arc<Shared>);
+
+struct Shared {
+    /// Odd while a write is under way; moves by two for each write.
+    seq: AtomicU64,
+    weights: Box<[AtomicU32]>,
+    /// f64 bits.
+    link_bits_per_s: AtomicU64,
+    /// The largest weight the egress's algorithm takes.
+    max_weight: u32,
+}
+
+impl EgressKnobs {
+    /// Knobs starting at `start`, for an algorithm taking weights up to `max_weight`.
+    pub fn new(start: &EgressSettings, max_weight: u32) -> Self {
+        Self(Arc::new(Shared {
+            seq: AtomicU64::new(0),
+            weights: start.weights.iter().map(|&w| AtomicU32::new(w)).collect(),
+            link_bits_per_s: AtomicU64::new(start.link_bits_per_s.to_bits()),
+            max_weight,
+        }))
+    }
+
+    /// Number of classes.
+    pub fn classes(&self) -> usize {
+        self.0.weights.len()
+    }
+
+    /// Whether `weights` (class, weight) and `link_bits_per_s` (if given)
+    /// may be set; the error names the class or the rate.
+    pub fn check(&self, weights: &[(usize, u32)], link_bits_per_s: Option<f64>) -> Result<(), String> {
+        let most = self.0.max_weight;
+        if let Some(&(class, w)) = weights.iter().find(|&&(c, w)| c >= self.classes() || !(1..=most).contains(&w)) {
+            return Err(format!("class {class} weight {w}: the egress has classes 0..{} and takes weights 1..={most}", self.classes()));
+        }
+        match link_bits_per_s {
+            Some(r) if !(r > 0.0) => Err(format!("link rate {r} bit/s must be > 0 (infinite: no limit)")),
+            _ => Ok(()),
+        }
+    }
+
+    /// Sets `weights` (class, weight) and the link's rate (if given), all
+    /// at once for the egress; checked first, nothing changed on an error.
+    pub fn set(&self, weights: &[(usize, u32)], link_bits_per_s: Option<f64>) -> Result<(), String> {
+        self.check(weights, link_bits_per_s)?;
+        let s = &self.0;
+        // One writer at a time: the sequence is made odd by whoever writes.
+        let mut seq = s.seq.load(Ordering::Relaxed);
+        loop {
+            if seq & 1 == 1 {
+                std::hint::spin_loop();
+                seq = s.seq.load(Ordering::Relaxed);
+                continue;
+            }
+            match s.seq.compare_exchange_weak(seq, seq + 1, Ordering::Acquire, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => seq = now,
+            }
+        }
+        fence(Ordering::Release);
+        for &(class, w) in weights {
+            s.weights[class].store(w, Ordering::Relaxed);
+        }
+        if let Some(r) = link_bits_per_s {
+            s.link_bits_per_s.store(r.to_bits(), Ordering::Relaxed);
+        }
+        s.seq.store(seq + 2, Ordering::Release);
+        Ok(())
+    }
+
+    /// The settings in force.
+    pub fn current(&self) -> EgressSettings {
+        loop {
+            let mut seen = u64::MAX;
+            if let Some(settings) = self.changed(&mut seen) {
+                return settings;
+            }
+            std::hint::spin_loop();
+        }
+    }
+
+    /// The settings, if they were set since the reading `seen` names
+    /// (which then names this one); `None` also while a write is under
+    /// way (the next call reads it whole). One atomic load when nothing moved.
+    #[inline]
+    pub fn changed(&self, seen: &mut u64) -> Option<EgressSettings> {
+        let s = &self.0;
+        let before = s.seq.load(Ordering::Acquire);
+        if before == *seen || before & 1 == 1 {
+            return None;
+        }
+        self.read(before, seen)
+    }
+
+    #[cold]
+    fn read(&self, before: u64, seen: &mut u64) -> Option<EgressSettings> {
+        let s = &self.0;
+        let settings = EgressSettings {
+            weights: s.weights.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
+            link_bits_per_s: f64::from_bits(s.link_bits_per_s.load(Ordering::Relaxed)),
+        };
+        fence(Ordering::Acquire);
+        if s.seq.load(Ordering::Relaxed) != before {
+            return None;
+        }
+        *seen = before;
+        Some(settings)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn start() -> EgressSettings {
+        EgressSettings { weights: vec![1, 2, 3], link_bits_per_s: 1e9 }
+    }
+
+    #[test]
+    fn a_reader_sees_a_change_once_and_whole() {
+        let knobs = EgressKnobs::new(&start(), 1024);
+        let mut seen = 0;
+        assert_eq!(knobs.changed(&mut seen), None, "nothing set since the start");
+        knobs.set(&[(0, 5), (2, 7)], Some(2e9)).unwrap();
+        assert_eq!(knobs.changed(&mut seen), Some(EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: 2e9 }));
+        assert_eq!(knobs.changed(&mut seen), None, "read once");
+        knobs.set(&[], Some(f64::INFINITY)).unwrap();
+        assert_eq!(knobs.current(), EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: f64::INFINITY });
+    }
+
+    #[test]
+    fn a_bad_setting_names_itself_and_changes_nothing() {
+        let knobs = EgressKnobs::new(&start(), 1024);
+        let err = knobs.set(&[(0, 4), (3, 1)], None).unwrap_err();
+        assert!(err.contains("class 3 weight 1") && err.contains("0..3"), "{err}");
+        assert!(knobs.set(&[(1, 0)], None).unwrap_err().contains("1..=1024"));
+        assert!(knobs.set(&[(1, 2000)], None).unwrap_err().contains("class 1 weight 2000"));
+        assert!(knobs.set(&[], Some(0.0)).unwrap_err().contains("link rate 0"));
+        assert!(knobs.set(&[], Some(f64::NAN)).unwrap_err().contains("link rate NaN"));
+        let mut seen = 0;
+        assert_eq!(knobs.changed(&mut seen), None);
+        assert_eq!(knobs.current(), start());
+    }
+
+    #[test]
+    fn a_reader_racing_writers_never_sees_half_a_change() {
+        // Writers set every weight to one value; a reader must see them all equal.
+        let knobs = EgressKnobs::new(&EgressSettings { weights: vec![1; 16], link_bits_per_s: 1.0 }, u32::MAX);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writers: Vec<_> = (0..2)
+            .map(|t| {
+                let (knobs, stop) = (knobs.clone(), stop.clone());
+                std::thread::spawn(move || {
+                    let mut v = 1 + t;
+                    while !stop.load(Ordering::Relaxed) {
+                        let all: Vec<(usize, u32)> = (0..16).map(|c| (c, v)).collect();
+                        knobs.set(&all, Some(f64::from(v))).unwrap();
+                        v += 2;
+                    }
+                })
+            })
+            .collect();
+        let mut seen = 0;
+        let mut reads = 0;
+        while reads < 200 {
+            if let Some(s) = knobs.changed(&mut seen) {
+                assert!(s.weights.iter().all(|&w| w == s.weights[0]), "{s:?}");
+                assert_eq!(s.link_bits_per_s, f64::from(s.weights[0]));
+                reads += 1;
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        writers.into_iter().for_each(|w| w.join().unwrap());
+    }
+}

@@ -1,0 +1,41 @@
+//! Where a scheduled egress takes the control plane's changes of its
+//! settings (see [`EgressKnobs`]): between scans, its algorithm rebuilt
+//! under the new weights with what it holds, its link set to the new rate.
+
+use sluice_core::EgressKnobs;
+
+use crate::egress::EgressConfig;
+use crate::link::LinkClock;
+use crate::sched::{Algorithm, AnyScheduler};
+
+/// An egress's settings and the reading of them in force.
+pub(crate) struct Retune {
+    knobs: EgressKnobs,
+    /// The last reading taken (see [`EgressKnobs::changed`]).
+    seen: u64,
+    algorithm: Algorithm,
+    /// Packets a class's queue holds (pkt).
+    limit: usize,
+}
+
+impl Retune {
+    /// Knobs starting at `config`'s settings.
+    pub(crate) fn new(config: &EgressConfig) -> Self {
+        Self { knobs: config.knobs(), seen: 0, algorithm: config.algorithm, limit: config.queue_pkts }
+    }
+
+    /// The knobs the control plane sets.
+    pub(crate) fn knobs(&self) -> &EgressKnobs {
+        &self.knobs
+    }
+
+    /// Takes the settings into `scheduler` and `link` if they were set since
+    /// the last call (one atomic load when they were not).
+    #[inline]
+    pub(crate) fn apply(&mut self, scheduler: &mut AnyScheduler, link: &mut LinkClock) {
+        if let Some(s) = self.knobs.changed(&mut self.seen) {
+            scheduler.reweigh(self.algorithm, &s.weights, self.limit);
+            link.set_rate(s.link_bits_per_s);
+        }
+    }
+}
