@@ -207,7 +207,7 @@ class Pipeline:
         `BACKEND:INTERFACE` (`af_packet:veth1`, `af_xdp:veth1@QUEUE`,
         `dpdk:DEVICE`); `flows` maps flow names to destination prefixes,
         IPv4 or IPv6 (unmatched packets: flows decided downstream). `ring` sets
-        AF_PACKET's `block_size`, `blocks`, `frame_size`, `retire_ms` and
+        AF_PACKET's `block_size`, `blocks`, `frame_size` and
         AF_XDP's `descriptors`; `fanout` joins an AF_PACKET group that
         spreads flows over workers. Ports on several workers that name one
         interface alike are spread over it: AF_XDP gives each worker a

@@ -245,8 +245,6 @@ pub struct RingSpec {
     pub blocks: u32,
     /// Bytes per frame slot (a multiple of 16).
     pub frame_size: u32,
-    /// How long a receive block that is not full waits before it is handed over (ms).
-    pub retire_ms: u32,
     /// AF_XDP: descriptors per ring (a power of two).
     pub descriptors: u32,
 }
@@ -254,14 +252,14 @@ pub struct RingSpec {
 impl Default for RingSpec {
     fn default() -> Self {
         let c = sluice_port::RingConfig::default();
-        Self { block_size: c.block_size, blocks: c.blocks, frame_size: c.frame_size, retire_ms: c.retire_ms, descriptors: c.descriptors }
+        Self { block_size: c.block_size, blocks: c.blocks, frame_size: c.frame_size, descriptors: c.descriptors }
     }
 }
 
 impl RingSpec {
     /// The ring this describes.
     pub fn config(&self) -> sluice_port::RingConfig {
-        sluice_port::RingConfig { block_size: self.block_size, blocks: self.blocks, frame_size: self.frame_size, retire_ms: self.retire_ms, descriptors: self.descriptors }
+        sluice_port::RingConfig { block_size: self.block_size, blocks: self.blocks, frame_size: self.frame_size, descriptors: self.descriptors }
     }
 }
 

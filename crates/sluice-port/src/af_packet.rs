@@ -1,11 +1,15 @@
-//! AF_PACKET with TPACKET_V3 memory-mapped rings: the receive ring is a
-//! run of blocks the kernel fills with frames and hands over whole (full,
-//! or retired after a timeout), the transmit ring a run of fixed frames
-//! the worker fills and the kernel sends on a `send` call.
+//! AF_PACKET with memory-mapped rings: the receive ring (TPACKET_V2) a
+//! run of frame slots the kernel hands over one by one as each frame
+//! arrives, the transmit ring (TPACKET_V3) a run of frame slots the worker
+//! fills and the kernel sends on a `send` call. (A TPACKET_V3 receive ring
+//! hands frames over a block at a time, when the block fills or its retire
+//! timer fires, at least a millisecond: a lone packet through an idle
+//! router would wait that long. DPDK's af_packet driver takes frames one by
+//! one too.)
 //!
-//! Receive copies each frame from the ring into the packet pool (the ring
-//! is the kernel's memory, reused as soon as the block goes back);
-//! transmit copies from the pool into the ring.
+//! Receive copies each frame from the ring into the packet pool (the slot
+//! is the kernel's memory, reused as soon as it goes back); transmit copies
+//! from the pool into the ring.
 
 use std::cell::Cell;
 use std::io;
@@ -13,15 +17,14 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{fence, Ordering};
 
-use libc::{c_int, c_void, sockaddr_ll, tpacket3_hdr, tpacket_block_desc, tpacket_req3, tpacket_stats_v3};
+use libc::{c_int, c_void, sockaddr_ll, tpacket2_hdr, tpacket3_hdr, tpacket_req, tpacket_req3, tpacket_stats};
 use sluice_core::packet::MAX_PACKET_LEN;
 
 use crate::error::{Error, Result};
 use crate::interface;
 
 /// The shape of a ring: `blocks` blocks of `block_size` bytes, cut into
-/// frames of `frame_size` bytes (transmit; receive packs frames tightly
-/// into a block and uses the frame size only as the largest frame).
+/// frame slots of `frame_size` bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RingConfig {
     /// Bytes per block: a multiple of the page size.
@@ -30,20 +33,16 @@ pub struct RingConfig {
     pub blocks: u32,
     /// Bytes per frame slot, header included: a multiple of 16.
     pub frame_size: u32,
-    /// How long the kernel keeps a receive block that is not full before
-    /// handing it over (ms, ≥ 1): the longest a packet waits in the ring
-    /// at low load.
-    pub retire_ms: u32,
     /// AF_XDP: descriptors in each of the socket's rings, a power of two
     /// (as many buffers are lent from the pool to the fill ring).
     pub descriptors: u32,
 }
 
 impl Default for RingConfig {
-    /// 512 blocks of 4 KiB, frames of 2 KiB: small blocks fill (and are
-    /// handed over) within tens of µs at 1 Mpps; AF_XDP rings of 2048.
+    /// 1024 blocks of 4 KiB, frames of 2 KiB: 2048 frames, 2 ms at 1 Mpps;
+    /// AF_XDP rings of 2048.
     fn default() -> Self {
-        Self { block_size: 4096, blocks: 512, frame_size: 2048, retire_ms: 1, descriptors: 2048 }
+        Self { block_size: 4096, blocks: 1024, frame_size: 2048, descriptors: 2048 }
     }
 }
 
@@ -71,9 +70,6 @@ impl RingConfig {
         if self.blocks == 0 || (self.blocks as u64) * (self.block_size as u64) > 1 << 31 {
             return bad(format!("{} blocks of {} bytes: the ring must hold 1 block to 2 GiB", self.blocks, self.block_size));
         }
-        if self.retire_ms == 0 {
-            return bad("the retire timeout must be ≥ 1 ms".into());
-        }
         Ok(())
     }
 
@@ -81,7 +77,7 @@ impl RingConfig {
         self.block_size as usize * self.blocks as usize
     }
 
-    /// Frames the ring holds at `frame_size` each (the fewest: receive packs small frames tighter).
+    /// Frames the ring holds.
     pub(crate) fn frames(&self) -> u32 {
         self.block_size / self.frame_size * self.blocks
     }
@@ -121,9 +117,9 @@ fn set<T>(fd: &OwnedFd, option: c_int, value: &T) -> io::Result<()> {
 }
 
 impl Socket {
-    /// Opens a TPACKET_V3 socket on `iface` with a ring of `ring_option`
-    /// (receive or transmit) shaped by `config`; `protocol` (host order)
-    /// is what it receives (0: nothing).
+    /// Opens a packet socket on `iface` with a ring of `ring_option`
+    /// shaped by `config`: receive (TPACKET_V2) or transmit (TPACKET_V3);
+    /// `protocol` (host order) is what it receives (0: nothing).
     fn open(port: &str, iface: &str, protocol: u16, ring_option: c_int, config: &RingConfig) -> Result<Self> {
         config.check(port)?;
         let (_, ifindex) = interface::find(port, iface)?;
@@ -134,22 +130,25 @@ impl Socket {
             return Err(Error::Os { port: port.into(), step, source: e });
         }
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        set(&fd, libc::PACKET_VERSION, &(libc::tpacket_versions::TPACKET_V3 as c_int)).map_err(os(port, "select TPACKET_V3"))?;
         if ring_option == libc::PACKET_RX_RING {
+            set(&fd, libc::PACKET_VERSION, &(libc::tpacket_versions::TPACKET_V2 as c_int)).map_err(os(port, "select TPACKET_V2"))?;
             // Not what this socket's own transmit side (or another's on the interface) sends.
             set(&fd, libc::PACKET_IGNORE_OUTGOING, &1 as &c_int).map_err(os(port, "ignore outgoing packets"))?;
+            let req = tpacket_req { tp_block_size: config.block_size, tp_block_nr: config.blocks, tp_frame_size: config.frame_size, tp_frame_nr: config.frames() };
+            set(&fd, ring_option, &req).map_err(os(port, "set up the ring"))?;
+        } else {
+            set(&fd, libc::PACKET_VERSION, &(libc::tpacket_versions::TPACKET_V3 as c_int)).map_err(os(port, "select TPACKET_V3"))?;
+            let req = tpacket_req3 {
+                tp_block_size: config.block_size,
+                tp_block_nr: config.blocks,
+                tp_frame_size: config.frame_size,
+                tp_frame_nr: config.frames(),
+                tp_retire_blk_tov: 0,
+                tp_sizeof_priv: 0,
+                tp_feature_req_word: 0,
+            };
+            set(&fd, ring_option, &req).map_err(os(port, "set up the ring"))?;
         }
-        let rx = ring_option == libc::PACKET_RX_RING;
-        let req = tpacket_req3 {
-            tp_block_size: config.block_size,
-            tp_block_nr: config.blocks,
-            tp_frame_size: config.frame_size,
-            tp_frame_nr: config.frames(),
-            tp_retire_blk_tov: if rx { config.retire_ms } else { 0 },
-            tp_sizeof_priv: 0,
-            tp_feature_req_word: 0,
-        };
-        set(&fd, ring_option, &req).map_err(os(port, "set up the ring"))?;
         let ring = unsafe { libc::mmap(std::ptr::null_mut(), config.len(), libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd.as_raw_fd(), 0) };
         if ring == libc::MAP_FAILED {
             return Err(Error::Os { port: port.into(), step: "map the ring", source: io::Error::last_os_error() });
@@ -165,24 +164,28 @@ impl Socket {
     }
 }
 
-/// The receive side: hands frames over block by block, in ring order.
+/// The receive side: takes frames slot by slot, in ring order.
 pub struct AfPacketRx {
     socket: Socket,
     config: RingConfig,
-    /// The block being read.
-    block: u32,
-    /// Packets of it taken, and the offset of the next (bytes).
-    taken: u32,
-    offset: u32,
+    /// The next slot to read.
+    next: u32,
     /// Frames the kernel dropped at a full ring, as counted so far (pkt).
     ring_dropped: Cell<u64>,
     /// Frames longer than a pool buffer, dropped here (pkt).
     oversize: u64,
 }
 
-/// Where a frame's `sockaddr_ll` sits after its header in the ring:
-/// TPACKET_ALIGN(sizeof(struct tpacket3_hdr)).
-const LINK_ADDRESS_OFFSET: usize = std::mem::size_of::<tpacket3_hdr>().next_multiple_of(libc::TPACKET_ALIGNMENT);
+/// Where a frame's `sockaddr_ll` sits after its header in a slot:
+/// TPACKET_ALIGN(sizeof(struct tpacket2_hdr)).
+const LINK_ADDRESS_OFFSET: usize = std::mem::size_of::<tpacket2_hdr>().next_multiple_of(libc::TPACKET_ALIGNMENT);
+
+/// Slot `i`'s place in a ring of `config`'s shape (bytes from its start):
+/// slots do not straddle blocks.
+fn slot_offset(config: &RingConfig, i: u32) -> usize {
+    let per_block = config.block_size / config.frame_size;
+    (i / per_block) as usize * config.block_size as usize + (i % per_block) as usize * config.frame_size as usize
+}
 
 impl AfPacketRx {
     /// Opens the receive ring on `iface` (`port` names it in errors); with
@@ -194,11 +197,7 @@ impl AfPacketRx {
             let arg = c_int::from(group) | ((libc::PACKET_FANOUT_HASH as c_int) << 16);
             set(&socket.fd, libc::PACKET_FANOUT, &arg).map_err(os(port, "join the fanout group"))?;
         }
-        Ok(Self { socket, config, block: 0, taken: 0, offset: 0, ring_dropped: Cell::new(0), oversize: 0 })
-    }
-
-    fn block_desc(&self) -> *mut tpacket_block_desc {
-        unsafe { self.socket.ring.as_ptr().add(self.block as usize * self.config.block_size as usize).cast() }
+        Ok(Self { socket, config, next: 0, ring_dropped: Cell::new(0), oversize: 0 })
     }
 
     /// Passes up to `max` received frames to `take` with the time the
@@ -211,53 +210,39 @@ impl AfPacketRx {
     pub fn poll(&mut self, max: usize, mut take: impl FnMut(&[u8], u64, bool) -> bool) -> usize {
         let mut n = 0;
         while n < max {
-            let desc = self.block_desc();
-            // SAFETY: the descriptor lies in the mapped ring; the kernel
-            // writes block_status last, and hands the block over with it.
-            let bh = unsafe { std::ptr::addr_of_mut!((*desc).hdr.bh1) };
-            let status = unsafe { std::ptr::read_volatile(std::ptr::addr_of!((*bh).block_status)) };
+            // SAFETY: the slot lies in the mapped ring; the kernel writes
+            // tp_status last, and hands the slot over with it.
+            let hdr: *mut tpacket2_hdr = unsafe { self.socket.ring.as_ptr().add(slot_offset(&self.config, self.next)).cast() };
+            let status_at = unsafe { std::ptr::addr_of_mut!((*hdr).tp_status) };
+            let status = unsafe { std::ptr::read_volatile(status_at) };
             if status & libc::TP_STATUS_USER == 0 {
                 break;
             }
             fence(Ordering::Acquire);
-            let (count, first) = unsafe { ((*bh).num_pkts, (*bh).offset_to_first_pkt) };
-            if self.taken == 0 {
-                self.offset = first;
-            }
-            while self.taken < count && n < max {
-                let hdr: *const tpacket3_hdr = unsafe { desc.cast::<u8>().add(self.offset as usize).cast() };
-                let (mac, snap, len, next, status) = unsafe { ((*hdr).tp_mac, (*hdr).tp_snaplen, (*hdr).tp_len, (*hdr).tp_next_offset, (*hdr).tp_status) };
-                let arrived_ns = unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
-                // SAFETY: the kernel puts the frame's link address right after its header, aligned.
-                let outgoing = unsafe { (*hdr.cast::<u8>().add(LINK_ADDRESS_OFFSET).cast::<sockaddr_ll>()).sll_pkttype == libc::PACKET_OUTGOING };
-                if outgoing {
-                    // A frame this host sent: a fanout group's sockets see those, whatever
-                    // PACKET_IGNORE_OUTGOING says (it is each socket's own hook's).
-                } else if snap as usize > MAX_PACKET_LEN || snap < len {
-                    self.oversize += 1;
-                } else {
-                    let frame = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(mac as usize), snap as usize) };
-                    if !take(frame, arrived_ns, status & libc::TP_STATUS_CSUMNOTREADY != 0) {
-                        return n;
-                    }
-                    n += 1;
+            let (mac, snap, len) = unsafe { ((*hdr).tp_mac, (*hdr).tp_snaplen, (*hdr).tp_len) };
+            let arrived_ns = unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
+            // SAFETY: the kernel puts the frame's link address right after its header, aligned.
+            let outgoing = unsafe { (*hdr.cast::<u8>().add(LINK_ADDRESS_OFFSET).cast::<sockaddr_ll>()).sll_pkttype == libc::PACKET_OUTGOING };
+            if outgoing {
+                // A frame this host sent: a fanout group's sockets see those, whatever
+                // PACKET_IGNORE_OUTGOING says (it is each socket's own hook's).
+            } else if snap as usize > MAX_PACKET_LEN || snap < len {
+                self.oversize += 1;
+            } else {
+                let frame = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(usize::from(mac)), snap as usize) };
+                if !take(frame, arrived_ns, status & libc::TP_STATUS_CSUMNOTREADY != 0) {
+                    return n;
                 }
-                self.taken += 1;
-                self.offset += next;
+                n += 1;
             }
-            if self.taken == count {
-                fence(Ordering::Release);
-                unsafe { std::ptr::write_volatile(std::ptr::addr_of_mut!((*bh).block_status), libc::TP_STATUS_KERNEL) };
-                self.block = (self.block + 1) % self.config.blocks;
-                self.taken = 0;
-            }
+            fence(Ordering::Release);
+            unsafe { std::ptr::write_volatile(status_at, libc::TP_STATUS_KERNEL) };
+            self.next = (self.next + 1) % self.config.frames();
         }
         n
     }
 
-    /// The socket: readable once the kernel has handed over a block (a
-    /// full one, or one `retire_ms` old), which bounds how late a worker
-    /// waiting on it wakes for a packet.
+    /// The socket: readable once the kernel has put a frame in the ring.
     pub fn fd(&self) -> std::os::fd::RawFd {
         self.socket.fd.as_raw_fd()
     }
@@ -275,11 +260,11 @@ impl AfPacketRx {
 
     /// Frames the kernel dropped at a full ring (pkt, cumulative).
     pub fn ring_dropped(&self) -> u64 {
-        let mut stats: tpacket_stats_v3 = unsafe { std::mem::zeroed() };
-        let mut len = std::mem::size_of::<tpacket_stats_v3>() as libc::socklen_t;
+        let mut stats: tpacket_stats = unsafe { std::mem::zeroed() };
+        let mut len = std::mem::size_of::<tpacket_stats>() as libc::socklen_t;
         // Reading the statistics resets them: they are added up here.
         let rc = unsafe {
-            libc::getsockopt(self.socket.fd.as_raw_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS, (&mut stats as *mut tpacket_stats_v3).cast::<c_void>(), &mut len)
+            libc::getsockopt(self.socket.fd.as_raw_fd(), libc::SOL_PACKET, libc::PACKET_STATISTICS, (&mut stats as *mut tpacket_stats).cast::<c_void>(), &mut len)
         };
         if rc == 0 {
             self.ring_dropped.set(self.ring_dropped.get() + u64::from(stats.tp_drops));
@@ -305,9 +290,7 @@ impl AfPacketTx {
     }
 
     fn slot(&self, i: u32) -> *mut tpacket3_hdr {
-        let per_block = self.config.block_size / self.config.frame_size;
-        let at = (i / per_block) as usize * self.config.block_size as usize + (i % per_block) as usize * self.config.frame_size as usize;
-        unsafe { self.socket.ring.as_ptr().add(at).cast() }
+        unsafe { self.socket.ring.as_ptr().add(slot_offset(&self.config, i)).cast() }
     }
 
     /// Queues `frame` in the next slot; false when the ring is full.
