@@ -157,6 +157,20 @@ def test_experiment_overhead_reports_response_times(tmp_path: Path) -> None:
         assert abs(r["stats_pct"] + r["gradient_pct"] + r["control_pct"] - 100) < 0.5
 
 
+def test_experiment_twfi_keeps_each_bounded_algorithm_within_its_bound(tmp_path: Path) -> None:
+    out = sluice("experiment", "twfi", "--quick", "--out", "o", "--json", "t.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads((tmp_path / "t.json").read_text())["rows"]
+    assert {(r["algorithm"], r["clients"], r["scan_lb"]) for r in rows} == {(a, c, s) for a in ("drr", "wf2q+", "qfq", "fifo") for c in (5, 25, 100) for s in (0.0, 2.0)}
+    for r in rows:
+        assert r["bound_lb"] is None or r["twfi_lb"] <= r["bound_lb"], r
+    bounds = {(r["algorithm"], r["clients"]): r["bound_lb"] for r in rows if r["scan_lb"] == 0.0}
+    # The paper's eq. (3) at its example's weights; QFQ's eq. (2) with a 2048-byte budget.
+    assert bounds[("drr", 25)] == 226 and bounds[("drr", 100)] == 301 and bounds[("qfq", 25)] == 16.38
+    assert bounds[("wf2q+", 25)] is None and bounds[("fifo", 25)] is None
+    assert "| 25 | qfq |" in out.stdout and (tmp_path / "o" / "twfi.png").exists()
+
+
 def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
     out = sluice("experiment", "pspat", "--quick", "--repeats", "1", "--out", "o", "--json", "p.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

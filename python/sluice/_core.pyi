@@ -12,7 +12,7 @@ POLL_HISTORY: int
 #: The poll model file's format name and version.
 POLL_MODEL_FORMAT: str
 POLL_MODEL_VERSION: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "serve", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_twfi", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "serve", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -93,6 +93,9 @@ def pspat_share(architecture: str, algorithm: str, link_pps: float, seconds: flo
 
 def pspat_victim(architecture: str, algorithm: str, interferers: int, victim_pps: float, link_bits_per_s: float, seconds: float) -> tuple[list[float], int, Optional[float]]:
     """The latency test: the victim's p10, p50, p90, p99 and max (µs), its packets timed, and the share of the run PSPAT's arbiter spent off its core (%; None for the mutex)."""
+
+def pspat_twfi(algorithm: str, clients: int, packets: int, scan: float) -> tuple[float, Optional[float]]:
+    """T-WFI of the client with half the link (units of L/B) and the paper's bound."""
 
 def round_ns(case: str, batch: int, timing: bool) -> float:
     """Time of one walker round of a round-cost workload (replay, chain, branch4) at batch size `batch` (ns)."""

@@ -19,6 +19,7 @@ pub mod locked;
 pub mod mailbox;
 mod retune;
 pub mod sched;
+pub mod twfi;
 
 pub use arbiter::{Arbiter, Client, Scan};
 pub use entry::Entry;

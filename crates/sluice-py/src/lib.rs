@@ -437,6 +437,24 @@ fn pspat_victim(py: Python<'_>, architecture: &str, algorithm: &str, interferers
     Ok((l.quantiles, l.packets, l.arbiter_off_core_pct))
 }
 
+/// The T-WFI test on a virtual clock (see `sluice_pspat::twfi`): the
+/// client with half the link among `clients` with the paper's example
+/// weights, `packets` of its packets, the arbiter scanning every `scan`
+/// packet times (Δ_A); its T-WFI measured and the paper's bound for the
+/// algorithm with Δ_A added (eq. (1)–(3); None where the paper gives
+/// none), in units of L/B (one 1500-byte packet's time on the link).
+#[pyfunction]
+fn pspat_twfi(algorithm: &str, clients: usize, packets: u64, scan: f64) -> PyResult<(f64, Option<f64>)> {
+    use sluice_pspat::twfi;
+    let (_, algorithm) = pspat_names("pspat", algorithm)?;
+    if !(3..=1000).contains(&clients) || !(1..=100_000_000).contains(&packets) || !(0.0..=1e6).contains(&scan) {
+        return Err(invalid(format!("T-WFI test: 3..=1000 clients ({clients}), 1..=1e8 packets ({packets}) and a scan period in [0, 1e6] packet times ({scan}) are needed")));
+    }
+    let weights = twfi::example_weights(clients, (clients as u32).max(100));
+    let measured = twfi::measure(algorithm, &weights, packets, scan, 7);
+    Ok((measured.measured, twfi::bound(algorithm, &weights, sluice_pspat::sched::QFQ_LMAX).map(|b| b + scan)))
+}
+
 /// T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)] (see `round_cost::fit`).
 #[pyfunction]
 fn round_fit(points: Vec<(f64, f64)>) -> (f64, f64) {
@@ -633,6 +651,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pspat_throughput, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_share, m)?)?;
     m.add_function(wrap_pyfunction!(pspat_victim, m)?)?;
+    m.add_function(wrap_pyfunction!(pspat_twfi, m)?)?;
     m.add_function(wrap_pyfunction!(send, m)?)?;
     m.add_function(wrap_pyfunction!(forward_raw, m)?)?;
     m.add_function(wrap_pyfunction!(trace_analyze, m)?)?;

@@ -147,6 +147,8 @@ _quick_experiment("hosts", "Two Linux hosts talking through Sluice (AF_XDP, AF_P
                   "2 runs of 2 s per router instead of 5 of 5 s.", None, repeats=True)
 _quick_experiment("pspat", "The PSPAT paper's tests: arbiter decisions/s, throughput against clients, 10:1 shares under overload, a victim's latency.",
                   "Runs of 0.3 s, 3 repeats, instead of 1 s and 5.", None, repeats=True)
+_quick_experiment("twfi", "The T-WFI of DRR, WF2Q+, QFQ and FIFO behind PSPAT's arbiter on a virtual clock, against the paper's bounds (eq. 1-3).",
+                  "20 000 packets of the measured client instead of 200 000.", None)
 
 
 @experiment.command("embedding")

@@ -60,6 +60,7 @@ CATALOG = (
     Entry("embedding", "The dissertation's Table 4.1: resilient embedding of MGW", (), ("--time-limit", "5")),
     Entry("failover", "A resilient MGW loses a worker for a second", (), ()),
     Entry("pspat", "The PSPAT paper's tests of a scheduled egress: the arbiter, throughput against clients, 10:1 shares, a victim's latency", (), ("--quick",)),
+    Entry("twfi", "The PSPAT paper's T-WFI (§5) of each scheduling algorithm on a virtual clock, against its bounds", (), ("--quick",)),
     Entry("reframer", "The Reframer paper's chain with and without a Reframer, beside projgrad's flow-oblivious buffers", (), ("--quick",)),
     Entry("polling", "Poll policies from no load to overload: the worker's CPU, throughput, loss and delay", (), ("--quick",)),
     Entry("ports", "What a port costs: rx → Bypass(0, 0) → tx on a veth pair (AF_PACKET, AF_XDP) or between DPDK null devices, against a bare loop over the same rings", (), ("--quick",)),

@@ -7,7 +7,7 @@ use super::{qfq, Drr, Priority, Qfq, Scheduler, Wf2qPlus};
 /// turn always sends a packet.
 const DRR_QUANTUM: u32 = 1500;
 /// QFQ's largest packet and budget (bytes): every frame a pool buffer holds.
-const QFQ_LMAX: u32 = 2048;
+pub const QFQ_LMAX: u32 = 2048;
 
 /// A scheduling algorithm, chosen at run time.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,7 +12,7 @@ mod qfq_linear;
 mod queues;
 mod wf2q_plus;
 
-pub use any::{Algorithm, AnyScheduler};
+pub use any::{Algorithm, AnyScheduler, QFQ_LMAX};
 pub use drr::Drr;
 pub use priority::Priority;
 pub use qfq::Qfq;
