@@ -375,7 +375,7 @@ class Pipeline:
             self.worker_poll[str(worker)] = poll
 
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
-                        queue_pkts: int = 1024, overhead_bytes: int = 24, on_full: str = "drop") -> None:
+                        queue_pkts: int = 1024, overhead_bytes: int = 24, on_full: str = "drop", scan_gap_us: float = 0.0) -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
         arbiter thread, `algorithm` "fifo", "priority" (a class's weight is
@@ -388,10 +388,14 @@ class Pipeline:
         feeds has less than a batch of its share of the queue left; a
         source that feeds several classes waits for the fullest, so their
         shares then follow its mix rather than the weights). Each packet is
-        charged `overhead_bytes` of framing on the link.
+        charged `overhead_bytes` of framing on the link. The arbiter scans
+        the workers' mailboxes at most every `scan_gap_us` (PSPAT's Δ_A; 0:
+        back to back), which a packet may wait more (one worker is its own
+        arbiter and decides at each round).
         Runs on the engine, and on the simulator with one worker."""
         self.egress_scheduler = {
             "algorithm": algorithm, "link_bits_per_s": link_bits_per_s, "queue_pkts": queue_pkts, "overhead_bytes": overhead_bytes, "on_full": on_full,
+            "scan_gap_us": scan_gap_us,
             "classes": [{"name": name, "weight": weight, "flows": list(flows)} for name, (weight, flows) in classes.items()],
         }
 

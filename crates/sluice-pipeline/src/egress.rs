@@ -28,6 +28,12 @@ pub struct EgressSchedulerSpec {
     /// sources whose packets reach it "wait".
     #[serde(default = "default_on_full")]
     pub on_full: String,
+    /// Δ_A: the least time between two of the arbiter's scans (µs; 0:
+    /// back to back): the mailboxes' cache lines move between the workers'
+    /// cores and the arbiter's at most that often, and a packet may wait
+    /// that much more.
+    #[serde(default)]
+    pub scan_gap_us: f64,
     /// The classes, in order.
     pub classes: Vec<ClassSpec>,
 }
@@ -69,6 +75,9 @@ pub fn check_link_rate(bits_per_s: f64) -> std::result::Result<(), String> {
     }
 }
 
+/// The longest scan gap (µs): beyond a millisecond the arbiter is no longer a scheduler of µs.
+const MAX_SCAN_GAP_US: f64 = 1000.0;
+
 /// Most packets a class's queue may hold.
 const MAX_CLASS_QUEUE: usize = 1 << 20;
 
@@ -98,6 +107,9 @@ impl EgressSchedulerSpec {
         check_link_rate(self.link_bits_per_s).map_err(bad)?;
         if self.overhead_bytes > u32::from(u16::MAX) {
             return Err(bad(format!("overhead_bytes {} must be ≤ {}", self.overhead_bytes, u16::MAX)));
+        }
+        if !(0.0..=MAX_SCAN_GAP_US).contains(&self.scan_gap_us) {
+            return Err(bad(format!("scan_gap_us {} must be in [0, {MAX_SCAN_GAP_US}]", self.scan_gap_us)));
         }
         if self.queue_pkts == 0 || self.queue_pkts > MAX_CLASS_QUEUE {
             return Err(bad(format!("queue_pkts {} must be 1..={MAX_CLASS_QUEUE}", self.queue_pkts)));
@@ -150,6 +162,7 @@ impl EgressSchedulerSpec {
                 "wait" => true,
                 other => return Err(bad(format!("on_full '{other}': \"drop\" or \"wait\""))),
             },
+            scan_gap: std::time::Duration::from_secs_f64(self.scan_gap_us * 1e-6),
         };
         // Each worker's pool makes room for what can wait in the egress (see `EgressConfig::most_held`).
         let room = sluice_core::limits::MAX_POOL_BUFFERS / 2;

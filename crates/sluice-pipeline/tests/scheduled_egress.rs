@@ -157,6 +157,7 @@ fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
     refused(&|s| s["egress_scheduler"]["queue_pkts"] = json!(30000), "more than a worker's pool makes room for");
     refused(&|s| s["egress_scheduler"]["pace"] = json!(1), "egress_scheduler: unknown key `pace`");
     refused(&|s| s["egress_scheduler"]["on_full"] = json!("block"), "on_full 'block': \"drop\" or \"wait\"");
+    refused(&|s| s["egress_scheduler"]["scan_gap_us"] = json!(-1.0), "scan_gap_us -1 must be in [0, 1000]");
     let mut two = scheduled(1e3, 1e3);
     two["modules"][2]["worker"] = json!(1);
     let sim = Pipeline::from_json(&two.to_string()).unwrap().simulator().err().map(|e| e.to_string()).unwrap_or_default();

@@ -1,9 +1,10 @@
-//! The arbiter, as PSPAT's `do_scan`: take the time, drain every client's
-//! mailbox (a bounded number of packets each, so that one client cannot
-//! hold the others off) into the scheduling algorithm, then take packets
-//! from the algorithm while the emulated link has room up to that time,
-//! and hand them to the transmit side.
+//! The arbiter, as PSPAT's `do_scan`: take the time, drain the mailbox of
+//! every client with work (see `active`; a bounded number of packets each,
+//! so that one client cannot hold the others off) into the scheduling
+//! algorithm, then take packets from the algorithm while the emulated link
+//! has room up to that time, and hand them to the transmit side.
 
+use crate::active::{ActiveSet, Mark};
 use crate::entry::Entry;
 use crate::link::{Link, LinkClock};
 use crate::mailbox::{Consumer, Producer};
@@ -12,6 +13,8 @@ use crate::sched::Scheduler;
 /// A client's end: where a worker writes the packets it wants scheduled.
 pub struct Client {
     mailbox: Producer,
+    /// Says the arbiter has this client's mailbox to read.
+    mark: Mark,
 }
 
 impl Client {
@@ -19,7 +22,11 @@ impl Client {
     /// client then waits or drops, and counts it).
     #[inline]
     pub fn send(&mut self, entry: Entry) -> bool {
-        self.mailbox.push(entry.pack())
+        let sent = self.mailbox.push(entry.pack());
+        if sent {
+            self.mark.set();
+        }
+        sent
     }
 }
 
@@ -32,11 +39,15 @@ pub struct Scan {
     pub sent: u64,
     /// Packets refused at a full flow queue (handed to the drop side).
     pub dropped: u64,
+    /// Clients whose mailboxes were read (those with work, and those not yet retired).
+    pub visited: u64,
 }
 
 /// The arbiter over its clients' mailboxes, an algorithm and a link.
 pub struct Arbiter<S> {
     mailboxes: Vec<Consumer>,
+    /// The clients whose mailboxes a scan reads.
+    active: ActiveSet,
     scheduler: S,
     link: LinkClock,
     /// Packets taken from one mailbox per scan, at most.
@@ -49,8 +60,9 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     /// `scheduler`, sending on `link`; returns it and the clients' ends.
     pub fn new(scheduler: S, link: Link, clients: usize, capacity: usize, drain_budget: usize) -> (Self, Vec<Client>) {
         let (producers, mailboxes): (Vec<_>, Vec<_>) = (0..clients).map(|_| crate::mailbox::mailbox(capacity)).unzip();
-        let arbiter = Self { mailboxes, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1) };
-        (arbiter, producers.into_iter().map(|mailbox| Client { mailbox }).collect())
+        let (active, marks) = ActiveSet::new(clients);
+        let arbiter = Self { mailboxes, active, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1) };
+        (arbiter, producers.into_iter().zip(marks).map(|(mailbox, mark)| Client { mailbox, mark }).collect())
     }
 
     /// The algorithm (for its per-flow drops and queue lengths).
@@ -68,17 +80,22 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     /// link while it has room up to `now_ns`, each to `transmit`.
     pub fn scan(&mut self, now_ns: u64, transmit: &mut impl FnMut(Entry), drop: &mut impl FnMut(Entry)) -> Scan {
         let mut scan = Scan::default();
-        for mailbox in &mut self.mailboxes {
-            for _ in 0..self.drain_budget {
+        let Self { mailboxes, active, scheduler, drain_budget, .. } = self;
+        scan.visited = active.visit(now_ns, |c| {
+            let mailbox = &mut mailboxes[c];
+            let before = scan.drained;
+            for _ in 0..*drain_budget {
                 let Some(word) = mailbox.pop() else { break };
                 let e = Entry::unpack(word);
                 scan.drained += 1;
-                if self.scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
+                if scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
                     scan.dropped += 1;
                     drop(e);
                 }
             }
-        }
+            scan.drained > before
+        });
+        active.settle(now_ns, |c| mailboxes[c].has_next());
         scan.sent = self.link.release(&mut self.scheduler, now_ns, transmit);
         scan
     }

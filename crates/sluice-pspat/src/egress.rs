@@ -15,7 +15,7 @@ use sluice_core::{EgressKnobs, EgressLink, EgressSettings, PacketId};
 
 use crate::arbiter::{Arbiter, Client};
 use crate::entry::Entry;
-use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
+use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};
 use crate::link::Link;
@@ -45,6 +45,10 @@ pub struct EgressConfig {
     /// several classes waits for the fullest: their shares then follow its
     /// mix, not the weights.
     pub wait: bool,
+    /// Δ_A: the least time between two of the arbiter's scans (zero: back
+    /// to back; see [`Pace::scan_gap`]). A pipeline with one worker, which
+    /// is its own arbiter, decides at each of its rounds instead.
+    pub scan_gap: std::time::Duration,
 }
 
 impl EgressConfig {
@@ -196,7 +200,8 @@ impl ScheduledEgress {
             let (scheduler, link) = arbiter.parts_mut();
             retune.apply(scheduler, link);
         };
-        let thread = ArbiterThread::spawn_tuned(arbiter, clock, origin, core, Idle::default(), dispatch, tune);
+        let pace = Pace { scan_gap: config.scan_gap, ..Pace::default() };
+        let thread = ArbiterThread::spawn_tuned(arbiter, clock, origin, core, pace, dispatch, tune);
         let ends = clients
             .into_iter()
             .zip(from_arbiter)

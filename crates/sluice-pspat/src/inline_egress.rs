@@ -101,7 +101,7 @@ mod tests {
     fn new_weights_and_a_new_link_rate_take_effect_at_the_next_release() {
         let (clock, mock) = quanta::Clock::mock();
         // 8 Mbit/s: a 1000-byte packet a millisecond.
-        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false };
+        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO };
         let mut egress = InlineEgress::new(&config, clock);
         for i in 0..1000 {
             assert!(egress.offer(0, 1000, PacketId(i)) && egress.offer(1, 1000, PacketId(10_000 + i)));

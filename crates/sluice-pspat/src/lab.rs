@@ -19,7 +19,7 @@ use hdrhistogram::Histogram;
 
 use crate::arbiter::Arbiter;
 use crate::entry::Entry;
-use crate::arbiter_thread::{ArbiterThread, Idle};
+use crate::arbiter_thread::{ArbiterThread, Pace};
 use crate::full_flag::FullFlag;
 use crate::link::Link;
 use crate::locked::Locked;
@@ -151,7 +151,7 @@ pub fn throughput(architecture: Architecture, algorithm: Algorithm, clients: usi
         Architecture::Pspat => {
             let (arbiter, mailboxes) = Arbiter::new(algorithm.build(&weights, FLOW_QUEUE), link, clients, MAILBOX, DRAIN_BUDGET);
             let clock = quanta::Clock::new();
-            let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), cores().1, Idle::default(), (|e: Entry, _| {
+            let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), cores().1, Pace::default(), (|e: Entry, _| {
                 std::hint::black_box(e);
             }, |_| {}));
             let threads = mailboxes
@@ -318,7 +318,7 @@ fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_tr
                 seen(e, now_ns)
             };
             let refuse = move |e: Entry| refused[usize::from(e.flow)].refused();
-            let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, Idle::SPIN, (transmit, refuse));
+            let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, cores().1, Pace::SPIN, (transmit, refuse));
             let threads = mailboxes
                 .into_iter()
                 .enumerate()

@@ -7,6 +7,7 @@
 //! egress (`egress`), whose workers are the arbiter's clients.
 #![warn(missing_docs)]
 
+mod active;
 pub mod arbiter;
 pub mod arbiter_thread;
 pub mod egress;
@@ -23,7 +24,7 @@ pub mod twfi;
 
 pub use arbiter::{Arbiter, Client, Scan};
 pub use entry::Entry;
-pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Idle};
+pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 pub use egress::{ClassCounters, EgressConfig, ScheduledEgress, WorkerEgress};
 pub use inline_egress::InlineEgress;
 pub use link::{Link, LinkClock};

@@ -105,6 +105,12 @@ impl Consumer {
         Some(v)
     }
 
+    /// Whether a value waits (the next `pop` takes one).
+    #[inline]
+    pub fn has_next(&self) -> bool {
+        self.slots.slot(self.tail).load(Ordering::Acquire) != 0
+    }
+
     /// Takes up to `out.len()` values into `out`, oldest first; returns how many.
     #[inline]
     pub fn pop_burst(&mut self, out: &mut [u64]) -> usize {

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sluice_pspat::{Arbiter, ArbiterThread, Drr, Entry, Idle, Link, Locked, Scheduler};
+use sluice_pspat::{Arbiter, ArbiterThread, Drr, Entry, Pace, Link, Locked, Scheduler};
 
 const UNLIMITED: Link = Link { bits_per_s: f64::INFINITY, overhead: 24 };
 
@@ -18,7 +18,7 @@ fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() 
     let (sent, dropped) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
     let (s, d) = (sent.clone(), dropped.clone());
     let clock = quanta::Clock::new();
-    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, Idle::default(), (move |_: Entry, _| {
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, Pace::default(), (move |_: Entry, _| {
         s.fetch_add(1, Ordering::Relaxed);
     }, move |_| {
         d.fetch_add(1, Ordering::Relaxed);
@@ -47,13 +47,63 @@ fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() 
 }
 
 #[test]
+fn clients_that_fall_idle_and_come_back_strand_no_packet() {
+    // Bursts spaced wider than the arbiter's retirement of an idle client:
+    // each burst finds its client retired, or being retired, and must be read.
+    let clients = 8;
+    let (arbiter, ends) = Arbiter::new(Drr::new(&vec![1; clients], 1500, 4096), UNLIMITED, clients, 1024, 64);
+    let clock = quanta::Clock::new();
+    let idle = Pace::SPIN;
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, idle, (|_: Entry, _| {}, |_| {}));
+    let handles: Vec<_> = ends
+        .into_iter()
+        .enumerate()
+        .map(|(flow, mut client)| {
+            std::thread::spawn(move || {
+                let mut offered = 0u64;
+                for burst in 0..12u32 {
+                    std::thread::sleep(Duration::from_micros(1_500 + 100 * flow as u64));
+                    for i in 0..1 + burst % 3 {
+                        offered += u64::from(client.send(Entry { flow: flow as u16, len: 60, id: burst * 4 + i }));
+                    }
+                }
+                offered
+            })
+        })
+        .collect();
+    let offered: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    std::thread::sleep(Duration::from_millis(20));
+    let (_, stats) = thread.stop();
+    assert_eq!(stats.totals.drained, offered, "every packet read");
+    assert!(stats.totals.visited < stats.scans * clients as u64, "idle clients were not visited: {} visits in {} scans", stats.totals.visited, stats.scans);
+}
+
+#[test]
+fn an_arbiter_scans_at_most_once_per_scan_gap() {
+    let (arbiter, mut clients) = Arbiter::new(Drr::new(&[1], 1500, 4096), UNLIMITED, 1, 4096, 64);
+    // Queued before the arbiter starts: every scan finds more than a drain budget's worth.
+    for id in 0..2000 {
+        assert!(clients[0].send(Entry { flow: 0, len: 60, id }));
+    }
+    let clock = quanta::Clock::new();
+    let pace = Pace { scan_gap: Duration::from_millis(2), ..Pace::SPIN };
+    let start = Instant::now();
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, pace, (|_: Entry, _| {}, |_| {}));
+    std::thread::sleep(Duration::from_millis(30));
+    let (_, stats) = thread.stop();
+    let most = start.elapsed().as_millis() as u64 / 2 + 1;
+    assert!(stats.scans <= most, "{} scans in {:?}", stats.scans, start.elapsed());
+    assert_eq!(stats.totals.drained, (64 * stats.scans).min(2000), "a full drain budget a scan while packets wait");
+}
+
+#[test]
 fn an_idle_arbiter_sleeps_and_wakes_for_the_next_packet() {
     let (arbiter, mut clients) = Arbiter::new(Drr::new(&[1], 1500, 16), UNLIMITED, 1, 64, 16);
     let sent_at = Arc::new(AtomicU64::new(0));
     let seen = sent_at.clone();
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    let idle = Idle { idle_before_sleep: Duration::from_micros(100), sleep: Duration::from_micros(200) };
+    let idle = Pace { idle_before_sleep: Duration::from_micros(100), sleep: Duration::from_micros(200), ..Pace::default() };
     let thread = ArbiterThread::spawn(arbiter, clock.clone(), origin, None, idle, (move |_: Entry, now_ns| seen.store(now_ns, Ordering::Relaxed), |_| {}));
     std::thread::sleep(Duration::from_millis(20));
     let before = clock.delta_as_nanos(origin, clock.raw());
@@ -92,7 +142,7 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
     use sluice_core::{EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Queues of 4 behind a 1 Mbit/s link: class 0 fills at once.
-    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false };
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false, scan_gap: Duration::ZERO };
     let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
     let link = &mut links[0];
     let (mut refused_at_offer, mut sent, mut dropped) = (0u64, 0u64, 0u64);
