@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import itertools
 import random
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from sluice import _core
 from sluice.embed import HEURISTICS, Embedding, Flow, Instance, embed, from_pipeline, lgf, mgw_instance
+from sluice.embed.cxx_sort import cxx_sort
+from sluice.embed.mgw import as_published
 from sluice.pipelines import mgw
 
 
@@ -34,6 +38,45 @@ def test_the_mgw_instances_have_the_dissertations_sizes() -> None:
     assert (small["modules"], small["flows"], small["edges"], small["conflicts"], small["weight"]) == (114, 24, 134, 315, 1628)
     large = mgw_instance(ha_users=5, cores=40).summary()
     assert (large["modules"], large["flows"], large["conflicts"], large["weight"]) == (170, 40, 2903, 2588)
+
+
+def test_best_fit_in_the_published_tools_module_order_reproduces_table_41_exactly() -> None:
+    instance = mgw_instance()
+    published = as_published(instance)
+    e = embed(published, "best-fit")
+    verify(published, e)
+    assert (e.sum, min(e.crossings), e.max, round(e.sum / len(e.crossings), 2)) == (59, 0, 6, 2.46)
+    # Table 4.1's std (1.98) is the sample's: n − 1.
+    assert round((sum((c - e.sum / 24) ** 2 for c in e.crossings) / 23) ** 0.5, 2) == 1.98
+    # The same heuristic breaks ties by position: in pipeline order it lands elsewhere.
+    assert embed(instance, "best-fit").sum == 66
+    assert sorted(published.names) == sorted(instance.names) and published.summary() == instance.summary()
+
+
+def test_cxx_sort_orders_as_libstdcxx_does() -> None:
+    key = [3, 1, 3, 2, 1, 3, 2, 1, 1, 3, 2, 2, 1, 3, 3, 2, 1, 2, 3, 1, 2, 2, 3, 1, 1]
+    by_key = lambda a, b: key[a] < key[b]  # noqa: E731
+    out = cxx_sort(range(len(key)), by_key)
+    assert [key[i] for i in out] == sorted(key)
+    # Up to 16 elements it is an insertion sort: stable.
+    assert cxx_sort(range(16), by_key) == sorted(range(16), key=lambda i: key[i])
+    # Beyond, the quicksort phase moves equal elements: libstdc++ (GCC 12, std::sort of 0..24 by these keys) gives this.
+    assert out == [12, 24, 23, 19, 16, 8, 7, 4, 1, 10, 11, 15, 6, 17, 3, 20, 21, 9, 0, 13, 14, 18, 22, 2, 5]
+
+
+def test_cxx_sort_matches_the_machines_own_std_sort(tmp_path: Path) -> None:
+    """300 elements of 5 keys, heaviest first, sorted by this machine's g++ and by cxx_sort."""
+    compiler = shutil.which("g++")
+    if compiler is None:
+        pytest.skip("no g++ here")
+    program = tmp_path / "sort.cc"
+    program.write_text("#include <algorithm>\n#include <cstdio>\n#include <vector>\nint main() {\n"
+                       "  std::vector<int> v(300); for (int i = 0; i < 300; i++) v[i] = i;\n"
+                       "  std::sort(v.begin(), v.end(), [](int a, int b) { return (a * 7919) % 5 > (b * 7919) % 5; });\n"
+                       "  for (int x : v) std::printf(\"%d \", x);\n}\n")
+    subprocess.run([compiler, "-O2", "-o", str(tmp_path / "sort"), str(program)], check=True)
+    theirs = [int(x) for x in subprocess.run([str(tmp_path / "sort")], check=True, capture_output=True, text=True).stdout.split()]
+    assert cxx_sort(range(300), lambda a, b: (a * 7919) % 5 > (b * 7919) % 5) == theirs
 
 
 def test_every_method_embeds_mgw_and_ours_beats_best_fit() -> None:

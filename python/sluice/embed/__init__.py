@@ -75,7 +75,8 @@ class Embedding:
             "min": min(self.crossings) if found else None,
             "max": self.max if found else None,
             "mean": round(statistics.fmean(self.crossings), 3) if found else None,
-            "std": round(statistics.pstdev(self.crossings), 3) if found else None,
+            # The sample's (n − 1), as Table 4.1's.
+            "std": (round(statistics.stdev(self.crossings), 3) if len(self.crossings) > 1 else 0.0) if found else None,
             "time_s": self.time_s,
             "status": self.status,
             "bound": self.bound,

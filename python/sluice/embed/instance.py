@@ -71,6 +71,13 @@ class Instance:
         """The same instance on `cores` cores."""
         return replace(self, cores=cores)
 
+    def renumbered(self, names: Sequence[str]) -> Instance:
+        """The same instance with its modules numbered in the order of `names` (every module's, once)."""
+        index = {n: i for i, n in enumerate(self.names)}
+        if sorted(names) != sorted(self.names):
+            raise ValueError(f"an order of the modules names each once; these differ: {sorted(set(names) ^ set(self.names))}")
+        return _renumbered(self.names, self.weights, self.cores, self.capacity, self.flows, self.conflicts, [index[n] for n in names])
+
     def with_capacity(self, capacity: int) -> Instance:
         """The same instance with cores of `capacity`."""
         return replace(self, capacity=capacity)
@@ -140,9 +147,12 @@ class Instance:
         return _renumbered(names, weights, self.cores, self.capacity, flows, sorted(conflicts))
 
 
-def _renumbered(names: list[str], weights: list[int], cores: int, capacity: int, flows: list[Flow], conflicts: list[tuple[int, int]]) -> Instance:
-    """The instance with modules numbered by first appearance along `flows` (then the rest)."""
-    order = list(dict.fromkeys(itertools.chain((v for f in flows for v in f.path), range(len(names)))))
+def _renumbered(names: list[str], weights: list[int], cores: int, capacity: int, flows: list[Flow], conflicts: list[tuple[int, int]],
+                order: Optional[Sequence[int]] = None) -> Instance:
+    """The instance with modules numbered in `order` (old numbers, new
+    first), by default by first appearance along `flows` (then the rest)."""
+    if order is None:
+        order = list(dict.fromkeys(itertools.chain((v for f in flows for v in f.path), range(len(names)))))
     new = {old: i for i, old in enumerate(order)}
     return Instance(
         [names[v] for v in order],

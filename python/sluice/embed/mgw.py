@@ -6,6 +6,7 @@ selectors, decapsulation) and 1 (shared glue)."""
 
 from __future__ import annotations
 
+from sluice.embed.cxx_sort import cxx_sort
 from sluice.embed.instance import Flow, Instance
 
 #: The per-user modules of a downlink chain, then of an uplink chain.
@@ -53,3 +54,32 @@ def mgw_instance(users: int = 10, ha_users: int = 1, cores: int = 10, capacity: 
     base = Instance(names, weights, cores, capacity, flows)
     ha = [f"{d}_b0_u{u}" for d in ("dl", "ul") for u in range(ha_users)]
     return base.resilient(ha, k, group=lambda flow: flow[:2])
+
+
+#: The shared modules in the order the dissertation's generator numbers them.
+PUBLISHED_SHARED = ("mac_table", "type_check", "direction", "dl_bearer_sel", "decap", "ul_bearer_sel",
+                    "ttl", "lpm", "dl_mac_rewrite", "dl_checksum", "ul_mac_rewrite", "ul_checksum")
+
+
+def as_published(instance: Instance, users: int = 10, ha_users: int = 1, k: int = 1) -> Instance:
+    """`instance` (an MGW of `mgw_instance(users, ha_users, k=k)`) with its
+    modules numbered in the order the dissertation's tool takes them for
+    its heuristics: its generator's node order (the shared modules, then
+    their copies; per bearer its user selectors, then per user the uplink
+    and downlink stages, an HA bearer's each followed by their copies),
+    reversed (LEMON walks a graph's nodes from the last), then by weight,
+    heaviest first, as libstdc++'s `std::sort` leaves them (not stable:
+    see `cxx_sort`). Best-fit reproduces Table 4.1 only in this order:
+    it breaks ties by position."""
+
+    def with_copies(names: list[str], ha: bool) -> list[str]:
+        return names + [f"{n}~{j}" for n in names for j in range(1, k + 1)] if ha else names
+
+    order = with_copies(list(PUBLISHED_SHARED), True)
+    for bearer, bearer_users in ((0, ha_users), (1, users)):
+        order += with_copies([f"dl_user_sel_b{bearer}", f"ul_user_sel_b{bearer}"], bearer == 0)
+        for u in range(bearer_users):
+            stages = [f"ul_b{bearer}_u{u}_{s}" for s in UPLINK_STAGES] + [f"dl_b{bearer}_u{u}_{s}" for s in DOWNLINK_STAGES]
+            order += with_copies(stages, bearer == 0)
+    weight = dict(zip(instance.names, instance.weights))
+    return instance.renumbered(cxx_sort(order[::-1], lambda a, b: weight[a] > weight[b]))
