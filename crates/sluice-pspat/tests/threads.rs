@@ -171,3 +171,44 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
     assert_eq!(class.dropped.load(Ordering::Relaxed), dropped + refused_at_offer, "the class counts both kinds of drop");
     assert_eq!(class.sent_pkts.load(Ordering::Relaxed), sent);
 }
+
+#[test]
+fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
+    use sluice_core::{EgressLink, PacketId};
+    use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
+    // Two classes kept backlogged behind 8 Mbit/s: 1000 packets a second of 1000 bytes.
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 512, wait: false, scan_gap: Duration::ZERO };
+    let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
+    let link = &mut links[0];
+    let knobs = link.knobs().expect("a scheduled egress has knobs");
+    let mut id = 0u32;
+    // Packets of each class sent over `ms` of the link's time, the classes kept backlogged.
+    let mut sent_over = |link: &mut sluice_pspat::WorkerEgress, ms: u64| {
+        let mut sent = [0u64; 2];
+        let end = Instant::now() + Duration::from_millis(ms);
+        while Instant::now() < end {
+            for class in 0..2u16 {
+                if link.room(class) > 0 && link.offer(class, 1000, PacketId(id | u32::from(class) << 23)) {
+                    id = (id + 1) % (1 << 22);
+                }
+            }
+            while let Some((p, on_link)) = link.decision() {
+                sent[usize::from(p.0 >> 23 & 1 == 1)] += u64::from(on_link);
+            }
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        sent
+    };
+    sent_over(link, 50);
+    let even = sent_over(link, 200);
+    knobs.set(&[(1, 4)], None).unwrap();
+    sent_over(link, 20);
+    let four = sent_over(link, 200);
+    assert!(even[1] * 10 < even[0] * 13 && even[0] * 10 < even[1] * 13, "1:1 {even:?}");
+    assert!(four[1] > 3 * four[0], "1:4 {four:?}");
+    knobs.set(&[], Some(16e6)).unwrap();
+    sent_over(link, 20);
+    let faster = sent_over(link, 200);
+    assert!(faster[0] + faster[1] > (four[0] + four[1]) * 3 / 2, "twice the rate: {faster:?} after {four:?}");
+    drop(egress);
+}
