@@ -197,57 +197,6 @@ def test_sluice_ctl_speaks_the_api_and_refuses_in_one_line(served: Served) -> No
     assert absent.returncode == 2 and "no sluice serve answers there" in absent.stderr, absent.stderr
 
 
-def test_egress_weights_and_link_rate_change_live_and_show(tmp_path: Path) -> None:
-    p = l2l3(4)
-    for f in p.flows():
-        p.set_rate(f, 50_000)
-    # 20 Mbit/s carries ~30 kpps of 84 wire bytes: both classes stay backlogged, the rest is dropped at the egress.
-    p.schedule_egress("drr", 20e6, {"tight": (1, ["flow0", "flow1"]), "bulk": (1, ["flow2", "flow3"])})
-    served = Served(tmp_path, pipeline=p)
-    try:
-        c = served.client
-
-        def delivered(seconds: float) -> tuple[float, float]:
-            """Packets the tight and bulk classes delivered over `seconds`."""
-            def now() -> list[float]:
-                return [f["delivered"] for f in c.flows()]
-            before = now()
-            time.sleep(seconds)
-            d = [a - b for a, b in zip(now(), before)]
-            return d[0] + d[1], d[2] + d[3]
-
-        assert c.egress() == {"algorithm": "drr", "link_bits_per_s": 20e6, "queue_pkts": 1024,
-                              "classes": [{"name": "tight", "weight": 1, "flows": ["flow0", "flow1"]},
-                                          {"name": "bulk", "weight": 1, "flows": ["flow2", "flow3"]}]}
-        time.sleep(0.2)
-        tight, bulk = delivered(0.5)
-        assert 0.4 < tight / (tight + bulk) < 0.6, (tight, bulk)
-        assert c.set_egress_weight("tight", 9) == "egress class 'tight' weight 9"
-        time.sleep(0.1)
-        tight, bulk = delivered(0.5)
-        assert 0.8 < tight / (tight + bulk) < 0.97, (tight, bulk)
-        assert c.set_link_rate(40e6) == "egress link 40000000 bit/s"
-        time.sleep(0.1)
-        more_tight, more_bulk = delivered(0.5)
-        assert 1.5 < (more_tight + more_bulk) / (tight + bulk) < 2.5, (more_tight + more_bulk, tight + bulk)
-        assert [k["weight"] for k in c.egress()["classes"]] == [9, 1] and c.egress()["link_bits_per_s"] == 40e6
-        families = {f.name: f for f in text_string_to_metric_families(c.metrics())}
-        assert {s.labels["class"]: s.value for s in families["sluice_egress_class_weight"].samples} == {"tight": 9, "bulk": 1}
-        assert families["sluice_egress_link_bits_per_second"].samples[0].value == 40e6
-        for method, path, body, words in [("PUT", "/v1/egress/classes/tight/weight", {"weight": 0}, "weight: must be ≥ 1"),
-                                          ("PUT", "/v1/egress/classes/nope/weight", {"weight": 2}, "no egress class 'nope'"),
-                                          ("PUT", "/v1/egress/link", {"link_bits_per_s": -5}, "link_bits_per_s -5"),
-                                          ("PUT", "/v1/egress/link", {"rate": 5}, "rate")]:
-            status, text = c.request_raw(method, path, json.dumps(body))
-            assert status in (400, 404) and words in json.loads(text)["error"], (path, status, text)
-        code, _, report = served.stop()
-        assert code == 0
-        # What the link had no room for was dropped at the egress and counted: nothing else lost.
-        accounted(report)
-    finally:
-        served.close()
-
-
 def test_egress_changes_on_a_pipeline_without_one_are_refused_by_name(served: Served) -> None:
     for method, path, body in [("GET", "/v1/egress", None), ("PUT", "/v1/egress/link", {"link_bits_per_s": 1e9})]:
         status, text = served.client.request_raw(method, path, None if body is None else json.dumps(body))
@@ -364,6 +313,65 @@ def test_single_route_changes_reach_the_data_path_without_waiting_for_a_period(t
     accounted(report)
     assert report["flow_totals"]["flow0"]["dropped"] > 0 and report["flow_totals"]["flow1"]["dropped"] == 0
     assert sum(len(p["changes"]) for p in report["periods"]) == 51
+
+
+def test_egress_weights_and_link_rate_change_live_and_show(tmp_path: Path, served: Served) -> None:
+    served.stop()  # the module's pipeline holds the cores; the tests that use it have run
+    p = l2l3(4)
+    for f in p.flows():
+        p.set_rate(f, 50_000)
+    # 20 Mbit/s carries ~30 kpps of 84 wire bytes: both classes stay backlogged, the rest is dropped at the egress.
+    p.schedule_egress("drr", 20e6, {"tight": (1, ["flow0", "flow1"]), "bulk": (1, ["flow2", "flow3"])})
+    scheduled = Served(tmp_path, pipeline=p)
+    try:
+        c = scheduled.client
+
+        def delivered(seconds: float) -> tuple[float, float]:
+            """Packets the tight and bulk classes delivered over `seconds`."""
+            def now() -> list[float]:
+                return [f["delivered"] for f in c.flows()]
+            before = now()
+            time.sleep(seconds)
+            d = [a - b for a, b in zip(now(), before)]
+            return d[0] + d[1], d[2] + d[3]
+
+        assert c.egress() == {"algorithm": "drr", "link_bits_per_s": 20e6, "queue_pkts": 1024,
+                              "classes": [{"name": "tight", "weight": 1, "flows": ["flow0", "flow1"]},
+                                          {"name": "bulk", "weight": 1, "flows": ["flow2", "flow3"]}]}
+        time.sleep(0.2)
+        tight, bulk = delivered(0.5)
+        assert 0.4 < tight / (tight + bulk) < 0.6, (tight, bulk)
+        assert c.set_egress_weight("tight", 9) == "egress class 'tight' weight 9"
+        time.sleep(0.1)
+        tight, bulk = delivered(0.5)
+        assert 0.8 < tight / (tight + bulk) < 0.97, (tight, bulk)
+        assert c.set_link_rate(40e6) == "egress link 40000000 bit/s"
+        time.sleep(0.1)
+        more_tight, more_bulk = delivered(0.5)
+        assert 1.5 < (more_tight + more_bulk) / (tight + bulk) < 2.5, (more_tight + more_bulk, tight + bulk)
+        assert [k["weight"] for k in c.egress()["classes"]] == [9, 1] and c.egress()["link_bits_per_s"] == 40e6
+        families = {f.name: f for f in text_string_to_metric_families(c.metrics())}
+        assert {s.labels["class"]: s.value for s in families["sluice_egress_class_weight"].samples} == {"tight": 9, "bulk": 1}
+        assert families["sluice_egress_link_bits_per_second"].samples[0].value == 40e6
+        for method, path, body, words in [("PUT", "/v1/egress/classes/tight/weight", {"weight": 0}, "weight: must be ≥ 1"),
+                                          ("PUT", "/v1/egress/classes/nope/weight", {"weight": 2}, "no egress class 'nope'"),
+                                          ("PUT", "/v1/egress/link", {"link_bits_per_s": -5}, "link_bits_per_s -5"),
+                                          ("PUT", "/v1/egress/link", {"rate": 5}, "rate")]:
+            status, text = c.request_raw(method, path, json.dumps(body))
+            assert status in (400, 404) and words in json.loads(text)["error"], (path, status, text)
+        def ctl(*args: str) -> str:
+            done = subprocess.run([SLUICE, "ctl", "--run-dir", str(scheduled.run_dir), *args], capture_output=True, text=True, timeout=60)
+            assert done.returncode == 0, done.stderr
+            return done.stdout.strip()
+        assert ctl("link", "30Mbit") == "egress link 30000000 bit/s"
+        assert ctl("egress-weight", "bulk", "3") == "egress class 'bulk' weight 3"
+        assert json.loads(ctl("show", "egress"))["classes"][1]["weight"] == 3
+        code, _, report = scheduled.stop()
+        assert code == 0
+        # What the link had no room for was dropped at the egress and counted: nothing else lost.
+        accounted(report)
+    finally:
+        scheduled.close()
 
 
 def test_a_tcp_listener_wants_its_token(tmp_path: Path) -> None:

@@ -225,9 +225,9 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             change(Change::Routes { module, add: b.add, delete: b.delete })
         }
         ("PUT", ["v1", "egress", "classes", c, "weight"]) => {
+            let b: WeightBody = body(text)?;
             let plan = egress(status)?;
             let class = status.egress_class(c).ok_or_else(|| ApiError::not_found(format!("no egress class '{c}'")))?;
-            let b: WeightBody = body(text)?;
             let (algorithm, most) = (plan.config.algorithm, plan.config.algorithm.max_weight());
             if b.weight == 0 {
                 return Err(ApiError::bad("weight: must be ≥ 1"));
@@ -238,8 +238,8 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             change(Change::Egress { weights: vec![(class, b.weight)], link_bits_per_s: None })
         }
         ("PUT", ["v1", "egress", "link"]) => {
-            egress(status)?;
             let b: LinkBody = body(text)?;
+            egress(status)?;
             sluice_pipeline::egress::check_link_rate(b.link_bits_per_s).map_err(ApiError::bad)?;
             change(Change::Egress { weights: Vec::new(), link_bits_per_s: Some(b.link_bits_per_s) })
         }
