@@ -194,7 +194,7 @@ impl ScheduledEgress {
         let clock = quanta::Clock::new();
         let origin = clock.raw();
         let dispatch = Decisions { to_workers, classes: classes.clone() };
-        let mut retune = Retune::new(config);
+        let mut retune = Retune::new(config.knobs(), config.algorithm, config.queue_pkts);
         let knobs = retune.knobs().clone();
         let tune = move |arbiter: &mut Arbiter<AnyScheduler>| {
             let (scheduler, link) = arbiter.parts_mut();

@@ -48,7 +48,7 @@ impl InlineEgress {
             releasing: false,
             queued: vec![0; config.weights.len()].into(),
             wait_at: config.wait.then_some(config.queue_pkts),
-            retune: Retune::new(config),
+            retune: Retune::new(config.knobs(), config.algorithm, config.queue_pkts),
         }
     }
 }

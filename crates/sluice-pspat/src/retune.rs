@@ -4,7 +4,6 @@
 
 use sluice_core::EgressKnobs;
 
-use crate::egress::EgressConfig;
 use crate::link::LinkClock;
 use crate::sched::{Algorithm, AnyScheduler};
 
@@ -19,9 +18,9 @@ pub(crate) struct Retune {
 }
 
 impl Retune {
-    /// Knobs starting at `config`'s settings.
-    pub(crate) fn new(config: &EgressConfig) -> Self {
-        Self { knobs: config.knobs(), seen: 0, algorithm: config.algorithm, limit: config.queue_pkts }
+    /// Retuning by `knobs` an egress of `algorithm` whose class queues hold `limit` packets.
+    pub(crate) fn new(knobs: EgressKnobs, algorithm: Algorithm, limit: usize) -> Self {
+        Self { knobs, seen: 0, algorithm, limit }
     }
 
     /// The knobs the control plane sets.
