@@ -1,6 +1,8 @@
 //! The arbiter alone: decisions per second with its clients' mailboxes
 //! filled beforehand, an unlimited link and a no-op transmit (PSPAT's
-//! arbiter-only figure), for DRR, WF²Q+ and QFQ over 4 clients and 64 flows.
+//! arbiter-only figure), for DRR, WF²Q+ and QFQ over 4 clients and 64
+//! flows; and what a scan costs with 256 clients of which 2 have work,
+//! before the idle ones are retired (every mailbox read) and after.
 
 use std::time::{Duration, Instant};
 
@@ -32,6 +34,30 @@ fn decisions<S: Scheduler<u32>>(make: impl Fn() -> S, iters: u64) -> Duration {
     spent
 }
 
+/// Clients of the scan benchmark, and those of them that send.
+const MANY: usize = 256;
+const BUSY: usize = 2;
+
+/// Time of `iters` scans over `MANY` clients of which `BUSY` send a packet
+/// before each; with `retired`, the idle clients were retired first.
+fn scans(retired: bool, iters: u64) -> Duration {
+    let (mut arbiter, mut clients) = Arbiter::new(Drr::new(&[1; BUSY], 1500, 1 << 16), Link { bits_per_s: f64::INFINITY, overhead: 0 }, MANY, 1024, 64);
+    let mut transmit = |e: Entry| {
+        std::hint::black_box(e);
+    };
+    // At the retirement age the idle clients, which never worked, are retired; before it none is.
+    let now_ns = if retired { sluice_pspat::RETIRE_NS } else { 0 };
+    arbiter.scan(now_ns, &mut transmit, &mut |_| {});
+    let start = Instant::now();
+    for i in 0..iters {
+        for (flow, client) in clients.iter_mut().take(BUSY).enumerate() {
+            assert!(client.send(Entry { flow: flow as u16, len: 64, id: i as u32 + 1 }));
+        }
+        arbiter.scan(now_ns, &mut transmit, &mut |_| unreachable!("queues hold every entry"));
+    }
+    start.elapsed()
+}
+
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("arbiter");
     g.measurement_time(Duration::from_secs(3)).throughput(Throughput::Elements((CLIENTS * PER_CLIENT) as u64));
@@ -39,6 +65,11 @@ fn bench(c: &mut Criterion) {
     g.bench_function(BenchmarkId::new("decisions", "drr"), |b| b.iter_custom(|n| decisions(|| Drr::new(&weights, 1500, CLIENTS * PER_CLIENT), n)));
     g.bench_function(BenchmarkId::new("decisions", "wf2q+"), |b| b.iter_custom(|n| decisions(|| Wf2qPlus::new(&weights, CLIENTS * PER_CLIENT), n)));
     g.bench_function(BenchmarkId::new("decisions", "qfq"), |b| b.iter_custom(|n| decisions(|| Qfq::new(&weights, 1500, CLIENTS * PER_CLIENT).expect("weights of 1-8"), n)));
+    g.finish();
+    let mut g = c.benchmark_group("scan");
+    g.measurement_time(Duration::from_secs(3));
+    g.bench_function(BenchmarkId::new("256 clients, 2 busy", "every mailbox read"), |b| b.iter_custom(|n| scans(false, n)));
+    g.bench_function(BenchmarkId::new("256 clients, 2 busy", "idle ones retired"), |b| b.iter_custom(|n| scans(true, n)));
     g.finish();
 }
 

@@ -22,6 +22,7 @@ mod retune;
 pub mod sched;
 pub mod twfi;
 
+pub use active::RETIRE_NS;
 pub use arbiter::{Arbiter, Client, Scan};
 pub use entry::Entry;
 pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
