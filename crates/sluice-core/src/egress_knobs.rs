@@ -41,17 +41,13 @@ impl EgressKnobs {
         }))
     }
 
-    /// Number of classes.
-    pub fn classes(&self) -> usize {
-        self.0.weights.len()
-    }
-
     /// Whether `weights` (class, weight) and `link_bits_per_s` (if given)
     /// may be set; the error names the class or the rate.
     pub fn check(&self, weights: &[(usize, u32)], link_bits_per_s: Option<f64>) -> Result<(), String> {
-        let most = self.0.max_weight;
-        if let Some(&(class, w)) = weights.iter().find(|&&(c, w)| c >= self.classes() || !(1..=most).contains(&w)) {
-            return Err(format!("class {class} weight {w}: the egress has classes 0..{} and takes weights 1..={most}", self.classes()));
+        let s = &self.0;
+        let most = s.max_weight;
+        if let Some(&(class, w)) = weights.iter().find(|&&(c, w)| c >= s.weights.len() || !(1..=most).contains(&w)) {
+            return Err(format!("class {class} weight {w}: the egress has classes 0..{} and takes weights 1..={most}", s.weights.len()));
         }
         match link_bits_per_s {
             Some(r) if !(r > 0.0) => Err(format!("link rate {r} bit/s must be > 0 (infinite: no limit)")),
@@ -88,8 +84,9 @@ impl EgressKnobs {
         Ok(())
     }
 
-    /// The settings in force.
-    pub fn current(&self) -> EgressSettings {
+    /// The settings in force (tests read them; the egress takes them by [`Self::changed`]).
+    #[cfg(test)]
+    pub(crate) fn current(&self) -> EgressSettings {
         loop {
             let mut seen = u64::MAX;
             if let Some(settings) = self.changed(&mut seen) {

@@ -65,11 +65,6 @@ impl Knobs {
         self
     }
 
-    /// The scheduled egress's settings, if the pipeline has one.
-    pub fn egress(&self) -> Option<&EgressKnobs> {
-        self.egress.as_ref()
-    }
-
     /// Applies `actions`, refusing (before changing anything) a trigger above
     /// B, a weight of 0, a rate for a stream that does not exist, or a
     /// worker that does not exist.

@@ -14,6 +14,9 @@
 //! is idle; the link has no FIFO after it (Δ_D = 0), so eq. (1) of the
 //! paper bounds the measure by T-WFI_SA + Δ_A.
 
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
 use crate::sched::{Algorithm, Scheduler};
 
 /// The largest packet every client sends (bytes): L.
@@ -58,17 +61,17 @@ pub fn measure(algorithm: Algorithm, weights: &[u32], packets: u64, scan: f64, s
             s.enqueue(flow, PACKET, 0).expect("room for two");
         }
     }
-    let mut rng = Lcg(seed | 1);
+    let mut rng = SmallRng::seed_from_u64(seed);
     // The spread of the bursts' arrivals: a round of the others, at least one packet.
     let spread = (weights.len() as f64).max(fluid);
     let (mut now, mut worst, mut measured) = (0.0f64, f64::NEG_INFINITY, 0);
     // The burst: when it arrived, its packets, those sent.
-    let (mut arrival, mut burst, mut sent) = (rng.uniform() * spread, 0, 0);
+    let (mut arrival, mut burst, mut sent) = (rng.gen_range(0.0..spread), 0, 0);
     while measured < packets {
         // A burst enters at the arbiter's first scan at or after its arrival.
         let entry = if scan > 0.0 { (arrival / scan).ceil() * scan } else { arrival };
         if burst == 0 && entry <= now {
-            burst = 1 + (rng.uniform() * MOST_BURST as f64) as u64;
+            burst = rng.gen_range(1..=MOST_BURST);
             for _ in 0..burst {
                 s.enqueue(0, PACKET, 0).expect("a burst fits client 0's queue");
             }
@@ -85,7 +88,7 @@ pub fn measure(algorithm: Algorithm, weights: &[u32], packets: u64, scan: f64, s
         measured += 1;
         if sent == burst {
             (burst, sent) = (0, 0);
-            arrival = now + rng.uniform() * spread;
+            arrival = now + rng.gen_range(0.0..spread);
         }
     }
     Twfi { measured: worst, packets: measured }
@@ -103,18 +106,6 @@ pub fn bound(algorithm: Algorithm, weights: &[u32], lmax: u32) -> Option<f64> {
         Algorithm::Qfq => Some(6.0 * f64::from(lmax) / f64::from(PACKET) / phi_k),
         Algorithm::Drr => Some(1.0 / phi_min + 1.0 / phi_k + weights.len() as f64 - 1.0),
         _ => None,
-    }
-}
-
-/// A small deterministic generator (Knuth's MMIX LCG): the arrivals'
-/// spread, the same on every machine.
-struct Lcg(u64);
-
-impl Lcg {
-    /// Uniform in [0, 1).
-    fn uniform(&mut self) -> f64 {
-        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        (self.0 >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 

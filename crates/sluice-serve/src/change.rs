@@ -117,10 +117,11 @@ impl Change {
                 Ok(line)
             }
             Change::Egress { weights, link_bits_per_s } => {
-                at.apply(&Actions { egress_weights: weights.clone(), link_bits_per_s, ..Actions::default() }).map_err(refused)?;
+                let actions = Actions { egress_weights: weights, link_bits_per_s, ..Actions::default() };
+                at.apply(&actions).map_err(refused)?;
                 let plan = status.egress.as_mut().expect("checked when parsed");
                 let mut said = Vec::new();
-                for (class, weight) in weights {
+                for &(class, weight) in &actions.egress_weights {
                     plan.config.weights[class] = weight;
                     said.push(format!("class '{}' weight {weight}", plan.class_names[class]));
                 }
