@@ -167,9 +167,8 @@ impl Socket {
 /// The receive side: takes frames slot by slot, in ring order.
 pub struct AfPacketRx {
     socket: Socket,
-    config: RingConfig,
     /// The next slot to read.
-    next: u32,
+    next: SlotCursor,
     /// Frames the kernel dropped at a full ring, as counted so far (pkt).
     ring_dropped: Cell<u64>,
     /// Frames longer than a pool buffer, dropped here (pkt).
@@ -180,11 +179,45 @@ pub struct AfPacketRx {
 /// TPACKET_ALIGN(sizeof(struct tpacket2_hdr)).
 const LINK_ADDRESS_OFFSET: usize = std::mem::size_of::<tpacket2_hdr>().next_multiple_of(libc::TPACKET_ALIGNMENT);
 
-/// Slot `i`'s place in a ring of `config`'s shape (bytes from its start):
-/// slots do not straddle blocks.
-fn slot_offset(config: &RingConfig, i: u32) -> usize {
-    let per_block = config.block_size / config.frame_size;
-    (i / per_block) as usize * config.block_size as usize + (i % per_block) as usize * config.frame_size as usize
+/// Walks a ring's frame slots in ring order, wrapping at its end (slots do
+/// not straddle blocks), with no division per step.
+struct SlotCursor {
+    frame_size: usize,
+    block_size: usize,
+    per_block: u32,
+    blocks: u32,
+    /// The current slot: its block, its place in the block, and its offset
+    /// from the ring's start (bytes).
+    block: u32,
+    in_block: u32,
+    offset: usize,
+}
+
+impl SlotCursor {
+    /// At the first slot of a ring of `config`'s shape.
+    fn new(config: &RingConfig) -> Self {
+        let per_block = config.block_size / config.frame_size;
+        Self { frame_size: config.frame_size as usize, block_size: config.block_size as usize, per_block, blocks: config.blocks, block: 0, in_block: 0, offset: 0 }
+    }
+
+    /// The current slot in `socket`'s ring.
+    #[inline]
+    fn slot<T>(&self, socket: &Socket) -> *mut T {
+        // SAFETY: the offset stays inside the mapped ring (see `advance`).
+        unsafe { socket.ring.as_ptr().add(self.offset).cast() }
+    }
+
+    /// On to the next slot.
+    #[inline]
+    fn advance(&mut self) {
+        self.in_block += 1;
+        self.offset += self.frame_size;
+        if self.in_block == self.per_block {
+            self.in_block = 0;
+            self.block = if self.block + 1 == self.blocks { 0 } else { self.block + 1 };
+            self.offset = self.block as usize * self.block_size;
+        }
+    }
 }
 
 impl AfPacketRx {
@@ -197,7 +230,7 @@ impl AfPacketRx {
             let arg = c_int::from(group) | ((libc::PACKET_FANOUT_HASH as c_int) << 16);
             set(&socket.fd, libc::PACKET_FANOUT, &arg).map_err(os(port, "join the fanout group"))?;
         }
-        Ok(Self { socket, config, next: 0, ring_dropped: Cell::new(0), oversize: 0 })
+        Ok(Self { socket, next: SlotCursor::new(&config), ring_dropped: Cell::new(0), oversize: 0 })
     }
 
     /// Passes up to `max` received frames to `take` with the time the
@@ -212,7 +245,7 @@ impl AfPacketRx {
         while n < max {
             // SAFETY: the slot lies in the mapped ring; the kernel writes
             // tp_status last, and hands the slot over with it.
-            let hdr: *mut tpacket2_hdr = unsafe { self.socket.ring.as_ptr().add(slot_offset(&self.config, self.next)).cast() };
+            let hdr: *mut tpacket2_hdr = self.next.slot(&self.socket);
             let status_at = unsafe { std::ptr::addr_of_mut!((*hdr).tp_status) };
             let status = unsafe { std::ptr::read_volatile(status_at) };
             if status & libc::TP_STATUS_USER == 0 {
@@ -237,7 +270,7 @@ impl AfPacketRx {
             }
             fence(Ordering::Release);
             unsafe { std::ptr::write_volatile(status_at, libc::TP_STATUS_KERNEL) };
-            self.next = (self.next + 1) % self.config.frames();
+            self.next.advance();
         }
         n
     }
@@ -276,9 +309,8 @@ impl AfPacketRx {
 /// The transmit side: fills frame slots in ring order and kicks the kernel.
 pub struct AfPacketTx {
     socket: Socket,
-    config: RingConfig,
     /// The next slot to fill.
-    next: u32,
+    next: SlotCursor,
     /// Frames the kernel refused as malformed (pkt).
     pub refused: u64,
 }
@@ -286,16 +318,12 @@ pub struct AfPacketTx {
 impl AfPacketTx {
     /// Opens the transmit ring on `iface` (`port` names it in errors).
     pub fn open(port: &str, iface: &str, config: RingConfig) -> Result<Self> {
-        Ok(Self { socket: Socket::open(port, iface, 0, libc::PACKET_TX_RING, &config)?, config, next: 0, refused: 0 })
-    }
-
-    fn slot(&self, i: u32) -> *mut tpacket3_hdr {
-        unsafe { self.socket.ring.as_ptr().add(slot_offset(&self.config, i)).cast() }
+        Ok(Self { socket: Socket::open(port, iface, 0, libc::PACKET_TX_RING, &config)?, next: SlotCursor::new(&config), refused: 0 })
     }
 
     /// Queues `frame` in the next slot; false when the ring is full.
     pub fn push(&mut self, frame: &[u8]) -> bool {
-        let hdr = self.slot(self.next);
+        let hdr: *mut tpacket3_hdr = self.next.slot(&self.socket);
         let status_at = unsafe { std::ptr::addr_of_mut!((*hdr).tp_status) };
         let status = unsafe { std::ptr::read_volatile(status_at) };
         if status & libc::TP_STATUS_WRONG_FORMAT != 0 {
@@ -312,12 +340,31 @@ impl AfPacketTx {
         }
         fence(Ordering::Release);
         unsafe { std::ptr::write_volatile(status_at, libc::TP_STATUS_SEND_REQUEST) };
-        self.next = (self.next + 1) % self.config.frames();
+        self.next.advance();
         true
     }
 
     /// Has the kernel send every queued frame (without waiting for the wire).
     pub fn flush(&mut self) {
         unsafe { libc::send(self.socket.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_slot_cursor_visits_every_slot_in_ring_order_skips_each_block_s_tail_and_wraps() {
+        // 3 slots of 2560 bytes a block of 8192: 512 bytes of every block unused.
+        let config = RingConfig { block_size: 8192, blocks: 4, frame_size: 2560, ..RingConfig::default() };
+        let mut cursor = SlotCursor::new(&config);
+        let mut offsets = Vec::new();
+        for _ in 0..2 * config.frames() {
+            offsets.push(cursor.offset);
+            cursor.advance();
+        }
+        let one_lap: Vec<usize> = (0..4).flat_map(|b| (0..3).map(move |i| b * 8192 + i * 2560)).collect();
+        assert_eq!(offsets, [one_lap.clone(), one_lap].concat());
     }
 }
