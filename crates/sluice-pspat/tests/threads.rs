@@ -7,9 +7,16 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sluice_pspat::{Arbiter, ArbiterThread, Drr, Entry, Pace, Link, Locked, Scheduler};
+use sluice_pspat::{Arbiter, ArbiterThread, Client, Drr, Entry, Pace, Link, Locked, Scheduler};
 
 const UNLIMITED: Link = Link { bits_per_s: f64::INFINITY, overhead: 24 };
+
+/// Runs `offer` for each client on a thread of its own (its flow is its
+/// index); returns the packets they offered in all.
+fn each_on_its_thread(clients: Vec<Client>, offer: impl Fn(u16, &mut Client) -> u64 + Copy + Send + 'static) -> u64 {
+    let handles: Vec<_> = clients.into_iter().enumerate().map(|(flow, mut client)| std::thread::spawn(move || offer(flow as u16, &mut client))).collect();
+    handles.into_iter().map(|h| h.join().unwrap()).sum()
+}
 
 #[test]
 fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() {
@@ -23,20 +30,13 @@ fn every_packet_clients_hand_the_arbiter_thread_is_sent_dropped_or_still_held() 
     }, move |_| {
         d.fetch_add(1, Ordering::Relaxed);
     }));
-    let handles: Vec<_> = clients
-        .into_iter()
-        .enumerate()
-        .map(|(flow, mut client)| {
-            std::thread::spawn(move || {
-                let mut offered = 0u64;
-                for id in 0..20_000u32 {
-                    offered += u64::from(client.send(Entry { flow: flow as u16, len: 1000, id }));
-                }
-                offered
-            })
-        })
-        .collect();
-    let offered: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    let offered = each_on_its_thread(clients, |flow, client| {
+        let mut offered = 0u64;
+        for id in 0..20_000u32 {
+            offered += u64::from(client.send(Entry { flow, len: 1000, id }));
+        }
+        offered
+    });
     std::thread::sleep(Duration::from_millis(20));
     let (arbiter, stats) = thread.stop();
     let (sent, dropped) = (sent.load(Ordering::Relaxed), dropped.load(Ordering::Relaxed));
@@ -53,25 +53,17 @@ fn clients_that_fall_idle_and_come_back_strand_no_packet() {
     let clients = 8;
     let (arbiter, ends) = Arbiter::new(Drr::new(&vec![1; clients], 1500, 4096), UNLIMITED, clients, 1024, 64);
     let clock = quanta::Clock::new();
-    let idle = Pace::SPIN;
-    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, idle, (|_: Entry, _| {}, |_| {}));
-    let handles: Vec<_> = ends
-        .into_iter()
-        .enumerate()
-        .map(|(flow, mut client)| {
-            std::thread::spawn(move || {
-                let mut offered = 0u64;
-                for burst in 0..12u32 {
-                    std::thread::sleep(Duration::from_micros(1_500 + 100 * flow as u64));
-                    for i in 0..1 + burst % 3 {
-                        offered += u64::from(client.send(Entry { flow: flow as u16, len: 60, id: burst * 4 + i }));
-                    }
-                }
-                offered
-            })
-        })
-        .collect();
-    let offered: u64 = handles.into_iter().map(|h| h.join().unwrap()).sum();
+    let thread = ArbiterThread::spawn(arbiter, clock.clone(), clock.raw(), None, Pace::SPIN, (|_: Entry, _| {}, |_| {}));
+    let offered = each_on_its_thread(ends, |flow, client| {
+        let mut offered = 0u64;
+        for burst in 0..12u32 {
+            std::thread::sleep(Duration::from_micros(1_500 + 100 * u64::from(flow)));
+            for i in 0..1 + burst % 3 {
+                offered += u64::from(client.send(Entry { flow, len: 60, id: burst * 4 + i }));
+            }
+        }
+        offered
+    });
     std::thread::sleep(Duration::from_millis(20));
     let (_, stats) = thread.stop();
     assert_eq!(stats.totals.drained, offered, "every packet read");
