@@ -133,6 +133,13 @@ def test_experiment_static_writes_the_documented_report(tmp_path: Path) -> None:
     assert row["viol_projgrad_pct"] <= 5
     for name in ("static.json", "static.csv", "static.md", "static.png"):
         assert (tmp_path / "o" / name).exists()
+    assert "Deviations: 8 warm-up + 5 measured periods (paper: 100 + 200)" in (tmp_path / "o" / "static.md").read_text()
+    trace_row = sluice("experiment", "static", "--only", "l2l3-pcap-16", "--backend", "sim", "--warmup", "1", "--periods", "1",
+                       "--period-ms", "5", "--out", "t", "--json", "t.json", cwd=tmp_path)
+    assert trace_row.returncode == 0, trace_row.stderr
+    report = json.loads((tmp_path / "t.json").read_text())
+    assert [r["pipeline"] for r in report["rows"]] == ["*L2L3(16)"] and report["trace"]["source"].startswith("`sluice trace synth`")
+    assert "*L2L3 rows: `sluice trace synth` (one segment, seed 1) (1000000 packets" in (tmp_path / "t" / "static.md").read_text()
     bad = sluice("experiment", "static", "--only", "warp-9", cwd=tmp_path)
     assert bad.returncode != 0 and "unknown rows ['warp-9']" in bad.stderr
     bad = sluice("experiment", "static", "--quick", "--periods", "0", cwd=tmp_path)
@@ -143,7 +150,8 @@ def test_static_counts_override_the_quick_ones_one_by_one() -> None:
     from sluice.lab.static import Settings
 
     assert Settings.make(True, "sim", periods=3) == Settings(8, 3, 100.0, "sim", 4)
-    assert Settings.make(False, "engine", warmup=2, period_ms=10.0, rounds=2) == Settings(2, 10, 10.0, "engine", 2)
+    assert Settings.make(False, "engine", warmup=2, period_ms=10.0, rounds=2) == Settings(2, 200, 10.0, "engine", 2)
+    assert Settings.make(False, "engine", slo_statistic="mean", keep_disturbed=True) == Settings(100, 200, 100.0, "engine", 1, "mean", True)
 
 
 def test_experiment_overhead_reports_response_times(tmp_path: Path) -> None:

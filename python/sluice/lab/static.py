@@ -1,15 +1,18 @@
 """`static`: the Batchy Table 2 grid — each pipeline under every controller,
-with one SLO for every SLO flow of a pipeline: 80% of the mean delay
-measured under Max (over those flows), bounding each flow's mean delay,
-the statistic the SLO was taken from. (Bounding the p95 by 80% of a mean
-would ask for less than half of Max's p95: a fractional buffer's wait is
-spread evenly up to its fill time, so under Max a flow's p95 is about
-twice its mean.) One SLO per pipeline, not 80% of each flow's own mean:
-under Max every buffer flushes in the same round, and which flows that
-round serves first changes from run to run (GW(16): its first flow's mean
-10–26 µs over four runs, the mean over flows 19–21 µs), so per-flow SLOs
-were that run's phase, not the pipeline's. Pipelines whose flows bring
-their own SLOs, like RC, keep them, on the p95."""
+by the paper's protocol: one SLO for every SLO flow of a pipeline, 80% of
+the mean delay measured under Max (over those flows), bounding each flow's
+95th-percentile delay; 100 warm-up and 200 measured periods of 100 ms, one
+run per controller. (Under Max a fractional buffer's wait is spread evenly
+up to its fill time, so a flow's p95 is about twice its mean: the SLO asks
+for well under half of Max's p95. `--slo-statistic mean` bounds the
+statistic the SLO was taken from instead, a named deviation.) One SLO per
+pipeline, not 80% of each flow's own mean: under Max every buffer flushes
+in the same round, and which flows that round serves first changes from
+run to run (GW(16): its first flow's mean 10–26 µs over four runs, the
+mean over flows 19–21 µs), so per-flow SLOs were that run's phase, not the
+pipeline's. Pipelines whose flows bring their own SLOs, like RC, keep them.
+The paper's *L2L3 rows replay a CAIDA backbone trace; this build ships
+none, so they replay `sluice trace synth`'s trace unless `--pcap` names one."""
 
 from __future__ import annotations
 
@@ -52,8 +55,8 @@ PCAP_FLOWS = (16, 32, 64)
 
 
 def grid(pcap: Optional[str] = None) -> list[Row]:
-    """The rows this build can run; the trace rows (*L2L3(16, 32, 64))
-    only with a trace `pcap`."""
+    """The rows; the trace rows (*L2L3(16, 32, 64)) with a trace `pcap`
+    that has a destination /24 for each of their flows."""
     rows = [Row(f"l2l3-{n}", f"L2L3({n})", functools.partial(l2l3, n)) for n in (1, 4, 8, 16)]
     rows.append(Row("l2l3-dual-16", "L2L3-dual(16)", functools.partial(l2l3_dual, 16)))
     rows += [Row(f"gw-{n}", f"GW({n})", functools.partial(gw, n)) for n in (1, 8, 16, 64)]
@@ -76,10 +79,8 @@ def _destinations(pcap: str) -> int:
     return sum(1 for prefix, _ in _core.pcap_prefixes(pcap) if ":" not in prefix)
 
 
-def not_run(pcap: Optional[str]) -> dict[str, str]:
-    """Rows of the published grid left out, and why."""
-    if not pcap:
-        return {"*L2L3(16, 32, 64)": "need a real trace, which this build does not ship: `--pcap FILE` adds them"}
+def not_run(pcap: str) -> dict[str, str]:
+    """The *L2L3 rows trace `pcap` cannot run, and why."""
     destinations = _destinations(pcap)
     return {f"*L2L3({n})": f"the trace has {destinations} destination /24s, fewer than the {n} flows"
             for n in PCAP_FLOWS if n > destinations}
@@ -87,33 +88,56 @@ def not_run(pcap: Optional[str]) -> dict[str, str]:
 
 @dataclass(frozen=True)
 class Settings:
-    """How long each run lasts and how often each controller runs. The
-    warm-up covers the periods projgrad takes to grow its buffers to the
-    SLOs: five to eight on GW(16) and L2L3(16) on the engine. A machine's
-    speed shifts from run to run more than within one (a two-core VM: runs
-    of the same pipeline under Max spread 7% between runs of one second,
-    2% between the periods of one run), so a controller's figures are the
-    mean of `rounds` short runs rather than of one or two long ones.
-    `--quick`'s 4 rounds of 5 measured periods give 20 a controller: the
-    fewest at which a violation share of 5% is one period over rather
-    than none."""
+    """How long each run lasts, how often each controller runs and which
+    delay statistic the SLO bounds. The full run is the paper's protocol;
+    `--quick` (8 + 5 periods, four runs a controller: 20 periods, the fewest
+    at which a violation share of 5% is one period over rather than none)
+    and every override are deviations the table names."""
 
     warmup: int
     periods: int
     period_ms: float
     backend: str
     rounds: int
+    #: The delay statistic each SLO bounds (the paper's: p95).
+    slo_statistic: str = "p95"
     #: Count the periods in which the machine slowed the worker's core too
-    #: (see `DISTURBED`).
+    #: (see `DISTURBED`) in each controller's batch and rate.
     keep_disturbed: bool = False
 
     @staticmethod
     def make(quick: bool, backend: str, warmup: Optional[int] = None, periods: Optional[int] = None,
-             period_ms: Optional[float] = None, rounds: Optional[int] = None, keep_disturbed: bool = False) -> Settings:
-        """`--quick`'s counts or the full ones, each overridden where given."""
-        default = Settings(8, 5 if quick else 10, 100.0, backend, 4, keep_disturbed)
-        given: dict[str, Any] = {"warmup": warmup, "periods": periods, "period_ms": period_ms, "rounds": rounds}
-        return dataclasses.replace(default, **{k: v for k, v in given.items() if v is not None})
+             period_ms: Optional[float] = None, rounds: Optional[int] = None, slo_statistic: Optional[str] = None,
+             keep_disturbed: bool = False) -> Settings:
+        """`--quick`'s counts or the paper's, each overridden where given."""
+        default = QUICK if quick else PAPER
+        given: dict[str, Any] = {"warmup": warmup, "periods": periods, "period_ms": period_ms, "rounds": rounds,
+                                 "slo_statistic": slo_statistic}
+        return dataclasses.replace(default, backend=backend, keep_disturbed=keep_disturbed,
+                                   **{k: v for k, v in given.items() if v is not None})
+
+    def deviations(self) -> list[str]:
+        """How these settings differ from the paper's protocol (`PAPER`)."""
+        out = []
+        if (self.warmup, self.periods) != (PAPER.warmup, PAPER.periods):
+            out.append(f"{self.warmup} warm-up + {self.periods} measured periods (paper: {PAPER.warmup} + {PAPER.periods})")
+        if self.period_ms != PAPER.period_ms:
+            out.append(f"periods of {self.period_ms:g} ms (paper: {PAPER.period_ms:g})")
+        if self.rounds != PAPER.rounds:
+            out.append(f"{self.rounds} runs a controller, in order and reversed by turns (paper: one)")
+        if self.slo_statistic != PAPER.slo_statistic:
+            out.append(f"the SLO bounds each flow's {self.slo_statistic} (paper: {PAPER.slo_statistic})")
+        if self.backend != PAPER.backend:
+            out.append(f"on the {self.backend} backend (paper: a running data plane)")
+        if self.keep_disturbed:
+            out.append("batch and rate count the disturbed periods too")
+        return out
+
+
+#: Batchy's protocol (§5: 100 warm-up and 200 measured periods of 100 ms, p95 control).
+PAPER = Settings(100, 200, 100.0, "engine", 1)
+#: `--quick`: CI-sized runs.
+QUICK = Settings(8, 5, 100.0, "engine", 4)
 
 
 #: A measured period counts only where its worker's core probe (a fixed
@@ -123,8 +147,9 @@ class Settings:
 #: core by up to half for a second at a time, whatever the controller; that
 #: moved Max's rate on L2L3(16) from 12 to 8 Mpps and put projgrad, which
 #: holds its flows at 0.9 of the SLO, over it for the spell. Every
-#: controller's periods are judged alike, and the row says how many were
-#: set aside.
+#: controller's periods are judged alike; the row says how many were set
+#: aside, and each controller's violations are given without them and,
+#: where that differs, with them.
 DISTURBED = 1.25
 
 
@@ -133,24 +158,20 @@ def _probe_ns(period: dict[str, Any]) -> float:
     return max((w["probe_ns"] for w in period["workers"]), default=0.0)
 
 
-#: The runs under Max that set a row's SLO.
-CALIBRATION = "calibration"
-
-
 class Periods:
     """The measured periods of a row's runs, and which of them the machine
     disturbed (see `DISTURBED`)."""
 
     def __init__(self, keep_disturbed: bool) -> None:
         self.keep_disturbed = keep_disturbed
-        #: Per controller (and `CALIBRATION`), the measured periods of its runs.
+        #: Per controller, the measured periods of its runs.
         self.by_runs: dict[str, list[dict[str, Any]]] = {}
 
     def add(self, runs: str, result: Any) -> None:
         self.by_runs.setdefault(runs, []).extend(p for p in result.periods if not p["warmup"])
 
     def measured(self, runs: str) -> list[dict[str, Any]]:
-        """Every measured period of `runs` (a controller, or `CALIBRATION`)."""
+        """Every measured period of controller `runs`."""
         return self.by_runs.get(runs, [])
 
     def usual_probe_ns(self) -> float:
@@ -180,44 +201,48 @@ class Periods:
         return 100.0 * (total - kept) / total if total else 0.0
 
 
+def _violated_pct(periods: list[dict[str, Any]]) -> float:
+    """Share of `periods` in which some flow was over its SLO (%)."""
+    over = sum(1 for p in periods if p["violated"])
+    return round(100.0 * over / len(periods), 1)
+
+
 def run_row(row: Row, s: Settings, progress: Callable[[str], None]) -> dict[str, Any]:
-    """One row: calibrate its SLO under Max (unless its flows bring their
-    own), then every controller."""
+    """One row: Max first, whose runs set the SLO (unless the row's flows
+    bring their own; Max reads no SLO), then every other controller."""
     pipeline = row.build()
     periods = Periods(s.keep_disturbed)
-    wanted = s.rounds * s.periods
+
+    def run(controller: str) -> None:
+        progress(f"{row.label}: {controller}")
+        periods.add(controller, pipeline.run(controller, periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms,
+                                             backend=s.backend, slo_statistic=s.slo_statistic))
+
+    # As many runs under Max as each controller gets: the SLO follows the
+    # machine's speed in them, and one run's speed is noisy.
+    for _ in range(s.rounds):
+        run("max")
     slo_us = None
     if not row.own_slos:
-        progress(f"{row.label}: calibrating the SLO under max")
-        # As many runs as each controller gets: the SLO follows the
-        # machine's speed during calibration, and one run's speed is noisy.
-        for _ in range(s.rounds):
-            periods.add(CALIBRATION, pipeline.run("max", periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend))
         slo_flows = list(filter(row.slo_flows, pipeline.flows()))
-        delays = [p["flows"][f]["mean_us"] for p in periods.counted(CALIBRATION) for f in slo_flows]
+        delays = [p["flows"][f]["mean_us"] for p in periods.counted("max") for f in slo_flows]
         slo_us = max(SLO_SHARE * statistics.mean(delays), 0.1)
         for flow in slo_flows:
             pipeline.set_slo(flow, slo_us)
-    statistic = "p95" if row.own_slos else "mean"
+    # The rounds in order and in reverse by turns: a machine that speeds up
+    # or slows down during the row then shifts every controller alike.
+    others = [c for c in CONTROLLERS if c != "max"]
+    for i in range(s.rounds):
+        for c in others if i % 2 == 0 else others[::-1]:
+            run(c)
     out: dict[str, Any] = {"pipeline": row.label, "name": row.name, "modules": len(pipeline.validate()["modules"]),
-                           "slo_statistic": statistic, "slo_us": None if slo_us is None else round(slo_us, 2)}
-    # Every controller runs `rounds` times, the rounds in order and in
-    # reverse by turns: a machine that speeds up or slows down during the
-    # row then shifts every controller alike. Up to `rounds` more go to
-    # the controllers that still have fewer than `rounds × periods`
-    # undisturbed periods.
-    for i in range(2 * s.rounds):
-        todo = [c for c in (CONTROLLERS if i % 2 == 0 else CONTROLLERS[::-1])
-                if i < s.rounds or len(periods.undisturbed(c)) < wanted]
-        for c in todo:
-            progress(f"{row.label}: {c}")
-            periods.add(c, pipeline.run(c, periods=s.periods, warmup_periods=s.warmup, period_ms=s.period_ms, backend=s.backend,
-                                        slo_statistic=statistic))
+                           "slo_statistic": s.slo_statistic, "slo_us": None if slo_us is None else round(slo_us, 2)}
     for c in CONTROLLERS:
         counted = periods.counted(c)
         out[f"batch_{c}"] = round(statistics.mean(p["mean_batch"] for p in counted), 2)
         out[f"mpps_{c}"] = round(statistics.mean(p["rate_pps"] for p in counted) / 1e6, 3)
-        out[f"viol_{c}_pct"] = round(100.0 * sum(p["violated"] for p in counted) / len(counted), 1)
+        out[f"viol_{c}_pct"] = _violated_pct(counted)
+        out[f"viol_{c}_all_pct"] = _violated_pct(periods.measured(c))
     out["projgrad_over_null"] = round(out["mpps_projgrad"] / out["mpps_null"], 2) if out["mpps_null"] else None
     out["set_aside_pct"] = round(periods.set_aside_pct(), 1)
     return out
@@ -228,22 +253,43 @@ def published() -> dict[str, dict[str, str]]:
     return {r["pipeline"]: r for r in table("batchy_table2.csv")}
 
 
+def _cell(r: dict[str, Any], c: str) -> str:
+    """A controller's batch / Mpps / violations %, with the disturbed periods in brackets where they change it."""
+    viol, viol_all = r[f"viol_{c}_pct"], r.get(f"viol_{c}_all_pct", r[f"viol_{c}_pct"])
+    return f"{r[f'batch_{c}']} / {r[f'mpps_{c}']} / {viol}" + (f" ({viol_all})" if viol_all != viol else "")
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
     """Our rows, and the published ones beside them."""
     pub = published()
     head = "| pipeline | modules | " + " | ".join(f"{c} batch / Mpps / viol %" for c in CONTROLLERS) + " | projgrad / null |"
     lines = [head, "|" + "---|" * (3 + len(CONTROLLERS))]
     for r in rows:
-        cells = [f"{r[f'batch_{c}']} / {r[f'mpps_{c}']} / {r[f'viol_{c}_pct']}" for c in CONTROLLERS]
-        slo = f" · SLO {r['slo_us']} µs" if r["slo_us"] is not None else ""
+        slo = f" · {r['slo_statistic']} SLO {r['slo_us']} µs" if r["slo_us"] is not None else ""
         slo += f" · {r['set_aside_pct']}% of periods disturbed, set aside" if r.get("set_aside_pct") else ""
-        lines.append(f"| {r['pipeline']}{slo} | {r['modules']} | " + " | ".join(cells) + f" | {r['projgrad_over_null']} |")
+        lines.append(f"| {r['pipeline']}{slo} | {r['modules']} | " + " | ".join(_cell(r, c) for c in CONTROLLERS)
+                     + f" | {r['projgrad_over_null']} |")
         p = pub.get(r["pipeline"])
         if p:
             cells = [f"{p[f'batch_{c}']} / {p[f'mpps_{c}']} / {p[f'viol_{c}_pct']}" if f"mpps_{c}" in p else "—" for c in CONTROLLERS]
             ratio = float(p["mpps_projgrad"]) / float(p["mpps_null"])
             lines.append(f"| *published* | {p['modules']} | " + " | ".join(cells) + f" | {ratio:.2f} |")
     return "\n".join(lines) + "\n"
+
+
+def protocol(settings: Settings, trace: Optional[dict[str, Any]]) -> str:
+    """The paragraph above the table: the protocol, its deviations and the trace of the *L2L3 rows."""
+    deviations = settings.deviations()
+    text = ("Protocol: Batchy's (§5): each flow's p95 delay bounded by 80% of the mean delay under Max, "
+            "100 warm-up + 200 measured periods of 100 ms, one run a controller. "
+            + (f"Deviations: {'; '.join(deviations)}. " if deviations else "No deviation. ")
+            + "Violations: % of measured periods with some flow over its SLO, undisturbed periods only "
+            "(in brackets, every period, where that differs).")
+    if trace:
+        text += (f" *L2L3 rows: {trace['source']} ({trace['packets']} packets, {trace['flows']} flows of mean "
+                 f"{trace['mean_flow_packets']} packets, SLF {trace['slf_32']} at batch 32), where the paper replays "
+                 "CAIDA's equinix-nyc 2019 trace (1.85 M sessions of mean 18 KB, burstiness 1.13).")
+    return text + "\n\n"
 
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
@@ -267,20 +313,52 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     save(fig, path)
 
 
+#: Packets of the synthetic trace the *L2L3 rows replay without `--pcap`.
+TRACE_PACKETS = 1_000_000
+
+
+def _trace(out: Path, pcap: Optional[str], progress: Callable[[str], None]) -> tuple[str, dict[str, Any]]:
+    """The trace of the *L2L3 rows (`pcap`, or a synthetic one written
+    into `out`) and what it is."""
+    import json
+
+    from sluice import _core
+
+    if pcap:
+        source = f"the capture {pcap}"
+    else:
+        out.mkdir(parents=True, exist_ok=True)
+        pcap = str(out / "static-trace.pcap")
+        progress(f"trace synth: {TRACE_PACKETS} packets into {pcap}")
+        _core.trace_synth(pcap, TRACE_PACKETS, 1)
+        source = "`sluice trace synth` (one segment, seed 1)"
+    a = json.loads(_core.trace_analyze(pcap))
+    return pcap, {"source": source, "packets": a["packets"], "flows": a["flows"],
+                  "mean_flow_packets": round(a["flow_size"]["mean"], 1), "slf_32": round(a["slf"]["32"], 2)}
+
+
 def run(out: Path, settings: Settings, only: Optional[list[str]], progress: Callable[[str], None],
         pcap: Optional[str] = None) -> dict[str, Any]:
-    """Runs the grid (or the rows named in `only`; the trace rows with
-    `pcap`) and writes static.{json,csv,md,png} into `out`."""
+    """Runs the grid (or the rows named in `only`; the *L2L3 rows on
+    `pcap` or a synthetic trace) and writes static.{json,csv,md,png} into `out`."""
+    if only:
+        known = {r.name for r in grid()} | {f"l2l3-pcap-{n}" for n in PCAP_FLOWS}
+        unknown = sorted(set(only) - known)
+        if unknown:
+            raise ValueError(f"unknown rows {unknown} (known: {', '.join(sorted(known))})")
+    trace: Optional[dict[str, Any]] = None
+    if not only or any(name.startswith("l2l3-pcap") for name in only):
+        pcap, trace = _trace(out, pcap, progress)
     rows = grid(pcap)
     if only:
-        unknown = sorted(set(only) - {r.name for r in rows})
-        if unknown:
-            need = "; the l2l3-pcap-N rows need a trace (--pcap FILE) with N destination /24s" if any(u.startswith("l2l3-pcap") for u in unknown) else ""
-            raise ValueError(f"unknown rows {unknown} (known: {', '.join(r.name for r in rows)}{need})")
+        missing = sorted(set(only) - {r.name for r in rows})
+        if missing:
+            assert pcap is not None, "only the trace rows depend on the trace"
+            raise ValueError(f"rows {missing} need more destination /24s than the trace has: {not_run(pcap)}")
         rows = [r for r in rows if r.name in only]
     results = [run_row(r, settings, progress) for r in rows]
-    report = {"settings": settings.__dict__, "slo_share": SLO_SHARE, "rows": results, "not_run": not_run(pcap)}
-    output.write(out, "static", report, markdown, plot)
+    report = {"settings": settings.__dict__, "slo_share": SLO_SHARE, "trace": trace, "rows": results, "not_run": not_run(pcap) if pcap else {}}
+    output.write(out, "static", report, lambda rows: protocol(settings, trace) + markdown(rows), plot)
     return report
 
 
