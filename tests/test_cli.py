@@ -290,6 +290,19 @@ def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> Non
             # Its controller holds packets for less than the fixed bound to keep the SLO. (How many periods
             # end over it is not checked: a millisecond's stall of this VM puts any period over 300 µs.)
             assert 0 < row["hold_us"] < row["t_buff_us"], row
+    # Figures 16 and 18: every configuration at every load, each carrying its load whole.
+    assert {(row["config"], row["load_share"]) for row in r["load"]} == {
+        (c, share) for c in ("baseline", "reframer", "short flows unheld") for share in (0.5, 0.9)}
+    assert all(row["lossless"] for row in r["load"]), r["load"]
+    # A Reframer that lets each flow's first packets through holds fewer of them, and still some.
+    assert [row["segments"] for row in r["short_flows_unheld"]] == [1, 8]
+    assert all(0 < row["bypassed_share"] < 1 and row["lossless"] for row in r["short_flows_unheld"]), r["short_flows_unheld"]
+    # Figure 14: each configuration on one and two workers, every copy of it forwarding.
+    assert {(row["config"], row["cores"]) for row in r["cores"]} == {
+        (c, n) for c in ("chain", "reframer + chain", "reframer alone") for n in (1, 2)}
+    assert all(row["mpps"] > 0 and row["lossless"] for row in r["cores"]), r["cores"]
+    table = (tmp_path / "o" / "reframer.md").read_text()
+    assert "**At loads below saturation**" in table and "**By cores**" in table and "mean -46 %" in table
     assert (tmp_path / "o" / "reframer.png").read_bytes()[:4] == b"\x89PNG"
 
 

@@ -29,12 +29,12 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence
 
-from sluice import Pipeline, _core
-from sluice.lab import output
+from sluice import _core
+from sluice.lab import output, reframer_cores, reframer_load
 from sluice.lab.reference import table
-from sluice.nf import Acl, FlowStats, Lpm, Napt, Reframer, Rule
+from sluice.lab.reframer_chain import NF_NAMES, chain, measure, saturation
 
 SEGMENTS = [1, 4, 16, 32]
 QUICK_SEGMENTS = [1, 8]
@@ -50,69 +50,10 @@ T_BUFF_BOUND_US = 256.0
 SLO_US = 300.0
 #: Share of the baseline's capacity offered in the latency runs.
 LOAD_SHARE = 0.5
-NF_NAMES = ("flowstats", "router", "firewall", "nat")
 #: Saturation runs per point, the fastest kept: a spell in which the VM
 #: slows a core (two workers share two cores here) touches one of them.
 REPEATS = 3
 QUICK_REPEATS = 2
-
-
-def _routes() -> dict[str, int]:
-    """200 routes: 198 /24s of the servers' space and two /8s that catch the rest (one gate: the chain goes on)."""
-    return {**{f"20.0.{i}.0/24": 0 for i in range(198)}, "20.0.0.0/8": 0, "10.0.0.0/8": 0}
-
-
-def _rules() -> list[Rule]:
-    """10 000 rules: 9 999 denials of unused ports from the clients' /24s,
-    which the tree must tell apart from the traffic, then permit all."""
-    deny = [Rule(permit=False, src=f"10.{j % 40}.{(j // 40) % 256}.0/24", dport=(1 + j % 7, 1 + j % 7)) for j in range(9999)]
-    return [*deny, Rule(permit=True)]
-
-
-def _chain(trace: str, *, t_buff_us: float = 0.0, slo_control: bool = False, external: bool = False,
-           rate_pps: Optional[float] = None, slo_us: Optional[float] = None,
-           costs: Optional[dict[str, float]] = None) -> Pipeline:
-    """The chain behind a replay of `trace`; a Reframer in front when `t_buff_us`
-    (on worker 1 with the source when `external`); controlled buffers priced
-    at `costs` (ns per packet) when given."""
-    p = Pipeline("reframer-chain")
-    src = p.pcap_source("src", trace, {"all": "0.0.0.0/0"}, rate_pps=rate_pps, worker=1 if external else 0)
-    front = []
-    if t_buff_us:
-        front.append(p.module("reframer", Reframer(t_buff_us=t_buff_us, max_burst=64, slo_control=slo_control), worker=1 if external else 0))
-    nfs = {"flowstats": FlowStats(), "router": Lpm(_routes()), "firewall": Acl(_rules()),
-           "nat": Napt("10.0.0.0/8", "30.0.0.1", 1024, 65535, 30.0)}
-    chain = [p.module(name, nf, worker=0, controlled=costs is not None,
-                      t0_ns=None if costs is None else 50.0, t1_ns=None if costs is None else costs[name])
-             for name, nf in nfs.items()]
-    out = p.sink("out", worker=0)
-    p.chain(src, *front, *chain, out)
-    p.flow("all", [src, *front, *chain, out], slo_us=slo_us)
-    return p
-
-
-def _measure(p: Pipeline, controller: str, periods: int, period_ms: float) -> dict[str, Any]:
-    """One run on the engine: rate, run length at the first NF, ns per packet per NF, delays, violations."""
-    r = p.run(controller, periods=periods, period_ms=period_ms, warmup_periods=2, backend="engine")
-    totals = r.data["module_totals"]
-    lookups = r.nf_counters("flowstats")["lookups"]
-    measured = [q for q in r.periods if not q["warmup"] and q["flows"]["all"]["delivered"]]
-    flows = [q["flows"]["all"] for q in measured]
-    return {
-        "pps": r.summary["rate_pps"],
-        "slf_out": totals["flowstats"]["run_pkts"] / max(1, lookups),
-        "nf_ns": {m: totals[m]["busy_ns"] / max(1, totals[m]["run_pkts"]) for m in ("reframer", *NF_NAMES) if m in totals},
-        "mean_us": statistics.fmean(f["mean_us"] for f in flows) if flows else 0.0,
-        "p99_us": statistics.median(f["p99_us"] for f in flows) if flows else 0.0,
-        "viol_pct": r.summary["violation_pct"],
-        "holds_us": [q["modules"]["reframer"].get("hold_us") for q in measured if "reframer" in q["modules"]],
-        "accounted": r.summary["accounted"] and r.summary["dropped"] == 0,
-    }
-
-
-def _saturation(p: Pipeline, controller: str, periods: int, period_ms: float, repeats: int) -> dict[str, Any]:
-    """The fastest of `repeats` runs at saturation."""
-    return max((_measure(p, controller, periods, period_ms) for _ in range(repeats)), key=lambda m: float(m["pps"]))
 
 
 def _configs(t_buffs: list[float]) -> list[tuple[str, dict[str, Any], str]]:
@@ -141,11 +82,15 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[
         _core.trace_synth(str(path), QUICK_PACKETS if quick else PACKETS, k)
         traces.append((k, str(path)))
     ns_per_cycle = _core.ns_per_cycle()
+    shares = reframer_load.QUICK_LOAD_SHARES if quick else reframer_load.LOAD_SHARES
     rows: list[dict[str, Any]] = []
+    load_rows: list[dict[str, Any]] = []
+    bypass_rows: list[dict[str, Any]] = []
+    core_rows: list[dict[str, Any]] = []
     for k, trace in traces:
         slf_in = json.loads(_core.trace_analyze(trace))["slf"]["32"]
         progress(f"{Path(trace).name}: baseline")
-        base = _saturation(_chain(trace), "null", periods, period_ms, repeats)
+        base = saturation(chain(trace), "null", periods, period_ms, repeats)
         load = LOAD_SHARE * base["pps"]
         costs = {m: max(1.0, base["nf_ns"][m]) for m in NF_NAMES}
         points = [("baseline", {}, "null"), *_configs(t_buffs)]
@@ -155,8 +100,8 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[
             settings = dict(settings)
             priced = settings.pop("priced", False)
             priced_costs = costs if priced else None
-            sat = base if config == "baseline" else _saturation(_chain(trace, costs=priced_costs, **settings), controller, periods, period_ms, repeats)
-            lat = _measure(_chain(trace, rate_pps=load, costs=priced_costs, **settings), controller, periods, period_ms)
+            sat = base if config == "baseline" else saturation(chain(trace, costs=priced_costs, **settings), controller, periods, period_ms, repeats)
+            lat = measure(chain(trace, rate_pps=load, costs=priced_costs, **settings), controller, periods, period_ms)
             ns = 1e9 / sat["pps"] if sat["pps"] else 0.0
             if config == "split":
                 split_pps = sat["pps"]
@@ -172,9 +117,17 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[
                 "hold_us": round(statistics.fmean(lat["holds_us"]), 1) if lat["holds_us"] and lat["holds_us"][0] is not None else None,
                 "lossless": sat["accounted"] and lat["accounted"],
             })
+        progress(f"{Path(trace).name}: loads {', '.join(f'{x:.0%}' for x in shares)} of the baseline's capacity")
+        load_rows += reframer_load.at_loads(trace, k, base["pps"], shares, periods, period_ms)
+        all_held = next(r for r in rows if (r["segments"], r["config"], r["t_buff_us"]) == (k, "reframer", reframer_load.BYPASS_T_BUFF_US))
+        bypass_rows.append(reframer_load.short_flows_unheld(trace, k, 1e6 * all_held["mpps"], periods, period_ms, repeats))
+        if k == traces[0][0]:
+            progress(f"{Path(trace).name}: by cores")
+            core_rows = reframer_cores.scaling(trace, k, periods, period_ms, repeats)
     report = {"packets": QUICK_PACKETS if quick else PACKETS, "periods": periods, "period_ms": period_ms, "slo_us": SLO_US,
-              "load_share": LOAD_SHARE, "published": table("reframer_figures.csv"), "rows": rows}
-    output.write(out, "reframer", report, markdown, plot)
+              "load_share": LOAD_SHARE, "published": table("reframer_figures.csv"), "rows": rows,
+              "load": load_rows, "short_flows_unheld": bypass_rows, "cores": core_rows}
+    output.write(out, "reframer", report, lambda rows: figures_markdown(report), lambda rows, path: plot(rows, path, load_rows))
     return report
 
 
@@ -204,12 +157,23 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
+def figures_markdown(report: dict[str, Any]) -> str:
+    """The table of every point, then Figures 16/18 and 14's, with the paper's figures named."""
+    fig16 = (f"the paper at ~90% of its baseline's capacity with T_buff 64 µs: mean {_published('fig16', 'in-chain T_buff 64', 'mean latency change')}, "
+             f"p99.9 {_published('fig16', 'in-chain at 30', 'p99.9 latency change')}; short flows unheld: rate {_published('fig18', 'bypassing', 'throughput change vs delaying all')} "
+             "against holding all")
+    fig14 = f"the paper: one core of Reframer alone {_published('fig14b', 'one core', 'capacity')}, scaling almost linearly with cores"
+    return "\n".join([markdown(report["rows"]), reframer_load.markdown(report["load"], report["short_flows_unheld"], fig16),
+                      reframer_cores.markdown(report["cores"], fig14)])
+
+
+def plot(rows: list[dict[str, Any]], path: Path, load: Sequence[dict[str, Any]] = ()) -> None:
     """Like the paper's Figures 12 and 16: throughput and SLF out against
-    T_buff per trace, and mean delay at half the baseline's capacity."""
+    T_buff per trace, mean delay at half the baseline's capacity, and mean
+    delay against load on the first trace."""
     from sluice.plot import save, subplots
 
-    fig, (thr, slf, lat) = subplots(1, 3, figsize=(13, 3.6))
+    fig, (thr, slf, lat, by_load) = subplots(1, 4, figsize=(17, 3.6))
     for i, k in enumerate(dict.fromkeys(r["segments"] for r in rows)):
         pts = sorted((r for r in rows if r["segments"] == k and r["config"] in ("baseline", "reframer")), key=lambda r: r["t_buff_us"])
         xs = [r["t_buff_us"] for r in pts]
@@ -221,6 +185,14 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     slf.set(xlabel="T_buff (µs)", ylabel="SLF at the chain")
     lat.set(xlabel="T_buff (µs)", ylabel=f"mean delay at {LOAD_SHARE:.0%} load (µs)")
     thr.legend(fontsize=8)
+    first = [r for r in load if r["segments"] == load[0]["segments"]] if load else []
+    for i, (config, t) in enumerate(dict.fromkeys((r["config"], r["t_buff_us"]) for r in first)):
+        pts = [r for r in first if (r["config"], r["t_buff_us"]) == (config, t)]
+        by_load.plot([100 * r["load_share"] for r in pts], [r["mean_us"] for r in pts], "o-", color=f"C{i}",
+                     label=config + (f" {t:g} µs" if t else ""))
+    by_load.set(xlabel="load (% of the baseline's capacity)", ylabel="mean delay (µs)", yscale="log")
+    if first:
+        by_load.legend(fontsize=7)
     save(fig, path)
 
 
