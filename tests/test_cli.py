@@ -384,6 +384,16 @@ def test_experiment_embedding_writes_the_documented_report(tmp_path: Path) -> No
     published = report["instances"]["mgw-10"]["methods"]["best-fit, published order"]
     assert (published["sum"], published["min"], published["max"], round(published["mean"], 2), round(published["std"], 2)) == (59, 0, 6, 2.46, 1.98)
     assert "| best-fit, published order | 59 | 0 | 6 | 2.46 | 1.98 |" in (tmp_path / "o" / "embedding.md").read_text()
+    # The cores each method needs on the scaled instance (§4.3.4): best-fit 40 as published; the ILP at
+    # least the bound (a 30-module conflict clique's worth, on this instance) and no more than best-fit.
+    needed = {m: row["cores_needed"] for m, row in report["instances"]["mgw-40"]["methods"].items()}
+    assert needed["best-fit"] == 40 and needed["ilp-sum"] == needed["ilp-max"]
+    assert report["instances"]["mgw-40"]["fewest_cores"] <= needed["ilp-sum"] <= 40 < needed["worst-case"]
+    # Figure 4.3: without resilience, every flow of the 22 counted; the ILPs cross at most twice, best-fit
+    # less than the naive methods on every flow.
+    fig43 = {r["method"]: r["crossings"] for r in report["without_resilience"]}
+    assert all(len(c) == 22 for c in fig43.values()) and max(fig43["ilp-max"]) <= 2
+    assert max(fig43["best-fit"]) < min(fig43["worst-case"]) and max(fig43["best-fit"]) < min(fig43["straw-man"])
     for name in ("embedding.json", "embedding.csv", "embedding.md", "embedding.png", "mgw-10.lgf", "mgw-40.lgf"):
         assert (tmp_path / "o" / name).exists()
 

@@ -167,7 +167,7 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
     from sluice.lab import embedding
 
     report = embedding.run(Path(out), time_limit, lambda msg: console.log(msg))
-    console.print(embedding.markdown(report["rows"]))
+    console.print(embedding.markdown(report["rows"], report))
     console.print(f"best heuristic of ours: {report['best_heuristic']}")
     _experiment_written("embedding", out, report, json_path, rows_in_json=False, extra=("mgw-10.lgf", "mgw-40.lgf"))
 

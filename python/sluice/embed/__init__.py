@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from sluice import _core
-from sluice.embed.ilp import solve
+from sluice.embed.ilp import fewest_cores, solve
 from sluice.embed.instance import Flow, Instance, from_pipeline
 from sluice.embed.mgw import mgw_instance
 
-__all__ = ["HEURISTICS", "METHODS", "Embedding", "Flow", "Instance", "embed", "from_pipeline", "mgw_instance"]
+__all__ = ["HEURISTICS", "METHODS", "Embedding", "Flow", "Instance", "cores_needed", "embed", "fewest_cores", "from_pipeline", "mgw_instance"]
 
 #: Heuristic methods (Rust) by the names the dissertation uses, and ours.
 HEURISTICS = {"worst-case": "round-robin", "straw-man": "random", "best-fit": "best-fit", "path-fit": "path-fit"}
@@ -94,10 +94,11 @@ def embed(
     time_limit_s: float = 30.0,
     backend: str = "cp-sat",
     hint: Optional[list[int]] = None,
+    first: bool = False,
 ) -> Embedding:
     """Embeds `instance` with `method` (see METHODS): a heuristic, or the
     ILP ("ilp-sum", "ilp-max") on `backend` within `time_limit_s`, started
-    from `hint` if given. A heuristic that finds no room, or an ILP without
+    from `hint` if given, stopping at its first placement with `first`. A heuristic that finds no room, or an ILP without
     a solution, gives an Embedding without placement and says why in its
     status; the placement of any other is checked before it is returned."""
     if method in HEURISTICS:
@@ -111,9 +112,20 @@ def embed(
             placement, status, bound = None, "no-fit", None
         elapsed = time.perf_counter() - start
     elif method in ("ilp-sum", "ilp-max"):
-        solution = solve(instance, method[4:], backend=backend, time_limit_s=time_limit_s, hint=hint)
+        solution = solve(instance, method[4:], backend=backend, time_limit_s=time_limit_s, hint=hint, first=first)
         placement, status, bound, elapsed = solution.placement, solution.status, solution.bound, solution.time_s
     else:
         raise ValueError(f"unknown embedding method '{method}' (known: {', '.join(METHODS)})")
     crossings = _core.embed_check(*instance.core_args(), placement) if placement is not None else []
     return Embedding(method, placement, crossings, status, bound, instance.cores, elapsed)
+
+
+def cores_needed(instance: Instance, method: str, *, upper: int, time_limit_s: float = 30.0) -> Optional[int]:
+    """The fewest cores, from `fewest_cores`' bound up to `upper`, on which
+    `method` finds an embedding of `instance` (an ILP: any placement within
+    `time_limit_s` a try); None if none up to `upper`. Where it equals the
+    bound, no method can do with fewer."""
+    for cores in range(fewest_cores(instance), upper + 1):
+        if embed(instance.with_cores(cores), method, time_limit_s=time_limit_s, first=True).placement is not None:
+            return cores
+    return None

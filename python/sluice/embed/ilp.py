@@ -66,6 +66,14 @@ def conflict_clique(instance: Instance) -> list[int]:
     return clique
 
 
+def fewest_cores(instance: Instance) -> int:
+    """A lower bound on the cores any embedding of `instance` needs: its
+    weight over a core's capacity, or the size of a conflict clique (each
+    member on a core of its own), whichever is more."""
+    clique = conflict_clique(instance.with_cores(len(instance.names)))
+    return max(math.ceil(sum(instance.weights) / instance.capacity), len(clique), 1)
+
+
 def formulate(instance: Instance) -> Formulation:
     """Edges with their flow counts, and the cores each module may use after symmetry breaking."""
     clique = conflict_clique(instance)
@@ -121,10 +129,13 @@ def solve(
     time_limit_s: float = 30.0,
     hint: Optional[Sequence[int]] = None,
     workers: int = 8,
+    first: bool = False,
 ) -> Solution:
     """Solves the embedding ILP with `objective` ("sum" or "max") on
     `backend` ("cp-sat" or "highs") within `time_limit_s`; `hint` is a
-    placement to start from (CP-SAT only)."""
+    placement to start from (CP-SAT only). With `first`, stops at the
+    first placement found (CP-SAT only: whether the instance's cores are
+    enough, whatever the crossings)."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective '{objective}' (known: {', '.join(OBJECTIVES)})")
     if not time_limit_s > 0:
@@ -132,7 +143,9 @@ def solve(
     form = formulate(instance)
     start = time.perf_counter()
     if backend == "cp-sat":
-        placement, status, bound = _cp_sat(instance, form, objective, time_limit_s, hint, workers)
+        placement, status, bound = _cp_sat(instance, form, objective, time_limit_s, hint, workers, first)
+    elif first:
+        raise ValueError("stopping at the first placement is CP-SAT's (backend 'cp-sat')")
     elif backend == "highs":
         placement, status, bound = _highs(instance, form, objective, time_limit_s)
     else:
@@ -169,7 +182,8 @@ def _build(
 
 
 def _cp_sat(
-    instance: Instance, form: Formulation, objective: str, time_limit_s: float, hint: Optional[Sequence[int]], workers: int
+    instance: Instance, form: Formulation, objective: str, time_limit_s: float, hint: Optional[Sequence[int]], workers: int,
+    first: bool
 ) -> tuple[Optional[list[int]], str, float]:
     from ortools.sat.python import cp_model
 
@@ -188,6 +202,7 @@ def _cp_sat(
     solver = cp_model.CpSolver()
     solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = workers
+    solver.parameters.stop_after_first_solution = first
     # The default portfolio of a few workers never raises the lower bound
     # of the sum objective; the core-based subsolver does.
     solver.parameters.extra_subsolvers.append("core")

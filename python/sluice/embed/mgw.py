@@ -22,7 +22,9 @@ def mgw_instance(users: int = 10, ha_users: int = 1, cores: int = 10, capacity: 
     the 10-core instance (114 modules, 24 flows, 315 conflicts); with
     `ha_users=5, cores=40` it is the scaled one (170, 40, 2903). As in the
     reference, all HA paths of one direction form one conflict group, so
-    with several HA users their originals conflict with each other too."""
+    with several HA users their originals conflict with each other too.
+    With `k = 0` the HA users are not made resilient (the instance of the
+    dissertation's Figure 4.3: 22 flows, no copies, no conflicts)."""
     if not 0 < ha_users <= users:
         raise ValueError(f"need 0 < ha_users ≤ users, got {ha_users} of {users}")
     names: list[str] = []
@@ -52,6 +54,8 @@ def mgw_instance(users: int = 10, ha_users: int = 1, cores: int = 10, capacity: 
         path += glue(*TAIL, "ul_mac_rewrite", "ul_checksum")
         flows.append(Flow(f"ul_b{b}_u{u}", tuple(path)))
     base = Instance(names, weights, cores, capacity, flows)
+    if k == 0:
+        return base
     ha = [f"{d}_b0_u{u}" for d in ("dl", "ul") for u in range(ha_users)]
     return base.resilient(ha, k, group=lambda flow: flow[:2])
 

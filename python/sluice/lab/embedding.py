@@ -1,6 +1,8 @@
 """`embedding`: the dissertation's Table 4.1 on the MGW instance (10 cores)
 and the scaled instance (5 HA users, 40 cores): crossings per flow of every
-method, run time, and for the ILP its status, bound and gap.
+method, run time, and for the ILP its status, bound and gap; the cores each
+method needs (§4.3.4 on the scaled instance); and Figure 4.3, the crossings
+per flow on the 10-core instance without resilience.
 
 A heuristic that finds no room on the instance's cores is given one more
 core at a time (up to twice as many) and reports the cores it needed.
@@ -13,9 +15,9 @@ from __future__ import annotations
 import statistics
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Optional
 
-from sluice.embed import HEURISTICS, METHODS, Embedding, Instance, embed, lgf, mgw_instance
+from sluice.embed import HEURISTICS, METHODS, Embedding, Instance, cores_needed, embed, fewest_cores, lgf, mgw_instance
 from sluice.embed.mgw import as_published
 from sluice.lab import output
 from sluice.lab.reference import table
@@ -52,6 +54,29 @@ def _heuristic(instance: Instance, method: str) -> Embedding:
     return result
 
 
+def _cores_needed(instance: Instance, time_limit_s: float) -> dict[str, Optional[int]]:
+    """Per method, the fewest cores on which it finds an embedding (up to
+    three times the instance's); the two ILPs share theirs (the same
+    constraints)."""
+    upper = 3 * instance.cores
+    needed = {m: cores_needed(instance, m, upper=upper) for m in HEURISTICS}
+    ilp = cores_needed(instance, "ilp-sum", upper=upper, time_limit_s=time_limit_s)
+    return {**needed, "ilp-sum": ilp, "ilp-max": ilp}
+
+
+def without_resilience(time_limit_s: float, hint_method: str = "path-fit") -> list[dict[str, Any]]:
+    """Figure 4.3: every method's crossings per flow on the 10-core
+    instance with no flow made resilient (22 flows, no conflicts)."""
+    instance = mgw_instance(k=0)
+    rows = []
+    hint = None
+    for method in METHODS:
+        e = embed(instance, method, time_limit_s=time_limit_s, hint=hint)
+        hint = e.placement if method == hint_method else hint
+        rows.append({"method": method, "crossings": sorted(e.crossings), "status": e.status})
+    return rows
+
+
 def run(out: Path, time_limit_s: float, progress: Callable[[str], None]) -> dict[str, Any]:
     """Runs every method on both instances and writes embedding.{json,csv,md,png} (and the instances as .lgf) into `out`."""
     out.mkdir(parents=True, exist_ok=True)
@@ -74,42 +99,78 @@ def run(out: Path, time_limit_s: float, progress: Callable[[str], None]) -> dict
         row = _heuristic(published, "best-fit").row()
         methods[AS_PUBLISHED] = row
         report["rows"].append({"instance": name, "method": AS_PUBLISHED, **row})
-        report["instances"][name] = {"cores": instance.cores, "capacity": instance.capacity, **instance.summary(), "methods": methods}
+        progress(f"{name}: the cores each method needs")
+        needed = {**_cores_needed(instance, time_limit_s), AS_PUBLISHED: cores_needed(published, "best-fit", upper=3 * instance.cores)}
+        for method, row in methods.items():
+            row["cores_needed"] = needed[method]
+        for r in report["rows"]:
+            if r["instance"] == name:
+                r["cores_needed"] = needed[r["method"]]
+        report["instances"][name] = {"cores": instance.cores, "capacity": instance.capacity, **instance.summary(), "methods": methods,
+                                     "fewest_cores": fewest_cores(instance)}
+    progress("mgw-10 without resilience (Figure 4.3)")
+    report["without_resilience"] = without_resilience(time_limit_s)
     report["best_heuristic"] = min(OURS, key=lambda m: max(report["instances"][i]["methods"][m]["sum"] or 1 << 30 for i in report["instances"]))
-    output.write(out, "embedding", report, markdown, plot)
+    output.write(out, "embedding", report, lambda rows: markdown(rows, report), lambda rows, path: plot(rows, path, report["without_resilience"]))
     return report
 
 
-def markdown(rows: list[dict[str, Any]]) -> str:
-    """Per instance, every method beside the published Table 4.1 (10-core instance only)."""
+def markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
+    """Per instance, every method beside the published Table 4.1 (10-core
+    instance) or the cores each method needs (scaled instance); then
+    Figure 4.3's crossings per flow without resilience."""
     pub = {r["method"]: r for r in table("embedding_table41.csv")}
+    needs = {r["method"]: r["cores_needed"] for r in table("embedding_scaled.csv")}
     lines = []
     for name in dict.fromkeys(r["instance"] for r in rows):
-        lines += [f"**{name}**", "", "| method | sum | min | max | mean | std | time | status (bound) | cores used | published sum/min/max/mean/std, time |",
-                  "|---|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"**{name}** (no embedding fits on fewer than {report['instances'][name]['fewest_cores']} cores: its weight over a core's "
+                  "capacity, or a conflict clique)", "",
+                  "| method | sum | min | max | mean | std | time | status (bound) | cores used | cores needed | published |",
+                  "|---|---|---|---|---|---|---|---|---|---|---|"]
         for r in (r for r in rows if r["instance"] == name):
-            p = pub.get("best-fit" if r["method"] == AS_PUBLISHED else r["method"]) if name == "mgw-10" else None
-            published = f"{p['sum']}/{p['min']}/{p['max']}/{p['mean']}/{p['std']}, {p['exec_time']}" if p else "—"
+            method = "best-fit" if r["method"] == AS_PUBLISHED else r["method"]
+            p = pub.get(method)
+            if name == "mgw-10":
+                published = f"{p['sum']}/{p['min']}/{p['max']}/{p['mean']}/{p['std']}, {p['exec_time']}" if p else "—"
+            else:
+                published = f"needs {needs[method]} cores" if method in needs else "—"
             bound = f" ({r['bound']:g})" if r["bound"] is not None else ""
             found = r["sum"] is not None
             stats = f"{r['sum']} | {r['min']} | {r['max']} | {r['mean']:.2f} | {r['std']:.2f}" if found else "— | — | — | — | —"
             lines.append(f"| {r['method']} | {stats} | {_duration(r['time_s'])} | {r['status']}{bound} | "
-                         f"{r['cores_used'] if found else '—'} of {r['cores']} | {published} |")
+                         f"{r['cores_used'] if found else '—'} of {r['cores']} | {r.get('cores_needed') or '—'} | {published} |")
         lines.append("")
-    return "\n".join(lines)
+    fig43 = {r["method"]: r for r in table("embedding_fig43.csv")}
+    lines += ["**mgw-10 without resilience** (Figure 4.3: 22 flows, no copies, no conflicts; crossings per flow)", "",
+              "| method | min | median | max | mean | published range |", "|---|---|---|---|---|---|"]
+    for r in report["without_resilience"]:
+        c, f = r["crossings"], fig43.get(r["method"])
+        cells = f"{c[0]} | {statistics.median(c):g} | {c[-1]} | {statistics.fmean(c):.2f}" if c else "— | — | — | —"
+        published = f"{f['crossings_min']}–{f['crossings_max']}" if f else "—"
+        lines.append(f"| {r['method']} | {cells} | {published} |")
+    return "\n".join(lines) + "\n"
 
 
 def _duration(seconds: float) -> str:
     return f"{seconds * 1e6:.0f} µs" if seconds < 1e-3 else f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.1f} s"
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
-    """Total crossings per method and instance, with the published Table 4.1 for the 10-core instance."""
+def plot(rows: list[dict[str, Any]], path: Path, without_resilience: list[dict[str, Any]]) -> None:
+    """Total crossings per method and instance, with the published Table
+    4.1 for the 10-core instance; Figure 4.3's distribution of crossings
+    per flow without resilience."""
     from sluice.plot import save, subplots
 
     pub = {r["method"]: float(r["sum"]) for r in table("embedding_table41.csv")}
     names = list(dict.fromkeys(r["instance"] for r in rows))
-    fig, axes = subplots(1, len(names), figsize=(5 * len(names), 4))
+    fig, axes = subplots(1, len(names) + 1, figsize=(5 * (len(names) + 1), 4))
+    cdf = axes[-1]
+    for i, r in enumerate(without_resilience):
+        c = r["crossings"]
+        cdf.step(c, [(j + 1) / len(c) for j in range(len(c))], where="post", color=f"C{i}", label=r["method"])
+    cdf.set(xlabel="crossings per flow", ylabel="share of flows (CDF)", title="mgw-10 without resilience (Fig. 4.3)")
+    cdf.grid(alpha=0.3)
+    cdf.legend(fontsize=7)
     for ax, name in zip(axes, names):
         mine = [r for r in rows if r["instance"] == name]
         x = range(len(mine))
