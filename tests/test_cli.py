@@ -394,6 +394,14 @@ def test_experiment_embedding_writes_the_documented_report(tmp_path: Path) -> No
     fig43 = {r["method"]: r["crossings"] for r in report["without_resilience"]}
     assert all(len(c) == 22 for c in fig43.values()) and max(fig43["ilp-max"]) <= 2
     assert max(fig43["best-fit"]) < min(fig43["worst-case"]) and max(fig43["best-fit"]) < min(fig43["straw-man"])
+    # Figures 4.1/4.5 on the engine: a worker down loses none of the HA flows' packets where the embedding
+    # is resilient, and some where it is not; every packet accounted for either way.
+    engine = {r["method"]: r for r in report["engine"]}
+    assert set(engine) == {"ilp-sum", "best-fit", "worst-case", "1 core"}
+    assert all(r["accounted"] and r["mpps"] > 0 for r in engine.values()), engine
+    assert engine["ilp-sum"]["ha_lost"] == engine["best-fit"]["ha_lost"] == 0
+    assert engine["worst-case"]["ha_lost"] > 0 and engine["1 core"]["ha_lost"] > 0
+    assert "**On the engine**" in (tmp_path / "o" / "embedding.md").read_text()
     for name in ("embedding.json", "embedding.csv", "embedding.md", "embedding.png", "mgw-10.lgf", "mgw-40.lgf"):
         assert (tmp_path / "o" / name).exists()
 

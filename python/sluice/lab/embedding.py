@@ -1,8 +1,9 @@
 """`embedding`: the dissertation's Table 4.1 on the MGW instance (10 cores)
 and the scaled instance (5 HA users, 40 cores): crossings per flow of every
 method, run time, and for the ILP its status, bound and gap; the cores each
-method needs (§4.3.4 on the scaled instance); and Figure 4.3, the crossings
-per flow on the 10-core instance without resilience.
+method needs (§4.3.4 on the scaled instance); Figure 4.3, the crossings
+per flow on the 10-core instance without resilience; and the case study of
+Figures 4.1/4.5 on the engine (`embedding_engine`).
 
 A heuristic that finds no room on the instance's cores is given one more
 core at a time (up to twice as many) and reports the cores it needed.
@@ -19,7 +20,7 @@ from typing import Any, Callable, Optional
 
 from sluice.embed import HEURISTICS, METHODS, Embedding, Instance, cores_needed, embed, fewest_cores, lgf, mgw_instance
 from sluice.embed.mgw import as_published
-from sluice.lab import output
+from sluice.lab import embedding_engine, output
 from sluice.lab.reference import table
 
 #: Our heuristics (the others are the dissertation's baselines).
@@ -27,6 +28,10 @@ OURS = ("path-fit",)
 #: Times each heuristic runs; its time is the median.
 HEURISTIC_REPEATS = 21
 
+
+#: The case study on the engine: each flow's rate during the outage
+#: (pkt/s), the control period (ms) and how long the worker is down (s).
+CASE_RATE_PPS, CASE_PERIOD_MS, CASE_DOWN_S = 20e3, 100.0, 1.0
 
 #: Best-fit on the instance with its modules in the order the dissertation's
 #: tool takes them (see `as_published`): the order its ties break by.
@@ -110,6 +115,7 @@ def run(out: Path, time_limit_s: float, progress: Callable[[str], None]) -> dict
                                      "fewest_cores": fewest_cores(instance)}
     progress("mgw-10 without resilience (Figure 4.3)")
     report["without_resilience"] = without_resilience(time_limit_s)
+    report["engine"] = embedding_engine.case_study(CASE_RATE_PPS, CASE_PERIOD_MS, CASE_DOWN_S, time_limit_s, progress)
     report["best_heuristic"] = min(OURS, key=lambda m: max(report["instances"][i]["methods"][m]["sum"] or 1 << 30 for i in report["instances"]))
     output.write(out, "embedding", report, lambda rows: markdown(rows, report), lambda rows, path: plot(rows, path, report["without_resilience"]))
     return report
@@ -148,7 +154,10 @@ def markdown(rows: list[dict[str, Any]], report: dict[str, Any]) -> str:
         cells = f"{c[0]} | {statistics.median(c):g} | {c[-1]} | {statistics.fmean(c):.2f}" if c else "— | — | — | —"
         published = f"{f['crossings_min']}–{f['crossings_max']}" if f else "—"
         lines.append(f"| {r['method']} | {cells} | {published} |")
-    return "\n".join(lines) + "\n"
+    case = {r["method"]: r for r in table("embedding_case_study.csv")}
+    paper = "the dissertation on BESS: " + ", ".join(f"{m} {r['mpps']} Mpps" + (", HA flow cut off" if r["ha_outage"] == "yes" else "")
+                                                      for m, r in case.items())
+    return "\n".join(lines) + "\n\n" + embedding_engine.markdown(report["engine"], paper)
 
 
 def _duration(seconds: float) -> str:
