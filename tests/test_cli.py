@@ -191,6 +191,9 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
         expected |= {("htb", o) for o in (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0)}
         # Far below what its senders push through the veth, Linux HTB keeps the 10:1 share in the median window.
         assert all(s["median_share_error_pct"] < 5 for s in r["share"] if s["scheduler"] == "htb" and s["overload"] <= 0.0625), r["share"]
+        # Real frames on a veth: one and two clients through the scheduled egress, Linux TC and nothing, each putting frames out.
+        assert [t["clients"] for t in r["throughput_frames"]] == [1, 2]
+        assert all(t[f"{a}_mpps"] > 0 for t in r["throughput_frames"] for a in ("pspat", "tc", "none")), r["throughput_frames"]
     assert {(s["scheduler"], s["overload"]) for s in r["share"]} == expected
     assert all({"scheduler", "overload", "max_share_error_pct", "windows_held", "windows"} <= set(s) for s in r["share"])
     # Each row says its runs (one in quick mode) and the scheduler's headroom over the link's rate.

@@ -2,12 +2,15 @@
 machine. PSPAT (clients write into lock-free mailboxes, one arbiter thread
 schedules and transmits) against the same algorithm behind one mutex every
 client takes per packet (Linux TC's architecture) and, for throughput, no
-scheduler. The transmit is a no-op: what is measured is scheduling.
+scheduler. The transmit is a no-op, what is measured is scheduling, except
+in the real-frame throughput test.
 
 - `arbiter`: the arbiter alone over pre-filled mailboxes (decisions/s), at
   1..100 clients and 1..64 packets a client a scan, and a cost model fitted
   to it (a scan costs a·clients + b·packets) that predicts larger machines.
-- `throughput`: 1, 2, 4, 8 greedy clients, 60-byte packets, unlimited link.
+- `throughput`: 1, 2, 4, 8 greedy clients, 60-byte packets, unlimited link;
+  and with real frames on a veth (`pspat_frames`): 1 and 2 clients through
+  the engine's scheduled egress, through Linux TC, and through nothing.
 - `share`: the 10:1 test, two greedy flows of weights 10 and 1 over a link
   set to 25–200% of what the mutex scheduler sustains (measured first, in
   the same harness over an unlimited link); each flow's share in every
@@ -35,10 +38,12 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from sluice import _core
-from sluice.lab import htb_share, output
+from sluice.lab import htb_share, output, pspat_frames
 from sluice.lab.reference import table
 
 CLIENTS = [1, 2, 4, 8]
+#: Clients of the real-frame throughput test: one and one a core.
+FRAME_CLIENTS = [1, 2]
 OVERLOADS = [0.25, 0.5, 1.0, 1.5, 2.0]
 #: HTB's links, as shares of what its two senders put through the veth unshaped: lower ones too, where it holds.
 HTB_OVERLOADS = [0.0625, 0.125, 0.25, 0.5, 1.0, 2.0]
@@ -122,6 +127,19 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
                          "published": {"pspat": _published("fig7", "arbiter transmits", "throughput saturation"),
                                        "mutex": _published("fig7", "TC QFQ", "throughput saturation"),
                                        "none": ""}[arch] if c == CLIENTS[-1] else ""})
+    frames: list[dict[str, Any]] = []
+    if pspat_frames.available():
+        progress("throughput with real frames on a veth")
+        for c in FRAME_CLIENTS:
+            by_arch = {arch: [pspat_frames.mpps(arch, c, seconds) for _ in range(reps)] for arch in pspat_frames.ARCHITECTURES}
+            med = {arch: statistics.median(v) for arch, v in by_arch.items()}
+            frames.append({"clients": c, **{f"{arch}_mpps": round(med[arch], 3) for arch in by_arch},
+                           "pspat_over_tc": round(statistics.median(p / t for p, t in zip(by_arch["pspat"], by_arch["tc"]) if t > 0), 2)})
+            for arch in pspat_frames.ARCHITECTURES:
+                rows.append({"test": "throughput, real frames", "scheduler": arch, "x": f"{c} clients", "metric": "Mpps on a veth (median; range)",
+                             "value": f"{med[arch]:.3f} ({min(by_arch[arch]):.3f}–{max(by_arch[arch]):.3f})",
+                             "published": {"pspat": _published("fig7", "arbiter transmits", "throughput saturation"),
+                                           "tc": _published("fig7", "TC QFQ", "throughput saturation"), "none": ""}[arch] if c == FRAME_CLIENTS[-1] else ""})
     progress("the 10:1 share under overload")
     # What the mutex scheduler sustains in the share test's own harness (two greedy clients, an unlimited link).
     def sustained(scheduler: str) -> float:
@@ -195,7 +213,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
 
     report = {"arbiter_mdps": round(arbiter_mdps, 1), "mutex_sustained_mpps": round(mutex_pps / 1e6, 2), "pspat_sustained_mpps": round(pspat_pps / 1e6, 2),
               "htb_veth_mpps": round(htb_pps / 1e6, 3), "cost_model": {"scan_ns_per_client": round(a_ns, 2), "ns_per_packet": round(b_ns, 2), "predicted": predicted},
-              "throughput": throughput, "share": share, "victim": victim, "seconds": seconds, "reps": reps, "rows": rows}
+              "throughput": throughput, "throughput_frames": frames, "share": share, "victim": victim, "seconds": seconds, "reps": reps, "rows": rows}
     output.write(out, "pspat", report, markdown, lambda _rows, png: plot(report, png))
     return report
 
