@@ -1,5 +1,6 @@
 """`sluice serve` on built-in traffic, driven through its control API as
-an operator's tools would: every documented endpoint answers, refused
+an operator's tools would: every documented endpoint answers (also to
+requests Schemathesis generates from the OpenAPI document), refused
 requests change nothing, random live changes keep every packet accounted
 for, the metrics parse with the Prometheus project's own parser, and
 SIGTERM (during a change too) stops it cleanly with a valid report."""
@@ -233,6 +234,59 @@ def test_no_request_fails_the_server_and_a_refused_one_changes_nothing(served: S
         assert served.client.changes() == before, (path, body, text)
     if path == "/v1/workers/1":
         served.client.set_worker_down(1, False)
+
+
+#: Names a path's parameter takes: the served pipeline's, and ones it does not have.
+PATH_NAMES = {"flow": ["flow0", "flow3", "flow9"], "module": ["lpm", "ttl1", "src", "nosuch"], "worker": ["0", "1", "7", "x"],
+              "class": ["bulk", "nosuch"]}
+#: The token of the TCP listener Schemathesis speaks to.
+TOKEN = "0123456789abcdef-schemathesis"
+
+
+@pytest.fixture(scope="module")
+def served_on_tcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str]]:
+    """A served pipeline of its own (the generated changes leave it as they
+    will) listening on TCP too, with its base URL."""
+    tmp = tmp_path_factory.mktemp("schemathesis")
+    (tmp / "token").write_text(TOKEN)
+    port = 40000 + (os.getpid() + 7) % 20000
+    s = Served(tmp, "--listen", f"127.0.0.1:{port}", "--token-file", str(tmp / "token"))
+    yield s, f"http://127.0.0.1:{port}"
+    s.close()
+
+
+def _operations() -> list[Any]:
+    """Every documented operation, as Schemathesis reads the OpenAPI document."""
+    import schemathesis
+
+    return [op.ok() for op in schemathesis.openapi.from_path(str(OPENAPI)).get_all_operations()]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_documented_endpoint_with_requests_generated_from_the_openapi_document(served_on_tcp: tuple[Served, str], data: st.DataObject) -> None:
+    """Schemathesis draws requests from the OpenAPI document, valid and
+    not (bodies, and names the pipeline has and has not): no answer is a
+    server error, each has a documented status and the documented schema,
+    and a refused change changes nothing."""
+    from schemathesis import GenerationMode
+    from schemathesis.checks import not_a_server_error, response_schema_conformance, status_code_conformance
+
+    served, url = served_on_tcp
+    operation = data.draw(st.sampled_from(_OPERATIONS), label="operation")
+    names = {k: data.draw(st.sampled_from(v), label=k) for k, v in PATH_NAMES.items() if "{" + k + "}" in operation.path}
+    mode = data.draw(st.sampled_from([GenerationMode.POSITIVE, GenerationMode.NEGATIVE]), label="mode")
+    case = data.draw(operation.as_strategy(generation_mode=mode, path_parameters=names or None), label="case")
+    before = served.client.changes()
+    response = case.call(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"})
+    case.validate_response(response, checks=[not_a_server_error, status_code_conformance, response_schema_conformance])
+    if response.status_code != 200:
+        assert served.client.changes() == before, (case.method, case.formatted_path, case.body, response.text)
+    if operation.path == "/v1/workers/{worker}" and response.status_code == 200:
+        served.client.set_worker_down(int(names["worker"]), False)
+
+
+_OPERATIONS = _operations()
 
 
 def test_random_live_changes_under_traffic_lose_no_packet(served: Served) -> None:
