@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
 from sluice import ApiError, Client, Pipeline
-from sluice.pipelines import l2l3
+from sluice.pipelines import l2l3, l2l3_dual
 
 SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
 OPENAPI = Path(__file__).resolve().parent.parent / "docs" / "api" / "openapi.json"
@@ -243,11 +243,12 @@ PATH_NAMES = {"flow": ["flow0", "flow3", "flow9"], "module": ["lpm", "ttl1", "sr
 TOKEN = "0123456789abcdef-schemathesis"
 
 
-@pytest.fixture(scope="module")
-def served_on_tcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, str]]:
+@pytest.fixture
+def served_on_tcp(tmp_path: Path) -> Iterator[tuple[Served, str]]:
     """A served pipeline of its own (the generated changes leave it as they
-    will) listening on TCP too, with its base URL."""
-    tmp = tmp_path_factory.mktemp("schemathesis")
+    will) listening on TCP too, with its base URL; stopped after the test,
+    whose examples all speak to it."""
+    tmp = tmp_path
     (tmp / "token").write_text(TOKEN)
     port = 40000 + (os.getpid() + 7) % 20000
     s = Served(tmp, "--listen", f"127.0.0.1:{port}", "--token-file", str(tmp / "token"))
@@ -344,29 +345,34 @@ def _ignore_refusal(call: Any) -> None:
         pass
 
 
-def test_single_route_changes_reach_the_data_path_without_waiting_for_a_period(tmp_path: Path) -> None:
-    """Small IPv4 route changes are made in place at once (a 1 s period
-    would make 50 of them take 50 s otherwise), and packets follow them:
-    flow0's destination loses its route and its packets are dropped, counted."""
-    s = Served(tmp_path, period_ms=1000.0)
+@pytest.mark.parametrize("family", ["IPv4", "IPv6"])
+def test_single_route_changes_reach_the_data_path_without_waiting_for_a_period(tmp_path: Path, family: str) -> None:
+    """Small route changes of either family are made in place at once (a
+    1 s period would make 50 of them take 50 s otherwise), and packets
+    follow them: flow1's destination loses its route and its packets are
+    dropped, counted. (In the dual-stack router flow1 is IPv6.)"""
+    v6 = family == "IPv6"
+    s = Served(tmp_path, period_ms=1000.0, pipeline=l2l3_dual(4) if v6 else l2l3(4))
     try:
         first = s.client.controller()["periods"]
-        for i in range(50):
-            assert "1 added or replaced" in s.client.routes("lpm", add=[(f"50.0.{i}.0/24", i % 4)])
+        new = [f"2001:db8:50:{i:x}::/64" if v6 else f"50.0.{i}.0/24" for i in range(50)]
+        for i, prefix in enumerate(new):
+            assert "1 added or replaced" in s.client.routes("lpm", add=[(prefix, i % 4)])
         assert s.client.controller()["periods"] - first <= 1
-        assert "1 deleted" in s.client.routes("lpm", delete=["20.0.1.0/24"])
+        gone = "2001:db8:2::/48" if v6 else "20.0.2.0/24"
+        assert "1 deleted" in s.client.routes("lpm", delete=[gone])
         routes = s.client.config("lpm")["routes"]
-        assert ["50.0.49.0/24", 1] in routes and not any(r[0] == "20.0.1.0/24" for r in routes)
+        assert [new[-1], 1] in routes and not any(r[0] == gone for r in routes)
         deadline = time.monotonic() + 30
-        while (next(f for f in s.client.flows() if f["name"] == "flow0")["last_period"] or {}).get("dropped", 0) == 0:
-            assert time.monotonic() < deadline, "flow0's packets still found a route"
+        while (next(f for f in s.client.flows() if f["name"] == "flow1")["last_period"] or {}).get("dropped", 0) == 0:
+            assert time.monotonic() < deadline, "flow1's packets still found a route"
             time.sleep(0.2)
         code, err, report = s.stop()
     finally:
         s.close()
     assert code == 0, err[-2000:]
     accounted(report)
-    assert report["flow_totals"]["flow0"]["dropped"] > 0 and report["flow_totals"]["flow1"]["dropped"] == 0
+    assert report["flow_totals"]["flow1"]["dropped"] > 0 and report["flow_totals"]["flow0"]["dropped"] == 0
     assert sum(len(p["changes"]) for p in report["periods"]) == 51
 
 

@@ -196,7 +196,7 @@ pub trait NetworkFunction: Send {
 
     /// A handle through which the control plane changes the NF's tables
     /// while it runs, without stopping its worker (an LPM's routes: see
-    /// `sluice_nf::lpm4::LiveRoutes`); `None` for most NFs.
+    /// `sluice_nf::lpm::LiveLpm`); `None` for most NFs.
     fn live(&self) -> Option<LiveHandle> {
         None
     }

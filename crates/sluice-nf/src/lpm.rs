@@ -1,6 +1,7 @@
 //! `lpm(routes)`: longest-prefix match on the destination, IPv4 by the
-//! DIR-24-8 table of [`crate::lpm4`] (which the control plane changes in
-//! place while it runs) and IPv6 by the multibit trie of [`crate::lpm6`].
+//! DIR-24-8 table of [`crate::lpm4`] and IPv6 by the multibit trie of
+//! [`crate::lpm6`], both of which the control plane changes in place
+//! while it runs ([`LiveLpm`]).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 use sluice_core::wire::{ip_of, Ip, IpPrefix};
 
 pub use crate::lpm4::{LiveRoutes, LpmTable, MAX_GATE};
-use crate::lpm6::Lpm6Table;
+pub use crate::lpm6::{LiveRoutes6, Lpm6Table};
 
 /// A packet's place in [`Lpm`]'s lookups: an index into the IPv4 runs,
 /// [`V6_RUNS`] + an index into the IPv6 runs, or [`NOT_IP`].
@@ -26,9 +27,9 @@ const NOT_IP: Slot = Slot::MAX;
 /// Reframer) are looked up once.
 pub struct Lpm {
     v4: Option<Arc<LpmTable>>,
-    /// The IPv4 table's writer, for the control plane.
-    live: Option<Arc<LiveRoutes>>,
-    v6: Option<Lpm6Table>,
+    v6: Option<Arc<Lpm6Table>>,
+    /// The tables' writers, for the control plane.
+    live: Arc<LiveLpm>,
     gates: usize,
     /// Per run of packets to one destination in a batch, by family: the
     /// address and its gate (a run is looked up once).
@@ -40,6 +41,15 @@ pub struct Lpm {
     slot_of: [Slot; MAX_BURST],
 }
 
+/// The writers of an LPM's tables, for the control plane: each family's
+/// that has routes (a family without routes has no table to change).
+pub struct LiveLpm {
+    /// The IPv4 table's writer.
+    pub v4: Option<LiveRoutes>,
+    /// The IPv6 table's writer.
+    pub v6: Option<LiveRoutes6>,
+}
+
 impl Lpm {
     /// An LPM over IPv4 routes `v4` and IPv6 routes `v6` (network, length,
     /// gate); a family without routes has no table and its packets miss.
@@ -48,11 +58,14 @@ impl Lpm {
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
         }
-        let live = if v4.is_empty() { None } else { Some(Arc::new(LiveRoutes::new(v4, gates)?)) };
+        let live = LiveLpm {
+            v4: if v4.is_empty() { None } else { Some(LiveRoutes::new(v4, gates)?) },
+            v6: if v6.is_empty() { None } else { Some(LiveRoutes6::new(v6, gates)?) },
+        };
         Ok(Self {
-            v4: live.as_ref().map(|l| l.table().clone()),
-            live,
-            v6: if v6.is_empty() { None } else { Some(Lpm6Table::new(v6)?) },
+            v4: live.v4.as_ref().map(|l| l.table().clone()),
+            v6: live.v6.as_ref().map(|l| l.table().clone()),
+            live: Arc::new(live),
             gates,
             addrs4: [0; MAX_BURST],
             found4: [None; MAX_BURST],
@@ -68,9 +81,9 @@ impl NetworkFunction for Lpm {
         self.gates
     }
 
-    /// Its IPv4 routes' [`LiveRoutes`], if it has IPv4 routes.
+    /// Its tables' writers ([`LiveLpm`]).
     fn live(&self) -> Option<Arc<dyn Any + Send + Sync>> {
-        self.live.clone().map(|l| l as Arc<dyn Any + Send + Sync>)
+        Some(self.live.clone() as Arc<dyn Any + Send + Sync>)
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {

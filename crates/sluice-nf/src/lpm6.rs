@@ -1,11 +1,27 @@
 //! The IPv6 longest-prefix-match table of `lpm`: a multibit trie with a
-//! 24-bit first stride and 8-bit strides below (as DPDK's rte_lpm6).
+//! 24-bit first stride and 8-bit strides below (as DPDK's rte_lpm6),
+//! changed in place while workers look up.
 //!
 //! The first level, indexed by the top 24 address bits, holds either a
 //! next hop or the index of a 256-entry group for the next 8 bits, and so
 //! on down to bit 128: a /24 or shorter prefix costs one memory access, a
 //! /32 two, a /48 four. Prefixes are expanded into every entry they cover
 //! at the level where they end, so a lookup never backtracks.
+//!
+//! Live updates ([`LiveRoutes6`]) as [`crate::lpm4`] makes them for IPv4:
+//! entries are atomics; one writer at a time rewrites the entries a route
+//! covers, each whole, so a lookup finds the route before a change or
+//! after it; a prefix that needs a group a level down gets one filled
+//! before the level above points to it (release; the lookup's acquire),
+//! from room kept at build, never freed while the table lives. The writer
+//! keeps each entry's prefix length and the rules, which find the route a
+//! deleted one uncovers.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sluice_core::wire::ipv6::mask;
 
 /// Marks an entry that points to a group.
 const GROUP: u32 = 1 << 31;
@@ -19,54 +35,76 @@ const GROUP_BITS: u32 = 8;
 const GROUP_LEN: usize = 1 << GROUP_BITS;
 /// Most groups a table may hold (1 KiB each: 1 GiB in all).
 pub const MAX_GROUPS: usize = 1 << 20;
+/// Groups kept free at build for live updates (4 MiB).
+const SPARE_GROUPS: usize = 4096;
 
 /// Entries of the first level.
 const FIRST_LEN: usize = 1 << FIRST_BITS;
 
-/// A multibit trie from IPv6 prefixes to gates. Both levels are arrays of
-/// a fixed length that a byte-built index cannot leave, so a lookup's
-/// loads take no bounds checks.
+/// A multibit trie from IPv6 prefixes to gates. The first level is an
+/// array of a fixed length that a byte-built index cannot leave, and so
+/// is each group, so a lookup's loads take no bounds checks but the
+/// group's.
 pub struct Lpm6Table {
-    first: Box<[u32; FIRST_LEN]>,
-    groups: Vec<[u32; GROUP_LEN]>,
+    first: Box<[AtomicU32; FIRST_LEN]>,
+    groups: Box<[[AtomicU32; GROUP_LEN]]>,
 }
 
-impl Lpm6Table {
-    /// Builds the table from (network, length, gate) routes; duplicates: last wins.
-    pub fn new(routes: &[(u128, u8, u16)]) -> Result<Self, String> {
-        if let Some(r) = routes.iter().find(|r| r.1 > 128 || r.2 > super::lpm::MAX_GATE) {
-            return Err(format!("IPv6 route {r:?} has a prefix length over 128 or a gate over {}", super::lpm::MAX_GATE));
-        }
-        let mut sorted = routes.to_vec();
-        // Shortest first: a range filled later never covers a group, since
-        // a group comes from a prefix longer than the range's level.
-        sorted.sort_by_key(|r| r.1);
-        let first = vec![MISS; FIRST_LEN].into_boxed_slice().try_into().expect("FIRST_LEN entries");
-        let mut t = Self { first, groups: Vec::new() };
-        for (net, len, gate) in sorted {
-            t.insert(net & sluice_core::wire::ipv6::mask(len), len, gate as u32 + 1)?;
-        }
-        Ok(t)
+/// Where a group pointer is kept: a first-level entry, or an entry of a group.
+#[derive(Clone, Copy)]
+enum Slot {
+    First(usize),
+    Group(usize, usize),
+}
+
+/// Per entry the length + 1 of the prefix it holds (0: none), as the writer keeps it.
+struct Depths {
+    first: Vec<u8>,
+    groups: Vec<[u8; GROUP_LEN]>,
+}
+
+/// A table being built, plain entries (and their depths, for a writer).
+struct Builder {
+    first: Vec<u32>,
+    groups: Vec<[u32; GROUP_LEN]>,
+    depths: Option<Depths>,
+}
+
+/// The entry index at the level that ends at bit `end` of `net`.
+fn index(net: u128, end: u32) -> usize {
+    (net >> (128 - end)) as usize & (if end == FIRST_BITS { FIRST_LEN - 1 } else { GROUP_LEN - 1 })
+}
+
+impl Builder {
+    fn new(depths: bool) -> Self {
+        // A zeroed allocation: the pages no route touches are never touched.
+        let depths = depths.then(|| Depths { first: vec![0; FIRST_LEN], groups: Vec::new() });
+        Self { first: vec![MISS; FIRST_LEN], groups: Vec::new(), depths }
     }
 
-    /// Bytes the table takes.
-    pub fn bytes(&self) -> usize {
-        (FIRST_LEN + self.groups.len() * GROUP_LEN) * std::mem::size_of::<u32>()
-    }
-
+    /// Inserts a route (masked), over shorter ones inserted before.
     fn insert(&mut self, net: u128, len: u8, value: u32) -> Result<(), String> {
+        let depth = len + 1;
         let len = len as u32;
-        let top = (net >> (128 - FIRST_BITS)) as usize;
+        let top = index(net, FIRST_BITS);
         if len <= FIRST_BITS {
-            self.first[top..top + (1 << (FIRST_BITS - len))].fill(value);
+            let range = top..top + (1 << (FIRST_BITS - len));
+            self.first[range.clone()].fill(value);
+            if let Some(d) = &mut self.depths {
+                d.first[range].fill(depth);
+            }
             return Ok(());
         }
         let mut group = self.group_at(Slot::First(top))?;
         let mut end = FIRST_BITS + GROUP_BITS;
         loop {
-            let at = (net >> (128 - end)) as usize & (GROUP_LEN - 1);
+            let at = index(net, end);
             if len <= end {
-                self.groups[group][at..at + (1 << (end - len))].fill(value);
+                let range = at..at + (1 << (end - len));
+                self.groups[group][range.clone()].fill(value);
+                if let Some(d) = &mut self.depths {
+                    d.groups[group][range].fill(depth);
+                }
                 return Ok(());
             }
             group = self.group_at(Slot::Group(group, at))?;
@@ -89,7 +127,61 @@ impl Lpm6Table {
         }
         let filled = std::mem::replace(entry, GROUP | group as u32);
         self.groups.push([filled; GROUP_LEN]);
+        if let Some(d) = &mut self.depths {
+            let depth = match slot {
+                Slot::First(i) => d.first[i],
+                Slot::Group(g, at) => d.groups[g][at],
+            };
+            d.groups.push([depth; GROUP_LEN]);
+        }
         Ok(group)
+    }
+
+    /// The table, with room for `spare` groups more than it takes, and the depths if kept.
+    fn finish(mut self, spare: usize) -> (Lpm6Table, Option<Depths>, usize) {
+        let used = self.groups.len();
+        let capacity = (used + spare).min(MAX_GROUPS);
+        self.groups.resize(capacity, [MISS; GROUP_LEN]);
+        if let Some(d) = &mut self.depths {
+            d.groups.resize(capacity, [0; GROUP_LEN]);
+        }
+        let first = Box::into_raw(self.first.into_boxed_slice());
+        let groups = Box::into_raw(self.groups.into_boxed_slice());
+        // SAFETY: `AtomicU32` has the size and alignment of `u32` (as its
+        // documentation guarantees); the first level has FIRST_LEN entries;
+        // each allocation passes whole from one box to the other.
+        let table = unsafe { Lpm6Table { first: Box::from_raw(first as *mut [AtomicU32; FIRST_LEN]), groups: Box::from_raw(groups as *mut [[AtomicU32; GROUP_LEN]]) } };
+        (table, self.depths, used)
+    }
+}
+
+/// The table of `routes` (duplicates: last wins), with room for `spare`
+/// groups more; with `depths`, also each entry's prefix length, for the
+/// writer; and the groups it takes.
+fn build(routes: &[(u128, u8, u16)], spare: usize, depths: bool) -> Result<(Lpm6Table, Option<Depths>, usize), String> {
+    if let Some(r) = routes.iter().find(|r| r.1 > 128 || r.2 > super::lpm::MAX_GATE) {
+        return Err(format!("IPv6 route {r:?} has a prefix length over 128 or a gate over {}", super::lpm::MAX_GATE));
+    }
+    let mut sorted = routes.to_vec();
+    // Shortest first: a range filled later never covers a group, since
+    // a group comes from a prefix longer than the range's level.
+    sorted.sort_by_key(|r| r.1);
+    let mut b = Builder::new(depths);
+    for (net, len, gate) in sorted {
+        b.insert(net & mask(len), len, gate as u32 + 1)?;
+    }
+    Ok(b.finish(spare))
+}
+
+impl Lpm6Table {
+    /// Builds the table from (network, length, gate) routes; duplicates: last wins.
+    pub fn new(routes: &[(u128, u8, u16)]) -> Result<Self, String> {
+        Ok(build(routes, SPARE_GROUPS, false)?.0)
+    }
+
+    /// Bytes the table takes.
+    pub fn bytes(&self) -> usize {
+        (FIRST_LEN + self.groups.len() * GROUP_LEN) * std::mem::size_of::<u32>()
     }
 
     /// The gate `addr` (its bytes, network order) ends at, from its
@@ -101,7 +193,7 @@ impl Lpm6Table {
             if entry & GROUP == 0 {
                 break;
             }
-            entry = self.groups[(entry & !GROUP) as usize][byte as usize];
+            entry = self.groups[(entry & !GROUP) as usize][byte as usize].load(Ordering::Acquire);
         }
         (entry != MISS).then(|| (entry - 1) as u16)
     }
@@ -109,7 +201,7 @@ impl Lpm6Table {
     /// The first-level entry of `addr` (its bytes, network order).
     #[inline]
     fn first_entry(&self, addr: &[u8; 16]) -> u32 {
-        self.first[(addr[0] as usize) << 16 | (addr[1] as usize) << 8 | addr[2] as usize]
+        self.first[(addr[0] as usize) << 16 | (addr[1] as usize) << 8 | addr[2] as usize].load(Ordering::Acquire)
     }
 
     /// The gate of `addr`'s longest matching prefix.
@@ -138,6 +230,163 @@ impl Lpm6Table {
     }
 }
 
+/// The writer's side of an IPv6 table that changes while it is looked up
+/// (see the module's documentation).
+pub struct LiveRoutes6 {
+    table: Arc<Lpm6Table>,
+    /// Gates the LPM has (a route names one of them).
+    gates: usize,
+    writer: Mutex<Writer>,
+}
+
+struct Writer {
+    /// The routes, (network, length) → gate.
+    rules: HashMap<(u128, u8), u16>,
+    /// Per entry, the length + 1 of the prefix it holds; built at the first change.
+    depths: Option<Depths>,
+    /// Groups taken.
+    groups: usize,
+    /// The routes the table was built from, until then.
+    built_from: Vec<(u128, u8, u16)>,
+}
+
+impl LiveRoutes6 {
+    /// The table of `routes` for an LPM of `gates` gates, with its writer.
+    pub fn new(routes: &[(u128, u8, u16)], gates: usize) -> Result<Self, String> {
+        let (table, _, groups) = build(routes, SPARE_GROUPS, false)?;
+        let rules = routes.iter().map(|&(net, len, gate)| ((net & mask(len.min(128)), len), gate)).collect();
+        let writer = Writer { rules, depths: None, groups, built_from: routes.to_vec() };
+        Ok(Self { table: Arc::new(table), gates, writer: Mutex::new(writer) })
+    }
+
+    /// The table lookups read.
+    pub fn table(&self) -> &Arc<Lpm6Table> {
+        &self.table
+    }
+
+    /// Deletes the routes of `delete` (each must exist), then adds those of
+    /// `add` (replacing a route of the same prefix), in place. Everything
+    /// is checked first: an error names the route, and nothing changed.
+    pub fn apply(&self, add: &[(u128, u8, u16)], delete: &[(u128, u8)]) -> Result<(), String> {
+        let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
+        let show = |net: u128, len: u8| format!("{}/{len}", std::net::Ipv6Addr::from(net));
+        if let Some(&(net, len, gate)) = add.iter().find(|r| r.1 > 128 || usize::from(r.2) >= self.gates) {
+            return Err(format!("route {} to gate {gate}: the length must be ≤ 128 and the gate < {}", show(net, len), self.gates));
+        }
+        let mut gone = std::collections::HashSet::new();
+        for &(net, len) in delete {
+            let key = (net & mask(len.min(128)), len);
+            if !w.rules.contains_key(&key) || !gone.insert(key) {
+                return Err(format!("no route {} to delete", show(net, len)));
+            }
+        }
+        // Each added route takes at most a group a level below the first.
+        let most: usize = add.iter().map(|r| (r.1 as u32).saturating_sub(FIRST_BITS).div_ceil(GROUP_BITS) as usize).sum();
+        if w.groups + most > self.table.groups.len() {
+            return Err(format!("no room for up to {most} more groups of the trie: rebuild the table"));
+        }
+        if w.depths.is_none() {
+            w.depths = build(&w.built_from, SPARE_GROUPS, true)?.1;
+            w.built_from = Vec::new();
+        }
+        let Writer { rules, depths, groups, .. } = &mut *w;
+        let depths = depths.as_mut().expect("built above");
+        for &(net, len) in delete {
+            let key = (net & mask(len), len);
+            rules.remove(&key);
+            // What the deleted prefix uncovers: the longest shorter rule that covers it.
+            let under = (0..len).rev().find_map(|l| rules.get(&(key.0 & mask(l), l)).map(|&g| (g as u32 + 1, l + 1))).unwrap_or((MISS, 0));
+            self.rewrite(depths, key.0, len, |d| d == len + 1, under);
+        }
+        for &(net, len, gate) in add {
+            let key = (net & mask(len), len);
+            rules.insert(key, gate);
+            self.split_down(depths, groups, key.0, len);
+            self.rewrite(depths, key.0, len, |d| d <= len + 1, (gate as u32 + 1, len + 1));
+        }
+        Ok(())
+    }
+
+    /// Gives `net`/`len` a group at every level above the one where it ends.
+    fn split_down(&self, depths: &mut Depths, groups: &mut usize, net: u128, len: u8) {
+        let len = len as u32;
+        if len <= FIRST_BITS {
+            return;
+        }
+        let mut group = self.split(depths, groups, Slot::First(index(net, FIRST_BITS)));
+        let mut end = FIRST_BITS + GROUP_BITS;
+        while len > end {
+            group = self.split(depths, groups, Slot::Group(group, index(net, end)));
+            end += GROUP_BITS;
+        }
+    }
+
+    /// The group `slot` points to; one holding what the slot holds, made
+    /// whole before the slot points to it, if it points to none.
+    fn split(&self, depths: &mut Depths, groups: &mut usize, slot: Slot) -> usize {
+        let t = &self.table;
+        let (entry, depth) = match slot {
+            Slot::First(i) => (&t.first[i], depths.first[i]),
+            Slot::Group(g, at) => (&t.groups[g][at], depths.groups[g][at]),
+        };
+        let e = entry.load(Ordering::Relaxed);
+        if e & GROUP != 0 {
+            return (e & !GROUP) as usize;
+        }
+        let group = *groups;
+        for x in &t.groups[group] {
+            x.store(e, Ordering::Relaxed);
+        }
+        depths.groups[group] = [depth; GROUP_LEN];
+        entry.store(GROUP | group as u32, Ordering::Release);
+        *groups += 1;
+        group
+    }
+
+    /// Sets the entries of prefix `net`/`len` (its groups found by
+    /// `split_down`) whose prefix length passes `takes` to `(entry, depth)`,
+    /// down through the groups they point to.
+    fn rewrite(&self, depths: &mut Depths, net: u128, len: u8, takes: impl Fn(u8) -> bool + Copy, value: (u32, u8)) {
+        let t = &self.table;
+        let len32 = len as u32;
+        if len32 <= FIRST_BITS {
+            let top = index(net, FIRST_BITS);
+            for i in top..top + (1 << (FIRST_BITS - len32)) {
+                let e = t.first[i].load(Ordering::Relaxed);
+                if e & GROUP != 0 {
+                    self.rewrite_group(depths, (e & !GROUP) as usize, 0..GROUP_LEN, takes, value);
+                } else if takes(depths.first[i]) {
+                    t.first[i].store(value.0, Ordering::Release);
+                    depths.first[i] = value.1;
+                }
+            }
+            return;
+        }
+        let mut group = (t.first[index(net, FIRST_BITS)].load(Ordering::Relaxed) & !GROUP) as usize;
+        let mut end = FIRST_BITS + GROUP_BITS;
+        while len32 > end {
+            group = (t.groups[group][index(net, end)].load(Ordering::Relaxed) & !GROUP) as usize;
+            end += GROUP_BITS;
+        }
+        let at = index(net, end);
+        self.rewrite_group(depths, group, at..at + (1 << (end - len32)), takes, value);
+    }
+
+    /// `rewrite` on entries `range` of `group`, and every group below them.
+    fn rewrite_group(&self, depths: &mut Depths, group: usize, range: std::ops::Range<usize>, takes: impl Fn(u8) -> bool + Copy, value: (u32, u8)) {
+        for j in range {
+            let entry = &self.table.groups[group][j];
+            let e = entry.load(Ordering::Relaxed);
+            if e & GROUP != 0 {
+                self.rewrite_group(depths, (e & !GROUP) as usize, 0..GROUP_LEN, takes, value);
+            } else if takes(depths.groups[group][j]) {
+                entry.store(value.0, Ordering::Release);
+                depths.groups[group][j] = value.1;
+            }
+        }
+    }
+}
+
 /// Prefix lengths of [`sample_routes6`] and their shares (‰), shaped like
 /// the public IPv6 BGP table's: about half /48s, an eighth /32s, the rest
 /// spread from /29 to /47.
@@ -152,7 +401,7 @@ pub fn sample_routes6(n: usize, seed: u64) -> Vec<(u128, u8, u16)> {
     use rand::{rngs::SmallRng, Rng, SeedableRng};
     let mut rng = SmallRng::seed_from_u64(seed);
     let in_2000_3 = |rng: &mut SmallRng| (1u128 << 125) | (rng.gen::<u128>() >> 3);
-    let allocations: Vec<u128> = (0..(n / 8).max(1)).map(|_| in_2000_3(&mut rng) & sluice_core::wire::ipv6::mask(32)).collect();
+    let allocations: Vec<u128> = (0..(n / 8).max(1)).map(|_| in_2000_3(&mut rng) & mask(32)).collect();
     let total: u32 = LENGTH_SHARES.iter().map(|s| s.1).sum();
     (0..n)
         .map(|i| {
@@ -166,23 +415,15 @@ pub fn sample_routes6(n: usize, seed: u64) -> Vec<(u128, u8, u16)> {
                 pick -= share;
             }
             let base = if len > 32 { allocations[rng.gen_range(0..allocations.len())] | (rng.gen::<u128>() >> 32) } else { in_2000_3(&mut rng) };
-            (base & sluice_core::wire::ipv6::mask(len), len, (i % 16) as u16)
+            (base & mask(len), len, (i % 16) as u16)
         })
         .collect()
-}
-
-/// Where a group pointer is kept: a first-level entry, or an entry of a group.
-#[derive(Clone, Copy)]
-enum Slot {
-    First(usize),
-    Group(usize, usize),
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
-    use sluice_core::wire::ipv6::mask;
 
     /// The longest matching prefix by a scan of every route (last wins on ties).
     fn scan(routes: &[(u128, u8, u16)], addr: u128) -> Option<u16> {
@@ -222,6 +463,64 @@ mod tests {
                 prop_assert_eq!(b, scan(&routes, a));
             }
         }
+    }
+
+    proptest! {
+        // Each case builds a 16 M-entry first level (twice: the writer's depths): a few dozen cases.
+        #![proptest_config(ProptestConfig::with_cases(32))]
+        #[test]
+        fn live_changes_equal_a_scan_of_the_routes_that_remain(
+            start in routes(),
+            steps in proptest::collection::vec((any::<bool>(), routes(), any::<prop::sample::Index>()), 1..12),
+            probes in proptest::collection::vec(any::<u128>(), 16),
+        ) {
+            let live = LiveRoutes6::new(&start, 8).unwrap();
+            let mut rules: HashMap<(u128, u8), u16> = start.iter().map(|&(n, l, g)| ((n & mask(l), l), g)).collect();
+            let mut addrs: Vec<u128> = probes;
+            for (delete, more, pick) in steps {
+                if delete && !rules.is_empty() {
+                    let mut keys: Vec<_> = rules.keys().copied().collect();
+                    keys.sort_unstable();
+                    let key = *pick.get(&keys);
+                    live.apply(&[], &[key]).unwrap();
+                    rules.remove(&key);
+                } else {
+                    let (net, len, gate) = more[pick.index(more.len())];
+                    live.apply(&[(net, len, gate)], &[]).unwrap();
+                    rules.insert((net & mask(len), len), gate);
+                }
+                // Every route's first and last address (the deleted ones' too), and random ones.
+                addrs.extend(start.iter().chain(&more).flat_map(|&(net, len, _)| [net & mask(len), net | !mask(len)]));
+                let remaining: Vec<(u128, u8, u16)> = rules.iter().map(|(&(n, l), &g)| (n, l, g)).collect();
+                for &a in &addrs {
+                    prop_assert_eq!(live.table().lookup(a), scan(&remaining, a), "address {:x}", a);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_bad_change_names_its_route_and_changes_nothing() {
+        let db8 = 0x2001_0db8u128 << 96;
+        let live = LiveRoutes6::new(&[(db8, 32, 0)], 2).unwrap();
+        assert_eq!(live.apply(&[(db8 | 1 << 64, 64, 1)], &[(db8 | 1 << 80, 48)]).unwrap_err(), "no route 2001:db8:1::/48 to delete");
+        assert_eq!(live.apply(&[(db8, 48, 2)], &[]).unwrap_err(), "route 2001:db8::/48 to gate 2: the length must be ≤ 128 and the gate < 2");
+        assert_eq!(live.apply(&[], &[(db8, 32), (db8, 32)]).unwrap_err(), "no route 2001:db8::/32 to delete");
+        assert_eq!(live.table().lookup(db8 | 1 << 64), Some(0));
+        live.apply(&[(db8 | 1 << 64, 64, 1)], &[]).unwrap();
+        assert_eq!(live.table().lookup(db8 | 1 << 64), Some(1));
+        live.apply(&[], &[(db8, 32)]).unwrap();
+        assert_eq!((live.table().lookup(db8 | 1 << 64), live.table().lookup(db8)), (Some(1), None));
+    }
+
+    #[test]
+    fn groups_run_out_with_an_error_that_asks_for_a_rebuild() {
+        let live = LiveRoutes6::new(&[], 1).unwrap();
+        // A /32 in a /24 of its own takes one group each.
+        let many: Vec<(u128, u8, u16)> = (0..SPARE_GROUPS as u128 + 1).map(|i| (i << 104 | 1 << 96, 32, 0)).collect();
+        assert!(live.apply(&many, &[]).unwrap_err().contains("rebuild"));
+        assert!(live.apply(&many[..SPARE_GROUPS], &[]).is_ok());
+        assert_eq!(live.table().lookup(5 << 104 | 1 << 96), Some(0));
     }
 
     #[test]

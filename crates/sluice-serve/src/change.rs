@@ -5,7 +5,7 @@
 use sluice_control::{Boundary, RunPlan};
 use sluice_core::wire::IpPrefix;
 use sluice_core::{Actions, ModuleId, PollPolicy, Schedule};
-use sluice_nf::lpm::{LiveRoutes, LpmSpec};
+use sluice_nf::lpm::{LiveLpm, LpmSpec};
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::PollSpec;
 use sluice_pipeline::Pipeline;
@@ -168,16 +168,17 @@ fn replace(at: &mut Boundary<'_>, status: &mut Status, m: ModuleId, spec: NfSpec
 /// rebuilt and swapped in whole, so that a packet meets either all of them or none).
 const IN_PLACE_ROUTES: usize = 64;
 
-/// Makes a small change of IPv4 routes at once, in place on the running
-/// table (see `sluice_nf::lpm4`), without waiting for a period boundary;
-/// returns the line that says what changed. `None`: the change is not one
-/// for this path (IPv6, many routes, an LPM without IPv4 routes, or no
-/// room in its table), and the control thread makes it by a rebuild.
+/// Makes a small change of one family's routes at once, in place on the
+/// running table (see `sluice_nf::lpm4` and `lpm6`), without waiting for a
+/// period boundary; returns the line that says what changed. `None`: the
+/// change is not one for this path (both families, many routes, a family
+/// the LPM has no routes of, or no room in its table), and the control
+/// thread makes it by a rebuild.
 pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u16)], delete: &[String]) -> Option<Result<String, ApiError>> {
     if status.stopping {
         return Some(Err(ApiError { status: 503, message: "the pipeline is stopping: no changes are made".into() }));
     }
-    let live = status.live[module].clone()?.downcast::<LiveRoutes>().ok()?;
+    let live = status.live[module].clone()?.downcast::<LiveLpm>().ok()?;
     let table = status.routes[module].as_ref()?;
     let delta = match table.check(add, delete) {
         Ok(d) => d,
@@ -186,18 +187,31 @@ pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u1
     if delta.len() > IN_PLACE_ROUTES {
         return None;
     }
+    let outgates = status.model.modules[module].outgates;
+    if let Some((i, (_, _, gate))) = delta.add.iter().enumerate().find(|(_, r)| usize::from(r.2) >= outgates) {
+        return Some(Err(ApiError::bad(format!("add[{i}]: gate {gate}: module '{}' has {outgates} outgates", status.model.modules[module].name))));
+    }
     let v4 = |p: &IpPrefix| match *p {
         IpPrefix::V4(net, len) => Some((net, len)),
         IpPrefix::V6(..) => None,
     };
-    let deleted: Vec<(u32, u8)> = delta.delete.iter().map(v4).collect::<Option<_>>()?;
-    let added: Vec<(u32, u8, u16)> = delta.add.iter().map(|(p, _, g)| v4(p).map(|(net, len)| (net, len, *g))).collect::<Option<_>>()?;
-    let outgates = status.model.modules[module].outgates;
-    if let Some((i, (_, _, gate))) = added.iter().enumerate().find(|(_, r)| usize::from(r.2) >= outgates) {
-        return Some(Err(ApiError::bad(format!("add[{i}]: gate {gate}: module '{}' has {outgates} outgates", status.model.modules[module].name))));
-    }
+    let v6 = |p: &IpPrefix| match *p {
+        IpPrefix::V6(net, len) => Some((net, len)),
+        IpPrefix::V4(..) => None,
+    };
+    let prefixes = || delta.delete.iter().chain(delta.add.iter().map(|(p, _, _)| p));
     // No room for a group: rebuilt by the control thread instead.
-    live.apply(&added, &deleted).ok()?;
+    if prefixes().all(|p| v4(p).is_some()) {
+        let deleted: Vec<(u32, u8)> = delta.delete.iter().filter_map(v4).collect();
+        let added: Vec<(u32, u8, u16)> = delta.add.iter().filter_map(|(p, _, g)| v4(p).map(|(net, len)| (net, len, *g))).collect();
+        live.v4.as_ref()?.apply(&added, &deleted).ok()?;
+    } else if prefixes().all(|p| v6(p).is_some()) {
+        let deleted: Vec<(u128, u8)> = delta.delete.iter().filter_map(v6).collect();
+        let added: Vec<(u128, u8, u16)> = delta.add.iter().filter_map(|(p, _, g)| v6(p).map(|(net, len)| (net, len, *g))).collect();
+        live.v6.as_ref()?.apply(&added, &deleted).ok()?;
+    } else {
+        return None;
+    }
     let table = status.routes[module].as_mut().expect("checked above");
     table.apply(&delta);
     Some(Ok(routes_line(&status.model.modules[module].name, &delta, table.len())))
