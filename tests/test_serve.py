@@ -236,60 +236,6 @@ def test_no_request_fails_the_server_and_a_refused_one_changes_nothing(served: S
         served.client.set_worker_down(1, False)
 
 
-#: Names a path's parameter takes: the served pipeline's, and ones it does not have.
-PATH_NAMES = {"flow": ["flow0", "flow3", "flow9"], "module": ["lpm", "ttl1", "src", "nosuch"], "worker": ["0", "1", "7", "x"],
-              "class": ["bulk", "nosuch"]}
-#: The token of the TCP listener Schemathesis speaks to.
-TOKEN = "0123456789abcdef-schemathesis"
-
-
-@pytest.fixture
-def served_on_tcp(tmp_path: Path) -> Iterator[tuple[Served, str]]:
-    """A served pipeline of its own (the generated changes leave it as they
-    will) listening on TCP too, with its base URL; stopped after the test,
-    whose examples all speak to it."""
-    tmp = tmp_path
-    (tmp / "token").write_text(TOKEN)
-    port = 40000 + (os.getpid() + 7) % 20000
-    s = Served(tmp, "--listen", f"127.0.0.1:{port}", "--token-file", str(tmp / "token"))
-    yield s, f"http://127.0.0.1:{port}"
-    s.close()
-
-
-def _operations() -> list[Any]:
-    """Every documented operation, as Schemathesis reads the OpenAPI document."""
-    import schemathesis
-
-    return [op.ok() for op in schemathesis.openapi.from_path(str(OPENAPI)).get_all_operations()]
-
-
-@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
-@given(data=st.data())
-def test_every_documented_endpoint_with_requests_generated_from_the_openapi_document(served_on_tcp: tuple[Served, str], data: st.DataObject) -> None:
-    """Schemathesis draws requests from the OpenAPI document, valid and
-    not (bodies, and names the pipeline has and has not): no answer is a
-    server error, each has a documented status and the documented schema,
-    and a refused change changes nothing."""
-    from schemathesis import GenerationMode
-    from schemathesis.checks import not_a_server_error, response_schema_conformance, status_code_conformance
-
-    served, url = served_on_tcp
-    operation = data.draw(st.sampled_from(_OPERATIONS), label="operation")
-    names = {k: data.draw(st.sampled_from(v), label=k) for k, v in PATH_NAMES.items() if "{" + k + "}" in operation.path}
-    mode = data.draw(st.sampled_from([GenerationMode.POSITIVE, GenerationMode.NEGATIVE]), label="mode")
-    case = data.draw(operation.as_strategy(generation_mode=mode, path_parameters=names or None), label="case")
-    before = served.client.changes()
-    response = case.call(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"})
-    case.validate_response(response, checks=[not_a_server_error, status_code_conformance, response_schema_conformance])
-    if response.status_code != 200:
-        assert served.client.changes() == before, (case.method, case.formatted_path, case.body, response.text)
-    if operation.path == "/v1/workers/{worker}" and response.status_code == 200:
-        served.client.set_worker_down(int(names["worker"]), False)
-
-
-_OPERATIONS = _operations()
-
-
 def test_random_live_changes_under_traffic_lose_no_packet(served: Served) -> None:
     """1,000 changes, valid and not, under traffic; then SIGTERM while
     another change waits: the process stops cleanly, every packet is
@@ -457,3 +403,59 @@ def test_a_tcp_listener_wants_its_token(tmp_path: Path) -> None:
     done = subprocess.run([SLUICE, "serve", "rc", "--n", "2", "--run-dir", str(tmp_path / "run2"), "--listen", "127.0.0.1:1", "--token-file", str(short)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and "at least 16 are needed" in done.stderr, done.stderr
+
+
+#: Names a path's parameter takes: the served pipeline's, and ones it does not have.
+PATH_NAMES = {"flow": ["flow0", "flow3", "flow9"], "module": ["lpm", "ttl1", "src", "nosuch"], "worker": ["0", "1", "7", "x"],
+              "class": ["bulk", "nosuch"]}
+#: The token of the TCP listener Schemathesis speaks to.
+TOKEN = "0123456789abcdef-schemathesis"
+
+
+@pytest.fixture
+def served_on_tcp(tmp_path: Path) -> Iterator[tuple[Served, str]]:
+    """A served pipeline of its own (the generated changes leave it as they
+    will) listening on TCP too, with its base URL; stopped after the test,
+    whose examples all speak to it. (Last in this file: the module's
+    pipeline, which takes both of a two-core machine's cores, is stopped
+    by then.)"""
+    tmp = tmp_path
+    (tmp / "token").write_text(TOKEN)
+    port = 40000 + (os.getpid() + 7) % 20000
+    s = Served(tmp, "--listen", f"127.0.0.1:{port}", "--token-file", str(tmp / "token"))
+    yield s, f"http://127.0.0.1:{port}"
+    s.close()
+
+
+def _operations() -> list[Any]:
+    """Every documented operation, as Schemathesis reads the OpenAPI document."""
+    import schemathesis
+
+    return [op.ok() for op in schemathesis.openapi.from_path(str(OPENAPI)).get_all_operations()]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_every_documented_endpoint_with_requests_generated_from_the_openapi_document(served_on_tcp: tuple[Served, str], data: st.DataObject) -> None:
+    """Schemathesis draws requests from the OpenAPI document, valid and
+    not (bodies, and names the pipeline has and has not): no answer is a
+    server error, each has a documented status and the documented schema,
+    and a refused change changes nothing."""
+    from schemathesis import GenerationMode
+    from schemathesis.checks import not_a_server_error, response_schema_conformance, status_code_conformance
+
+    served, url = served_on_tcp
+    operation = data.draw(st.sampled_from(_OPERATIONS), label="operation")
+    names = {k: data.draw(st.sampled_from(v), label=k) for k, v in PATH_NAMES.items() if "{" + k + "}" in operation.path}
+    mode = data.draw(st.sampled_from([GenerationMode.POSITIVE, GenerationMode.NEGATIVE]), label="mode")
+    case = data.draw(operation.as_strategy(generation_mode=mode, path_parameters=names or None), label="case")
+    before = served.client.changes()
+    response = case.call(base_url=url, headers={"Authorization": f"Bearer {TOKEN}"})
+    case.validate_response(response, checks=[not_a_server_error, status_code_conformance, response_schema_conformance])
+    if response.status_code != 200:
+        assert served.client.changes() == before, (case.method, case.formatted_path, case.body, response.text)
+    if operation.path == "/v1/workers/{worker}" and response.status_code == 200:
+        served.client.set_worker_down(int(names["worker"]), False)
+
+
+_OPERATIONS = _operations()
