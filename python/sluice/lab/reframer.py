@@ -22,7 +22,12 @@ chain's first NF) and at a fixed load of half the baseline's capacity
 
 SLF in is the trace's (its run length in batches of 32, as the replay cuts
 it); SLF out is what the chain's first NF sees. Violations count measured
-periods whose p95 delay is over the SLO (rows with an SLO only)."""
+periods whose p95 delay is over the SLO (rows with an SLO only).
+
+Beside the table, per trace: the delays at 50-90% of the baseline's
+capacity and a Reframer that lets short flows through (Figures 16 and 18,
+`reframer_load`); on the first trace, the rates on one and two workers
+(Figure 14, `reframer_cores`)."""
 
 from __future__ import annotations
 
