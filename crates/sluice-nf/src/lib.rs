@@ -28,6 +28,7 @@ pub mod nf_config;
 pub mod queue;
 pub mod random_split;
 pub mod reframer;
+mod route_rules;
 pub mod replicate;
 pub mod static_nat;
 pub mod token_bucket;

@@ -17,11 +17,12 @@
 //! writer keeps, beside the table, each entry's prefix length and the
 //! rules, which find the route a deleted one uncovers.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, Mutex};
 
 use sluice_core::wire::ipv4::mask;
+
+use crate::route_rules::RouteRules;
 
 /// Marks a first-level entry that points to a second-level group.
 const GROUP: u16 = 0x8000;
@@ -155,14 +156,11 @@ impl LpmTable {
 /// documentation).
 pub struct LiveRoutes {
     table: Arc<LpmTable>,
-    /// Gates the LPM has (a route names one of them).
-    gates: usize,
     writer: Mutex<Writer>,
 }
 
 struct Writer {
-    /// The routes, (network, length) → gate.
-    rules: HashMap<(u32, u8), u16>,
+    rules: RouteRules<u32>,
     /// Per entry, the length + 1 of the prefix it holds; built at the first change.
     depths: Option<Depths>,
     /// The routes the table was built from, until then.
@@ -173,8 +171,8 @@ impl LiveRoutes {
     /// The table of `routes` for an LPM of `gates` gates, with its writer.
     pub fn new(routes: &[(u32, u8, u16)], gates: usize) -> Result<Self, String> {
         let table = LpmTable::new(routes)?;
-        let rules = routes.iter().map(|&(net, len, gate)| ((net & mask(len), len), gate)).collect();
-        Ok(Self { table: Arc::new(table), gates, writer: Mutex::new(Writer { rules, depths: None, built_from: routes.to_vec() }) })
+        let writer = Writer { rules: RouteRules::new(routes, gates), depths: None, built_from: routes.to_vec() };
+        Ok(Self { table: Arc::new(table), writer: Mutex::new(writer) })
     }
 
     /// The table lookups read.
@@ -187,17 +185,7 @@ impl LiveRoutes {
     /// is checked first: an error names the route, and nothing changed.
     pub fn apply(&self, add: &[(u32, u8, u16)], delete: &[(u32, u8)]) -> Result<(), String> {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let norm = |net: u32, len: u8| (net & mask(len.min(32)), len);
-        if let Some(&(net, len, gate)) = add.iter().find(|r| r.1 > 32 || usize::from(r.2) >= self.gates) {
-            return Err(format!("route {}/{len} to gate {gate}: the length must be ≤ 32 and the gate < {}", std::net::Ipv4Addr::from(net), self.gates));
-        }
-        let mut gone = std::collections::HashSet::new();
-        for &(net, len) in delete {
-            let key = norm(net, len);
-            if !w.rules.contains_key(&key) || !gone.insert(key) {
-                return Err(format!("no route {}/{len} to delete", std::net::Ipv4Addr::from(net)));
-            }
-        }
+        w.rules.check(add, delete)?;
         if w.depths.is_none() {
             w.depths = build(&w.built_from, SPARE_GROUPS, true)?.1;
             w.built_from = Vec::new();
@@ -211,19 +199,16 @@ impl LiveRoutes {
             return Err(format!("no room for {} more groups of longer-than-/24 prefixes: rebuild the table", new_groups.len()));
         }
         for &(net, len) in delete {
-            let key = norm(net, len);
-            rules.remove(&key);
-            // What the deleted prefix uncovers: the longest shorter rule that covers it.
-            let under = (0..len).rev().find_map(|l| rules.get(&(key.0 & mask(l), l)).map(|&g| (g + 1, l + 1))).unwrap_or((MISS, 0));
-            self.rewrite(depths, key.0, len, |d| d == len + 1, under);
+            let (net, under) = rules.remove(net, len);
+            let under = under.map_or((MISS, 0), |(gate, l)| (gate + 1, l + 1));
+            self.rewrite(depths, net, len, |d| d == len + 1, under);
         }
         for &(net, len, gate) in add {
-            let key = norm(net, len);
-            rules.insert(key, gate);
+            let net = rules.insert(net, len, gate);
             if len > 24 {
-                self.split(depths, (key.0 >> 8) as usize);
+                self.split(depths, (net >> 8) as usize);
             }
-            self.rewrite(depths, key.0, len, |d| d <= len + 1, (gate + 1, len + 1));
+            self.rewrite(depths, net, len, |d| d <= len + 1, (gate + 1, len + 1));
         }
         Ok(())
     }
@@ -275,7 +260,9 @@ impl LiveRoutes {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::route_rules::pick_route;
     use proptest::prelude::*;
+    use std::collections::HashMap;
 
     fn naive(rules: &HashMap<(u32, u8), u16>, addr: u32) -> Option<u16> {
         rules.iter().filter(|(&(net, len), _)| addr & mask(len) == net).max_by_key(|(&(_, len), _)| len).map(|(_, &g)| g)
@@ -303,9 +290,7 @@ mod tests {
             let mut rules: HashMap<(u32, u8), u16> = start.iter().map(|&(n, l, g)| ((n & mask(l), l), g)).collect();
             for (delete, (net, len, gate), pick) in steps {
                 if delete && !rules.is_empty() {
-                    let mut keys: Vec<_> = rules.keys().copied().collect();
-                    keys.sort_unstable();
-                    let key = *pick.get(&keys);
+                    let key = pick_route(&rules, &pick);
                     live.apply(&[], &[key]).unwrap();
                     rules.remove(&key);
                 } else {

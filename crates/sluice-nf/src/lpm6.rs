@@ -17,11 +17,12 @@
 //! keeps each entry's prefix length and the rules, which find the route a
 //! deleted one uncovers.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use sluice_core::wire::ipv6::mask;
+
+use crate::route_rules::RouteRules;
 
 /// Marks an entry that points to a group.
 const GROUP: u32 = 1 << 31;
@@ -234,14 +235,11 @@ impl Lpm6Table {
 /// (see the module's documentation).
 pub struct LiveRoutes6 {
     table: Arc<Lpm6Table>,
-    /// Gates the LPM has (a route names one of them).
-    gates: usize,
     writer: Mutex<Writer>,
 }
 
 struct Writer {
-    /// The routes, (network, length) → gate.
-    rules: HashMap<(u128, u8), u16>,
+    rules: RouteRules<u128>,
     /// Per entry, the length + 1 of the prefix it holds; built at the first change.
     depths: Option<Depths>,
     /// Groups taken.
@@ -254,9 +252,8 @@ impl LiveRoutes6 {
     /// The table of `routes` for an LPM of `gates` gates, with its writer.
     pub fn new(routes: &[(u128, u8, u16)], gates: usize) -> Result<Self, String> {
         let (table, _, groups) = build(routes, SPARE_GROUPS, false)?;
-        let rules = routes.iter().map(|&(net, len, gate)| ((net & mask(len.min(128)), len), gate)).collect();
-        let writer = Writer { rules, depths: None, groups, built_from: routes.to_vec() };
-        Ok(Self { table: Arc::new(table), gates, writer: Mutex::new(writer) })
+        let writer = Writer { rules: RouteRules::new(routes, gates), depths: None, groups, built_from: routes.to_vec() };
+        Ok(Self { table: Arc::new(table), writer: Mutex::new(writer) })
     }
 
     /// The table lookups read.
@@ -269,17 +266,7 @@ impl LiveRoutes6 {
     /// is checked first: an error names the route, and nothing changed.
     pub fn apply(&self, add: &[(u128, u8, u16)], delete: &[(u128, u8)]) -> Result<(), String> {
         let mut w = self.writer.lock().unwrap_or_else(|e| e.into_inner());
-        let show = |net: u128, len: u8| format!("{}/{len}", std::net::Ipv6Addr::from(net));
-        if let Some(&(net, len, gate)) = add.iter().find(|r| r.1 > 128 || usize::from(r.2) >= self.gates) {
-            return Err(format!("route {} to gate {gate}: the length must be ≤ 128 and the gate < {}", show(net, len), self.gates));
-        }
-        let mut gone = std::collections::HashSet::new();
-        for &(net, len) in delete {
-            let key = (net & mask(len.min(128)), len);
-            if !w.rules.contains_key(&key) || !gone.insert(key) {
-                return Err(format!("no route {} to delete", show(net, len)));
-            }
-        }
+        w.rules.check(add, delete)?;
         // Each added route takes at most a group a level below the first.
         let most: usize = add.iter().map(|r| (r.1 as u32).saturating_sub(FIRST_BITS).div_ceil(GROUP_BITS) as usize).sum();
         if w.groups + most > self.table.groups.len() {
@@ -292,17 +279,14 @@ impl LiveRoutes6 {
         let Writer { rules, depths, groups, .. } = &mut *w;
         let depths = depths.as_mut().expect("built above");
         for &(net, len) in delete {
-            let key = (net & mask(len), len);
-            rules.remove(&key);
-            // What the deleted prefix uncovers: the longest shorter rule that covers it.
-            let under = (0..len).rev().find_map(|l| rules.get(&(key.0 & mask(l), l)).map(|&g| (g as u32 + 1, l + 1))).unwrap_or((MISS, 0));
-            self.rewrite(depths, key.0, len, |d| d == len + 1, under);
+            let (net, under) = rules.remove(net, len);
+            let under = under.map_or((MISS, 0), |(gate, l)| (u32::from(gate) + 1, l + 1));
+            self.rewrite(depths, net, len, |d| d == len + 1, under);
         }
         for &(net, len, gate) in add {
-            let key = (net & mask(len), len);
-            rules.insert(key, gate);
-            self.split_down(depths, groups, key.0, len);
-            self.rewrite(depths, key.0, len, |d| d <= len + 1, (gate as u32 + 1, len + 1));
+            let net = rules.insert(net, len, gate);
+            self.split_down(depths, groups, net, len);
+            self.rewrite(depths, net, len, |d| d <= len + 1, (u32::from(gate) + 1, len + 1));
         }
         Ok(())
     }
@@ -423,7 +407,9 @@ pub fn sample_routes6(n: usize, seed: u64) -> Vec<(u128, u8, u16)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::route_rules::pick_route;
     use proptest::prelude::*;
+    use std::collections::HashMap;
 
     /// The longest matching prefix by a scan of every route (last wins on ties).
     fn scan(routes: &[(u128, u8, u16)], addr: u128) -> Option<u16> {
@@ -479,9 +465,7 @@ mod tests {
             let mut addrs: Vec<u128> = probes;
             for (delete, more, pick) in steps {
                 if delete && !rules.is_empty() {
-                    let mut keys: Vec<_> = rules.keys().copied().collect();
-                    keys.sort_unstable();
-                    let key = *pick.get(&keys);
+                    let key = pick_route(&rules, &pick);
                     live.apply(&[], &[key]).unwrap();
                     rules.remove(&key);
                 } else {

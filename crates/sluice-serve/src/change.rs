@@ -191,26 +191,25 @@ pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u1
     if let Some((i, (_, _, gate))) = delta.add.iter().enumerate().find(|(_, r)| usize::from(r.2) >= outgates) {
         return Some(Err(ApiError::bad(format!("add[{i}]: gate {gate}: module '{}' has {outgates} outgates", status.model.modules[module].name))));
     }
-    let v4 = |p: &IpPrefix| match *p {
-        IpPrefix::V4(net, len) => Some((net, len)),
-        IpPrefix::V6(..) => None,
-    };
-    let v6 = |p: &IpPrefix| match *p {
-        IpPrefix::V6(net, len) => Some((net, len)),
-        IpPrefix::V4(..) => None,
-    };
-    let prefixes = || delta.delete.iter().chain(delta.add.iter().map(|(p, _, _)| p));
-    // No room for a group: rebuilt by the control thread instead.
-    if prefixes().all(|p| v4(p).is_some()) {
-        let deleted: Vec<(u32, u8)> = delta.delete.iter().filter_map(v4).collect();
-        let added: Vec<(u32, u8, u16)> = delta.add.iter().filter_map(|(p, _, g)| v4(p).map(|(net, len)| (net, len, *g))).collect();
-        live.v4.as_ref()?.apply(&added, &deleted).ok()?;
-    } else if prefixes().all(|p| v6(p).is_some()) {
-        let deleted: Vec<(u128, u8)> = delta.delete.iter().filter_map(v6).collect();
-        let added: Vec<(u128, u8, u16)> = delta.add.iter().filter_map(|(p, _, g)| v6(p).map(|(net, len)| (net, len, *g))).collect();
-        live.v6.as_ref()?.apply(&added, &deleted).ok()?;
-    } else {
-        return None;
+    // Each family's share of the change.
+    let (mut add4, mut add6, mut delete4, mut delete6) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for &p in &delta.delete {
+        match p {
+            IpPrefix::V4(net, len) => delete4.push((net, len)),
+            IpPrefix::V6(net, len) => delete6.push((net, len)),
+        }
+    }
+    for &(p, _, gate) in &delta.add {
+        match p {
+            IpPrefix::V4(net, len) => add4.push((net, len, gate)),
+            IpPrefix::V6(net, len) => add6.push((net, len, gate)),
+        }
+    }
+    // One family's (no room for a group: rebuilt by the control thread instead).
+    match (add6.is_empty() && delete6.is_empty(), add4.is_empty() && delete4.is_empty()) {
+        (true, _) => live.v4.as_ref()?.apply(&add4, &delete4).ok()?,
+        (false, true) => live.v6.as_ref()?.apply(&add6, &delete6).ok()?,
+        (false, false) => return None,
     }
     let table = status.routes[module].as_mut().expect("checked above");
     table.apply(&delta);
