@@ -11,6 +11,7 @@ Every embedding any method returns has passed the independent checker
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from sluice.embed.ilp import fewest_cores, solve
 from sluice.embed.instance import Flow, Instance, from_pipeline
 from sluice.embed.mgw import mgw_instance
 
-__all__ = ["HEURISTICS", "METHODS", "Embedding", "Flow", "Instance", "cores_needed", "embed", "fewest_cores", "from_pipeline", "mgw_instance"]
+__all__ = ["HEURISTICS", "METHODS", "Embedding", "Flow", "Instance", "cores_needed", "embed", "fewest_cores", "fitted", "from_pipeline", "mgw_instance"]
 
 #: Heuristic methods (Rust) by the names the dissertation uses, and ours.
 HEURISTICS = {"worst-case": "round-robin", "straw-man": "random", "best-fit": "best-fit", "path-fit": "path-fit"}
@@ -118,6 +119,19 @@ def embed(
         raise ValueError(f"unknown embedding method '{method}' (known: {', '.join(METHODS)})")
     crossings = _core.embed_check(*instance.core_args(), placement) if placement is not None else []
     return Embedding(method, placement, crossings, status, bound, instance.cores, elapsed)
+
+
+def fitted(whole: Instance, method: str, *, time_limit_s: float = 30.0) -> tuple[Instance, list[int]]:
+    """`whole` on cores a little bigger than their share of its work (so
+    that the embedding spreads over all of them), bigger again while
+    `method` finds no room: the sized instance and `method`'s placement on
+    it. Raises RuntimeError if it finds none on cores of thrice the share."""
+    for slack in (1.2, 1.5, 2.0, 3.0):
+        instance = whole.with_capacity(math.ceil(slack * sum(whole.weights) / whole.cores))
+        placement = embed(instance, method, time_limit_s=time_limit_s).placement
+        if placement is not None:
+            return instance, placement
+    raise RuntimeError(f"{method} found no embedding on {whole.cores} cores, even of thrice their share of the work")
 
 
 def cores_needed(instance: Instance, method: str, *, upper: int, time_limit_s: float = 30.0) -> Optional[int]:

@@ -13,16 +13,14 @@ dissertation's BESS had its traffic generator apart."""
 
 from __future__ import annotations
 
-import math
 from typing import Any, Callable
 
-from sluice.embed import embed, from_pipeline
+from sluice.embed import Instance, fitted, from_pipeline
 from sluice.embed.live import place, resilient
+from sluice.lab.failover import HA_FLOWS
 from sluice.pipeline import Pipeline
 from sluice.pipelines import mgw
 
-#: The HA user's flows in mgw(2, 2).
-HA_FLOWS = ("dl_b0_u0", "ul_b0_u0")
 #: Module workers (this machine's cores).
 CORES = 2
 #: The dissertation's methods in its Figure 4.5, resilient first.
@@ -32,32 +30,25 @@ RESILIENT = ("ilp-sum", "best-fit")
 REPEATS = 3
 
 
-def _embedded(method: str, rate_pps: float | None, time_limit_s: float) -> tuple[Pipeline, int]:
-    """MGW(2, 2) embedded by `method` at `rate_pps` a flow (None: as fast
-    as the workers go), and the crossings its HA flows make."""
-    resilient_method = method in RESILIENT
-    live = mgw(2, 2, rate_pps=rate_pps)
+def _placed(method: str, time_limit_s: float) -> tuple[Instance, list[int]]:
+    """MGW(2, 2)'s instance (its HA flows made resilient where `method` is)
+    and `method`'s placement of it on `CORES` workers."""
     whole = from_pipeline(mgw(2, 2), cores=CORES, rate_pps=1e6)
-    if resilient_method:
+    if method in RESILIENT:
         whole = whole.resilient(list(HA_FLOWS))
+    if method == "1 core":
+        return whole, [0] * len(whole.names)
+    return fitted(whole, method, time_limit_s=time_limit_s)
+
+
+def _live(method: str, instance: Instance, placement: list[int], rate_pps: float | None) -> Pipeline:
+    """MGW(2, 2) at `rate_pps` a flow (None: as fast as the workers go),
+    resilient where `method` is, its modules where `placement` puts them."""
+    live = mgw(2, 2, rate_pps=rate_pps)
+    if method in RESILIENT:
         live = resilient(live, HA_FLOWS)
-    # Cores a little bigger than their share of the work, bigger again if
-    # the method finds no room.
-    for slack in (1.2, 1.5, 2.0, 3.0, 4.0):
-        instance = whole.with_capacity(math.ceil(slack * sum(whole.weights) / CORES))
-        if method == "1 core":
-            placement = [0] * len(instance.names)
-            break
-        e = embed(instance, method, time_limit_s=time_limit_s)
-        if e.placement is not None:
-            placement = e.placement
-            break
-    else:
-        raise RuntimeError(f"{method} found no embedding of MGW(2, 2) on {CORES} workers")
     place(live, instance, placement, io_worker=0, first_worker=1)
-    ha = [f for f in instance.flows if f.name.split("~")[0] in HA_FLOWS]
-    crossings = sum(sum(placement[a] != placement[b] for a, b in zip(f.path, f.path[1:])) for f in ha)
-    return live, crossings
+    return live
 
 
 def case_study(rate_pps: float, period_ms: float, down_s: float, time_limit_s: float,
@@ -69,9 +60,12 @@ def case_study(rate_pps: float, period_ms: float, down_s: float, time_limit_s: f
     start = 3
     for method in METHODS:
         progress(f"embedding on the engine: {method}")
-        sat, _ = _embedded(method, None, time_limit_s)
+        instance, placement = _placed(method, time_limit_s)
+        ha = [f for f in instance.flows if f.name.split("~")[0] in HA_FLOWS]
+        crossings = sum(sum(placement[a] != placement[b] for a, b in zip(f.path, f.path[1:])) for f in ha)
+        sat = _live(method, instance, placement, None)
         rates = [sat.run("null", periods=5, warmup_periods=2, period_ms=period_ms).summary["rate_pps"] for _ in range(REPEATS)]
-        live, crossings = _embedded(method, rate_pps, time_limit_s)
+        live = _live(method, instance, placement, rate_pps)
         live.outage(1, start + 1, start + 1 + down)  # + 1: the warm-up period
         r = live.run("null", periods=start + down + 3, warmup_periods=1, period_ms=period_ms)
         totals = r.flow_totals
@@ -81,6 +75,7 @@ def case_study(rate_pps: float, period_ms: float, down_s: float, time_limit_s: f
                      "ha_lost": ha_generated - sum(totals[f]["delivered"] for f in HA_FLOWS), "ha_generated": ha_generated,
                      "all_lost": sum(t["generated"] - t["delivered"] for t in totals.values()),
                      "all_generated": sum(t["generated"] for t in totals.values()),
+                     "all_delivered": sum(t["delivered"] for t in totals.values()),
                      "accounted": r.summary["accounted"]})
     return rows
 

@@ -8,11 +8,10 @@ dropped; HA flows must lose nothing, the others only while the worker is down.""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any, Callable
 
-from sluice.embed import embed, from_pipeline
+from sluice.embed import fitted, from_pipeline
 from sluice.embed.live import place, resilient
 from sluice.lab import output
 from sluice.pipeline import Pipeline
@@ -26,20 +25,11 @@ CORES = 3
 
 def run(out: Path, rate_pps: float, period_ms: float, down_s: float, progress: Callable[[str], None]) -> dict[str, Any]:
     """Runs the failover and writes failover.{json,csv,md,png} into `out`."""
-    # Cores a little bigger than a third of the work, so that the embedding
-    # spreads over all three; bigger again if path-fit finds no room.
     whole = from_pipeline(mgw(2, 2), cores=CORES, rate_pps=rate_pps).resilient(list(HA_FLOWS))
-    for slack in (1.2, 1.5, 2.0, 3.0):
-        instance = whole.with_capacity(math.ceil(slack * sum(whole.weights) / CORES))
-        e = embed(instance, "path-fit")
-        if e.placement is not None:
-            break
-    else:
-        raise RuntimeError("path-fit found no embedding of the resilient MGW on three workers")
-    assert e.placement is not None
+    instance, placement = fitted(whole, "path-fit")
     live = resilient(mgw(2, 2, rate_pps=rate_pps), HA_FLOWS)
-    place(live, instance, e.placement)
-    failed = 1 + e.placement[instance.names.index(live_first_module(live))]
+    place(live, instance, placement)
+    failed = 1 + placement[instance.names.index(live_first_module(live))]
     down = max(1, round(down_s * 1000 / period_ms))
     start = 5
     live.outage(failed, start + 1, start + 1 + down)  # + 1: the warm-up period
@@ -64,7 +54,7 @@ def run(out: Path, rate_pps: float, period_ms: float, down_s: float, progress: C
         "outage_periods": [start + 1, start + 1 + down],
         "period_ms": period_ms,
         "rate_pps": rate_pps,
-        "placement": {n: 1 + c for n, c in zip(instance.names, e.placement)},
+        "placement": {n: 1 + c for n, c in zip(instance.names, placement)},
         "totals": {k: s[k] for k in ("generated", "delivered", "dropped", "in_flight", "missed")},
         "accounted": s["accounted"],
         "timeline": timeline,
