@@ -5,6 +5,7 @@ namespace `sluice` with `veth0` ↔ `veth1` inside it, both up;
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -103,6 +104,34 @@ class Sender(threading.Thread):
             detail = f": {stderr.strip()[-500:]}" if stderr else ""
             raise RuntimeError(f"a sender failed: {self._error}{detail}") from self._error
         return self._sent
+
+
+def greedy_sender(flow: str, dst_ip: str, seconds: float) -> Sender:
+    """A sender (not started) that puts `flow`'s frames, the built-in
+    template to `dst_ip`, on the generator's end as fast as it can for
+    `seconds`, over AF_PACKET."""
+    from sluice.pipeline import Pipeline
+    from sluice.traffic import Template
+
+    p = Pipeline(f"send-{flow}")
+    p.connect(p.source("src"), p.sink("out"))
+    p.flow(flow, ["src", "out"], template=Template(dst_ip=dst_ip))
+    return Sender(functools.partial(p.send, f"af_packet:{GEN_END}", seconds))
+
+
+def tc(*args: str) -> None:
+    """Runs `tc args`; raises RuntimeError with its error."""
+    done = subprocess.run(["tc", *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"tc {' '.join(args)}: {done.stderr.strip()}")
+
+
+def htb_class(parent: str, classid: str, rate_bps: float, ceil_bps: float, dst_ip: str, *settings: str) -> None:
+    """An HTB class `classid` under `parent` on the generator's end, at
+    `rate_bps` borrowing up to `ceil_bps` (and `settings`), which packets
+    to `dst_ip` go to; the qdisc's handle is 1:."""
+    tc("class", "add", "dev", GEN_END, "parent", parent, "classid", classid, "htb", "rate", f"{rate_bps:.0f}bit", "ceil", f"{ceil_bps:.0f}bit", *settings)
+    tc("filter", "add", "dev", GEN_END, "protocol", "ip", "parent", "1:", "prio", "1", "u32", "match", "ip", "dst", f"{dst_ip}/32", "flowid", classid)
 
 
 def sending(*senders: Sender) -> Callable[[dict[str, Any]], None]:

@@ -11,9 +11,7 @@ no `unshare`, `ip` or `tc`), there are no HTB rows."""
 
 from __future__ import annotations
 
-import functools
 import json
-import subprocess
 import sys
 from typing import Optional
 
@@ -39,30 +37,20 @@ def windows(link_pps: Optional[float], seconds: float, window_ms: float) -> list
     return got
 
 
-def _sh(*cmd: str) -> None:
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)}: {done.stderr.strip()}")
-
-
 def _link(bps: float) -> None:
     """The veth pair, its sender's end (veth0) shaped by HTB at `bps`."""
     net.pair_here()
     total = sum(w for _, w, _, _ in FLOWS)
-    _sh("tc", "qdisc", "add", "dev", net.GEN_END, "root", "handle", "1:", "htb", "default", "11")
-    _sh("tc", "class", "add", "dev", net.GEN_END, "parent", "1:", "classid", "1:1", "htb", "rate", f"{bps:.0f}bit", "ceil", f"{bps:.0f}bit")
+    net.tc("qdisc", "add", "dev", net.GEN_END, "root", "handle", "1:", "htb", "default", "11")
+    net.tc("class", "add", "dev", net.GEN_END, "parent", "1:", "classid", "1:1", "htb", "rate", f"{bps:.0f}bit", "ceil", f"{bps:.0f}bit")
     for _, weight, dst, cls in FLOWS:
-        rate = bps * weight / total
-        _sh("tc", "class", "add", "dev", net.GEN_END, "parent", "1:1", "classid", cls, "htb", "rate", f"{rate:.0f}bit", "ceil", f"{bps:.0f}bit",
-            "quantum", str(1514 * weight))
-        _sh("tc", "filter", "add", "dev", net.GEN_END, "protocol", "ip", "parent", "1:", "prio", "1", "u32", "match", "ip", "dst", f"{dst}/32", "flowid", cls)
+        net.htb_class("1:1", cls, bps * weight / total, bps, dst, "quantum", str(1514 * weight))
 
 
 def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int]]:
     """In the namespace: the link, the senders, the counting pipeline."""
     from sluice import Pipeline
     from sluice.nf import Lpm
-    from sluice.traffic import Template
 
     _link(link_pps * FRAME_BYTES * 8 if link_pps > 0 else UNLIMITED_BPS)
     receiver = Pipeline("htb-share")
@@ -72,12 +60,7 @@ def _measure(link_pps: float, seconds: float, window_ms: float) -> list[list[int
     for gate, (name, _, _, _) in enumerate(FLOWS):
         receiver.connect(split, receiver.sink(f"out-{name}"), gate)
         receiver.flow(name, ["in", "split", f"out-{name}"])
-    senders = []
-    for name, _, dst, _ in FLOWS:
-        p = Pipeline(f"send-{name}")
-        p.connect(p.source("src"), p.sink("out"))
-        p.flow(name, ["src", "out"], template=Template(dst_ip=dst))
-        senders.append(net.Sender(functools.partial(p.send, f"af_packet:{net.GEN_END}", seconds)))
+    senders = [net.greedy_sender(name, dst, seconds) for name, _, dst, _ in FLOWS]
     periods = int(seconds * 1e3 / window_ms) + 6
     result = receiver.run("null", periods=periods, period_ms=window_ms, warmup_periods=1, on_period=net.sending(*senders))
     for s in senders:

@@ -131,9 +131,11 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
     if pspat_frames.available():
         progress("throughput with real frames on a veth")
         for c in FRAME_CLIENTS:
-            by_arch = {arch: [pspat_frames.mpps(arch, c, seconds) for _ in range(reps)] for arch in pspat_frames.ARCHITECTURES}
+            points = {arch: [pspat_frames.measure(arch, c, seconds) for _ in range(reps)] for arch in pspat_frames.ARCHITECTURES}
+            by_arch = {arch: [m["mpps"] for m in v] for arch, v in points.items()}
             med = {arch: statistics.median(v) for arch, v in by_arch.items()}
             frames.append({"clients": c, **{f"{arch}_mpps": round(med[arch], 3) for arch in by_arch},
+                           **{f"{arch}_fewest_frames": min(int(m["frames"]) for m in v) for arch, v in points.items()},
                            "pspat_over_tc": round(statistics.median(p / t for p, t in zip(by_arch["pspat"], by_arch["tc"]) if t > 0), 2)})
             for arch in pspat_frames.ARCHITECTURES:
                 rows.append({"test": "throughput, real frames", "scheduler": arch, "x": f"{c} clients", "metric": "Mpps on a veth (median; range)",

@@ -20,12 +20,10 @@ are no rows."""
 
 from __future__ import annotations
 
-import functools
 import json
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from sluice import net
 
@@ -40,10 +38,10 @@ def available() -> bool:
     return net.can_unshare("tc")
 
 
-def mpps(architecture: str, clients: int, seconds: float) -> float:
-    """Frames a second (M) the veth sent while `clients` clients of
-    `architecture` sent for `seconds`, in a namespace of its own."""
-    got: float = net.run_unshared(__name__, architecture, str(clients), str(seconds), timeout=120 + 4 * seconds)
+def measure(architecture: str, clients: int, seconds: float) -> dict[str, float]:
+    """The frames the veth sent while `clients` clients of `architecture`
+    sent for `seconds`, and their rate (Mpps), in a namespace of its own."""
+    got: dict[str, float] = net.run_unshared(__name__, architecture, str(clients), str(seconds), timeout=120 + 4 * seconds)
     return got
 
 
@@ -60,42 +58,30 @@ def _dst(i: int) -> str:
     return f"20.0.{i + 1}.1"
 
 
-def _senders(clients: int, seconds: float) -> float:
-    """The clients as sender threads; the veth's tx rate while they sent (Mpps)."""
-    from sluice import Pipeline
-    from sluice.traffic import Template
-
-    senders = []
-    for i in range(clients):
-        p = Pipeline(f"client{i}")
-        p.connect(p.source("src"), p.sink("out"))
-        p.flow(f"c{i}", ["src", "out"], template=Template(dst_ip=_dst(i)))
-        senders.append(net.Sender(functools.partial(p.send, f"af_packet:{net.GEN_END}", seconds)))
+def _senders(clients: int, seconds: float) -> tuple[int, float]:
+    """The clients as sender threads; the frames the veth sent while they
+    sent, and how long that was (s)."""
+    senders = [net.greedy_sender(f"c{i}", _dst(i), seconds) for i in range(clients)]
     before, start = _tx_packets(), time.perf_counter()
     for s in senders:
         s.start()
     for s in senders:
         s.wait()
-    return (_tx_packets() - before) / (time.perf_counter() - start) / 1e6
+    return _tx_packets() - before, time.perf_counter() - start
 
 
 def _qdisc(clients: int) -> None:
     """An HTB qdisc on the sending end, a class a client at the unlimited
     rate, told apart by destination (this kernel has no DRR or QFQ qdisc;
     HTB's leaves of one priority take turns by DRR)."""
-    from sluice.lab.htb_share import _sh
-
-    rate = f"{UNLIMITED_BPS:.0f}bit"
-    _sh("tc", "qdisc", "add", "dev", net.GEN_END, "root", "handle", "1:", "htb")
+    net.tc("qdisc", "add", "dev", net.GEN_END, "root", "handle", "1:", "htb")
     for i in range(clients):
-        _sh("tc", "class", "add", "dev", net.GEN_END, "parent", "1:", "classid", f"1:{i + 1}", "htb", "rate", rate, "ceil", rate)
-        _sh("tc", "filter", "add", "dev", net.GEN_END, "protocol", "ip", "parent", "1:", "prio", "1", "u32",
-            "match", "ip", "dst", f"{_dst(i)}/32", "flowid", f"1:{i + 1}")
+        net.htb_class("1:", f"1:{i + 1}", UNLIMITED_BPS, UNLIMITED_BPS, _dst(i))
 
 
-def _pspat(clients: int, seconds: float) -> float:
+def _pspat(clients: int, seconds: float) -> tuple[int, float]:
     """The clients as workers of one pipeline with a scheduled egress; the
-    veth's tx rate over its measured periods (Mpps)."""
+    frames the veth sent over its measured periods, and how long they took (s)."""
     from sluice import Pipeline
     from sluice.traffic import Template
 
@@ -113,17 +99,16 @@ def _pspat(clients: int, seconds: float) -> float:
     p.run("null", periods=max(2, round(seconds * 1e3 / period_ms)), period_ms=period_ms, warmup_periods=warmup,
           on_period=lambda _period: marks.append((time.perf_counter(), _tx_packets())))
     (t0, n0), (t1, n1) = marks[warmup - 1], marks[-1]
-    return (n1 - n0) / (t1 - t0) / 1e6
+    return n1 - n0, t1 - t0
 
 
-def _measure(architecture: str, clients: int, seconds: float) -> float:
+def _measure(architecture: str, clients: int, seconds: float) -> dict[str, float]:
     """In the namespace: the veth pair, then one point."""
     net.pair_here()
-    if architecture == "pspat":
-        return _pspat(clients, seconds)
     if architecture == "tc":
         _qdisc(clients)
-    return _senders(clients, seconds)
+    frames, took_s = (_pspat if architecture == "pspat" else _senders)(clients, seconds)
+    return {"frames": frames, "mpps": frames / took_s / 1e6}
 
 
 if __name__ == "__main__":
