@@ -99,6 +99,8 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[
         load = LOAD_SHARE * base["pps"]
         costs = {m: max(1.0, base["nf_ns"][m]) for m in NF_NAMES}
         points = [("baseline", {}, "null"), *_configs(t_buffs)]
+        # The delay of each configuration at `LOAD_SHARE`, by (config, T_buff).
+        at_load: dict[tuple[str, float], dict[str, Any]] = {}
         split_pps = base["pps"]
         for config, settings, controller in points:
             progress(f"{Path(trace).name}: {config} {settings.get('t_buff_us', '')}")
@@ -107,6 +109,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[
             priced_costs = costs if priced else None
             sat = base if config == "baseline" else saturation(chain(trace, costs=priced_costs, **settings), controller, periods, period_ms, repeats)
             lat = measure(chain(trace, rate_pps=load, costs=priced_costs, **settings), controller, periods, period_ms)
+            at_load[(config, settings.get("t_buff_us", 0.0))] = lat
             ns = 1e9 / sat["pps"] if sat["pps"] else 0.0
             if config == "split":
                 split_pps = sat["pps"]
@@ -123,7 +126,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], pcap: Optional[
                 "lossless": sat["accounted"] and lat["accounted"],
             })
         progress(f"{Path(trace).name}: loads {', '.join(f'{x:.0%}' for x in shares)} of the baseline's capacity")
-        load_rows += reframer_load.at_loads(trace, k, base["pps"], shares, periods, period_ms)
+        load_rows += reframer_load.at_loads(trace, k, base["pps"], shares, periods, period_ms, {LOAD_SHARE: at_load})
         all_held = next(r for r in rows if (r["segments"], r["config"], r["t_buff_us"]) == (k, "reframer", reframer_load.BYPASS_T_BUFF_US))
         bypass_rows.append(reframer_load.short_flows_unheld(trace, k, 1e6 * all_held["mpps"], periods, period_ms, repeats))
         if k == traces[0][0]:

@@ -76,6 +76,7 @@ def measure(p: Pipeline, controller: str, periods: int, period_ms: float) -> dic
         "viol_pct": r.summary["violation_pct"],
         "holds_us": [q["modules"]["reframer"].get("hold_us") for q in measured if "reframer" in q["modules"]],
         "bypassed_share": r.nf_counters("reframer")["bypassed"] / max(1, r.nf_counters("reframer")["packets_in"]) if "reframer" in totals else 0.0,
+        "delivered": {name: t["delivered"] for name, t in r.flow_totals.items()},
         "accounted": r.summary["accounted"] and r.summary["dropped"] == 0,
     }
 

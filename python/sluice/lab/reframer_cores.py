@@ -29,7 +29,7 @@ def scaling(trace: str, segments: int, periods: int, period_ms: float, repeats: 
             sat = saturation(chain(trace, copies=cores, **settings), "null", periods, period_ms, repeats)
             one = one or sat["pps"]
             rows.append({"segments": segments, "config": config, "cores": cores, "mpps": round(sat["pps"] / 1e6, 2),
-                         "per_core_vs_one": round(sat["pps"] / cores / one, 2), "lossless": sat["accounted"]})
+                         "per_core_vs_one": round(sat["pps"] / cores / one, 2), "delivered": sat["delivered"], "lossless": sat["accounted"]})
     return rows
 
 

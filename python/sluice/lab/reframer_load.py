@@ -26,6 +26,8 @@ T_BUFF_US = [16.0, 64.0]
 SHORT_FLOW_PACKETS = 8
 #: The hold of Figure 18's Reframer (µs).
 BYPASS_T_BUFF_US = 64.0
+#: Figure 18's Reframer, as `chain` takes it.
+SHORT_FLOWS_UNHELD: dict[str, Any] = {"t_buff_us": BYPASS_T_BUFF_US, "bypass": ReframerBypass(first_packets=SHORT_FLOW_PACKETS)}
 
 
 def _row(segments: int, config: str, t_buff_us: float, share: float, base_pps: float, m: dict[str, Any]) -> dict[str, Any]:
@@ -34,22 +36,27 @@ def _row(segments: int, config: str, t_buff_us: float, share: float, base_pps: f
             "mean_us": round(m["mean_us"], 1), "p99_us": round(m["p99_us"], 1), "lossless": m["accounted"]}
 
 
-def at_loads(trace: str, segments: int, base_pps: float, shares: list[float], periods: int, period_ms: float) -> list[dict[str, Any]]:
+def at_loads(trace: str, segments: int, base_pps: float, shares: list[float], periods: int, period_ms: float,
+             measured: dict[float, dict[tuple[str, float], dict[str, Any]]]) -> list[dict[str, Any]]:
     """Figure 16 and 18's delays: the baseline, a Reframer at each
     `T_BUFF_US` and one letting short flows through, at each share of the
-    baseline's capacity `base_pps`."""
+    baseline's capacity `base_pps`; a point `measured` has already (by
+    share, then (config, T_buff)) is taken from there."""
     configs: list[tuple[str, float, dict[str, Any]]] = [("baseline", 0.0, {}), *(("reframer", t, {"t_buff_us": t}) for t in T_BUFF_US),
-               ("short flows unheld", BYPASS_T_BUFF_US, {"t_buff_us": BYPASS_T_BUFF_US, "bypass": ReframerBypass(first_packets=SHORT_FLOW_PACKETS)})]
-    return [_row(segments, config, t, share, base_pps, measure(chain(trace, rate_pps=share * base_pps, **settings), "null", periods, period_ms))
-            for share in shares for config, t, settings in configs]
+                                                        ("short flows unheld", BYPASS_T_BUFF_US, SHORT_FLOWS_UNHELD)]
+
+    def delay(share: float, config: str, t: float, settings: dict[str, Any]) -> dict[str, Any]:
+        known = measured.get(share, {}).get((config, t))
+        return known or measure(chain(trace, rate_pps=share * base_pps, **settings), "null", periods, period_ms)
+
+    return [_row(segments, config, t, share, base_pps, delay(share, config, t, settings)) for share in shares for config, t, settings in configs]
 
 
 def short_flows_unheld(trace: str, segments: int, all_held_pps: float, periods: int, period_ms: float, repeats: int) -> dict[str, Any]:
     """Figure 18's rate: a Reframer at `BYPASS_T_BUFF_US` letting each
     flow's first `SHORT_FLOW_PACKETS` through, at saturation, against one
     holding every flow (`all_held_pps`)."""
-    sat = saturation(chain(trace, t_buff_us=BYPASS_T_BUFF_US, bypass=ReframerBypass(first_packets=SHORT_FLOW_PACKETS)),
-                     "null", periods, period_ms, repeats)
+    sat = saturation(chain(trace, **SHORT_FLOWS_UNHELD), "null", periods, period_ms, repeats)
     return {"segments": segments, "mpps": round(sat["pps"] / 1e6, 2), "all_held_mpps": round(all_held_pps / 1e6, 2),
             "vs_all_held": round(sat["pps"] / all_held_pps, 3) if all_held_pps else None,
             "bypassed_share": round(sat["bypassed_share"], 3), "slf_out": round(sat["slf_out"], 2), "lossless": sat["accounted"]}
