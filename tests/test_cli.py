@@ -193,7 +193,7 @@ def test_experiment_pspat_writes_the_documented_report(tmp_path: Path) -> None:
         assert all(s["median_share_error_pct"] < 5 for s in r["share"] if s["scheduler"] == "htb" and s["overload"] <= 0.0625), r["share"]
         # Real frames on a veth: one and two clients through the scheduled egress, Linux TC and nothing, each putting frames out.
         assert [t["clients"] for t in r["throughput_frames"]] == [1, 2]
-        assert all(t[f"{a}_mpps"] > 0 for t in r["throughput_frames"] for a in ("pspat", "tc", "none")), r["throughput_frames"]
+        assert all(t[f"{a}_fewest_frames"] > 0 for t in r["throughput_frames"] for a in ("pspat", "tc", "none")), r["throughput_frames"]
     assert {(s["scheduler"], s["overload"]) for s in r["share"]} == expected
     assert all({"scheduler", "overload", "max_share_error_pct", "windows_held", "windows"} <= set(s) for s in r["share"])
     # Each row says its runs (one in quick mode) and the scheduler's headroom over the link's rate.
@@ -303,7 +303,7 @@ def test_experiment_reframer_writes_the_documented_report(tmp_path: Path) -> Non
     # Figure 14: each configuration on one and two workers, every copy of it forwarding.
     assert {(row["config"], row["cores"]) for row in r["cores"]} == {
         (c, n) for c in ("chain", "reframer + chain", "reframer alone") for n in (1, 2)}
-    assert all(row["mpps"] > 0 and row["lossless"] for row in r["cores"]), r["cores"]
+    assert all(len(row["delivered"]) == row["cores"] and all(n > 0 for n in row["delivered"].values()) and row["lossless"] for row in r["cores"]), r["cores"]
     table = (tmp_path / "o" / "reframer.md").read_text()
     assert "**At loads below saturation**" in table and "**By cores**" in table and "mean -46 %" in table
     assert (tmp_path / "o" / "reframer.png").read_bytes()[:4] == b"\x89PNG"
@@ -401,7 +401,7 @@ def test_experiment_embedding_writes_the_documented_report(tmp_path: Path) -> No
     # is resilient, and some where it is not; every packet accounted for either way.
     engine = {r["method"]: r for r in report["engine"]}
     assert set(engine) == {"ilp-sum", "best-fit", "worst-case", "1 core"}
-    assert all(r["accounted"] and r["mpps"] > 0 for r in engine.values()), engine
+    assert all(r["accounted"] and r["all_delivered"] > 0 for r in engine.values()), engine
     assert engine["ilp-sum"]["ha_lost"] == engine["best-fit"]["ha_lost"] == 0
     assert engine["worst-case"]["ha_lost"] > 0 and engine["1 core"]["ha_lost"] > 0
     assert "**On the engine**" in (tmp_path / "o" / "embedding.md").read_text()
