@@ -39,6 +39,7 @@ pub struct Frame<T: AsRef<[u8]>>(T);
 
 impl<T: AsRef<[u8]>> Frame<T> {
     /// Checks that the frame holds its Ethernet header (and tag, if any).
+    #[inline(always)]
     pub fn new_checked(bytes: T) -> Result<Self, Malformed> {
         let b = bytes.as_ref();
         if b.len() < HEADER_LEN {

@@ -28,6 +28,7 @@ pub struct Header<T: AsRef<[u8]>>(T);
 impl<T: AsRef<[u8]>> Header<T> {
     /// Checks version 4, a header length of at least 20 bytes, and that the
     /// bytes hold the header.
+    #[inline(always)]
     pub fn new_checked(bytes: T) -> Result<Self, Malformed> {
         let b = bytes.as_ref();
         if b.len() < MIN_HEADER_LEN {

@@ -37,6 +37,7 @@ impl<T: AsRef<[u8]>> Header<T> {
     /// Checks version 6 and that the bytes hold the fixed header and the
     /// payload length it states (bytes beyond, Ethernet padding, are not
     /// the packet's).
+    #[inline(always)]
     pub fn new_checked(bytes: T) -> Result<Self, Malformed> {
         let b = bytes.as_ref();
         if b.len() < HEADER_LEN {

@@ -23,14 +23,18 @@ pub enum Malformed {
 }
 
 /// EtherType and offset of an Ethernet frame's payload (behind one optional VLAN tag).
-#[inline]
+///
+/// This and the lookups below are inlined into every NF that parses: a
+/// header returned from a call comes back through memory, and the NF,
+/// no longer knowing its length, checks the bounds of every field it reads.
+#[inline(always)]
 fn l3_of(frame: &[u8]) -> Result<(u16, usize), Malformed> {
     let eth = ethernet::Frame::new_checked(frame)?;
     Ok((eth.payload_type(), eth.payload_offset()))
 }
 
 /// The IPv4 header of an Ethernet frame (one optional VLAN tag), checked.
-#[inline]
+#[inline(always)]
 pub fn ipv4_of(frame: &[u8]) -> Result<ipv4::Header<&[u8]>, Malformed> {
     match l3_of(frame)? {
         (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&frame[at..]),
@@ -39,7 +43,7 @@ pub fn ipv4_of(frame: &[u8]) -> Result<ipv4::Header<&[u8]>, Malformed> {
 }
 
 /// [`ipv4_of`], mutable.
-#[inline]
+#[inline(always)]
 pub fn ipv4_of_mut(frame: &mut [u8]) -> Result<ipv4::Header<&mut [u8]>, Malformed> {
     match l3_of(frame)? {
         (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&mut frame[at..]),
@@ -113,7 +117,7 @@ pub enum Ip<T: AsRef<[u8]>> {
 }
 
 /// The IP header of an Ethernet frame (one optional VLAN tag), either family, checked.
-#[inline]
+#[inline(always)]
 pub fn ip_of(frame: &[u8]) -> Result<Ip<&[u8]>, Malformed> {
     match l3_of(frame)? {
         (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&frame[at..]).map(Ip::V4),
@@ -123,7 +127,7 @@ pub fn ip_of(frame: &[u8]) -> Result<Ip<&[u8]>, Malformed> {
 }
 
 /// [`ip_of`], mutable.
-#[inline]
+#[inline(always)]
 pub fn ip_of_mut(frame: &mut [u8]) -> Result<Ip<&mut [u8]>, Malformed> {
     match l3_of(frame)? {
         (ethernet::ETHERTYPE_IPV4, at) => ipv4::Header::new_checked(&mut frame[at..]).map(Ip::V4),
