@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde::Serialize;
 use sluice_core::limits::{MAX_PERIODS, MAX_PERIOD_NS};
-use sluice_core::{Actions, Backend, Drops, Error, FlowTotals, ModuleCounters, Model, ModuleId, Result, Role, Telemetry, Totals};
+use sluice_core::{Actions, Backend, DelaySampling, Drops, Error, FlowTotals, ModuleCounters, Model, ModuleId, Result, Role, Telemetry, Totals};
 
 use crate::controller::Controller;
 use crate::decompose::decompose;
@@ -168,6 +168,8 @@ pub struct RunReport {
     pub flow_totals: Vec<FlowTotals>,
     /// Per module, by module id, its counters over the whole run.
     pub module_totals: Vec<ModuleCounters>,
+    /// Which delivered packets the delays were measured on (`None`: timing off).
+    pub delays_timed: Option<DelaySampling>,
 }
 
 /// Modules whose batch size the summary averages: the controlled ones, or
@@ -357,6 +359,7 @@ fn drive_loop(
         summary,
         flow_totals: last.flow_totals,
         module_totals: last.module_totals,
+        delays_timed: backend.delays_timed(),
     })
 }
 

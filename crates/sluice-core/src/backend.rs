@@ -54,6 +54,10 @@ pub trait Backend {
     /// The pipeline it runs.
     fn model(&self) -> &Model;
 
+    /// Which delivered packets its telemetry's delays are measured on
+    /// (`None`: none, timing is off).
+    fn delays_timed(&self) -> Option<crate::telemetry::DelaySampling>;
+
     /// Runs one control period of `period_ns` (ns) and returns its
     /// telemetry; ends it early (within a millisecond on the engine) once
     /// `stop` returns true, which it asks now and then.

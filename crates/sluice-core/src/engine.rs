@@ -28,7 +28,7 @@ use crate::model::{Model, ModuleId};
 use crate::nf::{EgressLink, Instance, LiveHandle, NetworkFunction};
 use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
-use crate::telemetry::{Counters, Telemetry};
+use crate::telemetry::{Counters, DelaySampling, Telemetry};
 use crate::wiring::wire;
 
 /// Spare telemetry blocks per worker.
@@ -116,6 +116,8 @@ pub struct Engine {
     companion: Option<Box<dyn Send>>,
     /// Per module, its NF's live handle (see [`NetworkFunction::live`]).
     live: Vec<Option<LiveHandle>>,
+    /// Which delivered packets the workers time (`None`: timing off).
+    delays_timed: Option<DelaySampling>,
 }
 
 impl Engine {
@@ -194,6 +196,7 @@ impl Engine {
             _cores: cores,
             companion,
             live,
+            delays_timed: config.walker.timing.then_some(config.walker.delay_sampling),
         })
     }
 
@@ -443,6 +446,10 @@ fn worker_loop(
 impl Backend for Engine {
     fn model(&self) -> &Model {
         &self.model
+    }
+
+    fn delays_timed(&self) -> Option<DelaySampling> {
+        self.delays_timed
     }
 
     fn run_period(&mut self, period_ns: u64, stop: &dyn Fn() -> bool) -> Telemetry {

@@ -2,7 +2,7 @@
 //! bytes: for NF tests.
 
 use crate::batch::{Batch, MAX_BURST};
-use crate::nf::{NetworkFunction, NfContext, Outputs};
+use crate::nf::{NetworkFunction, NfContext, NfTally, Outputs};
 use crate::packet::PacketMeta;
 use crate::pool::PacketPool;
 use crate::telemetry::ModuleCounters;
@@ -61,11 +61,12 @@ impl Harness {
             now_ns: self.now_ns,
             clock: &self.clock,
             origin: 0,
-            counters: &mut counters,
+            tally: NfTally::default(),
             flows: &mut [],
             batch_size: self.batch_size,
         };
         nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
+        ctx.tally.fold_into(&mut counters);
         assert!(self.input.is_empty(), "an NF must empty its input batch");
         counters.dropped + counters.duplicates
     }

@@ -43,4 +43,4 @@ pub use nf::{keep_or_drop, EgressLink, Instance, LiveHandle, NetworkFunction, Nf
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};
-pub use telemetry::{Counters, Drops, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerTelemetry};
+pub use telemetry::{Counters, DelaySampling, Drops, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerTelemetry};

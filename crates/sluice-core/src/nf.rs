@@ -8,7 +8,8 @@ use crate::packet::{PacketId, PacketMeta};
 use crate::pool::PacketPool;
 use crate::telemetry::{FlowRecorder, ModuleCounters, NfCounters};
 
-/// What an NF may touch while it runs on a batch.
+/// What an NF may touch while it runs on a batch. The walker builds one
+/// for a whole walk and hands it to each NF it runs.
 pub struct NfContext<'a> {
     /// The worker's packet pool.
     pub pool: &'a mut PacketPool,
@@ -16,10 +17,32 @@ pub struct NfContext<'a> {
     pub(crate) now_ns: Option<u64>,
     pub(crate) clock: &'a quanta::Clock,
     pub(crate) origin: u64,
-    /// The running module's counters (drops, copies made).
-    pub(crate) counters: &'a mut ModuleCounters,
+    /// What the running NF dropped and made, for its module's counters.
+    pub(crate) tally: NfTally,
     pub(crate) flows: &'a mut [FlowRecorder],
     pub(crate) batch_size: usize,
+}
+
+/// What an NF dropped and made in one run (pkt), added to its module's
+/// counters after the run (see [`NfTally::fold_into`]).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct NfTally {
+    dropped: u64,
+    duplicates: u64,
+    created: u64,
+}
+
+impl NfTally {
+    /// Adds what it counted to `counters` and starts again from zero.
+    #[inline(always)]
+    pub(crate) fn fold_into(&mut self, counters: &mut ModuleCounters) {
+        if self.dropped | self.duplicates | self.created != 0 {
+            counters.dropped += self.dropped;
+            counters.duplicates += self.duplicates;
+            counters.created += self.created;
+            *self = Self::default();
+        }
+    }
 }
 
 impl NfContext<'_> {
@@ -42,7 +65,7 @@ impl NfContext<'_> {
     #[inline]
     pub fn drop_packet(&mut self, id: PacketId) {
         free_dropped(self.pool, self.flows, id);
-        self.counters.dropped += 1;
+        self.tally.dropped += 1;
     }
 
     /// Drops a packet that is a copy of one already passed on (a
@@ -51,7 +74,7 @@ impl NfContext<'_> {
     #[inline]
     pub fn drop_duplicate(&mut self, id: PacketId) {
         self.pool.free(id);
-        self.counters.duplicates += 1;
+        self.tally.duplicates += 1;
     }
 
     /// A copy of packet `id` (bytes and metadata: flow, sequence number,
@@ -64,7 +87,7 @@ impl NfContext<'_> {
         let data_off = self.pool.meta(copy).data_off;
         *self.pool.meta_mut(copy) = PacketMeta { data_off, ..meta };
         self.pool.copy_data(id, copy);
-        self.counters.created += 1;
+        self.tally.created += 1;
         Some(copy)
     }
 }
@@ -264,6 +287,13 @@ pub trait PacketSource: Send {
     /// Adds the packets made so far per flow (pkt, cumulative) to
     /// `generated[flow]`; sources that know no flows add nothing.
     fn count_generated(&self, _generated: &mut dyn FnMut(usize, u64)) {}
+
+    /// Whether every packet it makes belongs to a flow: then no hop
+    /// downstream needs to claim its packets for one (see the walker's
+    /// `claims`). Fixed for the source's life.
+    fn stamps_every_packet(&self) -> bool {
+        false
+    }
 }
 
 /// A task's egress onto a wire: a port's transmit side.

@@ -125,6 +125,7 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "slo_statistic": plan.control.statistic,
         "delta": plan.control.delta,
         "summary": report.summary,
+        "delays_timed": report.delays_timed,
         "interrupted": report.interrupted,
         "periods_dropped": report.periods_dropped,
         "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),

@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use quanta::Mock;
 use sluice_core::{
-    wire, Actions, Backend, Batch, Counters, EgressLink, Error, Instance, Knobs, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter,
+    wire, Actions, Backend, Batch, Counters, DelaySampling, EgressLink, Error, Instance, Knobs, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter,
     LiveHandle, Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
 };
 
@@ -155,7 +155,7 @@ impl Simulator {
         for (w, ((clock, link), mut wiring)) in clocks.into_iter().zip(links).zip(wiring).enumerate() {
             wiring.egress = link;
             // Virtual clock reads cost nothing: every round is timed.
-            let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1 };
+            let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1, delay_sampling: DelaySampling::EVERY_PACKET };
             let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;
             workers.push(SimWorker { graph, reading: Counters::for_model(&model, n_workers) });
         }
@@ -189,6 +189,10 @@ impl Simulator {
 }
 
 impl Backend for Simulator {
+    fn delays_timed(&self) -> Option<DelaySampling> {
+        Some(DelaySampling::EVERY_PACKET)
+    }
+
     fn model(&self) -> &Model {
         &self.model
     }

@@ -114,4 +114,8 @@ impl PacketSource for PcapReplay {
             generated(flow, n);
         }
     }
+
+    fn stamps_every_packet(&self) -> bool {
+        self.flows.iter().all(|&f| f != NO_FLOW)
+    }
 }

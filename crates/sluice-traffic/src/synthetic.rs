@@ -140,6 +140,10 @@ impl PacketSource for SyntheticSource {
             generated(s.flow as usize, s.sent);
         }
     }
+
+    fn stamps_every_packet(&self) -> bool {
+        self.streams.iter().all(|s| s.flow != NO_FLOW)
+    }
 }
 
 #[cfg(test)]

@@ -28,6 +28,14 @@ pub(super) fn claim_hops(model: &Model, hops: &HashMap<(ModuleId, ModuleId), Hop
     claims
 }
 
+/// Clears the claims of the gates of modules whose packets all belong to a
+/// flow already (`stamped`, per module): there is nothing to claim there.
+pub(super) fn skip_stamped(model: &Model, claims: &mut [Vec<u16>], stamped: &[bool]) {
+    for m in (0..model.modules.len()).filter(|&m| stamped[m]) {
+        claims[m].fill(NO_FLOW);
+    }
+}
+
 /// Stamps the packets of `batch` that belong to no flow yet as flow `flow`'s; returns how many (pkt).
 #[inline]
 pub(super) fn claim(pool: &mut PacketPool, batch: &Batch, flow: u16) -> u64 {

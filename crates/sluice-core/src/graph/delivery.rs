@@ -28,11 +28,13 @@ const SEND_RUN: usize = 64;
 /// Delivers `ids` at the egress of `flow` (`None`: a sink no flow ends
 /// at: released only): releases them (`release`: [`PacketPool::free`], or
 /// [`PacketPool::hand_over`] where a port sends from their buffers),
-/// counts packets of other flows as misdelivered and records the delays
-/// of all at `now_ns` (one histogram update per run of equal ingress
-/// times), or, without timing (`None`), counts them delivered.
+/// counts packets of other flows as misdelivered and, given `timed` (the
+/// time now, ns, and the weight of each packet: see
+/// [`DelaySampling`](crate::telemetry::DelaySampling)), records the delays
+/// of all (one histogram update per run of equal ingress times); else it
+/// counts them delivered.
 #[inline]
-pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, ids: &[PacketId], now_ns: Option<u64>, release: impl Fn(&mut PacketPool, PacketId)) {
+pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, ids: &[PacketId], timed: Option<(u64, u32)>, release: impl Fn(&mut PacketPool, PacketId)) {
     let Some(flow) = flow else {
         for &id in ids {
             release(pool, id);
@@ -45,26 +47,26 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: O
         let meta = *pool.meta(id);
         release(pool, id);
         recorder.misdelivered += u64::from(meta.flow != NO_FLOW && meta.flow as usize != flow);
-        if let Some(now) = now_ns {
+        if let Some((now, weight)) = timed {
             run = match run {
                 Some((ts, n)) if ts == meta.ts_ns => Some((ts, n + 1)),
                 Some((ts, n)) => {
-                    recorder.record_n(now.saturating_sub(ts), n);
+                    recorder.record_weighted(now.saturating_sub(ts), n, weight);
                     Some((meta.ts_ns, 1))
                 }
                 None => Some((meta.ts_ns, 1)),
             };
         }
     }
-    match (run, now_ns) {
-        (Some((ts, n)), Some(now)) => recorder.record_n(now.saturating_sub(ts), n),
+    match (run, timed) {
+        (Some((ts, n)), Some((now, weight))) => recorder.record_weighted(now.saturating_sub(ts), n, weight),
         _ => recorder.delivered += ids.len() as u64,
     }
 }
 
 /// Puts `ids` on `port`, if there is one, drops (counted) what its ring
-/// had no room for, and delivers what it took (see [`deliver`]), with the
-/// time `now_ns` reads after the transmit: freed, or handed over where
+/// had no room for, and delivers what it took (see [`deliver`]), timed by
+/// what `timed` reads after the transmit: freed, or handed over where
 /// the port sends from their buffers. Returns how many it took (pkt).
 #[inline]
 pub(super) fn transmit_and_deliver(
@@ -73,7 +75,7 @@ pub(super) fn transmit_and_deliver(
     port: Option<&mut Box<dyn PacketSink>>,
     flow: Option<usize>,
     ids: &[PacketId],
-    now_ns: impl FnOnce() -> Option<u64>,
+    timed: impl FnOnce() -> Option<(u64, u32)>,
 ) -> usize {
     let (taken, zero_copy) = match port {
         Some(port) => (port.transmit(pool, ids), port.zero_copy()),
@@ -82,7 +84,7 @@ pub(super) fn transmit_and_deliver(
     for &id in &ids[taken..] {
         free_dropped(pool, flows, id);
     }
-    let now = now_ns();
+    let now = timed();
     if zero_copy {
         deliver(pool, flows, flow, &ids[..taken], now, PacketPool::hand_over);
     } else {
@@ -157,7 +159,8 @@ impl WorkerGraph {
             _ => None,
         };
         let (timing, clock, origin) = (self.timing, &self.clock, self.origin);
-        let now = || timing.then(|| *now_ns.get_or_insert_with(|| clock.delta_as_nanos(origin, clock.raw())));
+        // The link's decisions come back once a round: every packet is timed.
+        let now = || timing.then(|| (*now_ns.get_or_insert_with(|| clock.delta_as_nanos(origin, clock.raw())), 1));
         let taken = transmit_and_deliver(&mut self.pool, &mut self.flows, port, flow, ids, now);
         if let Some(v) = node {
             let c = &mut self.nodes[v].counters;

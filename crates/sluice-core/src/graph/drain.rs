@@ -14,6 +14,8 @@ impl WorkerGraph {
     /// rings take.
     pub fn drain(&mut self) {
         self.sampled = false;
+        // Not a drawn round: past the floor, what drains is not timed.
+        self.delays_drawn = false;
         self.take_decisions();
         // Nodes are kept in topological order; weighted-fair queues empty too.
         for v in 0..self.nodes.len() {

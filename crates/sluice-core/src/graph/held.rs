@@ -4,7 +4,7 @@
 //! packets arrive; a run that stops sends everything they hold.
 
 use super::{Kind, Release, Task, WorkerGraph};
-use crate::nf::{free_dropped, NetworkFunction, NfContext, Outputs};
+use crate::nf::{free_dropped, NetworkFunction, NfContext, NfTally, Outputs};
 
 impl WorkerGraph {
     /// Runs the NFs whose held packets are due at `now_ns`, and what they
@@ -60,11 +60,12 @@ impl WorkerGraph {
                     now_ns: None,
                     clock: &self.clock,
                     origin: self.origin,
-                    counters: &mut node.counters,
+                    tally: NfTally::default(),
                     flows: &mut self.flows,
                     batch_size: self.batch_size,
                 };
                 nf.process(&mut ctx, &mut node.scratch, &mut Outputs { gates: &mut node.out });
+                ctx.tally.fold_into(&mut node.counters);
                 for gate in node.out.iter_mut() {
                     for &id in gate.as_slice() {
                         free_dropped(&mut self.pool, &mut self.flows, id);

@@ -40,7 +40,7 @@ use crate::pool::PacketPool;
 use crate::ring::{Consumer, Producer};
 use crate::schedule::Schedule;
 use crate::stride::Stride;
-use crate::telemetry::{FlowRecorder, ModuleCounters, WorkerCounters};
+use crate::telemetry::{DelaySampling, FlowRecorder, ModuleCounters, WorkerCounters};
 use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 
 mod age;
@@ -255,8 +255,8 @@ const BUSY_SAMPLING: u32 = 32;
 /// Run-time settings of the walker.
 #[derive(Clone, Copy, Debug)]
 pub struct WalkerConfig {
-    /// Measure packet delays (every packet), NF busy times (sampled rounds)
-    /// and the core probe (once a millisecond).
+    /// Measure packet delays (see `delay_sampling`), NF busy times (sampled
+    /// rounds) and the core probe (once a millisecond).
     pub timing: bool,
     /// Packet buffers in this worker's pool (pkt); `None` sizes it from the graph.
     pub pool_capacity: Option<usize>,
@@ -264,15 +264,16 @@ pub struct WalkerConfig {
     pub schedule: Schedule,
     /// One round in this many (a power of two; drawn at random, so that it
     /// cannot alias with periodic buffer flushes) times its NF runs, and
-    /// busy times are scaled up by it: busy time is sampled, delays are
-    /// measured on every packet. 1 times every round (the simulator, whose
-    /// clock reads cost nothing).
+    /// busy times are scaled up by it. 1 times every round (the simulator,
+    /// whose clock reads cost nothing).
     pub busy_sampling: u32,
+    /// Which packets' delays are measured, when timing.
+    pub delay_sampling: DelaySampling,
 }
 
 impl Default for WalkerConfig {
     fn default() -> Self {
-        Self { timing: true, pool_capacity: None, schedule: Schedule::RunToCompletion, busy_sampling: BUSY_SAMPLING }
+        Self { timing: true, pool_capacity: None, schedule: Schedule::RunToCompletion, busy_sampling: BUSY_SAMPLING, delay_sampling: DelaySampling::ENGINE }
     }
 }
 
@@ -329,6 +330,10 @@ pub struct WorkerGraph {
     sampled: bool,
     /// Rounds per timed round (a power of two).
     busy_sampling: u64,
+    /// Which delivered packets are timed, and whether this round was drawn
+    /// for it (see [`DelaySampling`]).
+    delay_sampling: DelaySampling,
+    delays_drawn: bool,
     /// State of the xorshift generator that draws sampled rounds and gate
     /// orders. (rand's `SmallRng` and `shuffle`, which the NFs use, ran the
     /// engine 2–4% slower here for the same instruction count.)
@@ -366,8 +371,10 @@ impl WorkerGraph {
         config: WalkerConfig,
         wiring: WorkerWiring,
     ) -> Result<Self> {
-        if !config.busy_sampling.is_power_of_two() {
-            return Err(Error::Pipeline(format!("busy sampling: one round in {} must be a power of two", config.busy_sampling)));
+        for (what, one_in) in [("busy", config.busy_sampling), ("delay", config.delay_sampling.one_in)] {
+            if !one_in.is_power_of_two() {
+                return Err(Error::Pipeline(format!("{what} sampling: one round in {one_in} must be a power of two")));
+            }
         }
         let mine: Vec<ModuleId> = (0..model.modules.len()).filter(|&m| model.worker_of[m] == worker).collect();
         let mut nodes = Vec::with_capacity(mine.len());
@@ -460,6 +467,8 @@ impl WorkerGraph {
             clocked: false,
             sampled: false,
             busy_sampling: u64::from(config.busy_sampling),
+            delay_sampling: config.delay_sampling,
+            delays_drawn: false,
             draws: 0x9E37_79B9_7F4A_7C15,
             mark: 0,
             last_read: None,
@@ -506,7 +515,8 @@ impl WorkerGraph {
             local[n.module] = i;
         }
         let hops = hops::hops(model);
-        let claims = claims::claim_hops(model, &hops);
+        let mut claims = claims::claim_hops(model, &hops);
+        claims::skip_stamped(model, &mut claims, &self.stamped_modules(model, &local));
         for node in &mut self.nodes {
             let m = node.module;
             if node.out.len() > 1 {
@@ -580,6 +590,23 @@ impl WorkerGraph {
         // Deepest walk: every node once waiting to run again, with a task per gate of its last run.
         let depth = 1 + nodes.iter().map(|n| 1 + n.out.len()).sum::<usize>();
         self.stack = Vec::with_capacity(depth);
+    }
+
+    /// Per module of the model, whether every packet it sends belongs to a
+    /// flow already, as far as this worker can tell: a source here that
+    /// stamps every packet, and a module here fed only by such modules
+    /// (modules elsewhere, whose packets come over a ring, it cannot tell
+    /// of). `local` is each module's node here (`usize::MAX`: not here).
+    fn stamped_modules(&self, model: &Model, local: &[usize]) -> Vec<bool> {
+        let mut stamped = vec![false; model.modules.len()];
+        for &m in &model.topo_order {
+            stamped[m] = match self.nodes.get(local[m]).map(|n| &n.kind) {
+                Some(Kind::Source(source)) => source.stamps_every_packet(),
+                Some(_) => model.edges.iter().filter(|e| e.to == m).all(|e| stamped[e.from]),
+                None => false,
+            };
+        }
+        stamped
     }
 
     /// Time now (ns since the run's origin).

@@ -47,7 +47,10 @@ impl WorkerGraph {
         self.last_read = None;
         self.mark = start;
         let decided = if self.egress.is_some() { self.take_decisions() } else { 0 };
-        self.sampled = self.timing && gates::draw(&mut self.draws) & (self.busy_sampling - 1) == 0;
+        // Busy times and delays draw their rounds from different bits of one draw.
+        let draw = gates::draw(&mut self.draws);
+        self.sampled = self.timing && draw & (self.busy_sampling - 1) == 0;
+        self.delays_drawn = (draw >> 32) & u64::from(self.delay_sampling.one_in - 1) == 0;
         let mut moved = decided + self.take_triggers();
         if self.backlogged > 0 {
             self.flush_backlogs();

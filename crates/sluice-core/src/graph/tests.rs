@@ -13,7 +13,7 @@ use crate::model::{ModelBuilder, ModuleDecl, Role};
 use crate::nf::{Instance, NetworkFunction, NfContext, Outputs, PacketSource};
 use crate::packet::PacketMeta;
 use crate::pool::PacketPool;
-use crate::telemetry::Counters;
+use crate::telemetry::{Counters, DelaySampling};
 use crate::wiring::wire;
 use crate::{Model, WalkerConfig, WorkerGraph};
 
@@ -106,10 +106,14 @@ impl TestGraph {
     /// Builds `builder`'s model at batch size `batch`, with one instance per
     /// module in declaration order.
     fn new(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>) -> Self {
+        Self::with_config(builder, batch, instances, WalkerConfig { timing: false, ..WalkerConfig::default() })
+    }
+
+    /// [`Self::new`] under walker settings `config`.
+    fn with_config(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>, config: WalkerConfig) -> Self {
         let model = builder.build(batch).expect("a valid model");
         let knobs = Knobs::new(&model);
         let mut instances: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
-        let config = WalkerConfig { timing: false, ..WalkerConfig::default() };
         let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
         let clock = quanta::Clock::new();
         let origin = clock.raw();
@@ -241,4 +245,26 @@ fn a_packet_dropped_by_an_nf_is_its_flows_drop_and_the_modules() {
     assert_eq!((c.flows[0].generated, c.flows[0].delivered, c.flows[0].dropped), (10, 5, 5));
     assert_eq!(c.modules[g.module("odd")].dropped, 5);
     assert_eq!(c.in_flight, 0);
+}
+
+#[test]
+fn delays_are_timed_for_every_packet_up_to_the_floor_then_on_drawn_rounds_standing_for_the_rest() {
+    let timed = |packets: usize, sampling: DelaySampling| {
+        let mut b = ModelBuilder::default();
+        b.module(ModuleDecl::new("src", Role::Source, 0, 1)).module(ModuleDecl::new("out", Role::Sink, 1, 0));
+        b.connect("src", 0, "out", 0).flow("f", &["src", "out"], Some(100.0));
+        let config = WalkerConfig { delay_sampling: sampling, ..WalkerConfig::default() };
+        let mut g = TestGraph::with_config(&b, 1, vec![Instance::Source(Box::new(Listed::new(&vec![0; packets]))), Instance::Egress], config);
+        assert_eq!(g.rounds(packets), packets);
+        let c = g.counters();
+        assert_eq!(c.flows[0].delivered, packets as u64, "every packet delivered, timed or not");
+        c.flows[0].delays.len()
+    };
+    let sampled = DelaySampling { floor_pkts: 101, one_in: 4 };
+    assert_eq!(timed(101, sampled), 101, "up to the floor, every packet");
+    assert_eq!(timed(20_000, DelaySampling::EVERY_PACKET), 20_000);
+    let stood_for = timed(20_000, sampled);
+    assert_eq!((stood_for - 101) % 4, 0, "past the floor each timed packet stands for four");
+    // One round in four drawn: 4 · Binomial(19 899, 1/4), within 4σ (4 · 61) of 19 899.
+    assert!(stood_for.abs_diff(20_000) < 4 * 4 * 61, "the timed packets stand for all delivered: {stood_for}");
 }

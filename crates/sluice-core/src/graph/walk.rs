@@ -20,33 +20,33 @@
 use super::delivery::{claim_for_egress, transmit_and_deliver};
 use super::{claims, gates, Kind, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
-use crate::nf::{free_dropped, EgressLink, NfContext, Outputs};
+use crate::nf::{free_dropped, EgressLink, NetworkFunction, NfContext, NfTally, Outputs};
 use crate::packet::NO_FLOW;
-use crate::pool::PacketPool;
 use crate::stride::Stride;
-use crate::telemetry::{FlowRecorder, ModuleCounters};
+use crate::telemetry::{DelaySampling, ModuleCounters};
 
 impl WorkerGraph {
     /// Does task `first`, and the tasks it pushes, until the stack is
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self, first: Task) {
-        let Self { nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, mark, draws, queued_pkts, rounds, unit_of, stride, batch_size, .. } = self;
+        let Self {
+            nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, delay_sampling, delays_drawn, mark, draws,
+            queued_pkts, rounds, unit_of, stride, batch_size, ..
+        } = self;
         let mut env = Env {
-            pool,
-            flows,
+            ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size },
             last_read,
             egress,
-            clock,
-            origin: *origin,
             timing: *timing,
             sampled: *sampled,
             busy_sampling: *busy_sampling,
+            delay_sampling: *delay_sampling,
+            delays_drawn: *delays_drawn,
             mark,
             draws,
             queued_pkts,
             round: *rounds,
-            batch_size: *batch_size,
             unit_of,
             stride,
         };
@@ -65,12 +65,7 @@ impl WorkerGraph {
                             let (upstream, downstream) = nodes.split_at_mut(c);
                             let (parent, child) = (&mut upstream[v], &mut downstream[0]);
                             if child.runs_through() {
-                                // Its own call of the step: with one call site for both paths the
-                                // compiler folds less of it (chain round +27%, interleaved builds).
-                                let batch = &mut *parent.out[g];
-                                claim(parent.claims[g], batch, &mut env);
-                                count_arrival(child, batch.len() as u64, &env);
-                                next = step(child, c, Some(batch), stack, &mut env).or_else(|| stack.pop());
+                                next = through(nodes, v, g, c, stack, &mut env).or_else(|| stack.pop());
                                 continue;
                             }
                             pass(parent, g, child, &mut env);
@@ -101,31 +96,62 @@ impl WorkerGraph {
     }
 }
 
-/// What a step of the walk touches besides its node: the worker's pool,
-/// flows, clock and scheduler state, borrowed once per walk.
+/// What a step of the walk touches besides its node: the NFs' context
+/// (the worker's pool, flows and clock), the scheduled link and the
+/// scheduler's state, borrowed once per walk.
 struct Env<'a> {
-    pool: &'a mut PacketPool,
-    flows: &'a mut [FlowRecorder],
+    ctx: NfContext<'a>,
     /// The walk's last clock reading (raw ticks), while nothing ran after it.
     last_read: &'a mut Option<u64>,
     /// The worker's way onto the scheduled link.
     egress: &'a mut Option<Box<dyn EgressLink>>,
-    clock: &'a quanta::Clock,
-    origin: u64,
     timing: bool,
     /// Whether this round's NF runs are timed.
     sampled: bool,
     /// Rounds per timed round.
     busy_sampling: u64,
+    /// Which delivered packets are timed, and whether this round was drawn for it.
+    delay_sampling: DelaySampling,
+    delays_drawn: bool,
     mark: &'a mut u64,
     draws: &'a mut u64,
     queued_pkts: &'a mut usize,
     /// The round the walk belongs to.
     round: u64,
-    /// The pipeline's batch size (pkt).
-    batch_size: usize,
     unit_of: &'a [Option<usize>],
     stride: &'a mut Stride,
+}
+
+/// Hands gate `g`'s batch of node `v` to node `c`, which runs through
+/// (see `Node::runs_through`), and on down a straight run of such NFs with
+/// one outgate each, as far as the batch goes: each runs its NF on the
+/// batch where it lies. Returns the task of the first node the run cannot
+/// take (an egress, a splitter, a module that waits or queues), as `step`.
+#[inline(never)]
+fn through(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
+    loop {
+        let (upstream, downstream) = nodes.split_at_mut(c);
+        let (parent, child) = (&mut upstream[v], &mut downstream[0]);
+        let batch = &mut *parent.out[g];
+        claim(parent.claims[g], batch, env);
+        count_arrival(child, batch.len() as u64, env);
+        let Node { kind: Kind::Function(nf), out, counters, holds: false, .. } = child else {
+            return step(child, c, Some(batch), stack, env);
+        };
+        if out.len() != 1 || env.sampled {
+            return step(child, c, Some(batch), stack, env);
+        }
+        count_run(counters, batch);
+        run_function(nf.as_mut(), batch, out, counters, None, env);
+        if out[0].is_empty() {
+            return None;
+        }
+        let after = child.next[0];
+        match after {
+            Target::Local(next) if nodes[next].runs_through() => (v, g, c) = (c, 0, next),
+            _ => return Some(Task { node: c as u32, gate: 0 }),
+        }
+    }
 }
 
 /// Moves gate `g`'s batch of `from` into the inbox of `to`, the node
@@ -141,7 +167,7 @@ fn pass(from: &mut Node, g: usize, to: &mut Node, env: &mut Env<'_>) {
 #[inline(always)]
 fn claim(flow: u16, batch: &Batch, env: &mut Env<'_>) {
     if flow != NO_FLOW {
-        env.flows[flow as usize].claimed += claims::claim(env.pool, batch, flow);
+        env.ctx.flows[flow as usize].claimed += claims::claim(env.ctx.pool, batch, flow);
     }
 }
 
@@ -186,7 +212,7 @@ fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
 fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
     *env.queued_pkts += node.buffer.enqueue_from(&mut node.inbox);
     for &id in node.inbox.as_slice() {
-        free_dropped(env.pool, env.flows, id);
+        free_dropped(env.ctx.pool, env.ctx.flows, id);
     }
     node.counters.queue_dropped += node.inbox.len() as u64;
     node.inbox.clear();
@@ -213,7 +239,7 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
         Release::Arrivals => {
             let batch = buffer.next_run(*trigger, inbox, scratch)?;
             if *waited {
-                env.pool.prefetch(batch.as_slice());
+                env.ctx.pool.prefetch(batch.as_slice());
             }
             batch
         }
@@ -231,21 +257,11 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
         Release::Held => scratch,
     };
     let start = if env.sampled { *env.mark } else { 0 };
-    counters.runs += 1;
-    counters.run_pkts += batch.len() as u64;
+    count_run(counters, batch);
     match kind {
         Kind::Function(nf) => {
-            let mut ctx = NfContext {
-                pool: env.pool,
-                now_ns: (start != 0).then(|| env.clock.delta_as_nanos(env.origin, start)),
-                clock: env.clock,
-                origin: env.origin,
-                counters,
-                flows: env.flows,
-                batch_size: env.batch_size,
-            };
-            nf.process(&mut ctx, batch, &mut Outputs { gates: out });
-            *env.last_read = None;
+            let now_ns = (start != 0).then(|| env.ctx.clock.delta_as_nanos(env.ctx.origin, start));
+            run_function(nf.as_mut(), batch, out, counters, now_ns, env);
         }
         Kind::Egress(flow, Output::Scheduled(class, _)) => offer(*flow, *class, batch, counters, env),
         Kind::Egress(flow, output) => {
@@ -254,25 +270,28 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
                 Output::Port(port) => Some(port),
                 _ => None,
             };
-            let (timing, clock, origin, last_read) = (env.timing, env.clock, env.origin, &mut *env.last_read);
+            let weight = match flow {
+                Some(f) if env.timing => env.delay_sampling.weight(&env.ctx.flows[*f], env.delays_drawn),
+                _ => None,
+            };
+            let (clock, origin, last_read) = (env.ctx.clock, env.ctx.origin, &mut *env.last_read);
             let now_ns = || {
-                timing.then(|| {
+                weight.map(|w| {
                     let now = clock.raw();
                     *last_read = Some(now);
-                    clock.delta_as_nanos(origin, now)
+                    (clock.delta_as_nanos(origin, now), w)
                 })
             };
-            let sent = transmit_and_deliver(env.pool, env.flows, port, *flow, batch.as_slice(), now_ns);
+            let sent = transmit_and_deliver(env.ctx.pool, env.ctx.flows, port, *flow, batch.as_slice(), now_ns);
             counters.egress_dropped += (batch.len() - sent) as u64;
             counters.delivered += sent as u64;
             batch.clear();
         }
         Kind::Source(_) => unreachable!("a source has no ingate"),
     }
-    debug_assert!(batch.is_empty(), "an NF must empty its input batch");
     if env.sampled {
-        let end = env.clock.raw();
-        counters.busy_ns += env.busy_sampling * env.clock.delta_as_nanos(start, end);
+        let end = env.ctx.clock.raw();
+        counters.busy_ns += env.busy_sampling * env.ctx.clock.delta_as_nanos(start, end);
         *env.mark = end;
     }
     let more = match mode {
@@ -292,6 +311,24 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
     push_gates(stack, v, out, filled, gate_rank, env.draws)
 }
 
+/// Counts a run of the module on `batch`.
+#[inline(always)]
+fn count_run(counters: &mut ModuleCounters, batch: &Batch) {
+    counters.runs += 1;
+    counters.run_pkts += batch.len() as u64;
+}
+
+/// Runs `nf` on `batch` into `out`, telling it the time `now_ns` if known;
+/// what it dropped and made goes to `counters`.
+#[inline(always)]
+fn run_function(nf: &mut dyn NetworkFunction, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
+    env.ctx.now_ns = now_ns;
+    nf.process(&mut env.ctx, batch, &mut Outputs { gates: out });
+    env.ctx.tally.fold_into(counters);
+    *env.last_read = None;
+    debug_assert!(batch.is_empty(), "an NF must empty its input batch");
+}
+
 /// Offers the batch that reached the egress of `flow` to `class` of the
 /// scheduled link: the packets wait in the pool for its decisions (see
 /// `delivery`); what it refuses is dropped, counted.
@@ -300,10 +337,10 @@ fn offer(flow: Option<usize>, class: u16, batch: &mut Batch, counters: &mut Modu
     let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
     let mut refused = 0;
     for &id in batch.as_slice() {
-        claim_for_egress(env.pool, env.flows, flow, id);
-        let len = env.pool.meta(id).len;
+        claim_for_egress(env.ctx.pool, env.ctx.flows, flow, id);
+        let len = env.ctx.pool.meta(id).len;
         if !link.offer(class, len, id) {
-            free_dropped(env.pool, env.flows, id);
+            free_dropped(env.ctx.pool, env.ctx.flows, id);
             refused += 1;
         }
     }
@@ -319,7 +356,7 @@ fn send(node: &mut Node, g: usize, out: &mut OutRing, backlogged: &mut usize, en
     let batch = &mut node.out[g];
     let flow = node.claims[g];
     if flow != NO_FLOW {
-        env.flows[flow as usize].claimed += claims::claim(env.pool, batch, flow);
+        env.ctx.flows[flow as usize].claimed += claims::claim(env.ctx.pool, batch, flow);
     }
     let mut sent = 0;
     if out.backlog.is_empty() {
