@@ -112,8 +112,9 @@ impl<'a> View<'a> {
             batch: model.batch_size as f64,
             trigger: t.modules.iter().map(|m| m.trigger).collect(),
             b_in: t.modules.iter().map(|m| m.b_in).collect(),
-            b_round: t.modules.iter().map(|m| m.b_round).collect(),
-            b_round_sd: t.modules.iter().map(|m| m.b_round_sd).collect(),
+            // Counted for controlled modules, the only ones these are read for.
+            b_round: t.modules.iter().map(|m| m.b_round.unwrap_or(0.0)).collect(),
+            b_round_sd: t.modules.iter().map(|m| m.b_round_sd.unwrap_or(0.0)).collect(),
             r: t.modules.iter().map(|m| m.r).collect(),
             x: t.modules.iter().map(|m| m.x).collect(),
             b: t.modules.iter().map(|m| m.b).collect(),

@@ -32,6 +32,8 @@ pub struct PeriodMeter {
     sinks: Vec<ModuleId>,
     /// Trigger in force per module at the end of the period (pkt).
     triggers: Vec<u32>,
+    /// Per module, whether its walker counts its arrivals by round (controlled modules).
+    counts_rounds: Vec<bool>,
 }
 
 impl PeriodMeter {
@@ -43,6 +45,7 @@ impl PeriodMeter {
             sources: with(Role::Source),
             sinks: with(Role::Sink),
             triggers: vec![0; model.modules.len()],
+            counts_rounds: model.modules.iter().map(|m| m.controlled).collect(),
             ..Self::default()
         }
     }
@@ -110,7 +113,7 @@ impl PeriodMeter {
 
     /// The telemetry of the period that ends at `now`.
     fn period(&mut self, now: &Counters) -> Telemetry {
-        let (sources, sinks, triggers) = (&self.sources, &self.sinks, &self.triggers);
+        let (sources, sinks, triggers, counts_rounds) = (&self.sources, &self.sinks, &self.triggers, &self.counts_rounds);
         let prev = &mut self.previous;
         prev.modules.resize(now.modules.len(), ModuleCounters::default());
         prev.flows.resize(now.flows.len(), FlowTotals::default());
@@ -124,17 +127,18 @@ impl PeriodMeter {
             .iter()
             .zip(&prev.modules)
             .zip(triggers)
-            .map(|((c, p), &trigger)| ModuleTelemetry {
+            .zip(counts_rounds)
+            .map(|(((c, p), &trigger), &counts_rounds)| ModuleTelemetry {
                 trigger,
                 x: (c.runs - p.runs) as f64 * per_s,
                 r: (c.run_pkts - p.run_pkts) as f64 * per_s,
                 b_in: ratio(c.arrived_pkts - p.arrived_pkts, c.arrivals - p.arrivals),
-                b_round: ratio(c.arrived_pkts - p.arrived_pkts, c.arrival_rounds - p.arrival_rounds),
-                b_round_sd: {
+                b_round: counts_rounds.then(|| ratio(c.arrived_pkts - p.arrived_pkts, c.arrival_rounds - p.arrival_rounds)),
+                b_round_sd: counts_rounds.then(|| {
                     let rounds = c.arrival_rounds - p.arrival_rounds;
                     let mean = ratio(c.arrived_pkts - p.arrived_pkts, rounds);
                     (ratio(c.round_pkts_sq - p.round_pkts_sq, rounds) - mean * mean).max(0.0).sqrt()
-                },
+                }),
                 b: ratio(c.run_pkts - p.run_pkts, c.runs - p.runs),
                 busy_ns: c.busy_ns - p.busy_ns,
                 dropped: c.drops().since(&p.drops()).total(),
@@ -228,7 +232,7 @@ mod tests {
 
     #[test]
     fn period_rates_come_from_differences() {
-        let mut meter = PeriodMeter { sources: vec![0], triggers: vec![20], ..PeriodMeter::default() };
+        let mut meter = PeriodMeter { sources: vec![0], triggers: vec![20], counts_rounds: vec![true], ..PeriodMeter::default() };
         let mut c = Counters {
             at_ns: 1_000_000_000,
             modules: vec![ModuleCounters { arrivals: 10, arrived_pkts: 80, arrival_rounds: 5, round_pkts_sq: 1460, runs: 4, run_pkts: 80, busy_ns: 5, ..Default::default() }],
@@ -239,7 +243,7 @@ mod tests {
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);
-        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: 16.0, b_round_sd: 6.0, b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default(), held: 0, nf: Default::default() });
+        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: Some(16.0), b_round_sd: Some(6.0), b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default(), held: 0, nf: Default::default() });
         assert_eq!(t.flows[0].delivered, 1);
         assert_eq!(t.workers[0].busy_fraction, 0.5);
         c.at_ns = 1_500_000_000;

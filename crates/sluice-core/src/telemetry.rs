@@ -325,11 +325,14 @@ pub struct ModuleTelemetry {
     /// split and a merge, many batches of one packet may make one round's
     /// worth, and a trigger that does not divide it leaves the rest
     /// waiting a whole round gap for the next.
-    pub b_round: f64,
+    /// `None` for a module no controller sizes: the walker counts rounds
+    /// only for controlled modules.
+    pub b_round: Option<f64>,
     /// Standard deviation of the packets a round that brings any brings
     /// (pkt): 0 where every such round brings `b_round`, as behind
     /// splits that deal a source's batches out the same way each time.
-    pub b_round_sd: f64,
+    /// `None` where `b_round` is.
+    pub b_round_sd: Option<f64>,
     /// Mean batch size at the NF (pkt).
     pub b: f64,
     /// Time spent in the NF during the period (ns; timed on sampled rounds).

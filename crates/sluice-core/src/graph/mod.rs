@@ -119,6 +119,10 @@ struct Node {
     /// The most packets its NF keeps between runs (pkt).
     most_held: usize,
     counters: ModuleCounters,
+    /// Whether its arrivals are counted by round too (the rounds that
+    /// brought any, the square of what each brought): a controlled
+    /// module's, whose trigger the controllers size by them.
+    counts_rounds: bool,
     /// The last round in which a batch arrived (see [`WorkerGraph::rounds`]).
     last_arrival_round: u64,
     /// Packets that arrived in that round (pkt).
@@ -426,6 +430,7 @@ impl WorkerGraph {
                 holds: most_held > 0,
                 most_held,
                 counters: ModuleCounters::default(),
+                counts_rounds: decl.controlled,
                 last_arrival_round: 0,
                 last_round_pkts: 0,
                 trigger: 0,

@@ -177,6 +177,9 @@ fn count_arrival(node: &mut Node, n: u64, env: &Env<'_>) {
     let c = &mut node.counters;
     c.arrivals += 1;
     c.arrived_pkts += n;
+    if !node.counts_rounds {
+        return;
+    }
     if node.last_arrival_round != env.round {
         node.last_arrival_round = env.round;
         node.last_round_pkts = 0;
