@@ -48,7 +48,7 @@ def test_all_writes_the_results_page_and_the_readme_block(tmp_path: Path) -> Non
     assert "| branching |" in page, "the experiment's own table"
     assert "![regime](results/regime.png)" in page and (tmp_path / "docs" / "results" / "regime.png").read_bytes()[:4] == b"\x89PNG"
     assert json.loads((tmp_path / "docs" / "results" / "regime.json").read_text())["rows"], "the raw report beside the plot"
-    assert re.search(r"^Measured at commit `unknown` on \d{4}-\d\d-\d\d, quick mode\.$", page, re.M), "stamped (no checkout here)"
+    assert re.search(r"^Measured at commit `unknown` on \d{4}-\d\d-\d\d, quick mode, on .+\.$", page, re.M), "stamped (no checkout here)"
     assert "Why the figure is what it is." in page, "the hand-written note sits under its table"
     assert "| [overhead](#overhead) | kept 1 ms |" in page and page.index("## overhead\n\nAn earlier table.") < page.index("## regime"), \
         "an experiment that did not run keeps its row and section, in the catalog's order"

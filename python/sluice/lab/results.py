@@ -108,16 +108,18 @@ def _git(*args: str) -> Optional[str]:
         return None
 
 
-#: How a section says what it was measured at: commit, date, mode.
-STAMP = re.compile(r"^Measured at commit `([0-9a-f]+|unknown)(-dirty)?` on (\S+), (quick|full) mode\.$", re.M)
+#: How a section says what it was measured at: commit, date, mode and (since sections are
+#: re-run apart, on whatever machine the checkout is on then) the processor.
+STAMP = re.compile(r"^Measured at commit `([0-9a-f]+|unknown)(-dirty)?` on (\S+), (quick|full) mode(?:, on (.+))?\.$", re.M)
 
 
 def stamp(quick: bool) -> str:
     """The line that stamps a section made now: this checkout's commit
-    (`-dirty` with uncommitted changes), today's date, the mode."""
+    (`-dirty` with uncommitted changes), today's date, the mode, the processor."""
     commit = _git("rev-parse", "--short", "HEAD") or "unknown"
     dirty = "-dirty" if _git("status", "--porcelain") else ""
-    return f"Measured at commit `{commit}{dirty}` on {datetime.date.today().isoformat()}, {'quick' if quick else 'full'} mode."
+    mode = "quick" if quick else "full"
+    return f"Measured at commit `{commit}{dirty}` on {datetime.date.today().isoformat()}, {mode} mode, on {machine()['processor']}."
 
 
 def sources(name: str) -> list[Path]:
@@ -191,7 +193,7 @@ def page(ran: list[tuple[Entry, dict[str, Any], str]], quick: bool, notes: Path,
              "the CI-sized runs). The tables and plots are regenerated; the notes under them are hand-written in",
              "`docs/notes/NAME.md`. Each section says the commit, date and mode it was measured at; its raw report",
              "is `results/NAME.json`. `make results-check` lists the sections whose experiment changed since.",
-             "", "## Machine", "", "| | |", "|---|---|"]
+             "", "## Machine", "", "Where the page was last written; each section names the processor it ran on.", "", "| | |", "|---|---|"]
     lines += [f"| {k} | {v} |" for k, v in machine().items()]
     lines += ["", "The machine is a shared two-core VM: a figure moves by up to ±30% between runs, so figures are",
               "medians and ratios measured in one run.", "", "## Headline figures", "", *headline_table(ran, quick, "", before), ""]
