@@ -193,6 +193,19 @@ class Client:
         """Sets a flow's SLO (µs; None: no SLO)."""
         return str(self.request("PUT", f"/v1/flows/{self._name(flow)}/slo", {"slo_us": slo_us})["applied"])
 
+    def add_flow(self, name: str, path: list[str], slo_us: Optional[float] = None, rules: Optional[list[dict[str, Any]]] = None) -> str:
+        """Adds flow `name` along `path` (module names, source to sink) under
+        `slo_us` (µs; None: no SLO), its packets sorted into it by `rules`:
+        each `{"source": MODULE, "prefix": "20.0.9.0/24"}` or `{"source": MODULE,
+        "five_tuple": {"src": …, "dst": …, "proto": "udp", "sport": …, "dport": …}}`
+        of a port or capture source."""
+        body = {"name": name, "path": path, "slo_us": slo_us, "rules": rules or []}
+        return str(self.request("POST", "/v1/flows", body)["applied"])
+
+    def remove_flow(self, name: str) -> str:
+        """Removes a flow: its rules first; its packets in flight are counted where they end."""
+        return str(self.request("DELETE", f"/v1/flows/{self._name(name)}")["applied"])
+
     def set_controller(self, name: str) -> str:
         """Switches the controller."""
         return str(self.request("PUT", "/v1/controller", {"name": name})["applied"])

@@ -198,7 +198,7 @@ class Pipeline:
         return self._add({"name": name, "pcap_tap": {"path": path}})
 
     def sink(self, name: str, *, worker: Optional[int] = None) -> Module:
-        """An egress: records delivery and delay of the flow that ends here."""
+        """An egress: records delivery and delay of the flows that end here (each packet to its own)."""
         return self._add({"name": name, "sink": {}, "worker": worker})
 
     def rx_port(self, name: str, port: str, flows: Optional[dict[str, str]] = None, *, worker: int = 0,

@@ -170,6 +170,9 @@ pub struct RunReport {
     pub module_totals: Vec<ModuleCounters>,
     /// Which delivered packets the delays were measured on (`None`: timing off).
     pub delays_timed: Option<DelaySampling>,
+    /// The pipeline as the run left it: its flows (added and removed ones
+    /// among them), SLOs and placement.
+    pub model: Model,
 }
 
 /// Modules whose batch size the summary averages: the controlled ones, or
@@ -360,6 +363,7 @@ fn drive_loop(
         flow_totals: last.flow_totals,
         module_totals: last.module_totals,
         delays_timed: backend.delays_timed(),
+        model,
     })
 }
 

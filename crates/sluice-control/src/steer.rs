@@ -4,7 +4,7 @@
 //! [`Actions`]. Each change is checked whole before it is made and leaves
 //! one line in the next period's record.
 
-use sluice_core::{Actions, Backend, Error, Model, ModuleId, Result};
+use sluice_core::{Actions, Backend, Error, FlowId, Model, ModuleId, Result};
 
 use crate::controller::Controller;
 
@@ -51,6 +51,23 @@ impl Boundary<'_> {
             return Err(Error::Flow { flow: f.name.clone(), reason: "an SLO must be > 0".into() });
         }
         f.slo_ns = slo_ns;
+        Ok(())
+    }
+
+    /// Adds flow `name` along `path` under `slo_ns` (ns) from the next
+    /// period on (see [`Model::with_flow_added`]); returns its id.
+    pub fn add_flow(&mut self, name: &str, path: &[ModuleId], slo_ns: Option<u64>) -> Result<FlowId> {
+        let added = self.model.with_flow_added(name, path, slo_ns)?;
+        self.backend.set_flows(&added)?;
+        *self.model = added;
+        Ok(self.model.flows.len() - 1)
+    }
+
+    /// Removes flow `f` from the next period on (see [`Model::with_flow_removed`]).
+    pub fn remove_flow(&mut self, f: FlowId) -> Result<()> {
+        let removed = self.model.with_flow_removed(f)?;
+        self.backend.set_flows(&removed)?;
+        *self.model = removed;
         Ok(())
     }
 

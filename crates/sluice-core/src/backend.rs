@@ -79,6 +79,17 @@ pub trait Backend {
     /// [`NetworkFunction::live`]), if it has one.
     fn live(&self, m: ModuleId) -> Option<LiveHandle>;
 
+    /// Takes the flows of `of`, its model with flows added or removed (see
+    /// [`Model::with_flow_added`]): every worker makes room for them and
+    /// links again, between two of its rounds.
+    fn set_flows(&mut self, of: &Model) -> Result<()>;
+
+    /// Runs `edit` on source module `m` while its worker is held between
+    /// two rounds (a change of how it sorts packets into flows: see
+    /// [`PacketSource::set_flow_rules`](crate::nf::PacketSource::set_flow_rules));
+    /// what `edit` refuses is refused, by name.
+    fn edit_source(&mut self, m: ModuleId, edit: &mut dyn FnMut(&mut dyn crate::nf::PacketSource) -> std::result::Result<(), String>) -> Result<()>;
+
     /// Stops the sources, drains every buffer and returns the last telemetry
     /// (whose totals then show nothing in flight).
     fn finish(&mut self) -> Telemetry;

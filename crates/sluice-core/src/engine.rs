@@ -25,7 +25,7 @@ use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
 use crate::meter::PeriodMeter;
 use crate::model::{Model, ModuleId};
-use crate::nf::{EgressLink, Instance, LiveHandle, NetworkFunction};
+use crate::nf::{EgressLink, Instance, LiveHandle, NetworkFunction, PacketSource};
 use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, DelaySampling, Telemetry};
@@ -500,6 +500,45 @@ impl Backend for Engine {
 
     fn live(&self, m: ModuleId) -> Option<LiveHandle> {
         self.live.get(m).cloned().flatten()
+    }
+
+    fn set_flows(&mut self, of: &Model) -> Result<()> {
+        let model = self.model.with_flows_of(of)?;
+        if self.finished.is_some() {
+            return Err(Error::Pipeline("cannot change its flows: the pipeline has stopped".into()));
+        }
+        // Every worker's graph, a spare's too (it stays a spare).
+        let spares: Vec<bool> = self.workers.iter().map(|w| w.idle.is_some()).collect();
+        let all: Vec<usize> = (0..self.workers.len()).collect();
+        let mut graphs = self.park(&all);
+        for (_, graph) in &mut graphs {
+            graph.set_flows(&model);
+        }
+        self.meter.set_flows(&model);
+        self.model = model;
+        for (w, graph) in graphs {
+            if spares[w] {
+                self.workers[w].idle = Some(graph);
+            } else {
+                let poll = self.workers[w].pending_poll.take();
+                self.hand_back(w, graph, poll);
+            }
+        }
+        Ok(())
+    }
+
+    fn edit_source(&mut self, m: ModuleId, edit: &mut dyn FnMut(&mut dyn PacketSource) -> std::result::Result<(), String>) -> Result<()> {
+        let Some(&w) = self.model.worker_of.get(m) else {
+            return Err(Error::module(&format!("#{m}"), "no such module"));
+        };
+        let name = self.model.modules[m].name.clone();
+        if self.finished.is_some() {
+            return Err(Error::module(&name, "the pipeline has stopped"));
+        }
+        let mut graphs = self.park(&[w]);
+        let edited = graphs[0].1.edit_source(m, &self.model, edit);
+        self.unpark(graphs);
+        edited.unwrap_or_else(|| Err("it is not a source".into())).map_err(|e| Error::module(&name, e))
     }
 
     fn set_poll(&mut self, w: usize, policy: PollPolicy) -> Result<()> {

@@ -50,6 +50,11 @@ impl PeriodMeter {
         }
     }
 
+    /// Makes room for the flows of `model`, flows having been added.
+    pub fn set_flows(&mut self, model: &Model) {
+        self.merged.flows.resize_with(model.flows.len(), Default::default);
+    }
+
     /// Starts taking the readings of a period.
     pub fn begin(&mut self) {
         self.merged.at_ns = 0;

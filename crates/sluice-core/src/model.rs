@@ -103,12 +103,16 @@ pub struct Edge {
 /// A flow: a source-to-sink path with an optional delay SLO.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Flow {
-    /// Unique name.
+    /// Unique name (over a whole run: a removed flow keeps it).
     pub name: String,
     /// Modules from the source to the sink, following edges.
     pub path: Vec<ModuleId>,
     /// Delay SLO (ns), `None` for best effort.
     pub slo_ns: Option<u64>,
+    /// Removed while the pipeline runs (see [`Model::with_flow_removed`]):
+    /// no packet becomes its any more, those it has are counted where they
+    /// end. Its id stays, as packets carry it.
+    pub removed: bool,
 }
 
 /// A validated pipeline.
@@ -134,8 +138,9 @@ pub struct Model {
     pub next: Vec<Vec<ModuleId>>,
     /// Modules in an order where every edge goes forward.
     pub topo_order: Vec<ModuleId>,
-    /// For every sink, the flow that ends there (if any).
-    pub sink_flow: Vec<Option<FlowId>>,
+    /// For every sink, the flows that end there (removed ones too, whose
+    /// packets in flight still arrive).
+    pub sink_flows: Vec<Vec<FlowId>>,
 }
 
 impl Model {
@@ -179,6 +184,64 @@ impl Model {
             ));
         }
         Ok(moved)
+    }
+
+    /// The model with one more flow, `name` along `path` under `slo_ns`
+    /// (a flow added while the pipeline runs; its id is the next one).
+    /// Refused by name: a name any flow of the run had, a path that does
+    /// not follow the graph, an SLO of 0, one flow over [`MAX_FLOWS`].
+    pub fn with_flow_added(&self, name: &str, path: &[ModuleId], slo_ns: Option<u64>) -> Result<Model> {
+        if let Some(f) = self.flows.iter().find(|f| f.name == name) {
+            let why = if f.removed { "was removed earlier in this run; a name stays with its flow for the whole run" } else { "exists" };
+            return Err(Error::flow(name, format!("a flow named '{name}' {why}")));
+        }
+        if self.flows.len() >= MAX_FLOWS {
+            return Err(Error::flow(name, format!("the pipeline has {} flows, removed ones included, the most it may have", self.flows.len())));
+        }
+        if path.iter().any(|&m| m >= self.modules.len()) {
+            return Err(Error::flow(name, "its path names a module the pipeline does not have"));
+        }
+        check_path(name, path, &self.modules, &self.next)?;
+        if slo_ns == Some(0) {
+            return Err(Error::flow(name, "delay SLO must be > 0 µs, got 0"));
+        }
+        let mut added = self.clone();
+        let sink = *path.last().expect("checked non-empty");
+        added.sink_flows[sink].push(self.flows.len());
+        added.flows.push(Flow { name: name.to_owned(), path: path.to_vec(), slo_ns, removed: false });
+        Ok(added)
+    }
+
+    /// The model with flow `f` removed (see [`Flow::removed`]): its SLO
+    /// gone with it; refused for a flow that does not exist or is removed.
+    pub fn with_flow_removed(&self, f: FlowId) -> Result<Model> {
+        match self.flows.get(f) {
+            None => return Err(Error::flow(&format!("#{f}"), "no such flow")),
+            Some(flow) if flow.removed => return Err(Error::flow(&flow.name, "it is removed already")),
+            Some(_) => {}
+        }
+        let mut removed = self.clone();
+        removed.flows[f].removed = true;
+        removed.flows[f].slo_ns = None;
+        Ok(removed)
+    }
+
+    /// This model with the flows of `of`, a model of the same pipeline whose
+    /// flows were added or removed (placement and the rest stay this one's);
+    /// refused where `of` is another pipeline or has dropped a flow.
+    pub fn with_flows_of(&self, of: &Model) -> Result<Model> {
+        if of.modules.len() != self.modules.len() || of.flows.len() < self.flows.len() {
+            return Err(Error::Pipeline(format!(
+                "cannot take the flows of another pipeline ({} modules, {} flows) into this one ({} modules, {} flows)",
+                of.modules.len(), of.flows.len(), self.modules.len(), self.flows.len()
+            )));
+        }
+        Ok(Model { flows: of.flows.clone(), sink_flows: of.sink_flows.clone(), ..self.clone() })
+    }
+
+    /// The flows that take packets (not removed), by id.
+    pub fn live_flows(&self) -> impl Iterator<Item = FlowId> + '_ {
+        (0..self.flows.len()).filter(|&f| !self.flows[f].removed)
     }
 }
 
@@ -306,7 +369,7 @@ impl ModelBuilder {
         }
 
         let mut flows = Vec::with_capacity(self.flows.len());
-        let mut sink_flow = vec![None; n];
+        let mut sink_flows = vec![Vec::new(); n];
         let mut flow_names = HashMap::new();
         for (fi, (name, path, slo_us)) in self.flows.iter().enumerate() {
             if flow_names.insert(name.clone(), fi).is_some() {
@@ -322,15 +385,8 @@ impl ModelBuilder {
                 Some(us) if us.is_finite() && *us > 0.0 => Some((us * 1e3).round().max(1.0) as u64),
                 Some(us) => return Err(Error::flow(name, format!("delay SLO must be > 0 µs, got {us}"))),
             };
-            let sink = *path.last().expect("checked non-empty");
-            if let Some(other) = sink_flow[sink].replace(fi) {
-                let other: &(String, Vec<String>, Option<f64>) = &self.flows[other];
-                return Err(Error::flow(
-                    name,
-                    format!("sink '{}' already ends flow '{}'; give each flow its own egress", self.modules[sink].name, other.0),
-                ));
-            }
-            flows.push(Flow { name: name.clone(), path, slo_ns });
+            sink_flows[*path.last().expect("checked non-empty")].push(fi);
+            flows.push(Flow { name: name.clone(), path, slo_ns, removed: false });
         }
         Ok(Model {
             batch_size,
@@ -342,7 +398,7 @@ impl ModelBuilder {
             crossings,
             next,
             topo_order,
-            sink_flow,
+            sink_flows,
         })
     }
 }
@@ -471,7 +527,7 @@ mod tests {
         for e in &m.edges {
             assert!(pos(e.from) < pos(e.to));
         }
-        assert_eq!(m.sink_flow[4], Some(0));
+        assert_eq!(m.sink_flows[4], [0]);
     }
 
     #[test]
@@ -503,6 +559,32 @@ mod tests {
         let mut b = two_branch();
         b.flow("ghost", &["src", "nowhere"], None);
         assert_eq!(err(&b, 32), "flow 'ghost' path names unknown module 'nowhere'");
+    }
+
+    #[test]
+    fn flows_are_added_and_removed_on_a_running_model_and_share_sinks() {
+        let m = two_branch().build(32).unwrap();
+        let path = |names: &[&str]| names.iter().map(|n| m.module_id(n).unwrap()).collect::<Vec<_>>();
+        let added = m.with_flow_added("fc", &path(&["src", "split", "a", "out_a"]), Some(40_000)).unwrap();
+        assert_eq!((added.flows.len(), &added.flows[2].name, added.flows[2].slo_ns), (3, &"fc".to_owned(), Some(40_000)));
+        assert_eq!(added.sink_flows[m.module_id("out_a").unwrap()], [0, 2], "two flows end at out_a");
+        let err = |r: Result<Model>| r.unwrap_err().to_string();
+        assert_eq!(err(added.with_flow_added("fa", &path(&["src", "split", "b", "out_b"]), None)), "flow 'fa': a flow named 'fa' exists");
+        assert_eq!(
+            err(added.with_flow_added("fd", &path(&["src", "a", "out_a"]), None)),
+            "flow 'fd': path does not follow the graph: no edge from 'src' to 'a'"
+        );
+        assert_eq!(err(added.with_flow_added("fd", &path(&["src", "split", "a", "out_a"]), Some(0))), "flow 'fd': delay SLO must be > 0 µs, got 0");
+        let removed = added.with_flow_removed(0).unwrap();
+        assert!(removed.flows[0].removed && removed.flows[0].slo_ns.is_none());
+        assert_eq!(removed.live_flows().collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(removed.sink_flows[m.module_id("out_a").unwrap()], [0, 2], "a removed flow's packets in flight still end there");
+        assert_eq!(err(removed.with_flow_removed(0)), "flow 'fa': it is removed already");
+        assert!(err(removed.with_flow_added("fa", &path(&["src", "split", "a", "out_a"]), None)).contains("was removed earlier in this run"));
+        // A description may end several flows at one sink too.
+        let mut b = two_branch();
+        b.flow("fc", &["src", "split", "a", "out_a"], None);
+        assert_eq!(b.build(32).unwrap().sink_flows[m.module_id("out_a").unwrap()], [0, 2]);
     }
 
     #[test]

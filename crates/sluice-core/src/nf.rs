@@ -290,9 +290,25 @@ pub trait PacketSource: Send {
 
     /// Whether every packet it makes belongs to a flow: then no hop
     /// downstream needs to claim its packets for one (see the walker's
-    /// `claims`). Fixed for the source's life.
+    /// `claims`). Fixed for the source's life, save by
+    /// [`Self::set_flow_rules`].
     fn stamps_every_packet(&self) -> bool {
         false
+    }
+
+    /// The rules it sorts packets into flows by, for the control plane to
+    /// read (`None`: it has none; a synthetic stream's flow is its own).
+    /// What they are is the source's to say: a port's or a capture's are
+    /// `sluice_traffic::FlowRules`.
+    fn flow_rules(&self) -> Option<&dyn std::any::Any> {
+        None
+    }
+
+    /// Sorts packets into flows by `rules` from its next packet on (rules of
+    /// the kind [`Self::flow_rules`] gives); refused, with nothing
+    /// changed, by a source that has none or where they are of another kind.
+    fn set_flow_rules(&mut self, _rules: Box<dyn std::any::Any + Send>) -> Result<(), String> {
+        Err("it sorts no packets into flows by rules".into())
     }
 }
 

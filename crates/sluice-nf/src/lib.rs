@@ -11,7 +11,7 @@ pub mod bypass;
 pub mod dedup;
 pub mod dscp_mark;
 pub mod exact_match;
-pub mod five_tuple;
+pub use sluice_core::wire::five_tuple;
 mod flow_index;
 pub mod flow_stats;
 pub mod gtpu;

@@ -93,9 +93,17 @@ pub struct EgressPlan {
 }
 
 impl EgressPlan {
-    /// The flows (model indices) class `class` carries.
-    pub fn flows_of(&self, class: usize) -> impl Iterator<Item = usize> + '_ {
-        (0..self.class_of_flow.len()).filter(move |&f| usize::from(self.class_of_flow[f]) == class)
+    /// Flow `f`'s class in `model`, the pipeline as it runs: a flow added
+    /// while it runs is in the class of the egress it ends at (`None`: one no
+    /// flow ended at, which delivers unscheduled).
+    pub fn class_of(&self, model: &Model, f: usize) -> Option<u16> {
+        let first = |f: usize| model.sink_flows[*model.flows[f].path.last()?].first().copied();
+        self.class_of_flow.get(f).or_else(|| self.class_of_flow.get(first(f)?)).copied()
+    }
+
+    /// The flows (model indices) class `class` carries in `model`.
+    pub fn flows_of<'a>(&'a self, model: &'a Model, class: usize) -> impl Iterator<Item = usize> + 'a {
+        (0..model.flows.len()).filter(move |&f| self.class_of(model, f).map(usize::from) == Some(class))
     }
 }
 
@@ -152,6 +160,16 @@ impl EgressSchedulerSpec {
             .enumerate()
             .map(|(f, c)| c.ok_or_else(|| bad(format!("flow '{}' is in no class", model.flows[f].name))))
             .collect::<Result<Vec<_>>>()?;
+        // An egress queues into one class: the flows that end at it share it.
+        for (sink, flows) in model.sink_flows.iter().enumerate() {
+            if let Some(&g) = flows.iter().find(|&&g| class_of_flow[g] != class_of_flow[flows[0]]) {
+                let (f, class) = (flows[0], |f: usize| &self.classes[usize::from(class_of_flow[f])].name);
+                return Err(bad(format!(
+                    "flows '{}' and '{}' both end at '{}' but are in classes '{}' and '{}': the flows of one egress share its class",
+                    model.flows[f].name, model.flows[g].name, model.modules[sink].name, class(f), class(g)
+                )));
+            }
+        }
         let config = EgressConfig {
             algorithm,
             link: Link { bits_per_s: self.link_bits_per_s, overhead: self.overhead_bytes },

@@ -6,6 +6,7 @@
 pub mod chain;
 pub mod egress;
 pub mod error;
+pub mod flow_rules;
 pub mod pipeline;
 pub mod poll_model;
 pub mod profile;

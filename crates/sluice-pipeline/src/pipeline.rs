@@ -1,15 +1,13 @@
 //! A validated pipeline description that can be instantiated on either backend.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
-use sluice_core::wire::IpPrefix;
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
-use sluice_traffic::{Capture, PcapReplay, PcapTap, PrefixRule, PrefixRules, Stream, SyntheticSource};
+use sluice_traffic::{Capture, FlowRules, PcapReplay, PcapTap, Stream, SyntheticSource};
 
 use sluice_pspat::{InlineEgress, ScheduledEgress};
 
@@ -17,7 +15,7 @@ use crate::egress::EgressPlan;
 use crate::error::{Error, Result};
 use crate::spec_error::describe;
 use crate::spread::{spread, Named, Spread};
-use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, PrefixFlowSpec, RingSpec, SchedulerSpec, SourceSpec};
+use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, FlowRuleSpec, RingSpec, SchedulerSpec, SourceSpec};
 
 /// Which way NFs are built.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -290,7 +288,7 @@ impl Pipeline {
                 let bad = |reason: String| Error::Core(sluice_core::Error::module(&spec.name, reason));
                 Ok(match &spec.kind {
                     KindSpec::Source(SourceSpec::Port { port, flows, .. }) if build != Build::Real => {
-                        self.prefix_rules(flows, &format!("source '{}'", spec.name))?;
+                        self.flow_rules(flows, &format!("source '{}'", spec.name))?;
                         if build == Build::Modelled {
                             return Err(bad(format!("port '{port}': ports receive on the engine; the simulator has no interfaces")));
                         }
@@ -313,7 +311,8 @@ impl Pipeline {
                             _ => None,
                         };
                         // A sink no flow ends at has no class: it transmits or delivers unscheduled.
-                        let class = self.egress.as_ref().zip(self.model.sink_flow[m]).map(|(plan, f)| plan.class_of_flow[f]);
+                        // (The flows ending at one share their class: see the plan.)
+                        let class = self.egress.as_ref().zip(self.model.sink_flows[m].first()).map(|(plan, &f)| plan.class_of_flow[f]);
                         match (class, wire) {
                             (Some(_), _) if matches!(build, Build::Modelled) && self.model.workers() > 1 => {
                                 return Err(bad("a scheduled egress across workers runs on the engine; the simulator's workers keep separate clocks".into()))
@@ -328,9 +327,8 @@ impl Pipeline {
             .collect()
     }
 
-    fn prefix_rules(&self, flows: &[PrefixFlowSpec], context: &str) -> Result<PrefixRules> {
-        let rules = flows.iter().map(|f| Ok(PrefixRule { flow: self.flow_id(&f.flow, context)?, ..parse_prefix(&f.prefix, context)? })).collect::<Result<Vec<_>>>()?;
-        PrefixRules::new(&rules).map_err(|e| Error::Spec(format!("{context}: {e}")))
+    fn flow_rules(&self, flows: &[FlowRuleSpec], context: &str) -> Result<FlowRules> {
+        crate::flow_rules::compile(flows, |f| self.flow_id(f, context), context)
     }
 
     fn source(&self, name: &str, spec: &SourceSpec) -> Result<Box<dyn sluice_core::PacketSource>> {
@@ -351,11 +349,11 @@ impl Pipeline {
                 Box::new(SyntheticSource::new(streams, *burstiness).map_err(|e| Error::Spec(format!("{context}: {e}")))?)
             }
             SourceSpec::Pcap { path, flows, rate_pps, .. } => {
-                let rules = self.prefix_rules(flows, &context)?;
-                Box::new(PcapReplay::new(self.captures[path].clone(), path, &rules, rate_pps.unwrap_or(f64::INFINITY))?)
+                let rules = self.flow_rules(flows, &context)?;
+                Box::new(PcapReplay::new(self.captures[path].clone(), path, rules, rate_pps.unwrap_or(f64::INFINITY))?)
             }
             SourceSpec::Port { flows, ring, .. } => {
-                let rules = self.prefix_rules(flows, &context)?;
+                let rules = self.flow_rules(flows, &context)?;
                 let (port, fanout) = &self.ports[name];
                 Box::new(RxPort::open(port, ring.config(), rules, *fanout)?)
             }
@@ -411,15 +409,6 @@ fn locate(spec: &PipelineSpec, e: Error) -> Error {
         Some(path) => Error::Spec(format!("{path}: {e}")),
         None => e,
     }
-}
-
-fn parse_prefix(s: &str, context: &str) -> Result<PrefixRule> {
-    let bad = |_| Error::Spec(format!("{context}: '{s}' is not an IPv4 prefix like 20.0.1.0/24 or an IPv6 prefix like 2001:db8::/48"));
-    let (prefix, len) = match IpPrefix::parse(s).map_err(bad)? {
-        IpPrefix::V4(net, len) => (IpAddr::from(Ipv4Addr::from(net)), len),
-        IpPrefix::V6(net, len) => (IpAddr::from(Ipv6Addr::from(net)), len),
-    };
-    Ok(PrefixRule { prefix, len, flow: 0 })
 }
 
 /// The model's view of one module: role, gates, profile, whether controlled.

@@ -4,7 +4,7 @@
 use serde_json::{json, Map, Value};
 use sluice_control::{drive_until, Controller, PeriodRecord, RunPlan, RunReport};
 use sluice_core::telemetry::NfCounters;
-use sluice_core::Backend;
+use sluice_core::{Backend, Model};
 
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
@@ -44,9 +44,9 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
 
-/// One period as JSON, flows and modules keyed by name.
-pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
-    let model = pipeline.model();
+/// One period as JSON, flows and modules keyed by name; `model` is the
+/// pipeline as it ran then or later (flows are only ever added).
+pub fn period_json(pipeline: &Pipeline, model: &Model, p: &PeriodRecord) -> Value {
     let t = &p.telemetry;
     let flows: Map<String, Value> = model
         .flows
@@ -84,17 +84,17 @@ pub fn period_json(pipeline: &Pipeline, p: &PeriodRecord) -> Value {
         "t_s": t.t_s, "period": t.period, "warmup": p.warmup, "rate_pps": p.rate_pps, "mean_batch": p.mean_batch,
         "violated": p.violated, "flows": flows, "modules": modules, "workers": t.workers, "totals": t.totals,
         "response": p.response, "moves": moves, "fallback": p.fallback, "changes": p.changes,
-        "classes": pipeline.egress().map(|plan| class_period(plan, t)),
+        "classes": pipeline.egress().map(|plan| class_period(plan, model, t)),
     })
 }
 
 /// A scheduled egress's classes over one period: what their flows were
 /// offered, delivered and lost (pkt), the rate delivered (pkt/s) and the
 /// largest p99 delay among them (µs).
-fn class_period(plan: &crate::egress::EgressPlan, t: &sluice_core::Telemetry) -> Value {
+fn class_period(plan: &crate::egress::EgressPlan, model: &Model, t: &sluice_core::Telemetry) -> Value {
     let mut classes = Map::new();
     for (c, name) in plan.class_names.iter().enumerate() {
-        let members: Vec<&sluice_core::FlowTelemetry> = plan.flows_of(c).map(|f| &t.flows[f]).collect();
+        let members: Vec<&sluice_core::FlowTelemetry> = plan.flows_of(model, c).filter_map(|f| t.flows.get(f)).collect();
         let sum = |get: fn(&sluice_core::FlowTelemetry) -> u64| members.iter().map(|f| get(f)).sum::<u64>();
         classes.insert(name.clone(), json!({
             "generated": sum(|f| f.generated), "delivered": sum(|f| f.delivered), "dropped": sum(|f| f.dropped),
@@ -119,7 +119,7 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "pipeline": pipeline.name(),
         "controller": report.controller,
         "backend": backend,
-        "batch_size": pipeline.model().batch_size,
+        "batch_size": report.model.batch_size,
         "period_ms": plan.period_ns as f64 / 1e6,
         "warmup_periods": plan.warmup_periods,
         "slo_statistic": plan.control.statistic,
@@ -128,26 +128,26 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         "delays_timed": report.delays_timed,
         "interrupted": report.interrupted,
         "periods_dropped": report.periods_dropped,
-        "flow_totals": pipeline.model().flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
-        "module_totals": pipeline.model().modules.iter().zip(&report.module_totals).enumerate().map(|(i, (m, t))| {
+        "flow_totals": report.model.flows.iter().zip(&report.flow_totals).map(|(f, t)| (f.name.clone(), json!(t))).collect::<Map<String, Value>>(),
+        "removed_flows": report.model.flows.iter().filter(|f| f.removed).map(|f| f.name.as_str()).collect::<Vec<_>>(),
+        "module_totals": report.model.modules.iter().zip(&report.module_totals).enumerate().map(|(i, (m, t))| {
             let mut v = json!(t);
             add_own_counters(&mut v, pipeline.own_counters(i), &t.nf);
             (m.name.clone(), v)
         }).collect::<Map<String, Value>>(),
-        "periods": report.periods.iter().map(|p| period_json(pipeline, p)).collect::<Vec<_>>(),
-        "egress_classes": pipeline.egress().map(|plan| egress_classes(pipeline, plan)),
+        "periods": report.periods.iter().map(|p| period_json(pipeline, &report.model, p)).collect::<Vec<_>>(),
+        "egress_classes": pipeline.egress().map(|plan| egress_classes(&report.model, plan)),
     })
 }
 
 /// The scheduled egress's classes as the description resolved them: name,
 /// weight and the flows each one carries.
-fn egress_classes(pipeline: &Pipeline, plan: &crate::egress::EgressPlan) -> Value {
-    let flows = &pipeline.model().flows;
+fn egress_classes(model: &Model, plan: &crate::egress::EgressPlan) -> Value {
     plan.class_names
         .iter()
         .enumerate()
         .map(|(c, name)| {
-            let members: Vec<&str> = plan.flows_of(c).map(|f| flows[f].name.as_str()).collect();
+            let members: Vec<&str> = plan.flows_of(model, c).map(|f| model.flows[f].name.as_str()).collect();
             json!({"name": name, "weight": plan.config.weights[c], "flows": members})
         })
         .collect()

@@ -281,7 +281,7 @@ pub enum SourceSpec {
         path: String,
         /// Flows by IPv4 or IPv6 destination prefix, first match wins.
         #[serde(default)]
-        flows: Vec<PrefixFlowSpec>,
+        flows: Vec<FlowRuleSpec>,
         /// Replay rate (pkt/s; absent: as fast as taken).
         #[serde(default)]
         rate_pps: Option<f64>,
@@ -296,7 +296,7 @@ pub enum SourceSpec {
         /// Flows by IPv4 or IPv6 destination prefix, first match wins (no match:
         /// decided downstream, by a splitter).
         #[serde(default)]
-        flows: Vec<PrefixFlowSpec>,
+        flows: Vec<FlowRuleSpec>,
         /// The receive ring.
         #[serde(default)]
         ring: RingSpec,
@@ -333,14 +333,47 @@ pub struct StreamSpec {
     pub template: TemplateSpec,
 }
 
-/// A destination prefix that marks a received or replayed packet as a flow's.
+/// A rule that marks a received or replayed packet as a flow's: by its
+/// destination's prefix, or by its exact 5-tuple (which goes first).
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PrefixFlowSpec {
+pub struct FlowRuleSpec {
     /// Flow name.
     pub flow: String,
     /// "20.0.1.0/24" or "2001:db8:1::/48".
-    pub prefix: String,
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// Or the 5-tuple.
+    #[serde(default)]
+    pub five_tuple: Option<FiveTupleSpec>,
+}
+
+/// An exact 5-tuple: addresses of one family, protocol, ports.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FiveTupleSpec {
+    /// Source address ("10.0.0.1", "2001:db8::1").
+    pub src: String,
+    /// Destination address, of the source's family.
+    pub dst: String,
+    /// Protocol: "udp", "tcp", "icmp", "icmpv6" or its number.
+    pub proto: ProtoSpec,
+    /// Source port (0 for a protocol without ports).
+    #[serde(default)]
+    pub sport: u16,
+    /// Destination port.
+    #[serde(default)]
+    pub dport: u16,
+}
+
+/// An IP protocol by name or number.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum ProtoSpec {
+    /// Its number (17: UDP).
+    Number(u8),
+    /// "udp", "tcp", "icmp", "icmpv6".
+    Name(String),
 }
 
 /// A connection `from:outgate -> to:ingate`.

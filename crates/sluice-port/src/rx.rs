@@ -4,7 +4,7 @@
 use sluice_core::wire::ip_of_mut;
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSource};
-use sluice_traffic::PrefixRules;
+use sluice_traffic::FlowRules;
 
 use crate::af_packet::AfPacketRx;
 #[cfg(af_xdp)]
@@ -23,8 +23,8 @@ enum Receiver {
 }
 
 /// A source receiving from a port, each frame stamped with the time it
-/// was received and with its flow by the first prefix rule its IPv4
-/// destination matches (none: decided downstream, by a splitter).
+/// was received and with its flow by its flow rules (none matching:
+/// decided downstream, by a splitter), which an operator may change.
 pub struct RxPort {
     rx: Receiver,
     intake: Intake,
@@ -35,7 +35,7 @@ pub struct RxPort {
 /// What a receive port does to each frame it takes in: classifies,
 /// numbers, stamps and counts it.
 struct Intake {
-    rules: PrefixRules,
+    rules: FlowRules,
     seq: u32,
     /// Packets received per flow id (pkt).
     per_flow: Vec<u64>,
@@ -90,10 +90,10 @@ pub const RX_COUNTERS: &[&str] = &["rx_pkts", "rx_bytes", "ring_dropped", "overs
 
 impl RxPort {
     /// Opens `port` for receiving, its ring shaped by `ring`, each frame's
-    /// flow the first of `rules` its IPv4 destination matches; `fanout`
+    /// flow as `rules` sort it; `fanout`
     /// joins a group that spreads flows over several workers' ports
     /// (AF_PACKET; AF_XDP spreads by the interface's queues).
-    pub fn open(port: &PortName, ring: RingConfig, rules: PrefixRules, fanout: Option<u16>) -> Result<Self> {
+    pub fn open(port: &PortName, ring: RingConfig, rules: FlowRules, fanout: Option<u16>) -> Result<Self> {
         let flows = rules.flows();
         let (rx, ring_pkts) = match port.backend {
             // (The ring's shape is checked by the open, before its frames are counted.)
@@ -196,6 +196,19 @@ impl PacketSource for RxPort {
             Receiver::Dpdk(rx) => (rx.ring_dropped(), rx.oversize()),
         };
         into[..RX_COUNTERS.len()].copy_from_slice(&[self.intake.received, self.intake.bytes, ring_dropped, oversize]);
+    }
+
+    fn flow_rules(&self) -> Option<&dyn std::any::Any> {
+        Some(&self.intake.rules)
+    }
+
+    fn set_flow_rules(&mut self, rules: Box<dyn std::any::Any + Send>) -> std::result::Result<(), String> {
+        let rules = rules.downcast::<FlowRules>().map_err(|_| "a port's frames are sorted by flow rules, not by these".to_owned())?;
+        if self.intake.per_flow.len() < rules.flows() {
+            self.intake.per_flow.resize(rules.flows(), 0);
+        }
+        self.intake.rules = *rules;
+        Ok(())
     }
 
     fn count_generated(&self, generated: &mut dyn FnMut(usize, u64)) {

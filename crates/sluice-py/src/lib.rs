@@ -97,7 +97,7 @@ fn run(
             if raised.lock().expect("one run").is_some() {
                 return;
             }
-            let text = period_json(&pipeline, p).to_string();
+            let text = period_json(&pipeline, pipeline.model(), p).to_string();
             Python::with_gil(|py| {
                 if let Err(e) = cb.call1(py, (text,)) {
                     *raised.lock().expect("one run") = Some(e);

@@ -108,6 +108,63 @@ struct DownBody {
     down: bool,
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FlowBody {
+    name: String,
+    /// Module names, from a source to a sink.
+    path: Vec<String>,
+    /// µs > 0; absent or null: none.
+    #[serde(default)]
+    slo_us: Option<f64>,
+    /// Where its packets are told apart: a source (a port or a capture) and a rule.
+    #[serde(default)]
+    rules: Vec<RuleBody>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuleBody {
+    /// The source module whose packets it sorts.
+    source: String,
+    #[serde(default)]
+    prefix: Option<String>,
+    #[serde(default)]
+    five_tuple: Option<sluice_pipeline::spec::FiveTupleSpec>,
+}
+
+/// An SLO as the API takes it (µs; `None`: none), in ns.
+fn slo_ns(slo_us: Option<f64>) -> Result<Option<u64>, ApiError> {
+    match slo_us {
+        None => Ok(None),
+        Some(us) if us > 0.0 && us.is_finite() && us <= 3.6e9 => Ok(Some((us * 1e3).round().max(1.0) as u64)),
+        Some(us) => Err(ApiError::bad(format!("slo_us: {us} µs must be > 0 and at most an hour"))),
+    }
+}
+
+/// A flow to add, read whole: its name is free, its path follows the
+/// graph, each rule parses and names a source that sorts by rules.
+fn flow_to_add(b: FlowBody, status: &Status) -> Result<Change, ApiError> {
+    if let Some(f) = status.flow(&b.name) {
+        let why = if status.model.flows[f].removed { "was removed earlier in this run (a name stays with its flow)" } else { "exists" };
+        return Err(ApiError::conflict(format!("name: a flow named '{}' {why}", b.name)));
+    }
+    let path = b.path.iter().enumerate().map(|(i, m)| status.module(m).ok_or_else(|| ApiError::bad(format!("path[{i}]: no module '{m}'")))).collect::<Result<Vec<_>, _>>()?;
+    let slo_ns = slo_ns(b.slo_us)?;
+    status.model.with_flow_added(&b.name, &path, slo_ns).map_err(|e| ApiError::bad(format!("path: {e}")))?;
+    let mut rules = Vec::with_capacity(b.rules.len());
+    for (i, r) in b.rules.into_iter().enumerate() {
+        let source = status.module(&r.source).ok_or_else(|| ApiError::bad(format!("rules[{i}].source: no module '{}'", r.source)))?;
+        if !status.sorts_by_rules(source) {
+            return Err(ApiError::bad(format!("rules[{i}].source: '{}' is a '{}', not a port or capture source that sorts packets into flows by rules", r.source, status.kinds[source])));
+        }
+        let spec = sluice_pipeline::spec::FlowRuleSpec { flow: b.name.clone(), prefix: r.prefix, five_tuple: r.five_tuple };
+        let rule = sluice_pipeline::flow_rules::rule(&spec, 0, &format!("rules[{i}]")).map_err(|e| ApiError::bad(e.to_string()))?;
+        rules.push((source, rule));
+    }
+    Ok(Change::AddFlow { name: b.name, path, slo_ns, rules })
+}
+
 /// Reads `body` as `T`; the error names the field.
 fn body<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, ApiError> {
     let value: Value = serde_json::from_str(body).map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
@@ -121,7 +178,7 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
     match route(method, &parts, text, status) {
         Err(e) if e.status == NO_ROUTE => {
             // A path another method answers is there, just not for this method.
-            let elsewhere = ["GET", "PUT", "POST"].iter().filter(|&&m| m != method).any(|m| route(m, &parts, "", status).map_or_else(|e| e.status != NO_ROUTE, |_| true));
+            let elsewhere = ["GET", "PUT", "POST", "DELETE"].iter().filter(|&&m| m != method).any(|m| route(m, &parts, "", status).map_or_else(|e| e.status != NO_ROUTE, |_| true));
             Err(if elsewhere { ApiError { status: 405, message: format!("{method} is not allowed on {path}") } } else { ApiError::not_found(format!("no endpoint {path}")) })
         }
         answered => answered,
@@ -135,6 +192,10 @@ const NO_ROUTE: u16 = 0;
 fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Request, ApiError> {
     let module = |name: &str| status.module(name).ok_or_else(|| ApiError::not_found(format!("no module '{name}'")));
     let flow = |name: &str| status.flow(name).ok_or_else(|| ApiError::not_found(format!("no flow '{name}'")));
+    let live_flow = |name: &str| match flow(name)? {
+        f if status.model.flows[f].removed => Err(ApiError::conflict(format!("flow '{name}' was removed"))),
+        f => Ok(f),
+    };
     let read = |r: Read| Ok(Request::Read(r));
     let change = |c: Change| Ok(Request::Change(c));
     match (method, parts) {
@@ -156,14 +217,18 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             read(Read::Config(m))
         }
         ("PUT", ["v1", "flows", f, "slo"]) => {
-            let flow = flow(f)?;
+            let flow = live_flow(f)?;
             let b: SloBody = body(text)?;
-            let slo_ns = match b.slo_us {
-                None => None,
-                Some(us) if us > 0.0 && us.is_finite() && us <= 3.6e9 => Some((us * 1e3).round().max(1.0) as u64),
-                Some(us) => return Err(ApiError::bad(format!("slo_us: {us} µs must be > 0 and at most an hour"))),
-            };
-            change(Change::Slo { flow, slo_ns })
+            change(Change::Slo { flow, slo_ns: slo_ns(b.slo_us)? })
+        }
+        ("POST", ["v1", "flows"]) => change(flow_to_add(body(text)?, status)?),
+        ("DELETE", ["v1", "flows", f]) => {
+            let flow = live_flow(f)?;
+            if let Some(source) = status.streamed_by.get(flow).copied().flatten() {
+                let source = &status.model.modules[source].name;
+                return Err(ApiError::conflict(format!("flow '{f}' is made by the streams of source '{source}', which no rule sorts into it: it cannot be removed while they run")));
+            }
+            change(Change::RemoveFlow { flow })
         }
         ("PUT", ["v1", "controller"]) => {
             let b: ControllerBody = body(text)?;
@@ -326,8 +391,27 @@ mod tests {
         assert_eq!(refusal("POST", "/v1/modules/out0/routes", "{}"), (409, "module 'out0' is a 'sink', not an 'lpm': it has no routes".into()));
         assert_eq!(refusal("PUT", "/v1/modules/lpm/config", r#"{"route": []}"#).0, 400);
         assert_eq!(refusal("DELETE", "/v1/flows", "").0, 405);
+        assert_eq!(refusal("PUT", "/v1/flows/a", "").0, 405);
         assert_eq!(refusal("GET", "/v2/flows", ""), (404, "no endpoint /v2/flows".into()));
         assert_eq!(refusal("PUT", "/v1/workers/x", r#"{"down": true}"#), (404, "no worker 'x'".into()));
+    }
+
+    #[test]
+    fn a_flow_to_add_is_read_whole_and_one_made_by_streams_is_not_removed() {
+        let Ok(Request::Change(Change::AddFlow { name, path, slo_ns, rules })) = request("POST", "/v1/flows", r#"{"name": "c", "path": ["src", "lpm", "out0"], "slo_us": 50}"#) else {
+            panic!("a flow to add")
+        };
+        assert_eq!((name.as_str(), path, slo_ns, rules.len()), ("c", vec![0, 1, 2], Some(50_000), 0));
+        let add = |body: &str| refusal("POST", "/v1/flows", body);
+        assert_eq!(add(r#"{"name": "a", "path": ["src", "lpm", "out0"]}"#), (409, "name: a flow named 'a' exists".into()));
+        assert_eq!(add(r#"{"name": "c", "path": ["src", "nope"]}"#), (400, "path[1]: no module 'nope'".into()));
+        assert_eq!(add(r#"{"name": "c", "path": ["src", "out0"]}"#).1, "path: flow 'c': path does not follow the graph: no edge from 'src' to 'out0'");
+        assert_eq!(add(r#"{"name": "c", "path": ["src", "lpm", "out0"], "slo_us": 0}"#).1, "slo_us: 0 µs must be > 0 and at most an hour");
+        let rule = |r: &str| add(&format!(r#"{{"name": "c", "path": ["src", "lpm", "out0"], "rules": [{r}]}}"#)).1;
+        assert_eq!(rule(r#"{"source": "src", "prefix": "20.0.9.0/24"}"#), "rules[0].source: 'src' is a 'source', not a port or capture source that sorts packets into flows by rules");
+        assert_eq!(rule(r#"{"source": "x", "prefix": "20.0.9.0/24"}"#), "rules[0].source: no module 'x'");
+        assert_eq!(refusal("DELETE", "/v1/flows/a", ""), (409, "flow 'a' is made by the streams of source 'src', which no rule sorts into it: it cannot be removed while they run".into()));
+        assert_eq!(refusal("DELETE", "/v1/flows/z", ""), (404, "no flow 'z'".into()));
     }
 
     #[test]

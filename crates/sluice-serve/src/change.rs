@@ -9,6 +9,7 @@ use sluice_nf::lpm::{LiveLpm, LpmSpec};
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::PollSpec;
 use sluice_pipeline::Pipeline;
+use sluice_traffic::{FlowRule, FlowRules};
 
 use crate::error::ApiError;
 use crate::routes::{Delta, RouteTable};
@@ -39,6 +40,12 @@ pub enum Change {
     Down { worker: usize, down: bool },
     /// A worker's poll policy, as the description writes it and as it runs.
     Poll { worker: usize, spec: PollSpec, policy: PollPolicy },
+    /// A flow added along `path` (modules) under `slo_ns`, with the rules
+    /// (source module, rule; the rule's flow id is the new flow's) that
+    /// sort packets into it.
+    AddFlow { name: String, path: Vec<ModuleId>, slo_ns: Option<u64>, rules: Vec<(ModuleId, FlowRule)> },
+    /// A flow removed: its rules first, so that no packet becomes its any more.
+    RemoveFlow { flow: usize },
 }
 
 /// What a change needs besides the boundary.
@@ -142,8 +149,52 @@ impl Change {
                 status.down[worker] = down;
                 Ok(format!("worker {worker} {}", if down { "taken down" } else { "brought back" }))
             }
+            Change::AddFlow { name, path, slo_ns, rules } => {
+                let flow = at.add_flow(&name, &path, slo_ns).map_err(refused)?;
+                for (source, rule) in &rules {
+                    let rule = FlowRule { flow: flow as u16, ..*rule };
+                    edit_rules(at, *source, |current| current.with(&[rule]).map(Some)).map_err(refused)?;
+                }
+                restart_controller(at, cx.plan)?;
+                let slo = slo_ns.map_or("no SLO".to_owned(), |ns| format!("SLO {} µs", us(ns)));
+                Ok(format!("flow '{name}' added along {}, {slo}, {} rule(s)", path.iter().map(|&m| module_name(m)).collect::<Vec<_>>().join(" > "), rules.len()))
+            }
+            Change::RemoveFlow { flow } => {
+                let sources: Vec<ModuleId> = (0..at.model().modules.len()).filter(|&m| status.sorts_by_rules(m)).collect();
+                let mut removed_rules = 0;
+                for m in sources {
+                    edit_rules(at, m, |current| {
+                        let kept = current.without_flow(flow as u16);
+                        removed_rules += current.rules().len() - kept.as_ref().map_or(current.rules().len(), |k| k.rules().len());
+                        Ok(kept)
+                    })
+                    .map_err(refused)?;
+                }
+                let name = at.model().flows[flow].name.clone();
+                at.remove_flow(flow).map_err(refused)?;
+                restart_controller(at, cx.plan)?;
+                Ok(format!("flow '{name}' removed ({removed_rules} rule(s)); its packets in flight are counted where they end"))
+            }
         }
     }
+}
+
+/// Replaces source `m`'s flow rules by what `edit` makes of them (`None`: they stay).
+fn edit_rules(at: &mut Boundary<'_>, m: ModuleId, mut edit: impl FnMut(&FlowRules) -> Result<Option<FlowRules>, String>) -> sluice_core::Result<()> {
+    at.backend().edit_source(m, &mut |source| {
+        let current = source.flow_rules().and_then(|r| r.downcast_ref::<FlowRules>()).ok_or("it sorts no packets into flows by rules")?;
+        match edit(current)? {
+            Some(edited) => source.set_flow_rules(Box::new(edited)),
+            None => Ok(()),
+        }
+    })
+}
+
+/// Starts the controller in force afresh: its view of the flows is the
+/// model's, which changed.
+fn restart_controller(at: &mut Boundary<'_>, plan: &RunPlan) -> Result<(), ApiError> {
+    let controller = sluice_pipeline::controller(at.controller(), plan).map_err(|e| ApiError::conflict(e.to_string()))?;
+    at.switch(controller).map_err(|e| ApiError::conflict(e.to_string()))
 }
 
 /// Builds module `m`'s NF from `spec` here, off the data path, and swaps

@@ -65,6 +65,10 @@ pub struct Status {
     pub changes: VecDeque<String>,
     /// Whether the pipeline is draining to stop: changes are refused.
     pub stopping: bool,
+    /// Per flow of the description, the synthetic source whose streams make
+    /// its packets, if one does (such a flow cannot be removed: no rule
+    /// sorts packets into it that could be taken away).
+    pub streamed_by: Vec<Option<ModuleId>>,
 }
 
 impl Status {
@@ -98,6 +102,7 @@ impl Status {
             totals: Totals::default(),
             changes: VecDeque::new(),
             stopping: false,
+            streamed_by: streamed_by(pipeline),
             model,
         }
     }
@@ -106,6 +111,10 @@ impl Status {
     pub fn record(&mut self, p: &PeriodRecord, statistic: sluice_control::SloStatistic) {
         let t = &p.telemetry;
         self.periods += 1;
+        // Flows added since the last period start at none over.
+        if self.periods_over.len() < t.flows.len() {
+            self.periods_over.resize(t.flows.len(), 0);
+        }
         for ((over, f), slo) in self.periods_over.iter_mut().zip(&t.flows).zip(&p.slo_ns) {
             *over += u64::from(statistic.over(f, *slo));
         }
@@ -142,7 +151,12 @@ impl Status {
         self.model.module_id(name)
     }
 
-    /// The flow called `name`.
+    /// Whether module `m` is a source that sorts packets into flows by rules (a port's, a capture's).
+    pub fn sorts_by_rules(&self, m: ModuleId) -> bool {
+        matches!(self.kinds[m].as_str(), "port_source" | "pcap_source")
+    }
+
+    /// The flow called `name` (a removed one too).
     pub fn flow(&self, name: &str) -> Option<usize> {
         self.model.flows.iter().position(|f| f.name == name)
     }
@@ -155,15 +169,14 @@ impl Status {
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let last = self.last.as_ref().map(|t| {
-                    let ft = &t.flows[i];
+                let last = self.last.as_ref().and_then(|t| t.flows.get(i)).map(|ft| {
                     json!({"rate_pps": ft.rate_pps, "p50_us": us(ft.p50_ns), "p95_us": us(ft.p95_ns), "p99_us": us(ft.p99_ns), "max_us": us(ft.max_ns),
                            "generated": ft.generated, "delivered": ft.delivered, "dropped": ft.dropped})
                 });
-                let totals = &self.flow_totals[i];
+                let totals = self.flow_totals.get(i).copied().unwrap_or_default();
                 json!({
                     "name": f.name, "path": f.path.iter().map(|&m| &model.modules[m].name).collect::<Vec<_>>(),
-                    "slo_us": f.slo_ns.map(us), "periods_over": self.periods_over[i], "last_period": last,
+                    "slo_us": f.slo_ns.map(us), "removed": f.removed, "periods_over": self.periods_over.get(i).copied().unwrap_or(0), "last_period": last,
                     "generated": totals.generated, "delivered": totals.delivered, "dropped": totals.dropped,
                 })
             })
@@ -218,7 +231,7 @@ impl Status {
         let c = &plan.config;
         let classes: Vec<Value> = (0..c.weights.len())
             .map(|k| {
-                let flows: Vec<&str> = plan.flows_of(k).map(|f| self.model.flows[f].name.as_str()).collect();
+                let flows: Vec<&str> = plan.flows_of(&self.model, k).map(|f| self.model.flows[f].name.as_str()).collect();
                 json!({"name": plan.class_names[k], "weight": c.weights[k], "flows": flows})
             })
             .collect();
@@ -236,10 +249,27 @@ impl Status {
     }
 }
 
+/// Per flow of `pipeline`, the synthetic source whose streams make its packets, if one does.
+fn streamed_by(pipeline: &Pipeline) -> Vec<Option<ModuleId>> {
+    let model = pipeline.model();
+    let mut by = vec![None; model.flows.len()];
+    for m in &pipeline.spec().modules {
+        if let KindSpec::Source(SourceSpec::Synthetic { streams, .. }) = &m.kind {
+            for flow in streams.iter().filter_map(|s| s.flow.as_deref()) {
+                if let Some(f) = model.flows.iter().position(|f| f.name == flow) {
+                    by[f] = model.module_id(&m.name);
+                }
+            }
+        }
+    }
+    by
+}
+
 /// How the API names a module's kind.
 fn kind_name(kind: &KindSpec) -> &'static str {
     match kind {
         KindSpec::Source(SourceSpec::Port { .. }) => "port_source",
+        KindSpec::Source(SourceSpec::Pcap { .. }) => "pcap_source",
         KindSpec::Source(_) => "source",
         KindSpec::Nf(nf) => nf.kind(),
         KindSpec::PcapTap { .. } => "pcap_tap",

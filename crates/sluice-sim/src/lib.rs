@@ -244,6 +244,24 @@ impl Backend for Simulator {
         self.live.get(m).cloned().flatten()
     }
 
+    fn set_flows(&mut self, of: &Model) -> Result<()> {
+        let model = self.model.with_flows_of(of)?;
+        for w in &mut self.workers {
+            w.graph.set_flows(&model);
+        }
+        self.meter.set_flows(&model);
+        self.model = model;
+        Ok(())
+    }
+
+    fn edit_source(&mut self, m: ModuleId, edit: &mut dyn FnMut(&mut dyn sluice_core::PacketSource) -> std::result::Result<(), String>) -> Result<()> {
+        let Some(&w) = self.model.worker_of.get(m) else {
+            return Err(Error::module(&format!("#{m}"), "no such module"));
+        };
+        let edited = self.workers[w].graph.edit_source(m, &self.model, edit);
+        edited.unwrap_or_else(|| Err("it is not a source".into())).map_err(|e| Error::module(&self.model.modules[m].name, e))
+    }
+
     fn set_poll(&mut self, _w: usize, _policy: sluice_core::PollPolicy) -> Result<()> {
         Err(Error::module("<simulator>", "the simulator has no poll policies: its workers never wait"))
     }

@@ -7,7 +7,7 @@ use sluice_core::{Batch, PacketPool, PacketSource, RateKnobs, NO_FLOW};
 use crate::capture::Capture;
 use crate::error::{Error, Result};
 use crate::pacer::{Backlog, Pacer};
-use crate::prefix_rules::PrefixRules;
+use crate::flow_rules::FlowRules;
 use crate::stamp;
 
 /// A capture replayed in a loop, each packet stamped with its flow.
@@ -17,6 +17,8 @@ pub struct PcapReplay {
     flows: Vec<u16>,
     next: usize,
     seq: u32,
+    /// The rules its packets are sorted into flows by.
+    rules: FlowRules,
     /// Packets made so far per flow id (pkt).
     per_flow: Vec<u64>,
     /// Bytes the packets made so far had on the wire (bytes).
@@ -28,25 +30,36 @@ pub struct PcapReplay {
 
 impl PcapReplay {
     /// Replays `capture` (named `name` in errors) at `rate_pps` (infinite:
-    /// as fast as taken); each packet's flow is the first of `rules` its
-    /// IPv4 destination matches (no match: no flow).
-    pub fn new(capture: Arc<Capture>, name: &str, rules: &PrefixRules, rate_pps: f64) -> Result<Self> {
+    /// as fast as taken); each packet's flow is as `rules` sort it (no
+    /// match: no flow).
+    pub fn new(capture: Arc<Capture>, name: &str, rules: FlowRules, rate_pps: f64) -> Result<Self> {
         if !(rate_pps > 0.0) {
             return Err(Error::Pcap { path: name.into(), reason: format!("replay rate {rate_pps} pkt/s must be > 0") });
         }
-        let flows: Vec<u16> = capture.records.iter().map(|r| rules.classify(capture.data(r))).collect();
-        let per_flow = flows.iter().filter(|&&f| f != NO_FLOW).map(|&f| f as usize + 1).max().unwrap_or(0);
-        Ok(Self {
+        let mut replay = Self {
             capture,
-            flows,
+            rules: FlowRules::default(),
+            flows: Vec::new(),
             next: 0,
             seq: 0,
-            per_flow: vec![0; per_flow],
+            per_flow: Vec::new(),
             wire_bytes: 0,
             pacer: Pacer::default(),
             backlog: Backlog::default(),
             rates: RateKnobs::new(&[rate_pps]),
-        })
+        };
+        replay.sort_by(rules);
+        Ok(replay)
+    }
+
+    /// Sorts the capture's packets into flows by `rules` from the next one on.
+    fn sort_by(&mut self, rules: FlowRules) {
+        self.flows = self.capture.records.iter().map(|r| rules.classify(self.capture.data(r))).collect();
+        let flows = self.flows.iter().filter(|&&f| f != NO_FLOW).map(|&f| f as usize + 1).max().unwrap_or(0);
+        if self.per_flow.len() < flows {
+            self.per_flow.resize(flows, 0);
+        }
+        self.rules = rules;
     }
 
     /// Bytes the packets made so far had on the wire (bytes): a record
@@ -117,5 +130,15 @@ impl PacketSource for PcapReplay {
 
     fn stamps_every_packet(&self) -> bool {
         self.flows.iter().all(|&f| f != NO_FLOW)
+    }
+
+    fn flow_rules(&self) -> Option<&dyn std::any::Any> {
+        Some(&self.rules)
+    }
+
+    fn set_flow_rules(&mut self, rules: Box<dyn std::any::Any + Send>) -> std::result::Result<(), String> {
+        let rules = rules.downcast::<FlowRules>().map_err(|_| "a capture's packets are sorted by flow rules, not by these".to_owned())?;
+        self.sort_by(*rules);
+        Ok(())
     }
 }

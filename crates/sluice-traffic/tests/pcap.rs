@@ -12,7 +12,7 @@ use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
 use pcap_file::pcapng::PcapNgWriter;
 use pcap_file::{DataLink, Endianness, TsResolution};
 use sluice_core::{Batch, PacketPool, PacketSource, NO_FLOW};
-use sluice_traffic::{Capture, PcapReplay, PrefixRule, PrefixRules, TemplateSpec};
+use sluice_traffic::{Capture, FlowRules, PcapReplay, PrefixRule, TemplateSpec};
 
 fn frame(dst: &str) -> Vec<u8> {
     TemplateSpec { dst_ip: dst.to_string(), size: 100, ..TemplateSpec::default() }.build().unwrap()
@@ -49,7 +49,7 @@ fn rules() -> Vec<PrefixRule> {
 }
 
 fn replay(bytes: &[u8]) -> PcapReplay {
-    PcapReplay::new(Arc::new(Capture::read(bytes, "mem").unwrap()), "mem", &PrefixRules::new(&rules()).unwrap(), f64::INFINITY).unwrap()
+    PcapReplay::new(Arc::new(Capture::read(bytes, "mem").unwrap()), "mem", FlowRules::of_prefixes(&rules()).unwrap(), f64::INFINITY).unwrap()
 }
 
 const DSTS: [&str; 3] = ["20.0.1.9", "20.0.2.9", "30.0.0.1"];

@@ -158,6 +158,34 @@ def ctl_slo(context: click.Context, flow: str, slo_us: str) -> None:
     click.echo(_call(context, "set_slo", flow, None if slo_us == "none" else _number(slo_us, "US")))
 
 
+@ctl.command("add-flow")
+@click.argument("flow")
+@click.option("--path", "path", required=True, metavar="M1,M2,…", help="Its modules from a source to a sink, comma-separated.")
+@click.option("--slo", "slo_us", metavar="US", help="Its SLO (µs); none by default.")
+@click.option("--prefix", "prefixes", nargs=2, multiple=True, metavar="SOURCE PREFIX", help="Packets of SOURCE (a port or capture) to PREFIX are its; repeatable.")
+@click.option("--five-tuple", "tuples", nargs=6, multiple=True, metavar="SOURCE SRC DST PROTO SPORT DPORT",
+              help="Packets of SOURCE with this exact 5-tuple are its (they go before any prefix); repeatable.")
+@click.pass_context
+def ctl_add_flow(context: click.Context, flow: str, path: str, slo_us: Optional[str], prefixes: tuple[tuple[str, str], ...],
+                 tuples: tuple[tuple[str, str, str, str, str, str], ...]) -> None:
+    """Add FLOW along --path, with the rules that sort packets into it."""
+    rules: list[dict[str, Any]] = [{"source": source, "prefix": prefix} for source, prefix in prefixes]
+    for source, src, dst, proto, sport, dport in tuples:
+        number = proto if not proto.isdigit() else int(proto)
+        five = {"src": src, "dst": dst, "proto": number, "sport": int(_number(sport, "SPORT")), "dport": int(_number(dport, "DPORT"))}
+        rules.append({"source": source, "five_tuple": five})
+    slo = None if slo_us is None else _number(slo_us, "US")
+    click.echo(_call(context, "add_flow", flow, path.split(","), slo, rules))
+
+
+@ctl.command("remove-flow")
+@click.argument("flow")
+@click.pass_context
+def ctl_remove_flow(context: click.Context, flow: str) -> None:
+    """Remove FLOW: its rules first; its packets in flight are counted where they end."""
+    click.echo(_call(context, "remove_flow", flow))
+
+
 @ctl.command("controller")
 @click.argument("name", type=click.Choice(_core.controllers()))
 @click.pass_context

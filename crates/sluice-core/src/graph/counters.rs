@@ -2,7 +2,7 @@
 //! reading the control side merges (see [`PeriodMeter`](crate::meter::PeriodMeter)).
 
 use super::{Kind, Output, WorkerGraph};
-use crate::telemetry::Counters;
+use crate::telemetry::{Counters, FlowRecorder};
 
 impl WorkerGraph {
     /// Writes this worker's cumulative counters into `into` at its own slots
@@ -11,6 +11,10 @@ impl WorkerGraph {
     /// must be empty; they come back to this worker at the next call.
     pub fn read_counters(&mut self, into: &mut Counters) {
         into.at_ns = self.now_ns();
+        // A reading made before flows were added has no room for them (once a reading).
+        if into.flows.len() < self.flows.len() {
+            into.flows.resize_with(self.flows.len(), FlowRecorder::default);
+        }
         for (theirs, mine) in into.flows.iter_mut().zip(&self.flows) {
             theirs.generated = 0;
             theirs.dropped = mine.dropped;
@@ -33,7 +37,10 @@ impl WorkerGraph {
                     }
                 });
             }
-            if let Kind::Egress(Some(f), _) = node.kind {
+        }
+        // The flows that end here: what their egresses delivered.
+        for (f, egress) in self.egress_node.iter().enumerate() {
+            if egress.is_some() {
                 let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);
                 theirs.delivered = mine.delivered;
                 theirs.misdelivered = mine.misdelivered;

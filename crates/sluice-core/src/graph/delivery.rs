@@ -20,62 +20,164 @@ use super::{Kind, Output, WorkerGraph};
 use crate::nf::{free_dropped, PacketSink};
 use crate::packet::{PacketId, NO_FLOW};
 use crate::pool::PacketPool;
-use crate::telemetry::FlowRecorder;
+use crate::telemetry::{DelaySampling, FlowRecorder};
 
 /// Packets the scheduled link sent that are put on a port together (pkt).
 const SEND_RUN: usize = 64;
 
-/// Delivers `ids` at the egress of `flow` (`None`: a sink no flow ends
-/// at: released only): releases them (`release`: [`PacketPool::free`], or
-/// [`PacketPool::hand_over`] where a port sends from their buffers),
-/// counts packets of other flows as misdelivered and, given `timed` (the
-/// time now, ns, and the weight of each packet: see
-/// [`DelaySampling`](crate::telemetry::DelaySampling)), records the delays
-/// of all (one histogram update per run of equal ingress times); else it
-/// counts them delivered.
-#[inline]
-pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, ids: &[PacketId], timed: Option<(u64, u32)>, release: impl Fn(&mut PacketPool, PacketId)) {
-    let Some(flow) = flow else {
-        for &id in ids {
-            release(pool, id);
-        }
-        return;
-    };
-    let recorder = &mut flows[flow];
-    let mut run: Option<(u64, u64)> = None;
-    for &id in ids {
-        let meta = *pool.meta(id);
-        release(pool, id);
-        recorder.misdelivered += u64::from(meta.flow != NO_FLOW && meta.flow as usize != flow);
-        if let Some((now, weight)) = timed {
-            run = match run {
-                Some((ts, n)) if ts == meta.ts_ns => Some((ts, n + 1)),
-                Some((ts, n)) => {
-                    recorder.record_weighted(now.saturating_sub(ts), n, weight);
-                    Some((meta.ts_ns, 1))
+/// Whose deliveries the packets reaching an egress are (see `Ends`).
+#[derive(Clone, Copy)]
+pub(super) enum Recipient<'a> {
+    /// Nobody's: a sink no flow ends at releases them.
+    Nobody,
+    /// Flow `f`'s, every one (one of another flow is counted misdelivered there).
+    Flow(usize),
+    /// Each its own flow's, where that flow ends at egress node `here`
+    /// (`egress_node`, per flow, where it ends on this worker); one of a
+    /// flow that ends elsewhere is counted misdelivered to its flow, one of
+    /// no flow is released.
+    Own { here: usize, egress_node: &'a [Option<usize>] },
+}
+
+/// Times deliveries: which packets (see [`DelaySampling`]; `drawn`:
+/// whether this round was drawn), and the time, read once, when the first
+/// packet timed needs it.
+pub(super) struct Timer<'a> {
+    sampling: DelaySampling,
+    drawn: bool,
+    clock: &'a quanta::Clock,
+    origin: u64,
+    /// The reading taken (raw ticks), once one is.
+    pub(super) read: Option<u64>,
+}
+
+impl<'a> Timer<'a> {
+    pub(super) fn new(sampling: DelaySampling, drawn: bool, clock: &'a quanta::Clock, origin: u64) -> Self {
+        Self { sampling, drawn, clock, origin, read: None }
+    }
+
+    /// The weight a packet of `flow` is timed with now (`None`: not timed).
+    #[inline(always)]
+    fn weight(&self, flow: &FlowRecorder) -> Option<u32> {
+        self.sampling.weight(flow, self.drawn)
+    }
+
+    /// Time now (ns since the origin), read at the first call.
+    #[inline(always)]
+    fn now_ns(&mut self) -> u64 {
+        let raw = *self.read.get_or_insert_with(|| self.clock.raw());
+        self.clock.delta_as_nanos(self.origin, raw)
+    }
+}
+
+/// The delays of a delivered packets' run (equal flow, ingress time and
+/// weight) not yet recorded.
+#[derive(Clone, Copy)]
+struct Run {
+    flow: usize,
+    ts_ns: u64,
+    weight: u32,
+    n: u64,
+}
+
+impl Run {
+    /// Adds a packet, recording the run it ends when it starts another.
+    #[inline(always)]
+    fn add(run: &mut Option<Run>, flows: &mut [FlowRecorder], now_ns: u64, next: Run) {
+        match run {
+            Some(r) if r.flow == next.flow && r.ts_ns == next.ts_ns && r.weight == next.weight => r.n += 1,
+            _ => {
+                if let Some(done) = run.replace(next) {
+                    done.record(flows, now_ns);
                 }
-                None => Some((meta.ts_ns, 1)),
-            };
+            }
         }
     }
-    match (run, timed) {
-        (Some((ts, n)), Some((now, weight))) => recorder.record_weighted(now.saturating_sub(ts), n, weight),
-        _ => recorder.delivered += ids.len() as u64,
+
+    fn record(self, flows: &mut [FlowRecorder], now_ns: u64) {
+        flows[self.flow].record_weighted(now_ns.saturating_sub(self.ts_ns), self.n, self.weight);
+    }
+}
+
+/// Delivers `ids` to `to`: releases them (`release`: [`PacketPool::free`],
+/// or [`PacketPool::hand_over`] where a port sends from their buffers),
+/// counts them delivered to their flow and, as `timer` says (`None`:
+/// timing off), records their delays (one histogram update per run of
+/// equal ingress times).
+#[inline]
+pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], to: Recipient<'_>, ids: &[PacketId], timer: Option<&mut Timer<'_>>, release: impl Fn(&mut PacketPool, PacketId)) {
+    match to {
+        Recipient::Nobody => {
+            for &id in ids {
+                release(pool, id);
+            }
+        }
+        Recipient::Flow(flow) => {
+            let weight = timer.as_ref().and_then(|t| t.weight(&flows[flow]));
+            let now_ns = match (weight, timer) {
+                (Some(_), Some(t)) => t.now_ns(),
+                _ => 0,
+            };
+            let mut run: Option<Run> = None;
+            for &id in ids {
+                let meta = *pool.meta(id);
+                release(pool, id);
+                flows[flow].misdelivered += u64::from(meta.flow != NO_FLOW && meta.flow as usize != flow);
+                if let Some(weight) = weight {
+                    Run::add(&mut run, flows, now_ns, Run { flow, ts_ns: meta.ts_ns, weight, n: 1 });
+                }
+            }
+            // Recording a run counts it delivered.
+            match run {
+                Some(r) => r.record(flows, now_ns),
+                None => flows[flow].delivered += ids.len() as u64,
+            }
+        }
+        Recipient::Own { here, egress_node } => {
+            let mut timer = timer;
+            let mut run: Option<Run> = None;
+            let mut now_ns = 0;
+            for &id in ids {
+                let meta = *pool.meta(id);
+                release(pool, id);
+                let flow = meta.flow as usize;
+                if meta.flow == NO_FLOW {
+                    continue;
+                }
+                if egress_node.get(flow).copied().flatten() != Some(here) {
+                    if let Some(other) = flows.get_mut(flow) {
+                        other.delivered += 1;
+                        other.misdelivered += 1;
+                    }
+                    continue;
+                }
+                match timer.as_deref_mut().and_then(|t| t.weight(&flows[flow]).map(|w| (w, t.now_ns()))) {
+                    Some((weight, now)) => {
+                        now_ns = now;
+                        Run::add(&mut run, flows, now_ns, Run { flow, ts_ns: meta.ts_ns, weight, n: 1 });
+                    }
+                    None => flows[flow].delivered += 1,
+                }
+            }
+            if let Some(r) = run {
+                r.record(flows, now_ns);
+            }
+        }
     }
 }
 
 /// Puts `ids` on `port`, if there is one, drops (counted) what its ring
-/// had no room for, and delivers what it took (see [`deliver`]), timed by
-/// what `timed` reads after the transmit: freed, or handed over where
-/// the port sends from their buffers. Returns how many it took (pkt).
+/// had no room for, and delivers what it took to `to` (see [`deliver`]),
+/// timed after the transmit: freed, or handed over where the port sends
+/// from their buffers. Returns how many it took (pkt).
 #[inline]
 pub(super) fn transmit_and_deliver(
     pool: &mut PacketPool,
     flows: &mut [FlowRecorder],
     port: Option<&mut Box<dyn PacketSink>>,
-    flow: Option<usize>,
+    to: Recipient<'_>,
     ids: &[PacketId],
-    timed: impl FnOnce() -> Option<(u64, u32)>,
+    timer: Option<&mut Timer<'_>>,
 ) -> usize {
     let (taken, zero_copy) = match port {
         Some(port) => (port.transmit(pool, ids), port.zero_copy()),
@@ -84,29 +186,38 @@ pub(super) fn transmit_and_deliver(
     for &id in &ids[taken..] {
         free_dropped(pool, flows, id);
     }
-    let now = timed();
     if zero_copy {
-        deliver(pool, flows, flow, &ids[..taken], now, PacketPool::hand_over);
+        deliver(pool, flows, to, &ids[..taken], timer, PacketPool::hand_over);
     } else {
-        deliver(pool, flows, flow, &ids[..taken], now, PacketPool::free);
+        deliver(pool, flows, to, &ids[..taken], timer, PacketPool::free);
     }
     taken
 }
 
-/// Tags packet `id`, about to wait for a scheduled link, with the flow of
-/// the egress it reached (`None`: none), counting it misdelivered there if
-/// it carries another flow: its decision comes back without the egress.
+/// Tags packet `id`, about to wait for a scheduled link, with the flow it
+/// is delivered to when its decision comes back, which comes without the
+/// egress (see [`Recipient`]): the egress's flow, its own where that ends
+/// here, else none (one of another flow is counted misdelivered).
 #[inline]
-pub(super) fn claim_for_egress(pool: &mut PacketPool, flows: &mut [FlowRecorder], flow: Option<usize>, id: PacketId) {
+pub(super) fn claim_for_egress(pool: &mut PacketPool, flows: &mut [FlowRecorder], to: Recipient<'_>, id: PacketId) {
     let meta = pool.meta_mut(id);
-    match flow {
-        Some(f) => {
-            if meta.flow != NO_FLOW && meta.flow as usize != f {
+    let own = meta.flow as usize;
+    match to {
+        Recipient::Flow(f) => {
+            if meta.flow != NO_FLOW && own != f {
                 flows[f].misdelivered += 1;
             }
             meta.flow = f as u16;
         }
-        None => meta.flow = NO_FLOW,
+        Recipient::Own { here, egress_node } if meta.flow != NO_FLOW && egress_node.get(own).copied().flatten() != Some(here) => {
+            if let Some(other) = flows.get_mut(own) {
+                other.delivered += 1;
+                other.misdelivered += 1;
+            }
+            meta.flow = NO_FLOW;
+        }
+        Recipient::Own { .. } => {}
+        Recipient::Nobody => meta.flow = NO_FLOW,
     }
 }
 
@@ -119,7 +230,8 @@ impl WorkerGraph {
             return 0;
         }
         let mut decided = 0;
-        let mut now_ns = None;
+        // One clock reading for all the round's decisions.
+        let mut read = None;
         // A run of packets the link sent for one flow, sent on together.
         let mut run = [PacketId(0); SEND_RUN];
         let (mut run_len, mut run_flow) = (0, None);
@@ -127,7 +239,7 @@ impl WorkerGraph {
             let tag = self.pool.meta(id).flow;
             let flow = (tag != NO_FLOW).then_some(tag as usize);
             if run_len > 0 && (!sent || flow != run_flow || run_len == SEND_RUN) {
-                self.send_on(run_flow, &run[..run_len], &mut now_ns);
+                self.send_on(run_flow, &run[..run_len], &mut read);
                 run_len = 0;
             }
             if sent {
@@ -144,24 +256,28 @@ impl WorkerGraph {
             decided += 1;
         }
         if run_len > 0 {
-            self.send_on(run_flow, &run[..run_len], &mut now_ns);
+            self.send_on(run_flow, &run[..run_len], &mut read);
         }
         decided
     }
 
     /// Puts packets of `flow` the scheduled link sent onto their egress's
     /// port, if it has one, and delivers what the port took; drops, counted,
-    /// what its ring refused. `now_ns` is the reading shared by the round's decisions.
-    fn send_on(&mut self, flow: Option<usize>, ids: &[PacketId], now_ns: &mut Option<u64>) {
+    /// what its ring refused. `read` is the clock reading (raw ticks) the
+    /// round's decisions share, once taken.
+    fn send_on(&mut self, flow: Option<usize>, ids: &[PacketId], read: &mut Option<u64>) {
         let node = flow.and_then(|f| self.egress_node[f]);
         let port = match node.map(|v| &mut self.nodes[v].kind) {
             Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => Some(port),
             _ => None,
         };
-        let (timing, clock, origin) = (self.timing, &self.clock, self.origin);
         // The link's decisions come back once a round: every packet is timed.
-        let now = || timing.then(|| (*now_ns.get_or_insert_with(|| clock.delta_as_nanos(origin, clock.raw())), 1));
-        let taken = transmit_and_deliver(&mut self.pool, &mut self.flows, port, flow, ids, now);
+        let mut timer = self.timing.then(|| Timer { read: *read, ..Timer::new(DelaySampling::EVERY_PACKET, true, &self.clock, self.origin) });
+        let to = flow.map_or(Recipient::Nobody, Recipient::Flow);
+        let taken = transmit_and_deliver(&mut self.pool, &mut self.flows, port, to, ids, timer.as_mut());
+        if let Some(t) = timer {
+            *read = t.read;
+        }
         if let Some(v) = node {
             let c = &mut self.nodes[v].counters;
             c.delivered += taken as u64;

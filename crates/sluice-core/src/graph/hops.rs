@@ -19,7 +19,8 @@ pub(super) struct Hop {
 /// Every hop of every flow's path, by (from, to).
 pub(super) fn hops(model: &Model) -> HashMap<(ModuleId, ModuleId), Hop> {
     let mut hops: HashMap<(ModuleId, ModuleId), Hop> = HashMap::new();
-    for flow in &model.flows {
+    // A removed flow takes no new packets: none is claimed for it.
+    for flow in model.flows.iter().filter(|f| !f.removed) {
         for hop in flow.path.windows(2) {
             let h = hops.entry((hop[0], hop[1])).or_insert(Hop { flows: 0, tightest_slo_ns: u64::MAX });
             h.flows += 1;

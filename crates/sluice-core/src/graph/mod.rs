@@ -23,7 +23,8 @@
 //! `triggers` (trigger hand-over), `age` (the age-bound flush), `held`
 //! (packets NFs hold, sent when due), `drain` (stopping, and a worker that is down), `counters`
 //! (telemetry hand-over), `moves` (modules moving between workers),
-//! `replace` (an NF swapped for one rebuilt with a new table).
+//! `replace` (an NF swapped for one rebuilt with a new table), `flows`
+//! (flows added and removed while it runs).
 //! Nothing here allocates after construction.
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
@@ -49,6 +50,7 @@ mod counters;
 mod delivery;
 mod drain;
 mod fair;
+mod flows;
 mod gates;
 mod held;
 mod hops;
@@ -69,8 +71,30 @@ pub use moves::move_modules;
 enum Kind {
     Source(Box<dyn PacketSource>),
     Function(Box<dyn NetworkFunction>),
-    /// Delivers to its flow, by way of `Output`.
-    Egress(Option<FlowId>, Output),
+    /// Delivers to the flows it ends, by way of `Output`.
+    Egress(Ends, Output),
+}
+
+/// The flows an egress ends (see [`Model::sink_flows`]), which its
+/// deliveries go to; set from the model at every link (`WorkerGraph::link`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Ends {
+    /// None: what arrives is released, nobody's.
+    Nobody,
+    /// One: every packet is delivered to it.
+    One(FlowId),
+    /// Several: each packet to its own (see `delivery::Recipient::Own`).
+    Several,
+}
+
+impl Ends {
+    fn of(flows: &[FlowId]) -> Self {
+        match flows {
+            [] => Self::Nobody,
+            [f] => Self::One(*f),
+            _ => Self::Several,
+        }
+    }
 }
 
 /// Where an egress's packets go before they are delivered.
@@ -394,9 +418,9 @@ impl WorkerGraph {
                     let n = nf.outgates();
                     (Kind::Function(nf), n)
                 }
-                (Role::Sink, Instance::Egress) => (Kind::Egress(model.sink_flow[m], Output::Deliver), 0),
-                (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(model.sink_flow[m], Output::Port(port)), 0),
-                (Role::Sink, Instance::Scheduled(class, port)) if wiring.egress.is_some() => (Kind::Egress(model.sink_flow[m], Output::Scheduled(class, port)), 0),
+                (Role::Sink, Instance::Egress) => (Kind::Egress(Ends::Nobody, Output::Deliver), 0),
+                (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(Ends::Nobody, Output::Port(port)), 0),
+                (Role::Sink, Instance::Scheduled(class, port)) if wiring.egress.is_some() => (Kind::Egress(Ends::Nobody, Output::Scheduled(class, port)), 0),
                 (Role::Sink, Instance::Scheduled(..)) => return Err(Error::module(&decl.name, "a scheduled egress needs the pipeline's scheduled link")),
                 (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
             };
@@ -519,6 +543,11 @@ impl WorkerGraph {
         for (i, n) in self.nodes.iter().enumerate() {
             local[n.module] = i;
         }
+        for node in &mut self.nodes {
+            if let Kind::Egress(ends, _) = &mut node.kind {
+                *ends = Ends::of(&model.sink_flows[node.module]);
+            }
+        }
         let hops = hops::hops(model);
         let mut claims = claims::claim_hops(model, &hops);
         claims::skip_stamped(model, &mut claims, &self.stamped_modules(model, &local));
@@ -576,8 +605,10 @@ impl WorkerGraph {
         self.holding = (0..nodes.len()).filter(|&i| nodes[i].holds).collect();
         self.egress_node = vec![None; model.flows.len()];
         for (v, node) in nodes.iter().enumerate() {
-            if let Kind::Egress(Some(f), _) = node.kind {
-                self.egress_node[f] = Some(v);
+            if matches!(node.kind, Kind::Egress(..)) {
+                for &f in &model.sink_flows[node.module] {
+                    self.egress_node[f] = Some(v);
+                }
             }
         }
         self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();

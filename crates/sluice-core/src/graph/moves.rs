@@ -26,8 +26,8 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
         let w = g.index;
         let (stay, leave): (Vec<Node>, Vec<Node>) = g.nodes.drain(..).partition(|n| to.worker_of[n.module] == w);
         g.nodes = stay;
-        for node in &leave {
-            if let Kind::Egress(Some(f), _) = node.kind {
+        for node in leave.iter().filter(|n| matches!(n.kind, Kind::Egress(..))) {
+            for &f in &from.sink_flows[node.module] {
                 let mut carried = FlowRecorder::default();
                 g.flows[f].hand_delivery_to(&mut carried);
                 deliveries.push((f, carried));

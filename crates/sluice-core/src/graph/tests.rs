@@ -268,3 +268,26 @@ fn delays_are_timed_for_every_packet_up_to_the_floor_then_on_drawn_rounds_standi
     // One round in four drawn: 4 · Binomial(19 899, 1/4), within 4σ (4 · 61) of 19 899.
     assert!(stood_for.abs_diff(20_000) < 4 * 4 * 61, "the timed packets stand for all delivered: {stood_for}");
 }
+
+#[test]
+fn an_egress_that_ends_several_flows_delivers_each_packet_to_its_own_and_flows_come_and_go() {
+    let mut b = ModelBuilder::default();
+    b.module(ModuleDecl::new("src", Role::Source, 0, 1)).module(ModuleDecl::new("a", Role::Function, 1, 1)).module(ModuleDecl::new("out", Role::Sink, 1, 0));
+    b.connect("src", 0, "a", 0).connect("a", 0, "out", 0);
+    b.flow("f0", &["src", "a", "out"], None).flow("f1", &["src", "a", "out"], None);
+    // 30 packets of flows 0 and 1 in turn, then 10 of flow 2, which is added before they come.
+    let sent: Vec<u16> = (0..30).map(|i| i % 2).chain([2; 10]).collect();
+    let a = Instance::Function(Box::new(ByFlow { name: "a", gates: 1, log: Log::default() }));
+    let mut g = TestGraph::new(&b, 10, vec![Instance::Source(Box::new(Listed::new(&sent))), a, Instance::Egress]);
+    assert_eq!(g.rounds(3), 30);
+    let delivered = |g: &mut TestGraph| g.counters().flows.iter().map(|f| (f.delivered, f.misdelivered)).collect::<Vec<_>>();
+    assert_eq!(delivered(&mut g), [(15, 0), (15, 0)], "each to its own flow");
+    let path: Vec<usize> = ["src", "a", "out"].iter().map(|n| g.module(n)).collect();
+    let model = g.model.with_flow_added("f2", &path, Some(1_000_000)).unwrap().with_flow_removed(0).unwrap();
+    g.graph.set_flows(&model);
+    g.model = model;
+    assert_eq!(g.rounds(1), 10);
+    assert_eq!(delivered(&mut g), [(15, 0), (15, 0), (10, 0)], "the added flow's packets are its own; the removed one keeps what it had");
+    let c = g.counters();
+    assert_eq!((c.flows[2].generated, c.in_flight), (10, 0));
+}

@@ -17,8 +17,8 @@
 //!
 //! The walker, not the NFs, keeps the counters the controllers read.
 
-use super::delivery::{claim_for_egress, transmit_and_deliver};
-use super::{claims, gates, Kind, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
+use super::delivery::{claim_for_egress, transmit_and_deliver, Recipient, Timer};
+use super::{claims, gates, Ends, Kind, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
 use crate::nf::{free_dropped, EgressLink, NetworkFunction, NfContext, NfTally, Outputs};
 use crate::packet::NO_FLOW;
@@ -32,12 +32,13 @@ impl WorkerGraph {
     pub(super) fn walk(&mut self, first: Task) {
         let Self {
             nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, delay_sampling, delays_drawn, mark, draws,
-            queued_pkts, rounds, unit_of, stride, batch_size, ..
+            queued_pkts, rounds, unit_of, stride, batch_size, egress_node, ..
         } = self;
         let mut env = Env {
             ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size },
             last_read,
             egress,
+            egress_node,
             timing: *timing,
             sampled: *sampled,
             busy_sampling: *busy_sampling,
@@ -105,6 +106,8 @@ struct Env<'a> {
     last_read: &'a mut Option<u64>,
     /// The worker's way onto the scheduled link.
     egress: &'a mut Option<Box<dyn EgressLink>>,
+    /// Per flow, the egress node it ends at here (see `WorkerGraph::egress_node`).
+    egress_node: &'a [Option<usize>],
     timing: bool,
     /// Whether this round's NF runs are timed.
     sampled: bool,
@@ -266,26 +269,19 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
             let now_ns = (start != 0).then(|| env.ctx.clock.delta_as_nanos(env.ctx.origin, start));
             run_function(nf.as_mut(), batch, out, counters, now_ns, env);
         }
-        Kind::Egress(flow, Output::Scheduled(class, _)) => offer(*flow, *class, batch, counters, env),
-        Kind::Egress(flow, output) => {
+        Kind::Egress(ends, Output::Scheduled(class, _)) => offer(recipient(*ends, v, env.egress_node), *class, batch, counters, env),
+        Kind::Egress(ends, output) => {
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
             let port = match output {
                 Output::Port(port) => Some(port),
                 _ => None,
             };
-            let weight = match flow {
-                Some(f) if env.timing => env.delay_sampling.weight(&env.ctx.flows[*f], env.delays_drawn),
-                _ => None,
-            };
-            let (clock, origin, last_read) = (env.ctx.clock, env.ctx.origin, &mut *env.last_read);
-            let now_ns = || {
-                weight.map(|w| {
-                    let now = clock.raw();
-                    *last_read = Some(now);
-                    (clock.delta_as_nanos(origin, now), w)
-                })
-            };
-            let sent = transmit_and_deliver(env.ctx.pool, env.ctx.flows, port, *flow, batch.as_slice(), now_ns);
+            let to = recipient(*ends, v, env.egress_node);
+            let mut timer = env.timing.then(|| Timer::new(env.delay_sampling, env.delays_drawn, env.ctx.clock, env.ctx.origin));
+            let sent = transmit_and_deliver(env.ctx.pool, env.ctx.flows, port, to, batch.as_slice(), timer.as_mut());
+            if let Some(read) = timer.and_then(|t| t.read) {
+                *env.last_read = Some(read);
+            }
             counters.egress_dropped += (batch.len() - sent) as u64;
             counters.delivered += sent as u64;
             batch.clear();
@@ -332,15 +328,26 @@ fn run_function(nf: &mut dyn NetworkFunction, batch: &mut Batch, out: &mut [Box<
     debug_assert!(batch.is_empty(), "an NF must empty its input batch");
 }
 
-/// Offers the batch that reached the egress of `flow` to `class` of the
-/// scheduled link: the packets wait in the pool for its decisions (see
-/// `delivery`); what it refuses is dropped, counted.
+/// Whose deliveries the packets reaching egress node `v`, which ends
+/// `ends`, are.
+#[inline(always)]
+fn recipient(ends: Ends, v: usize, egress_node: &[Option<usize>]) -> Recipient<'_> {
+    match ends {
+        Ends::Nobody => Recipient::Nobody,
+        Ends::One(f) => Recipient::Flow(f),
+        Ends::Several => Recipient::Own { here: v, egress_node },
+    }
+}
+
+/// Offers the batch that reached an egress whose packets go `to` to
+/// `class` of the scheduled link: the packets wait in the pool for its
+/// decisions (see `delivery`); what it refuses is dropped, counted.
 #[inline(never)]
-fn offer(flow: Option<usize>, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
+fn offer(to: Recipient<'_>, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
     let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
     let mut refused = 0;
     for &id in batch.as_slice() {
-        claim_for_egress(env.ctx.pool, env.ctx.flows, flow, id);
+        claim_for_egress(env.ctx.pool, env.ctx.flows, to, id);
         let len = env.ctx.pool.meta(id).len;
         if !link.offer(class, len, id) {
             free_dropped(env.ctx.pool, env.ctx.flows, id);

@@ -4,6 +4,7 @@
 
 pub mod checksum;
 pub mod ethernet;
+pub mod five_tuple;
 pub mod gtpu;
 pub mod ipv4;
 pub mod ipv6;

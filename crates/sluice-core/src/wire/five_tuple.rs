@@ -1,7 +1,7 @@
 //! The 5-tuple that names a flow: the key of ACL rules, flow tables and
 //! the Reframer, for IPv4 and IPv6 alike.
 
-use sluice_core::wire::{ip_of, l4, Ip, Malformed};
+use super::{ip_of, l4, Ip, Malformed};
 
 /// Source and destination address, protocol, source and destination port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,103 @@
+"""Flows added and removed while `sluice serve` forwards a capture: a flow
+told apart by a destination prefix and one by an exact 5-tuple join
+egresses that end other flows, a flow made by a prefix rule is removed,
+and every packet stays accounted for: the removed flow's packets in flight
+are counted where they end, and what its rule sorted before goes on,
+nobody's, to the same egress."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.utils import wrpcap
+
+from sluice import Pipeline
+from sluice.pipelines import l2l3
+from test_serve import Served, accounted
+
+#: Packets to each destination /24 of the capture, and the one 5-tuple a flow is added for.
+A, B, C = "20.0.1", "20.0.2", "20.0.3"
+TUPLE = {"src": "10.0.0.7", "dst": f"{B}.9", "proto": "udp", "sport": 4242, "dport": 53}
+
+
+def capture(path: Path) -> None:
+    """40 packets to A, 40 to B (one of them the 5-tuple's), 20 to C."""
+    def udp(dst: str, sport: int, src: str = "10.0.0.1", dport: int = 5000) -> Any:
+        return Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src=src, dst=dst) / UDP(sport=sport, dport=dport) / bytes(18)
+
+    frames = [udp(f"{A}.{i % 9 + 1}", 1000 + i) for i in range(40)] + [udp(f"{B}.{i % 9 + 1}", 2000 + i) for i in range(39)]
+    frames += [udp(TUPLE["dst"], TUPLE["sport"], TUPLE["src"], TUPLE["dport"])] + [udp(f"{C}.{i % 9 + 1}", 3000 + i) for i in range(20)]
+    wrpcap(str(path), frames)
+
+
+def router(trace: Path) -> Pipeline:
+    """L2L3(2) over the capture at 100 kpps: A and C routed to out0, B to
+    out1; flow0 is A's (C's packets, sorted by no rule, are claimed for it
+    on the way to out0), flow1 B's."""
+    spec: dict[str, Any] = json.loads(l2l3(2, pcap=str(trace)).to_json())
+    source = next(m for m in spec["modules"] if m["name"] == "src")["source"]["pcap"]
+    routes = dict(map(tuple, next(m for m in spec["modules"] if m["name"] == "lpm")["nf"]["routes"]))
+    assert routes[f"{A}.0/24"] == routes[f"{C}.0/24"] == 0 and routes[f"{B}.0/24"] == 1, routes
+    source["flows"] = [rule for rule in source["flows"] if rule["prefix"] != f"{C}.0/24"]
+    source["rate_pps"] = 100_000
+    return Pipeline.from_spec(spec)
+
+
+def flow(served: Served, name: str) -> dict[str, Any]:
+    return next(f for f in served.client.flows() if f["name"] == name)
+
+
+def until(check: Any, what: str, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
+def test_flows_are_added_and_removed_while_it_forwards_and_every_packet_stays_accounted(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.pcap"
+    capture(trace)
+    served = Served(tmp_path, pipeline=router(trace))
+    try:
+        c = served.client
+        until(lambda: flow(served, "flow0")["delivered"] > 1000, "flow0 forwards")
+        branch = [m for m in flow(served, "flow0")["path"]]
+        said = c.add_flow("vip", branch, slo_us=5000, rules=[{"source": "src", "prefix": f"{C}.0/24"}])
+        assert "flow 'vip' added" in said and "1 rule(s)" in said, said
+        one = [*branch[:4], *[m.replace("0", "1") for m in branch[4:]]]
+        c.add_flow("one", one, rules=[{"source": "src", "five_tuple": TUPLE}])
+        until(lambda: flow(served, "vip")["delivered"] > 200 and flow(served, "one")["delivered"] > 10, "the added flows take their packets")
+        vip, one_flow = flow(served, "vip"), flow(served, "one")
+        assert vip["slo_us"] == 5000 and not vip["removed"] and one_flow["slo_us"] is None
+        # The flow's own egress's metrics name it too.
+        assert 'sluice_flow_packets_total{flow="vip",fate="delivered"}' in c.metrics()
+        said = c.remove_flow("flow0")
+        assert "flow 'flow0' removed (1 rule(s))" in said, said
+        until(lambda: flow(served, "flow0")["removed"], "flow0 shows removed")
+        time.sleep(0.2)
+        before = flow(served, "flow0")["generated"]
+        time.sleep(0.3)
+        assert flow(served, "flow0")["generated"] == before, "no packet becomes a removed flow's"
+        status, text = c.request_raw("PUT", "/v1/flows/flow0/slo", json.dumps({"slo_us": 9}))
+        assert (status, json.loads(text)["error"]) == (409, "flow 'flow0' was removed")
+        status, text = c.request_raw("POST", "/v1/flows", json.dumps({"name": "flow0", "path": branch}))
+        assert status == 409 and "removed earlier in this run" in json.loads(text)["error"], text
+        status, text = c.request_raw("POST", "/v1/flows", json.dumps({"name": "x", "path": branch, "rules": [{"source": "src", "prefix": "20.0.300.0/24"}]}))
+        assert status == 400 and "rules[0]" in json.loads(text)["error"], text
+        changes = c.changes()
+        assert any("flow 'one' added" in line for line in changes) and any("flow 'flow0' removed" in line for line in changes), changes
+        code, log, report = served.stop()
+    finally:
+        served.close()
+    assert code == 0, log[-2000:]
+    accounted(report)
+    assert report["removed_flows"] == ["flow0"]
+    totals = report["flow_totals"]
+    assert set(totals) == {"flow0", "flow1", "vip", "one"}
+    assert totals["vip"]["delivered"] > 0 and totals["one"]["delivered"] > 0 and totals["flow0"]["delivered"] > 0
+    assert all(t["misdelivered"] == 0 for t in totals.values()), totals
