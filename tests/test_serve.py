@@ -245,7 +245,7 @@ def test_random_live_changes_under_traffic_lose_no_packet(served: Served) -> Non
     made = 0
     try:
         for _ in range(1000):
-            kind = rng.randrange(8)
+            kind = rng.randrange(9)
             try:
                 if kind == 0:
                     s.client.set_slo(f"flow{rng.randrange(4)}", rng.choice([None, rng.uniform(-10, 5000)]))
@@ -261,6 +261,14 @@ def test_random_live_changes_under_traffic_lose_no_packet(served: Served) -> Non
                     s.client.set_worker_down(1, rng.random() < 0.5)
                 elif kind == 6:
                     s.client.set_rate("src", rng.choice([1e5, 1e6, None, 0.0]))
+                elif kind == 7:
+                    # Flows added onto a branch's egress (no rule sorts packets into them) and removed.
+                    name, hop = f"x{rng.randrange(12)}", rng.randrange(4)
+                    if rng.random() < 0.6:
+                        branch = ["src", "type_check", "mac_split", "lpm", f"ttl{hop}", f"mac_rewrite{hop}", f"checksum{hop}", f"out{hop}"]
+                        s.client.add_flow(name, branch, slo_us=rng.choice([None, 500.0]))
+                    else:
+                        s.client.remove_flow(rng.choice([name, f"flow{hop}"]))
                 else:
                     s.client.routes("lpm", delete=[f"10.{rng.randrange(256)}.0.0/16"])
                 made += 1
