@@ -1,4 +1,5 @@
 import os
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -15,6 +16,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 os.environ["SLUICE_PROFILE"] = os.path.join(tempfile.mkdtemp(prefix="sluice-test-"), "profile.json")
 with open(os.environ["SLUICE_PROFILE"], "w") as empty:
     empty.write('{"nfs": {}}')
+
+# Ctrl-C as a terminal gives it, to this process and the commands it starts:
+# a suite started in the background (`make test &`) inherits SIGINT ignored,
+# which Python keeps, and the tests of stopping on Ctrl-C would wait.
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: NF costs: (T0 ns, T1 ns/pkt) per NF kind.

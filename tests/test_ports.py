@@ -105,6 +105,13 @@ BACKENDS = ["af_packet"] + [pytest.param(b, marks=pytest.mark.skipif(b not in _c
                             for b in ("af_xdp", "dpdk")]
 
 
+#: A receive ring that holds every frame a test sends (AF_PACKET: FRAMES
+#: slots of 2 KiB, 200 MiB; AF_XDP: 8192 frames), so that a worker the busy
+#: machine stalls loses none of them (8192 AF_PACKET slots, 41 ms of the
+#: sender's 0.2 Mpps, once were not enough under the whole suite).
+RX_RING = {"blocks": FRAMES // 2, "descriptors": 8192}
+
+
 def port(backend: str, interface: str) -> str:
     """`backend`'s port on `interface` (DPDK: its AF_PACKET virtual device
     on it, with a receive ring of 8192 frames: the device neither counts
@@ -130,7 +137,7 @@ def every_part(backend: str) -> Pipeline:
 
     p = Pipeline("every-part", batch_size=32)
     prefixes = {f"hop{h}": f"20.0.{h + 1}.0/24" for h in range(NEXT_HOPS)}
-    rx = p.rx_port("rx", port(backend, "vsw0"), prefixes, ring={"blocks": 4096, "descriptors": 8192})
+    rx = p.rx_port("rx", port(backend, "vsw0"), prefixes, ring=RX_RING)
     reframer = p.module("reframer", Reframer(t_buff_us=50))
     lpm = p.module("lpm", Lpm({prefix: h for h, prefix in enumerate(prefixes.values())}))
     p.chain(rx, reframer, lpm)
@@ -171,9 +178,8 @@ def roundtrip(backend: str, composed: bool = False) -> dict[str, Any]:
         p = every_part(backend)
     else:
         p = l2l3(NEXT_HOPS)
-        # A receive ring that holds every frame sent (16 MiB; AF_XDP: 8192
-        # frames), so that a stalled worker on a busy machine loses none of them.
-        p.use_ports(rx=port(backend, "vsw0"), tx=port(backend, "vsw0"), ring={"blocks": 4096, "descriptors": 8192})
+        p.use_ports(rx=port(backend, "vsw0"), ring=RX_RING)
+        p.use_ports(tx=port(backend, "vsw0"), ring={"descriptors": 8192})
 
     result = net.run_while_sending(p, "projgrad" if composed else "null", [sender], period_ms=50)
     ports = {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}
