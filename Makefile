@@ -39,7 +39,7 @@ test-rust: setup
 	cargo test --workspace --exclude sluice-py --quiet --no-fail-fast
 
 test-python: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q --durations=15
 
 ## The Python package's types, and its stub against the built core.
 typecheck: setup

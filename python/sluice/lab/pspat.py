@@ -48,6 +48,8 @@ OVERLOADS = [0.25, 0.5, 1.0, 1.5, 2.0]
 #: HTB's links, as shares of what its two senders put through the veth unshaped: lower ones too, where it holds.
 HTB_OVERLOADS = [0.0625, 0.125, 0.25, 0.5, 1.0, 2.0]
 INTERFERERS = [1, 2, 4]
+#: Quick (CI-sized): one count of interferers.
+QUICK_INTERFERERS = [2]
 #: The arbiter-alone grid: clients × packets a client a scan.
 ALONE_CLIENTS = [1, 2, 4, 8, 16, 32, 40, 100]
 ALONE_PER_CLIENT = [1, 8, 64]
@@ -190,7 +192,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
     # WF²Q+ and QFQ, and DRR as the paper's Table 3 (a flow that wakes waits a turn behind each backlogged one).
     for algorithm in ("wf2q+", "qfq", "drr"):
         for scheduler in ("pspat", "mutex"):
-            for n in INTERFERERS:
+            for n in QUICK_INTERFERERS if quick else INTERFERERS:
                 # Each run beside its own run alone, so that a ratio pairs two runs of one moment.
                 trials: list[dict[str, Any]] = []
                 for _ in range(victim_runs):

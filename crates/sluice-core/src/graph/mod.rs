@@ -634,13 +634,25 @@ impl WorkerGraph {
     /// (modules elsewhere, whose packets come over a ring, it cannot tell
     /// of). `local` is each module's node here (`usize::MAX`: not here).
     fn stamped_modules(&self, model: &Model, local: &[usize]) -> Vec<bool> {
-        let mut stamped = vec![false; model.modules.len()];
+        let n = model.modules.len();
+        let mut downstream: Vec<Vec<usize>> = vec![Vec::new(); n];
+        for e in &model.edges {
+            downstream[e.from].push(e.to);
+        }
+        // Whether every module feeding each one stamps (so far, in topological order).
+        let mut fed_stamped = vec![true; n];
+        let mut stamped = vec![false; n];
         for &m in &model.topo_order {
             stamped[m] = match self.nodes.get(local[m]).map(|n| &n.kind) {
                 Some(Kind::Source(source)) => source.stamps_every_packet(),
-                Some(_) => model.edges.iter().filter(|e| e.to == m).all(|e| stamped[e.from]),
+                Some(_) => fed_stamped[m],
                 None => false,
             };
+            if !stamped[m] {
+                for &to in &downstream[m] {
+                    fed_stamped[to] = false;
+                }
+            }
         }
         stamped
     }
