@@ -107,8 +107,7 @@ BACKENDS = ["af_packet"] + [pytest.param(b, marks=pytest.mark.skipif(b not in _c
 
 #: A receive ring that holds every frame a test sends (AF_PACKET: FRAMES
 #: slots of 2 KiB, 200 MiB; AF_XDP: 8192 frames), so that a worker the busy
-#: machine stalls loses none of them (8192 AF_PACKET slots, 41 ms of the
-#: sender's 0.2 Mpps, once were not enough under the whole suite).
+#: machine stalls loses none of them.
 RX_RING = {"blocks": FRAMES // 2, "descriptors": 8192}
 
 

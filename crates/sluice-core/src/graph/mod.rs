@@ -635,10 +635,6 @@ impl WorkerGraph {
     /// of). `local` is each module's node here (`usize::MAX`: not here).
     fn stamped_modules(&self, model: &Model, local: &[usize]) -> Vec<bool> {
         let n = model.modules.len();
-        let mut downstream: Vec<Vec<usize>> = vec![Vec::new(); n];
-        for e in &model.edges {
-            downstream[e.from].push(e.to);
-        }
         // Whether every module feeding each one stamps (so far, in topological order).
         let mut fed_stamped = vec![true; n];
         let mut stamped = vec![false; n];
@@ -649,7 +645,7 @@ impl WorkerGraph {
                 None => false,
             };
             if !stamped[m] {
-                for &to in &downstream[m] {
+                for &to in &model.next[m] {
                     fed_stamped[to] = false;
                 }
             }
