@@ -8,6 +8,9 @@ from __future__ import annotations
 import json
 import os
 import signal
+import sys
+import threading
+import time
 from typing import Any, NoReturn, Optional
 
 import click
@@ -39,10 +42,7 @@ class Command(click.Group):
     Ctrl-C / SIGTERM into exit 130, unless `--debug` asks for tracebacks."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        # Also where the shell started the command with SIGINT ignored (a
-        # background job of a script): Ctrl-C and SIGTERM stop it cleanly.
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        signal.signal(signal.SIGTERM, _raise_interrupt)
+        stop_on_signals()
         debug = bool(ctx.params.get("debug"))
         try:
             return super().invoke(ctx)
@@ -65,8 +65,38 @@ class Command(click.Group):
             raise Refused(one_line(e)) from None
 
 
+def stop_on_signals() -> None:
+    """Ctrl-C and SIGTERM raise KeyboardInterrupt, also where the shell
+    started the command with SIGINT ignored (a background job of a
+    script), and one that lands while Python runs a finalizer, which can
+    only report it, is delivered again once the finalizer is done."""
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    sys.unraisablehook = _interrupt_not_lost
+
+
 def _raise_interrupt(_signum: int, _frame: Any) -> NoReturn:
     raise KeyboardInterrupt
+
+
+#: How long after a finalizer swallowed a Ctrl-C it is sent again (s).
+REDELIVER_AFTER_S = 0.01
+
+
+def _interrupt_not_lost(unraisable: Any) -> None:
+    """`sys.unraisablehook`: a KeyboardInterrupt raised in a finalizer (or
+    any code whose exceptions Python can only report) is sent again as
+    SIGINT from another thread a moment later, when the main thread has
+    left the finalizer and the signal stops the command; other exceptions
+    are reported as Python does."""
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        def resend() -> None:
+            time.sleep(REDELIVER_AFTER_S)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        threading.Thread(target=resend, daemon=True).start()
+    else:
+        sys.__unraisablehook__(unraisable)
 
 
 def one_line(e: BaseException) -> str:

@@ -7,6 +7,8 @@ import json
 import re
 import os
 import signal
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -52,6 +54,29 @@ def test_every_command_stops_on_ctrl_c_with_status_130(tmp_path: Path, command: 
     o = interrupt(command, tmp_path, 2.5)
     assert o.code == 130 and o.seconds < 3, (command, o.code, o.seconds, o.err)
     assert "Traceback" not in o.err
+
+
+#: A command whose Ctrl-C lands in a finalizer (Python can only report an
+#: exception raised there), then waits 5 s for another.
+SWALLOWED = """
+import time
+from sluice.errors import stop_on_signals
+stop_on_signals()
+class Finalized:
+    def __del__(self) -> None:
+        raise KeyboardInterrupt
+Finalized()
+try:
+    time.sleep(5)
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+def test_a_ctrl_c_a_finalizer_swallowed_is_delivered_again() -> None:
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", SWALLOWED], capture_output=True, text=True, timeout=30)
+    assert done.stdout.strip() == "stopped" and time.monotonic() - start < 4, (done.stdout, done.stderr)
 
 
 def _interrupt_soon(after_s: float) -> threading.Event:
