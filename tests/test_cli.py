@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -53,6 +54,11 @@ def test_run_writes_csv_and_plot_and_names_errors(tmp_path: Path) -> None:
                   "--json", "r.json", "--csv", "/dev/full", cwd=tmp_path)
     assert full.returncode == 2 and "could not write --csv '/dev/full': [Errno 28]" in full.stderr, full.stderr
     assert json.loads((tmp_path / "r.json").read_text())["summary"]["delivered"] > 0, "the JSON that could be written was"
+    missing = sluice("run", "rc", "--n", "2", "--backend", "sim", "--periods", "1", "--period-ms", "10",
+                     "--json", "m.json", "--csv", "/nonexistent/x.csv", cwd=tmp_path)
+    assert "warning: --csv '/nonexistent/x.csv': folder '/nonexistent' does not exist" in missing.stderr, missing.stderr
+    assert missing.returncode == 2 and "could not write --csv '/nonexistent/x.csv'" in missing.stderr, missing.stderr
+    assert json.loads((tmp_path / "m.json").read_text())["summary"]["delivered"] > 0, "the JSON beside a bad path was written"
 
 
 def test_run_takes_a_json_description(tmp_path: Path) -> None:
@@ -415,6 +421,7 @@ def test_experiment_failover_loses_no_ha_packet(tmp_path: Path) -> None:
     report = json.loads((tmp_path / "o" / "failover.json").read_text())
     assert report == json.loads((tmp_path / "f.json").read_text()) | {"rows": report["rows"]}
     assert report["ha_lost"] == 0 and report["accounted"]
+    assert report["lossless"] is True, "no HA packet lost, and the report says so (not None)"
     flows = report["flows"]
     assert {n for n, f in flows.items() if f["ha"]} == {"dl_b0_u0", "ul_b0_u0"}
     for name, f in flows.items():
@@ -559,3 +566,12 @@ def test_every_experiment_refuses_where_it_could_not_write_before_it_runs_any(tm
         out = sluice("experiment", "all", "--quick", *flags, cwd=tmp_path)
         assert out.returncode == 2 and said in out.stderr and "Traceback" not in out.stderr, out.stderr
         assert not (tmp_path / "out").exists(), "no experiment ran"
+
+
+def test_a_large_pipeline_says_how_long_it_takes_and_shows_each_step(tmp_path: Path) -> None:
+    """Its build, checks and start take seconds a few thousand modules up:
+    it says so first and shows each period as it ends, on a terminal or not."""
+    out = sluice("run", "rc", "--n", "3000", "--backend", "sim", "--periods", "2", "--period-ms", "1", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert re.search(r"rc\(3000\): 6002 modules and 3000 flows: about \d+ s to check and start", out.stderr), out.stderr
+    assert [line.split(":")[0] for line in out.stderr.splitlines() if line.startswith("period ") and " of " in line] == [f"period {i} of 3" for i in (1, 2, 3)]

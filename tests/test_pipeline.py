@@ -350,3 +350,22 @@ def test_ipv6_and_ipv4_streams_are_routed_by_their_own_prefixes_and_a_bad_one_is
     mixed = small(template=Template(src_ip="10.0.0.1", dst_ip="2001:db8::1"))
     with pytest.raises(ValueError, match="source '10.0.0.1' and destination '2001:db8::1' are of different IP families"):
         mixed.validate()
+
+
+def _resident_bytes() -> int:
+    """This process's resident set (bytes)."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+def test_a_long_run_keeps_its_last_periods_and_counts_them_all() -> None:
+    """A report keeps the last `keep_periods` periods (by default as many as
+    `sluice serve` keeps), so a run's memory is bounded by that count and not
+    by its length: rc(16) takes ~10 KiB a period kept, 7 MiB over the 650
+    after the window filled had they been kept."""
+    rss: list[int] = []
+    r = rc(16).run("null", periods=1350, warmup_periods=0, period_ms=1, backend="sim", on_period=lambda _: rss.append(_resident_bytes()))
+    assert len(r.periods) == _core.DEFAULT_KEEP_PERIODS == 600
+    assert r.data["periods_dropped"] == 750 and r.periods[-1]["period"] == 1349
+    assert r.summary["delivered"] == sum(t["delivered"] for t in r.flow_totals.values()) > 0, "the summary counts every period"
+    assert rss[-1] - rss[700] < 2 * 2**20, f"grew {(rss[-1] - rss[700]) / 2**20:.1f} MiB after the window filled"

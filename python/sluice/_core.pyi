@@ -43,7 +43,7 @@ def serve(
     timing: bool = True,
     listen: Optional[str] = None,
     token: Optional[str] = None,
-    keep_periods: int = 600,
+    keep_periods: int = ...,
 ) -> str:
     """Serve a pipeline description until SIGINT or SIGTERM, its control
     API on `run_dir`/sluice.sock (and `listen`, with `token`); return the

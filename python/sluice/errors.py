@@ -108,18 +108,27 @@ def one_line(e: BaseException) -> str:
     return " ".join(message.split())
 
 
-def writable(path: Optional[str], what: str) -> None:
-    """Refuses `path` (an output file) before any work: a folder, or in a
-    folder that does not exist or cannot be written."""
+def unwritable(path: Optional[str], what: str) -> Optional[str]:
+    """Why `path` (an output file, given as option `what`) cannot be
+    written — a folder, or in a folder that does not exist or cannot be
+    written — or None when it can (or is not asked for)."""
     if not path:
-        return
+        return None
     if os.path.isdir(path):
-        raise Refused(f"{what} {path!r} is a folder; give a file name")
+        return f"{what} {path!r} is a folder; give a file name"
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
-        raise Refused(f"{what} {path!r}: folder {folder!r} does not exist")
+        return f"{what} {path!r}: folder {folder!r} does not exist"
     if not os.access(folder, os.W_OK):
-        raise Refused(f"{what} {path!r}: folder {folder!r} is not writable")
+        return f"{what} {path!r}: folder {folder!r} is not writable"
+    return None
+
+
+def writable(path: Optional[str], what: str) -> None:
+    """Refuses `path` (an output file) before any work when it cannot be written (see `unwritable`)."""
+    reason = unwritable(path, what)
+    if reason is not None:
+        raise Refused(reason)
 
 
 def writable_folder(path: str, what: str) -> None:

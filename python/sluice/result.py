@@ -79,8 +79,15 @@ class RunResult:
         return None if why is None else str(why)
 
     @property
+    def rate_bound(self) -> Optional[str]:
+        """Why the summary's rate is a bound of the simulator's model rather
+        than a rate an engine reaches (modules it charged no time), or None."""
+        why = self.data.get("rate_bound")
+        return None if why is None else str(why)
+
+    @property
     def periods(self) -> list[dict[str, Any]]:
-        """Every period, warm-up included (`warmup` marks it)."""
+        """The periods kept (the last `keep_periods`), warm-up included (`warmup` marks it)."""
         periods: list[dict[str, Any]] = self.data["periods"]
         return periods
 

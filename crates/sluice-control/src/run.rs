@@ -49,8 +49,10 @@ pub struct RunPlan {
     pub keep_periods: usize,
 }
 
-/// Periods a report keeps by default (at 100 ms, the last 17 minutes).
-pub const DEFAULT_KEEP_PERIODS: usize = 10_000;
+/// Periods a report keeps by default (at 100 ms, the last minute), for a
+/// run and for `sluice serve` alike: a period of a pipeline of tens of
+/// modules and flows takes ~10 KiB.
+pub const DEFAULT_KEEP_PERIODS: usize = 600;
 
 /// A worker down from the start of period `from` to the start of period
 /// `until` (counted over all periods, warm-up included).
@@ -337,8 +339,10 @@ fn drive_loop(
         };
         aggregate.add(&record);
         on_period(&record);
-        // What the summary needs of every period; only the last `keep` are kept whole.
+        // What the summary needs of every period; only the last `keep` are
+        // kept, without the running totals (the report's come from the end).
         record.telemetry.module_totals = Vec::new();
+        record.telemetry.flow_totals = Vec::new();
         if periods.len() == keep {
             periods.pop_front();
         }

@@ -149,6 +149,21 @@ impl Pipeline {
         }
     }
 
+    /// The network functions (or, where there are none, the sources) of
+    /// the workers where no module has a cost (of its own, measured or
+    /// given): the simulator charges such a worker nothing but its floor
+    /// of [`sluice_sim::MIN_ROUND_NS`] a round, so a rate measured there is
+    /// the model's bound, not one an engine reaches. Empty when every
+    /// worker has a costed module.
+    pub fn uncosted(&self) -> Vec<&str> {
+        let model = &self.model;
+        let placed = || model.modules.iter().zip(model.worker_of.iter().copied());
+        let costed: std::collections::HashSet<usize> = placed().filter(|(m, _)| m.profile.is_some_and(|p| p.t0_ns + p.t1_ns > 0.0)).map(|(_, w)| w).collect();
+        let free = || placed().filter(|(_, w)| !costed.contains(w)).map(|(m, _)| m);
+        let role = if free().any(|m| m.role == Role::Function) { Role::Function } else { Role::Source };
+        free().filter(|m| m.role == role).map(|m| m.name.as_str()).collect()
+    }
+
     /// The description it was built from.
     pub fn spec(&self) -> &PipelineSpec {
         &self.spec
@@ -300,9 +315,10 @@ impl Pipeline {
                         Build::Modelled | Build::Check => nf.build_modelled(),
                     }
                     .map_err(bad)?),
+                    // The simulator's packets are real frames too: its tap writes them, stamped in virtual time.
                     KindSpec::PcapTap { path } => match build {
-                        Build::Real => Instance::Function(Box::new(PcapTap::create(path)?)),
-                        Build::Modelled | Build::Check => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
+                        Build::Real | Build::Modelled => Instance::Function(Box::new(PcapTap::create(path)?)),
+                        Build::Check => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
                     },
                     KindSpec::Sink { port, ring } => {
                         // The simulator models no wire: its egresses deliver.

@@ -137,7 +137,50 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         }).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, &report.model, p)).collect::<Vec<_>>(),
         "egress_classes": pipeline.egress().map(|plan| egress_classes(&report.model, plan)),
+        "rate_bound": (backend == "sim").then(|| rate_bound(pipeline)).flatten(),
     })
+}
+
+/// Why a simulated rate is the model's bound rather than a rate, where it
+/// is (see [`Pipeline::uncosted`]).
+fn rate_bound(pipeline: &Pipeline) -> Option<String> {
+    let uncosted = pipeline.uncosted();
+    let (first, more) = (uncosted.first()?, uncosted.len() - 1);
+    let others = if more > 0 { format!(" and {more} more") } else { String::new() };
+    Some(format!(
+        "no module on a worker of '{first}'{others} has a cost (of its own, measured or given), so the simulator charged those \
+         workers nothing but its floor of {} ns a round: the rate is that floor's, not one an engine reaches \
+         (give the modules t0_ns/t1_ns, or run `sluice profile`)",
+        sluice_sim::MIN_ROUND_NS
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A source, an NF of `cycles` per batch and a sink, run 2 periods of 10 ms on `backend`.
+    fn report(cycles: u64, backend: &str) -> Value {
+        let spec = format!(
+            r#"{{"modules": [{{"name": "src", "source": {{"synthetic": {{"streams": [{{"flow": "f"}}]}}}}}},
+                {{"name": "nf", "nf": {{"type": "bypass", "cycles_per_batch": {cycles}, "cycles_per_packet": 0}}}}, {{"name": "out", "sink": {{}}}}],
+               "edges": [{{"from": "src", "to": "nf"}}, {{"from": "nf", "to": "out"}}], "flows": [{{"name": "f", "path": ["src", "nf", "out"]}}]}}"#
+        );
+        let pipeline = Pipeline::from_json(&spec).unwrap();
+        let plan = pipeline.plan(2, 0, 10_000_000, sluice_control::ControlParams::default());
+        let ctl = controller("null", &plan).unwrap();
+        let r = run(&pipeline, ctl, backend, true, &plan, &mut |_| {}, &|| false).unwrap();
+        report_json(&pipeline, &r, backend, &plan)
+    }
+
+    #[test]
+    fn a_simulated_rate_of_uncosted_modules_is_said_to_be_the_model_s_bound() {
+        let free = report(0, "sim");
+        let why = free["rate_bound"].as_str().expect("a bound said");
+        assert!(why.contains("'nf'") && why.contains("floor of 10 ns"), "{why}");
+        assert!(report(1000, "sim")["rate_bound"].is_null(), "a costed NF makes the rate the model's own");
+        assert!(report(0, "engine")["rate_bound"].is_null(), "the engine's rate is measured");
+    }
 }
 
 /// The scheduled egress's classes as the description resolved them: name,

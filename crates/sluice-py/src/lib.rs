@@ -134,7 +134,7 @@ fn run(
 /// on `listen` with `token`, if given); each change made is printed on
 /// stderr. Returns the report of the whole run (JSON) once it has drained.
 #[pyfunction]
-#[pyo3(signature = (spec, run_dir, controller="null", period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, listen=None, token=None, keep_periods=600))]
+#[pyo3(signature = (spec, run_dir, controller="null", period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, listen=None, token=None, keep_periods=sluice_control::DEFAULT_KEEP_PERIODS))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,

@@ -24,8 +24,10 @@ use sluice_core::{
 /// Virtual time a round that admitted nothing waits before polling again (ns).
 const IDLE_STEP_NS: u64 = 1_000;
 /// Least virtual time a round takes (ns): with only free modules (no
-/// profile), time must still move.
-const MIN_ROUND_NS: u64 = 10;
+/// profile), time must still move. A worker none of whose modules costs
+/// anything runs at this floor, a rate no engine reaches (see
+/// `sluice_pipeline::Pipeline::uncosted`).
+pub const MIN_ROUND_NS: u64 = 10;
 /// Most virtual time a finishing run waits for a scheduled link to let
 /// out what it holds (ns).
 const DRAIN_NS: u64 = 10_000_000_000;

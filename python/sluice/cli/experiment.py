@@ -11,18 +11,21 @@ from sluice import _core, profiles
 from sluice.cli.app import main
 from sluice.cli.output import console, new_table
 from sluice.cli.params import PERIOD_MS, PERIODS, RATE, WARMUP, Number
-from sluice.errors import INTERRUPTED, Interrupted, writable, writable_folder
+from sluice.errors import INTERRUPTED, Interrupted, Refused, one_line, writable, writable_folder
 from sluice.lab import results
 
 
 def _experiment_written(name: str, out: str, report: dict[str, Any], json_path: Optional[str], *, rows_in_json: bool = True, extra: Sequence[str] = ()) -> None:
     """Writes the experiment's JSON report to `json_path` (if given; without
     its flat rows unless `rows_in_json`) and says which files are in `out`."""
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump(report if rows_in_json else {k: v for k, v in report.items() if k != "rows"}, f, indent=1)
     files = [f"{name}.{ext}" for ext in ("json", "csv", "md", "png")] + list(extra)
     console.print(f"written: {out}/" + ", ".join(files))
+    if json_path:
+        try:
+            with open(json_path, "w") as f:
+                json.dump(report if rows_in_json else {k: v for k, v in report.items() if k != "rows"}, f, indent=1)
+        except OSError as e:
+            raise Refused(f"could not write --json {json_path!r}: {one_line(e)} (the files in {out}/ were written)") from None
 
 
 @main.group()

@@ -12,12 +12,36 @@ from rich.console import Console, RenderableType
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 from rich.table import Table
 
-from sluice.errors import Refused, one_line
+from sluice import _core
+from sluice.errors import Refused, one_line, unwritable
 from sluice.pipeline import Pipeline
 from sluice.result import RunResult
 
 #: Wide enough for the summary table when output is not a terminal (CI logs, pipes).
 console = Console(width=None if sys.stdout.isatty() else max(132, shutil.get_terminal_size().columns))
+#: Warnings and the steps of long work, on standard error.
+warnings = Console(stderr=True, width=None if sys.stderr.isatty() else max(132, shutil.get_terminal_size().columns))
+
+
+def outputs_to_write(*outputs: tuple[Optional[str], str]) -> None:
+    """Checks the files a command writes when its work is done (path,
+    option) before it starts: refuses when none of those asked for can be
+    written (the work would be lost), and otherwise warns of each that
+    cannot — the command writes the others and fails at its end naming it."""
+    asked = [(path, what) for path, what in outputs if path]
+    reasons = [reason for path, what in asked if (reason := unwritable(path, what)) is not None]
+    if asked and len(reasons) == len(asked):
+        raise Refused("; ".join(reasons))
+    for reason in reasons:
+        warnings.print(f"warning: {reason}: the other files are written when the work is done", style="yellow")
+
+
+#: Modules from which a run says how long it will take and shows each step
+#: on standard error, terminal or not: its checks and start take seconds.
+LARGE_MODULES = 5_000
+#: What checking and starting a pipeline took here (s per module), and its
+#: report each period (s per module): mgw(64, 250), 96 147 modules, 25 s and 8 s.
+START_S_PER_MODULE, PERIOD_S_PER_MODULE = 2.6e-4, 8e-5
 
 
 def progress_run(
@@ -29,9 +53,21 @@ def progress_run(
     **kw: Any,
 ) -> RunResult:
     total = periods + warmup
+    try:
+        modules, flows = len(pipeline.modules()), len(pipeline.flows())
+    except (TypeError, KeyError):
+        modules = flows = 0  # a malformed description: the core names what is wrong with it
+    # (One the core refuses is refused, in one line, before any of this is said.)
+    large = LARGE_MODULES <= modules <= _core.limits()["max_modules"] and flows <= _core.limits()["max_flows"]
+    if large:
+        start, each = modules * START_S_PER_MODULE, modules * PERIOD_S_PER_MODULE
+        warnings.print(f"{pipeline.name}: {modules} modules and {flows} flows: about {start:.0f} s to check and start, "
+                       f"then about {each:.0f} s a period for its report ({start + total * each:.0f} s in all); each period is shown as it ends", soft_wrap=True)
 
     def on_period(p: dict[str, Any]) -> None:
         progress.update(task, advance=1, last=_period_line(p))
+        if large and not console.is_terminal:
+            warnings.print(f"period {p['period'] + 1} of {total}: {_period_line(p)}", markup=False)
         if on_period_extra is not None:
             on_period_extra(p)
 
@@ -102,8 +138,11 @@ def summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) -
     base = next((r.summary["rate_pps"] for r in results if r.controller == "null"), None)
     for r in results:
         s = r.summary
-        ratio = f"{s['rate_pps'] / base:.2f}" if base else "—"
-        row = [r.controller, f"{s['rate_pps'] / 1e6:.3f}", ratio, f"{s['mean_batch']:.1f}", f"{s['violation_pct']:.0f}"]
+        # A rate the simulator's model bounds is no rate: "—", and why below.
+        rated = r.rate_bound is None and base is not None and not any(x.rate_bound for x in results if x.controller == "null")
+        ratio = f"{s['rate_pps'] / base:.2f}" if rated and base else "—"
+        mpps = "—" if r.rate_bound else f"{s['rate_pps'] / 1e6:.3f}"
+        row = [r.controller, mpps, ratio, f"{s['mean_batch']:.1f}", f"{s['violation_pct']:.0f}"]
         if focus_flow:
             measured = [p for p in r.periods if not p["warmup"]] or r.periods
             p95 = sorted(p["flows"][focus_flow]["p95_us"] for p in measured)[len(measured) // 2]
@@ -124,7 +163,8 @@ def summary_tables(results: list[RunResult], focus_flow: Optional[str] = None) -
             drops.append(f"{r.controller}: dropped {causes}; flows that lost packets: {lost or 'none'}{of_no_flow}")
         if s["in_flight"]:
             drops.append(f"{r.controller}: {s['in_flight']} packets were still inside when the run ended (the drain ran out of time) and are lost with it")
-    return [rates, packets, *drops]
+    bounds = {r.rate_bound for r in results if r.rate_bound}
+    return [rates, packets, *drops, *(f"Mpps —: {why}" for why in bounds)]
 
 
 def report_run(result: RunResult, json_path: Optional[str], csv_path: Optional[str], plot_path: Optional[str]) -> None:

@@ -10,7 +10,7 @@ import click
 
 from sluice import _core, profiles
 from sluice.cli.app import main
-from sluice.cli.output import console, new_table, progress_run, report_run, summary_tables
+from sluice.cli.output import console, new_table, outputs_to_write, progress_run, report_run, summary_tables
 from sluice.cli.params import LIMITS, PERIOD_MS, PERIODS, RATE, SIZE, WARMUP, ClassFlows, ClassWeights, FlowRate, LinkRate, Number, Outage, WorkerPoll
 from sluice.embed import METHODS
 from sluice.errors import Refused, writable, writable_folder
@@ -107,6 +107,8 @@ def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burs
 @click.option("--spare-workers", type=click.IntRange(0, int(LIMITS["max_workers"]) - 1), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
 @click.option("--outage", "outages", type=Outage(), multiple=True, help="Take worker W down from period FROM until period UNTIL (warm-up periods count), as a failed core; repeatable.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
+@click.option("--keep-periods", type=PERIODS, default=_core.DEFAULT_KEEP_PERIODS, show_default=True,
+              help="The most recent periods the report (--json, --csv, --plot) keeps; the summary counts them all.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
 @click.option("--csv", "csv_path", help="Write the per-period table as CSV.")
 @click.option("--plot", "plot_path", help="Write a PNG of triggers, delays and rates.")
@@ -141,6 +143,7 @@ def run(
     spare_workers: int,
     outages: tuple[tuple[int, int, int], ...],
     no_timing: bool,
+    keep_periods: int,
     json_path: Optional[str],
     csv_path: Optional[str],
     plot_path: Optional[str],
@@ -149,8 +152,7 @@ def run(
 
     Ctrl-C stops it within a period: the report of the periods done is
     written (marked interrupted) and the command exits 130."""
-    for path, what in ((json_path, "--json"), (csv_path, "--csv"), (plot_path, "--plot")):
-        writable(path, what)
+    outputs_to_write((json_path, "--json"), (csv_path, "--csv"), (plot_path, "--plot"))
     profiles.ensure_measured()
     pipeline = _named_pipeline(pipeline_name, {"n": n, "m": m, "bearers": bearers, "users": users}, batch_size, burstiness, pcap)
     pipeline.spare_workers = spare_workers or pipeline.spare_workers
@@ -181,7 +183,7 @@ def run(
         raise Refused(f"--rx: {e}") from None
     try:
         result = progress_run(pipeline, controller, periods, warmup, period_ms=period_ms, backend=backend,
-                                    slo_statistic=slo_statistic, delta=delta, timing=not no_timing)
+                                    slo_statistic=slo_statistic, delta=delta, timing=not no_timing, keep_periods=keep_periods)
     except KeyboardInterrupt as e:
         partial: Optional[RunResult] = getattr(e, "result", None)
         if partial is not None:

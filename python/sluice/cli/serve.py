@@ -58,7 +58,7 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
 @click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers.")
 @click.option("--listen", metavar="HOST:PORT", help="Also listen on this TCP address; requests must carry the token of --token-file.")
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help="The token TCP requests carry (Authorization: Bearer TOKEN).")
-@click.option("--keep-periods", type=click.IntRange(1, 1_000_000), default=600, show_default=True, help="The most recent periods the final report keeps.")
+@click.option("--keep-periods", type=click.IntRange(1, 1_000_000), default=_core.DEFAULT_KEEP_PERIODS, show_default=True, help="The most recent periods the final report keeps.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the final report here (default: RUN_DIR/report.json).")
 def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_port: Optional[str], controller: str, period_ms: float,
