@@ -76,7 +76,7 @@ bench-dpdk:
 ## the same work on any machine, about 10 s of a core each here).
 FUZZ_SECONDS ?= 60
 ## name:max_len:inputs under FUZZ_CI
-FUZZ_TARGETS := headers:1500:1500000 nfs:1500:85000 pcap:4096:10000 description:16384:9500 requests:4096:25000
+FUZZ_TARGETS := headers:1500:1500000 nfs:1500:85000 pcap:4096:10000 description:16384:9500 requests:4096:25000 neighbors:1500:1500000
 fuzz:
 	@cd fuzz && cargo +nightly fuzz build -O && mkdir -p logs && runs=""; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; rest=$${t#*:}; len=$${rest%%:*}; inputs=$${rest#*:}; mkdir -p corpus/$$name seeds/$$name; \

@@ -2,8 +2,9 @@
 Schemas of their Rust types, so that Python copies no name, field, default
 or document by hand: python/sluice/nf.py (every NF's configuration,
 `sluice._core.nf_schemas()`), python/sluice/template.py (the packet
-template) and python/sluice/poll.py (a worker's poll policy and its
-settings), the last two from `sluice._core.part_schema()`.
+template), python/sluice/poll.py (a worker's poll policy and its
+settings) and python/sluice/interface.py (a router's interfaces and its
+ICMP rate), the last three from `sluice._core.part_schema()`.
 
     .venv/bin/python scripts/gen_nf.py           # rewrite both
     .venv/bin/python scripts/gen_nf.py --check   # exit 1 if one is stale
@@ -39,6 +40,9 @@ of the core, with its fields, defaults and documentation."""
 TEMPLATE_TITLE = "Packet templates: the frames a synthetic source sends."
 
 POLL_TITLE = "Poll policies: what a worker does after a round without work."
+
+INTERFACE_TITLE = """A router's interfaces (addresses, MAC, MTU, neighbours set by hand)
+and the rate at which it sends ICMP errors."""
 
 
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -169,7 +173,12 @@ def generate_nf(schemas: list[tuple[str, str, str]]) -> str:
 
 def generate_part(title: str, part: str, name: str, schema: str) -> str:
     """The source of a module with one part of a description, class `name`, from its JSON Schema."""
-    return _module(title, "Part", [], [(name, schema, "Part", {"part": part})])
+    return generate_parts(title, [(part, name, schema)])
+
+
+def generate_parts(title: str, parts: list[tuple[str, str, str]]) -> str:
+    """The source of a module with parts of a description from (part, class name, JSON Schema) each."""
+    return _module(title, "Part", [], [(name, schema, "Part", {"part": part}) for part, name, schema in parts])
 
 
 def _load_core() -> Any:
@@ -197,6 +206,8 @@ def generated() -> dict[Path, str]:
         PACKAGE / "nf.py": generate_nf(_core.nf_schemas()),
         PACKAGE / "template.py": generate_part(TEMPLATE_TITLE, "template", "Template", _core.part_schema("template")),
         PACKAGE / "poll.py": generate_part(POLL_TITLE, "poll", "PollSettings", _core.part_schema("poll")),
+        PACKAGE / "interface.py": generate_parts(INTERFACE_TITLE, [("interface", "Interface", _core.part_schema("interface")),
+                                                                   ("icmp", "IcmpSettings", _core.part_schema("icmp"))]),
     }
 
 

@@ -30,12 +30,15 @@ if ! pkg-config --exists libxdp libbpf libdpdk 2>/dev/null && command -v apt-get
     || echo "setup: libxdp or libdpdk not installed; Sluice builds without the af_xdp or dpdk backend" >&2
 fi
 # tcpreplay cross-checks the sender's rate in `sluice experiment ports`,
-# and ping and ethtool set up the router tests' hosts, which run as root (as ports
-# do): installed there, skipped where they cannot be.
+# ping, tracepath and ethtool are the router tests' hosts' tools and iperf3
+# the hosts experiment's, which run as root (as ports do): installed there,
+# skipped where they cannot be.
 root_tools=()
 command -v tcpreplay >/dev/null 2>&1 || root_tools+=(tcpreplay)
 command -v ping >/dev/null 2>&1 || root_tools+=(iputils-ping)
+command -v tracepath >/dev/null 2>&1 || root_tools+=(iputils-tracepath)
 command -v ethtool >/dev/null 2>&1 || root_tools+=(ethtool)
+command -v iperf3 >/dev/null 2>&1 || root_tools+=(iperf3)
 if [ "$(id -u)" -eq 0 ] && [ ${#root_tools[@]} -gt 0 ] && command -v apt-get >/dev/null 2>&1; then
   echo "setup: installing ${root_tools[*]}"
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${root_tools[@]}" >/dev/null; } \

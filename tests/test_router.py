@@ -1,13 +1,15 @@
-"""Real clients through a Sluice router: two Linux hosts, each in a
-network namespace of its own, on veth pairs whose other ends are Sluice's
-ports, ping each other and move a TCP stream through it, over IPv4 and
-over IPv6. Sluice routes by longest prefix, counts the hop limit down and
-rewrites the MACs; it answers no ARP or neighbour discovery, so each host
-has a static neighbour entry for its gateway. The hosts leave their TCP
-checksums to the veth's "NIC", as a local stack does: Sluice's receive
-port fills them in, or the other host would drop every segment. The router runs in a
-namespace of the test's own (`unshare --net`); skipped where the machine
-does not allow one or lacks ping or ethtool."""
+"""Real clients through a Sluice router, as they come: two Linux hosts,
+each in a network namespace of its own with its default settings
+(TSO, GSO and checksum offload on, no neighbour entry set by hand, a
+default route via the router), on veth pairs whose other ends are the
+ports of `sluice serve` running `sluice.router.router` on AF_PACKET. Over
+IPv4 and IPv6 they resolve the router by ARP and neighbour discovery,
+ping each other and the router, trace the way (the router's hop answers
+with a time exceeded) and move TCP both ways; a link of 1400 bytes is
+found by path-MTU discovery (the router's fragmentation needed / packet
+too big) and a transfer completes across it; 9000-byte jumbo frames cross
+whole. The router runs in a namespace of the test's own (`unshare --net`);
+skipped where the machine does not allow one or lacks ping or tracepath."""
 
 from __future__ import annotations
 
@@ -20,28 +22,12 @@ from typing import Any
 
 import pytest
 
-from sluice.lab.hosts import CANNOT, NETWORKS, make_hosts, remove_hosts, router, sh
+from sluice.lab.hosts import CANNOT, NETWORKS, make_hosts, remove_hosts, router, sh, through_sluice
 
-#: Bytes of the TCP transfer.
+#: Bytes of each TCP transfer.
 TRANSFER = 4 << 20
 
-
-def clients(family: str, hosts: list[str]) -> dict[str, Any]:
-    """Host 1 pings host 2 and sends it `TRANSFER` bytes over TCP; what came back."""
-    peer = NETWORKS[family][1].format(2)
-    ping = sh("ping", "-c", "5", "-i", "0.2", "-W", "2", peer, ns=hosts[0])
-    server = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
-    try:
-        assert server.stdout is not None
-        port = int(server.stdout.readline())
-        sh(sys.executable, "-c", CLIENT, peer, str(port), ns=hosts[0])
-        received = int(server.communicate(timeout=30)[0])
-    finally:
-        server.kill()
-    return {"ping": ping, "received": received}
-
-
-#: Host 2's side: listens, says its port, counts the bytes of one connection.
+#: A host's side of a transfer: listens, says its port, counts the bytes of one connection.
 SERVER = """
 import socket, sys
 s = socket.create_server(("::", 0), family=socket.AF_INET6, dualstack_ipv6=True)
@@ -53,7 +39,7 @@ while chunk := c.recv(1 << 16):
     n += len(chunk)
 print(n)
 """
-#: Host 1's side: connects and sends `TRANSFER` bytes.
+#: The other side: connects and sends `TRANSFER` bytes.
 CLIENT = f"""
 import socket, sys
 with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30) as c:
@@ -61,42 +47,168 @@ with socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30) as c:
 """
 
 
-def routed(family: str) -> dict[str, Any]:
-    """Runs inside the router's namespace: the hosts, Sluice between them
-    while the clients run, and what each side counted."""
-    from sluice import net
-
+def transfer(hosts: list[str], family: str, sender: int) -> int:
+    """Host `sender` (0 or 1) sends `TRANSFER` bytes to the other over TCP; the bytes the other received."""
+    peer = NETWORKS[family][1].format(2 - sender)
+    server = subprocess.Popen(["ip", "netns", "exec", hosts[1 - sender], sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
     try:
-        hosts = make_hosts(family)
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        sh(sys.executable, "-c", CLIENT, peer, str(port), ns=hosts[sender])
+        return int(server.communicate(timeout=30)[0])
+    finally:
+        server.kill()
+
+
+#: Host 2's side of a datagram: binds, says its port, prints the length of the one datagram it gets.
+UDP_SERVER = """
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 0))
+print(s.getsockname()[1], flush=True)
+s.settimeout(10)
+print(len(s.recv(1 << 16)))
+"""
+#: Host 1's side: a datagram of argv[3] bytes without DF (IP_PMTUDISC_DONT), which the path may fragment.
+UDP_CLIENT = """
+import socket, sys
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, 10, 0)
+s.sendto(bytes(int(sys.argv[3])), (sys.argv[1], int(sys.argv[2])))
+"""
+
+
+def datagram(hosts: list[str], size: int) -> int:
+    """Host 1 sends host 2 one IPv4 datagram of `size` bytes without DF; the bytes host 2 received in one piece."""
+    server = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", UDP_SERVER], stdout=subprocess.PIPE, text=True)
+    try:
+        assert server.stdout is not None
+        port = int(server.stdout.readline())
+        sh(sys.executable, "-c", UDP_CLIENT, NETWORKS["ipv4"][1].format(2), str(port), str(size), ns=hosts[0])
+        return int(server.communicate(timeout=15)[0])
+    finally:
+        server.kill()
+
+
+def trace(hosts: list[str], family: str) -> str:
+    """tracepath from host 1 to host 2 (numeric): its hops, and the path MTU it found."""
+    return sh("tracepath", "-n", "-m", "4", *(["-6"] if family == "ipv6" else ["-4"]), NETWORKS[family][1].format(2), ns=hosts[0])
+
+
+def scenario(name: str) -> dict[str, Any]:
+    """Runs inside the router's namespace: the hosts (of the scenario's
+    MTUs), Sluice between them while the clients run, and what each saw."""
+    mtu = {"plain": None, "pmtu": {2: 1400}, "jumbo": {1: 9000, 2: 9000}, "segmented": None}[name]
+    try:
+        hosts = make_hosts(mtu)
     except RuntimeError as e:
         print(e, file=sys.stderr)
         sys.exit(CANNOT)
+
+    def segmented() -> dict[str, Any]:
+        # Host 1's TCP with its checksum offload on (GSO frames) and off (segments of its own).
+        on = transfer(hosts, "ipv4", 0)
+        sh("ethtool", "-K", "eth0", "tx", "off", ns=hosts[0])
+        return {"offload_on": on, "offload_off": transfer(hosts, "ipv4", 0), "v6": transfer(hosts, "ipv6", 0)}
+
+    def clients() -> dict[str, Any]:
+        got: dict[str, Any] = {"datagram": datagram(hosts, 3000)} if name == "pmtu" else {}
+        for family in NETWORKS:
+            peer, gateway = NETWORKS[family][1].format(2), NETWORKS[family][2].format(1)
+            size = ["-s", "8952", "-M", "do"] if name == "jumbo" else []
+            got[family] = {
+                "ping": sh("ping", "-c", "3", "-i", "0.2", "-W", "2", *size, peer, ns=hosts[0]),
+                "ping_router": sh("ping", "-c", "2", "-i", "0.2", "-W", "2", gateway, ns=hosts[0]),
+                "trace": trace(hosts, family),
+                "sent_1_to_2": transfer(hosts, family, 0),
+                "sent_2_to_1": transfer(hosts, family, 1) if name == "plain" else TRANSFER,
+                "neighbors": sh("ip", "-6" if family == "ipv6" else "-4", "neigh", "show", "dev", "eth0", ns=hosts[0]),
+            }
+        return got
+
     try:
-        client = net.Sender(lambda: clients(family, hosts))
-        result = net.run_while_sending(router(family), "null", [client], period_ms=100)
-        return {"clients": client.wait(), "summary": result.summary,
-                "ports": {m: result.port_counters(m) for m in result.data["module_totals"] if result.port_counters(m)}}
+        if name == "segmented":
+            from sluice.router import router as sluice_router
+
+            # GSO frames in on AF_PACKET, out on AF_XDP, which sends none: cut in software.
+            ports = [("af_packet:sw1", ["10.0.1.254/24", "2001:db8:1::fe/64"]), ("af_xdp:sw2", ["10.0.2.254/24", "2001:db8:2::fe/64"])]
+            return through_sluice(sluice_router(ports), segmented, "--period-ms", "50")
+        return through_sluice(router("af_packet"), clients, "--period-ms", "50")
     finally:
         remove_hosts(hosts)
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "ip", "ping", "ethtool")),
-                    reason="needs root, unshare, ip, ping and ethtool to make the hosts")
-@pytest.mark.parametrize("family", list(NETWORKS))
-def test_hosts_ping_and_stream_tcp_through_a_sluice_router(family: str) -> None:
-    run = subprocess.run(["unshare", "--net", sys.executable, __file__, family], capture_output=True, text=True, timeout=300)
+def run_scenario(name: str) -> dict[str, Any]:
+    run = subprocess.run(["unshare", "--net", sys.executable, __file__, name], capture_output=True, text=True, timeout=300)
     if run.returncode == CANNOT or (run.returncode != 0 and "unshare failed" in run.stderr):
         pytest.skip(f"no network namespaces for the hosts here: {run.stderr.strip()}")
     assert run.returncode == 0, run.stderr[-3000:]
-    got = json.loads(run.stdout.splitlines()[-1])
-    assert "5 received" in got["clients"]["ping"], got["clients"]["ping"]
-    assert "ttl=63" in got["clients"]["ping"], "the router counted the hop limit down"
-    assert got["clients"]["received"] == TRANSFER, got["clients"]
-    s = got["summary"]
-    assert s["accounted"] and s["in_flight"] == 0, s
-    tx = [c for c in got["ports"].values() if "tx_pkts" in c]
-    assert sum(c["tx_pkts"] for c in tx) >= 10 + TRANSFER // 65536, got["ports"]
+    got: dict[str, Any] = json.loads(run.stdout.splitlines()[-1])
+    s = got["sluice"]
+    assert s["accounted"], s
+    assert s["ports"]["rx_sw1"]["bad_vnet"] == 0 and s["ports"]["rx_sw1"]["oversize"] == 0, s["ports"]
+    return got
+
+
+def _port_backends() -> list[str]:
+    from sluice import _core
+
+    return list(_core.port_backends())
+
+
+needs_hosts = pytest.mark.skipif(os.geteuid() != 0 or not all(shutil.which(t) for t in ("unshare", "ip", "ping", "tracepath")),
+                                 reason="needs root, unshare, ip, ping and tracepath to make the hosts")
+
+
+@needs_hosts
+def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_a_sluice_router() -> None:
+    got = run_scenario("plain")
+    for family in NETWORKS:
+        f = got[family]
+        assert "3 received" in f["ping"] and "ttl=63" in f["ping"], f["ping"]
+        assert "2 received" in f["ping_router"] and "ttl=64" in f["ping_router"], f["ping_router"]
+        gateway = NETWORKS[family][2].format(1)
+        assert f" 1:  {gateway} " in f["trace"] and "reached" in f["trace"], f"the router's hop answers: {f['trace']}"
+        assert f["sent_1_to_2"] == f["sent_2_to_1"] == TRANSFER
+        assert gateway in f["neighbors"] and any(s in f["neighbors"] for s in ("REACHABLE", "STALE", "DELAY")), f["neighbors"]
+    s = got["sluice"]
+    assert s["ports"]["rx_sw1"]["gso"] > 0, "the hosts' default offloads hand over GSO frames, taken whole"
+    assert s["ports"]["tx_sw2"]["tx_gso"] > 0
+    assert s["nfs"]["in_sw1"]["arp_answered"] >= 1 and s["nfs"]["in_sw1"]["nd_answered"] >= 1, s["nfs"]["in_sw1"]
+    assert s["nfs"]["hop_sw2"]["requests"] >= 2, "the router asked for host 2 over ARP and neighbour discovery"
+
+
+@needs_hosts
+def test_a_narrow_link_is_found_by_path_mtu_discovery_and_a_transfer_completes_across_it() -> None:
+    got = run_scenario("pmtu")
+    for family in NETWORKS:
+        f = got[family]
+        assert "pmtu 1400" in f["trace"] and "reached" in f["trace"], f["trace"]
+        assert f["sent_1_to_2"] == TRANSFER
+    assert got["sluice"]["nfs"]["hop_sw2"]["too_big"] >= 2, "fragmentation needed and packet too big were sent"
+    assert got["datagram"] == 3000, "the kernel reassembled Sluice's fragments of a datagram without DF"
+    assert got["sluice"]["nfs"]["hop_sw2"]["fragments"] >= 3
+
+
+@needs_hosts
+def test_jumbo_frames_cross_whole() -> None:
+    got = run_scenario("jumbo")
+    for family in NETWORKS:
+        f = got[family]
+        assert "3 received" in f["ping"], f["ping"]
+        assert "pmtu 9000" in f["trace"], f["trace"]
+        assert f["sent_1_to_2"] == TRANSFER
+    assert got["sluice"]["nfs"]["hop_sw2"]["too_big"] == 0
+
+
+@needs_hosts
+@pytest.mark.skipif(not shutil.which("ethtool") or "af_xdp" not in _port_backends(), reason="needs ethtool and a build with AF_XDP")
+def test_gso_frames_cut_in_software_for_a_port_that_sends_none_arrive_as_the_kernel_would_cut_them() -> None:
+    got = run_scenario("segmented")
+    assert got["offload_on"] == got["offload_off"] == got["v6"] == TRANSFER, "the receiving host's byte stream is the sender's"
+    tx = got["sluice"]["ports"]["tx_sw2"]
+    assert tx["tx_segmented"] > 0 and tx["tx_segments"] > tx["tx_segmented"], tx
 
 
 if __name__ == "__main__":
-    print(json.dumps(routed(sys.argv[1])))
+    print(json.dumps(scenario(sys.argv[1])))

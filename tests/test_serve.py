@@ -31,7 +31,7 @@ OPENAPI = Path(__file__).resolve().parent.parent / "docs" / "api" / "openapi.jso
 #: Control period of the served pipelines (ms): short, so that changes wait little.
 PERIOD_MS = 5.0
 #: Names the documented paths' parameters take in the served pipeline.
-NAMES = {"flow": "flow0", "module": "lpm", "worker": "1", "class": "bulk"}
+NAMES = {"flow": "flow0", "module": "lpm", "worker": "1", "class": "bulk", "interface": "sw2", "address": "10.0.2.1"}
 
 
 class Served:

@@ -1,5 +1,6 @@
 //! Every NF that parses packets, on arbitrary frames: no panic, and every
-//! packet leaves by a gate or the drop gate (none lost, none made up).
+//! packet leaves by a gate or the drop gate, is taken in as the router's
+//! or is held (none lost, none made up but those the NF counts as made).
 #![no_main]
 
 use std::sync::Mutex;
@@ -8,7 +9,7 @@ use libfuzzer_sys::fuzz_target;
 use sluice_core::harness::Harness;
 use sluice_core::packet::MAX_PACKET_LEN;
 use sluice_core::NetworkFunction;
-use sluice_nf::NfSpec;
+use sluice_nf::{Interfaces, NfSpec};
 
 /// The NFs, built once (an LPM table is 32 MiB) and kept across inputs, so
 /// that stateful ones (NAPT, token bucket) see sequences of packets too.
@@ -19,8 +20,9 @@ fuzz_target!(|data: &[u8]| {
     let mut nfs = NFS.lock().unwrap_or_else(|e| e.into_inner());
     if nfs.is_empty() {
         // Each packet-parsing NF as its own file sets it up for fuzzing.
+        let interfaces = Interfaces::sample();
         for spec in NfSpec::fuzz_samples() {
-            let nf = spec.build().expect("valid NF configuration");
+            let nf = spec.build_on(&interfaces).expect("valid NF configuration");
             nfs.push((spec, nf));
         }
     }
@@ -31,8 +33,14 @@ fuzz_target!(|data: &[u8]| {
     let mut harness = HARNESS.lock().unwrap_or_else(|e| e.into_inner());
     let harness = harness.get_or_insert_with(Harness::default);
     for (spec, nf) in nfs.iter_mut() {
+        let held = nf.held();
         let out = harness.run(nf.as_mut(), &frames);
         let passed: usize = out.gates.iter().map(Vec::len).sum();
-        assert_eq!(passed as u64 + out.dropped, frames.len() as u64, "{spec:?} lost or made packets");
+        let now_held = nf.held();
+        assert_eq!(
+            passed as u64 + out.dropped + out.taken_in + now_held as u64,
+            frames.len() as u64 + out.created + held as u64,
+            "{spec:?} lost or made packets"
+        );
     }
 });

@@ -188,6 +188,10 @@ class Client:
         """The Prometheus exposition."""
         return str(self.request("GET", "/metrics"))
 
+    def neighbors(self) -> list[dict[str, Any]]:
+        """Each interface's addresses, MAC, MTU, neighbours (address, MAC, state) and resolution counters."""
+        return list(self.request("GET", "/v1/neighbors"))
+
     # Changes, each made at the next period boundary.
     def set_slo(self, flow: str, slo_us: Optional[float]) -> str:
         """Sets a flow's SLO (µs; None: no SLO)."""
@@ -249,6 +253,14 @@ class Client:
         vpp-adaptive, metronome, learned) with the settings of a
         description's `poll` object (max_sleep_us=…)."""
         return str(self.request("PUT", f"/v1/workers/{worker}/poll", {"policy": policy, **settings})["applied"])
+
+    def add_neighbor(self, interface: str, address: str, mac: str) -> str:
+        """Sets a static neighbour of an interface: `address` (IPv4 or IPv6) at `mac`, never aged or replaced by what is heard."""
+        return str(self.request("POST", "/v1/neighbors", {"interface": interface, "address": address, "mac": mac})["applied"])
+
+    def remove_neighbor(self, interface: str, address: str) -> str:
+        """Removes an interface's entry of `address`, static or learned (the next packet to it asks again)."""
+        return str(self.request("DELETE", f"/v1/neighbors/{self._name(interface)}/{self._name(address)}")["applied"])
 
     def set_worker_down(self, worker: int, down: bool) -> str:
         """Takes a worker down (what reaches its modules is dropped, counted) or brings it back."""

@@ -11,7 +11,7 @@ from typing import ClassVar, Optional, Sequence
 
 from sluice.checked import NF, Table
 
-__all__ = ["NF", "FIELD_VALUES", "PRIORITY_VALUES", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "DscpMark", "TokenBucket", "Napt", "FlowStats", "Reframer"]
+__all__ = ["NF", "FIELD_VALUES", "PRIORITY_VALUES", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "DscpMark", "TokenBucket", "Napt", "FlowStats", "Reframer", "InterfaceInput", "NextHop", "InterfaceSplit"]
 
 
 #: The names a `Field` field takes.
@@ -131,19 +131,32 @@ class Lpm(NF):
 
     `routes`: (prefix, gate) routes, IPv4 ("20.0.1.0/24") and IPv6
         ("2001:db8::/32") alike.
+    `unreachable`: Answer a packet no route matches with a destination
+        unreachable from the interface it came in on, out of the gate after the
+        routes' (the description's `interfaces` say their addresses); else drop
+        it.
     """
 
     kind: ClassVar[str] = "lpm"
 
     routes: Table[str]
+    unreachable: bool = False
 
 
 @dataclass(frozen=True)
 class TtlDecrement(NF):
-    """`ttl_decrement`: IPv4 TTL or IPv6 hop limit minus one, IPv4's checksum updated; expired packets dropped.
+    """`ttl_decrement`: IPv4 TTL or IPv6 hop limit minus one, IPv4's checksum
+    updated; expired packets dropped, or with `icmp` answered with a time
+    exceeded by gate 1.
+
+    `icmp`: Answer expired packets with a time exceeded from the interface they
+        came in on, out of gate 1 (the description's `interfaces` say their
+        addresses); else drop them.
     """
 
     kind: ClassVar[str] = "ttl_decrement"
+
+    icmp: bool = False
 
 
 @dataclass(frozen=True)
@@ -475,3 +488,52 @@ class Reframer(NF):
     bypass: ReframerBypass = ReframerBypass()
     coalesce_acks: bool = False
     slo_control: bool = False
+
+
+@dataclass(frozen=True)
+class InterfaceInput(NF):
+    """`interface_input`: a router's input on one interface (see the module
+    documentation): gate 0 the packets to forward, gate 1 its answers, to
+    go back out the interface.
+
+    `interface`: The interface, by its name in the description's `interfaces`.
+    """
+
+    kind: ClassVar[str] = "interface_input"
+
+    interface: str
+
+
+@dataclass(frozen=True)
+class NextHop(NF):
+    """`next_hop`: sends each packet to its next hop on an interface (see the
+    module documentation): gate 0 out of the interface, gate 1 its ICMP
+    errors, to go back out the interface the packet came in on.
+
+    `interface`: The interface, by its name in the description's `interfaces`.
+    `via`: The next hop's address, a gateway on the interface's network (absent:
+        each packet's destination, on a network the interface is on).
+    `hold_pkts`: Packets held for one address while it is asked (pkt, 1..=4096;
+        Linux's unres_qlen).
+    """
+
+    kind: ClassVar[str] = "next_hop"
+
+    interface: str
+    via: Optional[str] = None
+    hold_pkts: int = 64
+
+
+@dataclass(frozen=True)
+class InterfaceSplit(NF):
+    """`interface_split`: gate i for the packets that arrived on the i-th
+    interface named (an ICMP error back out the way its packet came); the
+    rest to the drop gate.
+
+    `interfaces`: The interfaces, by their names in the description's
+        `interfaces`, in gate order.
+    """
+
+    kind: ClassVar[str] = "interface_split"
+
+    interfaces: Sequence[str]

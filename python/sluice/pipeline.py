@@ -21,6 +21,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 from sluice import _core
 from sluice.controller import Controller
+from sluice.interface import IcmpSettings, Interface, Neighbor, NeighborTable
 from sluice.json_form import non_finite
 from sluice.nf import NF
 from sluice.poll import POLL_KIND_VALUES, PollSettings
@@ -91,6 +92,10 @@ class Pipeline:
         self._extra: dict[str, Any] = {}
         #: The scheduled egress (see `schedule_egress`), if any.
         self.egress_scheduler: Optional[dict[str, Any]] = None
+        #: The router's interfaces (see `interface`); a description's as it was read.
+        self.interfaces: list[Union[Interface, dict[str, Any]]] = []
+        #: How many ICMP errors the router sends (None: Linux's limits).
+        self.icmp: Optional[IcmpSettings] = None
 
     @classmethod
     def from_spec(cls, spec: dict[str, Any]) -> Pipeline:
@@ -108,7 +113,8 @@ class Pipeline:
         p.poll = spec.get("poll", {"policy": "busy"})
         p.worker_poll = dict(spec.get("worker_poll", {}))
         p.egress_scheduler = spec.get("egress_scheduler")
-        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll", "worker_poll", "egress_scheduler"}
+        p.interfaces = list(spec.get("interfaces", []))
+        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll", "worker_poll", "egress_scheduler", "interfaces"}
         p._extra = {k: v for k, v in spec.items() if k not in known}
         return p
 
@@ -201,19 +207,21 @@ class Pipeline:
         """An egress: records delivery and delay of the flows that end here (each packet to its own)."""
         return self._add({"name": name, "sink": {}, "worker": worker})
 
-    def rx_port(self, name: str, port: str, flows: Optional[dict[str, str]] = None, *, worker: int = 0,
+    def rx_port(self, name: str, port: str, flows: Union[dict[str, str], Sequence[tuple[str, str]], None] = None, *, worker: int = 0,
                 ring: Optional[dict[str, int]] = None, fanout: Optional[int] = None) -> Module:
         """A source receiving on a network interface, `port` as
         `BACKEND:INTERFACE` (`af_packet:veth1`, `af_xdp:veth1@QUEUE`,
         `dpdk:DEVICE`); `flows` maps flow names to destination prefixes,
-        IPv4 or IPv6 (unmatched packets: flows decided downstream). `ring` sets
+        IPv4 or IPv6, or lists (flow, prefix) pairs, several for a flow
+        (unmatched packets: flows decided downstream). `ring` sets
         AF_PACKET's `block_size`, `blocks`, `frame_size` and
         AF_XDP's `descriptors`; `fanout` joins an AF_PACKET group that
         spreads flows over workers. Ports on several workers that name one
         interface alike are spread over it: AF_XDP gives each worker a
         queue of its own, AF_PACKET puts them in one fanout group. The
         engine only."""
-        prefixes = [{"flow": f, "prefix": p} for f, p in (flows or {}).items()]
+        pairs = flows.items() if isinstance(flows, dict) else (flows or ())
+        prefixes = [{"flow": f, "prefix": p} for f, p in pairs]
         spec = {"port": port, "flows": prefixes, "ring": ring or {}, "fanout": fanout}
         return self._add({"name": name, "source": {"port": spec}, "worker": worker})
 
@@ -238,6 +246,18 @@ class Pipeline:
             for m in self._modules:
                 if "sink" in m:
                     m["sink"] = {"port": tx, "ring": ring or {}}
+
+    def interface(self, name: str, addresses: Sequence[str] = (), *, mac: Optional[str] = None, mtu: Optional[int] = None,
+                  neighbors: Optional[dict[str, str]] = None, neighbor_table: NeighborTable = NeighborTable()) -> None:
+        """A router interface: `name` as its ports name it (`sw1` of
+        `af_packet:sw1`), its `addresses` with prefix lengths
+        ("10.0.1.254/24", "2001:db8:1::fe/64"), its MAC and MTU (default: the
+        device's where a port opens it), `neighbors` set by hand (address →
+        MAC) and its neighbour table's size and timers. The router's NFs name
+        it (`InterfaceInput`, `NextHop`, `InterfaceSplit`); its ports stamp
+        their packets with it, which its ICMP errors answer from."""
+        entries = tuple(Neighbor(address, hw) for address, hw in (neighbors or {}).items())
+        self.interfaces.append(Interface(name, tuple(addresses), mac, mtu, entries, neighbor_table))
 
     def connect(self, upstream: ModuleRef, downstream: ModuleRef, gate: int = 0, ingate: int = 0) -> None:
         """Connects `upstream`'s outgate `gate` to `downstream`'s ingate `ingate`."""
@@ -352,6 +372,8 @@ class Pipeline:
             "poll": with_default_model(self.poll),
             **({"worker_poll": {w: with_default_model(poll) for w, poll in self.worker_poll.items()}} if self.worker_poll else {}),
             **({"egress_scheduler": self.egress_scheduler} if self.egress_scheduler is not None else {}),
+            **({"interfaces": [i.spec() if isinstance(i, Interface) else i for i in self.interfaces]} if self.interfaces else {}),
+            **({"icmp": self.icmp.spec()} if self.icmp is not None else {}),
         }
 
     def to_json(self) -> str:

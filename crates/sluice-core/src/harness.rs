@@ -16,6 +16,10 @@ pub struct Outcome {
     pub metas: Vec<Vec<PacketMeta>>,
     /// Packets sent to the drop gate.
     pub dropped: u64,
+    /// Packets the NF took in as addressed to the router (see [`crate::NfContext::take_in`]).
+    pub taken_in: u64,
+    /// Packets the NF made (copies, answers, requests, fragments).
+    pub created: u64,
 }
 
 /// A pool and batches to run NFs on.
@@ -54,7 +58,7 @@ impl Harness {
         }
     }
 
-    fn call(&mut self, nf: &mut dyn NetworkFunction) -> u64 {
+    fn call(&mut self, nf: &mut dyn NetworkFunction) -> (u64, u64, u64) {
         let mut counters = ModuleCounters::default();
         let mut ctx = NfContext {
             pool: &mut self.pool,
@@ -68,7 +72,7 @@ impl Harness {
         nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
         ctx.tally.fold_into(&mut counters);
         assert!(self.input.is_empty(), "an NF must empty its input batch");
-        counters.dropped + counters.duplicates
+        (counters.dropped + counters.duplicates, counters.delivered, counters.created)
     }
 
     /// Makes NFs see time `now_ns` (ns) from now on (for NFs that keep time).
@@ -90,7 +94,7 @@ impl Harness {
     /// number, ingress time…; default metadata where `metas` is shorter).
     pub fn run_with_meta(&mut self, nf: &mut dyn NetworkFunction, frames: &[Vec<u8>], metas: &[PacketMeta]) -> Outcome {
         self.load(nf, frames, metas);
-        let dropped = self.call(nf);
+        let (dropped, taken_in, created) = self.call(nf);
         let mut gates = Vec::with_capacity(self.outs.len());
         let mut out_metas = Vec::with_capacity(self.outs.len());
         for out in &mut self.outs {
@@ -101,6 +105,6 @@ impl Harness {
             }
             out.clear();
         }
-        Outcome { gates, metas: out_metas, dropped }
+        Outcome { gates, metas: out_metas, dropped, taken_in, created }
     }
 }

@@ -28,8 +28,6 @@ pub struct PeriodMeter {
     period: u64,
     /// Source modules: their NF runs count as generated packets.
     sources: Vec<ModuleId>,
-    /// Egress modules: what they delivered (see [`ModuleCounters::delivered`]).
-    sinks: Vec<ModuleId>,
     /// Trigger in force per module at the end of the period (pkt).
     triggers: Vec<u32>,
     /// Per module, whether its walker counts its arrivals by round (controlled modules).
@@ -43,7 +41,6 @@ impl PeriodMeter {
         Self {
             merged: Counters::for_model(model, model.workers()),
             sources: with(Role::Source),
-            sinks: with(Role::Sink),
             triggers: vec![0; model.modules.len()],
             counts_rounds: model.modules.iter().map(|m| m.controlled).collect(),
             ..Self::default()
@@ -118,7 +115,7 @@ impl PeriodMeter {
 
     /// The telemetry of the period that ends at `now`.
     fn period(&mut self, now: &Counters) -> Telemetry {
-        let (sources, sinks, triggers, counts_rounds) = (&self.sources, &self.sinks, &self.triggers, &self.counts_rounds);
+        let (sources, triggers, counts_rounds) = (&self.sources, &self.triggers, &self.counts_rounds);
         let prev = &mut self.previous;
         prev.modules.resize(now.modules.len(), ModuleCounters::default());
         prev.flows.resize(now.flows.len(), FlowTotals::default());
@@ -201,7 +198,8 @@ impl PeriodMeter {
         let totals = Totals {
             generated: sources.iter().map(|&s| now.modules[s].run_pkts).sum::<u64>() + copied,
             copied,
-            delivered: sinks.iter().map(|&s| now.modules[s].delivered).sum(),
+            // At egresses, and to the router itself (NFs that take in packets addressed to it).
+            delivered: now.modules.iter().map(|m| m.delivered).sum(),
             dropped: drops.total(),
             drops,
             in_flight: now.in_flight.max(0) as u64,

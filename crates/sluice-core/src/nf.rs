@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::batch::Batch;
-use crate::packet::{PacketId, PacketMeta};
+use crate::packet::{PacketId, PacketMeta, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::{FlowRecorder, ModuleCounters, NfCounters};
 
@@ -23,23 +23,25 @@ pub struct NfContext<'a> {
     pub(crate) batch_size: usize,
 }
 
-/// What an NF dropped and made in one run (pkt), added to its module's
-/// counters after the run (see [`NfTally::fold_into`]).
+/// What an NF dropped, made and took in in one run (pkt), added to its
+/// module's counters after the run (see [`NfTally::fold_into`]).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct NfTally {
     dropped: u64,
     duplicates: u64,
     created: u64,
+    taken_in: u64,
 }
 
 impl NfTally {
     /// Adds what it counted to `counters` and starts again from zero.
     #[inline(always)]
     pub(crate) fn fold_into(&mut self, counters: &mut ModuleCounters) {
-        if self.dropped | self.duplicates | self.created != 0 {
+        if self.dropped | self.duplicates | self.created | self.taken_in != 0 {
             counters.dropped += self.dropped;
             counters.duplicates += self.duplicates;
             counters.created += self.created;
+            counters.delivered += self.taken_in;
             *self = Self::default();
         }
     }
@@ -75,6 +77,66 @@ impl NfContext<'_> {
     pub fn drop_duplicate(&mut self, id: PacketId) {
         self.pool.free(id);
         self.tally.duplicates += 1;
+    }
+
+    /// Takes in packet `id`, addressed to the router itself (an ARP reply,
+    /// a neighbour advertisement): delivered here, and freed. Its flow, if it
+    /// has one, loses it (it will not reach the flow's egress).
+    #[inline]
+    pub fn take_in(&mut self, id: PacketId) {
+        self.delivered_here(id);
+        self.pool.free(id);
+    }
+
+    /// Answers packet `id`, addressed to the router itself, with a packet
+    /// of this module's written over it (an ARP reply over the request, an
+    /// echo reply over the ping): `id` is delivered here, and is from now
+    /// on the answer, of no flow, made here.
+    #[inline]
+    pub fn answer(&mut self, id: PacketId) {
+        self.delivered_here(id);
+        self.pool.meta_mut(id).flow = NO_FLOW;
+        self.tally.created += 1;
+    }
+
+    /// Drops packet `id`, counted as [`Self::drop_packet`] counts, and keeps
+    /// its buffer for a packet of this module's making, of no flow, written
+    /// over it (an ICMP error that quotes it).
+    #[inline]
+    pub fn drop_reused(&mut self, id: PacketId) {
+        let meta = self.pool.meta_mut(id);
+        if let Some(recorder) = self.flows.get_mut(meta.flow as usize) {
+            recorder.dropped += 1;
+        }
+        meta.flow = NO_FLOW;
+        self.tally.dropped += 1;
+        self.tally.created += 1;
+    }
+
+    fn delivered_here(&mut self, id: PacketId) {
+        if let Some(recorder) = self.flows.get_mut(self.pool.meta(id).flow as usize) {
+            recorder.dropped += 1;
+        }
+        self.tally.taken_in += 1;
+    }
+
+    /// A new packet of `len` bytes (uninitialised contents), made by this
+    /// module for flow `flow` ([`NO_FLOW`]: none; a flow's, as a fragment
+    /// of its packet is, counts as generated for it), stamped with the
+    /// time now; `None` when the pool has no buffer of that size.
+    #[inline]
+    pub fn make_packet(&mut self, len: usize, flow: u16) -> Option<PacketId> {
+        let id = self.pool.alloc(len)?;
+        let ts_ns = self.now();
+        let meta = self.pool.meta_mut(id);
+        meta.ts_ns = ts_ns;
+        meta.flow = flow;
+        if let Some(recorder) = self.flows.get_mut(flow as usize) {
+            // Generated for the flow where it is made, as a claimed packet is.
+            recorder.claimed += 1;
+        }
+        self.tally.created += 1;
+        Some(id)
     }
 
     /// A copy of packet `id` (bytes and metadata: flow, sequence number,

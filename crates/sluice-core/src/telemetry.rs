@@ -45,8 +45,10 @@ pub struct ModuleCounters {
     pub missed: u64,
     /// Packets the NF made (copies of its input, see [`NfContext::copy_packet`](crate::NfContext::copy_packet)) (pkt).
     pub created: u64,
-    /// Egresses only: packets delivered, its runs' packets less those its
-    /// port or scheduled link refused and those still waiting there (pkt).
+    /// Packets delivered (pkt): at an egress, its runs' packets less those
+    /// its port or scheduled link refused and those still waiting there;
+    /// at an NF, those addressed to the router that it took in (an ARP
+    /// request, a ping), answered or not (see [`NfContext::answer`](crate::NfContext::answer)).
     pub delivered: u64,
     /// The NF's own cumulative counters (see
     /// [`NetworkFunction::read_counters`](crate::NetworkFunction::read_counters));

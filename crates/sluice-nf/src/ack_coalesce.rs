@@ -6,7 +6,7 @@
 //! changes, and anything with data or SYN, FIN, RST. Packets are not
 //! rewritten, so every checksum stays valid.
 
-use sluice_core::wire::ipv4::PROTO_TCP;
+use sluice_core::wire::ip_protocol;
 use sluice_core::wire::ipv4_of;
 use sluice_core::wire::l4::{tcp_flags, TCP_MIN_LEN};
 
@@ -30,7 +30,7 @@ impl PureAck {
     /// The pure ACK in an Ethernet frame, if it is one.
     pub fn of(frame: &[u8]) -> Option<Self> {
         let ip = ipv4_of(frame).ok()?;
-        if ip.protocol() != PROTO_TCP {
+        if ip.protocol() != ip_protocol::TCP {
             return None;
         }
         let tcp = ip.payload();

@@ -86,7 +86,7 @@ impl crate::NfConfig for BypassSpec {
         Ok(Box::new(Bypass::new(self.cycles_per_batch, self.cycles_per_packet)))
     }
 
-    fn build_modelled(&self) -> Result<Box<dyn NetworkFunction>, String> {
+    fn build_modelled(&self, _interfaces: &std::sync::Arc<crate::interfaces::Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
         self.check()?;
         Ok(Box::new(Bypass::new(0, 0)))
     }

@@ -14,7 +14,13 @@ pub mod exact_match;
 pub use sluice_core::wire::five_tuple;
 mod flow_index;
 pub mod flow_stats;
+mod fragment;
 pub mod gtpu;
+pub mod icmp_error;
+pub mod icmp_limit;
+pub mod interface_input;
+pub mod interface_split;
+pub mod interfaces;
 pub mod ip_checksum;
 pub mod ip_src_rewrite;
 pub mod lpm;
@@ -24,6 +30,8 @@ pub mod mac_rewrite;
 pub mod merge;
 pub mod metadata;
 pub mod napt;
+pub mod neighbor_table;
+pub mod next_hop;
 pub mod nf_config;
 pub mod queue;
 pub mod random_split;
@@ -37,7 +45,10 @@ pub mod type_check;
 pub mod vlan;
 pub mod vxlan;
 
+pub use interfaces::{InterfaceSpec, Interfaces};
 pub use nf_config::{NfConfig, PROFILE_FLOWS};
+
+use std::sync::Arc;
 
 use serde::Deserialize;
 use sluice_core::NetworkFunction;
@@ -145,6 +156,9 @@ registry! {
     "napt" => Napt(napt::NaptSpec),
     "flow_stats" => FlowStats(flow_stats::FlowStatsSpec),
     "reframer" => Reframer(reframer::ReframerSpec),
+    "interface_input" => InterfaceInput(interface_input::InterfaceInputSpec),
+    "next_hop" => NextHop(next_hop::NextHopSpec),
+    "interface_split" => InterfaceSplit(interface_split::InterfaceSplitSpec),
 }
 
 pub use acl::RuleSpec;
@@ -219,17 +233,23 @@ impl NfSpec {
         self.config().intrinsic_profile()
     }
 
-    /// Builds the NF, or says what is wrong with the configuration.
+    /// Builds the NF in a pipeline without interfaces, or says what is
+    /// wrong with the configuration.
     pub fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        self.build_on(&Interfaces::none())
+    }
+
+    /// Builds the NF in a pipeline of `interfaces` (see [`NfConfig::build_on`]).
+    pub fn build_on(&self, interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
         self.check_table()?;
-        self.config().build()
+        self.config().build_on(interfaces)
     }
 
     /// Builds the NF for a simulator, which charges time by the cost model:
     /// NFs that only burn time become free pass-throughs.
-    pub fn build_modelled(&self) -> Result<Box<dyn NetworkFunction>, String> {
+    pub fn build_modelled(&self, interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
         self.check_table()?;
-        self.config().build_modelled()
+        self.config().build_modelled(interfaces)
     }
 
     /// The NF kinds the profiler measures.

@@ -1,7 +1,10 @@
 //! `lpm(routes)`: longest-prefix match on the destination, IPv4 by the
 //! DIR-24-8 table of [`crate::lpm4`] and IPv6 by the multibit trie of
 //! [`crate::lpm6`], both of which the control plane changes in place
-//! while it runs ([`LiveLpm`]).
+//! while it runs ([`LiveLpm`]). With `unreachable`, a packet no route
+//! matches is answered with a destination unreachable (no route) from the
+//! interface it came in on, by a gate after the routes' (see
+//! [`crate::icmp_error`]).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -9,6 +12,9 @@ use std::sync::Arc;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
 use sluice_core::wire::{ip_of, Ip, IpPrefix};
+
+use crate::icmp_error::{self, ErrorSource, IcmpError};
+use crate::interfaces::Interfaces;
 
 pub use crate::lpm4::{LiveRoutes, LpmTable, MAX_GATE};
 pub use crate::lpm6::{LiveRoutes6, Lpm6Table};
@@ -30,7 +36,12 @@ pub struct Lpm {
     v6: Option<Arc<Lpm6Table>>,
     /// The tables' writers, for the control plane.
     live: Arc<LiveLpm>,
+    /// The routes' gates.
     gates: usize,
+    /// Where misses' errors come from (they leave by gate `gates`); `None`: misses are dropped.
+    icmp: Option<Arc<Interfaces>>,
+    /// The IPv4 identification of its next error.
+    ident: u16,
     /// Per run of packets to one destination in a batch, by family: the
     /// address and its gate (a run is looked up once).
     addrs4: [u32; MAX_BURST],
@@ -54,6 +65,12 @@ impl Lpm {
     /// An LPM over IPv4 routes `v4` and IPv6 routes `v6` (network, length,
     /// gate); a family without routes has no table and its packets miss.
     pub fn new(v4: &[(u32, u8, u16)], v6: &[(u128, u8, u16)]) -> Result<Self, String> {
+        Self::answering(v4, v6, None)
+    }
+
+    /// [`Self::new`], its misses answered with a destination unreachable
+    /// from their interface of `icmp`, out of the gate after the routes'.
+    pub fn answering(v4: &[(u32, u8, u16)], v6: &[(u128, u8, u16)], icmp: Option<Arc<Interfaces>>) -> Result<Self, String> {
         let gates = crate::nf_config::gate_count(v4.iter().map(|r| r.2).chain(v6.iter().map(|r| r.2)), None);
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
@@ -67,6 +84,8 @@ impl Lpm {
             v6: live.v6.as_ref().map(|l| l.table().clone()),
             live: Arc::new(live),
             gates,
+            icmp,
+            ident: 0x3300,
             addrs4: [0; MAX_BURST],
             found4: [None; MAX_BURST],
             addrs6: [0; MAX_BURST],
@@ -78,7 +97,7 @@ impl Lpm {
 
 impl NetworkFunction for Lpm {
     fn outgates(&self) -> usize {
-        self.gates
+        self.gates + usize::from(self.icmp.is_some())
     }
 
     /// Its tables' writers ([`LiveLpm`]).
@@ -88,7 +107,7 @@ impl NetworkFunction for Lpm {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
-        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, .. } = self;
+        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, icmp, gates, ident, .. } = self;
         let (mut runs4, mut runs6, mut last) = (0, 0, NOT_IP);
         for (&id, slot) in ids.iter().zip(slot_of.iter_mut()) {
             last = match ip_of(ctx.pool.data(id)) {
@@ -124,6 +143,18 @@ impl NetworkFunction for Lpm {
             };
             match gate {
                 Some(gate) => out.push(gate as usize, id),
+                None if slot != NOT_IP && icmp.is_some() => {
+                    let interfaces = icmp.as_deref().expect("checked");
+                    let answered = interfaces.get(ctx.pool.meta(id).port).is_some_and(|interface| {
+                        let from = ErrorSource { interface, address: None, ident: &mut *ident };
+                        icmp_error::report(ctx, id, IcmpError::NoRoute, from, &interfaces.icmp).is_ok()
+                    });
+                    if answered {
+                        out.push(*gates, id);
+                    } else {
+                        ctx.drop_packet(id);
+                    }
+                }
                 None => ctx.drop_packet(id),
             }
         }
@@ -137,10 +168,19 @@ impl NetworkFunction for Lpm {
 pub struct LpmSpec {
     /// (prefix, gate) routes, IPv4 ("20.0.1.0/24") and IPv6 ("2001:db8::/32") alike.
     pub routes: Vec<(String, u16)>,
+    /// Answer a packet no route matches with a destination unreachable
+    /// from the interface it came in on, out of the gate after the routes'
+    /// (the description's `interfaces` say their addresses); else drop it.
+    #[serde(default)]
+    pub unreachable: bool,
 }
 
 impl crate::NfConfig for LpmSpec {
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        self.build_on(&Interfaces::none())
+    }
+
+    fn build_on(&self, interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
         let (mut v4, mut v6) = (Vec::new(), Vec::new());
         for (prefix, gate) in &self.routes {
             match IpPrefix::parse(prefix)? {
@@ -148,11 +188,12 @@ impl crate::NfConfig for LpmSpec {
                 IpPrefix::V6(net, len) => v6.push((net, len, *gate)),
             }
         }
-        Ok(Box::new(Lpm::new(&v4, &v6)?))
+        Ok(Box::new(Lpm::answering(&v4, &v6, self.unreachable.then(|| interfaces.clone()))?))
     }
 
     fn outgates(&self) -> usize {
-        crate::nf_config::gate_count(self.routes.iter().map(|r| r.1), None)
+        let routes = crate::nf_config::gate_count(self.routes.iter().map(|r| r.1), None);
+        routes + usize::from(self.unreachable && routes > 0)
     }
 
     fn table_entries(&self) -> usize {
@@ -161,12 +202,13 @@ impl crate::NfConfig for LpmSpec {
 
     /// The reference pipelines' 500 routes, every one to gate 0.
     fn profiling(_copy: usize) -> Option<Self> {
-        Some(Self { routes: sample_routes(crate::PROFILE_FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect() })
+        Some(Self { routes: sample_routes(crate::PROFILE_FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect(), unreachable: false })
     }
 
     fn fuzz_samples() -> Vec<Self> {
         let routes = [("10.0.0.0/8", 0), ("10.1.0.0/16", 1), ("0.0.0.0/0", 2), ("2001:db8::/32", 0), ("2001:db8:1::/48", 1)];
-        vec![Self { routes: routes.iter().map(|&(p, g)| (p.into(), g)).collect() }]
+        let routes: Vec<(String, u16)> = routes.iter().map(|&(p, g)| (p.into(), g)).collect();
+        vec![Self { routes: routes.clone(), unreachable: false }, Self { routes, unreachable: true }]
     }
 }
 

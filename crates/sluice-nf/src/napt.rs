@@ -5,7 +5,8 @@ use std::collections::HashMap;
 
 use ahash::RandomState;
 
-use sluice_core::wire::ipv4::{mask, parse_prefix, PROTO_TCP, PROTO_UDP};
+use sluice_core::wire::ip_protocol;
+use sluice_core::wire::ipv4::{mask, parse_prefix};
 use sluice_core::wire::{ip_of_mut, l4, Ip};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
@@ -90,7 +91,7 @@ impl Napt {
             Err(_) => return false,
         };
         let proto = ip.protocol();
-        if proto != PROTO_UDP && proto != PROTO_TCP {
+        if proto != ip_protocol::UDP && proto != ip_protocol::TCP {
             return true;
         }
         let Ok((sport, dport)) = l4::ports(proto, ip.payload()) else { return false };

@@ -4,7 +4,11 @@
 //! its gates, how it is built and how the profiler and the fuzzer set it up.
 //! The registry in `lib.rs` turns the configurations into [`crate::NfSpec`].
 
+use std::sync::Arc;
+
 use sluice_core::{NetworkFunction, Profile};
+
+use crate::interfaces::Interfaces;
 
 /// One NF's configuration. Only [`NfConfig::build`] is required; the rest
 /// say what the walker, the run and the tools need to know before it runs.
@@ -12,10 +16,16 @@ pub trait NfConfig {
     /// Builds the NF, or says what is wrong with the configuration.
     fn build(&self) -> Result<Box<dyn NetworkFunction>, String>;
 
+    /// Builds the NF in a pipeline of `interfaces`: an NF that names an
+    /// interface finds it there (see [`crate::interfaces`]); the rest need none.
+    fn build_on(&self, _interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
+        self.build()
+    }
+
     /// Builds the NF for a simulator, which charges time by the cost model
     /// (an NF that only burns time becomes a free pass-through).
-    fn build_modelled(&self) -> Result<Box<dyn NetworkFunction>, String> {
-        self.build()
+    fn build_modelled(&self, interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
+        self.build_on(interfaces)
     }
 
     /// Number of outgates the NF will have (0 when the configuration is invalid).

@@ -25,7 +25,7 @@
 use crate::ack_coalesce::PureAck;
 use crate::five_tuple::FiveTuple;
 use crate::flow_index::{prefetch, FlowIndex};
-use sluice_core::wire::ipv4::PROTO_TCP;
+use sluice_core::wire::ip_protocol;
 use sluice_core::wire::l4::{self, tcp_flags};
 use sluice_core::wire::ip_of;
 use sluice_core::telemetry::NfCounters;
@@ -310,7 +310,7 @@ impl Reframer {
         let (proto, upper) = ip.upper().ok()?;
         let key = FiveTuple::of_upper(&ip, proto, upper)?;
         let mut bypass = rules.dscp & (1 << ip.dscp()) != 0;
-        if proto == PROTO_TCP && rules.tcp_control {
+        if proto == ip_protocol::TCP && rules.tcp_control {
             let flags = l4::tcp_flags(upper).unwrap_or(0);
             bypass |= flags & (tcp_flags::SYN | tcp_flags::FIN | tcp_flags::RST) != 0;
         }

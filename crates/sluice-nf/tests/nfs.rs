@@ -65,7 +65,7 @@ fn all_nfs() -> Vec<Box<dyn NetworkFunction>> {
         Box::new(ExactMatch::new(Field::DstPort, &[(2, 0)], None).unwrap()),
         Box::new(ExactMatch::new(Field::VlanId, &[(5, 0)], None).unwrap()),
         Box::new(Lpm::new(&[(0, 0, 0)], &[(0, 0, 0)]).unwrap()),
-        Box::new(TtlDecrement),
+        Box::new(TtlDecrement::new(None)),
         Box::new(MacRewrite::new([1; 6], [2; 6])),
         Box::new(IpChecksum),
         Box::new(Acl::new(&[rule]).unwrap()),
@@ -101,7 +101,7 @@ fn checksum_and_ttl_keep_the_header_valid() {
     let out = h.run(&mut IpChecksum, &[frame]);
     assert!(ip_checksum_ok(&out.gates[0][0]));
 
-    let out = h.run(&mut TtlDecrement, &[udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2)), udp([10, 0, 0, 1], [20, 0, 1, 1], 1, (1, 2))]);
+    let out = h.run(&mut TtlDecrement::new(None), &[udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2)), udp([10, 0, 0, 1], [20, 0, 1, 1], 1, (1, 2))]);
     assert_eq!(out.dropped, 1, "TTL 1 expires");
     assert_eq!(out.gates[0][0][22], 63);
     assert!(ip_checksum_ok(&out.gates[0][0]), "incremental update (RFC 1624) matches a full recomputation");

@@ -90,7 +90,7 @@ fn config(case: &str, batch: &str, loops: &str, pcap: &str, sink: &str) -> Resul
 fn element(text: &mut String, from: &str, name: &str, nf: &NfSpec) -> Result<String, Box<dyn std::error::Error>> {
     match nf {
         NfSpec::TypeCheck(TypeCheckSpec { ether_type, also }) if also.is_empty() => writeln!(text, "{from} -> {name} :: Classifier(12/{ether_type:04x}, -); {name}[1] -> Discard;")?,
-        NfSpec::Lpm(LpmSpec { routes }) => {
+        NfSpec::Lpm(LpmSpec { routes, .. }) => {
             let routes: Vec<String> = routes.iter().map(|(prefix, gate)| format!("{prefix} {gate}")).collect();
             writeln!(text, "{from} -> CheckIPHeader2(OFFSET 14) -> {name} :: RadixIPLookup({});", routes.join(", "))?
         }

@@ -22,6 +22,11 @@ pub fn reference_frames(flows: usize) -> Result<Vec<Vec<u8>>> {
 /// source (the reference traffic of `flows` interleaved flows, unlimited)
 /// → `nfs` in a row (gate 0 each) → egress, at batch size `batch`.
 pub fn chain(nfs: &[NfSpec], flows: usize, batch: usize, timing: bool) -> Result<WorkerGraph> {
+    chain_on(nfs, &sluice_nf::Interfaces::none(), flows, batch, timing)
+}
+
+/// [`chain`] of NFs built on `interfaces` (a router's: see `sluice_nf::interfaces`).
+pub fn chain_on(nfs: &[NfSpec], interfaces: &std::sync::Arc<sluice_nf::Interfaces>, flows: usize, batch: usize, timing: bool) -> Result<WorkerGraph> {
     let mut builder = ModelBuilder::default();
     let names: Vec<String> = (0..nfs.len()).map(|i| format!("nf{i}")).collect();
     builder.module(ModuleDecl::new("src", Role::Source, 0, 1));
@@ -37,7 +42,7 @@ pub fn chain(nfs: &[NfSpec], flows: usize, batch: usize, timing: bool) -> Result
     let streams = reference_frames(flows)?.into_iter().map(|frame| Stream { frame, flow: None, rate_pps: f64::INFINITY, burst_pkts: 1 }).collect();
     let mut instances = vec![Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?)))];
     for nf in nfs {
-        instances.push(Some(Instance::Function(nf.build().map_err(Error::Spec)?)));
+        instances.push(Some(Instance::Function(nf.build_on(interfaces).map_err(Error::Spec)?)));
     }
     instances.push(Some(Instance::Egress));
     // `instances` follows the declaration order, which is the model's.

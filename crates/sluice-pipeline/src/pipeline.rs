@@ -1,10 +1,11 @@
 //! A validated pipeline description that can be instantiated on either backend.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
 use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
+use sluice_nf::Interfaces;
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
 use sluice_traffic::{Capture, FlowRules, PcapReplay, PcapTap, Stream, SyntheticSource};
@@ -51,6 +52,9 @@ pub struct Pipeline {
     egress: Option<EgressPlan>,
     /// What each port module opens, spread over its interface (see `spread`).
     ports: Spread,
+    /// The interfaces the engine last started with (their neighbour tables
+    /// live), for the control plane; `None` before it starts.
+    running: Mutex<Option<Arc<Interfaces>>>,
 }
 
 impl Pipeline {
@@ -126,7 +130,7 @@ impl Pipeline {
         let egress = spec.egress_scheduler.as_ref().map(|e| e.plan(&model)).transpose()?;
         let log_poll_features = spec.poll.log_features || spec.worker_poll.values().any(|p| p.log_features);
         let ports = spread_ports(&spec, &model)?;
-        let pipeline = Self { spec, model, flow_ids, captures, poll, worker_poll, log_poll_features, egress, ports };
+        let pipeline = Self { spec, model, flow_ids, captures, poll, worker_poll, log_poll_features, egress, ports, running: Mutex::new(None) };
         pipeline.instances(Build::Check)?;
         Ok(pipeline)
     }
@@ -183,7 +187,8 @@ impl Pipeline {
     /// Starts the pipeline on the engine under `schedule`.
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
         let walker = WalkerConfig { timing, schedule, ..WalkerConfig::default() };
-        let instances = self.instances(Build::Real)?;
+        let (instances, interfaces) = self.instances(Build::Real)?;
+        *self.running.lock().expect("never poisoned: set whole") = Some(interfaces);
         let config = |walker| EngineConfig {
             walker,
             pin: true,
@@ -221,7 +226,7 @@ impl Pipeline {
 
     /// Builds the pipeline on the simulator under `schedule`.
     pub fn simulator_with(&self, schedule: Schedule) -> Result<Simulator> {
-        let instances = self.instances(Build::Modelled)?;
+        let (instances, _) = self.instances(Build::Modelled)?;
         let Some(plan) = &self.egress else {
             return Ok(Simulator::new(self.model.clone(), instances, schedule)?);
         };
@@ -254,7 +259,7 @@ impl Pipeline {
         if !(seconds > 0.0 && seconds.is_finite()) {
             return Err(Error::Spec(format!("send for {seconds} s: must be > 0 and finite")));
         }
-        let mut source = self.source(&m.name, spec)?;
+        let mut source = self.source(&m.name, spec, &Interfaces::none())?;
         Ok(sluice_port::send(&PortName::parse(port)?, sluice_port::RingConfig::default(), source.as_mut(), seconds, stop)?)
     }
 
@@ -291,10 +296,42 @@ impl Pipeline {
             .ok_or_else(|| Error::Spec(format!("{context} names unknown flow '{name}'")))
     }
 
-    /// One implementation per model module, in model order.
-    fn instances(&self, build: Build) -> Result<Vec<Instance>> {
+    /// The interfaces the engine runs with now (their neighbour tables
+    /// live), once it has started; the control plane changes and reads them.
+    pub fn interfaces(&self) -> Option<Arc<Interfaces>> {
+        self.running.lock().expect("never poisoned: set whole").clone()
+    }
+
+    /// The description's interfaces, built for `build`: on the engine, the
+    /// MAC and MTU of one a port opens read from its device where the
+    /// description gives none.
+    fn build_interfaces(&self, build: Build) -> Result<Arc<Interfaces>> {
+        let opened: std::collections::HashSet<&str> = self.ports.values().map(|(p, _)| p.interface.as_str()).collect();
+        let device = |name: &str| if build == Build::Real && opened.contains(name) { sluice_port::device(name) } else { None };
+        let interfaces = Interfaces::build(&self.spec.interfaces, &self.spec.icmp, device).map_err(Error::Spec)?;
+        // A port that cannot carry its interface's MTU is refused, naming both.
+        for (i, iface) in interfaces.all().iter().enumerate() {
+            if let Some((port, _)) = self.ports.values().filter(|(p, _)| p.interface == iface.name).min_by_key(|(p, _)| p.largest_mtu()) {
+                if iface.mtu as usize > port.largest_mtu() {
+                    let said = if self.spec.interfaces[i].mtu.is_some() { "" } else { " (the device's)" };
+                    return Err(Error::Spec(format!(
+                        "interfaces[{i}].mtu: {}{said} is more than port '{}' carries, {} bytes{}",
+                        iface.mtu,
+                        port.name,
+                        port.largest_mtu(),
+                        if port.backend == sluice_port::Backend::AfXdp { ": an AF_XDP frame is one pool buffer (no multi-buffer frames); use af_packet for jumbo frames" } else { "" }
+                    )));
+                }
+            }
+        }
+        Ok(interfaces)
+    }
+
+    /// One implementation per model module, in model order, and the interfaces they were built on.
+    fn instances(&self, build: Build) -> Result<(Vec<Instance>, Arc<Interfaces>)> {
         let by_name: HashMap<&str, &ModuleSpec> = self.spec.modules.iter().map(|m| (m.name.as_str(), m)).collect();
-        self.model
+        let interfaces = self.build_interfaces(build)?;
+        let instances = self.model
             .modules
             .iter()
             .enumerate()
@@ -309,10 +346,10 @@ impl Pipeline {
                         }
                         Instance::Source(Box::new(Unopened))
                     }
-                    KindSpec::Source(source) => Instance::Source(self.source(&spec.name, source)?),
+                    KindSpec::Source(source) => Instance::Source(self.source(&spec.name, source, &interfaces)?),
                     KindSpec::Nf(nf) => Instance::Function(match build {
-                        Build::Real => nf.build(),
-                        Build::Modelled | Build::Check => nf.build_modelled(),
+                        Build::Real => nf.build_on(&interfaces),
+                        Build::Modelled | Build::Check => nf.build_modelled(&interfaces),
                     }
                     .map_err(bad)?),
                     // The simulator's packets are real frames too: its tap writes them, stamped in virtual time.
@@ -340,14 +377,15 @@ impl Pipeline {
                     }
                 })
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        Ok((instances, interfaces))
     }
 
     fn flow_rules(&self, flows: &[FlowRuleSpec], context: &str) -> Result<FlowRules> {
         crate::flow_rules::compile(flows, |f| self.flow_id(f, context), context)
     }
 
-    fn source(&self, name: &str, spec: &SourceSpec) -> Result<Box<dyn sluice_core::PacketSource>> {
+    fn source(&self, name: &str, spec: &SourceSpec, interfaces: &Interfaces) -> Result<Box<dyn sluice_core::PacketSource>> {
         let context = format!("source '{name}'");
         Ok(match spec {
             SourceSpec::Synthetic { streams, burstiness } => {
@@ -371,7 +409,8 @@ impl Pipeline {
             SourceSpec::Port { flows, ring, .. } => {
                 let rules = self.flow_rules(flows, &context)?;
                 let (port, fanout) = &self.ports[name];
-                Box::new(RxPort::open(port, ring.config(), rules, *fanout)?)
+                let arrived_on = interfaces.named(&port.interface).map_or(sluice_core::packet::NO_PORT, |i| i.index);
+                Box::new(RxPort::open(port, ring.config(), rules, *fanout, arrived_on)?)
             }
         })
     }

@@ -155,6 +155,19 @@ fn rate_bound(pipeline: &Pipeline) -> Option<String> {
     ))
 }
 
+/// The scheduled egress's classes as the description resolved them: name,
+/// weight and the flows each one carries.
+fn egress_classes(model: &Model, plan: &crate::egress::EgressPlan) -> Value {
+    plan.class_names
+        .iter()
+        .enumerate()
+        .map(|(c, name)| {
+            let members: Vec<&str> = plan.flows_of(model, c).map(|f| model.flows[f].name.as_str()).collect();
+            json!({"name": name, "weight": plan.config.weights[c], "flows": members})
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,17 +194,4 @@ mod tests {
         assert!(report(1000, "sim")["rate_bound"].is_null(), "a costed NF makes the rate the model's own");
         assert!(report(0, "engine")["rate_bound"].is_null(), "the engine's rate is measured");
     }
-}
-
-/// The scheduled egress's classes as the description resolved them: name,
-/// weight and the flows each one carries.
-fn egress_classes(model: &Model, plan: &crate::egress::EgressPlan) -> Value {
-    plan.class_names
-        .iter()
-        .enumerate()
-        .map(|(c, name)| {
-            let members: Vec<&str> = plan.flows_of(model, c).map(|f| model.flows[f].name.as_str()).collect();
-            json!({"name": name, "weight": plan.config.weights[c], "flows": members})
-        })
-        .collect()
 }

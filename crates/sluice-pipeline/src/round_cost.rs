@@ -31,7 +31,7 @@ const BRANCHES: usize = 4;
 /// TTL decrement → MAC rewrite → checksum: a next hop.
 fn next_hop() -> [NfSpec; 3] {
     [
-        NfSpec::TtlDecrement(TtlDecrementSpec {}),
+        NfSpec::TtlDecrement(TtlDecrementSpec { icmp: false }),
         NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() }),
         NfSpec::IpChecksum(IpChecksumSpec {}),
     ]
@@ -72,7 +72,7 @@ pub fn nf_visit_ns(chain_t0_ns: f64, replay_t0_ns: f64) -> f64 {
 /// An LPM of one route per destination /24, /24 `r` to gate `r % gates`:
 /// consecutive flows take the gates in turn.
 fn lpm(gates: usize) -> NfSpec {
-    NfSpec::Lpm(LpmSpec { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect() })
+    NfSpec::Lpm(LpmSpec { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect(), unreachable: false })
 }
 
 /// The NFs of workload `case`: the head every packet passes, then the

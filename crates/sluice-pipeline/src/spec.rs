@@ -1,7 +1,8 @@
 //! The serialisable pipeline description (what the Python front sends).
 
 use serde::Deserialize;
-use sluice_nf::NfSpec;
+use sluice_nf::icmp_limit::IcmpSettings;
+use sluice_nf::{InterfaceSpec, NfSpec};
 use sluice_traffic::TemplateSpec;
 
 /// A whole pipeline.
@@ -41,6 +42,14 @@ pub struct PipelineSpec {
     /// A scheduler sharing the output link among classes of flows (absent: none).
     #[serde(default)]
     pub egress_scheduler: Option<crate::egress::EgressSchedulerSpec>,
+    /// The router's interfaces (addresses, MAC, MTU, neighbours), which
+    /// the router's NFs name (`interface_input`, `next_hop`…) and whose
+    /// ports stamp their packets with them.
+    #[serde(default)]
+    pub interfaces: Vec<InterfaceSpec>,
+    /// How many ICMP errors the router sends (Linux's limits by default).
+    #[serde(default)]
+    pub icmp: IcmpSettings,
 }
 
 /// A worker down from the start of period `from` until the start of period `until`.

@@ -10,6 +10,15 @@
 //! Receive copies each frame from the ring into the packet pool (the slot
 //! is the kernel's memory, reused as soon as it goes back); transmit copies
 //! from the pool into the ring.
+//!
+//! Frames longer than a slot (a local stack's GSO frames of up to 64 KiB,
+//! jumbo frames) take another way, as Linux offers it: the receive socket
+//! reads the `virtio_net_hdr` before every frame (`PACKET_VNET_HDR`, see
+//! [`crate::vnet`]) and has the kernel queue a frame its slot cannot hold
+//! on the socket too (`PACKET_COPY_THRESH`), marking the slot; the port
+//! reads it from there, in its turn, into a large pool buffer, its
+//! offload kept. The transmit side sends such frames on a socket of their
+//! own, with their header, after what the ring holds.
 
 use std::cell::Cell;
 use std::io;
@@ -18,10 +27,16 @@ use std::ptr::NonNull;
 use std::sync::atomic::{fence, Ordering};
 
 use libc::{c_int, c_void, sockaddr_ll, tpacket2_hdr, tpacket3_hdr, tpacket_req, tpacket_req3, tpacket_stats};
-use sluice_core::packet::MAX_PACKET_LEN;
+use sluice_core::packet::{Gso, Offload, PacketId, PacketMeta, MAX_LARGE_LEN, MAX_PACKET_LEN};
+use sluice_core::PacketPool;
 
 use crate::error::{Error, Result};
 use crate::interface;
+use crate::vnet;
+
+/// Bytes of frames the kernel may queue on a receive socket beside its
+/// ring (SO_RCVBUF, as root): some 64 GSO frames of 64 KiB.
+const QUEUED_BYTES: c_int = 8 << 20;
 
 /// The shape of a ring: `blocks` blocks of `block_size` bytes, cut into
 /// frame slots of `frame_size` bytes.
@@ -112,8 +127,33 @@ fn check(rc: c_int) -> io::Result<()> {
 }
 
 fn set<T>(fd: &OwnedFd, option: c_int, value: &T) -> io::Result<()> {
+    set_at(fd, libc::SOL_PACKET, option, value)
+}
+
+fn set_at<T>(fd: &OwnedFd, level: c_int, option: c_int, value: &T) -> io::Result<()> {
     let len = std::mem::size_of::<T>() as libc::socklen_t;
-    check(unsafe { libc::setsockopt(fd.as_raw_fd(), libc::SOL_PACKET, option, (value as *const T).cast(), len) })
+    check(unsafe { libc::setsockopt(fd.as_raw_fd(), level, option, (value as *const T).cast(), len) })
+}
+
+/// A packet socket on interface `ifindex` (`port` names it in errors) receiving `protocol` (host order; 0: nothing).
+fn packet_socket(port: &str, protocol: u16) -> Result<OwnedFd> {
+    let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, c_int::from(protocol.to_be())) };
+    if raw < 0 {
+        let e = io::Error::last_os_error();
+        let step = if e.kind() == io::ErrorKind::PermissionDenied { "open a packet socket (needs root or CAP_NET_RAW)" } else { "open a packet socket" };
+        return Err(Error::Os { port: port.into(), step, source: e });
+    }
+    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
+}
+
+/// Binds `fd` to interface `ifindex` for `protocol` (host order).
+fn bind(port: &str, fd: &OwnedFd, ifindex: u32, protocol: u16) -> Result<()> {
+    let mut addr: sockaddr_ll = unsafe { std::mem::zeroed() };
+    addr.sll_family = libc::AF_PACKET as u16;
+    addr.sll_protocol = protocol.to_be();
+    addr.sll_ifindex = ifindex as c_int;
+    let addr_len = std::mem::size_of::<sockaddr_ll>() as libc::socklen_t;
+    check(unsafe { libc::bind(fd.as_raw_fd(), (&addr as *const sockaddr_ll).cast(), addr_len) }).map_err(os(port, "bind to the interface"))
 }
 
 impl Socket {
@@ -123,17 +163,17 @@ impl Socket {
     fn open(port: &str, iface: &str, protocol: u16, ring_option: c_int, config: &RingConfig) -> Result<Self> {
         config.check(port)?;
         let (_, ifindex) = interface::find(port, iface)?;
-        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, c_int::from(protocol.to_be())) };
-        if raw < 0 {
-            let e = io::Error::last_os_error();
-            let step = if e.kind() == io::ErrorKind::PermissionDenied { "open a packet socket (needs root or CAP_NET_RAW)" } else { "open a packet socket" };
-            return Err(Error::Os { port: port.into(), step, source: e });
-        }
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        let fd = packet_socket(port, protocol)?;
         if ring_option == libc::PACKET_RX_RING {
             set(&fd, libc::PACKET_VERSION, &(libc::tpacket_versions::TPACKET_V2 as c_int)).map_err(os(port, "select TPACKET_V2"))?;
             // Not what this socket's own transmit side (or another's on the interface) sends.
             set(&fd, libc::PACKET_IGNORE_OUTGOING, &1 as &c_int).map_err(os(port, "ignore outgoing packets"))?;
+            // Each frame's offload before it; one longer than a slot queued on the socket too.
+            set(&fd, libc::PACKET_VNET_HDR, &1 as &c_int).map_err(os(port, "read virtio-net headers"))?;
+            set(&fd, libc::PACKET_COPY_THRESH, &(MAX_LARGE_LEN as c_int)).map_err(os(port, "queue frames longer than a slot"))?;
+            if set_at(&fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &QUEUED_BYTES).is_err() {
+                set_at(&fd, libc::SOL_SOCKET, libc::SO_RCVBUF, &QUEUED_BYTES).map_err(os(port, "size the receive queue"))?;
+            }
             let req = tpacket_req { tp_block_size: config.block_size, tp_block_nr: config.blocks, tp_frame_size: config.frame_size, tp_frame_nr: config.frames() };
             set(&fd, ring_option, &req).map_err(os(port, "set up the ring"))?;
         } else {
@@ -154,12 +194,7 @@ impl Socket {
             return Err(Error::Os { port: port.into(), step: "map the ring", source: io::Error::last_os_error() });
         }
         let socket = Socket { fd, ring: NonNull::new(ring.cast()).expect("mmap succeeded"), len: config.len() };
-        let mut addr: sockaddr_ll = unsafe { std::mem::zeroed() };
-        addr.sll_family = libc::AF_PACKET as u16;
-        addr.sll_protocol = protocol.to_be();
-        addr.sll_ifindex = ifindex as c_int;
-        let addr_len = std::mem::size_of::<sockaddr_ll>() as libc::socklen_t;
-        check(unsafe { libc::bind(socket.fd.as_raw_fd(), (&addr as *const sockaddr_ll).cast(), addr_len) }).map_err(os(port, "bind to the interface"))?;
+        bind(port, &socket.fd, ifindex, protocol)?;
         Ok(socket)
     }
 }
@@ -171,8 +206,23 @@ pub struct AfPacketRx {
     next: SlotCursor,
     /// Frames the kernel dropped at a full ring, as counted so far (pkt).
     ring_dropped: Cell<u64>,
-    /// Frames longer than a pool buffer, dropped here (pkt).
+    /// Frames longer than a pool buffer, or than a slot that the kernel
+    /// could not queue beside it, dropped here (pkt).
     oversize: u64,
+    /// GSO frames taken in whole (pkt).
+    gso: u64,
+    /// Frames whose virtio-net header did not hold (see [`vnet::parse`]), dropped here (pkt).
+    bad_header: u64,
+}
+
+/// What a slot holds.
+enum Slot<'a> {
+    /// A frame, with the header before it.
+    Frame(&'a [u8], [u8; vnet::LEN]),
+    /// A frame too long for it, queued on the socket.
+    Queued,
+    /// A frame cut short (too long, and the socket's queue was full), or one this host sent.
+    Lost,
 }
 
 /// Where a frame's `sockaddr_ll` sits after its header in a slot:
@@ -230,17 +280,19 @@ impl AfPacketRx {
             let arg = c_int::from(group) | ((libc::PACKET_FANOUT_HASH as c_int) << 16);
             set(&socket.fd, libc::PACKET_FANOUT, &arg).map_err(os(port, "join the fanout group"))?;
         }
-        Ok(Self { socket, next: SlotCursor::new(&config), ring_dropped: Cell::new(0), oversize: 0 })
+        Ok(Self { socket, next: SlotCursor::new(&config), ring_dropped: Cell::new(0), oversize: 0, gso: 0, bad_header: 0 })
     }
 
-    /// Passes up to `max` received frames to `take` with the time the
-    /// kernel put each in the ring (ns, CLOCK_REALTIME) and whether its
-    /// sender left its UDP/TCP checksum to the NIC (a frame a local stack
-    /// sent over a veth: the field holds only the pseudo-header's sum), in
-    /// order, until it returns false (that frame stays for the next poll);
-    /// returns how many it took. Frames longer than a pool buffer are
-    /// dropped and counted.
-    pub fn poll(&mut self, max: usize, mut take: impl FnMut(&[u8], u64, bool) -> bool) -> usize {
+    /// Takes up to `max` received frames into `pool`, in order, and passes
+    /// each to `take` with the time the kernel received it (ns,
+    /// CLOCK_REALTIME); stops early when the pool has no buffer for the
+    /// next (it stays for the next poll). A frame whose sender left its
+    /// checksum partial (a local stack's, over a veth) has it completed
+    /// here, as the NIC would have, unless it is a GSO frame, which keeps
+    /// its [`Offload`] to be cut (see [`crate::vnet`]). Returns how many it
+    /// took; frames that could not be (too long, bad headers) are dropped
+    /// and counted.
+    pub fn poll(&mut self, pool: &mut PacketPool, max: usize, mut take: impl FnMut(&mut PacketPool, PacketId, u64)) -> usize {
         let mut n = 0;
         while n < max {
             // SAFETY: the slot lies in the mapped ring; the kernel writes
@@ -256,17 +308,34 @@ impl AfPacketRx {
             let arrived_ns = unsafe { u64::from((*hdr).tp_sec) * 1_000_000_000 + u64::from((*hdr).tp_nsec) };
             // SAFETY: the kernel puts the frame's link address right after its header, aligned.
             let outgoing = unsafe { (*hdr.cast::<u8>().add(LINK_ADDRESS_OFFSET).cast::<sockaddr_ll>()).sll_pkttype == libc::PACKET_OUTGOING };
-            if outgoing {
-                // A frame this host sent: a fanout group's sockets see those, whatever
-                // PACKET_IGNORE_OUTGOING says (it is each socket's own hook's).
-            } else if snap as usize > MAX_PACKET_LEN || snap < len {
-                self.oversize += 1;
+            // A frame this host sent: a fanout group's sockets see those, whatever
+            // PACKET_IGNORE_OUTGOING says (it is each socket's own hook's).
+            let slot = if status & libc::TP_STATUS_COPY != 0 {
+                Slot::Queued
+            } else if outgoing || snap < len || snap as usize > MAX_LARGE_LEN || usize::from(mac) < vnet::LEN {
+                Slot::Lost
             } else {
+                // SAFETY: the frame and, right before it, its virtio-net header lie in the slot.
                 let frame = unsafe { std::slice::from_raw_parts(hdr.cast::<u8>().add(usize::from(mac)), snap as usize) };
-                if !take(frame, arrived_ns, status & libc::TP_STATUS_CSUMNOTREADY != 0) {
-                    return n;
+                let header = unsafe { std::ptr::read_unaligned(hdr.cast::<u8>().add(usize::from(mac) - vnet::LEN).cast::<[u8; vnet::LEN]>()) };
+                Slot::Frame(frame, header)
+            };
+            let taken = match slot {
+                Slot::Frame(frame, header) => self.copy_in(pool, frame, &header),
+                Slot::Queued => self.read_queued(pool),
+                Slot::Lost => {
+                    self.oversize += u64::from(!outgoing);
+                    Ok(None)
                 }
-                n += 1;
+            };
+            match taken {
+                // No buffer: the frame stays in its slot (or on the queue, for the next poll to read).
+                Err(NoBuffer) => return n,
+                Ok(Some(id)) => {
+                    take(pool, id, arrived_ns);
+                    n += 1;
+                }
+                Ok(None) => {}
             }
             fence(Ordering::Release);
             unsafe { std::ptr::write_volatile(status_at, libc::TP_STATUS_KERNEL) };
@@ -275,18 +344,90 @@ impl AfPacketRx {
         n
     }
 
+    /// `frame` with `header` as a packet of `pool` (`None`: refused and counted).
+    fn copy_in(&mut self, pool: &mut PacketPool, frame: &[u8], header: &[u8; vnet::LEN]) -> std::result::Result<Option<PacketId>, NoBuffer> {
+        let offload = match vnet::parse(header, frame.len()) {
+            Ok(o) => o,
+            Err(_) => {
+                self.bad_header += 1;
+                return Ok(None);
+            }
+        };
+        // A GSO frame takes a large buffer whatever its length: only those carry an offload.
+        let id = if offload.gso == Gso::None { pool.alloc_copy(frame, PacketMeta::default()) } else { large_copy(pool, frame) };
+        let Some(id) = id else { return Err(NoBuffer) };
+        self.settle(pool, id, offload);
+        Ok(Some(id))
+    }
+
+    /// The frame queued on the socket for the slot at hand, read into a
+    /// large buffer (`None`: it was not there, or was refused and counted).
+    fn read_queued(&mut self, pool: &mut PacketPool) -> std::result::Result<Option<PacketId>, NoBuffer> {
+        let Some(id) = pool.alloc(MAX_LARGE_LEN) else { return Err(NoBuffer) };
+        let mut header = [0u8; vnet::LEN];
+        let data = pool.data_mut(id);
+        let mut iov = [libc::iovec { iov_base: header.as_mut_ptr().cast(), iov_len: vnet::LEN }, libc::iovec { iov_base: data.as_mut_ptr().cast(), iov_len: data.len() }];
+        // SAFETY: a message header over the two buffers above, alive during the call.
+        let got = unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = iov.as_mut_ptr();
+            msg.msg_iovlen = iov.len();
+            libc::recvmsg(self.socket.fd.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT | libc::MSG_TRUNC)
+        };
+        let frame_len = (got.max(0) as usize).saturating_sub(vnet::LEN);
+        if got < vnet::LEN as isize || frame_len > MAX_LARGE_LEN {
+            // Gone (its queue was full when it came) or longer than any buffer: counted, the buffer back.
+            self.oversize += 1;
+            pool.free(id);
+            return Ok(None);
+        }
+        pool.set_len(id, frame_len);
+        match vnet::parse(&header, frame_len) {
+            Ok(offload) => {
+                self.settle(pool, id, offload);
+                Ok(Some(id))
+            }
+            Err(_) => {
+                self.bad_header += 1;
+                pool.free(id);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Gives packet `id` its offload: a GSO frame keeps it whole, any other
+    /// has a partial checksum completed here.
+    fn settle(&mut self, pool: &mut PacketPool, id: PacketId, offload: Offload) {
+        if offload.gso != Gso::None {
+            self.gso += 1;
+            pool.set_offload(id, offload);
+        } else if offload.csum_partial {
+            sluice_core::wire::checksum::complete(pool.data_mut(id), usize::from(offload.csum_start), usize::from(offload.csum_offset));
+        }
+    }
+
     /// The socket: readable once the kernel has put a frame in the ring.
     pub fn fd(&self) -> std::os::fd::RawFd {
         self.socket.fd.as_raw_fd()
     }
 
     /// Frames lost before the pipeline saw them (pkt, cumulative): those the
-    /// kernel dropped at a full ring, and those too long for a pool buffer.
+    /// kernel dropped at a full ring, those too long to take, those whose header did not hold.
     pub fn missed(&self) -> u64 {
-        self.ring_dropped() + self.oversize
+        self.ring_dropped() + self.oversize + self.bad_header
     }
 
-    /// Frames too long for a pool buffer, dropped here (pkt, cumulative).
+    /// GSO frames taken in whole (pkt, cumulative).
+    pub fn gso(&self) -> u64 {
+        self.gso
+    }
+
+    /// Frames whose virtio-net header did not hold, dropped (pkt, cumulative).
+    pub fn bad_header(&self) -> u64 {
+        self.bad_header
+    }
+
+    /// Frames too long to take, dropped here (pkt, cumulative).
     pub fn oversize(&self) -> u64 {
         self.oversize
     }
@@ -306,19 +447,75 @@ impl AfPacketRx {
     }
 }
 
+/// The pool had no buffer for a frame.
+struct NoBuffer;
+
+/// A copy of `frame` in a large buffer of `pool`, whatever its length.
+fn large_copy(pool: &mut PacketPool, frame: &[u8]) -> Option<PacketId> {
+    let id = pool.alloc(MAX_PACKET_LEN + 1)?;
+    pool.set_len(id, frame.len());
+    pool.data_mut(id).copy_from_slice(frame);
+    Some(id)
+}
+
 /// The transmit side: fills frame slots in ring order and kicks the kernel.
 pub struct AfPacketTx {
     socket: Socket,
+    /// Where frames longer than a slot go, each after its virtio-net header.
+    long: OwnedFd,
     /// The next slot to fill.
     next: SlotCursor,
     /// Frames the kernel refused as malformed (pkt).
     pub refused: u64,
+    /// GSO frames sent whole (pkt).
+    pub gso: u64,
+}
+
+/// What became of a long frame (see [`AfPacketTx::send_long`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sent {
+    /// On its way.
+    Sent,
+    /// The interface's queue was full: try later, or drop it.
+    Full,
+    /// Refused by the kernel (a header it does not take, longer than the device's MTU): counted.
+    Refused,
 }
 
 impl AfPacketTx {
-    /// Opens the transmit ring on `iface` (`port` names it in errors).
+    /// Opens the transmit ring on `iface` (`port` names it in errors), and the socket for long frames.
     pub fn open(port: &str, iface: &str, config: RingConfig) -> Result<Self> {
-        Ok(Self { socket: Socket::open(port, iface, 0, libc::PACKET_TX_RING, &config)?, next: SlotCursor::new(&config), refused: 0 })
+        let socket = Socket::open(port, iface, 0, libc::PACKET_TX_RING, &config)?;
+        let long = packet_socket(port, 0)?;
+        set(&long, libc::PACKET_VNET_HDR, &1 as &c_int).map_err(os(port, "write virtio-net headers"))?;
+        bind(port, &long, interface::find(port, iface)?.1, 0)?;
+        Ok(Self { socket, long, next: SlotCursor::new(&config), refused: 0, gso: 0 })
+    }
+
+    /// Sends `frame`, longer than a slot (a GSO or jumbo frame), with its
+    /// `offload` in its header, after the frames queued in the ring.
+    pub fn send_long(&mut self, frame: &[u8], offload: &Offload) -> Sent {
+        self.flush();
+        let mut header = vnet::write(offload);
+        let iov = [libc::iovec { iov_base: header.as_mut_ptr().cast(), iov_len: vnet::LEN }, libc::iovec { iov_base: frame.as_ptr() as *mut c_void, iov_len: frame.len() }];
+        // SAFETY: a message over the two buffers above, only read during the call.
+        let sent = unsafe {
+            let mut msg: libc::msghdr = std::mem::zeroed();
+            msg.msg_iov = iov.as_ptr() as *mut libc::iovec;
+            msg.msg_iovlen = iov.len();
+            libc::sendmsg(self.long.as_raw_fd(), &msg, libc::MSG_DONTWAIT)
+        };
+        if sent >= 0 {
+            self.gso += u64::from(offload.gso != Gso::None);
+            return Sent::Sent;
+        }
+        match io::Error::last_os_error().raw_os_error() {
+            Some(libc::EAGAIN | libc::ENOBUFS) => Sent::Full,
+            _ => {
+                self.refused += 1;
+                Sent::Refused
+            }
+        }
     }
 
     /// Queues `frame` in the next slot; false when the ring is full.

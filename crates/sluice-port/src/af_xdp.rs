@@ -33,7 +33,7 @@ use crate::xsk::{self, Opaque, Ring, SocketConfig, UmemConfig};
 
 /// Where the kernel puts a received frame in a buffer it was lent (bytes):
 /// its own `XDP_PACKET_HEADROOM`, which becomes the packet's headroom.
-const RX_HEADROOM: u16 = 256;
+const RX_HEADROOM: u16 = crate::XDP_HEADROOM;
 
 /// How long a socket waits for a queue the kernel is still releasing.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);

@@ -22,7 +22,7 @@ use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use sluice_core::batch::MAX_BURST;
-use sluice_core::packet::{PacketId, PacketMeta, MAX_PACKET_LEN};
+use sluice_core::packet::{PacketId, PacketMeta, MAX_LARGE_LEN};
 use sluice_core::PacketPool;
 
 use crate::error::{Error, Result};
@@ -269,13 +269,18 @@ impl DpdkRx {
         let mut taken = 0;
         for i in 0..n {
             let len = self.lens[i] as usize;
-            if len > MAX_PACKET_LEN {
+            // (A frame of several segments comes with the length u16::MAX.)
+            if len >= MAX_LARGE_LEN {
                 self.oversize += 1;
                 continue;
             }
             // SAFETY: the mbuf's data, `len` bytes, valid until it is freed below.
             let frame = unsafe { std::slice::from_raw_parts(self.data[i], len) };
-            let id = pool.alloc_copy(frame, PacketMeta::default()).expect("no more frames than the pool had buffers");
+            // A small buffer is there (no more frames than the pool had); a large one, for a frame past a small one, may not be.
+            let Some(id) = pool.alloc_copy(frame, PacketMeta::default()) else {
+                self.oversize += 1;
+                continue;
+            };
             take(pool, id);
             taken += 1;
         }
@@ -291,7 +296,8 @@ impl DpdkRx {
         s[4] + s[7]
     }
 
-    /// Frames too long for a pool buffer, dropped here (pkt, cumulative).
+    /// Frames too long to take (of several segments, or past a small
+    /// buffer when no large one was free), dropped here (pkt, cumulative).
     pub fn oversize(&self) -> u64 {
         self.oversize
     }

@@ -26,7 +26,7 @@ pub struct Forwarded {
 pub fn forward_raw(rx: &PortName, tx: &PortName, ring: RingConfig, burst: usize, seconds: f64) -> Result<Forwarded> {
     let mut pool = PacketPool::new(4 * burst.max(1) + rx.lends(&ring) + tx.lends(&ring));
     // Both open before either binds: on one queue they share a socket.
-    let (mut rx, mut tx) = (RxPort::open(rx, ring, FlowRules::default(), None)?, TxPort::open(tx, ring)?);
+    let (mut rx, mut tx) = (RxPort::open(rx, ring, FlowRules::default(), None, sluice_core::packet::NO_PORT)?, TxPort::open(tx, ring)?);
     rx.bind(&mut pool)?;
     tx.bind(&mut pool)?;
     let mut batch = Batch::default();

@@ -50,7 +50,27 @@ pub fn check_queue(port: &str, iface: &str, index: u32, queue: u32) -> Result<()
 
 /// Whether the interface is administratively up.
 fn is_up(name: &CString) -> io::Result<bool> {
-    // SAFETY: a plain datagram socket, only asked for interface flags.
+    let req = ask(name, libc::SIOCGIFFLAGS)?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member.
+    Ok(unsafe { req.ifr_ifru.ifru_flags } as libc::c_int & libc::IFF_UP != 0)
+}
+
+/// The MAC and MTU (bytes of IP packet) of the interface named `iface`, if
+/// there is one in this namespace: what a router's interface has where its
+/// description gives neither.
+pub fn device(iface: &str) -> Option<([u8; 6], u32)> {
+    let name = CString::new(iface).ok()?;
+    let hw = ask(&name, libc::SIOCGIFHWADDR).ok()?;
+    let mtu = ask(&name, libc::SIOCGIFMTU).ok()?;
+    // SAFETY: SIOCGIFHWADDR filled the hardware address, SIOCGIFMTU the MTU.
+    let (data, mtu) = unsafe { (hw.ifr_ifru.ifru_hwaddr.sa_data, mtu.ifr_ifru.ifru_mtu) };
+    let mac = std::array::from_fn(|i| data[i] as u8);
+    Some((mac, u32::try_from(mtu).ok()?))
+}
+
+/// An `ifreq` for `name` as the ioctl `request` fills it.
+fn ask(name: &CString, request: libc::c_ulong) -> io::Result<libc::ifreq> {
+    // SAFETY: a plain datagram socket, only asked about an interface.
     let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if raw < 0 {
         return Err(io::Error::last_os_error());
@@ -59,13 +79,12 @@ fn is_up(name: &CString) -> io::Result<bool> {
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     // SAFETY: all-zero is a valid ifreq.
     let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, &src) in req.ifr_name.iter_mut().zip(name.as_bytes()) {
+    for (dst, &src) in req.ifr_name.iter_mut().take(libc::IFNAMSIZ - 1).zip(name.as_bytes()) {
         *dst = src as libc::c_char;
     }
-    // SAFETY: SIOCGIFFLAGS reads the name and writes the flags of `req`.
-    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } < 0 {
+    // SAFETY: the request reads the name and writes its member of `req`.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), request, &mut req) } < 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: SIOCGIFFLAGS filled the flags member.
-    Ok(unsafe { req.ifr_ifru.ifru_flags } as libc::c_int & libc::IFF_UP != 0)
+    Ok(req)
 }

@@ -15,19 +15,25 @@ pub mod forward;
 mod interface;
 mod rx;
 pub mod send;
+pub mod segment;
 #[cfg(any(af_xdp, dpdk))]
 mod shared;
 mod tx;
+pub mod vnet;
 #[cfg(af_xdp)]
 mod xsk;
 
 pub use af_packet::RingConfig;
 pub use error::{Error, Result};
 pub use forward::{forward_bare, forward_raw, Forwarded};
+pub use interface::device;
 pub use rx::{RxPort, RX_COUNTERS};
 pub use send::{send, Sent};
 pub use tx::{TxPort, TX_COUNTERS};
 
+
+/// Bytes AF_XDP keeps in front of each received frame in its buffer (`XDP_PACKET_HEADROOM`).
+pub const XDP_HEADROOM: u16 = 256;
 
 /// How a port reaches its interface.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -128,6 +134,20 @@ impl PortName {
     /// This AF_XDP or DPDK port on queue `queue` of its interface, named so.
     pub fn on_queue(&self, queue: u32) -> Self {
         Self { name: format!("{}:{}@{queue}", self.backend.prefix(), self.interface), queue: Some(queue), ..self.clone() }
+    }
+
+    /// The longest IP packet (bytes, an MTU) this port carries in one
+    /// frame: AF_PACKET any a large buffer holds (frames longer than a ring
+    /// slot take the socket's queue); AF_XDP what one pool buffer holds
+    /// past the XDP headroom (no multi-buffer frames); DPDK one mbuf's data room.
+    pub fn largest_mtu(&self) -> usize {
+        // An Ethernet header and a VLAN tag.
+        const L2: usize = 18;
+        match self.backend {
+            Backend::AfPacket => sluice_core::packet::MAX_LARGE_LEN - L2,
+            Backend::AfXdp => sluice_core::packet::BUF_SIZE - usize::from(XDP_HEADROOM) - L2,
+            Backend::Dpdk => 2048 - L2,
+        }
     }
 
     /// Buffers of the pool a port of this name keeps lent to its device

@@ -1,7 +1,6 @@
 //! The receive side of a port: frames from the backend's ring into the
 //! pool, classified into flows, stamped and counted.
 
-use sluice_core::wire::ip_of_mut;
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, PacketId, PacketMeta, PacketPool, PacketSource};
 use sluice_traffic::FlowRules;
@@ -36,6 +35,8 @@ pub struct RxPort {
 /// numbers, stamps and counts it.
 struct Intake {
     rules: FlowRules,
+    /// The interface its frames arrived on (see `PacketMeta::port`).
+    arrived_on: u16,
     seq: u32,
     /// Packets received per flow id (pkt).
     per_flow: Vec<u64>,
@@ -72,7 +73,7 @@ impl Intake {
     fn take(&mut self, pool: &mut PacketPool, id: PacketId, ts_ns: u64) {
         let flow = self.rules.classify(pool.data(id));
         let meta = pool.meta_mut(id);
-        *meta = PacketMeta { ts_ns, flow, seq: self.seq, ..*meta };
+        *meta = PacketMeta { ts_ns, flow, seq: self.seq, port: self.arrived_on, ..*meta };
         self.seq = self.seq.wrapping_add(1);
         self.received += 1;
         self.bytes += u64::from(meta.len);
@@ -85,15 +86,17 @@ impl Intake {
 /// What a receive port counts, in its module's own counters (cumulative;
 /// per period in a period's report): frames taken into the pipeline and
 /// their bytes, frames the kernel dropped at a full ring, frames too long
-/// for a pool buffer.
-pub const RX_COUNTERS: &[&str] = &["rx_pkts", "rx_bytes", "ring_dropped", "oversize"];
+/// to take, GSO frames taken in whole (AF_PACKET), frames whose
+/// virtio-net header did not hold (AF_PACKET).
+pub const RX_COUNTERS: &[&str] = &["rx_pkts", "rx_bytes", "ring_dropped", "oversize", "gso", "bad_vnet"];
 
 impl RxPort {
     /// Opens `port` for receiving, its ring shaped by `ring`, each frame's
-    /// flow as `rules` sort it; `fanout`
-    /// joins a group that spreads flows over several workers' ports
-    /// (AF_PACKET; AF_XDP spreads by the interface's queues).
-    pub fn open(port: &PortName, ring: RingConfig, rules: FlowRules, fanout: Option<u16>) -> Result<Self> {
+    /// flow as `rules` sort it and stamped as arrived on interface
+    /// `arrived_on` (`sluice_core::packet::NO_PORT`: none the pipeline
+    /// names); `fanout` joins a group that spreads flows over several
+    /// workers' ports (AF_PACKET; AF_XDP spreads by the interface's queues).
+    pub fn open(port: &PortName, ring: RingConfig, rules: FlowRules, fanout: Option<u16>, arrived_on: u16) -> Result<Self> {
         let flows = rules.flows();
         let (rx, ring_pkts) = match port.backend {
             // (The ring's shape is checked by the open, before its frames are counted.)
@@ -105,7 +108,7 @@ impl RxPort {
             #[cfg(not(all(af_xdp, dpdk)))]
             _ => unreachable!("PortName::parse refuses the backends this build lacks"),
         };
-        Ok(Self { rx, intake: Intake { rules, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0, emptied_ns: None }, ring_pkts })
+        Ok(Self { rx, intake: Intake { rules, arrived_on, seq: 0, per_flow: vec![0; flows], received: 0, bytes: 0, emptied_ns: None }, ring_pkts })
     }
 
     /// Opens what needs the pool it receives into (an AF_XDP socket, lent
@@ -128,22 +131,12 @@ impl PacketSource for RxPort {
             Receiver::Packet(rx) => {
                 // The kernel's clock now, read once a poll that finds frames.
                 let mut realtime_ns = None;
-                rx.poll(max, |frame, arrived_ns, checksum_left| {
-                    let Some(id) = pool.alloc_copy(frame, PacketMeta::default()) else {
-                        return false;
-                    };
-                    if checksum_left {
-                        // What the NIC would have done: the next hop checks it.
-                        if let Ok(mut ip) = ip_of_mut(pool.data_mut(id)) {
-                            ip.fill_upper_checksum();
-                        }
-                    }
+                rx.poll(pool, max, |pool, id, arrived_ns| {
                     // Stamped with the kernel's receive time on the engine's clock: the time a
                     // frame waited in the ring (while the worker slept, say) counts in its delay.
                     let waited_ns = realtime_ns.get_or_insert_with(realtime_now_ns).saturating_sub(arrived_ns);
                     intake.take(pool, id, now_ns.saturating_sub(waited_ns));
                     out.push(id);
-                    true
                 });
             }
             #[cfg(af_xdp)]
@@ -187,15 +180,15 @@ impl PacketSource for RxPort {
     }
 
     fn read_counters(&self, into: &mut NfCounters) {
-        let (ring_dropped, oversize) = match &self.rx {
-            Receiver::Packet(rx) => (rx.ring_dropped(), rx.oversize()),
+        let (ring_dropped, oversize, gso, bad) = match &self.rx {
+            Receiver::Packet(rx) => (rx.ring_dropped(), rx.oversize(), rx.gso(), rx.bad_header()),
             // The kernel drops frames too long for a buffer itself, counted with the rest.
             #[cfg(af_xdp)]
-            Receiver::Xdp(rx) => (rx.ring_dropped(), 0),
+            Receiver::Xdp(rx) => (rx.ring_dropped(), 0, 0, 0),
             #[cfg(dpdk)]
-            Receiver::Dpdk(rx) => (rx.ring_dropped(), rx.oversize()),
+            Receiver::Dpdk(rx) => (rx.ring_dropped(), rx.oversize(), 0, 0),
         };
-        into[..RX_COUNTERS.len()].copy_from_slice(&[self.intake.received, self.intake.bytes, ring_dropped, oversize]);
+        into[..RX_COUNTERS.len()].copy_from_slice(&[self.intake.received, self.intake.bytes, ring_dropped, oversize, gso, bad]);
     }
 
     fn flow_rules(&self) -> Option<&dyn std::any::Any> {
@@ -245,6 +238,10 @@ impl Unstamped for DpdkRx {
 fn fill_unstamped(rx: &mut impl Unstamped, intake: &mut Intake, pool: &mut PacketPool, now_ns: u64, out: &mut Batch, max: usize) {
     let since = intake.arrived_since(now_ns);
     let taken = rx.poll(pool, max, |pool, id| {
+        // Nothing says a checksum is partial here (a veth peer's stack left it to its NIC): it shows.
+        if let Ok(mut ip) = sluice_core::wire::ip_of_mut(pool.data_mut(id)) {
+            ip.complete_partial_checksum();
+        }
         intake.take(pool, id, since);
         out.push(id);
     });

@@ -17,7 +17,7 @@ fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
             return;
         }
         let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
-        let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), FlowRules::of_prefixes(&rules).unwrap(), None).unwrap();
+        let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), FlowRules::of_prefixes(&rules).unwrap(), None, sluice_core::packet::NO_PORT).unwrap();
         let mut tx = TxPort::open(&PortName::parse("af_packet:vtx0").unwrap(), RingConfig::default()).unwrap();
         let mut pool = PacketPool::new(4096);
         let sent: Vec<Vec<u8>> = (0..2000).map(|i| frame(1 + (i % 2) as u8, i)).collect();
@@ -64,7 +64,7 @@ fn a_lone_frame_is_in_the_ring_when_its_send_returns() {
         if !veth_pair_in_own_namespace() {
             return;
         }
-        let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), FlowRules::default(), None).unwrap();
+        let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), FlowRules::default(), None, sluice_core::packet::NO_PORT).unwrap();
         let mut tx = TxPort::open(&PortName::parse("af_packet:vtx0").unwrap(), RingConfig::default()).unwrap();
         let mut pool = PacketPool::new(64);
         let mut out = Batch::default();
@@ -92,7 +92,7 @@ const NOW_NS: u64 = 10_000_000_000;
 
 #[test]
 fn a_missing_interface_and_an_unknown_backend_are_named_in_the_error() {
-    let e = RxPort::open(&PortName::parse("af_packet:nosuch0").unwrap(), RingConfig::default(), FlowRules::default(), None).err().unwrap();
+    let e = RxPort::open(&PortName::parse("af_packet:nosuch0").unwrap(), RingConfig::default(), FlowRules::default(), None, sluice_core::packet::NO_PORT).err().unwrap();
     assert!(matches!(e, Error::Name { .. }) && e.to_string().contains("no interface named 'nosuch0'"), "{e}");
     let e = PortName::parse("netmap:veth1").unwrap_err().to_string();
     assert!(e.contains("port 'netmap:veth1'") && e.contains("unknown backend 'netmap'"), "{e}");

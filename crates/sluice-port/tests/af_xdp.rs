@@ -29,7 +29,7 @@ fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_p
         let (rx_name, tx_name) = (PortName::parse("af_xdp:vrx0").unwrap(), PortName::parse("af_xdp:vtx0").unwrap());
         let mut pool = PacketPool::new(4096 + rx_name.lends(&ring) + tx_name.lends(&ring));
         let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
-        let mut rx = RxPort::open(&rx_name, ring, FlowRules::of_prefixes(&rules).unwrap(), None).unwrap();
+        let mut rx = RxPort::open(&rx_name, ring, FlowRules::of_prefixes(&rules).unwrap(), None, sluice_core::packet::NO_PORT).unwrap();
         rx.bind(&mut pool).unwrap();
         let mut tx = TxPort::open(&tx_name, ring).unwrap();
         tx.bind(&mut pool).unwrap();
@@ -85,9 +85,9 @@ fn a_fill_ring_the_pool_cannot_stock_and_a_ring_size_out_of_range_are_named_in_t
         }
         let name = PortName::parse("af_xdp:vrx0").unwrap();
         let bad = RingConfig { descriptors: 1000, ..RingConfig::default() };
-        let e = RxPort::open(&name, bad, FlowRules::default(), None).err().unwrap().to_string();
+        let e = RxPort::open(&name, bad, FlowRules::default(), None, sluice_core::packet::NO_PORT).err().unwrap().to_string();
         assert!(e.contains("port 'af_xdp:vrx0'") && e.contains("power of two"), "{e}");
-        let mut rx = RxPort::open(&name, RingConfig::default(), FlowRules::default(), None).unwrap();
+        let mut rx = RxPort::open(&name, RingConfig::default(), FlowRules::default(), None, sluice_core::packet::NO_PORT).unwrap();
         let e = rx.bind(&mut PacketPool::new(256)).unwrap_err().to_string();
         assert!(e.contains("port 'af_xdp:vrx0'") && e.contains("fill ring"), "{e}");
         let e = PortName::parse("af_xdp:vrx0@x").unwrap_err().to_string();

@@ -17,7 +17,7 @@ use common::frame;
 fn a_ring_device_gives_back_what_was_sent_whole_in_order_and_classified() {
     let name = PortName::parse("dpdk:net_ring7").unwrap();
     let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
-    let (mut rx, mut tx) = (RxPort::open(&name, RingConfig::default(), FlowRules::of_prefixes(&rules).unwrap(), None).unwrap(), TxPort::open(&name, RingConfig::default()).unwrap());
+    let (mut rx, mut tx) = (RxPort::open(&name, RingConfig::default(), FlowRules::of_prefixes(&rules).unwrap(), None, sluice_core::packet::NO_PORT).unwrap(), TxPort::open(&name, RingConfig::default()).unwrap());
     let mut pool = PacketPool::new(4096);
     rx.bind(&mut pool).unwrap();
     tx.bind(&mut pool).unwrap();
@@ -47,7 +47,7 @@ fn a_ring_device_gives_back_what_was_sent_whole_in_order_and_classified() {
 
 #[test]
 fn a_null_device_makes_frames_and_a_missing_device_is_named_in_the_error() {
-    let mut rx = RxPort::open(&PortName::parse("dpdk:net_null7,size=128").unwrap(), RingConfig::default(), FlowRules::default(), None).unwrap();
+    let mut rx = RxPort::open(&PortName::parse("dpdk:net_null7,size=128").unwrap(), RingConfig::default(), FlowRules::default(), None, sluice_core::packet::NO_PORT).unwrap();
     let mut pool = PacketPool::new(1024);
     rx.bind(&mut pool).unwrap();
     let mut out = Batch::default();
@@ -55,7 +55,7 @@ fn a_null_device_makes_frames_and_a_missing_device_is_named_in_the_error() {
     assert_eq!(out.len(), 32, "a null device always has frames");
     assert!(out.as_slice().iter().all(|&id| pool.data(id).len() == 128), "of the size asked");
 
-    let mut missing = RxPort::open(&PortName::parse("dpdk:0000:99:00.0").unwrap(), RingConfig::default(), FlowRules::default(), None).unwrap();
+    let mut missing = RxPort::open(&PortName::parse("dpdk:0000:99:00.0").unwrap(), RingConfig::default(), FlowRules::default(), None, sluice_core::packet::NO_PORT).unwrap();
     let e = missing.bind(&mut pool).unwrap_err().to_string();
     assert!(e.contains("port 'dpdk:0000:99:00.0'") && e.contains("no DPDK device '0000:99:00.0'"), "{e}");
     let e = PortName::parse("dpdk:").unwrap_err().to_string();

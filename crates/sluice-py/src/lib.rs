@@ -505,7 +505,9 @@ fn part_schema(part: &str) -> PyResult<String> {
     let schema = match part {
         "template" => schemars::schema_for!(sluice_traffic::TemplateSpec),
         "poll" => schemars::schema_for!(sluice_pipeline::spec::PollSpec),
-        other => return Err(invalid(format!("no part '{other}' (known: template, poll)"))),
+        "interface" => schemars::schema_for!(sluice_nf::InterfaceSpec),
+        "icmp" => schemars::schema_for!(sluice_nf::icmp_limit::IcmpSettings),
+        other => return Err(invalid(format!("no part '{other}' (known: template, poll, interface, icmp)"))),
     };
     serde_json::to_string(&schema).map_err(invalid)
 }
@@ -523,7 +525,9 @@ fn check_part(part: &str, fields: &str) -> PyResult<()> {
     match part {
         "template" => read::<sluice_traffic::TemplateSpec>(fields),
         "poll" => read::<sluice_pipeline::spec::PollSpec>(fields),
-        other => Err(invalid(format!("no part '{other}' (known: template, poll)"))),
+        "interface" => read::<sluice_nf::InterfaceSpec>(fields),
+        "icmp" => read::<sluice_nf::icmp_limit::IcmpSettings>(fields),
+        other => Err(invalid(format!("no part '{other}' (known: template, poll, interface, icmp)"))),
     }
 }
 

@@ -43,6 +43,8 @@ pub enum Read {
     Metrics,
     /// `GET /v1/openapi.json`: this API's description.
     OpenApi,
+    /// `GET /v1/neighbors`: each interface's neighbours and resolution counters.
+    Neighbors,
 }
 
 #[derive(Deserialize)]
@@ -106,6 +108,26 @@ struct RoutesBody {
 #[serde(deny_unknown_fields)]
 struct DownBody {
     down: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NeighborBody {
+    /// The interface, by name.
+    interface: String,
+    /// An IPv4 or IPv6 address.
+    address: String,
+    mac: String,
+}
+
+/// The interface named `name`, by index, or why not: a pipeline without
+/// interfaces refuses (409, as one without a scheduled egress refuses its
+/// requests), one with others does not know it (404).
+fn interface_named(name: &str, status: &Status) -> Result<u16, ApiError> {
+    if status.interfaces.all().is_empty() {
+        return Err(ApiError::conflict("the pipeline has no interfaces (its description has no \"interfaces\"): it has no neighbours"));
+    }
+    status.interfaces.named(name).map(|i| i.index).map_err(ApiError::not_found)
 }
 
 #[derive(Deserialize)]
@@ -207,6 +229,19 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         ("GET", ["v1", "workers"]) => read(Read::Workers),
         ("GET", ["v1", "controller"]) => read(Read::Controller),
         ("GET", ["v1", "changes"]) => read(Read::Changes),
+        ("GET", ["v1", "neighbors"]) => read(Read::Neighbors),
+        ("POST", ["v1", "neighbors"]) => {
+            let b: NeighborBody = body(text)?;
+            let interface = interface_named(&b.interface, status).map_err(|e| if e.status == 404 { ApiError::bad(format!("interface: {}", e.message)) } else { e })?;
+            let address = sluice_nf::interfaces::neighbor_key(&b.address).map_err(|e| ApiError::bad(format!("address: {e}")))?;
+            let mac = sluice_core::wire::ethernet::parse_mac(&b.mac).map_err(|e| ApiError::bad(format!("mac: {e}")))?;
+            change(Change::Neighbor { interface, address, mac: Some(mac) })
+        }
+        ("DELETE", ["v1", "neighbors", i, a]) => {
+            let interface = interface_named(i, status)?;
+            let address = sluice_nf::interfaces::neighbor_key(a).map_err(ApiError::not_found)?;
+            change(Change::Neighbor { interface, address, mac: None })
+        }
         ("GET", ["v1", "egress"]) => {
             egress(status)?;
             read(Read::Egress)

@@ -5,7 +5,7 @@
 use sluice_control::{Boundary, RunPlan};
 use sluice_core::wire::IpPrefix;
 use sluice_core::{Actions, ModuleId, PollPolicy, Schedule};
-use sluice_nf::lpm::{LiveLpm, LpmSpec};
+use sluice_nf::lpm::LiveLpm;
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::PollSpec;
 use sluice_pipeline::Pipeline;
@@ -46,6 +46,8 @@ pub enum Change {
     AddFlow { name: String, path: Vec<ModuleId>, slo_ns: Option<u64>, rules: Vec<(ModuleId, FlowRule)> },
     /// A flow removed: its rules first, so that no packet becomes its any more.
     RemoveFlow { flow: usize },
+    /// A static neighbour of an interface set (a MAC) or any entry of an address removed (`None`).
+    Neighbor { interface: u16, address: u128, mac: Option<sluice_core::wire::ethernet::Mac> },
 }
 
 /// What a change needs besides the boundary.
@@ -68,6 +70,17 @@ impl Change {
         let status = cx.status;
         let module_name = |m: ModuleId| status.model.modules[m].name.clone();
         match self {
+            Change::Neighbor { interface, address, mac } => {
+                let iface = status.interfaces.get(interface).expect("checked when parsed");
+                let shown = crate::status::show_address(address);
+                let writer = iface.neighbors.write();
+                match mac {
+                    Some(mac) if writer.set_static(address, mac) => Ok(format!("interface '{}' neighbour {shown} at {} (static)", iface.name, crate::status::show_mac(mac))),
+                    Some(_) => Err(ApiError::conflict(format!("interface '{}': no room for {shown} among the static neighbours near it", iface.name))),
+                    None if writer.remove(address) => Ok(format!("interface '{}' neighbour {shown} removed", iface.name)),
+                    None => Err(ApiError::not_found(format!("interface '{}' has no neighbour {shown}", iface.name))),
+                }
+            }
             Change::Slo { flow, slo_ns } => {
                 let before = at.model().flows[flow].slo_ns;
                 at.set_slo(flow, slo_ns).map_err(refused)?;
@@ -119,7 +132,8 @@ impl Change {
                 let mut edited = table.clone();
                 edited.apply(&delta);
                 let line = routes_line(&module_name(module), &delta, edited.len());
-                replace(at, status, module, NfSpec::Lpm(LpmSpec { routes: edited.list() }))?;
+                let spec = status.lpm_with(module, edited.list());
+                replace(at, status, module, spec)?;
                 status.routes[module] = Some(edited);
                 Ok(line)
             }
@@ -204,7 +218,7 @@ fn replace(at: &mut Boundary<'_>, status: &mut Status, m: ModuleId, spec: NfSpec
     if spec.outgates() != declared {
         return Err(ApiError::bad(format!("the configuration has {} outgates; module '{}' is wired with {declared}", spec.outgates(), at.model().modules[m].name)));
     }
-    let nf = spec.build().map_err(ApiError::bad)?;
+    let nf = spec.build_on(&status.interfaces).map_err(ApiError::bad)?;
     let old = at.backend().replace_function(m, nf).map_err(|e| ApiError::conflict(e.to_string()))?;
     drop(old);
     status.live[m] = at.backend().live(m);

@@ -67,7 +67,11 @@ pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &Serv
     let schedule = controller.schedule(pipeline.model(), pipeline.schedule());
     let status = Arc::new(Mutex::new(Status::new(pipeline, controller.name())));
     let mut engine = pipeline.engine_with(options.timing, schedule).map_err(|e| e.to_string())?;
-    status.lock().expect("no panic while it is held").live = (0..pipeline.model().modules.len()).map(|m| engine.live(m)).collect();
+    {
+        let mut status = status.lock().expect("no panic while it is held");
+        status.live = (0..pipeline.model().modules.len()).map(|m| engine.live(m)).collect();
+        status.interfaces = pipeline.interfaces().unwrap_or_else(sluice_nf::Interfaces::none);
+    }
     let (changes, queued) = channel();
     // A change waits for the next boundary: a period, and what the control thread does between two.
     let wait = Duration::from_nanos(options.period_ns) + Duration::from_secs(30);

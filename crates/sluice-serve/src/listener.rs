@@ -212,6 +212,7 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
                 Read::Changes => json!(status.changes),
                 Read::Egress => status.egress_json().unwrap_or_default(),
                 Read::Config(m) => config_json(&status, m),
+                Read::Neighbors => status.neighbors_json(),
                 Read::Metrics | Read::OpenApi | Read::Pipeline => unreachable!("answered above"),
             };
             drop(status);

@@ -62,12 +62,27 @@ const PORT_METRICS: &[(&str, &str, &str)] = &[
     ("rx_pkts", "sluice_port_rx_packets_total", "Frames received on the port."),
     ("rx_bytes", "sluice_port_rx_bytes_total", "Bytes received on the port."),
     ("ring_dropped", "sluice_port_rx_ring_dropped_total", "Frames the kernel or NIC dropped at the port's full receive ring."),
-    ("oversize", "sluice_port_rx_oversize_total", "Frames too long for a packet buffer, dropped at receive."),
+    ("oversize", "sluice_port_rx_oversize_total", "Frames too long to take, dropped at receive."),
+    ("gso", "sluice_port_rx_gso_total", "GSO frames received whole (AF_PACKET)."),
+    ("bad_vnet", "sluice_port_rx_bad_vnet_total", "Frames whose virtio-net header did not hold, dropped at receive."),
     ("tx_pkts", "sluice_port_tx_packets_total", "Frames sent on the port."),
     ("tx_bytes", "sluice_port_tx_bytes_total", "Bytes sent on the port."),
     ("tx_retries", "sluice_port_tx_retries_total", "Transmit attempts that found the ring full and were retried."),
     ("tx_full", "sluice_port_tx_full_total", "Frames dropped because the transmit ring stayed full."),
     ("tx_refused", "sluice_port_tx_refused_total", "Frames the port refused to send."),
+    ("tx_gso", "sluice_port_tx_gso_total", "GSO frames sent whole (AF_PACKET)."),
+    ("tx_segmented", "sluice_port_tx_segmented_total", "GSO packets cut into segments in software (AF_XDP, DPDK)."),
+    ("tx_segments", "sluice_port_tx_segments_total", "Segments those were cut into."),
+];
+
+/// A neighbour table's counters: metric, help, which counter.
+type NeighborCounter = fn(&sluice_nf::neighbor_table::Counters) -> &std::sync::atomic::AtomicU64;
+const NEIGHBOR_METRICS: &[(&str, &str, NeighborCounter)] = &[
+    ("sluice_neighbor_requests_total", "ARP requests and neighbour solicitations the interface sent, probes included.", |c| &c.requests),
+    ("sluice_neighbor_resolutions_total", "Neighbours the interface's requests (or what it heard) resolved.", |c| &c.resolved),
+    ("sluice_neighbor_learned_total", "Neighbours learned unasked (requests, solicitations, gratuitous ARP, unsolicited advertisements).", |c| &c.learned),
+    ("sluice_neighbor_failed_total", "Resolutions that ended unanswered.", |c| &c.failed),
+    ("sluice_neighbor_hold_dropped_total", "Packets dropped while held for a neighbour: their hold queue full, or the neighbour unreachable.", |c| &c.hold_dropped),
 ];
 
 /// The exposition of `s`.
@@ -178,6 +193,21 @@ pub fn exposition(s: &Status) -> String {
         }
         let mut f = family(&mut out, "sluice_egress_link_bits_per_second", "gauge", "The rate of the scheduled egress's link.");
         f.sample(&[], plan.config.link.bits_per_s);
+    }
+
+    let now_ns = s.last.as_ref().map_or(0, |t| (t.t_s * 1e9) as u64);
+    let mut f = family(&mut out, "sluice_neighbor_entries", "gauge", "Entries of the interface's neighbour table, by state.");
+    for i in s.interfaces.all() {
+        let entries = i.neighbors.entries(now_ns);
+        for state in ["incomplete", "reachable", "stale", "failed", "static"] {
+            f.sample(&[("interface", &i.name), ("state", state)], entries.iter().filter(|e| e.state.name() == state).count() as f64);
+        }
+    }
+    for (name, help, get) in NEIGHBOR_METRICS {
+        let mut f = family(&mut out, name, "counter", help);
+        for i in s.interfaces.all() {
+            f.sample(&[("interface", &i.name)], get(&i.neighbors.counters).load(std::sync::atomic::Ordering::Relaxed) as f64);
+        }
     }
 
     let mut f = family(&mut out, "sluice_controller_fallbacks_total", "counter", "Periods whose settings were the controller's fallback.");

@@ -28,6 +28,9 @@ pub struct Status {
     pub configs: Vec<Option<NfSpec>>,
     /// Per LPM module, its routes in force.
     pub routes: Vec<Option<RouteTable>>,
+    /// The interfaces the engine runs with (their neighbour tables live);
+    /// none until it starts. NFs rebuilt by a change are built on them.
+    pub interfaces: std::sync::Arc<sluice_nf::Interfaces>,
     /// Per module, its NF's live handle (see `NetworkFunction::live`).
     pub live: Vec<Option<LiveHandle>>,
     /// Lines of changes made between boundaries, for the next period's record.
@@ -83,6 +86,7 @@ impl Status {
             kinds,
             configs,
             routes,
+            interfaces: sluice_nf::Interfaces::none(),
             live: vec![None; model.modules.len()],
             unrecorded: Vec::new(),
             own_counters,
@@ -138,12 +142,48 @@ impl Status {
         self.changes.push_back(line);
     }
 
+    /// Each interface: its addresses, MAC, MTU, the counters of its
+    /// neighbour table and its entries, their states as of the end of the
+    /// last period.
+    pub fn neighbors_json(&self) -> Value {
+        let now_ns = self.last.as_ref().map_or(0, |t| (t.t_s * 1e9) as u64);
+        let interfaces: Vec<Value> = self
+            .interfaces
+            .all()
+            .iter()
+            .map(|i| {
+                let c = &i.neighbors.counters;
+                let count = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+                let mut entries: Vec<Value> = i
+                    .neighbors
+                    .entries(now_ns)
+                    .into_iter()
+                    .map(|e| json!({"address": show_address(e.address), "mac": show_mac(e.mac), "state": e.state.name(), "probes": e.probes}))
+                    .collect();
+                entries.sort_by(|a, b| a["address"].as_str().cmp(&b["address"].as_str()));
+                let addresses: Vec<String> = i.v4.iter().map(|&(a, l)| format!("{}/{l}", std::net::Ipv4Addr::from(a))).chain(i.v6.iter().map(|&(a, l)| format!("{}/{l}", std::net::Ipv6Addr::from(a)))).collect();
+                json!({
+                    "interface": i.name, "mac": show_mac(i.mac), "mtu": i.mtu, "addresses": addresses, "entries": entries,
+                    "counters": {"requests": count(&c.requests), "resolved": count(&c.resolved), "learned": count(&c.learned), "failed": count(&c.failed),
+                                 "hold_dropped": count(&c.hold_dropped), "evicted": count(&c.evicted)},
+                })
+            })
+            .collect();
+        json!(interfaces)
+    }
+
     /// Module `m`'s NF configuration in force (NFs only).
     pub fn config(&self, m: ModuleId) -> Option<NfSpec> {
-        match (&self.routes[m], &self.configs[m]) {
-            (Some(routes), _) => Some(NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: routes.list() })),
-            (None, config) => config.clone(),
+        match &self.routes[m] {
+            Some(routes) => Some(self.lpm_with(m, routes.list())),
+            None => self.configs[m].clone(),
         }
+    }
+
+    /// LPM module `m`'s configuration with `routes` instead of its own (its other settings kept).
+    pub fn lpm_with(&self, m: ModuleId, routes: Vec<(String, u16)>) -> NfSpec {
+        let unreachable = matches!(&self.configs[m], Some(NfSpec::Lpm(lpm)) if lpm.unreachable);
+        NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes, unreachable })
     }
 
     /// The module called `name`.
@@ -288,4 +328,17 @@ fn role_name(role: Role) -> &'static str {
 /// ns → µs.
 pub fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
+}
+
+/// A neighbour table's address as people write it (an IPv4 one in its dotted form).
+pub fn show_address(key: u128) -> String {
+    match std::net::Ipv6Addr::from(key).to_ipv4_mapped() {
+        Some(v4) => v4.to_string(),
+        None => std::net::Ipv6Addr::from(key).to_string(),
+    }
+}
+
+/// A MAC as people write it.
+pub fn show_mac(mac: sluice_core::wire::ethernet::Mac) -> String {
+    mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
 }

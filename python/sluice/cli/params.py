@@ -5,6 +5,7 @@ parsed and refused by one click `ParamType`."""
 
 from __future__ import annotations
 
+import ipaddress
 import math
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -144,3 +145,41 @@ class ClassFlows(ValueType):
         if not sep or not name or not members:
             self.fail(f"takes CLASS=FLOW,…, got '{value}'", param, ctx)
         return name, members
+
+
+class RouterPort(ValueType):
+    """`BACKEND:IFACE=ADDR[,ADDR…]`: a router's port and its interface's addresses with prefix lengths."""
+
+    name = "PORT=ADDRS"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> tuple[str, list[str]]:
+        if isinstance(value, tuple):
+            return value
+        port, sep, addresses = str(value).partition("=")
+        if not sep or ":" not in port or not addresses:
+            self.fail(f"takes BACKEND:IFACE=ADDR[,ADDR…] (af_packet:sw1=10.0.1.254/24,2001:db8:1::fe/64), got '{value}'", param, ctx)
+        for a in addresses.split(","):
+            try:
+                ipaddress.ip_interface(a)
+            except ValueError:
+                self.fail(f"'{a}' is not an address with a prefix length like 10.0.1.254/24", param, ctx)
+        return port, addresses.split(",")
+
+
+class RouteVia(ValueType):
+    """`PREFIX=GATEWAY`: a route through a gateway on one of the router's networks."""
+
+    name = "PREFIX=GATEWAY"
+
+    def convert(self, value: Any, param: Optional[click.Parameter], ctx: Optional[click.Context]) -> tuple[str, str]:
+        if isinstance(value, tuple):
+            return value
+        prefix, sep, via = str(value).partition("=")
+        try:
+            ipaddress.ip_network(prefix)
+            ipaddress.ip_address(via)
+        except ValueError:
+            self.fail(f"takes PREFIX=GATEWAY (10.9.0.0/16=10.0.2.100), got '{value}'", param, ctx)
+        if not sep:
+            self.fail(f"takes PREFIX=GATEWAY, got '{value}'", param, ctx)
+        return prefix, via

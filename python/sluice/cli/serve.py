@@ -14,17 +14,27 @@ import click
 from sluice import _core, profiles
 from sluice.cli.app import main
 from sluice.cli.output import console, summary_tables
-from sluice.cli.params import PERIOD_MS, LinkRate, Number
+from sluice.cli.params import PERIOD_MS, LinkRate, Number, RouterPort, RouteVia
 from sluice.client import ApiError, Client
 from sluice.errors import Refused, writable
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES
+from sluice.router import router
 from sluice.result import RunResult
 
 
-def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[str]) -> Pipeline:
+def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[str],
+          interfaces: tuple[tuple[str, list[str]], ...] = (), routes: tuple[tuple[str, str], ...] = ()) -> Pipeline:
     """DESCRIPTION as `serve` takes it: a JSON description, a Python file
-    that sets `pipeline` to a `sluice.Pipeline`, or a built-in family."""
+    that sets `pipeline` to a `sluice.Pipeline`, a built-in family, or
+    `router` between the `interfaces` (port, addresses) with `routes`."""
+    if (interfaces or routes) and description != "router":
+        raise Refused("--interface and --route make the router: give `router` as the description")
+    if description == "router":
+        try:
+            return router(interfaces, routes)
+        except ValueError as e:
+            raise Refused(f"router: {e}") from None
     if description.endswith(".json"):
         from sluice.cli.run import _read_description
 
@@ -52,6 +62,9 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
 @click.option("--n", "n", type=click.IntRange(1, 4096), default=16, show_default=True, help="Size of a built-in pipeline family.")
 @click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
+@click.option("--interface", "interfaces", type=RouterPort(), multiple=True,
+              help="`router`: a port and its interface's addresses (af_packet:sw1=10.0.1.254/24,2001:db8:1::fe/64); two or more.")
+@click.option("--route", "routes", type=RouteVia(), multiple=True, help="`router`: a route through a gateway (10.9.0.0/16=10.0.2.100); repeatable.")
 @click.option("--controller", type=click.Choice(_core.controllers()), default="null", show_default=True, help="The controller to start with.")
 @click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
 @click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
@@ -61,7 +74,8 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
 @click.option("--keep-periods", type=click.IntRange(1, 1_000_000), default=_core.DEFAULT_KEEP_PERIODS, show_default=True, help="The most recent periods the final report keeps.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the final report here (default: RUN_DIR/report.json).")
-def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_port: Optional[str], controller: str, period_ms: float,
+def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_port: Optional[str],
+          interfaces: tuple[tuple[str, list[str]], ...], routes: tuple[tuple[str, str], ...], controller: str, period_ms: float,
           slo_statistic: str, delta: float, listen: Optional[str], token_file: Optional[str], keep_periods: int, no_timing: bool,
           json_path: Optional[str]) -> None:
     """Serve DESCRIPTION until SIGTERM or Ctrl-C, then drain and write the report.
@@ -79,7 +93,7 @@ def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_por
         with open(token_file, encoding="utf-8") as f:
             token = f.read().strip()
     profiles.ensure_measured()
-    pipeline = _load(description, n, rx_port, tx_port)
+    pipeline = _load(description, n, rx_port, tx_port, interfaces, routes)
     console.print(f"serving {pipeline.name} under {controller}: control API on {os.path.join(run_dir, 'sluice.sock')}"
                   f"{f' and {listen}' if listen else ''}; SIGTERM or Ctrl-C stops it", style="bold")
     sys.stdout.flush()
@@ -271,6 +285,45 @@ def ctl_poll(context: click.Context, worker: int, policy: str, settings: tuple[s
             raise Refused(f"--set {setting!r}: expected KEY=VALUE")
         fields[key] = value if key == "model" else _number(value, key)
     click.echo(_call(context, "set_poll", worker, policy, **fields))
+
+
+@ctl.group("neigh")
+def ctl_neigh() -> None:
+    """An interface's neighbours: show them, set one by hand, remove one."""
+
+
+@ctl_neigh.command("show")
+@click.argument("interface", required=False)
+@click.pass_context
+def ctl_neigh_show(context: click.Context, interface: Optional[str]) -> None:
+    """Print each interface's neighbours as `ip neigh` does (one interface's with INTERFACE), then its counters."""
+    shown = [i for i in _call(context.parent, "neighbors") if interface in (None, i["interface"])]  # type: ignore[arg-type]
+    if interface is not None and not shown:
+        raise Refused(f"no interface named '{interface}'")
+    for i in shown:
+        for e in i["entries"]:
+            click.echo(f"{e['address']} dev {i['interface']} lladdr {e['mac']} {e['state'].upper()}")
+        counters = ", ".join(f"{k} {v}" for k, v in i["counters"].items())
+        click.echo(f"# {i['interface']} ({i['mac']}, mtu {i['mtu']}): {len(i['entries'])} entries; {counters}")
+
+
+@ctl_neigh.command("add")
+@click.argument("interface")
+@click.argument("address")
+@click.argument("mac")
+@click.pass_context
+def ctl_neigh_add(context: click.Context, interface: str, address: str, mac: str) -> None:
+    """Set ADDRESS on INTERFACE at MAC (a static entry)."""
+    click.echo(_call(context.parent, "add_neighbor", interface, address, mac))  # type: ignore[arg-type]
+
+
+@ctl_neigh.command("del")
+@click.argument("interface")
+@click.argument("address")
+@click.pass_context
+def ctl_neigh_del(context: click.Context, interface: str, address: str) -> None:
+    """Remove INTERFACE's entry of ADDRESS."""
+    click.echo(_call(context.parent, "remove_neighbor", interface, address))  # type: ignore[arg-type]
 
 
 @ctl.command("routes")

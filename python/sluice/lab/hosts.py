@@ -1,18 +1,21 @@
 """`hosts`: Sluice as the router between two real Linux hosts, against
 Linux's own forwarding. Each host is a network namespace of its own (its
-own kernel stack) on a veth pair whose other end is a router port; the
-router is Linux (addresses on its ports, `ip_forward=1`) or `sluice serve`
-on AF_XDP or AF_PACKET ports at the lean default (null controller, busy
-polling). Per router: ping's round trip and a TCP transfer's rate and
-retransmissions. The hosts send segments of the MTU (no TSO or GSO) and
-fill their own checksums, alike for every router. Root; every run is in a
-network namespace of its own (`unshare --net`), made and removed by the run."""
+own kernel stack) on a veth pair whose other end is a router port, with
+its default settings: offloads on (TSO/GSO, checksum), no neighbour entry
+set by hand, a default route via its gateway, IPv4 and IPv6. The router is
+Linux (addresses on its ports, forwarding on) or `sluice serve` running
+`sluice.router.router` on AF_PACKET or AF_XDP ports at the lean default
+(null controller, busy polling), which answers the hosts' ARP and
+neighbour discovery itself. Per router and family: ping's round trip and a
+TCP transfer's rate and retransmissions. Root; every run is in a network
+namespace of its own (`unshare --net`), made and removed by the run."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import shutil
 import signal
 import statistics
 import subprocess
@@ -24,18 +27,12 @@ from typing import Any, Callable, Optional
 
 from sluice.lab import output
 
-ROUTER_MAC = "02:00:00:00:00:fe"
 #: Per family: each host's network (host 1, host 2), its address, and the gateway's.
 NETWORKS = {"ipv4": ("10.0.{}.0/24", "10.0.{}.1", "10.0.{}.254"), "ipv6": ("2001:db8:{}::/64", "2001:db8:{}::1", "2001:db8:{}::fe")}
 #: The routers compared.
 ROUTERS = ("linux", "af_xdp", "af_packet")
 #: Exit status of a run whose machine cannot make the hosts.
 CANNOT = 77
-
-
-def host_mac(h: int) -> str:
-    """Host `h`'s MAC address."""
-    return f"02:00:00:00:0{h}:01"
 
 
 def sh(*cmd: str, ns: str = "") -> str:
@@ -47,31 +44,31 @@ def sh(*cmd: str, ns: str = "") -> str:
     return done.stdout
 
 
-def make_hosts(family: str, checksum_offload: bool = True) -> list[str]:
+def make_hosts(mtu: Optional[dict[int, int]] = None) -> list[str]:
     """Inside the router's namespace: hosts 1 and 2, each a named namespace
-    with its end of a veth pair (`sw1`, `sw2` stay here, IPv6 off, as the
-    router's ports), its address, a route via the gateway and a static
-    neighbour entry for it (Sluice answers no ARP or neighbour discovery);
-    returns the namespaces' names. Without `checksum_offload` the hosts
-    fill their own TCP and UDP checksums (an AF_XDP port, unlike an
-    AF_PACKET one, is not told that a frame's checksum is left to it)."""
-    net, addr, gateway = NETWORKS[family]
-    v = "-6" if family == "ipv6" else "-4"
+    with its end of a veth pair (`sw1`, `sw2` stay here, as the router's
+    ports, IPv6 off on them: the router answers for itself), both
+    families' addresses and a default route via the gateway, as a host
+    comes (offloads on, no neighbour entries); `mtu` sets host h's link
+    (both ends) to an MTU of its own. Returns the namespaces' names."""
     for knob in ("all", "default"):
         subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{knob}.disable_ipv6=1"], check=False)
     names = [f"sluice-h{h}-{os.getpid()}" for h in (1, 2)]
     for h, ns in zip((1, 2), names):
         sh("ip", "netns", "add", ns)
-        sh("ip", "link", "add", f"sw{h}", "address", ROUTER_MAC, "type", "veth", "peer", "name", "eth0", "address", host_mac(h), "netns", ns)
+        sh("ip", "link", "add", f"sw{h}", "type", "veth", "peer", "name", "eth0", "netns", ns)
+        if mtu and h in mtu:
+            sh("ip", "link", "set", f"sw{h}", "mtu", str(mtu[h]))
+            sh("ip", "link", "set", "eth0", "mtu", str(mtu[h]), ns=ns)
         sh("ip", "link", "set", f"sw{h}", "up")
+        sh("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=0", ns=ns)
+        sh("sysctl", "-qw", "net.ipv6.conf.eth0.disable_ipv6=0", ns=ns)
         sh("ip", "link", "set", "lo", "up", ns=ns)
         sh("ip", "link", "set", "eth0", "up", ns=ns)
-        # Segments of the MTU, as a NIC without TSO takes them: a local stack's
-        # 64 KiB GSO frames are longer than a port's buffers (dropped, counted).
-        sh("ethtool", "-K", "eth0", "tso", "off", "gso", "off", *([] if checksum_offload else ["tx", "off"]), ns=ns)
-        sh("ip", v, "addr", "add", f"{addr.format(h)}/{net.split('/')[1]}", "dev", "eth0", *(["nodad"] if family == "ipv6" else []), ns=ns)
-        sh("ip", v, "neigh", "replace", gateway.format(h), "lladdr", ROUTER_MAC, "dev", "eth0", "nud", "permanent", ns=ns)
-        sh("ip", v, "route", "add", net.format(3 - h), "via", gateway.format(h), "dev", "eth0", ns=ns)
+        for family, v in (("ipv4", "-4"), ("ipv6", "-6")):
+            net, addr, gateway = NETWORKS[family]
+            sh("ip", v, "addr", "add", f"{addr.format(h)}/{net.split('/')[1]}", "dev", "eth0", *(["nodad"] if family == "ipv6" else []), ns=ns)
+            sh("ip", v, "route", "add", "default", "via", gateway.format(h), ns=ns)
     return names
 
 
@@ -81,22 +78,23 @@ def remove_hosts(names: list[str]) -> None:
         subprocess.run(["ip", "netns", "del", ns], capture_output=True)
 
 
-def router(family: str, backend: str = "af_packet") -> Any:
-    """Sluice between sw1 and sw2 on `backend` ports: per direction,
-    receive, hop limit, LPM on the other host's network, MAC rewrite, transmit."""
-    from sluice import Pipeline
-    from sluice.nf import Lpm, MacRewrite, TtlDecrement
+def linux_router() -> None:
+    """Makes the router's namespace a Linux router between sw1 and sw2: the gateways' addresses on them, forwarding on."""
+    sh("sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=0")
+    sh("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1")
+    for h in (1, 2):
+        sh("sysctl", "-qw", f"net.ipv6.conf.sw{h}.disable_ipv6=0")
+        for family, v in (("ipv4", "-4"), ("ipv6", "-6")):
+            net, _, gateway = NETWORKS[family]
+            sh("ip", v, "addr", "add", f"{gateway.format(h)}/{net.split('/')[1]}", "dev", f"sw{h}", *(["nodad"] if family == "ipv6" else []))
+    sh("sysctl", "-qw", "net.ipv4.ip_forward=1")
 
-    net = NETWORKS[family][0]
-    p = Pipeline(f"router-{family}")
-    for h, other in ((1, 2), (2, 1)):
-        flow = f"to_h{other}"
-        rx = p.rx_port(f"rx{h}", f"{backend}:sw{h}", {flow: net.format(other)})
-        hop = [p.module(f"hop_limit{h}", TtlDecrement()), p.module(f"lpm{h}", Lpm({net.format(other): 0})),
-               p.module(f"mac{h}", MacRewrite(src=ROUTER_MAC, dst=host_mac(other))), p.tx_port(f"tx{h}", f"{backend}:sw{other}")]
-        p.chain(rx, *hop)
-        p.flow(flow, [rx, *hop], slo_us=5000)
-    return p
+
+def router(backend: str = "af_packet") -> Any:
+    """Sluice between sw1 and sw2 on `backend` ports: the gateways' addresses of both families on them."""
+    from sluice.router import router as sluice_router
+
+    return sluice_router([(f"{backend}:sw{h}", [f"{NETWORKS[f][2].format(h)}/{NETWORKS[f][0].split('/')[1]}" for f in NETWORKS]) for h in (1, 2)])
 
 
 #: Host 2's side: listens, says its port, then the bytes of one connection and the seconds from its first byte to its end.
@@ -129,63 +127,141 @@ def _retransmitted(ns: str) -> int:
     return int(lines[1][lines[0].index("RetransSegs")])
 
 
-def clients(hosts: list[str], seconds: float) -> dict[str, Any]:
-    """Host 1 pings host 2, then sends to it over TCP for `seconds`."""
-    peer = NETWORKS["ipv4"][1].format(2)
-    ping = sh("ping", "-c", "20", "-i", "0.05", "-W", "2", peer, ns=hosts[0])
+def ping_rtt(hosts: list[str], family: str, count: int = 20) -> tuple[float, float]:
+    """Host 1 pings host 2 `count` times over `family`: the round trip's minimum and mean (ms)."""
+    peer = NETWORKS[family][1].format(2)
+    ping = sh("ping", "-c", str(count), "-i", "0.05", "-W", "2", peer, ns=hosts[0])
     rtt = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", ping)
-    receiver = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", RECEIVER], stdout=subprocess.PIPE, text=True)
+    if rtt is None:
+        raise RuntimeError(f"ping crossed no packet: {ping}")
+    return float(rtt.group(1)), float(rtt.group(2))
+
+
+def tcp_rate(hosts: list[str], family: str, seconds: float, sender: int = 0) -> dict[str, Any]:
+    """Host `sender` (0 or 1) sends to the other over TCP and `family` for
+    `seconds`: bytes received, rate (Gbit/s) and the sender's retransmissions."""
+    src, dst = hosts[sender], hosts[1 - sender]
+    peer = NETWORKS[family][1].format(2 - sender)
+    receiver = subprocess.Popen(["ip", "netns", "exec", dst, sys.executable, "-c", RECEIVER], stdout=subprocess.PIPE, text=True)
     try:
         assert receiver.stdout is not None
         port = receiver.stdout.readline().strip()
-        before = _retransmitted(hosts[0])
-        sh(sys.executable, "-c", SENDER, peer, port, str(seconds), ns=hosts[0])
+        before = _retransmitted(src)
+        sh(sys.executable, "-c", SENDER, peer, port, str(seconds), ns=src)
         received, took = receiver.communicate(timeout=60)[0].split()
     finally:
         receiver.kill()
-    if rtt is None:
-        raise RuntimeError(f"ping crossed no packet: {ping}")
-    return {"rtt_min_ms": float(rtt.group(1)), "rtt_avg_ms": float(rtt.group(2)),
-            "gbit_s": int(received) * 8 / float(took) / 1e9, "retransmitted": _retransmitted(hosts[0]) - before}
+    return {"bytes": int(received), "gbit_s": int(received) * 8 / float(took) / 1e9, "retransmitted": _retransmitted(src) - before}
+
+
+#: Host 1's flood of expired packets: UDP datagrams with TTL 1 to host 2, as fast as it sends, for argv[2] seconds; prints how many.
+FLOOD = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 1)
+s.setblocking(False)
+payload, n, end = bytes(64), 0, time.monotonic() + float(sys.argv[2])
+while time.monotonic() < end:
+    for _ in range(256):
+        try:
+            s.sendto(payload, (sys.argv[1], 33434))
+            n += 1
+        except BlockingIOError:
+            pass
+print(n)
+"""
+
+
+def tcp_under_flood(hosts: list[str], seconds: float) -> dict[str, Any]:
+    """Host 1's TCP to host 2 over IPv4 while host 1 also floods host 2 with
+    expired packets (TTL 1), which the router answers, rate-limited, with
+    time exceeded: the TCP rate, and the flood's packets a second."""
+    flood = subprocess.Popen(["ip", "netns", "exec", hosts[0], sys.executable, "-c", FLOOD, NETWORKS["ipv4"][1].format(2), str(seconds + 1)],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.5)
+        tcp = tcp_rate(hosts, "ipv4", seconds)
+        sent = int(flood.communicate(timeout=30)[0])
+    finally:
+        flood.kill()
+    return {"gbit_s": tcp["gbit_s"], "flood_pps": sent / (seconds + 1)}
+
+
+def udp_loss(hosts: list[str], seconds: float, rate: str = "1G") -> dict[str, Any]:
+    """Host 1 sends host 2 UDP datagrams of 1400 bytes at `rate` (iperf3)
+    for `seconds`: the datagrams sent and lost, as host 2's iperf3 counts them."""
+    server = subprocess.Popen(["ip", "netns", "exec", hosts[1], "iperf3", "-s", "-1", "-J"], stdout=subprocess.PIPE, text=True)
+    try:
+        time.sleep(0.3)
+        sh("iperf3", "-c", NETWORKS["ipv4"][1].format(2), "-u", "-b", rate, "-l", "1400", "-t", str(seconds), ns=hosts[0])
+        report = json.loads(server.communicate(timeout=30)[0])
+    finally:
+        server.kill()
+    total = report["end"]["sum"]
+    return {"packets": int(total["packets"]), "lost": int(total["lost_packets"]), "gbit_s": total["bits_per_second"] / 1e9}
+
+
+def clients(hosts: list[str], seconds: float) -> dict[str, Any]:
+    """The first ping's round trip (every neighbour still to be resolved:
+    host 1's gateway, host 2, host 2's gateway); per family, host 1 pings
+    host 2, then sends to it over TCP for `seconds`; UDP at 1 Gbit/s over IPv4."""
+    first = sh("ping", "-c", "1", "-W", "2", NETWORKS["ipv4"][1].format(2), ns=hosts[0])
+    found = re.search(r"time=([\d.]+) ms", first)
+    measured: dict[str, Any] = {"first_rtt_ms": float(found.group(1)) if found else None}
+    for family in NETWORKS:
+        rtt_min, rtt_avg = ping_rtt(hosts, family)
+        tcp = tcp_rate(hosts, family, seconds)
+        measured[family] = {"rtt_min_ms": rtt_min, "rtt_avg_ms": rtt_avg, "gbit_s": tcp["gbit_s"], "retransmitted": tcp["retransmitted"]}
+    if shutil.which("iperf3"):
+        measured["udp"] = udp_loss(hosts, min(seconds, 2.0))
+    measured["under_flood"] = tcp_under_flood(hosts, seconds)
+    return measured
 
 
 def measure(which: str, seconds: float) -> dict[str, Any]:
     """Runs inside the router's namespace: the hosts, the router `which`, the clients."""
     try:
-        hosts = make_hosts("ipv4", checksum_offload=False)
+        hosts = make_hosts()
     except RuntimeError as e:
         print(e, file=sys.stderr)
         sys.exit(CANNOT)
     try:
         if which == "linux":
-            for h in (1, 2):
-                sh("ip", "addr", "add", f"{NETWORKS['ipv4'][2].format(h)}/24", "dev", f"sw{h}")
-            sh("sysctl", "-qw", "net.ipv4.ip_forward=1")
+            linux_router()
             return clients(hosts, seconds)
-        return _through_sluice(which, hosts, seconds)
+        measured: dict[str, Any] = through_sluice(router(which), lambda: clients(hosts, seconds))
+        return measured
     finally:
         remove_hosts(hosts)
 
 
-def _through_sluice(backend: str, hosts: list[str], seconds: float) -> dict[str, Any]:
+def through_sluice(pipeline: Any, work: Callable[[], Any], *args: str) -> Any:
+    """Runs `sluice serve` on `pipeline` (and `args`) while `work` runs;
+    what `work` returned, and the served run's summary under "sluice"."""
     from sluice.client import Client
 
     tmp = tempfile.mkdtemp()
     description = os.path.join(tmp, "router.json")
-    Path(description).write_text(router("ipv4", backend).to_json())
+    Path(description).write_text(pipeline.to_json())
     run_dir = os.path.join(tmp, "run")
     with open(os.path.join(tmp, "serve.log"), "w+") as log:
-        serve = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "sluice"), "serve", description, "--run-dir", run_dir],
+        serve = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), "sluice"), "serve", description, "--run-dir", run_dir, *args],
                                  stdout=subprocess.DEVNULL, stderr=log)
         try:
             Client(run_dir).wait(alive=lambda: serve.poll() is None)
-            measured = clients(hosts, seconds)
+            done = work()
         finally:
             serve.send_signal(signal.SIGTERM)
             serve.wait(timeout=60)
+            log.seek(0)
+            err = log.read()
+    if serve.returncode != 0:
+        raise RuntimeError(f"sluice serve: {err[-1500:]}")
     report = json.loads(Path(run_dir, "report.json").read_text())
     s = report["summary"]
-    return {**measured, "accounted": s["accounted"], "missed": s["missed"], "dropped": s["dropped"]}
+    ports = {m: t["port"] for m, t in report["module_totals"].items() if "port" in t}
+    nfs = {m: t["nf"] for m, t in report["module_totals"].items() if "nf" in t}
+    return {**done, "sluice": {"accounted": s["accounted"], "missed": s["missed"], "dropped": s["dropped"], "drops": s["drops"], "ports": ports, "nfs": nfs}}
 
 
 def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Optional[int] = None) -> dict[str, Any]:
@@ -200,28 +276,49 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
             if done.returncode != 0:
                 raise RuntimeError(f"{which}: {done.stderr.strip()[-800:]}")
             runs[which].append(json.loads(done.stdout.splitlines()[-1]))
-    linux = runs["linux"]
     rows = []
-    for which, got in runs.items():
-        rtt = statistics.median(r["rtt_avg_ms"] for r in got)
-        rate = statistics.median(r["gbit_s"] for r in got)
-        rows.append({"router": which, "rtt_avg_ms": round(rtt, 3), "rtt_min_ms": round(statistics.median(r["rtt_min_ms"] for r in got), 3),
-                     "gbit_s": round(rate, 2), "rate_vs_linux": round(rate / statistics.median(r["gbit_s"] for r in linux), 2),
-                     "rtt_vs_linux": round(rtt / statistics.median(r["rtt_avg_ms"] for r in linux), 2),
-                     "retransmitted": int(statistics.median(r["retransmitted"] for r in got)),
-                     "accounted": all(r.get("accounted", True) for r in got), "missed": int(statistics.median(r.get("missed", 0) for r in got))})
-    report = {"seconds": seconds, "repeats": repeats, "rows": rows, "runs": runs}
-    output.write(out, "hosts", report, markdown, plot)
+    for family in NETWORKS:
+        linux = [r[family] for r in runs["linux"]]
+        for which, got in runs.items():
+            of = [r[family] for r in got]
+            rtt, rate = statistics.median(r["rtt_avg_ms"] for r in of), statistics.median(r["gbit_s"] for r in of)
+            ratios = [r["gbit_s"] / l["gbit_s"] for r, l in zip(of, linux)]
+            rows.append({"router": which, "family": family, "rtt_avg_ms": round(rtt, 3), "rtt_min_ms": round(statistics.median(r["rtt_min_ms"] for r in of), 3),
+                         "gbit_s": round(rate, 2), "rate_vs_linux": round(statistics.median(ratios), 2),
+                         "rate_vs_linux_range": [round(min(ratios), 2), round(max(ratios), 2)],
+                         "rtt_vs_linux": round(rtt / statistics.median(r["rtt_avg_ms"] for r in linux), 2),
+                         "retransmitted": int(statistics.median(r["retransmitted"] for r in of)),
+                         "accounted": all(r.get("sluice", {}).get("accounted", True) for r in got),
+                         "missed": int(statistics.median(r.get("sluice", {}).get("missed", 0) for r in got))})
+    first = {which: statistics.median(r["first_rtt_ms"] for r in got if r["first_rtt_ms"] is not None) for which, got in runs.items()}
+    udp = {which: {"sent": sum(r["udp"]["packets"] for r in got), "lost": sum(r["udp"]["lost"] for r in got),
+                   "gbit_s": round(statistics.median(r["udp"]["gbit_s"] for r in got), 3)} for which, got in runs.items() if all("udp" in r for r in got)}
+    flood = {which: {"tcp_vs_alone": round(statistics.median(r["under_flood"]["gbit_s"] / r["ipv4"]["gbit_s"] for r in got), 2),
+                     "flood_kpps": round(statistics.median(r["under_flood"]["flood_pps"] for r in got) / 1e3, 1)} for which, got in runs.items()}
+    report = {"seconds": seconds, "repeats": repeats, "offloads": "the hosts' defaults (TSO, GSO, checksum on)", "rows": rows,
+              "first_rtt_ms": {k: round(v, 3) for k, v in first.items()}, "udp_1gbit": udp, "under_flood": flood, "runs": runs}
+    output.write(out, "hosts", report, lambda rows: markdown(rows) + extras(report), plot)
     return report
 
 
+def extras(report: dict[str, Any]) -> str:
+    """The first ping's round trip (neighbours to resolve on the way) and UDP at 1 Gbit/s, per router."""
+    lines = ["", "| router | first ping RTT ms (neighbours resolved on the way) | UDP at 1 Gbit/s: sent | lost | received Gbit/s "
+             "| TCP under a flood of expired packets, vs alone (flood kpkt/s) |", "|---|---|---|---|---|---|"]
+    for which, ms in report["first_rtt_ms"].items():
+        u, f = report["udp_1gbit"].get(which, {}), report["under_flood"][which]
+        lines.append(f"| {which} | {ms} | {u.get('sent', '—')} | {u.get('lost', '—')} | {u.get('gbit_s', '—')} | {f['tcp_vs_alone']} ({f['flood_kpps']}) |")
+    return "\n".join(lines) + "\n"
+
+
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """Each router's medians, and its ratios to Linux's."""
-    lines = ["| router | ping RTT avg (min) ms | RTT vs Linux | TCP Gbit/s | rate vs Linux | retransmitted | missed at rx | accounted |",
-             "|---|---|---|---|---|---|---|---|"]
+    """Each router's medians per family, and its ratios to Linux's (the rate's paired median and range)."""
+    lines = ["| router | family | ping RTT avg (min) ms | RTT vs Linux | TCP Gbit/s | rate vs Linux [min, max] | retransmitted | missed at rx | accounted |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['router']} | {r['rtt_avg_ms']} ({r['rtt_min_ms']}) | {r['rtt_vs_linux']} | {r['gbit_s']} | {r['rate_vs_linux']} | "
-                     f"{r['retransmitted']} | {r['missed']} | {'yes' if r['accounted'] else 'NO'} |")
+        low, high = r["rate_vs_linux_range"]
+        lines.append(f"| {r['router']} | {r['family']} | {r['rtt_avg_ms']} ({r['rtt_min_ms']}) | {r['rtt_vs_linux']} | {r['gbit_s']} | "
+                     f"{r['rate_vs_linux']} [{low}, {high}] | {r['retransmitted']} | {r['missed']} | {'yes' if r['accounted'] else 'NO'} |")
     return "\n".join(lines) + "\n"
 
 
@@ -229,12 +326,14 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Round trip and TCP rate per router."""
     import matplotlib.pyplot as plt
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(7, 3))
-    names = [r["router"] for r in rows]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(8, 3))
+    names = [f"{r['router']}\n{r['family']}" for r in rows]
     a.bar(names, [r["rtt_avg_ms"] for r in rows])
     a.set_ylabel("ping RTT (ms)")
     b.bar(names, [r["gbit_s"] for r in rows])
     b.set_ylabel("TCP (Gbit/s)")
+    for ax in (a, b):
+        ax.tick_params(axis="x", labelsize=6)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -242,9 +341,10 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
 def headline(report: dict[str, Any]) -> output.Headline:
     """The README's figure: Sluice's ratios to Linux's forwarding."""
-    by = {r["router"]: r for r in report["rows"]}
-    parts = [f"{n}: RTT ×{by[n]['rtt_vs_linux']}, TCP ×{by[n]['rate_vs_linux']}" for n in ("af_xdp", "af_packet")]
-    return output.Headline(f"vs Linux forwarding ({by['linux']['rtt_avg_ms']} ms, {by['linux']['gbit_s']} Gbit/s): " + "; ".join(parts), "—")
+    by = {(r["router"], r["family"]): r for r in report["rows"]}
+    parts = [f"{n}: RTT ×{by[n, 'ipv4']['rtt_vs_linux']}, TCP ×{by[n, 'ipv4']['rate_vs_linux']} (IPv6 ×{by[n, 'ipv6']['rate_vs_linux']})" for n in ("af_xdp", "af_packet")]
+    linux = by["linux", "ipv4"]
+    return output.Headline(f"hosts as they come, vs Linux forwarding ({linux['rtt_avg_ms']} ms, {linux['gbit_s']} Gbit/s): " + "; ".join(parts), "—")
 
 
 if __name__ == "__main__":

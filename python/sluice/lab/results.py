@@ -64,7 +64,7 @@ CATALOG = (
     Entry("reframer", "The Reframer paper's chain with and without a Reframer, beside projgrad's flow-oblivious buffers", (), ("--quick",)),
     Entry("polling", "Poll policies from no load to overload: the worker's CPU, throughput, loss and delay", (), ("--quick",)),
     Entry("ports", "What a port costs: rx → Bypass(0, 0) → tx on a veth pair (AF_PACKET, AF_XDP) or between DPDK null devices, against a bare loop over the same rings", (), ("--quick",)),
-    Entry("hosts", "Two Linux hosts through Sluice against through Linux's own forwarding: ping round trip and TCP rate", (), ("--quick",)),
+    Entry("hosts", "Two Linux hosts as they come (offloads on, no neighbour set by hand) through Sluice's router against Linux's own forwarding: round trips, TCP both families, UDP at 1 Gbit/s", (), ("--quick",)),
     Entry("serve", "What operating a served pipeline costs its forwarding: scrapes, route updates, a bulk load, memory over a long run", (), ("--quick",)),
 )
 

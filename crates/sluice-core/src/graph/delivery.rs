@@ -26,11 +26,14 @@ use crate::telemetry::{DelaySampling, FlowRecorder};
 const SEND_RUN: usize = 64;
 
 /// Whose deliveries the packets reaching an egress are (see `Ends`).
+/// A packet of no flow is nobody's delivery wherever it ends: one an NF
+/// made on the way (an ARP request, an ICMP error), since every packet a
+/// flow takes is claimed for it upstream.
 #[derive(Clone, Copy)]
 pub(super) enum Recipient<'a> {
     /// Nobody's: a sink no flow ends at releases them.
     Nobody,
-    /// Flow `f`'s, every one (one of another flow is counted misdelivered there).
+    /// Flow `f`'s, every one of a flow (one of another flow is counted misdelivered there).
     Flow(usize),
     /// Each its own flow's, where that flow ends at egress node `here`
     /// (`egress_node`, per flow, where it ends on this worker); one of a
@@ -119,10 +122,15 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], to: Rec
                 _ => 0,
             };
             let mut run: Option<Run> = None;
+            let mut nobodys = 0;
             for &id in ids {
                 let meta = *pool.meta(id);
                 release(pool, id);
-                flows[flow].misdelivered += u64::from(meta.flow != NO_FLOW && meta.flow as usize != flow);
+                if meta.flow == NO_FLOW {
+                    nobodys += 1;
+                    continue;
+                }
+                flows[flow].misdelivered += u64::from(meta.flow as usize != flow);
                 if let Some(weight) = weight {
                     Run::add(&mut run, flows, now_ns, Run { flow, ts_ns: meta.ts_ns, weight, n: 1 });
                 }
@@ -130,7 +138,7 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], to: Rec
             // Recording a run counts it delivered.
             match run {
                 Some(r) => r.record(flows, now_ns),
-                None => flows[flow].delivered += ids.len() as u64,
+                None => flows[flow].delivered += (ids.len() - nobodys) as u64,
             }
         }
         Recipient::Own { here, egress_node } => {
@@ -203,8 +211,9 @@ pub(super) fn claim_for_egress(pool: &mut PacketPool, flows: &mut [FlowRecorder]
     let meta = pool.meta_mut(id);
     let own = meta.flow as usize;
     match to {
+        Recipient::Flow(_) if meta.flow == NO_FLOW => {}
         Recipient::Flow(f) => {
-            if meta.flow != NO_FLOW && own != f {
+            if own != f {
                 flows[f].misdelivered += 1;
             }
             meta.flow = f as u16;

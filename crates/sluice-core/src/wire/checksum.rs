@@ -40,6 +40,24 @@ pub fn without(sum: u16, word: u16) -> u16 {
     fold(sum as u64 + !word as u64)
 }
 
+/// Completes a checksum its sender left partial, as a NIC does for
+/// `CHECKSUM_PARTIAL`: the field at `start + offset` holds the
+/// pseudo-header's sum, and the checksum covers `bytes[start..]`. A
+/// computed zero is written as 0xffff (the same in one's complement, and
+/// what UDP needs). False when the field lies past the bytes.
+pub fn complete(bytes: &mut [u8], start: usize, offset: usize) -> bool {
+    let at = start + offset;
+    if at + 2 > bytes.len() {
+        return false;
+    }
+    let c = match !sum(&bytes[start..]) {
+        0 => 0xffff,
+        c => c,
+    };
+    bytes[at..at + 2].copy_from_slice(&c.to_be_bytes());
+    true
+}
+
 /// RFC 1624 eqn. 3: the new checksum after a 16-bit word changed from `old` to `new`.
 #[inline]
 pub fn update(checksum: u16, old: u16, new: u16) -> u16 {

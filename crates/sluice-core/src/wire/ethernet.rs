@@ -8,6 +8,10 @@ pub const ETHERTYPE_IPV4: u16 = 0x0800;
 pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 /// EtherType of an 802.1Q VLAN tag.
 pub const ETHERTYPE_VLAN: u16 = 0x8100;
+/// EtherType of ARP.
+pub const ETHERTYPE_ARP: u16 = 0x0806;
+/// The broadcast address.
+pub const BROADCAST: Mac = [0xff; 6];
 /// Bytes of an untagged Ethernet header.
 pub const HEADER_LEN: usize = 14;
 /// Bytes of one 802.1Q tag.
@@ -32,6 +36,18 @@ pub fn parse_mac(s: &str) -> Result<Mac, String> {
         *b = u8::from_str_radix(p, 16).map_err(|_| bad())?;
     }
     Ok(mac)
+}
+
+/// Whether `mac` is a group (multicast or broadcast) address: its first byte's lowest bit.
+pub fn is_group(mac: Mac) -> bool {
+    mac[0] & 1 == 1
+}
+
+/// Writes an untagged Ethernet header into the first [`HEADER_LEN`] bytes of `out`.
+pub fn write_header(out: &mut [u8], dst: Mac, src: Mac, ethertype: u16) {
+    out[DST..DST + 6].copy_from_slice(&dst);
+    out[SRC..SRC + 6].copy_from_slice(&src);
+    out[TYPE..TYPE + 2].copy_from_slice(&ethertype.to_be_bytes());
 }
 
 /// A view of an Ethernet frame.

@@ -5,16 +5,18 @@ use std::net::Ipv4Addr;
 use super::checksum;
 use super::Malformed;
 
-/// Protocol number of UDP.
-pub const PROTO_UDP: u8 = 17;
-/// Protocol number of TCP.
-pub const PROTO_TCP: u8 = 6;
 /// Bytes of a header without options.
 pub const MIN_HEADER_LEN: usize = 20;
+
+/// The don't-fragment flag (in the flags-and-offset word).
+const DONT_FRAGMENT: u16 = 0x4000;
+/// The more-fragments flag.
+const MORE_FRAGMENTS: u16 = 0x2000;
 
 const VER_IHL: usize = 0;
 const TOS: usize = 1;
 const TOTAL_LEN: usize = 2;
+const IDENT: usize = 4;
 const FLAGS_FRAGMENT: usize = 6;
 const TTL: usize = 8;
 const PROTO: usize = 9;
@@ -69,7 +71,26 @@ impl<T: AsRef<[u8]>> Header<T> {
 
     /// Fragment offset (8-byte units; 0 for an unfragmented packet or a first fragment).
     pub fn fragment_offset(&self) -> u16 {
-        u16::from_be_bytes([self.b()[FLAGS_FRAGMENT], self.b()[FLAGS_FRAGMENT + 1]]) & 0x1fff
+        self.flags_fragment() & 0x1fff
+    }
+
+    fn flags_fragment(&self) -> u16 {
+        u16::from_be_bytes([self.b()[FLAGS_FRAGMENT], self.b()[FLAGS_FRAGMENT + 1]])
+    }
+
+    /// Whether the sender forbids fragmenting it (DF).
+    pub fn dont_fragment(&self) -> bool {
+        self.flags_fragment() & DONT_FRAGMENT != 0
+    }
+
+    /// Whether more fragments follow this one (MF).
+    pub fn more_fragments(&self) -> bool {
+        self.flags_fragment() & MORE_FRAGMENTS != 0
+    }
+
+    /// Identification (what the fragments of one packet share).
+    pub fn ident(&self) -> u16 {
+        u16::from_be_bytes([self.b()[IDENT], self.b()[IDENT + 1]])
     }
 
     /// Protocol of the payload.
@@ -120,6 +141,25 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
 
     fn set_checksum(&mut self, c: u16) {
         self.m()[CHECKSUM..CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+    }
+
+    /// Sets the total length, the more-fragments flag and the fragment
+    /// offset (8-byte units) of one fragment of the packet, keeping DF and
+    /// the identification, and recomputes the checksum.
+    pub fn set_fragment(&mut self, total_len: u16, more: bool, offset: u16) {
+        let word = (self.flags_fragment() & DONT_FRAGMENT) | if more { MORE_FRAGMENTS } else { 0 } | (offset & 0x1fff);
+        self.m()[TOTAL_LEN..TOTAL_LEN + 2].copy_from_slice(&total_len.to_be_bytes());
+        self.m()[FLAGS_FRAGMENT..FLAGS_FRAGMENT + 2].copy_from_slice(&word.to_be_bytes());
+        self.fill_checksum();
+    }
+
+    /// Sets the total length and the identification, updating the checksum incrementally.
+    pub fn set_length_and_ident(&mut self, total_len: u16, ident: u16) {
+        let c = checksum::update(self.checksum(), self.total_len(), total_len);
+        let c = checksum::update(c, self.ident(), ident);
+        self.m()[TOTAL_LEN..TOTAL_LEN + 2].copy_from_slice(&total_len.to_be_bytes());
+        self.m()[IDENT..IDENT + 2].copy_from_slice(&ident.to_be_bytes());
+        self.set_checksum(c);
     }
 
     /// Sets the TTL, updating the checksum incrementally (RFC 1624).
@@ -176,17 +216,84 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     /// protocols, a fragment other than the first, or a total length the
     /// bytes do not hold.
     pub fn fill_upper_checksum(&mut self) {
+        if let Some(u) = self.upper_checksum() {
+            u.fill(self.m());
+        }
+    }
+
+    /// Completes the UDP or TCP checksum if it is partial, as a sender that
+    /// leaves it to the NIC writes it (the field holds the pseudo-header's
+    /// sum), where nothing says so (a frame from a veth peer, taken by
+    /// AF_XDP); returns whether it did. Safe on a whole checksum: one equal
+    /// to that sum is the one completing writes.
+    pub fn complete_partial_checksum(&mut self) -> bool {
+        self.upper_checksum().is_some_and(|u| u.complete_if_partial(self.m()))
+    }
+
+    /// Where the UDP or TCP checksum is and its pseudo-header's sum (see [`Self::fill_upper_checksum`]).
+    fn upper_checksum(&self) -> Option<super::l4::UpperChecksum> {
         let (protocol, start, end) = (self.protocol(), self.header_len(), self.total_len() as usize);
-        let Some(offset) = super::l4::checksum_offset(protocol) else { return };
+        let offset = super::l4::checksum_offset(protocol)?;
         if end > self.b().len() || end < start || self.fragment_offset() != 0 {
-            return;
+            return None;
         }
         let mut tail = [0u8; 4];
         tail[1] = protocol;
         tail[2..].copy_from_slice(&((end - start) as u16).to_be_bytes());
         let pseudo = checksum::add(checksum::sum(&self.b()[SRC..DST + 4]), checksum::sum(&tail));
-        super::l4::fill_checksum(&mut self.m()[start..end], offset, pseudo, protocol == PROTO_UDP);
+        Some(super::l4::UpperChecksum { protocol, start, end, offset, pseudo })
     }
+}
+
+/// An IPv4 header without options, to be written (smoltcp's `Repr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repr {
+    /// Source address.
+    pub src: u32,
+    /// Destination address.
+    pub dst: u32,
+    /// Protocol of the payload (see [`super::ip_protocol`]).
+    pub protocol: u8,
+    /// Time to live.
+    pub ttl: u8,
+    /// Type of service (DSCP and ECN).
+    pub tos: u8,
+    /// Identification.
+    pub ident: u16,
+    /// Bytes of header and payload.
+    pub total_len: u16,
+    /// Whether fragmenting it is forbidden (DF).
+    pub dont_fragment: bool,
+}
+
+impl Repr {
+    /// Writes the header into the first [`MIN_HEADER_LEN`] bytes of `out`, its checksum computed.
+    pub fn emit(&self, out: &mut [u8]) {
+        let h = &mut out[..MIN_HEADER_LEN];
+        h[VER_IHL] = 0x45;
+        h[TOS] = self.tos;
+        h[TOTAL_LEN..TOTAL_LEN + 2].copy_from_slice(&self.total_len.to_be_bytes());
+        h[IDENT..IDENT + 2].copy_from_slice(&self.ident.to_be_bytes());
+        h[FLAGS_FRAGMENT..FLAGS_FRAGMENT + 2].copy_from_slice(&if self.dont_fragment { DONT_FRAGMENT } else { 0 }.to_be_bytes());
+        h[TTL] = self.ttl;
+        h[PROTO] = self.protocol;
+        h[CHECKSUM..CHECKSUM + 2].fill(0);
+        h[SRC..SRC + 4].copy_from_slice(&self.src.to_be_bytes());
+        h[DST..DST + 4].copy_from_slice(&self.dst.to_be_bytes());
+        let c = !checksum::sum(h);
+        h[CHECKSUM..CHECKSUM + 2].copy_from_slice(&c.to_be_bytes());
+    }
+}
+
+/// Whether `address` is one a router sends no ICMP error to, nor answers
+/// from (RFC 1812 §4.3.2.7): unspecified, loopback, multicast, limited broadcast, class E.
+pub fn is_unroutable_source(address: u32) -> bool {
+    address == 0 || address >> 24 == 127 || address >> 28 >= 0xe
+}
+
+/// Whether `address` is a multicast (224.0.0.0/4) or the limited broadcast address.
+pub fn is_group(address: u32) -> bool {
+    address >> 28 == 0xe || address == u32::MAX
 }
 
 /// Parses "a.b.c.d/len" into (network as integer, length).
@@ -225,6 +332,28 @@ mod tests {
             Header::new_checked(&mut left[..]).unwrap().fill_upper_checksum();
             assert_eq!(left, packet);
         }
+    }
+
+    /// What a stack that leaves its checksum to the NIC writes (the
+    /// pseudo-header's sum) is completed; a whole checksum, or another
+    /// value, is left as it is.
+    #[test]
+    fn a_partial_checksum_is_completed_where_it_shows_and_nothing_else_is_touched() {
+        let mut tcp = Vec::new();
+        etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [20, 0, 1, 1], 64).tcp(5000, 80, 7, 1000).write(&mut tcp, b"a segment").unwrap();
+        let whole = tcp.clone();
+        assert!(!Header::new_checked(&mut tcp[..]).unwrap().complete_partial_checksum(), "a whole checksum stays");
+        let pseudo = {
+            let mut tail = [0u8; 4];
+            tail[1] = 6;
+            tail[2..].copy_from_slice(&((tcp.len() - 20) as u16).to_be_bytes());
+            checksum::add(checksum::sum(&tcp[12..20]), checksum::sum(&tail))
+        };
+        tcp[36..38].copy_from_slice(&pseudo.to_be_bytes());
+        assert!(Header::new_checked(&mut tcp[..]).unwrap().complete_partial_checksum());
+        assert_eq!(tcp, whole);
+        tcp[36..38].copy_from_slice(&[0x12, 0x34]);
+        assert!(!Header::new_checked(&mut tcp[..]).unwrap().complete_partial_checksum(), "a corrupt one is not made right");
     }
 
     proptest::proptest! {

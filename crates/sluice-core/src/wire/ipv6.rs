@@ -7,8 +7,6 @@ use super::Malformed;
 
 /// Bytes of the fixed header.
 pub const HEADER_LEN: usize = 40;
-/// Next-header value of ICMPv6.
-pub const PROTO_ICMPV6: u8 = 58;
 /// Next-header value of "nothing follows".
 pub const NO_NEXT_HEADER: u8 = 59;
 /// Next-header value of the fragment header (also what [`Header::upper`]
@@ -160,7 +158,7 @@ impl<T: AsRef<[u8]>> Header<T> {
             return Some(false);
         }
         let sum = checksum::add(self.pseudo_header_sum(protocol, data.len()), checksum::sum(data));
-        Some(sum == 0xffff && !(protocol == super::ipv4::PROTO_UDP && data[off..off + 2] == [0, 0]))
+        Some(sum == 0xffff && !(protocol == super::ip_protocol::UDP && data[off..off + 2] == [0, 0]))
     }
 }
 
@@ -168,7 +166,7 @@ impl<T: AsRef<[u8]>> Header<T> {
 /// (ICMPv6's covers a pseudo-header too, unlike ICMP's).
 fn checksum_offset(protocol: u8) -> Option<usize> {
     match protocol {
-        PROTO_ICMPV6 => Some(2),
+        super::ip_protocol::ICMPV6 => Some(2),
         p => super::l4::checksum_offset(p),
     }
 }
@@ -183,6 +181,20 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         self.m()[HOP_LIMIT] = hop_limit;
     }
 
+    /// Sets both addresses; an upper layer's checksum over them is the
+    /// caller's (swapping them, as an answer does, leaves it right).
+    pub fn set_addresses(&mut self, src: u128, dst: u128) {
+        self.m()[SRC..SRC + 16].copy_from_slice(&src.to_be_bytes());
+        self.m()[DST..DST + 16].copy_from_slice(&dst.to_be_bytes());
+    }
+
+    /// The upper-layer protocol and its bytes, mutable (see [`Header::upper`]).
+    pub fn upper_payload_mut(&mut self) -> Result<(u8, &mut [u8]), Malformed> {
+        let (protocol, at) = self.upper()?;
+        let end = HEADER_LEN + self.payload_len() as usize;
+        Ok((protocol, &mut self.m()[at..end]))
+    }
+
     /// Sets the DSCP (0..=63; the ECN bits kept).
     pub fn set_dscp(&mut self, dscp: u8) {
         debug_assert!(dscp < 64, "DSCP {dscp} has more than six bits");
@@ -194,12 +206,59 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     /// over the pseudo-header; a computed zero is sent as 0xffff for UDP.
     /// Does nothing for other protocols or a chain that does not parse.
     pub fn fill_upper_checksum(&mut self) {
-        let Ok((protocol, at)) = self.upper() else { return };
-        let Some(offset) = checksum_offset(protocol) else { return };
-        let end = HEADER_LEN + self.payload_len() as usize;
-        let pseudo = self.pseudo_header_sum(protocol, end - at);
-        super::l4::fill_checksum(&mut self.m()[at..end], offset, pseudo, protocol == super::ipv4::PROTO_UDP);
+        if let Some(u) = self.upper_checksum() {
+            u.fill(self.m());
+        }
     }
+
+    /// Completes the upper layer's checksum if it is partial (see
+    /// [`super::ipv4::Header::complete_partial_checksum`]); returns whether it did.
+    pub fn complete_partial_checksum(&mut self) -> bool {
+        self.upper_checksum().is_some_and(|u| u.complete_if_partial(self.m()))
+    }
+
+    /// Where the upper layer's checksum is and its pseudo-header's sum.
+    fn upper_checksum(&self) -> Option<super::l4::UpperChecksum> {
+        let (protocol, start) = self.upper().ok()?;
+        let offset = checksum_offset(protocol)?;
+        let end = HEADER_LEN + self.payload_len() as usize;
+        Some(super::l4::UpperChecksum { protocol, start, end, offset, pseudo: self.pseudo_header_sum(protocol, end - start) })
+    }
+}
+
+/// An IPv6 header without extension headers, to be written (smoltcp's `Repr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Repr {
+    /// Source address.
+    pub src: u128,
+    /// Destination address.
+    pub dst: u128,
+    /// The payload's protocol (see [`super::ip_protocol`]).
+    pub next_header: u8,
+    /// Hop limit.
+    pub hop_limit: u8,
+    /// Bytes after the fixed header.
+    pub payload_len: u16,
+}
+
+impl Repr {
+    /// Writes the fixed header into the first [`HEADER_LEN`] bytes of `out`
+    /// (traffic class and flow label 0).
+    pub fn emit(&self, out: &mut [u8]) {
+        let h = &mut out[..HEADER_LEN];
+        h[VER_TC_FLOW..VER_TC_FLOW + 4].copy_from_slice(&(6u32 << 28).to_be_bytes());
+        h[PAYLOAD_LEN..PAYLOAD_LEN + 2].copy_from_slice(&self.payload_len.to_be_bytes());
+        h[NEXT_HEADER] = self.next_header;
+        h[HOP_LIMIT] = self.hop_limit;
+        h[SRC..SRC + 16].copy_from_slice(&self.src.to_be_bytes());
+        h[DST..DST + 16].copy_from_slice(&self.dst.to_be_bytes());
+    }
+}
+
+/// Whether `address` is one a router sends no ICMPv6 error to (RFC 4443
+/// §2.4 e): unspecified, loopback or multicast.
+pub fn is_unroutable_source(address: u128) -> bool {
+    address == 0 || address == 1 || address >> 120 == 0xff
 }
 
 /// Parses "2001:db8::/32" into (network as integer, length).

@@ -1,7 +1,7 @@
 //! UDP and TCP ports and checksums.
 
 use super::checksum;
-use super::ipv4::{PROTO_TCP, PROTO_UDP};
+use super::ip_protocol::{TCP, UDP};
 use super::Malformed;
 
 /// Bytes of a UDP header.
@@ -12,8 +12,8 @@ pub const TCP_MIN_LEN: usize = 20;
 /// Offset of the checksum within the L4 header of `protocol`.
 pub(crate) fn checksum_offset(protocol: u8) -> Option<usize> {
     match protocol {
-        PROTO_UDP => Some(6),
-        PROTO_TCP => Some(16),
+        UDP => Some(6),
+        TCP => Some(16),
         _ => None,
     }
 }
@@ -21,8 +21,8 @@ pub(crate) fn checksum_offset(protocol: u8) -> Option<usize> {
 /// Source and destination ports of a UDP or TCP header.
 pub fn ports(protocol: u8, l4: &[u8]) -> Result<(u16, u16), Malformed> {
     let min = match protocol {
-        PROTO_UDP => UDP_LEN,
-        PROTO_TCP => TCP_MIN_LEN,
+        UDP => UDP_LEN,
+        TCP => TCP_MIN_LEN,
         _ => return Err(Malformed::Unexpected),
     };
     if l4.len() < min {
@@ -59,14 +59,44 @@ fn update_checksum(protocol: u8, l4: &mut [u8], update: impl FnOnce(u16) -> u16)
         return;
     }
     let c = u16::from_be_bytes([l4[off], l4[off + 1]]);
-    if protocol == PROTO_UDP && c == 0 {
+    if protocol == UDP && c == 0 {
         return;
     }
     let mut c = update(c);
-    if protocol == PROTO_UDP && c == 0 {
+    if protocol == UDP && c == 0 {
         c = 0xffff;
     }
     l4[off..off + 2].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Where an upper layer's checksum is in an IP packet, and what the pseudo-header adds to it.
+pub(crate) struct UpperChecksum {
+    /// The upper layer's protocol.
+    pub protocol: u8,
+    /// Its first byte and one past its last, from the IP header's start.
+    pub start: usize,
+    pub end: usize,
+    /// The checksum's offset from `start`.
+    pub offset: usize,
+    /// The pseudo-header's one's-complement sum.
+    pub pseudo: u16,
+}
+
+impl UpperChecksum {
+    /// Computes and writes the checksum into `ip` (the IP packet it is of).
+    pub(crate) fn fill(&self, ip: &mut [u8]) {
+        fill_checksum(&mut ip[self.start..self.end], self.offset, self.pseudo, self.protocol == UDP);
+    }
+
+    /// [`Self::fill`] if the field holds the pseudo-header's sum (a partial checksum); returns whether it did.
+    pub(crate) fn complete_if_partial(&self, ip: &mut [u8]) -> bool {
+        let at = self.start + self.offset;
+        if at + 2 > self.end || u16::from_be_bytes([ip[at], ip[at + 1]]) != self.pseudo {
+            return false;
+        }
+        self.fill(ip);
+        true
+    }
 }
 
 /// Computes the checksum of `upper` (an upper-layer header and its data)

@@ -2,10 +2,14 @@
 //! checked constructor for untrusted bytes, accessors and setters that keep
 //! checksums right. NFs parse with these and never panic on bad input.
 
+pub mod arp;
 pub mod checksum;
 pub mod ethernet;
 pub mod five_tuple;
 pub mod gtpu;
+pub mod icmp;
+pub mod icmpv6;
+pub mod ip_protocol;
 pub mod ipv4;
 pub mod ipv6;
 pub mod l4;
@@ -187,6 +191,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ip<T> {
         match self {
             Ip::V4(h) => h.fill_upper_checksum(),
             Ip::V6(h) => h.fill_upper_checksum(),
+        }
+    }
+
+    /// Completes a partial UDP/TCP (IPv6: ICMPv6 too) checksum no one said
+    /// was partial (see the families' `complete_partial_checksum`).
+    pub fn complete_partial_checksum(&mut self) -> bool {
+        match self {
+            Ip::V4(h) => h.complete_partial_checksum(),
+            Ip::V6(h) => h.complete_partial_checksum(),
         }
     }
 

@@ -2,7 +2,8 @@
 //! over IPv4 or IPv6.
 
 use super::ethernet::{Frame, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
-use super::ipv4::{self, PROTO_UDP};
+use super::ip_protocol::UDP;
+use super::ipv4;
 use super::ipv6;
 use super::l4::{ports, UDP_LEN};
 use super::{ip_of, Endpoints};
@@ -45,14 +46,14 @@ impl Outer {
                 ip[2..4].copy_from_slice(&((ip_len + udp_len) as u16).to_be_bytes());
                 ip[6] = 0x40; // don't fragment
                 ip[8] = OUTER_HOP_LIMIT;
-                ip[9] = PROTO_UDP;
+                ip[9] = UDP;
                 ip[12..16].copy_from_slice(&src.to_be_bytes());
                 ip[16..20].copy_from_slice(&dst.to_be_bytes());
             }
             Endpoints::V6(src, dst) => {
                 ip[0] = 0x60;
                 ip[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
-                ip[6] = PROTO_UDP;
+                ip[6] = UDP;
                 ip[7] = OUTER_HOP_LIMIT;
                 ip[8..24].copy_from_slice(&src.to_be_bytes());
                 ip[24..40].copy_from_slice(&dst.to_be_bytes());
@@ -78,7 +79,7 @@ pub fn payload_offset(frame: &[u8], port: u16) -> Option<usize> {
     let eth = Frame::new_checked(frame).ok()?;
     let (protocol, at) = ip_of(frame).ok()?.upper_offset().ok()?;
     let udp = eth.payload_offset() + at;
-    if protocol != PROTO_UDP || ports(PROTO_UDP, &frame[udp..]).ok()?.1 != port {
+    if protocol != UDP || ports(UDP, &frame[udp..]).ok()?.1 != port {
         return None;
     }
     Some(udp + UDP_LEN)

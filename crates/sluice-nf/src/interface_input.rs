@@ -1,0 +1,399 @@
+//! `interface_input(interface)`: a router's input on one interface. It
+//! answers ARP requests and IPv6 neighbour solicitations for the
+//! interface's addresses and learns its neighbours from what it hears
+//! (RFC 826, RFC 4861), answers pings to any of the router's addresses and
+//! a datagram to one with a port unreachable, and passes every other IP
+//! packet on to be forwarded (gate 0). Its answers leave by gate 1, back out
+//! the interface. Dropped and counted: frames to another MAC, other
+//! EtherTypes, IPv4 headers whose checksum fails (RFC 1812 §5.2.2), packets
+//! to a group address or a subnet's broadcast (not forwarded), neighbour
+//! discovery that fails RFC 4861's checks (a hop limit other than 255…),
+//! an ARP claiming one of the router's addresses, and whatever else is
+//! addressed to the router.
+
+use std::sync::Arc;
+
+use sluice_core::wire::ethernet::{self, Frame, Mac};
+use sluice_core::wire::icmpv6::{advert_flags, Neighbor};
+use sluice_core::wire::{arp, icmp, icmpv6, ip_protocol, ipv4, ipv6, Ip};
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
+
+use crate::icmp_error::{self, ErrorSource, IcmpError};
+use crate::interfaces::{Interface, Interfaces};
+use crate::neighbor_table::v4_key;
+
+/// Gate of the packets it passes on to be forwarded.
+pub const FORWARD: usize = 0;
+/// Gate of its answers (ARP replies, neighbour advertisements, echo replies, port unreachables).
+pub const REPLY: usize = 1;
+
+/// What its counter slots count (cumulative), in order.
+pub const COUNTERS: &[&str] = &[
+    "forwarded",
+    "arp_answered",
+    "nd_answered",
+    "echo_answered",
+    "neighbors_heard",
+    "link_local",
+    "not_ours",
+    "bad_checksum",
+    "nd_invalid",
+    "address_conflict",
+    "local_dropped",
+    "group_dropped",
+];
+
+#[derive(Clone, Copy)]
+#[repr(usize)]
+enum Count {
+    Forwarded,
+    ArpAnswered,
+    NdAnswered,
+    EchoAnswered,
+    NeighborsHeard,
+    LinkLocal,
+    NotOurs,
+    BadChecksum,
+    NdInvalid,
+    AddressConflict,
+    LocalDropped,
+    GroupDropped,
+}
+
+/// What becomes of one packet.
+enum Verdict {
+    /// On, to be forwarded.
+    Forward,
+    /// Answered: the packet is the answer now, back out the interface.
+    Reply,
+    /// Taken in: it was for the router (what it says was heard).
+    TakenIn,
+    /// Taken in, and counted: link-local control traffic to a group (MLD, router solicitations).
+    TakenInAs(Count),
+    /// Dropped, for this reason.
+    Drop(Count),
+}
+
+/// See the module documentation.
+pub struct InterfaceInput {
+    interfaces: Arc<Interfaces>,
+    index: u16,
+    /// The IPv4 identification of its next ICMP error.
+    ident: u16,
+    counters: [u64; COUNTERS.len()],
+}
+
+impl InterfaceInput {
+    /// The input of interface `name` of `interfaces`.
+    pub fn new(interfaces: Arc<Interfaces>, name: &str) -> Result<Self, String> {
+        let index = interfaces.named(name)?.index;
+        Ok(Self { interfaces, index, ident: index << 8, counters: [0; COUNTERS.len()] })
+    }
+
+    fn interface(&self) -> &Interface {
+        self.interfaces.get(self.index).expect("an index of its own interfaces")
+    }
+
+    /// What to do with packet `id`.
+    fn judge(&mut self, ctx: &mut NfContext<'_>, id: PacketId) -> Verdict {
+        let iface = self.interfaces.get(self.index).expect("an index of its own interfaces");
+        let frame = ctx.pool.data(id);
+        let Ok(eth) = Frame::new_checked(frame) else { return Verdict::Drop(Count::NotOurs) };
+        let (dst_mac, at) = (eth.dst(), eth.payload_offset());
+        let to_us = dst_mac == iface.mac;
+        if !to_us && !ethernet::is_group(dst_mac) {
+            return Verdict::Drop(Count::NotOurs);
+        }
+        match eth.payload_type() {
+            ethernet::ETHERTYPE_ARP => self.arp(ctx, id, at),
+            ethernet::ETHERTYPE_IPV4 | ethernet::ETHERTYPE_IPV6 => self.ip(ctx, id, to_us),
+            _ => Verdict::Drop(Count::NotOurs),
+        }
+    }
+
+    fn ip(&mut self, ctx: &mut NfContext<'_>, id: PacketId, to_us: bool) -> Verdict {
+        let interfaces = &*self.interfaces;
+        let iface = interfaces.get(self.index).expect("its own interface");
+        match sluice_core::wire::ip_of(ctx.pool.data(id)) {
+            Ok(Ip::V4(h)) => {
+                if !h.checksum_ok() {
+                    return Verdict::Drop(Count::BadChecksum);
+                }
+                let dst = h.dst();
+                if interfaces.owns_v4(dst) {
+                    return self.local(ctx, id, u128::from(dst));
+                }
+                // The link's own groups (224.0.0.0/24) and broadcasts are the link's: heard, not routed.
+                if dst >> 8 == 0x00e0_0000 || dst == u32::MAX || iface.is_broadcast_v4(dst) {
+                    return Verdict::TakenInAs(Count::LinkLocal);
+                }
+                if !to_us || ipv4::is_group(dst) {
+                    return Verdict::Drop(Count::GroupDropped);
+                }
+                Verdict::Forward
+            }
+            Ok(Ip::V6(h)) => {
+                let dst = h.dst();
+                if let Ok((ip_protocol::ICMPV6, message)) = h.upper_payload() {
+                    if message.first().is_some_and(|t| (icmpv6::ROUTER_SOLICIT..=icmpv6::REDIRECT).contains(t)) {
+                        return self.neighbor_discovery(ctx, id);
+                    }
+                }
+                if interfaces.owns_v6(dst) {
+                    return self.local(ctx, id, dst);
+                }
+                // Link-scope groups (ff02::/16: MLD reports, router solicitations…): heard, not routed.
+                if dst >> 112 == 0xff02 {
+                    return Verdict::TakenInAs(Count::LinkLocal);
+                }
+                if !to_us || icmpv6::is_multicast(dst) || dst >> 64 == 0xfe80 << 48 {
+                    return Verdict::Drop(Count::GroupDropped);
+                }
+                Verdict::Forward
+            }
+            Err(_) => Verdict::Drop(Count::NotOurs),
+        }
+    }
+
+    /// An ARP packet at `at`: learned from, answered when it asks for one of the interface's addresses.
+    fn arp(&mut self, ctx: &mut NfContext<'_>, id: PacketId, at: usize) -> Verdict {
+        let iface = self.interfaces.get(self.index).expect("its own interface");
+        let frame = ctx.pool.data(id);
+        let Ok(packet) = arp::Packet::new_checked(&frame[at..]) else { return Verdict::Drop(Count::NdInvalid) };
+        let (op, sender_mac, sender, target) = (packet.operation(), packet.sender_mac(), packet.sender_ip(), packet.target_ip());
+        if iface.owns_v4(sender) || ethernet::is_group(sender_mac) {
+            return Verdict::Drop(Count::AddressConflict);
+        }
+        let for_us = iface.owns_v4(target);
+        if sender != 0 && iface.on_link_v4(sender) {
+            // A reply to us confirms; a request to us, a gratuitous ARP
+            // (announcing its sender) teach; another's request only updates.
+            let confirmed = op == arp::REPLY && for_us;
+            let create = for_us || packet.is_gratuitous();
+            let now = ctx.now();
+            if iface.neighbors.heard(v4_key(sender), sender_mac, confirmed, create, now) {
+                self.counters[Count::NeighborsHeard as usize] += 1;
+            }
+        }
+        if op != arp::REQUEST || !for_us {
+            return Verdict::TakenIn;
+        }
+        let mac = iface.mac;
+        let frame = ctx.pool.data_mut(id);
+        let eth_src = Frame::new_checked(&*frame).expect("checked").src();
+        arp::Packet::new_checked(&mut frame[at..]).expect("checked").make_reply(mac);
+        let mut eth = Frame::new_checked(&mut *frame).expect("checked");
+        eth.set_dst(eth_src);
+        eth.set_src(mac);
+        ctx.answer(id);
+        self.counters[Count::ArpAnswered as usize] += 1;
+        Verdict::Reply
+    }
+
+    /// An ICMPv6 neighbour-discovery message: solicitations for the
+    /// interface's addresses answered, both kinds learned from; router
+    /// solicitations, advertisements and redirects dropped (the router
+    /// sends no advertisements).
+    fn neighbor_discovery(&mut self, ctx: &mut NfContext<'_>, id: PacketId) -> Verdict {
+        let iface = self.interfaces.get(self.index).expect("its own interface");
+        let frame = ctx.pool.data(id);
+        let eth_src = Frame::new_checked(frame).expect("parsed").src();
+        let Ok(Ip::V6(h)) = sluice_core::wire::ip_of(frame) else { return Verdict::Drop(Count::NdInvalid) };
+        let (src, dst, hop_limit) = (h.src(), h.dst(), h.hop_limit());
+        let Ok((_, message)) = h.upper_payload() else { return Verdict::Drop(Count::NdInvalid) };
+        if h.upper_checksum_ok() != Some(true) {
+            return Verdict::Drop(Count::NdInvalid);
+        }
+        if !matches!(message[0], icmpv6::NEIGHBOR_SOLICIT | icmpv6::NEIGHBOR_ADVERT) {
+            // Router solicitations and advertisements, redirects: the router sends none and takes none.
+            return Verdict::TakenIn;
+        }
+        let Ok(nd) = Neighbor::parse(message, hop_limit, src, dst) else { return Verdict::Drop(Count::NdInvalid) };
+        let now = ctx.now();
+        if nd.kind == icmpv6::NEIGHBOR_ADVERT {
+            if iface.owns_v6(nd.target) {
+                return Verdict::Drop(Count::AddressConflict);
+            }
+            let mac = nd.mac.unwrap_or(eth_src);
+            let solicited = nd.flags & advert_flags::SOLICITED != 0;
+            if iface.on_link_v6(nd.target) && iface.neighbors.heard(nd.target, mac, solicited, true, now) {
+                self.counters[Count::NeighborsHeard as usize] += 1;
+            }
+            return Verdict::TakenIn;
+        }
+        if let Some(mac) = nd.mac.filter(|_| src != 0 && iface.on_link_v6(src)) {
+            if iface.neighbors.heard(src, mac, false, iface.owns_v6(nd.target), now) {
+                self.counters[Count::NeighborsHeard as usize] += 1;
+            }
+        }
+        if !iface.owns_v6(nd.target) {
+            return Verdict::TakenIn;
+        }
+        // Answered to the asker, or to all nodes for a duplicate-address check (RFC 4861 §7.2.4).
+        let (to, to_mac, flags) = if src == 0 {
+            (ALL_NODES, icmpv6::multicast_mac(ALL_NODES), advert_flags::ROUTER | advert_flags::OVERRIDE)
+        } else {
+            (src, nd.mac.unwrap_or(eth_src), advert_flags::ROUTER | advert_flags::SOLICITED | advert_flags::OVERRIDE)
+        };
+        write_advert(ctx, id, iface.mac, nd.target, to, to_mac, flags);
+        self.counters[Count::NdAnswered as usize] += 1;
+        Verdict::Reply
+    }
+
+    /// A packet to one of the router's addresses, `dst`: a ping answered,
+    /// a datagram answered with a port unreachable, the rest dropped.
+    fn local(&mut self, ctx: &mut NfContext<'_>, id: PacketId, dst: u128) -> Verdict {
+        let frame = ctx.pool.data(id);
+        let (protocol, kind, src_ok) = match sluice_core::wire::ip_of(frame) {
+            Ok(Ip::V4(h)) => {
+                let kind = (h.protocol() == ip_protocol::ICMP && icmp::Message::new_checked(h.payload()).is_ok_and(|m| m.checksum_ok())).then(|| h.payload()[0]);
+                (h.protocol(), kind, !ipv4::is_unroutable_source(h.src()))
+            }
+            Ok(Ip::V6(h)) => {
+                let upper = h.upper_payload();
+                let kind = match upper {
+                    Ok((ip_protocol::ICMPV6, m)) if h.upper_checksum_ok() == Some(true) => m.first().copied(),
+                    _ => None,
+                };
+                (upper.map_or(0, |(p, _)| p), kind, !ipv6::is_unroutable_source(h.src()))
+            }
+            Err(_) => return Verdict::Drop(Count::NotOurs),
+        };
+        if !src_ok {
+            return Verdict::Drop(Count::LocalDropped);
+        }
+        if kind == Some(icmp::ECHO_REQUEST) || kind == Some(icmpv6::ECHO_REQUEST) {
+            let mac = self.interface().mac;
+            echo_reply(ctx, id, mac);
+            self.counters[Count::EchoAnswered as usize] += 1;
+            return Verdict::Reply;
+        }
+        if protocol == ip_protocol::UDP {
+            let Self { interfaces, index, ident, .. } = self;
+            let iface = interfaces.get(*index).expect("its own interface");
+            let from = ErrorSource { interface: iface, address: Some(dst), ident };
+            if icmp_error::make(ctx, id, IcmpError::PortUnreachable, from, &interfaces.icmp).is_ok() {
+                ctx.answer(id);
+                return Verdict::Reply;
+            }
+        }
+        Verdict::Drop(Count::LocalDropped)
+    }
+}
+
+/// ff02::1, all nodes on the link.
+const ALL_NODES: u128 = 0xff02_0000_0000_0000_0000_0000_0000_0001;
+
+/// Rewrites packet `id` (a solicitation) into the advertisement of
+/// `target` at `mac` with `flags`, to `to` at `to_mac`.
+fn write_advert(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac, target: u128, to: u128, to_mac: Mac, flags: u8) {
+    let eth_len = Frame::new_checked(ctx.pool.data(id)).expect("parsed").payload_offset();
+    let len = icmpv6::ND_LEN + icmpv6::LINK_ADDRESS_OPTION_LEN;
+    let total = eth_len + ipv6::HEADER_LEN + len;
+    // An advertisement is no longer than the solicitation it answers, which carries its options.
+    if !ctx.pool.set_len(id, total) {
+        unreachable!("a small buffer holds an advertisement");
+    }
+    let frame = ctx.pool.data_mut(id);
+    let mut eth = Frame::new_checked(&mut *frame).expect("parsed");
+    eth.set_dst(to_mac);
+    eth.set_src(mac);
+    ipv6::Repr { src: target, dst: to, next_header: ip_protocol::ICMPV6, hop_limit: icmpv6::ND_HOP_LIMIT, payload_len: len as u16 }.emit(&mut frame[eth_len..]);
+    icmpv6::write_advert(&mut frame[eth_len + ipv6::HEADER_LEN..], flags, target, mac);
+    ipv6::Header::new_checked(&mut frame[eth_len..]).expect("just written").fill_upper_checksum();
+    ctx.answer(id);
+}
+
+/// Rewrites an echo request into its reply, from the address it was sent
+/// to: addresses and MACs swapped, TTL or hop limit reset, type changed.
+fn echo_reply(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac) {
+    let frame = ctx.pool.data_mut(id);
+    let mut eth = Frame::new_checked(&mut *frame).expect("parsed");
+    let asker = eth.src();
+    eth.set_dst(asker);
+    eth.set_src(mac);
+    match sluice_core::wire::ip_of_mut(frame).expect("parsed") {
+        Ip::V4(mut h) => {
+            let (src, dst) = (h.src(), h.dst());
+            h.set_src(dst);
+            h.set_dst(src);
+            h.set_ttl(64);
+            icmp::Message::new_checked(h.payload_mut()).expect("checked").make_echo_reply();
+        }
+        Ip::V6(mut h) => {
+            let (src, dst) = (h.src(), h.dst());
+            h.set_addresses(dst, src);
+            h.set_hop_limit(64);
+            let (_, message) = h.upper_payload_mut().expect("checked");
+            let old = u16::from_be_bytes([message[0], message[1]]);
+            message[0] = icmpv6::ECHO_REPLY;
+            let c = sluice_core::wire::checksum::update(u16::from_be_bytes([message[2], message[3]]), old, u16::from_be_bytes([message[0], message[1]]));
+            message[2..4].copy_from_slice(&c.to_be_bytes());
+        }
+    }
+    ctx.answer(id);
+}
+
+impl NetworkFunction for InterfaceInput {
+    fn outgates(&self) -> usize {
+        2
+    }
+
+    fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        for &id in input.as_slice() {
+            match self.judge(ctx, id) {
+                Verdict::Forward => {
+                    self.counters[Count::Forwarded as usize] += 1;
+                    out.push(FORWARD, id);
+                }
+                Verdict::Reply => out.push(REPLY, id),
+                Verdict::TakenIn => ctx.take_in(id),
+                Verdict::TakenInAs(what) => {
+                    self.counters[what as usize] += 1;
+                    ctx.take_in(id);
+                }
+                Verdict::Drop(why) => {
+                    self.counters[why as usize] += 1;
+                    ctx.drop_packet(id);
+                }
+            }
+        }
+        input.clear();
+    }
+
+    fn read_counters(&self, into: &mut sluice_core::telemetry::NfCounters) {
+        into[..COUNTERS.len()].copy_from_slice(&self.counters);
+    }
+}
+
+/// `interface_input`: a router's input on one interface (see the module
+/// documentation): gate 0 the packets to forward, gate 1 its answers, to
+/// go back out the interface.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct InterfaceInputSpec {
+    /// The interface, by its name in the description's `interfaces`.
+    pub interface: String,
+}
+
+impl crate::NfConfig for InterfaceInputSpec {
+    fn build(&self) -> Result<Box<dyn NetworkFunction>, String> {
+        self.build_on(&Interfaces::none())
+    }
+
+    fn build_on(&self, interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
+        Ok(Box::new(InterfaceInput::new(interfaces.clone(), &self.interface)?))
+    }
+
+    fn outgates(&self) -> usize {
+        2
+    }
+
+    fn counter_names(&self) -> &'static [&'static str] {
+        COUNTERS
+    }
+
+    fn fuzz_samples() -> Vec<Self> {
+        vec![Self { interface: crate::interfaces::FUZZ_INTERFACE.into() }]
+    }
+}

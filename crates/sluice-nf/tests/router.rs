@@ -1,0 +1,296 @@
+//! The router's NFs on frames built and read back by etherparse: answers
+//! to ARP, neighbour discovery and pings, neighbours learned and resolved
+//! with packets held meanwhile, ICMP errors as RFC 792 and 4443 quote, the
+//! rate limit, and fragments that reassemble into the packet.
+
+use std::sync::Arc;
+
+use etherparse::{Icmpv4Type, Icmpv6Type, NetSlice, PacketBuilder, SlicedPacket, TransportSlice};
+use sluice_core::harness::Harness;
+use sluice_core::packet::{PacketMeta, NO_PORT};
+use sluice_core::wire::arp;
+use sluice_core::NetworkFunction;
+use sluice_nf::interfaces::{Interfaces, FUZZ_INTERFACE};
+use sluice_nf::neighbor_table::{v4_key, State};
+use sluice_nf::NfSpec;
+
+const HOST: [u8; 6] = [2, 0, 0, 0, 1, 1];
+const HOST2: [u8; 6] = [2, 0, 0, 0, 2, 2];
+const ROUTER: [u8; 6] = [0x02, 0x53, 0x4c, 0, 0, 0];
+const ROUTER1: [u8; 6] = [0x02, 0x53, 0x4c, 0, 0, 1];
+
+fn build(interfaces: &Arc<Interfaces>, json: &str) -> Box<dyn NetworkFunction> {
+    serde_json::from_str::<NfSpec>(json).unwrap().build_on(interfaces).unwrap()
+}
+
+/// Arrived on the sample's interface `port`, at ingress time `ts_ns`.
+fn on(port: u16, ts_ns: u64) -> PacketMeta {
+    PacketMeta { port, ts_ns, ..PacketMeta::default() }
+}
+
+fn arp_frame(dst: [u8; 6], op: u16, sender_mac: [u8; 6], sender: [u8; 4], target: [u8; 4]) -> Vec<u8> {
+    let mut f = vec![0u8; 60];
+    sluice_core::wire::ethernet::write_header(&mut f, dst, sender_mac, 0x0806);
+    arp::write(&mut f[14..], op, sender_mac, u32::from_be_bytes(sender), [0; 6], u32::from_be_bytes(target));
+    f
+}
+
+fn udp4(src: [u8; 4], dst: [u8; 4], ttl: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4(src, dst, ttl).udp(5000, 33434).write(&mut f, payload).unwrap();
+    f
+}
+
+fn udp6(src: [u8; 16], dst: [u8; 16], hop_limit: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv6(src, dst, hop_limit).udp(5000, 33434).write(&mut f, payload).unwrap();
+    f
+}
+
+fn v6(s: &str) -> [u8; 16] {
+    s.parse::<std::net::Ipv6Addr>().unwrap().octets()
+}
+
+/// An ICMPv6 neighbour solicitation for `target` from `src` (with its source link-layer option) at `hop_limit`.
+fn solicit(src: [u8; 16], target: [u8; 16], hop_limit: u8) -> Vec<u8> {
+    let mut body = target.to_vec();
+    body.extend([1, 1]);
+    body.extend(HOST);
+    let group = sluice_core::wire::icmpv6::solicited_node(u128::from_be_bytes(target));
+    let mut f = Vec::new();
+    PacketBuilder::ethernet2(HOST, sluice_core::wire::icmpv6::multicast_mac(group))
+        .ipv6(src, group.to_be_bytes(), hop_limit)
+        .icmpv6_raw(135, 0, [0; 4])
+        .write(&mut f, &body)
+        .unwrap();
+    f
+}
+
+#[test]
+fn an_arp_request_for_the_interface_is_answered_and_its_asker_learned() {
+    let ifs = Interfaces::sample();
+    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut h = Harness::default();
+    h.set_now(5_000);
+    let out = h.run_with_meta(input.as_mut(), &[arp_frame([0xff; 6], arp::REQUEST, HOST, [10, 0, 1, 1], [10, 0, 1, 254])], &[on(0, 0)]);
+    let [reply] = &out.gates[1][..] else { panic!("one reply: {out:?}") };
+    assert_eq!((&reply[..6], &reply[6..12], &reply[12..14]), (&HOST[..], &ROUTER[..], &[8u8, 6][..]));
+    let a = arp::Packet::new_checked(&reply[14..]).unwrap();
+    assert_eq!((a.operation(), a.sender_mac(), a.sender_ip(), a.target_mac(), a.target_ip()), (arp::REPLY, ROUTER, 0x0a00_01fe, HOST, 0x0a00_0101));
+    let learned = ifs.get(0).unwrap().neighbors.lookup(v4_key(0x0a00_0101), 5_000).unwrap();
+    assert_eq!((learned.mac, learned.state), (HOST, State::Stale), "a request teaches, unasked (RFC 826's merge)");
+    // Another's address is not answered; a claim on the interface's own is refused and counted.
+    let other = h.run_with_meta(input.as_mut(), &[arp_frame([0xff; 6], arp::REQUEST, HOST, [10, 0, 1, 1], [10, 0, 1, 7])], &[on(0, 0)]);
+    assert_eq!((other.gates[1].len(), other.dropped, other.taken_in), (0, 0, 1), "taken in: heard, not lost");
+    let conflict = h.run_with_meta(input.as_mut(), &[arp_frame([0xff; 6], arp::REQUEST, HOST2, [10, 0, 1, 254], [10, 0, 1, 254])], &[on(0, 0)]);
+    assert_eq!(conflict.dropped, 1);
+    let mut counters = [0u64; 16];
+    input.read_counters(&mut counters);
+    let names = sluice_nf::interface_input::COUNTERS;
+    assert_eq!(counters[names.iter().position(|&n| n == "address_conflict").unwrap()], 1);
+    assert_eq!(ifs.get(0).unwrap().neighbors.lookup(v4_key(0x0a00_01fe), 5_000), None, "its own address is never learned");
+}
+
+#[test]
+fn a_neighbour_solicitation_is_answered_as_rfc_4861_says_and_one_with_a_forwarded_hop_limit_dropped() {
+    let ifs = Interfaces::sample();
+    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut h = Harness::default();
+    h.set_now(1);
+    let host = v6("2001:db8:1::1");
+    let out = h.run_with_meta(input.as_mut(), &[solicit(host, v6("2001:db8:1::fe"), 255), solicit(host, v6("2001:db8:1::fe"), 64)], &[on(0, 0), on(0, 0)]);
+    assert_eq!((out.dropped, out.taken_in), (1, 1), "the hop limit of 64 says it was forwarded; the other is answered");
+    let [advert] = &out.gates[1][..] else { panic!("{out:?}") };
+    let p = SlicedPacket::from_ethernet(advert).unwrap();
+    let Some(NetSlice::Ipv6(ip)) = &p.net else { panic!() };
+    assert_eq!((ip.header().source(), ip.header().destination(), ip.header().hop_limit()), (v6("2001:db8:1::fe"), host, 255));
+    let Some(TransportSlice::Icmpv6(icmp)) = &p.transport else { panic!() };
+    assert_eq!(icmp.icmp_type(), Icmpv6Type::Unknown { type_u8: 136, code_u8: 0, bytes5to8: [0xe0, 0, 0, 0] }, "router, solicited, override");
+    let expected = icmp.header().icmp_type.calc_checksum(ip.header().source(), ip.header().destination(), icmp.payload()).unwrap();
+    assert_eq!(icmp.checksum(), expected);
+    assert_eq!(icmp.payload(), &[&v6("2001:db8:1::fe")[..], &[2, 1], &ROUTER[..]].concat()[..], "target and its link-layer address");
+    assert_eq!(&advert[..6], &HOST[..]);
+    assert_eq!(ifs.get(0).unwrap().neighbors.lookup(u128::from_be_bytes(host), 1).map(|e| e.mac), Some(HOST));
+}
+
+#[test]
+fn pings_to_any_of_the_router_s_addresses_are_answered_and_a_datagram_with_a_port_unreachable() {
+    let ifs = Interfaces::sample();
+    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut h = Harness::default();
+    h.set_now(1);
+    let mut ping4 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 2, 254], 64).icmpv4_echo_request(7, 1).write(&mut ping4, b"hello").unwrap();
+    let mut ping6 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv6(v6("2001:db8:1::1"), v6("2001:db8:1::fe"), 64).icmpv6_echo_request(7, 2).write(&mut ping6, b"hello").unwrap();
+    let udp = udp4([10, 0, 1, 1], [10, 0, 1, 254], 64, b"to a closed port");
+    let forward = udp4([10, 0, 1, 1], [10, 0, 2, 1], 64, b"through");
+    let out = h.run_with_meta(input.as_mut(), &[ping4, ping6, udp.clone(), forward.clone()], &[on(0, 0); 4]);
+    assert_eq!(out.gates[0], vec![forward], "the packet to another host goes on untouched");
+    let [r4, r6, unreachable] = &out.gates[1][..] else { panic!("{out:?}") };
+    let p = SlicedPacket::from_ethernet(r4).unwrap();
+    let Some(NetSlice::Ipv4(ip)) = &p.net else { panic!() };
+    assert_eq!((ip.header().source(), ip.header().destination()), ([10, 0, 2, 254], [10, 0, 1, 1]), "from the address pinged");
+    let Some(TransportSlice::Icmpv4(icmp)) = &p.transport else { panic!() };
+    assert_eq!(icmp.icmp_type(), Icmpv4Type::EchoReply(etherparse::IcmpEchoHeader { id: 7, seq: 1 }));
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(icmp.payload()));
+    assert!(ip.header().to_header().calc_header_checksum() == ip.header().header_checksum());
+    let p = SlicedPacket::from_ethernet(r6).unwrap();
+    let (Some(NetSlice::Ipv6(ip)), Some(TransportSlice::Icmpv6(icmp))) = (&p.net, &p.transport) else { panic!() };
+    assert_eq!(icmp.icmp_type(), Icmpv6Type::EchoReply(etherparse::IcmpEchoHeader { id: 7, seq: 2 }));
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(ip.header().source(), ip.header().destination(), icmp.payload()).unwrap());
+    let p = SlicedPacket::from_ethernet(unreachable).unwrap();
+    let (Some(NetSlice::Ipv4(ip)), Some(TransportSlice::Icmpv4(icmp))) = (&p.net, &p.transport) else { panic!() };
+    assert_eq!(ip.header().source(), [10, 0, 1, 254]);
+    assert!(matches!(icmp.icmp_type(), Icmpv4Type::DestinationUnreachable(etherparse::icmpv4::DestUnreachableHeader::Port)));
+    assert_eq!(icmp.payload(), &udp[14..], "the whole datagram, under 576 bytes, quoted");
+}
+
+#[test]
+fn an_expired_packet_is_answered_with_a_time_exceeded_quoting_it_and_an_error_about_an_error_is_not() {
+    let ifs = Interfaces::sample();
+    let mut ttl = build(&ifs, r#"{"type": "ttl_decrement", "icmp": true}"#);
+    let mut h = Harness::default();
+    h.set_now(1);
+    let long = vec![7u8; 1000];
+    let expired4 = udp4([10, 0, 1, 1], [10, 0, 2, 1], 1, &long);
+    let expired6 = udp6(v6("2001:db8:1::1"), v6("2001:db8:2::1"), 1, &long);
+    let alive = udp4([10, 0, 1, 1], [10, 0, 2, 1], 64, b"x");
+    let mut about_error = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 2, 1], 1).icmpv4_raw(3, 1, [0; 4]).write(&mut about_error, &[0; 28]).unwrap();
+    let out = h.run_with_meta(ttl.as_mut(), &[expired4.clone(), expired6.clone(), alive, about_error], &[on(0, 0), on(0, 0), on(0, 0), on(0, 0)]);
+    // Dropped: the error about an error, and the two the errors are written over.
+    assert_eq!((out.gates[0].len(), out.dropped), (1, 3));
+    let [e4, e6] = &out.gates[1][..] else { panic!("{out:?}") };
+    assert_eq!((&e4[..6], &e4[6..12]), (&HOST[..], &ROUTER[..]), "back to the neighbour that sent it");
+    let p = SlicedPacket::from_ethernet(e4).unwrap();
+    let (Some(NetSlice::Ipv4(ip)), Some(TransportSlice::Icmpv4(icmp))) = (&p.net, &p.transport) else { panic!() };
+    assert_eq!((ip.header().source(), ip.header().destination(), ip.header().ttl()), ([10, 0, 1, 254], [10, 0, 1, 1], 64));
+    assert!(matches!(icmp.icmp_type(), Icmpv4Type::TimeExceeded(etherparse::icmpv4::TimeExceededCode::TtlExceededInTransit)));
+    assert_eq!(e4.len(), 14 + 576, "576 bytes in all (RFC 1812)");
+    assert_eq!(icmp.payload(), &expired4[14..14 + 548]);
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(icmp.payload()));
+    let p = SlicedPacket::from_ethernet(e6).unwrap();
+    let (Some(NetSlice::Ipv6(ip)), Some(TransportSlice::Icmpv6(icmp))) = (&p.net, &p.transport) else { panic!() };
+    assert_eq!((ip.header().source(), ip.header().destination()), (v6("2001:db8:1::fe"), v6("2001:db8:1::1")));
+    assert_eq!(icmp.icmp_type(), Icmpv6Type::TimeExceeded(etherparse::icmpv6::TimeExceededCode::HopLimitExceeded));
+    assert_eq!(icmp.payload(), &expired6[14..], "all of it, under 1280 bytes");
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(ip.header().source(), ip.header().destination(), icmp.payload()).unwrap());
+    // A packet from no interface (a synthetic source's) cannot be answered: dropped.
+    let unknown = h.run_with_meta(ttl.as_mut(), &[expired4], &[on(NO_PORT, 0)]);
+    assert_eq!((unknown.gates[1].len(), unknown.dropped), (0, 1));
+}
+
+#[test]
+fn errors_to_one_sender_stop_at_the_burst_of_its_rate_limit() {
+    let ifs = Interfaces::sample();
+    let mut ttl = build(&ifs, r#"{"type": "ttl_decrement", "icmp": true}"#);
+    let mut h = Harness::default();
+    h.set_now(1_000_000);
+    let frames: Vec<Vec<u8>> = (0..20).map(|_| udp4([10, 0, 1, 1], [10, 0, 2, 1], 1, b"x")).collect();
+    let out = h.run_with_meta(ttl.as_mut(), &frames, &[on(0, 0); 20]);
+    assert_eq!((out.gates[1].len(), out.dropped), (6, 20), "Linux's burst of 6 a destination (every expired packet dropped)");
+    let other = h.run_with_meta(ttl.as_mut(), &[udp4([10, 0, 1, 2], [10, 0, 2, 1], 1, b"x")], &[on(0, 0)]);
+    assert_eq!(other.gates[1].len(), 1, "another sender has its own");
+}
+
+#[test]
+fn packets_to_an_unresolved_next_hop_are_held_while_it_is_asked_and_leave_once_it_answers() {
+    let ifs = Interfaces::sample();
+    let mut hop = build(&ifs, r#"{"type": "next_hop", "interface": "sample1"}"#);
+    let mut input = build(&ifs, r#"{"type": "interface_input", "interface": "sample1"}"#);
+    let mut h = Harness::default();
+    h.set_now(1_000);
+    let packets: Vec<Vec<u8>> = (0..3u8).map(|i| udp4([10, 0, 1, 1], [10, 0, 2, 1], 63, &[i])).collect();
+    let out = h.run_with_meta(hop.as_mut(), &packets, &[on(0, 1_000); 3]);
+    let [request] = &out.gates[0][..] else { panic!("only the request goes out: {out:?}") };
+    assert_eq!((&request[..6], &request[6..12], &request[12..14]), (&[0xff; 6][..], &ROUTER1[..], &[8u8, 6][..]));
+    let a = arp::Packet::new_checked(&request[14..]).unwrap();
+    assert_eq!((a.operation(), a.sender_mac(), a.sender_ip(), a.target_ip()), (arp::REQUEST, ROUTER1, 0x0a00_02fe, 0x0a00_0201));
+    assert_eq!((hop.held(), hop.due_ns().is_some()), (3, true));
+    // The host answers on sample1; the hop sends what it held at its next run.
+    let answer = h.run_with_meta(input.as_mut(), &[arp_frame(ROUTER1, arp::REPLY, HOST2, [10, 0, 2, 1], [10, 0, 2, 254])], &[on(1, 0)]);
+    assert_eq!((answer.taken_in, answer.dropped), (1, 0), "a reply is taken in, not passed on");
+    assert_eq!(ifs.get(1).unwrap().neighbors.lookup(v4_key(0x0a00_0201), 2_000).unwrap().state, State::Reachable);
+    h.set_now(100_000);
+    let released = h.run(hop.as_mut(), &[]);
+    assert_eq!(released.gates[0].len(), 3);
+    for (sent, original) in released.gates[0].iter().zip(&packets) {
+        assert_eq!((&sent[..6], &sent[6..12]), (&HOST2[..], &ROUTER1[..]));
+        assert_eq!(&sent[12..], &original[12..], "in order, untouched past the Ethernet header");
+    }
+    assert_eq!(hop.held(), 0);
+    let next = h.run_with_meta(hop.as_mut(), &packets[..1], &[on(0, 100_000)]);
+    assert_eq!(next.gates[0].len(), 1, "resolved: straight out");
+}
+
+#[test]
+fn an_address_that_never_answers_fails_after_its_probes_and_its_packets_are_answered_unreachable() {
+    let ifs = Interfaces::sample();
+    let mut hop = build(&ifs, r#"{"type": "next_hop", "interface": "sample1", "via": "10.0.2.9", "hold_pkts": 2}"#);
+    let mut h = Harness::default();
+    h.set_now(1_000);
+    let packets: Vec<Vec<u8>> = (0..3u8).map(|i| udp4([10, 0, 1, 1], [10, 0, 9, 1], 63, &[i])).collect();
+    let out = h.run_with_meta(hop.as_mut(), &packets, &[on(0, 1_000); 3]);
+    assert_eq!((out.gates[0].len(), out.dropped, hop.held()), (1, 1, 2), "a request; the oldest of three dropped to hold two");
+    let mut requests = 1;
+    for s in 1..=3u64 {
+        h.set_now(1_000 + s * 1_000_000_000);
+        let out = h.run(hop.as_mut(), &[]);
+        requests += out.gates[0].len();
+        if s == 3 {
+            assert_eq!(out.gates[1].len(), 2, "each held packet answered with a host unreachable");
+            let p = SlicedPacket::from_ethernet(&out.gates[1][0]).unwrap();
+            let Some(TransportSlice::Icmpv4(icmp)) = &p.transport else { panic!() };
+            assert!(matches!(icmp.icmp_type(), Icmpv4Type::DestinationUnreachable(etherparse::icmpv4::DestUnreachableHeader::Host)));
+        }
+    }
+    assert_eq!((requests, hop.held()), (3, 0), "three requests, one a second (Linux's mcast_solicit)");
+    let state = ifs.get(1).unwrap().neighbors.lookup(v4_key(0x0a00_0209), 3_000_001_000).unwrap().state;
+    assert_eq!(state, State::Failed);
+}
+
+#[test]
+fn a_packet_over_the_mtu_is_fragmented_without_df_and_answered_with_df_or_over_ipv6() {
+    let specs: Vec<sluice_nf::InterfaceSpec> = serde_json::from_str(
+        r#"[{"name": "in", "addresses": ["10.0.1.254/24", "2001:db8:1::fe/64"]},
+            {"name": "out", "addresses": ["10.0.2.254/24", "2001:db8:2::fe/64"], "mtu": 1280, "neighbors": [{"address": "10.0.2.1", "mac": "02:00:00:00:02:02"}, {"address": "2001:db8:2::1", "mac": "02:00:00:00:02:02"}]}]"#,
+    )
+    .unwrap();
+    let ifs = Interfaces::build(&specs, &Default::default(), |_| None).unwrap();
+    let mut hop = build(&ifs, r#"{"type": "next_hop", "interface": "out"}"#);
+    let mut h = Harness::default();
+    h.set_now(1);
+    let payload: Vec<u8> = (0..3000u32).map(|i| i as u8).collect();
+    let mut no_df = udp4([10, 0, 1, 1], [10, 0, 2, 1], 63, &payload);
+    no_df[20] = 0;
+    let ip = &mut no_df[14..34];
+    ip[10..12].fill(0);
+    let c = !sluice_core::wire::checksum::sum(ip);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+    let df = udp4([10, 0, 1, 1], [10, 0, 2, 1], 63, &payload);
+    let big6 = udp6(v6("2001:db8:1::1"), v6("2001:db8:2::1"), 63, &payload);
+    let out = h.run_with_meta(hop.as_mut(), &[no_df.clone(), df.clone(), big6], &[on(0, 1); 3]);
+    let [too_big4, too_big6] = &out.gates[1][..] else { panic!("{out:?}") };
+    let p = SlicedPacket::from_ethernet(too_big4).unwrap();
+    let Some(TransportSlice::Icmpv4(icmp)) = &p.transport else { panic!() };
+    assert!(matches!(icmp.icmp_type(), Icmpv4Type::DestinationUnreachable(etherparse::icmpv4::DestUnreachableHeader::FragmentationNeeded { next_hop_mtu: 1280 })));
+    let p = SlicedPacket::from_ethernet(too_big6).unwrap();
+    let Some(TransportSlice::Icmpv6(icmp)) = &p.transport else { panic!() };
+    assert_eq!(icmp.icmp_type(), Icmpv6Type::PacketTooBig { mtu: 1280 });
+    // The fragments: each within the MTU, to the neighbour, and together the packet.
+    let fragments = &out.gates[0];
+    assert_eq!(fragments.len(), 3);
+    let mut pool = etherparse::defrag::IpDefragPool::<(), ()>::new();
+    let mut whole = None;
+    for f in fragments {
+        assert!(f.len() - 14 <= 1280 && f[..6] == [2, 0, 0, 0, 2, 2], "{}", f.len());
+        let p = SlicedPacket::from_ethernet(f).unwrap();
+        let Some(NetSlice::Ipv4(ip)) = &p.net else { panic!() };
+        assert!(ip.header().to_header().calc_header_checksum() == ip.header().header_checksum());
+        if let Some(done) = pool.process_sliced_packet(&p, (), ()).unwrap() {
+            whole = Some(done.payload);
+        }
+    }
+    assert_eq!(whole.expect("reassembled"), no_df[34..].to_vec(), "the UDP datagram whole");
+}
