@@ -101,3 +101,102 @@ def test_flows_are_added_and_removed_while_it_forwards_and_every_packet_stays_ac
     assert set(totals) == {"flow0", "flow1", "vip", "one"}
     assert totals["vip"]["delivered"] > 0 and totals["one"]["delivered"] > 0 and totals["flow0"]["delivered"] > 0
     assert all(t["misdelivered"] == 0 for t in totals.values()), totals
+
+
+def state(served: Served) -> dict[str, Any]:
+    """What changes change, without what forwarding moves (counters, delays)."""
+    c = served.client
+    return {
+        "flows": [(f["name"], f["path"], f["slo_us"], f["removed"]) for f in c.flows()],
+        "modules": [(m["name"], m["worker"], m["pinned_trigger"], m["weight"]) for m in c.modules()],
+        "workers": [(w["worker"], w["modules"], w["down"], w["poll"]) for w in c.workers()],
+        "controller": c.controller()["name"],
+        "lpm": c.config("lpm"),
+    }
+
+
+def changes(branch: list[str], other: list[str]) -> list[tuple[str, str, Any]]:
+    """Requests, good and bad (each bad one refused at the boundary or before)."""
+    flow = lambda name, path, **kw: ("POST", "/v1/flows", {"name": name, "path": path, **kw})  # noqa: E731
+    return [
+        flow("n{}", branch, slo_us=800, rules=[{"source": "src", "prefix": "20.0.{}.0/24"}]),
+        flow("n{}", other, rules=[{"source": "src", "five_tuple": {**TUPLE, "sport": "{}"}}]),
+        flow("flow1", branch),  # a name taken
+        flow("m{}", [branch[0], branch[-1]]),  # a path off the graph
+        flow("m{}", branch, rules=[{"source": "lpm", "prefix": "20.0.9.0/24"}]),  # not a source that sorts
+        flow("m{}", branch, rules=[{"source": "src", "prefix": "20.0.9.0/33"}]),  # a bad prefix
+        flow("m{}", branch, slo_us=0),
+        ("DELETE", "/v1/flows/nosuch", None),
+        ("PUT", "/v1/flows/flow1/slo", {"slo_us": "{}"}),
+        ("PUT", "/v1/flows/flow1/slo", {"slo_us": -1}),
+        ("POST", "/v1/modules/lpm/routes", {"add": [["21.{}.0.0/16", 1]]}),
+        ("POST", "/v1/modules/lpm/routes", {"add": [["22.{}.0.0/16", 1]], "delete": ["23.0.0.0/8"]}),  # deletes what is not there
+        ("POST", "/v1/modules/lpm/routes", {"add": [["24.{}.0.0/16", 99]]}),  # a gate it has not
+        ("PUT", "/v1/modules/lpm/config", {"routes": [["0.0.0.0/0", 0]], "extra": 1}),
+        ("PUT", f"/v1/modules/{branch[3]}/worker", {"worker": 1}),
+        ("PUT", f"/v1/modules/{branch[3]}/worker", {"worker": 0}),
+        ("PUT", f"/v1/modules/{branch[3]}/worker", {"worker": 9}),
+        ("PUT", f"/v1/modules/{branch[3]}/weight", {"weight": "{}"}),
+        ("PUT", f"/v1/modules/{branch[3]}/weight", {"weight": 0}),
+        ("PUT", f"/v1/modules/{branch[3]}/trigger", {"trigger": 999}),
+        ("PUT", "/v1/controller", {"name": "projgrad"}),
+        ("PUT", "/v1/controller", {"name": "null"}),
+        ("PUT", "/v1/controller", {"name": "nosuch"}),
+        ("PUT", "/v1/workers/1/poll", {"policy": "busy"}),
+        ("PUT", "/v1/workers/1/poll", {"policy": "slo-batching", "max_sleep_us": -5}),
+        ("PUT", "/v1/egress/link", {"link_bits_per_s": 1e9}),  # no scheduled egress
+    ]
+
+
+def _filled(body: Any, n: int) -> Any:
+    """`body` with each "{}" filled by `n` (a number where the whole value is "{}")."""
+    if isinstance(body, dict):
+        return {k: _filled(v, n) for k, v in body.items()}
+    if isinstance(body, list):
+        return [_filled(v, n) for v in body]
+    if body == "{}":
+        return n
+    return body.replace("{}", str(n)) if isinstance(body, str) else body
+
+
+def test_random_changes_good_and_bad_a_refused_one_leaves_no_trace(tmp_path: Path) -> None:
+    """Random sequences of good and bad changes: the state after each refused
+    one equals the state before it, and every packet stays accounted for."""
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    trace = tmp_path / "trace.pcap"
+    capture(trace)
+    pipeline = router(trace)
+    pipeline.spare_workers = 1
+    served = Served(tmp_path, pipeline=pipeline)
+    counter = iter(range(1, 1_000_000))
+    refused = accepted = 0
+    try:
+        branch = flow(served, "flow0")["path"]
+        other = flow(served, "flow1")["path"]
+        pool = changes(branch, other)
+
+        @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+        @given(st.lists(st.sampled_from(range(len(pool))), min_size=4, max_size=8))
+        def sequence(picks: list[int]) -> None:
+            nonlocal refused, accepted
+            for i in picks:
+                method, path, body = pool[i]
+                n = next(counter)
+                before = state(served)
+                status, text = served.client.request_raw(method, path, None if body is None else json.dumps(_filled(body, n % 250 + 1)))
+                if status == 200:
+                    accepted += 1
+                else:
+                    refused += 1
+                    assert status in (400, 404, 409), (method, path, status, text)
+                    assert state(served) == before, (method, path, text)
+
+        sequence()
+        code, log, report = served.stop()
+    finally:
+        served.close()
+    assert code == 0, log[-2000:]
+    assert refused > 0 and accepted > 0, (refused, accepted)
+    accounted(report)

@@ -12,7 +12,7 @@ POLL_HISTORY: int
 #: The poll model file's format name and version.
 POLL_MODEL_FORMAT: str
 POLL_MODEL_VERSION: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_twfi", "poll_decision_ns", "poll_model_predict", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "serve", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_twfi", "poll_decision_ns", "poll_model_predict", "prepare_run_dir", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "serve", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -48,6 +48,12 @@ def serve(
     """Serve a pipeline description until SIGINT or SIGTERM, its control
     API on `run_dir`/sluice.sock (and `listen`, with `token`); return the
     report of the whole run (JSON) once it has drained."""
+
+def prepare_run_dir(run_dir: str) -> str:
+    """Make `run_dir` (0700) if it is not there and check that a daemon may
+    keep its socket and reports there: the caller's, writable by no one
+    else, under directories no one else can change. Its absolute path;
+    ValueError naming what is wrong."""
 
 def limits() -> dict[str, float]:
     """The bounds a description must keep: max_workers, max_modules, max_flows, max_periods, max_period_ms, max_rate_pps, max_batch."""

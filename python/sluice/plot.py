@@ -12,6 +12,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 
+from sluice.files import write_replacing  # noqa: E402
+
 #: At most this many lines per panel; the rest are summarised by the total.
 MAX_LINES = 12
 
@@ -32,7 +34,7 @@ def save(fig: Figure, path: Union[str, Path]) -> None:
     finally:
         plt.close(fig)
     try:
-        Path(path).write_bytes(image.getvalue())
+        write_replacing(path, image.getvalue())
     except OSError as e:
         raise OSError(e.errno, e.strerror, str(path)) from e  # a failed write names no file
 

@@ -7,6 +7,8 @@ import io
 import json
 from typing import Any, Optional
 
+from sluice.files import write_replacing
+
 
 class RunResult:
     """What `Pipeline.run` returns; `data` is the report `sluice run --json` writes."""
@@ -120,8 +122,7 @@ class RunResult:
         """The report as JSON; written to `path` when given."""
         text = json.dumps(self.data, indent=1)
         if path:
-            with open(path, "w") as f:
-                f.write(text)
+            write_replacing(path, text)
         return text
 
     def to_csv(self, path: Optional[str] = None) -> str:
@@ -132,8 +133,7 @@ class RunResult:
         writer.writeheader()
         writer.writerows(rows)
         if path:
-            with open(path, "w", newline="") as f:
-                f.write(out.getvalue())
+            write_replacing(path, out.getvalue())
         return out.getvalue()
 
     def plot(self, path: str) -> None:

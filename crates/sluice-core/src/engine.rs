@@ -421,7 +421,9 @@ fn worker_loop(
                 Wait::Sleep(d) => {
                     let (asked, start) = (due(d), Instant::now());
                     std::thread::sleep(asked);
-                    graph.note_wait(asked, start.elapsed());
+                    let took = start.elapsed();
+                    graph.note_wait(asked, took);
+                    poller.note_sleep(asked, took);
                     back_to_back = false;
                 }
                 Wait::Interrupt(most) => {

@@ -62,8 +62,10 @@ fn an_empty_poll_worker_gives_its_core_back_at_light_load_and_loses_nothing() {
     // after runs of empty polls, through most of the time between packets.
     assert_eq!(waits(&busy), 0);
     sleeps_most_periods(&sleepy, 10, 100.0..=1000.0, "empty-poll");
+    // What it slept is measured, not taken for what it asked: a sleep ends
+    // after its deadline (by at least the time to wake), never on it to the ns.
     let s = &sleepy.periods.last().unwrap().telemetry.workers[0];
-    assert!(s.wait_late_us >= 0.0, "{s:?}");
+    assert!(s.waits > 0 && s.wait_late_us > 0.0, "{s:?}");
 }
 
 #[test]
@@ -138,13 +140,30 @@ fn vpp_adaptive_and_metronome_sleep_at_light_load_and_lose_nothing() {
         sleeps_most_periods(r, 10, 0.0..=1000.0, name);
     }
     // vpp-adaptive waits for the next arrival, asking for the gap to it
-    // (under 500 µs at 2 kpps), not for its most (1 ms); a packet is
-    // then taken about when it arrives: half of them within 200 µs. (Not
-    // the tail: this VM ends a sleep up to 2 ms late now and then.)
+    // (under 500 µs at 2 kpps), not for its most (1 ms). (The delay that
+    // gives is `sluice experiment polling`'s figure, not a check here.)
     let worker = &vpp.periods.last().unwrap().telemetry.workers[0];
     assert!(worker.waits > 100 && worker.wait_asked_us < 500.0, "{worker:?}");
-    let p50s: Vec<u64> = vpp.periods.iter().filter(|p| !p.warmup).map(|p| p.telemetry.flows[0].p50_ns).collect();
-    assert!(p50s.iter().filter(|&&ns| ns < 200_000).count() * 2 > p50s.len(), "vpp-adaptive median delay per period {p50s:?} ns");
+}
+
+#[test]
+fn a_sparse_flow_with_a_tight_slo_keeps_its_worker_from_long_sleeps_in_periods_it_delivers_nothing_in() {
+    // RC(2) at 40 kpps, its robot-control flow (SLO 35 µs) given one packet
+    // in 20 000 (2 pkt/s: most 100 ms periods deliver none of it); the bulk
+    // flow's SLO (100 ms) leaves room for the longest sleep. The sparse
+    // flow still bounds every sleep to its share of 35 µs, under the
+    // shortest sleep of 50: the worker polls throughout.
+    let mut spec = common::rc(2);
+    spec["modules"][0]["source"]["synthetic"]["streams"][0]["rate_pps"] = 40_000.0.into();
+    spec["modules"][1]["nf"]["weights"] = serde_json::json!([1.0, 20_000.0]);
+    spec["poll"] = serde_json::json!({"policy": "slo-batching", "min_sleep_us": 50.0, "max_sleep_us": 500.0});
+    let p = Pipeline::from_json(&spec.to_string()).unwrap();
+    let plan = RunPlan { periods: 6, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
+    let _engine = common::one_engine_at_a_time();
+    let r = sluice_pipeline::run(&p, controller("null", &plan).unwrap(), "engine", true, &plan, &mut |_| {}, &|| false).unwrap();
+    let silent = r.periods.iter().filter(|p| p.telemetry.flows[0].delivered == 0).count();
+    assert!(silent >= 2, "periods without a packet of the sparse flow: {silent}");
+    assert!(r.summary.lossless && waits(&r) == 0, "{:?}, {} waits", r.summary, waits(&r));
 }
 
 #[test]

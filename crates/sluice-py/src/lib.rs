@@ -129,6 +129,15 @@ fn run(
     }
 }
 
+/// Makes the run directory `run_dir` (0700) if it is not there and checks
+/// that a daemon may keep its socket and reports there (the caller's,
+/// writable by no one else, under directories no one else can change);
+/// returns its absolute path.
+#[pyfunction]
+fn prepare_run_dir(run_dir: &str) -> PyResult<String> {
+    sluice_serve::prepare_run_dir(std::path::Path::new(run_dir)).map(|p| p.display().to_string()).map_err(invalid)
+}
+
 /// Serves a pipeline description (JSON) until SIGINT or SIGTERM (see
 /// `sluice_serve`): the control API listens on `run_dir`/sluice.sock (and
 /// on `listen` with `token`, if given); each change made is printed on
@@ -639,6 +648,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_part, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(serve, m)?)?;
+    m.add_function(wrap_pyfunction!(prepare_run_dir, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;
     m.add_function(wrap_pyfunction!(backends, m)?)?;

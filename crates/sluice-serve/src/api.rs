@@ -9,7 +9,60 @@ use sluice_nf::NfSpec;
 
 use crate::change::Change;
 use crate::error::ApiError;
+use crate::routes::RouteEdit;
 use crate::status::Status;
+
+/// The largest body most endpoints take (bytes).
+pub const MAX_BODY: usize = 1 << 20;
+
+/// The largest body of a route change or an NF's configuration (bytes):
+/// a million routes in one request fit.
+pub const MAX_BULK_BODY: usize = 64 << 20;
+
+/// The largest body the endpoint `method` `target` takes (bytes).
+pub fn body_limit(method: &str, target: &str) -> usize {
+    match (method, split(target).as_slice()) {
+        ("POST", ["v1", "modules", _, "routes"]) | ("PUT", ["v1", "modules", _, "config"]) => MAX_BULK_BODY,
+        _ => MAX_BODY,
+    }
+}
+
+/// A request target's path, split at '/' (its query left out).
+fn split(target: &str) -> Vec<&str> {
+    let path = target.split('?').next().unwrap_or(target);
+    path.trim_matches('/').split('/').collect()
+}
+
+/// A request's body, decoded before the status is looked at (so that no
+/// lock is held while a large one is read): its JSON, and a route
+/// change's routes, prefixes parsed.
+#[derive(Default)]
+pub struct Body {
+    /// `None`: no body.
+    json: Option<Result<Value, String>>,
+    routes: Option<Result<RouteEdit, ApiError>>,
+}
+
+impl Body {
+    /// Decodes `text`, the body of `method` `target`.
+    pub fn decode(method: &str, target: &str, text: &str) -> Self {
+        let json = (!text.trim().is_empty()).then(|| serde_json::from_str(text).map_err(|e| format!("the body is not JSON: {e}")));
+        let mut body = Self { json, routes: None };
+        if matches!((method, split(target).as_slice()), ("POST", ["v1", "modules", _, "routes"])) {
+            body.routes = Some(typed::<RoutesBody>(&mut body).and_then(|b| RouteEdit::parse(b.add, &b.delete)));
+        }
+        body
+    }
+
+    /// The JSON value, taken.
+    fn value(&mut self) -> Result<Value, ApiError> {
+        match self.json.take() {
+            Some(Ok(v)) => Ok(v),
+            Some(Err(e)) => Err(ApiError::bad(e)),
+            None => Err(ApiError::bad("the body is not JSON: the request has none")),
+        }
+    }
+}
 
 /// What a request asks for.
 #[derive(Debug)]
@@ -188,19 +241,18 @@ fn flow_to_add(b: FlowBody, status: &Status) -> Result<Change, ApiError> {
 }
 
 /// Reads `body` as `T`; the error names the field.
-fn body<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, ApiError> {
-    let value: Value = serde_json::from_str(body).map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
-    serde_path_to_error::deserialize(value).map_err(|e| ApiError::bad(sluice_pipeline::spec_error::describe(&e)))
+fn typed<T: serde::de::DeserializeOwned>(body: &mut Body) -> Result<T, ApiError> {
+    serde_path_to_error::deserialize(body.value()?).map_err(|e| ApiError::bad(sluice_pipeline::spec_error::describe(&e)))
 }
 
-/// Reads a request, resolving the names in its path against `status`.
-pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Request, ApiError> {
-    let path = path.split('?').next().unwrap_or(path);
-    let parts: Vec<&str> = path.trim_matches('/').split('/').collect();
-    match route(method, &parts, text, status) {
+/// Reads a request, its body decoded, resolving the names in its path against `status`.
+pub fn parse(method: &str, target: &str, mut body: Body, status: &Status) -> Result<Request, ApiError> {
+    let parts = split(target);
+    match route(method, &parts, &mut body, status) {
         Err(e) if e.status == NO_ROUTE => {
             // A path another method answers is there, just not for this method.
-            let elsewhere = ["GET", "PUT", "POST", "DELETE"].iter().filter(|&&m| m != method).any(|m| route(m, &parts, "", status).map_or_else(|e| e.status != NO_ROUTE, |_| true));
+            let path = target.split('?').next().unwrap_or(target);
+            let elsewhere = ["GET", "PUT", "POST", "DELETE"].iter().filter(|&&m| m != method).any(|m| route(m, &parts, &mut Body::default(), status).map_or_else(|e| e.status != NO_ROUTE, |_| true));
             Err(if elsewhere { ApiError { status: 405, message: format!("{method} is not allowed on {path}") } } else { ApiError::not_found(format!("no endpoint {path}")) })
         }
         answered => answered,
@@ -211,7 +263,7 @@ pub fn parse(method: &str, path: &str, text: &str, status: &Status) -> Result<Re
 const NO_ROUTE: u16 = 0;
 
 /// What `method` on `parts` asks for, or `NO_ROUTE`.
-fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Request, ApiError> {
+fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Result<Request, ApiError> {
     let module = |name: &str| status.module(name).ok_or_else(|| ApiError::not_found(format!("no module '{name}'")));
     let flow = |name: &str| status.flow(name).ok_or_else(|| ApiError::not_found(format!("no flow '{name}'")));
     let live_flow = |name: &str| match flow(name)? {
@@ -231,7 +283,7 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         ("GET", ["v1", "changes"]) => read(Read::Changes),
         ("GET", ["v1", "neighbors"]) => read(Read::Neighbors),
         ("POST", ["v1", "neighbors"]) => {
-            let b: NeighborBody = body(text)?;
+            let b: NeighborBody = typed(body)?;
             let interface = interface_named(&b.interface, status).map_err(|e| if e.status == 404 { ApiError::bad(format!("interface: {}", e.message)) } else { e })?;
             let address = sluice_nf::interfaces::neighbor_key(&b.address).map_err(|e| ApiError::bad(format!("address: {e}")))?;
             let mac = sluice_core::wire::ethernet::parse_mac(&b.mac).map_err(|e| ApiError::bad(format!("mac: {e}")))?;
@@ -253,10 +305,10 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         }
         ("PUT", ["v1", "flows", f, "slo"]) => {
             let flow = live_flow(f)?;
-            let b: SloBody = body(text)?;
+            let b: SloBody = typed(body)?;
             change(Change::Slo { flow, slo_ns: slo_ns(b.slo_us)? })
         }
-        ("POST", ["v1", "flows"]) => change(flow_to_add(body(text)?, status)?),
+        ("POST", ["v1", "flows"]) => change(flow_to_add(typed(body)?, status)?),
         ("DELETE", ["v1", "flows", f]) => {
             let flow = live_flow(f)?;
             if let Some(source) = status.streamed_by.get(flow).copied().flatten() {
@@ -266,7 +318,7 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             change(Change::RemoveFlow { flow })
         }
         ("PUT", ["v1", "controller"]) => {
-            let b: ControllerBody = body(text)?;
+            let b: ControllerBody = typed(body)?;
             if !sluice_control::CONTROLLERS.contains(&b.name.as_str()) {
                 return Err(ApiError::bad(format!("name: unknown controller '{}' (known: {})", b.name, sluice_control::CONTROLLERS.join(", "))));
             }
@@ -274,7 +326,7 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         }
         ("PUT", ["v1", "modules", m, "trigger"]) => {
             let module = module(m)?;
-            let b: TriggerBody = body(text)?;
+            let b: TriggerBody = typed(body)?;
             let batch = status.model.batch_size;
             if let Some(t) = b.trigger.filter(|&t| t as usize > batch) {
                 return Err(ApiError::bad(format!("trigger: {t} pkt is over the batch size {batch}")));
@@ -283,7 +335,7 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         }
         ("PUT", ["v1", "modules", m, "worker"]) => {
             let module = module(m)?;
-            let b: WorkerBody = body(text)?;
+            let b: WorkerBody = typed(body)?;
             if b.worker >= status.model.workers() {
                 return Err(ApiError::bad(format!("worker: {} does not exist (the pipeline has workers 0..={})", b.worker, status.model.workers() - 1)));
             }
@@ -291,7 +343,7 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         }
         ("PUT", ["v1", "modules", m, "weight"]) => {
             let module = module(m)?;
-            let b: WeightBody = body(text)?;
+            let b: WeightBody = typed(body)?;
             if b.weight == 0 {
                 return Err(ApiError::bad("weight: must be ≥ 1"));
             }
@@ -299,7 +351,7 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
         }
         ("PUT", ["v1", "modules", m, "rate"]) => {
             let module = module(m)?;
-            let b: RateBody = body(text)?;
+            let b: RateBody = typed(body)?;
             let rate_pps = b.rate_pps.unwrap_or(f64::INFINITY);
             if !(rate_pps > 0.0 && rate_pps <= sluice_core::limits::MAX_RATE_PPS) && rate_pps.is_finite() {
                 return Err(ApiError::bad(format!("rate_pps: {rate_pps} pkt/s must be > 0 and at most {} (null: unlimited)", sluice_core::limits::MAX_RATE_PPS)));
@@ -311,21 +363,20 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             let Some(running) = &status.configs[module] else {
                 return Err(ApiError::conflict(format!("module '{m}' is not a network function: it has no configuration")));
             };
-            let fields: Value = serde_json::from_str(text).map_err(|e| ApiError::bad(format!("the body is not JSON: {e}")))?;
-            let spec = NfSpec::from_fields(running.kind(), fields).map_err(ApiError::bad)?;
+            let spec = NfSpec::from_fields(running.kind(), body.value()?).map_err(ApiError::bad)?;
             change(Change::Config { module, spec })
         }
         ("POST", ["v1", "modules", m, "routes"]) => {
             let module = module(m)?;
-            let b: RoutesBody = body(text)?;
+            let edit = body.routes.take().unwrap_or_else(|| Ok(RouteEdit::default()))?;
             if status.routes[module].is_none() {
                 return Err(ApiError::conflict(format!("module '{m}' is a '{}', not an 'lpm': it has no routes", status.kinds[module])));
             }
-            // The routes themselves are checked once, where the change is made (in place or at the boundary).
-            change(Change::Routes { module, add: b.add, delete: b.delete })
+            // Checked against the table once, where the change is made (in place or at the boundary).
+            change(Change::Routes { module, edit })
         }
         ("PUT", ["v1", "egress", "classes", c, "weight"]) => {
-            let b: WeightBody = body(text)?;
+            let b: WeightBody = typed(body)?;
             let plan = egress(status)?;
             let class = status.egress_class(c).ok_or_else(|| ApiError::not_found(format!("no egress class '{c}'")))?;
             let (algorithm, most) = (plan.config.algorithm, plan.config.algorithm.max_weight());
@@ -338,20 +389,20 @@ fn route(method: &str, parts: &[&str], text: &str, status: &Status) -> Result<Re
             change(Change::Egress { weights: vec![(class, b.weight)], link_bits_per_s: None })
         }
         ("PUT", ["v1", "egress", "link"]) => {
-            let b: LinkBody = body(text)?;
+            let b: LinkBody = typed(body)?;
             egress(status)?;
             sluice_pipeline::egress::check_link_rate(b.link_bits_per_s).map_err(ApiError::bad)?;
             change(Change::Egress { weights: Vec::new(), link_bits_per_s: Some(b.link_bits_per_s) })
         }
         ("PUT", ["v1", "workers", w, "poll"]) => {
             let worker = worker_named(w, status)?;
-            let spec: sluice_pipeline::spec::PollSpec = body(text)?;
+            let spec: sluice_pipeline::spec::PollSpec = typed(body)?;
             let policy = spec.policy().map_err(ApiError::bad)?;
             change(Change::Poll { worker, spec, policy })
         }
         ("PUT", ["v1", "workers", w]) => {
             let worker = worker_named(w, status)?;
-            let b: DownBody = body(text)?;
+            let b: DownBody = typed(body)?;
             change(Change::Down { worker, down: b.down })
         }
         _ => Err(ApiError { status: NO_ROUTE, message: String::new() }),
@@ -390,7 +441,7 @@ mod tests {
 
     fn request_of(description: &str, method: &str, path: &str, body: &str) -> Result<Request, ApiError> {
         let pipeline = Pipeline::from_json(description).expect("a valid description");
-        parse(method, path, body, &Status::new(&pipeline, "null"))
+        parse(method, path, Body::decode(method, path, body), &Status::new(&pipeline, "null"))
     }
 
     /// [`ROUTER`] with its flows in two classes of a QFQ egress.

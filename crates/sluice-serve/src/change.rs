@@ -12,7 +12,7 @@ use sluice_pipeline::Pipeline;
 use sluice_traffic::{FlowRule, FlowRules};
 
 use crate::error::ApiError;
-use crate::routes::{Delta, RouteTable};
+use crate::routes::{RouteEdit, RouteTable};
 use crate::status::{us, Status};
 
 /// A change asked for, its names resolved.
@@ -33,7 +33,7 @@ pub enum Change {
     /// An NF's configuration replaced whole (its tables rebuilt and swapped in).
     Config { module: ModuleId, spec: NfSpec },
     /// Routes of an LPM added (or replaced, by prefix) and deleted.
-    Routes { module: ModuleId, add: Vec<(String, u16)>, delete: Vec<String> },
+    Routes { module: ModuleId, edit: RouteEdit },
     /// The scheduled egress's class weights (class, weight) and link rate (bit/s).
     Egress { weights: Vec<(usize, u32)>, link_bits_per_s: Option<f64> },
     /// A worker taken down or brought back.
@@ -126,12 +126,12 @@ impl Change {
                 replace(at, status, module, spec)?;
                 Ok(line)
             }
-            Change::Routes { module, add, delete } => {
+            Change::Routes { module, edit } => {
                 let Some(table) = &status.routes[module] else { unreachable!("checked when parsed") };
-                let delta = table.check(&add, &delete)?;
+                table.check(&edit)?;
                 let mut edited = table.clone();
-                edited.apply(&delta);
-                let line = routes_line(&module_name(module), &delta, edited.len());
+                edited.apply(&edit);
+                let line = routes_line(&module_name(module), &edit, edited.len());
                 let spec = status.lpm_with(module, edited.list());
                 replace(at, status, module, spec)?;
                 status.routes[module] = Some(edited);
@@ -164,16 +164,31 @@ impl Change {
                 Ok(format!("worker {worker} {}", if down { "taken down" } else { "brought back" }))
             }
             Change::AddFlow { name, path, slo_ns, rules } => {
-                let flow = at.add_flow(&name, &path, slo_ns).map_err(refused)?;
-                for (source, rule) in &rules {
-                    let rule = FlowRule { flow: flow as u16, ..*rule };
-                    edit_rules(at, *source, |current| current.with(&[rule]).map(Some)).map_err(refused)?;
+                // Every source's rules with the new flow's, made before anything changes: a rule
+                // that does not fit refuses the change whole, and what follows cannot fail.
+                at.model().with_flow_added(&name, &path, slo_ns).map_err(refused)?;
+                let flow = at.model().flows.len() as u16;
+                let mut sources: Vec<ModuleId> = rules.iter().map(|&(s, _)| s).collect();
+                sources.sort_unstable();
+                sources.dedup();
+                let mut edited = Vec::with_capacity(sources.len());
+                for s in sources {
+                    let theirs: Vec<FlowRule> = rules.iter().filter(|&&(r, _)| r == s).map(|&(_, rule)| FlowRule { flow, ..rule }).collect();
+                    let mut with = None;
+                    edit_rules(at, s, |current| current.with(&theirs).map(|w| with = Some(w)).map(|()| None)).map_err(refused)?;
+                    edited.push((s, with.expect("made when the edit succeeded")));
+                }
+                at.add_flow(&name, &path, slo_ns).map_err(refused)?;
+                for (s, with) in edited {
+                    let mut with = Some(with);
+                    edit_rules(at, s, |_| Ok(with.take())).map_err(refused)?;
                 }
                 restart_controller(at, cx.plan)?;
                 let slo = slo_ns.map_or("no SLO".to_owned(), |ns| format!("SLO {} µs", us(ns)));
                 Ok(format!("flow '{name}' added along {}, {slo}, {} rule(s)", path.iter().map(|&m| module_name(m)).collect::<Vec<_>>().join(" > "), rules.len()))
             }
             Change::RemoveFlow { flow } => {
+                at.model().with_flow_removed(flow).map_err(refused)?;
                 let sources: Vec<ModuleId> = (0..at.model().modules.len()).filter(|&m| status.sorts_by_rules(m)).collect();
                 let mut removed_rules = 0;
                 for m in sources {
@@ -239,18 +254,17 @@ const IN_PLACE_ROUTES: usize = 64;
 /// change is not one for this path (both families, many routes, a family
 /// the LPM has no routes of, or no room in its table), and the control
 /// thread makes it by a rebuild.
-pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u16)], delete: &[String]) -> Option<Result<String, ApiError>> {
+pub fn routes_in_place(status: &mut Status, module: ModuleId, delta: &RouteEdit) -> Option<Result<String, ApiError>> {
     if status.stopping {
         return Some(Err(ApiError { status: 503, message: "the pipeline is stopping: no changes are made".into() }));
     }
-    let live = status.live[module].clone()?.downcast::<LiveLpm>().ok()?;
-    let table = status.routes[module].as_ref()?;
-    let delta = match table.check(add, delete) {
-        Ok(d) => d,
-        Err(e) => return Some(Err(e)),
-    };
     if delta.len() > IN_PLACE_ROUTES {
         return None;
+    }
+    let live = status.live[module].clone()?.downcast::<LiveLpm>().ok()?;
+    let table = status.routes[module].as_ref()?;
+    if let Err(e) = table.check(delta) {
+        return Some(Err(e));
     }
     let outgates = status.model.modules[module].outgates;
     if let Some((i, (_, _, gate))) = delta.add.iter().enumerate().find(|(_, r)| usize::from(r.2) >= outgates) {
@@ -258,7 +272,7 @@ pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u1
     }
     // Each family's share of the change.
     let (mut add4, mut add6, mut delete4, mut delete6) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for &p in &delta.delete {
+    for &(p, _) in &delta.delete {
         match p {
             IpPrefix::V4(net, len) => delete4.push((net, len)),
             IpPrefix::V6(net, len) => delete6.push((net, len)),
@@ -277,11 +291,11 @@ pub fn routes_in_place(status: &mut Status, module: ModuleId, add: &[(String, u1
         (false, false) => return None,
     }
     let table = status.routes[module].as_mut().expect("checked above");
-    table.apply(&delta);
-    Some(Ok(routes_line(&status.model.modules[module].name, &delta, table.len())))
+    table.apply(delta);
+    Some(Ok(routes_line(&status.model.modules[module].name, delta, table.len())))
 }
 
-fn routes_line(module: &str, delta: &Delta, total: usize) -> String {
+fn routes_line(module: &str, delta: &RouteEdit, total: usize) -> String {
     format!("module '{module}' routes: {} added or replaced, {} deleted ({total} in all)", delta.add.len(), delta.delete.len())
 }
 

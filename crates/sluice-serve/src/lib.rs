@@ -15,9 +15,12 @@
 mod api;
 mod change;
 mod error;
+mod http;
 mod listener;
 mod metrics;
 mod routes;
+mod run_dir;
+mod server;
 mod status;
 
 use std::path::PathBuf;
@@ -33,6 +36,7 @@ use sluice_pipeline::Pipeline;
 pub use crate::error::ApiError;
 use crate::change::Context;
 pub use crate::listener::{OPENAPI, SOCKET};
+pub use crate::run_dir::prepare as prepare_run_dir;
 pub use crate::listener::Log;
 use crate::listener::{change_line, Listener, Pending};
 use crate::status::Status;
@@ -40,8 +44,9 @@ use crate::status::Status;
 /// How a pipeline is served.
 #[derive(Clone, Debug)]
 pub struct ServeOptions {
-    /// Where the control socket (`sluice.sock`) is made (the directory is
-    /// made 0700 if it is not there).
+    /// Where the control socket (`sluice.sock`) is made: a directory of
+    /// the caller's that no one else can write (made 0700 if it is not
+    /// there; see [`prepare_run_dir`]).
     pub run_dir: PathBuf,
     /// A TCP address to listen on as well, and the token its requests must carry.
     pub tcp: Option<(String, String)>,
@@ -95,7 +100,7 @@ pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &Serv
 /// `pipeline` as it stands before it runs, without serving it: `Ok` for a
 /// read or a change the API would queue, else the refusal it would answer.
 pub fn check_request(pipeline: &Pipeline, method: &str, path: &str, body: &str) -> Result<(), ApiError> {
-    api::parse(method, path, body, &Status::new(pipeline, "null")).map(drop)
+    api::parse(method, path, api::Body::decode(method, path, body), &Status::new(pipeline, "null")).map(drop)
 }
 
 /// Makes the queued changes at each period boundary.

@@ -1,25 +1,28 @@
 //! Where the control API listens: a Unix socket in the run directory
-//! (mode 0600, the directory 0700), and a TCP address only when asked,
-//! then only for requests that carry its token. A few threads per
-//! listener answer reads from the status at once; a change waits for the
-//! control thread to make it at the next period boundary.
+//! (see `run_dir.rs`), and a TCP address on loopback only when asked, then
+//! only for requests that carry its token. Each connection is read within
+//! bounds (`http.rs`) by one of a bounded number of threads
+//! (`server.rs`): the token is checked before the body is read, the body
+//! is decoded before the status is locked, and reads hold the lock only
+//! to copy what they answer with; a change waits for the control thread
+//! to make it at the next period boundary.
 
-use std::io::Read as _;
-use std::os::unix::fs::PermissionsExt;
+use std::net::{TcpListener, ToSocketAddrs};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, Sender, SyncSender};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{sync_channel, Sender, SyncSender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use tiny_http::{Header, Response, Server};
 
-use crate::api::{self, Read, Request};
-use crate::error::ApiError;
+use crate::api::{self, Body, Read, Request};
 use crate::change::{self, Change};
+use crate::error::ApiError;
+use crate::http::{self, Conn};
 use crate::metrics;
+use crate::server::{self, Socket};
 use crate::status::Status;
 
 /// The API's description, served at `GET /v1/openapi.json`.
@@ -27,12 +30,6 @@ pub const OPENAPI: &str = include_str!("../../../docs/api/openapi.json");
 
 /// Name of the socket in the run directory.
 pub const SOCKET: &str = "sluice.sock";
-
-/// Threads answering each listener's requests.
-const THREADS: usize = 4;
-
-/// The largest request body (bytes): a million routes in one request fit.
-const MAX_BODY: u64 = 64 << 20;
 
 /// A change on its way to the control thread, with who asked and where
 /// the outcome goes.
@@ -68,7 +65,7 @@ struct Shared {
 
 /// The running listeners.
 pub struct Listener {
-    servers: Vec<Arc<Server>>,
+    stop: Arc<AtomicBool>,
     threads: Vec<JoinHandle<()>>,
     socket: PathBuf,
 }
@@ -78,47 +75,27 @@ impl Listener {
     /// on that address too.
     #[allow(clippy::too_many_arguments)]
     pub fn start(run_dir: &Path, tcp: Option<(&str, &str)>, status: Arc<Mutex<Status>>, changes: Sender<Pending>, description: Value, wait: Duration, log: Log) -> Result<Self, String> {
-        let socket = unix_socket(run_dir)?;
-        let unix = Server::http_unix(&socket).map_err(|e| format!("cannot listen on {}: {e}", socket.display()))?;
-        std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).map_err(|e| format!("{}: {e}", socket.display()))?;
+        let tcp = tcp.map(|(addr, token)| loopback(addr, token).map(|l| (l, token.to_owned()))).transpose()?;
+        let run_dir = crate::run_dir::prepare(run_dir)?;
+        let (unix, socket) = crate::run_dir::listen(&run_dir, SOCKET)?;
         let shared = Arc::new(Shared { status, log, changes: Mutex::new(changes), description, wait });
-        let mut listener = Self { servers: Vec::new(), threads: Vec::new(), socket };
-        listener.spawn(Arc::new(unix), None, &shared, "unix")?;
-        if let Some((addr, token)) = tcp {
-            if token.len() < 16 {
-                return Err(format!("the token for {addr} is {} characters long: at least 16 are needed", token.len()));
-            }
-            let server = Server::http(addr).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-            listener.spawn(Arc::new(server), Some(token.to_owned()), &shared, "tcp")?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut listener = Self { stop: stop.clone(), threads: Vec::new(), socket };
+        let served = |token: Option<String>, transport: &'static str| -> server::Converse {
+            let shared = shared.clone();
+            Arc::new(move |conn: &mut dyn Conn, peer: &str, stopping: &dyn Fn() -> bool| converse(conn, peer, &shared, token.as_deref(), transport, stopping))
+        };
+        listener.threads.push(server::spawn(Socket::Unix(unix), "sluice-api-unix".into(), served(None, "unix"), stop.clone())?);
+        if let Some((tcp, token)) = tcp {
+            listener.threads.push(server::spawn(Socket::Tcp(tcp), "sluice-api-tcp".into(), served(Some(token), "tcp"), stop)?);
         }
         Ok(listener)
     }
 
-    fn spawn(&mut self, server: Arc<Server>, token: Option<String>, shared: &Arc<Shared>, transport: &'static str) -> Result<(), String> {
-        for i in 0..THREADS {
-            let (server, shared, token) = (server.clone(), shared.clone(), token.clone());
-            let thread = std::thread::Builder::new()
-                .name(format!("sluice-api-{transport}-{i}"))
-                .spawn(move || {
-                    while let Ok(request) = server.recv() {
-                        handle(request, &shared, token.as_deref(), transport);
-                    }
-                })
-                .map_err(|e| format!("cannot start an API thread: {e}"))?;
-            self.threads.push(thread);
-        }
-        self.servers.push(server);
-        Ok(())
-    }
-
-    /// Stops listening, once the requests under way are answered, and
-    /// removes the socket.
+    /// Stops listening, once the requests under way are answered (a
+    /// client still sending is let go), and removes the socket.
     pub fn stop(self) {
-        for server in &self.servers {
-            for _ in 0..THREADS {
-                server.unblock();
-            }
-        }
+        self.stop.store(true, Ordering::Release);
         for t in self.threads {
             let _ = t.join();
         }
@@ -126,84 +103,96 @@ impl Listener {
     }
 }
 
-/// The socket's path in `run_dir` (made 0700 if it is not there), a stale
-/// socket removed; an error if a live one answers there.
-fn unix_socket(run_dir: &Path) -> Result<PathBuf, String> {
-    std::fs::create_dir_all(run_dir).map_err(|e| format!("run directory {}: {e}", run_dir.display()))?;
-    std::fs::set_permissions(run_dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| format!("run directory {}: {e}", run_dir.display()))?;
-    let socket = run_dir.join(SOCKET);
-    if socket.exists() {
-        if std::os::unix::net::UnixStream::connect(&socket).is_ok() {
-            return Err(format!("{} answers: another sluice serve runs in {}", socket.display(), run_dir.display()));
-        }
-        std::fs::remove_file(&socket).map_err(|e| format!("stale socket {}: {e}", socket.display()))?;
+/// Listens on `addr` for requests carrying `token`: on loopback only, as
+/// the token would cross the network in clear text.
+fn loopback(addr: &str, token: &str) -> Result<TcpListener, String> {
+    if token.len() < 16 {
+        return Err(format!("the token for {addr} is {} characters long: at least 16 are needed", token.len()));
     }
-    Ok(socket)
-}
-
-fn respond(request: tiny_http::Request, status: u16, body: String, content_type: &str) {
-    let header = Header::from_bytes("Content-Type", content_type).expect("a valid header");
-    let _ = request.respond(Response::from_string(body).with_status_code(status).with_header(header));
-}
-
-fn respond_json(request: tiny_http::Request, status: u16, body: &Value) {
-    respond(request, status, body.to_string(), "application/json");
-}
-
-fn refuse(request: tiny_http::Request, e: &ApiError) {
-    respond(request, e.status, e.body(), "application/json");
-}
-
-/// Whether `request` carries `token` as `Authorization: Bearer TOKEN`.
-fn authorised(request: &tiny_http::Request, token: &str) -> bool {
-    let expected = format!("Bearer {token}");
-    request.headers().iter().any(|h| h.field.equiv("Authorization") && constant_time_eq(h.value.as_str().as_bytes(), expected.as_bytes()))
-}
-
-/// Byte strings compared in time that depends on their length only.
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
-
-fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>, transport: &str) {
-    if let Some(token) = token {
-        if !authorised(&request, token) {
-            return refuse(request, &ApiError { status: 401, message: "this listener needs 'Authorization: Bearer <token>'".into() });
-        }
+    let addresses: Vec<_> = addr.to_socket_addrs().map_err(|e| format!("--listen {addr}: {e}"))?.collect();
+    if let Some(open) = addresses.iter().find(|a| !a.ip().is_loopback()) {
+        return Err(format!("--listen {addr}: {} is not a loopback address; the API has no TLS, so its token would cross the network in clear text: listen on 127.0.0.1 or ::1 and reach it from elsewhere through an SSH tunnel or a TLS proxy", open.ip()));
     }
-    let mut body = String::new();
-    let read = request.as_reader().take(MAX_BODY + 1).read_to_string(&mut body);
-    if read.is_err() {
-        return refuse(request, &ApiError::bad("the body is not UTF-8 text"));
-    }
-    if body.len() as u64 > MAX_BODY {
-        return refuse(request, &ApiError { status: 413, message: format!("the body is over {MAX_BODY} bytes") });
-    }
-    let caller = request
-        .headers()
-        .iter()
-        .find(|h| h.field.equiv("X-Sluice-Caller"))
-        .map(|h| h.value.as_str().chars().filter(|c| c.is_ascii_graphic()).take(64).collect::<String>())
-        .unwrap_or_else(|| request.remote_addr().map_or_else(|| transport.to_owned(), |a| format!("{transport}:{a}")));
-    let parsed = {
-        let status = shared.status.lock().expect("no panic while it is held");
-        api::parse(request.method().as_str(), request.url(), &body, &status)
+    TcpListener::bind(&addresses[..]).map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
+
+/// Reads one request from `conn` within bounds and answers it.
+fn converse(conn: &mut dyn Conn, peer: &str, shared: &Shared, token: Option<&str>, transport: &str, stopping: &dyn Fn() -> bool) {
+    let refuse = |conn: &mut dyn Conn, e: &ApiError, extra: &str| http::respond(conn, e.status, "application/json", extra, &e.body());
+    let head = match http::read_head(conn, http::HEAD_TIME, stopping) {
+        Ok(head) => head,
+        Err(Some(e)) => return refuse(conn, &e, ""),
+        Err(None) => return,
     };
-    match parsed {
-        Err(e) => refuse(request, &e),
-        Ok(Request::Read(Read::Metrics)) => {
-            let text = metrics::exposition(&shared.status.lock().expect("no panic while it is held"));
-            respond(request, 200, text, metrics::CONTENT_TYPE);
+    if let Some(token) = token {
+        if !http::authorised(&head, token) {
+            let e = ApiError { status: 401, message: "this listener needs 'Authorization: Bearer <token>'".into() };
+            return refuse(conn, &e, "WWW-Authenticate: Bearer\r\n");
         }
-        Ok(Request::Read(Read::OpenApi)) => respond(request, 200, OPENAPI.to_owned(), "application/json"),
+    }
+    let caller = head
+        .header("X-Sluice-Caller")
+        .map(|v| v.chars().filter(|c| c.is_ascii_graphic()).take(64).collect::<String>())
+        .unwrap_or_else(|| if peer.is_empty() { transport.to_owned() } else { format!("{transport}:{peer}") });
+    let (method, target) = (head.method.clone(), head.target.clone());
+    let limit = api::body_limit(&method, &target);
+    let text = match http::read_body(conn, head, limit, http::BODY_TIME, stopping) {
+        Ok(text) => text,
+        Err(Some(e)) => return refuse(conn, &e, ""),
+        Err(None) => return,
+    };
+    let body = Body::decode(&method, &target, &text);
+    drop(text);
+    let answer = handle(&method, &target, body, caller, shared);
+    http::respond(conn, answer.status, answer.content_type, "", &answer.body);
+}
+
+/// What a request is answered with.
+struct Answer {
+    status: u16,
+    content_type: &'static str,
+    body: String,
+}
+
+impl Answer {
+    fn json(body: &Value) -> Self {
+        Self { status: 200, content_type: "application/json", body: body.to_string() }
+    }
+
+    fn refused(e: &ApiError) -> Self {
+        Self { status: e.status, content_type: "application/json", body: e.body() }
+    }
+
+    fn applied(result: Result<String, ApiError>) -> Self {
+        match result {
+            Ok(line) => Self::json(&json!({ "applied": line })),
+            Err(e) => Self::refused(&e),
+        }
+    }
+}
+
+/// Answers `method` `target` with its decoded `body`: a read from the
+/// status, a route change made in place, or a change queued for the
+/// control thread.
+fn handle(method: &str, target: &str, body: Body, caller: String, shared: &Shared) -> Answer {
+    let locked = || shared.status.lock().expect("no panic while it is held");
+    let parsed = api::parse(method, target, body, &locked());
+    match parsed {
+        Err(e) => Answer::refused(&e),
+        Ok(Request::Read(Read::Metrics)) => {
+            let text = metrics::exposition(&locked());
+            Answer { status: 200, content_type: metrics::CONTENT_TYPE, body: text }
+        }
+        Ok(Request::Read(Read::OpenApi)) => Answer { status: 200, content_type: "application/json", body: OPENAPI.to_owned() },
         Ok(Request::Read(Read::Pipeline)) => {
-            let status = shared.status.lock().expect("no panic while it is held");
-            let body = json!({"name": shared.description["name"], "description": shared.description, "batch_size": status.model.batch_size, "workers": status.model.workers()});
-            drop(status);
-            respond_json(request, 200, &body);
+            let (batch_size, workers) = {
+                let status = locked();
+                (status.model.batch_size, status.model.workers())
+            };
+            Answer::json(&json!({"name": shared.description["name"], "description": shared.description, "batch_size": batch_size, "workers": workers}))
         }
         Ok(Request::Read(read)) => {
-            let status = shared.status.lock().expect("no panic while it is held");
+            let status = locked();
             let body = match read {
                 Read::Flows => status.flows_json(),
                 Read::Modules => status.modules_json(),
@@ -216,12 +205,12 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
                 Read::Metrics | Read::OpenApi | Read::Pipeline => unreachable!("answered above"),
             };
             drop(status);
-            respond_json(request, 200, &body);
+            Answer::json(&body)
         }
-        Ok(Request::Change(Change::Routes { module, add, delete })) if !add.is_empty() || !delete.is_empty() => {
+        Ok(Request::Change(Change::Routes { module, edit })) if !edit.is_empty() => {
             let (in_place, line) = {
-                let mut status = shared.status.lock().expect("no panic while it is held");
-                let made = change::routes_in_place(&mut status, module, &add, &delete);
+                let mut status = locked();
+                let made = change::routes_in_place(&mut status, module, &edit);
                 let line = made.as_ref().and_then(|m| m.as_ref().ok()).map(|change| change_line(&caller, change));
                 if let Some(line) = &line {
                     status.log(line.clone());
@@ -234,18 +223,17 @@ fn handle(mut request: tiny_http::Request, shared: &Shared, token: Option<&str>,
                 (shared.log)(line);
             }
             match in_place {
-                Some(Ok(line)) => respond_json(request, 200, &json!({ "applied": line })),
-                Some(Err(e)) => refuse(request, &e),
-                None => queue(request, shared, Change::Routes { module, add, delete }, caller),
+                Some(result) => Answer::applied(result),
+                None => queue(shared, Change::Routes { module, edit }, caller),
             }
         }
-        Ok(Request::Change(change)) => queue(request, shared, change, caller),
+        Ok(Request::Change(change)) => queue(shared, change, caller),
     }
 }
 
 /// Queues `change` for the control thread's next period boundary and
 /// answers with its outcome.
-fn queue(request: tiny_http::Request, shared: &Shared, change: Change, caller: String) {
+fn queue(shared: &Shared, change: Change, caller: String) -> Answer {
     let (reply, outcome) = sync_channel(1);
     let taken = Arc::new(AtomicBool::new(false));
     let sent = shared.changes.lock().expect("no panic while it is held").send(Pending { change, caller, reply, taken: taken.clone() });
@@ -260,10 +248,7 @@ fn queue(request: tiny_http::Request, shared: &Shared, change: Change, caller: S
             Err(_) => outcome.recv().unwrap_or_else(|_| Err(stopping())),
         },
     };
-    match result {
-        Ok(line) => respond_json(request, 200, &json!({ "applied": line })),
-        Err(e) => refuse(request, &e),
-    }
+    Answer::applied(result)
 }
 
 /// The line that logs a change: time, caller, what changed.

@@ -18,17 +18,33 @@ pub struct RouteTable {
     index: HashMap<IpPrefix, usize>,
 }
 
-/// A change of routes, checked against a table: deletions first, then
-/// additions (each replacing the route of its prefix, if there is one).
-pub struct Delta {
-    pub delete: Vec<IpPrefix>,
+/// A change of routes as a request writes it, its prefixes parsed (which
+/// needs no table, so it is done before any lock is taken): deletions
+/// first, then additions (each replacing the route of its prefix, if
+/// there is one).
+#[derive(Debug, Default)]
+pub struct RouteEdit {
+    /// Each prefix, and as the request wrote it.
+    pub delete: Vec<(IpPrefix, String)>,
     pub add: Vec<(IpPrefix, String, u16)>,
 }
 
-impl Delta {
+impl RouteEdit {
+    /// Parses every prefix; the error names the place.
+    pub fn parse(add: Vec<(String, u16)>, delete: &[String]) -> Result<Self, ApiError> {
+        let delete = delete.iter().enumerate().map(|(i, prefix)| IpPrefix::parse(prefix).map(|p| (p, prefix.clone())).map_err(|e| ApiError::bad(format!("delete[{i}]: {e}")))).collect::<Result<_, _>>()?;
+        let add = add.into_iter().enumerate().map(|(i, (prefix, gate))| IpPrefix::parse(&prefix).map(|p| (p, prefix, gate)).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))).collect::<Result<_, _>>()?;
+        Ok(Self { delete, add })
+    }
+
     /// Routes it touches.
     pub fn len(&self) -> usize {
         self.delete.len() + self.add.len()
+    }
+
+    /// Whether it touches none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -54,28 +70,21 @@ impl RouteTable {
         }
     }
 
-    /// Checks `add` and `delete` against the table: every prefix parses,
-    /// every deleted route exists (once). The error names the place.
-    pub fn check(&self, add: &[(String, u16)], delete: &[String]) -> Result<Delta, ApiError> {
+    /// Checks `edit` against the table: every deleted route exists (once).
+    /// The error names the place.
+    pub fn check(&self, edit: &RouteEdit) -> Result<(), ApiError> {
         let mut gone = std::collections::HashSet::new();
-        let mut d = Delta { delete: Vec::with_capacity(delete.len()), add: Vec::with_capacity(add.len()) };
-        for (i, prefix) in delete.iter().enumerate() {
-            let p = IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("delete[{i}]: {e}")))?;
-            if !self.index.contains_key(&p) || !gone.insert(p) {
+        for (i, (p, prefix)) in edit.delete.iter().enumerate() {
+            if !self.index.contains_key(p) || !gone.insert(p) {
                 return Err(ApiError::bad(format!("delete[{i}]: no route '{prefix}' to delete")));
             }
-            d.delete.push(p);
         }
-        for (i, (prefix, gate)) in add.iter().enumerate() {
-            let p = IpPrefix::parse(prefix).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))?;
-            d.add.push((p, prefix.clone(), *gate));
-        }
-        Ok(d)
+        Ok(())
     }
 
     /// Makes a checked change.
-    pub fn apply(&mut self, d: &Delta) {
-        for p in &d.delete {
+    pub fn apply(&mut self, d: &RouteEdit) {
+        for (p, _) in &d.delete {
             if let Some(i) = self.index.remove(p) {
                 self.order[i] = None;
             }
@@ -107,7 +116,8 @@ mod tests {
     #[test]
     fn routes_are_added_replaced_by_prefix_and_deleted() {
         let mut t = RouteTable::new(&routes(&[("10.0.0.0/8", 0), ("2001:db8::/32", 1), ("20.0.1.0/24", 1)]));
-        let d = t.check(&routes(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]), &["2001:db8:0::/32".into()]).unwrap();
+        let d = RouteEdit::parse(routes(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]), &["2001:db8:0::/32".into()]).unwrap();
+        t.check(&d).unwrap();
         t.apply(&d);
         assert_eq!(t.list(), routes(&[("10.1.2.3/8", 2), ("20.0.1.0/24", 1), ("30.0.0.0/8", 0)]));
         assert_eq!(t.len(), 3);
@@ -116,7 +126,8 @@ mod tests {
     #[test]
     fn a_missing_or_malformed_route_names_its_place() {
         let t = RouteTable::new(&routes(&[("10.0.0.0/8", 0)]));
-        assert_eq!(t.check(&[], &["10.0.0.0/8".into(), "10.0.0.0/8".into()]).err().unwrap().message, "delete[1]: no route '10.0.0.0/8' to delete");
-        assert!(t.check(&routes(&[("10.0.0.0/33", 0)]), &[]).err().unwrap().message.starts_with("add[0]: "));
+        let twice = RouteEdit::parse(Vec::new(), &["10.0.0.0/8".into(), "10.0.0.0/8".into()]).unwrap();
+        assert_eq!(t.check(&twice).err().unwrap().message, "delete[1]: no route '10.0.0.0/8' to delete");
+        assert!(RouteEdit::parse(routes(&[("10.0.0.0/33", 0)]), &[]).err().unwrap().message.starts_with("add[0]: "));
     }
 }

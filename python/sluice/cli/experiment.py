@@ -12,6 +12,7 @@ from sluice.cli.app import main
 from sluice.cli.output import console, new_table
 from sluice.cli.params import PERIOD_MS, PERIODS, RATE, WARMUP, Number
 from sluice.errors import INTERRUPTED, Interrupted, Refused, one_line, writable, writable_folder
+from sluice.files import write_replacing
 from sluice.lab import results
 
 
@@ -22,8 +23,7 @@ def _experiment_written(name: str, out: str, report: dict[str, Any], json_path: 
     console.print(f"written: {out}/" + ", ".join(files))
     if json_path:
         try:
-            with open(json_path, "w") as f:
-                json.dump(report if rows_in_json else {k: v for k, v in report.items() if k != "rows"}, f, indent=1)
+            write_replacing(json_path, json.dumps(report if rows_in_json else {k: v for k, v in report.items() if k != "rows"}, indent=1))
         except OSError as e:
             raise Refused(f"could not write --json {json_path!r}: {one_line(e)} (the files in {out}/ were written)") from None
 

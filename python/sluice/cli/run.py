@@ -14,6 +14,7 @@ from sluice.cli.output import console, new_table, outputs_to_write, progress_run
 from sluice.cli.params import LIMITS, PERIOD_MS, PERIODS, RATE, SIZE, WARMUP, ClassFlows, ClassWeights, FlowRate, LinkRate, Number, Outage, WorkerPoll
 from sluice.embed import METHODS
 from sluice.errors import Refused, writable, writable_folder
+from sluice.files import write_replacing
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES, rc
 from sluice.result import RunResult
@@ -238,8 +239,7 @@ def embed_pipeline(pipeline_name: str, n: int, m: int, bearers: int, users: int,
     console.print(f"crossings between cores: {found.sum} over {len(found.crossings)} flows, at most {found.max} on one ({found.status}, {1e3 * found.time_s:.1f} ms)")
     if out_path:
         place(pipeline, instance, found.placement)
-        with open(out_path, "w") as f:
-            json.dump(pipeline.spec(), f, indent=1)
+        write_replacing(out_path, json.dumps(pipeline.spec(), indent=1))
         console.print(f"placed description: {out_path} (sluice run {out_path})")
 
 
@@ -334,9 +334,8 @@ def soak(n: int, controller: str, seconds: float, period_ms: float, json_path: O
         f"generated {s['generated']} = delivered {s['delivered']} + dropped {s['dropped']} + in flight {s['in_flight']}"
     )
     if json_path:
-        with open(json_path, "w") as f:
-            json.dump({"rss_after_warmup": first["rss"], "rss_at_end": last["rss"], "rss_slope_kib_per_min": slope_kib_per_min,
-                       "seconds": last["t_s"] - first["t_s"], "summary": s}, f, indent=1)
+        write_replacing(json_path, json.dumps({"rss_after_warmup": first["rss"], "rss_at_end": last["rss"], "rss_slope_kib_per_min": slope_kib_per_min,
+                                               "seconds": last["t_s"] - first["t_s"], "summary": s}, indent=1))
 
 
 @main.command()
@@ -354,6 +353,5 @@ def profile(kinds: tuple[str, ...], max_batch: int, reps: int, json_path: Option
         table.add_row(name, f"{f['t0_ns']:.1f}", f"{f['t1_ns']:.2f}", f"{f['r2']:.3f}", f"{f['beta']:.3f}")
     console.print(table)
     if json_path:
-        with open(json_path, "w") as out:
-            json.dump(report, out, indent=1)
+        write_replacing(json_path, json.dumps(report, indent=1))
     console.print(f"profile saved to {profiles.save(report)}")

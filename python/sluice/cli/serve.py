@@ -7,6 +7,7 @@ import json
 import os
 import runpy
 import sys
+import tempfile
 from typing import Any, Optional
 
 import click
@@ -17,10 +18,24 @@ from sluice.cli.output import console, summary_tables
 from sluice.cli.params import PERIOD_MS, LinkRate, Number, RouterPort, RouteVia
 from sluice.client import ApiError, Client
 from sluice.errors import Refused, writable
+from sluice.files import write_replacing
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES
 from sluice.router import router
 from sluice.result import RunResult
+
+
+def default_run_dir() -> str:
+    """Where `serve` keeps its socket and report, and where `ctl` looks,
+    unless told: $XDG_RUNTIME_DIR/sluice (the user's private runtime
+    folder), else /run/sluice for root, else a folder of the user's own
+    under the temporary folder."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime:
+        return os.path.join(runtime, "sluice")
+    if os.geteuid() == 0:
+        return "/run/sluice"
+    return os.path.join(tempfile.gettempdir(), f"sluice-{os.getuid()}")
 
 
 def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[str],
@@ -58,7 +73,9 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
 
 @main.command()
 @click.argument("description")
-@click.option("--run-dir", required=True, help="Where the control socket sluice.sock is made (mode 0600; the folder 0700).")
+@click.option("--run-dir", envvar="SLUICE_RUN_DIR", help="Where the control socket sluice.sock and the report are made: a folder of yours "
+              "that no one else can write (made 0700 if missing). Default: $SLUICE_RUN_DIR, else $XDG_RUNTIME_DIR/sluice, /run/sluice for root, "
+              "or sluice-UID in the temporary folder.")
 @click.option("--n", "n", type=click.IntRange(1, 4096), default=16, show_default=True, help="Size of a built-in pipeline family.")
 @click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
@@ -74,7 +91,7 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
 @click.option("--keep-periods", type=click.IntRange(1, 1_000_000), default=_core.DEFAULT_KEEP_PERIODS, show_default=True, help="The most recent periods the final report keeps.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the final report here (default: RUN_DIR/report.json).")
-def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_port: Optional[str],
+def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[str], tx_port: Optional[str],
           interfaces: tuple[tuple[str, list[str]], ...], routes: tuple[tuple[str, str], ...], controller: str, period_ms: float,
           slo_statistic: str, delta: float, listen: Optional[str], token_file: Optional[str], keep_periods: int, no_timing: bool,
           json_path: Optional[str]) -> None:
@@ -85,8 +102,8 @@ def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_por
     Each change made is printed on stderr as one line."""
     if (listen is None) != (token_file is None):
         raise Refused("--listen and --token-file go together: TCP requests must carry a token")
+    run_dir = _core.prepare_run_dir(run_dir or default_run_dir())
     json_path = json_path or os.path.join(run_dir, "report.json")
-    os.makedirs(run_dir, mode=0o700, exist_ok=True)
     writable(json_path, "--json")
     token = None
     if token_file is not None:
@@ -100,7 +117,8 @@ def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_por
     text = _core.serve(pipeline.to_json(), run_dir, controller=controller, period_ms=period_ms, slo_statistic=slo_statistic,
                        delta=delta, timing=not no_timing, listen=listen, token=token, keep_periods=keep_periods)
     result = RunResult(json.loads(text))
-    result.to_json(json_path)
+    # A daemon's report: a link in its place is replaced, never followed.
+    write_replacing(json_path, result.to_json(), follow_links=False)
     console.print(*summary_tables([result]))
     s = result.summary
     console.print(f"stopped after {result.data['periods_dropped'] + len(result.periods)} periods; "
@@ -109,14 +127,18 @@ def serve(description: str, run_dir: str, n: int, rx_port: Optional[str], tx_por
 
 
 @main.group()
-@click.option("--run-dir", envvar="SLUICE_RUN_DIR", help="The served pipeline's run directory (or $SLUICE_RUN_DIR).")
+@click.option("--run-dir", envvar="SLUICE_RUN_DIR", help="The served pipeline's run directory (default: $SLUICE_RUN_DIR, else as `serve`'s).")
 @click.option("--url", metavar="http://HOST:PORT", help="Its TCP listener instead (with --token-file).")
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help="The TCP listener's token.")
 @click.pass_context
 def ctl(context: click.Context, run_dir: Optional[str], url: Optional[str], token_file: Optional[str]) -> None:
     """Read and change a running `sluice serve`."""
-    if (run_dir is None) == (url is None):
-        raise Refused("give the served pipeline's --run-dir, or its --url with --token-file")
+    if url is None:
+        run_dir = run_dir or default_run_dir()
+    elif context.get_parameter_source("run_dir") == click.core.ParameterSource.COMMANDLINE:
+        raise Refused("give the served pipeline's --run-dir, or its --url with --token-file, not both")
+    else:
+        run_dir = None
     token = None
     if token_file is not None:
         with open(token_file, encoding="utf-8") as f:

@@ -12,6 +12,7 @@ from sluice.cli.app import main
 from sluice.cli.output import console, new_table
 from sluice.cli.params import LIMITS, Number
 from sluice.errors import writable
+from sluice.files import write_replacing
 
 
 @main.group()
@@ -44,8 +45,7 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str],
         q = a[name]
         console.print(f"{name}: mean {q['mean']:.1f}, p50 {q['p50']}, p99 {q['p99']}, max {q['max']} ({unit})")
     if json_path:
-        with open(json_path, "w") as f:
-            json.dump(a, f, indent=1)
+        write_replacing(json_path, json.dumps(a, indent=1))
     if plot_path:
         from sluice.plot import save, subplots
 

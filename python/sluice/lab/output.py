@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any, Callable, NamedTuple
+
+from sluice.files import write_replacing
 
 
 def write(
@@ -18,12 +21,13 @@ def write(
     """The report as JSON, its rows as CSV, the markdown table and the plot."""
     rows: list[dict[str, Any]] = report["rows"]
     out.mkdir(parents=True, exist_ok=True)
-    (out / f"{name}.json").write_text(json.dumps(report, indent=1))
-    with open(out / f"{name}.csv", "w", newline="") as f:
-        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    (out / f"{name}.md").write_text(markdown(rows))
+    write_replacing(out / f"{name}.json", json.dumps(report, indent=1))
+    table = io.StringIO()
+    writer = csv.DictWriter(table, fieldnames=list(rows[0]))
+    writer.writeheader()
+    writer.writerows(rows)
+    write_replacing(out / f"{name}.csv", table.getvalue())
+    write_replacing(out / f"{name}.md", markdown(rows))
     plot(rows, out / f"{name}.png")
 
 

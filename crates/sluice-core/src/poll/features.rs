@@ -15,10 +15,6 @@ pub const FEATURES: usize = HISTORY + 2;
 /// spans the last one or two windows of at least this length, so it holds
 /// tens of packets at 1 kpps and follows a change within ~20 ms.
 pub const RATE_WINDOW_US: f64 = 10_000.0;
-/// What the highest rate seen keeps of itself as each window closes: it
-/// halves in about 70 windows (~0.7 s at 10 ms), so a lull between bursts
-/// does not let a sleep forget the bursts' rate.
-pub const PEAK_KEPT: f64 = 0.99;
 /// Decisions a worker logs a period, at most (the last ones).
 pub const SAMPLES: usize = 64;
 
@@ -48,7 +44,7 @@ pub struct RoundHistory {
     cycle_start: Option<f64>,
     /// Packets a µs between the last two decisions.
     cycle_rate: f64,
-    /// The highest windows' rate seen lately (pkt/µs, decaying by [`PEAK_KEPT`] a window).
+    /// The highest windows' rate seen (pkt/µs): a burst after any lull may come at it again.
     peak_rate: f64,
 }
 
@@ -115,7 +111,7 @@ impl RoundHistory {
         let span = now - self.previous_start.unwrap_or(start);
         self.rate = if span > 0.0 { (self.previous_pkts + self.window_pkts) as f64 / span } else { 0.0 };
         if closed {
-            self.peak_rate = (self.peak_rate * PEAK_KEPT).max(self.rate);
+            self.peak_rate = self.peak_rate.max(self.rate);
         }
     }
 
@@ -127,8 +123,9 @@ impl RoundHistory {
 
     /// The arrival rate a sleep must leave queue room for (pkt/µs): the
     /// largest of the windows' rate, the last cycle's (a rise shows at
-    /// once) and the highest windows' rate seen lately (a burst after a
-    /// lull arrives at it, while the sleep was sized in the lull).
+    /// once) and the highest windows' rate seen (a burst after a lull,
+    /// however long, may arrive at it while the sleep was sized in the
+    /// lull: the receive queue loses nothing to it).
     #[inline]
     pub fn bounding_rate(&self) -> f64 {
         self.rate.max(self.cycle_rate).max(self.peak_rate)
@@ -232,12 +229,12 @@ mod tests {
             h.before_decision(0);
         }
         assert_eq!(h.feature(2, 1), 0.0, "no packets for two windows");
-        // The burst's rate is still what a sleep leaves room for, a little less each window.
+        // The burst's rate is still what a sleep leaves room for, however long the lull.
         let peak = h.bounding_rate();
         assert!(peak > 0.0 && peak <= most, "{peak} pkt/µs");
         std::thread::sleep(Duration::from_micros(11_000));
         h.note(0);
         h.before_decision(0);
-        assert!((h.bounding_rate() - peak * PEAK_KEPT).abs() < 1e-12, "{} against {peak}", h.bounding_rate());
+        assert_eq!(h.bounding_rate(), peak);
     }
 }

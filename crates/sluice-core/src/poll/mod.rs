@@ -168,6 +168,9 @@ pub struct Poller {
     sleep_ns: u64,
     /// Moving average of packets a round (×16, vpp-adaptive).
     vector16: u64,
+    /// How late this worker's sleeps end (ns): a decaying maximum, left
+    /// out of the flows' slack so that a bounded sleep keeps its bound.
+    late_ns: u64,
     /// What its worker's input allows a sleep.
     intake: Intake,
     /// The last rounds' sizes, kept for the learned and SLO-batching policies and the log.
@@ -181,13 +184,21 @@ impl Poller {
     /// learned policy would read at each round that drains the input (see [`Poller::take_features`]).
     pub fn new(policy: PollPolicy, log_features: bool) -> Self {
         let history = (log_features || matches!(policy, PollPolicy::Learned(_) | PollPolicy::SloBatching { .. })).then(Box::default);
-        Self { policy, empty: 0, sleep_ns: 0, vector16: 0, intake: Intake::default(), history, log: log_features.then(Box::default) }
+        Self { policy, empty: 0, sleep_ns: 0, vector16: 0, late_ns: 0, intake: Intake::default(), history, log: log_features.then(Box::default) }
     }
 
     /// A poller under `policy` that logs features if this one does and
     /// knows the same input (a worker's policy changed while it runs).
     pub fn under(&self, policy: PollPolicy) -> Self {
-        Self { intake: self.intake, ..Self::new(policy, self.log.is_some()) }
+        Self { intake: self.intake, late_ns: self.late_ns, ..Self::new(policy, self.log.is_some()) }
+    }
+
+    /// Notes a sleep of `asked` that took `took`: the lateness counts at
+    /// once and fades over some 16 sleeps.
+    #[inline]
+    pub fn note_sleep(&mut self, asked: Duration, took: Duration) {
+        let late = took.saturating_sub(asked).as_nanos().min(u128::from(u64::MAX)) as u64;
+        self.late_ns = late.max(self.late_ns - self.late_ns / 16);
     }
 
     /// Tells it what its worker's input allows (when the worker's graph or its rates change).
@@ -251,13 +262,14 @@ impl Poller {
         }
     }
 
-    /// A sleep of `ns` at most, within the flows' slack (`bound_ns`) and
-    /// the time half the receive queues' room takes to fill at the rate
-    /// the history bounds sleeps by; a poll if that leaves less than `min_ns`.
+    /// A sleep of `ns` at most, within the flows' slack (`bound_ns`, less
+    /// how late sleeps end here) and the time half the receive queues'
+    /// room takes to fill at the rate the history bounds sleeps by; a poll
+    /// if that leaves less than `min_ns`.
     #[inline]
     fn bounded(&self, ns: u64, min_ns: u64, bound_ns: impl FnOnce() -> u64) -> Wait {
         let rate = self.history.as_deref().map_or(0.0, RoundHistory::bounding_rate);
-        match ns.min(self.intake.fill_half_ns(rate)).min(bound_ns()) {
+        match ns.min(self.intake.fill_half_ns(rate)).min(bound_ns().saturating_sub(self.late_ns)) {
             ns if ns < min_ns => Wait::Poll,
             ns => Wait::Sleep(Duration::from_nanos(ns)),
         }
@@ -268,7 +280,7 @@ impl Poller {
         let (empty_polls, min_sleep_ns, max_sleep_ns) = match self.policy {
             PollPolicy::EmptyPoll { empty_polls, min_sleep_ns, max_sleep_ns } => (empty_polls, min_sleep_ns, max_sleep_ns),
             PollPolicy::SloAware { empty_polls, min_sleep_ns, max_sleep_ns } => {
-                let bound_ns = bound_ns();
+                let bound_ns = bound_ns().saturating_sub(self.late_ns);
                 if bound_ns < min_sleep_ns {
                     return None;
                 }
@@ -429,6 +441,31 @@ mod tests {
         let slept = slept(p.after_round(3, || u64::MAX)).expect("a sleep within the queue's room");
         assert!((3_900..500_000).contains(&slept), "{slept} ns");
         assert!(PollPolicy::slo_batching(0, 1_000).is_err() && PollPolicy::slo_batching(20_000, 10_000).is_err());
+    }
+
+    #[test]
+    fn a_burst_after_an_idle_spell_finds_the_room_its_rate_needs_and_late_sleeps_are_left_out_of_the_slack() {
+        let mut p = Poller::new(PollPolicy::slo_batching(1_000, 1_000_000).unwrap(), false);
+        p.set_intake(Intake { batch_pkts: 32, room_pkts: 1024 });
+        p.after_round(0, || u64::MAX); // opens the rate's first window
+        // 20 000 packets in ≥ 11 ms (≤ 1.8 pkt/µs): half the queue fills in ≥ 280 µs.
+        p.after_round(20_000, || u64::MAX);
+        std::thread::sleep(Duration::from_millis(11));
+        let busy = slept(p.after_round(0, || u64::MAX)).expect("a sleep");
+        assert!((280_000..1_000_000).contains(&busy), "{busy} ns");
+        // Idle windows: the windows' rate falls to nothing, the sleep stays what the burst's rate allows.
+        let mut after_idle = Vec::new();
+        for _ in 0..8 {
+            std::thread::sleep(Duration::from_micros(10_500));
+            after_idle.push(slept(p.after_round(0, || u64::MAX)).expect("a sleep"));
+        }
+        assert!(after_idle.iter().all(|&ns| ns == after_idle[0] && ns <= 2 * busy), "{busy} then {after_idle:?}");
+        // Sleeps here end 30 µs late: a slack of 100 µs leaves 70 asked.
+        p.note_sleep(Duration::from_micros(50), Duration::from_micros(80));
+        assert_eq!(p.after_round(0, || 100_000), Wait::Sleep(Duration::from_micros(70)));
+        let mut aware = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 500_000).unwrap(), false);
+        aware.note_sleep(Duration::from_micros(50), Duration::from_micros(95));
+        assert_eq!(aware.after_round(0, || 50_000), Wait::Poll, "45 µs late of a 50 µs slack leaves less than the shortest sleep");
     }
 
     #[test]
