@@ -15,10 +15,11 @@ SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
 
 
 class Outcome:
-    """What a `sluice` command did: exit status, output, time taken (s)."""
+    """What a `sluice` command did: exit status and output. (Not how long it
+    took: that is the machine's speed, which no test checks.)"""
 
-    def __init__(self, p: subprocess.CompletedProcess[str], seconds: float) -> None:
-        self.code, self.out, self.err, self.seconds = p.returncode, p.stdout, p.stderr, seconds
+    def __init__(self, p: subprocess.CompletedProcess[str]) -> None:
+        self.code, self.out, self.err = p.returncode, p.stdout, p.stderr
 
     def refused(self, *words: str) -> None:
         """Exit status 2, one line on stderr naming `words`, no traceback."""
@@ -34,18 +35,16 @@ def runner(tmp_path: Path) -> Callable[..., Outcome]:
     """Runs `sluice ARGS` in `tmp_path` (timeout 120 s)."""
 
     def run(*args: str, timeout: float = 120, stdin: Optional[str] = None) -> Outcome:
-        start = time.monotonic()
         p = subprocess.run([SLUICE, *args], cwd=tmp_path, capture_output=True, text=True, timeout=timeout, input=stdin)
-        return Outcome(p, time.monotonic() - start)
+        return Outcome(p)
 
     return run
 
 
 def interrupt(args: list[str], cwd: Path, after_s: float, sig: int = signal.SIGINT, timeout: float = 60) -> Outcome:
-    """Starts `sluice ARGS`, sends `sig` after `after_s` s; returns its outcome, whose `seconds` run from the signal to the exit."""
+    """Starts `sluice ARGS`, sends `sig` after `after_s` s; returns its outcome."""
     p = subprocess.Popen([SLUICE, *args], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(after_s)
-    sent = time.monotonic()
     p.send_signal(sig)
     out, err = p.communicate(timeout=timeout)
-    return Outcome(subprocess.CompletedProcess(p.args, p.returncode, out, err), time.monotonic() - sent)
+    return Outcome(subprocess.CompletedProcess(p.args, p.returncode, out, err))

@@ -70,12 +70,12 @@ def test_a_dedup_of_2_to_the_40_flows_is_refused() -> None:
 
 
 def test_too_many_branches_are_refused_fast(sluice) -> None:  # type: ignore[no-untyped-def]
+    # Refused before anything is built: one line, no estimate of a build's time, no table.
     out = sluice("run", "rc", "--n", "70000", "--periods", "1")
     out.refused("--n", "70000")
-    assert out.seconds < 5
     out = sluice("run", "rc", "--n", "65536", "--periods", "1", "--backend", "sim")
     out.refused("modules", "131074 is out of range 1..=131072")
-    assert out.seconds < 10
+    assert out.out == "", out.out
 
 
 def test_the_largest_documented_mgw_runs_on_the_simulator() -> None:

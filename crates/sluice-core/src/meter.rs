@@ -166,6 +166,7 @@ impl PeriodMeter {
                     p99_ns,
                     max_ns,
                     misdelivered: f.misdelivered - p.misdelivered,
+                    sample: f.sample,
                 }
             })
             .collect();

@@ -153,39 +153,83 @@ const DELAY_RANGE_NS: (u64, u64) = (64, 10_000_000_000);
 
 /// Which delivered packets an egress times: every packet until its flow
 /// has `floor_pkts` in the period's delays, then those of one round in
-/// `one_in` (drawn at random), each counted `one_in` times. The delays stay
-/// an unbiased sample of the period's packets, exact for flows slower than
-/// the floor a period, at a fraction of the clock reads and histogram
-/// updates (a read costs ~7 ns here, as much as an NF visit).
+/// `one_in` (drawn at random), each counted `one_in` times: an unbiased
+/// sample of the period's packets, at a fraction of the clock reads and
+/// histogram updates (a read costs ~7 ns here, as much as an NF visit).
+/// `one_in` is the most: each flow samples only as sparsely as still
+/// draws [`MIN_DRAWN_ROUNDS`] rounds a period at its rate of rounds in the
+/// period before (down to every packet, where it has fewer), so that its
+/// quantiles keep the error [`DelaySample::error_pct`] states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct DelaySampling {
     /// Packets a flow has timed in a period before sampling starts (pkt).
     pub floor_pkts: u64,
-    /// Rounds per timed round past the floor (a power of two; 1: every packet).
+    /// Rounds per timed round past the floor, at most (a power of two; 1: every packet).
     pub one_in: u32,
 }
+
+/// Rounds a flow must have drawn past the floor in a period for it to be
+/// sampled: with 95% confidence every quantile of its sampled packets is
+/// then within 2.1 percentile points of the whole period's (the
+/// Dvoretzky–Kiefer–Wolfowitz bound over the rounds drawn, each a sample).
+pub const MIN_DRAWN_ROUNDS: u64 = 4096;
 
 impl DelaySampling {
     /// Every packet timed (the simulator, whose clock reads cost nothing).
     pub const EVERY_PACKET: Self = Self { floor_pkts: 0, one_in: 1 };
 
     /// The engine's: every packet up to 1024 a flow a period (p99 from ten
-    /// packets over it at the least), then one round in 16. Past the floor
-    /// a p95 is read from the rounds drawn: at 100 ms periods and 10⁵ rounds
-    /// or more a period, 6000 and more rounds, its error under half a
-    /// percentile.
+    /// packets over it at the least), then, for a flow whose rounds allow
+    /// it, one round in up to 16.
     pub const ENGINE: Self = Self { floor_pkts: 1024, one_in: 16 };
 
-    /// The weight a packet of `flow` delivered now is timed with (`None`:
-    /// not timed), `drawn` telling whether this round was drawn.
+    /// The weight a packet of `flow` delivered now, in round `round`, is
+    /// timed with (`None`: not timed); `draw` holds the round's random bits.
+    /// Counts the round for the flow's sample, once a round.
     #[inline(always)]
-    pub fn weight(&self, flow: &FlowRecorder, drawn: bool) -> Option<u32> {
+    pub fn weight(&self, flow: &mut FlowRecorder, draw: u64, round: u64) -> Option<u32> {
         if flow.delays.len() < self.floor_pkts {
-            Some(1)
-        } else if drawn {
-            Some(self.one_in)
+            return Some(1);
+        }
+        let one_in = flow.one_in.min(self.one_in);
+        let drawn = draw & u64::from(one_in - 1) == 0;
+        if flow.round_seen != round {
+            flow.round_seen = round;
+            flow.sample.rounds += 1;
+            flow.sample.drawn += u64::from(drawn);
+        }
+        drawn.then_some(one_in)
+    }
+
+    /// The rounds per timed round for a flow that had `rounds` past the
+    /// floor in the period before: the sparsest that still draws
+    /// [`MIN_DRAWN_ROUNDS`], at most `one_in`.
+    pub fn one_in_after(&self, rounds: u64) -> u32 {
+        let most = (rounds / MIN_DRAWN_ROUNDS).clamp(1, u64::from(self.one_in));
+        1 << most.ilog2()
+    }
+}
+
+/// The rounds a flow's delays past the floor were read from in a period.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct DelaySample {
+    /// Rounds the flow delivered in past the floor.
+    pub rounds: u64,
+    /// Of those, rounds drawn: whose packets were timed.
+    pub drawn: u64,
+    /// Rounds per drawn one in force (1: every packet timed).
+    pub one_in: u32,
+}
+
+impl DelaySample {
+    /// With 95% confidence, how far (percentile points) any quantile of
+    /// the flow's sampled packets may be from the period's: the DKW bound
+    /// √(ln(2/0.05) / 2n) over the `drawn` rounds; 0 where every packet was timed.
+    pub fn error_pct(&self) -> f64 {
+        if self.one_in <= 1 || self.drawn == 0 {
+            0.0
         } else {
-            None
+            100.0 * ((2.0f64 / 0.05).ln() / (2.0 * self.drawn as f64)).sqrt()
         }
     }
 }
@@ -214,12 +258,18 @@ pub struct FlowRecorder {
     pub delays: Histogram<u32>,
     /// Sum of those delays, each times its count (ns), for their mean.
     pub delay_sum_ns: u64,
+    /// The rounds those delays were read from (moves with them).
+    pub sample: DelaySample,
+    /// Rounds per timed round past the floor in this period (see [`DelaySampling::one_in_after`]).
+    pub one_in: u32,
+    /// The last round counted in `sample`.
+    pub round_seen: u64,
 }
 
 impl Default for FlowRecorder {
     fn default() -> Self {
         let delays = Histogram::new_with_bounds(DELAY_RANGE_NS.0, DELAY_RANGE_NS.1, 2).expect("valid histogram bounds");
-        Self { generated: 0, dropped: 0, claimed: 0, delivered: 0, misdelivered: 0, delays, delay_sum_ns: 0 }
+        Self { generated: 0, dropped: 0, claimed: 0, delivered: 0, misdelivered: 0, delays, delay_sum_ns: 0, sample: DelaySample::default(), one_in: 1, round_seen: 0 }
     }
 }
 
@@ -247,10 +297,11 @@ impl FlowRecorder {
         self.delay_sum_ns = self.delay_sum_ns.saturating_add(delay_ns.saturating_mul(counted));
     }
 
-    /// Swaps this recorder's delays (histogram and sum) with `other`'s.
+    /// Swaps this recorder's delays (histogram, sum and sample) with `other`'s.
     pub fn swap_delays(&mut self, other: &mut FlowRecorder) {
         std::mem::swap(&mut self.delays, &mut other.delays);
         std::mem::swap(&mut self.delay_sum_ns, &mut other.delay_sum_ns);
+        std::mem::swap(&mut self.sample, &mut other.sample);
     }
 
     /// Hands the egress side (delivered, misdelivered, delays) over to `to`,
@@ -265,6 +316,7 @@ impl FlowRecorder {
     pub fn reset_delays(&mut self) {
         self.delays.reset();
         self.delay_sum_ns = 0;
+        self.sample = DelaySample::default();
     }
 }
 
@@ -305,7 +357,7 @@ impl Counters {
 
     /// Forgets every flow's recorded delays (a reading handed back to its worker).
     pub fn clear_delays(&mut self) {
-        for f in self.flows.iter_mut().filter(|f| !f.delays.is_empty()) {
+        for f in self.flows.iter_mut().filter(|f| !f.delays.is_empty() || f.sample != DelaySample::default()) {
             f.reset_delays();
         }
     }
@@ -373,6 +425,8 @@ pub struct FlowTelemetry {
     pub max_ns: u64,
     /// Packets of other flows that reached this flow's egress during the period (pkt).
     pub misdelivered: u64,
+    /// The rounds its delays past the floor were read from (see [`DelaySampling`]).
+    pub sample: DelaySample,
 }
 
 /// One worker over one control period.
@@ -526,5 +580,55 @@ mod stats_tests {
         assert_eq!(delay_stats(&g)[0], mean, "the sum travels with its histogram");
         g.reset_delays();
         assert_eq!(delay_stats(&g), [0; 5]);
+    }
+}
+
+#[cfg(test)]
+mod sampling_tests {
+    use super::*;
+
+    /// The next of a xorshift64 sequence.
+    fn step(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// A round's packets (1..=32) and their delay (ns: 5–500 µs, skewed:
+    /// most rounds fast, a tail 100× slower; one delay a round, as a
+    /// batch's packets share most of theirs), drawn from `state`.
+    fn next_round(state: &mut u64) -> (u64, u64) {
+        let (size, spread) = (step(state) % 32 + 1, step(state) % 1000);
+        (size, 5_000 + spread * spread / 2)
+    }
+
+    #[test]
+    fn sampled_quantiles_are_within_their_stated_bound_of_every_packets() {
+        let sampling = DelaySampling::ENGINE;
+        for (seed, rounds) in [(1u64, 120_000u64), (7, 70_000), (42, 400_000)] {
+            // The same packets timed every one and as the engine samples them.
+            let (mut every, mut sampled) = (FlowRecorder::default(), FlowRecorder { one_in: sampling.one_in, ..FlowRecorder::default() });
+            // The traffic and the walker's draws, each its own sequence (as on the engine).
+            let (mut state, mut draws) = (seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1, seed ^ 0xBF58_476D_1CE4_E5B9);
+            for round in 1..=rounds {
+                let (n, delay_ns) = next_round(&mut state);
+                let draw = step(&mut draws) >> 32;
+                every.record_n(delay_ns, n);
+                match sampling.weight(&mut sampled, draw, round) {
+                    Some(w) => sampled.record_weighted(delay_ns, n, w),
+                    None => sampled.delivered += n,
+                }
+            }
+            assert_eq!(sampled.delivered, every.delivered);
+            sampled.sample.one_in = sampled.one_in; // as the period's reading says
+            let bound = sampled.sample.error_pct() / 100.0;
+            assert!(sampled.sample.drawn >= MIN_DRAWN_ROUNDS && bound > 0.0 && bound < 0.022, "{:?}", sampled.sample);
+            for q in [0.5, 0.95, 0.99] {
+                let got = sampled.delays.value_at_quantile(q);
+                let (low, high) = (every.delays.value_at_quantile(q - bound), every.delays.value_at_quantile((q + bound).min(1.0)));
+                assert!((low..=high).contains(&got), "seed {seed}: p{} sampled {got} ns, every packet's p{}..p{} {low}..{high} ns", q * 100.0, (q - bound) * 100.0, (q + bound) * 100.0);
+            }
+        }
     }
 }

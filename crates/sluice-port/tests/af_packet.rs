@@ -13,7 +13,7 @@ use common::{frame, veth_pair_in_own_namespace};
 #[test]
 fn frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other() {
     let handle = std::thread::spawn(|| {
-        if !veth_pair_in_own_namespace() {
+        if !veth_pair_in_own_namespace("frames_sent_on_one_end_arrive_whole_in_order_and_classified_on_the_other") {
             return;
         }
         let rules = vec![PrefixRule { prefix: Ipv4Addr::new(10, 0, 1, 0).into(), len: 24, flow: 0 }];
@@ -61,7 +61,7 @@ fn a_lone_frame_is_in_the_ring_when_its_send_returns() {
     // A ring that handed frames over a block at a time would hold it back
     // until the block's timer fired (≥ 1 ms): a ping through an idle router would wait that long.
     let handle = std::thread::spawn(|| {
-        if !veth_pair_in_own_namespace() {
+        if !veth_pair_in_own_namespace("a_lone_frame_is_in_the_ring_when_its_send_returns") {
             return;
         }
         let mut rx = RxPort::open(&PortName::parse("af_packet:vrx0").unwrap(), RingConfig::default(), FlowRules::default(), None, sluice_core::packet::NO_PORT).unwrap();

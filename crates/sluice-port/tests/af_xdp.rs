@@ -22,7 +22,7 @@ fn has_xdp_program(iface: &str) -> bool {
 #[test]
 fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_program_goes_with_the_socket() {
     let handle = std::thread::spawn(|| {
-        if !veth_pair_in_own_namespace() {
+        if !veth_pair_in_own_namespace("frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_program_goes_with_the_socket") {
             return;
         }
         let ring = RingConfig { descriptors: 512, ..RingConfig::default() };
@@ -80,7 +80,7 @@ fn frames_cross_in_the_pools_own_buffers_whole_in_order_and_classified_and_the_p
 #[test]
 fn a_fill_ring_the_pool_cannot_stock_and_a_ring_size_out_of_range_are_named_in_the_error() {
     let handle = std::thread::spawn(|| {
-        if !veth_pair_in_own_namespace() {
+        if !veth_pair_in_own_namespace("a_fill_ring_the_pool_cannot_stock_and_a_ring_size_out_of_range_are_named_in_the_error") {
             return;
         }
         let name = PortName::parse("af_xdp:vrx0").unwrap();

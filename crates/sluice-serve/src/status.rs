@@ -211,7 +211,8 @@ impl Status {
             .map(|(i, f)| {
                 let last = self.last.as_ref().and_then(|t| t.flows.get(i)).map(|ft| {
                     json!({"rate_pps": ft.rate_pps, "p50_us": us(ft.p50_ns), "p95_us": us(ft.p95_ns), "p99_us": us(ft.p99_ns), "max_us": us(ft.max_ns),
-                           "generated": ft.generated, "delivered": ft.delivered, "dropped": ft.dropped})
+                           "generated": ft.generated, "delivered": ft.delivered, "dropped": ft.dropped,
+                           "timed_one_in": ft.sample.one_in.max(1), "quantile_error_pct": ft.sample.error_pct()})
                 });
                 let totals = self.flow_totals.get(i).copied().unwrap_or_default();
                 json!({

@@ -201,7 +201,8 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
     slope = statistics.linear_regression([t for t, _ in half], [k for _, k in half]).slope * 60 if len(half) >= 2 else 0.0
     rows.append({"measure": f"RSS over {long_s * 1000 / short_ms:.0f} periods", "ratio_median": None, "ratio_min": None, "ratio_max": None, "pairs": 1,
                  "counted": [{"rss_start_kib": soak["rss"][0][1], "rss_end_kib": soak["rss"][-1][1], "slope_kib_per_min": round(slope, 1),
-                              "operations": soak["counted"]["operations"], "lossless": soak["summary"]["accounted"]}]})
+                              "operations": soak["counted"]["operations"], "accounted": soak["summary"]["accounted"],
+                              "lossless": soak["summary"]["lossless"]}]})
     report = {"seconds": seconds, "period_ms": period_ms, "rows": rows}
     output.write(out, "serve", report, markdown, plot)
     return report

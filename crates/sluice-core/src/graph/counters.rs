@@ -45,6 +45,9 @@ impl WorkerGraph {
                 theirs.delivered = mine.delivered;
                 theirs.misdelivered = mine.misdelivered;
                 theirs.swap_delays(mine);
+                // The period's sampling goes with its delays; the next period's follows its rounds.
+                theirs.sample.one_in = mine.one_in;
+                mine.one_in = self.delay_sampling.one_in_after(theirs.sample.rounds);
             }
         }
         into.workers[self.index] = self.worker;

@@ -42,12 +42,13 @@ pub(super) enum Recipient<'a> {
     Own { here: usize, egress_node: &'a [Option<usize>] },
 }
 
-/// Times deliveries: which packets (see [`DelaySampling`]; `drawn`:
-/// whether this round was drawn), and the time, read once, when the first
-/// packet timed needs it.
+/// Times deliveries: which packets (see [`DelaySampling`]; `draw`: the
+/// round's random bits, `round`: its number), and the time, read once,
+/// when the first packet timed needs it.
 pub(super) struct Timer<'a> {
     sampling: DelaySampling,
-    drawn: bool,
+    draw: u64,
+    round: u64,
     clock: &'a quanta::Clock,
     origin: u64,
     /// The reading taken (raw ticks), once one is.
@@ -55,14 +56,14 @@ pub(super) struct Timer<'a> {
 }
 
 impl<'a> Timer<'a> {
-    pub(super) fn new(sampling: DelaySampling, drawn: bool, clock: &'a quanta::Clock, origin: u64) -> Self {
-        Self { sampling, drawn, clock, origin, read: None }
+    pub(super) fn new(sampling: DelaySampling, draw: u64, round: u64, clock: &'a quanta::Clock, origin: u64) -> Self {
+        Self { sampling, draw, round, clock, origin, read: None }
     }
 
     /// The weight a packet of `flow` is timed with now (`None`: not timed).
     #[inline(always)]
-    fn weight(&self, flow: &FlowRecorder) -> Option<u32> {
-        self.sampling.weight(flow, self.drawn)
+    fn weight(&self, flow: &mut FlowRecorder) -> Option<u32> {
+        self.sampling.weight(flow, self.draw, self.round)
     }
 
     /// Time now (ns since the origin), read at the first call.
@@ -116,7 +117,7 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], to: Rec
             }
         }
         Recipient::Flow(flow) => {
-            let weight = timer.as_ref().and_then(|t| t.weight(&flows[flow]));
+            let weight = timer.as_ref().and_then(|t| t.weight(&mut flows[flow]));
             let now_ns = match (weight, timer) {
                 (Some(_), Some(t)) => t.now_ns(),
                 _ => 0,
@@ -159,7 +160,7 @@ pub(super) fn deliver(pool: &mut PacketPool, flows: &mut [FlowRecorder], to: Rec
                     }
                     continue;
                 }
-                match timer.as_deref_mut().and_then(|t| t.weight(&flows[flow]).map(|w| (w, t.now_ns()))) {
+                match timer.as_deref_mut().and_then(|t| t.weight(&mut flows[flow]).map(|w| (w, t.now_ns()))) {
                     Some((weight, now)) => {
                         now_ns = now;
                         Run::add(&mut run, flows, now_ns, Run { flow, ts_ns: meta.ts_ns, weight, n: 1 });
@@ -281,7 +282,7 @@ impl WorkerGraph {
             _ => None,
         };
         // The link's decisions come back once a round: every packet is timed.
-        let mut timer = self.timing.then(|| Timer { read: *read, ..Timer::new(DelaySampling::EVERY_PACKET, true, &self.clock, self.origin) });
+        let mut timer = self.timing.then(|| Timer { read: *read, ..Timer::new(DelaySampling::EVERY_PACKET, 0, self.rounds, &self.clock, self.origin) });
         let to = flow.map_or(Recipient::Nobody, Recipient::Flow);
         let taken = transmit_and_deliver(&mut self.pool, &mut self.flows, port, to, ids, timer.as_mut());
         if let Some(t) = timer {

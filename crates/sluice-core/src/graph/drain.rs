@@ -6,6 +6,7 @@ use super::{InRing, WorkerGraph};
 use crate::batch::MAX_BURST;
 use crate::nf::free_dropped;
 use crate::packet::PacketId;
+use crate::telemetry::DelaySampling;
 
 impl WorkerGraph {
     /// Flushes every fractional buffer, and what NFs hold, downstream, in topological order, so
@@ -14,8 +15,8 @@ impl WorkerGraph {
     /// rings take.
     pub fn drain(&mut self) {
         self.sampled = false;
-        // Not a drawn round: past the floor, what drains is not timed.
-        self.delays_drawn = false;
+        // Every packet that drains is timed: the last of a run are no sample's.
+        let sampling = std::mem::replace(&mut self.delay_sampling, DelaySampling::EVERY_PACKET);
         self.take_decisions();
         // Nodes are kept in topological order; weighted-fair queues empty too.
         for v in 0..self.nodes.len() {
@@ -25,6 +26,7 @@ impl WorkerGraph {
         if self.backlogged > 0 {
             self.flush_backlogs();
         }
+        self.delay_sampling = sampling;
     }
 
     /// What a failed core does: nothing runs, its sources are not polled,

@@ -358,10 +358,13 @@ pub struct WorkerGraph {
     sampled: bool,
     /// Rounds per timed round (a power of two).
     busy_sampling: u64,
-    /// Which delivered packets are timed, and whether this round was drawn
-    /// for it (see [`DelaySampling`]).
+    /// Which delivered packets are timed, and this round's random bits
+    /// that draw it for a flow (see [`DelaySampling::weight`]).
     delay_sampling: DelaySampling,
-    delays_drawn: bool,
+    delay_draw: u64,
+    /// This worker's own bits in every draw of delays: workers that drew
+    /// the same rounds would time their packets together.
+    delay_salt: u64,
     /// State of the xorshift generator that draws sampled rounds and gate
     /// orders. (rand's `SmallRng` and `shuffle`, which the NFs use, ran the
     /// engine 2–4% slower here for the same instruction count.)
@@ -497,8 +500,9 @@ impl WorkerGraph {
             sampled: false,
             busy_sampling: u64::from(config.busy_sampling),
             delay_sampling: config.delay_sampling,
-            delays_drawn: false,
+            delay_draw: 0,
             draws: 0x9E37_79B9_7F4A_7C15,
+            delay_salt: (worker as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 32,
             mark: 0,
             last_read: None,
             carried: None,

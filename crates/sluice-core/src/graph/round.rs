@@ -50,7 +50,7 @@ impl WorkerGraph {
         // Busy times and delays draw their rounds from different bits of one draw.
         let draw = gates::draw(&mut self.draws);
         self.sampled = self.timing && draw & (self.busy_sampling - 1) == 0;
-        self.delays_drawn = (draw >> 32) & u64::from(self.delay_sampling.one_in - 1) == 0;
+        self.delay_draw = (draw >> 32) ^ self.delay_salt;
         let mut moved = decided + self.take_triggers();
         if self.backlogged > 0 {
             self.flush_backlogs();

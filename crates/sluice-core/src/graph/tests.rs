@@ -249,24 +249,44 @@ fn a_packet_dropped_by_an_nf_is_its_flows_drop_and_the_modules() {
 
 #[test]
 fn delays_are_timed_for_every_packet_up_to_the_floor_then_on_drawn_rounds_standing_for_the_rest() {
-    let timed = |packets: usize, sampling: DelaySampling| {
+    // Periods of the packets given, one a round: the delays timed (the packets they stand for) and their sample, per period.
+    let timed = |periods: &[usize], sampling: DelaySampling| {
         let mut b = ModelBuilder::default();
         b.module(ModuleDecl::new("src", Role::Source, 0, 1)).module(ModuleDecl::new("out", Role::Sink, 1, 0));
         b.connect("src", 0, "out", 0).flow("f", &["src", "out"], Some(100.0));
         let config = WalkerConfig { delay_sampling: sampling, ..WalkerConfig::default() };
-        let mut g = TestGraph::with_config(&b, 1, vec![Instance::Source(Box::new(Listed::new(&vec![0; packets]))), Instance::Egress], config);
-        assert_eq!(g.rounds(packets), packets);
-        let c = g.counters();
-        assert_eq!(c.flows[0].delivered, packets as u64, "every packet delivered, timed or not");
-        c.flows[0].delays.len()
+        let all: usize = periods.iter().sum();
+        let mut g = TestGraph::with_config(&b, 1, vec![Instance::Source(Box::new(Listed::new(&vec![0; all]))), Instance::Egress], config);
+        let mut delivered = 0;
+        periods
+            .iter()
+            .map(|&packets| {
+                assert_eq!(g.rounds(packets), packets);
+                let c = g.counters();
+                delivered += packets as u64;
+                assert_eq!(c.flows[0].delivered, delivered, "every packet delivered, timed or not");
+                (c.flows[0].delays.len(), c.flows[0].sample)
+            })
+            .collect::<Vec<_>>()
     };
     let sampled = DelaySampling { floor_pkts: 101, one_in: 4 };
-    assert_eq!(timed(101, sampled), 101, "up to the floor, every packet");
-    assert_eq!(timed(20_000, DelaySampling::EVERY_PACKET), 20_000);
-    let stood_for = timed(20_000, sampled);
+    assert_eq!(timed(&[101], sampled)[0].0, 101, "up to the floor, every packet");
+    assert_eq!(timed(&[20_000], DelaySampling::EVERY_PACKET)[0].0, 20_000);
+    // A first period has no rounds to size a sample by: every packet. Its
+    // 19 899 rounds past the floor let the next draw one in four (≥ 4096 drawn).
+    let [(first, exact), (stood_for, sample), (after, few)] = timed(&[20_000, 20_000, 2_000], sampled)[..] else { panic!("three periods") };
+    assert_eq!((first, exact.one_in, exact.rounds, exact.error_pct()), (20_000, 1, 19_899, 0.0));
+    assert_eq!(sample.one_in, 4);
     assert_eq!((stood_for - 101) % 4, 0, "past the floor each timed packet stands for four");
     // One round in four drawn: 4 · Binomial(19 899, 1/4), within 4σ (4 · 61) of 19 899.
     assert!(stood_for.abs_diff(20_000) < 4 * 4 * 61, "the timed packets stand for all delivered: {stood_for}");
+    assert_eq!(4 * sample.drawn, stood_for - 101);
+    let dkw = 100.0 * (40f64.ln() / (2.0 * sample.drawn as f64)).sqrt();
+    assert!((sample.error_pct() - dkw).abs() < 1e-9 && sample.error_pct() < 2.2, "{}", sample.error_pct());
+    // 2 000 packets: a sample of a quarter of its 1 899 rounds would hold too few: the next period times every packet.
+    assert_eq!((few.one_in, (after - 101) % 4), (4, 0), "this period still sampled");
+    let [_, _, _, (every, next)] = timed(&[20_000, 20_000, 2_000, 5_000], sampled)[..] else { panic!("four periods") };
+    assert_eq!((every, next.one_in), (5_000, 1));
 }
 
 #[test]

@@ -31,7 +31,7 @@ impl WorkerGraph {
     /// through the stack.
     pub(super) fn walk(&mut self, first: Task) {
         let Self {
-            nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, delay_sampling, delays_drawn, mark, draws,
+            nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, delay_sampling, delay_draw, mark, draws,
             queued_pkts, rounds, unit_of, stride, batch_size, egress_node, ..
         } = self;
         let mut env = Env {
@@ -43,7 +43,7 @@ impl WorkerGraph {
             sampled: *sampled,
             busy_sampling: *busy_sampling,
             delay_sampling: *delay_sampling,
-            delays_drawn: *delays_drawn,
+            delay_draw: *delay_draw,
             mark,
             draws,
             queued_pkts,
@@ -113,9 +113,9 @@ struct Env<'a> {
     sampled: bool,
     /// Rounds per timed round.
     busy_sampling: u64,
-    /// Which delivered packets are timed, and whether this round was drawn for it.
+    /// Which delivered packets are timed, and this round's random bits that draw it for a flow.
     delay_sampling: DelaySampling,
-    delays_drawn: bool,
+    delay_draw: u64,
     mark: &'a mut u64,
     draws: &'a mut u64,
     queued_pkts: &'a mut usize,
@@ -277,7 +277,7 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
                 _ => None,
             };
             let to = recipient(*ends, v, env.egress_node);
-            let mut timer = env.timing.then(|| Timer::new(env.delay_sampling, env.delays_drawn, env.ctx.clock, env.ctx.origin));
+            let mut timer = env.timing.then(|| Timer::new(env.delay_sampling, env.delay_draw, env.round, env.ctx.clock, env.ctx.origin));
             let sent = transmit_and_deliver(env.ctx.pool, env.ctx.flows, port, to, batch.as_slice(), timer.as_mut());
             if let Some(read) = timer.and_then(|t| t.read) {
                 *env.last_read = Some(read);

@@ -169,7 +169,10 @@ pub struct Poller {
     /// Moving average of packets a round (×16, vpp-adaptive).
     vector16: u64,
     /// How late this worker's sleeps end (ns): a decaying maximum, left
-    /// out of the flows' slack so that a bounded sleep keeps its bound.
+    /// out of the flows' slack so that a bounded sleep keeps its bound. It
+    /// fades over some 16 sleeps, and over some thousand decisions without
+    /// one (a stall that made it larger than the slack does not stop the
+    /// worker sleeping for good).
     late_ns: u64,
     /// What its worker's input allows a sleep.
     intake: Intake,
@@ -226,6 +229,9 @@ impl Poller {
     pub fn after_round(&mut self, work: usize, bound_ns: impl FnOnce() -> u64) -> Wait {
         // A round short of a full batch drained the input: a decision.
         let drained = work < self.intake.batch_pkts;
+        if drained {
+            self.late_ns -= self.late_ns >> 10;
+        }
         if let Some(h) = &mut self.history {
             h.note(work);
             if drained {
@@ -460,12 +466,17 @@ mod tests {
             after_idle.push(slept(p.after_round(0, || u64::MAX)).expect("a sleep"));
         }
         assert!(after_idle.iter().all(|&ns| ns == after_idle[0] && ns <= 2 * busy), "{busy} then {after_idle:?}");
-        // Sleeps here end 30 µs late: a slack of 100 µs leaves 70 asked.
+        // Sleeps here end 30 µs late: a slack of 100 µs leaves 70 asked (the
+        // lateness a thousandth faded at this decision).
         p.note_sleep(Duration::from_micros(50), Duration::from_micros(80));
-        assert_eq!(p.after_round(0, || 100_000), Wait::Sleep(Duration::from_micros(70)));
+        assert_eq!(p.after_round(0, || 100_000), Wait::Sleep(Duration::from_nanos(100_000 - (30_000 - 30_000 / 1024))));
         let mut aware = Poller::new(PollPolicy::sleeping(true, 1, 10_000, 500_000).unwrap(), false);
         aware.note_sleep(Duration::from_micros(50), Duration::from_micros(95));
         assert_eq!(aware.after_round(0, || 50_000), Wait::Poll, "45 µs late of a 50 µs slack leaves less than the shortest sleep");
+        // A stall made it late by far more than the slack: it sleeps again once that has faded, without a sleep to measure.
+        aware.note_sleep(Duration::from_micros(50), Duration::from_millis(5));
+        let again = (0..20_000).position(|_| aware.after_round(0, || 50_000) != Wait::Poll);
+        assert!(again.is_some_and(|i| i > 100), "{again:?}");
     }
 
     #[test]

@@ -3,19 +3,27 @@
 use std::process::Command;
 
 /// Moves this thread into a fresh network namespace with veth pair
-/// `vtx0` ↔ `vrx0`, both up; false where that is not allowed here. The namespace
-/// goes away with the thread and the sockets in it.
-pub fn veth_pair_in_own_namespace() -> bool {
+/// `vtx0` ↔ `vrx0`, both up; false, said as a skip of `test`, where that
+/// is not allowed here. The namespace goes away with the thread and the
+/// sockets in it.
+pub fn veth_pair_in_own_namespace(test: &str) -> bool {
     if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-        eprintln!("skipped: no network namespace ({})", std::io::Error::last_os_error());
+        skipped(test, &format!("no network namespace ({})", std::io::Error::last_os_error()));
         return false;
     }
     let ip = |args: &[&str]| Command::new("ip").args(args).status().is_ok_and(|s| s.success());
     let ok = ip(&["link", "add", "name", "vtx0", "type", "veth", "peer", "name", "vrx0"]) && ip(&["link", "set", "vtx0", "up"]) && ip(&["link", "set", "vrx0", "up"]);
     if !ok {
-        eprintln!("skipped: no veth pair (is iproute2 installed?)");
+        skipped(test, "no veth pair (is iproute2 installed?)");
     }
     ok
+}
+
+/// Says that `test` did not run, and why, on the terminal itself: the
+/// harness shows a passing test's own output to no one.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "SKIPPED {test}: {why}");
 }
 
 /// A UDP frame to 10.0.`net`.1 carrying `seq`.
