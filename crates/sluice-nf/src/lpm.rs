@@ -16,7 +16,8 @@ use sluice_core::wire::{ip_of, Ip, IpPrefix};
 use crate::icmp_error::{self, ErrorSource, IcmpError};
 use crate::interfaces::Interfaces;
 
-pub use crate::lpm4::{LiveRoutes, LpmTable, MAX_GATE};
+pub use crate::lpm4::{LiveRoutes, LpmTable};
+pub use crate::route_rules::MAX_GATE;
 pub use crate::lpm6::{LiveRoutes6, Lpm6Table};
 
 /// A packet's place in [`Lpm`]'s lookups: an index into the IPv4 runs,

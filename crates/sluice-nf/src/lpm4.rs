@@ -22,14 +22,14 @@ use std::sync::{Arc, Mutex};
 
 use sluice_core::wire::ipv4::mask;
 
-use crate::route_rules::RouteRules;
+use crate::route_rules::{RouteRules, MAX_GATE};
 
 /// Marks a first-level entry that points to a second-level group.
 const GROUP: u16 = 0x8000;
 /// Entry value of "no route".
 const MISS: u16 = 0;
-/// Highest gate a route may name (entries store gate + 1 below `GROUP`).
-pub const MAX_GATE: u16 = GROUP - 2;
+// Entries store gate + 1 below `GROUP`.
+const _: () = assert!(MAX_GATE == GROUP - 2);
 /// Most groups a table may hold.
 const MAX_GROUPS: usize = GROUP as usize - 1;
 /// Groups kept free at build for live updates to give /24s that gain a longer prefix.

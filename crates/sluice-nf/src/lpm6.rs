@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex};
 
 use sluice_core::wire::ipv6::mask;
 
-use crate::route_rules::RouteRules;
+use crate::route_rules::{RouteRules, MAX_GATE};
 
 /// Marks an entry that points to a group.
 const GROUP: u32 = 1 << 31;
@@ -160,8 +160,8 @@ impl Builder {
 /// groups more; with `depths`, also each entry's prefix length, for the
 /// writer; and the groups it takes.
 fn build(routes: &[(u128, u8, u16)], spare: usize, depths: bool) -> Result<(Lpm6Table, Option<Depths>, usize), String> {
-    if let Some(r) = routes.iter().find(|r| r.1 > 128 || r.2 > super::lpm::MAX_GATE) {
-        return Err(format!("IPv6 route {r:?} has a prefix length over 128 or a gate over {}", super::lpm::MAX_GATE));
+    if let Some(r) = routes.iter().find(|r| r.1 > 128 || r.2 > MAX_GATE) {
+        return Err(format!("IPv6 route {r:?} has a prefix length over 128 or a gate over {MAX_GATE}"));
     }
     let mut sorted = routes.to_vec();
     // Shortest first: a range filled later never covers a group, since

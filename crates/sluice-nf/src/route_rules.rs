@@ -8,6 +8,10 @@ use std::hash::Hash;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::ops::BitAnd;
 
+/// Highest gate a route may name, in either family (the IPv4 table stores
+/// gate + 1 in 15 bits beside its group marker).
+pub const MAX_GATE: u16 = 0x7FFE;
+
 /// An address family's network numbers.
 pub(crate) trait Network: Copy + Eq + Hash + BitAnd<Output = Self> {
     /// Address bits.
