@@ -232,7 +232,7 @@ def test_a_static_row_gives_its_slo_flows_one_slo_at_80_percent_of_their_mean_de
 def test_the_static_grid_runs_the_trace_rows_a_trace_has_destinations_for(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from sluice.lab import static
 
-    # The published row, as ../shared/reference/batchy_table2.csv has it.
+    # The published row, as python/sluice/lab/published/batchy_table2.csv has it.
     (tmp_path / "batchy_table2.csv").write_text(
         "pipeline,modules,batch_null,batch_max,batch_nfvnice,batch_onoff,batch_projgrad,mpps_null,mpps_max,mpps_nfvnice,mpps_onoff,"
         "mpps_projgrad,viol_null_pct,viol_max_pct,viol_nfvnice_pct,viol_onoff_pct,viol_projgrad_pct\n"

@@ -1,4 +1,5 @@
-"""The reference pipelines of ../shared/PIPELINES.md, one call each."""
+"""The reference pipelines of Batchy's evaluation (L2L3, GW, VRF, MGW and
+RC, from an industry 5G benchmark suite), one call each."""
 
 from __future__ import annotations
 

@@ -4,7 +4,6 @@
 //! [`NfSpec`], from which pipelines build them.
 #![warn(missing_docs)]
 
-pub mod ack_coalesce;
 pub mod acl;
 mod acl_tree;
 pub mod bypass;

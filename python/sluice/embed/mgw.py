@@ -1,5 +1,5 @@
 """The MGW instance of the dissertation's Table 4.1, built as its authors'
-generator builds it (see shared/reference/EMBEDDING.md): one module chain
+generator builds it (its rows: sluice/lab/published/embedding_table41.csv): one module chain
 per user and direction, bearer 0 carrying only the HA users and bearer 1
 all users, weights 20 (downlink chain and selectors), 10 (uplink chain,
 selectors, decapsulation) and 1 (shared glue)."""

@@ -22,12 +22,15 @@
 //! (`unparsed`); IPv4 packets other than UDP and TCP are keyed by their
 //! addresses and protocol.
 
-use crate::ack_coalesce::PureAck;
+pub mod ack_coalesce;
+
 use crate::five_tuple::FiveTuple;
 use crate::flow_index::{prefetch, FlowIndex};
 use sluice_core::wire::ip_protocol;
 use sluice_core::wire::l4::{self, tcp_flags};
 use sluice_core::wire::ip_of;
+
+use ack_coalesce::PureAck;
 use sluice_core::telemetry::NfCounters;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId, PacketPool};
 
@@ -80,7 +83,7 @@ pub struct ReframerConfig {
     /// Packets never held.
     pub bypass: BypassRules,
     /// Drop a flow's pure ACKs that the next one sent with them makes
-    /// redundant (see [`crate::ack_coalesce`]); counted, and as the NF's drops.
+    /// redundant (see [`ack_coalesce`]); counted, and as the NF's drops.
     pub coalesce_acks: bool,
 }
 
