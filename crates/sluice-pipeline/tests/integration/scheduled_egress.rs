@@ -2,7 +2,7 @@
 //! an overloaded link by weight, every packet is delivered or dropped and
 //! counted, and a bad description is refused naming what is wrong.
 
-mod common;
+use crate::common;
 
 use common::{one_engine_at_a_time, rc};
 use serde_json::{json, Value};

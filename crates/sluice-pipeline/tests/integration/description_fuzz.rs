@@ -5,7 +5,7 @@
 //! for. `SLUICE_FUZZ_CASES=N` runs more. `make fuzz` runs the same idea
 //! under libFuzzer (fuzz/fuzz_targets/description.rs).
 
-mod common;
+use crate::common;
 
 use common::Draw;
 use serde_json::{json, Value};

@@ -1,6 +1,6 @@
 //! The SLO-aware controllers on the simulator (deterministic).
 
-mod common;
+use crate::common;
 
 use sluice_control::{drive, ControlParams, PeriodRecord, RunPlan, RunReport, Steps, SloStatistic};
 use sluice_pipeline::Pipeline;

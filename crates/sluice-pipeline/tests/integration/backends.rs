@@ -1,6 +1,6 @@
 //! Both backends end to end: accounting, draining, determinism, controllers.
 
-mod common;
+use crate::common;
 
 use common::{on_both_backends, pipeline, plan};
 use sluice_control::{drive, Max, Null, RunPlan};

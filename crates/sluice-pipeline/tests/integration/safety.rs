@@ -9,7 +9,7 @@
 //! --periods 100 --warmup 20 --period-ms 2` replays one.
 //! `SLUICE_SAFETY_CASES=N` runs more cases.
 
-mod common;
+use crate::common;
 
 use serde_json::Value;
 use sluice_control::{ControlParams, RunPlan, RunReport};

@@ -8,7 +8,7 @@ use sluice_core::harness::Harness;
 use sluice_core::NetworkFunction;
 use sluice_nf::*;
 
-mod common;
+use crate::common;
 use common::same_as_packet_by_packet;
 
 const SRC: [u8; 16] = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 7];

@@ -3,7 +3,7 @@
 //! module and per flow, a pipeline that drops nothing by design loses
 //! nothing, and backpressure crosses the rings between workers.
 
-mod common;
+use crate::common;
 
 use sluice_control::{drive, ControlParams, RunPlan, RunReport, CONTROLLERS};
 use sluice_core::{Backend, Model, ModuleCounters, Role};

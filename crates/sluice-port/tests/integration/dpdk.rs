@@ -1,7 +1,6 @@
 //! DPDK ports on virtual devices, in this process's one EAL (no huge
 //! pages, no PCI): a ring device that loops what is sent back, a null
 //! device that makes frames. Skipped where this build has no DPDK.
-#![cfg(dpdk)]
 
 use std::net::Ipv4Addr;
 
@@ -10,7 +9,7 @@ use sluice_port::{PortName, RingConfig, RxPort, TxPort};
 use sluice_traffic::{FlowRules, PrefixRule};
 
 #[allow(dead_code)] // the namespace helper is not needed here
-mod common;
+use crate::common;
 use common::frame;
 
 #[test]

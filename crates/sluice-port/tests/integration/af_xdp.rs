@@ -1,7 +1,6 @@
 //! AF_XDP ports on a veth pair in a network namespace of the test's own
 //! (skipped, with a message, where the machine does not allow one, or
 //! where this build has no AF_XDP).
-#![cfg(af_xdp)]
 
 use std::net::Ipv4Addr;
 use std::process::Command;
@@ -10,7 +9,7 @@ use sluice_core::{Batch, PacketMeta, PacketPool, PacketSink, PacketSource, NO_FL
 use sluice_port::{PortName, RingConfig, RxPort, TxPort};
 use sluice_traffic::{FlowRules, PrefixRule};
 
-mod common;
+use crate::common;
 use common::{frame, veth_pair_in_own_namespace};
 
 /// Whether `iface` has an XDP program attached.

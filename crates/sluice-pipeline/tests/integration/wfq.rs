@@ -1,6 +1,6 @@
 //! Weighted-fair mode: turns follow weights, backpressure bounds the queues.
 
-mod common;
+use crate::common;
 
 use sluice_control::{drive, Controller, RunPlan};
 use sluice_core::{Actions, Model, Telemetry};

@@ -1,7 +1,7 @@
 //! Moving modules between workers while running, and pipeline
 //! decomposition onto a spare worker.
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 use sluice_control::{drive, Controller, Max, Null, RunPlan, RunReport};

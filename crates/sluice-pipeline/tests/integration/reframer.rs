@@ -2,7 +2,7 @@
 //! virtual clock with no new arrivals, raises the run length of one flow,
 //! and every packet it held is delivered when the run stops.
 
-mod common;
+use crate::common;
 
 use serde_json::{json, Value};
 use sluice_control::{drive, Null, RunPlan, RunReport};

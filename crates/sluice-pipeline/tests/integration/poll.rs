@@ -3,7 +3,7 @@
 //! waits. These check what each policy decides, not the CPU share the
 //! machine then gives (that is `sluice experiment polling`'s figure).
 
-mod common;
+use crate::common;
 
 use sluice_control::{RunPlan, RunReport};
 use sluice_pipeline::{controller, Pipeline};

@@ -3,7 +3,7 @@
 //! run beside it in one binary, took the pinned worker's core for ms at a
 //! time on a two-core machine.
 
-mod common;
+use crate::common;
 
 use common::{on_both_backends, pipeline, plan};
 use sluice_control::{drive, Controller, Max, Null, RunPlan};

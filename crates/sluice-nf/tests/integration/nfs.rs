@@ -8,7 +8,7 @@ use sluice_core::wire::Endpoints;
 use sluice_core::NetworkFunction;
 use sluice_nf::*;
 
-mod common;
+use crate::common;
 use common::{naive_acl, same_as_packet_by_packet};
 
 fn udp(src: [u8; 4], dst: [u8; 4], ttl: u8, ports: (u16, u16)) -> Vec<u8> {

@@ -7,7 +7,7 @@ use sluice_core::{Batch, PacketMeta, PacketPool, PacketSink, PacketSource, NO_FL
 use sluice_port::{Error, PortName, RingConfig, RxPort, TxPort};
 use sluice_traffic::{FlowRules, PrefixRule};
 
-mod common;
+use crate::common;
 use common::{frame, veth_pair_in_own_namespace};
 
 #[test]
