@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh docs/api/openapi.json
 
-.PHONY: demo test test-rust test-python typecheck results results-check bench bench-dpdk fuzz setup generate clean
+.PHONY: demo test test-rust test-python typecheck lab-check results results-check bench bench-dpdk fuzz setup generate clean
 
 setup: $(STAMP)
 
@@ -45,6 +45,11 @@ test-python: setup
 typecheck: setup
 	$(PY) -m mypy --no-error-summary
 	$(PY) -m mypy.stubtest sluice._core
+
+## The lab's experiments at their CI size, each checked against the report its section of
+## docs/RESULTS.md documents (about four minutes; not part of `make test`, which checks the product).
+lab-check: setup
+	$(PY) -m pytest -q --durations=5 tests/lab
 
 ## Every experiment at the README's settings: docs/RESULTS.md, docs/results/*.{png,json} and the
 ## README's headline figures (about an hour; QUICK=1 for the CI-sized runs, minutes). Only from a

@@ -522,21 +522,6 @@ def test_a_worker_waiting_for_interrupts_sleeps_on_the_port_socket_and_loses_not
 
 
 @needs_namespace
-def test_experiment_ports_forwards_what_was_sent_and_its_sender_keeps_its_rate_as_tcpreplay_does(tmp_path: Any) -> None:
-    sluice = os.path.join(os.path.dirname(sys.executable), "sluice")
-    run = subprocess.run([sluice, "experiment", "ports", "--quick", "--repeats", "1", "--out", "o", "--json", "p.json"], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr
-    r = json.loads((tmp_path / "p.json").read_text())
-    from sluice.lab.ports import row_name
-
-    assert set(r["backends"]) == {row_name(b) for b in _core.port_backends()} and all(b["lossless"] for b in r["backends"].values()), r["backends"]
-    senders = {c["sender"]: c for c in r["rate_check"]}
-    assert "sluice" in senders and ("tcpreplay" in senders or shutil.which("tcpreplay") is None), senders
-    assert all(abs(c["of_target"] - 1) <= 0.05 for c in senders.values()), senders
-
-
-@needs_namespace
 @pytest.mark.skipif("af_xdp" not in _core.port_backends(), reason="built without libxdp")
 def test_two_workers_receive_each_on_its_own_queue_of_one_interface(tmp_path: Any) -> None:
     got = in_namespace("queues", tmp_path / "unused", "af_xdp")
