@@ -44,7 +44,7 @@ test-python: setup
 ## The Python package's types, and its stub against the built core.
 typecheck: setup
 	$(PY) -m mypy --no-error-summary
-	$(PY) -m mypy.stubtest sluice._core
+	$(PY) -m mypy.stubtest sluice._core sluice.lab._core
 
 ## The lab's experiments at their CI size, each checked against the report its section of
 ## docs/RESULTS.md documents (about four minutes; not part of `make test`, which checks the product).
@@ -66,7 +66,7 @@ results-check: setup
 bench: setup
 	cargo bench -p sluice-core --bench datapath -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-pipeline --bench walker -- --warm-up-time 1 --measurement-time 3
-	cargo bench -p sluice-pipeline --bench round_cost
+	cargo bench -p sluice-lab --bench round_cost
 	cargo bench -p sluice-nf --bench acl -- --warm-up-time 1 --measurement-time 3
 
 ## Our LPM, exact-match and ACL lookups against DPDK's rte_lpm, rte_hash and

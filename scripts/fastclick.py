@@ -5,7 +5,7 @@
 
 Both engines replay the same 4096 frames from memory, one core each
 (pinned to the same CPU), through the same graph (see
-`sluice_pipeline::round_cost` and its `fastclick` example, which writes
+`sluice_lab::round_cost` and its `fastclick` example, which writes
 the pcap and the Click configuration): Sluice's walker with its default
 timing (delay histograms on), FastClick's `ReplayUnqueue(BURST B)` → each
 NF's nearest Click element → a `Discard` (a router's usual sink; `--sink
@@ -45,7 +45,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from sluice import _core
+from sluice.lab import _core
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES = ["replay", "chain", "branch4"]
@@ -58,8 +58,8 @@ BUILD_DEFINES = (("HAVE_BATCH", True), ("HAVE_TASK_STATS", False), ("HAVE_CLICK_
 
 
 def examples(*names: str) -> list[Path]:
-    """The release builds of sluice-pipeline's examples `names` (one cargo build)."""
-    subprocess.check_call(["cargo", "build", "-q", "--release", "-p", "sluice-pipeline", *(a for n in names for a in ("--example", n))], cwd=ROOT)
+    """The release builds of sluice-lab's examples `names` (one cargo build)."""
+    subprocess.check_call(["cargo", "build", "-q", "--release", "-p", "sluice-lab", *(a for n in names for a in ("--example", n))], cwd=ROOT)
     return [ROOT / "target" / "release" / "examples" / name for name in names]
 
 

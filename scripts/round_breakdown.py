@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Where a walker round goes: instructions per round of each round-cost
-workload (see `sluice_pipeline::round_cost`), by part of the engine,
+workload (see `sluice_lab::round_cost`), by part of the engine,
 counted by callgrind (repeatable where times move ±30%).
 
     scripts/round_breakdown.py [--rounds N] [--batches 1,32]
@@ -70,7 +70,7 @@ def main() -> None:
     ap.add_argument("--batches", default="1,32")
     args = ap.parse_args()
     batches = [int(b) for b in args.batches.split(",")]
-    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sluice-pipeline", "--example", "walk"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sluice-lab", "--example", "walk"], cwd=ROOT, check=True)
     walk = ROOT / "target" / "release" / "examples" / "walk"
     columns = [(c, b) for c in CASES for b in batches]
     results = {col: profile(walk, *col, args.rounds) for col in columns}

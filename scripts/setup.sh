@@ -55,5 +55,7 @@ fi
 [ -x .venv/bin/python ] || python3 -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q 'maturin>=1.5,<2'
-.venv/bin/python -m pip install -q -e '.[test]'
+# The product, its extras and the lab's measurements compiled into the core
+# (the `lab` feature: a plain `pip install .` builds neither).
+MATURIN_PEP517_ARGS="--features lab" .venv/bin/python -m pip install -q -e '.[test,lab]'
 .venv/bin/python -c 'import sluice; print("setup: sluice", sluice.__version__, "ready in .venv/")'

@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 
 from sluice import _core
-from sluice.embed import HEURISTICS, Embedding, Flow, Instance, embed, from_pipeline, lgf, mgw_instance
-from sluice.embed.cxx_sort import cxx_sort
-from sluice.embed.mgw import as_published
+from sluice.embed import HEURISTICS, Embedding, Flow, Instance, embed, from_pipeline
+from sluice.lab import lgf
+from sluice.lab.cxx_sort import cxx_sort
+from sluice.lab.mgw import as_published, mgw_instance
 from sluice.pipelines import mgw
 
 

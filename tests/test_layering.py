@@ -194,7 +194,7 @@ CRATE_LAYERS = [
     ("sluice-port", "sluice-sim"),  # real ports; the simulator
     ("sluice-control",),  # the controllers and the control loop
     ("sluice-pipeline",),  # a description built and run
-    ("sluice-serve",),  # the daemon
+    ("sluice-serve", "sluice-lab"),  # the daemon; the lab's measurements
     ("sluice-py",),  # the Python binding
 ]
 

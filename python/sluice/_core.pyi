@@ -12,7 +12,7 @@ POLL_HISTORY: int
 #: The poll model file's format name and version.
 POLL_MODEL_FORMAT: str
 POLL_MODEL_VERSION: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "forward_raw", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_twfi", "poll_decision_ns", "poll_model_predict", "prepare_run_dir", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "run", "send", "serve", "sleep_error_us", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "poll_model_predict", "prepare_run_dir", "run", "send", "serve", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
@@ -88,47 +88,11 @@ def check_part(part: str, fields: str) -> None:
 def profiled_kinds() -> list[str]:
     """Names of the NF kinds the profiler knows."""
 
-def pspat_arbiter_alone(algorithm: str, clients: int, per_client: int, seconds: float) -> float:
-    """Decisions per second of the PSPAT arbiter alone over pre-filled mailboxes (M/s)."""
-
-def pspat_throughput(architecture: str, algorithm: str, clients: int, seconds: float) -> tuple[float, float]:
-    """Packets per second greedy clients get through pspat, mutex or none (M/s), and the arbiter's decisions per second (M/s)."""
-
-def pspat_share(architecture: str, algorithm: str, link_pps: float, seconds: float, window_ms: float) -> list[list[int]]:
-    """The 10:1 test: packets of the weight-10 and weight-1 flow per window."""
-
-def pspat_victim(architecture: str, algorithm: str, interferers: int, victim_pps: float, link_bits_per_s: float, seconds: float) -> tuple[list[float], int, Optional[float]]:
-    """The latency test: the victim's p10, p50, p90, p99 and max (µs), its packets timed, and the share of the run PSPAT's arbiter spent off its core (%; None for the mutex)."""
-
-def pspat_twfi(algorithm: str, clients: int, packets: int, scan: float) -> tuple[float, Optional[float]]:
-    """T-WFI of the client with half the link (units of L/B) and the paper's bound."""
-
-def round_ns(case: str, batch: int, timing: bool) -> float:
-    """Time of one walker round of a round-cost workload (replay, chain, branch4) at batch size `batch` (ns)."""
-
-def round_cases() -> list[str]:
-    """Names of the round-cost workloads."""
-
-def round_fit(points: Sequence[tuple[float, float]]) -> tuple[float, float]:
-    """T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)], weighted by relative error."""
-
-def round_visit_ns(chain_t0_ns: float, replay_t0_ns: float) -> float:
-    """What one NF visit costs the walker (ns): the chain's T0 less the replay's, over the chain's NFs."""
-
-def forward_raw(rx: str, tx: str, seconds: float, burst: int, bare: bool = False) -> str:
-    """Forwards from port `rx` to `tx` for `seconds` in a bare loop: a backend's ceiling (JSON); `bare`: DPDK's own loop, no copies."""
-
 def trace_analyze(path: str, flows: str | None = None) -> str:
     """A capture's locality in one streaming pass (JSON); with `flows`, a per-flow Parquet table there."""
 
-def poll_decision_ns(spec: str) -> float:
-    """What one decision of a poll policy costs (ns)."""
-
 def poll_model_predict(path: str, rows: list[list[float]]) -> list[float]:
     """What the learned poll model at `path` predicts (µs of sleep) for each row of its features."""
-
-def sleep_error_us(request_us: float, samples: int) -> str:
-    """How late plain and precise sleeps end here (JSON, µs)."""
 
 def trace_synth(path: str, packets: int, segments: int = 1, flows_per_s: float = 3500.0, tcp_share: float = 0.8, seed: int = 1,
                 ipv6_share: float = 0.0) -> str:

@@ -6,13 +6,17 @@ import io
 from pathlib import Path
 from typing import Any, Sequence, Union
 
-import matplotlib
+from sluice.extras import missing
+from sluice.files import write_replacing
+
+try:
+    import matplotlib
+except ImportError as e:
+    raise missing("plot", "plotting", e) from None
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
-
-from sluice.files import write_replacing  # noqa: E402
 
 #: At most this many lines per panel; the rest are summarised by the total.
 MAX_LINES = 12

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sluice import _core
+from sluice.extras import missing
 
 if TYPE_CHECKING:
     import numpy as np
@@ -50,8 +51,11 @@ def export(model: Any, rounds: int, path: Path, trained: dict[str, Any]) -> None
     """Writes a fitted `RandomForestRegressor` or `GradientBoostingRegressor`
     reading `rounds` round sizes, the idle time and the arrival rate to
     `path`, with `trained` (how it was trained) kept beside it."""
-    import numpy as np
-    from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    try:
+        import numpy as np
+        from sklearn.ensemble import GradientBoostingRegressor, RandomForestRegressor
+    except ImportError as e:
+        raise missing("lab", "training a poll model", e) from None
 
     if isinstance(model, RandomForestRegressor):
         trees, offset, scale = [e.tree_ for e in model.estimators_], 0.0, 1.0 / len(model.estimators_)

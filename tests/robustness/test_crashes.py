@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from sluice import Bypass, Pipeline
-from sluice.embed import embed, mgw_instance
+from sluice.embed import embed
+from sluice.lab.mgw import mgw_instance
 from sluice.nf import Dedup
 from sluice.pipelines import mgw, rc
 

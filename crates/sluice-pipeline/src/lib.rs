@@ -11,7 +11,6 @@ pub mod pipeline;
 pub mod poll_model;
 pub mod profile;
 pub mod report;
-pub mod round_cost;
 pub mod spec;
 pub mod spec_error;
 mod spread;

@@ -354,10 +354,7 @@ impl DpdkTx {
 }
 
 /// DPDK's own forwarding loop between the devices of `rx` and `tx` (port
-/// names with their devices), bursts of up to `burst` frames passed on as
-/// mbufs, no copies, for `seconds`: what Sluice's ports are measured
-/// against. Frames forwarded, frames the transmit queue refused, and how
-/// long the loop ran (s).
+/// names with their devices; see [`crate::dpdk_forward_bare`]).
 pub fn forward_bare(rx: (&str, &str), tx: (&str, &str), burst: usize, seconds: f64) -> Result<(u64, u64, f64)> {
     let pool = PacketPool::new(2 * MAX_BURST);
     let (mut from, mut to) = (DpdkRx::open(rx.0, rx.1, 0)?, DpdkTx::open(tx.0, tx.1, 0)?);

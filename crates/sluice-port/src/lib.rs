@@ -11,7 +11,6 @@ mod af_xdp;
 #[cfg(dpdk)]
 mod dpdk;
 pub mod error;
-pub mod forward;
 mod interface;
 mod rx;
 pub mod send;
@@ -25,7 +24,6 @@ mod xsk;
 
 pub use af_packet::RingConfig;
 pub use error::{Error, Result};
-pub use forward::{forward_bare, forward_raw, Forwarded};
 pub use interface::device;
 pub use rx::{RxPort, RX_COUNTERS};
 pub use send::{send, Sent};
@@ -158,4 +156,20 @@ impl PortName {
             Backend::AfXdp => ring.descriptors as usize,
         }
     }
+}
+
+/// DPDK's own forwarding loop between two DPDK ports, bursts of up to
+/// `burst` frames passed on as mbufs with no copies into Sluice's pool,
+/// for `seconds`: the ceiling Sluice's DPDK ports are measured against.
+/// Frames forwarded, frames the transmit queue refused, and how long the
+/// loop ran (s).
+#[cfg_attr(not(dpdk), allow(unused_variables))]
+pub fn dpdk_forward_bare(rx: &PortName, tx: &PortName, burst: usize, seconds: f64) -> Result<(u64, u64, f64)> {
+    if rx.backend != Backend::Dpdk || tx.backend != Backend::Dpdk {
+        return Err(Error::Name { port: rx.name.clone(), reason: "a bare loop without Sluice's copies runs between DPDK ports only".into() });
+    }
+    #[cfg(dpdk)]
+    return dpdk::forward_bare((&rx.name, &rx.interface), (&tx.name, &tx.interface), burst, seconds);
+    #[cfg(not(dpdk))]
+    unreachable!("PortName::parse refuses dpdk in a build without it")
 }

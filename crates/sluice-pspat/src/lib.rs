@@ -2,9 +2,10 @@
 //! Maffione): clients write packets into private lock-free mailboxes, one
 //! arbiter drains them into a scheduling algorithm and releases packets
 //! at an emulated link's rate. This crate has the mailbox, the algorithms,
-//! the arbiter and its thread, the lock-based scheduler it is measured
-//! against, the paper's measurements (`lab`) and the pipeline's scheduled
-//! egress (`egress`), whose workers are the arbiter's clients.
+//! the arbiter and its thread and the pipeline's scheduled egress
+//! (`egress`), whose workers are the arbiter's clients. The paper's
+//! measurements and the lock-based scheduler they compare with are the
+//! lab's (`sluice-lab`).
 #![warn(missing_docs)]
 
 mod active;
@@ -14,13 +15,10 @@ pub mod egress;
 pub mod entry;
 pub mod full_flag;
 pub mod inline_egress;
-pub mod lab;
 pub mod link;
-pub mod locked;
 pub mod mailbox;
 mod retune;
 pub mod sched;
-pub mod twfi;
 
 pub use active::RETIRE_NS;
 pub use arbiter::{Arbiter, Client, Scan};
@@ -29,7 +27,6 @@ pub use arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 pub use egress::{ClassCounters, EgressConfig, ScheduledEgress, WorkerEgress};
 pub use inline_egress::InlineEgress;
 pub use link::{Link, LinkClock};
-pub use locked::Locked;
 pub use mailbox::{mailbox, Consumer, Producer};
 pub use sched::{Drr, Priority, Qfq, Scheduler, Wf2qPlus};
 

@@ -13,6 +13,7 @@ from sluice.cli.app import main
 from sluice.cli.output import console, new_table, outputs_to_write, progress_run, report_run, summary_tables
 from sluice.cli.params import LIMITS, PERIOD_MS, PERIODS, RATE, SIZE, WARMUP, ClassFlows, ClassWeights, FlowRate, LinkRate, Number, Outage, WorkerPoll
 from sluice.embed import METHODS
+from sluice.extras import require
 from sluice.errors import Refused, writable, writable_folder
 from sluice.files import write_replacing
 from sluice.pipeline import POLL_POLICIES, Pipeline
@@ -29,6 +30,7 @@ from sluice.result import RunResult
 def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None:
     """RC(n) under every built-in controller: tables and a plot."""
     writable_folder(out, "--out")
+    require("plot", "the demo's plot", "matplotlib")
     pipeline = rc(n)
     results = []
     for controller in _core.controllers():
@@ -154,6 +156,8 @@ def run(
     Ctrl-C stops it within a period: the report of the periods done is
     written (marked interrupted) and the command exits 130."""
     outputs_to_write((json_path, "--json"), (csv_path, "--csv"), (plot_path, "--plot"))
+    if plot_path:
+        require("plot", "plotting", "matplotlib")
     profiles.ensure_measured()
     pipeline = _named_pipeline(pipeline_name, {"n": n, "m": m, "bearers": bearers, "users": users}, batch_size, burstiness, pcap)
     pipeline.spare_workers = spare_workers or pipeline.spare_workers

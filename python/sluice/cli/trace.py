@@ -12,6 +12,7 @@ from sluice.cli.app import main
 from sluice.cli.output import console, new_table
 from sluice.cli.params import LIMITS, Number
 from sluice.errors import writable
+from sluice.extras import require
 from sluice.files import write_replacing
 
 
@@ -31,6 +32,8 @@ def trace_analyze(path: str, json_path: Optional[str], plot_path: Optional[str],
     the SLF a Reframer would reach."""
     writable(json_path, "--json")
     writable(plot_path, "--plot")
+    if plot_path:
+        require("plot", "plotting", "matplotlib")
     writable(flows_path, "--flows")
     a = json.loads(_core.trace_analyze(path, flows_path))
     sizes = sorted(a["slf"], key=int)

@@ -1,8 +1,8 @@
 """Resilient embedding: which worker (CPU core) runs each module.
 
-    from sluice.embed import embed, mgw_instance
-    inst = mgw_instance()                  # the dissertation's 10-core MGW
-    e = embed(inst, "path-fit")            # ours, in Rust, about a millisecond
+    from sluice.embed import embed, from_pipeline
+    inst = from_pipeline(pipeline, cores=4)   # a Pipeline's modules and flows
+    e = embed(inst, "path-fit")               # ours, in Rust, about a millisecond
     e.sum, e.max, e.placement
 
 Every embedding any method returns has passed the independent checker
@@ -20,9 +20,8 @@ from typing import Any, Optional
 from sluice import _core
 from sluice.embed.ilp import fewest_cores, solve
 from sluice.embed.instance import Flow, Instance, from_pipeline
-from sluice.embed.mgw import mgw_instance
 
-__all__ = ["HEURISTICS", "METHODS", "Embedding", "Flow", "Instance", "cores_needed", "embed", "fewest_cores", "fitted", "from_pipeline", "mgw_instance"]
+__all__ = ["HEURISTICS", "METHODS", "Embedding", "Flow", "Instance", "cores_needed", "embed", "fewest_cores", "fitted", "from_pipeline"]
 
 #: Heuristic methods (Rust) by the names the dissertation uses, and ours.
 HEURISTICS = {"worst-case": "round-robin", "straw-man": "random", "best-fit": "best-fit", "path-fit": "path-fit"}

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from sluice.embed.instance import Instance
+from sluice.extras import missing
 
 OBJECTIVES = ("sum", "max")
 BACKENDS = ("cp-sat", "highs")
@@ -185,7 +186,10 @@ def _cp_sat(
     instance: Instance, form: Formulation, objective: str, time_limit_s: float, hint: Optional[Sequence[int]], workers: int,
     first: bool
 ) -> tuple[Optional[list[int]], str, float]:
-    from ortools.sat.python import cp_model
+    try:
+        from ortools.sat.python import cp_model
+    except ImportError as absent:
+        raise missing("embed", "the ILP on cp-sat", absent) from None
 
     m = cp_model.CpModel()
     x, phi, goal = _build(instance, form, objective, lambda: m.new_bool_var(""), lambda ub: m.new_int_var(0, ub, ""), m.add)
@@ -253,7 +257,10 @@ def _interruptible(run: Callable[[], Any], stop: Callable[[], None]) -> Any:
 
 
 def _highs(instance: Instance, form: Formulation, objective: str, time_limit_s: float) -> tuple[Optional[list[int]], str, float]:
-    import highspy
+    try:
+        import highspy
+    except ImportError as absent:
+        raise missing("embed", "the ILP on HiGHS", absent) from None
 
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)

@@ -18,8 +18,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from sluice.embed import HEURISTICS, METHODS, Embedding, Instance, cores_needed, embed, fewest_cores, lgf, mgw_instance
-from sluice.embed.mgw import as_published
+from sluice.embed import HEURISTICS, METHODS, Embedding, Instance, cores_needed, embed, fewest_cores
+from sluice.lab import lgf
+from sluice.lab.mgw import as_published, mgw_instance
 from sluice.lab import embedding_engine, output
 from sluice.lab.reference import table
 

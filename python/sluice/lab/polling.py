@@ -31,7 +31,7 @@ from pathlib import Path
 import statistics
 from typing import Any, Callable
 
-from sluice import _core
+from sluice.lab import _core
 from sluice.lab import energy, output
 from sluice.lab.poll_worker import POLICIES, SLO_US, ROW_KEYS, measure, needed_pct, pipeline
 from sluice.lab.reference import table

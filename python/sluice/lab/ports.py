@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Optional
 
 from sluice import _core
+from sluice.lab import _core as lab_core
 from sluice import net
 from sluice.lab import output, ports_control
 
@@ -58,7 +59,7 @@ def measure_dpdk(mode: str, seconds: float) -> dict[str, Any]:
     """DPDK's null devices for `seconds`, forwarded by `mode`: "bare"
     (DPDK's own loop), "raw" (Sluice's loop, copies) or "pipeline"."""
     if mode != "pipeline":
-        done = json.loads(_core.forward_raw(DPDK_RX, DPDK_TX, seconds, 32, bare=mode == "bare"))
+        done = json.loads(lab_core.forward_raw(DPDK_RX, DPDK_TX, seconds, 32, bare=mode == "bare"))
         taken = done["packets"] + done["tx_full"]
         return {"forwarded": done["packets"], "received": taken, "ring_dropped": 0, "sent": taken, "seconds": done["seconds"]}
     periods = int(seconds * 10) + 1
@@ -82,7 +83,7 @@ def measure(backend: str, mode: str, seconds: float) -> dict[str, Any]:
         # The loop opens its rings at once; the sender starts once they are there.
         threading.Timer(0.2, sender.start).start()
         fwd = f"{backend}:{net.SWITCH_END}"
-        done = json.loads(_core.forward_raw(fwd, fwd, seconds + 0.6, 32))
+        done = json.loads(lab_core.forward_raw(fwd, fwd, seconds + 0.6, 32))
         sent = sender.wait()
         return {"forwarded": done["packets"], "received": done["packets"] + done["tx_full"], "ring_dropped": done["missed"],
                 "sent": sent["packets"], "seconds": sent["seconds"]}

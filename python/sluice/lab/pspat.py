@@ -37,7 +37,7 @@ import statistics
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from sluice import _core
+from sluice.lab import _core
 from sluice.lab import htb_share, output, pspat_frames
 from sluice.lab.reference import table
 

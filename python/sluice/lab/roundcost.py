@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from sluice import _core
+from sluice.lab import _core
 from sluice.lab import output
 
 BATCHES = [1, 2, 4, 8, 16, 32, 64, 128, 256]

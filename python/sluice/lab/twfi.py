@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from sluice import _core
+from sluice.lab import _core
 from sluice.lab import output
 
 CLIENTS = [5, 25, 100]

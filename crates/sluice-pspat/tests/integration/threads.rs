@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use sluice_pspat::{Arbiter, ArbiterThread, Client, Drr, Entry, Pace, Link, Locked, Scheduler};
+use sluice_pspat::{Arbiter, ArbiterThread, Client, Drr, Entry, Pace, Link, Scheduler};
 
 const UNLIMITED: Link = Link { bits_per_s: f64::INFINITY, overhead: 24 };
 
@@ -108,25 +108,6 @@ fn an_idle_arbiter_sleeps_and_wakes_for_the_next_packet() {
     assert!(stats.sleeps > 10, "idle for 20 ms, it slept ({} times)", stats.sleeps);
     let waited = sent_at.load(Ordering::Relaxed).saturating_sub(before);
     assert!(sent_at.load(Ordering::Relaxed) > 0 && waited < 100_000_000, "sent {waited} ns after it was handed over");
-}
-
-#[test]
-fn the_lock_based_scheduler_shares_an_overloaded_link_by_weight() {
-    // Virtual time: 1 µs steps, a 100 Mbit/s link, flows of weights 3 and 1 always backlogged.
-    let locked = Locked::new(Drr::new(&[3, 1], 1500, 64), Link { bits_per_s: 1e8, overhead: 24 });
-    let mut sent = [0u64; 2];
-    let mut t = 0u64;
-    for step in 0..20_000u32 {
-        t += 1000;
-        for flow in 0..2u16 {
-            locked.send(Entry { flow, len: 1000, id: step }, || t, &mut |e| sent[usize::from(e.flow)] += 1);
-        }
-    }
-    let share = sent[0] as f64 / (sent[0] + sent[1]) as f64;
-    assert!((share - 0.75).abs() < 0.01, "share {share:.3} for weight 3 of 4");
-    assert!(locked.drops(0) > 0 && locked.drops(1) > 0, "both flows overflow the overloaded link");
-    let wire = (sent[0] + sent[1]) * 1024 * 8;
-    assert!((wire as f64 - 1e8 * t as f64 * 1e-9).abs() < 2.0 * 1024.0 * 8.0, "the link's rate: {wire} bits in {t} ns");
 }
 
 #[test]

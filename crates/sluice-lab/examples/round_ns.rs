@@ -3,7 +3,7 @@
 //!
 //!     round_ns [REPEATS]
 
-use sluice_pipeline::round_cost::{round_ns, workload, CASES};
+use sluice_lab::round_cost::{round_ns, workload, CASES};
 
 fn main() {
     let repeats: usize = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(3);

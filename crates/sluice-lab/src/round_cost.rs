@@ -16,7 +16,7 @@ use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerC
 use sluice_nf::{IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
-use crate::error::{Error, Result};
+use sluice_pipeline::{Error, Result};
 
 /// The workloads, by name.
 pub const CASES: &[&str] = &["replay", "chain", "branch4"];

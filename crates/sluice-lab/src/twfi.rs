@@ -17,7 +17,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::sched::{Algorithm, Scheduler};
+use sluice_pspat::sched::{Algorithm, Scheduler};
 
 /// The largest packet every client sends (bytes): L.
 pub const PACKET: u32 = 1500;

@@ -1,5 +1,5 @@
 //! Runs walker rounds of a round-cost workload (see
-//! `sluice_pipeline::round_cost`): a fixed workload for instruction counts
+//! `sluice_lab::round_cost`): a fixed workload for instruction counts
 //! (`valgrind --tool=callgrind --toggle-collect='walk::run_rounds'`
 //! counts the rounds alone) and for timing against another engine
 //! (`scripts/fastclick.py`). A pass over the workload's frames warms up
@@ -14,11 +14,11 @@ fn main() {
     let batch: usize = arg(2).and_then(|a| a.parse().ok()).unwrap_or(1);
     let rounds: usize = arg(3).and_then(|a| a.parse().ok()).unwrap_or(100_000);
     let timing = arg(4).is_none_or(|a| a != "off");
-    let mut g = sluice_pipeline::round_cost::workload(&case, batch, timing).unwrap_or_else(|e| {
+    let mut g = sluice_lab::round_cost::workload(&case, batch, timing).unwrap_or_else(|e| {
         eprintln!("walk: {e}");
         std::process::exit(2)
     });
-    for _ in 0..sluice_pipeline::round_cost::FLOWS.div_ceil(batch) {
+    for _ in 0..sluice_lab::round_cost::FLOWS.div_ceil(batch) {
         g.next_round();
     }
     let start = std::time::Instant::now();

@@ -1,4 +1,4 @@
-//! Writes a round-cost workload (see `sluice_pipeline::round_cost`) for
+//! Writes a round-cost workload (see `sluice_lab::round_cost`) for
 //! FastClick, so that both engines run the same traffic through the same
 //! graph: the workload's frames as a pcap at PCAP and, on stdout, a Click
 //! configuration that loads them into memory, replays them once to warm
@@ -20,7 +20,7 @@ use std::fmt::Write as _;
 
 use pcap_file::pcap::{PcapPacket, PcapWriter};
 use sluice_nf::{LpmSpec, MacRewriteSpec, NfSpec, TypeCheckSpec};
-use sluice_pipeline::round_cost::{frames, shape};
+use sluice_lab::round_cost::{frames, shape};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

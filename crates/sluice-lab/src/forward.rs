@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use sluice_core::{Batch, PacketPool, PacketSink, PacketSource};
 use sluice_traffic::FlowRules;
 
-use crate::{Backend, Error, PortName, Result, RingConfig, RxPort, TxPort};
+use sluice_port::{PortName, Result, RingConfig, RxPort, TxPort};
 
 /// What a raw forwarding loop did.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -51,16 +51,7 @@ pub fn forward_raw(rx: &PortName, tx: &PortName, ring: RingConfig, burst: usize,
 
 /// DPDK's own loop between two DPDK ports, with no copies into Sluice's
 /// pool (see [`forward_raw`] for the loop with them), for `seconds`.
-#[cfg_attr(not(dpdk), allow(unused_variables))]
 pub fn forward_bare(rx: &PortName, tx: &PortName, burst: usize, seconds: f64) -> Result<Forwarded> {
-    if rx.backend != Backend::Dpdk || tx.backend != Backend::Dpdk {
-        return Err(Error::Name { port: rx.name.clone(), reason: "a bare loop without Sluice's copies runs between DPDK ports only".into() });
-    }
-    #[cfg(dpdk)]
-    {
-        let (packets, tx_full, seconds) = crate::dpdk::forward_bare((&rx.name, &rx.interface), (&tx.name, &tx.interface), burst, seconds)?;
-        Ok(Forwarded { packets, tx_full, missed: 0, seconds })
-    }
-    #[cfg(not(dpdk))]
-    unreachable!("PortName::parse refuses dpdk in a build without it")
+    let (packets, tx_full, seconds) = sluice_port::dpdk_forward_bare(rx, tx, burst, seconds)?;
+    Ok(Forwarded { packets, tx_full, missed: 0, seconds })
 }

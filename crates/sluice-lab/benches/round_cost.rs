@@ -1,5 +1,5 @@
 //! What a walker round costs: criterion times one round of each round-cost
-//! workload (replay, chain, branch4; see `sluice_pipeline::round_cost`) at
+//! workload (replay, chain, branch4; see `sluice_lab::round_cost`) at
 //! B = 1, 4, 32, 256, timing on and off, then fits ns per round = T0 +
 //! T1·B through the medians of its samples and prints T0 (ns a round) and
 //! T1 (ns a packet) per workload, and one NF visit (see `nf_visit_ns`).
@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkId, Criterion, Throughput};
-use sluice_pipeline::round_cost::{fit, nf_visit_ns, workload, CASES};
+use sluice_lab::round_cost::{fit, nf_visit_ns, workload, CASES};
 
 const BATCHES: [usize; 4] = [1, 4, 32, 256];
 /// Samples criterion takes of each point, after its warm-up.

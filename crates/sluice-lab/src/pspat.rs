@@ -17,13 +17,11 @@ use std::time::Duration;
 
 use hdrhistogram::Histogram;
 
-use crate::arbiter::Arbiter;
-use crate::entry::Entry;
-use crate::arbiter_thread::{ArbiterThread, Pace};
-use crate::full_flag::FullFlag;
-use crate::link::Link;
+use sluice_pspat::full_flag::FullFlag;
+use sluice_pspat::sched::Algorithm;
+use sluice_pspat::{Arbiter, ArbiterThread, Entry, Link, Pace};
+
 use crate::locked::Locked;
-use crate::sched::Algorithm;
 
 /// How packets reach the link.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,7 +262,7 @@ struct Load<'a> {
 /// (indexed by handle); `on_transmit` sees each transmitted entry at the
 /// time it leaves (ns since the start). Returns, for PSPAT, the time its
 /// arbiter's thread spent off its core (ns; see
-/// [`crate::arbiter_thread::ArbiterStats::off_core_ns`]); the mutex has no
+/// [`sluice_pspat::ArbiterStats::off_core_ns`]); the mutex has no
 /// thread of its own whose stall could be told from the lock's.
 fn offer(architecture: Architecture, algorithm: Algorithm, load: Load<'_>, on_transmit: Arc<dyn Fn(Entry, u64) + Send + Sync>, stamps: Arc<Vec<AtomicU64>>) -> Option<u64> {
     let Load { flows, link, len, seconds } = load;

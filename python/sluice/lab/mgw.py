@@ -6,7 +6,7 @@ selectors, decapsulation) and 1 (shared glue)."""
 
 from __future__ import annotations
 
-from sluice.embed.cxx_sort import cxx_sort
+from sluice.lab.cxx_sort import cxx_sort
 from sluice.embed.instance import Flow, Instance
 
 #: The per-user modules of a downlink chain, then of an uplink chain.
