@@ -39,7 +39,7 @@ impl WorkerGraph {
             }
         }
         // The flows that end here: what their egresses delivered.
-        for (f, egress) in self.egress_node.iter().enumerate() {
+        for (f, egress) in self.links.egress_node.iter().enumerate() {
             if egress.is_some() {
                 let (mine, theirs) = (&mut self.flows[f], &mut into.flows[f]);
                 theirs.delivered = mine.delivered;
@@ -47,7 +47,7 @@ impl WorkerGraph {
                 theirs.swap_delays(mine);
                 // The period's sampling goes with its delays; the next period's follows its rounds.
                 theirs.sample.one_in = mine.one_in;
-                mine.one_in = self.delay_sampling.one_in_after(theirs.sample.rounds);
+                mine.one_in = self.clocking.delay_sampling.one_in_after(theirs.sample.rounds);
             }
         }
         into.workers[self.index] = self.worker;

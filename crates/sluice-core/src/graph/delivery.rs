@@ -236,7 +236,7 @@ impl WorkerGraph {
     /// flow's egress) what it refused, since the last call; returns how
     /// many packets (pkt).
     pub(super) fn take_decisions(&mut self) -> usize {
-        if self.egress.is_none() {
+        if self.links.egress.is_none() {
             return 0;
         }
         let mut decided = 0;
@@ -245,7 +245,7 @@ impl WorkerGraph {
         // A run of packets the link sent for one flow, sent on together.
         let mut run = [PacketId(0); SEND_RUN];
         let (mut run_len, mut run_flow) = (0, None);
-        while let Some((id, sent)) = self.egress.as_mut().and_then(|link| link.decision()) {
+        while let Some((id, sent)) = self.links.egress.as_mut().and_then(|link| link.decision()) {
             let tag = self.pool.meta(id).flow;
             let flow = (tag != NO_FLOW).then_some(tag as usize);
             if run_len > 0 && (!sent || flow != run_flow || run_len == SEND_RUN) {
@@ -259,7 +259,7 @@ impl WorkerGraph {
             } else {
                 free_dropped(&mut self.pool, &mut self.flows, id);
                 // Counted at the flow's egress (for the flow alone where its egress moved away).
-                if let Some(v) = flow.and_then(|f| self.egress_node[f]) {
+                if let Some(v) = flow.and_then(|f| self.links.egress_node[f]) {
                     self.nodes[v].counters.egress_dropped += 1;
                 }
             }
@@ -276,13 +276,13 @@ impl WorkerGraph {
     /// what its ring refused. `read` is the clock reading (raw ticks) the
     /// round's decisions share, once taken.
     fn send_on(&mut self, flow: Option<usize>, ids: &[PacketId], read: &mut Option<u64>) {
-        let node = flow.and_then(|f| self.egress_node[f]);
+        let node = flow.and_then(|f| self.links.egress_node[f]);
         let port = match node.map(|v| &mut self.nodes[v].kind) {
             Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => Some(port),
             _ => None,
         };
         // The link's decisions come back once a round: every packet is timed.
-        let mut timer = self.timing.then(|| Timer { read: *read, ..Timer::new(DelaySampling::EVERY_PACKET, 0, self.rounds, &self.clock, self.origin) });
+        let mut timer = self.clocking.measures.then(|| Timer { read: *read, ..Timer::new(DelaySampling::EVERY_PACKET, 0, self.rounds, &self.clocking.clock, self.clocking.origin) });
         let to = flow.map_or(Recipient::Nobody, Recipient::Flow);
         let taken = transmit_and_deliver(&mut self.pool, &mut self.flows, port, to, ids, timer.as_mut());
         if let Some(t) = timer {

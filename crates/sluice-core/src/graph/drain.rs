@@ -14,19 +14,19 @@ impl WorkerGraph {
     /// worker (stopping a run); and as much of the rings' backlogs as the
     /// rings take.
     pub fn drain(&mut self) {
-        self.sampled = false;
+        self.clocking.times_runs = false;
         // Every packet that drains is timed: the last of a run are no sample's.
-        let sampling = std::mem::replace(&mut self.delay_sampling, DelaySampling::EVERY_PACKET);
+        let sampling = std::mem::replace(&mut self.clocking.delay_sampling, DelaySampling::EVERY_PACKET);
         self.take_decisions();
         // Nodes are kept in topological order; weighted-fair queues empty too.
         for v in 0..self.nodes.len() {
             self.run_queued(v, MAX_BURST, true);
             self.send_all_held(v);
         }
-        if self.backlogged > 0 {
+        if self.links.backlogged > 0 {
             self.flush_backlogs();
         }
-        self.delay_sampling = sampling;
+        self.clocking.delay_sampling = sampling;
     }
 
     /// What a failed core does: nothing runs, its sources are not polled,
@@ -37,8 +37,8 @@ impl WorkerGraph {
         // What the scheduled link already sent is delivered; it is not this worker's to lose.
         self.take_decisions();
         let mut dropped = self.drop_held();
-        for i in 0..self.rings_in.len() {
-            let InRing { ring, target, .. } = &mut self.rings_in[i];
+        for i in 0..self.links.rings_in.len() {
+            let InRing { ring, target, .. } = &mut self.links.rings_in[i];
             let counters = &mut self.nodes[*target].counters;
             while let Some(id) = ring.pop() {
                 counters.arrived_pkts += 1;
@@ -51,19 +51,19 @@ impl WorkerGraph {
             let node = &mut self.nodes[v];
             let n = drop_all(&mut node.buffer, |id| free_dropped(&mut self.pool, &mut self.flows, id));
             if node.queued {
-                self.queued_pkts -= n;
+                self.fair.queued_pkts -= n;
             }
             node.counters.down_dropped += n as u64;
             dropped += n;
         }
-        for r in 0..self.rings_out.len() {
-            let out = &mut self.rings_out[r];
+        for r in 0..self.links.rings_out.len() {
+            let out = &mut self.links.rings_out[r];
             if out.backlog.is_empty() {
                 continue;
             }
             let n = drop_all(&mut out.backlog, |id| free_dropped(&mut self.pool, &mut self.flows, id));
             self.nodes[out.sender].counters.down_dropped += n as u64;
-            self.backlogged -= 1;
+            self.links.backlogged -= 1;
             dropped += n;
         }
         dropped

@@ -58,8 +58,8 @@ impl WorkerGraph {
                 let mut ctx = NfContext {
                     pool: &mut self.pool,
                     now_ns: None,
-                    clock: &self.clock,
-                    origin: self.origin,
+                    clock: &self.clocking.clock,
+                    origin: self.clocking.origin,
                     tally: NfTally::default(),
                     flows: &mut self.flows,
                     batch_size: self.batch_size,
@@ -91,5 +91,84 @@ impl WorkerGraph {
             Kind::Function(nf) => nf.as_mut(),
             _ => unreachable!("only NFs hold packets"),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::time::Duration;
+
+    use crate::batch::Batch;
+    use crate::graph::tests::{Listed, TestGraph};
+    use crate::model::{ModelBuilder, ModuleDecl, Role};
+    use crate::nf::{Instance, NetworkFunction, NfContext, Outputs};
+    use crate::packet::PacketId;
+
+    /// Keeps each packet until `hold_ns` past its ingress, then sends it.
+    struct Holder {
+        hold_ns: u64,
+        /// (due, packet), oldest first.
+        held: VecDeque<(u64, PacketId)>,
+        releasing: bool,
+    }
+
+    impl NetworkFunction for Holder {
+        fn outgates(&self) -> usize {
+            1
+        }
+
+        fn most_held(&self) -> usize {
+            64
+        }
+
+        fn held(&self) -> usize {
+            self.held.len()
+        }
+
+        fn due_ns(&self) -> Option<u64> {
+            self.held.front().map(|&(due, _)| due)
+        }
+
+        fn release_all(&mut self) {
+            self.releasing = true;
+        }
+
+        fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+            for &id in input.as_slice() {
+                self.held.push_back((ctx.pool.meta(id).ts_ns + self.hold_ns, id));
+            }
+            input.clear();
+            let now = ctx.now();
+            while let Some(&(_, id)) = self.held.front().filter(|&&(due, _)| self.releasing || due <= now) {
+                self.held.pop_front();
+                out.push(0, id);
+            }
+            self.releasing &= !self.held.is_empty();
+        }
+    }
+
+    #[test]
+    fn held_packets_leave_when_due_without_new_arrivals_and_a_drain_sends_the_rest() {
+        let mut b = ModelBuilder::default();
+        b.module(ModuleDecl::new("src", Role::Source, 0, 1))
+            .module(ModuleDecl { held_pkts: 64, ..ModuleDecl::new("hold", Role::Function, 1, 1) })
+            .module(ModuleDecl::new("out", Role::Sink, 1, 0));
+        b.connect("src", 0, "hold", 0).connect("hold", 0, "out", 0).flow("f", &["src", "hold", "out"], None);
+        let holder = Holder { hold_ns: 50_000_000, held: VecDeque::new(), releasing: false };
+        let mut g = TestGraph::new(&b, 10, vec![Instance::Source(Box::new(Listed::new(&[0; 20]))), Instance::Function(Box::new(holder)), Instance::Egress]);
+        g.rounds(1);
+        let c = g.counters();
+        assert_eq!((c.flows[0].delivered, c.in_flight), (0, 10), "held for 50 ms");
+        let wait = g.graph.until_due().expect("packets are held");
+        assert!(wait <= Duration::from_millis(50));
+        std::thread::sleep(wait + Duration::from_millis(5));
+        g.rounds(1);
+        let c = g.counters();
+        assert_eq!((c.flows[0].delivered, c.in_flight), (10, 10), "the first ten came due; the next ten are held");
+        g.graph.drain();
+        let c = g.counters();
+        assert_eq!((c.flows[0].delivered, c.in_flight), (20, 0), "a drain sends what is held");
+        assert_eq!(g.graph.until_due(), None);
     }
 }

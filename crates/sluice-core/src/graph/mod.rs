@@ -27,25 +27,21 @@
 //! (flows added and removed while it runs).
 //! Nothing here allocates after construction.
 
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
-use std::sync::Arc;
-
 use crate::batch::{Batch, MAX_BURST};
 use crate::buffer::FractionalBuffer;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
-use crate::nf::{EgressLink, Instance, NetworkFunction, PacketSink, PacketSource};
-use crate::packet::PacketId;
+use crate::nf::{Instance, NetworkFunction, PacketSink, PacketSource};
 use crate::pool::PacketPool;
-use crate::ring::{Consumer, Producer};
 use crate::schedule::Schedule;
-use crate::stride::Stride;
 use crate::telemetry::{DelaySampling, FlowRecorder, ModuleCounters, WorkerCounters};
 use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 
 mod age;
 mod claims;
+mod clocking;
+mod control_link;
 mod counters;
 mod delivery;
 mod drain;
@@ -54,6 +50,7 @@ mod flows;
 mod gates;
 mod held;
 mod hops;
+mod links;
 mod moves;
 mod replace;
 mod round;
@@ -64,6 +61,11 @@ mod walk;
 mod tests;
 
 pub use moves::move_modules;
+
+use clocking::Clocking;
+use control_link::ControlLink;
+use fair::FairTurns;
+use links::{InRing, Links, OutRing};
 
 /// Tagged explicitly (`repr(u8)`): the walker tests the tag of every node
 /// it runs, and a tag byte is one compare where the niche of a field took five.
@@ -208,53 +210,6 @@ enum Target {
     Ring(usize),
 }
 
-/// A ring this worker receives from.
-struct InRing {
-    /// The crossing edge it carries (index into `Model::edges`).
-    edge: usize,
-    ring: Consumer<PacketId>,
-    /// The local node it feeds.
-    target: usize,
-}
-
-/// A ring this worker sends on. What the ring cannot take waits in the
-/// backlog, in order, until it can: nothing is dropped between workers.
-/// Entries that reach the ring stop taking packets in while it is
-/// backlogged or short of room, so backpressure crosses workers, and the
-/// backlog only ever holds what the worker held: it is sized for every
-/// packet the worker's buffers and queues can hold and a batch per entry
-/// (see `WorkerGraph::link`), so it cannot overflow.
-struct OutRing {
-    /// The crossing edge it carries (index into `Model::edges`).
-    edge: usize,
-    /// The local node that sends on it.
-    sender: usize,
-    ring: Producer<PacketId>,
-    backlog: FractionalBuffer,
-}
-
-impl OutRing {
-    fn new(edge: usize, ring: Producer<PacketId>) -> Self {
-        Self { edge, sender: usize::MAX, ring, backlog: FractionalBuffer::default() }
-    }
-
-    /// Makes the backlog hold at least `capacity` packets, keeping what it holds.
-    fn reserve_backlog(&mut self, capacity: usize) {
-        if self.backlog.capacity() < capacity {
-            let mut bigger = FractionalBuffer::with_capacity(capacity);
-            while let Some(id) = self.backlog.pop() {
-                bigger.push(id);
-            }
-            self.backlog = bigger;
-        }
-    }
-
-    /// Whether what one round can send on fits without a backlog.
-    fn has_room(&self) -> bool {
-        self.backlog.is_empty() && self.ring.room() >= RING_RESERVE
-    }
-}
-
 /// A step of the depth-first walk (see `walk`).
 #[derive(Clone, Copy)]
 struct Task {
@@ -269,10 +224,6 @@ impl Task {
     /// A batch waits in `node`'s inbox: admit it, then run if a run is due.
     const ARRIVED: u32 = u32::MAX - 1;
 }
-
-/// Entries pause while an outbound ring they reach has fewer free slots
-/// than this (pkt): room for what a batch can release downstream.
-const RING_RESERVE: usize = 2 * MAX_BURST;
 
 /// Rounds per timed round on the engine (see [`WalkerConfig::busy_sampling`]).
 /// A timed round reads the clock at every NF run (~9 ns a read here): one
@@ -307,83 +258,37 @@ impl Default for WalkerConfig {
 
 /// The modules of one worker and everything needed to run them.
 pub struct WorkerGraph {
+    /// This worker's modules, in topological order.
     nodes: Vec<Node>,
+    /// The source nodes, each pulled once a run-to-completion round.
     sources: Vec<usize>,
     /// The walk's pending steps (see `walk`); its capacity is the deepest
     /// the walk can go, so it never grows while running.
     stack: Vec<Task>,
+    /// This worker's packet buffers.
     pool: PacketPool,
+    /// Per flow of the model, what this worker recorded of it.
     flows: Vec<FlowRecorder>,
-    triggers: Arc<[AtomicU32]>,
-    /// How many times the control thread has set triggers ...
-    trigger_sets: Arc<AtomicU64>,
-    /// ... and how many of those sets this worker has taken (`None`: none yet).
-    triggers_taken: Option<u64>,
-    weights: Arc<[AtomicU32]>,
-    /// Hold times the control thread set (ns per module; 0: as built).
-    holds: Arc<[AtomicU64]>,
-    /// Per worker, whether it is down; this worker reads its own.
-    halted: Arc<[AtomicBool]>,
     /// This worker's index.
     index: usize,
-    schedule: Schedule,
-    /// Weighted-fair units (sources and queued modules) and their scheduler.
-    units: Vec<usize>,
-    /// Per node, its unit (`None`: not one).
-    unit_of: Vec<Option<usize>>,
-    /// Nodes that keep a queue (in run-to-completion mode, the queue
-    /// modules, each served once per round).
-    queues: Vec<usize>,
-    stride: Stride,
-    /// Packets in the queues of queued modules (pkt).
-    queued_pkts: usize,
     /// Nodes with an age bound, in topological order.
     aged: Vec<usize>,
     /// Nodes whose NF keeps packets between runs, in topological order.
     holding: Vec<usize>,
-    rings_out: Vec<OutRing>,
-    rings_in: Vec<InRing>,
-    /// The worker's way onto the scheduled link (see [`EgressLink`]).
-    egress: Option<Box<dyn EgressLink>>,
-    /// Per flow, the local egress node it ends at (for drops the scheduled link decides).
-    egress_node: Vec<Option<usize>>,
-    /// Outbound rings with a backlog.
-    backlogged: usize,
-    clock: quanta::Clock,
-    origin: u64,
-    timing: bool,
-    /// Whether rounds read the clock: for timing, paced sources or age bounds.
-    clocked: bool,
-    /// Whether this round's NF runs are timed (see [`WalkerConfig::busy_sampling`]).
-    sampled: bool,
-    /// Rounds per timed round (a power of two).
-    busy_sampling: u64,
-    /// Which delivered packets are timed, and this round's random bits
-    /// that draw it for a flow (see [`DelaySampling::weight`]).
-    delay_sampling: DelaySampling,
-    delay_draw: u64,
-    /// This worker's own bits in every draw of delays: workers that drew
-    /// the same rounds would time their packets together.
-    delay_salt: u64,
-    /// State of the xorshift generator that draws sampled rounds and gate
-    /// orders. (rand's `SmallRng` and `shuffle`, which the NFs use, ran the
-    /// engine 2–4% slower here for the same instruction count.)
-    draws: u64,
-    /// Clock reading (raw ticks) at the end of the last timed step: the
-    /// start of the next NF run, so each timed run costs one clock read.
-    mark: u64,
-    /// The last clock reading (raw ticks) of the current walk, while
-    /// nothing ran after it (see `delivery`).
-    last_read: Option<u64>,
-    /// The reading that ended the last round, which [`Self::next_round`]
-    /// starts the next at; `None` when work followed the round's last read.
-    carried: Option<u64>,
+    /// The pipeline's batch size (pkt).
     batch_size: usize,
+    /// This worker's own counters (rounds, busy and probe times).
     worker: WorkerCounters,
     /// Rounds started (the first is round 1).
     rounds: u64,
-    /// When the core probe runs next (ns since the origin).
-    next_probe_ns: u64,
+    /// The clock and what it times.
+    clocking: Clocking,
+    /// What the control thread sets.
+    control: ControlLink,
+    /// Whose turn it is.
+    fair: FairTurns,
+    /// Rings to and from other workers, and the scheduled link.
+    links: Links,
 }
 
 impl WorkerGraph {
@@ -411,7 +316,7 @@ impl WorkerGraph {
         let mut nodes = Vec::with_capacity(mine.len());
         for &m in &mine {
             let decl = &model.modules[m];
-            let instance = instances[m].take().ok_or_else(|| Error::module(&decl.name, "no implementation given"))?;
+            let instance = instances.get_mut(m).and_then(Option::take).ok_or_else(|| Error::module(&decl.name, "no implementation given"))?;
             let (kind, outgates) = match (decl.role, instance) {
                 (Role::Source, Instance::Source(s)) => (Kind::Source(s), 1),
                 (Role::Function, Instance::Function(nf)) => {
@@ -472,44 +377,17 @@ impl WorkerGraph {
             nodes,
             sources: Vec::new(),
             pool: wiring.pool,
+            flows: vec![FlowRecorder::default(); model.flows.len()],
+            index: worker,
             aged: Vec::new(),
             holding: Vec::new(),
-            rings_out: wiring.outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring)).collect(),
-            backlogged: 0,
-            rings_in: wiring.inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
-            egress: wiring.egress,
-            egress_node: Vec::new(),
-            flows: vec![FlowRecorder::default(); model.flows.len()],
-            triggers: knobs.triggers.clone(),
-            trigger_sets: knobs.trigger_sets.clone(),
-            triggers_taken: None,
-            weights: knobs.weights.clone(),
-            holds: knobs.holds.clone(),
-            halted: knobs.halted.clone(),
-            index: worker,
-            schedule: config.schedule,
-            stride: Stride::new(0),
-            units: Vec::new(),
-            unit_of: Vec::new(),
-            queues: Vec::new(),
-            queued_pkts: 0,
-            clock,
-            origin,
-            timing: config.timing,
-            clocked: false,
-            sampled: false,
-            busy_sampling: u64::from(config.busy_sampling),
-            delay_sampling: config.delay_sampling,
-            delay_draw: 0,
-            draws: 0x9E37_79B9_7F4A_7C15,
-            delay_salt: (worker as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9) >> 32,
-            mark: 0,
-            last_read: None,
-            carried: None,
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
             rounds: 0,
-            next_probe_ns: 0,
+            clocking: Clocking::new(clock, origin, &config, worker),
+            control: ControlLink::new(knobs),
+            fair: FairTurns::new(config.schedule),
+            links: Links::new(wiring.outbound, wiring.inbound, wiring.egress),
         };
         graph.link(model);
         graph.attach_ports(model)?;
@@ -537,7 +415,7 @@ impl WorkerGraph {
     /// modules move (the only time it allocates).
     fn link(&mut self, model: &Model) {
         // Modules that moved in bring the triggers their old worker had taken.
-        self.triggers_taken = None;
+        self.control.retake();
         let mut rank = vec![0; model.modules.len()];
         for (i, &m) in model.topo_order.iter().enumerate() {
             rank[m] = i;
@@ -560,7 +438,7 @@ impl WorkerGraph {
             if node.out.len() > 1 {
                 node.gate_rank = gates::gate_rank(model, &hops, m);
             }
-            let rings_out = &self.rings_out;
+            let rings_out = &self.links.rings_out;
             node.next = (0..node.out.len())
                 .map(|g| match rings_out.iter().position(|r| model.edges[r.edge].from == m && model.edges[r.edge].outgate == g) {
                     Some(r) => Target::Ring(r),
@@ -570,7 +448,7 @@ impl WorkerGraph {
             node.claims = (0..node.out.len()).map(|g| claims[m][g]).collect();
         }
         // A link whose classes always have room never makes sources wait.
-        let link_waits = self.egress.as_deref().is_some_and(|link| link.room(0) != usize::MAX);
+        let link_waits = self.links.egress.as_deref().is_some_and(|link| link.room(0) != usize::MAX);
         // Reverse topological order: a node reaches what its children reach.
         for v in (0..self.nodes.len()).rev() {
             let (mut reaches, mut classes): (Vec<u32>, Vec<u16>) = (Vec::new(), Vec::new());
@@ -593,13 +471,13 @@ impl WorkerGraph {
             self.nodes[v].reaches = reaches.into();
             self.nodes[v].classes = classes.into();
         }
-        for r in &mut self.rings_in {
+        for r in &mut self.links.rings_in {
             r.target = local[model.edges[r.edge].to];
         }
         // What the worker can hold: its buffers' and queues' packets, what its NFs keep, and a batch per entry.
-        let entries = self.rings_in.len() + self.nodes.len();
+        let entries = self.links.rings_in.len() + self.nodes.len();
         let held = self.nodes.iter().map(|n| n.buffer.capacity() + n.most_held).sum::<usize>() + entries * MAX_BURST;
-        for r in &mut self.rings_out {
+        for r in &mut self.links.rings_out {
             r.sender = local[model.edges[r.edge].from];
             r.reserve_backlog(held);
         }
@@ -607,26 +485,21 @@ impl WorkerGraph {
         self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         self.holding = (0..nodes.len()).filter(|&i| nodes[i].holds).collect();
-        self.egress_node = vec![None; model.flows.len()];
+        self.links.egress_node = vec![None; model.flows.len()];
         for (v, node) in nodes.iter().enumerate() {
             if matches!(node.kind, Kind::Egress(..)) {
                 for &f in &model.sink_flows[node.module] {
-                    self.egress_node[f] = Some(v);
+                    self.links.egress_node[f] = Some(v);
                 }
             }
         }
-        self.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
-        self.units =
-            (0..nodes.len()).filter(|&i| nodes[i].queued || nodes[i].queued_when_buffered || matches!(nodes[i].kind, Kind::Source(_))).collect();
-        self.unit_of = vec![None; nodes.len()];
-        for (u, &v) in self.units.iter().enumerate() {
-            self.unit_of[v] = Some(u);
-        }
-        self.stride = Stride::new(self.units.len());
-        self.queued_pkts = self.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
-        self.backlogged = self.rings_out.iter().filter(|r| !r.backlog.is_empty()).count();
+        self.links.recount_backlogged();
+        self.fair.queues = (0..nodes.len()).filter(|&i| nodes[i].queued).collect();
+        self.fair.queued_pkts = self.fair.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
+        let units = (0..nodes.len()).filter(|&i| nodes[i].queued || nodes[i].queued_when_buffered || matches!(nodes[i].kind, Kind::Source(_))).collect();
+        self.fair.set_units(units, nodes.len());
         // Sources pace their streams by the clock (see `round`).
-        self.clocked = self.timing || !self.sources.is_empty() || !self.aged.is_empty() || !self.holding.is_empty();
+        self.clocking.reads_clock = self.clocking.measures || !self.sources.is_empty() || !self.aged.is_empty() || !self.holding.is_empty();
         // Deepest walk: every node once waiting to run again, with a task per gate of its last run.
         let depth = 1 + nodes.iter().map(|n| 1 + n.out.len()).sum::<usize>();
         self.stack = Vec::with_capacity(depth);
@@ -660,7 +533,7 @@ impl WorkerGraph {
     /// Time now (ns since the run's origin).
     #[inline]
     fn now_ns(&self) -> u64 {
-        self.clock.delta_as_nanos(self.origin, self.clock.raw())
+        self.clocking.now_ns()
     }
 
     /// Packets this worker allocated minus those it freed (pkt); for a

@@ -28,3 +28,29 @@ impl WorkerGraph {
         Ok(std::mem::replace(old, nf))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::graph::tests::{split_in_two, ByFlow, Log};
+
+    #[test]
+    fn a_replaced_nf_runs_the_packets_its_buffer_held_and_a_misfit_is_refused() {
+        let log = Log::default();
+        let mut g = split_in_two(&[0; 20], [None, None], &log);
+        g.trigger("a0", 8);
+        g.rounds(1);
+        let a0 = g.module("a0");
+        let misfit = Box::new(ByFlow { name: "wide", gates: 2, log: log.clone() });
+        let refused = g.graph.replace_function(a0, misfit).err().expect("two outgates where a0 has one");
+        assert!(refused.contains("2 outgates"), "{refused}");
+        let split = g.module("out0");
+        assert!(g.graph.replace_function(split, Box::new(ByFlow { name: "x", gates: 1, log: log.clone() })).is_err(), "an egress runs no NF");
+        assert!(g.graph.replace_function(a0, Box::new(ByFlow { name: "new", gates: 1, log: log.clone() })).is_ok(), "same gates");
+        g.graph.drain();
+        let runs: Vec<(&str, usize)> = log.lock().unwrap().iter().filter(|r| r.0 != "split").copied().collect();
+        assert_eq!(runs, [("a0", 8), ("a0", 8), ("new", 4)], "the buffer stayed; the new NF ran what it held");
+        let c = g.counters();
+        assert_eq!((c.flows[0].delivered, c.in_flight), (20, 0));
+        assert_eq!(c.modules[a0].run_pkts, 20, "the module's counters stayed");
+    }
+}

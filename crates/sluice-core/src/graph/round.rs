@@ -10,9 +10,8 @@
 //! full ring downstream stops the entries upstream of it, worker by worker
 //! back to the sources, and nothing is dropped between workers.
 
-use std::sync::atomic::Ordering;
 
-use super::{gates, Kind, Node, OutRing, Schedule, Task, WorkerGraph};
+use super::{Kind, Node, OutRing, Schedule, Task, WorkerGraph};
 use crate::nf::EgressLink;
 use crate::core_probe;
 
@@ -25,7 +24,7 @@ impl WorkerGraph {
     /// down, [`Self::discard`]. Returns the packets the round moved or
     /// discarded (pkt); 0 means there was nothing to do.
     pub fn round(&mut self) -> usize {
-        self.carried = None;
+        self.clocking.carried = None;
         self.next_round()
     }
 
@@ -33,30 +32,20 @@ impl WorkerGraph {
     /// nothing between them that takes time: the round starts at the clock
     /// read that ended the previous one (one read a round, not two).
     pub fn next_round(&mut self) -> usize {
-        if self.halted[self.index].load(Ordering::Relaxed) {
-            self.carried = None;
+        if self.control.is_halted(self.index) {
+            self.clocking.carried = None;
             return self.discard();
         }
         self.rounds += 1;
-        let start = match self.carried.take() {
-            Some(end) => end,
-            None if self.clocked => self.clock.raw(),
-            None => 0,
-        };
-        let now = if self.clocked { self.clock.delta_as_nanos(self.origin, start) } else { 0 };
-        self.last_read = None;
-        self.mark = start;
-        let decided = if self.egress.is_some() { self.take_decisions() } else { 0 };
-        // Busy times and delays draw their rounds from different bits of one draw.
-        let draw = gates::draw(&mut self.draws);
-        self.sampled = self.timing && draw & (self.busy_sampling - 1) == 0;
-        self.delay_draw = (draw >> 32) ^ self.delay_salt;
+        let (start, now) = self.clocking.start_round();
+        let decided = if self.links.egress.is_some() { self.take_decisions() } else { 0 };
+        self.clocking.draw_round();
         let mut moved = decided + self.take_triggers();
-        if self.backlogged > 0 {
+        if self.links.backlogged > 0 {
             self.flush_backlogs();
         }
         moved += self.poll_inbound();
-        moved += match self.schedule {
+        moved += match self.fair.schedule {
             Schedule::RunToCompletion => {
                 let mut moved = 0;
                 for i in 0..self.sources.len() {
@@ -66,8 +55,8 @@ impl WorkerGraph {
                     }
                 }
                 // Queue modules are tasks of their own: one batch each per round.
-                for i in 0..self.queues.len() {
-                    let v = self.queues[i];
+                for i in 0..self.fair.queues.len() {
+                    let v = self.fair.queues[i];
                     if self.may_take_in(v) {
                         moved += self.serve(v);
                     }
@@ -82,17 +71,17 @@ impl WorkerGraph {
         if !self.holding.is_empty() {
             moved += self.send_due(now);
         }
-        if moved > 0 && self.sampled {
-            self.worker.busy_ns += self.busy_sampling * self.clock.delta_as_nanos(start, self.mark);
-            self.worker.busy_rounds += self.busy_sampling;
+        if moved > 0 && self.clocking.times_runs {
+            self.worker.busy_ns += self.clocking.busy_sampling * self.clocking.clock.delta_as_nanos(start, self.clocking.mark);
+            self.worker.busy_rounds += self.clocking.busy_sampling;
         }
-        if self.timing && now >= self.next_probe_ns {
+        if self.clocking.measures && now >= self.clocking.next_probe_ns {
             self.probe_core(now);
         }
         self.worker.polls += 1;
         self.worker.empty_polls += u64::from(moved == 0);
         // The round's last clock read, if nothing ran after it, is where the next starts.
-        self.carried = self.last_read.take();
+        self.clocking.carried = self.clocking.last_read.take();
         moved
     }
 
@@ -159,18 +148,18 @@ impl WorkerGraph {
     /// Times the fixed [`core_probe`] work into the worker's counters.
     #[cold]
     fn probe_core(&mut self, now_ns: u64) {
-        let start = self.clock.raw();
+        let start = self.clocking.clock.raw();
         std::hint::black_box(core_probe::probe_work());
-        self.worker.probe_ns += self.clock.delta_as_nanos(start, self.clock.raw()).min(core_probe::PROBE_CAP_NS);
+        self.worker.probe_ns += self.clocking.clock.delta_as_nanos(start, self.clocking.clock.raw()).min(core_probe::PROBE_CAP_NS);
         self.worker.probes += 1;
-        self.next_probe_ns = now_ns + core_probe::PROBE_INTERVAL_NS;
-        self.last_read = None;
+        self.clocking.next_probe_ns = now_ns + core_probe::PROBE_INTERVAL_NS;
+        self.clocking.last_read = None;
     }
 
     /// The most packets the worker's queues may hold while its entries take
     /// packets in (pkt; weighted-fair backpressure, else unbounded).
     pub(super) fn backpressure(&self) -> usize {
-        match self.schedule {
+        match self.fair.schedule {
             Schedule::WeightedFair { backpressure: Some(bound), .. } => bound,
             _ => usize::MAX,
         }
@@ -185,7 +174,7 @@ impl WorkerGraph {
 
     /// Where the entries' packets must find room (see [`may_take_in`]).
     pub(super) fn downstream(&self) -> Downstream<'_> {
-        Downstream::of(&self.rings_out, self.queued_pkts, self.backpressure(), &self.egress, self.batch_size)
+        Downstream::of(&self.links.rings_out, self.fair.queued_pkts, self.backpressure(), &self.links.egress, self.batch_size)
     }
 
     /// Delivers what the inbound rings hold, a batch of up to B per ring
@@ -193,14 +182,14 @@ impl WorkerGraph {
     /// take packets in; returns the packets taken (pkt).
     pub fn poll_inbound(&mut self) -> usize {
         let mut moved = 0;
-        for i in 0..self.rings_in.len() {
-            let target = self.rings_in[i].target;
+        for i in 0..self.links.rings_in.len() {
+            let target = self.links.rings_in[i].target;
             if !self.may_take_in(target) {
                 continue;
             }
             let node = &mut self.nodes[target];
             let room = if node.queued { node.buffer.room().min(self.batch_size) } else { self.batch_size };
-            let ring = &mut self.rings_in[i].ring;
+            let ring = &mut self.links.rings_in[i].ring;
             while node.inbox.len() < room {
                 match ring.pop() {
                     Some(id) => node.inbox.push(id),
@@ -208,7 +197,7 @@ impl WorkerGraph {
                 }
             }
             if !node.inbox.is_empty() {
-                self.last_read = None;
+                self.clocking.last_read = None;
                 moved += node.inbox.len();
                 self.walk(Task { node: target as u32, gate: Task::ARRIVED });
             }
@@ -219,7 +208,7 @@ impl WorkerGraph {
     /// Moves what the outbound rings' backlogs hold into the rings, in
     /// order, as far as the rings have room.
     pub(super) fn flush_backlogs(&mut self) {
-        for out in &mut self.rings_out {
+        for out in &mut self.links.rings_out {
             if out.backlog.is_empty() {
                 continue;
             }
@@ -230,7 +219,7 @@ impl WorkerGraph {
                 out.backlog.pop();
             }
             if out.backlog.is_empty() {
-                self.backlogged -= 1;
+                self.links.backlogged -= 1;
             }
         }
     }
@@ -242,13 +231,13 @@ impl WorkerGraph {
         let max = self.batch_size.min(self.pool.available());
         let node = &mut self.nodes[v];
         let Kind::Source(source) = &mut node.kind else { unreachable!("sources lists source nodes only") };
-        self.last_read = None;
+        self.clocking.last_read = None;
         source.fill(&mut self.pool, now_ns, &mut node.out[0], max);
         let n = node.out[0].len();
-        if self.sampled {
-            let end = self.clock.raw();
-            node.counters.busy_ns += self.busy_sampling * self.clock.delta_as_nanos(self.mark, end);
-            self.mark = end;
+        if self.clocking.times_runs {
+            let end = self.clocking.clock.raw();
+            node.counters.busy_ns += self.clocking.busy_sampling * self.clocking.clock.delta_as_nanos(self.clocking.mark, end);
+            self.clocking.mark = end;
         }
         if n > 0 {
             node.counters.runs += 1;

@@ -18,7 +18,7 @@ use crate::wiring::wire;
 use crate::{Model, WalkerConfig, WorkerGraph};
 
 /// Sends packets of the given flows, in order, as fast as it is polled.
-struct Listed {
+pub(super) struct Listed {
     /// (flow, sequence number) of the packets still to send.
     queue: VecDeque<(u16, u32)>,
     /// Packets sent per flow (pkt).
@@ -26,7 +26,7 @@ struct Listed {
 }
 
 impl Listed {
-    fn new(flows: &[u16]) -> Self {
+    pub(super) fn new(flows: &[u16]) -> Self {
         let queue = flows.iter().enumerate().map(|(i, &f)| (f, i as u32)).collect();
         Self { queue, made: vec![0; flows.iter().map(|&f| f as usize + 1).max().unwrap_or(0)] }
     }
@@ -52,10 +52,10 @@ impl PacketSource for Listed {
 
 /// Sends each packet out of the gate its flow's number names (mod the gates);
 /// logs its name and the packets of each run.
-struct ByFlow {
-    name: &'static str,
-    gates: usize,
-    log: Log,
+pub(super) struct ByFlow {
+    pub(super) name: &'static str,
+    pub(super) gates: usize,
+    pub(super) log: Log,
 }
 
 impl NetworkFunction for ByFlow {
@@ -93,24 +93,24 @@ impl NetworkFunction for DropOdd {
 }
 
 /// The NF runs in the order they happened: (NF, packets in the run).
-type Log = Arc<Mutex<Vec<(&'static str, usize)>>>;
+pub(super) type Log = Arc<Mutex<Vec<(&'static str, usize)>>>;
 
 /// One worker's graph with its model and knobs.
-struct TestGraph {
-    model: Model,
-    knobs: Knobs,
-    graph: WorkerGraph,
+pub(super) struct TestGraph {
+    pub(super) model: Model,
+    pub(super) knobs: Knobs,
+    pub(super) graph: WorkerGraph,
 }
 
 impl TestGraph {
     /// Builds `builder`'s model at batch size `batch`, with one instance per
     /// module in declaration order.
-    fn new(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>) -> Self {
+    pub(super) fn new(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>) -> Self {
         Self::with_config(builder, batch, instances, WalkerConfig { timing: false, ..WalkerConfig::default() })
     }
 
     /// [`Self::new`] under walker settings `config`.
-    fn with_config(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>, config: WalkerConfig) -> Self {
+    pub(super) fn with_config(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>, config: WalkerConfig) -> Self {
         let model = builder.build(batch).expect("a valid model");
         let knobs = Knobs::new(&model);
         let mut instances: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
@@ -122,30 +122,79 @@ impl TestGraph {
     }
 
     /// Sets module `name`'s trigger (pkt).
-    fn trigger(&mut self, name: &str, b: u32) {
+    pub(super) fn trigger(&mut self, name: &str, b: u32) {
         let m = self.model.module_id(name).expect("a module of the model");
         self.knobs.apply(&self.model, &Actions { triggers: vec![(m, b)], ..Actions::default() }).expect("a valid trigger");
     }
 
     /// Runs `n` rounds; returns the packets they took in.
-    fn rounds(&mut self, n: usize) -> usize {
+    pub(super) fn rounds(&mut self, n: usize) -> usize {
         (0..n).map(|_| self.graph.round()).sum()
     }
 
-    fn counters(&mut self) -> Counters {
+    pub(super) fn counters(&mut self) -> Counters {
         let mut counters = Counters::for_model(&self.model, 1);
         self.graph.read_counters(&mut counters);
         counters
     }
 
-    fn module(&self, name: &str) -> usize {
+    pub(super) fn module(&self, name: &str) -> usize {
         self.model.module_id(name).expect("a module of the model")
+    }
+}
+
+/// The graphs of every worker of a model, with its knobs.
+pub(super) struct TestWorkers {
+    pub(super) model: Model,
+    pub(super) knobs: Knobs,
+    pub(super) graphs: Vec<WorkerGraph>,
+}
+
+impl TestWorkers {
+    /// Builds `builder`'s model at batch size `batch` on its workers, with
+    /// one instance per module in declaration order.
+    pub(super) fn new(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>, config: WalkerConfig) -> Self {
+        let model = builder.build(batch).expect("a valid model");
+        let knobs = Knobs::new(&model);
+        let mut instances: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
+        let clock = quanta::Clock::new();
+        let origin = clock.raw();
+        let graphs = wire(&model, config.schedule, None)
+            .into_iter()
+            .enumerate()
+            .map(|(w, wiring)| WorkerGraph::new(&model, w, &mut instances, &knobs, clock.clone(), origin, config, wiring).expect("a valid graph"))
+            .collect();
+        Self { model, knobs, graphs }
+    }
+
+    /// Runs a round on every worker in turn, `n` times; returns the packets they moved.
+    pub(super) fn rounds(&mut self, n: usize) -> usize {
+        (0..n).map(|_| self.graphs.iter_mut().map(|g| g.round()).sum::<usize>()).sum()
+    }
+
+    /// Per flow, its packets generated, delivered and dropped over every
+    /// worker; and the packets the workers hold.
+    pub(super) fn tally(&mut self) -> (Vec<[u64; 3]>, i64) {
+        let mut flows = vec![[0; 3]; self.model.flows.len()];
+        let mut in_flight = 0;
+        let workers = self.graphs.len();
+        for g in &mut self.graphs {
+            let mut c = Counters::for_model(&self.model, workers);
+            g.read_counters(&mut c);
+            for (sum, f) in flows.iter_mut().zip(&c.flows) {
+                sum[0] += f.generated + f.claimed;
+                sum[1] += f.delivered;
+                sum[2] += f.dropped;
+            }
+            in_flight += c.in_flight;
+        }
+        (flows, in_flight)
     }
 }
 
 /// src → split (by flow) → a0 / a1 → out0 / out1, flow i through a(i) and
 /// out(i); `slos` per flow (µs).
-fn split_in_two(flows: &[u16], slos: [Option<f64>; 2], log: &Log) -> TestGraph {
+pub(super) fn split_in_two(flows: &[u16], slos: [Option<f64>; 2], log: &Log) -> TestGraph {
     split_in_two_aged(flows, slos, log, None)
 }
 

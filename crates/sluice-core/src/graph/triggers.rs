@@ -26,16 +26,13 @@ impl WorkerGraph {
     /// split, fired in one long round after each cut of the robot-control
     /// buffer, whose p95 landed over the SLO again).
     pub(super) fn take_triggers(&mut self) -> usize {
-        let sets = self.trigger_sets.load(Ordering::Acquire);
-        if self.triggers_taken == Some(sets) {
+        if !self.control.take_new_sets() {
             return 0;
         }
-        self.triggers_taken = Some(sets);
-        // A set that lands while this reads is taken whole next round.
         // Bit t: some buffer just took trigger t.
         let mut taken = [0u64; MAX_BURST / 64 + 1];
         for node in self.nodes.iter_mut() {
-            let trigger = (self.triggers[node.module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
+            let trigger = (self.control.triggers[node.module].load(Ordering::Relaxed) as usize).min(MAX_BURST);
             if trigger != node.trigger {
                 node.trigger = trigger;
                 taken[trigger / 64] |= 1 << (trigger % 64);
@@ -43,14 +40,14 @@ impl WorkerGraph {
         }
         for i in 0..self.holding.len() {
             let v = self.holding[i];
-            let ns = self.holds[self.nodes[v].module].load(Ordering::Relaxed);
+            let ns = self.control.holds[self.nodes[v].module].load(Ordering::Relaxed);
             if ns > 0 {
                 self.function_mut(v).set_hold_ns(ns);
             }
         }
         // A queue whose trigger fell may have become runnable; new weights
         // start the turns afresh (see `Stride::restart`).
-        self.stride.restart();
+        self.fair.stride.restart();
         let mut released = 0;
         for v in 0..self.nodes.len() {
             let node = &mut self.nodes[v];
@@ -59,7 +56,7 @@ impl WorkerGraph {
                 if t > 0 {
                     // Buffered now: it queues for turns of its own.
                     node.queued = true;
-                    self.queued_pkts += node.buffer.len();
+                    self.fair.queued_pkts += node.buffer.len();
                 } else {
                     // Unbuffered now: its queue goes on down, and it runs inline.
                     released += self.run_queued(v, MAX_BURST, true);

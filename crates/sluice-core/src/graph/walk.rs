@@ -18,7 +18,7 @@
 //! The walker, not the NFs, keeps the counters the controllers read.
 
 use super::delivery::{claim_for_egress, transmit_and_deliver, Recipient, Timer};
-use super::{claims, gates, Ends, Kind, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
+use super::{claims, gates, Clocking, Ends, FairTurns, Kind, Links, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
 use crate::nf::{free_dropped, EgressLink, NetworkFunction, NfContext, NfTally, Outputs};
 use crate::packet::NO_FLOW;
@@ -30,17 +30,17 @@ impl WorkerGraph {
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self, first: Task) {
-        let Self {
-            nodes, stack, rings_out, backlogged, pool, flows, last_read, egress, clock, origin, timing, sampled, busy_sampling, delay_sampling, delay_draw, mark, draws,
-            queued_pkts, rounds, unit_of, stride, batch_size, egress_node, ..
-        } = self;
+        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, .. } = self;
+        let Clocking { clock, origin, measures, times_runs, busy_sampling, delay_sampling, delay_draw, mark, draws, last_read, .. } = clocking;
+        let Links { rings_out, backlogged, egress, egress_node, .. } = links;
+        let FairTurns { queued_pkts, unit_of, stride, .. } = fair;
         let mut env = Env {
             ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size },
             last_read,
             egress,
             egress_node,
-            timing: *timing,
-            sampled: *sampled,
+            measures: *measures,
+            times_runs: *times_runs,
             busy_sampling: *busy_sampling,
             delay_sampling: *delay_sampling,
             delay_draw: *delay_draw,
@@ -106,11 +106,12 @@ struct Env<'a> {
     last_read: &'a mut Option<u64>,
     /// The worker's way onto the scheduled link.
     egress: &'a mut Option<Box<dyn EgressLink>>,
-    /// Per flow, the egress node it ends at here (see `WorkerGraph::egress_node`).
+    /// Per flow, the egress node it ends at here (see `Links::egress_node`).
     egress_node: &'a [Option<usize>],
-    timing: bool,
+    /// Whether the worker measures (see `Clocking::measures`).
+    measures: bool,
     /// Whether this round's NF runs are timed.
-    sampled: bool,
+    times_runs: bool,
     /// Rounds per timed round.
     busy_sampling: u64,
     /// Which delivered packets are timed, and this round's random bits that draw it for a flow.
@@ -141,7 +142,7 @@ fn through(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: 
         let Node { kind: Kind::Function(nf), out, counters, holds: false, .. } = child else {
             return step(child, c, Some(batch), stack, env);
         };
-        if out.len() != 1 || env.sampled {
+        if out.len() != 1 || env.times_runs {
             return step(child, c, Some(batch), stack, env);
         }
         count_run(counters, batch);
@@ -262,7 +263,7 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
         // The NF sends what it held; it is given nothing new.
         Release::Held => scratch,
     };
-    let start = if env.sampled { *env.mark } else { 0 };
+    let start = if env.times_runs { *env.mark } else { 0 };
     count_run(counters, batch);
     match kind {
         Kind::Function(nf) => {
@@ -277,7 +278,7 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
                 _ => None,
             };
             let to = recipient(*ends, v, env.egress_node);
-            let mut timer = env.timing.then(|| Timer::new(env.delay_sampling, env.delay_draw, env.round, env.ctx.clock, env.ctx.origin));
+            let mut timer = env.measures.then(|| Timer::new(env.delay_sampling, env.delay_draw, env.round, env.ctx.clock, env.ctx.origin));
             let sent = transmit_and_deliver(env.ctx.pool, env.ctx.flows, port, to, batch.as_slice(), timer.as_mut());
             if let Some(read) = timer.and_then(|t| t.read) {
                 *env.last_read = Some(read);
@@ -288,7 +289,7 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
         }
         Kind::Source(_) => unreachable!("a source has no ingate"),
     }
-    if env.sampled {
+    if env.times_runs {
         let end = env.ctx.clock.raw();
         counters.busy_ns += env.busy_sampling * env.ctx.clock.delta_as_nanos(start, end);
         *env.mark = end;
