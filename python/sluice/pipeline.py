@@ -379,10 +379,15 @@ class Pipeline:
     def to_json(self) -> str:
         """The description as JSON; a NaN or infinite number in it is refused by its place."""
         spec = self.spec()
-        found = non_finite(spec, "")
-        if found is not None:
-            raise ValueError(f"pipeline description: {found[0]}: {found[1]} is not a finite number")
-        return json.dumps(spec)
+        try:
+            return json.dumps(spec, allow_nan=False)
+        except ValueError:
+            # Only then walk the description for the number's place (a
+            # walk of a large description takes seconds; the encoder does not).
+            found = non_finite(spec, "")
+            if found is None:
+                raise
+            raise ValueError(f"pipeline description: {found[0]}: {found[1]} is not a finite number") from None
 
     def set_poll(self, policy: str, *, worker: Optional[int] = None, **settings: Any) -> None:
         """What the workers do after a round that drains their input: `policy` and its
