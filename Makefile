@@ -16,10 +16,11 @@ $(STAMP): $(SOURCES)
 demo: setup
 	$(VENV)/bin/sluice demo
 
-## Rewrites what is generated from the core: python/sluice/nf.py (the NF
-## classes, from each NF's Rust configuration). A test fails while it is stale.
+## Rewrites the Python generated from the core's Rust types (the description's
+## JSON form, the NF classes, the parts a builder makes, a run's parameters;
+## see scripts/generate.py). A test fails while one is stale.
 generate: setup
-	$(PY) scripts/gen_nf.py
+	$(PY) scripts/generate.py
 
 ## Every Rust and Python test and the type checks; says how long they took.
 ## The tests run one suite after the other (their runs want the cores they

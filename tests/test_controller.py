@@ -54,8 +54,8 @@ def test_delta_reaches_the_built_in_controllers() -> None:
     triggers = {d: r.periods[-1]["modules"]["rc"]["trigger"] for d, r in runs.items()}
     assert 1 < triggers[0.2] < triggers[0.05], triggers
     assert [r.data["delta"] for r in runs.values()] == [0.05, 0.2]
-    for bad in (-0.01, 0.5, float("nan")):
-        with pytest.raises(ValueError, match=r"δ = .* must be in \[0, 0.5\)"):
+    for bad, why in ((-0.01, r"δ = -0.01 must be in \[0, 0.5\)"), (0.5, r"δ = 0.5 must be in \[0, 0.5\)"), (float("nan"), "nan is not a finite number")):
+        with pytest.raises(ValueError, match=f"RunParams: delta: {why}"):
             rc(2).run("projgrad", periods=1, period_ms=5, backend="sim", delta=bad)
 
 

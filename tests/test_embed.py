@@ -137,9 +137,9 @@ def test_resilient_copies_survive_any_k_core_failures() -> None:
 
 
 def test_bad_instances_and_placements_are_refused_by_name() -> None:
-    with pytest.raises(ValueError, match="module 'b' weighs 9, more than a core's capacity 5"):
+    with pytest.raises(ValueError, match="module 'b': module 1 weighs 9, more than a core's capacity 5"):
         Instance(["a", "b"], [1, 9], 2, 5, [])
-    with pytest.raises(ValueError, match="flow 'f' names module 7, but there are 1"):
+    with pytest.raises(ValueError, match="flow 0 names module 7, but the instance has 1 modules"):
         Instance(["a"], [1], 2, 5, [Flow("f", (0, 7))])
     with pytest.raises(ValueError, match="module 'a' appears twice"):
         Instance(["a", "a"], [1, 1], 2, 5, [])

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_the_generated_classes_are_current() -> None:
-    spec = importlib.util.spec_from_file_location("gen_nf", ROOT / "scripts" / "gen_nf.py")
+    spec = importlib.util.spec_from_file_location("generate", ROOT / "scripts" / "generate.py")
     assert spec is not None and spec.loader is not None
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)

@@ -16,6 +16,7 @@ from sluice import Pipeline, _core
 from sluice.lab import poll_worker
 from sluice.poll_model import DEFAULT, HISTORY, LOGGED, export, features
 from sluice.pipelines import rc
+from sluice.poll import PollSettings
 
 ROUNDS = 16
 
@@ -46,18 +47,18 @@ def test_the_engine_predicts_what_scikit_learn_predicts_on_10000_vectors(tmp_pat
 
 def test_a_missing_or_corrupt_model_is_named_in_the_error(tmp_path: Path) -> None:
     p = rc(2)
-    p.set_poll("learned", model=tmp_path / "absent.json")
+    p.set_poll(PollSettings("learned", model=str(tmp_path / "absent.json")))
     with pytest.raises(ValueError, match=r"poll model .*absent\.json: cannot read it"):
         p.validate()
     corrupt = tmp_path / "corrupt.json"
     corrupt.write_text(DEFAULT.read_text()[:500])
-    p.set_poll("learned", model=corrupt)
+    p.set_poll(PollSettings("learned", model=str(corrupt)))
     with pytest.raises(ValueError, match=r"poll model .*corrupt\.json: not a Sluice poll model"):
         p.validate()
     wrong = tmp_path / "wrong.json"
     doc = json.loads(DEFAULT.read_text())
     wrong.write_text(json.dumps({**doc, "rounds": doc["rounds"] + 1}))
-    p.set_poll("learned", model=wrong)
+    p.set_poll(PollSettings("learned", model=str(wrong)))
     with pytest.raises(ValueError, match=r"poll model .*wrong\.json: its trees read"):
         p.validate()
 

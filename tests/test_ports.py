@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from sluice import Pipeline, _core, net
+from sluice.poll import PollSettings
 
 FRAMES = 100_000
 FLOWS = 4096
@@ -243,7 +244,7 @@ def interrupts(backend: str) -> dict[str, Any]:
     for policy in ("busy", "vpp-adaptive"):
         p = l2l3(NEXT_HOPS)
         p.use_ports(rx=port(backend, "vsw0"))
-        p.set_poll(policy, max_sleep_us=500.0)
+        p.set_poll(PollSettings(policy, max_sleep_us=500.0))
         sent = 0
 
         def send() -> None:

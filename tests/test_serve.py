@@ -128,6 +128,7 @@ def test_a_refused_change_names_its_field_and_changes_nothing(served: Served) ->
         ("PUT", "/v1/controller", {"name": "nfvnice"}, 409, "scheduling model"),
         ("POST", "/v1/modules/lpm/routes", {"add": [["10.0.0.0/33", 0]]}, 400, "add[0]"),
         ("POST", "/v1/modules/lpm/routes", {"add": [["10.9.0.0/16", 40]]}, 400, "outgates"),
+        ("POST", "/v1/modules/lpm/routes", {"add": [["10.9.0.0/16", "hop9"]]}, 400, "add[0]: module 'lpm' has no gate 'hop9' (its gates: 0 'hop0', 1 'hop1', 2 'hop2', 3 'hop3')"),
         ("POST", "/v1/modules/lpm/routes", {"delete": ["99.0.0.0/8"]}, 400, "delete[0]: no route '99.0.0.0/8'"),
         ("POST", "/v1/modules/ttl0/routes", {"add": []}, 409, "not an 'lpm'"),
         ("PUT", "/v1/modules/lpm/config", {"routes": [["10.0.0.0/8", 0]], "extra": 1}, 400, "extra"),
@@ -158,8 +159,9 @@ def test_changes_show_in_reads_and_metrics_parse_with_prometheus_own_parser(serv
     c.set_controller("max")
     assert c.controller()["name"] == "max"
     routes = c.config("lpm")["routes"]
-    c.routes("lpm", add=[("10.77.0.0/16", 1)])
-    assert ["10.77.0.0/16", 1] in c.config("lpm")["routes"] and len(c.config("lpm")["routes"]) == len(routes) + 1
+    c.routes("lpm", add=[("10.77.0.0/16", 1), ("10.78.0.0/16", "hop2")])
+    assert ["10.77.0.0/16", 1] in c.config("lpm")["routes"] and len(c.config("lpm")["routes"]) == len(routes) + 2
+    assert ["10.78.0.0/16", 2] in c.config("lpm")["routes"], "a gate given by its name is its number"
     assert "moved from worker 0 to worker 1" in c.move("out0", 1)
     assert "out0" in next(w for w in c.workers() if w["worker"] == 1)["modules"]
     assert all(line.split(" ")[1] == "caller=test" for line in c.changes())

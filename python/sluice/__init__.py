@@ -5,12 +5,13 @@ fractional buffers in front of the NFs rebuild batches, and a controller
 sizes them every control period so that each flow meets its delay SLO.
 """
 
-from sluice._core import __version__, backends, controllers
+from sluice._core import __version__, controllers
 from sluice.client import ApiError, Client
 from sluice.controller import Controller
 from sluice.nf import NF, Bypass, RandomSplit
 from sluice.pipeline import Module, Pipeline
 from sluice.result import RunResult
+from sluice.run_params import BACKEND_KIND_VALUES
 from sluice.traffic import Stream, Template
 
 __all__ = [
@@ -29,3 +30,8 @@ __all__ = [
     "backends",
     "controllers",
 ]
+
+
+def backends() -> list[str]:
+    """What can run a pipeline: the engine, the simulator."""
+    return list(BACKEND_KIND_VALUES)

@@ -3,48 +3,22 @@
 from typing import Callable, Optional, Sequence
 
 __version__: str
-#: δ of the SLO-aware controllers when none is given.
-DEFAULT_DELTA: float
-#: Periods a report keeps by default.
-DEFAULT_KEEP_PERIODS: int
 #: Round sizes a learned poll policy sees (the engine's `poll::features::HISTORY`).
 POLL_HISTORY: int
 #: The poll model file's format name and version.
 POLL_MODEL_FORMAT: str
 POLL_MODEL_VERSION: int
-__all__ = ["DEFAULT_DELTA", "DEFAULT_KEEP_PERIODS", "POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "backends", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "poll_model_predict", "prepare_run_dir", "run", "send", "serve", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "port_backends", "profile", "profiled_kinds", "poll_model_predict", "prepare_run_dir", "run", "send", "serve", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validate a pipeline description (JSON); return its model (JSON). Raises ValueError."""
 
-def run(
-    spec: str,
-    controller: object,
-    backend: str = "engine",
-    periods: int = 10,
-    warmup_periods: int = 1,
-    period_ms: float = 100.0,
-    slo_statistic: str = "p95",
-    delta: float = ...,
-    timing: bool = True,
-    on_period: Optional[Callable[[str], object]] = None,
-    keep_periods: int = ...,
-) -> str:
-    """Run a pipeline description and return the report (JSON). An exception
-    that stops the run carries the partial report as `sluice_report`."""
+def run(spec: str, controller: object, params: str, on_period: Optional[Callable[[str], object]] = None) -> str:
+    """Run a pipeline description with `params` (`sluice.run_params.RunParams`
+    as JSON) and return the report (JSON). An exception that stops the run
+    carries the partial report as `sluice_report`."""
 
-def serve(
-    spec: str,
-    run_dir: str,
-    controller: str = "null",
-    period_ms: float = 100.0,
-    slo_statistic: str = "p95",
-    delta: float = ...,
-    timing: bool = True,
-    listen: Optional[str] = None,
-    token: Optional[str] = None,
-    keep_periods: int = ...,
-) -> str:
+def serve(spec: str, run_dir: str, controller: str, params: str, listen: Optional[str] = None, token: Optional[str] = None) -> str:
     """Serve a pipeline description until SIGINT or SIGTERM, its control
     API on `run_dir`/sluice.sock (and `listen`, with `token`); return the
     report of the whole run (JSON) once it has drained."""
@@ -60,9 +34,6 @@ def limits() -> dict[str, float]:
 
 def controllers() -> list[str]:
     """Names of the built-in controllers."""
-
-def backends() -> list[str]:
-    """Names of the backends."""
 
 def port_backends() -> list[str]:
     """The port backends this build has (`af_xdp` where it was built with libxdp)."""
@@ -129,6 +100,6 @@ def embed_check(
     """Check an embedding (capacity, conflicts, cores); crossings per flow. Raises ValueError."""
 
 def embed_validate(
-    weights: list[int], cores: int, capacity: int, flows: list[list[int]], conflicts: list[tuple[int, int]]
+    names: list[str], weights: list[int], cores: int, capacity: int, flows: list[list[int]], conflicts: list[tuple[int, int]]
 ) -> None:
-    """Check an embedding instance. Raises ValueError naming the problem."""
+    """Check an embedding instance whose modules are `names`. Raises ValueError naming the problem."""

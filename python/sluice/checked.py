@@ -34,7 +34,7 @@ class Checked:
         """Asks the core whether `fields_json` is valid; raises ValueError naming the field if not."""
         raise NotImplementedError
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> Mapping[str, Any]:
         """The JSON form the core reads."""
         fields: dict[str, Any] = to_json(self)
         return fields

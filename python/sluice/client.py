@@ -14,7 +14,7 @@ import os
 import socket
 import time
 import urllib.parse
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, Sequence, Union
 
 #: The socket `sluice serve` makes in its run directory.
 SOCKET = "sluice.sock"
@@ -243,8 +243,10 @@ class Client:
         """Replaces an NF's configuration whole (its tables rebuilt and swapped in)."""
         return str(self.request("PUT", f"/v1/modules/{self._name(module)}/config", fields)["applied"])
 
-    def routes(self, module: str, add: Optional[list[tuple[str, int]]] = None, delete: Optional[list[str]] = None) -> str:
-        """Adds (or replaces, by prefix) and deletes an LPM's routes in one change."""
+    def routes(self, module: str, add: Optional[Sequence[tuple[str, Union[int, str]]]] = None, delete: Optional[list[str]] = None) -> str:
+        """Adds (or replaces, by prefix) and deletes an LPM's routes in one
+        change; a gate is given by its number or by a name the module's
+        description gave it."""
         body = {"add": [list(r) for r in add or []], "delete": list(delete or [])}
         return str(self.request("POST", f"/v1/modules/{self._name(module)}/routes", body)["applied"])
 

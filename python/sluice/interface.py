@@ -1,15 +1,16 @@
 """A router's interfaces (addresses, MAC, MTU, neighbours set by hand)
 and the rate at which it sends ICMP errors.
 
-Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+Generated from the core's definitions by scripts/generate.py: do not edit;
 change the Rust type and run `make generate`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional, Sequence
+from typing import ClassVar, Optional, Sequence, cast
 
 from sluice.checked import Part
+from sluice.description import InterfaceJson, IcmpSettingsJson
 
 __all__ = ["Neighbor", "NeighborTable", "Interface", "IcmpSettings"]
 
@@ -73,6 +74,10 @@ class Interface(Part):
     neighbors: Sequence[Neighbor] = ()
     neighbor_table: NeighborTable = NeighborTable()
 
+    def spec(self) -> InterfaceJson:
+        """The JSON form the core reads."""
+        return cast("InterfaceJson", super().spec())
+
 
 @dataclass(frozen=True)
 class IcmpSettings(Part):
@@ -93,3 +98,7 @@ class IcmpSettings(Part):
     burst: int = 6
     msgs_per_sec: float = 1000.0
     msgs_burst: int = 50
+
+    def spec(self) -> IcmpSettingsJson:
+        """The JSON form the core reads."""
+        return cast("IcmpSettingsJson", super().spec())

@@ -1,7 +1,7 @@
 """Network-function configurations: what a module runs, one class per NF
 of the core, with its fields, defaults and documentation.
 
-Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+Generated from the core's definitions by scripts/generate.py: do not edit;
 change the Rust type and run `make generate`."""
 
 from __future__ import annotations
@@ -14,11 +14,11 @@ from sluice.checked import NF, Table
 __all__ = ["NF", "FIELD_VALUES", "PRIORITY_VALUES", "Rule", "ReframerBypass", "Bypass", "RandomSplit", "TypeCheck", "ExactMatch", "Lpm", "TtlDecrement", "MacRewrite", "IpChecksum", "Acl", "StaticNat", "Merge", "Queue", "Replicate", "Dedup", "VlanPop", "VlanPush", "SetMetadata", "SplitByMetadata", "GtpuEncap", "GtpuDecap", "VxlanEncap", "VxlanDecap", "IpSrcRewrite", "DscpMark", "TokenBucket", "Napt", "FlowStats", "Reframer", "InterfaceInput", "NextHop", "InterfaceSplit"]
 
 
-#: The names a `Field` field takes.
+#: The names of `Field`.
 FIELD_VALUES: tuple[str, ...] = ("dst_mac", "src_mac", "vlan_id", "src_ip", "dst_ip", "src_port", "dst_port")
 
 
-#: The names a `Priority` field takes.
+#: The names of `Priority`.
 PRIORITY_VALUES: tuple[str, ...] = ("oldest_in_queue", "oldest_flow", "shortest_flow")
 
 

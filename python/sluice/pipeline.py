@@ -17,16 +17,21 @@ from __future__ import annotations
 import ipaddress
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union, cast
 
 from sluice import _core
 from sluice.controller import Controller
+from sluice.description import (PipelineDefaults, SchedulerDefaults, SyntheticDefaults, EdgeJson, EgressSchedulerJson, FlowJson, FlowRuleJson,
+                                IcmpSettingsJson, InterfaceJson, ModuleJson, OutageJson, PipelineJson, PollSettingsJson, SchedulerJson,
+                                RingJson, StreamJson)
 from sluice.interface import IcmpSettings, Interface, Neighbor, NeighborTable
 from sluice.json_form import non_finite
 from sluice.nf import NF
 from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.poll_model import with_default_model
 from sluice.result import RunResult
+from sluice.run_params import RunParams
+from sluice.schedulers import EgressClass, EgressScheduler, Scheduler
 from sluice.traffic import Stream, Template, readable_capture
 
 
@@ -54,11 +59,11 @@ class Pipeline:
     def __init__(
         self,
         name: str = "pipeline",
-        batch_size: int = 32,
+        batch_size: int = PipelineDefaults.batch_size,
         *,
-        scheduler: str = "rtc",
+        scheduler: str = SchedulerDefaults.mode,
         backpressure_pkts: Optional[int] = None,
-        spare_workers: int = 0,
+        spare_workers: int = PipelineDefaults.spare_workers,
     ) -> None:
         """`scheduler` is "rtc" (run-to-completion) or "wfq" (a queue per
         controlled module, stride-scheduled by weight; sources pause while
@@ -67,58 +72,52 @@ class Pipeline:
         when a flow misses its SLO on a worker whose modules at full batches
         take longer than that SLO, the flows that do not fit move to a spare
         while the pipeline runs."""
-        if scheduler not in ("rtc", "wfq"):
-            raise ValueError(f"scheduler must be 'rtc' or 'wfq', got {scheduler!r}")
-        if backpressure_pkts is not None and scheduler != "wfq":
-            raise ValueError("backpressure_pkts applies to the 'wfq' scheduler only (run-to-completion has no queues to bound)")
-        if spare_workers < 0:
-            raise ValueError(f"spare_workers must be ≥ 0, got {spare_workers}")
         self.spare_workers = spare_workers
         #: What the workers do after a round that drains their input (see `set_poll`).
-        self.poll: dict[str, Any] = {"policy": "busy"}
+        self.poll: PollSettingsJson = {}
         #: Workers with a poll policy of their own, by worker number (as a string, as in JSON).
-        self.worker_poll: dict[str, dict[str, Any]] = {}
+        self.worker_poll: dict[str, PollSettingsJson] = {}
         self.name = name
         self.batch_size = batch_size
-        self.scheduler: dict[str, Any] = {"mode": scheduler}
-        if scheduler == "wfq":
-            self.scheduler["backpressure_pkts"] = backpressure_pkts
-        self._modules: list[dict[str, Any]] = []
-        self._edges: list[dict[str, Any]] = []
-        self._flows: list[dict[str, Any]] = []
-        self._outages: list[dict[str, int]] = []
-        self._auto_streams: dict[str, list[dict[str, Any]]] = {}
-        #: Keys of a description read with `from_spec` that the builder does not know.
-        self._extra: dict[str, Any] = {}
+        #: How every worker orders its work.
+        self.scheduler: SchedulerJson = Scheduler(scheduler, backpressure_pkts).spec()
+        self._modules: list[ModuleJson] = []
+        self._edges: list[EdgeJson] = []
+        self._flows: list[FlowJson] = []
+        self._outages: list[OutageJson] = []
+        self._auto_streams: dict[str, list[StreamJson]] = {}
+        #: Keys of a description read with `from_spec` that the core does not know.
+        self._extra: dict[str, object] = {}
         #: The scheduled egress (see `schedule_egress`), if any.
-        self.egress_scheduler: Optional[dict[str, Any]] = None
+        self.egress_scheduler: Optional[EgressSchedulerJson] = None
         #: The router's interfaces (see `interface`); a description's as it was read.
-        self.interfaces: list[Union[Interface, dict[str, Any]]] = []
-        #: How many ICMP errors the router sends (None: Linux's limits).
-        self.icmp: Optional[IcmpSettings] = None
+        self.interfaces: list[Union[Interface, InterfaceJson]] = []
+        #: How many ICMP errors the router sends (None: Linux's limits); a description's as it was read.
+        self.icmp: Union[IcmpSettings, IcmpSettingsJson, None] = None
 
     @classmethod
-    def from_spec(cls, spec: dict[str, Any]) -> Pipeline:
+    def from_spec(cls, spec: PipelineJson) -> Pipeline:
         """A pipeline from a description in the core's JSON form (see `spec`).
         Keys it does not know are kept, so that the core refuses them by name."""
         if not isinstance(spec, dict):
             raise ValueError(f"a pipeline description is a JSON object, not {type(spec).__name__}")
-        p = cls(str(spec.get("name", "pipeline")), batch_size=spec.get("batch_size", 32))
-        p.scheduler = spec.get("scheduler", {"mode": "rtc"})
+        p = cls(str(spec.get("name", PipelineDefaults.name)), batch_size=spec.get("batch_size", PipelineDefaults.batch_size))
+        p.scheduler = spec.get("scheduler", p.scheduler)
         p._modules = spec.get("modules", [])
         p._edges = spec.get("edges", [])
         p._flows = spec.get("flows", [])
         p._outages = spec.get("outages", [])
-        p.spare_workers = spec.get("spare_workers", 0)
-        p.poll = spec.get("poll", {"policy": "busy"})
+        p.spare_workers = spec.get("spare_workers", PipelineDefaults.spare_workers)
+        p.poll = spec.get("poll", p.poll)
         p.worker_poll = dict(spec.get("worker_poll", {}))
         p.egress_scheduler = spec.get("egress_scheduler")
         p.interfaces = list(spec.get("interfaces", []))
-        known = {"name", "batch_size", "scheduler", "modules", "edges", "flows", "outages", "spare_workers", "poll", "worker_poll", "egress_scheduler", "interfaces"}
+        p.icmp = spec.get("icmp")
+        known = PipelineJson.__required_keys__ | PipelineJson.__optional_keys__
         p._extra = {k: v for k, v in spec.items() if k not in known}
         return p
 
-    def _add(self, entry: dict[str, Any]) -> Module:
+    def _add(self, entry: ModuleJson) -> Module:
         self._modules.append(entry)
         return Module(entry["name"])
 
@@ -127,7 +126,7 @@ class Pipeline:
         name: str,
         streams: Optional[Sequence[Stream]] = None,
         *,
-        burstiness: int = 1,
+        burstiness: int = SyntheticDefaults.burstiness,
         worker: int = 0,
     ) -> Module:
         """A synthetic source (a task's ingress) running on `worker`.
@@ -136,12 +135,10 @@ class Pipeline:
         its own (its template and rate); with them, packets carry the
         streams' flows (or none, for splitters downstream to decide).
         """
-        spec: dict[str, Any] = {"synthetic": {"streams": [], "burstiness": burstiness}}
+        own: list[StreamJson] = [] if streams is None else [s.spec() for s in streams]
         if streams is None:
-            self._auto_streams[name] = spec["synthetic"]["streams"]
-        else:
-            spec["synthetic"]["streams"] = [s.spec() for s in streams]
-        return self._add({"name": name, "source": spec, "worker": worker})
+            self._auto_streams[name] = own
+        return self._add({"name": name, "source": {"synthetic": {"streams": own, "burstiness": burstiness}}, "worker": worker})
 
     def pcap_source(
         self,
@@ -155,9 +152,8 @@ class Pipeline:
         """A source replaying a capture (pcap or pcapng) in a loop; `flows` maps
         flow names to destination prefixes. A pipe or FIFO is read now, once."""
         path = readable_capture(path)
-        prefixes = [{"flow": f, "prefix": p} for f, p in (flows or {}).items()]
-        spec = {"pcap": {"path": path, "flows": prefixes, "rate_pps": rate_pps}}
-        return self._add({"name": name, "source": spec, "worker": worker})
+        prefixes: list[FlowRuleJson] = [{"flow": f, "prefix": p} for f, p in (flows or {}).items()]
+        return self._add({"name": name, "source": {"pcap": {"path": path, "flows": prefixes, "rate_pps": rate_pps}}, "worker": worker})
 
     def map_pcap_flow(self, source: ModuleRef, flow: str, prefixes: Sequence[str]) -> None:
         """Packets of pcap source `source` whose destination is in one of `prefixes` belong to `flow`."""
@@ -178,6 +174,7 @@ class Pipeline:
         controlled: Optional[bool] = None,
         worker: Optional[int] = None,
         max_age_us: Optional[float] = None,
+        gates: Sequence[str] = (),
     ) -> Module:
         """A network function behind a fractional buffer.
 
@@ -186,9 +183,10 @@ class Pipeline:
         known profile with batchiness T1/(T0+T1) ≤ 0.5). `worker` places it
         on a worker (default: its upstream's); edges between workers run
         through lock-free rings. `max_age_us` bounds how long the buffer may
-        hold its oldest packet (off by default).
+        hold its oldest packet (off by default). `gates` names its outgates,
+        gate 0's first, for `connect` to take by name.
         """
-        entry = {
+        entry: ModuleJson = {
             "name": name,
             "nf": nf.spec(),
             "t0_ns": t0_ns,
@@ -197,6 +195,8 @@ class Pipeline:
             "worker": worker,
             "max_age_us": max_age_us,
         }
+        if gates:
+            entry["gates"] = list(gates)
         return self._add(entry)
 
     def pcap_tap(self, name: str, path: str) -> Module:
@@ -208,7 +208,7 @@ class Pipeline:
         return self._add({"name": name, "sink": {}, "worker": worker})
 
     def rx_port(self, name: str, port: str, flows: Union[dict[str, str], Sequence[tuple[str, str]], None] = None, *, worker: int = 0,
-                ring: Optional[dict[str, int]] = None, fanout: Optional[int] = None) -> Module:
+                ring: Optional[RingJson] = None, fanout: Optional[int] = None) -> Module:
         """A source receiving on a network interface, `port` as
         `BACKEND:INTERFACE` (`af_packet:veth1`, `af_xdp:veth1@QUEUE`,
         `dpdk:DEVICE`); `flows` maps flow names to destination prefixes,
@@ -221,16 +221,15 @@ class Pipeline:
         queue of its own, AF_PACKET puts them in one fanout group. The
         engine only."""
         pairs = flows.items() if isinstance(flows, dict) else (flows or ())
-        prefixes = [{"flow": f, "prefix": p} for f, p in pairs]
-        spec = {"port": port, "flows": prefixes, "ring": ring or {}, "fanout": fanout}
-        return self._add({"name": name, "source": {"port": spec}, "worker": worker})
+        prefixes: list[FlowRuleJson] = [{"flow": f, "prefix": p} for f, p in pairs]
+        return self._add({"name": name, "source": {"port": {"port": port, "flows": prefixes, "ring": ring or {}, "fanout": fanout}}, "worker": worker})
 
-    def tx_port(self, name: str, port: str, *, worker: Optional[int] = None, ring: Optional[dict[str, int]] = None) -> Module:
+    def tx_port(self, name: str, port: str, *, worker: Optional[int] = None, ring: Optional[RingJson] = None) -> Module:
         """An egress that transmits on a network interface (`BACKEND:INTERFACE`)
         before it records delivery; what the ring has no room for is dropped, counted."""
         return self._add({"name": name, "sink": {"port": port, "ring": ring or {}}, "worker": worker})
 
-    def use_ports(self, rx: Optional[str] = None, tx: Optional[str] = None, *, ring: Optional[dict[str, int]] = None) -> None:
+    def use_ports(self, rx: Optional[str] = None, tx: Optional[str] = None, *, ring: Optional[RingJson] = None) -> None:
         """Receives on `rx` instead of the pipeline's one synthetic source,
         each flow told apart by its template's destination /24 (IPv6: /64), and
         transmits on `tx` at every egress; `ring` shapes the rings (see `rx_port`)."""
@@ -240,7 +239,8 @@ class Pipeline:
                 raise ValueError(f"a port replaces one synthetic source; '{self.name}' has {len(sources)} sources")
             streams = sources[0]["source"]["synthetic"]["streams"]
             flows = {s["flow"]: _site(s["template"]["dst_ip"]) for s in streams if s.get("flow")}
-            sources[0]["source"] = {"port": {"port": rx, "flows": [{"flow": f, "prefix": p} for f, p in flows.items()], "ring": ring or {}}}
+            prefixes: list[FlowRuleJson] = [{"flow": f, "prefix": p} for f, p in flows.items() if f is not None]
+            sources[0]["source"] = {"port": {"port": rx, "flows": prefixes, "ring": ring or {}}}
             self._auto_streams.pop(sources[0]["name"], None)
         if tx is not None:
             for m in self._modules:
@@ -259,8 +259,8 @@ class Pipeline:
         entries = tuple(Neighbor(address, hw) for address, hw in (neighbors or {}).items())
         self.interfaces.append(Interface(name, tuple(addresses), mac, mtu, entries, neighbor_table))
 
-    def connect(self, upstream: ModuleRef, downstream: ModuleRef, gate: int = 0, ingate: int = 0) -> None:
-        """Connects `upstream`'s outgate `gate` to `downstream`'s ingate `ingate`."""
+    def connect(self, upstream: ModuleRef, downstream: ModuleRef, gate: Union[int, str] = 0, ingate: int = 0) -> None:
+        """Connects `upstream`'s outgate `gate` (its number, or a name `module` gave it) to `downstream`'s ingate `ingate`."""
         self._edges.append({"from": _name(upstream), "outgate": gate, "to": _name(downstream), "ingate": ingate})
 
     def chain(self, *modules: ModuleRef) -> None:
@@ -312,7 +312,7 @@ class Pipeline:
                 return
         raise ValueError(f"no module '{name}' in pipeline '{self.name}'")
 
-    def _streams_of(self, flow: str) -> list[dict[str, Any]]:
+    def _streams_of(self, flow: str) -> list[StreamJson]:
         if flow not in self.flows():
             raise ValueError(f"no flow '{flow}' in pipeline '{self.name}'")
         streams = [st for m in self._modules for st in m.get("source", {}).get("synthetic", {}).get("streams", []) if st.get("flow") == flow]
@@ -355,12 +355,12 @@ class Pipeline:
         """Names of the flows."""
         return [f["name"] for f in self._flows]
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> PipelineJson:
         """The description the core reads."""
-        modules = [{k: v for k, v in m.items() if v is not None} if isinstance(m, dict) else m for m in self._modules] \
+        modules = [cast(ModuleJson, {k: v for k, v in m.items() if v is not None}) if isinstance(m, dict) else m for m in self._modules] \
             if isinstance(self._modules, list) else self._modules
-        return {
-            **self._extra,
+        description: PipelineJson = {
+            **cast(PipelineJson, self._extra),
             "name": self.name,
             "batch_size": self.batch_size,
             "modules": modules,
@@ -370,11 +370,16 @@ class Pipeline:
             "outages": self._outages,
             "spare_workers": self.spare_workers,
             "poll": with_default_model(self.poll),
-            **({"worker_poll": {w: with_default_model(poll) for w, poll in self.worker_poll.items()}} if self.worker_poll else {}),
-            **({"egress_scheduler": self.egress_scheduler} if self.egress_scheduler is not None else {}),
-            **({"interfaces": [i.spec() if isinstance(i, Interface) else i for i in self.interfaces]} if self.interfaces else {}),
-            **({"icmp": self.icmp.spec()} if self.icmp is not None else {}),
         }
+        if self.worker_poll:
+            description["worker_poll"] = {w: with_default_model(poll) for w, poll in self.worker_poll.items()}
+        if self.egress_scheduler is not None:
+            description["egress_scheduler"] = self.egress_scheduler
+        if self.interfaces:
+            description["interfaces"] = [i.spec() if isinstance(i, Interface) else i for i in self.interfaces]
+        if self.icmp is not None:
+            description["icmp"] = self.icmp.spec() if isinstance(self.icmp, IcmpSettings) else self.icmp
+        return description
 
     def to_json(self) -> str:
         """The description as JSON; a NaN or infinite number in it is refused by its place."""
@@ -389,20 +394,21 @@ class Pipeline:
                 raise
             raise ValueError(f"pipeline description: {found[0]}: {found[1]} is not a finite number") from None
 
-    def set_poll(self, policy: str, *, worker: Optional[int] = None, **settings: Any) -> None:
-        """What the workers do after a round that drains their input: `policy` and its
-        `settings`, the fields of `sluice.poll.PollSettings` (which says what
-        each policy does and what each setting means; a setting left out
-        keeps the core's default). With `worker`, only that worker polls so;
-        the others keep theirs."""
-        poll = PollSettings(policy=policy, **settings).spec()
+    def set_poll(self, poll: Union[str, PollSettings], *, worker: Optional[int] = None) -> None:
+        """What the workers do after a round that drains their input: a
+        policy's name, or a policy and its settings as `sluice.poll.PollSettings`
+        (which says what each policy does and what each setting means). With
+        `worker`, only that worker polls so; the others keep theirs."""
+        settings = PollSettings(policy=poll) if isinstance(poll, str) else poll
+        poll_json = settings.spec()
         if worker is None:
-            self.poll = poll
+            self.poll = poll_json
         else:
-            self.worker_poll[str(worker)] = poll
+            self.worker_poll[str(worker)] = poll_json
 
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
-                        queue_pkts: int = 1024, overhead_bytes: int = 24, on_full: str = "drop", scan_gap_us: float = 0.0) -> None:
+                        queue_pkts: int = EgressScheduler.queue_pkts, overhead_bytes: int = EgressScheduler.overhead_bytes,
+                        on_full: str = EgressScheduler.on_full, scan_gap_us: float = EgressScheduler.scan_gap_us) -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
         arbiter thread, `algorithm` "fifo", "priority" (a class's weight is
@@ -420,11 +426,8 @@ class Pipeline:
         back to back), which a packet may wait more (one worker is its own
         arbiter and decides at each round).
         Runs on the engine, and on the simulator with one worker."""
-        self.egress_scheduler = {
-            "algorithm": algorithm, "link_bits_per_s": link_bits_per_s, "queue_pkts": queue_pkts, "overhead_bytes": overhead_bytes, "on_full": on_full,
-            "scan_gap_us": scan_gap_us,
-            "classes": [{"name": name, "weight": weight, "flows": list(flows)} for name, (weight, flows) in classes.items()],
-        }
+        members = tuple(EgressClass(name, weight, tuple(flows)) for name, (weight, flows) in classes.items())
+        self.egress_scheduler = EgressScheduler(algorithm, link_bits_per_s, members, overhead_bytes, queue_pkts, on_full, scan_gap_us).spec()
 
     def send(self, port: str, seconds: float) -> dict[str, Any]:
         """Puts what this pipeline's source makes (its streams at their rates,
@@ -450,15 +453,15 @@ class Pipeline:
         self,
         controller: Union[str, Controller] = "null",
         *,
-        periods: int = 10,
-        period_ms: float = 100.0,
-        warmup_periods: int = 1,
-        backend: str = "engine",
-        slo_statistic: str = "p95",
-        delta: float = _core.DEFAULT_DELTA,
-        timing: bool = True,
+        periods: int = RunParams.periods,
+        period_ms: float = RunParams.period_ms,
+        warmup_periods: int = RunParams.warmup_periods,
+        backend: str = RunParams.backend,
+        slo_statistic: str = RunParams.slo_statistic,
+        delta: float = RunParams.delta,
+        timing: bool = RunParams.timing,
         on_period: Optional[Callable[[dict[str, Any]], object]] = None,
-        keep_periods: int = _core.DEFAULT_KEEP_PERIODS,
+        keep_periods: int = RunParams.keep_periods,
     ) -> RunResult:
         """Runs for `warmup_periods + periods` control periods under `controller`
         (a built-in's name, or a `sluice.controller.Controller`). The built-in
@@ -472,10 +475,7 @@ class Pipeline:
         `result` attribute (`result.interrupted` says why it ended)."""
         if not isinstance(controller, (str, Controller)):
             raise TypeError(f"controller must be a built-in's name or a sluice.controller.Controller, not {type(controller).__name__}")
-        limits = _core.limits()
-        _check_count("periods", periods, 1, int(limits["max_periods"]))
-        _check_count("warmup_periods", warmup_periods, 0, int(limits["max_periods"]))
-        _check_count("keep_periods", keep_periods, 1, int(limits["max_periods"]))
+        params = RunParams(backend, periods, warmup_periods, period_ms, slo_statistic, delta, timing, keep_periods)
         callback = None
         if on_period is not None:
             notify = on_period
@@ -484,33 +484,13 @@ class Pipeline:
                 notify(json.loads(text))
 
         try:
-            report = _core.run(
-                self.to_json(),
-                controller,
-                backend=backend,
-                periods=periods,
-                warmup_periods=warmup_periods,
-                period_ms=period_ms,
-                slo_statistic=slo_statistic,
-                delta=delta,
-                timing=timing,
-                on_period=callback,
-                keep_periods=keep_periods,
-            )
+            report = _core.run(self.to_json(), controller, json.dumps(params.spec()), on_period=callback)
         except BaseException as e:
             partial = getattr(e, "sluice_report", None)
             if partial is not None:
                 e.result = RunResult(json.loads(partial))  # type: ignore[attr-defined]
             raise
         return RunResult(json.loads(report))
-
-
-def _check_count(name: str, value: object, least: int, most: int) -> None:
-    """Refuses a count (`periods`, …) that is not a whole number in least..=most, by its name."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be a whole number, not {type(value).__name__}")
-    if not least <= value <= most:
-        raise ValueError(f"{name} {value} is outside {least}..={most}")
 
 
 def _site(address: str) -> str:

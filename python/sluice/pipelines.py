@@ -3,8 +3,9 @@ RC, from an industry 5G benchmark suite), one call each."""
 
 from __future__ import annotations
 
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
+from sluice.description import PipelineDefaults, SyntheticDefaults
 from sluice.nf import NF, Acl, Bypass, ExactMatch, IpChecksum, Lpm, MacRewrite, RandomSplit, Rule, StaticNat, TtlDecrement, TypeCheck
 from sluice.pipeline import Module, Pipeline
 from sluice.profiles import cost
@@ -26,7 +27,7 @@ IPV6_FRAME = 62
 ACL_RULES = 100
 
 
-def rc(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, seed: int = 1) -> Pipeline:
+def rc(n: int = 16, *, batch_size: int = PipelineDefaults.batch_size, burstiness: int = SyntheticDefaults.burstiness, seed: int = 1) -> Pipeline:
     """Robot control: a random split over n gates; gate 0 is the robot-control
     flow through Bypass(1, 1) with a 35 µs SLO, gates 1..n-1 bulk flows
     through Bypass(10000, 0) with a 100 ms SLO."""
@@ -46,10 +47,10 @@ def rc(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, seed: int = 1)
     return p
 
 
-def _module(p: Pipeline, name: str, nf: NF, kind: str, reference: Optional[dict[str, tuple[float, float]]] = None) -> Module:
-    """A module with the cost model of its kind, if one is known."""
+def _module(p: Pipeline, name: str, nf: NF, kind: str, reference: Optional[dict[str, tuple[float, float]]] = None, *, gates: Sequence[str] = ()) -> Module:
+    """A module with the cost model of its kind, if one is known (and its outgates named `gates`)."""
     t0_t1 = cost(kind, reference)
-    return p.module(name, nf, t0_ns=t0_t1[0] if t0_t1 else None, t1_ns=t0_t1[1] if t0_t1 else None)
+    return p.module(name, nf, t0_ns=t0_t1[0] if t0_t1 else None, t1_ns=t0_t1[1] if t0_t1 else None, gates=gates)
 
 
 def _is_ipv6_hop(i: int, dual_stack: bool) -> bool:
@@ -111,12 +112,12 @@ def _router(name: str, n: int, batch_size: int, burstiness: int, slo_us: Optiona
     type_check = _module(p, "type_check", TypeCheck(ETHERTYPE_IPV4, also=[ETHERTYPE_IPV6] if dual_stack else []), "type_check")
     # A trace's frames carry their own MACs: the MAC split then lets all of them through.
     mac_split = _module(p, "mac_split", ExactMatch("dst_mac", {ROUTER_MAC: 0}, default_gate=0 if pcap else None), "exact_match")
-    lpm = _module(p, "lpm", Lpm(routes), "lpm")
+    lpm = _module(p, "lpm", Lpm(routes), "lpm", gates=[f"hop{i}" for i in range(n)])
     p.chain(src, type_check, mac_split, lpm)
     for i in range(n):
         modules = branch(p, i)
         out = p.sink(f"out{i}")
-        p.connect(lpm, modules[0], gate=i)
+        p.connect(lpm, modules[0], gate=f"hop{i}")
         p.chain(*modules, out)
         path = [src, type_check, mac_split, lpm, *modules, out]
         if groups is None:
@@ -139,7 +140,7 @@ def _next_hop(p: Pipeline, i: int) -> list[Module]:
     ]
 
 
-def l2l3(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None,
+def l2l3(n: int = 16, *, batch_size: int = PipelineDefaults.batch_size, burstiness: int = SyntheticDefaults.burstiness, slo_us: Optional[float] = None,
          pcap: Optional[str] = None) -> Pipeline:
     """An IP router with n next hops: type check, MAC split, LPM (500 routes),
     then per next hop TTL decrement, MAC rewrite and checksum. With `pcap`,
@@ -148,7 +149,7 @@ def l2l3(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Opti
     return _router("l2l3", n, batch_size, burstiness, slo_us, _next_hop, pcap)
 
 
-def l2l3_dual(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None,
+def l2l3_dual(n: int = 16, *, batch_size: int = PipelineDefaults.batch_size, burstiness: int = SyntheticDefaults.burstiness, slo_us: Optional[float] = None,
               pcap: Optional[str] = None) -> Pipeline:
     """L2L3(n) dual-stack: the type check passes IPv4 and IPv6, the LPM
     holds IPv4 and IPv6 routes (half each) and half the flows, the odd
@@ -158,7 +159,7 @@ def l2l3_dual(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us:
     return _router("l2l3-dual", n, batch_size, burstiness, slo_us, _next_hop, pcap, dual_stack=True)
 
 
-def gw(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None,
+def gw(n: int = 16, *, batch_size: int = PipelineDefaults.batch_size, burstiness: int = SyntheticDefaults.burstiness, slo_us: Optional[float] = None,
        pcap: Optional[str] = None) -> Pipeline:
     """A gateway: L2L3(n) with an ACL (100 rules) and a static NAT
     (10.0.0.0/24 ↔ 20.0.0.0/24) in front of every next hop."""
@@ -175,7 +176,7 @@ def gw(n: int = 16, *, batch_size: int = 32, burstiness: int = 1, slo_us: Option
 VRF_PORT = 5000
 
 
-def vrf(m: int = 2, n: int = 4, *, batch_size: int = 32, burstiness: int = 1, slo_us: Optional[float] = None) -> Pipeline:
+def vrf(m: int = 2, n: int = 4, *, batch_size: int = PipelineDefaults.batch_size, burstiness: int = SyntheticDefaults.burstiness, slo_us: Optional[float] = None) -> Pipeline:
     """m virtual routers behind a VLAN splitter, n next hops each: type check
     (802.1Q), VLAN split, per VRF a VLAN pop and an LPM, per next hop TTL,
     MAC rewrite, checksum and a DMZ ACL, then a shared merge splitter by
@@ -231,8 +232,8 @@ def mgw(
     bearers: int = 2,
     users: int = 4,
     *,
-    batch_size: int = 32,
-    burstiness: int = 1,
+    batch_size: int = PipelineDefaults.batch_size,
+    burstiness: int = SyntheticDefaults.burstiness,
     slo_us: Optional[float] = None,
     rate_pps: Optional[float] = None,
 ) -> Pipeline:
@@ -279,7 +280,7 @@ def mgw(
     ttl = _module(p, "ttl", TtlDecrement(), "ttl_decrement")
     routes: dict[str, int] = {"172.16.0.0/16": 0, "8.0.0.0/8": 1}
     routes.update({f"30.{j // 256}.{j % 256}.0/24": j % 2 for j in range(MGW_ROUTES - len(routes))})
-    lpm = _module(p, "lpm", Lpm(routes), "lpm")
+    lpm = _module(p, "lpm", Lpm(routes), "lpm", gates=["dl", "ul"])
     p.connect(encap, merge_all, ingate=0)
     p.connect(merge_ul, merge_all, ingate=1)
     p.chain(merge_all, ttl, lpm)
@@ -288,7 +289,7 @@ def mgw(
         rw = _module(p, f"mac_rewrite_{d}", MacRewrite(src=MGW_MAC, dst=f"02:00:00:00:4{gate}:01"), "mac_rewrite")
         ck = _module(p, f"checksum_{d}", IpChecksum(), "ip_checksum")
         split = p.module(f"split_{d}", SplitByMetadata({mgw_teid(b, u): b * users + u for b in range(bearers) for u in range(users)}))
-        p.connect(lpm, rw, gate=gate)
+        p.connect(lpm, rw, gate=d)
         p.chain(rw, ck, split)
         tails[d] = [lpm, rw, ck, split]
     for d, bearer_sel, merge, user_field in (("dl", bearer_dl, merge_dl, "dst_ip"), ("ul", bearer_ul, merge_ul, "src_ip")):

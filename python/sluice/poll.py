@@ -1,20 +1,17 @@
 """Poll policies: what a worker does after a round without work.
 
-Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+Generated from the core's definitions by scripts/generate.py: do not edit;
 change the Rust type and run `make generate`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar, Optional, cast
 
 from sluice.checked import Part
+from sluice.description import POLL_KIND_VALUES, PollSettingsJson
 
 __all__ = ["POLL_KIND_VALUES", "PollSettings"]
-
-
-#: The names a `PollKind` field takes.
-POLL_KIND_VALUES: tuple[str, ...] = ("busy", "empty-poll", "slo-aware", "slo-batching", "vpp-adaptive", "metronome", "learned")
 
 
 @dataclass(frozen=True)
@@ -64,3 +61,7 @@ class PollSettings(Part):
     vacation_us: float = 50.0
     model: Optional[str] = None
     log_features: bool = False
+
+    def spec(self) -> PollSettingsJson:
+        """The JSON form the core reads."""
+        return cast("PollSettingsJson", super().spec())

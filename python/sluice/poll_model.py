@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sluice import _core
+from sluice.description import PollSettingsJson
 from sluice.extras import missing
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ LOGGED = HISTORY + 2
 DEFAULT = Path(__file__).parent / "models" / "polling.json"
 
 
-def with_default_model(poll: dict[str, Any]) -> dict[str, Any]:
+def with_default_model(poll: PollSettingsJson) -> PollSettingsJson:
     """A description's `poll` object, the shipped model filled in where the learned policy names none."""
     if poll.get("policy") == "learned" and not poll.get("model"):
         return {**poll, "model": str(DEFAULT)}

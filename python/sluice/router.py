@@ -22,6 +22,7 @@ from __future__ import annotations
 import ipaddress
 from typing import Optional, Sequence
 
+from sluice.description import PipelineDefaults
 from sluice.nf import InterfaceInput, InterfaceSplit, Lpm, NextHop, TtlDecrement
 from sluice.pipeline import Module, Pipeline
 
@@ -38,7 +39,7 @@ def router(
     routes: Sequence[tuple[str, str]] = (),
     *,
     name: str = "router",
-    batch_size: int = 32,
+    batch_size: int = PipelineDefaults.batch_size,
     slo_us: Optional[float] = None,
     mtu: Optional[dict[str, int]] = None,
 ) -> Pipeline:

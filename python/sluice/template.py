@@ -1,14 +1,15 @@
 """Packet templates: the frames a synthetic source sends.
 
-Generated from the core's definitions by scripts/gen_nf.py: do not edit;
+Generated from the core's definitions by scripts/generate.py: do not edit;
 change the Rust type and run `make generate`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Optional
+from typing import ClassVar, Optional, cast
 
 from sluice.checked import Part
+from sluice.description import TemplateJson
 
 __all__ = ["Gtpu", "Template"]
 
@@ -59,3 +60,7 @@ class Template(Part):
     size: int = 60
     vlan: Optional[int] = None
     gtpu: Optional[Gtpu] = None
+
+    def spec(self) -> TemplateJson:
+        """The JSON form the core reads."""
+        return cast("TemplateJson", super().spec())

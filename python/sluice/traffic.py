@@ -8,8 +8,9 @@ import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
+from sluice.description import StreamDefaults, StreamJson
 from sluice.template import Gtpu, Template
 
 __all__ = ["Gtpu", "Stream", "Template", "readable_capture"]
@@ -25,9 +26,10 @@ class Stream:
     flow: Optional[str] = None
     rate_pps: Optional[float] = None
     rate_schedule: Sequence[tuple[int, float]] = ()
-    burst_pkts: int = 1
+    burst_pkts: int = StreamDefaults.burst_pkts
 
-    def spec(self) -> dict[str, Any]:
+    def spec(self) -> StreamJson:
+        """The JSON form the core reads."""
         return {
             "template": self.template.spec(),
             "flow": self.flow,

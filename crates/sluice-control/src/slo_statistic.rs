@@ -1,9 +1,9 @@
 //! [`SloStatistic`]: which statistic of a flow's delays its SLO bounds.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-/// Which delay statistic a flow's SLO bounds.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+/// Which statistic of a flow's delays its SLO bounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SloStatistic {
     /// Median.
@@ -20,18 +20,6 @@ pub enum SloStatistic {
 }
 
 impl SloStatistic {
-    /// Parses "p50", "p95", "p99", "max" or "mean".
-    pub fn parse(s: &str) -> Option<Self> {
-        Some(match s {
-            "p50" => Self::P50,
-            "p95" => Self::P95,
-            "p99" => Self::P99,
-            "max" => Self::Max,
-            "mean" => Self::Mean,
-            _ => return None,
-        })
-    }
-
     /// Share of a buffer's fill time (b/r) that this statistic of its wait
     /// sees. Packets arrive spread over the fill, so the mean and the median
     /// wait half of it; the tail statistics are priced at all of it, as in

@@ -19,13 +19,13 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::backend::{Actions, Backend};
-use crate::cores::Cores;
+use crate::core_pinning::Cores;
 use crate::error::{Error, Result};
 use crate::graph::{move_modules, WalkerConfig, WorkerGraph};
 use crate::knobs::Knobs;
 use crate::meter::PeriodMeter;
 use crate::model::{Model, ModuleId};
-use crate::nf::{EgressLink, Instance, LiveHandle, NetworkFunction, PacketSource};
+use crate::nf::{EgressLink, ModuleCode, LiveHandle, NetworkFunction, PacketSource};
 use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, DelaySampling, Telemetry};
@@ -122,7 +122,7 @@ pub struct Engine {
 
 impl Engine {
     /// Starts one thread per worker of `model`; `instances` has one entry per module.
-    pub fn start(model: Model, instances: Vec<Instance>, config: EngineConfig) -> Result<Self> {
+    pub fn start(model: Model, instances: Vec<ModuleCode>, config: EngineConfig) -> Result<Self> {
         Self::start_linked(model, instances, config, Vec::new(), None)
     }
 
@@ -130,12 +130,12 @@ impl Engine {
     /// (see [`crate::nf::EgressLink`]), and the engine keeps `companion`
     /// (what the links lead to: a thread of its own, which a core is
     /// claimed for as for a worker) until its workers have ended.
-    pub fn start_linked(model: Model, instances: Vec<Instance>, config: EngineConfig, egress: Vec<Box<dyn EgressLink>>, companion: Option<Box<dyn Send>>) -> Result<Self> {
+    pub fn start_linked(model: Model, instances: Vec<ModuleCode>, config: EngineConfig, egress: Vec<Box<dyn EgressLink>>, companion: Option<Box<dyn Send>>) -> Result<Self> {
         if instances.len() != model.modules.len() {
             return Err(Error::module("<pipeline>", format!("{} implementations for {} modules", instances.len(), model.modules.len())));
         }
         let knobs = Knobs::new(&model).with_rates_of(&instances).with_egress_of(egress.iter().map(|l| l.as_ref()));
-        let live = instances.iter().map(Instance::live).collect();
+        let live = instances.iter().map(ModuleCode::live).collect();
         let n_workers = model.workers();
         let signals = Arc::new(Signals {
             epoch: AtomicU64::new(0),
@@ -146,7 +146,7 @@ impl Engine {
         });
         let clock = quanta::Clock::new();
         let origin = clock.raw();
-        let mut slots: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
+        let mut slots: Vec<Option<ModuleCode>> = instances.into_iter().map(Some).collect();
         // A companion (a scheduled egress's arbiter) is a thread that spins
         // like a worker: it counts among the threads the cores are claimed for.
         let threads = n_workers + usize::from(companion.is_some());

@@ -10,7 +10,7 @@ use crate::backend::Actions;
 use crate::egress_knobs::EgressKnobs;
 use crate::error::{Error, Result};
 use crate::model::{Model, ModuleId};
-use crate::nf::{Instance, RateKnobs};
+use crate::nf::{ModuleCode, RateKnobs};
 
 /// Triggers and weights of every module and rate knobs of every source.
 pub struct Knobs {
@@ -47,12 +47,12 @@ impl Knobs {
     }
 
     /// Adds the rate knobs of the source `instances` (one per module, in model order).
-    pub fn with_rates_of(mut self, instances: &[Instance]) -> Self {
+    pub fn with_rates_of(mut self, instances: &[ModuleCode]) -> Self {
         self.rates = instances
             .iter()
             .enumerate()
             .filter_map(|(m, inst)| match inst {
-                Instance::Source(s) => s.rates().map(|k| (m, k)),
+                ModuleCode::Source(s) => s.rates().map(|k| (m, k)),
                 _ => None,
             })
             .collect();

@@ -461,7 +461,7 @@ impl RateKnobs {
 }
 
 /// The code behind one module, as the pipeline layer builds it.
-pub enum Instance {
+pub enum ModuleCode {
     /// A task ingress.
     Source(Box<dyn PacketSource>),
     /// A network function.
@@ -476,11 +476,11 @@ pub enum Instance {
     Scheduled(u16, Option<Box<dyn PacketSink>>),
 }
 
-impl Instance {
+impl ModuleCode {
     /// A network function's live handle (see [`NetworkFunction::live`]).
     pub fn live(&self) -> Option<LiveHandle> {
         match self {
-            Instance::Function(nf) => nf.live(),
+            ModuleCode::Function(nf) => nf.live(),
             _ => None,
         }
     }

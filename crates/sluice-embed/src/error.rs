@@ -99,5 +99,17 @@ pub enum EmbedError {
     },
 }
 
+impl EmbedError {
+    /// The module of the instance this error is about, if it is about one
+    /// (a caller that knows the modules' names can say which).
+    pub fn module(&self) -> Option<usize> {
+        match *self {
+            Self::SelfConflict { module } | Self::TooHeavy { module, .. } | Self::NoRoom { module, .. } | Self::UnknownCore { module, .. } => Some(module),
+            Self::ConflictShared { a, .. } => Some(a),
+            _ => None,
+        }
+    }
+}
+
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, EmbedError>;

@@ -17,7 +17,7 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use crate::cores::place_decreasing;
+use crate::core_loads::place_decreasing;
 use crate::error::Result;
 use crate::instance::{Instance, Placement};
 

@@ -11,7 +11,7 @@
 #![warn(missing_docs)]
 
 mod check;
-mod cores;
+mod core_loads;
 mod error;
 pub mod heuristic;
 mod instance;

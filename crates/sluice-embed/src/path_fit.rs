@@ -14,7 +14,7 @@
 //! so the result never has more crossings than improved best fit.
 
 use crate::check::crossings;
-use crate::cores::{place_decreasing, Cores};
+use crate::core_loads::{place_decreasing, Cores};
 use crate::error::Result;
 use crate::heuristic::best_fit;
 use crate::instance::{Instance, Placement};

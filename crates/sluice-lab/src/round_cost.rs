@@ -12,7 +12,7 @@
 //! cost T0 and the per-packet cost T1 of each workload; chain's T0 less
 //! replay's, over its five NFs, is the cost of one NF visit ([`nf_visit_ns`]).
 
-use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
+use sluice_core::{wire, ModuleCode, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::{IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -96,12 +96,12 @@ pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
     // Flow i goes the branch its destination /24 routes to (see `lpm`).
     let flow_of = |i: usize| (i % ROUTES % branches.len()) as u16;
     let streams = frames()?.into_iter().enumerate().map(|(i, frame)| Stream { frame, flow: Some(flow_of(i)), rate_pps: f64::INFINITY, burst_pkts: 1 }).collect();
-    instances.push(Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?))));
+    instances.push(Some(ModuleCode::Source(Box::new(SyntheticSource::new(streams, 1)?))));
     let mut last = "src".to_string();
     let add = |builder: &mut ModelBuilder, instances: &mut Vec<_>, name: String, nf: &NfSpec, from: &str, gate: usize| -> Result<String> {
         builder.module(ModuleDecl::new(&name, Role::Function, 1, nf.outgates()));
         builder.connect(from, gate, &name, 0);
-        instances.push(Some(Instance::Function(nf.build().map_err(Error::Spec)?)));
+        instances.push(Some(ModuleCode::Function(nf.build().map_err(Error::Spec)?)));
         Ok(name)
     };
     for (i, nf) in head.iter().enumerate() {
@@ -118,7 +118,7 @@ pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
         let sink = format!("out{b}");
         builder.module(ModuleDecl::new(&sink, Role::Sink, 1, 0));
         builder.connect(&at.0, at.1, &sink, 0);
-        instances.push(Some(Instance::Egress));
+        instances.push(Some(ModuleCode::Egress));
         path.push(sink);
         // A flow per branch, best effort: its egress records delays.
         builder.flow(&format!("flow{b}"), &path.iter().map(String::as_str).collect::<Vec<_>>(), None);

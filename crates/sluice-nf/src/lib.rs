@@ -71,6 +71,25 @@ macro_rules! registry {
             )*
         }
 
+        /// A description's NF is `{"type": KIND, …}` with the fields of that
+        /// NF's own schema ([`NfSpec::schemas`]), which the Python classes of
+        /// `sluice.nf` are generated from.
+        impl schemars::JsonSchema for NfSpec {
+            fn schema_name() -> std::borrow::Cow<'static, str> {
+                "Nf".into()
+            }
+
+            fn json_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+                schemars::json_schema!({
+                    "description": "A network function: `type`, the NF's name, and the fields of its configuration.",
+                    "type": "object",
+                    "required": ["type"],
+                    "properties": {"type": {"enum": Self::KINDS}},
+                    "additionalProperties": true,
+                })
+            }
+        }
+
         impl NfSpec {
             /// Every NF's name, in the registry's order.
             pub const KINDS: &'static [&'static str] = &[$($kind),*];

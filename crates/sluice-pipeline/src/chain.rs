@@ -1,7 +1,7 @@
 //! Linear chains on one worker, outside the control loop: the profiler's
 //! and the benchmarks' fixed workloads.
 
-use sluice_core::{wire, Instance, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
+use sluice_core::{wire, ModuleCode, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::NfSpec;
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -50,9 +50,9 @@ pub fn chain_on(nfs: &[NfSpec], interfaces: &std::sync::Arc<sluice_nf::Interface
     }
     let model = builder.build(batch)?;
     let streams = reference_frames(flows)?.into_iter().map(|frame| Stream { frame, flow: None, rate_pps: f64::INFINITY, burst_pkts: 1 }).collect();
-    let mut instances = vec![Some(Instance::Source(Box::new(SyntheticSource::new(streams, 1)?)))];
-    instances.extend(built.into_iter().map(|nf| Some(Instance::Function(nf))));
-    instances.extend((0..=aside).map(|_| Some(Instance::Egress)));
+    let mut instances = vec![Some(ModuleCode::Source(Box::new(SyntheticSource::new(streams, 1)?)))];
+    instances.extend(built.into_iter().map(|nf| Some(ModuleCode::Function(nf))));
+    instances.extend((0..=aside).map(|_| Some(ModuleCode::Egress)));
     // `instances` follows the declaration order, which is the model's.
     let config = WalkerConfig { timing, ..WalkerConfig::default() };
     let wiring = wire(&model, config.schedule, None).pop().expect("one worker");

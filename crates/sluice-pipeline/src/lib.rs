@@ -4,18 +4,20 @@
 #![warn(missing_docs)]
 
 pub mod chain;
-pub mod egress;
+pub mod egress_plan;
 pub mod error;
-pub mod flow_rules;
+pub mod source_rules;
 pub mod pipeline;
 pub mod poll_model;
 pub mod profile;
 pub mod report;
+pub mod run_params;
 pub mod spec;
 pub mod spec_error;
 mod spread;
 
 pub use error::{Error, Result};
 pub use pipeline::Pipeline;
+pub use run_params::{BackendKind, RunParams};
 pub use sluice_nf::bypass::ns_per_cycle;
-pub use report::{controller, period_json, report_json, run, BACKENDS};
+pub use report::{controller, period_json, report_json, run};

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use sluice_control::{ControlParams, Outage, RunPlan, Steps};
-use sluice_core::{Engine, EngineConfig, Instance, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
+use sluice_core::{Engine, EngineConfig, ModuleCode, Model, ModelBuilder, ModuleDecl, PacketSink, PollPolicy, Profile, Role, Schedule, WalkerConfig};
 use sluice_nf::Interfaces;
 use sluice_port::{PortName, RxPort, TxPort};
 use sluice_sim::Simulator;
@@ -12,11 +12,11 @@ use sluice_traffic::{Capture, FlowRules, PcapReplay, PcapTap, Stream, SyntheticS
 
 use sluice_pspat::{InlineEgress, ScheduledEgress};
 
-use crate::egress::EgressPlan;
+use crate::egress_plan::EgressPlan;
 use crate::error::{Error, Result};
 use crate::spec_error::describe;
 use crate::spread::{spread, Named, Spread};
-use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, FlowRuleSpec, RingSpec, SchedulerSpec, SourceSpec};
+use crate::spec::{KindSpec, ModuleSpec, PipelineSpec, FlowRuleSpec, RingSpec, SchedulerMode, SourceSpec};
 
 /// Which way NFs are built.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -94,8 +94,9 @@ impl Pipeline {
                 builder.place(&m.name, w);
             }
         }
-        for e in &spec.edges {
-            builder.connect(&e.from, e.outgate, &e.to, e.ingate);
+        for (i, e) in spec.edges.iter().enumerate() {
+            let outgate = spec.gate_number(&e.from, &e.outgate).map_err(|why| Error::Spec(format!("edges[{i}].outgate: {why}")))?;
+            builder.connect(&e.from, outgate, &e.to, e.ingate);
         }
         for f in &spec.flows {
             let path: Vec<&str> = f.path.iter().map(String::as_str).collect();
@@ -238,9 +239,9 @@ impl Pipeline {
 
     /// The scheduling model the description asks for.
     pub fn schedule(&self) -> Schedule {
-        match self.spec.scheduler {
-            SchedulerSpec::Rtc => Schedule::RunToCompletion,
-            SchedulerSpec::Wfq { backpressure_pkts } => Schedule::WeightedFair { backpressure: backpressure_pkts, buffered_only: false },
+        match self.spec.scheduler.mode {
+            SchedulerMode::Rtc => Schedule::RunToCompletion,
+            SchedulerMode::Wfq => Schedule::WeightedFair { backpressure: self.spec.scheduler.backpressure_pkts, buffered_only: false },
         }
     }
 
@@ -328,7 +329,7 @@ impl Pipeline {
     }
 
     /// One implementation per model module, in model order, and the interfaces they were built on.
-    fn instances(&self, build: Build) -> Result<(Vec<Instance>, Arc<Interfaces>)> {
+    fn instances(&self, build: Build) -> Result<(Vec<ModuleCode>, Arc<Interfaces>)> {
         let by_name: HashMap<&str, &ModuleSpec> = self.spec.modules.iter().map(|m| (m.name.as_str(), m)).collect();
         let interfaces = self.build_interfaces(build)?;
         let instances = self.model
@@ -344,18 +345,18 @@ impl Pipeline {
                         if build == Build::Modelled {
                             return Err(bad(format!("port '{port}': ports receive on the engine; the simulator has no interfaces")));
                         }
-                        Instance::Source(Box::new(Unopened))
+                        ModuleCode::Source(Box::new(Unopened))
                     }
-                    KindSpec::Source(source) => Instance::Source(self.source(&spec.name, source, &interfaces)?),
-                    KindSpec::Nf(nf) => Instance::Function(match build {
+                    KindSpec::Source(source) => ModuleCode::Source(self.source(&spec.name, source, &interfaces)?),
+                    KindSpec::Nf(nf) => ModuleCode::Function(match build {
                         Build::Real => nf.build_on(&interfaces),
                         Build::Modelled | Build::Check => nf.build_modelled(&interfaces),
                     }
                     .map_err(bad)?),
                     // The simulator's packets are real frames too: its tap writes them, stamped in virtual time.
                     KindSpec::PcapTap { path } => match build {
-                        Build::Real | Build::Modelled => Instance::Function(Box::new(PcapTap::create(path)?)),
-                        Build::Check => Instance::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
+                        Build::Real | Build::Modelled => ModuleCode::Function(Box::new(PcapTap::create(path)?)),
+                        Build::Check => ModuleCode::Function(Box::new(sluice_nf::Bypass::new(0, 0))),
                     },
                     KindSpec::Sink { port, ring } => {
                         // The simulator models no wire: its egresses deliver.
@@ -370,9 +371,9 @@ impl Pipeline {
                             (Some(_), _) if matches!(build, Build::Modelled) && self.model.workers() > 1 => {
                                 return Err(bad("a scheduled egress across workers runs on the engine; the simulator's workers keep separate clocks".into()))
                             }
-                            (Some(class), wire) if !matches!(build, Build::Check) => Instance::Scheduled(class, wire),
-                            (_, Some(wire)) => Instance::Transmit(wire),
-                            (_, None) => Instance::Egress,
+                            (Some(class), wire) if !matches!(build, Build::Check) => ModuleCode::Scheduled(class, wire),
+                            (_, Some(wire)) => ModuleCode::Transmit(wire),
+                            (_, None) => ModuleCode::Egress,
                         }
                     }
                 })
@@ -382,7 +383,7 @@ impl Pipeline {
     }
 
     fn flow_rules(&self, flows: &[FlowRuleSpec], context: &str) -> Result<FlowRules> {
-        crate::flow_rules::compile(flows, |f| self.flow_id(f, context), context)
+        crate::source_rules::compile(flows, |f| self.flow_id(f, context), context)
     }
 
     fn source(&self, name: &str, spec: &SourceSpec, interfaces: &Interfaces) -> Result<Box<dyn sluice_core::PacketSource>> {
@@ -460,8 +461,13 @@ fn locate(spec: &PipelineSpec, e: Error) -> Error {
         Error::Core(Core::BatchSize(_)) => Some("batch_size".into()),
         _ => None,
     };
+    // An error about a named gate says its name too.
+    let named = match &e {
+        Error::Core(Core::DanglingGate { module, gate } | Core::GateTaken { module, gate }) => spec.gate_name(module, *gate).map(|n| format!(" (outgate {gate} is '{n}')")),
+        _ => None,
+    };
     match path {
-        Some(path) => Error::Spec(format!("{path}: {e}")),
+        Some(path) => Error::Spec(format!("{path}: {e}{}", named.unwrap_or_default())),
         None => e,
     }
 }
@@ -478,6 +484,12 @@ fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
         (None, None) => intrinsic,
         (t0, t1) => Some(Profile { t0_ns: t0.unwrap_or(0.0), t1_ns: t1.unwrap_or(0.0) }),
     };
+    if m.gates.len() > outgates {
+        return Err(Error::Core(sluice_core::Error::module(&m.name, format!("{} gate names for {outgates} outgates", m.gates.len()))));
+    }
+    if let Some(twice) = m.gates.iter().enumerate().find_map(|(i, n)| m.gates[..i].contains(n).then_some(n)) {
+        return Err(Error::Core(sluice_core::Error::module(&m.name, format!("gate '{twice}' is named twice"))));
+    }
     let controllable = role == Role::Function && profile.is_some_and(|p| p.batchiness() <= 0.5);
     let controlled = m.controlled.unwrap_or(controllable);
     if controlled && role != Role::Function {

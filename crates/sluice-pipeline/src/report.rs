@@ -8,9 +8,7 @@ use sluice_core::{Backend, Model};
 
 use crate::error::{Error, Result};
 use crate::pipeline::Pipeline;
-
-/// The backends a pipeline runs on.
-pub const BACKENDS: &[&str] = &["engine", "sim"];
+use crate::run_params::BackendKind;
 
 /// The built-in controller `name`, set up for `plan`'s SLO statistic and δ.
 pub fn controller(name: &str, plan: &RunPlan) -> Result<Box<dyn Controller>> {
@@ -19,13 +17,13 @@ pub fn controller(name: &str, plan: &RunPlan) -> Result<Box<dyn Controller>> {
     })
 }
 
-/// Runs `pipeline` on `backend` ("engine" or "sim") under `ctl` for
+/// Runs `pipeline` on `backend` under `ctl` for
 /// `plan`, calling `on_period` after each period, until the end or until
 /// `stop` returns true (see [`drive_until`]).
 pub fn run(
     pipeline: &Pipeline,
     mut ctl: Box<dyn Controller>,
-    backend: &str,
+    backend: BackendKind,
     timing: bool,
     plan: &RunPlan,
     on_period: &mut dyn FnMut(&PeriodRecord),
@@ -33,9 +31,8 @@ pub fn run(
 ) -> Result<RunReport> {
     let schedule = ctl.schedule(pipeline.model(), pipeline.schedule());
     let mut backend: Box<dyn Backend> = match backend {
-        "engine" => Box::new(pipeline.engine_with(timing, schedule)?),
-        "sim" => Box::new(pipeline.simulator_with(schedule)?),
-        other => return Err(Error::Spec(format!("unknown backend '{other}' (known: {})", BACKENDS.join(", ")))),
+        BackendKind::Engine => Box::new(pipeline.engine_with(timing, schedule)?),
+        BackendKind::Sim => Box::new(pipeline.simulator_with(schedule)?),
     };
     Ok(drive_until(backend.as_mut(), ctl.as_mut(), plan, on_period, stop)?)
 }
@@ -94,7 +91,7 @@ pub fn period_json(pipeline: &Pipeline, model: &Model, p: &PeriodRecord) -> Valu
 /// A scheduled egress's classes over one period: what their flows were
 /// offered, delivered and lost (pkt), the rate delivered (pkt/s) and the
 /// largest p99 delay among them (µs).
-fn class_period(plan: &crate::egress::EgressPlan, model: &Model, t: &sluice_core::Telemetry) -> Value {
+fn class_period(plan: &crate::egress_plan::EgressPlan, model: &Model, t: &sluice_core::Telemetry) -> Value {
     let mut classes = Map::new();
     for (c, name) in plan.class_names.iter().enumerate() {
         let members: Vec<&sluice_core::FlowTelemetry> = plan.flows_of(model, c).filter_map(|f| t.flows.get(f)).collect();
@@ -117,7 +114,7 @@ fn add_own_counters(module: &mut Value, (key, names): (&str, &[&str]), slots: &N
 }
 
 /// The whole run as JSON.
-pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan: &RunPlan) -> Value {
+pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: BackendKind, plan: &RunPlan) -> Value {
     json!({
         "pipeline": pipeline.name(),
         "controller": report.controller,
@@ -140,7 +137,7 @@ pub fn report_json(pipeline: &Pipeline, report: &RunReport, backend: &str, plan:
         }).collect::<Map<String, Value>>(),
         "periods": report.periods.iter().map(|p| period_json(pipeline, &report.model, p)).collect::<Vec<_>>(),
         "egress_classes": pipeline.egress().map(|plan| egress_classes(&report.model, plan)),
-        "rate_bound": (backend == "sim").then(|| rate_bound(pipeline)).flatten(),
+        "rate_bound": (backend == BackendKind::Sim).then(|| rate_bound(pipeline)).flatten(),
     })
 }
 
@@ -160,7 +157,7 @@ fn rate_bound(pipeline: &Pipeline) -> Option<String> {
 
 /// The scheduled egress's classes as the description resolved them: name,
 /// weight and the flows each one carries.
-fn egress_classes(model: &Model, plan: &crate::egress::EgressPlan) -> Value {
+fn egress_classes(model: &Model, plan: &crate::egress_plan::EgressPlan) -> Value {
     plan.class_names
         .iter()
         .enumerate()
@@ -176,7 +173,7 @@ mod tests {
     use super::*;
 
     /// A source, an NF of `cycles` per batch and a sink, run 2 periods of 10 ms on `backend`.
-    fn report(cycles: u64, backend: &str) -> Value {
+    fn report(cycles: u64, backend: BackendKind) -> Value {
         let spec = format!(
             r#"{{"modules": [{{"name": "src", "source": {{"synthetic": {{"streams": [{{"flow": "f"}}]}}}}}},
                 {{"name": "nf", "nf": {{"type": "bypass", "cycles_per_batch": {cycles}, "cycles_per_packet": 0}}}}, {{"name": "out", "sink": {{}}}}],
@@ -191,10 +188,10 @@ mod tests {
 
     #[test]
     fn a_simulated_rate_of_uncosted_modules_is_said_to_be_the_model_s_bound() {
-        let free = report(0, "sim");
+        let free = report(0, BackendKind::Sim);
         let why = free["rate_bound"].as_str().expect("a bound said");
         assert!(why.contains("'nf'") && why.contains("floor of 10 ns"), "{why}");
-        assert!(report(1000, "sim")["rate_bound"].is_null(), "a costed NF makes the rate the model's own");
-        assert!(report(0, "engine")["rate_bound"].is_null(), "the engine's rate is measured");
+        assert!(report(1000, BackendKind::Sim)["rate_bound"].is_null(), "a costed NF makes the rate the model's own");
+        assert!(report(0, BackendKind::Engine)["rate_bound"].is_null(), "the engine's rate is measured");
     }
 }

@@ -1,12 +1,13 @@
 //! The serialisable pipeline description (what the Python front sends).
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use sluice_nf::icmp_limit::IcmpSettings;
 use sluice_nf::{InterfaceSpec, NfSpec};
 use sluice_traffic::TemplateSpec;
 
 /// A whole pipeline.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PipelineSpec {
     /// Human-readable name, e.g. "rc(16)".
@@ -41,7 +42,7 @@ pub struct PipelineSpec {
     pub spare_workers: usize,
     /// A scheduler sharing the output link among classes of flows (absent: none).
     #[serde(default)]
-    pub egress_scheduler: Option<crate::egress::EgressSchedulerSpec>,
+    pub egress_scheduler: Option<crate::egress_plan::EgressSchedulerSpec>,
     /// The router's interfaces (addresses, MAC, MTU, neighbours), which
     /// the router's NFs name (`interface_input`, `next_hop`…) and whose
     /// ports stamp their packets with them.
@@ -53,7 +54,7 @@ pub struct PipelineSpec {
 }
 
 /// A worker down from the start of period `from` until the start of period `until`.
-#[derive(Clone, Copy, Debug, Deserialize)]
+#[derive(Clone, Copy, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutageSpec {
     /// The worker.
@@ -64,19 +65,38 @@ pub struct OutageSpec {
     pub until: usize,
 }
 
+/// How every worker orders its work.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+#[schemars(rename = "Scheduler")]
+pub struct SchedulerSpec {
+    /// The scheduling model.
+    pub mode: SchedulerMode,
+    /// wfq: sources pause while the queues hold this many packets (pkt,
+    /// ≥ 1); absent: no backpressure.
+    pub backpressure_pkts: Option<usize>,
+}
+
 /// A worker's scheduling model.
-#[derive(Clone, Copy, Debug, Default, Deserialize)]
-#[serde(tag = "mode", rename_all = "snake_case", deny_unknown_fields)]
-pub enum SchedulerSpec {
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum SchedulerMode {
     /// Run-to-completion (BESS's and Batchy's default).
     #[default]
     Rtc,
     /// Weighted-fair queueing: a queue per controlled module, stride scheduling by weight.
-    Wfq {
-        /// Sources pause while the queues hold this many packets (pkt); absent: no backpressure.
-        #[serde(default)]
-        backpressure_pkts: Option<usize>,
-    },
+    Wfq,
+}
+
+impl SchedulerSpec {
+    /// Refuses settings that cannot work together, naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        match (self.mode, self.backpressure_pkts) {
+            (SchedulerMode::Rtc, Some(_)) => Err("backpressure_pkts: applies to mode \"wfq\" only (run-to-completion has no queues to bound)".into()),
+            (SchedulerMode::Wfq, Some(0)) => Err("backpressure_pkts: 0 would stop every source for good; give at least 1 packet or leave it out".into()),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// What a worker does after a round that drained its input: `busy` polls again at
@@ -97,7 +117,7 @@ pub enum SchedulerSpec {
 /// the last rounds' sizes, the idle time and the arrival rate after every
 /// round short of a full batch, bounded as slo-batching's sleeps are and by
 /// `max_sleep_us`. The sleep settings apply to the policies that sleep.
-#[derive(Clone, Debug, Deserialize, serde::Serialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 #[schemars(rename = "PollSettings")]
 pub struct PollSpec {
@@ -122,7 +142,7 @@ pub struct PollSpec {
 }
 
 /// The poll policies.
-#[derive(Clone, Copy, Debug, Default, Deserialize, serde::Serialize, schemars::JsonSchema, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(rename_all = "kebab-case")]
 pub enum PollKind {
     /// Poll again at once.
@@ -192,7 +212,7 @@ fn default_batch_size() -> usize {
 }
 
 /// One module.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ModuleSpec {
     /// Unique name.
@@ -218,10 +238,15 @@ pub struct ModuleSpec {
     /// its upstream's); an edge between workers runs through a ring.
     #[serde(default)]
     pub worker: Option<usize>,
+    /// Names of its outgates, gate 0's first (as VPP names a node's next
+    /// nodes): an edge may give a gate by its name, and an error about a
+    /// named gate says its name beside its number.
+    #[serde(default)]
+    pub gates: Vec<String>,
 }
 
 /// The kinds of module.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum KindSpec {
     /// A task ingress.
@@ -245,7 +270,7 @@ pub enum KindSpec {
 }
 
 /// The shape of a port's ring (see `sluice_port::RingConfig`).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct RingSpec {
     /// Bytes per block (a multiple of the page size).
@@ -273,7 +298,7 @@ impl RingSpec {
 }
 
 /// Where a source's packets come from.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum SourceSpec {
     /// Template packets, one stream per template, interleaved.
@@ -321,7 +346,7 @@ fn one() -> usize {
 }
 
 /// One synthetic stream.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct StreamSpec {
     /// Flow whose packets these are (absent: decided downstream, e.g. by a random split).
@@ -344,7 +369,7 @@ pub struct StreamSpec {
 
 /// A rule that marks a received or replayed packet as a flow's: by its
 /// destination's prefix, or by its exact 5-tuple (which goes first).
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowRuleSpec {
     /// Flow name.
@@ -358,7 +383,7 @@ pub struct FlowRuleSpec {
 }
 
 /// An exact 5-tuple: addresses of one family, protocol, ports.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FiveTupleSpec {
     /// Source address ("10.0.0.1", "2001:db8::1").
@@ -376,7 +401,7 @@ pub struct FiveTupleSpec {
 }
 
 /// An IP protocol by name or number.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum ProtoSpec {
     /// Its number (17: UDP).
@@ -386,14 +411,14 @@ pub enum ProtoSpec {
 }
 
 /// A connection `from:outgate -> to:ingate`.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EdgeSpec {
     /// Upstream module.
     pub from: String,
-    /// Its outgate.
+    /// Its outgate: a number, or a name of its `gates`.
     #[serde(default)]
-    pub outgate: usize,
+    pub outgate: GateRef,
     /// Downstream module.
     pub to: String,
     /// Its ingate.
@@ -401,8 +426,42 @@ pub struct EdgeSpec {
     pub ingate: usize,
 }
 
+/// An outgate by its number or by its name (see [`ModuleSpec::gates`]).
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum GateRef {
+    /// Its number.
+    Number(usize),
+    /// Its name.
+    Name(String),
+}
+
+impl GateRef {
+    /// Its number among the outgates of module `module`, named `names`;
+    /// the error names the gates there are where it is a name they lack.
+    pub fn number(&self, module: &str, names: &[String]) -> Result<usize, String> {
+        let name = match self {
+            Self::Number(n) => return Ok(*n),
+            Self::Name(name) => name,
+        };
+        names.iter().position(|n| n == name).ok_or_else(|| {
+            let known: Vec<String> = names.iter().enumerate().map(|(i, n)| format!("{i} '{n}'")).collect();
+            match known.is_empty() {
+                true => format!("module '{module}' names no gates, so it has no gate '{name}': give its number"),
+                false => format!("module '{module}' has no gate '{name}' (its gates: {})", known.join(", ")),
+            }
+        })
+    }
+}
+
+impl Default for GateRef {
+    fn default() -> Self {
+        Self::Number(0)
+    }
+}
+
 /// A flow.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FlowSpec {
     /// Unique name.
@@ -469,15 +528,22 @@ impl PipelineSpec {
             let slo = |field: &str, us: f64| if us.is_finite() && us > 0.0 { Ok(us) } else { Err(format!("{field}: SLO {us} µs must be > 0")) };
             schedule(&format!("flows[{i}].slo_schedule"), &f.slo_schedule, &slo)?;
         }
-        if let SchedulerSpec::Wfq { backpressure_pkts: Some(0) } = self.scheduler {
-            return Err("scheduler.backpressure_pkts: 0 would stop every source for good; give at least 1 packet or leave it out".into());
-        }
-        Ok(())
+        self.scheduler.check().map_err(|e| format!("scheduler.{e}"))
     }
 
     /// The path of the module called `name` (`modules[3]`), if there is one.
     pub fn module_path(&self, name: &str) -> Option<String> {
         self.modules.iter().position(|m| m.name == name).map(|i| format!("modules[{i}]"))
+    }
+
+    /// The number of module `module`'s outgate `gate` (see [`GateRef::number`]).
+    pub fn gate_number(&self, module: &str, gate: &GateRef) -> Result<usize, String> {
+        gate.number(module, self.modules.iter().find(|m| m.name == module).map_or(&[], |m| &m.gates[..]))
+    }
+
+    /// The name of module `module`'s outgate `gate`, if it has one.
+    pub fn gate_name(&self, module: &str, gate: usize) -> Option<&str> {
+        self.modules.iter().find(|m| m.name == module)?.gates.get(gate).map(String::as_str)
     }
 
     /// The path of the flow called `name` (`flows[2]`), if there is one.

@@ -2,12 +2,15 @@
 //! field's path (`modules[3].worker`), and for a key that does not exist,
 //! the nearest one that does.
 
-/// The keys that say a module's kind, one to a module.
-const MODULE_KINDS: &[&str] = &["source", "nf", "pcap_tap", "sink"];
-
-/// The keys a module takes beside its kind (serde cannot list them: the
-/// kind is flattened into the module).
-const MODULE_KEYS: &[&str] = &["name", "source", "nf", "pcap_tap", "sink", "t0_ns", "t1_ns", "controlled", "max_age_us", "worker"];
+/// The keys a module takes ([`crate::spec::ModuleSpec`]'s own and, after
+/// them, those that say its kind), from its schema: serde cannot list them
+/// in its errors, for the kind is flattened into the module.
+fn module_keys() -> (Vec<String>, Vec<String>) {
+    let schema = schemars::schema_for!(crate::spec::ModuleSpec).to_value();
+    let own = schema["properties"].as_object().map(|p| p.keys().cloned().collect()).unwrap_or_default();
+    let kinds = schema["oneOf"].as_array().into_iter().flatten().filter_map(|v| v["required"][0].as_str().map(str::to_owned)).collect();
+    (own, kinds)
+}
 
 /// One line naming the path and the problem, from a deserialization error.
 pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
@@ -22,7 +25,8 @@ pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
                 path = parent.trim_end_matches('.').to_string();
             }
             if expected.is_empty() && path.starts_with("modules[") && !path.contains('.') {
-                expected = MODULE_KEYS.iter().map(|k| k.to_string()).collect();
+                let (own, kinds) = module_keys();
+                expected = [own, kinds].concat();
             }
             match nearest(&key, &expected) {
                 Some(near) => format!("unknown {what} `{key}` (did you mean `{near}`?)"),
@@ -32,7 +36,7 @@ pub fn describe(e: &serde_path_to_error::Error<serde_json::Error>) -> String {
         }
         // serde's word for a module without a key that says its kind.
         None if message.starts_with("no variant of enum KindSpec") => {
-            format!("a module needs one of the keys {} to say what it is", MODULE_KINDS.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
+            format!("a module needs one of the keys {} to say what it is", module_keys().1.iter().map(|k| format!("`{k}`")).collect::<Vec<_>>().join(", "))
         }
         None => message,
     };
@@ -84,5 +88,30 @@ mod tests {
         assert_eq!(error(r#"{"modules": "x"}"#), "modules: invalid type: string \"x\", expected a sequence");
         assert_eq!(error(r#"{"modules": []}"#), "modules: 0 is out of range 1..=131072");
         assert!(error("{").starts_with("not JSON: EOF while parsing an object"));
+    }
+
+    /// A source, an LPM whose gates are named, and `edges` (JSON) from the LPM.
+    fn named(edges: &str) -> String {
+        format!(
+            r#"{{"modules": [{{"name": "src", "source": {{"synthetic": {{"streams": [{{"flow": "f"}}]}}}}}},
+                {{"name": "lpm", "nf": {{"type": "lpm", "routes": [["20.0.0.0/8", 1], ["0.0.0.0/0", 0]]}}, "gates": ["default", "twenty"]}},
+                {{"name": "a", "sink": {{}}}}, {{"name": "b", "sink": {{}}}}],
+               "edges": [{{"from": "src", "to": "lpm"}}, {edges}], "flows": [{{"name": "f", "path": ["src", "lpm", "b"]}}]}}"#
+        )
+    }
+
+    #[test]
+    fn a_gate_is_given_by_name_or_number_and_errors_say_both() {
+        let by_name = crate::Pipeline::from_json(&named(r#"{"from": "lpm", "outgate": "default", "to": "a"}, {"from": "lpm", "outgate": "twenty", "to": "b"}"#)).unwrap();
+        let by_number = crate::Pipeline::from_json(&named(r#"{"from": "lpm", "outgate": 0, "to": "a"}, {"from": "lpm", "outgate": 1, "to": "b"}"#)).unwrap();
+        assert_eq!(format!("{:?}", by_name.model().edges), format!("{:?}", by_number.model().edges));
+        assert_eq!(error(&named(r#"{"from": "lpm", "outgate": "default", "to": "a"}"#)), "modules[1]: module 'lpm' outgate 1 is dangling: connect it to a module (outgate 1 is 'twenty')");
+        assert_eq!(error(&named(r#"{"from": "lpm", "outgate": "v6", "to": "a"}"#)), "edges[1].outgate: module 'lpm' has no gate 'v6' (its gates: 0 'default', 1 'twenty')");
+        assert_eq!(
+            error(&named(r#"{"from": "lpm", "outgate": 1, "to": "a"}, {"from": "lpm", "outgate": "twenty", "to": "b"}"#)),
+            "modules[1]: module 'lpm' outgate 1 is connected twice (outgate 1 is 'twenty')"
+        );
+        let three = named(r#"{"from": "lpm", "to": "a"}"#).replace(r#"["default", "twenty"]"#, r#"["x", "y", "z"]"#);
+        assert!(error(&three).contains("module 'lpm': 3 gate names for 2 outgates"), "{}", error(&three));
     }
 }

@@ -4,7 +4,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use sluice_core::{wire, Counters, Instance, Knobs, ModelBuilder, ModuleDecl, Role, Schedule, WalkerConfig, WorkerGraph};
+use sluice_core::{wire, Counters, ModuleCode, Knobs, ModelBuilder, ModuleDecl, Role, Schedule, WalkerConfig, WorkerGraph};
 use sluice_nf::{Bypass, RandomSplit};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -56,14 +56,14 @@ fn rounds_do_not_allocate(schedule: Schedule) {
     let frames = |i: u8| TemplateSpec { dst_ip: format!("20.0.{i}.1"), ..TemplateSpec::default() }.build().unwrap();
     let streams = (0..2).map(|i| Stream { frame: frames(i + 1), flow: None, rate_pps: f64::INFINITY, burst_pkts: 1 }).collect();
     let mut source = Some(SyntheticSource::new(streams, 1).unwrap());
-    let mut instances: Vec<Option<Instance>> = model
+    let mut instances: Vec<Option<ModuleCode>> = model
         .modules
         .iter()
         .map(|m| match m.role {
-            Role::Source => Instance::Source(Box::new(source.take().unwrap())),
-            Role::Sink => Instance::Egress,
-            Role::Function if m.name == "split" => Instance::Function(Box::new(RandomSplit::new(&[1.0, 1.0], 3).unwrap())),
-            Role::Function => Instance::Function(Box::new(Bypass::new(20, 1))),
+            Role::Source => ModuleCode::Source(Box::new(source.take().unwrap())),
+            Role::Sink => ModuleCode::Egress,
+            Role::Function if m.name == "split" => ModuleCode::Function(Box::new(RandomSplit::new(&[1.0, 1.0], 3).unwrap())),
+            Role::Function => ModuleCode::Function(Box::new(Bypass::new(20, 1))),
         })
         .map(Some)
         .collect();

@@ -8,9 +8,8 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use sluice_control::{ControlParams, SloStatistic};
 use sluice_embed::{heuristic, Instance};
-use sluice_pipeline::{period_json, report_json, Pipeline};
+use sluice_pipeline::{period_json, report_json, BackendKind, Pipeline, RunParams};
 
 mod controller;
 #[cfg(feature = "lab")]
@@ -47,8 +46,8 @@ fn validate(spec: &str) -> PyResult<String> {
 /// Runs a pipeline description (JSON) and returns the report (JSON).
 /// `controller` is a built-in controller's name or a Python object with
 /// `name`, `init_json` and `step_json`; `on_period`, if given, is called
-/// with each period's JSON as it ends; `delta` is the built-in SLO-aware
-/// controllers' δ; `keep_periods` bounds the periods the report keeps.
+/// with each period's JSON as it ends; `params` are the run's
+/// `sluice_pipeline::RunParams` (JSON; a field left out keeps its default).
 ///
 /// A signal (Ctrl-C), an exception in `on_period` or in a Python
 /// controller, or an action the pipeline refuses stops the run within a
@@ -56,32 +55,12 @@ fn validate(spec: &str) -> PyResult<String> {
 /// refused action) is raised with the report of the periods done, marked
 /// interrupted, as its `sluice_report` attribute.
 #[pyfunction]
-#[pyo3(signature = (spec, controller, backend="engine", periods=10, warmup_periods=1, period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, on_period=None, keep_periods=sluice_control::DEFAULT_KEEP_PERIODS))]
-#[allow(clippy::too_many_arguments)]
-fn run(
-    py: Python<'_>,
-    spec: &str,
-    controller: PyObject,
-    backend: &str,
-    periods: usize,
-    warmup_periods: usize,
-    period_ms: f64,
-    slo_statistic: &str,
-    delta: f64,
-    timing: bool,
-    on_period: Option<PyObject>,
-    keep_periods: usize,
-) -> PyResult<String> {
+#[pyo3(signature = (spec, controller, params, on_period=None))]
+fn run(py: Python<'_>, spec: &str, controller: PyObject, params: &str, on_period: Option<PyObject>) -> PyResult<String> {
     let pipeline = pipeline_of(spec)?;
-    let max_ms = sluice_core::limits::MAX_PERIOD_NS as f64 / 1e6;
-    if !(period_ms > 0.0 && period_ms <= max_ms) {
-        return Err(invalid(format!("control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)")));
-    }
-    let stat = SloStatistic::parse(slo_statistic)
-        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
-    let control = ControlParams::new(delta, stat).map_err(invalid)?;
-    let mut plan = pipeline.plan(periods, warmup_periods, (period_ms * 1e6).round() as u64, control);
-    plan.keep_periods = keep_periods;
+    let params = RunParams::from_json(params).map_err(invalid)?;
+    let plan = params.plan(&pipeline).map_err(invalid)?;
+    let (backend, timing) = (params.backend, params.timing);
     let mut controller_error = None;
     let ctl: Box<dyn sluice_control::Controller> = match controller.extract::<String>(py) {
         Ok(name) => sluice_pipeline::controller(&name, &plan).map_err(invalid)?,
@@ -143,31 +122,17 @@ fn prepare_run_dir(run_dir: &str) -> PyResult<String> {
 /// Serves a pipeline description (JSON) until SIGINT or SIGTERM (see
 /// `sluice_serve`): the control API listens on `run_dir`/sluice.sock (and
 /// on `listen` with `token`, if given); each change made is printed on
-/// stderr. Returns the report of the whole run (JSON) once it has drained.
+/// stderr; `params` as `run`'s, whose periods it ignores (it runs until
+/// stopped). Returns the report of the whole run (JSON) once it has drained.
 #[pyfunction]
-#[pyo3(signature = (spec, run_dir, controller="null", period_ms=100.0, slo_statistic="p95", delta=sluice_control::DEFAULT_DELTA, timing=true, listen=None, token=None, keep_periods=sluice_control::DEFAULT_KEEP_PERIODS))]
-#[allow(clippy::too_many_arguments)]
-fn serve(
-    py: Python<'_>,
-    spec: &str,
-    run_dir: &str,
-    controller: &str,
-    period_ms: f64,
-    slo_statistic: &str,
-    delta: f64,
-    timing: bool,
-    listen: Option<String>,
-    token: Option<String>,
-    keep_periods: usize,
-) -> PyResult<String> {
+#[pyo3(signature = (spec, run_dir, controller, params, listen=None, token=None))]
+fn serve(py: Python<'_>, spec: &str, run_dir: &str, controller: &str, params: &str, listen: Option<String>, token: Option<String>) -> PyResult<String> {
     let pipeline = pipeline_of(spec)?;
     let description: serde_json::Value = serde_json::from_str(spec).map_err(invalid)?;
-    let max_ms = sluice_core::limits::MAX_PERIOD_NS as f64 / 1e6;
-    if !(period_ms > 0.0 && period_ms <= max_ms) {
-        return Err(invalid(format!("control period {period_ms} ms must be > 0 and ≤ {max_ms} (an hour)")));
+    let params = RunParams::from_json(params).map_err(invalid)?;
+    if params.backend != BackendKind::Engine {
+        return Err(invalid("sluice serve runs on the engine (backend \"engine\")"));
     }
-    let statistic = SloStatistic::parse(slo_statistic)
-        .ok_or_else(|| invalid(format!("unknown SLO statistic '{slo_statistic}' (known: p50, p95, p99, max, mean)")))?;
     let tcp = match (listen, token) {
         (Some(addr), Some(token)) => Some((addr, token)),
         (None, None) => None,
@@ -178,10 +143,10 @@ fn serve(
         run_dir: run_dir.into(),
         tcp,
         controller: controller.to_owned(),
-        period_ns: (period_ms * 1e6).round() as u64,
-        control: ControlParams::new(delta, statistic).map_err(invalid)?,
-        timing,
-        keep_periods,
+        period_ns: params.period_ns(),
+        control: params.control().map_err(invalid)?,
+        timing: params.timing,
+        keep_periods: params.keep_periods,
     };
     // A signal is how a served pipeline is meant to stop: not an error.
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
@@ -191,7 +156,7 @@ fn serve(
     });
     let report = report.map_err(invalid)?;
     let plan = pipeline.plan(report.periods.len(), 0, options.period_ns, options.control);
-    Ok(report_json(&pipeline, &report, "engine", &plan).to_string())
+    Ok(report_json(&pipeline, &report, BackendKind::Engine, &plan).to_string())
 }
 
 /// Profiles each NF kind (eight modules of it in a row) at batch sizes 1..=max_batch; returns
@@ -330,24 +295,32 @@ fn check_nf(kind: &str, fields: &str) -> PyResult<()> {
     sluice_nf::NfSpec::from_fields(kind, fields).map(drop).map_err(invalid)
 }
 
-/// The JSON Schema of a part of a description (JSON text), by name
-/// ("template", "poll"): what `sluice.template` and `sluice.poll` are generated from.
+/// The parts `part_schema` and `check_part` know.
+const PARTS: &str = "pipeline, run, template, poll, scheduler, egress_scheduler, interface, icmp";
+
+/// The JSON Schema of a whole description ("pipeline"), of a run's
+/// parameters ("run") or of a part of a description, by name (see
+/// `PARTS`): what the typed Python of `sluice` is generated from.
 #[pyfunction]
 fn part_schema(part: &str) -> PyResult<String> {
     let schema = match part {
+        "pipeline" => schemars::schema_for!(sluice_pipeline::spec::PipelineSpec),
+        "run" => schemars::schema_for!(RunParams),
         "template" => schemars::schema_for!(sluice_traffic::TemplateSpec),
         "poll" => schemars::schema_for!(sluice_pipeline::spec::PollSpec),
+        "scheduler" => schemars::schema_for!(sluice_pipeline::spec::SchedulerSpec),
+        "egress_scheduler" => schemars::schema_for!(sluice_pipeline::egress_plan::EgressSchedulerSpec),
         "interface" => schemars::schema_for!(sluice_nf::InterfaceSpec),
         "icmp" => schemars::schema_for!(sluice_nf::icmp_limit::IcmpSettings),
-        other => return Err(invalid(format!("no part '{other}' (known: template, poll, interface, icmp)"))),
+        other => return Err(invalid(format!("no part '{other}' (known: {PARTS})"))),
     };
     serde_json::to_string(&schema).map_err(invalid)
 }
 
-/// Checks the fields (a JSON object) of a part of a description
-/// ("template", "poll") as a description's are read (their types and
-/// names; what they mean together is checked with the pipeline); the error
-/// names the field.
+/// Checks the fields (a JSON object) of a part (see `PARTS`) as a
+/// description's are read (their types and names, and the rules of a part
+/// on its own; what they mean with the rest is checked with the pipeline);
+/// the error names the field.
 #[pyfunction]
 fn check_part(part: &str, fields: &str) -> PyResult<()> {
     fn read<T: serde::de::DeserializeOwned>(fields: serde_json::Value) -> PyResult<()> {
@@ -359,7 +332,13 @@ fn check_part(part: &str, fields: &str) -> PyResult<()> {
         "poll" => read::<sluice_pipeline::spec::PollSpec>(fields),
         "interface" => read::<sluice_nf::InterfaceSpec>(fields),
         "icmp" => read::<sluice_nf::icmp_limit::IcmpSettings>(fields),
-        other => Err(invalid(format!("no part '{other}' (known: template, poll, interface, icmp)"))),
+        "egress_scheduler" => read::<sluice_pipeline::egress_plan::EgressSchedulerSpec>(fields),
+        "scheduler" => {
+            let scheduler = serde_path_to_error::deserialize::<_, sluice_pipeline::spec::SchedulerSpec>(fields).map_err(|e| invalid(sluice_pipeline::spec_error::describe(&e)))?;
+            scheduler.check().map_err(invalid)
+        }
+        "run" => RunParams::from_json(&fields.to_string()).map(drop).map_err(invalid),
+        other => Err(invalid(format!("no part '{other}' (known: {PARTS})"))),
     }
 }
 
@@ -392,12 +371,6 @@ fn controllers() -> Vec<&'static str> {
     sluice_control::CONTROLLERS.to_vec()
 }
 
-/// Names of the backends.
-#[pyfunction]
-fn backends() -> Vec<&'static str> {
-    sluice_pipeline::BACKENDS.to_vec()
-}
-
 /// The port backends this build has (`af_xdp` where it was built with libxdp).
 #[pyfunction]
 fn port_backends() -> Vec<&'static str> {
@@ -415,10 +388,20 @@ fn embed_instance(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec
     Instance::new(weights, cores, capacity, flows, &conflicts).map_err(invalid)
 }
 
-/// Checks an embedding instance; raises ValueError naming the problem.
+/// Checks an embedding instance whose modules are called `names`; raises
+/// ValueError naming the problem (and the module, by its name).
 #[pyfunction]
-fn embed_validate(weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: Vec<(usize, usize)>) -> PyResult<()> {
-    embed_instance(weights, cores, capacity, flows, conflicts).map(drop)
+fn embed_validate(names: Vec<String>, weights: Vec<u64>, cores: usize, capacity: u64, flows: Vec<Vec<usize>>, conflicts: Vec<(usize, usize)>) -> PyResult<()> {
+    if names.len() != weights.len() {
+        return Err(invalid(format!("{} module names but {} weights", names.len(), weights.len())));
+    }
+    if let Some(twice) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
+        return Err(invalid(format!("module '{twice}' appears twice")));
+    }
+    Instance::new(weights, cores, capacity, flows, &conflicts).map(drop).map_err(|e| match e.module() {
+        Some(v) => invalid(format!("module '{}': {e}", names[v])),
+        None => invalid(e),
+    })
 }
 
 /// Places modules on cores with a heuristic (round-robin, random,
@@ -474,7 +457,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(prepare_run_dir, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;
-    m.add_function(wrap_pyfunction!(backends, m)?)?;
     m.add_function(wrap_pyfunction!(port_backends, m)?)?;
     m.add_function(wrap_pyfunction!(ns_per_cycle, m)?)?;
     m.add_function(wrap_pyfunction!(profile, m)?)?;
@@ -487,11 +469,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;
-    m.add("DEFAULT_DELTA", sluice_control::DEFAULT_DELTA)?;
     m.add("POLL_HISTORY", sluice_core::poll::features::HISTORY)?;
     m.add("POLL_MODEL_FORMAT", sluice_pipeline::poll_model::FORMAT)?;
     m.add("POLL_MODEL_VERSION", sluice_pipeline::poll_model::VERSION)?;
-    m.add("DEFAULT_KEEP_PERIODS", sluice_control::DEFAULT_KEEP_PERIODS)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     #[cfg(feature = "lab")]
     lab::register(m.py())?;

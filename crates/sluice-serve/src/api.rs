@@ -152,7 +152,7 @@ struct RateBody {
 #[serde(deny_unknown_fields)]
 struct RoutesBody {
     #[serde(default)]
-    add: Vec<(String, u16)>,
+    add: Vec<(String, sluice_pipeline::spec::GateRef)>,
     #[serde(default)]
     delete: Vec<String>,
 }
@@ -234,7 +234,7 @@ fn flow_to_add(b: FlowBody, status: &Status) -> Result<Change, ApiError> {
             return Err(ApiError::bad(format!("rules[{i}].source: '{}' is a '{}', not a port or capture source that sorts packets into flows by rules", r.source, status.kinds[source])));
         }
         let spec = sluice_pipeline::spec::FlowRuleSpec { flow: b.name.clone(), prefix: r.prefix, five_tuple: r.five_tuple };
-        let rule = sluice_pipeline::flow_rules::rule(&spec, 0, &format!("rules[{i}]")).map_err(|e| ApiError::bad(e.to_string()))?;
+        let rule = sluice_pipeline::source_rules::rule(&spec, 0, &format!("rules[{i}]")).map_err(|e| ApiError::bad(e.to_string()))?;
         rules.push((source, rule));
     }
     Ok(Change::AddFlow { name: b.name, path, slo_ns, rules })
@@ -368,10 +368,11 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
         }
         ("POST", ["v1", "modules", m, "routes"]) => {
             let module = module(m)?;
-            let edit = body.routes.take().unwrap_or_else(|| Ok(RouteEdit::default()))?;
+            let mut edit = body.routes.take().unwrap_or_else(|| Ok(RouteEdit::default()))?;
             if status.routes[module].is_none() {
                 return Err(ApiError::conflict(format!("module '{m}' is a '{}', not an 'lpm': it has no routes", status.kinds[module])));
             }
+            edit.name_gates(m, &status.gates[module])?;
             // Checked against the table once, where the change is made (in place or at the boundary).
             change(Change::Routes { module, edit })
         }
@@ -391,7 +392,7 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
         ("PUT", ["v1", "egress", "link"]) => {
             let b: LinkBody = typed(body)?;
             egress(status)?;
-            sluice_pipeline::egress::check_link_rate(b.link_bits_per_s).map_err(ApiError::bad)?;
+            sluice_pipeline::egress_plan::check_link_rate(b.link_bits_per_s).map_err(ApiError::bad)?;
             change(Change::Egress { weights: Vec::new(), link_bits_per_s: Some(b.link_bits_per_s) })
         }
         ("PUT", ["v1", "workers", w, "poll"]) => {
@@ -410,7 +411,7 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
 }
 
 /// The scheduled egress, or why a request about it is refused.
-fn egress(status: &Status) -> Result<&sluice_pipeline::egress::EgressPlan, ApiError> {
+fn egress(status: &Status) -> Result<&sluice_pipeline::egress_plan::EgressPlan, ApiError> {
     status.egress.as_ref().ok_or_else(|| ApiError::conflict("the pipeline has no scheduled egress (its description has no egress_scheduler)"))
 }
 

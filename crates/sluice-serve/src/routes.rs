@@ -6,6 +6,7 @@
 use std::collections::HashMap;
 
 use sluice_core::wire::IpPrefix;
+use sluice_pipeline::spec::GateRef;
 
 use crate::error::ApiError;
 
@@ -26,15 +27,40 @@ pub struct RouteTable {
 pub struct RouteEdit {
     /// Each prefix, and as the request wrote it.
     pub delete: Vec<(IpPrefix, String)>,
+    /// Each prefix, as the request wrote it, and its gate (see [`Self::name_gates`]).
     pub add: Vec<(IpPrefix, String, u16)>,
+    /// The additions whose gate the request gave by name, that name.
+    named: Vec<(usize, String)>,
 }
 
 impl RouteEdit {
     /// Parses every prefix; the error names the place.
-    pub fn parse(add: Vec<(String, u16)>, delete: &[String]) -> Result<Self, ApiError> {
+    pub fn parse(add: Vec<(String, GateRef)>, delete: &[String]) -> Result<Self, ApiError> {
         let delete = delete.iter().enumerate().map(|(i, prefix)| IpPrefix::parse(prefix).map(|p| (p, prefix.clone())).map_err(|e| ApiError::bad(format!("delete[{i}]: {e}")))).collect::<Result<_, _>>()?;
-        let add = add.into_iter().enumerate().map(|(i, (prefix, gate))| IpPrefix::parse(&prefix).map(|p| (p, prefix, gate)).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))).collect::<Result<_, _>>()?;
-        Ok(Self { delete, add })
+        let mut named = Vec::new();
+        let mut parsed = Vec::with_capacity(add.len());
+        for (i, (prefix, gate)) in add.into_iter().enumerate() {
+            let p = IpPrefix::parse(&prefix).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))?;
+            let number = match gate {
+                GateRef::Number(n) => u16::try_from(n).map_err(|_| ApiError::bad(format!("add[{i}]: gate {n} is beyond any LPM's ({})", u16::MAX)))?,
+                GateRef::Name(name) => {
+                    named.push((i, name));
+                    0
+                }
+            };
+            parsed.push((p, prefix, number));
+        }
+        Ok(Self { delete, add: parsed, named })
+    }
+
+    /// Gives the gates named in the request their numbers among the
+    /// outgates of module `module`, named `names`; the error names the place.
+    pub fn name_gates(&mut self, module: &str, names: &[String]) -> Result<(), ApiError> {
+        for (i, name) in std::mem::take(&mut self.named) {
+            let n = GateRef::Name(name).number(module, names).map_err(|e| ApiError::bad(format!("add[{i}]: {e}")))?;
+            self.add[i].2 = n as u16;
+        }
+        Ok(())
     }
 
     /// Routes it touches.
@@ -113,10 +139,14 @@ mod tests {
         r.iter().map(|&(p, g)| (p.to_owned(), g)).collect()
     }
 
+    fn adds(r: &[(&str, u16)]) -> Vec<(String, GateRef)> {
+        r.iter().map(|&(p, g)| (p.to_owned(), GateRef::Number(g.into()))).collect()
+    }
+
     #[test]
     fn routes_are_added_replaced_by_prefix_and_deleted() {
         let mut t = RouteTable::new(&routes(&[("10.0.0.0/8", 0), ("2001:db8::/32", 1), ("20.0.1.0/24", 1)]));
-        let d = RouteEdit::parse(routes(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]), &["2001:db8:0::/32".into()]).unwrap();
+        let d = RouteEdit::parse(adds(&[("10.1.2.3/8", 2), ("30.0.0.0/8", 0)]), &["2001:db8:0::/32".into()]).unwrap();
         t.check(&d).unwrap();
         t.apply(&d);
         assert_eq!(t.list(), routes(&[("10.1.2.3/8", 2), ("20.0.1.0/24", 1), ("30.0.0.0/8", 0)]));
@@ -128,6 +158,17 @@ mod tests {
         let t = RouteTable::new(&routes(&[("10.0.0.0/8", 0)]));
         let twice = RouteEdit::parse(Vec::new(), &["10.0.0.0/8".into(), "10.0.0.0/8".into()]).unwrap();
         assert_eq!(t.check(&twice).err().unwrap().message, "delete[1]: no route '10.0.0.0/8' to delete");
-        assert!(RouteEdit::parse(routes(&[("10.0.0.0/33", 0)]), &[]).err().unwrap().message.starts_with("add[0]: "));
+        assert!(RouteEdit::parse(adds(&[("10.0.0.0/33", 0)]), &[]).err().unwrap().message.starts_with("add[0]: "));
+    }
+
+    #[test]
+    fn a_gate_is_given_by_name_or_number() {
+        let add = vec![("10.0.0.0/8".to_owned(), GateRef::Name("v4".into())), ("20.0.0.0/8".to_owned(), GateRef::Number(0))];
+        let names = ["local".to_owned(), "v4".to_owned()];
+        let mut edit = RouteEdit::parse(add.clone(), &[]).unwrap();
+        edit.name_gates("lpm", &names).unwrap();
+        assert_eq!(edit.add.iter().map(|a| a.2).collect::<Vec<_>>(), [1, 0]);
+        let mut unknown = RouteEdit::parse(add, &[]).unwrap();
+        assert_eq!(unknown.name_gates("lpm", &names[..1]).unwrap_err().message, "add[0]: module 'lpm' has no gate 'v4' (its gates: 0 'local')");
     }
 }

@@ -9,7 +9,7 @@ use sluice_control::PeriodRecord;
 use sluice_core::{FlowTotals, LiveHandle, Model, ModuleCounters, ModuleId, Role, Telemetry, Totals};
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::{KindSpec, PollSpec, SourceSpec};
-use sluice_pipeline::egress::EgressPlan;
+use sluice_pipeline::egress_plan::EgressPlan;
 use sluice_pipeline::Pipeline;
 
 use crate::routes::RouteTable;
@@ -28,6 +28,8 @@ pub struct Status {
     pub configs: Vec<Option<NfSpec>>,
     /// Per LPM module, its routes in force.
     pub routes: Vec<Option<RouteTable>>,
+    /// Per module, the names of its outgates (see `ModuleSpec::gates`).
+    pub gates: Vec<Vec<String>>,
     /// The interfaces the engine runs with (their neighbour tables live);
     /// none until it starts. NFs rebuilt by a change are built on them.
     pub interfaces: std::sync::Arc<sluice_nf::Interfaces>,
@@ -86,6 +88,7 @@ impl Status {
             kinds,
             configs,
             routes,
+            gates: pipeline.spec().modules.iter().map(|m| m.gates.clone()).collect(),
             interfaces: sluice_nf::Interfaces::none(),
             live: vec![None; model.modules.len()],
             unrecorded: Vec::new(),

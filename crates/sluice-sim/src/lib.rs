@@ -17,7 +17,7 @@ use std::sync::Arc;
 
 use quanta::Mock;
 use sluice_core::{
-    wire, Actions, Backend, Batch, Counters, DelaySampling, EgressLink, Error, Instance, Knobs, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter,
+    wire, Actions, Backend, Batch, Counters, DelaySampling, EgressLink, Error, ModuleCode, Knobs, Model, ModuleId, NetworkFunction, NfContext, Outputs, PeriodMeter,
     LiveHandle, Profile, Result, Schedule, Telemetry, WalkerConfig, WorkerGraph, move_modules,
 };
 
@@ -127,26 +127,26 @@ impl Simulator {
     /// not burn real time (build cost-only NFs such as Bypass with zero
     /// cycles): their time is the module's profile (no profile: free).
     /// `schedule` orders each worker's work as on the engine.
-    pub fn new(model: Model, instances: Vec<Instance>, schedule: Schedule) -> Result<Self> {
+    pub fn new(model: Model, instances: Vec<ModuleCode>, schedule: Schedule) -> Result<Self> {
         Self::new_linked(model, instances, schedule, None, 0)
     }
 
     /// [`Self::new`] with a scheduled link: `egress` makes each worker's
     /// (see [`sluice_core::EgressLink`]) on its virtual clock, and every
     /// worker's pool makes room for `held` packets waiting in it.
-    pub fn new_linked(model: Model, instances: Vec<Instance>, schedule: Schedule, egress: Option<&dyn Fn(quanta::Clock) -> Box<dyn EgressLink>>, held: usize) -> Result<Self> {
+    pub fn new_linked(model: Model, instances: Vec<ModuleCode>, schedule: Schedule, egress: Option<&dyn Fn(quanta::Clock) -> Box<dyn EgressLink>>, held: usize) -> Result<Self> {
         let n_workers = model.workers();
         let (clocks, mocks): (Vec<_>, Vec<_>) = (0..n_workers).map(|_| quanta::Clock::mock()).unzip();
         let links: Vec<Option<Box<dyn EgressLink>>> = clocks.iter().map(|clock| egress.map(|make| make(clock.clone()))).collect();
         let knobs = Knobs::new(&model).with_rates_of(&instances).with_egress_of(links.iter().flatten().map(|l| l.as_ref()));
-        let live = instances.iter().map(Instance::live).collect();
+        let live = instances.iter().map(ModuleCode::live).collect();
         let shared = Arc::new(Clocks { mocks, running: AtomicUsize::new(0) });
-        let mut slots: Vec<Option<Instance>> = instances
+        let mut slots: Vec<Option<ModuleCode>> = instances
             .into_iter()
             .enumerate()
             .map(|(m, inst)| {
                 Some(match inst {
-                    Instance::Function(inner) => Instance::Function(costed(&model, m, inner, &shared)),
+                    ModuleCode::Function(inner) => ModuleCode::Function(costed(&model, m, inner, &shared)),
                     other => other,
                 })
             })

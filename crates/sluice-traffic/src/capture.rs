@@ -11,7 +11,7 @@ use std::net::IpAddr;
 use pcap_parser::pcapng::Block;
 use pcap_parser::{create_reader, PcapBlockOwned, PcapError};
 
-use crate::link::Link;
+use crate::link_layer::Link;
 use crate::prefix_rules::destination;
 use sluice_core::packet::MAX_PACKET_LEN;
 use sluice_core::wire::{ipv4, ipv6};

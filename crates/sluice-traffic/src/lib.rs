@@ -6,7 +6,7 @@
 pub mod capture;
 pub mod error;
 pub mod flow_table;
-mod link;
+mod link_layer;
 pub mod pacer;
 pub mod pcap_replay;
 pub mod pcap_tap;

@@ -7,13 +7,14 @@ from typing import Any, Callable, Optional, Sequence, TypeVar
 
 import click
 
-from sluice import _core, profiles
+from sluice import profiles
 from sluice.cli.app import main
 from sluice.cli.output import console, new_table
 from sluice.cli.params import PERIOD_MS, PERIODS, RATE, WARMUP, Number
 from sluice.errors import INTERRUPTED, Interrupted, Refused, one_line, writable, writable_folder
 from sluice.files import write_replacing
 from sluice.lab import results
+from sluice.run_params import BACKEND_KIND_VALUES, SLO_STATISTIC_VALUES, RunParams
 
 
 def _experiment_written(name: str, out: str, report: dict[str, Any], json_path: Optional[str], *, rows_in_json: bool = True, extra: Sequence[str] = ()) -> None:
@@ -39,10 +40,10 @@ def experiment() -> None:
 @click.option("--periods", type=PERIODS, help="Measured periods of every run (overrides the paper's 200 or --quick's).")
 @click.option("--rounds", type=click.IntRange(1, 1000), help="Runs of every controller, in order and in reverse by turns (the paper: 1).")
 @click.option("--period-ms", type=PERIOD_MS, help="Control period (ms; default 100).")
-@click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), help="The delay statistic each SLO bounds (the paper: p95).")
+@click.option("--slo-statistic", type=click.Choice(SLO_STATISTIC_VALUES), help="The delay statistic each SLO bounds (the paper: p95).")
 @click.option("--only", multiple=True, help="Run only these rows (rc16, l2l3-16, gw-16, l2l3-pcap-16, …).")
 @click.option("--keep-disturbed", is_flag=True, help="Count every measured period in batch and rate, also those in which the machine slowed the worker's core (its core probe ran slow).")
-@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
+@click.option("--backend", type=click.Choice(BACKEND_KIND_VALUES), default=RunParams.backend, show_default=True)
 @click.option("--pcap", "pcap", help="The trace of the *L2L3(16, 32, 64) rows (l2l3-pcap-N; its destinations dealt to the flows) [default: a synthetic one].")
 @click.option("--out", default="out/static", show_default=True, help="Folder for static.{json,csv,md,png}.")
 @click.option("--json", "json_path", help="Also write the JSON report here.")
@@ -122,7 +123,7 @@ def _quick_experiment(name: str, summary: str, quick_help: str, backend: Optiona
         click.option("--json", "json_path", help="Also write the JSON report here."),
     ]
     if backend is not None:
-        options.append(click.option("--backend", type=click.Choice(_core.backends()), default=backend, show_default=True))
+        options.append(click.option("--backend", type=click.Choice(BACKEND_KIND_VALUES), default=backend, show_default=True))
     if repeats:
         options.append(_repeats_option())
     for option in reversed(options):
@@ -177,7 +178,7 @@ def experiment_embedding(time_limit: float, out: str, json_path: Optional[str]) 
 
 @experiment.command("failover")
 @click.option("--rate", "rate_pps", type=RATE, default=20e3, show_default=True, help="Offered rate of every flow (pkt/s).")
-@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--period-ms", type=PERIOD_MS, default=RunParams.period_ms, show_default=True, help="Control period (ms).")
 @click.option("--down", "down_s", type=Number(0, 3600, min_open=True), default=1.0, show_default=True, help="How long the worker stays down (s).")
 @click.option("--out", default="out/failover", show_default=True, help="Folder for failover.{json,csv,md,png}.")
 @click.option("--json", "json_path", help="Also write the JSON report here.")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, cast
 
 import click
 
@@ -16,16 +16,19 @@ from sluice.embed import METHODS
 from sluice.extras import require
 from sluice.errors import Refused, writable, writable_folder
 from sluice.files import write_replacing
+from sluice.description import EGRESS_ALGORITHM_VALUES, PipelineDefaults, PipelineJson, SyntheticDefaults
 from sluice.pipeline import POLL_POLICIES, Pipeline
+from sluice.poll import PollSettings
 from sluice.pipelines import PIPELINES, rc
 from sluice.result import RunResult
+from sluice.run_params import BACKEND_KIND_VALUES, SLO_STATISTIC_VALUES, RunParams
 
 
 @main.command()
 @click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Branches of the robot-control pipeline.")
-@click.option("--periods", type=PERIODS, default=10, show_default=True, help="Measured control periods per controller.")
-@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
-@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
+@click.option("--periods", type=PERIODS, default=RunParams.periods, show_default=True, help="Measured control periods per controller.")
+@click.option("--period-ms", type=PERIOD_MS, default=RunParams.period_ms, show_default=True, help="Control period (ms).")
+@click.option("--backend", type=click.Choice(BACKEND_KIND_VALUES), default=RunParams.backend, show_default=True)
 @click.option("--out", default="out", show_default=True, help="Folder for the plot and JSON reports.")
 def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None:
     """RC(n) under every built-in controller: tables and a plot."""
@@ -34,7 +37,7 @@ def demo(n: int, periods: int, period_ms: float, backend: str, out: str) -> None
     pipeline = rc(n)
     results = []
     for controller in _core.controllers():
-        r = progress_run(pipeline, controller, periods, 1, period_ms=period_ms, backend=backend)
+        r = progress_run(pipeline, controller, periods, RunParams.warmup_periods, period_ms=period_ms, backend=backend)
         r.to_json(os.path.join(out, f"demo-{controller}.json"))
         results.append(r)
     console.print(*summary_tables(results, focus_flow="rc"))
@@ -57,7 +60,7 @@ def family_sizes(command: Callable[..., None]) -> Callable[..., None]:
     return command
 
 
-def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burstiness: int = 1, pcap: Optional[str] = None) -> Pipeline:
+def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = PipelineDefaults.batch_size, burstiness: int = SyntheticDefaults.burstiness, pcap: Optional[str] = None) -> Pipeline:
     """PIPELINE as a command names it: a built-in family sized by `sizes`
     (n, m, bearers, users) or a JSON description file, which sizes itself
     (so the options that size a family, given on the command line, are refused)."""
@@ -85,12 +88,12 @@ def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burs
 @click.argument("pipeline_name", metavar="PIPELINE")
 @family_sizes
 @click.option("--controller", type=click.Choice(_core.controllers()), default="null", show_default=True)
-@click.option("--backend", type=click.Choice(_core.backends()), default="engine", show_default=True)
-@click.option("--periods", type=PERIODS, default=10, show_default=True, help="Measured control periods.")
-@click.option("--warmup", type=WARMUP, default=1, show_default=True, help="Warm-up periods left out of the summary.")
-@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
-@click.option("--batch-size", type=click.IntRange(1, int(LIMITS["max_batch"])), default=32, show_default=True, help="Batch size B (pkt).")
-@click.option("--burstiness", type=SIZE, default=1, show_default=True, help="Packets of one flow in a row at the source.")
+@click.option("--backend", type=click.Choice(BACKEND_KIND_VALUES), default=RunParams.backend, show_default=True)
+@click.option("--periods", type=PERIODS, default=RunParams.periods, show_default=True, help="Measured control periods.")
+@click.option("--warmup", type=WARMUP, default=RunParams.warmup_periods, show_default=True, help="Warm-up periods left out of the summary.")
+@click.option("--period-ms", type=PERIOD_MS, default=RunParams.period_ms, show_default=True, help="Control period (ms).")
+@click.option("--batch-size", type=click.IntRange(1, int(LIMITS["max_batch"])), default=PipelineDefaults.batch_size, show_default=True, help="Batch size B (pkt).")
+@click.option("--burstiness", type=SIZE, default=SyntheticDefaults.burstiness, show_default=True, help="Packets of one flow in a row at the source.")
 @click.option("--pcap", "pcap", help="Replay this trace instead (l2l3, l2l3-dual, gw): destinations dealt to the flows with equal traffic.")
 @click.option("--rx", "rx_port", metavar="BACKEND:IFACE", help="Receive on this port instead of the built-in source (af_packet:veth1, af_xdp:veth1); flows by destination /24.")
 @click.option("--tx", "tx_port", metavar="BACKEND:IFACE", help="Transmit at every egress on this port.")
@@ -99,18 +102,18 @@ def _named_pipeline(name: str, sizes: dict[str, int], batch_size: int = 32, burs
 @click.option("--poll-model", metavar="FILE", help="The learned policy's model (default: the one shipped; `sluice train polling` writes one).")
 @click.option("--rate", "rate_pps", type=RATE, help="Offered rate of every flow (pkt/s; default: as fast as the worker takes packets).")
 @click.option("--flow-rate", "flow_rates", type=FlowRate(), multiple=True, help="Offered rate of one flow (pkt/s); repeatable, overrides --rate.")
-@click.option("--egress-sched", type=click.Choice(["fifo", "priority", "drr", "wf2q+", "qfq"]),
+@click.option("--egress-sched", type=click.Choice(EGRESS_ALGORITHM_VALUES),
               help="Share the output link among classes of flows with this scheduler (priority: the largest weight first).")
 @click.option("--link-rate", type=LinkRate(), help="The scheduled link's rate: bit/s, or with a unit (1Gbit, 500Mbit, 10kbit).")
 @click.option("--weights", type=ClassWeights(), help="The classes and their weights (tight=3,bulk=1).")
 @click.option("--class", "class_flows", type=ClassFlows(), multiple=True, help="A class's flows (names, or a prefix ending in *); repeatable.")
 @click.option("--egress-wait", is_flag=True, help="A full class makes the sources that feed it wait, rather than its packets being dropped.")
-@click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
-@click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
-@click.option("--spare-workers", type=click.IntRange(0, int(LIMITS["max_workers"]) - 1), default=0, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
+@click.option("--slo-statistic", type=click.Choice(SLO_STATISTIC_VALUES), default=RunParams.slo_statistic, show_default=True)
+@click.option("--delta", type=Number(0, 0.5, max_open=True), default=RunParams.delta, show_default=True, help="δ of the SLO-aware controllers: a flow is active from (1 − δ)·SLO.")
+@click.option("--spare-workers", type=click.IntRange(0, int(LIMITS["max_workers"]) - 1), default=PipelineDefaults.spare_workers, show_default=True, help="Idle workers pipeline decomposition may move flows to.")
 @click.option("--outage", "outages", type=Outage(), multiple=True, help="Take worker W down from period FROM until period UNTIL (warm-up periods count), as a failed core; repeatable.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
-@click.option("--keep-periods", type=PERIODS, default=_core.DEFAULT_KEEP_PERIODS, show_default=True,
+@click.option("--keep-periods", type=PERIODS, default=RunParams.keep_periods, show_default=True,
               help="The most recent periods the report (--json, --csv, --plot) keeps; the summary counts them all.")
 @click.option("--json", "json_path", help="Write the report as JSON.")
 @click.option("--csv", "csv_path", help="Write the per-period table as CSV.")
@@ -177,9 +180,9 @@ def run(
     if poll_model is not None and poll != "learned" and not any(policy == "learned" for _, policy in worker_polls):
         raise Refused("--poll-model is the learned policy's model: give --poll learned (or --worker-poll W=learned)")
     if poll is not None:
-        pipeline.set_poll(poll, model=poll_model if poll == "learned" else None)
+        pipeline.set_poll(PollSettings(poll, model=poll_model if poll == "learned" else None))
     for worker, policy in worker_polls:
-        pipeline.set_poll(policy, model=poll_model if policy == "learned" else None, worker=worker)
+        pipeline.set_poll(PollSettings(policy, model=poll_model if policy == "learned" else None), worker=worker)
     if egress_sched is not None or link_rate or weights or class_flows or egress_wait:
         _schedule_egress(pipeline, egress_sched, link_rate, weights, class_flows, egress_wait)
     try:
@@ -263,7 +266,7 @@ def _schedule_egress(pipeline: Pipeline, algorithm: Optional[str], link_bits_per
     pipeline.schedule_egress(algorithm, link_bits_per_s, {c: (weights[c], members[c]) for c in weights}, on_full="wait" if wait else "drop")
 
 
-def _read_description(path: str) -> dict[str, Any]:
+def _read_description(path: str) -> PipelineJson:
     """The JSON description in file `path`, refused by name when it is not one."""
     try:
         with open(path, encoding="utf-8") as f:
@@ -274,7 +277,7 @@ def _read_description(path: str) -> dict[str, Any]:
         raise Refused(f"{path}: not a text file (UTF-8)") from None
     if not isinstance(spec, dict):
         raise Refused(f"{path}: a description is a JSON object ({{\"modules\": …}}), not a {type(spec).__name__}")
-    return spec
+    return cast(PipelineJson, spec)
 
 
 def _rss_bytes() -> int:
@@ -305,7 +308,7 @@ class _Slope:
 @click.option("--n", "n", type=SIZE, default=16, show_default=True, help="Branches of the robot-control pipeline.")
 @click.option("--controller", type=click.Choice(_core.controllers()), default="max", show_default=True)
 @click.option("--seconds", type=Number(0, 7 * 86400, min_open=True), default=20.0, show_default=True, help="How long to run.")
-@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
+@click.option("--period-ms", type=PERIOD_MS, default=RunParams.period_ms, show_default=True, help="Control period (ms).")
 @click.option("--json", "json_path", help="Write the RSS figures as JSON.")
 def soak(n: int, controller: str, seconds: float, period_ms: float, json_path: Optional[str]) -> None:
     """Run RC(n) on the engine for a while and report resident memory: after
@@ -328,7 +331,7 @@ def soak(n: int, controller: str, seconds: float, period_ms: float, json_path: O
             trend.add(reading["t_s"], reading["rss"])
 
     periods = max(2, int(seconds * 1000 / period_ms))
-    r = progress_run(rc(n), controller, periods, 1, period_ms=period_ms, on_period_extra=on_period, keep_periods=10)
+    r = progress_run(rc(n), controller, periods, RunParams.warmup_periods, period_ms=period_ms, on_period_extra=on_period, keep_periods=10)
     s = r.summary
     slope_kib_per_min = trend.slope() * 60 / 1024
     console.print(

@@ -8,14 +8,14 @@ import os
 import runpy
 import sys
 import tempfile
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import click
 
 from sluice import _core, profiles
 from sluice.cli.app import main
 from sluice.cli.output import console, summary_tables
-from sluice.cli.params import PERIOD_MS, LinkRate, Number, RouterPort, RouteVia
+from sluice.cli.params import PERIOD_MS, PERIODS, LinkRate, Number, RouterPort, RouteVia
 from sluice.client import ApiError, Client
 from sluice.errors import Refused, writable
 from sluice.files import write_replacing
@@ -23,6 +23,7 @@ from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.pipelines import PIPELINES
 from sluice.router import router
 from sluice.result import RunResult
+from sluice.run_params import SLO_STATISTIC_VALUES, RunParams
 
 
 def default_run_dir() -> str:
@@ -83,12 +84,12 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
               help="`router`: a port and its interface's addresses (af_packet:sw1=10.0.1.254/24,2001:db8:1::fe/64); two or more.")
 @click.option("--route", "routes", type=RouteVia(), multiple=True, help="`router`: a route through a gateway (10.9.0.0/16=10.0.2.100); repeatable.")
 @click.option("--controller", type=click.Choice(_core.controllers()), default="null", show_default=True, help="The controller to start with.")
-@click.option("--period-ms", type=PERIOD_MS, default=100.0, show_default=True, help="Control period (ms).")
-@click.option("--slo-statistic", type=click.Choice(["p50", "p95", "p99", "max", "mean"]), default="p95", show_default=True)
-@click.option("--delta", type=Number(0, 0.5, max_open=True), default=_core.DEFAULT_DELTA, show_default=True, help="δ of the SLO-aware controllers.")
+@click.option("--period-ms", type=PERIOD_MS, default=RunParams.period_ms, show_default=True, help="Control period (ms).")
+@click.option("--slo-statistic", type=click.Choice(SLO_STATISTIC_VALUES), default=RunParams.slo_statistic, show_default=True)
+@click.option("--delta", type=Number(0, 0.5, max_open=True), default=RunParams.delta, show_default=True, help="δ of the SLO-aware controllers.")
 @click.option("--listen", metavar="HOST:PORT", help="Also listen on this TCP address; requests must carry the token of --token-file.")
 @click.option("--token-file", type=click.Path(exists=True, dir_okay=False), help="The token TCP requests carry (Authorization: Bearer TOKEN).")
-@click.option("--keep-periods", type=click.IntRange(1, 1_000_000), default=_core.DEFAULT_KEEP_PERIODS, show_default=True, help="The most recent periods the final report keeps.")
+@click.option("--keep-periods", type=PERIODS, default=RunParams.keep_periods, show_default=True, help="The most recent periods the final report keeps.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the final report here (default: RUN_DIR/report.json).")
 def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[str], tx_port: Optional[str],
@@ -114,8 +115,8 @@ def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[st
     console.print(f"serving {pipeline.name} under {controller}: control API on {os.path.join(run_dir, 'sluice.sock')}"
                   f"{f' and {listen}' if listen else ''}; SIGTERM or Ctrl-C stops it", style="bold")
     sys.stdout.flush()
-    text = _core.serve(pipeline.to_json(), run_dir, controller=controller, period_ms=period_ms, slo_statistic=slo_statistic,
-                       delta=delta, timing=not no_timing, listen=listen, token=token, keep_periods=keep_periods)
+    params = RunParams(period_ms=period_ms, slo_statistic=slo_statistic, delta=delta, timing=not no_timing, keep_periods=keep_periods)
+    text = _core.serve(pipeline.to_json(), run_dir, controller, json.dumps(params.spec()), listen=listen, token=token)
     result = RunResult(json.loads(text))
     # A daemon's report: a link in its place is replaced, never followed.
     write_replacing(json_path, result.to_json(), follow_links=False)
@@ -350,20 +351,20 @@ def ctl_neigh_del(context: click.Context, interface: str, address: str) -> None:
 
 @ctl.command("routes")
 @click.argument("module")
-@click.option("--add", "adds", nargs=2, multiple=True, metavar="PREFIX GATE", help="Add a route, or replace the one of its prefix; repeatable.")
+@click.option("--add", "adds", nargs=2, multiple=True, metavar="PREFIX GATE", help="Add a route, or replace the one of its prefix; GATE a number or the gate's name; repeatable.")
 @click.option("--delete", "deletes", multiple=True, metavar="PREFIX", help="Delete a route; repeatable.")
 @click.option("--file", "path", type=click.Path(exists=True, dir_okay=False), help='Routes in bulk: a JSON file {"add": [[PREFIX, GATE], …], "delete": [PREFIX, …]}.')
 @click.pass_context
 def ctl_routes(context: click.Context, module: str, adds: tuple[tuple[str, str], ...], deletes: tuple[str, ...], path: Optional[str]) -> None:
     """Add, replace and delete an LPM's routes, all in one change."""
-    add = [(prefix, int(_number(gate, "GATE"))) for prefix, gate in adds]
+    add: list[tuple[str, Union[int, str]]] = [(prefix, int(gate) if gate.isdigit() else gate) for prefix, gate in adds]
     delete = list(deletes)
     if path is not None:
         with open(path, encoding="utf-8") as f:
             bulk = json.load(f)
         if not isinstance(bulk, dict):
             raise Refused(f"{path}: expected an object with 'add' and 'delete'")
-        add += [(str(p), int(g)) for p, g in bulk.get("add", [])]
+        add += [(str(p), g) for p, g in bulk.get("add", [])]
         delete += [str(p) for p in bulk.get("delete", [])]
     if not add and not delete:
         raise Refused("nothing to change: give --add, --delete or --file")

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from sluice.embed.instance import Instance
 from sluice.nf import Dedup, Replicate
+from sluice.description import PipelineJson
 from sluice.pipeline import Pipeline
 
 #: Sink that unused gates of copied modules lead to (HA packets never take them).
@@ -34,7 +35,8 @@ def resilient(pipeline: Pipeline, ha_flows: Sequence[str], k: int = 1) -> Pipeli
     untouched. Raises ValueError naming an HA flow that cannot be made so."""
     if k < 1:
         raise ValueError(f"k (core failures to survive) must be ≥ 1, got {k}")
-    spec = copy.deepcopy(pipeline.spec())
+    # Rewritten freely below, then read back (and checked) as a description.
+    spec = cast(dict[str, Any], copy.deepcopy(pipeline.spec()))
     modules: dict[str, dict[str, Any]] = {m["name"]: m for m in spec["modules"]}
     flows = {f["name"]: f for f in spec["flows"]}
     for name in ha_flows:
@@ -102,7 +104,7 @@ def resilient(pipeline: Pipeline, ha_flows: Sequence[str], k: int = 1) -> Pipeli
         f["path"] = [f"{f['path'][0]}~ha", f"{f['path'][0]}~replicate", *f["path"][1:-1], dedup["name"], sink]
     spec["modules"], spec["edges"] = new_modules, new_edges
     spec["name"] = f"{pipeline.name} resilient"
-    return Pipeline.from_spec(spec)
+    return Pipeline.from_spec(cast(PipelineJson, spec))
 
 
 def place(pipeline: Pipeline, instance: Instance, placement: Sequence[int], *, io_worker: int = 0, first_worker: int = 1) -> None:

@@ -9,19 +9,14 @@ import statistics
 from typing import Any, Callable
 
 from sluice import Pipeline
+from sluice.description import PollSettingsJson
+from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.lab import energy
 from sluice.pipelines import l2l3
 
-POLICIES: dict[str, dict[str, Any]] = {
-    "busy": {"policy": "busy"},
-    "empty-poll": {"policy": "empty-poll", "empty_polls": 64, "min_sleep_us": 50.0, "max_sleep_us": 500.0},
-    "slo-aware": {"policy": "slo-aware", "empty_polls": 64, "min_sleep_us": 50.0, "max_sleep_us": 500.0},
-    "slo-batching": {"policy": "slo-batching", "min_sleep_us": 50.0, "max_sleep_us": 500.0},
-    "vpp-adaptive": {"policy": "vpp-adaptive", "threshold_pkts": 8, "max_sleep_us": 500.0},
-    "metronome": {"policy": "metronome", "vacation_us": 50.0},
-    # The model shipped in the package (`sluice train polling` on this machine's kind).
-    "learned": {"policy": "learned", "max_sleep_us": 500.0},
-}
+#: Every policy with the core's settings (learned: the model shipped in the
+#: package, `sluice train polling` on this machine's kind).
+POLICIES: dict[str, PollSettingsJson] = {kind: PollSettings(kind).spec() for kind in POLL_KIND_VALUES}
 FLOWS = 4
 #: Every flow's delay SLO (µs, p95): room for a sleep, as the slo-aware policy needs.
 SLO_US = 2000.0
@@ -29,7 +24,7 @@ SLO_US = 2000.0
 IDLE_PPS = 0.1
 
 
-def pipeline(poll: dict[str, Any], load: float, saturation_pps: float, schedule: list[tuple[int, float]] | None = None,
+def pipeline(poll: PollSettingsJson, load: float, saturation_pps: float, schedule: list[tuple[int, float]] | None = None,
              burst_pkts: int = 1, first_slo_us: float = SLO_US) -> Pipeline:
     """L2L3(4) on one worker polling as `poll` says (a description's `poll`
     object), its flows sharing `load` × `saturation_pps` (unlimited while

@@ -36,6 +36,7 @@ from sluice.lab import energy, output
 from sluice.lab.poll_worker import POLICIES, SLO_US, ROW_KEYS, measure, needed_pct, pipeline
 from sluice.lab.reference import table
 from sluice.poll_model import HISTORY, with_default_model
+from sluice.description import PollSettingsJson
 
 LOADS = [0.0, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2]
 QUICK_LOADS = [0.0, 0.01, 0.5, 1.2]
@@ -169,11 +170,12 @@ def markdown_held_out(held: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def round_sizes(poll: dict[str, Any], load: float, saturation_pps: float, period_ms: float) -> list[int]:
+def round_sizes(poll: PollSettingsJson, load: float, saturation_pps: float, period_ms: float) -> list[int]:
     """The sizes of the worker's last consecutive rounds (at most
     `HISTORY`, the latest last) under `poll` at a constant `load`:
     the round sizes the learned policy's features hold at the run's last decision."""
-    m = measure(pipeline({**poll, "log_features": True}, load, saturation_pps), 2, period_ms)
+    logged: PollSettingsJson = {**poll, "log_features": True}
+    m = measure(pipeline(logged, load, saturation_pps), 2, period_ms)
     last = m["features"][-1] if m["features"] else []
     return [int(n) for n in reversed(last[:HISTORY])]
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from sluice import _core, net
 from sluice.lab import poll_worker
+from sluice.description import PollSettingsJson
 
 #: Loads as shares of the port's most under busy polling (0: no sender).
 LOADS = [0.0, 0.01, 0.1, 0.25, 0.5, 0.75]
@@ -38,7 +39,7 @@ def rows(periods: int, period_ms: float, quick: bool) -> dict[str, Any]:
     return got
 
 
-def _run(backend: str, poll: dict[str, Any], rate_pps: float | None, periods: int, period_ms: float) -> dict[str, Any]:
+def _run(backend: str, poll: PollSettingsJson, rate_pps: float | None, periods: int, period_ms: float) -> dict[str, Any]:
     """The pipeline receiving on `backend`'s port under `poll` while the
     sender sends at `rate_pps` in all (None: as fast as it can; 0: not at all)."""
     receiver = poll_worker.pipeline(poll, 0.0, 0.0)

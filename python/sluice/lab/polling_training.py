@@ -69,6 +69,7 @@ from typing import Any, Callable
 
 from sluice.lab import poll_worker
 from sluice.poll_model import LOGGED, export, features
+from sluice.poll import PollSettings
 
 #: The paper's scenarios (Mbit/s of a 10 Gbit/s link), run as these shares of the saturation rate.
 SCENARIOS_MBPS = [2, 10, 500, 1000, 2500, 5000, 7500, 9000]
@@ -171,7 +172,7 @@ def train(out: Path, model_path: Path, iterations: int, seed: int, quick: bool, 
 
     def run(model: Any, which: str, it: int) -> list[dict[str, Any]]:
         export(model, rounds, model_path, {"iteration": it, "sleeps": which})
-        poll = {"policy": "learned", "model": str(model_path), "max_sleep_us": MAX_SLEEP_US, "log_features": True}
+        poll = PollSettings("learned", max_sleep_us=MAX_SLEEP_US, model=str(model_path), log_features=True).spec()
         measured = []
         for s, load in enumerate(loads):
             progress(f"iteration {it + 1}/{iterations}, {which}: {SCENARIOS_MBPS[s]} Mbit/s")

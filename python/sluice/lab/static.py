@@ -27,6 +27,7 @@ from sluice.lab import output
 from sluice.lab.reference import table
 from sluice.pipeline import Pipeline
 from sluice.pipelines import gw, l2l3, l2l3_dual, mgw, rc, vrf
+from sluice.run_params import RunParams
 
 #: Controllers in the order of the published table, then ours (not in it).
 CONTROLLERS = ["null", "max", "nfvnice", "onoff", "projgrad", "wfq-opt"]
@@ -100,7 +101,7 @@ class Settings:
     backend: str
     rounds: int
     #: The delay statistic each SLO bounds (the paper's: p95).
-    slo_statistic: str = "p95"
+    slo_statistic: str = RunParams.slo_statistic
     #: Count the periods in which the machine slowed the worker's core too
     #: (see `DISTURBED`) in each controller's batch and rate.
     keep_disturbed: bool = False

@@ -90,7 +90,7 @@ mod tests {
     use crate::backend::Actions;
     use crate::graph::tests::{ByFlow, Listed, Log, TestGraph};
     use crate::model::{ModelBuilder, ModuleDecl, Role};
-    use crate::nf::Instance;
+    use crate::nf::ModuleCode;
     use crate::schedule::Schedule;
     use crate::WalkerConfig;
 
@@ -105,9 +105,9 @@ mod tests {
             b.connect(&format!("src{i}"), 0, &format!("a{i}"), 0).connect(&format!("a{i}"), 0, &format!("out{i}"), 0);
             b.flow(&format!("f{i}"), &[&format!("src{i}"), &format!("a{i}"), &format!("out{i}")], None);
         }
-        let listed = |flow| Instance::Source(Box::new(Listed::new(&vec![flow; 50_000])));
-        let nf = |name| Instance::Function(Box::new(ByFlow { name, gates: 1, log: Log::default() }));
-        let instances = vec![listed(0), nf("a0"), Instance::Egress, listed(1), nf("a1"), Instance::Egress];
+        let listed = |flow| ModuleCode::Source(Box::new(Listed::new(&vec![flow; 50_000])));
+        let nf = |name| ModuleCode::Function(Box::new(ByFlow { name, gates: 1, log: Log::default() }));
+        let instances = vec![listed(0), nf("a0"), ModuleCode::Egress, listed(1), nf("a1"), ModuleCode::Egress];
         let config = WalkerConfig { timing: false, schedule: Schedule::WeightedFair { backpressure: None, buffered_only: false }, ..WalkerConfig::default() };
         let mut g = TestGraph::with_config(&b, 32, instances, config);
         let weights = [("src0", 10), ("src1", 10), ("a0", 3), ("a1", 1)].map(|(name, w)| (g.module(name), w));

@@ -102,7 +102,7 @@ mod tests {
     use crate::batch::Batch;
     use crate::graph::tests::{Listed, TestGraph};
     use crate::model::{ModelBuilder, ModuleDecl, Role};
-    use crate::nf::{Instance, NetworkFunction, NfContext, Outputs};
+    use crate::nf::{ModuleCode, NetworkFunction, NfContext, Outputs};
     use crate::packet::PacketId;
 
     /// Keeps each packet until `hold_ns` past its ingress, then sends it.
@@ -156,7 +156,7 @@ mod tests {
             .module(ModuleDecl::new("out", Role::Sink, 1, 0));
         b.connect("src", 0, "hold", 0).connect("hold", 0, "out", 0).flow("f", &["src", "hold", "out"], None);
         let holder = Holder { hold_ns: 50_000_000, held: VecDeque::new(), releasing: false };
-        let mut g = TestGraph::new(&b, 10, vec![Instance::Source(Box::new(Listed::new(&[0; 20]))), Instance::Function(Box::new(holder)), Instance::Egress]);
+        let mut g = TestGraph::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 20]))), ModuleCode::Function(Box::new(holder)), ModuleCode::Egress]);
         g.rounds(1);
         let c = g.counters();
         assert_eq!((c.flows[0].delivered, c.in_flight), (0, 10), "held for 50 ms");

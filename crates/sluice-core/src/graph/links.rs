@@ -97,7 +97,7 @@ pub(super) const RING_RESERVE: usize = 2 * MAX_BURST;
 mod tests {
     use crate::graph::tests::{ByFlow, Listed, Log, TestWorkers};
     use crate::model::{ModelBuilder, ModuleDecl, Role};
-    use crate::nf::Instance;
+    use crate::nf::ModuleCode;
     use crate::wiring::RING_SLOTS;
     use crate::WalkerConfig;
 
@@ -107,8 +107,8 @@ mod tests {
         b.module(ModuleDecl::new("src", Role::Source, 0, 1)).module(ModuleDecl::new("a", Role::Function, 1, 1)).module(ModuleDecl::new("out", Role::Sink, 1, 0));
         b.connect("src", 0, "a", 0).connect("a", 0, "out", 0).flow("f", &["src", "a", "out"], None);
         b.place("src", 0).place("a", 1).place("out", 1);
-        let a = Instance::Function(Box::new(ByFlow { name: "a", gates: 1, log: Log::default() }));
-        TestWorkers::new(&b, 32, vec![Instance::Source(Box::new(Listed::new(&vec![0; packets]))), a, Instance::Egress], WalkerConfig { timing: false, ..WalkerConfig::default() })
+        let a = ModuleCode::Function(Box::new(ByFlow { name: "a", gates: 1, log: Log::default() }));
+        TestWorkers::new(&b, 32, vec![ModuleCode::Source(Box::new(Listed::new(&vec![0; packets]))), a, ModuleCode::Egress], WalkerConfig { timing: false, ..WalkerConfig::default() })
     }
 
     #[test]

@@ -32,7 +32,7 @@ use crate::buffer::FractionalBuffer;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
-use crate::nf::{Instance, NetworkFunction, PacketSink, PacketSource};
+use crate::nf::{ModuleCode, NetworkFunction, PacketSink, PacketSource};
 use crate::pool::PacketPool;
 use crate::schedule::Schedule;
 use crate::telemetry::{DelaySampling, FlowRecorder, ModuleCounters, WorkerCounters};
@@ -300,7 +300,7 @@ impl WorkerGraph {
     pub fn new(
         model: &Model,
         worker: usize,
-        instances: &mut [Option<Instance>],
+        instances: &mut [Option<ModuleCode>],
         knobs: &Knobs,
         clock: quanta::Clock,
         origin: u64,
@@ -318,18 +318,18 @@ impl WorkerGraph {
             let decl = &model.modules[m];
             let instance = instances.get_mut(m).and_then(Option::take).ok_or_else(|| Error::module(&decl.name, "no implementation given"))?;
             let (kind, outgates) = match (decl.role, instance) {
-                (Role::Source, Instance::Source(s)) => (Kind::Source(s), 1),
-                (Role::Function, Instance::Function(nf)) => {
+                (Role::Source, ModuleCode::Source(s)) => (Kind::Source(s), 1),
+                (Role::Function, ModuleCode::Function(nf)) => {
                     if nf.ingates() != decl.ingates {
                         return Err(Error::module(&decl.name, format!("declared {} ingates, its NF has {}", decl.ingates, nf.ingates())));
                     }
                     let n = nf.outgates();
                     (Kind::Function(nf), n)
                 }
-                (Role::Sink, Instance::Egress) => (Kind::Egress(Ends::Nobody, Output::Deliver), 0),
-                (Role::Sink, Instance::Transmit(port)) => (Kind::Egress(Ends::Nobody, Output::Port(port)), 0),
-                (Role::Sink, Instance::Scheduled(class, port)) if wiring.egress.is_some() => (Kind::Egress(Ends::Nobody, Output::Scheduled(class, port)), 0),
-                (Role::Sink, Instance::Scheduled(..)) => return Err(Error::module(&decl.name, "a scheduled egress needs the pipeline's scheduled link")),
+                (Role::Sink, ModuleCode::Egress) => (Kind::Egress(Ends::Nobody, Output::Deliver), 0),
+                (Role::Sink, ModuleCode::Transmit(port)) => (Kind::Egress(Ends::Nobody, Output::Port(port)), 0),
+                (Role::Sink, ModuleCode::Scheduled(class, port)) if wiring.egress.is_some() => (Kind::Egress(Ends::Nobody, Output::Scheduled(class, port)), 0),
+                (Role::Sink, ModuleCode::Scheduled(..)) => return Err(Error::module(&decl.name, "a scheduled egress needs the pipeline's scheduled link")),
                 (role, _) => return Err(Error::module(&decl.name, format!("implementation does not fit role {role:?}"))),
             };
             if outgates != decl.outgates {

@@ -75,7 +75,7 @@ mod tests {
     use crate::backend::Actions;
     use crate::graph::tests::{ByFlow, Listed, Log, TestWorkers};
     use crate::model::{ModelBuilder, ModuleDecl, Role};
-    use crate::nf::Instance;
+    use crate::nf::ModuleCode;
     use crate::WalkerConfig;
 
     #[test]
@@ -85,9 +85,9 @@ mod tests {
         b.connect("src", 0, "a", 0).connect("a", 0, "out", 0).flow("f", &["src", "a", "out"], None);
         b.spare_workers(1);
         let log = Log::default();
-        let a = Instance::Function(Box::new(ByFlow { name: "a", gates: 1, log: log.clone() }));
+        let a = ModuleCode::Function(Box::new(ByFlow { name: "a", gates: 1, log: log.clone() }));
         let config = WalkerConfig { timing: false, ..WalkerConfig::default() };
-        let mut w = TestWorkers::new(&b, 10, vec![Instance::Source(Box::new(Listed::new(&[0; 30]))), a, Instance::Egress], config);
+        let mut w = TestWorkers::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 30]))), a, ModuleCode::Egress], config);
         let (m_a, m_out) = (w.model.module_id("a").unwrap(), w.model.module_id("out").unwrap());
         w.knobs.apply(&w.model, &Actions { triggers: vec![(m_a, 8)], ..Actions::default() }).unwrap();
         w.rounds(1);

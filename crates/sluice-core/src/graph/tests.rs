@@ -10,7 +10,7 @@ use crate::backend::Actions;
 use crate::batch::Batch;
 use crate::knobs::Knobs;
 use crate::model::{ModelBuilder, ModuleDecl, Role};
-use crate::nf::{Instance, NetworkFunction, NfContext, Outputs, PacketSource};
+use crate::nf::{ModuleCode, NetworkFunction, NfContext, Outputs, PacketSource};
 use crate::packet::PacketMeta;
 use crate::pool::PacketPool;
 use crate::telemetry::{Counters, DelaySampling};
@@ -105,15 +105,15 @@ pub(super) struct TestGraph {
 impl TestGraph {
     /// Builds `builder`'s model at batch size `batch`, with one instance per
     /// module in declaration order.
-    pub(super) fn new(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>) -> Self {
+    pub(super) fn new(builder: &ModelBuilder, batch: usize, instances: Vec<ModuleCode>) -> Self {
         Self::with_config(builder, batch, instances, WalkerConfig { timing: false, ..WalkerConfig::default() })
     }
 
     /// [`Self::new`] under walker settings `config`.
-    pub(super) fn with_config(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>, config: WalkerConfig) -> Self {
+    pub(super) fn with_config(builder: &ModelBuilder, batch: usize, instances: Vec<ModuleCode>, config: WalkerConfig) -> Self {
         let model = builder.build(batch).expect("a valid model");
         let knobs = Knobs::new(&model);
-        let mut instances: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
+        let mut instances: Vec<Option<ModuleCode>> = instances.into_iter().map(Some).collect();
         let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
         let clock = quanta::Clock::new();
         let origin = clock.raw();
@@ -153,10 +153,10 @@ pub(super) struct TestWorkers {
 impl TestWorkers {
     /// Builds `builder`'s model at batch size `batch` on its workers, with
     /// one instance per module in declaration order.
-    pub(super) fn new(builder: &ModelBuilder, batch: usize, instances: Vec<Instance>, config: WalkerConfig) -> Self {
+    pub(super) fn new(builder: &ModelBuilder, batch: usize, instances: Vec<ModuleCode>, config: WalkerConfig) -> Self {
         let model = builder.build(batch).expect("a valid model");
         let knobs = Knobs::new(&model);
-        let mut instances: Vec<Option<Instance>> = instances.into_iter().map(Some).collect();
+        let mut instances: Vec<Option<ModuleCode>> = instances.into_iter().map(Some).collect();
         let clock = quanta::Clock::new();
         let origin = clock.raw();
         let graphs = wire(&model, config.schedule, None)
@@ -210,14 +210,14 @@ fn split_in_two_aged(flows: &[u16], slos: [Option<f64>; 2], log: &Log, a0_max_ag
     b.connect("src", 0, "split", 0).connect("split", 0, "a0", 0).connect("split", 1, "a1", 0);
     b.connect("a0", 0, "out0", 0).connect("a1", 0, "out1", 0);
     b.flow("f0", &["src", "split", "a0", "out0"], slos[0]).flow("f1", &["src", "split", "a1", "out1"], slos[1]);
-    let by_flow = |name, gates| Instance::Function(Box::new(ByFlow { name, gates, log: log.clone() }));
+    let by_flow = |name, gates| ModuleCode::Function(Box::new(ByFlow { name, gates, log: log.clone() }));
     let instances = vec![
-        Instance::Source(Box::new(Listed::new(flows))),
+        ModuleCode::Source(Box::new(Listed::new(flows))),
         by_flow("split", 2),
         by_flow("a0", 1),
         by_flow("a1", 1),
-        Instance::Egress,
-        Instance::Egress,
+        ModuleCode::Egress,
+        ModuleCode::Egress,
     ];
     TestGraph::new(&b, 32, instances)
 }
@@ -288,7 +288,7 @@ fn a_packet_dropped_by_an_nf_is_its_flows_drop_and_the_modules() {
         .module(ModuleDecl::new("out", Role::Sink, 1, 0));
     b.connect("src", 0, "odd", 0).connect("odd", 0, "out", 0);
     b.flow("f", &["src", "odd", "out"], Some(100.0));
-    let mut g = TestGraph::new(&b, 4, vec![Instance::Source(Box::new(Listed::new(&[0; 10]))), Instance::Function(Box::new(DropOdd)), Instance::Egress]);
+    let mut g = TestGraph::new(&b, 4, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 10]))), ModuleCode::Function(Box::new(DropOdd)), ModuleCode::Egress]);
     assert_eq!(g.rounds(5), 10, "a round takes one batch of 4");
     let c = g.counters();
     assert_eq!((c.flows[0].generated, c.flows[0].delivered, c.flows[0].dropped), (10, 5, 5));
@@ -305,7 +305,7 @@ fn delays_are_timed_for_every_packet_up_to_the_floor_then_on_drawn_rounds_standi
         b.connect("src", 0, "out", 0).flow("f", &["src", "out"], Some(100.0));
         let config = WalkerConfig { delay_sampling: sampling, ..WalkerConfig::default() };
         let all: usize = periods.iter().sum();
-        let mut g = TestGraph::with_config(&b, 1, vec![Instance::Source(Box::new(Listed::new(&vec![0; all]))), Instance::Egress], config);
+        let mut g = TestGraph::with_config(&b, 1, vec![ModuleCode::Source(Box::new(Listed::new(&vec![0; all]))), ModuleCode::Egress], config);
         let mut delivered = 0;
         periods
             .iter()
@@ -346,8 +346,8 @@ fn an_egress_that_ends_several_flows_delivers_each_packet_to_its_own_and_flows_c
     b.flow("f0", &["src", "a", "out"], None).flow("f1", &["src", "a", "out"], None);
     // 30 packets of flows 0 and 1 in turn, then 10 of flow 2, which is added before they come.
     let sent: Vec<u16> = (0..30).map(|i| i % 2).chain([2; 10]).collect();
-    let a = Instance::Function(Box::new(ByFlow { name: "a", gates: 1, log: Log::default() }));
-    let mut g = TestGraph::new(&b, 10, vec![Instance::Source(Box::new(Listed::new(&sent))), a, Instance::Egress]);
+    let a = ModuleCode::Function(Box::new(ByFlow { name: "a", gates: 1, log: Log::default() }));
+    let mut g = TestGraph::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&sent))), a, ModuleCode::Egress]);
     assert_eq!(g.rounds(3), 30);
     let delivered = |g: &mut TestGraph| g.counters().flows.iter().map(|f| (f.delivered, f.misdelivered)).collect::<Vec<_>>();
     assert_eq!(delivered(&mut g), [(15, 0), (15, 0)], "each to its own flow");

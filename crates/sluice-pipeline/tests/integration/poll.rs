@@ -30,7 +30,7 @@ fn at_rate(pps: f64, poll: serde_json::Value, slo_us: Option<f64>) -> RunReport 
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let plan = RunPlan { periods: 4, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
     let _engine = common::one_engine_at_a_time();
-    sluice_pipeline::run(&p, controller("null", &plan).unwrap(), "engine", true, &plan, &mut |_| {}, &|| false).unwrap()
+    sluice_pipeline::run(&p, controller("null", &plan).unwrap(), sluice_pipeline::BackendKind::Engine, true, &plan, &mut |_| {}, &|| false).unwrap()
 }
 
 /// Checks that the worker decided to sleep in most measured periods of
@@ -160,7 +160,7 @@ fn a_sparse_flow_with_a_tight_slo_keeps_its_worker_from_long_sleeps_in_periods_i
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let plan = RunPlan { periods: 6, warmup_periods: 1, period_ns: 100_000_000, ..RunPlan::default() };
     let _engine = common::one_engine_at_a_time();
-    let r = sluice_pipeline::run(&p, controller("null", &plan).unwrap(), "engine", true, &plan, &mut |_| {}, &|| false).unwrap();
+    let r = sluice_pipeline::run(&p, controller("null", &plan).unwrap(), sluice_pipeline::BackendKind::Engine, true, &plan, &mut |_| {}, &|| false).unwrap();
     let silent = r.periods.iter().filter(|p| p.telemetry.flows[0].delivered == 0).count();
     assert!(silent >= 2, "periods without a packet of the sparse flow: {silent}");
     assert!(r.summary.lossless && waits(&r) == 0, "{:?}, {} waits", r.summary, waits(&r));

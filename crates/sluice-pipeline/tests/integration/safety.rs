@@ -31,7 +31,7 @@ fn plan() -> RunPlan {
 fn run(spec: &Value, name: &str) -> RunReport {
     let p = Pipeline::from_json(&spec.to_string()).unwrap();
     let plan = plan();
-    sluice_pipeline::run(&p, controller(name, &plan).unwrap(), "sim", true, &plan, &mut |_| {}, &|| false).unwrap()
+    sluice_pipeline::run(&p, controller(name, &plan).unwrap(), sluice_pipeline::BackendKind::Sim, true, &plan, &mut |_| {}, &|| false).unwrap()
 }
 
 /// The p95 delay of each flow under Null over the measured periods (µs).

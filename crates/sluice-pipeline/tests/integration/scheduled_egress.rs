@@ -128,7 +128,7 @@ fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
         let err = Pipeline::from_json(&spec.to_string()).err().map(|e| e.to_string()).unwrap_or_default();
         assert!(err.contains(expect), "expected '{expect}' in: {err}");
     };
-    refused(&|s| s["egress_scheduler"]["algorithm"] = json!("cbq"), "unknown scheduling algorithm 'cbq'");
+    refused(&|s| s["egress_scheduler"]["algorithm"] = json!("cbq"), "egress_scheduler.algorithm: unknown kind `cbq` (known: fifo, priority, drr, wf2q+, qfq)");
     refused(&|s| s["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk2"]), "flow 'bulk3' is in no class");
     refused(&|s| s["egress_scheduler"]["classes"][1]["flows"] = json!(["bulk1", "bulk2", "bulk3"]), "flow 'bulk1' is in class 'tight' and in class 'bulk'");
     refused(
@@ -156,7 +156,7 @@ fn a_scheduled_egress_is_refused_where_it_cannot_run_or_is_ill_described() {
     refused(&|s| s["egress_scheduler"]["overhead_bytes"] = json!(70000), "overhead_bytes 70000 must be ≤ 65535");
     refused(&|s| s["egress_scheduler"]["queue_pkts"] = json!(30000), "more than a worker's pool makes room for");
     refused(&|s| s["egress_scheduler"]["pace"] = json!(1), "egress_scheduler: unknown key `pace`");
-    refused(&|s| s["egress_scheduler"]["on_full"] = json!("block"), "on_full 'block': \"drop\" or \"wait\"");
+    refused(&|s| s["egress_scheduler"]["on_full"] = json!("block"), "egress_scheduler.on_full: unknown kind `block` (known: drop, wait)");
     refused(&|s| s["egress_scheduler"]["scan_gap_us"] = json!(-1.0), "scan_gap_us -1 must be in [0, 1000]");
     let mut two = scheduled(1e3, 1e3);
     two["modules"][2]["worker"] = json!(1);

@@ -10,7 +10,9 @@ const DRR_QUANTUM: u32 = 1500;
 pub const QFQ_LMAX: u32 = 2048;
 
 /// A scheduling algorithm, chosen at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+#[schemars(rename = "EgressAlgorithm")]
 pub enum Algorithm {
     /// First in, first out over every class (their weights unused).
     Fifo,
@@ -21,6 +23,7 @@ pub enum Algorithm {
     /// Deficit round robin.
     Drr,
     /// WF²Q+.
+    #[serde(rename = "wf2q+")]
     Wf2qPlus,
     /// QFQ+.
     Qfq,
@@ -29,14 +32,8 @@ pub enum Algorithm {
 impl Algorithm {
     /// By name: "fifo", "priority", "drr", "wf2q+" or "qfq".
     pub fn parse(name: &str) -> Result<Self, String> {
-        match name {
-            "fifo" => Ok(Self::Fifo),
-            "priority" => Ok(Self::Priority),
-            "drr" => Ok(Self::Drr),
-            "wf2q+" => Ok(Self::Wf2qPlus),
-            "qfq" => Ok(Self::Qfq),
-            other => Err(format!("unknown scheduling algorithm '{other}' (known: fifo, priority, drr, wf2q+, qfq)")),
-        }
+        use serde::de::{value::Error, Deserialize, IntoDeserializer};
+        Self::deserialize(name.into_deserializer()).map_err(|e: Error| format!("scheduling algorithm: {e}"))
     }
 
     /// Its name, as [`Self::parse`] reads it.
@@ -205,6 +202,6 @@ mod tests {
         for name in ["fifo", "priority", "drr", "wf2q+", "qfq"] {
             assert_eq!(Algorithm::parse(name).unwrap().name(), name);
         }
-        assert!(Algorithm::parse("lifo").unwrap_err().contains("known: fifo, priority, drr, wf2q+, qfq"));
+        assert!(Algorithm::parse("lifo").unwrap_err().contains("`lifo`, expected one of `fifo`, `priority`, `drr`, `wf2q+`, `qfq`"));
     }
 }

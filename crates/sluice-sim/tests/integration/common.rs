@@ -1,6 +1,6 @@
 //! The pipeline the simulator's tests run: one flow through one costed NF.
 
-use sluice_core::{Backend, Instance, ModelBuilder, ModuleDecl, Profile, Role, Schedule, Telemetry};
+use sluice_core::{Backend, ModuleCode, ModelBuilder, ModuleDecl, Profile, Role, Schedule, Telemetry};
 use sluice_nf::Bypass;
 use sluice_sim::Simulator;
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
@@ -29,7 +29,7 @@ pub fn placed(rate_pps: f64, on: [usize; 3]) -> Simulator {
     let model = b.build(32).unwrap();
     let frame = TemplateSpec::default().build().unwrap();
     let source = SyntheticSource::new(vec![Stream { frame, flow: Some(0), rate_pps, burst_pkts: 1 }], 1).unwrap();
-    let instances = vec![Instance::Source(Box::new(source)), Instance::Function(Box::new(Bypass::new(0, 0))), Instance::Egress];
+    let instances = vec![ModuleCode::Source(Box::new(source)), ModuleCode::Function(Box::new(Bypass::new(0, 0))), ModuleCode::Egress];
     Simulator::new(model, instances, Schedule::RunToCompletion).unwrap()
 }
 

@@ -4,18 +4,22 @@
 //! Runs on the engine, and on the simulator with one worker (whose
 //! virtual clock the link then runs on).
 
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use sluice_core::Model;
+use sluice_pspat::sched::Algorithm;
 use sluice_pspat::{EgressConfig, Link};
 
 use crate::error::{Error, Result};
 
 /// `egress_scheduler` in a pipeline description.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "EgressScheduler")]
 pub struct EgressSchedulerSpec {
-    /// "fifo", "priority", "drr", "wf2q+" or "qfq".
-    pub algorithm: String,
+    /// The scheduling algorithm (`priority`: a class's weight is its
+    /// priority, the largest first).
+    pub algorithm: Algorithm,
     /// The link's rate (bit/s).
     pub link_bits_per_s: f64,
     /// Framing bytes charged per packet on the link (Ethernet: 24).
@@ -24,10 +28,9 @@ pub struct EgressSchedulerSpec {
     /// Packets each class's queue holds; arrivals beyond are dropped, counted.
     #[serde(default = "default_queue")]
     pub queue_pkts: usize,
-    /// What a full class does: "drop" its arrivals (counted), or have the
-    /// sources whose packets reach it "wait".
-    #[serde(default = "default_on_full")]
-    pub on_full: String,
+    /// What a full class does.
+    #[serde(default)]
+    pub on_full: OnFull,
     /// Δ_A: the least time between two of the arbiter's scans (µs; 0:
     /// back to back): the mailboxes' cache lines move between the workers'
     /// cores and the arbiter's at most that often, and a packet may wait
@@ -38,9 +41,23 @@ pub struct EgressSchedulerSpec {
     pub classes: Vec<ClassSpec>,
 }
 
+/// What a full class of the scheduled egress does.
+#[derive(Clone, Copy, Debug, Default, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum OnFull {
+    /// Drops its arrivals, counted.
+    #[default]
+    Drop,
+    /// Has the sources whose packets reach it wait: each worker takes no
+    /// packets in while a class it feeds has less than a batch of its
+    /// share of the queue left.
+    Wait,
+}
+
 /// One class of the scheduled egress.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(rename = "EgressClass")]
 pub struct ClassSpec {
     /// Unique name.
     pub name: String,
@@ -57,10 +74,6 @@ fn default_overhead() -> u32 {
 
 fn default_queue() -> usize {
     1024
-}
-
-fn default_on_full() -> String {
-    "drop".into()
 }
 
 /// The fastest link an egress emulates (bit/s).
@@ -111,7 +124,7 @@ impl EgressSchedulerSpec {
     /// Checks the settings and puts every flow of `model` in exactly one class.
     pub fn plan(&self, model: &Model) -> Result<EgressPlan> {
         let bad = |reason: String| Error::Spec(format!("egress_scheduler: {reason}"));
-        let algorithm = sluice_pspat::sched::Algorithm::parse(&self.algorithm).map_err(bad)?;
+        let algorithm = self.algorithm;
         check_link_rate(self.link_bits_per_s).map_err(bad)?;
         if self.overhead_bytes > u32::from(u16::MAX) {
             return Err(bad(format!("overhead_bytes {} must be ≤ {}", self.overhead_bytes, u16::MAX)));
@@ -175,11 +188,7 @@ impl EgressSchedulerSpec {
             link: Link { bits_per_s: self.link_bits_per_s, overhead: self.overhead_bytes },
             weights: self.classes.iter().map(|c| c.weight).collect(),
             queue_pkts: self.queue_pkts,
-            wait: match self.on_full.as_str() {
-                "drop" => false,
-                "wait" => true,
-                other => return Err(bad(format!("on_full '{other}': \"drop\" or \"wait\""))),
-            },
+            wait: self.on_full == OnFull::Wait,
             scan_gap: std::time::Duration::from_secs_f64(self.scan_gap_us * 1e-6),
         };
         // Each worker's pool makes room for what can wait in the egress (see `EgressConfig::most_held`).

@@ -1,0 +1,84 @@
+"""How every worker orders its work, and the scheduler that shares the
+output link among classes of flows.
+
+Generated from the core's definitions by scripts/generate.py: do not edit;
+change the Rust type and run `make generate`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Optional, Sequence, cast
+
+from sluice.checked import Part
+from sluice.description import SCHEDULER_MODE_VALUES, SchedulerJson, EGRESS_ALGORITHM_VALUES, ON_FULL_VALUES, EgressSchedulerJson
+
+__all__ = ["SCHEDULER_MODE_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "EgressClass", "Scheduler", "EgressScheduler"]
+
+
+@dataclass(frozen=True)
+class EgressClass:
+    """One class of the scheduled egress.
+
+    `name`: Unique name.
+    `weight`: Its share of the link against the others' (≥ 1).
+    `flows`: The flows it carries: names, or a prefix ending in `*` for the
+        flows no class names.
+    """
+
+    name: str
+    weight: int
+    flows: Sequence[str]
+
+
+@dataclass(frozen=True)
+class Scheduler(Part):
+    """How every worker orders its work.
+
+    `mode`: The scheduling model (one of "rtc", "wfq").
+    `backpressure_pkts`: wfq: sources pause while the queues hold this many
+        packets (pkt, ≥ 1); absent: no backpressure.
+    """
+
+    part: ClassVar[str] = "scheduler"
+
+    mode: str = "rtc"
+    backpressure_pkts: Optional[int] = None
+
+    def spec(self) -> SchedulerJson:
+        """The JSON form the core reads."""
+        return cast("SchedulerJson", super().spec())
+
+
+@dataclass(frozen=True)
+class EgressScheduler(Part):
+    """`egress_scheduler` in a pipeline description.
+
+    `algorithm`: The scheduling algorithm (`priority`: a class's weight is its
+        priority, the largest first) (one of "fifo", "priority", "drr", "wf2q+",
+        "qfq").
+    `link_bits_per_s`: The link's rate (bit/s).
+    `overhead_bytes`: Framing bytes charged per packet on the link (Ethernet:
+        24).
+    `queue_pkts`: Packets each class's queue holds; arrivals beyond are dropped,
+        counted.
+    `on_full`: What a full class does (one of "drop", "wait").
+    `scan_gap_us`: Δ_A: the least time between two of the arbiter's scans (µs;
+        0: back to back): the mailboxes' cache lines move between the workers'
+        cores and the arbiter's at most that often, and a packet may wait that
+        much more.
+    `classes`: The classes, in order.
+    """
+
+    part: ClassVar[str] = "egress_scheduler"
+
+    algorithm: str
+    link_bits_per_s: float
+    classes: Sequence[EgressClass]
+    overhead_bytes: int = 24
+    queue_pkts: int = 1024
+    on_full: str = "drop"
+    scan_gap_us: float = 0.0
+
+    def spec(self) -> EgressSchedulerJson:
+        """The JSON form the core reads."""
+        return cast("EgressSchedulerJson", super().spec())
