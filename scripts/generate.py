@@ -10,7 +10,10 @@ or document by hand:
   `sluice._core.part_schema()`: template.py (the packet template), poll.py
   (a worker's poll policy), schedulers.py (the workers' scheduler and the
   scheduled egress), interface.py (a router's interfaces and its ICMP
-  rate) and run_params.py (a run's length and SLO reading).
+  rate) and run_params.py (a run's length and SLO reading);
+- the type stubs of the compiled modules, python/sluice/_core.pyi and
+  python/sluice/lab/_core.pyi, from the binding crate's source (see
+  scripts/stubs.py).
 
     .venv/bin/python scripts/generate.py           # rewrite them
     .venv/bin/python scripts/generate.py --check   # exit 1 if one is stale
@@ -25,6 +28,9 @@ import sys
 import textwrap
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stubs import generate_stub  # noqa: E402 (beside this file, found once it is on the path)
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "sluice"
 
@@ -376,7 +382,13 @@ def generated() -> dict[Path, str]:
             documented[_json_name(schema["title"])] = f"sluice.{module}.{name}"
             documented.update({_json_name(d): f"sluice.{module}.{d}" for d, s in schema.get("$defs", {}).items() if s.get("type") == "object"})
     description, names = generate_description(_core.part_schema("pipeline"), documented)
+    bindings = PACKAGE.parent.parent / "crates" / "sluice-py" / "src"
+    stubs = {PACKAGE / "_core.pyi": generate_stub((bindings / "lib.rs").read_text(), "_core", _core)}
+    lab = sys.modules.get("sluice.lab._core")  # registered by a build with the `lab` feature
+    if lab is not None:
+        stubs[PACKAGE / "lab" / "_core.pyi"] = generate_stub((bindings / "lab.rs").read_text(), "register", lab)
     return {
+        **stubs,
         PACKAGE / "description.py": description,
         PACKAGE / "nf.py": generate_nf(_core.nf_schemas()),
         **{PACKAGE / f"{module}.py": generate_parts(title, [(part, name, schemas[part]) for part, name in parts], names)

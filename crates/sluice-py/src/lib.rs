@@ -469,9 +469,13 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(embed_place, m)?)?;
     m.add_function(wrap_pyfunction!(embed_check, m)?)?;
     m.add_function(wrap_pyfunction!(embed_validate, m)?)?;
+    // Round sizes a learned poll policy sees (the engine's `poll::features::HISTORY`).
     m.add("POLL_HISTORY", sluice_core::poll::features::HISTORY)?;
+    // The poll model file's format name.
     m.add("POLL_MODEL_FORMAT", sluice_pipeline::poll_model::FORMAT)?;
+    // The poll model file's format version.
     m.add("POLL_MODEL_VERSION", sluice_pipeline::poll_model::VERSION)?;
+    // The package's version.
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     #[cfg(feature = "lab")]
     lab::register(m.py())?;
