@@ -1,6 +1,6 @@
 """The learned poll policy's model file: a scikit-learn tree ensemble
 written as the flat arrays the engine walks in the worker (the format is
-described in crates/sluice-pipeline/src/poll_model.rs), and the features
+described in crates/sluice-pipeline/src/poll_model_file.rs), and the features
 it reads.
 
 A decision after a round that drains the input sees the sizes of the worker's last

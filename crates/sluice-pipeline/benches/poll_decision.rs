@@ -9,7 +9,7 @@ use sluice_core::PollPolicy;
 const MODEL: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../python/sluice/models/polling.json");
 
 fn policies() -> Vec<(&'static str, PollPolicy)> {
-    let learned = sluice_pipeline::poll_model::read(MODEL, 500_000).expect("the shipped model reads");
+    let learned = sluice_pipeline::poll_model_file::read(MODEL, 500_000).expect("the shipped model reads");
     vec![
         ("busy", PollPolicy::Busy),
         ("empty-poll", PollPolicy::sleeping(false, 64, 50_000, 500_000).unwrap()),

@@ -8,7 +8,7 @@ pub mod egress_plan;
 pub mod error;
 pub mod source_rules;
 pub mod pipeline;
-pub mod poll_model;
+pub mod poll_model_file;
 pub mod profile;
 pub mod report;
 pub mod run_params;

@@ -186,7 +186,7 @@ impl PollSpec {
             PollKind::Metronome => Ok(sluice_core::PollPolicy::Metronome { vacation_ns: within("vacation_us", ns(self.vacation_us))? }),
             PollKind::Learned => {
                 let path = self.model.as_deref().ok_or("the learned policy needs a model file (\"model\")")?;
-                let model = crate::poll_model::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;
+                let model = crate::poll_model_file::read(path, within("max_sleep_us", ns(self.max_sleep_us))?)?;
                 Ok(sluice_core::PollPolicy::Learned(std::sync::Arc::new(model)))
             }
             // The sleeping kinds: empty-poll, slo-aware, slo-batching.

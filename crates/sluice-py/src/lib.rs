@@ -263,7 +263,7 @@ fn trace_synth(py: Python<'_>, path: &str, packets: u64, segments: u32, flows_pe
 /// idle time in µs and the arrival rate in pkt/µs), before the policy bounds it.
 #[pyfunction]
 fn poll_model_predict(path: &str, rows: Vec<Vec<f64>>) -> PyResult<Vec<f64>> {
-    let forest = sluice_pipeline::poll_model::read(path, 1_000_000_000).map_err(invalid)?.into_forest();
+    let forest = sluice_pipeline::poll_model_file::read(path, 1_000_000_000).map_err(invalid)?.into_forest();
     if let Some(row) = rows.iter().find(|r| r.len() != forest.features()) {
         return Err(invalid(format!("poll model {path} reads {} features; a row has {}", forest.features(), row.len())));
     }
@@ -472,9 +472,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Round sizes a learned poll policy sees (the engine's `poll::features::HISTORY`).
     m.add("POLL_HISTORY", sluice_core::poll::features::HISTORY)?;
     // The poll model file's format name.
-    m.add("POLL_MODEL_FORMAT", sluice_pipeline::poll_model::FORMAT)?;
+    m.add("POLL_MODEL_FORMAT", sluice_pipeline::poll_model_file::FORMAT)?;
     // The poll model file's format version.
-    m.add("POLL_MODEL_VERSION", sluice_pipeline::poll_model::VERSION)?;
+    m.add("POLL_MODEL_VERSION", sluice_pipeline::poll_model_file::VERSION)?;
     // The package's version.
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     #[cfg(feature = "lab")]
