@@ -5,7 +5,6 @@
 use serde::Deserialize;
 use serde_json::Value;
 use sluice_core::ModuleId;
-use sluice_nf::NfSpec;
 
 use crate::change::Change;
 use crate::error::ApiError;
@@ -363,8 +362,8 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
             let Some(running) = &status.configs[module] else {
                 return Err(ApiError::conflict(format!("module '{m}' is not a network function: it has no configuration")));
             };
-            let spec = NfSpec::from_fields(running.kind(), body.value()?).map_err(ApiError::bad)?;
-            change(Change::Config { module, spec })
+            // Read into the NF's configuration when it is built, with no lock held.
+            change(Change::Config { module, kind: running.kind(), fields: body.value()? })
         }
         ("POST", ["v1", "modules", m, "routes"]) => {
             let module = module(m)?;
@@ -464,8 +463,25 @@ mod tests {
         assert!(matches!(request("GET", "/v1/modules/lpm/config", ""), Ok(Request::Read(Read::Config(1)))));
         assert!(matches!(request("PUT", "/v1/flows/b/slo", r#"{"slo_us": 2.5}"#), Ok(Request::Change(Change::Slo { flow: 1, slo_ns: Some(2500) }))));
         assert!(matches!(request("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": null}"#), Ok(Request::Change(Change::Trigger { module: 1, trigger: None }))));
-        let Ok(Request::Change(Change::Config { module: 1, spec })) = request("PUT", "/v1/modules/lpm/config", r#"{"routes": [["0.0.0.0/0", 1]]}"#) else { panic!("a config change") };
-        assert_eq!(spec.kind(), "lpm");
+        let Ok(Request::Change(Change::Config { module: 1, kind, .. })) = request("PUT", "/v1/modules/lpm/config", r#"{"routes": [["0.0.0.0/0", 1]]}"#) else { panic!("a config change") };
+        assert_eq!(kind, "lpm");
+    }
+
+    /// What building `body` as the LPM's configuration answers (it is read when it is built, off the status lock).
+    fn config_built(body: &str) -> Result<String, ApiError> {
+        let status = Status::new(&Pipeline::from_json(ROUTER).expect("a valid description"), "null");
+        let Ok(Request::Change(change)) = request("PUT", "/v1/modules/lpm/config", body) else { panic!("a config change") };
+        change.to_build(&status).expect("it builds an NF").build().map(|_| "built".into())
+    }
+
+    #[test]
+    fn a_configuration_is_read_and_checked_when_it_is_built() {
+        assert_eq!(config_built(r#"{"routes": [["0.0.0.0/0", 1]]}"#).unwrap(), "built");
+        let unknown = config_built(r#"{"route": []}"#).unwrap_err();
+        assert_eq!(unknown.status, 400);
+        assert!(unknown.message.contains("unknown field `route`"), "{}", unknown.message);
+        let narrower = config_built(r#"{"routes": [["0.0.0.0/0", 0]]}"#).unwrap_err();
+        assert_eq!(narrower.message, "the configuration has 1 outgates; module 'lpm' is wired with 2");
     }
 
     #[test]
@@ -476,7 +492,6 @@ mod tests {
         assert_eq!(refusal("PUT", "/v1/flows/c/slo", r#"{"slo_us": 1}"#), (404, "no flow 'c'".into()));
         assert_eq!(refusal("PUT", "/v1/modules/lpm/trigger", r#"{"trigger": 33}"#).1, "trigger: 33 pkt is over the batch size 32");
         assert_eq!(refusal("POST", "/v1/modules/out0/routes", "{}"), (409, "module 'out0' is a 'sink', not an 'lpm': it has no routes".into()));
-        assert_eq!(refusal("PUT", "/v1/modules/lpm/config", r#"{"route": []}"#).0, 400);
         assert_eq!(refusal("DELETE", "/v1/flows", "").0, 405);
         assert_eq!(refusal("PUT", "/v1/flows/a", "").0, 405);
         assert_eq!(refusal("GET", "/v2/flows", ""), (404, "no endpoint /v2/flows".into()));

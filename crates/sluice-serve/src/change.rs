@@ -2,6 +2,8 @@
 //! boundary: checked whole against the pipeline as it runs, then made, or
 //! refused with nothing changed.
 
+use std::sync::Arc;
+
 use sluice_control::{Boundary, RunPlan};
 use sluice_core::wire::IpPrefix;
 use sluice_core::{Actions, ModuleId, PollPolicy, Schedule};
@@ -30,8 +32,9 @@ pub enum Change {
     Weight { module: ModuleId, weight: u32 },
     /// A source stream's rate limit (pkt/s).
     Rate { module: ModuleId, stream: usize, rate_pps: f64 },
-    /// An NF's configuration replaced whole (its tables rebuilt and swapped in).
-    Config { module: ModuleId, spec: NfSpec },
+    /// An NF's configuration replaced whole (its tables rebuilt and swapped
+    /// in): the fields of its `kind` as the request gave them, read when it is built.
+    Config { module: ModuleId, kind: &'static str, fields: serde_json::Value },
     /// Routes of an LPM added (or replaced, by prefix) and deleted.
     Routes { module: ModuleId, edit: RouteEdit },
     /// The scheduled egress's class weights (class, weight) and link rate (bit/s).
@@ -121,22 +124,7 @@ impl Change {
                 at.apply(&Actions { rates: vec![(module, stream, rate_pps)], ..Actions::default() }).map_err(refused)?;
                 Ok(format!("module '{}' stream {stream} rate {rate_pps} pkt/s", module_name(module)))
             }
-            Change::Config { module, spec } => {
-                let line = format!("module '{}' configuration replaced", module_name(module));
-                replace(at, status, module, spec)?;
-                Ok(line)
-            }
-            Change::Routes { module, edit } => {
-                let Some(table) = &status.routes[module] else { unreachable!("checked when parsed") };
-                table.check(&edit)?;
-                let mut edited = table.clone();
-                edited.apply(&edit);
-                let line = routes_line(&module_name(module), &edit, edited.len());
-                let spec = status.lpm_with(module, edited.list());
-                replace(at, status, module, spec)?;
-                status.routes[module] = Some(edited);
-                Ok(line)
-            }
+            Change::Config { .. } | Change::Routes { .. } => unreachable!("built off the lock (see `Change::to_build`), then swapped in"),
             Change::Egress { weights, link_bits_per_s } => {
                 let actions = Actions { egress_weights: weights, link_bits_per_s, ..Actions::default() };
                 at.apply(&actions).map_err(refused)?;
@@ -226,22 +214,112 @@ fn restart_controller(at: &mut Boundary<'_>, plan: &RunPlan) -> Result<(), ApiEr
     at.switch(controller).map_err(|e| ApiError::conflict(e.to_string()))
 }
 
-/// Builds module `m`'s NF from `spec` here, off the data path, and swaps
-/// it in; the old one is freed here too.
-fn replace(at: &mut Boundary<'_>, status: &mut Status, m: ModuleId, spec: NfSpec) -> Result<(), ApiError> {
-    let declared = at.model().modules[m].outgates;
-    if spec.outgates() != declared {
-        return Err(ApiError::bad(format!("the configuration has {} outgates; module '{}' is wired with {declared}", spec.outgates(), at.model().modules[m].name)));
+/// What a change that replaces an NF (a configuration, a rebuild of an
+/// LPM's routes) builds from, read from the status under its lock; the
+/// reading of the configuration and the build, which may take seconds for
+/// a large table, are made with the lock free (see [`ToBuild::build`]), so
+/// that no read and no other change waits for them.
+pub struct ToBuild<'a> {
+    module: ModuleId,
+    source: Source<'a>,
+    /// The module's name and its outgates, which the configuration must keep.
+    name: String,
+    outgates: usize,
+    /// The status's route edits when it was read.
+    route_edits: u64,
+    interfaces: Arc<sluice_nf::Interfaces>,
+}
+
+/// Where a new configuration comes from.
+enum Source<'a> {
+    /// The fields of an NF of this kind, as the request gave them.
+    Fields(&'static str, &'a serde_json::Value),
+    /// An LPM's routes in force (an LPM without `unreachable` answers, if
+    /// `false`), edited.
+    Routes { table: Arc<RouteTable>, edit: &'a RouteEdit, unreachable: bool },
+}
+
+/// An NF built for a change, to be swapped in (see [`Built::swap`]).
+pub struct Built {
+    module: ModuleId,
+    spec: NfSpec,
+    nf: Box<dyn sluice_core::NetworkFunction>,
+    /// The routes in force once it is in (an LPM's).
+    routes: Option<RouteTable>,
+    route_edits: u64,
+    /// Whether it edits the routes it was read with (which an edit made
+    /// meanwhile would be lost from), rather than replacing them whole.
+    edits_routes: bool,
+    line: String,
+}
+
+impl Change {
+    /// What this change builds from, if it replaces an NF, read from
+    /// `status` (its lock held: nothing large is copied).
+    pub fn to_build(&self, status: &Status) -> Option<ToBuild<'_>> {
+        let (module, source) = match self {
+            Change::Config { module, kind, fields } => (*module, Source::Fields(kind, fields)),
+            Change::Routes { module, edit } => {
+                let Some(table) = &status.routes[*module] else { unreachable!("checked when parsed") };
+                let unreachable = matches!(&status.configs[*module], Some(NfSpec::Lpm(lpm)) if lpm.unreachable);
+                (*module, Source::Routes { table: table.clone(), edit, unreachable })
+            }
+            _ => return None,
+        };
+        let (name, outgates) = (status.model.modules[module].name.clone(), status.model.modules[module].outgates);
+        Some(ToBuild { module, source, name, outgates, route_edits: status.route_edits, interfaces: status.interfaces.clone() })
     }
-    let nf = spec.build_on(&status.interfaces).map_err(ApiError::bad)?;
-    let old = at.backend().replace_function(m, nf).map_err(|e| ApiError::conflict(e.to_string()))?;
-    drop(old);
-    status.live[m] = at.backend().live(m);
-    if let NfSpec::Lpm(lpm) = &spec {
-        status.routes[m] = Some(RouteTable::new(&lpm.routes));
+}
+
+impl ToBuild<'_> {
+    /// Reads the configuration (the routes edited) and builds the NF, off
+    /// the data path and with no lock held; refused here, with nothing
+    /// changed, if it cannot be made.
+    pub fn build(self) -> Result<Built, ApiError> {
+        let (spec, edited, line) = match self.source {
+            Source::Fields(kind, fields) => (NfSpec::from_fields(kind, fields.clone()).map_err(ApiError::bad)?, None, format!("module '{}' configuration replaced", self.name)),
+            Source::Routes { table, edit, unreachable } => {
+                table.check(edit)?;
+                let mut edited = RouteTable::clone(&table);
+                edited.apply(edit);
+                let line = routes_line(&self.name, edit, edited.len());
+                (NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: edited.list(), unreachable }), Some(edited), line)
+            }
+        };
+        if spec.outgates() != self.outgates {
+            return Err(ApiError::bad(format!("the configuration has {} outgates; module '{}' is wired with {}", spec.outgates(), self.name, self.outgates)));
+        }
+        let nf = spec.build_on(&self.interfaces).map_err(ApiError::bad)?;
+        let edits_routes = edited.is_some();
+        // A whole new configuration of an LPM brings routes of its own.
+        let routes = edited.or_else(|| if let NfSpec::Lpm(lpm) = &spec { Some(RouteTable::new(&lpm.routes)) } else { None });
+        Ok(Built { module: self.module, spec, nf, routes, route_edits: self.route_edits, edits_routes, line })
     }
-    status.configs[m] = Some(spec);
-    Ok(())
+}
+
+impl Built {
+    /// Swaps the NF in at `at` (the old one is freed here), the status kept
+    /// in step; returns the line that says what changed. `None`: routes
+    /// were edited while it was built, and it edits routes; nothing was
+    /// changed, and it is to be built again from the status as it is now.
+    pub fn swap(self, at: &mut Boundary<'_>, status: &mut Status) -> Option<Result<String, ApiError>> {
+        if self.edits_routes && status.route_edits != self.route_edits {
+            return None;
+        }
+        let m = self.module;
+        let old = match at.backend().replace_function(m, self.nf) {
+            Ok(old) => old,
+            Err(e) => return Some(Err(ApiError::conflict(e.to_string()))),
+        };
+        drop(old);
+        status.live[m] = at.backend().live(m);
+        if let Some(routes) = self.routes {
+            status.routes[m] = Some(Arc::new(routes));
+            status.route_edits += 1;
+        }
+        status.configs[m] = Some(self.spec);
+        Some(Ok(self.line))
+    }
 }
 
 /// The most routes a change makes in place, on the running table (more are
@@ -290,8 +368,10 @@ pub fn routes_in_place(status: &mut Status, module: ModuleId, delta: &RouteEdit)
         (false, true) => live.v6.as_ref()?.apply(&add6, &delete6).ok()?,
         (false, false) => return None,
     }
-    let table = status.routes[module].as_mut().expect("checked above");
+    // A copy, where a build off the lock still reads the table.
+    let table = Arc::make_mut(status.routes[module].as_mut().expect("checked above"));
     table.apply(delta);
+    status.route_edits += 1;
     Some(Ok(routes_line(&status.model.modules[module].name, delta, table.len())))
 }
 

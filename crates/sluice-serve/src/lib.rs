@@ -34,7 +34,7 @@ use sluice_core::{Backend, Schedule};
 use sluice_pipeline::Pipeline;
 
 pub use crate::error::ApiError;
-use crate::change::Context;
+use crate::change::{Change, Context};
 pub use crate::listener::{OPENAPI, SOCKET};
 pub use crate::run_dir::prepare as prepare_run_dir;
 pub use crate::listener::Log;
@@ -113,6 +113,29 @@ struct Steer<'a> {
     log: Log,
 }
 
+/// Times a change that replaces an NF is built before it is refused,
+/// where routes are edited in place faster than it is built.
+const BUILD_TRIES: usize = 3;
+
+impl Steer<'_> {
+    /// Makes `change` at `at`. One that replaces an NF is read under the
+    /// status lock, built with it free, and swapped in under it again.
+    fn make(&self, at: &mut Boundary<'_>, change: Change) -> Result<String, ApiError> {
+        let lock = || self.status.lock().expect("no panic while it is held");
+        for _ in 0..BUILD_TRIES {
+            let Some(to_build) = change.to_build(&lock()) else {
+                let mut status = lock();
+                return change.make(at, Context { pipeline: self.pipeline, plan: self.plan, schedule: self.schedule, status: &mut status });
+            };
+            let built = to_build.build()?;
+            if let Some(result) = built.swap(at, &mut lock()) {
+                return result;
+            }
+        }
+        Err(ApiError::conflict(format!("routes were edited in place {BUILD_TRIES} times while this change was built: nothing was changed; send it again")))
+    }
+}
+
 impl Steering for Steer<'_> {
     fn at_boundary(&mut self, at: &mut Boundary<'_>) {
         for line in std::mem::take(&mut self.status.lock().expect("no panic while it is held").unrecorded) {
@@ -122,10 +145,9 @@ impl Steering for Steer<'_> {
             if !pending.take() {
                 continue;
             }
-            let mut status = self.status.lock().expect("no panic while it is held");
-            let cx = Context { pipeline: self.pipeline, plan: self.plan, schedule: self.schedule, status: &mut status };
-            let result = pending.change.make(at, cx);
+            let result = self.make(at, pending.change);
             let line = result.as_ref().ok().map(|change| change_line(&pending.caller, change));
+            let mut status = self.status.lock().expect("no panic while it is held");
             if let Some(line) = &line {
                 at.note(line.clone());
                 status.log(line.clone());

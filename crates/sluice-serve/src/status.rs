@@ -27,7 +27,10 @@ pub struct Status {
     /// routes are in `routes`).
     pub configs: Vec<Option<NfSpec>>,
     /// Per LPM module, its routes in force.
-    pub routes: Vec<Option<RouteTable>>,
+    pub routes: Vec<Option<std::sync::Arc<RouteTable>>>,
+    /// Edits of any module's routes so far: an NF built from a table
+    /// off the lock is swapped in only if none came in the meantime.
+    pub route_edits: u64,
     /// Per module, the names of its outgates (see `ModuleSpec::gates`).
     pub gates: Vec<Vec<String>>,
     /// The interfaces the engine runs with (their neighbour tables live);
@@ -83,11 +86,12 @@ impl Status {
         let kinds = pipeline.spec().modules.iter().map(|m| kind_name(&m.kind).to_owned()).collect();
         let configs = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(nf) = &m.kind { Some(nf.clone()) } else { None }).collect();
         let own_counters = (0..model.modules.len()).map(|m| pipeline.own_counters(m)).collect();
-        let routes = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &m.kind { Some(RouteTable::new(&lpm.routes)) } else { None }).collect();
+        let routes = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &m.kind { Some(std::sync::Arc::new(RouteTable::new(&lpm.routes))) } else { None }).collect();
         Self {
             kinds,
             configs,
             routes,
+            route_edits: 0,
             gates: pipeline.spec().modules.iter().map(|m| m.gates.clone()).collect(),
             interfaces: sluice_nf::Interfaces::none(),
             live: vec![None; model.modules.len()],
