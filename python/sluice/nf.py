@@ -135,12 +135,21 @@ class Lpm(NF):
         unreachable from the interface it came in on, out of the gate after the
         routes' (the description's `interfaces` say their addresses); else drop
         it.
+    `multipath`: (prefix, [(gate, weight)]) routes spread over several gates by
+        a hash of each packet's 5-tuple, so that a flow keeps its path; each
+        path's share of the flows follows its weight (≥ 1), and removing a path
+        moves only its flows. A prefix is a route or a multipath route, not
+        both.
+    `hash_seed`: The seed of the multipath routes' flow hash: routers in a row
+        given different seeds split one set of flows differently.
     """
 
     kind: ClassVar[str] = "lpm"
 
     routes: Table[str]
     unreachable: bool = False
+    multipath: Sequence[tuple[str, Sequence[tuple[int, int]]]] = ()
+    hash_seed: int = 0
 
 
 @dataclass(frozen=True)

@@ -72,7 +72,7 @@ pub fn nf_visit_ns(chain_t0_ns: f64, replay_t0_ns: f64) -> f64 {
 /// An LPM of one route per destination /24, /24 `r` to gate `r % gates`:
 /// consecutive flows take the gates in turn.
 fn lpm(gates: usize) -> NfSpec {
-    NfSpec::Lpm(LpmSpec { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect(), unreachable: false })
+    NfSpec::Lpm(LpmSpec { routes: (0..ROUTES).map(|r| (format!("{}.0/24", net(r)), (r % gates) as u16)).collect(), ..LpmSpec::default() })
 }
 
 /// The NFs of workload `case`: the head every packet passes, then the

@@ -27,6 +27,7 @@ pub mod lpm4;
 pub mod lpm6;
 pub mod mac_rewrite;
 pub mod merge;
+pub mod multipath;
 pub mod metadata;
 pub mod napt;
 pub mod neighbor_table;

@@ -4,17 +4,20 @@
 //! while it runs ([`LiveLpm`]). With `unreachable`, a packet no route
 //! matches is answered with a destination unreachable (no route) from the
 //! interface it came in on, by a gate after the routes' (see
-//! [`crate::icmp_error`]).
+//! [`crate::icmp_error`]). A multipath route spreads its packets over
+//! several gates by flow (see [`crate::multipath`]).
 
 use std::any::Any;
 use std::sync::Arc;
 
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
+use sluice_core::wire::five_tuple::FiveTuple;
 use sluice_core::wire::{ip_of, Ip, IpPrefix};
 
 use crate::icmp_error::{self, ErrorSource, IcmpError};
 use crate::interfaces::Interfaces;
+use crate::multipath::{flow_hash, PathSet};
 
 pub use crate::lpm4::{LiveRoutes, LpmTable};
 pub use crate::route_rules::MAX_GATE;
@@ -37,8 +40,12 @@ pub struct Lpm {
     v6: Option<Arc<Lpm6Table>>,
     /// The tables' writers, for the control plane.
     live: Arc<LiveLpm>,
-    /// The routes' gates.
+    /// The routes' gates. A table entry of `gates` + i is multipath
+    /// route set `paths[i]`.
     gates: usize,
+    /// The multipath routes' sets of paths, and the seed of their flow hash.
+    paths: Vec<PathSet>,
+    hash_seed: u64,
     /// Where misses' errors come from (they leave by gate `gates`); `None`: misses are dropped.
     icmp: Option<Arc<Interfaces>>,
     /// The IPv4 identification of its next error.
@@ -66,13 +73,15 @@ impl Lpm {
     /// An LPM over IPv4 routes `v4` and IPv6 routes `v6` (network, length,
     /// gate); a family without routes has no table and its packets miss.
     pub fn new(v4: &[(u32, u8, u16)], v6: &[(u128, u8, u16)]) -> Result<Self, String> {
-        Self::answering(v4, v6, None)
+        let gates = crate::nf_config::gate_count(v4.iter().map(|r| r.2).chain(v6.iter().map(|r| r.2)), None);
+        Self::answering(v4, v6, gates, Multipath::default(), None)
     }
 
-    /// [`Self::new`], its misses answered with a destination unreachable
-    /// from their interface of `icmp`, out of the gate after the routes'.
-    pub fn answering(v4: &[(u32, u8, u16)], v6: &[(u128, u8, u16)], icmp: Option<Arc<Interfaces>>) -> Result<Self, String> {
-        let gates = crate::nf_config::gate_count(v4.iter().map(|r| r.2).chain(v6.iter().map(|r| r.2)), None);
+    /// An LPM of `gates` gates whose routes' entries at `gates` and above
+    /// are the multipath route sets of `multipath`, its misses answered
+    /// with a destination unreachable from their interface of `icmp` (if
+    /// given), out of the gate after the routes'.
+    pub fn answering(v4: &[(u32, u8, u16)], v6: &[(u128, u8, u16)], gates: usize, multipath: Multipath, icmp: Option<Arc<Interfaces>>) -> Result<Self, String> {
         if gates == 0 {
             return Err("an LPM needs at least one route".into());
         }
@@ -85,6 +94,8 @@ impl Lpm {
             v6: live.v6.as_ref().map(|l| l.table().clone()),
             live: Arc::new(live),
             gates,
+            paths: multipath.sets,
+            hash_seed: multipath.hash_seed,
             icmp,
             ident: 0x3300,
             addrs4: [0; MAX_BURST],
@@ -108,7 +119,7 @@ impl NetworkFunction for Lpm {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
-        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, icmp, gates, ident, .. } = self;
+        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, icmp, gates, ident, paths, hash_seed, .. } = self;
         let (mut runs4, mut runs6, mut last) = (0, 0, NOT_IP);
         for (&id, slot) in ids.iter().zip(slot_of.iter_mut()) {
             last = match ip_of(ctx.pool.data(id)) {
@@ -143,7 +154,11 @@ impl NetworkFunction for Lpm {
                 s => found4[s as usize],
             };
             match gate {
-                Some(gate) => out.push(gate as usize, id),
+                Some(gate) if (gate as usize) < *gates => out.push(gate as usize, id),
+                Some(set) => {
+                    let flow = FiveTuple::of(ctx.pool.data(id)).map_or(0, |t| flow_hash(&t, *hash_seed));
+                    out.push(paths[set as usize - *gates].gate(flow) as usize, id);
+                }
                 None if slot != NOT_IP && icmp.is_some() => {
                     let interfaces = icmp.as_deref().expect("checked");
                     let answered = interfaces.get(ctx.pool.meta(id).port).is_some_and(|interface| {
@@ -163,8 +178,17 @@ impl NetworkFunction for Lpm {
     }
 }
 
+/// The multipath routes' sets of paths, for [`Lpm::answering`].
+#[derive(Default)]
+pub struct Multipath {
+    /// Each set, in the order of their entries.
+    pub sets: Vec<PathSet>,
+    /// The seed of the flow hash.
+    pub hash_seed: u64,
+}
+
 /// `lpm`: longest-prefix match on the IPv4 or IPv6 destination; misses go to the drop gate.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct LpmSpec {
     /// (prefix, gate) routes, IPv4 ("20.0.1.0/24") and IPv6 ("2001:db8::/32") alike.
@@ -174,6 +198,17 @@ pub struct LpmSpec {
     /// (the description's `interfaces` say their addresses); else drop it.
     #[serde(default)]
     pub unreachable: bool,
+    /// (prefix, [(gate, weight)]) routes spread over several gates by a
+    /// hash of each packet's 5-tuple, so that a flow keeps its path; each
+    /// path's share of the flows follows its weight (≥ 1), and removing
+    /// a path moves only its flows. A prefix is a route or a multipath
+    /// route, not both.
+    #[serde(default)]
+    pub multipath: Vec<(String, Vec<(u16, u32)>)>,
+    /// The seed of the multipath routes' flow hash: routers in a row given
+    /// different seeds split one set of flows differently.
+    #[serde(default)]
+    pub hash_seed: u64,
 }
 
 impl crate::NfConfig for LpmSpec {
@@ -182,18 +217,41 @@ impl crate::NfConfig for LpmSpec {
     }
 
     fn build_on(&self, interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
+        let gates = self.route_gates();
         let (mut v4, mut v6) = (Vec::new(), Vec::new());
-        for (prefix, gate) in &self.routes {
+        let mut entry = |prefix: &str, value: u16| {
             match IpPrefix::parse(prefix)? {
-                IpPrefix::V4(net, len) => v4.push((net, len, *gate)),
-                IpPrefix::V6(net, len) => v6.push((net, len, *gate)),
+                IpPrefix::V4(net, len) => v4.push((net, len, value)),
+                IpPrefix::V6(net, len) => v6.push((net, len, value)),
             }
+            Ok::<(), String>(())
+        };
+        for (prefix, gate) in &self.routes {
+            entry(prefix, *gate)?;
         }
-        Ok(Box::new(Lpm::answering(&v4, &v6, self.unreachable.then(|| interfaces.clone()))?))
+        // One set of paths for the multipath routes that name the same.
+        let mut multipath = Multipath { sets: Vec::new(), hash_seed: self.hash_seed };
+        let mut named: Vec<&[(u16, u32)]> = Vec::new();
+        for (i, (prefix, paths)) in self.multipath.iter().enumerate() {
+            if self.routes.iter().any(|(p, _)| p == prefix) {
+                return Err(format!("multipath[{i}]: prefix {prefix} is a route too"));
+            }
+            let set = match named.iter().position(|&n| n == &paths[..]) {
+                Some(set) => set,
+                None => {
+                    multipath.sets.push(PathSet::new(paths).map_err(|e| format!("multipath[{i}]: {e}"))?);
+                    named.push(paths);
+                    named.len() - 1
+                }
+            };
+            let value = u16::try_from(gates + set).ok().filter(|&v| v <= MAX_GATE).ok_or_else(|| format!("multipath[{i}]: more gates and sets of paths than an LPM's {MAX_GATE}"))?;
+            entry(prefix, value)?;
+        }
+        Ok(Box::new(Lpm::answering(&v4, &v6, gates, multipath, self.unreachable.then(|| interfaces.clone()))?))
     }
 
     fn outgates(&self) -> usize {
-        let routes = crate::nf_config::gate_count(self.routes.iter().map(|r| r.1), None);
+        let routes = self.route_gates();
         routes + usize::from(self.unreachable && routes > 0)
     }
 
@@ -203,13 +261,22 @@ impl crate::NfConfig for LpmSpec {
 
     /// The reference pipelines' 500 routes, every one to gate 0.
     fn profiling(_copy: usize) -> Option<Self> {
-        Some(Self { routes: sample_routes(crate::PROFILE_FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect(), unreachable: false })
+        Some(Self { routes: sample_routes(crate::PROFILE_FLOWS, 500).into_iter().map(|(p, _)| (p, 0)).collect(), ..Self::default() })
     }
 
     fn fuzz_samples() -> Vec<Self> {
         let routes = [("10.0.0.0/8", 0), ("10.1.0.0/16", 1), ("0.0.0.0/0", 2), ("2001:db8::/32", 0), ("2001:db8:1::/48", 1)];
         let routes: Vec<(String, u16)> = routes.iter().map(|&(p, g)| (p.into(), g)).collect();
-        vec![Self { routes: routes.clone(), unreachable: false }, Self { routes, unreachable: true }]
+        let multipath = vec![("20.0.0.0/8".into(), vec![(0, 1), (1, 2), (2, 1)]), ("2001:db8:2::/48".into(), vec![(1, 1), (2, 1)])];
+        vec![Self { routes: routes.clone(), ..Self::default() }, Self { routes: routes.clone(), unreachable: true, ..Self::default() }, Self { routes, multipath, hash_seed: 5, unreachable: true }]
+    }
+}
+
+impl LpmSpec {
+    /// The gates its routes and multipath routes name.
+    fn route_gates(&self) -> usize {
+        let multipath = self.multipath.iter().flat_map(|(_, paths)| paths.iter().map(|p| p.0));
+        crate::nf_config::gate_count(self.routes.iter().map(|r| r.1).chain(multipath), None)
     }
 }
 

@@ -71,7 +71,7 @@ fn router_chain(c: &mut Criterion) {
     for (name, hop) in hops {
         let nfs = vec![
             NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }),
-            NfSpec::Lpm(LpmSpec { routes: routes.clone(), unreachable: false }),
+            NfSpec::Lpm(LpmSpec { routes: routes.clone(), ..LpmSpec::default() }),
             NfSpec::TtlDecrement(TtlDecrementSpec { icmp: false }),
             hop,
             NfSpec::IpChecksum(IpChecksumSpec {}),

@@ -234,9 +234,8 @@ pub struct ToBuild<'a> {
 enum Source<'a> {
     /// The fields of an NF of this kind, as the request gave them.
     Fields(&'static str, &'a serde_json::Value),
-    /// An LPM's routes in force (an LPM without `unreachable` answers, if
-    /// `false`), edited.
-    Routes { table: Arc<RouteTable>, edit: &'a RouteEdit, unreachable: bool },
+    /// An LPM's routes in force, edited; its other settings as they are.
+    Routes { table: Arc<RouteTable>, edit: &'a RouteEdit, settings: NfSpec },
 }
 
 /// An NF built for a change, to be swapped in (see [`Built::swap`]).
@@ -261,8 +260,7 @@ impl Change {
             Change::Config { module, kind, fields } => (*module, Source::Fields(kind, fields)),
             Change::Routes { module, edit } => {
                 let Some(table) = &status.routes[*module] else { unreachable!("checked when parsed") };
-                let unreachable = matches!(&status.configs[*module], Some(NfSpec::Lpm(lpm)) if lpm.unreachable);
-                (*module, Source::Routes { table: table.clone(), edit, unreachable })
+                (*module, Source::Routes { table: table.clone(), edit, settings: status.lpm_with(*module, Vec::new()) })
             }
             _ => return None,
         };
@@ -278,12 +276,13 @@ impl ToBuild<'_> {
     pub fn build(self) -> Result<Built, ApiError> {
         let (spec, edited, line) = match self.source {
             Source::Fields(kind, fields) => (NfSpec::from_fields(kind, fields.clone()).map_err(ApiError::bad)?, None, format!("module '{}' configuration replaced", self.name)),
-            Source::Routes { table, edit, unreachable } => {
+            Source::Routes { table, edit, settings } => {
                 table.check(edit)?;
                 let mut edited = RouteTable::clone(&table);
                 edited.apply(edit);
                 let line = routes_line(&self.name, edit, edited.len());
-                (NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: edited.list(), unreachable }), Some(edited), line)
+                let NfSpec::Lpm(lpm) = settings else { unreachable!("an LPM's settings") };
+                (NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: edited.list(), ..lpm }), Some(edited), line)
             }
         };
         if spec.outgates() != self.outgates {
@@ -292,7 +291,7 @@ impl ToBuild<'_> {
         let nf = spec.build_on(&self.interfaces).map_err(ApiError::bad)?;
         let edits_routes = edited.is_some();
         // A whole new configuration of an LPM brings routes of its own.
-        let routes = edited.or_else(|| if let NfSpec::Lpm(lpm) = &spec { Some(RouteTable::new(&lpm.routes)) } else { None });
+        let routes = edited.or_else(|| if let NfSpec::Lpm(lpm) = &spec { Some(RouteTable::of(lpm)) } else { None });
         Ok(Built { module: self.module, spec, nf, routes, route_edits: self.route_edits, edits_routes, line })
     }
 }

@@ -17,6 +17,8 @@ pub struct RouteTable {
     order: Vec<Option<(String, u16)>>,
     /// Where each prefix's route is in `order`.
     index: HashMap<IpPrefix, usize>,
+    /// The LPM's multipath routes' prefixes, which its configuration changes, not a route edit.
+    multipath: std::collections::HashSet<IpPrefix>,
 }
 
 /// A change of routes as a request writes it, its prefixes parsed (which
@@ -75,8 +77,15 @@ impl RouteEdit {
 }
 
 impl RouteTable {
-    /// The table of `routes` (which a built LPM has already read).
-    pub fn new(routes: &[(String, u16)]) -> Self {
+    /// The routes of `lpm` (which a built LPM has already read).
+    pub fn of(lpm: &sluice_nf::lpm::LpmSpec) -> Self {
+        let mut t = Self::new(&lpm.routes);
+        t.multipath = lpm.multipath.iter().filter_map(|(prefix, _)| IpPrefix::parse(prefix).ok()).collect();
+        t
+    }
+
+    /// The table of `routes`.
+    fn new(routes: &[(String, u16)]) -> Self {
         let mut t = Self::default();
         for (prefix, gate) in routes {
             if let Ok(p) = IpPrefix::parse(prefix) {
@@ -99,6 +108,11 @@ impl RouteTable {
     /// Checks `edit` against the table: every deleted route exists (once).
     /// The error names the place.
     pub fn check(&self, edit: &RouteEdit) -> Result<(), ApiError> {
+        let touched = edit.delete.iter().map(|(p, prefix)| ("delete", p, prefix)).chain(edit.add.iter().map(|(p, prefix, _)| ("add", p, prefix)));
+        if let Some((i, (what, _, prefix))) = touched.enumerate().find(|(_, (_, p, _))| self.multipath.contains(p)) {
+            let i = if what == "add" { i - edit.delete.len() } else { i };
+            return Err(ApiError::bad(format!("{what}[{i}]: {prefix} is a multipath route: change it with the module's configuration")));
+        }
         let mut gone = std::collections::HashSet::new();
         for (i, (p, prefix)) in edit.delete.iter().enumerate() {
             if !self.index.contains_key(p) || !gone.insert(p) {
@@ -159,6 +173,16 @@ mod tests {
         let twice = RouteEdit::parse(Vec::new(), &["10.0.0.0/8".into(), "10.0.0.0/8".into()]).unwrap();
         assert_eq!(t.check(&twice).err().unwrap().message, "delete[1]: no route '10.0.0.0/8' to delete");
         assert!(RouteEdit::parse(adds(&[("10.0.0.0/33", 0)]), &[]).err().unwrap().message.starts_with("add[0]: "));
+    }
+
+    #[test]
+    fn a_multipath_route_is_left_to_the_configuration() {
+        let lpm = sluice_nf::lpm::LpmSpec { routes: routes(&[("10.0.0.0/8", 0)]), multipath: vec![("20.0.0.0/8".into(), vec![(0, 1), (1, 1)])], ..Default::default() };
+        let t = RouteTable::of(&lpm);
+        let add = RouteEdit::parse(adds(&[("30.0.0.0/8", 1), ("20.0.0.0/8", 1)]), &[]).unwrap();
+        assert_eq!(t.check(&add).err().unwrap().message, "add[1]: 20.0.0.0/8 is a multipath route: change it with the module's configuration");
+        let delete = RouteEdit::parse(Vec::new(), &["20.0.0.1/8".into()]).unwrap();
+        assert_eq!(t.check(&delete).err().unwrap().message, "delete[0]: 20.0.0.1/8 is a multipath route: change it with the module's configuration");
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl Status {
         let kinds = pipeline.spec().modules.iter().map(|m| kind_name(&m.kind).to_owned()).collect();
         let configs = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(nf) = &m.kind { Some(nf.clone()) } else { None }).collect();
         let own_counters = (0..model.modules.len()).map(|m| pipeline.own_counters(m)).collect();
-        let routes = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &m.kind { Some(std::sync::Arc::new(RouteTable::new(&lpm.routes))) } else { None }).collect();
+        let routes = pipeline.spec().modules.iter().map(|m| if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &m.kind { Some(std::sync::Arc::new(RouteTable::of(lpm))) } else { None }).collect();
         Self {
             kinds,
             configs,
@@ -187,10 +187,14 @@ impl Status {
         }
     }
 
-    /// LPM module `m`'s configuration with `routes` instead of its own (its other settings kept).
+    /// LPM module `m`'s configuration with `routes` instead of its own (its
+    /// other settings, multipath routes among them, kept).
     pub fn lpm_with(&self, m: ModuleId, routes: Vec<(String, u16)>) -> NfSpec {
-        let unreachable = matches!(&self.configs[m], Some(NfSpec::Lpm(lpm)) if lpm.unreachable);
-        NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes, unreachable })
+        let base = match &self.configs[m] {
+            Some(NfSpec::Lpm(lpm)) => sluice_nf::lpm::LpmSpec { routes: Vec::new(), multipath: lpm.multipath.clone(), ..*lpm },
+            _ => sluice_nf::lpm::LpmSpec::default(),
+        };
+        NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes, ..base })
     }
 
     /// The module called `name`.

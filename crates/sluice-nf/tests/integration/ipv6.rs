@@ -89,7 +89,7 @@ fn the_ipv4_rewriters_pass_ipv6_unchanged() {
 
 #[test]
 fn lpm_routes_each_family_by_its_own_table() {
-    let mut lpm = LpmSpec { routes: vec![("20.0.1.0/24".into(), 0), ("2001:db8:0:1::/64".into(), 1), ("2001:db8::/32".into(), 2)], unreachable: false }
+    let mut lpm = LpmSpec { routes: vec![("20.0.1.0/24".into(), 0), ("2001:db8:0:1::/64".into(), 1), ("2001:db8::/32".into(), 2)], ..LpmSpec::default() }
         .build()
         .unwrap();
     let frames = [udp4([20, 0, 1, 9]), udp6(dst(1), 64, None), udp6(dst(2), 64, Some(3)), udp4([9, 9, 9, 9]), udp6([0xfe; 16], 64, None)];
@@ -97,7 +97,7 @@ fn lpm_routes_each_family_by_its_own_table() {
     assert_eq!(out.gates, vec![vec![frames[0].clone()], vec![frames[1].clone()], vec![frames[2].clone()]]);
     assert_eq!(out.dropped, 2, "the misses of each family");
     for bad in ["2001:db8::/129", "2001:db8:::/32"] {
-        let err = LpmSpec { routes: vec![(bad.into(), 0)], unreachable: false }.build().err().unwrap();
+        let err = LpmSpec { routes: vec![(bad.into(), 0)], ..LpmSpec::default() }.build().err().unwrap();
         assert!(err.contains(bad) && err.contains("IPv6"), "{err}");
     }
 }
@@ -118,7 +118,7 @@ proptest! {
             frames.extend(std::iter::repeat_n(if v6 { udp6(dst(host), 64, None) } else { udp4([20, 0, host, 1]) }, run));
         }
         frames.truncate(sluice_core::MAX_BURST);
-        let spec = LpmSpec { routes, unreachable: false };
+        let spec = LpmSpec { routes, ..LpmSpec::default() };
         same_as_packet_by_packet(spec.build().unwrap().as_mut(), spec.build().unwrap().as_mut(), &frames)?;
     }
 }

@@ -3,6 +3,7 @@
 
 mod common;
 mod ipv6;
+mod multipath;
 mod nfs;
 mod reframer;
 mod registry;
