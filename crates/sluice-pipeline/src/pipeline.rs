@@ -94,8 +94,10 @@ impl Pipeline {
                 builder.place(&m.name, w);
             }
         }
+        let gate_names: HashMap<&str, &[String]> = spec.modules.iter().filter(|m| !m.gates.is_empty()).map(|m| (m.name.as_str(), &m.gates[..])).collect();
         for (i, e) in spec.edges.iter().enumerate() {
-            let outgate = spec.gate_number(&e.from, &e.outgate).map_err(|why| Error::Spec(format!("edges[{i}].outgate: {why}")))?;
+            let names = gate_names.get(e.from.as_str()).copied().unwrap_or_default();
+            let outgate = e.outgate.number(&e.from, names).map_err(|why| Error::Spec(format!("edges[{i}].outgate: {why}")))?;
             builder.connect(&e.from, outgate, &e.to, e.ingate);
         }
         for f in &spec.flows {

@@ -536,11 +536,6 @@ impl PipelineSpec {
         self.modules.iter().position(|m| m.name == name).map(|i| format!("modules[{i}]"))
     }
 
-    /// The number of module `module`'s outgate `gate` (see [`GateRef::number`]).
-    pub fn gate_number(&self, module: &str, gate: &GateRef) -> Result<usize, String> {
-        gate.number(module, self.modules.iter().find(|m| m.name == module).map_or(&[], |m| &m.gates[..]))
-    }
-
     /// The name of module `module`'s outgate `gate`, if it has one.
     pub fn gate_name(&self, module: &str, gate: usize) -> Option<&str> {
         self.modules.iter().find(|m| m.name == module)?.gates.get(gate).map(String::as_str)
