@@ -231,17 +231,18 @@ impl crate::NfConfig for LpmSpec {
         }
         // One set of paths for the multipath routes that name the same.
         let mut multipath = Multipath { sets: Vec::new(), hash_seed: self.hash_seed };
-        let mut named: Vec<&[(u16, u32)]> = Vec::new();
+        let mut named: std::collections::HashMap<&[(u16, u32)], usize> = std::collections::HashMap::new();
+        let routed: std::collections::HashSet<IpPrefix> = self.routes.iter().filter_map(|(p, _)| IpPrefix::parse(p).ok()).collect();
         for (i, (prefix, paths)) in self.multipath.iter().enumerate() {
-            if self.routes.iter().any(|(p, _)| p == prefix) {
+            if IpPrefix::parse(prefix).is_ok_and(|p| routed.contains(&p)) {
                 return Err(format!("multipath[{i}]: prefix {prefix} is a route too"));
             }
-            let set = match named.iter().position(|&n| n == &paths[..]) {
-                Some(set) => set,
+            let set = match named.get(&paths[..]) {
+                Some(&set) => set,
                 None => {
                     multipath.sets.push(PathSet::new(paths).map_err(|e| format!("multipath[{i}]: {e}"))?);
-                    named.push(paths);
-                    named.len() - 1
+                    named.insert(paths, multipath.sets.len() - 1);
+                    multipath.sets.len() - 1
                 }
             };
             let value = u16::try_from(gates + set).ok().filter(|&v| v <= MAX_GATE).ok_or_else(|| format!("multipath[{i}]: more gates and sets of paths than an LPM's {MAX_GATE}"))?;

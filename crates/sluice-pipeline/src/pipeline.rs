@@ -489,7 +489,8 @@ fn declare(m: &ModuleSpec) -> Result<ModuleDecl> {
     if m.gates.len() > outgates {
         return Err(Error::Core(sluice_core::Error::module(&m.name, format!("{} gate names for {outgates} outgates", m.gates.len()))));
     }
-    if let Some(twice) = m.gates.iter().enumerate().find_map(|(i, n)| m.gates[..i].contains(n).then_some(n)) {
+    let mut seen = std::collections::HashSet::with_capacity(m.gates.len());
+    if let Some(twice) = m.gates.iter().find(|n| !seen.insert(n.as_str())) {
         return Err(Error::Core(sluice_core::Error::module(&m.name, format!("gate '{twice}' is named twice"))));
     }
     let controllable = role == Role::Function && profile.is_some_and(|p| p.batchiness() <= 0.5);

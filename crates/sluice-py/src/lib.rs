@@ -395,7 +395,8 @@ fn embed_validate(names: Vec<String>, weights: Vec<u64>, cores: usize, capacity:
     if names.len() != weights.len() {
         return Err(invalid(format!("{} module names but {} weights", names.len(), weights.len())));
     }
-    if let Some(twice) = names.iter().enumerate().find_map(|(i, n)| names[..i].contains(n).then_some(n)) {
+    let mut seen = std::collections::HashSet::with_capacity(names.len());
+    if let Some(twice) = names.iter().find(|n| !seen.insert(n.as_str())) {
         return Err(invalid(format!("module '{twice}' appears twice")));
     }
     Instance::new(weights, cores, capacity, flows, &conflicts).map(drop).map_err(|e| match e.module() {
