@@ -162,6 +162,10 @@ def test_changes_show_in_reads_and_metrics_parse_with_prometheus_own_parser(serv
     c.routes("lpm", add=[("10.77.0.0/16", 1), ("10.78.0.0/16", "hop2")])
     assert ["10.77.0.0/16", 1] in c.config("lpm")["routes"] and len(c.config("lpm")["routes"]) == len(routes) + 2
     assert ["10.78.0.0/16", 2] in c.config("lpm")["routes"], "a gate given by its name is its number"
+    assert "1 added or replaced" in c.routes("lpm", add=[("10.79.0.0/16", [("hop0", 1), (3, 2)])])
+    assert c.config("lpm")["multipath"] == [["10.79.0.0/16", [[0, 1], [3, 2]]]], "a multipath route, rebuilt in"
+    assert "1 deleted" in c.routes("lpm", delete=["10.79.0.0/16"])
+    assert c.config("lpm")["multipath"] == []
     assert "moved from worker 0 to worker 1" in c.move("out0", 1)
     assert "out0" in next(w for w in c.workers() if w["worker"] == 1)["modules"]
     assert all(line.split(" ")[1] == "caller=test" for line in c.changes())

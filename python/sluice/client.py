@@ -47,6 +47,10 @@ class _UnixConnection(http.client.HTTPConnection):
 _IDLE_S = 1.0
 
 
+#: An outgate by its number or by its name.
+Gate = Union[int, str]
+
+
 class Client:
     """A client of one served pipeline: `Client(run_dir)` over its socket,
     or `Client(url="http://host:port", token=...)` over TCP. It keeps its
@@ -243,10 +247,11 @@ class Client:
         """Replaces an NF's configuration whole (its tables rebuilt and swapped in)."""
         return str(self.request("PUT", f"/v1/modules/{self._name(module)}/config", fields)["applied"])
 
-    def routes(self, module: str, add: Optional[Sequence[tuple[str, Union[int, str]]]] = None, delete: Optional[list[str]] = None) -> str:
+    def routes(self, module: str, add: Optional[Sequence[tuple[str, Union[Gate, Sequence[tuple[Gate, int]]]]]] = None,
+               delete: Optional[list[str]] = None) -> str:
         """Adds (or replaces, by prefix) and deletes an LPM's routes in one
-        change; a gate is given by its number or by a name the module's
-        description gave it."""
+        change: a route leads to a gate (its number, or a name the module's
+        description gave it) or, multipath, to (gate, weight) pairs."""
         body = {"add": [list(r) for r in add or []], "delete": list(delete or [])}
         return str(self.request("POST", f"/v1/modules/{self._name(module)}/routes", body)["applied"])
 

@@ -151,7 +151,7 @@ struct RateBody {
 #[serde(deny_unknown_fields)]
 struct RoutesBody {
     #[serde(default)]
-    add: Vec<(String, sluice_pipeline::spec::GateRef)>,
+    add: Vec<(String, crate::routes::NextAsWritten)>,
     #[serde(default)]
     delete: Vec<String>,
 }

@@ -14,7 +14,7 @@ use sluice_pipeline::Pipeline;
 use sluice_traffic::{FlowRule, FlowRules};
 
 use crate::error::ApiError;
-use crate::routes::{RouteEdit, RouteTable};
+use crate::routes::{Next, RouteEdit, RouteTable};
 use crate::status::{us, Status};
 
 /// A change asked for, its names resolved.
@@ -260,7 +260,7 @@ impl Change {
             Change::Config { module, kind, fields } => (*module, Source::Fields(kind, fields)),
             Change::Routes { module, edit } => {
                 let Some(table) = &status.routes[*module] else { unreachable!("checked when parsed") };
-                (*module, Source::Routes { table: table.clone(), edit, settings: status.lpm_with(*module, Vec::new()) })
+                (*module, Source::Routes { table: table.clone(), edit, settings: status.lpm_with(*module, &RouteTable::default()) })
             }
             _ => return None,
         };
@@ -282,7 +282,7 @@ impl ToBuild<'_> {
                 edited.apply(edit);
                 let line = routes_line(&self.name, edit, edited.len());
                 let NfSpec::Lpm(lpm) = settings else { unreachable!("an LPM's settings") };
-                (NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: edited.list(), ..lpm }), Some(edited), line)
+                (NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: edited.list(), multipath: edited.multipath_list(), ..lpm }), Some(edited), line)
             }
         };
         if spec.outgates() != self.outgates {
@@ -343,8 +343,12 @@ pub fn routes_in_place(status: &mut Status, module: ModuleId, delta: &RouteEdit)
     if let Err(e) = table.check(delta) {
         return Some(Err(e));
     }
+    if table.is_multipath(delta) {
+        return None;
+    }
     let outgates = status.model.modules[module].outgates;
-    if let Some((i, (_, _, gate))) = delta.add.iter().enumerate().find(|(_, r)| usize::from(r.2) >= outgates) {
+    let gate = |next: &Next| if let Next::Gate(gate) = *next { gate } else { unreachable!("no multipath route: checked above") };
+    if let Some((i, gate)) = delta.add.iter().map(|r| gate(&r.2)).enumerate().find(|&(_, g)| usize::from(g) >= outgates) {
         return Some(Err(ApiError::bad(format!("add[{i}]: gate {gate}: module '{}' has {outgates} outgates", status.model.modules[module].name))));
     }
     // Each family's share of the change.
@@ -355,8 +359,9 @@ pub fn routes_in_place(status: &mut Status, module: ModuleId, delta: &RouteEdit)
             IpPrefix::V6(net, len) => delete6.push((net, len)),
         }
     }
-    for &(p, _, gate) in &delta.add {
-        match p {
+    for (p, _, next) in &delta.add {
+        let gate = gate(next);
+        match *p {
             IpPrefix::V4(net, len) => add4.push((net, len, gate)),
             IpPrefix::V6(net, len) => add6.push((net, len, gate)),
         }
