@@ -58,6 +58,8 @@ pub struct Lpm {
     found6: [Option<u16>; MAX_BURST],
     /// Per packet, its run.
     slot_of: [Slot; MAX_BURST],
+    /// Per packet, its flow hash (an LPM with multipath routes only).
+    flow_of: [u64; MAX_BURST],
 }
 
 /// The writers of an LPM's tables, for the control plane: each family's
@@ -103,6 +105,7 @@ impl Lpm {
             addrs6: [0; MAX_BURST],
             found6: [None; MAX_BURST],
             slot_of: [NOT_IP; MAX_BURST],
+            flow_of: [0; MAX_BURST],
         })
     }
 }
@@ -119,10 +122,16 @@ impl NetworkFunction for Lpm {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
-        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, icmp, gates, ident, paths, hash_seed, .. } = self;
+        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, flow_of, icmp, gates, ident, paths, hash_seed, .. } = self;
         let (mut runs4, mut runs6, mut last) = (0, 0, NOT_IP);
-        for (&id, slot) in ids.iter().zip(slot_of.iter_mut()) {
-            last = match ip_of(ctx.pool.data(id)) {
+        let multipath = !paths.is_empty();
+        for ((&id, slot), flow) in ids.iter().zip(slot_of.iter_mut()).zip(flow_of.iter_mut()) {
+            let ip = ip_of(ctx.pool.data(id));
+            if multipath {
+                // Hashed here, where the header is parsed once for the lookup too.
+                *flow = ip.as_ref().ok().and_then(FiveTuple::of_ip).map_or(0, |t| flow_hash(&t, *hash_seed));
+            }
+            last = match ip {
                 Ok(Ip::V4(h)) if runs4 > 0 && last == runs4 as Slot - 1 && addrs4[runs4 - 1] == h.dst() => last,
                 Ok(Ip::V4(h)) => {
                     addrs4[runs4] = h.dst();
@@ -147,7 +156,7 @@ impl NetworkFunction for Lpm {
             Some(t) => t.lookup_bulk(&addrs6[..runs6], &mut found6[..runs6]),
             None => found6[..runs6].fill(None),
         }
-        for (&id, &slot) in ids.iter().zip(slot_of.iter()) {
+        for ((&id, &slot), &flow) in ids.iter().zip(slot_of.iter()).zip(flow_of.iter()) {
             let gate = match slot {
                 NOT_IP => None,
                 s if s >= V6_RUNS => found6[(s - V6_RUNS) as usize],
@@ -155,10 +164,7 @@ impl NetworkFunction for Lpm {
             };
             match gate {
                 Some(gate) if (gate as usize) < *gates => out.push(gate as usize, id),
-                Some(set) => {
-                    let flow = FiveTuple::of(ctx.pool.data(id)).map_or(0, |t| flow_hash(&t, *hash_seed));
-                    out.push(paths[set as usize - *gates].gate(flow) as usize, id);
-                }
+                Some(set) => out.push(paths[set as usize - *gates].gate(flow) as usize, id),
                 None if slot != NOT_IP && icmp.is_some() => {
                     let interfaces = icmp.as_deref().expect("checked");
                     let answered = interfaces.get(ctx.pool.meta(id).port).is_some_and(|interface| {

@@ -2,7 +2,8 @@
 //! Bypass(0,0) chain at B = 1, 32, 256; per-batch overhead of an empty
 //! module (chain of 10 vs chain of 1); telemetry on vs off; the L2L3(1)
 //! router chain at B = 1, 32, 256, its next hop a fixed MAC rewrite or a
-//! `next_hop` that reads the neighbour table (a static gateway).
+//! `next_hop` that reads the neighbour table (a static gateway), and its
+//! flows' route an ordinary or a multipath one.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sluice_core::WorkerGraph;
@@ -87,5 +88,32 @@ fn router_chain(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, per_packet, empty_module, telemetry, router_chain);
+/// The L2L3(1) chain with a MAC rewrite, its flows' 20.0.0.0/8 an
+/// ordinary route or a multipath route (one path, so that the chain
+/// stays a chain): what hashing each packet's 5-tuple to its bucket costs.
+fn multipath_route(c: &mut Criterion) {
+    let filler = sluice_nf::lpm::sample_routes(1, 499);
+    let route = LpmSpec { routes: [filler.clone(), vec![("20.0.0.0/8".into(), 0)]].concat(), ..LpmSpec::default() };
+    let multipath = LpmSpec { routes: filler, multipath: vec![("20.0.0.0/8".into(), vec![(0, 1)])], ..LpmSpec::default() };
+    let mut group = c.benchmark_group("router_chain_route_kind");
+    for (name, lpm) in [("route", route), ("multipath", multipath)] {
+        let nfs = vec![
+            NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }),
+            NfSpec::Lpm(lpm),
+            NfSpec::TtlDecrement(TtlDecrementSpec { icmp: false }),
+            NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() }),
+            NfSpec::IpChecksum(IpChecksumSpec {}),
+        ];
+        for batch in [1usize, 32] {
+            group.throughput(Throughput::Elements(batch as u64));
+            group.bench_function(BenchmarkId::new(name, batch), |b| {
+                let mut g = sluice_pipeline::chain::chain(&nfs, 4096, batch, true).expect("a valid chain");
+                b.iter(|| assert_eq!(g.round(), batch));
+            });
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, per_packet, empty_module, telemetry, router_chain, multipath_route);
 criterion_main!(benches);
