@@ -235,7 +235,7 @@ enum Source<'a> {
     /// The fields of an NF of this kind, as the request gave them.
     Fields(&'static str, &'a serde_json::Value),
     /// An LPM's routes in force, edited; its other settings as they are.
-    Routes { table: Arc<RouteTable>, edit: &'a RouteEdit, settings: NfSpec },
+    Routes { table: Arc<RouteTable>, edit: &'a RouteEdit, settings: sluice_nf::lpm::LpmSpec },
 }
 
 /// An NF built for a change, to be swapped in (see [`Built::swap`]).
@@ -281,8 +281,7 @@ impl ToBuild<'_> {
                 let mut edited = RouteTable::clone(&table);
                 edited.apply(edit);
                 let line = routes_line(&self.name, edit, edited.len());
-                let NfSpec::Lpm(lpm) = settings else { unreachable!("an LPM's settings") };
-                (NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: edited.list(), multipath: edited.multipath_list(), ..lpm }), Some(edited), line)
+                (NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: edited.list(), multipath: edited.multipath_list(), ..settings }), Some(edited), line)
             }
         };
         if spec.outgates() != self.outgates {

@@ -182,19 +182,19 @@ impl Status {
     /// Module `m`'s NF configuration in force (NFs only).
     pub fn config(&self, m: ModuleId) -> Option<NfSpec> {
         match &self.routes[m] {
-            Some(routes) => Some(self.lpm_with(m, routes)),
+            Some(routes) => Some(NfSpec::Lpm(self.lpm_with(m, routes))),
             None => self.configs[m].clone(),
         }
     }
 
     /// LPM module `m`'s configuration with the routes of `table` instead
     /// of its own (its other settings kept).
-    pub fn lpm_with(&self, m: ModuleId, table: &RouteTable) -> NfSpec {
+    pub fn lpm_with(&self, m: ModuleId, table: &RouteTable) -> sluice_nf::lpm::LpmSpec {
         let (hash_seed, unreachable) = match &self.configs[m] {
             Some(NfSpec::Lpm(lpm)) => (lpm.hash_seed, lpm.unreachable),
             _ => (0, false),
         };
-        NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: table.list(), multipath: table.multipath_list(), hash_seed, unreachable })
+        sluice_nf::lpm::LpmSpec { routes: table.list(), multipath: table.multipath_list(), hash_seed, unreachable }
     }
 
     /// The module called `name`.
