@@ -225,24 +225,27 @@ impl crate::NfConfig for LpmSpec {
     fn build_on(&self, interfaces: &Arc<Interfaces>) -> Result<Box<dyn NetworkFunction>, String> {
         let gates = self.route_gates();
         let (mut v4, mut v6) = (Vec::new(), Vec::new());
+        // Each prefix parsed once, into its family's table.
         let mut entry = |prefix: &str, value: u16| {
-            match IpPrefix::parse(prefix)? {
+            let parsed = IpPrefix::parse(prefix)?;
+            match parsed {
                 IpPrefix::V4(net, len) => v4.push((net, len, value)),
                 IpPrefix::V6(net, len) => v6.push((net, len, value)),
             }
-            Ok::<(), String>(())
+            Ok::<IpPrefix, String>(parsed)
         };
+        // The routes' prefixes are kept only where multipath routes must differ from them.
+        let mut routed = std::collections::HashSet::new();
         for (prefix, gate) in &self.routes {
-            entry(prefix, *gate)?;
+            let parsed = entry(prefix, *gate)?;
+            if !self.multipath.is_empty() {
+                routed.insert(parsed);
+            }
         }
         // One set of paths for the multipath routes that name the same.
         let mut multipath = Multipath { sets: Vec::new(), hash_seed: self.hash_seed };
         let mut named: std::collections::HashMap<&[(u16, u32)], usize> = std::collections::HashMap::new();
-        let routed: std::collections::HashSet<IpPrefix> = self.routes.iter().filter_map(|(p, _)| IpPrefix::parse(p).ok()).collect();
         for (i, (prefix, paths)) in self.multipath.iter().enumerate() {
-            if IpPrefix::parse(prefix).is_ok_and(|p| routed.contains(&p)) {
-                return Err(format!("multipath[{i}]: prefix {prefix} is a route too"));
-            }
             let set = match named.get(&paths[..]) {
                 Some(&set) => set,
                 None => {
@@ -252,7 +255,9 @@ impl crate::NfConfig for LpmSpec {
                 }
             };
             let value = u16::try_from(gates + set).ok().filter(|&v| v <= MAX_GATE).ok_or_else(|| format!("multipath[{i}]: more gates and sets of paths than an LPM's {MAX_GATE}"))?;
-            entry(prefix, value)?;
+            if routed.contains(&entry(prefix, value)?) {
+                return Err(format!("multipath[{i}]: prefix {prefix} is a route too"));
+            }
         }
         Ok(Box::new(Lpm::answering(&v4, &v6, gates, multipath, self.unreachable.then(|| interfaces.clone()))?))
     }
