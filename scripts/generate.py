@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from stubs import generate_stub  # noqa: E402 (beside this file, found once it is on the path)
+from stubs import doc_text, generate_stub  # noqa: E402 (beside this file, found once it is on the path)
 
 PACKAGE = Path(__file__).resolve().parent.parent / "python" / "sluice"
 
@@ -113,11 +113,6 @@ def _default(value: Any, schema: dict[str, Any], defs: dict[str, Any]) -> str:
     return json.dumps(value) if isinstance(value, str) else repr(value)
 
 
-def _text(description: str) -> str:
-    """A Rust doc comment as plain text: intra-doc links lose their brackets."""
-    return re.sub(r"\[(`[^`]*`)\](\([^)]*\))?", r"\1", description.strip())
-
-
 def _choices(schema: dict[str, Any], defs: dict[str, Any]) -> str:
     """" (one of "a", "b")" for a field that takes one of some names, else ""."""
     _, target = _resolve(schema, defs)
@@ -126,11 +121,11 @@ def _choices(schema: dict[str, Any], defs: dict[str, Any]) -> str:
 
 
 def _doc(description: str, properties: dict[str, Any], defs: dict[str, Any], indent: str) -> str:
-    lines = [_text(description)]
+    lines = [doc_text(description)]
     if properties:
         lines.append("")
         for field, prop in properties.items():
-            text = f"`{field}`: {_text(prop.get('description', '')).rstrip('.')}{_choices(prop, defs)}."
+            text = f"`{field}`: {doc_text(prop.get('description', '')).rstrip('.')}{_choices(prop, defs)}."
             lines.extend(textwrap.wrap(text, 76, subsequent_indent="    ", break_on_hyphens=False))
     body = "\n".join(indent + line if line else "" for line in "\n".join(lines).split("\n"))
     return f'{indent}"""{body.lstrip()}\n{indent}"""\n'
@@ -282,7 +277,7 @@ class JsonForms:
             return self.type_of(schema, name)
         if schema.get("additionalProperties") is True:
             alias = _json_name(name)
-            self.aliases[alias] = f"\n\n#: {_text(schema['description'])}\n{alias} = dict[str, object]\n"
+            self.aliases[alias] = f"\n\n#: {doc_text(schema['description'])}\n{alias} = dict[str, object]\n"
             return alias
         return self.typed_dict(_json_name(name), schema)
 

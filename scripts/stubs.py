@@ -64,11 +64,16 @@ def _closing(text: str, start: int) -> int:
     raise ValueError("unbalanced parentheses")
 
 
+def doc_text(description: str) -> str:
+    """A Rust doc comment as plain text: intra-doc links lose their brackets."""
+    return re.sub(r"\[(`[^`]*`)\](\([^)]*\))?", r"\1", description.strip())
+
+
 def _doc(lines: list[str], indent: str = "") -> str:
     """A Rust doc comment as a docstring's text (its paragraphs filled at
     `indent`), intra-doc links unbracketed."""
     paragraphs = "\n".join(line.strip() for line in lines).split("\n\n")
-    filled = [textwrap.fill(re.sub(r"\[(`[^`]*`)\](\([^)]*\))?", r"\1", p.replace("\n", " ")), 96, initial_indent=indent, subsequent_indent=indent)
+    filled = [textwrap.fill(doc_text(p.replace("\n", " ")), 96, initial_indent=indent, subsequent_indent=indent)
               for p in paragraphs if p.strip()]
     return "\n\n".join(filled).strip()
 
