@@ -111,7 +111,7 @@ macro_rules! registry {
 
             /// Reads NF `kind`'s configuration from `fields` (the description
             /// without its `type`); an error names the field at fault.
-            pub fn from_fields(kind: &str, fields: serde_json::Value) -> Result<Self, String> {
+            pub fn from_fields(kind: &str, fields: &serde_json::Value) -> Result<Self, String> {
                 match kind {
                     $($kind => read_fields(fields).map(NfSpec::$variant),)*
                     other => Err(format!(
@@ -187,7 +187,7 @@ pub use reframer::{ReframerBypass, ReframerConfig};
 
 /// One NF's configuration from its fields; the error names the field
 /// ("vlan: invalid value: integer `-1`, expected u16").
-fn read_fields<T: serde::de::DeserializeOwned>(fields: serde_json::Value) -> Result<T, String> {
+fn read_fields<T: serde::de::DeserializeOwned>(fields: &serde_json::Value) -> Result<T, String> {
     serde_path_to_error::deserialize(fields).map_err(|e| {
         let message = e.inner().to_string();
         let path = e.path().to_string();
@@ -210,7 +210,7 @@ impl<'de> Deserialize<'de> for NfSpec {
             Some(other) => return Err(D::Error::custom(format!("`type` must be an NF's name, not {other}"))),
             None => return Err(D::Error::missing_field("type")),
         };
-        NfSpec::from_fields(&kind, serde_json::Value::Object(fields)).map_err(D::Error::custom)
+        NfSpec::from_fields(&kind, &serde_json::Value::Object(fields)).map_err(D::Error::custom)
     }
 }
 

@@ -292,7 +292,7 @@ fn nf_schemas() -> PyResult<Vec<(&'static str, &'static str, String)>> {
 #[pyfunction]
 fn check_nf(kind: &str, fields: &str) -> PyResult<()> {
     let fields: serde_json::Value = serde_json::from_str(fields).map_err(invalid)?;
-    sluice_nf::NfSpec::from_fields(kind, fields).map(drop).map_err(invalid)
+    sluice_nf::NfSpec::from_fields(kind, &fields).map(drop).map_err(invalid)
 }
 
 /// The parts `part_schema` and `check_part` know.

@@ -275,7 +275,7 @@ impl ToBuild<'_> {
     /// changed, if it cannot be made.
     pub fn build(self) -> Result<Built, ApiError> {
         let (spec, edited, line) = match self.source {
-            Source::Fields(kind, fields) => (NfSpec::from_fields(kind, fields.clone()).map_err(ApiError::bad)?, None, format!("module '{}' configuration replaced", self.name)),
+            Source::Fields(kind, fields) => (NfSpec::from_fields(kind, fields).map_err(ApiError::bad)?, None, format!("module '{}' configuration replaced", self.name)),
             Source::Routes { table, edit, settings } => {
                 table.check(edit)?;
                 let mut edited = RouteTable::clone(&table);
