@@ -11,7 +11,8 @@ import signal
 import sys
 import threading
 import time
-from typing import Any, NoReturn, Optional
+from contextlib import contextmanager
+from typing import Any, Iterator, NoReturn, Optional
 
 import click
 
@@ -77,6 +78,27 @@ def stop_on_signals() -> None:
 
 def _raise_interrupt(_signum: int, _frame: Any) -> NoReturn:
     raise KeyboardInterrupt
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM wait until the block is done, then stop the
+    command as usual: for imports, whose half-built objects an interrupt
+    would leave to report errors from their finalizers (matplotlib's
+    pyparsing does). Elsewhere than in the main thread, which alone
+    takes signals, the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {s: signal.signal(s, lambda signum, _frame: caught.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+    if caught:
+        raise KeyboardInterrupt
 
 
 #: How long after a finalizer swallowed a Ctrl-C it is sent again (s).

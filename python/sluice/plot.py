@@ -6,17 +6,18 @@ import io
 from pathlib import Path
 from typing import Any, Sequence, Union
 
+from sluice.errors import signals_held
 from sluice.extras import missing
 from sluice.files import write_replacing
 
-try:
-    import matplotlib
-except ImportError as e:
-    raise missing("plot", "plotting", e) from None
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
+with signals_held():  # a Ctrl-C in matplotlib's import would leave its parser half-built
+    try:
+        import matplotlib
+    except ImportError as e:
+        raise missing("plot", "plotting", e) from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
 
 #: At most this many lines per panel; the rest are summarised by the total.
 MAX_LINES = 12

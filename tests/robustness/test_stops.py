@@ -78,6 +78,26 @@ def test_a_ctrl_c_a_finalizer_swallowed_is_delivered_again() -> None:
     assert done.stdout.strip() == "stopped", (done.stdout, done.stderr)
 
 
+#: A command whose Ctrl-C lands in an import, which goes on to its end.
+HELD = """
+import os, signal
+from sluice.errors import signals_held, stop_on_signals
+stop_on_signals()
+try:
+    with signals_held():
+        os.kill(os.getpid(), signal.SIGINT)
+        import fractions
+        print("imported")
+except KeyboardInterrupt:
+    print("stopped")
+"""
+
+
+def test_a_ctrl_c_in_an_import_stops_the_command_once_the_import_is_done() -> None:
+    done = subprocess.run([sys.executable, "-c", HELD], capture_output=True, text=True, timeout=30)
+    assert done.stdout.split() == ["imported", "stopped"], (done.stdout, done.stderr)
+
+
 def _interrupt_soon(after_s: float) -> threading.Event:
     """Sends this process SIGINT from another thread, as Ctrl-C would,
     after `after_s` s and then every half second until the returned event

@@ -337,9 +337,9 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """Round trip and TCP rate per router."""
-    import matplotlib.pyplot as plt
+    from sluice.plot import save, subplots
 
-    fig, (a, b) = plt.subplots(1, 2, figsize=(8, 3))
+    fig, (a, b) = subplots(1, 2, figsize=(8, 3))
     names = [f"{r['router']}\n{r['family']}" for r in rows]
     a.bar(names, [r["rtt_avg_ms"] for r in rows])
     a.set_ylabel("ping RTT (ms)")
@@ -347,9 +347,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     b.set_ylabel("TCP (Gbit/s)")
     for ax in (a, b):
         ax.tick_params(axis="x", labelsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
 
 
 def headline(report: dict[str, Any]) -> output.Headline:

@@ -233,15 +233,13 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 
 def plot(rows: list[dict[str, Any]], path: Path) -> None:
     """The paired ratios with their range."""
-    import matplotlib.pyplot as plt
+    from sluice.plot import save, subplots
 
     paired = [r for r in rows if r["ratio_median"] is not None]
-    fig, ax = plt.subplots(figsize=(5, 3))
+    fig, ax = subplots(figsize=(5, 3))
     medians = [r["ratio_median"] for r in paired]
     errors = [[m - r["ratio_min"] for m, r in zip(medians, paired)], [r["ratio_max"] - m for m, r in zip(medians, paired)]]
     ax.bar([r["measure"] for r in paired], medians, yerr=errors, capsize=4)
     ax.axhline(1.0, color="grey", lw=0.8)
     ax.set_ylabel("delivered rate, with / without")
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
+    save(fig, path)
