@@ -5,6 +5,9 @@ or document by hand:
 - python/sluice/description.py: the JSON form of a whole description, a
   TypedDict per object, the names each string field takes and the
   defaults of its scalar fields (`sluice._core.part_schema("pipeline")`);
+- python/sluice/outputs.py: the same of what the core returns: a run's
+  report and the periods `on_period` receives, the model `validate`
+  returns and what `send` sent (`part_schema("report")`, "model", "sent");
 - python/sluice/nf.py: every NF's configuration (`sluice._core.nf_schemas()`);
 - the parts a builder makes as checked dataclasses, from
   `sluice._core.part_schema()`: template.py (the packet template), poll.py
@@ -264,6 +267,8 @@ class JsonForms:
         if kind == "object" and "patternProperties" in schema:
             (value,) = schema["patternProperties"].values()
             return f"dict[str, {self.type_of(value, key)}]"
+        if kind == "object" and isinstance(schema.get("additionalProperties"), dict):  # values by name
+            return f"dict[str, {self.type_of(schema['additionalProperties'], key)}]"
         if kind == "object" or "oneOf" in schema:
             return self.typed_dict("".join(part.title() for part in key.split("_")) + "Json", schema)
         return {"integer": "int", "number": "float", "boolean": "bool", "string": "str"}[kind]
@@ -314,18 +319,19 @@ class JsonForms:
         return name
 
 
-def generate_description(schema_text: str, documented: dict[str, str]) -> tuple[str, frozenset[str]]:
-    """The source of description.py from the JSON Schema of a whole
-    description (its objects that `documented` names pointing to the
-    dataclass that documents them), and the names of the TypedDicts and
-    name lists it holds."""
-    schema = json.loads(schema_text)
-    forms = JsonForms(schema.get("$defs", {}), documented)
-    forms.typed_dict(_json_name(schema["title"]), schema)
+def generate_json_forms(title: str, schema_texts: list[str], documented: dict[str, str]) -> tuple[str, frozenset[str]]:
+    """The source of a module of TypedDicts (description.py, outputs.py)
+    from JSON Schemas (their objects that `documented` names pointing to
+    the dataclass that documents them), and the names of the TypedDicts
+    and name lists it holds."""
+    schemas = [json.loads(text) for text in schema_texts]
+    forms = JsonForms({name: d for schema in schemas for name, d in schema.get("$defs", {}).items()}, documented)
+    for schema in schemas:
+        forms.typed_dict(_json_name(schema["title"]), schema)
     body = "".join(forms.values.values()) + "".join(forms.aliases.values()) + "".join(forms.classes.values()) + "".join(forms.defaults.values())
     exported = [*map(_values_name, forms.values), *forms.aliases, *forms.classes, *forms.defaults]
     used = [t for t in ("Final", "Optional", "Required", "Union") if f"{t}[" in body]
-    header = f'''"""{DESCRIPTION_TITLE}
+    header = f'''"""{title}
 
 Generated from the core's definitions by scripts/generate.py: do not edit;
 change the Rust type and run `make generate`."""
@@ -337,6 +343,11 @@ from typing import {", ".join(sorted([*used, "TypedDict"]))}
 __all__ = [{", ".join(f'"{n}"' for n in exported)}]
 '''
     return header + body, frozenset([*forms.classes, *map(_values_name, forms.values)])
+
+
+OUTPUTS_TITLE = """The JSON the core returns: a run's report (`RunResult.data`) and the
+periods it holds, which `Pipeline.run`'s `on_period` receives as they
+end; the model `Pipeline.validate` returns; what `Pipeline.send` sent."""
 
 
 def _load_core() -> Any:
@@ -376,7 +387,8 @@ def generated() -> dict[Path, str]:
             schema = json.loads(schemas[part])
             documented[_json_name(schema["title"])] = f"sluice.{module}.{name}"
             documented.update({_json_name(d): f"sluice.{module}.{d}" for d, s in schema.get("$defs", {}).items() if s.get("type") == "object"})
-    description, names = generate_description(_core.part_schema("pipeline"), documented)
+    description, names = generate_json_forms(DESCRIPTION_TITLE, [_core.part_schema("pipeline")], documented)
+    outputs, _ = generate_json_forms(OUTPUTS_TITLE, [_core.part_schema(s) for s in ("report", "model", "sent")], {})
     bindings = PACKAGE.parent.parent / "crates" / "sluice-py" / "src"
     stubs = {PACKAGE / "_core.pyi": generate_stub((bindings / "lib.rs").read_text(), "_core", _core)}
     lab = sys.modules.get("sluice.lab._core")  # registered by a build with the `lab` feature
@@ -385,6 +397,7 @@ def generated() -> dict[Path, str]:
     return {
         **stubs,
         PACKAGE / "description.py": description,
+        PACKAGE / "outputs.py": outputs,
         PACKAGE / "nf.py": generate_nf(_core.nf_schemas()),
         **{PACKAGE / f"{module}.py": generate_parts(title, [(part, name, schemas[part]) for part, name in parts], names)
            for module, (title, parts) in modules.items()},

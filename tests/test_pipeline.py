@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any, Callable, Optional
 
+import jsonschema_rs
 import pytest
 from conftest import L2L3_COSTS, Costs
 
@@ -322,6 +323,50 @@ def test_a_bypass_that_costs_nothing_runs_as_an_uncontrolled_pass_through(backen
     assert {m["name"]: m["controlled"] for m in p.validate()["modules"]}["nf"] is False
     s = p.run("projgrad", periods=2, period_ms=20, backend=backend).summary
     assert s["lossless"] and s["delivered"] > 0, s
+
+
+def _closed(schema: Any) -> Any:
+    """`schema` with every object that lists its fields refusing others:
+    a key the core writes that its type does not declare fails too."""
+    if isinstance(schema, dict):
+        closed = {k: _closed(v) for k, v in schema.items()}
+        if "properties" in schema and "additionalProperties" not in schema:
+            closed["additionalProperties"] = False
+        return closed
+    if isinstance(schema, list):
+        return [_closed(v) for v in schema]
+    return schema
+
+
+def _validator(output: str, definition: Optional[str] = None) -> Any:
+    schema = _closed(json.loads(_core.part_schema(output)))
+    if definition is not None:
+        schema = {"$defs": schema["$defs"], "$ref": f"#/$defs/{definition}"}
+    return jsonschema_rs.validator_for(schema)
+
+
+@pytest.mark.parametrize("backend", ["sim", "engine"])
+def test_what_a_run_returns_is_what_its_generated_types_say(backend: str) -> None:
+    # The report, each period on_period receives and the model: exactly
+    # the fields of sluice.outputs' TypedDicts, which the same schema wrote.
+    p = Pipeline("outputs")
+    src = p.source("src", [Stream(Template(dst_ip=f"20.0.{i}.1"), flow=f"flow{i}", rate_pps=20_000) for i in range(2)])
+    lpm = p.module("lpm", Lpm({f"20.0.{i}.0/24": i for i in range(2)}))
+    p.chain(src, p.module("reframer", Reframer(t_buff_us=20)), lpm)
+    for i in range(2):
+        p.connect(lpm, p.sink(f"out{i}"), gate=i)
+        p.flow(f"flow{i}", ["src", "reframer", "lpm", f"out{i}"], slo_us=500)
+    p.schedule_egress("drr", 1e9, {"tight": (3, ["flow0"]), "bulk": (1, ["flow*"])})
+    periods: list[Any] = []
+    r = p.run("projgrad", periods=2, period_ms=20, backend=backend, on_period=periods.append)
+    _validator("report").validate(r.data)
+    for period in periods:
+        _validator("report", "PeriodOutput").validate(period)
+    _validator("model").validate(p.validate())
+    assert periods and all(q["classes"] for q in periods) and r.data["egress_classes"]
+    assert r.nf_counters("reframer"), "an NF's own counters, named"
+    with pytest.raises(jsonschema_rs.ValidationError, match="unexpected"):
+        _validator("report").validate({**r.data, "undeclared": 1})
 
 
 def test_packets_left_inside_when_a_run_ends_are_not_lossless() -> None:

@@ -28,9 +28,10 @@ def check_nf(kind: str, fields: str) -> None:
     field."""
 
 def part_schema(part: str) -> str:
-    """The JSON Schema of a whole description ("pipeline"), of a run's parameters ("run") or of a
-    part of a description, by name (see `PARTS`): what the typed Python of `sluice` is generated
-    from."""
+    """The JSON Schema of a whole description ("pipeline"), of a run's parameters ("run"), of a
+    part of a description, or of what the core returns (a run's "report", whose periods
+    `on_period` receives; the "model" `validate` returns; what `send` "sent"), by name (see
+    `SCHEMAS`): what the typed Python of `sluice` is generated from."""
 
 def check_part(part: str, fields: str) -> None:
     """Checks the fields (a JSON object) of a part (see `PARTS`) as a description's are read (their

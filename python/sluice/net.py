@@ -15,6 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any, Callable, Optional, Sequence
 
 if TYPE_CHECKING:
+    from sluice.outputs import PeriodOutputJson
     from sluice.pipeline import Pipeline
     from sluice.result import RunResult
 
@@ -134,11 +135,11 @@ def htb_class(parent: str, classid: str, rate_bps: float, ceil_bps: float, dst_i
     tc("filter", "add", "dev", GEN_END, "protocol", "ip", "parent", "1:", "prio", "1", "u32", "match", "ip", "dst", f"{dst_ip}/32", "flowid", classid)
 
 
-def sending(*senders: Sender) -> Callable[[dict[str, Any]], None]:
+def sending(*senders: Sender) -> Callable[[PeriodOutputJson], None]:
     """An `on_period` for the run of a pipeline receiving on a port: starts
     `senders` when its first period ends (its rings are open by then)."""
 
-    def start(_: dict[str, Any]) -> None:
+    def start(_: PeriodOutputJson) -> None:
         if senders and not senders[0].ident:
             for s in senders:
                 s.start()
@@ -161,7 +162,7 @@ def run_while_sending(p: Pipeline, controller: str, senders: Sequence[Sender], p
     start = sending(*senders)
     left = then_periods
 
-    def step(period: dict[str, Any]) -> None:
+    def step(period: PeriodOutputJson) -> None:
         nonlocal left
         start(period)
         if all(s.ident and not s.is_alive() for s in senders):

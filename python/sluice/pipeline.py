@@ -17,7 +17,7 @@ from __future__ import annotations
 import ipaddress
 import json
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence, Union, cast
+from typing import Callable, Optional, Sequence, Union, cast
 
 from sluice import _core
 from sluice.controller import Controller
@@ -27,6 +27,7 @@ from sluice.description import (PipelineDefaults, SchedulerDefaults, SyntheticDe
 from sluice.interface import IcmpSettings, Interface, Neighbor, NeighborTable
 from sluice.json_form import non_finite
 from sluice.nf import NF
+from sluice.outputs import ModelJson, PeriodOutputJson, SentJson
 from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.poll_model import with_default_model
 from sluice.result import RunResult
@@ -429,14 +430,14 @@ class Pipeline:
         members = tuple(EgressClass(name, weight, tuple(flows)) for name, (weight, flows) in classes.items())
         self.egress_scheduler = EgressScheduler(algorithm, link_bits_per_s, members, overhead_bytes, queue_pkts, on_full, scan_gap_us).spec()
 
-    def send(self, port: str, seconds: float) -> dict[str, Any]:
+    def send(self, port: str, seconds: float) -> SentJson:
         """Puts what this pipeline's source makes (its streams at their rates,
         or its trace) on `port` for `seconds`: traffic for a pipeline that
         receives on a real port. Returns packets, bytes, seconds, ring_full;
         the exception of Ctrl-C or SIGTERM carries those of what was sent
         until then as `sent`."""
         try:
-            sent: dict[str, Any] = json.loads(_core.send(self.to_json(), port, seconds))
+            sent: SentJson = json.loads(_core.send(self.to_json(), port, seconds))
         except BaseException as e:
             partial = getattr(e, "sluice_sent", None)
             if partial is not None:
@@ -444,9 +445,9 @@ class Pipeline:
             raise
         return sent
 
-    def validate(self) -> dict[str, Any]:
+    def validate(self) -> ModelJson:
         """Checks the pipeline; returns the core's model. Raises ValueError naming the problem."""
-        model: dict[str, Any] = json.loads(_core.validate(self.to_json()))
+        model: ModelJson = json.loads(_core.validate(self.to_json()))
         return model
 
     def run(
@@ -460,7 +461,7 @@ class Pipeline:
         slo_statistic: str = RunParams.slo_statistic,
         delta: float = RunParams.delta,
         timing: bool = RunParams.timing,
-        on_period: Optional[Callable[[dict[str, Any]], object]] = None,
+        on_period: Optional[Callable[[PeriodOutputJson], object]] = None,
         keep_periods: int = RunParams.keep_periods,
     ) -> RunResult:
         """Runs for `warmup_periods + periods` control periods under `controller`

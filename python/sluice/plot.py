@@ -9,6 +9,7 @@ from typing import Any, Sequence, Union
 from sluice.errors import signals_held
 from sluice.extras import missing
 from sluice.files import write_replacing
+from sluice.outputs import RunOutputJson
 
 with signals_held():  # a Ctrl-C in matplotlib's import would leave its parser half-built
     try:
@@ -44,7 +45,7 @@ def save(fig: Figure, path: Union[str, Path]) -> None:
         raise OSError(e.errno, e.strerror, str(path)) from e  # a failed write names no file
 
 
-def plot_run(report: dict[str, Any], path: str) -> None:
+def plot_run(report: RunOutputJson, path: str) -> None:
     """Three panels over time of one run's report (what `sluice run --json`
     writes): triggers, p95 delay vs SLO, rates."""
     periods = report["periods"]
@@ -76,7 +77,7 @@ def plot_run(report: dict[str, Any], path: str) -> None:
     save(fig, path)
 
 
-def plot_comparison(reports: Sequence[dict[str, Any]], path: str, flow: str) -> None:
+def plot_comparison(reports: Sequence[RunOutputJson], path: str, flow: str) -> None:
     """Controllers side by side, from their runs' reports: total rate, mean
     batch, and one flow's p95 vs its SLO."""
     fig, (ax_rate, ax_batch, ax_delay) = plt.subplots(1, 3, figsize=(14, 4))

@@ -112,7 +112,7 @@ pub struct PeriodRecord {
 }
 
 /// The control side's response time to one period (Batchy Table 1).
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Response {
     /// Reading the telemetry from the data plane (ns).
     pub read_ns: u64,
@@ -123,7 +123,7 @@ pub struct Response {
 }
 
 /// The whole run in brief.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct Summary {
     /// Delivered packets per second over the measured periods (pkt/s).
     pub rate_pps: f64,

@@ -16,7 +16,7 @@ pub type ModuleId = usize;
 pub type FlowId = usize;
 
 /// What a module does in the graph.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Task ingress: makes packets, has no ingate.
@@ -28,7 +28,7 @@ pub enum Role {
 }
 
 /// Linear cost model of one NF run on a batch of b packets: T0 + T1·b (ns).
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
 pub struct Profile {
     /// Cost per batch (ns).
     pub t0_ns: f64,
@@ -49,7 +49,7 @@ impl Profile {
 }
 
 /// One module as the builder declares it.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct ModuleDecl {
     /// Unique name.
     pub name: String,
@@ -88,7 +88,7 @@ impl ModuleDecl {
 }
 
 /// A connection from an outgate to an ingate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct Edge {
     /// Upstream module.
     pub from: ModuleId,
@@ -101,7 +101,7 @@ pub struct Edge {
 }
 
 /// A flow: a source-to-sink path with an optional delay SLO.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Flow {
     /// Unique name (over a whole run: a removed flow keeps it).
     pub name: String,
@@ -116,7 +116,7 @@ pub struct Flow {
 }
 
 /// A validated pipeline.
-#[derive(Clone, Debug, serde::Serialize)]
+#[derive(Clone, Debug, serde::Serialize, schemars::JsonSchema)]
 pub struct Model {
     /// Runtime batch size B (pkt).
     pub batch_size: usize,

@@ -11,7 +11,7 @@ use serde::Serialize;
 use crate::model::Model;
 
 /// Cumulative counters of one module.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ModuleCounters {
     /// Batches that arrived at the fractional buffer.
     pub arrivals: u64,
@@ -71,7 +71,7 @@ impl ModuleCounters {
 }
 
 /// Packets dropped, by reason (pkt).
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Drops {
     /// By an NF, at its drop gate: malformed, refused by policy, no buffer for a copy.
     pub nf: u64,
@@ -160,7 +160,7 @@ const DELAY_RANGE_NS: (u64, u64) = (64, 10_000_000_000);
 /// draws [`MIN_DRAWN_ROUNDS`] rounds a period at its rate of rounds in the
 /// period before (down to every packet, where it has fewer), so that its
 /// quantiles keep the error [`DelaySample::error_pct`] states.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct DelaySampling {
     /// Packets a flow has timed in a period before sampling starts (pkt).
     pub floor_pkts: u64,
@@ -364,7 +364,7 @@ impl Counters {
 }
 
 /// One module over one control period.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct ModuleTelemetry {
     /// Fractional-buffer trigger in force at the end of the period (pkt, 0 = none).
     pub trigger: u32,
@@ -430,7 +430,7 @@ pub struct FlowTelemetry {
 }
 
 /// One worker over one control period.
-#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq, schemars::JsonSchema)]
 pub struct WorkerTelemetry {
     /// Share of the period spent moving packets (0..1).
     pub busy_fraction: f64,
@@ -461,7 +461,7 @@ pub struct WorkerTelemetry {
 /// Whole-pipeline packet accounting since the start (pkt).
 /// Every packet is accounted for: `generated = delivered + dropped + in_flight`;
 /// the run is lossless when `drops.lost() == 0`.
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct Totals {
     /// Packets made by sources, and copies made inside (`copied`).
     pub generated: u64,
@@ -480,7 +480,7 @@ pub struct Totals {
 }
 
 /// One flow's accounting since the start (pkt).
-#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq, schemars::JsonSchema)]
 pub struct FlowTotals {
     /// Packets of the flow its source made, or that became the flow's
     /// downstream (at the first hop only it takes).

@@ -13,7 +13,7 @@ const POOL: usize = 4096;
 const BURST: usize = 32;
 
 /// What a sender put on the wire.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, schemars::JsonSchema)]
 pub struct Sent {
     /// Frames the transmit ring took (pkt).
     pub packets: u64,

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use sluice_embed::{heuristic, Instance};
-use sluice_pipeline::{period_json, report_json, BackendKind, Pipeline, RunParams};
+use sluice_pipeline::{BackendKind, PeriodOutput, Pipeline, RunOutput, RunParams};
 
 mod controller;
 #[cfg(feature = "lab")]
@@ -20,6 +20,11 @@ use signals::{signal_pending, Stoppable};
 
 fn invalid(e: impl std::fmt::Display) -> PyErr {
     PyValueError::new_err(e.to_string())
+}
+
+/// `value` as JSON text (plain data: a non-finite number becomes null).
+fn json_text(value: &impl serde::Serialize) -> String {
+    serde_json::to_string(value).expect("plain data, string keys")
 }
 
 /// Why long work failed: the exception of the signal that stopped it, if
@@ -40,7 +45,7 @@ fn pipeline_of(spec: &str) -> PyResult<Pipeline> {
 #[pyfunction]
 fn validate(spec: &str) -> PyResult<String> {
     let pipeline = pipeline_of(spec)?;
-    serde_json::to_string(pipeline.model()).map_err(invalid)
+    Ok(json_text(pipeline.model()))
 }
 
 /// Runs a pipeline description (JSON) and returns the report (JSON).
@@ -78,7 +83,7 @@ fn run(py: Python<'_>, spec: &str, controller: PyObject, params: &str, on_period
             if raised.lock().expect("one run").is_some() {
                 return;
             }
-            let text = period_json(&pipeline, pipeline.model(), p).to_string();
+            let text = json_text(&PeriodOutput::of(&pipeline, pipeline.model(), p));
             Python::with_gil(|py| {
                 if let Err(e) = cb.call1(py, (text,)) {
                     *raised.lock().expect("one run") = Some(e);
@@ -95,7 +100,7 @@ fn run(py: Python<'_>, spec: &str, controller: PyObject, params: &str, on_period
         sluice_pipeline::run(&pipeline, ctl, backend, timing, &plan, &mut notify, &stop)
     });
     let report = report.map_err(invalid)?;
-    let json = report_json(&pipeline, &report, backend, &plan).to_string();
+    let json = json_text(&RunOutput::of(&pipeline, &report, backend, &plan));
     let failure = raised
         .into_inner()
         .expect("one run")
@@ -156,7 +161,7 @@ fn serve(py: Python<'_>, spec: &str, run_dir: &str, controller: &str, params: &s
     });
     let report = report.map_err(invalid)?;
     let plan = pipeline.plan(report.periods.len(), 0, options.period_ns, options.control);
-    Ok(report_json(&pipeline, &report, BackendKind::Engine, &plan).to_string())
+    Ok(json_text(&RunOutput::of(&pipeline, &report, BackendKind::Engine, &plan)))
 }
 
 /// Profiles each NF kind (eight modules of it in a row) at batch sizes 1..=max_batch; returns
@@ -192,7 +197,7 @@ fn send(py: Python<'_>, spec: &str, port: &str, seconds: f64) -> PyResult<String
         pipeline.send(port, seconds, &mut stop)
     });
     let sent = sent.map_err(invalid)?;
-    let json = serde_json::json!({"packets": sent.packets, "bytes": sent.bytes, "seconds": sent.seconds, "ring_full": sent.ring_full}).to_string();
+    let json = json_text(&sent);
     match raised.into_inner().expect("one sender") {
         Some(e) => {
             e.value_bound(py).setattr("sluice_sent", json)?;
@@ -295,12 +300,21 @@ fn check_nf(kind: &str, fields: &str) -> PyResult<()> {
     sluice_nf::NfSpec::from_fields(kind, &fields).map(drop).map_err(invalid)
 }
 
-/// The parts `part_schema` and `check_part` know.
-const PARTS: &str = "pipeline, run, template, poll, scheduler, egress_scheduler, interface, icmp";
+/// The JSON Schema of what the core writes as `T`.
+fn output_schema<T: schemars::JsonSchema>() -> schemars::Schema {
+    schemars::generate::SchemaSettings::default().for_serialize().into_generator().into_root_schema_for::<T>()
+}
+
+/// The parts of a description `check_part` knows.
+const PARTS: &str = "run, template, poll, scheduler, egress_scheduler, interface, icmp";
+/// What `part_schema` knows: the whole description, its parts and what the core returns.
+const SCHEMAS: &str = "pipeline, run, template, poll, scheduler, egress_scheduler, interface, icmp, report, model, sent";
 
 /// The JSON Schema of a whole description ("pipeline"), of a run's
-/// parameters ("run") or of a part of a description, by name (see
-/// `PARTS`): what the typed Python of `sluice` is generated from.
+/// parameters ("run"), of a part of a description, or of what the core
+/// returns (a run's "report", whose periods `on_period` receives; the
+/// "model" `validate` returns; what `send` "sent"), by name (see
+/// `SCHEMAS`): what the typed Python of `sluice` is generated from.
 #[pyfunction]
 fn part_schema(part: &str) -> PyResult<String> {
     let schema = match part {
@@ -312,7 +326,11 @@ fn part_schema(part: &str) -> PyResult<String> {
         "egress_scheduler" => schemars::schema_for!(sluice_pipeline::egress_plan::EgressSchedulerSpec),
         "interface" => schemars::schema_for!(sluice_nf::InterfaceSpec),
         "icmp" => schemars::schema_for!(sluice_nf::icmp_limit::IcmpSettings),
-        other => return Err(invalid(format!("no part '{other}' (known: {PARTS})"))),
+        // What the core writes, not reads: a field it leaves out when empty is not required.
+        "report" => output_schema::<RunOutput>(),
+        "model" => output_schema::<sluice_core::Model>(),
+        "sent" => output_schema::<sluice_port::Sent>(),
+        other => return Err(invalid(format!("no schema '{other}' (known: {SCHEMAS})"))),
     };
     serde_json::to_string(&schema).map_err(invalid)
 }

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Optional
 
 import click
 
@@ -11,6 +11,7 @@ from sluice.cli.app import main
 from sluice.cli.output import console
 from sluice.cli.params import RATE, SIZE, Number
 from sluice.errors import Refused
+from sluice.outputs import SentJson
 from sluice.pipeline import Pipeline
 from sluice.pipelines import PIPELINES
 
@@ -39,14 +40,14 @@ def gen(port: str, pipeline_name: str, n: int, pcap: Optional[str], rate_pps: Op
     try:
         sent = pipeline.send(port, seconds)
     except KeyboardInterrupt as e:
-        partial: Optional[dict[str, Any]] = getattr(e, "sent", None)
+        partial: Optional[SentJson] = getattr(e, "sent", None)
         if partial is not None:
             _print_sent(partial, port)
         raise
     _print_sent(sent, port)
 
 
-def _print_sent(sent: dict[str, Any], port: str) -> None:
+def _print_sent(sent: SentJson, port: str) -> None:
     """One line of what `gen` sent on `port`."""
     rate = sent["packets"] / sent["seconds"] / 1e6 if sent["seconds"] > 0 else 0.0
     console.print(f"sent {sent['packets']} packets ({sent['bytes']} bytes) on {port} in {sent['seconds']:.2f} s: "

@@ -14,6 +14,7 @@ from rich.table import Table
 
 from sluice import _core
 from sluice.errors import Refused, one_line, unwritable
+from sluice.outputs import DropsJson, PeriodOutputJson
 from sluice.pipeline import Pipeline
 from sluice.result import RunResult
 
@@ -49,7 +50,7 @@ def progress_run(
     controller: str,
     periods: int,
     warmup: int,
-    on_period_extra: Optional[Callable[[dict[str, Any]], None]] = None,
+    on_period_extra: Optional[Callable[[PeriodOutputJson], None]] = None,
     **kw: Any,
 ) -> RunResult:
     total = periods + warmup
@@ -64,7 +65,7 @@ def progress_run(
         warnings.print(f"{pipeline.name}: {modules} modules and {flows} flows: about {start:.0f} s to check and start, "
                        f"then about {each:.0f} s a period for its report ({start + total * each:.0f} s in all); each period is shown as it ends", soft_wrap=True)
 
-    def on_period(p: dict[str, Any]) -> None:
+    def on_period(p: PeriodOutputJson) -> None:
         progress.update(task, advance=1, last=_period_line(p))
         if large and not console.is_terminal:
             warnings.print(f"period {p['period'] + 1} of {total}: {_period_line(p)}", markup=False)
@@ -90,7 +91,7 @@ def progress_run(
         )
 
 
-def _period_line(p: dict[str, Any]) -> str:
+def _period_line(p: PeriodOutputJson) -> str:
     """The last period in a few words, for the progress line of a long run:
     its rate, mean batch and the worst p95 delay of its flows; the packets
     lost so far (HA copies removed by design are not lost)."""
@@ -112,9 +113,9 @@ def new_table(title: str, columns: Sequence[str], wrapping: Sequence[str] = ()) 
     return table
 
 
-def _lost(drops: dict[str, int]) -> int:
+def _lost(drops: DropsJson) -> int:
     """Packets lost among `drops` (by cause): all but HA copies removed by design."""
-    return sum(n for cause, n in drops.items() if cause != "duplicates")
+    return sum(n for cause, n in drops.items() if cause != "duplicates" and isinstance(n, int))
 
 
 #: Why packets were dropped, as a run's summary counts them, in words.

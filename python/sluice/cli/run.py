@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Callable, Optional, cast
+from typing import Callable, Optional, cast
 
 import click
 
@@ -17,6 +17,7 @@ from sluice.extras import require
 from sluice.errors import Refused, writable, writable_folder
 from sluice.files import write_replacing
 from sluice.description import EGRESS_ALGORITHM_VALUES, PipelineDefaults, PipelineJson, SyntheticDefaults
+from sluice.outputs import PeriodOutputJson
 from sluice.pipeline import POLL_POLICIES, Pipeline
 from sluice.poll import PollSettings
 from sluice.pipelines import PIPELINES, rc
@@ -319,7 +320,7 @@ def soak(n: int, controller: str, seconds: float, period_ms: float, json_path: O
     last: dict[str, float] = {}
     trend = _Slope()
 
-    def on_period(p: dict[str, Any]) -> None:
+    def on_period(p: PeriodOutputJson) -> None:
         if p["warmup"]:
             return
         reading = {"t_s": p["t_s"], "rss": float(_rss_bytes()), "generated": p["totals"]["generated"]}

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from sluice import _core
 from sluice.lab import output
+from sluice.outputs import PeriodOutputJson
 from sluice.pipeline import Pipeline
 from sluice.pipelines import mgw
 
@@ -44,7 +45,7 @@ def slowed_mgw(spare_workers: int) -> Pipeline:
     return Pipeline.from_spec(spec)
 
 
-def _worst(p: dict[str, Any], bearer: str) -> float:
+def _worst(p: PeriodOutputJson, bearer: str) -> float:
     """The largest p95 over the flows of `bearer` ("_b0_" or "_b1_") in period `p` (µs)."""
     return float(max(f["p95_us"] for name, f in p["flows"].items() if bearer in name))
 

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from sluice import Pipeline
 from sluice.description import PollSettingsJson
+from sluice.outputs import PeriodOutputJson
 from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.lab import energy
 from sluice.pipelines import l2l3
@@ -55,7 +56,7 @@ def needed_pct(mpps: float, saturation_pps: float) -> float:
 ROW_KEYS = ("cpu_pct", "asleep_pct", "mpps", "mean_batch", "loss_pct", "mean_us", "p99_us", "slo_viol_pct", "polls_per_s", "wait_late_us")
 
 
-def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+def measure(p: Pipeline, periods: int, period_ms: float, on_period: Callable[[PeriodOutputJson], None] | None = None) -> dict[str, Any]:
     """What the worker used and gave over `periods` after one of warm-up
     (`on_period` called after each); `mean_batch`: packets a batch its
     source (or port) made; `features`: what it logged for the learned
