@@ -63,12 +63,16 @@ results: setup
 results-check: setup
 	$(VENV)/bin/sluice experiment all --check --out docs
 
-## Criterion benchmarks of the data path (numbers in README.md).
+## Criterion benchmarks of the data path (numbers in README.md), then the
+## round's instructions per packet by part (callgrind; installs valgrind if
+## it is missing); FASTCLICK=PATH/TO/click counts FastClick's beside them.
 bench: setup
 	cargo bench -p sluice-core --bench datapath -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-pipeline --bench walker -- --warm-up-time 1 --measurement-time 3
 	cargo bench -p sluice-lab --bench round_cost
 	cargo bench -p sluice-nf --bench acl -- --warm-up-time 1 --measurement-time 3
+	command -v valgrind >/dev/null || { sudo=""; [ "$$(id -u)" -eq 0 ] || sudo=sudo; $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq valgrind; }
+	$(VENV)/bin/python scripts/round_breakdown.py --passes 2 $(if $(FASTCLICK),--click $(FASTCLICK))
 
 ## Our LPM, exact-match and ACL lookups against DPDK's rte_lpm, rte_hash and
 ## rte_acl in the same run (installs Debian's libdpdk-dev if it is missing).
