@@ -14,7 +14,7 @@ POLL_MODEL_VERSION: int
 #: The package's version.
 __version__: str
 
-__all__ = ["POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "poll_model_predict", "port_backends", "prepare_run_dir", "profile", "profiled_kinds", "run", "send", "serve", "trace_analyze", "trace_synth", "validate"]
+__all__ = ["POLL_HISTORY", "POLL_MODEL_FORMAT", "POLL_MODEL_VERSION", "__version__", "check_nf", "check_part", "controllers", "embed_check", "embed_place", "embed_validate", "limits", "nf_schemas", "ns_per_cycle", "part_schema", "pcap_prefixes", "poll_model_predict", "port_backends", "prepare_run_dir", "profile", "profiled_kinds", "read_state", "run", "send", "serve", "trace_analyze", "trace_synth", "validate"]
 
 def validate(spec: str) -> str:
     """Validates a pipeline description (JSON) and returns its model as JSON."""
@@ -49,11 +49,17 @@ def run(spec: str, controller: object, params: str, on_period: Optional[object] 
     RuntimeError for a refused action) is raised with the report of the periods done, marked
     interrupted, as its `sluice_report` attribute."""
 
-def serve(spec: str, run_dir: str, controller: str, params: str, listen: Optional[str] = None, token: Optional[str] = None) -> str:
+def serve(spec: str, run_dir: str, controller: str, params: str, listen: Optional[str] = None, token: Optional[str] = None, state: Optional[str] = None) -> str:
     """Serves a pipeline description (JSON) until SIGINT or SIGTERM (see `sluice_serve`): the
     control API listens on `run_dir`/sluice.sock (and on `listen` with `token`, if given); each
     change made is printed on stderr; `params` as `run`'s, whose periods it ignores (it runs
-    until stopped). Returns the report of the whole run (JSON) once it has drained."""
+    until stopped); the description in force is written to `state` (a path) after every change,
+    if given (see `read_state`). Returns the report of the whole run (JSON) once it has drained."""
+
+def read_state(path: str) -> Optional[str]:
+    """The text of the state file `path` of `serve` (`None`: there is none yet), its place checked
+    as `serve` checks it: a JSON object with the description in force and the controller, as
+    `GET /v1/pipeline` answers."""
 
 def prepare_run_dir(run_dir: str) -> str:
     """Makes the run directory `run_dir` (0700) if it is not there and checks that a daemon may

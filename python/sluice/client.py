@@ -157,7 +157,9 @@ class Client:
 
     # Reads.
     def pipeline(self) -> dict[str, Any]:
-        """The description served and its batch size and workers."""
+        """The description in force (the one served from, with every change
+        applied since written in), the controller, the batch size and the
+        workers: what `serve --state` keeps and starts from."""
         return dict(self.request("GET", "/v1/pipeline"))
 
     def flows(self) -> list[dict[str, Any]]:

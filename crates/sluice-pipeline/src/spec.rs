@@ -117,7 +117,7 @@ impl SchedulerSpec {
 /// the last rounds' sizes, the idle time and the arrival rate after every
 /// round short of a full batch, bounded as slo-batching's sleeps are and by
 /// `max_sleep_us`. The sleep settings apply to the policies that sleep.
-#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 #[schemars(rename = "PollSettings")]
 pub struct PollSpec {

@@ -128,12 +128,14 @@ fn prepare_run_dir(run_dir: &str) -> PyResult<String> {
 /// `sluice_serve`): the control API listens on `run_dir`/sluice.sock (and
 /// on `listen` with `token`, if given); each change made is printed on
 /// stderr; `params` as `run`'s, whose periods it ignores (it runs until
-/// stopped). Returns the report of the whole run (JSON) once it has drained.
+/// stopped); the description in force is written to `state` (a path)
+/// after every change, if given (see `read_state`). Returns the report of
+/// the whole run (JSON) once it has drained.
 #[pyfunction]
-#[pyo3(signature = (spec, run_dir, controller, params, listen=None, token=None))]
-fn serve(py: Python<'_>, spec: &str, run_dir: &str, controller: &str, params: &str, listen: Option<String>, token: Option<String>) -> PyResult<String> {
+#[pyo3(signature = (spec, run_dir, controller, params, listen=None, token=None, state=None))]
+#[allow(clippy::too_many_arguments)] // the CLI's options, each named at the call
+fn serve(py: Python<'_>, spec: &str, run_dir: &str, controller: &str, params: &str, listen: Option<String>, token: Option<String>, state: Option<String>) -> PyResult<String> {
     let pipeline = pipeline_of(spec)?;
-    let description: serde_json::Value = serde_json::from_str(spec).map_err(invalid)?;
     let params = RunParams::from_json(params).map_err(invalid)?;
     if params.backend != BackendKind::Engine {
         return Err(invalid("sluice serve runs on the engine (backend \"engine\")"));
@@ -152,16 +154,25 @@ fn serve(py: Python<'_>, spec: &str, run_dir: &str, controller: &str, params: &s
         control: params.control().map_err(invalid)?,
         timing: params.timing,
         keep_periods: params.keep_periods,
+        state: state.map(Into::into),
     };
     // A signal is how a served pipeline is meant to stop: not an error.
     let raised: Mutex<Option<PyErr>> = Mutex::new(None);
     let report = py.allow_threads(|| {
         let stop = || raised.lock().expect("one server").is_some() || signal_pending(&raised);
-        sluice_serve::serve(&pipeline, description, &options, &stop, std::sync::Arc::new(|line: &str| eprintln!("{line}")))
+        sluice_serve::serve(&pipeline, &options, &stop, std::sync::Arc::new(|line: &str| eprintln!("{line}")))
     });
     let report = report.map_err(invalid)?;
     let plan = pipeline.plan(report.periods.len(), 0, options.period_ns, options.control);
     Ok(json_text(&RunOutput::of(&pipeline, &report, BackendKind::Engine, &plan)))
+}
+
+/// The text of the state file `path` of `serve` (`None`: there is none
+/// yet), its place checked as `serve` checks it: a JSON object with the
+/// description in force and the controller, as `GET /v1/pipeline` answers.
+#[pyfunction]
+fn read_state(path: &str) -> PyResult<Option<String>> {
+    sluice_serve::StateFile::at(std::path::Path::new(path)).and_then(|file| file.read()).map_err(invalid)
 }
 
 /// Profiles each NF kind (eight modules of it in a row) at batch sizes 1..=max_batch; returns
@@ -473,6 +484,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_part, m)?)?;
     m.add_function(wrap_pyfunction!(run, m)?)?;
     m.add_function(wrap_pyfunction!(serve, m)?)?;
+    m.add_function(wrap_pyfunction!(read_state, m)?)?;
     m.add_function(wrap_pyfunction!(prepare_run_dir, m)?)?;
     m.add_function(wrap_pyfunction!(controllers, m)?)?;
     m.add_function(wrap_pyfunction!(limits, m)?)?;

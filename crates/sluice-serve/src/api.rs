@@ -234,7 +234,7 @@ fn flow_to_add(b: FlowBody, status: &Status) -> Result<Change, ApiError> {
         }
         let spec = sluice_pipeline::spec::FlowRuleSpec { flow: b.name.clone(), prefix: r.prefix, five_tuple: r.five_tuple };
         let rule = sluice_pipeline::source_rules::rule(&spec, 0, &format!("rules[{i}]")).map_err(|e| ApiError::bad(e.to_string()))?;
-        rules.push((source, rule));
+        rules.push((source, rule, spec));
     }
     Ok(Change::AddFlow { name: b.name, path, slo_ns, rules })
 }

@@ -9,7 +9,7 @@ use sluice_core::wire::IpPrefix;
 use sluice_core::{Actions, ModuleId, PollPolicy, Schedule};
 use sluice_nf::lpm::LiveLpm;
 use sluice_nf::NfSpec;
-use sluice_pipeline::spec::PollSpec;
+use sluice_pipeline::spec::{FlowRuleSpec, PollSpec};
 use sluice_pipeline::Pipeline;
 use sluice_traffic::{FlowRule, FlowRules};
 
@@ -46,7 +46,7 @@ pub enum Change {
     /// A flow added along `path` (modules) under `slo_ns`, with the rules
     /// (source module, rule; the rule's flow id is the new flow's) that
     /// sort packets into it.
-    AddFlow { name: String, path: Vec<ModuleId>, slo_ns: Option<u64>, rules: Vec<(ModuleId, FlowRule)> },
+    AddFlow { name: String, path: Vec<ModuleId>, slo_ns: Option<u64>, rules: Vec<(ModuleId, FlowRule, FlowRuleSpec)> },
     /// A flow removed: its rules first, so that no packet becomes its any more.
     RemoveFlow { flow: usize },
     /// A static neighbour of an interface set (a MAC) or any entry of an address removed (`None`).
@@ -122,6 +122,7 @@ impl Change {
             }
             Change::Rate { module, stream, rate_pps } => {
                 at.apply(&Actions { rates: vec![(module, stream, rate_pps)], ..Actions::default() }).map_err(refused)?;
+                status.served.rates.insert((module, stream), rate_pps);
                 Ok(format!("module '{}' stream {stream} rate {rate_pps} pkt/s", module_name(module)))
             }
             Change::Config { .. } | Change::Routes { .. } => unreachable!("built off the lock (see `Change::to_build`), then swapped in"),
@@ -152,16 +153,17 @@ impl Change {
                 Ok(format!("worker {worker} {}", if down { "taken down" } else { "brought back" }))
             }
             Change::AddFlow { name, path, slo_ns, rules } => {
+                let written: Vec<(ModuleId, FlowRuleSpec)> = rules.iter().map(|(s, _, spec)| (*s, spec.clone())).collect();
                 // Every source's rules with the new flow's, made before anything changes: a rule
                 // that does not fit refuses the change whole, and what follows cannot fail.
                 at.model().with_flow_added(&name, &path, slo_ns).map_err(refused)?;
                 let flow = at.model().flows.len() as u16;
-                let mut sources: Vec<ModuleId> = rules.iter().map(|&(s, _)| s).collect();
+                let mut sources: Vec<ModuleId> = rules.iter().map(|&(s, _, _)| s).collect();
                 sources.sort_unstable();
                 sources.dedup();
                 let mut edited = Vec::with_capacity(sources.len());
                 for s in sources {
-                    let theirs: Vec<FlowRule> = rules.iter().filter(|&&(r, _)| r == s).map(|&(_, rule)| FlowRule { flow, ..rule }).collect();
+                    let theirs: Vec<FlowRule> = rules.iter().filter(|&&(r, _, _)| r == s).map(|&(_, rule, _)| FlowRule { flow, ..rule }).collect();
                     let mut with = None;
                     edit_rules(at, s, |current| current.with(&theirs).map(|w| with = Some(w)).map(|()| None)).map_err(refused)?;
                     edited.push((s, with.expect("made when the edit succeeded")));
@@ -172,6 +174,7 @@ impl Change {
                     edit_rules(at, s, |_| Ok(with.take())).map_err(refused)?;
                 }
                 restart_controller(at, cx.plan)?;
+                status.served.rules.extend(written);
                 let slo = slo_ns.map_or("no SLO".to_owned(), |ns| format!("SLO {} µs", us(ns)));
                 Ok(format!("flow '{name}' added along {}, {slo}, {} rule(s)", path.iter().map(|&m| module_name(m)).collect::<Vec<_>>().join(" > "), rules.len()))
             }

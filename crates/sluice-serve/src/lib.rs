@@ -16,15 +16,17 @@ mod api;
 mod change;
 mod error;
 mod http;
+mod in_force;
 mod listener;
 mod metrics;
 mod routes;
 mod run_dir;
 mod server;
+mod state_file;
 mod status;
 
 use std::path::PathBuf;
-use std::sync::mpsc::{channel, Receiver};
+use std::sync::mpsc::{channel, sync_channel, Receiver};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -38,6 +40,7 @@ use crate::change::{Change, Context};
 pub use crate::listener::{OPENAPI, SOCKET};
 pub use crate::run_dir::prepare as prepare_run_dir;
 pub use crate::listener::Log;
+pub use crate::state_file::StateFile;
 use crate::listener::{change_line, Listener, Pending};
 use crate::status::Status;
 
@@ -60,12 +63,15 @@ pub struct ServeOptions {
     pub timing: bool,
     /// The most recent periods the final report keeps.
     pub keep_periods: usize,
+    /// Where the description in force is written after every change (see `state_file.rs`).
+    pub state: Option<PathBuf>,
 }
 
-/// Serves `pipeline` (started from the description `description`) until
-/// `stop` returns true; then it drains and returns the report of the
-/// whole run. `log` gets one line per change made.
-pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &ServeOptions, stop: &dyn Fn() -> bool, log: Log) -> Result<RunReport, String> {
+/// Serves `pipeline` until `stop` returns true; then it drains and
+/// returns the report of the whole run. `log` gets one line per change
+/// made (and a state file's failed writes).
+pub fn serve(pipeline: &Pipeline, options: &ServeOptions, stop: &dyn Fn() -> bool, log: Log) -> Result<RunReport, String> {
+    let state = options.state.as_deref().map(StateFile::at).transpose()?;
     let mut plan = pipeline.plan(MAX_PERIODS, 0, options.period_ns, options.control);
     plan.keep_periods = options.keep_periods;
     let controller = sluice_pipeline::controller(&options.controller, &plan).map_err(|e| e.to_string())?;
@@ -77,11 +83,12 @@ pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &Serv
         status.live = (0..pipeline.model().modules.len()).map(|m| engine.live(m)).collect();
         status.interfaces = pipeline.interfaces().unwrap_or_else(sluice_nf::Interfaces::none);
     }
+    let keeper = state.map(|file| keep_state(file, status.clone(), log.clone())).transpose()?;
     let (changes, queued) = channel();
     // A change waits for the next boundary: a period, and what the control thread does between two.
     let wait = Duration::from_nanos(options.period_ns) + Duration::from_secs(30);
     let tcp = options.tcp.as_ref().map(|(a, t)| (a.as_str(), t.as_str()));
-    let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, description, wait, log.clone())?;
+    let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, wait, log.clone())?;
     let socket = options.run_dir.join(SOCKET);
     let also = tcp.map_or(String::new(), |(addr, _)| format!(" and {addr}"));
     log(&format!("{} ready: forwarding; control API on {}{also}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()), socket.display()));
@@ -93,7 +100,30 @@ pub fn serve(pipeline: &Pipeline, description: serde_json::Value, options: &Serv
     // Changes still queued are refused (their callers hear 503) as the queue goes.
     drop(steering);
     listener.stop();
+    // The last change's state written, the keeper ends with the status's word to it.
+    status.lock().expect("no panic while it is held").on_change = None;
+    if let Some(keeper) = keeper {
+        let _ = keeper.join();
+    }
     report.map_err(|e| e.to_string())
+}
+
+/// Writes the description in force to `file` now and after every change
+/// applied, on a thread of its own (a large table's takes a while), until
+/// the status stops telling it of changes.
+fn keep_state(file: StateFile, status: Arc<Mutex<Status>>, log: Log) -> Result<std::thread::JoinHandle<()>, String> {
+    let (tell, changed) = sync_channel(1);
+    status.lock().expect("no panic while it is held").on_change = Some(tell);
+    let write = move || loop {
+        let text = status.lock().expect("no panic while it is held").pipeline_json().to_string();
+        if let Err(e) = file.write(text.as_bytes()) {
+            log(&e);
+        }
+        if changed.recv().is_err() {
+            return;
+        }
+    };
+    std::thread::Builder::new().name("sluice-state".into()).spawn(write).map_err(|e| format!("cannot start the state file's writer: {e}"))
 }
 
 /// Reads a control-API request (`method`, `path`, `body`) against

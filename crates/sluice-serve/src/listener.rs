@@ -57,8 +57,6 @@ struct Shared {
     status: Arc<Mutex<Status>>,
     log: Log,
     changes: Mutex<Sender<Pending>>,
-    /// The description the pipeline was started from.
-    description: Value,
     /// How long a change may wait for its boundary.
     wait: Duration,
 }
@@ -74,11 +72,11 @@ impl Listener {
     /// Listens on `run_dir/sluice.sock` and, with `tcp` (address, token),
     /// on that address too.
     #[allow(clippy::too_many_arguments)]
-    pub fn start(run_dir: &Path, tcp: Option<(&str, &str)>, status: Arc<Mutex<Status>>, changes: Sender<Pending>, description: Value, wait: Duration, log: Log) -> Result<Self, String> {
+    pub fn start(run_dir: &Path, tcp: Option<(&str, &str)>, status: Arc<Mutex<Status>>, changes: Sender<Pending>, wait: Duration, log: Log) -> Result<Self, String> {
         let tcp = tcp.map(|(addr, token)| loopback(addr, token).map(|l| (l, token.to_owned()))).transpose()?;
         let run_dir = crate::run_dir::prepare(run_dir)?;
         let (unix, socket) = crate::run_dir::listen(&run_dir, SOCKET)?;
-        let shared = Arc::new(Shared { status, log, changes: Mutex::new(changes), description, wait });
+        let shared = Arc::new(Shared { status, log, changes: Mutex::new(changes), wait });
         let stop = Arc::new(AtomicBool::new(false));
         let mut listener = Self { stop: stop.clone(), threads: Vec::new(), socket };
         let served = |token: Option<String>, transport: &'static str| -> server::Converse {
@@ -185,11 +183,8 @@ fn handle(method: &str, target: &str, body: Body, caller: String, shared: &Share
         }
         Ok(Request::Read(Read::OpenApi)) => Answer { status: 200, content_type: "application/json", body: OPENAPI.to_owned() },
         Ok(Request::Read(Read::Pipeline)) => {
-            let (batch_size, workers) = {
-                let status = locked();
-                (status.model.batch_size, status.model.workers())
-            };
-            Answer::json(&json!({"name": shared.description["name"], "description": shared.description, "batch_size": batch_size, "workers": workers}))
+            let body = locked().pipeline_json();
+            Answer::json(&body)
         }
         Ok(Request::Read(read)) => {
             let status = locked();

@@ -9,7 +9,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 
 /// Group- and other-write permission bits.
-const WRITABLE_BY_OTHERS: u32 = 0o022;
+pub(crate) const WRITABLE_BY_OTHERS: u32 = 0o022;
 /// The sticky bit: in a directory, only an entry's owner may rename or remove it.
 const STICKY: u32 = 0o1000;
 

@@ -77,6 +77,10 @@ pub struct Status {
     /// its packets, if one does (such a flow cannot be removed: no rule
     /// sorts packets into it that could be taken away).
     pub streamed_by: Vec<Option<ModuleId>>,
+    /// The description served from and what changes set that it writes (see `in_force.rs`).
+    pub served: crate::in_force::Served,
+    /// Told of every change applied (a state file's writer), if anyone listens.
+    pub on_change: Option<std::sync::mpsc::SyncSender<()>>,
 }
 
 impl Status {
@@ -114,6 +118,8 @@ impl Status {
             changes: VecDeque::new(),
             stopping: false,
             streamed_by: streamed_by(pipeline),
+            served: crate::in_force::Served { spec: pipeline.spec().clone(), placed: model.worker_of.clone(), rates: Default::default(), rules: Vec::new() },
+            on_change: None,
             model,
         }
     }
@@ -141,12 +147,16 @@ impl Status {
         self.last = Some(last);
     }
 
-    /// Keeps a change line.
+    /// Keeps the line of a change applied, and tells whoever listens for changes.
     pub fn log(&mut self, line: String) {
         if self.changes.len() == KEPT_CHANGES {
             self.changes.pop_front();
         }
         self.changes.push_back(line);
+        if let Some(listener) = &self.on_change {
+            // Full: a change is already waiting to be written, and the write takes this one too.
+            let _ = listener.try_send(());
+        }
     }
 
     /// Each interface: its addresses, MAC, MTU, the counters of its

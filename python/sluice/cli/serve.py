@@ -92,10 +92,13 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
 @click.option("--keep-periods", type=PERIODS, default=RunParams.keep_periods, show_default=True, help="The most recent periods the final report keeps.")
 @click.option("--no-timing", is_flag=True, help="Turn off delay histograms and busy-time measurement.")
 @click.option("--json", "json_path", help="Write the final report here (default: RUN_DIR/report.json).")
+@click.option("--state", "state_path", metavar="FILE", help="Keep the description in force in FILE (what `ctl save` writes), rewritten after "
+              "every change; where FILE is there at the start, serve it and its controller instead of DESCRIPTION. Its folder, as RUN_DIR, "
+              "must be yours and writable by no one else.")
 def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[str], tx_port: Optional[str],
           interfaces: tuple[tuple[str, list[str]], ...], routes: tuple[tuple[str, str], ...], controller: str, period_ms: float,
           slo_statistic: str, delta: float, listen: Optional[str], token_file: Optional[str], keep_periods: int, no_timing: bool,
-          json_path: Optional[str]) -> None:
+          json_path: Optional[str], state_path: Optional[str]) -> None:
     """Serve DESCRIPTION until SIGTERM or Ctrl-C, then drain and write the report.
 
     The control API (docs/api/openapi.json) listens on RUN_DIR/sluice.sock;
@@ -111,12 +114,17 @@ def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[st
         with open(token_file, encoding="utf-8") as f:
             token = f.read().strip()
     profiles.ensure_measured()
-    pipeline = _load(description, n, rx_port, tx_port, interfaces, routes)
+    saved = _core.read_state(state_path) if state_path is not None else None
+    if saved is None:
+        pipeline = _load(description, n, rx_port, tx_port, interfaces, routes)
+    else:
+        pipeline, controller = _saved(saved, state_path or "")
+        console.print(f"serving the state in {state_path}, not {description}")
     console.print(f"serving {pipeline.name} under {controller}: control API on {os.path.join(run_dir, 'sluice.sock')}"
                   f"{f' and {listen}' if listen else ''}; SIGTERM or Ctrl-C stops it", style="bold")
     sys.stdout.flush()
     params = RunParams(period_ms=period_ms, slo_statistic=slo_statistic, delta=delta, timing=not no_timing, keep_periods=keep_periods)
-    text = _core.serve(pipeline.to_json(), run_dir, controller, json.dumps(params.spec()), listen=listen, token=token)
+    text = _core.serve(pipeline.to_json(), run_dir, controller, json.dumps(params.spec()), listen=listen, token=token, state=state_path)
     result = RunResult(json.loads(text))
     # A daemon's report: a link in its place is replaced, never followed.
     write_replacing(json_path, result.to_json(), follow_links=False)
@@ -125,6 +133,19 @@ def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[st
     console.print(f"stopped after {result.data['periods_dropped'] + len(result.periods)} periods; "
                   f"generated {s['generated']} = delivered {s['delivered']} + dropped {s['dropped']} + in flight {s['in_flight']}; "
                   f"report: {json_path}")
+
+
+def _saved(text: str, path: str) -> tuple[Pipeline, str]:
+    """The pipeline and the controller of a state file's `text` (as `GET /v1/pipeline` answers)."""
+    try:
+        state = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise Refused(f"state file {path}: not JSON: {e}") from None
+    if not isinstance(state, dict) or not isinstance(state.get("description"), dict) or not isinstance(state.get("controller"), str):
+        raise Refused(f"state file {path}: not a saved state (an object with a `description` and a `controller`, as `sluice ctl save` writes)")
+    if state["controller"] not in _core.controllers():
+        raise Refused(f"state file {path}: controller: unknown controller '{state['controller']}' (known: {', '.join(_core.controllers())})")
+    return Pipeline.from_spec(state["description"]), state["controller"]
 
 
 @main.group()
@@ -164,6 +185,17 @@ def _call(context: click.Context, what: str, *args: Any, **kw: Any) -> Any:
 def ctl_show(context: click.Context, what: str) -> None:
     """Print WHAT as JSON."""
     click.echo(json.dumps(_call(context, what), indent=1))
+
+
+@ctl.command("save")
+@click.argument("path", metavar="FILE")
+@click.pass_context
+def ctl_save(context: click.Context, path: str) -> None:
+    """Write the description in force and the controller to FILE, which
+    `sluice serve --state FILE` serves from."""
+    writable(path, "FILE")
+    write_replacing(path, json.dumps(_call(context, "pipeline")))
+    click.echo(f"saved to {path}")
 
 
 @ctl.command("metrics")
