@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import signal
 import subprocess
 import sys
@@ -202,6 +203,38 @@ def test_sluice_ctl_speaks_the_api_and_refuses_in_one_line(served: Served) -> No
     assert refused.returncode == 2 and refused.stderr.strip() == "Error: no flow 'nope'", refused.stderr
     absent = subprocess.run([SLUICE, "ctl", "--run-dir", str(served.run_dir / "elsewhere"), "show", "flows"], capture_output=True, text=True, timeout=60)
     assert absent.returncode == 2 and "no sluice serve answers there" in absent.stderr, absent.stderr
+
+
+def test_a_transaction_makes_all_its_changes_or_none(served: Served, tmp_path: Path) -> None:
+    c = served.client
+    flow = lambda name: next(f for f in c.flows() if f["name"] == name)  # noqa: E731
+    config, slo = c.config("lpm"), flow("flow1")["slo_us"]
+    # Refused at the boundary by its third change (no such route to delete): the new
+    # configuration and the SLO made before it are undone with the workers held, so
+    # that no packet met them (every flow stays accounted for), and nothing is logged.
+    before = c.changes()
+    replaced = {**config, "routes": [["20.0.0.0/8", 0], ["30.0.0.0/8", 3]], "multipath": []}
+    with pytest.raises(ApiError) as refused:
+        c.transaction([("PUT", "/v1/modules/lpm/config", replaced), ("PUT", "/v1/flows/flow1/slo", {"slo_us": 777}),
+                       ("POST", "/v1/modules/lpm/routes", {"delete": ["99.99.0.0/16"]})])
+    assert refused.value.status == 400 and refused.value.message.startswith("changes[2]: delete[0]: no route") and "none of the 3 changes" in refused.value.message, refused.value
+    assert c.config("lpm") == config and flow("flow1")["slo_us"] == slo and c.changes() == before
+    # Refused when read: names the change; a flow is added alone.
+    for changes, words in [([("PUT", "/v1/flows/zz/slo", {"slo_us": 5})], "changes[0] (PUT /v1/flows/zz/slo): no flow 'zz'"),
+                           ([("POST", "/v1/flows", {"name": "n", "path": ["src", "type_check", "mac_split", "lpm", "ttl0", "mac_rewrite0", "checksum0", "out0"]})], "added and removed alone"),
+                           ([("GET", "/v1/flows", None)], "a read, not a change"), ([], "changes: 0 changes")]:
+        with pytest.raises(ApiError, match=re.escape(words)):
+            c.transaction(changes)
+    # Made: one line for all of it.
+    line = c.transaction([("PUT", "/v1/flows/flow1/slo", {"slo_us": 640}), ("POST", "/v1/modules/lpm/routes", {"add": [["70.0.0.0/8", 2]]}),
+                          ("PUT", "/v1/controller", {"name": "max"})])
+    assert line.startswith("transaction of 3: flow 'flow1' SLO") and "controller" in line, line
+    assert flow("flow1")["slo_us"] == 640 and ["70.0.0.0/8", 2] in c.config("lpm")["routes"] and c.controller()["name"] == "max"
+    assert c.changes()[-1].endswith(line)
+    changes = tmp_path / "changes.json"
+    changes.write_text(json.dumps([{"method": "PUT", "path": "/v1/flows/flow1/slo", "body": {"slo_us": 650}}]))
+    done = subprocess.run([SLUICE, "ctl", "--run-dir", str(served.run_dir), "transaction", str(changes)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("transaction of 1: "), done.stderr
 
 
 def test_egress_changes_on_a_pipeline_without_one_are_refused_by_name(served: Served) -> None:

@@ -271,6 +271,14 @@ class Client:
         """Removes an interface's entry of `address`, static or learned (the next packet to it asks again)."""
         return str(self.request("DELETE", f"/v1/neighbors/{self._name(interface)}/{self._name(address)}")["applied"])
 
+    def transaction(self, changes: Sequence[tuple[str, str, Any]]) -> str:
+        """Makes `changes`, each (method, path, body) as its endpoint takes
+        it alone, at one period boundary in order, all or none: where one
+        is refused, those before it are undone and the ApiError names it
+        (`changes[i]`). Flows are added and removed alone."""
+        body = {"changes": [{"method": m, "path": p, "body": b} for m, p, b in changes]}
+        return str(self.request("POST", "/v1/transactions", body)["applied"])
+
     def set_worker_down(self, worker: int, down: bool) -> str:
         """Takes a worker down (what reaches its modules is dropped, counted) or brings it back."""
         return str(self.request("PUT", f"/v1/workers/{worker}", {"down": down})["applied"])

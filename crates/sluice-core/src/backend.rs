@@ -67,6 +67,16 @@ pub trait Backend {
     /// model then shows any moved modules on their new workers.
     fn apply(&mut self, actions: &Actions) -> Result<()>;
 
+    /// Holds every running worker between two of its rounds until
+    /// [`Backend::release`], so that the changes made meanwhile reach the
+    /// data path together (a transaction's). Default: a backend that
+    /// forwards nothing between two changes holds nothing.
+    fn hold(&mut self) {}
+
+    /// Lets the workers [`Backend::hold`] held run again, with every change
+    /// made meanwhile.
+    fn release(&mut self) {}
+
     /// Swaps module `m`'s network function for `nf` between two rounds of
     /// its worker (see `WorkerGraph::replace_function`); returns the old
     /// one, for the caller to free off the data path.

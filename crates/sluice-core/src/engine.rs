@@ -118,6 +118,9 @@ pub struct Engine {
     live: Vec<Option<LiveHandle>>,
     /// Which delivered packets the workers time (`None`: timing off).
     delays_timed: Option<DelaySampling>,
+    /// While changes are held back together (see [`Backend::hold`]): the
+    /// graphs of the workers parked for them, handed back at `release`.
+    held: Option<Vec<(usize, Box<WorkerGraph>)>>,
 }
 
 impl Engine {
@@ -197,6 +200,7 @@ impl Engine {
             companion,
             live,
             delays_timed: config.walker.timing.then_some(config.walker.delay_sampling),
+            held: None,
         })
     }
 
@@ -263,16 +267,21 @@ impl Engine {
     }
 
     /// Takes the graphs of `workers` at their next round boundary (a
-    /// spare's from where it waits); the others run on.
+    /// spare's from where it waits, a held one's from where it is held);
+    /// the others run on.
     fn park(&mut self, workers: &[usize]) -> Vec<(usize, Box<WorkerGraph>)> {
+        let held = |w: usize| self.held.as_ref().is_some_and(|h| h.iter().any(|&(x, _)| x == w));
         for &w in workers {
-            if self.workers[w].idle.is_none() {
+            if self.workers[w].idle.is_none() && !held(w) {
                 self.signals.park[w].store(true, Ordering::Release);
             }
         }
         workers
             .iter()
             .map(|&w| {
+                if let Some(i) = self.held.as_ref().and_then(|h| h.iter().position(|&(x, _)| x == w)) {
+                    return self.held.as_mut().expect("found there").swap_remove(i);
+                }
                 let handle = &mut self.workers[w];
                 let graph = handle.idle.take().unwrap_or_else(|| {
                     handle.from_worker.recv_timeout(READ_TIMEOUT).unwrap_or_else(|e| panic!("worker {w} did not park: {e}"))
@@ -284,8 +293,12 @@ impl Engine {
     }
 
     /// Hands parked graphs back to their workers (a spare's among them
-    /// starts running).
+    /// starts running); while changes are held, keeps them until `release`.
     fn unpark(&mut self, graphs: Vec<(usize, Box<WorkerGraph>)>) {
+        if let Some(held) = &mut self.held {
+            held.extend(graphs);
+            return;
+        }
         for (w, graph) in graphs {
             let poll = self.workers[w].pending_poll.take();
             self.hand_back(w, graph, poll);
@@ -308,7 +321,8 @@ impl Engine {
         let mut graphs = self.park(&[w]);
         let (_, graph) = graphs.pop().expect("one parked");
         if running {
-            self.hand_back(w, graph, Some(policy));
+            self.workers[w].pending_poll = Some(policy);
+            self.unpark(vec![(w, graph)]);
         } else {
             // A spare keeps its graph here; the policy waits with it.
             self.workers[w].idle = Some(graph);
@@ -485,6 +499,21 @@ impl Backend for Engine {
         Ok(())
     }
 
+    fn hold(&mut self) {
+        if self.held.is_some() || self.finished.is_some() {
+            return;
+        }
+        let running: Vec<usize> = (0..self.workers.len()).filter(|&w| self.workers[w].idle.is_none()).collect();
+        let graphs = self.park(&running);
+        self.held = Some(graphs);
+    }
+
+    fn release(&mut self) {
+        if let Some(graphs) = self.held.take() {
+            self.unpark(graphs);
+        }
+    }
+
     fn replace_function(&mut self, m: ModuleId, nf: Box<dyn NetworkFunction>) -> Result<Box<dyn NetworkFunction>> {
         let w = *self.model.worker_of.get(m).ok_or_else(|| Error::module(&format!("#{m}"), "no such module"))?;
         if self.finished.is_some() {
@@ -522,8 +551,7 @@ impl Backend for Engine {
             if spares[w] {
                 self.workers[w].idle = Some(graph);
             } else {
-                let poll = self.workers[w].pending_poll.take();
-                self.hand_back(w, graph, poll);
+                self.unpark(vec![(w, graph)]);
             }
         }
         Ok(())

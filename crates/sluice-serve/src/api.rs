@@ -21,7 +21,7 @@ pub const MAX_BULK_BODY: usize = 64 << 20;
 /// The largest body the endpoint `method` `target` takes (bytes).
 pub fn body_limit(method: &str, target: &str) -> usize {
     match (method, split(target).as_slice()) {
-        ("POST", ["v1", "modules", _, "routes"]) | ("PUT", ["v1", "modules", _, "config"]) => MAX_BULK_BODY,
+        ("POST", ["v1", "modules", _, "routes"]) | ("PUT", ["v1", "modules", _, "config"]) | ("POST", ["v1", "transactions"]) => MAX_BULK_BODY,
         _ => MAX_BODY,
     }
 }
@@ -198,6 +198,47 @@ struct FlowBody {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct TransactionBody {
+    changes: Vec<TransactionChange>,
+}
+
+/// One change of a transaction: a request as the API takes it alone.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TransactionChange {
+    method: String,
+    path: String,
+    #[serde(default)]
+    body: Option<Value>,
+}
+
+/// The changes of a transaction, each read as the API reads it alone;
+/// the error names the change (its index, method and path).
+fn transaction(b: TransactionBody, status: &Status) -> Result<Change, ApiError> {
+    if b.changes.is_empty() || b.changes.len() > crate::transaction::MAX_CHANGES {
+        return Err(ApiError::bad(format!("changes: {} changes; a transaction makes 1 to {}", b.changes.len(), crate::transaction::MAX_CHANGES)));
+    }
+    let mut changes = Vec::with_capacity(b.changes.len());
+    for (i, c) in b.changes.into_iter().enumerate() {
+        let named = |e: ApiError| ApiError { status: e.status, message: format!("changes[{i}] ({} {}): {}", c.method, c.path, e.message) };
+        let text = c.body.as_ref().map(Value::to_string).unwrap_or_default();
+        let mut body = Body::decode(&c.method, &c.path, &text);
+        match route(&c.method, &split(&c.path), &mut body, status) {
+            Ok(Request::Change(Change::AddFlow { .. } | Change::RemoveFlow { .. })) => {
+                return Err(named(ApiError::bad("flows are added and removed alone, not in a transaction (a removed flow keeps its name: an added one could not be undone)")))
+            }
+            Ok(Request::Change(Change::Transaction(_))) => return Err(named(ApiError::bad("a transaction holds no transaction"))),
+            Ok(Request::Change(change)) => changes.push(change),
+            Ok(Request::Read(_)) => return Err(named(ApiError::bad("a read, not a change"))),
+            Err(e) if e.status == NO_ROUTE => return Err(named(ApiError::not_found("no such change"))),
+            Err(e) => return Err(named(e)),
+        }
+    }
+    Ok(Change::Transaction(changes))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct RuleBody {
     /// The source module whose packets it sorts.
     source: String,
@@ -308,6 +349,7 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
             change(Change::Slo { flow, slo_ns: slo_ns(b.slo_us)? })
         }
         ("POST", ["v1", "flows"]) => change(flow_to_add(typed(body)?, status)?),
+        ("POST", ["v1", "transactions"]) => change(transaction(typed(body)?, status)?),
         ("DELETE", ["v1", "flows", f]) => {
             let flow = live_flow(f)?;
             if let Some(source) = status.streamed_by.get(flow).copied().flatten() {

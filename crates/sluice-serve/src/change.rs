@@ -16,6 +16,7 @@ use sluice_traffic::{FlowRule, FlowRules};
 use crate::error::ApiError;
 use crate::routes::{Next, RouteEdit, RouteTable};
 use crate::status::{us, Status};
+use crate::transaction::Restore;
 
 /// A change asked for, its names resolved.
 #[derive(Debug)]
@@ -51,6 +52,8 @@ pub enum Change {
     RemoveFlow { flow: usize },
     /// A static neighbour of an interface set (a MAC) or any entry of an address removed (`None`).
     Neighbor { interface: u16, address: u128, mac: Option<sluice_core::wire::ethernet::Mac> },
+    /// Changes made at one boundary, all or none (see `transaction.rs`).
+    Transaction(Vec<Change>),
 }
 
 /// What a change needs besides the boundary.
@@ -126,6 +129,7 @@ impl Change {
                 Ok(format!("module '{}' stream {stream} rate {rate_pps} pkt/s", module_name(module)))
             }
             Change::Config { .. } | Change::Routes { .. } => unreachable!("built off the lock (see `Change::to_build`), then swapped in"),
+            Change::Transaction(_) => unreachable!("made change by change by the control thread (see `transaction.rs`)"),
             Change::Egress { weights, link_bits_per_s } => {
                 let actions = Actions { egress_weights: weights, link_bits_per_s, ..Actions::default() };
                 at.apply(&actions).map_err(refused)?;
@@ -299,11 +303,12 @@ impl ToBuild<'_> {
 }
 
 impl Built {
-    /// Swaps the NF in at `at` (the old one is freed here), the status kept
-    /// in step; returns the line that says what changed. `None`: routes
-    /// were edited while it was built, and it edits routes; nothing was
+    /// Swaps the NF in at `at`, the status kept in step; returns the line
+    /// that says what changed and the NF it replaced, with what the status
+    /// said of it (freed where the caller drops it). `None`: routes were
+    /// edited while it was built, and it edits routes; nothing was
     /// changed, and it is to be built again from the status as it is now.
-    pub fn swap(self, at: &mut Boundary<'_>, status: &mut Status) -> Option<Result<String, ApiError>> {
+    pub fn swap(self, at: &mut Boundary<'_>, status: &mut Status) -> Option<Result<(String, Restore), ApiError>> {
         if self.edits_routes && status.route_edits != self.route_edits {
             return None;
         }
@@ -312,14 +317,14 @@ impl Built {
             Ok(old) => old,
             Err(e) => return Some(Err(ApiError::conflict(e.to_string()))),
         };
-        drop(old);
+        let restore = Restore { module: m, nf: old, config: status.configs[m].clone(), routes: status.routes[m].clone() };
         status.live[m] = at.backend().live(m);
         if let Some(routes) = self.routes {
             status.routes[m] = Some(Arc::new(routes));
             status.route_edits += 1;
         }
         status.configs[m] = Some(self.spec);
-        Some(Ok(self.line))
+        Some(Ok((self.line, restore)))
     }
 }
 

@@ -198,6 +198,23 @@ def ctl_save(context: click.Context, path: str) -> None:
     click.echo(f"saved to {path}")
 
 
+@ctl.command("transaction")
+@click.argument("path", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
+@click.pass_context
+def ctl_transaction(context: click.Context, path: str) -> None:
+    """Make the changes of FILE at one period boundary, all or none: a
+    JSON list of {"method", "path", "body"}, each a request another
+    endpoint takes alone (PUT /v1/flows/flow0/slo {"slo_us": 200}, …)."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            changes = json.load(f)
+    except json.JSONDecodeError as e:
+        raise Refused(f"{path}: not JSON: {e}") from None
+    if not isinstance(changes, list) or not all(isinstance(c, dict) for c in changes):
+        raise Refused(f"{path}: not a list of changes (each {{\"method\", \"path\", \"body\"}})")
+    click.echo(_call(context, "request", "POST", "/v1/transactions", {"changes": changes})["applied"])
+
+
 @ctl.command("metrics")
 @click.pass_context
 def ctl_metrics(context: click.Context) -> None:

@@ -1,0 +1,103 @@
+//! Transactions (`POST /v1/transactions`): several changes made at one
+//! period boundary, in order, each against the state the ones before it
+//! left; where one is refused, those made before it are undone in
+//! reverse order, so that all are made or none. Before each change is
+//! made, what undoes it is read from the state it meets: the setting it
+//! replaces, or for an NF replaced (a configuration, a rebuild of routes)
+//! the NF itself and its configuration, swapped back whole.
+//!
+//! Flows are added and removed alone: a removed flow keeps its name for
+//! the run, so an added one cannot be taken back without a trace.
+
+use std::sync::Arc;
+
+use sluice_control::Boundary;
+use sluice_nf::NfSpec;
+use sluice_pipeline::spec::SourceSpec;
+
+use crate::change::Change;
+use crate::error::ApiError;
+use crate::routes::RouteTable;
+use crate::status::Status;
+
+/// The most changes one transaction makes.
+pub const MAX_CHANGES: usize = 1024;
+
+/// What undoes a change made.
+pub enum Undo {
+    /// The change that sets back what it changed.
+    Change(Change),
+    /// An NF replaced: the one it replaced, to swap back.
+    Restore(Restore),
+}
+
+/// An NF a change replaced, with what the status said of it.
+pub struct Restore {
+    /// The module.
+    pub module: usize,
+    /// The NF that ran there.
+    pub nf: Box<dyn sluice_core::NetworkFunction>,
+    /// Its configuration and routes as the status had them.
+    pub config: Option<NfSpec>,
+    pub routes: Option<Arc<RouteTable>>,
+}
+
+impl Restore {
+    /// Swaps the NF back in at `at` and the status with it.
+    pub fn make(self, at: &mut Boundary<'_>, status: &mut Status) -> Result<(), ApiError> {
+        let replaced = at.backend().replace_function(self.module, self.nf).map_err(|e| ApiError::conflict(e.to_string()))?;
+        drop(replaced);
+        status.live[self.module] = at.backend().live(self.module);
+        status.configs[self.module] = self.config;
+        status.routes[self.module] = self.routes;
+        status.route_edits += 1;
+        Ok(())
+    }
+}
+
+/// The change that undoes `change`, read from the state it is about to
+/// meet (`at` and `status`); `None` for a change that replaces an NF,
+/// which is undone by what its swap gives back (see [`Restore`]).
+pub fn inverse(change: &Change, at: &mut Boundary<'_>, status: &Status) -> Option<Change> {
+    Some(match change {
+        Change::Slo { flow, .. } => Change::Slo { flow: *flow, slo_ns: at.model().flows[*flow].slo_ns },
+        Change::Controller { .. } => Change::Controller { name: status.controller.clone() },
+        Change::Trigger { module, .. } => Change::Trigger { module: *module, trigger: status.pins.iter().find(|(m, _)| m == module).map(|&(_, t)| t) },
+        Change::Move { module, .. } => Change::Move { module: *module, worker: at.model().worker_of[*module] },
+        Change::Weight { module, .. } => Change::Weight { module: *module, weight: status.weights[*module] },
+        Change::Rate { module, stream, .. } => Change::Rate { module: *module, stream: *stream, rate_pps: rate_in_force(status, *module, *stream) },
+        Change::Egress { weights, link_bits_per_s } => {
+            let plan = status.egress.as_ref().expect("checked when parsed");
+            Change::Egress {
+                weights: weights.iter().map(|&(c, _)| (c, plan.config.weights[c])).collect(),
+                link_bits_per_s: link_bits_per_s.map(|_| plan.config.link.bits_per_s),
+            }
+        }
+        Change::Poll { worker, .. } => {
+            let spec = status.polls[*worker].clone();
+            let policy = spec.policy().expect("the policy in force was read once");
+            Change::Poll { worker: *worker, spec, policy }
+        }
+        Change::Down { worker, .. } => Change::Down { worker: *worker, down: status.down[*worker] },
+        Change::Neighbor { interface, address, .. } => {
+            let table = &status.interfaces.get(*interface).expect("checked when parsed").neighbors;
+            let kept = table.entries(0).into_iter().find(|e| e.address == *address && e.state == sluice_nf::neighbor_table::State::Static);
+            Change::Neighbor { interface: *interface, address: *address, mac: kept.map(|e| e.mac) }
+        }
+        Change::Config { .. } | Change::Routes { .. } => return None,
+        Change::AddFlow { .. } | Change::RemoveFlow { .. } | Change::Transaction(_) => unreachable!("refused in a transaction when parsed"),
+    })
+}
+
+/// The rate in force of `module`'s stream `stream` (pkt/s; infinite: unlimited).
+fn rate_in_force(status: &Status, module: usize, stream: usize) -> f64 {
+    if let Some(&rate) = status.served.rates.get(&(module, stream)) {
+        return rate;
+    }
+    let rate = match &status.served.spec.modules[module].kind {
+        sluice_pipeline::spec::KindSpec::Source(SourceSpec::Synthetic { streams, .. }) => streams.get(stream).and_then(|s| s.rate_pps),
+        sluice_pipeline::spec::KindSpec::Source(SourceSpec::Pcap { rate_pps, .. }) => *rate_pps,
+        _ => None,
+    };
+    rate.unwrap_or(f64::INFINITY)
+}
