@@ -369,6 +369,20 @@ def test_what_a_run_returns_is_what_its_generated_types_say(backend: str) -> Non
         _validator("report").validate({**r.data, "undeclared": 1})
 
 
+@pytest.mark.parametrize("backend", ["sim", "engine"])
+def test_a_module_s_drops_are_reported_by_reason(backend: str) -> None:
+    # One stream has a route, one has none: the LPM's drops are all "no_route", in the totals and the periods.
+    p = Pipeline("reasons")
+    src = p.source("src", [Stream(Template(dst_ip="20.0.1.1"), flow="routed", rate_pps=20_000), Stream(Template(dst_ip="30.0.1.1"), rate_pps=20_000)])
+    p.chain(src, p.module("lpm", Lpm({"20.0.1.0/24": 0})), p.sink("out"))
+    p.flow("routed", ["src", "lpm", "out"])
+    r = p.run("null", periods=3, period_ms=20, backend=backend)
+    dropped = r.data["module_totals"]["lpm"]["dropped"]
+    assert dropped > 0 and r.data["module_totals"]["lpm"]["nf_drops"] == {"no_route": dropped}
+    assert all(q["modules"]["lpm"].get("nf_drops", {}) == ({"no_route": q["modules"]["lpm"]["dropped"]} if q["modules"]["lpm"]["dropped"] else {}) for q in r.periods)
+    assert "nf_drops" not in r.data["module_totals"]["out"], "a module that dropped nothing says no reason"
+
+
 def test_packets_left_inside_when_a_run_ends_are_not_lossless() -> None:
     # A 10 kbit/s link that makes its sources wait: the drain at the end
     # delivers what 10 s (of the simulator's time) let out, ~150 packets.

@@ -196,6 +196,8 @@ class ModuleTotalsJson(TypedDict, total=False):
         a ping), answered or not (see `NfContext::answer`).
     `nf`: An NF's (what each counts is its kind's to say).
     `port`: A port's, at a source or sink on one.
+    `nf_drops`: Its NF's drops by reason (pkt; reasons it dropped none for left
+        out).
     """
 
     arrivals: Required[int]
@@ -215,6 +217,7 @@ class ModuleTotalsJson(TypedDict, total=False):
     delivered: Required[int]
     nf: dict[str, int]
     port: dict[str, int]
+    nf_drops: dict[str, int]
 
 
 class PeriodOutputJson(TypedDict, total=False):
@@ -320,6 +323,8 @@ class ModulePeriodJson(TypedDict, total=False):
     `controlled`: Whether a controller sizes its buffer.
     `nf`: An NF's (what each counts is its kind's to say).
     `port`: A port's, at a source or sink on one.
+    `nf_drops`: Its NF's drops over the period by reason (pkt; reasons it
+        dropped none for left out).
     `hold_us`: The hold time in force, for an NF whose hold is controlled (µs).
     """
 
@@ -337,6 +342,7 @@ class ModulePeriodJson(TypedDict, total=False):
     controlled: Required[bool]
     nf: dict[str, int]
     port: dict[str, int]
+    nf_drops: dict[str, int]
     hold_us: Optional[float]
 
 

@@ -16,6 +16,8 @@ pub struct Outcome {
     pub metas: Vec<Vec<PacketMeta>>,
     /// Packets sent to the drop gate.
     pub dropped: u64,
+    /// The same by reason (see [`crate::DropReason`]).
+    pub drop_reasons: crate::NfDrops,
     /// Packets the NF took in as addressed to the router (see [`crate::NfContext::take_in`]).
     pub taken_in: u64,
     /// Packets the NF made (copies, answers, requests, fragments).
@@ -58,7 +60,7 @@ impl Harness {
         }
     }
 
-    fn call(&mut self, nf: &mut dyn NetworkFunction) -> (u64, u64, u64) {
+    fn call(&mut self, nf: &mut dyn NetworkFunction) -> (u64, crate::NfDrops, u64, u64) {
         let mut counters = ModuleCounters::default();
         let mut ctx = NfContext {
             pool: &mut self.pool,
@@ -72,7 +74,7 @@ impl Harness {
         nf.process(&mut ctx, &mut self.input, &mut Outputs { gates: &mut self.outs });
         ctx.tally.fold_into(&mut counters);
         assert!(self.input.is_empty(), "an NF must empty its input batch");
-        (counters.dropped + counters.duplicates, counters.delivered, counters.created)
+        (counters.dropped + counters.duplicates, counters.nf_drops, counters.delivered, counters.created)
     }
 
     /// Makes NFs see time `now_ns` (ns) from now on (for NFs that keep time).
@@ -94,7 +96,7 @@ impl Harness {
     /// number, ingress time…; default metadata where `metas` is shorter).
     pub fn run_with_meta(&mut self, nf: &mut dyn NetworkFunction, frames: &[Vec<u8>], metas: &[PacketMeta]) -> Outcome {
         self.load(nf, frames, metas);
-        let (dropped, taken_in, created) = self.call(nf);
+        let (dropped, drop_reasons, taken_in, created) = self.call(nf);
         let mut gates = Vec::with_capacity(self.outs.len());
         let mut out_metas = Vec::with_capacity(self.outs.len());
         for out in &mut self.outs {
@@ -105,6 +107,6 @@ impl Harness {
             }
             out.clear();
         }
-        Outcome { gates, metas: out_metas, dropped, taken_in, created }
+        Outcome { gates, metas: out_metas, dropped, drop_reasons, taken_in, created }
     }
 }

@@ -147,6 +147,7 @@ impl PeriodMeter {
                 drops: c.drops().since(&p.drops()),
                 held: c.arrived_pkts.saturating_sub(c.run_pkts + c.queue_dropped + c.down_dropped),
                 nf: std::array::from_fn(|i| c.nf[i].saturating_sub(p.nf[i])),
+                nf_drops: std::array::from_fn(|i| c.nf_drops[i].saturating_sub(p.nf_drops[i])),
             })
             .collect();
         let flows = now
@@ -247,7 +248,7 @@ mod tests {
         };
         c.flows[0].record(1000);
         let t = meter.period(&c);
-        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: Some(16.0), b_round_sd: Some(6.0), b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default(), held: 0, nf: Default::default() });
+        assert_eq!(t.modules[0], ModuleTelemetry { trigger: 20, x: 4.0, r: 80.0, b_in: 8.0, b_round: Some(16.0), b_round_sd: Some(6.0), b: 20.0, busy_ns: 5, dropped: 0, drops: Default::default(), held: 0, nf: Default::default(), nf_drops: Default::default() });
         assert_eq!(t.flows[0].delivered, 1);
         assert_eq!(t.workers[0].busy_fraction, 0.5);
         c.at_ns = 1_500_000_000;

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::batch::Batch;
+use crate::drop_reason::{DropReason, NfDrops};
 use crate::packet::{PacketId, PacketMeta, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::{FlowRecorder, ModuleCounters, NfCounters};
@@ -28,6 +29,8 @@ pub struct NfContext<'a> {
 #[derive(Clone, Copy, Default)]
 pub(crate) struct NfTally {
     dropped: u64,
+    /// `dropped` by reason.
+    by_reason: NfDrops,
     duplicates: u64,
     created: u64,
     taken_in: u64,
@@ -39,6 +42,11 @@ impl NfTally {
     pub(crate) fn fold_into(&mut self, counters: &mut ModuleCounters) {
         if self.dropped | self.duplicates | self.created | self.taken_in != 0 {
             counters.dropped += self.dropped;
+            if self.dropped != 0 {
+                for (all, run) in counters.nf_drops.iter_mut().zip(&self.by_reason) {
+                    *all += run;
+                }
+            }
             counters.duplicates += self.duplicates;
             counters.created += self.created;
             counters.delivered += self.taken_in;
@@ -62,12 +70,18 @@ impl NfContext<'_> {
         self.batch_size
     }
 
-    /// Sends a packet to the drop gate: frees it and counts it for this
-    /// module and for the packet's flow.
+    /// Sends a packet to the drop gate for `reason`: frees it and counts
+    /// it for this module (under its reason) and for the packet's flow.
     #[inline]
-    pub fn drop_packet(&mut self, id: PacketId) {
+    pub fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
         free_dropped(self.pool, self.flows, id);
+        self.count_drop(reason);
+    }
+
+    #[inline(always)]
+    fn count_drop(&mut self, reason: DropReason) {
         self.tally.dropped += 1;
+        self.tally.by_reason[reason as usize] += 1;
     }
 
     /// Drops a packet that is a copy of one already passed on (a
@@ -99,17 +113,17 @@ impl NfContext<'_> {
         self.tally.created += 1;
     }
 
-    /// Drops packet `id`, counted as [`Self::drop_packet`] counts, and keeps
-    /// its buffer for a packet of this module's making, of no flow, written
-    /// over it (an ICMP error that quotes it).
+    /// Drops packet `id` for `reason`, counted as [`Self::drop_packet`]
+    /// counts, and keeps its buffer for a packet of this module's making,
+    /// of no flow, written over it (an ICMP error that quotes it).
     #[inline]
-    pub fn drop_reused(&mut self, id: PacketId) {
+    pub fn drop_reused(&mut self, id: PacketId, reason: DropReason) {
         let meta = self.pool.meta_mut(id);
         if let Some(recorder) = self.flows.get_mut(meta.flow as usize) {
             recorder.dropped += 1;
         }
         meta.flow = NO_FLOW;
-        self.tally.dropped += 1;
+        self.count_drop(reason);
         self.tally.created += 1;
     }
 
@@ -203,20 +217,21 @@ impl Outputs<'_> {
 }
 
 /// Sends every packet of `input` for which `keep` returns true out of gate
-/// 0 and the others to the drop gate, in order, leaving `input` empty: the
-/// loop of every NF that transforms packets one by one.
+/// 0 and the others to the drop gate for `reason`, in order, leaving
+/// `input` empty: the loop of every NF that transforms packets one by one.
 #[inline]
 pub fn keep_or_drop(
     ctx: &mut NfContext<'_>,
     input: &mut Batch,
     out: &mut Outputs<'_>,
+    reason: DropReason,
     mut keep: impl FnMut(&mut NfContext<'_>, PacketId) -> bool,
 ) {
     for &id in input.as_slice() {
         if keep(ctx, id) {
             out.push(0, id);
         } else {
-            ctx.drop_packet(id);
+            ctx.drop_packet(id, reason);
         }
     }
     input.clear();

@@ -55,6 +55,9 @@ pub struct ModuleCounters {
     /// what each slot counts is the NF's to say. Reports name them.
     #[serde(skip)]
     pub nf: NfCounters,
+    /// Of `dropped`, the packets dropped for each reason (see [`DropReason`](crate::DropReason)).
+    #[serde(skip)]
+    pub nf_drops: crate::NfDrops,
 }
 
 /// Slots for an NF's own counters.
@@ -400,6 +403,9 @@ pub struct ModuleTelemetry {
     /// The NF's own counters over the period (see [`ModuleCounters::nf`]).
     #[serde(skip)]
     pub nf: NfCounters,
+    /// Its NF's drops over the period by reason (see [`ModuleCounters::nf_drops`]).
+    #[serde(skip)]
+    pub nf_drops: crate::NfDrops,
 }
 
 /// One flow over one control period.

@@ -1,5 +1,6 @@
 //! `acl(rules)`: prioritised first-match rules on the IPv4 or IPv6 5-tuple.
 
+use sluice_core::DropReason;
 use serde::{Deserialize, Serialize};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, MAX_BURST};
 
@@ -365,7 +366,7 @@ impl NetworkFunction for Acl {
                 if permit {
                     out.push(0, id);
                 } else {
-                    ctx.drop_packet(id);
+                    ctx.drop_packet(id, DropReason::Denied);
                 }
             }
             input.clear();
@@ -389,7 +390,7 @@ impl NetworkFunction for Acl {
             if parsed[run as usize] && permitted[run as usize] {
                 out.push(0, id);
             } else {
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::Denied);
             }
         }
         input.clear();

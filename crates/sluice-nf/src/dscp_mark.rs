@@ -1,6 +1,7 @@
 //! `dscp_mark(dscp)`: sets the DSCP of IPv4 and IPv6 packets, as an edge router marks the
 //! class of a flow's packets (RFC 2474).
 
+use sluice_core::DropReason;
 use sluice_core::wire::ip_of_mut;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
@@ -27,7 +28,7 @@ impl NetworkFunction for DscpMark {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let dscp = self.dscp;
-        keep_or_drop(ctx, input, out, |ctx, id| {
+        keep_or_drop(ctx, input, out, DropReason::Malformed, |ctx, id| {
             let Ok(mut ip) = ip_of_mut(ctx.pool.data_mut(id)) else { return false };
             ip.set_dscp(dscp);
             true

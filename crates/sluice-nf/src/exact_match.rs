@@ -2,6 +2,7 @@
 //! It is the MAC splitter, the VLAN splitter, the user and bearer selectors
 //! and the merge splitter of the reference pipelines.
 
+use sluice_core::DropReason;
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hash};
 use std::net::IpAddr;
@@ -180,7 +181,7 @@ impl NetworkFunction for ExactMatch {
         for (key, &id) in self.keys.iter().zip(ids) {
             match key.as_ref().ok().and_then(|&k| self.table.lookup(k)).or(if key.is_ok() { self.default } else { None }) {
                 Some(gate) => out.push(gate as usize, id),
-                None => ctx.drop_packet(id),
+                None => ctx.drop_packet(id, DropReason::Denied),
             }
         }
         input.clear();

@@ -2,6 +2,7 @@
 //! packets, IPv4 or IPv6, in outer Ethernet/IPv4 or IPv6/UDP (port 2152),
 //! the tunnel id in the packet's mark.
 
+use sluice_core::DropReason;
 use sluice_core::wire::ethernet::{parse_mac, Mac, ETHERTYPE_IPV4, ETHERTYPE_IPV6, HEADER_LEN as ETH_LEN};
 use sluice_core::wire::udp_tunnel::{payload_offset, Outer};
 use sluice_core::wire::{gtpu, ip_of, ipv4, ipv6, Endpoints, Ip};
@@ -51,7 +52,7 @@ impl NetworkFunction for GtpuEncap {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| self.encap(ctx, id));
+        keep_or_drop(ctx, input, out, DropReason::NoBuffer, |ctx, id| self.encap(ctx, id));
     }
 }
 
@@ -92,7 +93,7 @@ impl NetworkFunction for GtpuDecap {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         for &id in input.as_slice() {
             let Some((inner_at, ether_type, teid)) = Self::locate(ctx.pool.data(id)) else {
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::Malformed);
                 continue;
             };
             ctx.pool.strip(id, inner_at - ETH_LEN);

@@ -7,6 +7,7 @@
 //! group address or from an address no one can be answered at; and every
 //! error passes the router's rate limit ([`crate::icmp_limit`]).
 
+use sluice_core::DropReason;
 use sluice_core::packet::{Offload, PacketId};
 use sluice_core::wire::ethernet::{self, Frame};
 use sluice_core::wire::{icmp, icmpv6, ip_protocol, ipv4, ipv6};
@@ -41,6 +42,17 @@ pub enum IcmpError {
 }
 
 impl IcmpError {
+    /// Why the packet it is sent for was dropped.
+    pub fn drop_reason(self) -> DropReason {
+        match self {
+            IcmpError::TimeExceeded => DropReason::TtlExpired,
+            IcmpError::NoRoute => DropReason::NoRoute,
+            IcmpError::HostUnreachable => DropReason::NoNeighbor,
+            IcmpError::PortUnreachable => DropReason::NotOurs,
+            IcmpError::TooBig(_) => DropReason::TooBig,
+        }
+    }
+
     fn v4(self) -> (u8, u8, u32) {
         match self {
             Self::TimeExceeded => (icmp::TIME_EXCEEDED, 0, 0),
@@ -106,7 +118,7 @@ pub fn make(ctx: &mut NfContext<'_>, id: PacketId, error: IcmpError, from: Error
 /// the error is written over it and counted ([`NfContext::drop_reused`]).
 pub fn report(ctx: &mut NfContext<'_>, id: PacketId, error: IcmpError, from: ErrorSource<'_>, limit: &crate::icmp_limit::IcmpLimit) -> Result<(), Silent> {
     make(ctx, id, error, from, limit)?;
-    ctx.drop_reused(id);
+    ctx.drop_reused(id, error.drop_reason());
     Ok(())
 }
 

@@ -11,6 +11,7 @@
 //! an ARP claiming one of the router's addresses, and whatever else is
 //! addressed to the router.
 
+use sluice_core::DropReason;
 use std::sync::Arc;
 
 use sluice_core::wire::ethernet::{self, Frame, Mac};
@@ -58,6 +59,17 @@ enum Count {
     AddressConflict,
     LocalDropped,
     GroupDropped,
+}
+
+impl Count {
+    /// Why a packet counted here as dropped was dropped.
+    fn reason(self) -> DropReason {
+        match self {
+            Count::BadChecksum | Count::NdInvalid => DropReason::Malformed,
+            Count::AddressConflict => DropReason::Denied,
+            _ => DropReason::NotOurs,
+        }
+    }
 }
 
 /// What becomes of one packet.
@@ -354,7 +366,7 @@ impl NetworkFunction for InterfaceInput {
                 }
                 Verdict::Drop(why) => {
                     self.counters[why as usize] += 1;
-                    ctx.drop_packet(id);
+                    ctx.drop_packet(id, why.reason());
                 }
             }
         }

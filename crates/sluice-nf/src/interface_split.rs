@@ -3,6 +3,7 @@
 //! that what answers a packet (an ICMP error) leaves where the packet came
 //! in. Packets that arrived on none of them go to the drop gate.
 
+use sluice_core::DropReason;
 use std::sync::Arc;
 
 use sluice_core::packet::NO_PORT;
@@ -26,7 +27,7 @@ impl NetworkFunction for InterfaceSplit {
         for &id in input.as_slice() {
             match self.gate_of.get(usize::from(ctx.pool.meta(id).port)).copied().flatten() {
                 Some(gate) => out.push(usize::from(gate), id),
-                None => ctx.drop_packet(id),
+                None => ctx.drop_packet(id, DropReason::NotOurs),
             }
         }
         input.clear();

@@ -1,5 +1,6 @@
 //! `ip_checksum`: recomputes the IPv4 header checksum in full (IPv6 has none).
 
+use sluice_core::DropReason;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::{ip_of_mut, Ip};
@@ -15,7 +16,7 @@ impl NetworkFunction for IpChecksum {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| match ip_of_mut(ctx.pool.data_mut(id)) {
+        keep_or_drop(ctx, input, out, DropReason::Malformed, |ctx, id| match ip_of_mut(ctx.pool.data_mut(id)) {
             Ok(Ip::V4(mut ip)) => {
                 ip.fill_checksum();
                 true

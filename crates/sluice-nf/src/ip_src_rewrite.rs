@@ -1,5 +1,6 @@
 //! `ip_src_rewrite(addr)`: sets the IPv4 source address; IPv6 passes unchanged.
 
+use sluice_core::DropReason;
 use sluice_core::wire::{ip_of_mut, l4, Ip};
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
@@ -24,7 +25,7 @@ impl NetworkFunction for IpSrcRewrite {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let addr = self.addr;
-        keep_or_drop(ctx, input, out, |ctx, id| {
+        keep_or_drop(ctx, input, out, DropReason::Malformed, |ctx, id| {
             let mut ip = match ip_of_mut(ctx.pool.data_mut(id)) {
                 Ok(Ip::V4(ip)) => ip,
                 Ok(Ip::V6(_)) => return true,

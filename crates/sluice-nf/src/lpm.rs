@@ -7,6 +7,7 @@
 //! [`crate::icmp_error`]). A multipath route spreads its packets over
 //! several gates by flow (see [`crate::multipath`]).
 
+use sluice_core::DropReason;
 use std::any::Any;
 use std::sync::Arc;
 
@@ -174,10 +175,10 @@ impl NetworkFunction for Lpm {
                     if answered {
                         out.push(*gates, id);
                     } else {
-                        ctx.drop_packet(id);
+                        ctx.drop_packet(id, DropReason::NoRoute);
                     }
                 }
-                None => ctx.drop_packet(id),
+                None => ctx.drop_packet(id, if slot == NOT_IP { DropReason::Malformed } else { DropReason::NoRoute }),
             }
         }
         input.clear();

@@ -1,5 +1,6 @@
 //! `mac_rewrite(src, dst)`: sets both Ethernet addresses (next-hop rewrite).
 
+use sluice_core::DropReason;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ethernet::{parse_mac, Frame, Mac};
@@ -23,7 +24,7 @@ impl NetworkFunction for MacRewrite {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| match Frame::new_checked(ctx.pool.data_mut(id)) {
+        keep_or_drop(ctx, input, out, DropReason::Malformed, |ctx, id| match Frame::new_checked(ctx.pool.data_mut(id)) {
             Ok(mut f) => {
                 f.set_src(self.src);
                 f.set_dst(self.dst);

@@ -1,6 +1,7 @@
 //! `set_metadata(value)` and `split_by_metadata(table)`: tag packets, then
 //! steer them by the tag (the packet's mark).
 
+use sluice_core::DropReason;
 use std::collections::HashMap;
 
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
@@ -64,7 +65,7 @@ impl NetworkFunction for SplitByMetadata {
         for &id in input.as_slice() {
             match self.table.get(&ctx.pool.meta(id).mark).copied().or(self.default) {
                 Some(gate) => out.push(gate as usize, id),
-                None => ctx.drop_packet(id),
+                None => ctx.drop_packet(id, DropReason::Denied),
             }
         }
         input.clear();

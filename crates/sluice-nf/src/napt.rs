@@ -1,6 +1,7 @@
 //! `napt(inside, public, ports, timeout)`: stateful address and port
 //! translation for UDP and TCP, with a per-flow table and idle timeouts.
 
+use sluice_core::DropReason;
 use std::collections::HashMap;
 
 use ahash::RandomState;
@@ -145,7 +146,7 @@ impl NetworkFunction for Napt {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let now = ctx.now();
-        keep_or_drop(ctx, input, out, |ctx, id| self.translate(ctx, id, now));
+        keep_or_drop(ctx, input, out, DropReason::Malformed, |ctx, id| self.translate(ctx, id, now));
     }
 }
 

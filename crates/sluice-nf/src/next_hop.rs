@@ -18,6 +18,7 @@
 //! the packet came in on; the rest, by gate 0, out of this interface, with
 //! the interface's MAC as their source.
 
+use sluice_core::DropReason;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -174,7 +175,7 @@ impl NextHop {
     fn hold_dropped(&mut self, ctx: &mut NfContext<'_>, _out: &mut Outputs<'_>, id: PacketId) {
         self.counters[Count::HoldDropped as usize] += 1;
         self.interface().neighbors.counters.hold_dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        ctx.drop_packet(id);
+        ctx.drop_packet(id, DropReason::NoNeighbor);
     }
 
     /// A packet whose next hop did not answer: a host unreachable back to its sender, or dropped.
@@ -182,7 +183,7 @@ impl NextHop {
         self.counters[Count::Unreachable as usize] += 1;
         self.interface().neighbors.counters.hold_dropped.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         if !self.icmp(ctx, out, id, IcmpError::HostUnreachable) {
-            ctx.drop_packet(id);
+            ctx.drop_packet(id, DropReason::NoNeighbor);
         }
     }
 
@@ -282,7 +283,7 @@ impl NextHop {
         if dont_fragment || offload.gso != Gso::None {
             self.counters[Count::TooBig as usize] += 1;
             if !self.icmp(ctx, out, id, IcmpError::TooBig(mtu as u32)) {
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::TooBig);
             }
             return None;
         }
@@ -293,7 +294,7 @@ impl NextHop {
             }
             Err(_) => {
                 self.counters[Count::Malformed as usize] += 1;
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::Malformed);
             }
         }
         None
@@ -341,7 +342,7 @@ impl NetworkFunction for NextHop {
         for &id in input.as_slice() {
             let Some((dst, len)) = destination(ctx.pool.data(id)) else {
                 self.counters[Count::Malformed as usize] += 1;
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::Malformed);
                 continue;
             };
             let key = self.key(dst);

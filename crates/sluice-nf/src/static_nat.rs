@@ -1,5 +1,6 @@
 //! `static_nat(inside, outside)`: prefix-to-prefix address translation, both ways.
 
+use sluice_core::DropReason;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ipv4::{mask, parse_prefix};
@@ -39,7 +40,7 @@ impl NetworkFunction for StaticNat {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| {
+        keep_or_drop(ctx, input, out, DropReason::Malformed, |ctx, id| {
             let mut ip = match ip_of_mut(ctx.pool.data_mut(id)) {
                 Ok(Ip::V4(ip)) => ip,
                 Ok(Ip::V6(_)) => return true,

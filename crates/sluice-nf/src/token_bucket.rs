@@ -1,5 +1,6 @@
 //! `token_bucket(rate, burst)`: a rate limiter; non-conforming packets are dropped.
 
+use sluice_core::DropReason;
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
 
 /// Lets packets through at `rate_pps` on average with bursts of up to
@@ -36,7 +37,7 @@ impl NetworkFunction for TokenBucket {
                 self.tokens -= 1.0;
                 out.push(0, id);
             } else {
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::Policed);
             }
         }
         input.clear();

@@ -5,10 +5,11 @@
 //! gate 1 (see [`crate::icmp_error`]). Non-IP and malformed packets go to
 //! the drop gate.
 
+use sluice_core::DropReason;
 use std::sync::Arc;
 
 use sluice_core::wire::ip_of_mut;
-use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
+use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
 
 use crate::icmp_error::{self, ErrorSource, IcmpError};
 use crate::interfaces::Interfaces;
@@ -38,14 +39,18 @@ impl NetworkFunction for TtlDecrement {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let Some(interfaces) = &self.icmp else {
-            keep_or_drop(ctx, input, out, |ctx, id| match ip_of_mut(ctx.pool.data_mut(id)) {
-                Ok(mut ip) if ip.hop_limit() > 1 => {
-                    let left = ip.hop_limit() - 1;
-                    ip.set_hop_limit(left);
-                    true
+            for &id in input.as_slice() {
+                match ip_of_mut(ctx.pool.data_mut(id)) {
+                    Ok(mut ip) if ip.hop_limit() > 1 => {
+                        let left = ip.hop_limit() - 1;
+                        ip.set_hop_limit(left);
+                        out.push(0, id);
+                    }
+                    Ok(_) => ctx.drop_packet(id, DropReason::TtlExpired),
+                    Err(_) => ctx.drop_packet(id, DropReason::Malformed),
                 }
-                _ => false,
-            });
+            }
+            input.clear();
             return;
         };
         for &id in input.as_slice() {
@@ -64,10 +69,10 @@ impl NetworkFunction for TtlDecrement {
                     if answered {
                         out.push(ICMP, id);
                     } else {
-                        ctx.drop_packet(id);
+                        ctx.drop_packet(id, DropReason::TtlExpired);
                     }
                 }
-                Err(_) => ctx.drop_packet(id),
+                Err(_) => ctx.drop_packet(id, DropReason::Malformed),
             }
         }
         input.clear();

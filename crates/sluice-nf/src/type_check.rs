@@ -1,5 +1,6 @@
 //! `type_check(ether_type, also)`: frames of the EtherTypes named to gate 0, the rest dropped.
 
+use sluice_core::DropReason;
 use sluice_core::{keep_or_drop, Batch, NetworkFunction, NfContext, Outputs};
 
 use sluice_core::wire::ethernet::Frame;
@@ -30,7 +31,7 @@ impl NetworkFunction for TypeCheck {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let (wanted, also) = (self.ether_type, &self.also);
-        keep_or_drop(ctx, input, out, |ctx, id| Frame::new_checked(ctx.pool.data(id)).is_ok_and(|f| f.outer_type() == wanted || also.contains(&f.outer_type())));
+        keep_or_drop(ctx, input, out, DropReason::Malformed, |ctx, id| Frame::new_checked(ctx.pool.data(id)).is_ok_and(|f| f.outer_type() == wanted || also.contains(&f.outer_type())));
     }
 }
 

@@ -1,5 +1,6 @@
 //! `vlan_pop` and `vlan_push(id)`: remove or add an 802.1Q tag.
 
+use sluice_core::DropReason;
 use sluice_core::wire::ethernet::{Frame, ETHERTYPE_VLAN, VLAN_LEN};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
 
@@ -19,7 +20,7 @@ impl NetworkFunction for VlanPop {
         for &id in input.as_slice() {
             let tagged = Frame::new_checked(ctx.pool.data(id)).is_ok_and(|f| f.vlan_id().is_some());
             if !tagged {
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::Malformed);
                 continue;
             }
             ctx.pool.data_mut(id).copy_within(0..MACS, VLAN_LEN);
@@ -54,7 +55,7 @@ impl NetworkFunction for VlanPush {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         for &id in input.as_slice() {
             if Frame::new_checked(ctx.pool.data(id)).is_err() || !ctx.pool.prepend(id, VLAN_LEN) {
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, DropReason::Malformed);
                 continue;
             }
             let data = ctx.pool.data_mut(id);

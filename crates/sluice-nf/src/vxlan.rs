@@ -1,6 +1,7 @@
 //! `vxlan_encap` and `vxlan_decap`: Ethernet frames tunnelled in
 //! Ethernet/IPv4 or IPv6/UDP(4789)/VXLAN (RFC 7348), the network id in the mark.
 
+use sluice_core::DropReason;
 use sluice_core::wire::ethernet::{parse_mac, Frame, Mac};
 use sluice_core::wire::udp_tunnel::{payload_offset, Outer};
 use sluice_core::wire::{vxlan, Endpoints};
@@ -44,7 +45,7 @@ impl NetworkFunction for VxlanEncap {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        keep_or_drop(ctx, input, out, |ctx, id| self.encap(ctx, id));
+        keep_or_drop(ctx, input, out, DropReason::NoBuffer, |ctx, id| self.encap(ctx, id));
     }
 }
 
@@ -76,7 +77,7 @@ impl NetworkFunction for VxlanDecap {
                     ctx.pool.meta_mut(id).mark = vni;
                     out.push(0, id);
                 }
-                None => ctx.drop_packet(id),
+                None => ctx.drop_packet(id, DropReason::Malformed),
             }
         }
         input.clear();

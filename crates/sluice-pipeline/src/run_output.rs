@@ -21,6 +21,11 @@ fn us(ns: u64) -> f64 {
     ns as f64 / 1e3
 }
 
+/// The reasons an NF dropped packets for, by name.
+fn by_reason(drops: &sluice_core::NfDrops) -> Named<u64> {
+    sluice_core::DropReason::counted(drops).map(|(name, n)| (name.to_owned(), n)).collect()
+}
+
 /// A whole run.
 #[derive(Clone, Debug, Serialize, JsonSchema)]
 pub struct RunOutput {
@@ -164,6 +169,9 @@ pub struct ModulePeriod {
     /// Its own counters over the period.
     #[serde(flatten)]
     pub own: OwnCounters,
+    /// Its NF's drops over the period by reason (pkt; reasons it dropped none for left out).
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub nf_drops: Named<u64>,
     /// The hold time in force, for an NF whose hold is controlled (µs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub hold_us: Option<f64>,
@@ -178,6 +186,9 @@ pub struct ModuleTotals {
     /// Its own counters.
     #[serde(flatten)]
     pub own: OwnCounters,
+    /// Its NF's drops by reason (pkt; reasons it dropped none for left out).
+    #[serde(skip_serializing_if = "IndexMap::is_empty")]
+    pub nf_drops: Named<u64>,
 }
 
 /// The counters an NF or a port keeps of its own, by name, where it names any.
@@ -245,6 +256,7 @@ impl PeriodOutput {
                     telemetry: mt.clone(),
                     controlled: m.controlled,
                     own: OwnCounters::of(pipeline, i, &mt.nf),
+                    nf_drops: by_reason(&mt.nf_drops),
                     hold_us: p.holds.iter().find(|(h, _)| *h == i).map(|&(_, ns)| us(ns)),
                 };
                 (m.name.clone(), module)
@@ -312,7 +324,7 @@ impl RunOutput {
                 .iter()
                 .zip(&report.module_totals)
                 .enumerate()
-                .map(|(i, (m, &counters))| (m.name.clone(), ModuleTotals { counters, own: OwnCounters::of(pipeline, i, &counters.nf) }))
+                .map(|(i, (m, &counters))| (m.name.clone(), ModuleTotals { counters, own: OwnCounters::of(pipeline, i, &counters.nf), nf_drops: by_reason(&counters.nf_drops) }))
                 .collect(),
             periods: report.periods.iter().map(|p| PeriodOutput::of(pipeline, model, p)).collect(),
             egress_classes: pipeline.egress().map(|plan| ClassMembers::all(plan, model)),

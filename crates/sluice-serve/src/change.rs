@@ -16,7 +16,6 @@ use sluice_traffic::{FlowRule, FlowRules};
 use crate::error::ApiError;
 use crate::routes::{Next, RouteEdit, RouteTable};
 use crate::status::{us, Status};
-use crate::transaction::Restore;
 
 /// A change asked for, its names resolved.
 #[derive(Debug)]
@@ -325,6 +324,30 @@ impl Built {
         }
         status.configs[m] = Some(self.spec);
         Some(Ok((self.line, restore)))
+    }
+}
+
+/// An NF a change replaced, with what the status said of it.
+pub struct Restore {
+    /// The module.
+    pub module: usize,
+    /// The NF that ran there.
+    pub nf: Box<dyn sluice_core::NetworkFunction>,
+    /// Its configuration and routes as the status had them.
+    pub config: Option<NfSpec>,
+    pub routes: Option<Arc<RouteTable>>,
+}
+
+impl Restore {
+    /// Swaps the NF back in at `at` and the status with it.
+    pub fn make(self, at: &mut Boundary<'_>, status: &mut Status) -> Result<(), ApiError> {
+        let replaced = at.backend().replace_function(self.module, self.nf).map_err(|e| ApiError::conflict(e.to_string()))?;
+        drop(replaced);
+        status.live[self.module] = at.backend().live(self.module);
+        status.configs[self.module] = self.config;
+        status.routes[self.module] = self.routes;
+        status.route_edits += 1;
+        Ok(())
     }
 }
 

@@ -10,27 +10,11 @@
 //! triggers pinned and weighted-fair weights, which the description has
 //! no field for, and workers taken down, which a restart brings back.
 
-use std::collections::BTreeMap;
-
 use serde_json::{json, Value};
 use sluice_core::ModuleId;
 use sluice_pipeline::spec::{FlowRuleSpec, FlowSpec, KindSpec, PipelineSpec, SourceSpec};
 
-use crate::status::{show_address, show_mac, Status};
-
-/// What the status keeps of the description it started from, to write
-/// the changes into.
-#[derive(Clone, Debug)]
-pub struct Served {
-    /// The description served from.
-    pub spec: PipelineSpec,
-    /// Each module's worker at the start.
-    pub placed: Vec<usize>,
-    /// Stream rates set since (source module, stream) → pkt/s.
-    pub rates: BTreeMap<(ModuleId, usize), f64>,
-    /// Rules added with flows since (source module, rule).
-    pub rules: Vec<(ModuleId, FlowRuleSpec)>,
-}
+use crate::status::{show_address, show_mac, Served, Status};
 
 impl Status {
     /// The description in force now.

@@ -84,12 +84,19 @@ pub fn serve(pipeline: &Pipeline, options: &ServeOptions, stop: &dyn Fn() -> boo
         status.live = (0..pipeline.model().modules.len()).map(|m| engine.live(m)).collect();
         status.interfaces = pipeline.interfaces().unwrap_or_else(sluice_nf::Interfaces::none);
     }
+    // Before the API listens: no change is made before the keeper hears of changes.
     let keeper = state.map(|file| keep_state(file, status.clone(), log.clone())).transpose()?;
     let (changes, queued) = channel();
     // A change waits for the next boundary: a period, and what the control thread does between two.
     let wait = Duration::from_nanos(options.period_ns) + Duration::from_secs(30);
     let tcp = options.tcp.as_ref().map(|(a, t)| (a.as_str(), t.as_str()));
-    let listener = Listener::start(&options.run_dir, tcp, status.clone(), changes, wait, log.clone())?;
+    let listener = match Listener::start(&options.run_dir, tcp, status.clone(), changes, wait, log.clone()) {
+        Ok(listener) => listener,
+        Err(e) => {
+            stop_keeping(&status, keeper);
+            return Err(e);
+        }
+    };
     let socket = options.run_dir.join(SOCKET);
     let also = tcp.map_or(String::new(), |(addr, _)| format!(" and {addr}"));
     log(&format!("{} ready: forwarding; control API on {}{also}", humantime::format_rfc3339_seconds(std::time::SystemTime::now()), socket.display()));
@@ -101,27 +108,33 @@ pub fn serve(pipeline: &Pipeline, options: &ServeOptions, stop: &dyn Fn() -> boo
     // Changes still queued are refused (their callers hear 503) as the queue goes.
     drop(steering);
     listener.stop();
-    // The last change's state written, the keeper ends with the status's word to it.
+    stop_keeping(&status, keeper);
+    report.map_err(|e| e.to_string())
+}
+
+/// Ends the state file's keeper, once it has written what the last change left.
+fn stop_keeping(status: &Mutex<Status>, keeper: Option<std::thread::JoinHandle<()>>) {
     status.lock().expect("no panic while it is held").on_change = None;
     if let Some(keeper) = keeper {
         let _ = keeper.join();
     }
-    report.map_err(|e| e.to_string())
 }
 
-/// Writes the description in force to `file` now and after every change
-/// applied, on a thread of its own (a large table's takes a while), until
-/// the status stops telling it of changes.
+/// Writes the description in force to `file` now (before the pipeline
+/// is ready: a file that cannot be written stops it here), then after
+/// every change applied on a thread of its own (a large table's takes a
+/// while), until the status stops telling it of changes.
 fn keep_state(file: StateFile, status: Arc<Mutex<Status>>, log: Log) -> Result<std::thread::JoinHandle<()>, String> {
+    let text = status.lock().expect("no panic while it is held").pipeline_json().to_string();
+    file.write(text.as_bytes())?;
     let (tell, changed) = sync_channel(1);
     status.lock().expect("no panic while it is held").on_change = Some(tell);
-    let write = move || loop {
-        let text = status.lock().expect("no panic while it is held").pipeline_json().to_string();
-        if let Err(e) = file.write(text.as_bytes()) {
-            log(&e);
-        }
-        if changed.recv().is_err() {
-            return;
+    let write = move || {
+        while changed.recv().is_ok() {
+            let text = status.lock().expect("no panic while it is held").pipeline_json().to_string();
+            if let Err(e) = file.write(text.as_bytes()) {
+                log(&e);
+            }
         }
     };
     std::thread::Builder::new().name("sluice-state".into()).spawn(write).map_err(|e| format!("cannot start the state file's writer: {e}"))
@@ -189,7 +202,7 @@ impl Steer<'_> {
     /// Makes one change at `at`. One that replaces an NF is read under the
     /// status lock, built with it free, and swapped in under it again; it
     /// gives back the NF it replaced.
-    fn make_one(&self, at: &mut Boundary<'_>, change: Change) -> Result<(String, Option<transaction::Restore>), ApiError> {
+    fn make_one(&self, at: &mut Boundary<'_>, change: Change) -> Result<(String, Option<change::Restore>), ApiError> {
         for _ in 0..BUILD_TRIES {
             let Some(to_build) = change.to_build(&self.lock()) else {
                 let mut status = self.lock();

@@ -17,6 +17,20 @@ use crate::routes::RouteTable;
 /// Change lines kept for `GET /v1/changes`.
 const KEPT_CHANGES: usize = 100;
 
+/// What the status keeps of the description it started from, to write
+/// the changes into.
+#[derive(Clone, Debug)]
+pub struct Served {
+    /// The description served from.
+    pub spec: sluice_pipeline::spec::PipelineSpec,
+    /// Each module's worker at the start.
+    pub placed: Vec<usize>,
+    /// Stream rates set since (source module, stream) → pkt/s.
+    pub rates: std::collections::BTreeMap<(ModuleId, usize), f64>,
+    /// Rules added with flows since (source module, rule).
+    pub rules: Vec<(ModuleId, sluice_pipeline::spec::FlowRuleSpec)>,
+}
+
 /// The served pipeline's state as the API shows it.
 pub struct Status {
     /// The model in force: SLOs and placement as changed.
@@ -78,7 +92,7 @@ pub struct Status {
     /// sorts packets into it that could be taken away).
     pub streamed_by: Vec<Option<ModuleId>>,
     /// The description served from and what changes set that it writes (see `in_force.rs`).
-    pub served: crate::in_force::Served,
+    pub served: Served,
     /// Told of every change applied (a state file's writer), if anyone listens.
     pub on_change: Option<std::sync::mpsc::SyncSender<()>>,
 }
@@ -118,7 +132,7 @@ impl Status {
             changes: VecDeque::new(),
             stopping: false,
             streamed_by: streamed_by(pipeline),
-            served: crate::in_force::Served { spec: pipeline.spec().clone(), placed: model.worker_of.clone(), rates: Default::default(), rules: Vec::new() },
+            served: Served { spec: pipeline.spec().clone(), placed: model.worker_of.clone(), rates: Default::default(), rules: Vec::new() },
             on_change: None,
             model,
         }
@@ -264,6 +278,9 @@ impl Status {
                     "controlled": d.controlled, "pinned_trigger": self.pins.iter().find(|(p, _)| *p == m).map(|(_, t)| t),
                     "weight": self.weights[m], "last_period": last,
                     "packets": c.arrived_pkts, "batches": c.runs, "run_packets": c.run_pkts, "dropped": c.dropped + c.queue_dropped + c.down_dropped + c.egress_dropped,
+                    "drops": sluice_core::DropReason::counted(&c.nf_drops)
+                        .chain([("queue_full", c.queue_dropped), ("worker_down", c.down_dropped), ("egress_full", c.egress_dropped)].into_iter().filter(|&(_, n)| n > 0))
+                        .collect::<std::collections::BTreeMap<_, _>>(),
                 });
                 let (key, names) = self.own_counters[m];
                 if !names.is_empty() {

@@ -9,15 +9,10 @@
 //! Flows are added and removed alone: a removed flow keeps its name for
 //! the run, so an added one cannot be taken back without a trace.
 
-use std::sync::Arc;
-
 use sluice_control::Boundary;
-use sluice_nf::NfSpec;
 use sluice_pipeline::spec::SourceSpec;
 
-use crate::change::Change;
-use crate::error::ApiError;
-use crate::routes::RouteTable;
+use crate::change::{Change, Restore};
 use crate::status::Status;
 
 /// The most changes one transaction makes.
@@ -29,30 +24,6 @@ pub enum Undo {
     Change(Change),
     /// An NF replaced: the one it replaced, to swap back.
     Restore(Restore),
-}
-
-/// An NF a change replaced, with what the status said of it.
-pub struct Restore {
-    /// The module.
-    pub module: usize,
-    /// The NF that ran there.
-    pub nf: Box<dyn sluice_core::NetworkFunction>,
-    /// Its configuration and routes as the status had them.
-    pub config: Option<NfSpec>,
-    pub routes: Option<Arc<RouteTable>>,
-}
-
-impl Restore {
-    /// Swaps the NF back in at `at` and the status with it.
-    pub fn make(self, at: &mut Boundary<'_>, status: &mut Status) -> Result<(), ApiError> {
-        let replaced = at.backend().replace_function(self.module, self.nf).map_err(|e| ApiError::conflict(e.to_string()))?;
-        drop(replaced);
-        status.live[self.module] = at.backend().live(self.module);
-        status.configs[self.module] = self.config;
-        status.routes[self.module] = self.routes;
-        status.route_edits += 1;
-        Ok(())
-    }
 }
 
 /// The change that undoes `change`, read from the state it is about to

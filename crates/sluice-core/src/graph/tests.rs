@@ -83,7 +83,7 @@ impl NetworkFunction for DropOdd {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         for &id in input.as_slice() {
             if ctx.pool.meta(id).seq % 2 == 1 {
-                ctx.drop_packet(id);
+                ctx.drop_packet(id, crate::DropReason::Denied);
             } else {
                 out.push(0, id);
             }

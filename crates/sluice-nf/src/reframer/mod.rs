@@ -24,6 +24,7 @@
 
 pub mod ack_coalesce;
 
+use sluice_core::DropReason;
 use crate::five_tuple::FiveTuple;
 use crate::flow_index::{prefetch, FlowIndex};
 use sluice_core::wire::ip_protocol;
@@ -484,7 +485,7 @@ impl Reframer {
                 });
                 previous = this;
                 if superseded {
-                    ctx.drop_packet(id);
+                    ctx.drop_packet(id, DropReason::Superseded);
                     self.stats.coalesced += 1;
                     last = flow;
                     continue;

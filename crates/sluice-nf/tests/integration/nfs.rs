@@ -103,8 +103,25 @@ fn checksum_and_ttl_keep_the_header_valid() {
 
     let out = h.run(&mut TtlDecrement::new(None), &[udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2)), udp([10, 0, 0, 1], [20, 0, 1, 1], 1, (1, 2))]);
     assert_eq!(out.dropped, 1, "TTL 1 expires");
+    assert_eq!(out.drop_reasons[sluice_core::DropReason::TtlExpired as usize], 1, "and is counted as expired");
     assert_eq!(out.gates[0][0][22], 63);
     assert!(ip_checksum_ok(&out.gates[0][0]), "incremental update (RFC 1624) matches a full recomputation");
+}
+
+#[test]
+fn every_drop_is_counted_under_its_reason() {
+    use sluice_core::DropReason;
+    let mut h = Harness::default();
+    let reasons = |out: &sluice_core::harness::Outcome| DropReason::counted(&out.drop_reasons).collect::<Vec<_>>();
+    let routed = udp([10, 0, 0, 1], [20, 0, 1, 1], 64, (1, 2));
+    let stray = udp([10, 0, 0, 1], [30, 0, 1, 1], 64, (1, 2));
+    let mut lpm = Lpm::new(&[(u32::from_be_bytes([20, 0, 0, 0]), 8, 0)], &[]).unwrap();
+    assert_eq!(reasons(&h.run(&mut lpm, &[routed.clone(), stray.clone(), vec![0; 20]])), [("malformed", 1), ("no_route", 1)]);
+    let out = h.run(&mut TtlDecrement::new(None), &[udp([10, 0, 0, 1], [20, 0, 1, 1], 1, (1, 2)), vec![0; 14]]);
+    assert_eq!(reasons(&out), [("malformed", 1), ("ttl_expired", 1)]);
+    let deny = RuleSpec { src: "0.0.0.0/0".into(), dst: "30.0.0.0/8".into(), proto: None, sport: (0, 65535), dport: (0, 65535), permit: false };
+    let rest = RuleSpec { dst: "0.0.0.0/0".into(), permit: true, ..deny.clone() };
+    assert_eq!(reasons(&h.run(&mut Acl::new(&[deny, rest]).unwrap(), &[routed, stray])), [("denied", 1)]);
 }
 
 #[test]
