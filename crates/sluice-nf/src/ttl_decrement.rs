@@ -38,21 +38,7 @@ impl NetworkFunction for TtlDecrement {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
-        let Some(interfaces) = &self.icmp else {
-            for &id in input.as_slice() {
-                match ip_of_mut(ctx.pool.data_mut(id)) {
-                    Ok(mut ip) if ip.hop_limit() > 1 => {
-                        let left = ip.hop_limit() - 1;
-                        ip.set_hop_limit(left);
-                        out.push(0, id);
-                    }
-                    Ok(_) => ctx.drop_packet(id, DropReason::TtlExpired),
-                    Err(_) => ctx.drop_packet(id, DropReason::Malformed),
-                }
-            }
-            input.clear();
-            return;
-        };
+        let icmp = self.icmp.as_deref();
         for &id in input.as_slice() {
             match ip_of_mut(ctx.pool.data_mut(id)) {
                 Ok(mut ip) if ip.hop_limit() > 1 => {
@@ -61,8 +47,8 @@ impl NetworkFunction for TtlDecrement {
                     out.push(0, id);
                 }
                 Ok(_) => {
-                    let came_in = interfaces.get(ctx.pool.meta(id).port);
-                    let answered = came_in.is_some_and(|interface| {
+                    let came_in = icmp.and_then(|interfaces| Some((interfaces, interfaces.get(ctx.pool.meta(id).port)?)));
+                    let answered = came_in.is_some_and(|(interfaces, interface)| {
                         let from = ErrorSource { interface, address: None, ident: &mut self.ident };
                         icmp_error::report(ctx, id, IcmpError::TimeExceeded, from, &interfaces.icmp).is_ok()
                     });
