@@ -162,46 +162,20 @@ struct Steer<'a> {
 const BUILD_TRIES: usize = 3;
 
 impl Steer<'_> {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Status> {
-        self.status.lock().expect("no panic while it is held")
-    }
-
     /// Makes `change` at `at`: a transaction's changes all or none, the
     /// workers held until all are made or undone (see `transaction.rs`),
     /// any other alone.
     fn make(&self, at: &mut Boundary<'_>, change: Change) -> Result<String, ApiError> {
         let Change::Transaction(changes) = change else {
-            return self.make_one(at, change).map(|(line, _)| line);
+            return transaction::Maker::make_one(self, at, change).map(|(line, _)| line);
         };
-        at.backend().hold();
-        let made = self.make_all(at, changes);
-        at.backend().release();
-        made
+        transaction::make(self, at, changes)
     }
+}
 
-    /// Makes `changes` in order; where one is refused, undoes those made.
-    fn make_all(&self, at: &mut Boundary<'_>, changes: Vec<Change>) -> Result<String, ApiError> {
-        let count = changes.len();
-        let (mut lines, mut undo) = (Vec::with_capacity(count), Vec::with_capacity(count));
-        for (i, change) in changes.into_iter().enumerate() {
-            let inverse = transaction::inverse(&change, at, &self.lock());
-            match self.make_one(at, change) {
-                Ok((line, restore)) => {
-                    lines.push(line);
-                    undo.push(inverse.map_or_else(|| transaction::Undo::Restore(restore.expect("an NF replaced gives back the one it replaced")), transaction::Undo::Change));
-                }
-                Err(e) => {
-                    self.undo(at, undo);
-                    return Err(ApiError { status: e.status, message: format!("changes[{i}]: {}; none of the {count} changes was made", e.message) });
-                }
-            }
-        }
-        Ok(format!("transaction of {count}: {}", lines.join("; ")))
-    }
-
-    /// Makes one change at `at`. One that replaces an NF is read under the
-    /// status lock, built with it free, and swapped in under it again; it
-    /// gives back the NF it replaced.
+impl transaction::Maker for Steer<'_> {
+    /// One that replaces an NF is read under the status lock, built with
+    /// it free, and swapped in under it again.
     fn make_one(&self, at: &mut Boundary<'_>, change: Change) -> Result<(String, Option<change::Restore>), ApiError> {
         for _ in 0..BUILD_TRIES {
             let Some(to_build) = change.to_build(&self.lock()) else {
@@ -216,17 +190,12 @@ impl Steer<'_> {
         Err(ApiError::conflict(format!("routes were edited in place {BUILD_TRIES} times while this change was built: nothing was changed; send it again")))
     }
 
-    /// Undoes the changes a refused transaction made, the last first.
-    fn undo(&self, at: &mut Boundary<'_>, undo: Vec<transaction::Undo>) {
-        for step in undo.into_iter().rev() {
-            let undone = match step {
-                transaction::Undo::Change(change) => self.make_one(at, change).map(drop),
-                transaction::Undo::Restore(restore) => restore.make(at, &mut self.lock()),
-            };
-            if let Err(e) = undone {
-                (self.log)(&format!("a refused transaction's change could not be undone: {}", e.message));
-            }
-        }
+    fn lock(&self) -> std::sync::MutexGuard<'_, Status> {
+        self.status.lock().expect("no panic while it is held")
+    }
+
+    fn log(&self, line: &str) {
+        (self.log)(line);
     }
 }
 

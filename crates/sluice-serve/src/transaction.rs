@@ -9,17 +9,72 @@
 //! Flows are added and removed alone: a removed flow keeps its name for
 //! the run, so an added one cannot be taken back without a trace.
 
+use std::sync::MutexGuard;
+
 use sluice_control::Boundary;
 use sluice_pipeline::spec::SourceSpec;
 
 use crate::change::{Change, Restore};
+use crate::error::ApiError;
 use crate::status::Status;
+
+/// What makes a transaction's changes, one at a time (the control thread's steering).
+pub trait Maker {
+    /// Makes `change` at `at`; gives back the NF it replaced, if it replaced one.
+    fn make_one(&self, at: &mut Boundary<'_>, change: Change) -> Result<(String, Option<Restore>), ApiError>;
+    /// The status, locked.
+    fn lock(&self) -> MutexGuard<'_, Status>;
+    /// Writes a line to the operator's log.
+    fn log(&self, line: &str);
+}
+
+/// Makes `changes` at `at` in order, every running worker held until all
+/// are made or, where one is refused, those made are undone; returns the
+/// one line that says what changed.
+pub fn make(maker: &impl Maker, at: &mut Boundary<'_>, changes: Vec<Change>) -> Result<String, ApiError> {
+    at.backend().hold();
+    let made = make_all(maker, at, changes);
+    at.backend().release();
+    made
+}
+
+fn make_all(maker: &impl Maker, at: &mut Boundary<'_>, changes: Vec<Change>) -> Result<String, ApiError> {
+    let count = changes.len();
+    let (mut lines, mut undo) = (Vec::with_capacity(count), Vec::with_capacity(count));
+    for (i, change) in changes.into_iter().enumerate() {
+        let inverse = inverse(&change, at, &maker.lock());
+        match maker.make_one(at, change) {
+            Ok((line, restore)) => {
+                lines.push(line);
+                undo.push(inverse.map_or_else(|| Undo::Restore(restore.expect("an NF replaced gives back the one it replaced")), Undo::Change));
+            }
+            Err(e) => {
+                undo_all(maker, at, undo);
+                return Err(ApiError { status: e.status, message: format!("changes[{i}]: {}; none of the {count} changes was made", e.message) });
+            }
+        }
+    }
+    Ok(format!("transaction of {count}: {}", lines.join("; ")))
+}
+
+/// Undoes the changes a refused transaction made, the last first.
+fn undo_all(maker: &impl Maker, at: &mut Boundary<'_>, undo: Vec<Undo>) {
+    for step in undo.into_iter().rev() {
+        let undone = match step {
+            Undo::Change(change) => maker.make_one(at, change).map(drop),
+            Undo::Restore(restore) => restore.make(at, &mut maker.lock()),
+        };
+        if let Err(e) = undone {
+            maker.log(&format!("a refused transaction's change could not be undone: {}", e.message));
+        }
+    }
+}
 
 /// The most changes one transaction makes.
 pub const MAX_CHANGES: usize = 1024;
 
 /// What undoes a change made.
-pub enum Undo {
+enum Undo {
     /// The change that sets back what it changed.
     Change(Change),
     /// An NF replaced: the one it replaced, to swap back.
