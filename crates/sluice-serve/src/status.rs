@@ -21,7 +21,7 @@ const KEPT_CHANGES: usize = 100;
 /// the changes into.
 #[derive(Clone, Debug)]
 pub struct Served {
-    /// The description served from.
+    /// The description served from, its LPMs' routes left out (see `Status::config`).
     pub spec: sluice_pipeline::spec::PipelineSpec,
     /// Each module's worker at the start.
     pub placed: Vec<usize>,
@@ -29,6 +29,18 @@ pub struct Served {
     pub rates: std::collections::BTreeMap<(ModuleId, usize), f64>,
     /// Rules added with flows since (source module, rule).
     pub rules: Vec<(ModuleId, sluice_pipeline::spec::FlowRuleSpec)>,
+}
+
+/// `spec` without its LPMs' routes, which `Status::routes` keeps (a
+/// million of them are tens of MB a copy).
+fn without_routes(spec: &sluice_pipeline::spec::PipelineSpec) -> sluice_pipeline::spec::PipelineSpec {
+    let mut spec = spec.clone();
+    for module in &mut spec.modules {
+        if let KindSpec::Nf(NfSpec::Lpm(lpm)) = &mut module.kind {
+            (lpm.routes, lpm.multipath) = (Vec::new(), Vec::new());
+        }
+    }
+    spec
 }
 
 /// The served pipeline's state as the API shows it.
@@ -132,7 +144,7 @@ impl Status {
             changes: VecDeque::new(),
             stopping: false,
             streamed_by: streamed_by(pipeline),
-            served: Served { spec: pipeline.spec().clone(), placed: model.worker_of.clone(), rates: Default::default(), rules: Vec::new() },
+            served: Served { spec: without_routes(pipeline.spec()), placed: model.worker_of.clone(), rates: Default::default(), rules: Vec::new() },
             on_change: None,
             model,
         }
