@@ -46,6 +46,32 @@ fn the_engine_times_its_core_probe_every_period_unless_timing_is_off() {
 }
 
 #[test]
+fn changes_made_while_the_workers_are_held_meet_no_packet_until_they_are_let_go() {
+    // A deny-all ACL swapped in for RC's first bypass and swapped out again
+    // while every worker is held (a transaction refused and undone) never
+    // sees a packet: nothing is dropped, and every packet is accounted for.
+    let _engine = common::one_engine_at_a_time();
+    let p = pipeline(2);
+    let mut engine = p.engine(true).unwrap();
+    let m = p.model().module_id("rc").unwrap();
+    let deny = serde_json::json!({"rules": [{"permit": false, "src": "0.0.0.0/0", "dst": "0.0.0.0/0", "proto": null, "sport": [0, 65535], "dport": [0, 65535]}]});
+    let mut deny = sluice_nf::NfSpec::from_fields("acl", &deny).unwrap().build_on(&sluice_nf::Interfaces::none()).unwrap();
+    let before = engine.run_period(20_000_000, &|| false);
+    assert!(before.totals.delivered > 0);
+    for _ in 0..20 {
+        engine.hold();
+        let bypass = engine.replace_function(m, deny).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        deny = engine.replace_function(m, bypass).unwrap();
+        engine.release();
+        engine.run_period(1_000_000, &|| false);
+    }
+    let report = drive(&mut engine, &mut Null, &plan(2), &mut |_| {}).unwrap();
+    assert_eq!(report.module_totals[m].dropped, 0, "the deny-all ran on no packet");
+    assert!(report.summary.lossless && report.summary.delivered > before.totals.delivered, "{:?}", report.summary);
+}
+
+#[test]
 fn simulator_is_deterministic() {
     let p = pipeline(4);
     let run = || {
