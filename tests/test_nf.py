@@ -32,7 +32,7 @@ def test_defaults_are_the_cores() -> None:
 
 
 def test_spec_is_what_a_description_writes() -> None:
-    assert Lpm({"10.0.0.0/8": 0, "0.0.0.0/0": 1}).spec() == {"type": "lpm", "routes": [["10.0.0.0/8", 0], ["0.0.0.0/0", 1]], "unreachable": False, "multipath": [], "hash_seed": 0}
+    assert Lpm({"10.0.0.0/8": 0, "0.0.0.0/0": 1}).spec() == {"type": "lpm", "routes": [["10.0.0.0/8", 0], ["0.0.0.0/0", 1]], "unreachable": False, "multipath": [], "hash_seed": 0, "hash_flow_label": False}
     assert Lpm([("10.0.0.0/8", 0)]).spec() == Lpm({"10.0.0.0/8": 0}).spec()
     rule = Acl([Rule(False, dst="40.0.1.0/24")]).spec()["rules"][0]
     assert rule == {"permit": False, "src": "0.0.0.0/0", "dst": "40.0.1.0/24", "proto": None, "sport": [0, 65535], "dport": [0, 65535]}

@@ -142,6 +142,10 @@ class Lpm(NF):
         both.
     `hash_seed`: The seed of the multipath routes' flow hash: routers in a row
         given different seeds split one set of flows differently.
+    `hash_flow_label`: Hash an IPv6 packet's flow label with its 5-tuple
+        (Linux's `fib_multipath_hash_fields` flowlabel): the packets of one
+        5-tuple whose sender gave them different labels may take different
+        paths.
     """
 
     kind: ClassVar[str] = "lpm"
@@ -150,6 +154,7 @@ class Lpm(NF):
     unreachable: bool = False
     multipath: Sequence[tuple[str, Sequence[tuple[int, int]]]] = ()
     hash_seed: int = 0
+    hash_flow_label: bool = False
 
 
 @dataclass(frozen=True)

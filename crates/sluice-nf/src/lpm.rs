@@ -47,6 +47,7 @@ pub struct Lpm {
     /// The multipath routes' sets of paths, and the seed of their flow hash.
     paths: Vec<PathSet>,
     hash_seed: u64,
+    hash_flow_label: bool,
     /// Where misses' errors come from (they leave by gate `gates`); `None`: misses are dropped.
     icmp: Option<Arc<Interfaces>>,
     /// The IPv4 identification of its next error.
@@ -99,6 +100,7 @@ impl Lpm {
             gates,
             paths: multipath.sets,
             hash_seed: multipath.hash_seed,
+            hash_flow_label: multipath.hash_flow_label,
             icmp,
             ident: 0x3300,
             addrs4: [0; MAX_BURST],
@@ -123,14 +125,21 @@ impl NetworkFunction for Lpm {
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
         let ids = input.as_slice();
-        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, flow_of, icmp, gates, ident, paths, hash_seed, .. } = self;
+        let Self { v4, v6, addrs4, found4, addrs6, found6, slot_of, flow_of, icmp, gates, ident, paths, hash_seed, hash_flow_label, .. } = self;
         let (mut runs4, mut runs6, mut last) = (0, 0, NOT_IP);
         let multipath = !paths.is_empty();
         for ((&id, slot), flow) in ids.iter().zip(slot_of.iter_mut()).zip(flow_of.iter_mut()) {
             let ip = ip_of(ctx.pool.data(id));
             if multipath {
                 // Hashed here, where the header is parsed once for the lookup too.
-                *flow = ip.as_ref().ok().and_then(FiveTuple::of_ip).map_or(0, |t| flow_hash(&t, *hash_seed));
+                *flow = ip.as_ref().ok().and_then(|ip| {
+                    let label = match ip {
+                        Ip::V6(h) if *hash_flow_label => u64::from(h.flow_label()),
+                        _ => 0,
+                    };
+                    // The label (20 bits) above the seed's low bits it is folded into.
+                    FiveTuple::of_ip(ip).map(|t| flow_hash(&t, *hash_seed ^ label << 40))
+                }).unwrap_or(0);
             }
             last = match ip {
                 Ok(Ip::V4(h)) if runs4 > 0 && last == runs4 as Slot - 1 && addrs4[runs4 - 1] == h.dst() => last,
@@ -192,6 +201,8 @@ pub struct Multipath {
     pub sets: Vec<PathSet>,
     /// The seed of the flow hash.
     pub hash_seed: u64,
+    /// Whether an IPv6 flow label is hashed too (see [`LpmSpec::hash_flow_label`]).
+    pub hash_flow_label: bool,
 }
 
 /// `lpm`: longest-prefix match on the IPv4 or IPv6 destination; misses go to the drop gate.
@@ -216,6 +227,11 @@ pub struct LpmSpec {
     /// different seeds split one set of flows differently.
     #[serde(default)]
     pub hash_seed: u64,
+    /// Hash an IPv6 packet's flow label with its 5-tuple (Linux's
+    /// `fib_multipath_hash_fields` flowlabel): the packets of one 5-tuple
+    /// whose sender gave them different labels may take different paths.
+    #[serde(default)]
+    pub hash_flow_label: bool,
 }
 
 impl crate::NfConfig for LpmSpec {
@@ -244,7 +260,7 @@ impl crate::NfConfig for LpmSpec {
             }
         }
         // One set of paths for the multipath routes that name the same.
-        let mut multipath = Multipath { sets: Vec::new(), hash_seed: self.hash_seed };
+        let mut multipath = Multipath { sets: Vec::new(), hash_seed: self.hash_seed, hash_flow_label: self.hash_flow_label };
         let mut named: std::collections::HashMap<&[(u16, u32)], usize> = std::collections::HashMap::new();
         for (i, (prefix, paths)) in self.multipath.iter().enumerate() {
             let set = match named.get(&paths[..]) {
@@ -281,7 +297,7 @@ impl crate::NfConfig for LpmSpec {
         let routes = [("10.0.0.0/8", 0), ("10.1.0.0/16", 1), ("0.0.0.0/0", 2), ("2001:db8::/32", 0), ("2001:db8:1::/48", 1)];
         let routes: Vec<(String, u16)> = routes.iter().map(|&(p, g)| (p.into(), g)).collect();
         let multipath = vec![("20.0.0.0/8".into(), vec![(0, 1), (1, 2), (2, 1)]), ("2001:db8:2::/48".into(), vec![(1, 1), (2, 1)])];
-        vec![Self { routes: routes.clone(), ..Self::default() }, Self { routes: routes.clone(), unreachable: true, ..Self::default() }, Self { routes, multipath, hash_seed: 5, unreachable: true }]
+        vec![Self { routes: routes.clone(), ..Self::default() }, Self { routes: routes.clone(), unreachable: true, ..Self::default() }, Self { routes, multipath, hash_seed: 5, unreachable: true, hash_flow_label: true }]
     }
 }
 

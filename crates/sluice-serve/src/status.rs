@@ -226,11 +226,11 @@ impl Status {
     /// LPM module `m`'s configuration with the routes of `table` instead
     /// of its own (its other settings kept).
     pub fn lpm_with(&self, m: ModuleId, table: &RouteTable) -> sluice_nf::lpm::LpmSpec {
-        let (hash_seed, unreachable) = match &self.configs[m] {
-            Some(NfSpec::Lpm(lpm)) => (lpm.hash_seed, lpm.unreachable),
-            _ => (0, false),
+        let (hash_seed, unreachable, hash_flow_label) = match &self.configs[m] {
+            Some(NfSpec::Lpm(sluice_nf::lpm::LpmSpec { routes: _, multipath: _, unreachable, hash_seed, hash_flow_label })) => (*hash_seed, *unreachable, *hash_flow_label),
+            _ => (0, false, false),
         };
-        sluice_nf::lpm::LpmSpec { routes: table.list(), multipath: table.multipath_list(), hash_seed, unreachable }
+        sluice_nf::lpm::LpmSpec { routes: table.list(), multipath: table.multipath_list(), hash_seed, unreachable, hash_flow_label }
     }
 
     /// The module called `name`.

@@ -62,6 +62,29 @@ fn flows_of_both_families_spread_by_weight_and_keep_their_path() {
 }
 
 #[test]
+fn an_ipv6_flow_label_is_hashed_only_where_asked() {
+    // One 5-tuple, 1 000 flow labels (the low 20 bits of the header's first word).
+    let labelled: Vec<Vec<u8>> = (0..1_000u32)
+        .map(|label| {
+            let mut f = frame(7, true);
+            f[15] = (f[15] & 0xf0) | (label >> 16) as u8;
+            f[16..18].copy_from_slice(&(label as u16).to_be_bytes());
+            f
+        })
+        .collect();
+    let paths = [(0, 1), (1, 1), (2, 1), (3, 1)];
+    let one = gates_of(&spec(&paths), &labelled);
+    assert!(one.iter().all(|&g| g == one[0]), "a 5-tuple keeps one path whatever its labels");
+    let by_label = LpmSpec { hash_flow_label: true, ..spec(&paths) };
+    let spread = gates_of(&by_label, &labelled);
+    for gate in 0..4 {
+        let share = spread.iter().filter(|&&g| g == gate).count();
+        assert!((200..=300).contains(&share), "gate {gate}: {share} of 1 000 labels for 250");
+    }
+    assert_eq!(gates_of(&by_label, &labelled), spread, "a label keeps its path");
+}
+
+#[test]
 fn removing_a_path_moves_only_its_flows() {
     let frames: Vec<Vec<u8>> = (0..4_000).map(|i| frame(i, i % 2 == 1)).collect();
     let before = gates_of(&spec(&[(0, 1), (1, 1), (2, 1), (3, 1)]), &frames);
