@@ -67,6 +67,12 @@ pub const NF_COUNTERS: usize = 16;
 pub type NfCounters = [u64; NF_COUNTERS];
 
 impl ModuleCounters {
+    /// What it dropped beside its NF, by the name reports and metrics
+    /// give each reason (pkt).
+    pub fn other_drops(&self) -> [(&'static str, u64); 3] {
+        [("queue_full", self.queue_dropped), ("worker_down", self.down_dropped), ("egress_full", self.egress_dropped)]
+    }
+
     /// Its drops so far, by reason (pkt).
     pub fn drops(&self) -> Drops {
         Drops { nf: self.dropped, queue_full: self.queue_dropped, egress_full: self.egress_dropped, worker_down: self.down_dropped, duplicates: self.duplicates }

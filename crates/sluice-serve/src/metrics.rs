@@ -131,7 +131,7 @@ pub fn exposition(s: &Status) -> String {
         for (reason, n) in sluice_core::DropReason::counted(&c.nf_drops) {
             f.sample(&[("module", module_names[m]), ("reason", reason)], n as f64);
         }
-        for (reason, n) in [("queue_full", c.queue_dropped), ("worker_down", c.down_dropped), ("egress_full", c.egress_dropped)] {
+        for (reason, n) in c.other_drops() {
             f.sample(&[("module", module_names[m]), ("reason", reason)], n as f64);
         }
     }

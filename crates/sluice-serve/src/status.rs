@@ -291,7 +291,7 @@ impl Status {
                     "weight": self.weights[m], "last_period": last,
                     "packets": c.arrived_pkts, "batches": c.runs, "run_packets": c.run_pkts, "dropped": c.dropped + c.queue_dropped + c.down_dropped + c.egress_dropped,
                     "drops": sluice_core::DropReason::counted(&c.nf_drops)
-                        .chain([("queue_full", c.queue_dropped), ("worker_down", c.down_dropped), ("egress_full", c.egress_dropped)].into_iter().filter(|&(_, n)| n > 0))
+                        .chain(c.other_drops().into_iter().filter(|&(_, n)| n > 0))
                         .collect::<std::collections::BTreeMap<_, _>>(),
                 });
                 let (key, names) = self.own_counters[m];
