@@ -19,6 +19,16 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need_apt[@]}"
 fi
+# Traces' and captures' filters are compiled and run by libpcap, loaded
+# when a filter is asked for.
+# (grep reads all of ldconfig's list: with -q, pipefail would see ldconfig's SIGPIPE.)
+if ! ldconfig -p 2>/dev/null | grep 'libpcap\.so' >/dev/null && command -v apt-get >/dev/null 2>&1; then
+  echo "setup: installing libpcap0.8 (filters of traces and captures)"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq libpcap0.8 >/dev/null; } \
+    || echo "setup: libpcap0.8 not installed; traces and captures take no filter" >&2
+fi
 # AF_XDP ports link libxdp and libbpf, DPDK ports libdpdk (each found with
 # pkg-config when the Rust core is built); without them those backends say
 # what to install.

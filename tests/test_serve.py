@@ -503,6 +503,8 @@ def test_every_documented_endpoint_with_requests_generated_from_the_openapi_docu
         assert served.client.changes() == before, (case.method, case.formatted_path, case.body, response.text)
     if operation.path == "/v1/workers/{worker}" and response.status_code == 200:
         served.client.set_worker_down(int(names["worker"]), False)
+    if operation.path == "/v1/captures" and response.status_code == 200:
+        served.client.end_captures()
 
 
 _OPERATIONS = _operations()

@@ -53,6 +53,10 @@ def served_router() -> dict[str, Any]:
         client.wait(alive=lambda: serve.poll() is None)
         peer = NETWORKS["ipv4"][1].format(2)
         ping = sh("ping", "-c", "5", "-i", "0.2", "-W", "2", peer, ns=hosts[0])
+        traced = {"ping": traced_ways(client, "icmp", lambda: sh("ping", "-c", "2", "-i", "0.2", "-W", "2", peer, ns=hosts[0]), 2),
+                  "ttl 1": traced_ways(client, "icmp and ip[8] = 1", lambda: subprocess.run(
+                      ["ip", "netns", "exec", hosts[0], "ping", "-c", "1", "-t", "1", "-W", "2", peer], capture_output=True), 1)}
+        client.end_trace()
         receiver = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", SERVER], stdout=subprocess.PIPE, text=True)
         assert receiver.stdout is not None
         port = int(receiver.stdout.readline())
@@ -87,10 +91,26 @@ def served_router() -> dict[str, Any]:
     scrape = scrapes[0] if scrapes else {}
     return {
         "ping": ping, "received": received, "sender_exit": sent, "sender_errors": sender_errors, "changes": changes,
-        "serve_exit": serve.returncode, "serve_err": err[-2000:], "summary": report["summary"], "flow_totals": report["flow_totals"],
+        "traced": traced, "serve_exit": serve.returncode, "serve_err": err[-2000:], "summary": report["summary"], "flow_totals": report["flow_totals"],
         "report_changes": [line for p in report["periods"] for line in p["changes"]], "slo_us": {f["name"]: f["slo_us"] for f in flows},
         "scraped_tx": sum(s.value for s in scrape["sluice_port_tx_packets"].samples) if "sluice_port_tx_packets" in scrape else None,
     }
+
+
+def traced_ways(client: Any, bpf_filter: str, send: Any, n: int) -> list[list[tuple[str, str, str]]]:
+    """Traces the next `n` packets at sw1's receive port that `bpf_filter`
+    takes while `send` sends them: each one's hops (module, way, detail)."""
+    import time
+
+    client.trace("rx_sw1", n, bpf_filter)
+    send()
+    deadline = time.monotonic() + 10
+    while True:
+        packets = client.trace_records()["packets"]
+        ended = len(packets) == n and all(p["hops"][-1]["way"] in ("sent", "dropped") for p in packets)
+        if ended or time.monotonic() > deadline:
+            return [[(h["module"], h["way"], h["detail"]) for h in p["hops"]] for p in packets]
+        time.sleep(0.05)
 
 
 #: Host 1's side: connects and sends `TRANSFER` bytes in `SLICES` slices, 50 ms apart.
@@ -116,12 +136,19 @@ def test_an_operator_changes_a_served_router_while_hosts_talk_through_it() -> No
     assert got["sender_exit"] == 0 and got["received"] == TRANSFER, (got["sender_exit"], got["sender_errors"], got["received"])
     assert len(got["changes"]) == 5 and got["changes"][3] == "controller null -> max", got["changes"]
     assert got["slo_us"]["sw1_to_sw2"] == 1000
+    # The echo requests' way to sw2's wire; the TTL-1 one's end at the TTL decrement, which answered it.
+    pings = got["traced"]["ping"]
+    assert len(pings) == 2 and all(p[0][0] == "rx_sw1" and p[-1] == ["tx_sw2", "sent", ""] for p in pings), pings
+    [expired] = got["traced"]["ttl 1"]
+    assert expired[0][0] == "rx_sw1" and expired[-1] == ["ttl", "dropped", "ttl_expired"], expired
     assert got["serve_exit"] == 0, got["serve_err"]
     s = got["summary"]
     assert s["accounted"] and s["in_flight"] == 0, s
     for name, t in got["flow_totals"].items():
         assert t["generated"] == t["delivered"] + t["dropped"], (name, t)
-    assert len(got["report_changes"]) == 5 and all("caller=operator" in line for line in got["report_changes"])
+    # The five changes and the traces attached and ended, each logged with its caller.
+    assert len(got["report_changes"]) == 8 and all("caller=operator" in line for line in got["report_changes"])
+    assert sum(" trace of " in line for line in got["report_changes"]) == 3, got["report_changes"]
     assert got["scraped_tx"] is not None and got["scraped_tx"] > 0
 
 

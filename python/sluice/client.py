@@ -279,6 +279,40 @@ class Client:
         body = {"changes": [{"method": m, "path": p, "body": b} for m, p, b in changes]}
         return str(self.request("POST", "/v1/transactions", body)["applied"])
 
+    def trace(self, module: str, count: int, bpf_filter: Optional[str] = None) -> str:
+        """Follows the next `count` packets to reach `module` (those a
+        tcpdump-style `bpf_filter` takes) through the graph, replacing any
+        trace; `trace_records` shows where each went."""
+        body: dict[str, Any] = {"module": module, "count": count}
+        if bpf_filter is not None:
+            body["filter"] = bpf_filter
+        return str(self.request("POST", "/v1/trace", body)["applied"])
+
+    def trace_records(self) -> dict[str, Any]:
+        """The trace's records so far: each packet's hops (module, worker,
+        µs since its arrival, the gate it left by or how it ended)."""
+        return dict(self.request("GET", "/v1/trace"))
+
+    def end_trace(self) -> str:
+        """Ends the trace; its records go with it."""
+        return str(self.request("DELETE", "/v1/trace")["applied"])
+
+    def capture(self, module: str, name: str, count: int, gate: Optional[Gate] = None, bpf_filter: Optional[str] = None) -> str:
+        """Writes the next `count` packets to reach `module` (or leave it
+        by `gate`) that `bpf_filter` takes to `name`, a new pcap file in
+        the server's run directory, as the pipeline runs; the server's log
+        says when it is written."""
+        body: dict[str, Any] = {"module": module, "file": name, "count": count}
+        if gate is not None:
+            body["gate"] = gate
+        if bpf_filter is not None:
+            body["filter"] = bpf_filter
+        return str(self.request("POST", "/v1/captures", body)["applied"])
+
+    def end_captures(self) -> str:
+        """Ends every capture (what each took so far stays in its file)."""
+        return str(self.request("DELETE", "/v1/captures")["applied"])
+
     def set_worker_down(self, worker: int, down: bool) -> str:
         """Takes a worker down (what reaches its modules is dropped, counted) or brings it back."""
         return str(self.request("PUT", f"/v1/workers/{worker}", {"down": down})["applied"])

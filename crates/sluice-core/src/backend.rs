@@ -4,6 +4,7 @@ use crate::error::Result;
 use crate::model::{Model, ModuleId};
 use crate::nf::{LiveHandle, NetworkFunction};
 use crate::telemetry::Telemetry;
+use crate::trace::Watch;
 
 /// Changes a controller asks for at the end of a period.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
@@ -99,6 +100,15 @@ pub trait Backend {
     /// [`PacketSource::set_flow_rules`](crate::nf::PacketSource::set_flow_rules));
     /// what `edit` refuses is refused, by name.
     fn edit_source(&mut self, m: ModuleId, edit: &mut dyn FnMut(&mut dyn crate::nf::PacketSource) -> std::result::Result<(), String>) -> Result<()>;
+
+    /// Packet handles over its pool (what a [`crate::Trace`] is sized for).
+    fn packet_handles(&self) -> usize;
+
+    /// Runs `edit` on each worker's [`Watch`] (the trace and captures
+    /// attached to its modules), with the worker's index, while every
+    /// worker is held between two of its rounds: a trace's records are
+    /// read there, and a change reaches every worker at once.
+    fn watch(&mut self, edit: &mut dyn FnMut(usize, &mut Watch)) -> Result<()>;
 
     /// Stops the sources, drains every buffer and returns the last telemetry
     /// (whose totals then show nothing in flight).

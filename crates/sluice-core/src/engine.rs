@@ -29,6 +29,7 @@ use crate::nf::{EgressLink, ModuleCode, LiveHandle, NetworkFunction, PacketSourc
 use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, DelaySampling, Telemetry};
+use crate::trace::Watch;
 use crate::wiring::wire;
 
 /// Spare telemetry blocks per worker.
@@ -121,6 +122,8 @@ pub struct Engine {
     /// While changes are held back together (see [`Backend::hold`]): the
     /// graphs of the workers parked for them, handed back at `release`.
     held: Option<Vec<(usize, Box<WorkerGraph>)>>,
+    /// Packet handles in the workers' arena (see [`PacketPool::handles`](crate::PacketPool::handles)).
+    packet_handles: usize,
 }
 
 impl Engine {
@@ -160,6 +163,7 @@ impl Engine {
             wiring.egress = egress.next();
             graphs.push(WorkerGraph::new(&model, w, &mut slots, &knobs, clock.clone(), origin, config.walker, wiring)?);
         }
+        let packet_handles = graphs.first().map_or(0, |g| g.pool_handles());
         let mut workers = Vec::with_capacity(n_workers);
         for (w, graph) in graphs.into_iter().enumerate() {
             let (reading_tx, readings) = spsc::<Box<Counters>>(READINGS);
@@ -201,6 +205,7 @@ impl Engine {
             live,
             delays_timed: config.walker.timing.then_some(config.walker.delay_sampling),
             held: None,
+            packet_handles,
         })
     }
 
@@ -302,6 +307,24 @@ impl Engine {
         for (w, graph) in graphs {
             let poll = self.workers[w].pending_poll.take();
             self.hand_back(w, graph, poll);
+        }
+    }
+
+    /// Runs `edit` on every worker's graph, a spare's too (it stays a
+    /// spare), with every running worker parked until all are edited.
+    fn edit_every_graph(&mut self, mut edit: impl FnMut(usize, &mut WorkerGraph)) {
+        let spares: Vec<bool> = self.workers.iter().map(|w| w.idle.is_some()).collect();
+        let all: Vec<usize> = (0..self.workers.len()).collect();
+        let mut graphs = self.park(&all);
+        for (w, graph) in &mut graphs {
+            edit(*w, graph);
+        }
+        for (w, graph) in graphs {
+            if spares[w] {
+                self.workers[w].idle = Some(graph);
+            } else {
+                self.unpark(vec![(w, graph)]);
+            }
         }
     }
 
@@ -538,22 +561,21 @@ impl Backend for Engine {
         if self.finished.is_some() {
             return Err(Error::Pipeline("cannot change its flows: the pipeline has stopped".into()));
         }
-        // Every worker's graph, a spare's too (it stays a spare).
-        let spares: Vec<bool> = self.workers.iter().map(|w| w.idle.is_some()).collect();
-        let all: Vec<usize> = (0..self.workers.len()).collect();
-        let mut graphs = self.park(&all);
-        for (_, graph) in &mut graphs {
-            graph.set_flows(&model);
-        }
+        self.edit_every_graph(|_, graph| graph.set_flows(&model));
         self.meter.set_flows(&model);
         self.model = model;
-        for (w, graph) in graphs {
-            if spares[w] {
-                self.workers[w].idle = Some(graph);
-            } else {
-                self.unpark(vec![(w, graph)]);
-            }
+        Ok(())
+    }
+
+    fn packet_handles(&self) -> usize {
+        self.packet_handles
+    }
+
+    fn watch(&mut self, edit: &mut dyn FnMut(usize, &mut Watch)) -> Result<()> {
+        if self.finished.is_some() {
+            return Err(Error::Pipeline("cannot watch it: the pipeline has stopped".into()));
         }
+        self.edit_every_graph(|w, graph| graph.edit_watch(|watch| edit(w, watch)));
         Ok(())
     }
 

@@ -68,6 +68,7 @@ impl Harness {
             clock: &self.clock,
             origin: 0,
             tally: NfTally::default(),
+            watch: None,
             flows: &mut [],
             batch_size: self.batch_size,
         };

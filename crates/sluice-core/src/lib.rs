@@ -5,6 +5,7 @@
 pub mod backend;
 pub mod batch;
 pub mod buffer;
+pub mod capture;
 pub mod core_probe;
 pub mod core_pinning;
 pub mod drop_reason;
@@ -25,6 +26,7 @@ pub mod ring;
 pub mod schedule;
 mod stride;
 pub mod telemetry;
+pub mod trace;
 pub mod wire;
 pub mod wiring;
 
@@ -45,4 +47,5 @@ pub use nf::{keep_or_drop, EgressLink, ModuleCode, LiveHandle, NetworkFunction, 
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};
+pub use trace::{PacketFilter, Trace, TracedPacket, Watch};
 pub use telemetry::{Counters, DelaySampling, Drops, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerTelemetry};

@@ -216,6 +216,12 @@ impl PacketPool {
         (self.base / self.partition) as usize
     }
 
+    /// Handles over the whole arena, every worker's and both sizes (a
+    /// [`PacketId`] is below it).
+    pub fn handles(&self) -> usize {
+        self.total as usize
+    }
+
     /// Buffers in this worker's partition (pkt).
     pub fn capacity(&self) -> usize {
         self.partition as usize

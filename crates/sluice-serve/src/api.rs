@@ -10,6 +10,7 @@ use crate::change::Change;
 use crate::error::ApiError;
 use crate::routes::RouteEdit;
 use crate::status::Status;
+use crate::watch::WatchChange;
 
 /// The largest body most endpoints take (bytes).
 pub const MAX_BODY: usize = 1 << 20;
@@ -228,6 +229,7 @@ fn transaction(b: TransactionBody, status: &Status) -> Result<Change, ApiError> 
                 return Err(named(ApiError::bad("flows are added and removed alone, not in a transaction (a removed flow keeps its name: an added one could not be undone)")))
             }
             Ok(Request::Change(Change::Transaction(_))) => return Err(named(ApiError::bad("a transaction holds no transaction"))),
+            Ok(Request::Change(Change::Watch(_))) => return Err(named(ApiError::bad("traces and captures watch the pipeline; they are not changes a transaction makes"))),
             Ok(Request::Change(change)) => changes.push(change),
             Ok(Request::Read(_)) => return Err(named(ApiError::bad("a read, not a change"))),
             Err(e) if e.status == NO_ROUTE => return Err(named(ApiError::not_found("no such change"))),
@@ -322,6 +324,11 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
         ("GET", ["v1", "controller"]) => read(Read::Controller),
         ("GET", ["v1", "changes"]) => read(Read::Changes),
         ("GET", ["v1", "neighbors"]) => read(Read::Neighbors),
+        ("POST", ["v1", "trace"]) => change(Change::Watch(WatchChange::trace(typed(body)?, status)?)),
+        ("GET", ["v1", "trace"]) => change(Change::Watch(WatchChange::Show)),
+        ("DELETE", ["v1", "trace"]) => change(Change::Watch(WatchChange::EndTrace)),
+        ("POST", ["v1", "captures"]) => change(Change::Watch(WatchChange::capture(typed(body)?, status)?)),
+        ("DELETE", ["v1", "captures"]) => change(Change::Watch(WatchChange::EndCaptures)),
         ("POST", ["v1", "neighbors"]) => {
             let b: NeighborBody = typed(body)?;
             let interface = interface_named(&b.interface, status).map_err(|e| if e.status == 404 { ApiError::bad(format!("interface: {}", e.message)) } else { e })?;

@@ -16,6 +16,7 @@ use sluice_traffic::{FlowRule, FlowRules};
 use crate::error::ApiError;
 use crate::routes::{Next, RouteEdit, RouteTable};
 use crate::status::{us, Status};
+use crate::watch::WatchChange;
 
 /// A change asked for, its names resolved.
 #[derive(Debug)]
@@ -53,6 +54,8 @@ pub enum Change {
     Neighbor { interface: u16, address: u128, mac: Option<sluice_core::wire::ethernet::Mac> },
     /// Changes made at one boundary, all or none (see `transaction.rs`).
     Transaction(Vec<Change>),
+    /// A trace or capture attached or ended, or a trace's records read (see `watch.rs`).
+    Watch(WatchChange),
 }
 
 /// What a change needs besides the boundary.
@@ -129,6 +132,7 @@ impl Change {
             }
             Change::Config { .. } | Change::Routes { .. } => unreachable!("built off the lock (see `Change::to_build`), then swapped in"),
             Change::Transaction(_) => unreachable!("made change by change by the control thread (see `transaction.rs`)"),
+            Change::Watch(_) => unreachable!("made by the control thread, which logs it (see `Steer::make`)"),
             Change::Egress { weights, link_bits_per_s } => {
                 let actions = Actions { egress_weights: weights, link_bits_per_s, ..Actions::default() };
                 at.apply(&actions).map_err(refused)?;

@@ -13,6 +13,7 @@
 #![warn(missing_docs)]
 
 mod api;
+mod bpf;
 mod change;
 mod error;
 mod http;
@@ -25,6 +26,7 @@ mod server;
 mod state_file;
 mod status;
 mod transaction;
+mod watch;
 
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, sync_channel, Receiver};
@@ -83,6 +85,7 @@ pub fn serve(pipeline: &Pipeline, options: &ServeOptions, stop: &dyn Fn() -> boo
         let mut status = status.lock().expect("no panic while it is held");
         status.live = (0..pipeline.model().modules.len()).map(|m| engine.live(m)).collect();
         status.interfaces = pipeline.interfaces().unwrap_or_else(sluice_nf::Interfaces::none);
+        status.run_dir = std::path::absolute(&options.run_dir).map_err(|e| format!("run directory {}: {e}", options.run_dir.display()))?;
     }
     // Before the API listens: no change is made before the keeper hears of changes.
     let keeper = state.map(|file| keep_state(file, status.clone(), log.clone())).transpose()?;
@@ -166,10 +169,11 @@ impl Steer<'_> {
     /// workers held until all are made or undone (see `transaction.rs`),
     /// any other alone.
     fn make(&self, at: &mut Boundary<'_>, change: Change) -> Result<String, ApiError> {
-        let Change::Transaction(changes) = change else {
-            return transaction::Maker::make_one(self, at, change).map(|(line, _)| line);
-        };
-        transaction::make(self, at, changes)
+        match change {
+            Change::Transaction(changes) => transaction::make(self, at, changes),
+            Change::Watch(watch) => watch.make(at, &mut transaction::Maker::lock(self), &self.log),
+            change => transaction::Maker::make_one(self, at, change).map(|(line, _)| line),
+        }
     }
 }
 
@@ -208,8 +212,9 @@ impl Steering for Steer<'_> {
             if !pending.take() {
                 continue;
             }
+            let read = matches!(&pending.change, Change::Watch(w) if !w.changes());
             let result = self.make(at, pending.change);
-            let line = result.as_ref().ok().map(|change| change_line(&pending.caller, change));
+            let line = result.as_ref().ok().filter(|_| !read).map(|change| change_line(&pending.caller, change));
             let mut status = self.status.lock().expect("no panic while it is held");
             if let Some(line) = &line {
                 at.note(line.clone());

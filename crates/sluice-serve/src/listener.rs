@@ -222,6 +222,10 @@ fn handle(method: &str, target: &str, body: Body, caller: String, shared: &Share
                 None => queue(shared, Change::Routes { module, edit }, caller),
             }
         }
+        Ok(Request::Change(Change::Watch(watch))) if !watch.changes() => match queue_at_boundary(shared, Change::Watch(watch), caller) {
+            Ok(text) => Answer { status: 200, content_type: "application/json", body: text },
+            Err(e) => Answer::refused(&e),
+        },
         Ok(Request::Change(change)) => queue(shared, change, caller),
     }
 }
@@ -229,6 +233,12 @@ fn handle(method: &str, target: &str, body: Body, caller: String, shared: &Share
 /// Queues `change` for the control thread's next period boundary and
 /// answers with its outcome.
 fn queue(shared: &Shared, change: Change, caller: String) -> Answer {
+    Answer::applied(queue_at_boundary(shared, change, caller))
+}
+
+/// Queues `change` for the control thread's next period boundary and
+/// waits for its outcome.
+fn queue_at_boundary(shared: &Shared, change: Change, caller: String) -> Result<String, ApiError> {
     let (reply, outcome) = sync_channel(1);
     let taken = Arc::new(AtomicBool::new(false));
     let sent = shared.changes.lock().expect("no panic while it is held").send(Pending { change, caller, reply, taken: taken.clone() });
@@ -243,7 +253,7 @@ fn queue(shared: &Shared, change: Change, caller: String) -> Answer {
             Err(_) => outcome.recv().unwrap_or_else(|_| Err(stopping())),
         },
     };
-    Answer::applied(result)
+    result
 }
 
 /// The line that logs a change: time, caller, what changed.

@@ -105,6 +105,10 @@ pub struct Status {
     pub streamed_by: Vec<Option<ModuleId>>,
     /// The description served from and what changes set that it writes (see `in_force.rs`).
     pub served: Served,
+    /// What the trace attached follows, if one is (see `watch.rs`).
+    pub trace: Option<String>,
+    /// The run directory, where captures are written.
+    pub run_dir: std::path::PathBuf,
     /// Told of every change applied (a state file's writer), if anyone listens.
     pub on_change: Option<std::sync::mpsc::SyncSender<()>>,
 }
@@ -145,6 +149,8 @@ impl Status {
             stopping: false,
             streamed_by: streamed_by(pipeline),
             served: Served { spec: without_routes(pipeline.spec()), placed: model.worker_of.clone(), rates: Default::default(), rules: Vec::new() },
+            trace: None,
+            run_dir: std::path::PathBuf::new(),
             on_change: None,
             model,
         }

@@ -111,7 +111,7 @@ pub fn inverse(change: &Change, at: &mut Boundary<'_>, status: &Status) -> Optio
             Change::Neighbor { interface: *interface, address: *address, mac: kept.map(|e| e.mac) }
         }
         Change::Config { .. } | Change::Routes { .. } => return None,
-        Change::AddFlow { .. } | Change::RemoveFlow { .. } | Change::Transaction(_) => unreachable!("refused in a transaction when parsed"),
+        Change::AddFlow { .. } | Change::RemoveFlow { .. } | Change::Transaction(_) | Change::Watch(_) => unreachable!("refused in a transaction when parsed"),
     })
 }
 

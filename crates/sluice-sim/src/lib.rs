@@ -264,6 +264,17 @@ impl Backend for Simulator {
         edited.unwrap_or_else(|| Err("it is not a source".into())).map_err(|e| Error::module(&self.model.modules[m].name, e))
     }
 
+    fn packet_handles(&self) -> usize {
+        self.workers.first().map_or(0, |w| w.graph.pool_handles())
+    }
+
+    fn watch(&mut self, edit: &mut dyn FnMut(usize, &mut sluice_core::Watch)) -> Result<()> {
+        for (i, w) in self.workers.iter_mut().enumerate() {
+            w.graph.edit_watch(|watch| edit(i, watch));
+        }
+        Ok(())
+    }
+
     fn set_poll(&mut self, _w: usize, _policy: sluice_core::PollPolicy) -> Result<()> {
         Err(Error::module("<simulator>", "the simulator has no poll policies: its workers never wait"))
     }

@@ -398,6 +398,71 @@ def ctl_neigh_del(context: click.Context, interface: str, address: str) -> None:
     click.echo(_call(context.parent, "remove_neighbor", interface, address))  # type: ignore[arg-type]
 
 
+@ctl.group("trace")
+def ctl_trace() -> None:
+    """Follow packets through the running graph, hop by hop, as VPP's `trace add` does."""
+
+
+@ctl_trace.command("add")
+@click.argument("module")
+@click.argument("count", type=click.IntRange(1, 1000))
+@click.option("--filter", "bpf_filter", metavar="BPF", help="Only packets this tcpdump-style filter takes ('icmp', 'tcp port 80', …).")
+@click.pass_context
+def ctl_trace_add(context: click.Context, module: str, count: int, bpf_filter: Optional[str]) -> None:
+    """Follow the next COUNT packets to reach MODULE (replacing any trace)."""
+    click.echo(_call(context.parent, "trace", module, count, bpf_filter))  # type: ignore[arg-type]
+
+
+@ctl_trace.command("show")
+@click.option("--json", "as_json", is_flag=True, help="Print the records as JSON.")
+@click.pass_context
+def ctl_trace_show(context: click.Context, as_json: bool) -> None:
+    """Print where each traced packet went: per hop, the time since its
+    arrival, the worker and the module, then the gate it left by or how it ended."""
+    shown = _call(context.parent, "trace_records")  # type: ignore[arg-type]
+    if as_json:
+        click.echo(json.dumps(shown, indent=1))
+        return
+    if shown["trace"] is None:
+        raise Refused("no trace is attached: `sluice ctl trace add MODULE COUNT` attaches one")
+    click.echo(f"trace of {shown['trace']}: {len(shown['packets'])} packets so far")
+    for p in shown["packets"]:
+        click.echo(f"\nPacket {p['number'] + 1} ({p['len']} bytes): {p['summary']}")
+        for h in p["hops"]:
+            way = {"gate": f"-> {h['detail']}", "dropped": f"dropped: {h['detail']}", "kept": "kept by the NF", "sent": "sent"}[h["way"]]
+            click.echo(f"  {h['since_arrival_us']:10.3f} µs  worker {h['worker']}  {h['module']:<20} {way}")
+        if p["hops_left_out"]:
+            click.echo(f"  … {p['hops_left_out']} hops more")
+
+
+@ctl_trace.command("clear")
+@click.pass_context
+def ctl_trace_clear(context: click.Context) -> None:
+    """End the trace."""
+    click.echo(_call(context.parent, "end_trace"))  # type: ignore[arg-type]
+
+
+@ctl.command("capture")
+@click.argument("at", metavar="MODULE[:GATE]")
+@click.argument("name", metavar="NAME")
+@click.option("--count", type=click.IntRange(1, 1_000_000), default=1000, show_default=True, help="Packets to write.")
+@click.option("--filter", "bpf_filter", metavar="BPF", help="Only packets this tcpdump-style filter takes.")
+@click.pass_context
+def ctl_capture(context: click.Context, at: str, name: str, count: int, bpf_filter: Optional[str]) -> None:
+    """Write the next packets to reach MODULE (or leave it by GATE, a name
+    or number) to NAME, a new pcap file in the server's run directory,
+    while the pipeline runs; the server logs when it is written."""
+    module, _, gate = at.partition(":")
+    click.echo(_call(context, "capture", module, name, count, (int(gate) if gate.isdigit() else gate) or None, bpf_filter))
+
+
+@ctl.command("end-captures")
+@click.pass_context
+def ctl_end_captures(context: click.Context) -> None:
+    """End every capture (what each took stays in its file)."""
+    click.echo(_call(context, "end_captures"))
+
+
 @ctl.command("routes")
 @click.argument("module")
 @click.option("--add", "adds", nargs=2, multiple=True, metavar="PREFIX GATE", help="Add a route, or replace the one of its prefix; GATE a number or the gate's name; repeatable.")

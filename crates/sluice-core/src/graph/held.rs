@@ -63,6 +63,7 @@ impl WorkerGraph {
                     tally: NfTally::default(),
                     flows: &mut self.flows,
                     batch_size: self.batch_size,
+                    watch: None,
                 };
                 nf.process(&mut ctx, &mut node.scratch, &mut Outputs { gates: &mut node.out });
                 ctx.tally.fold_into(&mut node.counters);

@@ -36,6 +36,7 @@ use crate::nf::{ModuleCode, NetworkFunction, PacketSink, PacketSource};
 use crate::pool::PacketPool;
 use crate::schedule::Schedule;
 use crate::telemetry::{DelaySampling, FlowRecorder, ModuleCounters, WorkerCounters};
+use crate::trace::Watch;
 use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 
 mod age;
@@ -56,6 +57,7 @@ mod replace;
 mod round;
 mod triggers;
 mod walk;
+mod watch;
 
 #[cfg(test)]
 mod tests;
@@ -289,6 +291,8 @@ pub struct WorkerGraph {
     fair: FairTurns,
     /// Rings to and from other workers, and the scheduled link.
     links: Links,
+    /// The trace and captures attached to this worker's modules, if any.
+    watch: Option<Box<Watch>>,
 }
 
 impl WorkerGraph {
@@ -388,10 +392,27 @@ impl WorkerGraph {
             control: ControlLink::new(knobs),
             fair: FairTurns::new(config.schedule),
             links: Links::new(wiring.outbound, wiring.inbound, wiring.egress),
+            watch: None,
         };
         graph.link(model);
         graph.attach_ports(model)?;
         Ok(graph)
+    }
+
+    /// Runs `edit` on the trace and captures attached to this worker's
+    /// modules (made empty if there were none); drops them once empty.
+    /// Called between two rounds (see [`crate::Backend::watch`]).
+    pub fn edit_watch(&mut self, edit: impl FnOnce(&mut Watch)) {
+        let watch = self.watch.get_or_insert_with(Box::default);
+        edit(watch);
+        if watch.is_empty() {
+            self.watch = None;
+        }
+    }
+
+    /// Packet handles of the arena its pool is a part of (see [`PacketPool::handles`]).
+    pub fn pool_handles(&self) -> usize {
+        self.pool.handles()
     }
 
     /// Lets each source and port egress meet the worker's pool (see

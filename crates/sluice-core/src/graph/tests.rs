@@ -72,8 +72,8 @@ impl NetworkFunction for ByFlow {
     }
 }
 
-/// Drops packets with an odd sequence number, passes the rest.
-struct DropOdd;
+/// Drops packets with an odd sequence number (denied), passes the rest.
+pub(super) struct DropOdd;
 
 impl NetworkFunction for DropOdd {
     fn outgates(&self) -> usize {

@@ -18,24 +18,26 @@
 //! The walker, not the NFs, keeps the counters the controllers read.
 
 use super::delivery::{claim_for_egress, transmit_and_deliver, Recipient, Timer};
-use super::{claims, gates, Clocking, Ends, FairTurns, Kind, Links, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
+use super::{claims, gates, watch, Clocking, Ends, FairTurns, Kind, Links, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
+use crate::model::ModuleId;
 use crate::nf::{free_dropped, EgressLink, NetworkFunction, NfContext, NfTally, Outputs};
 use crate::packet::NO_FLOW;
 use crate::stride::Stride;
 use crate::telemetry::{DelaySampling, ModuleCounters};
+use crate::trace::Way;
 
 impl WorkerGraph {
     /// Does task `first`, and the tasks it pushes, until the stack is
     /// empty. The first task a step makes is done next without a trip
     /// through the stack.
     pub(super) fn walk(&mut self, first: Task) {
-        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, .. } = self;
+        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, index, watch, .. } = self;
         let Clocking { clock, origin, measures, times_runs, busy_sampling, delay_sampling, delay_draw, mark, draws, last_read, .. } = clocking;
         let Links { rings_out, backlogged, egress, egress_node, .. } = links;
         let FairTurns { queued_pkts, unit_of, stride, .. } = fair;
         let mut env = Env {
-            ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size },
+            ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size, watch: watch.as_deref_mut() },
             last_read,
             egress,
             egress_node,
@@ -50,6 +52,7 @@ impl WorkerGraph {
             round: *rounds,
             unit_of,
             stride,
+            worker: *index,
         };
         debug_assert!(stack.is_empty(), "a walk starts on an empty stack");
         let mut next = Some(first);
@@ -124,6 +127,8 @@ struct Env<'a> {
     round: u64,
     unit_of: &'a [Option<usize>],
     stride: &'a mut Stride,
+    /// The worker's index.
+    worker: usize,
 }
 
 /// Hands gate `g`'s batch of node `v` to node `c`, which runs through
@@ -146,7 +151,7 @@ fn through(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: 
             return step(child, c, Some(batch), stack, env);
         }
         count_run(counters, batch);
-        run_function(nf.as_mut(), batch, out, counters, None, env);
+        run_function(nf.as_mut(), child.module, batch, out, counters, None, env);
         if out[0].is_empty() {
             return None;
         }
@@ -218,6 +223,9 @@ fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
 #[cold]
 fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
     *env.queued_pkts += node.buffer.enqueue_from(&mut node.inbox);
+    if env.ctx.watch.is_some() {
+        ends_at(node.module, &node.inbox, Way::QueueFull, env);
+    }
     for &id in node.inbox.as_slice() {
         free_dropped(env.ctx.pool, env.ctx.flows, id);
     }
@@ -238,7 +246,7 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
 #[inline(always)]
 fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     let through = lying.is_some() || node.nothing_waits();
-    let Node { kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
+    let Node { module, kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
     let mode = *release;
     let batch: &mut Batch = match mode {
         _ if lying.is_some() => lying?,
@@ -268,10 +276,18 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
     match kind {
         Kind::Function(nf) => {
             let now_ns = (start != 0).then(|| env.ctx.clock.delta_as_nanos(env.ctx.origin, start));
-            run_function(nf.as_mut(), batch, out, counters, now_ns, env);
+            run_function(nf.as_mut(), *module, batch, out, counters, now_ns, env);
         }
-        Kind::Egress(ends, Output::Scheduled(class, _)) => offer(recipient(*ends, v, env.egress_node), *class, batch, counters, env),
+        Kind::Egress(ends, Output::Scheduled(class, _)) => {
+            if env.ctx.watch.is_some() {
+                ends_at(*module, batch, Way::Sent, env);
+            }
+            offer(recipient(*ends, v, env.egress_node), *class, batch, counters, env)
+        }
         Kind::Egress(ends, output) => {
+            if env.ctx.watch.is_some() {
+                ends_at(*module, batch, Way::Sent, env);
+            }
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
             let port = match output {
                 Output::Port(port) => Some(port),
@@ -318,15 +334,40 @@ fn count_run(counters: &mut ModuleCounters, batch: &Batch) {
     counters.run_pkts += batch.len() as u64;
 }
 
-/// Runs `nf` on `batch` into `out`, telling it the time `now_ns` if known;
-/// what it dropped and made goes to `counters`.
+/// Runs `nf`, module `module`'s, on `batch` into `out`, telling it the
+/// time `now_ns` if known; what it dropped and made goes to `counters`.
 #[inline(always)]
-fn run_function(nf: &mut dyn NetworkFunction, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
+fn run_function(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
+    if env.ctx.watch.is_some() {
+        return run_watched(nf, module, batch, out, counters, now_ns, env);
+    }
     env.ctx.now_ns = now_ns;
     nf.process(&mut env.ctx, batch, &mut Outputs { gates: out });
     env.ctx.tally.fold_into(counters);
     *env.last_read = None;
     debug_assert!(batch.is_empty(), "an NF must empty its input batch");
+}
+
+/// [`run_function`] while a trace or a capture is attached (see `watch`).
+#[cold]
+#[inline(never)]
+fn run_watched(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
+    let NfContext { watch: Some(w), pool, .. } = &mut env.ctx else { unreachable!("called while watched") };
+    watch::before_run(w, module, pool, batch);
+    env.ctx.now_ns = now_ns;
+    nf.process(&mut env.ctx, batch, &mut Outputs { gates: out });
+    env.ctx.tally.fold_into(counters);
+    *env.last_read = None;
+    let NfContext { watch: Some(w), pool, clock, origin, .. } = &mut env.ctx else { unreachable!("called while watched") };
+    watch::after_run(w, module, env.worker, pool, out, || clock.delta_as_nanos(*origin, clock.raw()));
+}
+
+/// Notes for its trace and captures that `batch`'s packets end at `module`, as `way` says.
+#[cold]
+#[inline(never)]
+fn ends_at(module: ModuleId, batch: &Batch, way: Way, env: &mut Env<'_>) {
+    let NfContext { watch: Some(w), pool, clock, origin, .. } = &mut env.ctx else { return };
+    watch::ends_at(w, module, env.worker, pool, batch, way, || clock.delta_as_nanos(*origin, clock.raw()));
 }
 
 /// Whose deliveries the packets reaching egress node `v`, which ends
