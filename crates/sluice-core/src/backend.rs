@@ -4,7 +4,7 @@ use crate::error::Result;
 use crate::model::{Model, ModuleId};
 use crate::nf::{LiveHandle, NetworkFunction};
 use crate::telemetry::Telemetry;
-use crate::trace::Watch;
+use crate::watch::Watch;
 
 /// Changes a controller asks for at the end of a period.
 #[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]

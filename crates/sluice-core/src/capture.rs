@@ -15,7 +15,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::model::ModuleId;
 use crate::ring::{spsc, Consumer, Producer};
-use crate::trace::PacketFilter;
+use crate::packet_filter::PacketFilter;
 
 /// Bytes of a packet a capture keeps (a jumbo frame whole; a GSO frame's head).
 pub const SNAP_LEN: usize = 9216 + 22;

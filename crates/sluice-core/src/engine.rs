@@ -29,7 +29,7 @@ use crate::nf::{EgressLink, ModuleCode, LiveHandle, NetworkFunction, PacketSourc
 use crate::poll::{self, PollPolicy, Poller, Wait};
 use crate::ring::{spsc, Consumer, Producer};
 use crate::telemetry::{Counters, DelaySampling, Telemetry};
-use crate::trace::Watch;
+use crate::watch::Watch;
 use crate::wiring::wire;
 
 /// Spare telemetry blocks per worker.

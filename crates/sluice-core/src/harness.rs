@@ -68,7 +68,6 @@ impl Harness {
             clock: &self.clock,
             origin: 0,
             tally: NfTally::default(),
-            watch: None,
             flows: &mut [],
             batch_size: self.batch_size,
         };

@@ -20,6 +20,7 @@ pub mod meter;
 pub mod model;
 pub mod nf;
 pub mod packet;
+pub mod packet_filter;
 pub mod poll;
 pub mod pool;
 pub mod ring;
@@ -27,6 +28,7 @@ pub mod schedule;
 mod stride;
 pub mod telemetry;
 pub mod trace;
+pub mod watch;
 pub mod wire;
 pub mod wiring;
 
@@ -47,5 +49,7 @@ pub use nf::{keep_or_drop, EgressLink, ModuleCode, LiveHandle, NetworkFunction, 
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};
-pub use trace::{PacketFilter, Trace, TracedPacket, Watch};
+pub use packet_filter::PacketFilter;
+pub use trace::{Trace, TracedPacket};
+pub use watch::Watch;
 pub use telemetry::{Counters, DelaySampling, Drops, FlowTelemetry, FlowTotals, ModuleCounters, ModuleTelemetry, Telemetry, Totals, WorkerTelemetry};

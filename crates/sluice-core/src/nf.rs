@@ -8,7 +8,6 @@ use crate::drop_reason::{DropReason, NfDrops};
 use crate::packet::{PacketId, PacketMeta, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::{FlowRecorder, ModuleCounters, NfCounters};
-use crate::trace::Watch;
 
 /// What an NF may touch while it runs on a batch. The walker builds one
 /// for a whole walk and hands it to each NF it runs.
@@ -23,9 +22,6 @@ pub struct NfContext<'a> {
     pub(crate) tally: NfTally,
     pub(crate) flows: &'a mut [FlowRecorder],
     pub(crate) batch_size: usize,
-    /// The worker's trace and captures, while any is attached: drops are
-    /// then noted by packet (see [`crate::trace`]).
-    pub(crate) watch: Option<&'a mut Watch>,
 }
 
 /// What an NF dropped, made and took in in one run (pkt), added to its
@@ -41,6 +37,11 @@ pub(crate) struct NfTally {
 }
 
 impl NfTally {
+    /// What it dropped so far, by reason (pkt).
+    pub(crate) fn drops(&self) -> &NfDrops {
+        &self.by_reason
+    }
+
     /// Adds what it counted to `counters` and starts again from zero.
     #[inline(always)]
     pub(crate) fn fold_into(&mut self, counters: &mut ModuleCounters) {
@@ -79,16 +80,13 @@ impl NfContext<'_> {
     #[inline]
     pub fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
         free_dropped(self.pool, self.flows, id);
-        self.count_drop(id, reason);
+        self.count_drop(reason);
     }
 
     #[inline(always)]
-    fn count_drop(&mut self, id: PacketId, reason: DropReason) {
+    fn count_drop(&mut self, reason: DropReason) {
         self.tally.dropped += 1;
         self.tally.by_reason[reason as usize] += 1;
-        if let Some(watch) = self.watch.as_deref_mut() {
-            watch.drops.note(id, reason);
-        }
     }
 
     /// Drops a packet that is a copy of one already passed on (a
@@ -130,7 +128,7 @@ impl NfContext<'_> {
             recorder.dropped += 1;
         }
         meta.flow = NO_FLOW;
-        self.count_drop(id, reason);
+        self.count_drop(reason);
         self.tally.created += 1;
     }
 

@@ -12,17 +12,20 @@
 //! [`crate::Backend::watch`]); nothing is allocated once the trace is made.
 //!
 //! Workers look for marked packets only while a trace or a capture is
-//! attached (see [`Watch`]): without one, the walk tests one pointer per
-//! module run.
+//! attached (see [`crate::watch::Watch`]): without one, a walk tests one pointer. The
+//! NFs are not told: a followed packet that a run left in no gate, or
+//! made an answer of (an ICMP error: of a flow before, of none after),
+//! in a run that dropped packets was dropped for one of that run's
+//! reasons (see [`Way::Dropped`]).
 
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use crate::capture::Capture;
 use crate::drop_reason::DropReason;
 use crate::model::ModuleId;
 use crate::packet::{PacketId, PacketMeta};
+use crate::packet_filter::PacketFilter;
 
 /// The most packets one trace follows.
 pub const MAX_TRACED: usize = 1000;
@@ -31,22 +34,14 @@ pub const MAX_HOPS: usize = 48;
 /// Bytes of a traced packet kept from where it was marked, for showing it.
 pub const HEAD_BYTES: usize = 96;
 
-/// Decides which packets a trace or capture takes (a compiled BPF program,
-/// say); runs in the worker, on each packet that reaches the module
-/// while it looks for more.
-pub trait PacketFilter: Send + Sync {
-    /// Whether `frame` (from its Ethernet header) is taken.
-    fn matches(&self, frame: &[u8]) -> bool;
-}
-
 /// What became of a traced packet at a module.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Way {
     /// It left by this outgate (from a source: gate 0).
     Gate(u16),
-    /// The NF dropped it, for this reason (an ICMP error, where one was
-    /// sent, answers it).
-    Dropped(DropReason),
+    /// The NF dropped it (or made an answer of it, an ICMP error), for
+    /// one of these reasons: those the NF's run dropped packets for.
+    Dropped(Reasons),
     /// The NF kept it (held for a later run, reassembled, made into
     /// others): it is followed on if it leaves later.
     Kept,
@@ -55,6 +50,32 @@ pub enum Way {
     /// It reached an egress: handed to the port's wire (or its
     /// scheduled class), or delivered where there is no port.
     Sent,
+}
+
+/// A set of drop reasons.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Reasons(u16);
+
+impl Reasons {
+    /// Those `drops` counts any packet under.
+    pub fn of(drops: &crate::drop_reason::NfDrops) -> Self {
+        Self(drops.iter().enumerate().filter(|(_, &n)| n > 0).fold(0, |set, (i, _)| set | 1 << i))
+    }
+
+    /// Just `reason`.
+    pub fn just(reason: DropReason) -> Self {
+        Self(1 << reason as u16)
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The reasons, in index order.
+    pub fn iter(self) -> impl Iterator<Item = DropReason> {
+        DropReason::ALL.into_iter().filter(move |&r| self.0 & 1 << r as u16 != 0)
+    }
 }
 
 impl Way {
@@ -222,86 +243,10 @@ impl Trace {
 
     /// Copies of the records made so far, in marking order.
     ///
-    /// Only while no worker runs (see [`Watch::trace`]).
-    fn records(&self) -> Vec<TracedPacket> {
+    /// Only while no worker runs (see [`crate::watch::Watch::trace`]).
+    pub(crate) fn records(&self) -> Vec<TracedPacket> {
         let made = self.marked.load(Ordering::Relaxed).min(self.count);
         // SAFETY: no worker runs (the caller's promise).
         self.records[..made].iter().map(|r| unsafe { (*r.get()).clone() }).collect()
-    }
-}
-
-/// What an NF dropped during one run, by packet, while a trace looks for
-/// its packets (see [`crate::NfContext::drop_packet`]); bounded, so that
-/// the drops past its room go unnamed.
-pub(crate) struct DropLog {
-    drops: Vec<(PacketId, DropReason)>,
-}
-
-impl DropLog {
-    fn new() -> Self {
-        Self { drops: Vec::with_capacity(crate::batch::MAX_BURST) }
-    }
-
-    #[inline]
-    pub(crate) fn note(&mut self, id: PacketId, reason: DropReason) {
-        if self.drops.len() < self.drops.capacity() {
-            self.drops.push((id, reason));
-        }
-    }
-
-    /// Why packet `id` was dropped in this run, if it was.
-    pub(crate) fn reason_of(&self, id: PacketId) -> Option<DropReason> {
-        self.drops.iter().find(|(d, _)| *d == id).map(|&(_, r)| r)
-    }
-
-    pub(crate) fn clear(&mut self) {
-        self.drops.clear();
-    }
-}
-
-/// What a worker looks at besides forwarding: the trace and captures
-/// attached to its modules. A worker without any carries none (`None`
-/// in its graph), and its walk then does nothing more than test for one.
-pub struct Watch {
-    pub(crate) trace: Option<Arc<Trace>>,
-    pub(crate) captures: Vec<Capture>,
-    pub(crate) drops: DropLog,
-    /// The traced packets in the input of the run under way, and their
-    /// records (see `graph::watch`).
-    pub(crate) in_run: Vec<(PacketId, u32)>,
-}
-
-impl Default for Watch {
-    fn default() -> Self {
-        Self { trace: None, captures: Vec::new(), drops: DropLog::new(), in_run: Vec::with_capacity(crate::batch::MAX_BURST) }
-    }
-}
-
-impl Watch {
-    /// Follows `trace` from now on, in place of any other (`None`: none).
-    pub fn set_trace(&mut self, trace: Option<Arc<Trace>>) {
-        self.trace = trace;
-    }
-
-    /// The records of its trace so far, if it has one. Called where the
-    /// worker is held (see [`crate::Backend::watch`]), as every other
-    /// worker of the trace is.
-    pub fn trace(&self) -> Option<Vec<TracedPacket>> {
-        self.trace.as_ref().map(|t| t.records())
-    }
-
-    /// Copies what reaches `capture`'s module (or gate) from now on.
-    pub fn add_capture(&mut self, capture: Capture) {
-        self.captures.push(capture);
-    }
-
-    /// Ends its captures of `module` (every one: `None`); their readers then see them end.
-    pub fn end_captures(&mut self, module: Option<ModuleId>) {
-        self.captures.retain(|c| module.is_some_and(|m| c.module != m));
-    }
-
-    /// Whether it looks at nothing (the worker may then drop it).
-    pub fn is_empty(&self) -> bool {
-        self.trace.is_none() && self.captures.is_empty()
     }
 }

@@ -23,7 +23,6 @@ use sluice_core::{ModuleId, PacketFilter, Trace, TracedPacket};
 use crate::bpf::Bpf;
 use crate::error::ApiError;
 use crate::status::Status;
-use crate::listener::Log;
 
 /// The most packets a capture takes.
 const MAX_CAPTURED: u64 = 1_000_000;
@@ -127,7 +126,7 @@ impl WatchChange {
 
     /// Makes it at `at`: returns the line that logs it, or for
     /// [`Self::Show`] the records as JSON.
-    pub fn make(self, at: &mut Boundary<'_>, status: &mut Status, log: &Log) -> Result<String, ApiError> {
+    pub fn make(self, at: &mut Boundary<'_>, status: &mut Status, log: &Arc<dyn Fn(&str) + Send + Sync>) -> Result<String, ApiError> {
         let refused = |e: sluice_core::Error| ApiError::conflict(e.to_string());
         let name = |m: ModuleId| status.model.modules[m].name.clone();
         match self {
@@ -184,7 +183,7 @@ fn hop_json(h: &Hop, status: &Status) -> Value {
     let module = &status.model.modules[h.module].name;
     let (way, detail) = match h.way {
         Way::Gate(g) => ("gate", status.gates[h.module].get(g as usize).cloned().unwrap_or_else(|| g.to_string())),
-        Way::Dropped(reason) => ("dropped", reason.name().to_owned()),
+        Way::Dropped(reasons) => ("dropped", reasons.iter().map(|r| r.name()).collect::<Vec<_>>().join(" or ")),
         Way::Kept => ("kept", String::new()),
         Way::QueueFull => ("dropped", "queue_full".to_owned()),
         Way::Sent => ("sent", String::new()),
@@ -236,7 +235,7 @@ impl CaptureFile {
 
     /// Writes what `reader` gives until the capture ends, on a thread of
     /// its own; logs `what` with the packets written and missed.
-    fn write_from(self, mut reader: CaptureReader, what: String, log: Log) {
+    fn write_from(self, mut reader: CaptureReader, what: String, log: Arc<dyn Fn(&str) + Send + Sync>) {
         let header = PcapHeader { ts_resolution: pcap_file::TsResolution::NanoSecond, endianness: pcap_file::Endianness::Little, snaplen: SNAP_LEN as u32, ..PcapHeader::default() };
         let path = self.path.display().to_string();
         let write = move || {

@@ -63,7 +63,6 @@ impl WorkerGraph {
                     tally: NfTally::default(),
                     flows: &mut self.flows,
                     batch_size: self.batch_size,
-                    watch: None,
                 };
                 nf.process(&mut ctx, &mut node.scratch, &mut Outputs { gates: &mut node.out });
                 ctx.tally.fold_into(&mut node.counters);

@@ -36,7 +36,7 @@ use crate::nf::{ModuleCode, NetworkFunction, PacketSink, PacketSource};
 use crate::pool::PacketPool;
 use crate::schedule::Schedule;
 use crate::telemetry::{DelaySampling, FlowRecorder, ModuleCounters, WorkerCounters};
-use crate::trace::Watch;
+use crate::watch::Watch;
 use crate::wiring::{WorkerWiring, WFQ_QUEUE};
 
 mod age;
@@ -404,6 +404,7 @@ impl WorkerGraph {
     /// Called between two rounds (see [`crate::Backend::watch`]).
     pub fn edit_watch(&mut self, edit: impl FnOnce(&mut Watch)) {
         let watch = self.watch.get_or_insert_with(Box::default);
+        watch.worker = self.index as u16;
         edit(watch);
         if watch.is_empty() {
             self.watch = None;

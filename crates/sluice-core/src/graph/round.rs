@@ -68,10 +68,6 @@ impl WorkerGraph {
         if !self.aged.is_empty() {
             moved += self.flush_aged(now);
         }
-        if self.watch.as_deref().is_some_and(crate::trace::Watch::is_empty) {
-            // Its last capture took its count.
-            self.watch = None;
-        }
         if !self.holding.is_empty() {
             moved += self.send_due(now);
         }
@@ -246,11 +242,6 @@ impl WorkerGraph {
         if n > 0 {
             node.counters.runs += 1;
             node.counters.run_pkts += n as u64;
-            if let Some(watch) = self.watch.as_deref_mut() {
-                let clock = &self.clocking.clock;
-                let origin = self.clocking.origin;
-                super::watch::left_source(watch, node.module, self.index, &self.pool, &node.out[0], || clock.delta_as_nanos(origin, clock.raw()));
-            }
             // The batch the source made goes through the graph from its one outgate.
             self.walk(Task { node: v as u32, gate: 0 });
         }

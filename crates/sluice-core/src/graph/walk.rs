@@ -26,18 +26,48 @@ use crate::packet::NO_FLOW;
 use crate::stride::Stride;
 use crate::telemetry::{DelaySampling, ModuleCounters};
 use crate::trace::Way;
+use crate::watch::Watch;
 
 impl WorkerGraph {
     /// Does task `first`, and the tasks it pushes, until the stack is
     /// empty. The first task a step makes is done next without a trip
-    /// through the stack.
+    /// through the stack. While a trace or capture is attached (see
+    /// `watch`), a walk of its own runs each module through them; the
+    /// other tests for one nowhere but here.
     pub(super) fn walk(&mut self, first: Task) {
-        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, index, watch, .. } = self;
+        if self.watch.is_some() {
+            return self.walk_watched(first);
+        }
+        self.walk_with::<false>(first);
+    }
+
+    /// [`Self::walk`] while a trace or capture is attached.
+    #[cold]
+    #[inline(never)]
+    fn walk_watched(&mut self, first: Task) {
+        let v = first.node as usize;
+        if let (Kind::Source(_), Some(w)) = (&self.nodes[v].kind, self.watch.as_deref_mut()) {
+            let clock = &self.clocking.clock;
+            let origin = self.clocking.origin;
+            watch::left_source(w, self.nodes[v].module, &self.pool, &self.nodes[v].out[0], || clock.delta_as_nanos(origin, clock.raw()));
+        }
+        self.walk_with::<true>(first);
+        if self.watch.as_deref().is_some_and(crate::watch::Watch::is_empty) {
+            // Its last capture took its count.
+            self.watch = None;
+        }
+    }
+
+    /// [`Self::walk`], through the trace and captures attached when `WATCHED`.
+    #[inline(always)]
+    fn walk_with<const WATCHED: bool>(&mut self, first: Task) {
+        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, watch, .. } = self;
         let Clocking { clock, origin, measures, times_runs, busy_sampling, delay_sampling, delay_draw, mark, draws, last_read, .. } = clocking;
         let Links { rings_out, backlogged, egress, egress_node, .. } = links;
         let FairTurns { queued_pkts, unit_of, stride, .. } = fair;
         let mut env = Env {
-            ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size, watch: watch.as_deref_mut() },
+            ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size },
+            watch: if WATCHED { watch.as_deref_mut() } else { None },
             last_read,
             egress,
             egress_node,
@@ -52,7 +82,6 @@ impl WorkerGraph {
             round: *rounds,
             unit_of,
             stride,
-            worker: *index,
         };
         debug_assert!(stack.is_empty(), "a walk starts on an empty stack");
         let mut next = Some(first);
@@ -69,7 +98,7 @@ impl WorkerGraph {
                             let (upstream, downstream) = nodes.split_at_mut(c);
                             let (parent, child) = (&mut upstream[v], &mut downstream[0]);
                             if child.runs_through() {
-                                next = through(nodes, v, g, c, stack, &mut env).or_else(|| stack.pop());
+                                next = through::<WATCHED>(nodes, v, g, c, stack, &mut env).or_else(|| stack.pop());
                                 continue;
                             }
                             pass(parent, g, child, &mut env);
@@ -82,7 +111,7 @@ impl WorkerGraph {
                     }
                 }
             };
-            next = at.and_then(|at| step(&mut nodes[at], at, None, stack, &mut env)).or_else(|| stack.pop());
+            next = at.and_then(|at| step::<WATCHED>(&mut nodes[at], at, None, stack, &mut env)).or_else(|| stack.pop());
         }
     }
 
@@ -127,8 +156,8 @@ struct Env<'a> {
     round: u64,
     unit_of: &'a [Option<usize>],
     stride: &'a mut Stride,
-    /// The worker's index.
-    worker: usize,
+    /// The worker's trace and captures, on a watched walk (see `watch`).
+    watch: Option<&'a mut Watch>,
 }
 
 /// Hands gate `g`'s batch of node `v` to node `c`, which runs through
@@ -137,7 +166,7 @@ struct Env<'a> {
 /// batch where it lies. Returns the task of the first node the run cannot
 /// take (an egress, a splitter, a module that waits or queues), as `step`.
 #[inline(never)]
-fn through(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
+fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     loop {
         let (upstream, downstream) = nodes.split_at_mut(c);
         let (parent, child) = (&mut upstream[v], &mut downstream[0]);
@@ -145,13 +174,13 @@ fn through(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: 
         claim(parent.claims[g], batch, env);
         count_arrival(child, batch.len() as u64, env);
         let Node { kind: Kind::Function(nf), out, counters, holds: false, .. } = child else {
-            return step(child, c, Some(batch), stack, env);
+            return step::<WATCHED>(child, c, Some(batch), stack, env);
         };
         if out.len() != 1 || env.times_runs {
-            return step(child, c, Some(batch), stack, env);
+            return step::<WATCHED>(child, c, Some(batch), stack, env);
         }
         count_run(counters, batch);
-        run_function(nf.as_mut(), child.module, batch, out, counters, None, env);
+        run_function::<WATCHED>(nf.as_mut(), child.module, batch, out, counters, None, env);
         if out[0].is_empty() {
             return None;
         }
@@ -223,7 +252,7 @@ fn arrive(node: &mut Node, v: usize, env: &mut Env<'_>) -> bool {
 #[cold]
 fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
     *env.queued_pkts += node.buffer.enqueue_from(&mut node.inbox);
-    if env.ctx.watch.is_some() {
+    if env.watch.is_some() {
         ends_at(node.module, &node.inbox, Way::QueueFull, env);
     }
     for &id in node.inbox.as_slice() {
@@ -244,7 +273,7 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
 /// busy time runs from the previous clock mark (so it includes the
 /// module's own buffer handling) to the end of the NF.
 #[inline(always)]
-fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
+fn step<const WATCHED: bool>(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     let through = lying.is_some() || node.nothing_waits();
     let Node { module, kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
     let mode = *release;
@@ -276,16 +305,16 @@ fn step(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Ta
     match kind {
         Kind::Function(nf) => {
             let now_ns = (start != 0).then(|| env.ctx.clock.delta_as_nanos(env.ctx.origin, start));
-            run_function(nf.as_mut(), *module, batch, out, counters, now_ns, env);
+            run_function::<WATCHED>(nf.as_mut(), *module, batch, out, counters, now_ns, env);
         }
         Kind::Egress(ends, Output::Scheduled(class, _)) => {
-            if env.ctx.watch.is_some() {
+            if WATCHED {
                 ends_at(*module, batch, Way::Sent, env);
             }
             offer(recipient(*ends, v, env.egress_node), *class, batch, counters, env)
         }
         Kind::Egress(ends, output) => {
-            if env.ctx.watch.is_some() {
+            if WATCHED {
                 ends_at(*module, batch, Way::Sent, env);
             }
             // What the port's wire takes is delivered; what it has no room for is dropped, counted.
@@ -337,8 +366,8 @@ fn count_run(counters: &mut ModuleCounters, batch: &Batch) {
 /// Runs `nf`, module `module`'s, on `batch` into `out`, telling it the
 /// time `now_ns` if known; what it dropped and made goes to `counters`.
 #[inline(always)]
-fn run_function(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
-    if env.ctx.watch.is_some() {
+fn run_function<const WATCHED: bool>(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
+    if WATCHED {
         return run_watched(nf, module, batch, out, counters, now_ns, env);
     }
     env.ctx.now_ns = now_ns;
@@ -349,25 +378,23 @@ fn run_function(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batc
 }
 
 /// [`run_function`] while a trace or a capture is attached (see `watch`).
-#[cold]
 #[inline(never)]
 fn run_watched(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
-    let NfContext { watch: Some(w), pool, .. } = &mut env.ctx else { unreachable!("called while watched") };
-    watch::before_run(w, module, pool, batch);
+    let Some(w) = env.watch.as_deref_mut() else { unreachable!("called while watched") };
+    watch::before_run(w, module, env.ctx.pool, batch);
     env.ctx.now_ns = now_ns;
     nf.process(&mut env.ctx, batch, &mut Outputs { gates: out });
+    let (Some(w), NfContext { pool, clock, origin, tally, .. }) = (env.watch.as_deref_mut(), &env.ctx) else { unreachable!("called while watched") };
+    watch::after_run(w, module, pool, out, tally.drops(), || clock.delta_as_nanos(*origin, clock.raw()));
     env.ctx.tally.fold_into(counters);
     *env.last_read = None;
-    let NfContext { watch: Some(w), pool, clock, origin, .. } = &mut env.ctx else { unreachable!("called while watched") };
-    watch::after_run(w, module, env.worker, pool, out, || clock.delta_as_nanos(*origin, clock.raw()));
 }
 
 /// Notes for its trace and captures that `batch`'s packets end at `module`, as `way` says.
-#[cold]
 #[inline(never)]
 fn ends_at(module: ModuleId, batch: &Batch, way: Way, env: &mut Env<'_>) {
-    let NfContext { watch: Some(w), pool, clock, origin, .. } = &mut env.ctx else { return };
-    watch::ends_at(w, module, env.worker, pool, batch, way, || clock.delta_as_nanos(*origin, clock.raw()));
+    let (Some(w), NfContext { pool, clock, origin, .. }) = (env.watch.as_deref_mut(), &env.ctx) else { return };
+    watch::ends_at(w, module, pool, batch, way, || clock.delta_as_nanos(*origin, clock.raw()));
 }
 
 /// Whose deliveries the packets reaching egress node `v`, which ends

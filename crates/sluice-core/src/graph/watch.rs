@@ -5,13 +5,15 @@
 use crate::batch::Batch;
 use crate::model::ModuleId;
 use crate::pool::PacketPool;
-use crate::trace::{Hop, Watch, Way};
+use crate::drop_reason::NfDrops;
+use crate::packet::{PacketId, NO_FLOW};
+use crate::trace::{Hop, Reasons, Way};
+use crate::watch::Watch;
 
 /// Before module `module` runs on `batch`: copies what its captures of
 /// arrivals take, marks what its trace takes, and notes which of the
 /// batch's packets the trace follows (`Watch::in_run`).
 pub(super) fn before_run(watch: &mut Watch, module: ModuleId, pool: &PacketPool, batch: &Batch) {
-    watch.drops.clear();
     watch.in_run.clear();
     for capture in watch.captures.iter_mut().filter(|c| c.module == module && c.gate.is_none()) {
         for &id in batch.as_slice() {
@@ -27,17 +29,20 @@ pub(super) fn before_run(watch: &mut Watch, module: ModuleId, pool: &PacketPool,
         if !trace.follows(id) || watch.in_run.len() == watch.in_run.capacity() {
             continue;
         }
-        if let Some(r) = trace.record_of(id, pool.meta(id)) {
-            watch.in_run.push((id, r));
+        let meta = pool.meta(id);
+        if let Some(r) = trace.record_of(id, meta) {
+            watch.in_run.push((id, r, meta.flow));
         }
     }
 }
 
-/// After module `module`'s run on worker `worker`: copies what its
-/// captures of a gate take, and adds a hop to each followed packet of the
-/// run's input: the gate it left by, the reason it was dropped, or kept.
-/// `now_ns` reads the time (ns since the clock's origin).
-pub(super) fn after_run(watch: &mut Watch, module: ModuleId, worker: usize, pool: &PacketPool, out: &[Box<Batch>], now_ns: impl Fn() -> u64) {
+/// After module `module`'s run, which dropped `dropped` (pkt, by
+/// reason): copies what its captures of a gate take, and adds a hop to
+/// each followed packet of the run's input: the gate it left by; or,
+/// gone from every gate (or made an answer of: of a flow before, of none
+/// now) in a run that dropped, that it was dropped, for one of the run's
+/// reasons; or else kept. `now_ns` reads the time (ns since the clock's origin).
+pub(super) fn after_run(watch: &mut Watch, module: ModuleId, pool: &PacketPool, out: &[Box<Batch>], dropped: &NfDrops, now_ns: impl Fn() -> u64) {
     for capture in watch.captures.iter_mut().filter(|c| c.module == module) {
         if let Some(batch) = capture.gate.and_then(|g| out.get(g as usize)) {
             for &id in batch.as_slice() {
@@ -48,40 +53,39 @@ pub(super) fn after_run(watch: &mut Watch, module: ModuleId, worker: usize, pool
     if watch.captures.iter().any(|c| c.done()) {
         watch.captures.retain(|c| !c.done());
     }
-    let drops = &watch.drops;
-    follow(watch, module, worker, now_ns, |id| match drops.reason_of(id) {
-        Some(reason) => Way::Dropped(reason),
-        None => match out.iter().position(|b| b.as_slice().contains(&id)) {
-            Some(g) => Way::Gate(g as u16),
-            None => Way::Kept,
-        },
+    let reasons = Reasons::of(dropped);
+    follow(watch, module, now_ns, |id, flow| match out.iter().position(|b| b.as_slice().contains(&id)) {
+        Some(_) if !reasons.is_empty() && flow != NO_FLOW && pool.meta(id).flow == NO_FLOW => Way::Dropped(reasons),
+        Some(g) => Way::Gate(g as u16),
+        None if reasons.is_empty() => Way::Kept,
+        None => Way::Dropped(reasons),
     });
 }
 
-/// Where the ways of `batch`'s packets end at `module` on worker
-/// `worker`, as `way` says (an egress hands them on, a full queue drops
+/// Where the ways of `batch`'s packets end at `module`, as `way` says (an egress hands them on, a full queue drops
 /// them): copies what its captures take, and ends the followed packets'
 /// ways there.
-pub(super) fn ends_at(watch: &mut Watch, module: ModuleId, worker: usize, pool: &PacketPool, batch: &Batch, way: Way, now_ns: impl Fn() -> u64) {
+pub(super) fn ends_at(watch: &mut Watch, module: ModuleId, pool: &PacketPool, batch: &Batch, way: Way, now_ns: impl Fn() -> u64) {
     before_run(watch, module, pool, batch);
-    follow(watch, module, worker, now_ns, |_| way);
+    follow(watch, module, now_ns, |_, _| way);
 }
 
-/// After source `module` on worker `worker` made `batch`: the packets
+/// After source `module` made `batch`: the packets
 /// leave it by its one gate.
-pub(super) fn left_source(watch: &mut Watch, module: ModuleId, worker: usize, pool: &PacketPool, batch: &Batch, now_ns: impl Fn() -> u64) {
+pub(super) fn left_source(watch: &mut Watch, module: ModuleId, pool: &PacketPool, batch: &Batch, now_ns: impl Fn() -> u64) {
     before_run(watch, module, pool, batch);
-    follow(watch, module, worker, now_ns, |_| Way::Gate(0));
+    follow(watch, module, now_ns, |_, _| Way::Gate(0));
 }
 
 /// Adds a hop at `module` to the record of each followed packet of the
-/// run, the way `way_of` says it went.
-fn follow(watch: &Watch, module: ModuleId, worker: usize, now_ns: impl Fn() -> u64, way_of: impl Fn(crate::PacketId) -> Way) {
+/// run, the way `way_of` says it went (given the packet and its flow
+/// before the run).
+fn follow(watch: &Watch, module: ModuleId, now_ns: impl Fn() -> u64, way_of: impl Fn(PacketId, u16) -> Way) {
     let (Some(trace), false) = (&watch.trace, watch.in_run.is_empty()) else { return };
     let now = now_ns();
-    for &(id, r) in &watch.in_run {
+    for &(id, r, flow) in &watch.in_run {
         let since_arrival_ns = now.saturating_sub(trace.arrival_of(r));
-        trace.add(r, id, Hop { module, worker: worker as u16, since_arrival_ns, way: way_of(id) });
+        trace.add(r, id, Hop { module, worker: watch.worker, since_arrival_ns, way: way_of(id, flow) });
     }
 }
 
@@ -94,7 +98,8 @@ mod tests {
     use crate::capture::capture;
     use crate::model::{ModelBuilder, ModuleDecl, Role};
     use crate::nf::ModuleCode;
-    use crate::trace::{PacketFilter, Trace, Way};
+    use crate::packet_filter::PacketFilter;
+    use crate::trace::{Reasons, Trace, Way};
     use crate::DropReason;
 
     /// Takes every second packet it is asked about.
@@ -147,7 +152,7 @@ mod tests {
         let trace = Trace::new(g.module("split"), 4, None, g.graph.pool_handles());
         g.graph.edit_watch(|w| w.set_trace(Some(trace.clone())));
         assert_eq!(g.rounds(3), 4, "the other four packets");
-        let (gate, dropped, sent) = (Way::Gate, Way::Dropped(DropReason::Denied), Way::Sent);
+        let (gate, dropped, sent) = (Way::Gate, Way::Dropped(Reasons::just(DropReason::Denied)), Way::Sent);
         let hop = |m: &str, w| (m.to_string(), w);
         assert_eq!(
             ways(&mut g),
