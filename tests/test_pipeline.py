@@ -15,6 +15,7 @@ from sluice import _core
 from sluice import Bypass, Pipeline, RandomSplit, Stream
 from sluice.nf import Lpm, Reframer, TtlDecrement
 from sluice.pipelines import l2l3, rc
+from sluice.schedulers import CoDelConfig
 from sluice.run_params import RunParams
 from sluice.traffic import Template
 
@@ -381,6 +382,28 @@ def test_a_module_s_drops_are_reported_by_reason(backend: str) -> None:
     assert dropped > 0 and r.data["module_totals"]["lpm"]["nf_drops"] == {"no_route": dropped}
     assert all(q["modules"]["lpm"].get("nf_drops", {}) == ({"no_route": q["modules"]["lpm"]["dropped"]} if q["modules"]["lpm"]["dropped"] else {}) for q in r.periods)
     assert "nf_drops" not in r.data["module_totals"]["out"], "a module that dropped nothing says no reason"
+
+
+def test_codel_keeps_an_overloaded_class_near_its_target_delay_where_tail_drop_fills_its_queue() -> None:
+    # 1 % more than a 10 Mbit/s link carries, into a queue of 1 000: after
+    # 6 s (the simulator's time) tail drop has filled it (60 ms), CoDel holds it near 5 ms.
+    def last_period(codel: bool) -> dict[str, Any]:
+        p = Pipeline("aqm")
+        src = p.source("src", [Stream(Template(dst_ip="20.0.1.1"), flow="bulk", rate_pps=15_030)])
+        p.chain(src, p.sink("out"))
+        p.flow("bulk", ["src", "out"])
+        p.schedule_egress("fifo", 10e6, {"bulk": (1, ["bulk"])}, queue_pkts=1000, codel={"bulk": CoDelConfig()} if codel else None)
+        r = p.run("null", periods=60, period_ms=100, backend="sim")
+        assert r.summary["accounted"], r.summary
+        last: dict[str, Any] = r.periods[-1]["flows"]["bulk"]
+        return last
+    tail, codel = last_period(False), last_period(True)
+    assert tail["p50_us"] > 50_000 and tail["dropped"] == 0, tail
+    assert codel["p99_us"] < 10_000 and codel["dropped"] > 0, codel
+    with pytest.raises(ValueError, match="codel: target_us 5000 must be below interval_us 5000"):
+        p = small()
+        p.schedule_egress("fifo", 1e6, {"all": (1, ["f"])}, codel={"all": CoDelConfig(interval_us=5000)})
+        p.validate()
 
 
 def test_packets_left_inside_when_a_run_ends_are_not_lossless() -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final, Optional, Required, TypedDict, Union
 
-__all__ = ["SCHEDULER_MODE_VALUES", "POLL_KIND_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "NfJson", "PipelineJson", "ModuleJson", "SourceJson", "SyntheticJson", "StreamJson", "TemplateJson", "GtpuJson", "PcapJson", "FlowRuleJson", "FiveTupleJson", "PortJson", "RingJson", "PcapTapJson", "SinkJson", "EdgeJson", "FlowJson", "SchedulerJson", "PollSettingsJson", "OutageJson", "EgressSchedulerJson", "EgressClassJson", "InterfaceJson", "NeighborJson", "NeighborTableJson", "IcmpSettingsJson", "TemplateDefaults", "StreamDefaults", "SyntheticDefaults", "FiveTupleDefaults", "RingDefaults", "EdgeDefaults", "SchedulerDefaults", "PollSettingsDefaults", "EgressSchedulerDefaults", "NeighborTableDefaults", "IcmpSettingsDefaults", "PipelineDefaults"]
+__all__ = ["SCHEDULER_MODE_VALUES", "POLL_KIND_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "NfJson", "PipelineJson", "ModuleJson", "SourceJson", "SyntheticJson", "StreamJson", "TemplateJson", "GtpuJson", "PcapJson", "FlowRuleJson", "FiveTupleJson", "PortJson", "RingJson", "PcapTapJson", "SinkJson", "EdgeJson", "FlowJson", "SchedulerJson", "PollSettingsJson", "OutageJson", "EgressSchedulerJson", "EgressClassJson", "CoDelConfigJson", "InterfaceJson", "NeighborJson", "NeighborTableJson", "IcmpSettingsJson", "TemplateDefaults", "StreamDefaults", "SyntheticDefaults", "FiveTupleDefaults", "RingDefaults", "EdgeDefaults", "SchedulerDefaults", "PollSettingsDefaults", "CoDelConfigDefaults", "EgressSchedulerDefaults", "NeighborTableDefaults", "IcmpSettingsDefaults", "PipelineDefaults"]
 
 
 #: The names of `SchedulerMode`.
@@ -341,6 +341,14 @@ class EgressClassJson(TypedDict, total=False):
     name: Required[str]
     weight: Required[int]
     flows: Required[list[str]]
+    codel: Optional[CoDelConfigJson]
+
+
+class CoDelConfigJson(TypedDict, total=False):
+    """The JSON form of `sluice.schedulers.CoDelConfig`, which says what each field means."""
+
+    target_us: int
+    interval_us: int
 
 
 class InterfaceJson(TypedDict, total=False):
@@ -443,6 +451,13 @@ class PollSettingsDefaults:
     threshold_pkts: Final[int] = 8
     vacation_us: Final[float] = 50.0
     log_features: Final[bool] = False
+
+
+class CoDelConfigDefaults:
+    """The defaults of `CoDelConfigJson`'s fields that are numbers, flags or names."""
+
+    target_us: Final[int] = 5000
+    interval_us: Final[int] = 100000
 
 
 class EgressSchedulerDefaults:

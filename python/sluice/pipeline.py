@@ -32,7 +32,7 @@ from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.poll_model import with_default_model
 from sluice.result import RunResult
 from sluice.run_params import RunParams
-from sluice.schedulers import EgressClass, EgressScheduler, Scheduler
+from sluice.schedulers import CoDelConfig, EgressClass, EgressScheduler, Scheduler
 from sluice.traffic import Stream, Template, readable_capture
 
 
@@ -409,7 +409,8 @@ class Pipeline:
 
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
                         queue_pkts: int = EgressScheduler.queue_pkts, overhead_bytes: int = EgressScheduler.overhead_bytes,
-                        on_full: str = EgressScheduler.on_full, scan_gap_us: float = EgressScheduler.scan_gap_us) -> None:
+                        on_full: str = EgressScheduler.on_full, scan_gap_us: float = EgressScheduler.scan_gap_us,
+                        codel: Optional[dict[str, CoDelConfig]] = None) -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
         arbiter thread, `algorithm` "fifo", "priority" (a class's weight is
@@ -425,9 +426,13 @@ class Pipeline:
         charged `overhead_bytes` of framing on the link. The arbiter scans
         the workers' mailboxes at most every `scan_gap_us` (PSPAT's Δ_A; 0:
         back to back), which a packet may wait more (one worker is its own
-        arbiter and decides at each round).
+        arbiter and decides at each round). The classes `codel` names keep
+        their queues short with CoDel (RFC 8289) under its settings.
         Runs on the engine, and on the simulator with one worker."""
-        members = tuple(EgressClass(name, weight, tuple(flows)) for name, (weight, flows) in classes.items())
+        codel = codel or {}
+        if unknown := set(codel) - set(classes):
+            raise ValueError(f"codel: no class named {sorted(unknown)[0]!r}")
+        members = tuple(EgressClass(name, weight, tuple(flows), codel.get(name)) for name, (weight, flows) in classes.items())
         self.egress_scheduler = EgressScheduler(algorithm, link_bits_per_s, members, overhead_bytes, queue_pkts, on_full, scan_gap_us).spec()
 
     def send(self, port: str, seconds: float) -> SentJson:

@@ -12,7 +12,7 @@ from typing import ClassVar, Optional, Sequence, cast
 from sluice.checked import Part
 from sluice.description import SCHEDULER_MODE_VALUES, SchedulerJson, EGRESS_ALGORITHM_VALUES, ON_FULL_VALUES, EgressSchedulerJson
 
-__all__ = ["SCHEDULER_MODE_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "EgressClass", "Scheduler", "EgressScheduler"]
+__all__ = ["SCHEDULER_MODE_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "EgressClass", "CoDelConfig", "Scheduler", "EgressScheduler"]
 
 
 @dataclass(frozen=True)
@@ -23,11 +23,28 @@ class EgressClass:
     `weight`: Its share of the link against the others' (≥ 1).
     `flows`: The flows it carries: names, or a prefix ending in `*` for the
         flows no class names.
+    `codel`: Keep its queue short with CoDel (RFC 8289): drop packets that
+        waited too long, ever more often while they do (absent: tail drop at
+        `queue_pkts` only).
     """
 
     name: str
     weight: int
     flows: Sequence[str]
+    codel: Optional[CoDelConfig] = None
+
+
+@dataclass(frozen=True)
+class CoDelConfig:
+    """CoDel's settings.
+
+    `target_us`: The sojourn time it keeps the queue to (µs; RFC 8289: 5 ms).
+    `interval_us`: How long the sojourn time may stay above the target before it
+        acts, and the control law's base (µs; RFC 8289: 100 ms).
+    """
+
+    target_us: int = 5000
+    interval_us: int = 100000
 
 
 @dataclass(frozen=True)

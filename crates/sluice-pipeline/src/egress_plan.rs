@@ -66,6 +66,11 @@ pub struct ClassSpec {
     /// The flows it carries: names, or a prefix ending in `*` for the
     /// flows no class names.
     pub flows: Vec<String>,
+    /// Keep its queue short with CoDel (RFC 8289): drop packets that
+    /// waited too long, ever more often while they do (absent: tail drop at
+    /// `queue_pkts` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<sluice_pspat::codel::CoDelConfig>,
 }
 
 fn default_overhead() -> u32 {
@@ -143,6 +148,9 @@ impl EgressSchedulerSpec {
                 return Err(bad(format!("class '{}' is named twice", class.name)));
             }
             algorithm.check(&[class.weight]).map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
+            if let Some(codel) = &class.codel {
+                codel.check().map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
+            }
         }
         // Names first, then prefixes for the flows no class names.
         let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];
@@ -190,6 +198,7 @@ impl EgressSchedulerSpec {
             queue_pkts: self.queue_pkts,
             wait: self.on_full == OnFull::Wait,
             scan_gap: std::time::Duration::from_secs_f64(self.scan_gap_us * 1e-6),
+            codel: self.classes.iter().map(|c| c.codel).collect(),
         };
         // Each worker's pool makes room for what can wait in the egress (see `EgressConfig::most_held`).
         let room = sluice_core::limits::MAX_POOL_BUFFERS / 2;

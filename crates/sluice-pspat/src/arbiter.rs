@@ -5,6 +5,7 @@
 //! has room up to that time, and hand them to the transmit side.
 
 use crate::active::{ActiveSet, Mark};
+use crate::codel::Aqm;
 use crate::entry::Entry;
 use crate::link::{Link, LinkClock};
 use crate::mailbox::{Consumer, Producer};
@@ -52,6 +53,8 @@ pub struct Arbiter<S> {
     link: LinkClock,
     /// Packets taken from one mailbox per scan, at most.
     drain_budget: usize,
+    /// CoDel on the classes that have it.
+    aqm: Aqm,
 }
 
 impl<S: Scheduler<u32>> Arbiter<S> {
@@ -61,8 +64,13 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     pub fn new(scheduler: S, link: Link, clients: usize, capacity: usize, drain_budget: usize) -> (Self, Vec<Client>) {
         let (producers, mailboxes): (Vec<_>, Vec<_>) = (0..clients).map(|_| crate::mailbox::mailbox(capacity)).unzip();
         let (active, marks) = ActiveSet::new(clients);
-        let arbiter = Self { mailboxes, active, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1) };
+        let arbiter = Self { mailboxes, active, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1), aqm: Aqm::new(&[], 0) };
         (arbiter, producers.into_iter().zip(marks).map(|(mailbox, mark)| Client { mailbox, mark }).collect())
+    }
+
+    /// The same, with CoDel on the classes `aqm` has it for.
+    pub fn with_aqm(self, aqm: Aqm) -> Self {
+        Self { aqm, ..self }
     }
 
     /// The algorithm (for its per-flow drops and queue lengths).
@@ -80,7 +88,7 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     /// link while it has room up to `now_ns`, each to `transmit`.
     pub fn scan(&mut self, now_ns: u64, transmit: &mut impl FnMut(Entry), drop: &mut impl FnMut(Entry)) -> Scan {
         let mut scan = Scan::default();
-        let Self { mailboxes, active, scheduler, drain_budget, .. } = self;
+        let Self { mailboxes, active, scheduler, drain_budget, aqm, .. } = self;
         scan.visited = active.visit(now_ns, |c| {
             let mailbox = &mut mailboxes[c];
             let before = scan.drained;
@@ -91,12 +99,23 @@ impl<S: Scheduler<u32>> Arbiter<S> {
                 if scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
                     scan.dropped += 1;
                     drop(e);
+                } else {
+                    aqm.queued(usize::from(e.flow), now_ns);
                 }
             }
             scan.drained > before
         });
         active.settle(now_ns, |c| mailboxes[c].has_next());
-        scan.sent = self.link.release(&mut self.scheduler, now_ns, transmit);
+        let aqm = &mut self.aqm;
+        let mut sends = |e: Entry| {
+            let sends = aqm.sends(usize::from(e.flow), now_ns);
+            if !sends {
+                scan.dropped += 1;
+                drop(e);
+            }
+            sends
+        };
+        scan.sent = self.link.release_through(&mut self.scheduler, now_ns, &mut sends, transmit);
         scan
     }
 }

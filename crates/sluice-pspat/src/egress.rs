@@ -18,6 +18,7 @@ use crate::entry::Entry;
 use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};
+use crate::codel::{Aqm, CoDelConfig};
 use crate::link::Link;
 use crate::retune::Retune;
 use crate::mailbox::{mailbox, Consumer, Producer};
@@ -49,6 +50,9 @@ pub struct EgressConfig {
     /// to back; see [`Pace::scan_gap`]). A pipeline with one worker, which
     /// is its own arbiter, decides at each of its rounds instead.
     pub scan_gap: std::time::Duration,
+    /// Per class, CoDel's settings where it runs CoDel (RFC 8289; `None`:
+    /// tail drop only). A class without an entry has none.
+    pub codel: Vec<Option<CoDelConfig>>,
 }
 
 impl EgressConfig {
@@ -190,6 +194,7 @@ impl ScheduledEgress {
         config.algorithm.check(&config.weights).map_err(|e| format!("scheduled egress: {e}"))?;
         let classes: Arc<[ClassCounters]> = config.weights.iter().map(|_| ClassCounters::default()).collect();
         let (arbiter, clients) = Arbiter::new(config.algorithm.build(&config.weights, config.queue_pkts), config.link, workers, OFFERS, 64);
+        let arbiter = arbiter.with_aqm(Aqm::new(&config.codel, config.queue_pkts));
         let (to_workers, from_arbiter): (Vec<_>, Vec<_>) = (0..workers).map(|_| mailbox(MAX_POOL_BUFFERS)).unzip();
         let clock = quanta::Clock::new();
         let origin = clock.raw();

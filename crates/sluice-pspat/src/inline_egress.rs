@@ -11,7 +11,9 @@ use std::collections::VecDeque;
 
 use sluice_core::{EgressKnobs, EgressLink, PacketId};
 
+use crate::codel::Aqm;
 use crate::egress::EgressConfig;
+use crate::entry::Entry;
 use crate::link::LinkClock;
 use crate::retune::Retune;
 use crate::sched::{AnyScheduler, Scheduler};
@@ -22,8 +24,9 @@ pub struct InlineEgress {
     link: LinkClock,
     clock: quanta::Clock,
     origin: u64,
-    /// Packets the last release put on the link, not yet handed to the worker.
-    released: VecDeque<PacketId>,
+    /// Packets the last release decided on (sent: true; dropped by CoDel:
+    /// false), not yet handed to the worker.
+    released: VecDeque<(PacketId, bool)>,
     /// Whether the worker has taken this release's last packet but not yet been told it was the last.
     releasing: bool,
     /// Per class, packets queued in the algorithm (pkt).
@@ -32,6 +35,8 @@ pub struct InlineEgress {
     wait_at: Option<usize>,
     /// Where the control plane's changes of the settings come in.
     retune: Retune,
+    /// CoDel on the classes that have it.
+    aqm: Aqm,
 }
 
 impl InlineEgress {
@@ -49,6 +54,7 @@ impl InlineEgress {
             queued: vec![0; config.weights.len()].into(),
             wait_at: config.wait.then_some(config.queue_pkts),
             retune: Retune::new(config.knobs(), config.algorithm, config.queue_pkts),
+            aqm: Aqm::new(&config.codel, config.queue_pkts),
         }
     }
 }
@@ -59,6 +65,9 @@ impl EgressLink for InlineEgress {
     fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
         let queued = self.scheduler.enqueue(usize::from(class), u32::from(len), id.0).is_ok();
         self.queued[usize::from(class)] += usize::from(queued);
+        if queued && self.aqm.runs_on(usize::from(class)) {
+            self.aqm.queued(usize::from(class), self.clock.delta_as_nanos(self.origin, self.clock.raw()));
+        }
         queued
     }
 
@@ -73,21 +82,25 @@ impl EgressLink for InlineEgress {
 
     /// The packets of one release, then `None`; the next call releases again.
     fn decision(&mut self) -> Option<(PacketId, bool)> {
-        if let Some(id) = self.released.pop_front() {
-            return Some((id, true));
+        if let Some(decided) = self.released.pop_front() {
+            return Some(decided);
         }
         if std::mem::take(&mut self.releasing) {
             return None;
         }
         self.retune.apply(&mut self.scheduler, &mut self.link);
         let now_ns = self.clock.delta_as_nanos(self.origin, self.clock.raw());
-        let (released, queued) = (&mut self.released, &mut self.queued);
-        self.link.release(&mut self.scheduler, now_ns, &mut |e| {
+        let (released, queued, aqm) = (&mut self.released, &mut self.queued, &mut self.aqm);
+        // Each packet the algorithm gives out is decided here, sent or dropped by CoDel.
+        let mut decide = |e: Entry| {
+            let sends = aqm.sends(usize::from(e.flow), now_ns);
             queued[usize::from(e.flow)] -= 1;
-            released.push_back(PacketId(e.id));
-        });
+            released.push_back((PacketId(e.id), sends));
+            sends
+        };
+        self.link.release_through(&mut self.scheduler, now_ns, &mut decide, &mut |_| {});
         self.releasing = !self.released.is_empty();
-        self.released.pop_front().map(|id| (id, true))
+        self.released.pop_front()
     }
 }
 
@@ -101,7 +114,7 @@ mod tests {
     fn new_weights_and_a_new_link_rate_take_effect_at_the_next_release() {
         let (clock, mock) = quanta::Clock::mock();
         // 8 Mbit/s: a 1000-byte packet a millisecond.
-        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO };
+        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO, codel: Vec::new() };
         let mut egress = InlineEgress::new(&config, clock);
         for i in 0..1000 {
             assert!(egress.offer(0, 1000, PacketId(i)) && egress.offer(1, 1000, PacketId(10_000 + i)));

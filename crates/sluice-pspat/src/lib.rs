@@ -11,6 +11,7 @@
 mod active;
 pub mod arbiter;
 pub mod arbiter_thread;
+pub mod codel;
 pub mod egress;
 pub mod entry;
 pub mod full_flag;

@@ -1,7 +1,8 @@
 //! The arbiter on a virtual clock: the link's rate, weighted shares under
 //! overload, every packet accounted for.
 
-use sluice_pspat::{Arbiter, Drr, Entry, Link, Scheduler, Wf2qPlus};
+use sluice_pspat::codel::{Aqm, CoDelConfig};
+use sluice_pspat::{Arbiter, Drr, Entry, Link, Priority, Scheduler, Wf2qPlus};
 
 const FRAME: u16 = 1500;
 
@@ -77,4 +78,31 @@ fn every_packet_offered_is_sent_dropped_or_still_queued() {
     // The link's 100 Mbit/s, over the 2 ms of offered load and the drain after.
     let wire_bytes = sent.iter().sum::<u64>() * 1024;
     assert!(wire_bytes as f64 <= 1e8 / 8.0 * t as f64 * 1e-9 + 1024.0, "{wire_bytes} bytes in {t} ns");
+}
+
+#[test]
+fn codel_keeps_a_class_s_queue_near_its_target_where_tail_drop_fills_it() {
+    // One flow of 1500-byte frames at 1 % over a 12 Mbit/s link (1 000
+    // frames a second, 1 010 offered), queue of 1 000: the sojourn time of
+    // the last packets sent after 8 s, without CoDel and with it (target 5 ms).
+    let run = |codel: Option<CoDelConfig>| {
+        let (arbiter, mut clients) = Arbiter::new(Priority::fifo(1, 1000), Link { bits_per_s: 12e6, overhead: 0 }, 1, 4096, 64);
+        let mut arbiter = arbiter.with_aqm(Aqm::new(&[codel], 1000));
+        let mut queued_at = std::collections::HashMap::new();
+        let (mut id, mut sojourn_ns, mut dropped) = (0u32, 0u64, 0u64);
+        for ms in 0..8_000u64 {
+            let now = ms * 1_000_000;
+            for _ in 0..(1 + u64::from(ms % 1000 == 0) * 10) {
+                assert!(clients[0].send(Entry { flow: 0, len: FRAME, id }));
+                queued_at.insert(id, now);
+                id += 1;
+            }
+            arbiter.scan(now, &mut |e| sojourn_ns = now - queued_at[&e.id], &mut |_| dropped += 1);
+        }
+        (sojourn_ns, dropped)
+    };
+    let (tail, tail_drops) = run(None);
+    let (codel, codel_drops) = run(Some(CoDelConfig::default()));
+    assert!(tail > 70_000_000 && tail_drops == 0, "tail drop: the queue grows by 10 frames a second: {tail} ns");
+    assert!(codel < 20_000_000 && codel_drops > 0, "CoDel: {codel} ns, {codel_drops} dropped");
 }

@@ -1,0 +1,385 @@
+//! CoDel (RFC 8289) on a class of the scheduled egress: at each of the
+//! class's packets the link is about to send, a verdict from how long it
+//! waited (its sojourn time). While the sojourn time has stayed above
+//! `target` for an `interval`, packets are dropped, ever more often (the
+//! control law: the next after `interval / √count`), until a packet
+//! waited less than `target` again. ([`Aqm`] keeps it for the classes
+//! that have it, beside the scheduler.)
+//!
+//! RFC 8289's pseudo-code drops a packet and dequeues the next from the
+//! same queue in one call. Here the scheduler chooses every packet, so
+//! the verdict is given a packet at a time: after a drop the class's next
+//! packet is judged as the pseudo-code judges the one it dequeues next.
+//! On entering the dropping state, the count starts where the last
+//! dropping state left it if that ended recently (Linux's variant, which
+//! the RFC's pseudo-code shows). The RFC's "bytes in the queue at most
+//! one MTU" is read as "at most one packet left in the class".
+
+use std::collections::VecDeque;
+
+/// CoDel's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoDelConfig {
+    /// The sojourn time it keeps the queue to (µs; RFC 8289: 5 ms).
+    #[serde(default = "default_target_us")]
+    pub target_us: u64,
+    /// How long the sojourn time may stay above the target before it acts,
+    /// and the control law's base (µs; RFC 8289: 100 ms).
+    #[serde(default = "default_interval_us")]
+    pub interval_us: u64,
+}
+
+fn default_target_us() -> u64 {
+    5_000
+}
+
+fn default_interval_us() -> u64 {
+    100_000
+}
+
+impl Default for CoDelConfig {
+    fn default() -> Self {
+        Self { target_us: default_target_us(), interval_us: default_interval_us() }
+    }
+}
+
+impl CoDelConfig {
+    /// Checks the settings; the error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        if self.target_us == 0 || self.interval_us == 0 {
+            return Err("codel: target_us and interval_us must be > 0".into());
+        }
+        if self.target_us >= self.interval_us {
+            return Err(format!("codel: target_us {} must be below interval_us {}", self.target_us, self.interval_us));
+        }
+        Ok(())
+    }
+}
+
+/// What becomes of a packet about to be sent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Sent.
+    Send,
+    /// Dropped.
+    Drop,
+}
+
+/// Where the pseudo-code's dequeue would be with the class's next packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// A fresh dequeue.
+    Fresh,
+    /// The packet after the drop that entered the dropping state: sent.
+    AfterEntry,
+    /// The packet after a drop inside the drop loop: the loop goes on with it.
+    InLoop,
+}
+
+/// One class's CoDel state.
+#[derive(Clone, Debug)]
+pub struct CoDel {
+    target_ns: u64,
+    interval_ns: u64,
+    /// When the sojourn time will have been above target for an interval (ns; 0: it is not above).
+    first_above_ns: u64,
+    /// When the next drop is due, while dropping (ns).
+    drop_next_ns: u64,
+    /// Drops (and marks) since entering the dropping state.
+    count: u32,
+    /// `count` when the last dropping state was entered.
+    last_count: u32,
+    dropping: bool,
+    next: Next,
+    /// Packets dropped (cumulative).
+    pub dropped: u64,
+}
+
+impl CoDel {
+    /// A class's CoDel under `config` (as [`CoDelConfig::check`] takes it).
+    pub fn new(config: &CoDelConfig) -> Self {
+        Self {
+            target_ns: config.target_us * 1_000,
+            interval_ns: config.interval_us * 1_000,
+            first_above_ns: 0,
+            drop_next_ns: 0,
+            count: 0,
+            last_count: 0,
+            dropping: false,
+            next: Next::Fresh,
+            dropped: 0,
+        }
+    }
+
+    /// The verdict on the class's packet about to be sent at `now_ns`,
+    /// which waited `sojourn_ns` and leaves `left` packets behind it.
+    pub fn verdict(&mut self, now_ns: u64, sojourn_ns: u64, left: usize) -> Verdict {
+        let ok_to_drop = self.ok_to_drop(now_ns, sojourn_ns, left);
+        match std::mem::replace(&mut self.next, Next::Fresh) {
+            Next::AfterEntry => Verdict::Send,
+            Next::InLoop if !ok_to_drop => {
+                self.dropping = false;
+                Verdict::Send
+            }
+            Next::InLoop => {
+                self.drop_next_ns = self.control_law(self.drop_next_ns);
+                self.drop_in_loop(now_ns)
+            }
+            Next::Fresh if self.dropping => {
+                if !ok_to_drop {
+                    self.dropping = false;
+                    return Verdict::Send;
+                }
+                self.drop_in_loop(now_ns)
+            }
+            Next::Fresh if ok_to_drop => self.enter_dropping(now_ns),
+            Next::Fresh => Verdict::Send,
+        }
+    }
+
+    /// The class's queue is empty (the pseudo-code's dequeue of nothing).
+    pub fn emptied(&mut self) {
+        self.first_above_ns = 0;
+        if self.next == Next::InLoop {
+            self.dropping = false;
+        }
+        self.next = Next::Fresh;
+    }
+
+    /// The pseudo-code's `dodequeue`: whether the sojourn time has been
+    /// above target for an interval.
+    fn ok_to_drop(&mut self, now_ns: u64, sojourn_ns: u64, left: usize) -> bool {
+        if sojourn_ns < self.target_ns || left <= 1 {
+            self.first_above_ns = 0;
+            return false;
+        }
+        if self.first_above_ns == 0 {
+            self.first_above_ns = now_ns + self.interval_ns;
+            return false;
+        }
+        now_ns >= self.first_above_ns
+    }
+
+    /// The drop loop's step while dropping: a drop if one is due.
+    fn drop_in_loop(&mut self, now_ns: u64) -> Verdict {
+        if now_ns < self.drop_next_ns {
+            return Verdict::Send;
+        }
+        self.count += 1;
+        self.dropped += 1;
+        self.next = Next::InLoop;
+        Verdict::Drop
+    }
+
+    /// Enters the dropping state with this packet dropped.
+    fn enter_dropping(&mut self, now_ns: u64) -> Verdict {
+        self.dropped += 1;
+        self.next = Next::AfterEntry;
+        self.dropping = true;
+        let delta = self.count.wrapping_sub(self.last_count);
+        self.count = if delta > 1 && now_ns.saturating_sub(self.drop_next_ns) < 16 * self.interval_ns { delta } else { 1 };
+        self.drop_next_ns = self.control_law(now_ns);
+        self.last_count = self.count;
+        Verdict::Drop
+    }
+
+    /// `t + interval / √count` (ns).
+    fn control_law(&self, t: u64) -> u64 {
+        t + (self.interval_ns as f64 / f64::from(self.count.max(1)).sqrt()) as u64
+    }
+}
+
+/// CoDel on the classes of a scheduled egress that have it, beside the
+/// scheduler: each such class's packets' arrival times, in its order
+/// (every algorithm keeps a class's packets first in, first out).
+pub struct Aqm {
+    classes: Vec<Option<(CoDel, VecDeque<u64>)>>,
+}
+
+impl Aqm {
+    /// Per class, CoDel under its settings, or none; each class queues up to `limit` packets.
+    pub fn new(configs: &[Option<CoDelConfig>], limit: usize) -> Self {
+        Self { classes: configs.iter().map(|c| c.as_ref().map(|c| (CoDel::new(c), VecDeque::with_capacity(limit)))).collect() }
+    }
+
+    /// Whether `class` runs CoDel.
+    #[inline]
+    pub fn runs_on(&self, class: usize) -> bool {
+        matches!(self.classes.get(class), Some(Some(_)))
+    }
+
+    /// A packet of `class` was queued at `now_ns`.
+    #[inline]
+    pub fn queued(&mut self, class: usize, now_ns: u64) {
+        if let Some(Some((_, times))) = self.classes.get_mut(class) {
+            times.push_back(now_ns);
+        }
+    }
+
+    /// Whether the packet of `class` the scheduler gives out at `now_ns`
+    /// goes on the link (else CoDel drops it).
+    #[inline]
+    pub fn sends(&mut self, class: usize, now_ns: u64) -> bool {
+        let Some(Some((codel, times))) = self.classes.get_mut(class) else { return true };
+        let queued_at = times.pop_front().unwrap_or(now_ns);
+        let verdict = codel.verdict(now_ns, now_ns.saturating_sub(queued_at), times.len());
+        if times.is_empty() {
+            codel.emptied();
+        }
+        verdict == Verdict::Send
+    }
+
+    /// Packets CoDel dropped from `class` so far.
+    pub fn dropped(&self, class: usize) -> u64 {
+        self.classes.get(class).and_then(Option::as_ref).map_or(0, |(c, _)| c.dropped)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::rngs::SmallRng;
+    use rand::{Rng, SeedableRng};
+
+    use super::*;
+
+    /// RFC 8289's pseudo-code (section 5), transcribed over a FIFO of
+    /// packets' arrival times (ns), with Linux's signed "now − drop_next <
+    /// 16 · interval".
+    struct Rfc8289 {
+        queue: VecDeque<u64>,
+        target: u64,
+        interval: u64,
+        first_above_time: u64,
+        drop_next: u64,
+        count: u32,
+        lastcount: u32,
+        dropping: bool,
+    }
+
+    impl Rfc8289 {
+        fn dodequeue(&mut self, now: u64) -> (Option<u64>, bool) {
+            let Some(p) = self.queue.pop_front() else {
+                self.first_above_time = 0;
+                return (None, false);
+            };
+            let sojourn_time = now - p;
+            if sojourn_time < self.target || self.queue.len() <= 1 {
+                self.first_above_time = 0;
+                return (Some(p), false);
+            }
+            if self.first_above_time == 0 {
+                self.first_above_time = now + self.interval;
+                return (Some(p), false);
+            }
+            (Some(p), now >= self.first_above_time)
+        }
+
+        fn control_law(&self, t: u64) -> u64 {
+            t + (self.interval as f64 / f64::from(self.count).sqrt()) as u64
+        }
+
+        /// One dequeue at `now`: the verdicts on the packets it took, in order.
+        fn dequeue(&mut self, now: u64, out: &mut Vec<Verdict>) {
+            let (mut p, mut ok_to_drop) = self.dodequeue(now);
+            if self.dropping {
+                if !ok_to_drop {
+                    self.dropping = false;
+                }
+                while now >= self.drop_next && self.dropping {
+                    if p.is_some() {
+                        out.push(Verdict::Drop);
+                    }
+                    self.count += 1;
+                    (p, ok_to_drop) = self.dodequeue(now);
+                    if !ok_to_drop {
+                        self.dropping = false;
+                    } else {
+                        self.drop_next = self.control_law(self.drop_next);
+                    }
+                }
+            } else if ok_to_drop {
+                out.push(Verdict::Drop);
+                (p, _) = self.dodequeue(now);
+                self.dropping = true;
+                let delta = self.count.wrapping_sub(self.lastcount);
+                self.count = 1;
+                if delta > 1 && (now as i64 - self.drop_next as i64) < 16 * self.interval as i64 {
+                    self.count = delta;
+                }
+                self.drop_next = self.control_law(now);
+                self.lastcount = self.count;
+            }
+            if p.is_some() {
+                out.push(Verdict::Send);
+            }
+        }
+    }
+
+    /// This module's CoDel, asked packet by packet at the same send
+    /// opportunities: the verdicts, in order.
+    fn ours(codel: &mut CoDel, queue: &mut VecDeque<u64>, now: u64, out: &mut Vec<Verdict>) {
+        loop {
+            let Some(arrived) = queue.pop_front() else {
+                codel.emptied();
+                return;
+            };
+            let verdict = codel.verdict(now, now - arrived, queue.len());
+            out.push(verdict);
+            if queue.is_empty() {
+                codel.emptied();
+            }
+            if verdict != Verdict::Drop {
+                return;
+            }
+        }
+    }
+
+    #[test]
+    fn its_verdicts_are_rfc_8289s_on_a_queue_that_builds_and_drains() {
+        let config = CoDelConfig { target_us: 5_000, interval_us: 100_000 };
+        for seed in 0..20 {
+            let mut rng = SmallRng::seed_from_u64(seed);
+            let mut rfc = Rfc8289 { queue: VecDeque::new(), target: 5_000_000, interval: 100_000_000, first_above_time: 0, drop_next: 0, count: 0, lastcount: 0, dropping: false };
+            let (mut codel, mut queue) = (CoDel::new(&config), VecDeque::new());
+            let (mut theirs, mut mine) = (Vec::new(), Vec::new());
+            // A link of 1 000 pkt/s fed in phases of over- and underload.
+            let service_ns = 1_000_000;
+            let mut now = 0;
+            for phase in 0..12 {
+                let per_ms: f64 = if phase % 3 == 2 { 0.3 } else { rng.gen_range(1.05..2.5) };
+                for _ in 0..rng.gen_range(200..1500) {
+                    now += service_ns;
+                    let mut arrivals = per_ms.floor() as usize + usize::from(rng.gen_bool(per_ms.fract()));
+                    while arrivals > 0 {
+                        let packet = now - rng.gen_range(0..service_ns);
+                        rfc.queue.push_back(packet);
+                        queue.push_back(packet);
+                        arrivals -= 1;
+                    }
+                    rfc.dequeue(now, &mut theirs);
+                    ours(&mut codel, &mut queue, now, &mut mine);
+                }
+            }
+            assert_eq!(mine, theirs, "seed {seed}");
+            let drops = mine.iter().filter(|&&v| v == Verdict::Drop).count() as u64;
+            assert!(drops > 50, "seed {seed}: the overloads are controlled ({drops} drops)");
+            assert_eq!(codel.dropped, drops);
+        }
+    }
+
+    #[test]
+    fn a_short_burst_or_a_queue_of_one_is_left_alone() {
+        let mut codel = CoDel::new(&CoDelConfig::default());
+        // 50 ms above target is less than the interval: no drop.
+        for ms in 0..50 {
+            assert_eq!(codel.verdict(ms * 1_000_000, 20_000_000, 10), Verdict::Send);
+        }
+        codel.emptied();
+        // Above target for a second, but one packet left each time: no drop.
+        for ms in 0..1000 {
+            assert_eq!(codel.verdict(ms * 1_000_000, 20_000_000, 1), Verdict::Send);
+        }
+        assert_eq!(CoDelConfig { target_us: 100_000, ..CoDelConfig::default() }.check().unwrap_err(), "codel: target_us 100000 must be below interval_us 100000");
+    }
+}
