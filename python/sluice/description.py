@@ -349,6 +349,7 @@ class CoDelConfigJson(TypedDict, total=False):
 
     target_us: int
     interval_us: int
+    ecn: bool
 
 
 class InterfaceJson(TypedDict, total=False):
@@ -458,6 +459,7 @@ class CoDelConfigDefaults:
 
     target_us: Final[int] = 5000
     interval_us: Final[int] = 100000
+    ecn: Final[bool] = True
 
 
 class EgressSchedulerDefaults:

@@ -186,6 +186,8 @@ class ModuleTotalsJson(TypedDict, total=False):
     `down_dropped`: Packets dropped because the module's worker was down (pkt).
     `egress_dropped`: Egresses only: packets their port's transmit ring or their
         class of the scheduled link had no room for (pkt).
+    `ecn_marked`: Packets it sent marked congestion experienced by its class's
+        queue management (an egress; pkt).
     `missed`: Sources only: arrivals lost at a full receive queue, never
         generated (pkt).
     `created`: Packets the NF made (copies of its input, see
@@ -212,6 +214,7 @@ class ModuleTotalsJson(TypedDict, total=False):
     queue_dropped: Required[int]
     down_dropped: Required[int]
     egress_dropped: Required[int]
+    ecn_marked: Required[int]
     missed: Required[int]
     created: Required[int]
     delivered: Required[int]

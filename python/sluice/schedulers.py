@@ -41,10 +41,13 @@ class CoDelConfig:
     `target_us`: The sojourn time it keeps the queue to (µs; RFC 8289: 5 ms).
     `interval_us`: How long the sojourn time may stay above the target before it
         acts, and the control law's base (µs; RFC 8289: 100 ms).
+    `ecn`: Mark ECN-capable packets congestion experienced instead of dropping
+        them (RFC 3168).
     """
 
     target_us: int = 5000
     interval_us: int = 100000
+    ecn: bool = True
 
 
 @dataclass(frozen=True)

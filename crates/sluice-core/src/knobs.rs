@@ -147,10 +147,10 @@ mod tests {
     struct Knobbed(EgressKnobs);
 
     impl EgressLink for Knobbed {
-        fn offer(&mut self, _: u16, _: u16, _: PacketId) -> bool {
+        fn offer(&mut self, _: u16, _: u16, _: PacketId, _: bool) -> bool {
             false
         }
-        fn decision(&mut self) -> Option<(PacketId, bool)> {
+        fn decision(&mut self) -> Option<(PacketId, crate::nf::Decision)> {
             None
         }
         fn knobs(&self) -> Option<EgressKnobs> {

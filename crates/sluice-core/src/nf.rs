@@ -419,18 +419,36 @@ pub trait PacketSink: Send {
     fn read_counters(&self, _into: &mut NfCounters) {}
 }
 
+/// What a scheduled link decided for a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decision {
+    /// It went onto the link.
+    Sent,
+    /// It went onto the link marked congestion experienced (its ECN field: RFC 3168).
+    Marked,
+    /// Its class's queue was full, or its queue management dropped it.
+    Dropped,
+}
+
 /// A worker's way onto a scheduled link (see `sluice-pspat`): a scheduler
 /// on another thread decides when each packet goes, by class; the packets
 /// stay in the worker's pool meanwhile, and the worker delivers or drops
 /// each one when its decision comes back.
 pub trait EgressLink: Send {
-    /// Offers packet `id` of `len` bytes to class `class`; false when the
-    /// scheduler cannot take it now (the walker drops it, counted).
-    fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool;
+    /// Offers packet `id` of `len` bytes to class `class`, ECN-capable
+    /// when `ect` (see [`Self::marks_ecn`]); false when the scheduler
+    /// cannot take it now (the walker drops it, counted).
+    fn offer(&mut self, class: u16, len: u16, id: PacketId, ect: bool) -> bool;
 
-    /// The next decision: a packet and whether it went onto the link
-    /// (else its class's queue was full: dropped).
-    fn decision(&mut self) -> Option<(PacketId, bool)>;
+    /// The next decision: a packet and what became of it.
+    fn decision(&mut self) -> Option<(PacketId, Decision)>;
+
+    /// Whether a class may mark packets congestion experienced rather
+    /// than drop them (its queue management does, RFC 3168): the walker
+    /// then says which packets it offers are ECN-capable.
+    fn marks_ecn(&self) -> bool {
+        false
+    }
 
     /// Packets class `class` takes from this worker now without refusing
     /// any (pkt): where the link makes sources wait rather than drop, the

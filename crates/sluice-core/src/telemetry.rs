@@ -41,6 +41,9 @@ pub struct ModuleCounters {
     /// Egresses only: packets their port's transmit ring or their class
     /// of the scheduled link had no room for (pkt).
     pub egress_dropped: u64,
+    /// Packets it sent marked congestion experienced by its class's
+    /// queue management (an egress; pkt).
+    pub ecn_marked: u64,
     /// Sources only: arrivals lost at a full receive queue, never generated (pkt).
     pub missed: u64,
     /// Packets the NF made (copies of its input, see [`NfContext::copy_packet`](crate::NfContext::copy_packet)) (pkt).

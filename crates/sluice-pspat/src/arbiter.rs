@@ -5,8 +5,8 @@
 //! has room up to that time, and hand them to the transmit side.
 
 use crate::active::{ActiveSet, Mark};
-use crate::codel::Aqm;
-use crate::entry::Entry;
+use crate::codel::{Aqm, Verdict};
+use crate::entry::{Entry, ECN};
 use crate::link::{Link, LinkClock};
 use crate::mailbox::{Consumer, Producer};
 use crate::sched::Scheduler;
@@ -95,27 +95,29 @@ impl<S: Scheduler<u32>> Arbiter<S> {
             for _ in 0..*drain_budget {
                 let Some(word) = mailbox.pop() else { break };
                 let e = Entry::unpack(word);
+                let (ect, e) = (e.flow & ECN != 0, Entry { flow: e.flow & !ECN, ..e });
                 scan.drained += 1;
                 if scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
                     scan.dropped += 1;
                     drop(e);
                 } else {
-                    aqm.queued(usize::from(e.flow), now_ns);
+                    aqm.queued(usize::from(e.flow), now_ns, ect);
                 }
             }
             scan.drained > before
         });
         active.settle(now_ns, |c| mailboxes[c].has_next());
         let aqm = &mut self.aqm;
-        let mut sends = |e: Entry| {
-            let sends = aqm.sends(usize::from(e.flow), now_ns);
-            if !sends {
+        let mut judge = |e: Entry| match aqm.verdict(usize::from(e.flow), now_ns) {
+            Verdict::Send => Some(e),
+            Verdict::Mark => Some(Entry { flow: e.flow | ECN, ..e }),
+            Verdict::Drop => {
                 scan.dropped += 1;
                 drop(e);
+                None
             }
-            sends
         };
-        scan.sent = self.link.release_through(&mut self.scheduler, now_ns, &mut sends, transmit);
+        scan.sent = self.link.release_through(&mut self.scheduler, now_ns, &mut judge, transmit);
         scan
     }
 }

@@ -1,9 +1,11 @@
 //! CoDel (RFC 8289) on a class of the scheduled egress: at each of the
 //! class's packets the link is about to send, a verdict from how long it
 //! waited (its sojourn time). While the sojourn time has stayed above
-//! `target` for an `interval`, packets are dropped, ever more often (the
-//! control law: the next after `interval / √count`), until a packet
-//! waited less than `target` again. ([`Aqm`] keeps it for the classes
+//! `target` for an `interval`, packets are dropped (or, where they are
+//! ECN-capable and `ecn` is on, marked congestion experienced: RFC 3168,
+//! as Linux's codel marks), ever more often (the control law: the next
+//! after `interval / √count`), until a packet waited less than `target`
+//! again. ([`Aqm`] keeps it for the classes
 //! that have it, beside the scheduler.)
 //!
 //! RFC 8289's pseudo-code drops a packet and dequeues the next from the
@@ -28,6 +30,9 @@ pub struct CoDelConfig {
     /// and the control law's base (µs; RFC 8289: 100 ms).
     #[serde(default = "default_interval_us")]
     pub interval_us: u64,
+    /// Mark ECN-capable packets congestion experienced instead of dropping them (RFC 3168).
+    #[serde(default = "default_ecn")]
+    pub ecn: bool,
 }
 
 fn default_target_us() -> u64 {
@@ -38,9 +43,13 @@ fn default_interval_us() -> u64 {
     100_000
 }
 
+fn default_ecn() -> bool {
+    true
+}
+
 impl Default for CoDelConfig {
     fn default() -> Self {
-        Self { target_us: default_target_us(), interval_us: default_interval_us() }
+        Self { target_us: default_target_us(), interval_us: default_interval_us(), ecn: default_ecn() }
     }
 }
 
@@ -62,6 +71,8 @@ impl CoDelConfig {
 pub enum Verdict {
     /// Sent.
     Send,
+    /// Sent, marked congestion experienced.
+    Mark,
     /// Dropped.
     Drop,
 }
@@ -82,6 +93,7 @@ enum Next {
 pub struct CoDel {
     target_ns: u64,
     interval_ns: u64,
+    ecn: bool,
     /// When the sojourn time will have been above target for an interval (ns; 0: it is not above).
     first_above_ns: u64,
     /// When the next drop is due, while dropping (ns).
@@ -94,6 +106,8 @@ pub struct CoDel {
     next: Next,
     /// Packets dropped (cumulative).
     pub dropped: u64,
+    /// Packets marked (cumulative).
+    pub marked: u64,
 }
 
 impl CoDel {
@@ -102,6 +116,7 @@ impl CoDel {
         Self {
             target_ns: config.target_us * 1_000,
             interval_ns: config.interval_us * 1_000,
+            ecn: config.ecn,
             first_above_ns: 0,
             drop_next_ns: 0,
             count: 0,
@@ -109,12 +124,14 @@ impl CoDel {
             dropping: false,
             next: Next::Fresh,
             dropped: 0,
+            marked: 0,
         }
     }
 
     /// The verdict on the class's packet about to be sent at `now_ns`,
-    /// which waited `sojourn_ns` and leaves `left` packets behind it.
-    pub fn verdict(&mut self, now_ns: u64, sojourn_ns: u64, left: usize) -> Verdict {
+    /// which waited `sojourn_ns`, leaves `left` packets behind it, and is
+    /// ECN-capable when `ect`.
+    pub fn verdict(&mut self, now_ns: u64, sojourn_ns: u64, left: usize, ect: bool) -> Verdict {
         let ok_to_drop = self.ok_to_drop(now_ns, sojourn_ns, left);
         match std::mem::replace(&mut self.next, Next::Fresh) {
             Next::AfterEntry => Verdict::Send,
@@ -124,16 +141,16 @@ impl CoDel {
             }
             Next::InLoop => {
                 self.drop_next_ns = self.control_law(self.drop_next_ns);
-                self.drop_in_loop(now_ns)
+                self.drop_in_loop(now_ns, ect)
             }
             Next::Fresh if self.dropping => {
                 if !ok_to_drop {
                     self.dropping = false;
                     return Verdict::Send;
                 }
-                self.drop_in_loop(now_ns)
+                self.drop_in_loop(now_ns, ect)
             }
-            Next::Fresh if ok_to_drop => self.enter_dropping(now_ns),
+            Next::Fresh if ok_to_drop => self.enter_dropping(now_ns, ect),
             Next::Fresh => Verdict::Send,
         }
     }
@@ -161,27 +178,39 @@ impl CoDel {
         now_ns >= self.first_above_ns
     }
 
-    /// The drop loop's step while dropping: a drop if one is due.
-    fn drop_in_loop(&mut self, now_ns: u64) -> Verdict {
+    /// The drop loop's step while dropping: a drop (or mark) if one is due.
+    fn drop_in_loop(&mut self, now_ns: u64, ect: bool) -> Verdict {
         if now_ns < self.drop_next_ns {
             return Verdict::Send;
         }
         self.count += 1;
+        if self.ecn && ect {
+            // Marked and sent: the loop ends with it, the next drop scheduled.
+            self.marked += 1;
+            self.drop_next_ns = self.control_law(self.drop_next_ns);
+            return Verdict::Mark;
+        }
         self.dropped += 1;
         self.next = Next::InLoop;
         Verdict::Drop
     }
 
-    /// Enters the dropping state with this packet dropped.
-    fn enter_dropping(&mut self, now_ns: u64) -> Verdict {
-        self.dropped += 1;
-        self.next = Next::AfterEntry;
+    /// Enters the dropping state with this packet dropped (or marked).
+    fn enter_dropping(&mut self, now_ns: u64, ect: bool) -> Verdict {
+        let verdict = if self.ecn && ect {
+            self.marked += 1;
+            Verdict::Mark
+        } else {
+            self.dropped += 1;
+            self.next = Next::AfterEntry;
+            Verdict::Drop
+        };
         self.dropping = true;
         let delta = self.count.wrapping_sub(self.last_count);
         self.count = if delta > 1 && now_ns.saturating_sub(self.drop_next_ns) < 16 * self.interval_ns { delta } else { 1 };
         self.drop_next_ns = self.control_law(now_ns);
         self.last_count = self.count;
-        Verdict::Drop
+        verdict
     }
 
     /// `t + interval / √count` (ns).
@@ -191,11 +220,15 @@ impl CoDel {
 }
 
 /// CoDel on the classes of a scheduled egress that have it, beside the
-/// scheduler: each such class's packets' arrival times, in its order
-/// (every algorithm keeps a class's packets first in, first out).
+/// scheduler: each such class's packets' arrival times and whether each
+/// is ECN-capable, in its order (every algorithm keeps a class's packets
+/// first in, first out).
 pub struct Aqm {
-    classes: Vec<Option<(CoDel, VecDeque<u64>)>>,
+    classes: Vec<Option<(CoDel, VecDeque<Queued>)>>,
 }
+
+/// A queued packet as CoDel sees it: when it was queued (ns) and whether it is ECN-capable.
+type Queued = (u64, bool);
 
 impl Aqm {
     /// Per class, CoDel under its settings, or none; each class queues up to `limit` packets.
@@ -209,30 +242,29 @@ impl Aqm {
         matches!(self.classes.get(class), Some(Some(_)))
     }
 
-    /// A packet of `class` was queued at `now_ns`.
+    /// Whether a class may mark packets rather than drop them.
+    pub fn marks_ecn(&self) -> bool {
+        self.classes.iter().flatten().any(|(c, _)| c.ecn)
+    }
+
+    /// A packet of `class`, ECN-capable when `ect`, was queued at `now_ns`.
     #[inline]
-    pub fn queued(&mut self, class: usize, now_ns: u64) {
+    pub fn queued(&mut self, class: usize, now_ns: u64, ect: bool) {
         if let Some(Some((_, times))) = self.classes.get_mut(class) {
-            times.push_back(now_ns);
+            times.push_back((now_ns, ect));
         }
     }
 
-    /// Whether the packet of `class` the scheduler gives out at `now_ns`
-    /// goes on the link (else CoDel drops it).
+    /// The verdict on the packet of `class` the scheduler gives out at `now_ns`.
     #[inline]
-    pub fn sends(&mut self, class: usize, now_ns: u64) -> bool {
-        let Some(Some((codel, times))) = self.classes.get_mut(class) else { return true };
-        let queued_at = times.pop_front().unwrap_or(now_ns);
-        let verdict = codel.verdict(now_ns, now_ns.saturating_sub(queued_at), times.len());
+    pub fn verdict(&mut self, class: usize, now_ns: u64) -> Verdict {
+        let Some(Some((codel, times))) = self.classes.get_mut(class) else { return Verdict::Send };
+        let (queued_at, ect) = times.pop_front().unwrap_or((now_ns, false));
+        let verdict = codel.verdict(now_ns, now_ns.saturating_sub(queued_at), times.len(), ect);
         if times.is_empty() {
             codel.emptied();
         }
-        verdict == Verdict::Send
-    }
-
-    /// Packets CoDel dropped from `class` so far.
-    pub fn dropped(&self, class: usize) -> u64 {
-        self.classes.get(class).and_then(Option::as_ref).map_or(0, |(c, _)| c.dropped)
+        verdict
     }
 }
 
@@ -244,10 +276,11 @@ mod tests {
     use super::*;
 
     /// RFC 8289's pseudo-code (section 5), transcribed over a FIFO of
-    /// packets' arrival times (ns), with Linux's signed "now − drop_next <
-    /// 16 · interval".
+    /// (arrival ns, ECN-capable) packets, with Linux's ECN marking (a
+    /// packet marked is sent, and ends the drop loop) and its signed
+    /// "now − drop_next < 16 · interval".
     struct Rfc8289 {
-        queue: VecDeque<u64>,
+        queue: VecDeque<(u64, bool)>,
         target: u64,
         interval: u64,
         first_above_time: u64,
@@ -258,12 +291,12 @@ mod tests {
     }
 
     impl Rfc8289 {
-        fn dodequeue(&mut self, now: u64) -> (Option<u64>, bool) {
+        fn dodequeue(&mut self, now: u64) -> (Option<(u64, bool)>, bool) {
             let Some(p) = self.queue.pop_front() else {
                 self.first_above_time = 0;
                 return (None, false);
             };
-            let sojourn_time = now - p;
+            let sojourn_time = now - p.0;
             if sojourn_time < self.target || self.queue.len() <= 1 {
                 self.first_above_time = 0;
                 return (Some(p), false);
@@ -287,10 +320,15 @@ mod tests {
                     self.dropping = false;
                 }
                 while now >= self.drop_next && self.dropping {
+                    self.count += 1;
+                    if p.is_some_and(|p| p.1) {
+                        out.push(Verdict::Mark);
+                        self.drop_next = self.control_law(self.drop_next);
+                        return;
+                    }
                     if p.is_some() {
                         out.push(Verdict::Drop);
                     }
-                    self.count += 1;
                     (p, ok_to_drop) = self.dodequeue(now);
                     if !ok_to_drop {
                         self.dropping = false;
@@ -299,8 +337,13 @@ mod tests {
                     }
                 }
             } else if ok_to_drop {
-                out.push(Verdict::Drop);
-                (p, _) = self.dodequeue(now);
+                if p.is_some_and(|p| p.1) {
+                    out.push(Verdict::Mark);
+                    p = None;
+                } else {
+                    out.push(Verdict::Drop);
+                    (p, _) = self.dodequeue(now);
+                }
                 self.dropping = true;
                 let delta = self.count.wrapping_sub(self.lastcount);
                 self.count = 1;
@@ -318,13 +361,13 @@ mod tests {
 
     /// This module's CoDel, asked packet by packet at the same send
     /// opportunities: the verdicts, in order.
-    fn ours(codel: &mut CoDel, queue: &mut VecDeque<u64>, now: u64, out: &mut Vec<Verdict>) {
+    fn ours(codel: &mut CoDel, queue: &mut VecDeque<(u64, bool)>, now: u64, out: &mut Vec<Verdict>) {
         loop {
-            let Some(arrived) = queue.pop_front() else {
+            let Some((arrived, ect)) = queue.pop_front() else {
                 codel.emptied();
                 return;
             };
-            let verdict = codel.verdict(now, now - arrived, queue.len());
+            let verdict = codel.verdict(now, now - arrived, queue.len(), ect);
             out.push(verdict);
             if queue.is_empty() {
                 codel.emptied();
@@ -337,14 +380,15 @@ mod tests {
 
     #[test]
     fn its_verdicts_are_rfc_8289s_on_a_queue_that_builds_and_drains() {
-        let config = CoDelConfig { target_us: 5_000, interval_us: 100_000 };
+        let config = CoDelConfig { target_us: 5_000, interval_us: 100_000, ecn: true };
         for seed in 0..20 {
             let mut rng = SmallRng::seed_from_u64(seed);
             let mut rfc = Rfc8289 { queue: VecDeque::new(), target: 5_000_000, interval: 100_000_000, first_above_time: 0, drop_next: 0, count: 0, lastcount: 0, dropping: false };
             let (mut codel, mut queue) = (CoDel::new(&config), VecDeque::new());
             let (mut theirs, mut mine) = (Vec::new(), Vec::new());
-            // A link of 1 000 pkt/s fed in phases of over- and underload.
+            // A link of 1 000 pkt/s fed in phases of over- and underload; a quarter of the packets ECN-capable.
             let service_ns = 1_000_000;
+            let ect_share = if seed % 2 == 0 { 0.0 } else { 0.25 };
             let mut now = 0;
             for phase in 0..12 {
                 let per_ms: f64 = if phase % 3 == 2 { 0.3 } else { rng.gen_range(1.05..2.5) };
@@ -352,7 +396,7 @@ mod tests {
                     now += service_ns;
                     let mut arrivals = per_ms.floor() as usize + usize::from(rng.gen_bool(per_ms.fract()));
                     while arrivals > 0 {
-                        let packet = now - rng.gen_range(0..service_ns);
+                        let packet = (now - rng.gen_range(0..service_ns), rng.gen_bool(ect_share));
                         rfc.queue.push_back(packet);
                         queue.push_back(packet);
                         arrivals -= 1;
@@ -363,22 +407,24 @@ mod tests {
             }
             assert_eq!(mine, theirs, "seed {seed}");
             let drops = mine.iter().filter(|&&v| v == Verdict::Drop).count() as u64;
+            let marks = mine.iter().filter(|&&v| v == Verdict::Mark).count() as u64;
             assert!(drops > 50, "seed {seed}: the overloads are controlled ({drops} drops)");
-            assert_eq!(codel.dropped, drops);
+            assert_eq!((codel.dropped, codel.marked), (drops, marks));
+            assert_eq!(marks > 0, ect_share > 0.0, "seed {seed}: ECN-capable packets are marked, not dropped");
         }
     }
 
     #[test]
     fn a_short_burst_or_a_queue_of_one_is_left_alone() {
-        let mut codel = CoDel::new(&CoDelConfig::default());
+        let mut codel = CoDel::new(&CoDelConfig { ecn: false, ..CoDelConfig::default() });
         // 50 ms above target is less than the interval: no drop.
         for ms in 0..50 {
-            assert_eq!(codel.verdict(ms * 1_000_000, 20_000_000, 10), Verdict::Send);
+            assert_eq!(codel.verdict(ms * 1_000_000, 20_000_000, 10, true), Verdict::Send);
         }
         codel.emptied();
         // Above target for a second, but one packet left each time: no drop.
         for ms in 0..1000 {
-            assert_eq!(codel.verdict(ms * 1_000_000, 20_000_000, 1), Verdict::Send);
+            assert_eq!(codel.verdict(ms * 1_000_000, 20_000_000, 1, true), Verdict::Send);
         }
         assert_eq!(CoDelConfig { target_us: 100_000, ..CoDelConfig::default() }.check().unwrap_err(), "codel: target_us 100000 must be below interval_us 100000");
     }

@@ -11,10 +11,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sluice_core::limits::MAX_POOL_BUFFERS;
-use sluice_core::{EgressKnobs, EgressLink, EgressSettings, PacketId};
+use sluice_core::{Decision, EgressKnobs, EgressLink, EgressSettings, PacketId};
 
 use crate::arbiter::{Arbiter, Client};
-use crate::entry::Entry;
+use crate::entry::{Entry, ECN};
 use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};
@@ -111,7 +111,8 @@ impl Decisions {
 
 impl Dispatch for Decisions {
     fn transmit(&mut self, e: Entry, _now_ns: u64) {
-        let c = &self.classes[usize::from(e.flow)];
+        // The flow's ECN bit (marked) goes back with the decision.
+        let c = &self.classes[usize::from(e.flow & !ECN)];
         // One writer (this thread): a load and a store are enough.
         c.sent_pkts.store(c.sent_pkts.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
         c.sent_bytes.store(c.sent_bytes.load(Ordering::Relaxed) + u64::from(e.len), Ordering::Relaxed);
@@ -140,29 +141,40 @@ pub struct WorkerEgress {
     share: Option<usize>,
     /// The egress's settings (the arbiter takes their changes).
     knobs: EgressKnobs,
+    /// Whether a class marks ECN-capable packets (see [`EgressLink::marks_ecn`]).
+    marks_ecn: bool,
 }
 
 impl EgressLink for WorkerEgress {
     #[inline]
-    fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
+    fn offer(&mut self, class: u16, len: u16, id: PacketId, ect: bool) -> bool {
         debug_assert!(id.0 < 1 << HANDLE_BITS, "{id:?} does not fit the handle bits");
         let c = &self.classes[usize::from(class)];
         if c.full.is_set() {
             c.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let sent = self.offers.send(Entry { flow: class, len, id: id.0 | self.tag });
+        let sent = self.offers.send(Entry { flow: if ect { class | ECN } else { class }, len, id: id.0 | self.tag });
         self.outstanding[usize::from(class)] += usize::from(sent);
         sent
     }
 
     #[inline]
-    fn decision(&mut self) -> Option<(PacketId, bool)> {
+    fn decision(&mut self) -> Option<(PacketId, Decision)> {
         self.decisions.pop().map(|word| {
             let e = Entry::unpack(word);
-            self.outstanding[usize::from(e.flow)] -= 1;
-            (PacketId(e.id), e.len == 1)
+            self.outstanding[usize::from(e.flow & !ECN)] -= 1;
+            let decision = match (e.len == 1, e.flow & ECN != 0) {
+                (false, _) => Decision::Dropped,
+                (true, false) => Decision::Sent,
+                (true, true) => Decision::Marked,
+            };
+            (PacketId(e.id), decision)
         })
+    }
+
+    fn marks_ecn(&self) -> bool {
+        self.marks_ecn
     }
 
     #[inline]
@@ -219,6 +231,7 @@ impl ScheduledEgress {
                 outstanding: vec![0; config.weights.len()].into(),
                 share: config.wait.then(|| config.share(workers)),
                 knobs: knobs.clone(),
+                marks_ecn: config.codel.iter().flatten().any(|c| c.ecn),
             })
             .collect();
         Ok((Self { thread: Some(thread), classes }, ends))

@@ -12,6 +12,11 @@ pub struct Entry {
     pub id: u32,
 }
 
+/// The flow's top bit: in an offer, the packet is ECN-capable; in a
+/// decision or a release, it is marked congestion experienced (classes
+/// are below it).
+pub const ECN: u16 = 1 << 15;
+
 impl Entry {
     /// The word a mailbox carries (never 0: the handle is stored plus one,
     /// so handles go up to `u32::MAX − 1`).

@@ -9,9 +9,9 @@
 
 use std::collections::VecDeque;
 
-use sluice_core::{EgressKnobs, EgressLink, PacketId};
+use sluice_core::{Decision, EgressKnobs, EgressLink, PacketId};
 
-use crate::codel::Aqm;
+use crate::codel::{Aqm, Verdict};
 use crate::egress::EgressConfig;
 use crate::entry::Entry;
 use crate::link::LinkClock;
@@ -24,9 +24,9 @@ pub struct InlineEgress {
     link: LinkClock,
     clock: quanta::Clock,
     origin: u64,
-    /// Packets the last release decided on (sent: true; dropped by CoDel:
-    /// false), not yet handed to the worker.
-    released: VecDeque<(PacketId, bool)>,
+    /// Packets the last release decided on (sent, marked, or dropped by
+    /// CoDel), not yet handed to the worker.
+    released: VecDeque<(PacketId, Decision)>,
     /// Whether the worker has taken this release's last packet but not yet been told it was the last.
     releasing: bool,
     /// Per class, packets queued in the algorithm (pkt).
@@ -62,11 +62,11 @@ impl InlineEgress {
 impl EgressLink for InlineEgress {
     /// Queues the packet in its class; false (the walker drops it, counted) when the class's queue is full.
     #[inline]
-    fn offer(&mut self, class: u16, len: u16, id: PacketId) -> bool {
+    fn offer(&mut self, class: u16, len: u16, id: PacketId, ect: bool) -> bool {
         let queued = self.scheduler.enqueue(usize::from(class), u32::from(len), id.0).is_ok();
         self.queued[usize::from(class)] += usize::from(queued);
         if queued && self.aqm.runs_on(usize::from(class)) {
-            self.aqm.queued(usize::from(class), self.clock.delta_as_nanos(self.origin, self.clock.raw()));
+            self.aqm.queued(usize::from(class), self.clock.delta_as_nanos(self.origin, self.clock.raw()), ect);
         }
         queued
     }
@@ -80,8 +80,12 @@ impl EgressLink for InlineEgress {
         Some(self.retune.knobs().clone())
     }
 
+    fn marks_ecn(&self) -> bool {
+        self.aqm.marks_ecn()
+    }
+
     /// The packets of one release, then `None`; the next call releases again.
-    fn decision(&mut self) -> Option<(PacketId, bool)> {
+    fn decision(&mut self) -> Option<(PacketId, Decision)> {
         if let Some(decided) = self.released.pop_front() {
             return Some(decided);
         }
@@ -93,10 +97,14 @@ impl EgressLink for InlineEgress {
         let (released, queued, aqm) = (&mut self.released, &mut self.queued, &mut self.aqm);
         // Each packet the algorithm gives out is decided here, sent or dropped by CoDel.
         let mut decide = |e: Entry| {
-            let sends = aqm.sends(usize::from(e.flow), now_ns);
             queued[usize::from(e.flow)] -= 1;
-            released.push_back((PacketId(e.id), sends));
-            sends
+            let (decision, sent) = match aqm.verdict(usize::from(e.flow), now_ns) {
+                Verdict::Send => (Decision::Sent, Some(e)),
+                Verdict::Mark => (Decision::Marked, Some(e)),
+                Verdict::Drop => (Decision::Dropped, None),
+            };
+            released.push_back((PacketId(e.id), decision));
+            sent
         };
         self.link.release_through(&mut self.scheduler, now_ns, &mut decide, &mut |_| {});
         self.releasing = !self.released.is_empty();
@@ -117,14 +125,14 @@ mod tests {
         let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO, codel: Vec::new() };
         let mut egress = InlineEgress::new(&config, clock);
         for i in 0..1000 {
-            assert!(egress.offer(0, 1000, PacketId(i)) && egress.offer(1, 1000, PacketId(10_000 + i)));
+            assert!(egress.offer(0, 1000, PacketId(i), false) && egress.offer(1, 1000, PacketId(10_000 + i), false));
         }
         // Packets of each class one release (after `ms` ms) sends.
         let release = |egress: &mut InlineEgress, ms: u64| {
             mock.increment(ms * 1_000_000);
             let mut sent = [0usize; 2];
-            while let Some((id, on_link)) = egress.decision() {
-                assert!(on_link);
+            while let Some((id, decision)) = egress.decision() {
+                assert_eq!(decision, Decision::Sent);
                 sent[usize::from(id.0 >= 10_000)] += 1;
             }
             sent

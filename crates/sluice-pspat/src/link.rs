@@ -51,14 +51,15 @@ impl LinkClock {
     /// `now_ns`, each to `transmit`; returns how many (pkt).
     #[inline]
     pub fn release<S: Scheduler<u32>>(&mut self, scheduler: &mut S, now_ns: u64, transmit: &mut impl FnMut(Entry)) -> u64 {
-        self.release_through(scheduler, now_ns, &mut |_| true, transmit)
+        self.release_through(scheduler, now_ns, &mut Some, transmit)
     }
 
     /// [`Self::release`], each packet the algorithm gives out first put to
-    /// `sends` (an active queue management's verdict): one it keeps off
-    /// the link (it dropped it) takes none of the link's time.
+    /// `judge` (an active queue management's verdict), which gives back
+    /// what goes on the link (marked, maybe): one it keeps off the link
+    /// (it dropped it) takes none of the link's time.
     #[inline]
-    pub fn release_through<S: Scheduler<u32>>(&mut self, scheduler: &mut S, now_ns: u64, sends: &mut impl FnMut(Entry) -> bool, transmit: &mut impl FnMut(Entry)) -> u64 {
+    pub fn release_through<S: Scheduler<u32>>(&mut self, scheduler: &mut S, now_ns: u64, judge: &mut impl FnMut(Entry) -> Option<Entry>, transmit: &mut impl FnMut(Entry)) -> u64 {
         // A link that went idle starts again now: idle time is no credit.
         // A busy one that fell behind the releases catches up: their
         // spacing is no loss of the link's time either.
@@ -70,10 +71,7 @@ impl LinkClock {
         // A packet goes out whenever the link has sent the ones before it by now.
         while self.busy_until_ps <= now_ps {
             let Some((flow, len, id)) = scheduler.dequeue() else { break };
-            let entry = Entry { flow: flow as u16, len: len as u16, id };
-            if !sends(entry) {
-                continue;
-            }
+            let Some(entry) = judge(Entry { flow: flow as u16, len: len as u16, id }) else { continue };
             self.busy_until_ps += u64::from(len + self.overhead) * self.ps_per_byte;
             sent += 1;
             transmit(entry);

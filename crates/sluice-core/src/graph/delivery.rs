@@ -17,10 +17,11 @@
 //! (one ring kick a run); what the port's ring refuses is dropped, counted.
 
 use super::{Kind, Output, WorkerGraph};
-use crate::nf::{free_dropped, PacketSink};
+use crate::nf::{free_dropped, Decision, PacketSink};
 use crate::packet::{PacketId, NO_FLOW};
 use crate::pool::PacketPool;
 use crate::telemetry::{DelaySampling, FlowRecorder};
+use crate::wire::ip_of_mut;
 
 /// Packets the scheduled link sent that are put on a port together (pkt).
 const SEND_RUN: usize = 64;
@@ -245,9 +246,13 @@ impl WorkerGraph {
         // A run of packets the link sent for one flow, sent on together.
         let mut run = [PacketId(0); SEND_RUN];
         let (mut run_len, mut run_flow) = (0, None);
-        while let Some((id, sent)) = self.links.egress.as_mut().and_then(|link| link.decision()) {
+        while let Some((id, decision)) = self.links.egress.as_mut().and_then(|link| link.decision()) {
             let tag = self.pool.meta(id).flow;
             let flow = (tag != NO_FLOW).then_some(tag as usize);
+            let sent = decision != Decision::Dropped;
+            if decision == Decision::Marked {
+                self.mark_ce(id, flow);
+            }
             if run_len > 0 && (!sent || flow != run_flow || run_len == SEND_RUN) {
                 self.send_on(run_flow, &run[..run_len], &mut read);
                 run_len = 0;
@@ -269,6 +274,19 @@ impl WorkerGraph {
             self.send_on(run_flow, &run[..run_len], &mut read);
         }
         decided
+    }
+
+    /// Marks packet `id`, of `flow`, congestion experienced, as its class's
+    /// queue management decided (it was offered as ECN-capable), counted
+    /// at the flow's egress.
+    #[cold]
+    fn mark_ce(&mut self, id: PacketId, flow: Option<usize>) {
+        if let Ok(mut ip) = ip_of_mut(self.pool.data_mut(id)) {
+            ip.set_ce();
+        }
+        if let Some(v) = flow.and_then(|f| self.links.egress_node[f]) {
+            self.nodes[v].counters.ecn_marked += 1;
+        }
     }
 
     /// Puts packets of `flow` the scheduled link sent onto their egress's

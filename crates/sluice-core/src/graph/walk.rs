@@ -24,6 +24,7 @@ use crate::model::ModuleId;
 use crate::nf::{free_dropped, EgressLink, NetworkFunction, NfContext, NfTally, Outputs};
 use crate::packet::NO_FLOW;
 use crate::stride::Stride;
+use crate::wire::ip_of;
 use crate::telemetry::{DelaySampling, ModuleCounters};
 use crate::trace::Way;
 use crate::watch::Watch;
@@ -414,11 +415,13 @@ fn recipient(ends: Ends, v: usize, egress_node: &[Option<usize>]) -> Recipient<'
 #[inline(never)]
 fn offer(to: Recipient<'_>, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
     let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
+    let marks_ecn = link.marks_ecn();
     let mut refused = 0;
     for &id in batch.as_slice() {
         claim_for_egress(env.ctx.pool, env.ctx.flows, to, id);
         let len = env.ctx.pool.meta(id).len;
-        if !link.offer(class, len, id) {
+        let ect = marks_ecn && ip_of(env.ctx.pool.data(id)).is_ok_and(|ip| ip.ecn() != 0);
+        if !link.offer(class, len, id, ect) {
             free_dropped(env.ctx.pool, env.ctx.flows, id);
             refused += 1;
         }

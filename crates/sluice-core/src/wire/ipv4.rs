@@ -64,6 +64,12 @@ impl<T: AsRef<[u8]>> Header<T> {
         self.b()[TOS] >> 2
     }
 
+    /// The ECN field (the TOS byte's lower two bits; RFC 3168: 0 not
+    /// ECN-capable, 1 and 2 ECN-capable, 3 congestion experienced).
+    pub fn ecn(&self) -> u8 {
+        self.b()[TOS] & 0b11
+    }
+
     /// Time to live.
     pub fn ttl(&self) -> u8 {
         self.b()[TTL]
@@ -176,6 +182,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         debug_assert!(dscp < 64, "DSCP {dscp} has more than six bits");
         let old = u16::from_be_bytes([self.b()[TOS - 1], self.b()[TOS]]);
         self.m()[TOS] = dscp << 2 | (self.b()[TOS] & 0b11);
+        let new = u16::from_be_bytes([self.b()[TOS - 1], self.b()[TOS]]);
+        let c = checksum::update(self.checksum(), old, new);
+        self.set_checksum(c);
+    }
+
+    /// Marks it congestion experienced (ECN field 3), updating the checksum incrementally.
+    pub fn set_ce(&mut self) {
+        let old = u16::from_be_bytes([self.b()[TOS - 1], self.b()[TOS]]);
+        self.m()[TOS] |= 0b11;
         let new = u16::from_be_bytes([self.b()[TOS - 1], self.b()[TOS]]);
         let c = checksum::update(self.checksum(), old, new);
         self.set_checksum(c);
@@ -332,6 +347,21 @@ mod tests {
             Header::new_checked(&mut left[..]).unwrap().fill_upper_checksum();
             assert_eq!(left, packet);
         }
+    }
+
+    /// Congestion experienced is set in the ECN field alone, the checksum
+    /// kept valid.
+    #[test]
+    fn an_ect_packet_marked_ce_keeps_its_dscp_and_a_valid_checksum() {
+        let mut udp = Vec::new();
+        etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [20, 0, 1, 1], 64).udp(5000, 53).write(&mut udp, b"x").unwrap();
+        udp[1] = 46 << 2 | 0b10; // EF, ECT(0)
+        Header::new_checked(&mut udp[..]).unwrap().fill_checksum();
+        let mut h = Header::new_checked(&mut udp[..]).unwrap();
+        assert_eq!((h.dscp(), h.ecn()), (46, 0b10));
+        h.set_ce();
+        assert_eq!((h.dscp(), h.ecn()), (46, 0b11));
+        assert!(h.checksum_ok());
     }
 
     /// What a stack that leaves its checksum to the NIC writes (the

@@ -64,6 +64,11 @@ impl<T: AsRef<[u8]>> Header<T> {
         (self.word(VER_TC_FLOW) >> 20) as u8
     }
 
+    /// The ECN field (the traffic class's lower two bits, as IPv4's).
+    pub fn ecn(&self) -> u8 {
+        self.traffic_class() & 0b11
+    }
+
     /// Differentiated services code point (the traffic class's upper six bits).
     pub fn dscp(&self) -> u8 {
         self.traffic_class() >> 2
@@ -199,6 +204,12 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     pub fn set_dscp(&mut self, dscp: u8) {
         debug_assert!(dscp < 64, "DSCP {dscp} has more than six bits");
         let word = self.word(VER_TC_FLOW) & !(0x3f << 22) | (dscp as u32) << 22;
+        self.m()[VER_TC_FLOW..VER_TC_FLOW + 4].copy_from_slice(&word.to_be_bytes());
+    }
+
+    /// Marks it congestion experienced (ECN field 3).
+    pub fn set_ce(&mut self) {
+        let word = self.word(VER_TC_FLOW) | 0b11 << 20;
         self.m()[VER_TC_FLOW..VER_TC_FLOW + 4].copy_from_slice(&word.to_be_bytes());
     }
 

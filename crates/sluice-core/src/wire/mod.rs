@@ -158,6 +158,14 @@ impl<T: AsRef<[u8]>> Ip<T> {
         }
     }
 
+    /// The ECN field (RFC 3168: 0 not ECN-capable, 1 and 2 ECN-capable, 3 congestion experienced).
+    pub fn ecn(&self) -> u8 {
+        match self {
+            Ip::V4(h) => h.ecn(),
+            Ip::V6(h) => h.ecn(),
+        }
+    }
+
     /// The upper-layer protocol and its bytes (past IPv6's extension
     /// headers; see [`ipv6::Header::upper`] for fragments).
     pub fn upper(&self) -> Result<(u8, &[u8]), Malformed> {
@@ -208,6 +216,14 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ip<T> {
         match self {
             Ip::V4(h) => h.set_dscp(dscp),
             Ip::V6(h) => h.set_dscp(dscp),
+        }
+    }
+
+    /// Marks it congestion experienced (IPv4's checksum updated).
+    pub fn set_ce(&mut self) {
+        match self {
+            Ip::V4(h) => h.set_ce(),
+            Ip::V6(h) => h.set_ce(),
         }
     }
 }

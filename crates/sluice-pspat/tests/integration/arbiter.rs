@@ -2,6 +2,7 @@
 //! overload, every packet accounted for.
 
 use sluice_pspat::codel::{Aqm, CoDelConfig};
+use sluice_pspat::entry::ECN;
 use sluice_pspat::{Arbiter, Drr, Entry, Link, Priority, Scheduler, Wf2qPlus};
 
 const FRAME: u16 = 1500;
@@ -85,24 +86,35 @@ fn codel_keeps_a_class_s_queue_near_its_target_where_tail_drop_fills_it() {
     // One flow of 1500-byte frames at 1 % over a 12 Mbit/s link (1 000
     // frames a second, 1 010 offered), queue of 1 000: the sojourn time of
     // the last packets sent after 8 s, without CoDel and with it (target 5 ms).
-    let run = |codel: Option<CoDelConfig>| {
+    let run = |codel: Option<CoDelConfig>, ect: bool| {
         let (arbiter, mut clients) = Arbiter::new(Priority::fifo(1, 1000), Link { bits_per_s: 12e6, overhead: 0 }, 1, 4096, 64);
         let mut arbiter = arbiter.with_aqm(Aqm::new(&[codel], 1000));
         let mut queued_at = std::collections::HashMap::new();
-        let (mut id, mut sojourn_ns, mut dropped) = (0u32, 0u64, 0u64);
+        let (mut id, mut sojourn_ns, mut dropped, mut marked) = (0u32, 0u64, 0u64, 0u64);
         for ms in 0..8_000u64 {
             let now = ms * 1_000_000;
             for _ in 0..(1 + u64::from(ms % 1000 == 0) * 10) {
-                assert!(clients[0].send(Entry { flow: 0, len: FRAME, id }));
+                assert!(clients[0].send(Entry { flow: if ect { ECN } else { 0 }, len: FRAME, id }));
                 queued_at.insert(id, now);
                 id += 1;
             }
-            arbiter.scan(now, &mut |e| sojourn_ns = now - queued_at[&e.id], &mut |_| dropped += 1);
+            let mut sent = |e: Entry| {
+                sojourn_ns = now - queued_at[&e.id];
+                marked += u64::from(e.flow & ECN != 0);
+            };
+            arbiter.scan(now, &mut sent, &mut |_| dropped += 1);
         }
-        (sojourn_ns, dropped)
+        (sojourn_ns, dropped, marked)
     };
-    let (tail, tail_drops) = run(None);
-    let (codel, codel_drops) = run(Some(CoDelConfig::default()));
+    let (tail, tail_drops, _) = run(None, false);
+    let (codel, codel_drops, none_marked) = run(Some(CoDelConfig::default()), false);
     assert!(tail > 70_000_000 && tail_drops == 0, "tail drop: the queue grows by 10 frames a second: {tail} ns");
-    assert!(codel < 20_000_000 && codel_drops > 0, "CoDel: {codel} ns, {codel_drops} dropped");
+    assert!(codel < 20_000_000 && codel_drops > 0 && none_marked == 0, "CoDel: {codel} ns, {codel_drops} dropped");
+    // ECN-capable packets are marked instead of dropped. A marked packet
+    // still takes its turn on the link: these senders, which do not slow
+    // down when marked (as TCP does), keep the queue as long as tail drop's.
+    let (ecn, ecn_drops, marks) = run(Some(CoDelConfig::default()), true);
+    assert!(ecn > 70_000_000 && ecn_drops == 0 && marks > codel_drops, "ECN: {ecn} ns, {marks} marked, {ecn_drops} dropped");
+    let (_, not_asked, unmarked) = run(Some(CoDelConfig { ecn: false, ..CoDelConfig::default() }), true);
+    assert!(not_asked > 0 && unmarked == 0, "ECN off: dropped, not marked");
 }

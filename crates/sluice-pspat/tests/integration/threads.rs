@@ -112,7 +112,7 @@ fn an_idle_arbiter_sleeps_and_wakes_for_the_next_packet() {
 
 #[test]
 fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_packet() {
-    use sluice_core::{EgressLink, PacketId};
+    use sluice_core::{Decision, EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Queues of 4 behind a 1 Mbit/s link: class 0 fills at once.
     let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false, scan_gap: Duration::ZERO, codel: Vec::new() };
@@ -122,19 +122,19 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut id = 0u32;
     while id < 2000 && Instant::now() < deadline {
-        if !link.offer(0, 1000, PacketId(id)) {
+        if !link.offer(0, 1000, PacketId(id), false) {
             refused_at_offer += 1;
         }
         id += 1;
         while let Some((_, was_sent)) = link.decision() {
-            if was_sent { sent += 1 } else { dropped += 1 }
+            if was_sent == Decision::Sent { sent += 1 } else { dropped += 1 }
         }
         std::thread::sleep(Duration::from_micros(20));
     }
     // Let the link send what the queue still holds.
     while Instant::now() < deadline && sent + dropped + refused_at_offer < u64::from(id) {
         while let Some((_, was_sent)) = link.decision() {
-            if was_sent { sent += 1 } else { dropped += 1 }
+            if was_sent == Decision::Sent { sent += 1 } else { dropped += 1 }
         }
         std::thread::sleep(Duration::from_millis(1));
     }
@@ -147,7 +147,7 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
 
 #[test]
 fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
-    use sluice_core::{EgressLink, PacketId};
+    use sluice_core::{Decision, EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Two classes kept backlogged behind 8 Mbit/s: 1000 packets a second of 1000 bytes.
     let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 512, wait: false, scan_gap: Duration::ZERO, codel: Vec::new() };
@@ -161,12 +161,12 @@ fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
         let end = Instant::now() + Duration::from_millis(ms);
         while Instant::now() < end {
             for class in 0..2u16 {
-                if link.room(class) > 0 && link.offer(class, 1000, PacketId(id | u32::from(class) << 23)) {
+                if link.room(class) > 0 && link.offer(class, 1000, PacketId(id | u32::from(class) << 23), false) {
                     id = (id + 1) % (1 << 22);
                 }
             }
             while let Some((p, on_link)) = link.decision() {
-                sent[usize::from(p.0 >> 23 & 1 == 1)] += u64::from(on_link);
+                sent[usize::from(p.0 >> 23 & 1 == 1)] += u64::from(on_link == Decision::Sent);
             }
             std::thread::sleep(Duration::from_micros(200));
         }
