@@ -15,7 +15,7 @@ from sluice import _core
 from sluice import Bypass, Pipeline, RandomSplit, Stream
 from sluice.nf import Lpm, Reframer, TtlDecrement
 from sluice.pipelines import l2l3, rc
-from sluice.schedulers import CoDelConfig
+from sluice.schedulers import CoDelConfig, FqCoDelConfig
 from sluice.run_params import RunParams
 from sluice.traffic import Template
 
@@ -403,6 +403,32 @@ def test_codel_keeps_an_overloaded_class_near_its_target_delay_where_tail_drop_f
     with pytest.raises(ValueError, match="codel: target_us 5000 must be below interval_us 5000"):
         p = small()
         p.schedule_egress("fifo", 1e6, {"all": (1, ["f"])}, codel={"all": CoDelConfig(interval_us=5000)})
+        p.validate()
+
+
+def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flow_of_its_class() -> None:
+    # The bulk flow above and a sparse one (100 pkt/s to another address)
+    # in one class, for 10 s: under CoDel the sparse flow waits as long as
+    # the bulk one (near the 5 ms target), under FQ-CoDel only for the
+    # frame on the link.
+    def last_period(**management: dict[str, Any]) -> dict[str, Any]:
+        p = Pipeline("aqm")
+        src = p.source("src", [Stream(Template(dst_ip="20.0.1.1"), flow="bulk", rate_pps=15_030), Stream(Template(dst_ip="20.0.2.1"), flow="sparse", rate_pps=100)])
+        p.chain(src, p.sink("out"))
+        p.flow("bulk", ["src", "out"])
+        p.flow("sparse", ["src", "out"])
+        p.schedule_egress("fifo", 10e6, {"all": (1, ["bulk", "sparse"])}, queue_pkts=1000, **management)
+        r = p.run("null", periods=100, period_ms=100, backend="sim")
+        assert r.summary["accounted"], r.summary
+        last: dict[str, Any] = r.periods[-1]["flows"]
+        return last
+    codel, fq = last_period(codel={"all": CoDelConfig()}), last_period(fq_codel={"all": FqCoDelConfig()})
+    assert 3_000 < codel["sparse"]["p50_us"] < 10_000 and codel["bulk"]["p99_us"] < 10_000 and codel["bulk"]["dropped"] > 0, codel
+    assert fq["sparse"]["p99_us"] < 1_000 and fq["sparse"]["dropped"] == 0, fq
+    assert fq["bulk"]["p99_us"] < 10_000 and fq["bulk"]["dropped"] > 0, fq
+    with pytest.raises(ValueError, match="class 'all': codel and fq_codel: a class has one of them, not both"):
+        p = small()
+        p.schedule_egress("fifo", 1e6, {"all": (1, ["f"])}, codel={"all": CoDelConfig()}, fq_codel={"all": FqCoDelConfig()})
         p.validate()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final, Optional, Required, TypedDict, Union
 
-__all__ = ["SCHEDULER_MODE_VALUES", "POLL_KIND_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "NfJson", "PipelineJson", "ModuleJson", "SourceJson", "SyntheticJson", "StreamJson", "TemplateJson", "GtpuJson", "PcapJson", "FlowRuleJson", "FiveTupleJson", "PortJson", "RingJson", "PcapTapJson", "SinkJson", "EdgeJson", "FlowJson", "SchedulerJson", "PollSettingsJson", "OutageJson", "EgressSchedulerJson", "EgressClassJson", "CoDelConfigJson", "InterfaceJson", "NeighborJson", "NeighborTableJson", "IcmpSettingsJson", "TemplateDefaults", "StreamDefaults", "SyntheticDefaults", "FiveTupleDefaults", "RingDefaults", "EdgeDefaults", "SchedulerDefaults", "PollSettingsDefaults", "CoDelConfigDefaults", "EgressSchedulerDefaults", "NeighborTableDefaults", "IcmpSettingsDefaults", "PipelineDefaults"]
+__all__ = ["SCHEDULER_MODE_VALUES", "POLL_KIND_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "NfJson", "PipelineJson", "ModuleJson", "SourceJson", "SyntheticJson", "StreamJson", "TemplateJson", "GtpuJson", "PcapJson", "FlowRuleJson", "FiveTupleJson", "PortJson", "RingJson", "PcapTapJson", "SinkJson", "EdgeJson", "FlowJson", "SchedulerJson", "PollSettingsJson", "OutageJson", "EgressSchedulerJson", "EgressClassJson", "CoDelConfigJson", "FqCoDelConfigJson", "InterfaceJson", "NeighborJson", "NeighborTableJson", "IcmpSettingsJson", "TemplateDefaults", "StreamDefaults", "SyntheticDefaults", "FiveTupleDefaults", "RingDefaults", "EdgeDefaults", "SchedulerDefaults", "PollSettingsDefaults", "CoDelConfigDefaults", "FqCoDelConfigDefaults", "EgressSchedulerDefaults", "NeighborTableDefaults", "IcmpSettingsDefaults", "PipelineDefaults"]
 
 
 #: The names of `SchedulerMode`.
@@ -342,6 +342,7 @@ class EgressClassJson(TypedDict, total=False):
     weight: Required[int]
     flows: Required[list[str]]
     codel: Optional[CoDelConfigJson]
+    fq_codel: Optional[FqCoDelConfigJson]
 
 
 class CoDelConfigJson(TypedDict, total=False):
@@ -350,6 +351,14 @@ class CoDelConfigJson(TypedDict, total=False):
     target_us: int
     interval_us: int
     ecn: bool
+
+
+class FqCoDelConfigJson(TypedDict, total=False):
+    """The JSON form of `sluice.schedulers.FqCoDelConfig`, which says what each field means."""
+
+    flows: int
+    quantum_bytes: int
+    codel: CoDelConfigJson
 
 
 class InterfaceJson(TypedDict, total=False):
@@ -460,6 +469,13 @@ class CoDelConfigDefaults:
     target_us: Final[int] = 5000
     interval_us: Final[int] = 100000
     ecn: Final[bool] = True
+
+
+class FqCoDelConfigDefaults:
+    """The defaults of `FqCoDelConfigJson`'s fields that are numbers, flags or names."""
+
+    flows: Final[int] = 1024
+    quantum_bytes: Final[int] = 1514
 
 
 class EgressSchedulerDefaults:

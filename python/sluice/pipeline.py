@@ -32,7 +32,7 @@ from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.poll_model import with_default_model
 from sluice.result import RunResult
 from sluice.run_params import RunParams
-from sluice.schedulers import CoDelConfig, EgressClass, EgressScheduler, Scheduler
+from sluice.schedulers import CoDelConfig, EgressClass, EgressScheduler, FqCoDelConfig, Scheduler
 from sluice.traffic import Stream, Template, readable_capture
 
 
@@ -410,7 +410,8 @@ class Pipeline:
     def schedule_egress(self, algorithm: str, link_bits_per_s: float, classes: dict[str, tuple[int, list[str]]], *,
                         queue_pkts: int = EgressScheduler.queue_pkts, overhead_bytes: int = EgressScheduler.overhead_bytes,
                         on_full: str = EgressScheduler.on_full, scan_gap_us: float = EgressScheduler.scan_gap_us,
-                        codel: Optional[dict[str, CoDelConfig]] = None) -> None:
+                        codel: Optional[dict[str, CoDelConfig]] = None,
+                        fq_codel: Optional[dict[str, FqCoDelConfig]] = None) -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
         arbiter thread, `algorithm` "fifo", "priority" (a class's weight is
@@ -427,12 +428,15 @@ class Pipeline:
         the workers' mailboxes at most every `scan_gap_us` (PSPAT's Δ_A; 0:
         back to back), which a packet may wait more (one worker is its own
         arbiter and decides at each round). The classes `codel` names keep
-        their queues short with CoDel (RFC 8289) under its settings.
-        Runs on the engine, and on the simulator with one worker."""
-        codel = codel or {}
-        if unknown := set(codel) - set(classes):
-            raise ValueError(f"codel: no class named {sorted(unknown)[0]!r}")
-        members = tuple(EgressClass(name, weight, tuple(flows), codel.get(name)) for name, (weight, flows) in classes.items())
+        their queues short with CoDel (RFC 8289) under its settings; those
+        `fq_codel` names queue their flows apart, each kept short by its own
+        CoDel (FQ-CoDel, RFC 8290). Runs on the engine, and on the simulator
+        with one worker."""
+        codel, fq_codel = codel or {}, fq_codel or {}
+        for name, managed in (("codel", codel), ("fq_codel", fq_codel)):
+            if unknown := set(managed) - set(classes):
+                raise ValueError(f"{name}: no class named {sorted(unknown)[0]!r}")
+        members = tuple(EgressClass(name, weight, tuple(flows), codel.get(name), fq_codel.get(name)) for name, (weight, flows) in classes.items())
         self.egress_scheduler = EgressScheduler(algorithm, link_bits_per_s, members, overhead_bytes, queue_pkts, on_full, scan_gap_us).spec()
 
     def send(self, port: str, seconds: float) -> SentJson:

@@ -12,7 +12,7 @@ from typing import ClassVar, Optional, Sequence, cast
 from sluice.checked import Part
 from sluice.description import SCHEDULER_MODE_VALUES, SchedulerJson, EGRESS_ALGORITHM_VALUES, ON_FULL_VALUES, EgressSchedulerJson
 
-__all__ = ["SCHEDULER_MODE_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "EgressClass", "CoDelConfig", "Scheduler", "EgressScheduler"]
+__all__ = ["SCHEDULER_MODE_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "EgressClass", "CoDelConfig", "FqCoDelConfig", "Scheduler", "EgressScheduler"]
 
 
 @dataclass(frozen=True)
@@ -26,12 +26,16 @@ class EgressClass:
     `codel`: Keep its queue short with CoDel (RFC 8289): drop packets that
         waited too long, ever more often while they do (absent: tail drop at
         `queue_pkts` only).
+    `fq_codel`: Queue its flows apart, in deficit round robin, each kept short
+        with its own CoDel (FQ-CoDel, RFC 8290): a sparse flow waits behind no
+        bulk one (absent: one queue; not with `codel`).
     """
 
     name: str
     weight: int
     flows: Sequence[str]
     codel: Optional[CoDelConfig] = None
+    fq_codel: Optional[FqCoDelConfig] = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,22 @@ class CoDelConfig:
     target_us: int = 5000
     interval_us: int = 100000
     ecn: bool = True
+
+
+@dataclass(frozen=True)
+class FqCoDelConfig:
+    """FQ-CoDel's settings.
+
+    `flows`: Flow queues; a flow's 5-tuple hash picks one (RFC 8290, Linux:
+        1024).
+    `quantum_bytes`: Bytes a queue may send per round (RFC 8290, Linux: 1514, an
+        Ethernet frame).
+    `codel`: Each queue's CoDel.
+    """
+
+    flows: int = 1024
+    quantum_bytes: int = 1514
+    codel: CoDelConfig = CoDelConfig()
 
 
 @dataclass(frozen=True)

@@ -147,7 +147,7 @@ mod tests {
     struct Knobbed(EgressKnobs);
 
     impl EgressLink for Knobbed {
-        fn offer(&mut self, _: u16, _: u16, _: PacketId, _: bool) -> bool {
+        fn offer(&mut self, _: u16, _: u16, _: PacketId, _: crate::Offered) -> bool {
             false
         }
         fn decision(&mut self) -> Option<(PacketId, crate::nf::Decision)> {

@@ -45,7 +45,7 @@ pub use poll::PollPolicy;
 pub use schedule::Schedule;
 pub use knobs::Knobs;
 pub use model::{Flow, FlowId, Model, ModelBuilder, ModuleDecl, ModuleId, Profile, Role};
-pub use nf::{keep_or_drop, Decision, EgressLink, ModuleCode, LiveHandle, NetworkFunction, NfContext, Outputs, PacketSink, PacketSource, RateKnobs};
+pub use nf::{keep_or_drop, Decision, EgressLink, LinkReads, ModuleCode, LiveHandle, NetworkFunction, NfContext, Offered, Outputs, PacketSink, PacketSource, RateKnobs};
 pub use packet::{PacketId, PacketMeta, NO_FLOW};
 pub use pool::PacketPool;
 pub use wiring::{wire, WorkerWiring};

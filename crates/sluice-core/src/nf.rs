@@ -430,24 +430,42 @@ pub enum Decision {
     Dropped,
 }
 
+/// What a scheduled link reads of the packets offered to it (see [`EgressLink::reads`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkReads {
+    /// Whether each is ECN-capable: a class may mark packets congestion
+    /// experienced rather than drop them (RFC 3168).
+    pub ecn: bool,
+    /// The hash of its 5-tuple: a class queues its flows apart (FQ-CoDel).
+    pub flow: bool,
+}
+
+/// What the walker read of a packet it offers, as [`EgressLink::reads`] asked (else zero).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Offered {
+    /// Its IP header says it is ECN-capable (ECT(0), ECT(1) or CE).
+    pub ect: bool,
+    /// Its 5-tuple's hash ([`crate::wire::five_tuple::FiveTuple::hash`], seed 0; 0 where it has none).
+    pub flow_hash: u32,
+}
+
 /// A worker's way onto a scheduled link (see `sluice-pspat`): a scheduler
 /// on another thread decides when each packet goes, by class; the packets
 /// stay in the worker's pool meanwhile, and the worker delivers or drops
 /// each one when its decision comes back.
 pub trait EgressLink: Send {
-    /// Offers packet `id` of `len` bytes to class `class`, ECN-capable
-    /// when `ect` (see [`Self::marks_ecn`]); false when the scheduler
+    /// Offers packet `id` of `len` bytes to class `class`, with what the
+    /// walker read of it (see [`Self::reads`]); false when the scheduler
     /// cannot take it now (the walker drops it, counted).
-    fn offer(&mut self, class: u16, len: u16, id: PacketId, ect: bool) -> bool;
+    fn offer(&mut self, class: u16, len: u16, id: PacketId, seen: Offered) -> bool;
 
     /// The next decision: a packet and what became of it.
     fn decision(&mut self) -> Option<(PacketId, Decision)>;
 
-    /// Whether a class may mark packets congestion experienced rather
-    /// than drop them (its queue management does, RFC 3168): the walker
-    /// then says which packets it offers are ECN-capable.
-    fn marks_ecn(&self) -> bool {
-        false
+    /// What the link's queue management reads of each packet offered: the
+    /// walker reads that much of its headers, and no more.
+    fn reads(&self) -> LinkReads {
+        LinkReads::default()
     }
 
     /// Packets class `class` takes from this worker now without refusing

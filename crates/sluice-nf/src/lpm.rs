@@ -18,7 +18,7 @@ use sluice_core::wire::{ip_of, Ip, IpPrefix};
 
 use crate::icmp_error::{self, ErrorSource, IcmpError};
 use crate::interfaces::Interfaces;
-use crate::multipath::{flow_hash, PathSet};
+use crate::multipath::PathSet;
 
 pub use crate::lpm4::{LiveRoutes, LpmTable};
 pub use crate::route_rules::MAX_GATE;
@@ -138,7 +138,7 @@ impl NetworkFunction for Lpm {
                         _ => 0,
                     };
                     // The label (20 bits) above the seed's low bits it is folded into.
-                    FiveTuple::of_ip(ip).map(|t| flow_hash(&t, *hash_seed ^ label << 40))
+                    FiveTuple::of_ip(ip).map(|t| t.hash(*hash_seed ^ label << 40))
                 }).unwrap_or(0);
             }
             last = match ip {

@@ -11,6 +11,8 @@
 //! one only the buckets it wins; each path holds a share of the buckets
 //! close to its share of the weights.
 
+use sluice_core::wire::five_tuple::mix;
+#[cfg(test)]
 use sluice_core::wire::five_tuple::FiveTuple;
 
 /// Buckets of a set of paths (a power of two: a flow hash's low bits pick
@@ -48,30 +50,13 @@ impl PathSet {
         Ok(Self { buckets })
     }
 
-    /// The gate of the flow of hash `flow_hash` (see [`flow_hash`]).
+    /// The gate of the flow of hash `flow_hash` (see [`FiveTuple::hash`](sluice_core::wire::five_tuple::FiveTuple::hash)).
     #[inline]
     pub fn gate(&self, flow_hash: u64) -> u16 {
         self.buckets[flow_hash as usize & (BUCKETS - 1)]
     }
 }
 
-/// The hash of a flow's 5-tuple under `seed` (routers in a row given
-/// different seeds split a flow set differently, not all alike): each
-/// word multiplied in, one full mix at the end.
-#[inline]
-pub fn flow_hash(t: &FiveTuple, seed: u64) -> u64 {
-    let ports = u64::from(t.proto) << 32 | u64::from(t.sport) << 16 | u64::from(t.dport);
-    let words = [t.src as u64, (t.src >> 64) as u64, t.dst as u64, (t.dst >> 64) as u64, ports];
-    mix(words.iter().fold(seed, |h, &word| (h ^ word).wrapping_mul(0x9e37_79b9_7f4a_7c15).rotate_left(31)))
-}
-
-/// SplitMix64's finaliser: every bit of `x` moves every bit of the result.
-#[inline]
-fn mix(mut x: u64) -> u64 {
-    x = (x ^ (x >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    x = (x ^ (x >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    x ^ (x >> 31)
-}
 
 /// `x`'s top 53 bits as a number in (0, 1).
 fn unit(x: u64) -> f64 {
@@ -90,7 +75,7 @@ mod tests {
     /// Each path's share of `flows` (by its gate) under `set`.
     fn shares(set: &PathSet, gates: &[u16]) -> Vec<f64> {
         let flows = flows();
-        gates.iter().map(|&g| flows.iter().filter(|f| set.gate(flow_hash(f, 7)) == g).count() as f64 / flows.len() as f64).collect()
+        gates.iter().map(|&g| flows.iter().filter(|f| set.gate(f.hash(7)) == g).count() as f64 / flows.len() as f64).collect()
     }
 
     #[test]
@@ -111,7 +96,7 @@ mod tests {
         let three = PathSet::new(&[(0, 1), (1, 1), (3, 1)]).unwrap();
         let mut moved = 0;
         for f in flows() {
-            let (before, after) = (four.gate(flow_hash(&f, 7)), three.gate(flow_hash(&f, 7)));
+            let (before, after) = (four.gate(f.hash(7)), three.gate(f.hash(7)));
             assert!(before == after || before == 2, "a flow of gate {before} moved to {after}");
             moved += usize::from(before != after);
         }
@@ -123,8 +108,8 @@ mod tests {
     fn a_flow_keeps_its_path_and_seeds_split_alike_sets_differently() {
         let set = PathSet::new(&[(0, 1), (1, 1)]).unwrap();
         let f = flows()[17];
-        assert_eq!(set.gate(flow_hash(&f, 7)), set.gate(flow_hash(&f, 7)));
-        let differ = flows().iter().filter(|f| set.gate(flow_hash(f, 7)) != set.gate(flow_hash(f, 8))).count();
+        assert_eq!(set.gate(f.hash(7)), set.gate(f.hash(7)));
+        let differ = flows().iter().filter(|f| set.gate(f.hash(7)) != set.gate(f.hash(8))).count();
         assert!(differ > 1000, "{differ} flows change path with the seed");
     }
 

@@ -7,6 +7,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sluice_core::Model;
+use sluice_pspat::aqm::QueueManagement;
 use sluice_pspat::sched::Algorithm;
 use sluice_pspat::{EgressConfig, Link};
 
@@ -71,6 +72,25 @@ pub struct ClassSpec {
     /// `queue_pkts` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub codel: Option<sluice_pspat::codel::CoDelConfig>,
+    /// Queue its flows apart, in deficit round robin, each kept short with
+    /// its own CoDel (FQ-CoDel, RFC 8290): a sparse flow waits behind no
+    /// bulk one (absent: one queue; not with `codel`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_codel: Option<sluice_pspat::fq_codel::FqCoDelConfig>,
+}
+
+impl ClassSpec {
+    /// How its queue is managed; the error names the problem.
+    fn queue_management(&self) -> Result<QueueManagement, String> {
+        let management = match (self.codel, self.fq_codel) {
+            (None, None) => QueueManagement::TailDrop,
+            (Some(codel), None) => QueueManagement::CoDel(codel),
+            (None, Some(fq)) => QueueManagement::FqCoDel(fq),
+            (Some(_), Some(_)) => return Err("codel and fq_codel: a class has one of them, not both".into()),
+        };
+        management.check()?;
+        Ok(management)
+    }
 }
 
 fn default_overhead() -> u32 {
@@ -143,14 +163,13 @@ impl EgressSchedulerSpec {
         if self.classes.is_empty() || self.classes.len() > usize::from(u16::MAX) {
             return Err(bad(format!("{} classes: needs 1..={}", self.classes.len(), u16::MAX)));
         }
+        let mut aqm = Vec::with_capacity(self.classes.len());
         for (c, class) in self.classes.iter().enumerate() {
             if self.classes[..c].iter().any(|other| other.name == class.name) {
                 return Err(bad(format!("class '{}' is named twice", class.name)));
             }
             algorithm.check(&[class.weight]).map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
-            if let Some(codel) = &class.codel {
-                codel.check().map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
-            }
+            aqm.push(class.queue_management().map_err(|e| bad(format!("class '{}': {e}", class.name)))?);
         }
         // Names first, then prefixes for the flows no class names.
         let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];
@@ -198,7 +217,7 @@ impl EgressSchedulerSpec {
             queue_pkts: self.queue_pkts,
             wait: self.on_full == OnFull::Wait,
             scan_gap: std::time::Duration::from_secs_f64(self.scan_gap_us * 1e-6),
-            codel: self.classes.iter().map(|c| c.codel).collect(),
+            aqm,
         };
         // Each worker's pool makes room for what can wait in the egress (see `EgressConfig::most_held`).
         let room = sluice_core::limits::MAX_POOL_BUFFERS / 2;

@@ -5,7 +5,10 @@
 //! has room up to that time, and hand them to the transmit side.
 
 use crate::active::{ActiveSet, Mark};
-use crate::codel::{Aqm, Verdict};
+use sluice_core::Offered;
+
+use crate::aqm::Aqm;
+use crate::codel::Verdict;
 use crate::entry::{Entry, ECN};
 use crate::link::{Link, LinkClock};
 use crate::mailbox::{Consumer, Producer};
@@ -53,8 +56,11 @@ pub struct Arbiter<S> {
     link: LinkClock,
     /// Packets taken from one mailbox per scan, at most.
     drain_budget: usize,
-    /// CoDel on the classes that have it.
+    /// The classes' queue management.
     aqm: Aqm,
+    /// The bit of a mailbox entry's handle from which up it carries its
+    /// flow's hash, for FQ-CoDel (32: none).
+    hash_at: u32,
 }
 
 impl<S: Scheduler<u32>> Arbiter<S> {
@@ -64,13 +70,15 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     pub fn new(scheduler: S, link: Link, clients: usize, capacity: usize, drain_budget: usize) -> (Self, Vec<Client>) {
         let (producers, mailboxes): (Vec<_>, Vec<_>) = (0..clients).map(|_| crate::mailbox::mailbox(capacity)).unzip();
         let (active, marks) = ActiveSet::new(clients);
-        let arbiter = Self { mailboxes, active, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1), aqm: Aqm::new(&[], 0) };
+        let arbiter = Self { mailboxes, active, scheduler, link: LinkClock::new(link), drain_budget: drain_budget.max(1), aqm: Aqm::new(&[], 0), hash_at: 32 };
         (arbiter, producers.into_iter().zip(marks).map(|(mailbox, mark)| Client { mailbox, mark }).collect())
     }
 
-    /// The same, with CoDel on the classes `aqm` has it for.
-    pub fn with_aqm(self, aqm: Aqm) -> Self {
-        Self { aqm, ..self }
+    /// The same, its classes' queues managed by `aqm`; the handles its
+    /// clients write carry their flow's hash from bit `hash_at` up (32:
+    /// they carry none).
+    pub fn with_aqm(self, aqm: Aqm, hash_at: u32) -> Self {
+        Self { aqm, hash_at, ..self }
     }
 
     /// The algorithm (for its per-flow drops and queue lengths).
@@ -88,30 +96,32 @@ impl<S: Scheduler<u32>> Arbiter<S> {
     /// link while it has room up to `now_ns`, each to `transmit`.
     pub fn scan(&mut self, now_ns: u64, transmit: &mut impl FnMut(Entry), drop: &mut impl FnMut(Entry)) -> Scan {
         let mut scan = Scan::default();
-        let Self { mailboxes, active, scheduler, drain_budget, aqm, .. } = self;
+        let Self { mailboxes, active, scheduler, drain_budget, aqm, hash_at, .. } = self;
+        let handle_mask = if *hash_at >= 32 { u32::MAX } else { (1 << *hash_at) - 1 };
         scan.visited = active.visit(now_ns, |c| {
             let mailbox = &mut mailboxes[c];
             let before = scan.drained;
             for _ in 0..*drain_budget {
                 let Some(word) = mailbox.pop() else { break };
                 let e = Entry::unpack(word);
-                let (ect, e) = (e.flow & ECN != 0, Entry { flow: e.flow & !ECN, ..e });
+                let seen = Offered { ect: e.flow & ECN != 0, flow_hash: e.id.checked_shr(*hash_at).unwrap_or(0) };
+                let e = Entry { flow: e.flow & !ECN, id: e.id & handle_mask, ..e };
                 scan.drained += 1;
                 if scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
                     scan.dropped += 1;
-                    drop(e);
+                    drop(aqm.refused(e, now_ns, seen));
                 } else {
-                    aqm.queued(usize::from(e.flow), now_ns, ect);
+                    aqm.queued(e, now_ns, seen);
                 }
             }
             scan.drained > before
         });
         active.settle(now_ns, |c| mailboxes[c].has_next());
         let aqm = &mut self.aqm;
-        let mut judge = |e: Entry| match aqm.verdict(usize::from(e.flow), now_ns) {
-            Verdict::Send => Some(e),
-            Verdict::Mark => Some(Entry { flow: e.flow | ECN, ..e }),
-            Verdict::Drop => {
+        let mut judge = |e: Entry| match aqm.verdict(e, now_ns) {
+            (e, Verdict::Send) => Some(e),
+            (e, Verdict::Mark) => Some(Entry { flow: e.flow | ECN, ..e }),
+            (e, Verdict::Drop) => {
                 scan.dropped += 1;
                 drop(e);
                 None

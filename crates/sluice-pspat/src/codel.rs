@@ -5,8 +5,8 @@
 //! ECN-capable and `ecn` is on, marked congestion experienced: RFC 3168,
 //! as Linux's codel marks), ever more often (the control law: the next
 //! after `interval / √count`), until a packet waited less than `target`
-//! again. ([`Aqm`] keeps it for the classes
-//! that have it, beside the scheduler.)
+//! again. (`aqm` keeps it for the classes that
+//! have it, beside the scheduler.)
 //!
 //! RFC 8289's pseudo-code drops a packet and dequeues the next from the
 //! same queue in one call. Here the scheduler chooses every packet, so
@@ -16,8 +16,6 @@
 //! dropping state left it if that ended recently (Linux's variant, which
 //! the RFC's pseudo-code shows). The RFC's "bytes in the queue at most
 //! one MTU" is read as "at most one packet left in the class".
-
-use std::collections::VecDeque;
 
 /// CoDel's settings.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
@@ -164,6 +162,19 @@ impl CoDel {
         self.next = Next::Fresh;
     }
 
+    /// A dequeue found the queue empty (RFC 8289's dequeue of nothing): it
+    /// leaves the dropping state, and the sojourn time is below target.
+    pub fn found_empty(&mut self) {
+        self.first_above_ns = 0;
+        self.dropping = false;
+        self.next = Next::Fresh;
+    }
+
+    /// Whether it marks ECN-capable packets rather than dropping them.
+    pub fn marks_ecn(&self) -> bool {
+        self.ecn
+    }
+
     /// The pseudo-code's `dodequeue`: whether the sojourn time has been
     /// above target for an interval.
     fn ok_to_drop(&mut self, now_ns: u64, sojourn_ns: u64, left: usize) -> bool {
@@ -219,57 +230,10 @@ impl CoDel {
     }
 }
 
-/// CoDel on the classes of a scheduled egress that have it, beside the
-/// scheduler: each such class's packets' arrival times and whether each
-/// is ECN-capable, in its order (every algorithm keeps a class's packets
-/// first in, first out).
-pub struct Aqm {
-    classes: Vec<Option<(CoDel, VecDeque<Queued>)>>,
-}
-
-/// A queued packet as CoDel sees it: when it was queued (ns) and whether it is ECN-capable.
-type Queued = (u64, bool);
-
-impl Aqm {
-    /// Per class, CoDel under its settings, or none; each class queues up to `limit` packets.
-    pub fn new(configs: &[Option<CoDelConfig>], limit: usize) -> Self {
-        Self { classes: configs.iter().map(|c| c.as_ref().map(|c| (CoDel::new(c), VecDeque::with_capacity(limit)))).collect() }
-    }
-
-    /// Whether `class` runs CoDel.
-    #[inline]
-    pub fn runs_on(&self, class: usize) -> bool {
-        matches!(self.classes.get(class), Some(Some(_)))
-    }
-
-    /// Whether a class may mark packets rather than drop them.
-    pub fn marks_ecn(&self) -> bool {
-        self.classes.iter().flatten().any(|(c, _)| c.ecn)
-    }
-
-    /// A packet of `class`, ECN-capable when `ect`, was queued at `now_ns`.
-    #[inline]
-    pub fn queued(&mut self, class: usize, now_ns: u64, ect: bool) {
-        if let Some(Some((_, times))) = self.classes.get_mut(class) {
-            times.push_back((now_ns, ect));
-        }
-    }
-
-    /// The verdict on the packet of `class` the scheduler gives out at `now_ns`.
-    #[inline]
-    pub fn verdict(&mut self, class: usize, now_ns: u64) -> Verdict {
-        let Some(Some((codel, times))) = self.classes.get_mut(class) else { return Verdict::Send };
-        let (queued_at, ect) = times.pop_front().unwrap_or((now_ns, false));
-        let verdict = codel.verdict(now_ns, now_ns.saturating_sub(queued_at), times.len(), ect);
-        if times.is_empty() {
-            codel.emptied();
-        }
-        verdict
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use rand::rngs::SmallRng;
     use rand::{Rng, SeedableRng};
 

@@ -11,20 +11,22 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use sluice_core::limits::MAX_POOL_BUFFERS;
-use sluice_core::{Decision, EgressKnobs, EgressLink, EgressSettings, PacketId};
+use sluice_core::{Decision, EgressKnobs, EgressLink, EgressSettings, LinkReads, Offered, PacketId};
 
 use crate::arbiter::{Arbiter, Client};
 use crate::entry::{Entry, ECN};
 use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};
-use crate::codel::{Aqm, CoDelConfig};
+use crate::aqm::{Aqm, QueueManagement};
 use crate::link::Link;
 use crate::retune::Retune;
 use crate::mailbox::{mailbox, Consumer, Producer};
 
-/// Packet handles below this; the bits above carry the offering worker.
-const HANDLE_BITS: u32 = 24;
+/// Packet handles below this (a pool has at most `MAX_POOL_BUFFERS`); the
+/// bits above carry the offering worker, and above those its flow's hash.
+const HANDLE_BITS: u32 = 16;
+const _: () = assert!(MAX_POOL_BUFFERS <= 1 << HANDLE_BITS);
 /// Entries a worker's offer mailbox holds.
 const OFFERS: usize = 4096;
 
@@ -50,9 +52,8 @@ pub struct EgressConfig {
     /// to back; see [`Pace::scan_gap`]). A pipeline with one worker, which
     /// is its own arbiter, decides at each of its rounds instead.
     pub scan_gap: std::time::Duration,
-    /// Per class, CoDel's settings where it runs CoDel (RFC 8289; `None`:
-    /// tail drop only). A class without an entry has none.
-    pub codel: Vec<Option<CoDelConfig>>,
+    /// Per class, how its queue is managed (a class without an entry: tail drop only).
+    pub aqm: Vec<QueueManagement>,
 }
 
 impl EgressConfig {
@@ -141,20 +142,23 @@ pub struct WorkerEgress {
     share: Option<usize>,
     /// The egress's settings (the arbiter takes their changes).
     knobs: EgressKnobs,
-    /// Whether a class marks ECN-capable packets (see [`EgressLink::marks_ecn`]).
-    marks_ecn: bool,
+    /// What the classes' queue management reads of each packet.
+    reads: LinkReads,
+    /// The bit of an offered handle from which up the flow's hash goes (see [`Arbiter::with_aqm`]).
+    hash_at: u32,
 }
 
 impl EgressLink for WorkerEgress {
     #[inline]
-    fn offer(&mut self, class: u16, len: u16, id: PacketId, ect: bool) -> bool {
+    fn offer(&mut self, class: u16, len: u16, id: PacketId, seen: Offered) -> bool {
         debug_assert!(id.0 < 1 << HANDLE_BITS, "{id:?} does not fit the handle bits");
         let c = &self.classes[usize::from(class)];
         if c.full.is_set() {
             c.dropped.fetch_add(1, Ordering::Relaxed);
             return false;
         }
-        let sent = self.offers.send(Entry { flow: if ect { class | ECN } else { class }, len, id: id.0 | self.tag });
+        let id = id.0 | self.tag | seen.flow_hash << self.hash_at;
+        let sent = self.offers.send(Entry { flow: if seen.ect { class | ECN } else { class }, len, id });
         self.outstanding[usize::from(class)] += usize::from(sent);
         sent
     }
@@ -173,8 +177,8 @@ impl EgressLink for WorkerEgress {
         })
     }
 
-    fn marks_ecn(&self) -> bool {
-        self.marks_ecn
+    fn reads(&self) -> LinkReads {
+        self.reads
     }
 
     #[inline]
@@ -197,8 +201,18 @@ impl ScheduledEgress {
     /// Starts the arbiter for `workers` workers (pinned to `core` if
     /// given); returns it and each worker's end, in worker order.
     pub fn start(config: &EgressConfig, workers: usize, core: Option<core_affinity::CoreId>) -> Result<(Self, Vec<WorkerEgress>), String> {
-        if workers == 0 || workers > 1 << (32 - HANDLE_BITS) {
-            return Err(format!("scheduled egress: {workers} workers (at most {})", 1 << (32 - HANDLE_BITS)));
+        if workers == 0 || workers > 1 << (32 - HANDLE_BITS - 1) {
+            return Err(format!("scheduled egress: {workers} workers (at most {})", 1 << (32 - HANDLE_BITS - 1)));
+        }
+        // The worker's bits hold `workers` itself: a handle is never all ones (see `Entry::pack`).
+        let hash_at = HANDLE_BITS + (usize::BITS - workers.leading_zeros());
+        for (c, aqm) in config.aqm.iter().enumerate() {
+            aqm.check().map_err(|e| format!("scheduled egress: class {c}: {e}"))?;
+            if let QueueManagement::FqCoDel(fq) = aqm {
+                if u64::from(fq.flows) > 1 << (32 - hash_at) {
+                    return Err(format!("scheduled egress: class {c}: fq_codel over {workers} workers has at most {} flows, not {}", 1u64 << (32 - hash_at), fq.flows));
+                }
+            }
         }
         if config.weights.is_empty() || config.queue_pkts == 0 {
             return Err("scheduled egress: it needs a class and its queue ≥ 1 packet".into());
@@ -206,7 +220,9 @@ impl ScheduledEgress {
         config.algorithm.check(&config.weights).map_err(|e| format!("scheduled egress: {e}"))?;
         let classes: Arc<[ClassCounters]> = config.weights.iter().map(|_| ClassCounters::default()).collect();
         let (arbiter, clients) = Arbiter::new(config.algorithm.build(&config.weights, config.queue_pkts), config.link, workers, OFFERS, 64);
-        let arbiter = arbiter.with_aqm(Aqm::new(&config.codel, config.queue_pkts));
+        let aqm = Aqm::new(&config.aqm, config.queue_pkts);
+        let reads = aqm.reads();
+        let arbiter = arbiter.with_aqm(aqm, if reads.flow { hash_at } else { 32 });
         let (to_workers, from_arbiter): (Vec<_>, Vec<_>) = (0..workers).map(|_| mailbox(MAX_POOL_BUFFERS)).unzip();
         let clock = quanta::Clock::new();
         let origin = clock.raw();
@@ -231,7 +247,8 @@ impl ScheduledEgress {
                 outstanding: vec![0; config.weights.len()].into(),
                 share: config.wait.then(|| config.share(workers)),
                 knobs: knobs.clone(),
-                marks_ecn: config.codel.iter().flatten().any(|c| c.ecn),
+                reads,
+                hash_at,
             })
             .collect();
         Ok((Self { thread: Some(thread), classes }, ends))

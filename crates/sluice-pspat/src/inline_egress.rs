@@ -9,9 +9,10 @@
 
 use std::collections::VecDeque;
 
-use sluice_core::{Decision, EgressKnobs, EgressLink, PacketId};
+use sluice_core::{Decision, EgressKnobs, EgressLink, LinkReads, Offered, PacketId};
 
-use crate::codel::{Aqm, Verdict};
+use crate::aqm::Aqm;
+use crate::codel::Verdict;
 use crate::egress::EgressConfig;
 use crate::entry::Entry;
 use crate::link::LinkClock;
@@ -35,7 +36,7 @@ pub struct InlineEgress {
     wait_at: Option<usize>,
     /// Where the control plane's changes of the settings come in.
     retune: Retune,
-    /// CoDel on the classes that have it.
+    /// The classes' queue management.
     aqm: Aqm,
 }
 
@@ -54,21 +55,34 @@ impl InlineEgress {
             queued: vec![0; config.weights.len()].into(),
             wait_at: config.wait.then_some(config.queue_pkts),
             retune: Retune::new(config.knobs(), config.algorithm, config.queue_pkts),
-            aqm: Aqm::new(&config.codel, config.queue_pkts),
+            aqm: Aqm::new(&config.aqm, config.queue_pkts),
         }
     }
 }
 
 impl EgressLink for InlineEgress {
-    /// Queues the packet in its class; false (the walker drops it, counted) when the class's queue is full.
+    /// Queues the packet in its class; false (the walker drops it,
+    /// counted) when the class's queue is full, unless its FQ-CoDel takes
+    /// it and drops another (decided at the next release).
     #[inline]
-    fn offer(&mut self, class: u16, len: u16, id: PacketId, ect: bool) -> bool {
+    fn offer(&mut self, class: u16, len: u16, id: PacketId, seen: Offered) -> bool {
         let queued = self.scheduler.enqueue(usize::from(class), u32::from(len), id.0).is_ok();
-        self.queued[usize::from(class)] += usize::from(queued);
-        if queued && self.aqm.runs_on(usize::from(class)) {
-            self.aqm.queued(usize::from(class), self.clock.delta_as_nanos(self.origin, self.clock.raw()), ect);
+        if !self.aqm.runs_on(usize::from(class)) {
+            self.queued[usize::from(class)] += usize::from(queued);
+            return queued;
         }
-        queued
+        let (e, now_ns) = (Entry { flow: class, len, id: id.0 }, self.clock.delta_as_nanos(self.origin, self.clock.raw()));
+        if queued {
+            self.queued[usize::from(class)] += 1;
+            self.aqm.queued(e, now_ns, seen);
+            return true;
+        }
+        let dropped = self.aqm.refused(e, now_ns, seen);
+        if dropped == e {
+            return false;
+        }
+        self.released.push_back((PacketId(dropped.id), Decision::Dropped));
+        true
     }
 
     #[inline]
@@ -80,8 +94,8 @@ impl EgressLink for InlineEgress {
         Some(self.retune.knobs().clone())
     }
 
-    fn marks_ecn(&self) -> bool {
-        self.aqm.marks_ecn()
+    fn reads(&self) -> LinkReads {
+        self.aqm.reads()
     }
 
     /// The packets of one release, then `None`; the next call releases again.
@@ -98,7 +112,8 @@ impl EgressLink for InlineEgress {
         // Each packet the algorithm gives out is decided here, sent or dropped by CoDel.
         let mut decide = |e: Entry| {
             queued[usize::from(e.flow)] -= 1;
-            let (decision, sent) = match aqm.verdict(usize::from(e.flow), now_ns) {
+            let (e, verdict) = aqm.verdict(e, now_ns);
+            let (decision, sent) = match verdict {
                 Verdict::Send => (Decision::Sent, Some(e)),
                 Verdict::Mark => (Decision::Marked, Some(e)),
                 Verdict::Drop => (Decision::Dropped, None),
@@ -122,10 +137,10 @@ mod tests {
     fn new_weights_and_a_new_link_rate_take_effect_at_the_next_release() {
         let (clock, mock) = quanta::Clock::mock();
         // 8 Mbit/s: a 1000-byte packet a millisecond.
-        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO, codel: Vec::new() };
+        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO, aqm: Vec::new() };
         let mut egress = InlineEgress::new(&config, clock);
         for i in 0..1000 {
-            assert!(egress.offer(0, 1000, PacketId(i), false) && egress.offer(1, 1000, PacketId(10_000 + i), false));
+            assert!(egress.offer(0, 1000, PacketId(i), Offered::default()) && egress.offer(1, 1000, PacketId(10_000 + i), Offered::default()));
         }
         // Packets of each class one release (after `ms` ms) sends.
         let release = |egress: &mut InlineEgress, ms: u64| {

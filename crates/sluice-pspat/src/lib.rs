@@ -11,8 +11,10 @@
 mod active;
 pub mod arbiter;
 pub mod arbiter_thread;
+pub mod aqm;
 pub mod codel;
 pub mod egress;
+pub mod fq_codel;
 pub mod entry;
 pub mod full_flag;
 pub mod inline_egress;

@@ -56,8 +56,9 @@ impl LinkClock {
 
     /// [`Self::release`], each packet the algorithm gives out first put to
     /// `judge` (an active queue management's verdict), which gives back
-    /// what goes on the link (marked, maybe): one it keeps off the link
-    /// (it dropped it) takes none of the link's time.
+    /// what goes on the link (marked, maybe, or another of the class's
+    /// packets), charged its own length: one it keeps off the link (it
+    /// dropped it) takes none of the link's time.
     #[inline]
     pub fn release_through<S: Scheduler<u32>>(&mut self, scheduler: &mut S, now_ns: u64, judge: &mut impl FnMut(Entry) -> Option<Entry>, transmit: &mut impl FnMut(Entry)) -> u64 {
         // A link that went idle starts again now: idle time is no credit.
@@ -72,7 +73,7 @@ impl LinkClock {
         while self.busy_until_ps <= now_ps {
             let Some((flow, len, id)) = scheduler.dequeue() else { break };
             let Some(entry) = judge(Entry { flow: flow as u16, len: len as u16, id }) else { continue };
-            self.busy_until_ps += u64::from(len + self.overhead) * self.ps_per_byte;
+            self.busy_until_ps += u64::from(u32::from(entry.len) + self.overhead) * self.ps_per_byte;
             sent += 1;
             transmit(entry);
         }

@@ -21,9 +21,10 @@ use super::delivery::{claim_for_egress, transmit_and_deliver, Recipient, Timer};
 use super::{claims, gates, watch, Clocking, Ends, FairTurns, Kind, Links, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
 use crate::model::ModuleId;
-use crate::nf::{free_dropped, EgressLink, NetworkFunction, NfContext, NfTally, Outputs};
+use crate::nf::{free_dropped, EgressLink, LinkReads, NetworkFunction, NfContext, NfTally, Offered, Outputs};
 use crate::packet::NO_FLOW;
 use crate::stride::Stride;
+use crate::wire::five_tuple::FiveTuple;
 use crate::wire::ip_of;
 use crate::telemetry::{DelaySampling, ModuleCounters};
 use crate::trace::Way;
@@ -415,19 +416,28 @@ fn recipient(ends: Ends, v: usize, egress_node: &[Option<usize>]) -> Recipient<'
 #[inline(never)]
 fn offer(to: Recipient<'_>, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
     let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
-    let marks_ecn = link.marks_ecn();
+    let reads = link.reads();
     let mut refused = 0;
     for &id in batch.as_slice() {
         claim_for_egress(env.ctx.pool, env.ctx.flows, to, id);
         let len = env.ctx.pool.meta(id).len;
-        let ect = marks_ecn && ip_of(env.ctx.pool.data(id)).is_ok_and(|ip| ip.ecn() != 0);
-        if !link.offer(class, len, id, ect) {
+        let seen = if reads == LinkReads::default() { Offered::default() } else { read_for_link(env.ctx.pool.data(id), reads) };
+        if !link.offer(class, len, id, seen) {
             free_dropped(env.ctx.pool, env.ctx.flows, id);
             refused += 1;
         }
     }
     counters.egress_dropped += refused;
     batch.clear();
+}
+
+/// What `reads` asks of `frame`, read from its IP header (nothing where it has none).
+fn read_for_link(frame: &[u8], reads: LinkReads) -> Offered {
+    let Ok(ip) = ip_of(frame) else { return Offered::default() };
+    Offered {
+        ect: reads.ecn && ip.ecn() != 0,
+        flow_hash: if reads.flow { FiveTuple::of_ip(&ip).map_or(0, |t| t.hash(0) as u32) } else { 0 },
+    }
 }
 
 /// Hands gate `g`'s packets of `node` to outbound ring `out`; what the

@@ -1,7 +1,9 @@
 //! The arbiter on a virtual clock: the link's rate, weighted shares under
 //! overload, every packet accounted for.
 
-use sluice_pspat::codel::{Aqm, CoDelConfig};
+use sluice_pspat::aqm::{Aqm, QueueManagement};
+use sluice_pspat::codel::CoDelConfig;
+use sluice_pspat::fq_codel::FqCoDelConfig;
 use sluice_pspat::entry::ECN;
 use sluice_pspat::{Arbiter, Drr, Entry, Link, Priority, Scheduler, Wf2qPlus};
 
@@ -88,7 +90,7 @@ fn codel_keeps_a_class_s_queue_near_its_target_where_tail_drop_fills_it() {
     // the last packets sent after 8 s, without CoDel and with it (target 5 ms).
     let run = |codel: Option<CoDelConfig>, ect: bool| {
         let (arbiter, mut clients) = Arbiter::new(Priority::fifo(1, 1000), Link { bits_per_s: 12e6, overhead: 0 }, 1, 4096, 64);
-        let mut arbiter = arbiter.with_aqm(Aqm::new(&[codel], 1000));
+        let mut arbiter = arbiter.with_aqm(Aqm::new(&[codel.map_or(QueueManagement::TailDrop, QueueManagement::CoDel)], 1000), 32);
         let mut queued_at = std::collections::HashMap::new();
         let (mut id, mut sojourn_ns, mut dropped, mut marked) = (0u32, 0u64, 0u64, 0u64);
         for ms in 0..8_000u64 {
@@ -117,4 +119,47 @@ fn codel_keeps_a_class_s_queue_near_its_target_where_tail_drop_fills_it() {
     assert!(ecn > 70_000_000 && ecn_drops == 0 && marks > codel_drops, "ECN: {ecn} ns, {marks} marked, {ecn_drops} dropped");
     let (_, not_asked, unmarked) = run(Some(CoDelConfig { ecn: false, ..CoDelConfig::default() }), true);
     assert!(not_asked > 0 && unmarked == 0, "ECN off: dropped, not marked");
+}
+
+#[test]
+fn fq_codel_lets_a_sparse_flow_pass_a_bulk_one_that_codel_keeps_at_its_target() {
+    // A bulk flow of 1500-byte frames 1 % over a 12 Mbit/s link, and a
+    // ping (100-byte frames, 10 a second) in the same class of 1 000: the
+    // ping's longest sojourn time after the first 2 s, under each
+    // management. The handles carry their flow's hash from bit 16 up.
+    let run = |aqm: QueueManagement| {
+        let (arbiter, mut clients) = Arbiter::new(Priority::fifo(1, 1000), Link { bits_per_s: 12e6, overhead: 0 }, 1, 4096, 64);
+        let mut arbiter = arbiter.with_aqm(Aqm::new(&[aqm], 1000), 16);
+        let (mut queued_at, mut ping_ns, mut dropped) = (std::collections::HashMap::new(), 0u64, 0u64);
+        let (bulk, ping) = (1u32 << 16, 2u32 << 16);
+        for ms in 0..8_000u32 {
+            let now = u64::from(ms) * 1_000_000;
+            let mut offer = |e: Entry| {
+                assert!(clients[0].send(e));
+                queued_at.insert(e.id & 0xffff, now);
+            };
+            for i in 0..(1 + u32::from(ms % 1000 == 0) * 10) {
+                offer(Entry { flow: 0, len: FRAME, id: bulk | ((ms * 11 + i) % 50_000) });
+            }
+            if ms % 100 == 0 {
+                offer(Entry { flow: 0, len: 100, id: ping | (50_000 + ms / 100) });
+            }
+            let mut sent = |e: Entry| {
+                if e.id >= 50_000 && ms >= 2_000 {
+                    ping_ns = ping_ns.max(now - queued_at[&e.id]);
+                }
+            };
+            arbiter.scan(now, &mut sent, &mut |e: Entry| {
+                assert!(e.id < 50_000, "the ping is never dropped");
+                dropped += 1;
+            });
+        }
+        (ping_ns, dropped)
+    };
+    let (tail, _) = run(QueueManagement::TailDrop);
+    let (codel, _) = run(QueueManagement::CoDel(CoDelConfig::default()));
+    let (fq, fq_drops) = run(QueueManagement::FqCoDel(FqCoDelConfig::default()));
+    assert!(tail > 70_000_000, "tail drop: the ping waits behind the bulk queue: {tail} ns");
+    assert!(codel > 4_000_000 && codel < 20_000_000, "CoDel: the ping waits the bulk queue's target: {codel} ns");
+    assert!(fq <= 2_000_000 && fq_drops > 0, "FQ-CoDel: the ping waits at most the frame on the link and its own turn: {fq} ns, {fq_drops} bulk frames dropped");
 }

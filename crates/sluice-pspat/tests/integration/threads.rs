@@ -115,14 +115,14 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
     use sluice_core::{Decision, EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Queues of 4 behind a 1 Mbit/s link: class 0 fills at once.
-    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false, scan_gap: Duration::ZERO, codel: Vec::new() };
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false, scan_gap: Duration::ZERO, aqm: Vec::new() };
     let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
     let link = &mut links[0];
     let (mut refused_at_offer, mut sent, mut dropped) = (0u64, 0u64, 0u64);
     let deadline = Instant::now() + Duration::from_secs(5);
     let mut id = 0u32;
     while id < 2000 && Instant::now() < deadline {
-        if !link.offer(0, 1000, PacketId(id), false) {
+        if !link.offer(0, 1000, PacketId(id), sluice_core::Offered::default()) {
             refused_at_offer += 1;
         }
         id += 1;
@@ -150,7 +150,7 @@ fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
     use sluice_core::{Decision, EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Two classes kept backlogged behind 8 Mbit/s: 1000 packets a second of 1000 bytes.
-    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 512, wait: false, scan_gap: Duration::ZERO, codel: Vec::new() };
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 512, wait: false, scan_gap: Duration::ZERO, aqm: Vec::new() };
     let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
     let link = &mut links[0];
     let knobs = link.knobs().expect("a scheduled egress has knobs");
@@ -161,12 +161,12 @@ fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
         let end = Instant::now() + Duration::from_millis(ms);
         while Instant::now() < end {
             for class in 0..2u16 {
-                if link.room(class) > 0 && link.offer(class, 1000, PacketId(id | u32::from(class) << 23), false) {
-                    id = (id + 1) % (1 << 22);
+                if link.room(class) > 0 && link.offer(class, 1000, PacketId(id | u32::from(class) << 15), sluice_core::Offered::default()) {
+                    id = (id + 1) % (1 << 14);
                 }
             }
             while let Some((p, on_link)) = link.decision() {
-                sent[usize::from(p.0 >> 23 & 1 == 1)] += u64::from(on_link == Decision::Sent);
+                sent[usize::from(p.0 >> 15 & 1 == 1)] += u64::from(on_link == Decision::Sent);
             }
             std::thread::sleep(Duration::from_micros(200));
         }
