@@ -420,6 +420,8 @@ def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flow_of_its_class() -> None:
         p.schedule_egress("fifo", 10e6, {"all": (1, ["bulk", "sparse"])}, queue_pkts=1000, **management)
         r = p.run("null", periods=100, period_ms=100, backend="sim")
         assert r.summary["accounted"], r.summary
+        drops = r.summary["drops"]
+        assert drops["aqm"] > 0 and drops["egress_full"] == 0 and r.data["module_totals"]["out"]["aqm_dropped"] == drops["aqm"], "CoDel's drops are its own reason"
         last: dict[str, Any] = r.periods[-1]["flows"]
         return last
     codel, fq = last_period(codel={"all": CoDelConfig()}), last_period(fq_codel={"all": FqCoDelConfig()})

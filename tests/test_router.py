@@ -98,7 +98,7 @@ def trace(hosts: list[str], family: str) -> str:
 def scenario(name: str) -> dict[str, Any]:
     """Runs inside the router's namespace: the hosts (of the scenario's
     MTUs), Sluice between them while the clients run, and what each saw."""
-    mtu = {"plain": None, "pmtu": {2: 1400}, "jumbo": {1: 9000, 2: 9000}, "segmented": None}[name]
+    mtu = {"plain": None, "pmtu": {2: 1400}, "jumbo": {1: 9000, 2: 9000}, "segmented": None, "shaped": None}[name]
     try:
         hosts = make_hosts(mtu)
     except RuntimeError as e:
@@ -121,7 +121,7 @@ def scenario(name: str) -> dict[str, Any]:
                 "ping_router": sh("ping", "-c", "2", "-i", "0.2", "-W", "2", gateway, ns=hosts[0]),
                 "trace": trace(hosts, family),
                 "sent_1_to_2": transfer(hosts, family, 0),
-                "sent_2_to_1": transfer(hosts, family, 1) if name == "plain" else TRANSFER,
+                "sent_2_to_1": transfer(hosts, family, 1) if name in ("plain", "shaped") else TRANSFER,
                 "neighbors": sh("ip", "-6" if family == "ipv6" else "-4", "neigh", "show", "dev", "eth0", ns=hosts[0]),
             }
         return got
@@ -133,6 +133,10 @@ def scenario(name: str) -> dict[str, Any]:
             # GSO frames in on AF_PACKET, out on AF_XDP, which sends none: cut in software.
             ports = [("af_packet:sw1", ["10.0.1.254/24", "2001:db8:1::fe/64"]), ("af_xdp:sw2", ["10.0.2.254/24", "2001:db8:2::fe/64"])]
             return through_sluice(sluice_router(ports), segmented, "--period-ms", "50")
+        if name == "shaped":
+            from sluice.lab.aqm import sluice_shaped
+
+            return through_sluice(sluice_shaped("fq_codel"), clients, "--period-ms", "50")
         return through_sluice(router("af_packet"), clients, "--period-ms", "50")
     finally:
         remove_hosts(hosts)
@@ -176,6 +180,21 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
     assert s["ports"]["tx_sw2"]["tx_gso"] > 0
     assert s["nfs"]["in_sw1"]["arp_answered"] >= 1 and s["nfs"]["in_sw1"]["nd_answered"] >= 1, s["nfs"]["in_sw1"]
     assert s["nfs"]["hop_sw2"]["requests"] >= 2, "the router asked for host 2 over ARP and neighbour discovery"
+
+
+@needs_hosts
+def test_a_router_behind_a_scheduled_egress_still_answers_arp_nd_pings_and_traces() -> None:
+    # Both directions through one scheduled link of 100 Mbit/s, the data's
+    # class under FQ-CoDel: the router's own packets (ARP and ND answers,
+    # echo replies, time exceeded), which belong to no flow, leave by the
+    # port they were offered at.
+    got = run_scenario("shaped")
+    for family in NETWORKS:
+        f = got[family]
+        assert "3 received" in f["ping"] and "2 received" in f["ping_router"], (f["ping"], f["ping_router"])
+        assert f" 1:  {NETWORKS[family][2].format(1)} " in f["trace"] and "reached" in f["trace"], f["trace"]
+        assert f["sent_1_to_2"] == f["sent_2_to_1"] == TRANSFER
+    assert got["sluice"]["nfs"]["in_sw1"]["arp_answered"] >= 1 and got["sluice"]["nfs"]["in_sw1"]["nd_answered"] >= 1
 
 
 @needs_hosts

@@ -117,6 +117,8 @@ class DropsJson(TypedDict, total=False):
         module's).
     `egress_full`: At an egress: its port's transmit ring or its class of the
         scheduled link was full.
+    `aqm`: At an egress, by its class's queue management (CoDel), to keep the
+        queue short.
     `worker_down`: At a worker that was down.
     `duplicates`: High-availability copies removed because their twin passed: by
         design, not a loss.
@@ -125,6 +127,7 @@ class DropsJson(TypedDict, total=False):
     nf: Required[int]
     queue_full: Required[int]
     egress_full: Required[int]
+    aqm: Required[int]
     worker_down: Required[int]
     duplicates: Required[int]
 
@@ -186,6 +189,8 @@ class ModuleTotalsJson(TypedDict, total=False):
     `down_dropped`: Packets dropped because the module's worker was down (pkt).
     `egress_dropped`: Egresses only: packets their port's transmit ring or their
         class of the scheduled link had no room for (pkt).
+    `aqm_dropped`: Egresses only: packets their class's queue management (CoDel)
+        dropped to keep the queue short (pkt).
     `ecn_marked`: Packets it sent marked congestion experienced by its class's
         queue management (an egress; pkt).
     `missed`: Sources only: arrivals lost at a full receive queue, never
@@ -214,6 +219,7 @@ class ModuleTotalsJson(TypedDict, total=False):
     queue_dropped: Required[int]
     down_dropped: Required[int]
     egress_dropped: Required[int]
+    aqm_dropped: Required[int]
     ecn_marked: Required[int]
     missed: Required[int]
     created: Required[int]

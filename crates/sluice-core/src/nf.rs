@@ -426,8 +426,10 @@ pub enum Decision {
     Sent,
     /// It went onto the link marked congestion experienced (its ECN field: RFC 3168).
     Marked,
-    /// Its class's queue was full, or its queue management dropped it.
+    /// Its class's queue was full.
     Dropped,
+    /// Its class's queue management (CoDel) dropped it to keep the queue short.
+    Managed,
 }
 
 /// What a scheduled link reads of the packets offered to it (see [`EgressLink::reads`]).

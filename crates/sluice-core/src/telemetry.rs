@@ -41,6 +41,9 @@ pub struct ModuleCounters {
     /// Egresses only: packets their port's transmit ring or their class
     /// of the scheduled link had no room for (pkt).
     pub egress_dropped: u64,
+    /// Egresses only: packets their class's queue management (CoDel)
+    /// dropped to keep the queue short (pkt).
+    pub aqm_dropped: u64,
     /// Packets it sent marked congestion experienced by its class's
     /// queue management (an egress; pkt).
     pub ecn_marked: u64,
@@ -72,13 +75,13 @@ pub type NfCounters = [u64; NF_COUNTERS];
 impl ModuleCounters {
     /// What it dropped beside its NF, by the name reports and metrics
     /// give each reason (pkt).
-    pub fn other_drops(&self) -> [(&'static str, u64); 3] {
-        [("queue_full", self.queue_dropped), ("worker_down", self.down_dropped), ("egress_full", self.egress_dropped)]
+    pub fn other_drops(&self) -> [(&'static str, u64); 4] {
+        [("queue_full", self.queue_dropped), ("worker_down", self.down_dropped), ("egress_full", self.egress_dropped), ("aqm", self.aqm_dropped)]
     }
 
     /// Its drops so far, by reason (pkt).
     pub fn drops(&self) -> Drops {
-        Drops { nf: self.dropped, queue_full: self.queue_dropped, egress_full: self.egress_dropped, worker_down: self.down_dropped, duplicates: self.duplicates }
+        Drops { nf: self.dropped, queue_full: self.queue_dropped, egress_full: self.egress_dropped, aqm: self.aqm_dropped, worker_down: self.down_dropped, duplicates: self.duplicates }
     }
 }
 
@@ -92,6 +95,8 @@ pub struct Drops {
     /// At an egress: its port's transmit ring or its class of the
     /// scheduled link was full.
     pub egress_full: u64,
+    /// At an egress, by its class's queue management (CoDel), to keep the queue short.
+    pub aqm: u64,
     /// At a worker that was down.
     pub worker_down: u64,
     /// High-availability copies removed because their twin passed: by design, not a loss.
@@ -106,7 +111,7 @@ impl Drops {
 
     /// Drops that lose a packet: all but removed duplicates (pkt).
     pub fn lost(&self) -> u64 {
-        self.nf + self.queue_full + self.egress_full + self.worker_down
+        self.nf + self.queue_full + self.egress_full + self.aqm + self.worker_down
     }
 
     /// The difference `self − earlier`, reason by reason.
@@ -115,6 +120,7 @@ impl Drops {
             nf: self.nf - earlier.nf,
             queue_full: self.queue_full - earlier.queue_full,
             egress_full: self.egress_full - earlier.egress_full,
+            aqm: self.aqm - earlier.aqm,
             worker_down: self.worker_down - earlier.worker_down,
             duplicates: self.duplicates - earlier.duplicates,
         }
@@ -126,6 +132,7 @@ impl std::ops::AddAssign for Drops {
         self.nf += other.nf;
         self.queue_full += other.queue_full;
         self.egress_full += other.egress_full;
+        self.aqm += other.aqm;
         self.worker_down += other.worker_down;
         self.duplicates += other.duplicates;
     }

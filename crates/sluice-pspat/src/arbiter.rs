@@ -9,7 +9,7 @@ use sluice_core::Offered;
 
 use crate::aqm::Aqm;
 use crate::codel::Verdict;
-use crate::entry::{Entry, ECN};
+use crate::entry::{Entry, ECN, MANAGED};
 use crate::link::{Link, LinkClock};
 use crate::mailbox::{Consumer, Producer};
 use crate::sched::Scheduler;
@@ -93,7 +93,8 @@ impl<S: Scheduler<u32>> Arbiter<S> {
 
     /// One scan at time `now_ns`: drain the mailboxes into the algorithm
     /// (a refused packet goes to `drop`), then release packets onto the
-    /// link while it has room up to `now_ns`, each to `transmit`.
+    /// link while it has room up to `now_ns`, each to `transmit` (or to
+    /// `drop`, flagged [`MANAGED`], where queue management drops it).
     pub fn scan(&mut self, now_ns: u64, transmit: &mut impl FnMut(Entry), drop: &mut impl FnMut(Entry)) -> Scan {
         let mut scan = Scan::default();
         let Self { mailboxes, active, scheduler, drain_budget, aqm, hash_at, .. } = self;
@@ -123,7 +124,7 @@ impl<S: Scheduler<u32>> Arbiter<S> {
             (e, Verdict::Mark) => Some(Entry { flow: e.flow | ECN, ..e }),
             (e, Verdict::Drop) => {
                 scan.dropped += 1;
-                drop(e);
+                drop(Entry { flow: e.flow | MANAGED, ..e });
                 None
             }
         };

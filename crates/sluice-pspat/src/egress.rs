@@ -14,7 +14,7 @@ use sluice_core::limits::MAX_POOL_BUFFERS;
 use sluice_core::{Decision, EgressKnobs, EgressLink, EgressSettings, LinkReads, Offered, PacketId};
 
 use crate::arbiter::{Arbiter, Client};
-use crate::entry::{Entry, ECN};
+use crate::entry::{Entry, ECN, MANAGED};
 use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 use crate::full_flag::FullFlag;
 use crate::sched::{Algorithm, AnyScheduler};
@@ -86,7 +86,8 @@ pub struct ClassCounters {
     /// Their bytes (without framing).
     pub sent_bytes: AtomicU64,
     /// Packets refused at the class's full queue, by the arbiter or, seeing
-    /// [`Self::full`], by a worker before offering them (pkt).
+    /// [`Self::full`], by a worker before offering them, and those its
+    /// queue management dropped (pkt).
     pub dropped: AtomicU64,
     /// Whether the class's queue was full at the arbiter's last decision
     /// for it: workers drop its packets at once rather than offer them.
@@ -122,9 +123,12 @@ impl Dispatch for Decisions {
     }
 
     fn refuse(&mut self, e: Entry) {
-        let c = &self.classes[usize::from(e.flow)];
+        let c = &self.classes[usize::from(e.flow & !MANAGED)];
         c.dropped.fetch_add(1, Ordering::Relaxed);
-        c.full.refused();
+        // A drop by queue management says nothing of room; it goes back flagged.
+        if e.flow & MANAGED == 0 {
+            c.full.refused();
+        }
         self.post(e, false);
     }
 }
@@ -169,7 +173,8 @@ impl EgressLink for WorkerEgress {
             let e = Entry::unpack(word);
             self.outstanding[usize::from(e.flow & !ECN)] -= 1;
             let decision = match (e.len == 1, e.flow & ECN != 0) {
-                (false, _) => Decision::Dropped,
+                (false, false) => Decision::Dropped,
+                (false, true) => Decision::Managed,
                 (true, false) => Decision::Sent,
                 (true, true) => Decision::Marked,
             };

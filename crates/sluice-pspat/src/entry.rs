@@ -17,6 +17,10 @@ pub struct Entry {
 /// are below it).
 pub const ECN: u16 = 1 << 15;
 
+/// The same bit in a drop: the class's queue management dropped the
+/// packet, its queue was not full.
+pub const MANAGED: u16 = ECN;
+
 impl Entry {
     /// The word a mailbox carries (never 0: the handle is stored plus one,
     /// so handles go up to `u32::MAX − 1`).

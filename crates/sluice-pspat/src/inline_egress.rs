@@ -116,7 +116,7 @@ impl EgressLink for InlineEgress {
             let (decision, sent) = match verdict {
                 Verdict::Send => (Decision::Sent, Some(e)),
                 Verdict::Mark => (Decision::Marked, Some(e)),
-                Verdict::Drop => (Decision::Dropped, None),
+                Verdict::Drop => (Decision::Managed, None),
             };
             released.push_back((PacketId(e.id), decision));
             sent

@@ -126,7 +126,7 @@ pub fn exposition(s: &Status) -> String {
         f.sample(&[("module", module_names[m])], c.runs as f64);
     }
     let mut f = family(&mut out, "sluice_module_dropped_packets_total", "counter",
-        "Packets the module dropped, by reason: its NF's (no_route, ttl_expired, malformed, denied, ... once it has dropped any), queue_full, worker_down, egress_full.");
+        "Packets the module dropped, by reason: its NF's (no_route, ttl_expired, malformed, denied, ... once it has dropped any), queue_full, worker_down, egress_full, aqm.");
     for (m, c) in s.module_totals.iter().enumerate() {
         for (reason, n) in sluice_core::DropReason::counted(&c.nf_drops) {
             f.sample(&[("module", module_names[m]), ("reason", reason)], n as f64);

@@ -119,7 +119,7 @@ def _lost(drops: DropsJson) -> int:
 
 
 #: Why packets were dropped, as a run's summary counts them, in words.
-DROP_CAUSES = {"nf": "by NFs", "queue_full": "at full queues", "egress_full": "at full egresses (a port's ring or a class of the link)",
+DROP_CAUSES = {"nf": "by NFs", "queue_full": "at full queues", "egress_full": "at full egresses (a port's ring or a class of the link)", "aqm": "by queue management (CoDel)",
                "worker_down": "at a down worker", "duplicates": "HA copies whose twin passed"}
 
 

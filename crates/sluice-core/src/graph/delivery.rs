@@ -245,56 +245,60 @@ impl WorkerGraph {
         let mut read = None;
         // A run of packets the link sent for one flow, sent on together.
         let mut run = [PacketId(0); SEND_RUN];
-        let (mut run_len, mut run_flow) = (0, None);
+        let (mut run_len, mut run_to) = (0, (None, None));
         while let Some((id, decision)) = self.links.egress.as_mut().and_then(|link| link.decision()) {
             let tag = self.pool.meta(id).flow;
             let flow = (tag != NO_FLOW).then_some(tag as usize);
-            let sent = decision != Decision::Dropped;
+            // The flow's egress (its flow's alone where it moved away), or where a packet of none was offered.
+            let node = match flow {
+                Some(f) => self.links.egress_node[f],
+                None => self.links.offered_at.get(id.0 as usize).map(|&v| v as usize).filter(|&v| v < self.nodes.len()),
+            };
+            let sent = matches!(decision, Decision::Sent | Decision::Marked);
             if decision == Decision::Marked {
-                self.mark_ce(id, flow);
+                self.mark_ce(id, node);
             }
-            if run_len > 0 && (!sent || flow != run_flow || run_len == SEND_RUN) {
-                self.send_on(run_flow, &run[..run_len], &mut read);
+            if run_len > 0 && (!sent || (flow, node) != run_to || run_len == SEND_RUN) {
+                self.send_on(run_to, &run[..run_len], &mut read);
                 run_len = 0;
             }
             if sent {
                 run[run_len] = id;
                 run_len += 1;
-                run_flow = flow;
+                run_to = (flow, node);
             } else {
                 free_dropped(&mut self.pool, &mut self.flows, id);
-                // Counted at the flow's egress (for the flow alone where its egress moved away).
-                if let Some(v) = flow.and_then(|f| self.links.egress_node[f]) {
-                    self.nodes[v].counters.egress_dropped += 1;
+                if let Some(v) = node {
+                    let c = &mut self.nodes[v].counters;
+                    *if decision == Decision::Managed { &mut c.aqm_dropped } else { &mut c.egress_dropped } += 1;
                 }
             }
             decided += 1;
         }
         if run_len > 0 {
-            self.send_on(run_flow, &run[..run_len], &mut read);
+            self.send_on(run_to, &run[..run_len], &mut read);
         }
         decided
     }
 
-    /// Marks packet `id`, of `flow`, congestion experienced, as its class's
-    /// queue management decided (it was offered as ECN-capable), counted
-    /// at the flow's egress.
+    /// Marks packet `id` congestion experienced, as its class's queue
+    /// management decided (it was offered as ECN-capable), counted at its
+    /// egress `node`.
     #[cold]
-    fn mark_ce(&mut self, id: PacketId, flow: Option<usize>) {
+    fn mark_ce(&mut self, id: PacketId, node: Option<usize>) {
         if let Ok(mut ip) = ip_of_mut(self.pool.data_mut(id)) {
             ip.set_ce();
         }
-        if let Some(v) = flow.and_then(|f| self.links.egress_node[f]) {
+        if let Some(v) = node {
             self.nodes[v].counters.ecn_marked += 1;
         }
     }
 
-    /// Puts packets of `flow` the scheduled link sent onto their egress's
-    /// port, if it has one, and delivers what the port took; drops, counted,
-    /// what its ring refused. `read` is the clock reading (raw ticks) the
-    /// round's decisions share, once taken.
-    fn send_on(&mut self, flow: Option<usize>, ids: &[PacketId], read: &mut Option<u64>) {
-        let node = flow.and_then(|f| self.links.egress_node[f]);
+    /// Puts packets the scheduled link sent, of `flow` at egress `node`,
+    /// onto that egress's port, if it has one, and delivers what the port
+    /// took; drops, counted, what its ring refused. `read` is the clock
+    /// reading (raw ticks) the round's decisions share, once taken.
+    fn send_on(&mut self, (flow, node): (Option<usize>, Option<usize>), ids: &[PacketId], read: &mut Option<u64>) {
         let port = match node.map(|v| &mut self.nodes[v].kind) {
             Some(Kind::Egress(_, Output::Scheduled(_, Some(port)))) => Some(port),
             _ => None,

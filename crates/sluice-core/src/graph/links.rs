@@ -19,6 +19,10 @@ pub(super) struct Links {
     pub(super) egress: Option<Box<dyn EgressLink>>,
     /// Per flow, the local egress node it ends at (for drops the scheduled link decides).
     pub(super) egress_node: Vec<Option<usize>>,
+    /// Per packet handle, the egress node a packet of no flow (an ARP
+    /// answer, an ICMP error) was offered to the scheduled link at: its
+    /// decision comes back without it. Empty without a scheduled link.
+    pub(super) offered_at: Box<[u32]>,
 }
 
 impl Links {
@@ -32,6 +36,7 @@ impl Links {
             backlogged: 0,
             egress,
             egress_node: Vec::new(),
+            offered_at: Box::default(),
         }
     }
 

@@ -508,6 +508,10 @@ impl WorkerGraph {
         self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         self.holding = (0..nodes.len()).filter(|&i| nodes[i].holds).collect();
         self.links.egress_node = vec![None; model.flows.len()];
+        // Kept across relinks: packets may be waiting in the scheduled link.
+        if self.links.egress.is_some() && self.links.offered_at.len() != self.pool.handles() {
+            self.links.offered_at = vec![u32::MAX; self.pool.handles()].into();
+        }
         for (v, node) in nodes.iter().enumerate() {
             if matches!(node.kind, Kind::Egress(..)) {
                 for &f in &model.sink_flows[node.module] {

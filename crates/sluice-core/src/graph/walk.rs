@@ -22,7 +22,7 @@ use super::{claims, gates, watch, Clocking, Ends, FairTurns, Kind, Links, Node, 
 use crate::batch::Batch;
 use crate::model::ModuleId;
 use crate::nf::{free_dropped, EgressLink, LinkReads, NetworkFunction, NfContext, NfTally, Offered, Outputs};
-use crate::packet::NO_FLOW;
+use crate::packet::{PacketMeta, NO_FLOW};
 use crate::stride::Stride;
 use crate::wire::five_tuple::FiveTuple;
 use crate::wire::ip_of;
@@ -65,7 +65,7 @@ impl WorkerGraph {
     fn walk_with<const WATCHED: bool>(&mut self, first: Task) {
         let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, watch, .. } = self;
         let Clocking { clock, origin, measures, times_runs, busy_sampling, delay_sampling, delay_draw, mark, draws, last_read, .. } = clocking;
-        let Links { rings_out, backlogged, egress, egress_node, .. } = links;
+        let Links { rings_out, backlogged, egress, egress_node, offered_at, .. } = links;
         let FairTurns { queued_pkts, unit_of, stride, .. } = fair;
         let mut env = Env {
             ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size },
@@ -73,6 +73,7 @@ impl WorkerGraph {
             last_read,
             egress,
             egress_node,
+            offered_at,
             measures: *measures,
             times_runs: *times_runs,
             busy_sampling: *busy_sampling,
@@ -142,6 +143,8 @@ struct Env<'a> {
     egress: &'a mut Option<Box<dyn EgressLink>>,
     /// Per flow, the egress node it ends at here (see `Links::egress_node`).
     egress_node: &'a [Option<usize>],
+    /// Where each packet of no flow was offered (see `Links::offered_at`).
+    offered_at: &'a mut [u32],
     /// Whether the worker measures (see `Clocking::measures`).
     measures: bool,
     /// Whether this round's NF runs are timed.
@@ -313,7 +316,7 @@ fn step<const WATCHED: bool>(node: &mut Node, v: usize, lying: Option<&mut Batch
             if WATCHED {
                 ends_at(*module, batch, Way::Sent, env);
             }
-            offer(recipient(*ends, v, env.egress_node), *class, batch, counters, env)
+            offer(recipient(*ends, v, env.egress_node), v, *class, batch, counters, env)
         }
         Kind::Egress(ends, output) => {
             if WATCHED {
@@ -410,17 +413,20 @@ fn recipient(ends: Ends, v: usize, egress_node: &[Option<usize>]) -> Recipient<'
     }
 }
 
-/// Offers the batch that reached an egress whose packets go `to` to
-/// `class` of the scheduled link: the packets wait in the pool for its
+/// Offers the batch that reached egress node `v`, whose packets go `to`,
+/// to `class` of the scheduled link: the packets wait in the pool for its
 /// decisions (see `delivery`); what it refuses is dropped, counted.
 #[inline(never)]
-fn offer(to: Recipient<'_>, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
+fn offer(to: Recipient<'_>, v: usize, class: u16, batch: &mut Batch, counters: &mut ModuleCounters, env: &mut Env<'_>) {
     let link = env.egress.as_mut().expect("a scheduled egress's worker has a scheduled link");
     let reads = link.reads();
     let mut refused = 0;
     for &id in batch.as_slice() {
         claim_for_egress(env.ctx.pool, env.ctx.flows, to, id);
-        let len = env.ctx.pool.meta(id).len;
+        let PacketMeta { len, flow, .. } = *env.ctx.pool.meta(id);
+        if flow == NO_FLOW {
+            env.offered_at[id.0 as usize] = v as u32;
+        }
         let seen = if reads == LinkReads::default() { Offered::default() } else { read_for_link(env.ctx.pool.data(id), reads) };
         if !link.offer(class, len, id, seen) {
             free_dropped(env.ctx.pool, env.ctx.flows, id);

@@ -21,7 +21,7 @@ fn run_and_check(p: &Pipeline, name: &str, backend: &mut dyn Backend, plan: &Run
     let why = || format!("{case} under {name}: {s:?}\n{}", p.model().modules.iter().map(|m| m.name.clone()).collect::<Vec<_>>().join(" "));
     assert_eq!(s.in_flight, 0, "drained: {}", why());
     assert!(s.accounted, "generated = delivered + dropped: {}", why());
-    assert_eq!(s.dropped, s.drops.nf + s.drops.queue_full + s.drops.egress_full + s.drops.worker_down + s.drops.duplicates, "every drop has a reason: {}", why());
+    assert_eq!(s.dropped, s.drops.nf + s.drops.queue_full + s.drops.egress_full + s.drops.aqm + s.drops.worker_down + s.drops.duplicates, "every drop has a reason: {}", why());
     assert!(s.lossless, "nothing drops by design here, on any number of workers: {}", why());
     for (f, t) in report.flow_totals.iter().enumerate() {
         let flow = &p.model().flows[f].name;
