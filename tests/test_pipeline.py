@@ -434,6 +434,35 @@ def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flow_of_its_class() -> None:
         p.validate()
 
 
+def test_a_class_tree_gives_each_parent_its_rate_and_the_rest_by_the_rates_up_to_the_ceilings() -> None:
+    # A 10 Mbit/s link, three flows each offering 16 Mbit/s: parent A is
+    # given 2 (ceiling: the link's) with classes of weights 1 and 3, parent
+    # B 4 with a ceiling of 6. The 4 left over goes 1:2 by the rates, over
+    # B's ceiling: B 6, A 4 (1 and 3 by the weights).
+    p = Pipeline("tree")
+    flows = ["a1", "a2", "b"]
+    src = p.source("src", [Stream(Template(dst_ip=f"20.0.{i}.1", size=1000), flow=f, rate_pps=2000) for i, f in enumerate(flows, 1)])
+    lpm = p.module("lpm", Lpm({f"20.0.{i}.0/24": i - 1 for i in (1, 2, 3)}))
+    p.connect(src, lpm)
+    for g, f in enumerate(flows):
+        p.connect(lpm, p.sink(f"out_{f}"), gate=g)
+        p.flow(f, ["src", "lpm", f"out_{f}"])
+    classes = {"a1": (1, ["a1"]), "a2": (3, ["a2"]), "b": (1, ["b"])}
+    p.schedule_egress("drr", 10e6, classes, queue_pkts=200, overhead_bytes=0, parents={"A": (2e6, None), "B": (4e6, 6e6)}, under={"a1": "A", "a2": "A", "b": "B"})
+    r = p.run("null", periods=30, period_ms=100, backend="sim")
+    assert r.summary["accounted"], r.summary
+    measured = [q for q in r.periods[10:] if not q["warmup"]]
+    mbit_s = {f: sum(q["flows"][f]["rate_pps"] for q in measured) / len(measured) * 8000 / 1e6 for f in flows}
+    for f, want in {"a1": 1.0, "a2": 3.0, "b": 6.0}.items():
+        assert abs(mbit_s[f] - want) <= 0.05 * want, mbit_s
+    with pytest.raises(ValueError, match="class 'b' names no parent: with parents, every class is under one"):
+        p.schedule_egress("drr", 10e6, classes, parents={"A": (2e6, None)}, under={"a1": "A", "a2": "A"})
+        p.validate()
+    with pytest.raises(ValueError, match="parent 'B': ceil_bits_per_s 1000000 must be ≥ rate_bits_per_s 4000000"):
+        p.schedule_egress("drr", 10e6, classes, parents={"A": (2e6, None), "B": (4e6, 1e6)}, under={"a1": "A", "a2": "A", "b": "B"})
+        p.validate()
+
+
 def test_packets_left_inside_when_a_run_ends_are_not_lossless() -> None:
     # A 10 kbit/s link that makes its sources wait: the drain at the end
     # delivers what 10 s (of the simulator's time) let out, ~150 packets.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Final, Optional, Required, TypedDict, Union
 
-__all__ = ["SCHEDULER_MODE_VALUES", "POLL_KIND_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "NfJson", "PipelineJson", "ModuleJson", "SourceJson", "SyntheticJson", "StreamJson", "TemplateJson", "GtpuJson", "PcapJson", "FlowRuleJson", "FiveTupleJson", "PortJson", "RingJson", "PcapTapJson", "SinkJson", "EdgeJson", "FlowJson", "SchedulerJson", "PollSettingsJson", "OutageJson", "EgressSchedulerJson", "EgressClassJson", "CoDelConfigJson", "FqCoDelConfigJson", "InterfaceJson", "NeighborJson", "NeighborTableJson", "IcmpSettingsJson", "TemplateDefaults", "StreamDefaults", "SyntheticDefaults", "FiveTupleDefaults", "RingDefaults", "EdgeDefaults", "SchedulerDefaults", "PollSettingsDefaults", "CoDelConfigDefaults", "FqCoDelConfigDefaults", "EgressSchedulerDefaults", "NeighborTableDefaults", "IcmpSettingsDefaults", "PipelineDefaults"]
+__all__ = ["SCHEDULER_MODE_VALUES", "POLL_KIND_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "NfJson", "PipelineJson", "ModuleJson", "SourceJson", "SyntheticJson", "StreamJson", "TemplateJson", "GtpuJson", "PcapJson", "FlowRuleJson", "FiveTupleJson", "PortJson", "RingJson", "PcapTapJson", "SinkJson", "EdgeJson", "FlowJson", "SchedulerJson", "PollSettingsJson", "OutageJson", "EgressSchedulerJson", "EgressParentJson", "EgressClassJson", "CoDelConfigJson", "FqCoDelConfigJson", "InterfaceJson", "NeighborJson", "NeighborTableJson", "IcmpSettingsJson", "TemplateDefaults", "StreamDefaults", "SyntheticDefaults", "FiveTupleDefaults", "RingDefaults", "EdgeDefaults", "SchedulerDefaults", "PollSettingsDefaults", "CoDelConfigDefaults", "FqCoDelConfigDefaults", "EgressSchedulerDefaults", "NeighborTableDefaults", "IcmpSettingsDefaults", "PipelineDefaults"]
 
 
 #: The names of `SchedulerMode`.
@@ -332,7 +332,16 @@ class EgressSchedulerJson(TypedDict, total=False):
     queue_pkts: int
     on_full: str
     scan_gap_us: float
+    parents: list[EgressParentJson]
     classes: Required[list[EgressClassJson]]
+
+
+class EgressParentJson(TypedDict, total=False):
+    """The JSON form of `sluice.schedulers.EgressParent`, which says what each field means."""
+
+    name: Required[str]
+    rate_bits_per_s: Required[float]
+    ceil_bits_per_s: Optional[float]
 
 
 class EgressClassJson(TypedDict, total=False):
@@ -343,6 +352,7 @@ class EgressClassJson(TypedDict, total=False):
     flows: Required[list[str]]
     codel: Optional[CoDelConfigJson]
     fq_codel: Optional[FqCoDelConfigJson]
+    parent: Optional[str]
 
 
 class CoDelConfigJson(TypedDict, total=False):

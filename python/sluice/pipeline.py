@@ -32,7 +32,7 @@ from sluice.poll import POLL_KIND_VALUES, PollSettings
 from sluice.poll_model import with_default_model
 from sluice.result import RunResult
 from sluice.run_params import RunParams
-from sluice.schedulers import CoDelConfig, EgressClass, EgressScheduler, FqCoDelConfig, Scheduler
+from sluice.schedulers import CoDelConfig, EgressClass, EgressParent, EgressScheduler, FqCoDelConfig, Scheduler
 from sluice.traffic import Stream, Template, readable_capture
 
 
@@ -411,7 +411,9 @@ class Pipeline:
                         queue_pkts: int = EgressScheduler.queue_pkts, overhead_bytes: int = EgressScheduler.overhead_bytes,
                         on_full: str = EgressScheduler.on_full, scan_gap_us: float = EgressScheduler.scan_gap_us,
                         codel: Optional[dict[str, CoDelConfig]] = None,
-                        fq_codel: Optional[dict[str, FqCoDelConfig]] = None) -> None:
+                        fq_codel: Optional[dict[str, FqCoDelConfig]] = None,
+                        parents: Optional[dict[str, tuple[float, Optional[float]]]] = None,
+                        under: Optional[dict[str, str]] = None) -> None:
         """Sends every flow through one scheduler sharing an emulated output
         link of `link_bits_per_s` (PSPAT-style: the workers hand packets to an
         arbiter thread, `algorithm` "fifo", "priority" (a class's weight is
@@ -430,14 +432,18 @@ class Pipeline:
         arbiter and decides at each round). The classes `codel` names keep
         their queues short with CoDel (RFC 8289) under its settings; those
         `fq_codel` names queue their flows apart, each kept short by its own
-        CoDel (FQ-CoDel, RFC 8290). Runs on the engine, and on the simulator
-        with one worker."""
-        codel, fq_codel = codel or {}, fq_codel or {}
-        for name, managed in (("codel", codel), ("fq_codel", fq_codel)):
+        CoDel (FQ-CoDel, RFC 8290). `parents` makes a class tree (HTB-like):
+        a parent's name maps to the rate it is given and the ceiling it may
+        borrow up to (bit/s; None: the link's), `under` each class to its
+        parent, and `algorithm` shares each parent among its classes. Runs
+        on the engine, and on the simulator with one worker."""
+        codel, fq_codel, under = codel or {}, fq_codel or {}, under or {}
+        for name, managed in (("codel", codel), ("fq_codel", fq_codel), ("under", under)):
             if unknown := set(managed) - set(classes):
                 raise ValueError(f"{name}: no class named {sorted(unknown)[0]!r}")
-        members = tuple(EgressClass(name, weight, tuple(flows), codel.get(name), fq_codel.get(name)) for name, (weight, flows) in classes.items())
-        self.egress_scheduler = EgressScheduler(algorithm, link_bits_per_s, members, overhead_bytes, queue_pkts, on_full, scan_gap_us).spec()
+        members = tuple(EgressClass(name, weight, tuple(flows), codel.get(name), fq_codel.get(name), under.get(name)) for name, (weight, flows) in classes.items())
+        shaped = tuple(EgressParent(name, rate, ceil) for name, (rate, ceil) in (parents or {}).items())
+        self.egress_scheduler = EgressScheduler(algorithm, link_bits_per_s, members, overhead_bytes, queue_pkts, on_full, scan_gap_us, shaped).spec()
 
     def send(self, port: str, seconds: float) -> SentJson:
         """Puts what this pipeline's source makes (its streams at their rates,

@@ -12,7 +12,22 @@ from typing import ClassVar, Optional, Sequence, cast
 from sluice.checked import Part
 from sluice.description import SCHEDULER_MODE_VALUES, SchedulerJson, EGRESS_ALGORITHM_VALUES, ON_FULL_VALUES, EgressSchedulerJson
 
-__all__ = ["SCHEDULER_MODE_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "EgressClass", "CoDelConfig", "FqCoDelConfig", "Scheduler", "EgressScheduler"]
+__all__ = ["SCHEDULER_MODE_VALUES", "EGRESS_ALGORITHM_VALUES", "ON_FULL_VALUES", "EgressParent", "EgressClass", "CoDelConfig", "FqCoDelConfig", "Scheduler", "EgressScheduler"]
+
+
+@dataclass(frozen=True)
+class EgressParent:
+    """A shaped parent of classes of the scheduled egress.
+
+    `name`: Unique name.
+    `rate_bits_per_s`: The rate it is given (bit/s).
+    `ceil_bits_per_s`: The rate it may reach by borrowing what the others leave
+        (bit/s; absent: the link's).
+    """
+
+    name: str
+    rate_bits_per_s: float
+    ceil_bits_per_s: Optional[float] = None
 
 
 @dataclass(frozen=True)
@@ -29,6 +44,7 @@ class EgressClass:
     `fq_codel`: Queue its flows apart, in deficit round robin, each kept short
         with its own CoDel (FQ-CoDel, RFC 8290): a sparse flow waits behind no
         bulk one (absent: one queue; not with `codel`).
+    `parent`: The parent it is under (one of `parents`; absent: none).
     """
 
     name: str
@@ -36,6 +52,7 @@ class EgressClass:
     flows: Sequence[str]
     codel: Optional[CoDelConfig] = None
     fq_codel: Optional[FqCoDelConfig] = None
+    parent: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -106,6 +123,10 @@ class EgressScheduler(Part):
         0: back to back): the mailboxes' cache lines move between the workers'
         cores and the arbiter's at most that often, and a packet may wait that
         much more.
+    `parents`: Shaped parents the classes may be put under (HTB-like: each is
+        given its rate and may borrow up to its ceiling); with parents, every
+        class names one, and the algorithm shares each parent among its classes
+        (empty: the classes share the link directly).
     `classes`: The classes, in order.
     """
 
@@ -118,6 +139,7 @@ class EgressScheduler(Part):
     queue_pkts: int = 1024
     on_full: str = "drop"
     scan_gap_us: float = 0.0
+    parents: Sequence[EgressParent] = ()
 
     def spec(self) -> EgressSchedulerJson:
         """The JSON form the core reads."""

@@ -8,7 +8,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sluice_core::Model;
 use sluice_pspat::aqm::QueueManagement;
-use sluice_pspat::sched::Algorithm;
+use sluice_pspat::sched::{Algorithm, Shape};
 use sluice_pspat::{EgressConfig, Link};
 
 use crate::error::{Error, Result};
@@ -38,8 +38,29 @@ pub struct EgressSchedulerSpec {
     /// that much more.
     #[serde(default)]
     pub scan_gap_us: f64,
+    /// Shaped parents the classes may be put under (HTB-like: each is
+    /// given its rate and may borrow up to its ceiling); with parents,
+    /// every class names one, and the algorithm shares each parent among
+    /// its classes (empty: the classes share the link directly).
+    #[serde(default)]
+    pub parents: Vec<ParentSpec>,
     /// The classes, in order.
     pub classes: Vec<ClassSpec>,
+}
+
+/// A shaped parent of classes of the scheduled egress.
+#[derive(Clone, Debug, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(rename = "EgressParent")]
+pub struct ParentSpec {
+    /// Unique name.
+    pub name: String,
+    /// The rate it is given (bit/s).
+    pub rate_bits_per_s: f64,
+    /// The rate it may reach by borrowing what the others leave (bit/s;
+    /// absent: the link's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ceil_bits_per_s: Option<f64>,
 }
 
 /// What a full class of the scheduled egress does.
@@ -77,6 +98,9 @@ pub struct ClassSpec {
     /// bulk one (absent: one queue; not with `codel`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fq_codel: Option<sluice_pspat::fq_codel::FqCoDelConfig>,
+    /// The parent it is under (one of `parents`; absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
 }
 
 impl ClassSpec {
@@ -146,6 +170,16 @@ impl EgressPlan {
 }
 
 impl EgressSchedulerSpec {
+    /// The shape of parent `p`; the error names the field.
+    fn shape(&self, p: &ParentSpec) -> std::result::Result<Shape, String> {
+        if self.parents.iter().filter(|q| q.name == p.name).count() > 1 {
+            return Err("named twice".into());
+        }
+        let shape = Shape { rate_bits_per_s: p.rate_bits_per_s, ceil_bits_per_s: p.ceil_bits_per_s.unwrap_or(self.link_bits_per_s) };
+        shape.check()?;
+        Ok(shape)
+    }
+
     /// Checks the settings and puts every flow of `model` in exactly one class.
     pub fn plan(&self, model: &Model) -> Result<EgressPlan> {
         let bad = |reason: String| Error::Spec(format!("egress_scheduler: {reason}"));
@@ -163,13 +197,22 @@ impl EgressSchedulerSpec {
         if self.classes.is_empty() || self.classes.len() > usize::from(u16::MAX) {
             return Err(bad(format!("{} classes: needs 1..={}", self.classes.len(), u16::MAX)));
         }
-        let mut aqm = Vec::with_capacity(self.classes.len());
+        let parents = self.parents.iter().map(|p| self.shape(p).map_err(|e| bad(format!("parent '{}': {e}", p.name)))).collect::<Result<Vec<_>>>()?;
+        let (mut aqm, mut parent_of) = (Vec::with_capacity(self.classes.len()), Vec::new());
         for (c, class) in self.classes.iter().enumerate() {
             if self.classes[..c].iter().any(|other| other.name == class.name) {
                 return Err(bad(format!("class '{}' is named twice", class.name)));
             }
             algorithm.check(&[class.weight]).map_err(|e| bad(format!("class '{}': {e}", class.name)))?;
             aqm.push(class.queue_management().map_err(|e| bad(format!("class '{}': {e}", class.name)))?);
+            match (&class.parent, self.parents.is_empty()) {
+                (None, true) => {}
+                (Some(name), false) => parent_of.push(
+                    self.parents.iter().position(|p| &p.name == name).ok_or_else(|| bad(format!("class '{}': no parent named '{name}'", class.name)))?,
+                ),
+                (None, false) => return Err(bad(format!("class '{}' names no parent: with parents, every class is under one", class.name))),
+                (Some(name), true) => return Err(bad(format!("class '{}': parent '{name}', but the egress has no parents", class.name))),
+            }
         }
         // Names first, then prefixes for the flows no class names.
         let mut class_of_flow: Vec<Option<u16>> = vec![None; model.flows.len()];
@@ -218,7 +261,10 @@ impl EgressSchedulerSpec {
             wait: self.on_full == OnFull::Wait,
             scan_gap: std::time::Duration::from_secs_f64(self.scan_gap_us * 1e-6),
             aqm,
+            parents,
+            parent_of,
         };
+        config.check_tree().map_err(|e| bad(e.replace("parent ", "parent #")))?;
         // Each worker's pool makes room for what can wait in the egress (see `EgressConfig::most_held`).
         let room = sluice_core::limits::MAX_POOL_BUFFERS / 2;
         if config.most_held() > room {

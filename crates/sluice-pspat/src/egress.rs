@@ -17,7 +17,7 @@ use crate::arbiter::{Arbiter, Client};
 use crate::entry::{Entry, ECN, MANAGED};
 use crate::arbiter_thread::{ArbiterStats, ArbiterThread, Dispatch, Pace};
 use crate::full_flag::FullFlag;
-use crate::sched::{Algorithm, AnyScheduler};
+use crate::sched::{Algorithm, AnyScheduler, Shape, Tree};
 use crate::aqm::{Aqm, QueueManagement};
 use crate::link::Link;
 use crate::retune::Retune;
@@ -54,6 +54,10 @@ pub struct EgressConfig {
     pub scan_gap: std::time::Duration,
     /// Per class, how its queue is managed (a class without an entry: tail drop only).
     pub aqm: Vec<QueueManagement>,
+    /// The shaped parents of a class tree (see [`Tree`]; none: the classes are flat).
+    pub parents: Vec<Shape>,
+    /// With parents, per class, its parent.
+    pub parent_of: Vec<usize>,
 }
 
 impl EgressConfig {
@@ -70,6 +74,34 @@ impl EgressConfig {
     /// the pool's buffers and the source pauses before any class drops.
     pub fn most_held(&self) -> usize {
         self.weights.len() * self.queue_pkts + OFFERS
+    }
+
+    /// Checks the class tree, if it has one; the error names the parent.
+    pub fn check_tree(&self) -> Result<(), String> {
+        if self.parents.is_empty() {
+            return Ok(());
+        }
+        if self.parent_of.len() != self.weights.len() {
+            return Err(format!("{} classes but {} parents named for them", self.weights.len(), self.parent_of.len()));
+        }
+        for (p, shape) in self.parents.iter().enumerate() {
+            shape.check().map_err(|e| format!("parent {p}: {e}"))?;
+            if !self.parent_of.contains(&p) {
+                return Err(format!("parent {p}: no class is under it"));
+            }
+        }
+        match self.parent_of.iter().find(|&&p| p >= self.parents.len()) {
+            Some(p) => Err(format!("parent {p}: there are {} parents", self.parents.len())),
+            None => Ok(()),
+        }
+    }
+
+    /// The scheduler over the classes: the algorithm's, or a tree of it under the parents (as [`Self::check_tree`] takes them).
+    pub fn scheduler(&self) -> AnyScheduler {
+        if self.parents.is_empty() {
+            return self.algorithm.build(&self.weights, self.queue_pkts);
+        }
+        AnyScheduler::Tree(Box::new(Tree::new(self.algorithm, &self.weights, &self.parent_of, &self.parents, self.queue_pkts)))
     }
 
     /// Knobs starting at these settings, for the control plane to change.
@@ -223,8 +255,9 @@ impl ScheduledEgress {
             return Err("scheduled egress: it needs a class and its queue ≥ 1 packet".into());
         }
         config.algorithm.check(&config.weights).map_err(|e| format!("scheduled egress: {e}"))?;
+        config.check_tree().map_err(|e| format!("scheduled egress: {e}"))?;
         let classes: Arc<[ClassCounters]> = config.weights.iter().map(|_| ClassCounters::default()).collect();
-        let (arbiter, clients) = Arbiter::new(config.algorithm.build(&config.weights, config.queue_pkts), config.link, workers, OFFERS, 64);
+        let (arbiter, clients) = Arbiter::new(config.scheduler(), config.link, workers, OFFERS, 64);
         let aqm = Aqm::new(&config.aqm, config.queue_pkts);
         let reads = aqm.reads();
         let arbiter = arbiter.with_aqm(aqm, if reads.flow { hash_at } else { 32 });

@@ -45,7 +45,7 @@ impl InlineEgress {
     pub fn new(config: &EgressConfig, clock: quanta::Clock) -> Self {
         let origin = clock.raw();
         Self {
-            scheduler: config.algorithm.build(&config.weights, config.queue_pkts),
+            scheduler: config.scheduler(),
             link: LinkClock::new(config.link),
             clock,
             origin,
@@ -137,7 +137,7 @@ mod tests {
     fn new_weights_and_a_new_link_rate_take_effect_at_the_next_release() {
         let (clock, mock) = quanta::Clock::mock();
         // 8 Mbit/s: a 1000-byte packet a millisecond.
-        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO, aqm: Vec::new() };
+        let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 1000, wait: false, scan_gap: std::time::Duration::ZERO, aqm: Vec::new(), parents: Vec::new(), parent_of: Vec::new() };
         let mut egress = InlineEgress::new(&config, clock);
         for i in 0..1000 {
             assert!(egress.offer(0, 1000, PacketId(i), Offered::default()) && egress.offer(1, 1000, PacketId(10_000 + i), Offered::default()));

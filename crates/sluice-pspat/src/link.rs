@@ -65,6 +65,7 @@ impl LinkClock {
         // A busy one that fell behind the releases catches up: their
         // spacing is no loss of the link's time either.
         let now_ps = now_ns.saturating_mul(1000);
+        scheduler.advance(now_ns);
         if self.idle {
             self.busy_until_ps = self.busy_until_ps.max(now_ps);
         }

@@ -1,7 +1,7 @@
 //! An algorithm chosen at run time (a pipeline's description names it),
 //! behind the same interface, without a virtual call per packet.
 
-use super::{qfq, Drr, Priority, Qfq, Scheduler, Wf2qPlus};
+use super::{qfq, Drr, Priority, Qfq, Scheduler, Tree, Wf2qPlus};
 
 /// DRR's base quantum (bytes): the largest Ethernet payload, so that a
 /// turn always sends a packet.
@@ -96,6 +96,8 @@ pub enum AnyScheduler {
     Wf2qPlus(Wf2qPlus<u32>),
     /// QFQ+.
     Qfq(Qfq<u32>),
+    /// Classes under shaped parents, each parent's under one of the above.
+    Tree(Box<Tree>),
 }
 
 impl AnyScheduler {
@@ -105,6 +107,9 @@ impl AnyScheduler {
     /// class's packets in their order. The classes' turns start afresh;
     /// refusals counted so far ([`Scheduler::drops`]) start again at zero.
     pub fn reweigh(&mut self, algorithm: Algorithm, weights: &[u32], limit: usize) {
+        if let Self::Tree(tree) = self {
+            return tree.reweigh(algorithm, weights, limit);
+        }
         let mut next = algorithm.build(weights, limit);
         while let Some((class, len, item)) = self.dequeue() {
             // Each class held at most `limit` here.
@@ -122,6 +127,7 @@ impl Scheduler<u32> for AnyScheduler {
             Self::Drr(s) => s.enqueue(flow, len, item),
             Self::Wf2qPlus(s) => s.enqueue(flow, len, item),
             Self::Qfq(s) => s.enqueue(flow, len, item),
+            Self::Tree(s) => s.enqueue(flow, len, item),
         }
     }
 
@@ -132,6 +138,7 @@ impl Scheduler<u32> for AnyScheduler {
             Self::Drr(s) => s.dequeue(),
             Self::Wf2qPlus(s) => s.dequeue(),
             Self::Qfq(s) => s.dequeue(),
+            Self::Tree(s) => s.dequeue(),
         }
     }
 
@@ -141,6 +148,7 @@ impl Scheduler<u32> for AnyScheduler {
             Self::Drr(s) => s.len(),
             Self::Wf2qPlus(s) => s.len(),
             Self::Qfq(s) => s.len(),
+            Self::Tree(s) => s.len(),
         }
     }
 
@@ -150,6 +158,14 @@ impl Scheduler<u32> for AnyScheduler {
             Self::Drr(s) => s.drops(flow),
             Self::Wf2qPlus(s) => s.drops(flow),
             Self::Qfq(s) => s.drops(flow),
+            Self::Tree(s) => s.drops(flow),
+        }
+    }
+
+    #[inline]
+    fn advance(&mut self, now_ns: u64) {
+        if let Self::Tree(s) = self {
+            s.advance(now_ns);
         }
     }
 }

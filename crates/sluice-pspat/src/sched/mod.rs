@@ -10,6 +10,7 @@ pub mod qfq;
 #[cfg(test)]
 mod qfq_linear;
 mod queues;
+pub mod tree;
 mod wf2q_plus;
 
 pub use any::{Algorithm, AnyScheduler, QFQ_LMAX};
@@ -17,6 +18,7 @@ pub use drr::Drr;
 pub use priority::Priority;
 pub use qfq::Qfq;
 pub use queues::Queues;
+pub use tree::{Shape, Tree};
 pub use wf2q_plus::Wf2qPlus;
 
 /// A scheduling algorithm over flows `0..flows`, holding items of type `T`.
@@ -38,4 +40,8 @@ pub trait Scheduler<T> {
 
     /// Packets of `flow` refused at a full queue so far.
     fn drops(&self, flow: usize) -> u64;
+
+    /// The time is `now_ns` (ns), before a release: an algorithm that
+    /// shapes (see [`Tree`]) takes what it may send by then.
+    fn advance(&mut self, _now_ns: u64) {}
 }

@@ -115,7 +115,7 @@ fn workers_drop_a_full_class_s_packets_before_offering_them_and_account_every_pa
     use sluice_core::{Decision, EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Queues of 4 behind a 1 Mbit/s link: class 0 fills at once.
-    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false, scan_gap: Duration::ZERO, aqm: Vec::new() };
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 1e6, overhead: 24 }, weights: vec![1, 1], queue_pkts: 4, wait: false, scan_gap: Duration::ZERO, aqm: Vec::new(), parents: Vec::new(), parent_of: Vec::new() };
     let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
     let link = &mut links[0];
     let (mut refused_at_offer, mut sent, mut dropped) = (0u64, 0u64, 0u64);
@@ -150,7 +150,7 @@ fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
     use sluice_core::{Decision, EgressLink, PacketId};
     use sluice_pspat::{sched::Algorithm, EgressConfig, ScheduledEgress};
     // Two classes kept backlogged behind 8 Mbit/s: 1000 packets a second of 1000 bytes.
-    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 512, wait: false, scan_gap: Duration::ZERO, aqm: Vec::new() };
+    let config = EgressConfig { algorithm: Algorithm::Drr, link: Link { bits_per_s: 8e6, overhead: 0 }, weights: vec![1, 1], queue_pkts: 512, wait: false, scan_gap: Duration::ZERO, aqm: Vec::new(), parents: Vec::new(), parent_of: Vec::new() };
     let (egress, mut links) = ScheduledEgress::start(&config, 1, None).unwrap();
     let link = &mut links[0];
     let knobs = link.knobs().expect("a scheduled egress has knobs");
