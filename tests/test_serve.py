@@ -32,7 +32,7 @@ OPENAPI = Path(__file__).resolve().parent.parent / "docs" / "api" / "openapi.jso
 #: Control period of the served pipelines (ms): short, so that changes wait little.
 PERIOD_MS = 5.0
 #: Names the documented paths' parameters take in the served pipeline.
-NAMES = {"flow": "flow0", "module": "lpm", "worker": "1", "class": "bulk", "interface": "sw2", "address": "10.0.2.1"}
+NAMES = {"flow": "flow0", "module": "lpm", "worker": "1", "class": "bulk", "parent": "gold", "interface": "sw2", "address": "10.0.2.1"}
 
 
 class Served:
@@ -391,7 +391,7 @@ def test_egress_weights_and_link_rate_change_live_and_show(tmp_path: Path, serve
             d = [a - b for a, b in zip(now(), before)]
             return d[0] + d[1], d[2] + d[3]
 
-        assert c.egress() == {"algorithm": "drr", "link_bits_per_s": 20e6, "queue_pkts": 1024,
+        assert c.egress() == {"algorithm": "drr", "link_bits_per_s": 20e6, "queue_pkts": 1024, "parents": [],
                               "classes": [{"name": "tight", "weight": 1, "flows": ["flow0", "flow1"]},
                                           {"name": "bulk", "weight": 1, "flows": ["flow2", "flow3"]}]}
         time.sleep(0.2)
@@ -423,6 +423,49 @@ def test_egress_weights_and_link_rate_change_live_and_show(tmp_path: Path, serve
         code, _, report = scheduled.stop()
         assert code == 0
         # What the link had no room for was dropped at the egress and counted: nothing else lost.
+        accounted(report)
+    finally:
+        scheduled.close()
+
+
+def test_a_class_tree_s_parents_are_reshaped_live(tmp_path: Path, served: Served) -> None:
+    served.stop()  # the module's pipeline holds the cores; the tests that use it have run
+    p = l2l3(4)
+    for f in p.flows():
+        p.set_rate(f, 50_000)
+    # Parents given 4 and 12 of a 20 Mbit/s link, neither borrowing: a quarter and three quarters.
+    p.schedule_egress("drr", 20e6, {"a": (1, ["flow0", "flow1"]), "b": (1, ["flow2", "flow3"])},
+                      parents={"A": (4e6, 4e6), "B": (12e6, 12e6)}, under={"a": "A", "b": "B"})
+    scheduled = Served(tmp_path, pipeline=p)
+    try:
+        c = scheduled.client
+
+        def share_of_a(seconds: float) -> float:
+            def now() -> list[float]:
+                return [f["delivered"] for f in c.flows()]
+            before = now()
+            time.sleep(seconds)
+            d = [a - b for a, b in zip(now(), before)]
+            return (d[0] + d[1]) / sum(d)
+
+        time.sleep(0.2)
+        assert 0.2 < share_of_a(0.5) < 0.3
+        assert c.set_egress_parent("A", 12e6, 12e6) == "egress parent 'A' rate 12000000 ceiling 12000000 bit/s"
+        assert c.set_egress_parent("B", 4e6, 4e6) == "egress parent 'B' rate 4000000 ceiling 4000000 bit/s"
+        time.sleep(0.1)
+        assert 0.7 < share_of_a(0.5) < 0.8
+        parents = [{"name": "A", "rate_bits_per_s": 12e6, "ceil_bits_per_s": 12e6}, {"name": "B", "rate_bits_per_s": 4e6, "ceil_bits_per_s": 4e6}]
+        assert c.egress()["parents"] == parents
+        assert c.pipeline()["description"]["egress_scheduler"]["parents"] == parents, "the description in force has them"
+        for path, body, words in [("/v1/egress/parents/C", {"rate_bits_per_s": 1e6}, "no egress parent 'C'"),
+                                  ("/v1/egress/parents/A", {"rate_bits_per_s": 2e6, "ceil_bits_per_s": 1e6}, "ceil_bits_per_s 1000000 must be ≥ rate_bits_per_s 2000000"),
+                                  ("/v1/egress/parents/A", {"rate": 2e6}, "rate")]:
+            status, text = c.request_raw("PUT", path, json.dumps(body))
+            assert status in (400, 404) and words in json.loads(text)["error"], (path, status, text)
+        done = subprocess.run([SLUICE, "ctl", "--run-dir", str(scheduled.run_dir), "egress-parent", "A", "10Mbit"], capture_output=True, text=True, timeout=60)
+        assert done.stdout.strip() == "egress parent 'A' rate 10000000 ceiling 20000000 bit/s", done.stderr
+        code, _, report = scheduled.stop()
+        assert code == 0
         accounted(report)
     finally:
         scheduled.close()

@@ -245,6 +245,13 @@ class Client:
         """Sets the rate of the scheduled egress's link (bit/s), from its next packet on."""
         return str(self.request("PUT", "/v1/egress/link", {"link_bits_per_s": bits_per_s})["applied"])
 
+    def set_egress_parent(self, parent: str, rate_bits_per_s: float, ceil_bits_per_s: Optional[float] = None) -> str:
+        """Sets a class-tree parent's rate and the ceiling it may borrow up to (bit/s; None: the link's)."""
+        body: dict[str, float] = {"rate_bits_per_s": rate_bits_per_s}
+        if ceil_bits_per_s is not None:
+            body["ceil_bits_per_s"] = ceil_bits_per_s
+        return str(self.request("PUT", f"/v1/egress/parents/{self._name(parent)}", body)["applied"])
+
     def set_config(self, module: str, fields: dict[str, Any]) -> str:
         """Replaces an NF's configuration whole (its tables rebuilt and swapped in)."""
         return str(self.request("PUT", f"/v1/modules/{self._name(module)}/config", fields)["applied"])

@@ -29,10 +29,9 @@ pub struct Actions {
     /// Reframer's T_buff), for modules with a hold bound (see
     /// [`crate::ModuleDecl::max_hold_ns`]).
     pub holds: Vec<(ModuleId, u64)>,
-    /// New weights of the scheduled egress's classes (class, weight ≥ 1).
-    pub egress_weights: Vec<(usize, u32)>,
-    /// A new rate of the scheduled egress's link (bit/s; infinite: no limit).
-    pub link_bits_per_s: Option<f64>,
+    /// A change of the scheduled egress's settings.
+    #[serde(flatten)]
+    pub egress: crate::EgressChange,
 }
 
 impl Actions {
@@ -45,8 +44,7 @@ impl Actions {
             && self.moves.is_empty()
             && self.sleep_bounds.is_empty()
             && self.holds.is_empty()
-            && self.egress_weights.is_empty()
-            && self.link_bits_per_s.is_none()
+            && self.egress.is_empty()
     }
 }
 

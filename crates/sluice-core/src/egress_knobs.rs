@@ -1,5 +1,6 @@
 //! The settings of a scheduled egress that the control plane changes while
-//! it runs: each class's weight and the link's rate. The control thread
+//! it runs: each class's weight, the link's rate and its class tree's
+//! parents' rates. The control thread
 //! writes them whole, seqlock style; the egress (the arbiter's thread, or
 //! the one worker that is its own arbiter) reads them between its scans
 //! without locks and, when they moved, takes them all at once.
@@ -14,6 +15,28 @@ pub struct EgressSettings {
     pub weights: Vec<u32>,
     /// The link's rate (bit/s; infinite: no limit).
     pub link_bits_per_s: f64,
+    /// Per parent of its class tree, the rate it is given and its ceiling (bit/s).
+    pub parents: Vec<(f64, f64)>,
+}
+
+/// A change of a scheduled egress's settings: what it names, the rest as it is.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct EgressChange {
+    /// New weights (class, weight ≥ 1).
+    #[serde(rename = "egress_weights")]
+    pub weights: Vec<(usize, u32)>,
+    /// A new rate of the link (bit/s; infinite: no limit).
+    pub link_bits_per_s: Option<f64>,
+    /// New rates and ceilings of the class tree's parents (parent, rate, ceiling; bit/s).
+    #[serde(rename = "egress_parents")]
+    pub parents: Vec<(usize, f64, f64)>,
+}
+
+impl EgressChange {
+    /// Whether it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.weights.is_empty() && self.link_bits_per_s.is_none() && self.parents.is_empty()
+    }
 }
 
 /// The shared settings of one scheduled egress (cloned, they are the same).
@@ -26,6 +49,8 @@ struct Shared {
     weights: Box<[AtomicU32]>,
     /// f64 bits.
     link_bits_per_s: AtomicU64,
+    /// Per parent, its rate and ceiling (f64 bits).
+    parents: Box<[[AtomicU64; 2]]>,
     /// The largest weight the egress's algorithm takes.
     max_weight: u32,
 }
@@ -37,28 +62,30 @@ impl EgressKnobs {
             seq: AtomicU64::new(0),
             weights: start.weights.iter().map(|&w| AtomicU32::new(w)).collect(),
             link_bits_per_s: AtomicU64::new(start.link_bits_per_s.to_bits()),
+            parents: start.parents.iter().map(|&(rate, ceil)| [AtomicU64::new(rate.to_bits()), AtomicU64::new(ceil.to_bits())]).collect(),
             max_weight,
         }))
     }
 
-    /// Whether `weights` (class, weight) and `link_bits_per_s` (if given)
-    /// may be set; the error names the class or the rate.
-    pub fn check(&self, weights: &[(usize, u32)], link_bits_per_s: Option<f64>) -> Result<(), String> {
+    /// Whether `change` may be made; the error names the class, the parent or the rate.
+    pub fn check(&self, change: &EgressChange) -> Result<(), String> {
         let s = &self.0;
         let most = s.max_weight;
-        if let Some(&(class, w)) = weights.iter().find(|&&(c, w)| c >= s.weights.len() || !(1..=most).contains(&w)) {
+        if let Some(&(class, w)) = change.weights.iter().find(|&&(c, w)| c >= s.weights.len() || !(1..=most).contains(&w)) {
             return Err(format!("class {class} weight {w}: the egress has classes 0..{} and takes weights 1..={most}", s.weights.len()));
         }
-        match link_bits_per_s {
+        if let Some(&(p, rate, ceil)) = change.parents.iter().find(|&&(p, rate, ceil)| p >= s.parents.len() || !(rate > 0.0 && rate.is_finite() && ceil >= rate && ceil.is_finite())) {
+            return Err(format!("parent {p} rate {rate} ceiling {ceil} bit/s: the egress has parents 0..{} and takes 0 < rate ≤ ceiling", s.parents.len()));
+        }
+        match change.link_bits_per_s {
             Some(r) if !(r > 0.0) => Err(format!("link rate {r} bit/s must be > 0 (infinite: no limit)")),
             _ => Ok(()),
         }
     }
 
-    /// Sets `weights` (class, weight) and the link's rate (if given), all
-    /// at once for the egress; checked first, nothing changed on an error.
-    pub fn set(&self, weights: &[(usize, u32)], link_bits_per_s: Option<f64>) -> Result<(), String> {
-        self.check(weights, link_bits_per_s)?;
+    /// Makes `change`, all at once for the egress; checked first, nothing changed on an error.
+    pub fn set(&self, change: &EgressChange) -> Result<(), String> {
+        self.check(change)?;
         let s = &self.0;
         // One writer at a time: the sequence is made odd by whoever writes.
         let mut seq = s.seq.load(Ordering::Relaxed);
@@ -74,11 +101,15 @@ impl EgressKnobs {
             }
         }
         fence(Ordering::Release);
-        for &(class, w) in weights {
+        for &(class, w) in &change.weights {
             s.weights[class].store(w, Ordering::Relaxed);
         }
-        if let Some(r) = link_bits_per_s {
+        if let Some(r) = change.link_bits_per_s {
             s.link_bits_per_s.store(r.to_bits(), Ordering::Relaxed);
+        }
+        for &(p, rate, ceil) in &change.parents {
+            s.parents[p][0].store(rate.to_bits(), Ordering::Relaxed);
+            s.parents[p][1].store(ceil.to_bits(), Ordering::Relaxed);
         }
         s.seq.store(seq + 2, Ordering::Release);
         Ok(())
@@ -115,6 +146,7 @@ impl EgressKnobs {
         let settings = EgressSettings {
             weights: s.weights.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
             link_bits_per_s: f64::from_bits(s.link_bits_per_s.load(Ordering::Relaxed)),
+            parents: s.parents.iter().map(|[rate, ceil]| (f64::from_bits(rate.load(Ordering::Relaxed)), f64::from_bits(ceil.load(Ordering::Relaxed)))).collect(),
         };
         fence(Ordering::Acquire);
         if s.seq.load(Ordering::Relaxed) != before {
@@ -130,7 +162,11 @@ mod tests {
     use super::*;
 
     fn start() -> EgressSettings {
-        EgressSettings { weights: vec![1, 2, 3], link_bits_per_s: 1e9 }
+        EgressSettings { weights: vec![1, 2, 3], link_bits_per_s: 1e9, parents: vec![(1e8, 1e9)] }
+    }
+
+    fn weights(weights: &[(usize, u32)], link_bits_per_s: Option<f64>) -> EgressChange {
+        EgressChange { weights: weights.to_vec(), link_bits_per_s, parents: Vec::new() }
     }
 
     #[test]
@@ -138,22 +174,25 @@ mod tests {
         let knobs = EgressKnobs::new(&start(), 1024);
         let mut seen = 0;
         assert_eq!(knobs.changed(&mut seen), None, "nothing set since the start");
-        knobs.set(&[(0, 5), (2, 7)], Some(2e9)).unwrap();
-        assert_eq!(knobs.changed(&mut seen), Some(EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: 2e9 }));
+        knobs.set(&weights(&[(0, 5), (2, 7)], Some(2e9))).unwrap();
+        assert_eq!(knobs.changed(&mut seen), Some(EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: 2e9, parents: vec![(1e8, 1e9)] }));
         assert_eq!(knobs.changed(&mut seen), None, "read once");
-        knobs.set(&[], Some(f64::INFINITY)).unwrap();
-        assert_eq!(knobs.current(), EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: f64::INFINITY });
+        knobs.set(&EgressChange { link_bits_per_s: Some(f64::INFINITY), parents: vec![(0, 2e8, 3e8)], ..EgressChange::default() }).unwrap();
+        assert_eq!(knobs.current(), EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: f64::INFINITY, parents: vec![(2e8, 3e8)] });
     }
 
     #[test]
     fn a_bad_setting_names_itself_and_changes_nothing() {
         let knobs = EgressKnobs::new(&start(), 1024);
-        let err = knobs.set(&[(0, 4), (3, 1)], None).unwrap_err();
+        let err = knobs.set(&weights(&[(0, 4), (3, 1)], None)).unwrap_err();
         assert!(err.contains("class 3 weight 1") && err.contains("0..3"), "{err}");
-        assert!(knobs.set(&[(1, 0)], None).unwrap_err().contains("1..=1024"));
-        assert!(knobs.set(&[(1, 2000)], None).unwrap_err().contains("class 1 weight 2000"));
-        assert!(knobs.set(&[], Some(0.0)).unwrap_err().contains("link rate 0"));
-        assert!(knobs.set(&[], Some(f64::NAN)).unwrap_err().contains("link rate NaN"));
+        assert!(knobs.set(&weights(&[(1, 0)], None)).unwrap_err().contains("1..=1024"));
+        assert!(knobs.set(&weights(&[(1, 2000)], None)).unwrap_err().contains("class 1 weight 2000"));
+        assert!(knobs.set(&weights(&[], Some(0.0))).unwrap_err().contains("link rate 0"));
+        assert!(knobs.set(&weights(&[], Some(f64::NAN))).unwrap_err().contains("link rate NaN"));
+        let parent = |p, rate, ceil| EgressChange { parents: vec![(p, rate, ceil)], ..EgressChange::default() };
+        assert!(knobs.set(&parent(0, 2e8, 1e8)).unwrap_err().contains("parent 0 rate 200000000 ceiling 100000000"));
+        assert!(knobs.set(&parent(1, 1e8, 1e8)).unwrap_err().contains("parents 0..1"));
         let mut seen = 0;
         assert_eq!(knobs.changed(&mut seen), None);
         assert_eq!(knobs.current(), start());
@@ -162,7 +201,7 @@ mod tests {
     #[test]
     fn a_reader_racing_writers_never_sees_half_a_change() {
         // Writers set every weight to one value; a reader must see them all equal.
-        let knobs = EgressKnobs::new(&EgressSettings { weights: vec![1; 16], link_bits_per_s: 1.0 }, u32::MAX);
+        let knobs = EgressKnobs::new(&EgressSettings { weights: vec![1; 16], link_bits_per_s: 1.0, parents: Vec::new() }, u32::MAX);
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let writers: Vec<_> = (0..2)
             .map(|t| {
@@ -171,7 +210,7 @@ mod tests {
                     let mut v = 1 + t;
                     while !stop.load(Ordering::Relaxed) {
                         let all: Vec<(usize, u32)> = (0..16).map(|c| (c, v)).collect();
-                        knobs.set(&all, Some(f64::from(v))).unwrap();
+                        knobs.set(&weights(&all, Some(f64::from(v)))).unwrap();
                         v += 2;
                     }
                 })

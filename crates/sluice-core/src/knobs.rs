@@ -92,9 +92,9 @@ impl Knobs {
                 return Err(Error::module(&name(m), format!("hold time {ns} ns: the module's hold time is not controlled, or it is outside 1..={}", bound.unwrap_or(0))));
             }
         }
-        let egress_changes = !actions.egress_weights.is_empty() || actions.link_bits_per_s.is_some();
+        let egress_changes = !actions.egress.is_empty();
         match &self.egress {
-            Some(e) => e.check(&actions.egress_weights, actions.link_bits_per_s).map_err(|e| Error::module("<egress>", e))?,
+            Some(e) => e.check(&actions.egress).map_err(|e| Error::module("<egress>", e))?,
             None if egress_changes => return Err(Error::module("<egress>", "the pipeline has no scheduled egress")),
             None => {}
         }
@@ -122,7 +122,7 @@ impl Knobs {
             }
         }
         if let (Some(e), true) = (&self.egress, egress_changes) {
-            e.set(&actions.egress_weights, actions.link_bits_per_s).expect("checked above");
+            e.set(&actions.egress).expect("checked above");
         }
         Ok(())
     }
@@ -138,7 +138,7 @@ impl Knobs {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::egress_knobs::EgressSettings;
+    use crate::egress_knobs::{EgressChange, EgressSettings};
     use crate::model::{ModelBuilder, ModuleDecl, Role};
     use crate::nf::EgressLink;
     use crate::packet::PacketId;
@@ -170,18 +170,18 @@ mod tests {
     fn egress_settings_are_checked_with_the_rest_and_set_all_at_once() {
         let model = model();
         let bare = Knobs::new(&model);
-        let err = bare.apply(&model, &Actions { link_bits_per_s: Some(1e9), ..Actions::default() }).unwrap_err().to_string();
+        let err = bare.apply(&model, &Actions { egress: EgressChange { link_bits_per_s: Some(1e9), ..EgressChange::default() }, ..Actions::default() }).unwrap_err().to_string();
         assert!(err.contains("<egress>") && err.contains("no scheduled egress"), "{err}");
 
-        let egress = EgressKnobs::new(&EgressSettings { weights: vec![1, 1], link_bits_per_s: 1e9 }, 1024);
+        let egress = EgressKnobs::new(&EgressSettings { weights: vec![1, 1], link_bits_per_s: 1e9, parents: Vec::new() }, 1024);
         let links: Vec<Box<dyn EgressLink>> = vec![Box::new(Knobbed(egress.clone()))];
         let knobs = Knobs::new(&model).with_egress_of(links.iter().map(|l| l.as_ref()));
         // A bad class refuses the whole action: the trigger beside it is not set either.
-        let bad = Actions { triggers: vec![(1, 8)], egress_weights: vec![(2, 3)], ..Actions::default() };
+        let bad = Actions { triggers: vec![(1, 8)], egress: EgressChange { weights: vec![(2, 3)], ..EgressChange::default() }, ..Actions::default() };
         assert!(knobs.apply(&model, &bad).unwrap_err().to_string().contains("class 2 weight 3"));
         assert_eq!(knobs.triggers[1].load(Ordering::Relaxed), 0);
         assert_eq!(egress.current().weights, [1, 1]);
-        knobs.apply(&model, &Actions { egress_weights: vec![(1, 3)], link_bits_per_s: Some(5e8), ..Actions::default() }).unwrap();
-        assert_eq!(egress.current(), EgressSettings { weights: vec![1, 3], link_bits_per_s: 5e8 });
+        knobs.apply(&model, &Actions { egress: EgressChange { weights: vec![(1, 3)], link_bits_per_s: Some(5e8), ..EgressChange::default() }, ..Actions::default() }).unwrap();
+        assert_eq!(egress.current(), EgressSettings { weights: vec![1, 3], link_bits_per_s: 5e8, parents: Vec::new() });
     }
 }

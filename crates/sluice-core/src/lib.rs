@@ -36,7 +36,7 @@ pub use backend::{Actions, Backend};
 pub use batch::{Batch, MAX_BURST};
 pub use buffer::FractionalBuffer;
 pub use drop_reason::{DropReason, NfDrops};
-pub use egress_knobs::{EgressKnobs, EgressSettings};
+pub use egress_knobs::{EgressChange, EgressKnobs, EgressSettings};
 pub use engine::{Engine, EngineConfig};
 pub use error::{Error, Result};
 pub use graph::{move_modules, WalkerConfig, WorkerGraph};

@@ -8,7 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sluice_core::Model;
 use sluice_pspat::aqm::QueueManagement;
-use sluice_pspat::sched::{Algorithm, Shape};
+pub use sluice_pspat::sched::Shape;
+use sluice_pspat::sched::Algorithm;
 use sluice_pspat::{EgressConfig, Link};
 
 use crate::error::{Error, Result};
@@ -150,6 +151,8 @@ pub struct EgressPlan {
     pub config: EgressConfig,
     /// Class names, by index.
     pub class_names: Vec<String>,
+    /// The class tree's parents' names, by index.
+    pub parent_names: Vec<String>,
     /// Per flow of the model, its class.
     pub class_of_flow: Vec<u16>,
 }
@@ -270,6 +273,6 @@ impl EgressSchedulerSpec {
         if config.most_held() > room {
             return Err(bad(format!("{} classes of {} packets and a mailbox can hold {} packets, more than a worker's pool makes room for ({room})", self.classes.len(), self.queue_pkts, config.most_held())));
         }
-        Ok(EgressPlan { config, class_names: self.classes.iter().map(|c| c.name.clone()).collect(), class_of_flow })
+        Ok(EgressPlan { config, class_names: self.classes.iter().map(|c| c.name.clone()).collect(), parent_names: self.parents.iter().map(|p| p.name.clone()).collect(), class_of_flow })
     }
 }

@@ -101,12 +101,13 @@ impl EgressConfig {
         if self.parents.is_empty() {
             return self.algorithm.build(&self.weights, self.queue_pkts);
         }
-        AnyScheduler::Tree(Box::new(Tree::new(self.algorithm, &self.weights, &self.parent_of, &self.parents, self.queue_pkts)))
+        AnyScheduler::Tree(Box::new(Tree::new(self.algorithm, &self.weights, &self.parent_of, &self.parents, self.queue_pkts, self.link.overhead)))
     }
 
     /// Knobs starting at these settings, for the control plane to change.
     pub fn knobs(&self) -> EgressKnobs {
-        EgressKnobs::new(&EgressSettings { weights: self.weights.clone(), link_bits_per_s: self.link.bits_per_s }, self.algorithm.max_weight())
+        let parents = self.parents.iter().map(|s| (s.rate_bits_per_s, s.ceil_bits_per_s)).collect();
+        EgressKnobs::new(&EgressSettings { weights: self.weights.clone(), link_bits_per_s: self.link.bits_per_s, parents }, self.algorithm.max_weight())
     }
 }
 

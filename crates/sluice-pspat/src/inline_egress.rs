@@ -131,6 +131,7 @@ impl EgressLink for InlineEgress {
 mod tests {
     use super::*;
     use crate::link::Link;
+    use sluice_core::EgressChange;
     use crate::sched::Algorithm;
 
     #[test]
@@ -156,10 +157,10 @@ mod tests {
         let even = release(&mut egress, 100);
         assert!(even[0].abs_diff(even[1]) <= 2 && even[0] + even[1] == 100, "{even:?}");
         let knobs = egress.knobs().expect("an inline egress has knobs");
-        knobs.set(&[(1, 9)], None).unwrap();
+        knobs.set(&EgressChange { weights: vec![(1, 9)], ..EgressChange::default() }).unwrap();
         let nine = release(&mut egress, 100);
         assert!((86..=94).contains(&nine[1]) && nine[0] + nine[1] == 100, "{nine:?}");
-        knobs.set(&[], Some(16e6)).unwrap();
+        knobs.set(&EgressChange { link_bits_per_s: Some(16e6), ..EgressChange::default() }).unwrap();
         let faster = release(&mut egress, 100);
         // Twice the packets; the one the link was sending at the change goes at the old rate.
         assert!((199..=200).contains(&(faster[0] + faster[1])), "{faster:?}");

@@ -1,6 +1,7 @@
 //! Where a scheduled egress takes the control plane's changes of its
 //! settings (see [`EgressKnobs`]): between scans, its algorithm rebuilt
-//! under the new weights with what it holds, its link set to the new rate.
+//! under the new weights with what it holds, its class tree's parents
+//! reshaped, its link set to the new rate.
 
 use sluice_core::EgressKnobs;
 
@@ -34,6 +35,7 @@ impl Retune {
     pub(crate) fn apply(&mut self, scheduler: &mut AnyScheduler, link: &mut LinkClock) {
         if let Some(s) = self.knobs.changed(&mut self.seen) {
             scheduler.reweigh(self.algorithm, &s.weights, self.limit);
+            scheduler.reshape(&s.parents);
             link.set_rate(s.link_bits_per_s);
         }
     }

@@ -4,7 +4,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
-use sluice_core::ModuleId;
+use sluice_core::{EgressChange, ModuleId};
 
 use crate::change::Change;
 use crate::error::ApiError;
@@ -137,6 +137,16 @@ struct WeightBody {
 struct LinkBody {
     /// bit/s.
     link_bits_per_s: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParentBody {
+    /// bit/s.
+    rate_bits_per_s: f64,
+    /// bit/s; absent: the link's.
+    #[serde(default)]
+    ceil_bits_per_s: Option<f64>,
 }
 
 #[derive(Deserialize)]
@@ -435,13 +445,21 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
             if b.weight > most {
                 return Err(ApiError::bad(format!("weight: {} is over {most}, the most {} takes", b.weight, algorithm.name())));
             }
-            change(Change::Egress { weights: vec![(class, b.weight)], link_bits_per_s: None })
+            change(Change::Egress(EgressChange { weights: vec![(class, b.weight)], ..EgressChange::default() }))
         }
         ("PUT", ["v1", "egress", "link"]) => {
             let b: LinkBody = typed(body)?;
             egress(status)?;
             sluice_pipeline::egress_plan::check_link_rate(b.link_bits_per_s).map_err(ApiError::bad)?;
-            change(Change::Egress { weights: Vec::new(), link_bits_per_s: Some(b.link_bits_per_s) })
+            change(Change::Egress(EgressChange { link_bits_per_s: Some(b.link_bits_per_s), ..EgressChange::default() }))
+        }
+        ("PUT", ["v1", "egress", "parents", p]) => {
+            let b: ParentBody = typed(body)?;
+            let plan = egress(status)?;
+            let parent = plan.parent_names.iter().position(|n| n == p).ok_or_else(|| ApiError::not_found(format!("no egress parent '{p}'")))?;
+            let shape = sluice_pipeline::egress_plan::Shape { rate_bits_per_s: b.rate_bits_per_s, ceil_bits_per_s: b.ceil_bits_per_s.unwrap_or(plan.config.link.bits_per_s) };
+            shape.check().map_err(ApiError::bad)?;
+            change(Change::Egress(EgressChange { parents: vec![(parent, shape.rate_bits_per_s, shape.ceil_bits_per_s)], ..EgressChange::default() }))
         }
         ("PUT", ["v1", "workers", w, "poll"]) => {
             let worker = worker_named(w, status)?;
@@ -570,9 +588,9 @@ mod tests {
         let egress = scheduled();
         let request = |method: &str, path: &str, body: &str| request_of(&egress, method, path, body);
         assert!(matches!(request("GET", "/v1/egress", ""), Ok(Request::Read(Read::Egress))));
-        let Ok(Request::Change(Change::Egress { weights, link_bits_per_s: None })) = request("PUT", "/v1/egress/classes/cb/weight", r#"{"weight": 5}"#) else { panic!("a weight change") };
+        let Ok(Request::Change(Change::Egress(EgressChange { weights, link_bits_per_s: None, .. }))) = request("PUT", "/v1/egress/classes/cb/weight", r#"{"weight": 5}"#) else { panic!("a weight change") };
         assert_eq!(weights, [(1, 5)]);
-        assert!(matches!(request("PUT", "/v1/egress/link", r#"{"link_bits_per_s": 2e9}"#), Ok(Request::Change(Change::Egress { link_bits_per_s: Some(r), .. })) if r == 2e9));
+        assert!(matches!(request("PUT", "/v1/egress/link", r#"{"link_bits_per_s": 2e9}"#), Ok(Request::Change(Change::Egress(EgressChange { link_bits_per_s: Some(r), .. }))) if r == 2e9));
         let refused = |method: &str, path: &str, body: &str| request(method, path, body).expect_err("refused");
         assert_eq!(refused("PUT", "/v1/egress/classes/cc/weight", r#"{"weight": 5}"#).message, "no egress class 'cc'");
         assert_eq!(refused("PUT", "/v1/egress/classes/ca/weight", r#"{"weight": 0}"#).message, "weight: must be ≥ 1");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use sluice_control::{Boundary, RunPlan};
 use sluice_core::wire::IpPrefix;
-use sluice_core::{Actions, ModuleId, PollPolicy, Schedule};
+use sluice_core::{Actions, EgressChange, ModuleId, PollPolicy, Schedule};
 use sluice_nf::lpm::LiveLpm;
 use sluice_nf::NfSpec;
 use sluice_pipeline::spec::{FlowRuleSpec, PollSpec};
@@ -38,8 +38,8 @@ pub enum Change {
     Config { module: ModuleId, kind: &'static str, fields: serde_json::Value },
     /// Routes of an LPM added (or replaced, by prefix) and deleted.
     Routes { module: ModuleId, edit: RouteEdit },
-    /// The scheduled egress's class weights (class, weight) and link rate (bit/s).
-    Egress { weights: Vec<(usize, u32)>, link_bits_per_s: Option<f64> },
+    /// The scheduled egress's class weights, link rate or parents' rates.
+    Egress(EgressChange),
     /// A worker taken down or brought back.
     Down { worker: usize, down: bool },
     /// A worker's poll policy, as the description writes it and as it runs.
@@ -133,18 +133,22 @@ impl Change {
             Change::Config { .. } | Change::Routes { .. } => unreachable!("built off the lock (see `Change::to_build`), then swapped in"),
             Change::Transaction(_) => unreachable!("made change by change by the control thread (see `transaction.rs`)"),
             Change::Watch(_) => unreachable!("made by the control thread, which logs it (see `Steer::make`)"),
-            Change::Egress { weights, link_bits_per_s } => {
-                let actions = Actions { egress_weights: weights, link_bits_per_s, ..Actions::default() };
+            Change::Egress(egress) => {
+                let actions = Actions { egress, ..Actions::default() };
                 at.apply(&actions).map_err(refused)?;
                 let plan = status.egress.as_mut().expect("checked when parsed");
                 let mut said = Vec::new();
-                for &(class, weight) in &actions.egress_weights {
+                for &(class, weight) in &actions.egress.weights {
                     plan.config.weights[class] = weight;
                     said.push(format!("class '{}' weight {weight}", plan.class_names[class]));
                 }
-                if let Some(rate) = link_bits_per_s {
+                if let Some(rate) = actions.egress.link_bits_per_s {
                     plan.config.link.bits_per_s = rate;
                     said.push(format!("link {rate} bit/s"));
+                }
+                for &(p, rate, ceil) in &actions.egress.parents {
+                    plan.config.parents[p] = sluice_pipeline::egress_plan::Shape { rate_bits_per_s: rate, ceil_bits_per_s: ceil };
+                    said.push(format!("parent '{}' rate {rate} ceiling {ceil} bit/s", plan.parent_names[p]));
                 }
                 Ok(format!("egress {}", said.join(", ")))
             }

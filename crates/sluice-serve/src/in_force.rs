@@ -40,6 +40,10 @@ impl Status {
                 class.weight = *weight;
             }
             egress.link_bits_per_s = plan.config.link.bits_per_s;
+            for (parent, shape) in egress.parents.iter_mut().zip(&plan.config.parents) {
+                parent.rate_bits_per_s = shape.rate_bits_per_s;
+                parent.ceil_bits_per_s = Some(shape.ceil_bits_per_s);
+            }
         }
         for (i, interface) in spec.interfaces.iter_mut().enumerate() {
             let Some(live) = u16::try_from(i).ok().and_then(|i| self.interfaces.get(i)) else { continue };

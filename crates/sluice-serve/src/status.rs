@@ -332,7 +332,8 @@ impl Status {
                 json!({"name": plan.class_names[k], "weight": c.weights[k], "flows": flows})
             })
             .collect();
-        Some(json!({"algorithm": c.algorithm.name(), "link_bits_per_s": c.link.bits_per_s, "queue_pkts": c.queue_pkts, "classes": classes}))
+        let parents: Vec<Value> = plan.parent_names.iter().zip(&c.parents).map(|(name, s)| json!({"name": name, "rate_bits_per_s": s.rate_bits_per_s, "ceil_bits_per_s": s.ceil_bits_per_s})).collect();
+        Some(json!({"algorithm": c.algorithm.name(), "link_bits_per_s": c.link.bits_per_s, "queue_pkts": c.queue_pkts, "parents": parents, "classes": classes}))
     }
 
     /// The class of the scheduled egress called `name`.

@@ -12,6 +12,7 @@
 use std::sync::MutexGuard;
 
 use sluice_control::Boundary;
+use sluice_core::EgressChange;
 use sluice_pipeline::spec::SourceSpec;
 
 use crate::change::{Change, Restore};
@@ -92,12 +93,13 @@ pub fn inverse(change: &Change, at: &mut Boundary<'_>, status: &Status) -> Optio
         Change::Move { module, .. } => Change::Move { module: *module, worker: at.model().worker_of[*module] },
         Change::Weight { module, .. } => Change::Weight { module: *module, weight: status.weights[*module] },
         Change::Rate { module, stream, .. } => Change::Rate { module: *module, stream: *stream, rate_pps: rate_in_force(status, *module, *stream) },
-        Change::Egress { weights, link_bits_per_s } => {
+        Change::Egress(egress) => {
             let plan = status.egress.as_ref().expect("checked when parsed");
-            Change::Egress {
-                weights: weights.iter().map(|&(c, _)| (c, plan.config.weights[c])).collect(),
-                link_bits_per_s: link_bits_per_s.map(|_| plan.config.link.bits_per_s),
-            }
+            Change::Egress(EgressChange {
+                weights: egress.weights.iter().map(|&(c, _)| (c, plan.config.weights[c])).collect(),
+                link_bits_per_s: egress.link_bits_per_s.map(|_| plan.config.link.bits_per_s),
+                parents: egress.parents.iter().map(|&(p, _, _)| (p, plan.config.parents[p].rate_bits_per_s, plan.config.parents[p].ceil_bits_per_s)).collect(),
+            })
         }
         Change::Poll { worker, .. } => {
             let spec = status.polls[*worker].clone();

@@ -324,6 +324,16 @@ def ctl_link(context: click.Context, rate: float) -> None:
     click.echo(_call(context, "set_link_rate", rate))
 
 
+@ctl.command("egress-parent")
+@click.argument("parent")
+@click.argument("rate", type=LinkRate(), metavar="RATE")
+@click.option("--ceil", type=LinkRate(), help="The most it may reach by borrowing (bit/s, or 1Gbit; default: the link's rate).")
+@click.pass_context
+def ctl_egress_parent(context: click.Context, parent: str, rate: float, ceil: Optional[float]) -> None:
+    """Set a class-tree PARENT's RATE (bit/s, or 100Mbit) and the ceiling it may borrow up to."""
+    click.echo(_call(context, "set_egress_parent", parent, rate, ceil))
+
+
 @ctl.command("rate")
 @click.argument("module")
 @click.argument("rate_pps", metavar="PPS|unlimited")

@@ -119,6 +119,15 @@ impl AnyScheduler {
     }
 }
 
+impl AnyScheduler {
+    /// Gives its class tree's parents new rates and ceilings, (rate, ceiling) each (bit/s; no tree: nothing to do).
+    pub fn reshape(&mut self, parents: &[(f64, f64)]) {
+        if let Self::Tree(tree) = self {
+            tree.reshape(parents);
+        }
+    }
+}
+
 impl Scheduler<u32> for AnyScheduler {
     #[inline]
     fn enqueue(&mut self, flow: usize, len: u32, item: u32) -> Result<(), u32> {

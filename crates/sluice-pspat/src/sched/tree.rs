@@ -5,7 +5,8 @@
 //! their weights.
 //!
 //! Each parent keeps two token buckets in bits, filled at its rate and at
-//! its ceiling and charged every bit it sends. A turn goes first to a
+//! its ceiling and charged every bit it sends, framing included as the
+//! link charges it. A turn goes first to a
 //! backlogged parent with rate tokens left (round robin among them); when
 //! none has, to a backlogged one with ceiling tokens left, the one that
 //! has borrowed least for its rate first, so that the link's excess goes
@@ -55,6 +56,13 @@ impl Bucket {
         Self { bits_per_ns: bits_per_s * 1e-9, depth, tokens: depth }
     }
 
+    /// Fills at `bits_per_s` from now on, its tokens kept up to its new depth.
+    fn reshape(&mut self, bits_per_s: f64) {
+        let tokens = self.tokens;
+        *self = Self::new(bits_per_s);
+        self.tokens = tokens.min(self.depth);
+    }
+
     fn fill(&mut self, elapsed_ns: u64) {
         self.tokens = (self.tokens + elapsed_ns as f64 * self.bits_per_ns).min(self.depth);
     }
@@ -81,13 +89,16 @@ pub struct Tree {
     /// The parent a rate turn went to last.
     cursor: usize,
     len: usize,
+    /// Framing charged per packet, as the link charges it (bytes).
+    overhead: u32,
 }
 
 impl Tree {
     /// Classes of `weights` under `algorithm`, class c a child of parent
     /// `parent_of[c]` of `shapes` (as [`Shape::check`] takes them; each
-    /// parent with a class), each queue holding up to `limit` packets.
-    pub fn new(algorithm: Algorithm, weights: &[u32], parent_of: &[usize], shapes: &[Shape], limit: usize) -> Self {
+    /// parent with a class), each queue holding up to `limit` packets, each
+    /// packet charged `overhead` bytes of framing beside its length.
+    pub fn new(algorithm: Algorithm, weights: &[u32], parent_of: &[usize], shapes: &[Shape], limit: usize, overhead: u32) -> Self {
         let mut place = vec![(0, 0); weights.len()];
         let parents = shapes
             .iter()
@@ -101,7 +112,7 @@ impl Tree {
                 Parent { inner: algorithm.build(&own, limit), classes, rate: Bucket::new(shape.rate_bits_per_s), ceil: Bucket::new(shape.ceil_bits_per_s), borrowed_ns: 0.0 }
             })
             .collect();
-        Self { parents, place, now_ns: 0, cursor: 0, len: 0 }
+        Self { parents, place, now_ns: 0, cursor: 0, len: 0, overhead }
     }
 
     /// The same packets under new weights (see [`AnyScheduler::reweigh`]), the parents' buckets as they are.
@@ -112,11 +123,21 @@ impl Tree {
         }
     }
 
+    /// Gives the parents new rates and ceilings, (rate, ceiling) each
+    /// (bit/s, as [`Shape::check`] takes them): their buckets fill at the
+    /// new rates from now on, keeping their tokens up to their new depths.
+    pub fn reshape(&mut self, shapes: &[(f64, f64)]) {
+        for (parent, &(rate, ceil)) in self.parents.iter_mut().zip(shapes) {
+            parent.rate.reshape(rate);
+            parent.ceil.reshape(ceil);
+        }
+    }
+
     /// Takes the next packet of parent `p`, charged to its buckets.
     fn send(&mut self, p: usize, borrowing: bool) -> Option<(usize, u32, u32)> {
         let parent = &mut self.parents[p];
         let (local, len, item) = parent.inner.dequeue()?;
-        let bits = f64::from(len) * 8.0;
+        let bits = f64::from(len + self.overhead) * 8.0;
         parent.rate.tokens -= bits;
         parent.ceil.tokens -= bits;
         if borrowing {
@@ -201,19 +222,19 @@ mod tests {
         // A 100 Mbit/s link: parent A given 20 (ceiling 100) with classes of
         // weights 1 and 3, parent B given 40 (ceiling 60) with one class.
         let shapes = [Shape { rate_bits_per_s: 20e6, ceil_bits_per_s: 100e6 }, Shape { rate_bits_per_s: 40e6, ceil_bits_per_s: 60e6 }];
-        let mut tree = Tree::new(Algorithm::Drr, &[1, 3, 1], &[0, 0, 1], &shapes, 100);
+        let mut tree = Tree::new(Algorithm::Drr, &[1, 3, 1], &[0, 0, 1], &shapes, 100, 0);
         let rates = sent(&mut tree, 3, 100e6, 2.0, &[]);
         // The 40 left over is borrowed 1:2 by the rates: A 20 + 13.3, B 40 + 26.7, over B's ceiling of 60: B 60, A 40.
         let within = |got: f64, want: f64| (got - want).abs() <= 0.05 * want;
         assert!(within(rates[0] + rates[1], 40e6) && within(rates[2], 60e6), "{rates:?}");
         assert!(within(rates[1], 3.0 * rates[0]), "A's classes by their weights: {rates:?}");
         // B idle: A borrows the whole link.
-        let mut tree = Tree::new(Algorithm::Drr, &[1, 3, 1], &[0, 0, 1], &shapes, 100);
+        let mut tree = Tree::new(Algorithm::Drr, &[1, 3, 1], &[0, 0, 1], &shapes, 100, 0);
         let alone = sent(&mut tree, 3, 100e6, 1.0, &[2]);
         assert!(within(alone[0] + alone[1], 100e6), "{alone:?}");
         // Ceilings below the link: the tree leaves it idle (its buckets' first burst spread over 4 s).
         let capped = [Shape { rate_bits_per_s: 10e6, ceil_bits_per_s: 30e6 }, Shape { rate_bits_per_s: 10e6, ceil_bits_per_s: 10e6 }];
-        let mut tree = Tree::new(Algorithm::Fifo, &[1, 1], &[0, 1], &capped, 100);
+        let mut tree = Tree::new(Algorithm::Fifo, &[1, 1], &[0, 1], &capped, 100, 0);
         let rates = sent(&mut tree, 2, 100e6, 4.0, &[]);
         assert!(within(rates[0], 30e6) && within(rates[1], 10e6), "{rates:?}");
         assert_eq!(Shape { rate_bits_per_s: 2e6, ceil_bits_per_s: 1e6 }.check().unwrap_err(), "ceil_bits_per_s 1000000 must be ≥ rate_bits_per_s 2000000");

@@ -174,12 +174,12 @@ fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
     };
     sent_over(link, 50);
     let even = sent_over(link, 200);
-    knobs.set(&[(1, 4)], None).unwrap();
+    knobs.set(&sluice_core::EgressChange { weights: vec![(1, 4)], ..Default::default() }).unwrap();
     sent_over(link, 20);
     let four = sent_over(link, 200);
     assert!(even[1] * 10 < even[0] * 13 && even[0] * 10 < even[1] * 13, "1:1 {even:?}");
     assert!(four[1] > 3 * four[0], "1:4 {four:?}");
-    knobs.set(&[], Some(16e6)).unwrap();
+    knobs.set(&sluice_core::EgressChange { link_bits_per_s: Some(16e6), ..Default::default() }).unwrap();
     sent_over(link, 20);
     let faster = sent_over(link, 200);
     assert!(faster[0] + faster[1] > (four[0] + four[1]) * 3 / 2, "twice the rate: {faster:?} after {four:?}");
