@@ -98,7 +98,8 @@ impl Aqm {
     /// The scheduler refused `e`: its class is full. The packet to drop:
     /// `e` itself, or under FQ-CoDel the head of the class's fattest flow
     /// queue, `e` taken in its place (its turn in the scheduler's queue is
-    /// the dropped one's).
+    /// the dropped one's; the class's room is as it was, and the drop is
+    /// its management's).
     #[inline]
     pub fn refused(&mut self, e: Entry, now_ns: u64, seen: Offered) -> Entry {
         match self.classes.get_mut(usize::from(e.flow)) {

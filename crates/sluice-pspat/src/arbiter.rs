@@ -110,7 +110,9 @@ impl<S: Scheduler<u32>> Arbiter<S> {
                 scan.drained += 1;
                 if scheduler.enqueue(usize::from(e.flow), u32::from(e.len), e.id).is_err() {
                     scan.dropped += 1;
-                    drop(aqm.refused(e, now_ns, seen));
+                    // The arrival, or under FQ-CoDel its fattest flow's head, the class's management's choice.
+                    let dropped = aqm.refused(e, now_ns, seen);
+                    drop(if dropped == e { e } else { Entry { flow: dropped.flow | MANAGED, ..dropped } });
                 } else {
                     aqm.queued(e, now_ns, seen);
                 }

@@ -81,7 +81,7 @@ impl EgressLink for InlineEgress {
         if dropped == e {
             return false;
         }
-        self.released.push_back((PacketId(dropped.id), Decision::Dropped));
+        self.released.push_back((PacketId(dropped.id), Decision::Managed));
         true
     }
 

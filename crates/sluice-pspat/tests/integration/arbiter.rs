@@ -163,3 +163,18 @@ fn fq_codel_lets_a_sparse_flow_pass_a_bulk_one_that_codel_keeps_at_its_target() 
     assert!(codel > 4_000_000 && codel < 20_000_000, "CoDel: the ping waits the bulk queue's target: {codel} ns");
     assert!(fq <= 2_000_000 && fq_drops > 0, "FQ-CoDel: the ping waits at most the frame on the link and its own turn: {fq} ns, {fq_drops} bulk frames dropped");
 }
+
+#[test]
+fn a_full_fq_codel_class_takes_the_arrival_and_drops_its_fattest_flow_s_head_as_its_own_choice() {
+    // A class of 4 packets behind a link that sends nothing yet: flow 1
+    // fills it, then flow 2's packet arrives (the hash from bit 16 up).
+    let (arbiter, mut clients) = Arbiter::new(Priority::fifo(1, 4), Link { bits_per_s: 1.0, overhead: 0 }, 1, 64, 64);
+    let mut arbiter = arbiter.with_aqm(Aqm::new(&[QueueManagement::FqCoDel(FqCoDelConfig::default())], 4), 16);
+    for id in 0..4 {
+        assert!(clients[0].send(Entry { flow: 0, len: FRAME, id: 1 << 16 | id }));
+    }
+    assert!(clients[0].send(Entry { flow: 0, len: 64, id: 2 << 16 | 99 }));
+    let mut dropped = Vec::new();
+    arbiter.scan(1, &mut |_| {}, &mut |e: Entry| dropped.push(e));
+    assert_eq!(dropped, [Entry { flow: sluice_pspat::entry::MANAGED, len: FRAME, id: 0 }], "flow 1's head, flagged as the management's drop");
+}
