@@ -425,9 +425,10 @@ def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flow_of_its_class() -> None:
         last: dict[str, Any] = r.periods[-1]["flows"]
         return last
     codel, fq = last_period(codel={"all": CoDelConfig()}), last_period(fq_codel={"all": FqCoDelConfig()})
-    assert 3_000 < codel["sparse"]["p50_us"] < 10_000 and codel["bulk"]["p99_us"] < 10_000 and codel["bulk"]["dropped"] > 0, codel
-    assert fq["sparse"]["p99_us"] < 1_000 and fq["sparse"]["dropped"] == 0, fq
-    assert fq["bulk"]["p99_us"] < 10_000 and fq["bulk"]["dropped"] > 0, fq
+    # Under CoDel the sparse flow waits in the bulk flow's queue; under FQ-CoDel it passes it.
+    assert codel["bulk"]["dropped"] > 0 and fq["bulk"]["dropped"] > 0 and fq["sparse"]["dropped"] == 0, (codel, fq)
+    assert fq["sparse"]["p99_us"] * 10 < codel["sparse"]["p50_us"], (codel["sparse"], fq["sparse"])
+    assert fq["sparse"]["p99_us"] * 10 < fq["bulk"]["p50_us"], fq
     with pytest.raises(ValueError, match="class 'all': codel and fq_codel: a class has one of them, not both"):
         p = small()
         p.schedule_egress("fifo", 1e6, {"all": (1, ["f"])}, codel={"all": CoDelConfig()}, fq_codel={"all": FqCoDelConfig()})
