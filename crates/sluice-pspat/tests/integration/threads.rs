@@ -155,18 +155,24 @@ fn the_arbiter_thread_takes_new_weights_and_a_new_link_rate_between_scans() {
     let link = &mut links[0];
     let knobs = link.knobs().expect("a scheduled egress has knobs");
     let mut id = 0u32;
-    // Packets of each class sent over `ms` of the link's time, the classes kept backlogged.
+    let mut outstanding = [0u32; 2];
+    // Packets of each class sent over `ms` of the link's time. Each class
+    // is topped up to 256 packets in flight (a quarter second of the link at
+    // 8 Mbit/s), so it stays backlogged however long this thread sleeps.
     let mut sent_over = |link: &mut sluice_pspat::WorkerEgress, ms: u64| {
         let mut sent = [0u64; 2];
         let end = Instant::now() + Duration::from_millis(ms);
         while Instant::now() < end {
             for class in 0..2u16 {
-                if link.room(class) > 0 && link.offer(class, 1000, PacketId(id | u32::from(class) << 15), sluice_core::Offered::default()) {
+                while outstanding[usize::from(class)] < 256 && link.offer(class, 1000, PacketId(id | u32::from(class) << 15), sluice_core::Offered::default()) {
                     id = (id + 1) % (1 << 14);
+                    outstanding[usize::from(class)] += 1;
                 }
             }
             while let Some((p, on_link)) = link.decision() {
-                sent[usize::from(p.0 >> 15 & 1 == 1)] += u64::from(on_link == Decision::Sent);
+                let class = usize::from(p.0 >> 15 & 1 == 1);
+                outstanding[class] -= 1;
+                sent[class] += u64::from(on_link == Decision::Sent);
             }
             std::thread::sleep(Duration::from_micros(200));
         }
