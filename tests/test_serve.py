@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from sluice import ApiError, Client, Pipeline
 from sluice.pipelines import l2l3, l2l3_dual
+from sluice.schedulers import CoDelConfig, FqCoDelConfig
 
 SLUICE = os.path.join(os.path.dirname(sys.executable), "sluice")
 OPENAPI = Path(__file__).resolve().parent.parent / "docs" / "api" / "openapi.json"
@@ -392,8 +393,8 @@ def test_egress_weights_and_link_rate_change_live_and_show(tmp_path: Path, serve
             return d[0] + d[1], d[2] + d[3]
 
         assert c.egress() == {"algorithm": "drr", "link_bits_per_s": 20e6, "queue_pkts": 1024, "parents": [],
-                              "classes": [{"name": "tight", "weight": 1, "flows": ["flow0", "flow1"]},
-                                          {"name": "bulk", "weight": 1, "flows": ["flow2", "flow3"]}]}
+                              "classes": [{"name": "tight", "weight": 1, "flows": ["flow0", "flow1"], "queue_management": "tail_drop", "codel": None},
+                                          {"name": "bulk", "weight": 1, "flows": ["flow2", "flow3"], "queue_management": "tail_drop", "codel": None}]}
         time.sleep(0.2)
         tight, bulk = delivered(0.5)
         assert 0.4 < tight / (tight + bulk) < 0.6, (tight, bulk)
@@ -464,6 +465,42 @@ def test_a_class_tree_s_parents_are_reshaped_live(tmp_path: Path, served: Served
             assert status in (400, 404) and words in json.loads(text)["error"], (path, status, text)
         done = subprocess.run([SLUICE, "ctl", "--run-dir", str(scheduled.run_dir), "egress-parent", "A", "10Mbit"], capture_output=True, text=True, timeout=60)
         assert done.stdout.strip() == "egress parent 'A' rate 10000000 ceiling 20000000 bit/s", done.stderr
+        code, _, report = scheduled.stop()
+        assert code == 0
+        accounted(report)
+    finally:
+        scheduled.close()
+
+
+def test_a_class_s_codel_is_changed_live_and_kept_in_the_description_in_force(tmp_path: Path, served: Served) -> None:
+    served.stop()  # the module's pipeline holds the cores; the tests that use it have run
+    p = l2l3(4)
+    p.schedule_egress("drr", 1e9, {"a": (1, ["flow0"]), "b": (1, ["flow1"]), "c": (1, ["flow2", "flow3"])},
+                      codel={"a": CoDelConfig()}, fq_codel={"b": FqCoDelConfig()})
+    scheduled = Served(tmp_path, pipeline=p)
+    try:
+        c = scheduled.client
+        assert [(k["queue_management"], k["codel"]) for k in c.egress()["classes"]] == [
+            ("codel", {"target_us": 5000, "interval_us": 100000, "ecn": True}),
+            ("fq_codel", {"target_us": 5000, "interval_us": 100000, "ecn": True}), ("tail_drop", None)]
+        assert c.set_egress_codel("a", target_us=2000, ecn=False) == "egress class 'a' codel target 2000 µs interval 100000 µs ecn false"
+        assert c.set_egress_codel("b", interval_us=50_000) == "egress class 'b' codel target 5000 µs interval 50000 µs ecn true"
+        classes = c.pipeline()["description"]["egress_scheduler"]["classes"]
+        assert classes[0]["codel"] == {"target_us": 2000, "interval_us": 100000, "ecn": False}, "the description in force has it"
+        assert classes[1]["fq_codel"]["codel"] == {"target_us": 5000, "interval_us": 50000, "ecn": True}
+        for path, body, status, words in [("/v1/egress/classes/c/codel", {"target_us": 1000}, 409, "egress class 'c' has no CoDel"),
+                                          ("/v1/egress/classes/a/codel", {"target_us": 200_000}, 400, "target_us 200000 must be below interval_us 100000"),
+                                          ("/v1/egress/classes/z/codel", {}, 404, "no egress class 'z'"),
+                                          ("/v1/egress/classes/a/codel", {"target": 5}, 400, "target")]:
+            got, text = c.request_raw("PUT", path, json.dumps(body))
+            assert got == status and words in json.loads(text)["error"], (path, got, text)
+        # A transaction whose second change is refused leaves the first undone.
+        with pytest.raises(ApiError, match="no CoDel"):
+            c.transaction([("PUT", "/v1/egress/classes/a/codel", {"target_us": 3000}), ("PUT", "/v1/egress/classes/c/codel", {"ecn": True})])
+        assert c.egress()["classes"][0]["codel"]["target_us"] == 2000
+        done = subprocess.run([SLUICE, "ctl", "--run-dir", str(scheduled.run_dir), "egress-codel", "a", "--target-us", "4000", "--ecn"],
+                              capture_output=True, text=True, timeout=60)
+        assert done.stdout.strip() == "egress class 'a' codel target 4000 µs interval 100000 µs ecn true", done.stderr
         code, _, report = scheduled.stop()
         assert code == 0
         accounted(report)

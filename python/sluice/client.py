@@ -252,6 +252,15 @@ class Client:
             body["ceil_bits_per_s"] = ceil_bits_per_s
         return str(self.request("PUT", f"/v1/egress/parents/{self._name(parent)}", body)["applied"])
 
+    def set_egress_codel(self, egress_class: str, target_us: Optional[int] = None, interval_us: Optional[int] = None,
+                         ecn: Optional[bool] = None) -> str:
+        """Sets the CoDel of a scheduled egress class that has CoDel or
+        FQ-CoDel (its target and interval in µs, its ECN marking) from its
+        next packet on; what is not given stays as it is."""
+        given = {"target_us": target_us, "interval_us": interval_us, "ecn": ecn}
+        body = {k: v for k, v in given.items() if v is not None}
+        return str(self.request("PUT", f"/v1/egress/classes/{self._name(egress_class)}/codel", body)["applied"])
+
     def set_config(self, module: str, fields: dict[str, Any]) -> str:
         """Replaces an NF's configuration whole (its tables rebuilt and swapped in)."""
         return str(self.request("PUT", f"/v1/modules/{self._name(module)}/config", fields)["applied"])

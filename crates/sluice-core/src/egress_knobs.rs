@@ -1,12 +1,14 @@
 //! The settings of a scheduled egress that the control plane changes while
-//! it runs: each class's weight, the link's rate and its class tree's
-//! parents' rates. The control thread
+//! it runs: each class's weight, the link's rate, its class tree's
+//! parents' rates and its classes' CoDel settings. The control thread
 //! writes them whole, seqlock style; the egress (the arbiter's thread, or
 //! the one worker that is its own arbiter) reads them between its scans
 //! without locks and, when they moved, takes them all at once.
 
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crate::CoDelConfig;
 
 /// A scheduled egress's settings, as the egress takes them.
 #[derive(Clone, Debug, PartialEq)]
@@ -17,6 +19,8 @@ pub struct EgressSettings {
     pub link_bits_per_s: f64,
     /// Per parent of its class tree, the rate it is given and its ceiling (bit/s).
     pub parents: Vec<(f64, f64)>,
+    /// Per class, its CoDel's settings (`None`: the class has no CoDel).
+    pub codel: Vec<Option<CoDelConfig>>,
 }
 
 /// A change of a scheduled egress's settings: what it names, the rest as it is.
@@ -30,12 +34,15 @@ pub struct EgressChange {
     /// New rates and ceilings of the class tree's parents (parent, rate, ceiling; bit/s).
     #[serde(rename = "egress_parents")]
     pub parents: Vec<(usize, f64, f64)>,
+    /// New CoDel settings of classes that have CoDel or FQ-CoDel (class, settings).
+    #[serde(rename = "egress_codel")]
+    pub codel: Vec<(usize, CoDelConfig)>,
 }
 
 impl EgressChange {
     /// Whether it changes nothing.
     pub fn is_empty(&self) -> bool {
-        self.weights.is_empty() && self.link_bits_per_s.is_none() && self.parents.is_empty()
+        self.weights.is_empty() && self.link_bits_per_s.is_none() && self.parents.is_empty() && self.codel.is_empty()
     }
 }
 
@@ -51,6 +58,8 @@ struct Shared {
     link_bits_per_s: AtomicU64,
     /// Per parent, its rate and ceiling (f64 bits).
     parents: Box<[[AtomicU64; 2]]>,
+    /// Per class with CoDel, its target (µs), interval (µs) and ECN marking (0 or 1).
+    codel: Box<[Option<[AtomicU64; 3]>]>,
     /// The largest weight the egress's algorithm takes.
     max_weight: u32,
 }
@@ -63,6 +72,7 @@ impl EgressKnobs {
             weights: start.weights.iter().map(|&w| AtomicU32::new(w)).collect(),
             link_bits_per_s: AtomicU64::new(start.link_bits_per_s.to_bits()),
             parents: start.parents.iter().map(|&(rate, ceil)| [AtomicU64::new(rate.to_bits()), AtomicU64::new(ceil.to_bits())]).collect(),
+            codel: start.codel.iter().map(|c| c.map(|c| [AtomicU64::new(c.target_us), AtomicU64::new(c.interval_us), AtomicU64::new(u64::from(c.ecn))])).collect(),
             max_weight,
         }))
     }
@@ -76,6 +86,12 @@ impl EgressKnobs {
         }
         if let Some(&(p, rate, ceil)) = change.parents.iter().find(|&&(p, rate, ceil)| p >= s.parents.len() || !(rate > 0.0 && rate.is_finite() && ceil >= rate && ceil.is_finite())) {
             return Err(format!("parent {p} rate {rate} ceiling {ceil} bit/s: the egress has parents 0..{} and takes 0 < rate ≤ ceiling", s.parents.len()));
+        }
+        for (class, config) in &change.codel {
+            if !s.codel.get(*class).is_some_and(Option::is_some) {
+                return Err(format!("class {class} has no CoDel to change (tail drop; its queue management is set at the start)"));
+            }
+            config.check().map_err(|e| format!("class {class}: {e}"))?;
         }
         match change.link_bits_per_s {
             Some(r) if !(r > 0.0) => Err(format!("link rate {r} bit/s must be > 0 (infinite: no limit)")),
@@ -110,6 +126,12 @@ impl EgressKnobs {
         for &(p, rate, ceil) in &change.parents {
             s.parents[p][0].store(rate.to_bits(), Ordering::Relaxed);
             s.parents[p][1].store(ceil.to_bits(), Ordering::Relaxed);
+        }
+        for (class, c) in &change.codel {
+            let codel = s.codel[*class].as_ref().expect("checked above");
+            for (field, value) in codel.iter().zip([c.target_us, c.interval_us, u64::from(c.ecn)]) {
+                field.store(value, Ordering::Relaxed);
+            }
         }
         s.seq.store(seq + 2, Ordering::Release);
         Ok(())
@@ -147,6 +169,11 @@ impl EgressKnobs {
             weights: s.weights.iter().map(|w| w.load(Ordering::Relaxed)).collect(),
             link_bits_per_s: f64::from_bits(s.link_bits_per_s.load(Ordering::Relaxed)),
             parents: s.parents.iter().map(|[rate, ceil]| (f64::from_bits(rate.load(Ordering::Relaxed)), f64::from_bits(ceil.load(Ordering::Relaxed)))).collect(),
+            codel: s
+                .codel
+                .iter()
+                .map(|c| c.as_ref().map(|[target, interval, ecn]| CoDelConfig { target_us: target.load(Ordering::Relaxed), interval_us: interval.load(Ordering::Relaxed), ecn: ecn.load(Ordering::Relaxed) == 1 }))
+                .collect(),
         };
         fence(Ordering::Acquire);
         if s.seq.load(Ordering::Relaxed) != before {
@@ -162,11 +189,11 @@ mod tests {
     use super::*;
 
     fn start() -> EgressSettings {
-        EgressSettings { weights: vec![1, 2, 3], link_bits_per_s: 1e9, parents: vec![(1e8, 1e9)] }
+        EgressSettings { weights: vec![1, 2, 3], link_bits_per_s: 1e9, parents: vec![(1e8, 1e9)], codel: vec![None, Some(CoDelConfig::default()), None] }
     }
 
     fn weights(weights: &[(usize, u32)], link_bits_per_s: Option<f64>) -> EgressChange {
-        EgressChange { weights: weights.to_vec(), link_bits_per_s, parents: Vec::new() }
+        EgressChange { weights: weights.to_vec(), link_bits_per_s, ..EgressChange::default() }
     }
 
     #[test]
@@ -175,10 +202,11 @@ mod tests {
         let mut seen = 0;
         assert_eq!(knobs.changed(&mut seen), None, "nothing set since the start");
         knobs.set(&weights(&[(0, 5), (2, 7)], Some(2e9))).unwrap();
-        assert_eq!(knobs.changed(&mut seen), Some(EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: 2e9, parents: vec![(1e8, 1e9)] }));
+        assert_eq!(knobs.changed(&mut seen), Some(EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: 2e9, ..start() }));
         assert_eq!(knobs.changed(&mut seen), None, "read once");
-        knobs.set(&EgressChange { link_bits_per_s: Some(f64::INFINITY), parents: vec![(0, 2e8, 3e8)], ..EgressChange::default() }).unwrap();
-        assert_eq!(knobs.current(), EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: f64::INFINITY, parents: vec![(2e8, 3e8)] });
+        let codel = CoDelConfig { target_us: 2_000, interval_us: 40_000, ecn: false };
+        knobs.set(&EgressChange { link_bits_per_s: Some(f64::INFINITY), parents: vec![(0, 2e8, 3e8)], codel: vec![(1, codel)], ..EgressChange::default() }).unwrap();
+        assert_eq!(knobs.current(), EgressSettings { weights: vec![5, 2, 7], link_bits_per_s: f64::INFINITY, parents: vec![(2e8, 3e8)], codel: vec![None, Some(codel), None] });
     }
 
     #[test]
@@ -193,6 +221,10 @@ mod tests {
         let parent = |p, rate, ceil| EgressChange { parents: vec![(p, rate, ceil)], ..EgressChange::default() };
         assert!(knobs.set(&parent(0, 2e8, 1e8)).unwrap_err().contains("parent 0 rate 200000000 ceiling 100000000"));
         assert!(knobs.set(&parent(1, 1e8, 1e8)).unwrap_err().contains("parents 0..1"));
+        let codel = |class, target_us| EgressChange { codel: vec![(class, CoDelConfig { target_us, ..CoDelConfig::default() })], ..EgressChange::default() };
+        assert!(knobs.set(&codel(0, 1_000)).unwrap_err().contains("class 0 has no CoDel"));
+        assert!(knobs.set(&codel(7, 1_000)).unwrap_err().contains("class 7 has no CoDel"));
+        assert!(knobs.set(&codel(1, 0)).unwrap_err().contains("class 1: codel: target_us and interval_us must be > 0"));
         let mut seen = 0;
         assert_eq!(knobs.changed(&mut seen), None);
         assert_eq!(knobs.current(), start());
@@ -201,7 +233,7 @@ mod tests {
     #[test]
     fn a_reader_racing_writers_never_sees_half_a_change() {
         // Writers set every weight to one value; a reader must see them all equal.
-        let knobs = EgressKnobs::new(&EgressSettings { weights: vec![1; 16], link_bits_per_s: 1.0, parents: Vec::new() }, u32::MAX);
+        let knobs = EgressKnobs::new(&EgressSettings { weights: vec![1; 16], link_bits_per_s: 1.0, parents: Vec::new(), codel: Vec::new() }, u32::MAX);
         let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let writers: Vec<_> = (0..2)
             .map(|t| {

@@ -173,7 +173,7 @@ mod tests {
         let err = bare.apply(&model, &Actions { egress: EgressChange { link_bits_per_s: Some(1e9), ..EgressChange::default() }, ..Actions::default() }).unwrap_err().to_string();
         assert!(err.contains("<egress>") && err.contains("no scheduled egress"), "{err}");
 
-        let egress = EgressKnobs::new(&EgressSettings { weights: vec![1, 1], link_bits_per_s: 1e9, parents: Vec::new() }, 1024);
+        let egress = EgressKnobs::new(&EgressSettings { weights: vec![1, 1], link_bits_per_s: 1e9, parents: Vec::new(), codel: Vec::new() }, 1024);
         let links: Vec<Box<dyn EgressLink>> = vec![Box::new(Knobbed(egress.clone()))];
         let knobs = Knobs::new(&model).with_egress_of(links.iter().map(|l| l.as_ref()));
         // A bad class refuses the whole action: the trigger beside it is not set either.
@@ -182,6 +182,6 @@ mod tests {
         assert_eq!(knobs.triggers[1].load(Ordering::Relaxed), 0);
         assert_eq!(egress.current().weights, [1, 1]);
         knobs.apply(&model, &Actions { egress: EgressChange { weights: vec![(1, 3)], link_bits_per_s: Some(5e8), ..EgressChange::default() }, ..Actions::default() }).unwrap();
-        assert_eq!(egress.current(), EgressSettings { weights: vec![1, 3], link_bits_per_s: 5e8, parents: Vec::new() });
+        assert_eq!(egress.current(), EgressSettings { weights: vec![1, 3], link_bits_per_s: 5e8, parents: Vec::new(), codel: Vec::new() });
     }
 }

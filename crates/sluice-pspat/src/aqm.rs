@@ -34,6 +34,34 @@ impl QueueManagement {
             Self::FqCoDel(c) => c.check(),
         }
     }
+
+    /// Its name in the description and the API.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::TailDrop => "tail_drop",
+            Self::CoDel(_) => "codel",
+            Self::FqCoDel(_) => "fq_codel",
+        }
+    }
+
+    /// Takes `codel` as its CoDel's settings (under FQ-CoDel, each flow
+    /// queue's); tail drop stays as it is.
+    pub fn set_codel(&mut self, codel: CoDelConfig) {
+        match self {
+            Self::TailDrop => {}
+            Self::CoDel(c) => *c = codel,
+            Self::FqCoDel(f) => f.codel = codel,
+        }
+    }
+
+    /// Its CoDel's settings (under FQ-CoDel, each flow queue's), if it has one.
+    pub fn codel(&self) -> Option<CoDelConfig> {
+        match self {
+            Self::TailDrop => None,
+            Self::CoDel(c) => Some(*c),
+            Self::FqCoDel(f) => Some(f.codel),
+        }
+    }
 }
 
 /// A class's state.
@@ -66,20 +94,28 @@ impl Aqm {
         !matches!(self.classes.get(class), None | Some(Class::TailDrop))
     }
 
-    /// What it reads of each packet offered.
+    /// What it reads of each packet offered: whether it is ECN-capable
+    /// where a class has CoDel (marking may be turned on while it runs),
+    /// its flow where a class has FQ-CoDel.
     pub fn reads(&self) -> LinkReads {
         let mut reads = LinkReads::default();
         for class in &self.classes {
-            match class {
-                Class::TailDrop => {}
-                Class::CoDel(c, _) => reads.ecn |= c.marks_ecn(),
-                Class::FqCoDel(f) => {
-                    reads.ecn |= f.marks_ecn();
-                    reads.flow = true;
-                }
-            }
+            reads.ecn |= !matches!(class, Class::TailDrop);
+            reads.flow |= matches!(class, Class::FqCoDel(_));
         }
         reads
+    }
+
+    /// Takes new CoDel settings, per class (`None`: as it is); each class
+    /// keeps its state and its packets.
+    pub fn set_codel(&mut self, settings: &[Option<CoDelConfig>]) {
+        for (class, config) in self.classes.iter_mut().zip(settings) {
+            match (class, config) {
+                (Class::CoDel(codel, _), Some(c)) => codel.set(c),
+                (Class::FqCoDel(fq), Some(c)) => fq.set_codel(c),
+                _ => {}
+            }
+        }
     }
 
     /// The scheduler queued `e` (of class `e.flow`) at `now_ns`; `seen` is what the walker read of it.

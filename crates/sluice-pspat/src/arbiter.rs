@@ -86,9 +86,9 @@ impl<S: Scheduler<u32>> Arbiter<S> {
         &self.scheduler
     }
 
-    /// The algorithm and the link, to change between scans.
-    pub fn parts_mut(&mut self) -> (&mut S, &mut LinkClock) {
-        (&mut self.scheduler, &mut self.link)
+    /// The algorithm, the link and the queue management, to change between scans.
+    pub fn parts_mut(&mut self) -> (&mut S, &mut LinkClock, &mut Aqm) {
+        (&mut self.scheduler, &mut self.link, &mut self.aqm)
     }
 
     /// One scan at time `now_ns`: drain the mailboxes into the algorithm

@@ -17,52 +17,7 @@
 //! the RFC's pseudo-code shows). The RFC's "bytes in the queue at most
 //! one MTU" is read as "at most one packet left in the class".
 
-/// CoDel's settings.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct CoDelConfig {
-    /// The sojourn time it keeps the queue to (µs; RFC 8289: 5 ms).
-    #[serde(default = "default_target_us")]
-    pub target_us: u64,
-    /// How long the sojourn time may stay above the target before it acts,
-    /// and the control law's base (µs; RFC 8289: 100 ms).
-    #[serde(default = "default_interval_us")]
-    pub interval_us: u64,
-    /// Mark ECN-capable packets congestion experienced instead of dropping them (RFC 3168).
-    #[serde(default = "default_ecn")]
-    pub ecn: bool,
-}
-
-fn default_target_us() -> u64 {
-    5_000
-}
-
-fn default_interval_us() -> u64 {
-    100_000
-}
-
-fn default_ecn() -> bool {
-    true
-}
-
-impl Default for CoDelConfig {
-    fn default() -> Self {
-        Self { target_us: default_target_us(), interval_us: default_interval_us(), ecn: default_ecn() }
-    }
-}
-
-impl CoDelConfig {
-    /// Checks the settings; the error names the field.
-    pub fn check(&self) -> Result<(), String> {
-        if self.target_us == 0 || self.interval_us == 0 {
-            return Err("codel: target_us and interval_us must be > 0".into());
-        }
-        if self.target_us >= self.interval_us {
-            return Err(format!("codel: target_us {} must be below interval_us {}", self.target_us, self.interval_us));
-        }
-        Ok(())
-    }
-}
+pub use sluice_core::CoDelConfig;
 
 /// What becomes of a packet about to be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,10 +66,10 @@ pub struct CoDel {
 impl CoDel {
     /// A class's CoDel under `config` (as [`CoDelConfig::check`] takes it).
     pub fn new(config: &CoDelConfig) -> Self {
-        Self {
-            target_ns: config.target_us * 1_000,
-            interval_ns: config.interval_us * 1_000,
-            ecn: config.ecn,
+        let mut codel = Self {
+            target_ns: 0,
+            interval_ns: 0,
+            ecn: false,
             first_above_ns: 0,
             drop_next_ns: 0,
             count: 0,
@@ -123,7 +78,18 @@ impl CoDel {
             next: Next::Fresh,
             dropped: 0,
             marked: 0,
-        }
+        };
+        codel.set(config);
+        codel
+    }
+
+    /// Takes new settings (as [`CoDelConfig::check`] takes them) and keeps
+    /// its state, as Linux's `tc qdisc change` does: the verdicts from the
+    /// next one on judge by them.
+    pub fn set(&mut self, config: &CoDelConfig) {
+        self.target_ns = config.target_us * 1_000;
+        self.interval_ns = config.interval_us * 1_000;
+        self.ecn = config.ecn;
     }
 
     /// The verdict on the class's packet about to be sent at `now_ns`,
@@ -168,11 +134,6 @@ impl CoDel {
         self.first_above_ns = 0;
         self.dropping = false;
         self.next = Next::Fresh;
-    }
-
-    /// Whether it marks ECN-capable packets rather than dropping them.
-    pub fn marks_ecn(&self) -> bool {
-        self.ecn
     }
 
     /// The pseudo-code's `dodequeue`: whether the sojourn time has been

@@ -107,7 +107,8 @@ impl EgressConfig {
     /// Knobs starting at these settings, for the control plane to change.
     pub fn knobs(&self) -> EgressKnobs {
         let parents = self.parents.iter().map(|s| (s.rate_bits_per_s, s.ceil_bits_per_s)).collect();
-        EgressKnobs::new(&EgressSettings { weights: self.weights.clone(), link_bits_per_s: self.link.bits_per_s, parents }, self.algorithm.max_weight())
+        let codel = (0..self.weights.len()).map(|c| self.aqm.get(c).and_then(QueueManagement::codel)).collect();
+        EgressKnobs::new(&EgressSettings { weights: self.weights.clone(), link_bits_per_s: self.link.bits_per_s, parents, codel }, self.algorithm.max_weight())
     }
 }
 
@@ -269,8 +270,8 @@ impl ScheduledEgress {
         let mut retune = Retune::new(config.knobs(), config.algorithm, config.queue_pkts);
         let knobs = retune.knobs().clone();
         let tune = move |arbiter: &mut Arbiter<AnyScheduler>| {
-            let (scheduler, link) = arbiter.parts_mut();
-            retune.apply(scheduler, link);
+            let (scheduler, link, aqm) = arbiter.parts_mut();
+            retune.apply(scheduler, link, aqm);
         };
         let pace = Pace { scan_gap: config.scan_gap, ..Pace::default() };
         let thread = ArbiterThread::spawn_tuned(arbiter, clock, origin, core, pace, dispatch, tune);

@@ -137,9 +137,11 @@ impl FqCoDel {
         flow_hash % self.queues.len() as u32
     }
 
-    /// Whether its packets may be marked rather than dropped.
-    pub fn marks_ecn(&self) -> bool {
-        self.queues[0].codel.marks_ecn()
+    /// Takes new CoDel settings on every flow queue (see [`CoDel::set`]).
+    pub fn set_codel(&mut self, config: &CoDelConfig) {
+        for queue in self.queues.iter_mut() {
+            queue.codel.set(config);
+        }
     }
 
     /// Packets queued.

@@ -106,7 +106,7 @@ impl EgressLink for InlineEgress {
         if std::mem::take(&mut self.releasing) {
             return None;
         }
-        self.retune.apply(&mut self.scheduler, &mut self.link);
+        self.retune.apply(&mut self.scheduler, &mut self.link, &mut self.aqm);
         let now_ns = self.clock.delta_as_nanos(self.origin, self.clock.raw());
         let (released, queued, aqm) = (&mut self.released, &mut self.queued, &mut self.aqm);
         // Each packet the algorithm gives out is decided here, sent or dropped by CoDel.

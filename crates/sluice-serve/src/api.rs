@@ -132,6 +132,17 @@ struct WeightBody {
     weight: u32,
 }
 
+/// New CoDel settings of a class; a field absent stays as it is.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CoDelBody {
+    /// µs.
+    target_us: Option<u64>,
+    /// µs.
+    interval_us: Option<u64>,
+    ecn: Option<bool>,
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct LinkBody {
@@ -446,6 +457,17 @@ fn route(method: &str, parts: &[&str], body: &mut Body, status: &Status) -> Resu
                 return Err(ApiError::bad(format!("weight: {} is over {most}, the most {} takes", b.weight, algorithm.name())));
             }
             change(Change::Egress(EgressChange { weights: vec![(class, b.weight)], ..EgressChange::default() }))
+        }
+        ("PUT", ["v1", "egress", "classes", c, "codel"]) => {
+            let b: CoDelBody = typed(body)?;
+            let plan = egress(status)?;
+            let class = status.egress_class(c).ok_or_else(|| ApiError::not_found(format!("no egress class '{c}'")))?;
+            let now = plan.config.aqm.get(class).and_then(|m| m.codel()).ok_or_else(|| {
+                ApiError::conflict(format!("egress class '{c}' has no CoDel to change: tail drop (codel or fq_codel are chosen in the description)"))
+            })?;
+            let codel = sluice_core::CoDelConfig { target_us: b.target_us.unwrap_or(now.target_us), interval_us: b.interval_us.unwrap_or(now.interval_us), ecn: b.ecn.unwrap_or(now.ecn) };
+            codel.check().map_err(ApiError::bad)?;
+            change(Change::Egress(EgressChange { codel: vec![(class, codel)], ..EgressChange::default() }))
         }
         ("PUT", ["v1", "egress", "link"]) => {
             let b: LinkBody = typed(body)?;

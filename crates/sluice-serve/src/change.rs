@@ -150,6 +150,10 @@ impl Change {
                     plan.config.parents[p] = sluice_pipeline::egress_plan::Shape { rate_bits_per_s: rate, ceil_bits_per_s: ceil };
                     said.push(format!("parent '{}' rate {rate} ceiling {ceil} bit/s", plan.parent_names[p]));
                 }
+                for &(class, c) in &actions.egress.codel {
+                    plan.config.aqm[class].set_codel(c);
+                    said.push(format!("class '{}' codel target {} µs interval {} µs ecn {}", plan.class_names[class], c.target_us, c.interval_us, c.ecn));
+                }
                 Ok(format!("egress {}", said.join(", ")))
             }
             Change::Poll { worker, spec, policy } => {

@@ -36,8 +36,11 @@ impl Status {
         spec.flows = self.model.flows.iter().filter(|f| !f.removed).map(|f| self.flow_in_force(f, served)).collect();
         spec.worker_poll = self.polls.iter().enumerate().filter(|(_, p)| **p != spec.poll).map(|(w, p)| (w, p.clone())).collect();
         if let (Some(egress), Some(plan)) = (spec.egress_scheduler.as_mut(), &self.egress) {
-            for (class, weight) in egress.classes.iter_mut().zip(&plan.config.weights) {
+            for ((class, weight), management) in egress.classes.iter_mut().zip(&plan.config.weights).zip(&plan.config.aqm) {
                 class.weight = *weight;
+                if let Some(codel) = class.codel.as_mut().or(class.fq_codel.as_mut().map(|fq| &mut fq.codel)) {
+                    *codel = management.codel().expect("a class with codel or fq_codel keeps it");
+                }
             }
             egress.link_bits_per_s = plan.config.link.bits_per_s;
             for (parent, shape) in egress.parents.iter_mut().zip(&plan.config.parents) {

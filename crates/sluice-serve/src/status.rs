@@ -329,7 +329,8 @@ impl Status {
         let classes: Vec<Value> = (0..c.weights.len())
             .map(|k| {
                 let flows: Vec<&str> = plan.flows_of(&self.model, k).map(|f| self.model.flows[f].name.as_str()).collect();
-                json!({"name": plan.class_names[k], "weight": c.weights[k], "flows": flows})
+                let management = c.aqm.get(k).copied().unwrap_or_default();
+                json!({"name": plan.class_names[k], "weight": c.weights[k], "flows": flows, "queue_management": management.name(), "codel": management.codel()})
             })
             .collect();
         let parents: Vec<Value> = plan.parent_names.iter().zip(&c.parents).map(|(name, s)| json!({"name": name, "rate_bits_per_s": s.rate_bits_per_s, "ceil_bits_per_s": s.ceil_bits_per_s})).collect();

@@ -99,6 +99,7 @@ pub fn inverse(change: &Change, at: &mut Boundary<'_>, status: &Status) -> Optio
                 weights: egress.weights.iter().map(|&(c, _)| (c, plan.config.weights[c])).collect(),
                 link_bits_per_s: egress.link_bits_per_s.map(|_| plan.config.link.bits_per_s),
                 parents: egress.parents.iter().map(|&(p, _, _)| (p, plan.config.parents[p].rate_bits_per_s, plan.config.parents[p].ceil_bits_per_s)).collect(),
+                codel: egress.codel.iter().filter_map(|&(c, _)| Some((c, plan.config.aqm.get(c)?.codel()?))).collect(),
             })
         }
         Change::Poll { worker, .. } => {

@@ -316,6 +316,18 @@ def ctl_egress_weight(context: click.Context, egress_class: str, weight: int) ->
     click.echo(_call(context, "set_egress_weight", egress_class, weight))
 
 
+@ctl.command("egress-codel")
+@click.argument("egress_class", metavar="CLASS")
+@click.option("--target-us", type=click.IntRange(1), help="The sojourn time it keeps the queue to (µs).")
+@click.option("--interval-us", type=click.IntRange(1), help="How long it waits above the target before it acts (µs).")
+@click.option("--ecn/--no-ecn", default=None, help="Mark ECN-capable packets instead of dropping them.")
+@click.pass_context
+def ctl_egress_codel(context: click.Context, egress_class: str, target_us: Optional[int], interval_us: Optional[int],
+                     ecn: Optional[bool]) -> None:
+    """Change the CoDel of a scheduled egress CLASS that has CoDel or FQ-CoDel; what is not given stays."""
+    click.echo(_call(context, "set_egress_codel", egress_class, target_us, interval_us, ecn))
+
+
 @ctl.command("link")
 @click.argument("rate", type=LinkRate(), metavar="RATE")
 @click.pass_context

@@ -83,6 +83,20 @@ fn every_packet_offered_is_sent_dropped_or_still_queued() {
     assert!(wire_bytes as f64 <= 1e8 / 8.0 * t as f64 * 1e-9 + 1024.0, "{wire_bytes} bytes in {t} ns");
 }
 
+/// The flow of the CoDel tests at millisecond `ms`: one 1500-byte frame,
+/// and ten more at each whole second (1 % over a 12 Mbit/s link), offered
+/// with `flags`, then a scan; each packet sent goes to `sent` with its
+/// sojourn time (ns) and whether it was marked, each dropped is counted.
+fn overloaded_ms(arbiter: &mut Arbiter<Priority<u32>>, client: &mut sluice_pspat::Client, ms: u64, flags: u16, queued_at: &mut std::collections::HashMap<u32, u64>, sent: &mut impl FnMut(u64, bool), dropped: &mut u64) {
+    let now = ms * 1_000_000;
+    for _ in 0..(1 + u64::from(ms.is_multiple_of(1000)) * 10) {
+        let id = queued_at.len() as u32;
+        assert!(client.send(Entry { flow: flags, len: FRAME, id }));
+        queued_at.insert(id, now);
+    }
+    arbiter.scan(now, &mut |e: Entry| sent(now - queued_at[&e.id], e.flow & ECN != 0), &mut |_| *dropped += 1);
+}
+
 #[test]
 fn codel_keeps_a_class_s_queue_near_its_target_where_tail_drop_fills_it() {
     // One flow of 1500-byte frames at 1 % over a 12 Mbit/s link (1 000
@@ -92,19 +106,13 @@ fn codel_keeps_a_class_s_queue_near_its_target_where_tail_drop_fills_it() {
         let (arbiter, mut clients) = Arbiter::new(Priority::fifo(1, 1000), Link { bits_per_s: 12e6, overhead: 0 }, 1, 4096, 64);
         let mut arbiter = arbiter.with_aqm(Aqm::new(&[codel.map_or(QueueManagement::TailDrop, QueueManagement::CoDel)], 1000), 32);
         let mut queued_at = std::collections::HashMap::new();
-        let (mut id, mut sojourn_ns, mut dropped, mut marked) = (0u32, 0u64, 0u64, 0u64);
+        let (mut sojourn_ns, mut dropped, mut marked) = (0u64, 0u64, 0u64);
         for ms in 0..8_000u64 {
-            let now = ms * 1_000_000;
-            for _ in 0..(1 + u64::from(ms % 1000 == 0) * 10) {
-                assert!(clients[0].send(Entry { flow: if ect { ECN } else { 0 }, len: FRAME, id }));
-                queued_at.insert(id, now);
-                id += 1;
-            }
-            let mut sent = |e: Entry| {
-                sojourn_ns = now - queued_at[&e.id];
-                marked += u64::from(e.flow & ECN != 0);
+            let mut sent = |sojourn, was_marked| {
+                sojourn_ns = sojourn;
+                marked += u64::from(was_marked);
             };
-            arbiter.scan(now, &mut sent, &mut |_| dropped += 1);
+            overloaded_ms(&mut arbiter, &mut clients[0], ms, if ect { ECN } else { 0 }, &mut queued_at, &mut sent, &mut dropped);
         }
         (sojourn_ns, dropped, marked)
     };
@@ -119,6 +127,37 @@ fn codel_keeps_a_class_s_queue_near_its_target_where_tail_drop_fills_it() {
     assert!(ecn > 70_000_000 && ecn_drops == 0 && marks > codel_drops, "ECN: {ecn} ns, {marks} marked, {ecn_drops} dropped");
     let (_, not_asked, unmarked) = run(Some(CoDelConfig { ecn: false, ..CoDelConfig::default() }), true);
     assert!(not_asked > 0 && unmarked == 0, "ECN off: dropped, not marked");
+}
+
+#[test]
+fn codel_settings_set_while_it_runs_hold_from_then_on_with_the_queue_kept() {
+    // The flow above, ECN-capable, under CoDel (target 5 ms, marking off)
+    // for 4 s, then a target of 50 ms for 8 s, then marking on for 2 s;
+    // per phase, the last sojourn time and the drops and marks.
+    let (arbiter, mut clients) = Arbiter::new(Priority::fifo(1, 1000), Link { bits_per_s: 12e6, overhead: 0 }, 1, 4096, 64);
+    let start = CoDelConfig { ecn: false, ..CoDelConfig::default() };
+    let mut arbiter = arbiter.with_aqm(Aqm::new(&[QueueManagement::CoDel(start)], 1000), 32);
+    let phases = [(4_000u64, start), (12_000, CoDelConfig { target_us: 50_000, interval_us: 500_000, ecn: false }), (14_000, CoDelConfig { target_us: 50_000, interval_us: 500_000, ecn: true })];
+    let mut queued_at = std::collections::HashMap::new();
+    let mut seen = Vec::new();
+    let mut ms = 0;
+    for (end, codel) in phases {
+        arbiter.parts_mut().2.set_codel(&[Some(codel)]);
+        let (mut sojourn_ns, mut dropped, mut marked) = (0u64, 0u64, 0u64);
+        while ms < end {
+            let mut sent = |sojourn, was_marked| {
+                sojourn_ns = sojourn;
+                marked += u64::from(was_marked);
+            };
+            overloaded_ms(&mut arbiter, &mut clients[0], ms, ECN, &mut queued_at, &mut sent, &mut dropped);
+            ms += 1;
+        }
+        seen.push((sojourn_ns, dropped, marked));
+    }
+    let [(first, first_drops, first_marks), (wider, _, wider_marks), (_, marking_drops, marks)] = seen[..] else { unreachable!() };
+    assert!(first < 20_000_000 && first_drops > 0 && first_marks == 0, "5 ms, no ECN: {:?}", seen[0]);
+    assert!((40_000_000..120_000_000).contains(&wider) && wider_marks == 0, "50 ms: the queue grows to the new target, {:?}", seen[1]);
+    assert!(marking_drops == 0 && marks > 0, "ECN on: marked, not dropped, {:?}", seen[2]);
 }
 
 #[test]
