@@ -406,6 +406,31 @@ def test_codel_keeps_an_overloaded_class_near_its_target_delay_where_tail_drop_f
         p.validate()
 
 
+def test_codel_on_the_rings_between_workers_drops_what_waited_too_long_and_counts_it() -> None:
+    # A source on worker 0 as fast as it goes, an NF on worker 1 that takes
+    # 20 µs a packet: the ring between them fills (4 096 packets, some 80 ms
+    # of the NF) and pushes back. Under CoDel (target 1 ms) what waited too
+    # long is dropped where it leaves the ring, counted at the NF as `aqm`.
+    def run(codel: Optional[CoDelConfig]) -> Any:
+        p = Pipeline("rings")
+        src = p.source("src", [Stream(Template(dst_ip="20.0.1.1"), flow="f")])
+        slow = p.module("slow", Bypass(0, 52_000), worker=1)
+        p.chain(src, slow, p.sink("out"))
+        p.flow("f", ["src", "slow", "out"])
+        p.ring_codel = codel
+        r = p.run("null", periods=10, period_ms=100, backend="engine")
+        assert r.summary["accounted"], r.summary
+        return r
+    pushed_back, managed = run(None), run(CoDelConfig(target_us=1_000, interval_us=10_000))
+    assert pushed_back.summary["drops"]["aqm"] == 0 and pushed_back.summary["dropped"] == 0
+    drops = managed.summary["drops"]
+    assert drops["aqm"] > 0 and managed.data["module_totals"]["slow"]["aqm_dropped"] == drops["aqm"], drops
+    p = small()
+    p.ring_codel = CoDelConfig(target_us=5_000, interval_us=5_000)
+    with pytest.raises(ValueError, match="ring_codel: target_us 5000 must be below interval_us 5000"):
+        p.validate()
+
+
 def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flow_of_its_class() -> None:
     # The bulk flow above and a sparse one (100 pkt/s to another address)
     # in one class, for 10 s: under CoDel the sparse flow waits as long as

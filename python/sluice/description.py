@@ -55,6 +55,11 @@ class PipelineJson(TypedDict, total=False):
         which the router's NFs name (`interface_input`, `next_hop`…) and whose
         ports stamp their packets with them.
     `icmp`: How many ICMP errors the router sends (Linux's limits by default).
+    `ring_codel`: Keep the queues on the rings between workers short with CoDel
+        (RFC 8289): a packet leaving a ring is judged by how long it has been in
+        the pipeline, and dropped (counted, reason `aqm`) or, where it is
+        ECN-capable and `ecn` is on, marked. Absent: a full ring pushes back on
+        what feeds it and drops nothing. On the engine.
     """
 
     name: str
@@ -70,6 +75,7 @@ class PipelineJson(TypedDict, total=False):
     egress_scheduler: Optional[EgressSchedulerJson]
     interfaces: list[InterfaceJson]
     icmp: IcmpSettingsJson
+    ring_codel: Optional[CoDelConfigJson]
 
 
 class ModuleJson(TypedDict, total=False):

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Callable, Optional, Sequence, Union, cast
 
 from sluice import _core
 from sluice.controller import Controller
-from sluice.description import (PipelineDefaults, SchedulerDefaults, SyntheticDefaults, EdgeJson, EgressSchedulerJson, FlowJson, FlowRuleJson,
+from sluice.description import (PipelineDefaults, SchedulerDefaults, SyntheticDefaults, CoDelConfigJson, EdgeJson, EgressSchedulerJson, FlowJson, FlowRuleJson,
                                 IcmpSettingsJson, InterfaceJson, ModuleJson, OutageJson, PipelineJson, PollSettingsJson, SchedulerJson,
                                 RingJson, StreamJson)
 from sluice.interface import IcmpSettings, Interface, Neighbor, NeighborTable
@@ -95,6 +95,8 @@ class Pipeline:
         self.interfaces: list[Union[Interface, InterfaceJson]] = []
         #: How many ICMP errors the router sends (None: Linux's limits); a description's as it was read.
         self.icmp: Union[IcmpSettings, IcmpSettingsJson, None] = None
+        #: CoDel on the rings between workers (None: a full ring pushes back and drops nothing).
+        self.ring_codel: Union[CoDelConfig, CoDelConfigJson, None] = None
 
     @classmethod
     def from_spec(cls, spec: PipelineJson) -> Pipeline:
@@ -114,6 +116,7 @@ class Pipeline:
         p.egress_scheduler = spec.get("egress_scheduler")
         p.interfaces = list(spec.get("interfaces", []))
         p.icmp = spec.get("icmp")
+        p.ring_codel = spec.get("ring_codel")
         known = PipelineJson.__required_keys__ | PipelineJson.__optional_keys__
         p._extra = {k: v for k, v in spec.items() if k not in known}
         return p
@@ -380,6 +383,9 @@ class Pipeline:
             description["interfaces"] = [i.spec() if isinstance(i, Interface) else i for i in self.interfaces]
         if self.icmp is not None:
             description["icmp"] = self.icmp.spec() if isinstance(self.icmp, IcmpSettings) else self.icmp
+        if self.ring_codel is not None:
+            codel = self.ring_codel
+            description["ring_codel"] = cast(CoDelConfigJson, asdict(codel)) if isinstance(codel, CoDelConfig) else codel
         return description
 
     def to_json(self) -> str:

@@ -93,7 +93,7 @@ pub struct ClassSpec {
     /// waited too long, ever more often while they do (absent: tail drop at
     /// `queue_pkts` only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub codel: Option<sluice_pspat::codel::CoDelConfig>,
+    pub codel: Option<sluice_core::codel::CoDelConfig>,
     /// Queue its flows apart, in deficit round robin, each kept short with
     /// its own CoDel (FQ-CoDel, RFC 8290): a sparse flow waits behind no
     /// bulk one (absent: one queue; not with `codel`).

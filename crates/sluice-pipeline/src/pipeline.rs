@@ -119,6 +119,9 @@ impl Pipeline {
             }
         }
         let poll = spec.poll.policy().map_err(|e| Error::Spec(format!("poll: {e}")))?;
+        if let Some(codel) = &spec.ring_codel {
+            codel.check().map_err(|e| Error::Spec(format!("ring_{e}")))?;
+        }
         let worker_poll = spec
             .worker_poll
             .iter()
@@ -189,7 +192,7 @@ impl Pipeline {
 
     /// Starts the pipeline on the engine under `schedule`.
     pub fn engine_with(&self, timing: bool, schedule: Schedule) -> Result<Engine> {
-        let walker = WalkerConfig { timing, schedule, ..WalkerConfig::default() };
+        let walker = WalkerConfig { timing, schedule, ring_codel: self.spec.ring_codel, ..WalkerConfig::default() };
         let (instances, interfaces) = self.instances(Build::Real)?;
         *self.running.lock().expect("never poisoned: set whole") = Some(interfaces);
         let config = |walker| EngineConfig {
@@ -229,6 +232,10 @@ impl Pipeline {
 
     /// Builds the pipeline on the simulator under `schedule`.
     pub fn simulator_with(&self, schedule: Schedule) -> Result<Simulator> {
+        if self.spec.ring_codel.is_some() && self.model.workers() > 1 {
+            // Each worker keeps a virtual clock of its own: a packet's stamp is no measure of its wait on another's.
+            return Err(Error::Spec("ring_codel: runs on the engine; the simulator's workers keep clocks of their own".into()));
+        }
         let (instances, _) = self.instances(Build::Modelled)?;
         let Some(plan) = &self.egress else {
             return Ok(Simulator::new(self.model.clone(), instances, schedule)?);

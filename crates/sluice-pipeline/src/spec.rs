@@ -51,6 +51,13 @@ pub struct PipelineSpec {
     /// How many ICMP errors the router sends (Linux's limits by default).
     #[serde(default)]
     pub icmp: IcmpSettings,
+    /// Keep the queues on the rings between workers short with CoDel
+    /// (RFC 8289): a packet leaving a ring is judged by how long it has
+    /// been in the pipeline, and dropped (counted, reason `aqm`) or, where
+    /// it is ECN-capable and `ecn` is on, marked. Absent: a full ring
+    /// pushes back on what feeds it and drops nothing. On the engine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ring_codel: Option<sluice_core::CoDelConfig>,
 }
 
 /// A worker down from the start of period `from` until the start of period `until`.

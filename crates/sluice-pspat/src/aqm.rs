@@ -9,7 +9,7 @@ use std::collections::VecDeque;
 
 use sluice_core::{LinkReads, Offered};
 
-use crate::codel::{CoDel, CoDelConfig, Verdict};
+use sluice_core::codel::{CoDel, CoDelConfig, Verdict};
 use crate::entry::Entry;
 use crate::fq_codel::{FqCoDel, FqCoDelConfig};
 

@@ -8,7 +8,7 @@ use crate::active::{ActiveSet, Mark};
 use sluice_core::Offered;
 
 use crate::aqm::Aqm;
-use crate::codel::Verdict;
+use sluice_core::codel::Verdict;
 use crate::entry::{Entry, ECN, MANAGED};
 use crate::link::{Link, LinkClock};
 use crate::mailbox::{Consumer, Producer};

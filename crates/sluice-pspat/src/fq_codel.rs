@@ -14,7 +14,7 @@
 //! the head of its fattest queue instead (by bytes). The packets live in
 //! one arena of the class's size: nothing is allocated once running.
 
-use crate::codel::{CoDel, CoDelConfig, Verdict};
+use sluice_core::codel::{CoDel, CoDelConfig, Verdict};
 use crate::entry::Entry;
 
 /// FQ-CoDel's settings.

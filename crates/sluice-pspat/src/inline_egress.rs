@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use sluice_core::{Decision, EgressKnobs, EgressLink, LinkReads, Offered, PacketId};
 
 use crate::aqm::Aqm;
-use crate::codel::Verdict;
+use sluice_core::codel::Verdict;
 use crate::egress::EgressConfig;
 use crate::entry::Entry;
 use crate::link::LinkClock;

@@ -12,7 +12,6 @@ mod active;
 pub mod arbiter;
 pub mod arbiter_thread;
 pub mod aqm;
-pub mod codel;
 pub mod egress;
 pub mod fq_codel;
 pub mod entry;

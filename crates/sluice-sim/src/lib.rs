@@ -157,7 +157,7 @@ impl Simulator {
         for (w, ((clock, link), mut wiring)) in clocks.into_iter().zip(links).zip(wiring).enumerate() {
             wiring.egress = link;
             // Virtual clock reads cost nothing: every round is timed.
-            let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1, delay_sampling: DelaySampling::EVERY_PACKET };
+            let config = WalkerConfig { timing: true, pool_capacity: None, schedule, busy_sampling: 1, delay_sampling: DelaySampling::EVERY_PACKET, ring_codel: None };
             let graph = WorkerGraph::new(&model, w, &mut slots, &knobs, clock, 0, config, wiring)?;
             workers.push(SimWorker { graph, reading: Counters::for_model(&model, n_workers) });
         }

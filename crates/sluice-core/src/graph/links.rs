@@ -3,6 +3,7 @@
 
 use crate::batch::MAX_BURST;
 use crate::buffer::FractionalBuffer;
+use crate::codel::{CoDel, CoDelConfig};
 use crate::nf::EgressLink;
 use crate::packet::PacketId;
 use crate::ring::{Consumer, Producer};
@@ -23,20 +24,23 @@ pub(super) struct Links {
     /// answer, an ICMP error) was offered to the scheduled link at: its
     /// decision comes back without it. Empty without a scheduled link.
     pub(super) offered_at: Box<[u32]>,
+    /// CoDel's settings for every inbound ring (`None`: rings push back and drop nothing).
+    pub(super) ring_codel: Option<CoDelConfig>,
 }
 
 impl Links {
     /// Links over the ring ends `outbound` and `inbound` (crossing edge,
     /// ring) and the scheduled link `egress`; what they lead to is set when
     /// the worker links its nodes.
-    pub(super) fn new(outbound: Vec<(usize, Producer<PacketId>)>, inbound: Vec<(usize, Consumer<PacketId>)>, egress: Option<Box<dyn EgressLink>>) -> Self {
+    pub(super) fn new(outbound: Vec<(usize, Producer<PacketId>)>, inbound: Vec<(usize, Consumer<PacketId>)>, egress: Option<Box<dyn EgressLink>>, ring_codel: Option<CoDelConfig>) -> Self {
         Self {
             rings_out: outbound.into_iter().map(|(edge, ring)| OutRing::new(edge, ring)).collect(),
-            rings_in: inbound.into_iter().map(|(edge, ring)| InRing { edge, ring, target: usize::MAX }).collect(),
+            rings_in: inbound.into_iter().map(|(edge, ring)| InRing::new(edge, ring, ring_codel)).collect(),
             backlogged: 0,
             egress,
             egress_node: Vec::new(),
             offered_at: Box::default(),
+            ring_codel,
         }
     }
 
@@ -53,6 +57,15 @@ pub(super) struct InRing {
     pub(super) ring: Consumer<PacketId>,
     /// The local node it feeds.
     pub(super) target: usize,
+    /// CoDel on the packets waiting in it (see `ring_aqm`), where the pipeline asks for it.
+    pub(super) codel: Option<CoDel>,
+}
+
+impl InRing {
+    /// The receiving end `ring` of crossing edge `edge`, under CoDel's `codel` settings if given.
+    pub(super) fn new(edge: usize, ring: Consumer<PacketId>, codel: Option<CoDelConfig>) -> Self {
+        Self { edge, ring, target: usize::MAX, codel: codel.map(|c| CoDel::new(&c)) }
+    }
 }
 
 /// A ring this worker sends on. What the ring cannot take waits in the

@@ -29,6 +29,7 @@
 
 use crate::batch::{Batch, MAX_BURST};
 use crate::buffer::FractionalBuffer;
+use crate::codel::CoDelConfig;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
@@ -54,6 +55,7 @@ mod hops;
 mod links;
 mod moves;
 mod replace;
+mod ring_aqm;
 mod round;
 mod triggers;
 mod walk;
@@ -250,11 +252,14 @@ pub struct WalkerConfig {
     pub busy_sampling: u32,
     /// Which packets' delays are measured, when timing.
     pub delay_sampling: DelaySampling,
+    /// CoDel on every ring between workers (`None`: a full ring pushes
+    /// back on what feeds it and drops nothing).
+    pub ring_codel: Option<CoDelConfig>,
 }
 
 impl Default for WalkerConfig {
     fn default() -> Self {
-        Self { timing: true, pool_capacity: None, schedule: Schedule::RunToCompletion, busy_sampling: BUSY_SAMPLING, delay_sampling: DelaySampling::ENGINE }
+        Self { timing: true, pool_capacity: None, schedule: Schedule::RunToCompletion, busy_sampling: BUSY_SAMPLING, delay_sampling: DelaySampling::ENGINE, ring_codel: None }
     }
 }
 
@@ -391,7 +396,7 @@ impl WorkerGraph {
             clocking: Clocking::new(clock, origin, &config, worker),
             control: ControlLink::new(knobs),
             fair: FairTurns::new(config.schedule),
-            links: Links::new(wiring.outbound, wiring.inbound, wiring.egress),
+            links: Links::new(wiring.outbound, wiring.inbound, wiring.egress, config.ring_codel),
             watch: None,
         };
         graph.link(model);
@@ -524,8 +529,9 @@ impl WorkerGraph {
         self.fair.queued_pkts = self.fair.queues.iter().map(|&i| nodes[i].buffer.len()).sum();
         let units = (0..nodes.len()).filter(|&i| nodes[i].queued || nodes[i].queued_when_buffered || matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.fair.set_units(units, nodes.len());
-        // Sources pace their streams by the clock (see `round`).
-        self.clocking.reads_clock = self.clocking.measures || !self.sources.is_empty() || !self.aged.is_empty() || !self.holding.is_empty();
+        // Sources pace their streams by the clock (see `round`); CoDel on inbound rings judges by it.
+        let judges_rings = self.links.rings_in.iter().any(|r| r.codel.is_some());
+        self.clocking.reads_clock = self.clocking.measures || !self.sources.is_empty() || !self.aged.is_empty() || !self.holding.is_empty() || judges_rings;
         // Deepest walk: every node once waiting to run again, with a task per gate of its last run.
         let depth = 1 + nodes.iter().map(|n| 1 + n.out.len()).sum::<usize>();
         self.stack = Vec::with_capacity(depth);

@@ -57,7 +57,8 @@ pub fn move_modules(graphs: &mut [&mut WorkerGraph], from: &Model, to: &Model) {
         graph_of(graphs, to.worker_of[to.edges[ring.edge].from]).links.rings_out.push(ring);
     }
     for (edge, ring) in inbound {
-        graph_of(graphs, to.worker_of[to.edges[edge].to]).links.rings_in.push(InRing { edge, ring, target: usize::MAX });
+        let graph = graph_of(graphs, to.worker_of[to.edges[edge].to]);
+        graph.links.rings_in.push(InRing::new(edge, ring, graph.links.ring_codel));
     }
     for g in graphs.iter_mut() {
         g.link(to);

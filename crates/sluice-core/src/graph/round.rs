@@ -11,7 +11,7 @@
 //! back to the sources, and nothing is dropped between workers.
 
 
-use super::{Kind, Node, OutRing, Schedule, Task, WorkerGraph};
+use super::{ring_aqm, InRing, Kind, Node, OutRing, Schedule, Task, WorkerGraph};
 use crate::nf::EgressLink;
 use crate::core_probe;
 
@@ -189,12 +189,17 @@ impl WorkerGraph {
             }
             let node = &mut self.nodes[target];
             let room = if node.queued { node.buffer.room().min(self.batch_size) } else { self.batch_size };
-            let ring = &mut self.links.rings_in[i].ring;
-            while node.inbox.len() < room {
-                match ring.pop() {
-                    Some(id) => node.inbox.push(id),
-                    None => break,
+            let InRing { ring, codel, .. } = &mut self.links.rings_in[i];
+            match codel {
+                None => {
+                    while node.inbox.len() < room {
+                        match ring.pop() {
+                            Some(id) => node.inbox.push(id),
+                            None => break,
+                        }
+                    }
                 }
+                Some(codel) => ring_aqm::take_judged(codel, ring, node, room, self.clocking.now_ns(), &mut self.pool, &mut self.flows),
             }
             if !node.inbox.is_empty() {
                 self.clocking.last_read = None;

@@ -154,10 +154,14 @@ impl TestWorkers {
     /// Builds `builder`'s model at batch size `batch` on its workers, with
     /// one instance per module in declaration order.
     pub(super) fn new(builder: &ModelBuilder, batch: usize, instances: Vec<ModuleCode>, config: WalkerConfig) -> Self {
+        Self::with_clock(builder, batch, instances, config, quanta::Clock::new())
+    }
+
+    /// The same, every worker reading `clock` (a mock one: time moves when the test moves it).
+    pub(super) fn with_clock(builder: &ModelBuilder, batch: usize, instances: Vec<ModuleCode>, config: WalkerConfig, clock: quanta::Clock) -> Self {
         let model = builder.build(batch).expect("a valid model");
         let knobs = Knobs::new(&model);
         let mut instances: Vec<Option<ModuleCode>> = instances.into_iter().map(Some).collect();
-        let clock = quanta::Clock::new();
         let origin = clock.raw();
         let graphs = wire(&model, config.schedule, None)
             .into_iter()

@@ -2,7 +2,7 @@
 //! overload, every packet accounted for.
 
 use sluice_pspat::aqm::{Aqm, QueueManagement};
-use sluice_pspat::codel::CoDelConfig;
+use sluice_core::codel::CoDelConfig;
 use sluice_pspat::fq_codel::FqCoDelConfig;
 use sluice_pspat::entry::ECN;
 use sluice_pspat::{Arbiter, Drr, Entry, Link, Priority, Scheduler, Wf2qPlus};

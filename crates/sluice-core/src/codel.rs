@@ -1,23 +1,68 @@
-//! CoDel (RFC 8289) on a class of the scheduled egress: at each of the
-//! class's packets the link is about to send, a verdict from how long it
-//! waited (its sojourn time). While the sojourn time has stayed above
-//! `target` for an `interval`, packets are dropped (or, where they are
+//! CoDel (RFC 8289) on a queue (a class of the scheduled egress, an
+//! inter-worker ring): at each of the queue's packets about to leave it, a
+//! verdict from how long it waited (its sojourn time). While the sojourn
+//! time has stayed above `target` for an `interval`, packets are dropped (or, where they are
 //! ECN-capable and `ecn` is on, marked congestion experienced: RFC 3168,
 //! as Linux's codel marks), ever more often (the control law: the next
 //! after `interval / √count`), until a packet waited less than `target`
-//! again. (`aqm` keeps it for the classes that
-//! have it, beside the scheduler.)
+//! again. (`sluice_pspat::aqm` keeps it for the egress's classes that
+//! have it, beside the scheduler; the walker for its inbound rings.)
 //!
 //! RFC 8289's pseudo-code drops a packet and dequeues the next from the
-//! same queue in one call. Here the scheduler chooses every packet, so
-//! the verdict is given a packet at a time: after a drop the class's next
+//! same queue in one call. Here the queue's owner takes every packet, so
+//! the verdict is given a packet at a time: after a drop the queue's next
 //! packet is judged as the pseudo-code judges the one it dequeues next.
 //! On entering the dropping state, the count starts where the last
 //! dropping state left it if that ended recently (Linux's variant, which
 //! the RFC's pseudo-code shows). The RFC's "bytes in the queue at most
-//! one MTU" is read as "at most one packet left in the class".
+//! one MTU" is read as "at most one packet left in the queue".
 
-pub use sluice_core::CoDelConfig;
+/// CoDel's settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CoDelConfig {
+    /// The sojourn time it keeps the queue to (µs; RFC 8289: 5 ms).
+    #[serde(default = "default_target_us")]
+    pub target_us: u64,
+    /// How long the sojourn time may stay above the target before it acts,
+    /// and the control law's base (µs; RFC 8289: 100 ms).
+    #[serde(default = "default_interval_us")]
+    pub interval_us: u64,
+    /// Mark ECN-capable packets congestion experienced instead of dropping them (RFC 3168).
+    #[serde(default = "default_ecn")]
+    pub ecn: bool,
+}
+
+fn default_target_us() -> u64 {
+    5_000
+}
+
+fn default_interval_us() -> u64 {
+    100_000
+}
+
+fn default_ecn() -> bool {
+    true
+}
+
+impl Default for CoDelConfig {
+    fn default() -> Self {
+        Self { target_us: default_target_us(), interval_us: default_interval_us(), ecn: default_ecn() }
+    }
+}
+
+impl CoDelConfig {
+    /// Checks the settings; the error names the field.
+    pub fn check(&self) -> Result<(), String> {
+        if self.target_us == 0 || self.interval_us == 0 {
+            return Err("codel: target_us and interval_us must be > 0".into());
+        }
+        if self.target_us >= self.interval_us {
+            return Err(format!("codel: target_us {} must be below interval_us {}", self.target_us, self.interval_us));
+        }
+        Ok(())
+    }
+}
 
 /// What becomes of a packet about to be sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +75,7 @@ pub enum Verdict {
     Drop,
 }
 
-/// Where the pseudo-code's dequeue would be with the class's next packet.
+/// Where the pseudo-code's dequeue would be with the queue's next packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Next {
     /// A fresh dequeue.
@@ -41,7 +86,7 @@ enum Next {
     InLoop,
 }
 
-/// One class's CoDel state.
+/// One queue's CoDel state.
 #[derive(Clone, Debug)]
 pub struct CoDel {
     target_ns: u64,
@@ -64,7 +109,7 @@ pub struct CoDel {
 }
 
 impl CoDel {
-    /// A class's CoDel under `config` (as [`CoDelConfig::check`] takes it).
+    /// A queue's CoDel under `config` (as [`CoDelConfig::check`] takes it).
     pub fn new(config: &CoDelConfig) -> Self {
         let mut codel = Self {
             target_ns: 0,
@@ -92,7 +137,7 @@ impl CoDel {
         self.ecn = config.ecn;
     }
 
-    /// The verdict on the class's packet about to be sent at `now_ns`,
+    /// The verdict on the queue's packet about to leave it at `now_ns`,
     /// which waited `sojourn_ns`, leaves `left` packets behind it, and is
     /// ECN-capable when `ect`.
     pub fn verdict(&mut self, now_ns: u64, sojourn_ns: u64, left: usize, ect: bool) -> Verdict {
@@ -119,7 +164,7 @@ impl CoDel {
         }
     }
 
-    /// The class's queue is empty (the pseudo-code's dequeue of nothing).
+    /// The queue is empty (the pseudo-code's dequeue of nothing).
     pub fn emptied(&mut self) {
         self.first_above_ns = 0;
         if self.next == Next::InLoop {
