@@ -6,7 +6,9 @@ set by hand, a default route via its gateway, IPv4 and IPv6. The router is
 Linux (addresses on its ports, forwarding on) or `sluice serve` running
 `sluice.router.router` on AF_PACKET or AF_XDP ports at the lean default
 (null controller, busy polling), which answers the hosts' ARP and
-neighbour discovery itself. Per router and family: ping's round trip and a
+neighbour discovery itself, and on AF_PACKET with its worker waiting for
+the socket while rounds bring few packets (`vpp-adaptive` polling), which
+leaves the core to the hosts. Per router and family: ping's round trip and a
 TCP transfer's rate and retransmissions. Root; every run is in a network
 namespace of its own (`unshare --net`), made and removed by the run."""
 
@@ -30,7 +32,7 @@ from sluice.lab import output
 #: Per family: each host's network (host 1, host 2), its address, and the gateway's.
 NETWORKS = {"ipv4": ("10.0.{}.0/24", "10.0.{}.1", "10.0.{}.254"), "ipv6": ("2001:db8:{}::/64", "2001:db8:{}::1", "2001:db8:{}::fe")}
 #: The routers compared.
-ROUTERS = ("linux", "af_xdp", "af_packet")
+ROUTERS = ("linux", "af_xdp", "af_packet", "af_packet+vpp-adaptive")
 #: Exit status of a run whose machine cannot make the hosts.
 CANNOT = 77
 
@@ -90,11 +92,17 @@ def linux_router() -> None:
     sh("sysctl", "-qw", "net.ipv4.ip_forward=1")
 
 
-def router(backend: str = "af_packet") -> Any:
-    """Sluice between sw1 and sw2 on `backend` ports: the gateways' addresses of both families on them."""
+def router(which: str = "af_packet") -> Any:
+    """Sluice between sw1 and sw2 on `which` ports ("af_packet", or
+    "af_packet+vpp-adaptive" for a poll policy other than busy polling):
+    the gateways' addresses of both families on them."""
     from sluice.router import router as sluice_router
 
-    return sluice_router([(f"{backend}:sw{h}", [f"{NETWORKS[f][2].format(h)}/{NETWORKS[f][0].split('/')[1]}" for f in NETWORKS]) for h in (1, 2)])
+    backend, _, poll = which.partition("+")
+    p = sluice_router([(f"{backend}:sw{h}", [f"{NETWORKS[f][2].format(h)}/{NETWORKS[f][0].split('/')[1]}" for f in NETWORKS]) for h in (1, 2)])
+    if poll:
+        p.set_poll(poll)
+    return p
 
 
 #: Host 2's side: listens, says its port, then the bytes of one connection and the seconds from its first byte to its end.
