@@ -166,10 +166,13 @@ struct Env<'a> {
 }
 
 /// Hands gate `g`'s batch of node `v` to node `c`, which runs through
-/// (see `Node::runs_through`), and on down a straight run of such NFs with
-/// one outgate each, as far as the batch goes: each runs its NF on the
-/// batch where it lies. Returns the task of the first node the run cannot
-/// take (an egress, a splitter, a module that waits or queues), as `step`.
+/// (see `Node::runs_through`), and on down a straight run of such NFs as
+/// far as the batch goes: each runs its NF on the batch where it lies, and
+/// the run goes on while one gate took all a run sent and nothing else is
+/// left to do (an NF with several gates, a router's next hop with its
+/// ICMP gate, sends a batch out of one of them as a rule). Returns the
+/// task of the first node the run cannot take (an egress, a module that
+/// waits or queues, a run that filled several gates), as `step`.
 #[inline(never)]
 fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     loop {
@@ -178,21 +181,36 @@ fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, 
         let batch = &mut *parent.out[g];
         claim(parent.claims[g], batch, env);
         count_arrival(child, batch.len() as u64, env);
-        let Node { kind: Kind::Function(nf), out, counters, holds: false, .. } = child else {
+        let Node { kind: Kind::Function(nf), out, counters, holds, release, filled, gate_rank, .. } = child else {
             return step::<WATCHED>(child, c, Some(batch), stack, env);
         };
-        if out.len() != 1 || env.times_runs {
+        if env.times_runs {
             return step::<WATCHED>(child, c, Some(batch), stack, env);
         }
         count_run(counters, batch);
         run_function::<WATCHED>(nf.as_mut(), child.module, batch, out, counters, None, env);
-        if out[0].is_empty() {
-            return None;
-        }
-        let after = child.next[0];
+        let gate = if out.len() == 1 && !*holds {
+            if out[0].is_empty() {
+                return None;
+            }
+            0
+        } else {
+            let depth = stack.len();
+            // As `step` after a run: an NF that came due for more than it sent runs again.
+            if *holds && nf.ready() {
+                *release = Release::Held;
+                stack.push(Task { node: c as u32, gate: Task::CONTINUE });
+            }
+            let task = push_gates(stack, c, out, filled, gate_rank, env.draws)?;
+            if stack.len() != depth {
+                return Some(task);
+            }
+            task.gate as usize
+        };
+        let after = child.next[gate];
         match after {
-            Target::Local(next) if nodes[next].runs_through() => (v, g, c) = (c, 0, next),
-            _ => return Some(Task { node: c as u32, gate: 0 }),
+            Target::Local(next) if nodes[next].runs_through() => (v, g, c) = (c, gate, next),
+            _ => return Some(Task { node: c as u32, gate: gate as u32 }),
         }
     }
 }

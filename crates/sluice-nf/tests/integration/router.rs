@@ -294,3 +294,33 @@ fn a_packet_over_the_mtu_is_fragmented_without_df_and_answered_with_df_or_over_i
     }
     assert_eq!(whole.expect("reassembled"), no_df[34..].to_vec(), "the UDP datagram whole");
 }
+
+#[test]
+fn a_gateway_s_packets_once_its_mac_is_known_still_meet_the_mtu_and_the_header_checks() {
+    let specs: Vec<sluice_nf::InterfaceSpec> = serde_json::from_str(
+        r#"[{"name": "in", "addresses": ["10.0.1.254/24", "2001:db8:1::fe/64"]},
+            {"name": "out", "addresses": ["10.0.2.254/24"], "mtu": 1280, "neighbors": [{"address": "10.0.2.1", "mac": "02:00:00:00:02:02"}]}]"#,
+    )
+    .unwrap();
+    let ifs = Interfaces::build(&specs, &Default::default(), |_| None).unwrap();
+    let mut hop = build(&ifs, r#"{"type": "next_hop", "interface": "out", "via": "10.0.2.1"}"#);
+    let mut h = Harness::default();
+    h.set_now(1);
+    // The first packet finds the gateway's MAC; the batch after is sent by it.
+    let small4 = udp4([10, 0, 1, 1], [20, 0, 0, 1], 63, &[1; 100]);
+    let out = h.run_with_meta(hop.as_mut(), std::slice::from_ref(&small4), &[on(0, 1)]);
+    assert_eq!(out.gates[0].len(), 1);
+    let big4 = udp4([10, 0, 1, 1], [20, 0, 0, 1], 63, &[2; 3000]);
+    let small6 = udp6(v6("2001:db8:1::1"), v6("2001:db8:9::1"), 63, &[3; 100]);
+    let mut truncated6 = small6.clone();
+    truncated6.truncate(small6.len() - 10);
+    let out = h.run_with_meta(hop.as_mut(), &[small4, big4, small6, truncated6], &[on(0, 2); 4]);
+    assert_eq!(out.gates[0].len(), 2, "both that fit, to the gateway");
+    assert!(out.gates[0].iter().all(|f| f[..6] == [2, 0, 0, 0, 2, 2]));
+    let [too_big] = &out.gates[1][..] else { panic!("{out:?}") };
+    let p = SlicedPacket::from_ethernet(too_big).unwrap();
+    let Some(TransportSlice::Icmpv4(icmp)) = &p.transport else { panic!() };
+    assert!(matches!(icmp.icmp_type(), Icmpv4Type::DestinationUnreachable(etherparse::icmpv4::DestUnreachableHeader::FragmentationNeeded { next_hop_mtu: 1280 })));
+    let reasons: Vec<_> = sluice_core::DropReason::counted(&out.drop_reasons).collect();
+    assert_eq!(reasons, [("malformed", 1), ("too_big", 1)], "the IPv6 packet shorter than its payload length is malformed; the answered one is too big");
+}
