@@ -64,6 +64,17 @@ def test_experiment_overhead_reports_response_times(tmp_path: Path) -> None:
         assert abs(r["stats_pct"] + r["gradient_pct"] + r["control_pct"] - 100) < 0.5
 
 
+def test_experiment_ecmp_keeps_every_flow_on_one_path_and_moves_only_the_removed_path_s(tmp_path: Path) -> None:
+    out = sluice("experiment", "ecmp", "--quick", "--out", "o", "--json", "e.json", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads((tmp_path / "e.json").read_text())["rows"]
+    assert {(r["weights"], r["family"]) for r in rows} == {(w, f) for w in ("1:1:1:1", "1:2:3:4") for f in ("ipv4", "ipv6")}
+    for r in rows:
+        assert r["split_flows"] == 0 and r["moved_from_others"] == 0 and r["moved"] == r["removed_share"], r
+        assert abs(sum(r["shares"]) - 1) < 1e-3, r
+    assert "| 1:2:3:4 | ipv6 |" in out.stdout and (tmp_path / "o" / "ecmp.png").exists()
+
+
 def test_experiment_twfi_keeps_each_bounded_algorithm_within_its_bound(tmp_path: Path) -> None:
     out = sluice("experiment", "twfi", "--quick", "--out", "o", "--json", "t.json", cwd=tmp_path)
     assert out.returncode == 0, out.stderr

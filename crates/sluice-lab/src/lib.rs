@@ -5,10 +5,12 @@
 //! fixed workloads (`round_cost`; its examples write the same workloads
 //! for FastClick and for callgrind), and the bare forwarding loop that is
 //! a port backend's ceiling (`forward`), and what the
-//! worker's timers cost and miss by (`timers`). `sluice._core` carries their
+//! worker's timers cost and miss by (`timers`), and how ECMP spreads
+//! flows over an LPM's paths (`ecmp`). `sluice._core` carries their
 //! bindings as `sluice.lab._core` only when built with its `lab` feature.
 #![warn(missing_docs)]
 
+pub mod ecmp;
 pub mod forward;
 pub mod locked;
 pub mod pspat;

@@ -153,6 +153,20 @@ fn pspat_twfi(algorithm: &str, clients: usize, packets: u64, scan: f64) -> PyRes
     Ok((measured.measured, twfi::bound(algorithm, &weights, sluice_pspat::sched::QFQ_LMAX).map(|b| b + scan)))
 }
 
+/// How an LPM's multipath route spreads `flows` flows of a 5-tuple each
+/// (IPv6 if `v6`) over paths weighted `weights`, its hash seeded with
+/// `seed` (see `sluice_lab::ecmp`): each path's share of the flows, the
+/// flows whose packets took two paths, the share of the flows that moves
+/// when the last path is removed, and the flows of other paths among them.
+#[pyfunction]
+fn ecmp_spread(weights: Vec<u32>, flows: usize, v6: bool, seed: u64) -> PyResult<(Vec<f64>, usize, f64, usize)> {
+    if flows > 1_000_000 {
+        return Err(invalid(format!("ECMP spread: {flows} flows (at most 1 000 000)")));
+    }
+    let s = sluice_lab::ecmp::spread(&weights, flows, v6, seed).map_err(invalid)?;
+    Ok((s.shares, s.split_flows, s.moved, s.moved_from_others))
+}
+
 /// T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)] (see `round_cost::fit`).
 #[pyfunction]
 fn round_fit(points: Vec<(f64, f64)>) -> (f64, f64) {
@@ -184,6 +198,7 @@ pub fn register(py: Python<'_>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pspat_share, &m)?)?;
     m.add_function(wrap_pyfunction!(pspat_victim, &m)?)?;
     m.add_function(wrap_pyfunction!(pspat_twfi, &m)?)?;
+    m.add_function(wrap_pyfunction!(ecmp_spread, &m)?)?;
     m.add_function(wrap_pyfunction!(round_fit, &m)?)?;
     m.add_function(wrap_pyfunction!(round_visit_ns, &m)?)?;
     m.add_function(wrap_pyfunction!(round_cases, &m)?)?;

@@ -155,6 +155,8 @@ _quick_experiment("aqm", "A ping behind bulk TCP through an egress shaped to 100
                   "2 runs of 6 s per setup instead of 5 of 12 s.", None, repeats=True)
 _quick_experiment("pspat", "The PSPAT paper's tests: arbiter decisions/s, throughput against clients, 10:1 shares under overload, a victim's latency.",
                   "Runs of 0.3 s, 3 repeats, instead of 1 s and 5.", None, repeats=True)
+_quick_experiment("ecmp", "How an LPM's multipath route spreads 10 000 flows of each family over 4 weighted paths, and what removing one moves.",
+                  "2 000 flows instead of 10 000.", None)
 _quick_experiment("twfi", "The T-WFI of DRR, WF2Q+, QFQ and FIFO behind PSPAT's arbiter on a virtual clock, against the paper's bounds (eq. 1-3).",
                   "20 000 packets of the measured client instead of 200 000.", None)
 

@@ -5,7 +5,7 @@ Generated from the binding's Rust source by scripts/generate.py: do not edit."""
 
 from typing import Optional
 
-__all__ = ["forward_raw", "poll_decision_ns", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_twfi", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "sleep_error_us"]
+__all__ = ["ecmp_spread", "forward_raw", "poll_decision_ns", "pspat_arbiter_alone", "pspat_share", "pspat_throughput", "pspat_twfi", "pspat_victim", "round_cases", "round_fit", "round_ns", "round_visit_ns", "sleep_error_us"]
 
 def round_ns(case: str, batch: int, timing: bool) -> float:
     """Time of one walker round of workload `case` (see `round_cost`) at batch size `batch` (ns)."""
@@ -48,6 +48,12 @@ def pspat_twfi(algorithm: str, clients: int, packets: int, scan: float) -> tuple
     scanning every `scan` packet times (Δ_A); its T-WFI measured and the paper's bound for the
     algorithm with Δ_A added (eq. (1)–(3); None where the paper gives none), in units of L/B
     (one 1500-byte packet's time on the link)."""
+
+def ecmp_spread(weights: list[int], flows: int, v6: bool, seed: int) -> tuple[list[float], int, float, int]:
+    """How an LPM's multipath route spreads `flows` flows of a 5-tuple each (IPv6 if `v6`) over
+    paths weighted `weights`, its hash seeded with `seed` (see `sluice_lab::ecmp`): each path's
+    share of the flows, the flows whose packets took two paths, the share of the flows that
+    moves when the last path is removed, and the flows of other paths among them."""
 
 def round_fit(points: list[tuple[float, float]]) -> tuple[float, float]:
     """T0 (ns) and T1 (ns/pkt) of ns per round = T0 + T1·B through [(B, ns per round)] (see

@@ -66,6 +66,7 @@ CATALOG = (
     Entry("ports", "What a port costs: rx → Bypass(0, 0) → tx on a veth pair (AF_PACKET, AF_XDP) or between DPDK null devices, against a bare loop over the same rings", (), ("--quick",)),
     Entry("hosts", "Two Linux hosts as they come (offloads on, no neighbour set by hand) through Sluice's router against Linux's own forwarding: round trips, TCP both families, UDP at 1 Gbit/s", (), ("--quick",)),
     Entry("aqm", "A ping behind bulk TCP through an egress shaped to 100 Mbit/s: Sluice's FQ-CoDel and tail drop beside Linux's", (), ("--quick",)),
+    Entry("ecmp", "How a multipath route spreads flows over its paths: shares against the weights, paths kept, what a removal moves", (), ("--quick",)),
     Entry("serve", "What operating a served pipeline costs its forwarding: scrapes, route updates, a bulk load, memory over a long run", (), ("--quick",)),
 )
 
