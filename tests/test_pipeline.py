@@ -433,9 +433,10 @@ def test_codel_on_the_rings_between_workers_drops_what_waited_too_long_and_count
 
 def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flow_of_its_class() -> None:
     # The bulk flow above and a sparse one (100 pkt/s to another address)
-    # in one class, for 10 s: under CoDel the sparse flow waits as long as
-    # the bulk one (near the 5 ms target), under FQ-CoDel only for the
-    # frame on the link.
+    # in one class, for 10 s: both managements drop the bulk flow's packets,
+    # FQ-CoDel none of the sparse flow's, which has a queue of its own. (How
+    # long each waits is `sluice experiment aqm`'s figure, and the arbiter's
+    # virtual-clock test's.)
     def last_period(**management: dict[str, Any]) -> dict[str, Any]:
         p = Pipeline("aqm")
         src = p.source("src", [Stream(Template(dst_ip="20.0.1.1"), flow="bulk", rate_pps=15_030), Stream(Template(dst_ip="20.0.2.1"), flow="sparse", rate_pps=100)])
@@ -450,10 +451,7 @@ def test_fq_codel_lets_a_sparse_flow_pass_the_bulk_flow_of_its_class() -> None:
         last: dict[str, Any] = r.periods[-1]["flows"]
         return last
     codel, fq = last_period(codel={"all": CoDelConfig()}), last_period(fq_codel={"all": FqCoDelConfig()})
-    # Under CoDel the sparse flow waits in the bulk flow's queue; under FQ-CoDel it passes it.
     assert codel["bulk"]["dropped"] > 0 and fq["bulk"]["dropped"] > 0 and fq["sparse"]["dropped"] == 0, (codel, fq)
-    assert fq["sparse"]["p99_us"] * 10 < codel["sparse"]["p50_us"], (codel["sparse"], fq["sparse"])
-    assert fq["sparse"]["p99_us"] * 10 < fq["bulk"]["p50_us"], fq
     with pytest.raises(ValueError, match="class 'all': codel and fq_codel: a class has one of them, not both"):
         p = small()
         p.schedule_egress("fifo", 1e6, {"all": (1, ["f"])}, codel={"all": CoDelConfig()}, fq_codel={"all": FqCoDelConfig()})

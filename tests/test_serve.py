@@ -64,6 +64,12 @@ class Served:
             self.process.kill()
             self.process.wait()
 
+    def ctl(self, *args: str) -> str:
+        """`sluice ctl ARGS` against it; what it printed (a failure says its stderr)."""
+        done = subprocess.run([SLUICE, "ctl", "--run-dir", str(self.run_dir), *args], capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
     def stop(self) -> tuple[int, str, dict[str, Any]]:
         """SIGTERM; its exit status, stderr and report."""
         self.process.send_signal(signal.SIGTERM)
@@ -414,13 +420,9 @@ def test_egress_weights_and_link_rate_change_live_and_show(tmp_path: Path, serve
                                           ("PUT", "/v1/egress/link", {"rate": 5}, "rate")]:
             status, text = c.request_raw(method, path, json.dumps(body))
             assert status in (400, 404) and words in json.loads(text)["error"], (path, status, text)
-        def ctl(*args: str) -> str:
-            done = subprocess.run([SLUICE, "ctl", "--run-dir", str(scheduled.run_dir), *args], capture_output=True, text=True, timeout=60)
-            assert done.returncode == 0, done.stderr
-            return done.stdout.strip()
-        assert ctl("link", "30Mbit") == "egress link 30000000 bit/s"
-        assert ctl("egress-weight", "bulk", "3") == "egress class 'bulk' weight 3"
-        assert json.loads(ctl("show", "egress"))["classes"][1]["weight"] == 3
+        assert scheduled.ctl("link", "30Mbit") == "egress link 30000000 bit/s"
+        assert scheduled.ctl("egress-weight", "bulk", "3") == "egress class 'bulk' weight 3"
+        assert json.loads(scheduled.ctl("show", "egress"))["classes"][1]["weight"] == 3
         code, _, report = scheduled.stop()
         assert code == 0
         # What the link had no room for was dropped at the egress and counted: nothing else lost.
@@ -463,8 +465,7 @@ def test_a_class_tree_s_parents_are_reshaped_live(tmp_path: Path, served: Served
                                   ("/v1/egress/parents/A", {"rate": 2e6}, "rate")]:
             status, text = c.request_raw("PUT", path, json.dumps(body))
             assert status in (400, 404) and words in json.loads(text)["error"], (path, status, text)
-        done = subprocess.run([SLUICE, "ctl", "--run-dir", str(scheduled.run_dir), "egress-parent", "A", "10Mbit"], capture_output=True, text=True, timeout=60)
-        assert done.stdout.strip() == "egress parent 'A' rate 10000000 ceiling 20000000 bit/s", done.stderr
+        assert scheduled.ctl("egress-parent", "A", "10Mbit") == "egress parent 'A' rate 10000000 ceiling 20000000 bit/s"
         code, _, report = scheduled.stop()
         assert code == 0
         accounted(report)
@@ -498,9 +499,7 @@ def test_a_class_s_codel_is_changed_live_and_kept_in_the_description_in_force(tm
         with pytest.raises(ApiError, match="no CoDel"):
             c.transaction([("PUT", "/v1/egress/classes/a/codel", {"target_us": 3000}), ("PUT", "/v1/egress/classes/c/codel", {"ecn": True})])
         assert c.egress()["classes"][0]["codel"]["target_us"] == 2000
-        done = subprocess.run([SLUICE, "ctl", "--run-dir", str(scheduled.run_dir), "egress-codel", "a", "--target-us", "4000", "--ecn"],
-                              capture_output=True, text=True, timeout=60)
-        assert done.stdout.strip() == "egress class 'a' codel target 4000 µs interval 100000 µs ecn true", done.stderr
+        assert scheduled.ctl("egress-codel", "a", "--target-us", "4000", "--ecn") == "egress class 'a' codel target 4000 µs interval 100000 µs ecn true"
         code, _, report = scheduled.stop()
         assert code == 0
         accounted(report)
