@@ -137,6 +137,12 @@ impl CoDel {
         self.ecn = config.ecn;
     }
 
+    /// Whether it marks ECN-capable packets rather than drop them (its
+    /// `ecn`): a caller that knows it does not need not read them.
+    pub fn marks(&self) -> bool {
+        self.ecn
+    }
+
     /// The verdict on the queue's packet about to leave it at `now_ns`,
     /// which waited `sojourn_ns`, leaves `left` packets behind it, and is
     /// ECN-capable when `ect`.

@@ -6,13 +6,17 @@
 //! of the batch). The traffic is 4096 interleaved UDP flows to 500
 //! destination /24s, routed by 500 /24 routes; each branch is a flow of
 //! the model, whose egress records delays when timing (see
-//! [`sluice_core::DelaySampling`]).
+//! [`sluice_core::DelaySampling`]). A workload starts where an engine
+//! worker stands after a control period of such traffic: the period's
+//! reading taken, its flows' delays sampled as the engine samples them at
+//! these rates (see [`settle`]).
 //!
 //! Fitting ns per round = T0 + T1·B over B gives the walker's per-round
 //! cost T0 and the per-packet cost T1 of each workload; chain's T0 less
 //! replay's, over its five NFs, is the cost of one NF visit ([`nf_visit_ns`]).
 
-use sluice_core::{wire, ModuleCode, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
+use sluice_core::telemetry::MIN_DRAWN_ROUNDS;
+use sluice_core::{wire, Counters, DelaySampling, Knobs, Model, ModelBuilder, ModuleCode, ModuleDecl, Role, WalkerConfig, WorkerGraph};
 use sluice_nf::{IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
@@ -87,8 +91,34 @@ pub fn shape(case: &str) -> Result<(Vec<NfSpec>, Vec<Vec<NfSpec>>)> {
 }
 
 /// Workload `case` on one worker at batch size `batch` (`timing`: delay
-/// histograms, busy time and the core probe on).
+/// histograms, busy time and the core probe on), settled (see [`settle`]).
 pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
+    let (mut graph, model) = build(case, batch, timing)?;
+    settle(&mut graph, &model);
+    Ok(graph)
+}
+
+/// Runs `graph` through a control period long enough for each of its
+/// flows to be sampled as sparsely as the engine samples a busy flow's
+/// delays (one round in [`DelaySampling::ENGINE`]'s `one_in` past a
+/// period's floor), then takes the period's reading, as an engine worker
+/// does at each period's end. Without it every packet past the floor
+/// would be timed for good, which the engine does only for flows too slow
+/// to draw [`MIN_DRAWN_ROUNDS`] rounds a period.
+pub fn settle(graph: &mut WorkerGraph, model: &Model) {
+    let sampling = DelaySampling::ENGINE;
+    // A flow delivers in one round of every `flows / B` or more; one more sample's worth of slack.
+    let flows = model.flows.len();
+    let per_flow = (u64::from(sampling.one_in) + 1) * MIN_DRAWN_ROUNDS + sampling.floor_pkts;
+    let rounds = per_flow * flows.div_ceil(model.batch_size.min(flows)) as u64;
+    for _ in 0..rounds {
+        graph.next_round();
+    }
+    graph.read_counters(&mut Counters::for_model(model, 1));
+}
+
+/// Workload `case`, as it starts, and its model.
+fn build(case: &str, batch: usize, timing: bool) -> Result<(WorkerGraph, Model)> {
     let (head, branches) = shape(case)?;
     let mut builder = ModelBuilder::default();
     let mut instances = Vec::new();
@@ -129,7 +159,8 @@ pub fn workload(case: &str, batch: usize, timing: bool) -> Result<WorkerGraph> {
     let wiring = wire(&model, config.schedule, None).pop().expect("one worker");
     let clock = quanta::Clock::new();
     let origin = clock.raw();
-    Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
+    let graph = WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?;
+    Ok((graph, model))
 }
 
 /// Samples timed per measurement; the lower quartile is taken (on a
@@ -182,7 +213,7 @@ mod tests {
     fn every_workload_moves_a_batch_a_round_and_delivers_it_all() {
         for case in CASES {
             for batch in [1, 4, 32] {
-                let mut g = workload(case, batch, true).unwrap();
+                let mut g = build(case, batch, true).unwrap().0;
                 // Up to 960 packets a flow: under the delay sampling's floor, each is timed.
                 let rounds: u64 = 30;
                 for i in 0..rounds {
@@ -203,6 +234,21 @@ mod tests {
     }
 
     #[test]
+    fn a_settled_workload_times_one_round_in_16_as_a_busy_engine_flow() {
+        for case in ["replay", "branch4"] {
+            let (mut g, model) = build(case, 1, true).unwrap();
+            settle(&mut g, &model);
+            for _ in 0..64 {
+                g.next_round();
+            }
+            let mut c = Counters::for_model(&model, 1);
+            g.read_counters(&mut c);
+            let one_in: Vec<u32> = c.flows.iter().map(|f| f.sample.one_in).collect();
+            assert!(one_in.iter().all(|&n| n == DelaySampling::ENGINE.one_in), "{case}: {one_in:?}");
+        }
+    }
+
+    #[test]
     fn the_fit_recovers_a_line_and_weighs_each_point_by_its_size() {
         let (t0, t1) = fit(&[(1.0, 40.0), (4.0, 70.0), (32.0, 350.0), (256.0, 2590.0)]);
         assert!((t0 - 30.0).abs() < 1e-9 && (t1 - 10.0).abs() < 1e-9, "{t0} {t1}");
@@ -215,7 +261,7 @@ mod tests {
 
     #[test]
     fn branch4_splits_the_batch_four_ways() {
-        let mut g = workload("branch4", 32, true).unwrap();
+        let mut g = build("branch4", 32, true).unwrap().0;
         for _ in 0..10 {
             g.round();
         }

@@ -22,7 +22,7 @@ pub(super) fn take_judged(codel: &mut CoDel, ring: &mut Consumer<PacketId>, node
     while node.inbox.len() < room {
         let Some(id) = ring.pop() else { break };
         let left = ring.len();
-        let ect = ip_of(pool.data(id)).is_ok_and(|ip| ip.ecn() != 0);
+        let ect = codel.marks() && ip_of(pool.data(id)).is_ok_and(|ip| ip.ecn() != 0);
         let verdict = codel.verdict(now_ns, now_ns.saturating_sub(pool.meta(id).ts_ns), left, ect);
         if left == 0 {
             codel.emptied();
