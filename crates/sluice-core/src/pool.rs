@@ -248,7 +248,7 @@ impl PacketPool {
     /// Takes back what other workers freed of this worker's buffers.
     #[inline(always)]
     fn take_returns(&mut self) {
-        // A pool that is not shared has nothing to take back (a call saved a round).
+        // A pool no other worker frees into has nothing to take back: no call.
         if !self.returns_in.is_empty() {
             self.drain_returns();
         }

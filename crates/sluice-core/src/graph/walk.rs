@@ -196,11 +196,7 @@ fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, 
             0
         } else {
             let depth = stack.len();
-            // As `step` after a run: an NF that came due for more than it sent runs again.
-            if *holds && nf.ready() {
-                *release = Release::Held;
-                stack.push(Task { node: c as u32, gate: Task::CONTINUE });
-            }
+            hold_if_due(stack, c, *holds && nf.ready(), release);
             let task = push_gates(stack, c, out, filled, gate_rank, env.draws)?;
             if stack.len() != depth {
                 return Some(task);
@@ -369,14 +365,23 @@ fn step<const WATCHED: bool>(node: &mut Node, v: usize, lying: Option<&mut Batch
     };
     if more {
         stack.push(Task { node: v as u32, gate: Task::CONTINUE });
-    } else if *holds && matches!(kind, Kind::Function(nf) if nf.ready()) {
-        // More came due than one run sends: the next run sends the rest.
+    } else {
+        hold_if_due(stack, v, *holds && matches!(kind, Kind::Function(nf) if nf.ready()), release);
+    }
+    push_gates(stack, v, out, filled, gate_rank, env.draws)
+}
+
+/// After a run of node `v` that left nothing due in its buffer: where its
+/// NF holds more than one run sent (`due`), the next run sends the rest,
+/// so `v` goes back on the stack; else it takes arrivals again.
+#[inline(always)]
+fn hold_if_due(stack: &mut Vec<Task>, v: usize, due: bool, release: &mut Release) {
+    if due {
         *release = Release::Held;
         stack.push(Task { node: v as u32, gate: Task::CONTINUE });
     } else {
         *release = Release::Arrivals;
     }
-    push_gates(stack, v, out, filled, gate_rank, env.draws)
 }
 
 /// Counts a run of the module on `batch`.
