@@ -8,7 +8,8 @@ ping each other and the router, trace the way (the router's hop answers
 with a time exceeded) and move TCP both ways; a link of 1400 bytes is
 found by path-MTU discovery (the router's fragmentation needed / packet
 too big) and a transfer completes across it; 9000-byte jumbo frames cross
-whole. The router runs in a namespace of the test's own (`unshare --net`);
+whole; a router built without ICMP errors drops expired packets unanswered
+and forwards the rest. The router runs in a namespace of the test's own (`unshare --net`);
 skipped where the machine does not allow one or lacks ping or tracepath."""
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def trace(hosts: list[str], family: str) -> str:
 def scenario(name: str) -> dict[str, Any]:
     """Runs inside the router's namespace: the hosts (of the scenario's
     MTUs), Sluice between them while the clients run, and what each saw."""
-    mtu = {"plain": None, "pmtu": {2: 1400}, "jumbo": {1: 9000, 2: 9000}, "segmented": None, "shaped": None}[name]
+    mtu = {"plain": None, "pmtu": {2: 1400}, "jumbo": {1: 9000, 2: 9000}, "segmented": None, "shaped": None, "silent": None}[name]
     try:
         hosts = make_hosts(mtu)
     except RuntimeError as e:
@@ -126,7 +127,21 @@ def scenario(name: str) -> dict[str, Any]:
             }
         return got
 
+    def expired() -> dict[str, Any]:
+        # Two pings with a TTL of 1 each way through a router that answers none, then a transfer.
+        got: dict[str, Any] = {}
+        for family in NETWORKS:
+            peer = NETWORKS[family][1].format(2)
+            done = subprocess.run(["ip", "netns", "exec", hosts[0], "ping", "-c", "2", "-i", "0.2", "-W", "1", "-t", "1", peer], capture_output=True, text=True, timeout=30)
+            got[family] = {"expired": done.stdout, "ping": sh("ping", "-c", "3", "-i", "0.2", "-W", "2", peer, ns=hosts[0]), "sent_1_to_2": transfer(hosts, family, 0)}
+        return got
+
     try:
+        if name == "silent":
+            from sluice.router import router as sluice_router
+
+            ports = [(f"af_packet:sw{h}", [NETWORKS[f][2].format(h) + "/" + NETWORKS[f][0].split("/")[1] for f in NETWORKS]) for h in (1, 2)]
+            return through_sluice(sluice_router(ports, icmp_errors=False), expired, "--period-ms", "50")
         if name == "segmented":
             from sluice.router import router as sluice_router
 
@@ -218,6 +233,18 @@ def test_jumbo_frames_cross_whole() -> None:
         assert "pmtu 9000" in f["trace"], f["trace"]
         assert f["sent_1_to_2"] == TRANSFER
     assert got["sluice"]["nfs"]["hop_sw2"]["too_big"] == 0
+
+
+@needs_hosts
+def test_a_router_without_icmp_errors_drops_expired_packets_unanswered_and_forwards_the_rest() -> None:
+    got = run_scenario("silent")
+    for family in NETWORKS:
+        f = got[family]
+        assert "2 packets transmitted, 0 received" in f["expired"] and "exceeded" not in f["expired"], f["expired"]
+        assert "3 received" in f["ping"], f["ping"]
+        assert f["sent_1_to_2"] == TRANSFER
+    s = got["sluice"]
+    assert s["nf_drops"]["ttl"] == {"ttl_expired": 4}, s["nf_drops"]
 
 
 @needs_hosts

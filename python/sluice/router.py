@@ -4,6 +4,9 @@ next hops (holding packets meanwhile), counts TTLs and hop limits down, and
 answers what it cannot forward with ICMP errors (time exceeded, no route,
 fragmentation needed / packet too big, host unreachable), rate-limited as
 Linux does; IPv4 packets over an egress MTU without DF are fragmented.
+A router built with `icmp_errors=False` drops expired and unroutable
+packets unanswered (counted by reason), a hop that traceroute does not
+see; it still answers packets too big, which path MTU discovery needs.
 
     router([("af_packet:sw1", ["10.0.1.254/24", "2001:db8:1::fe/64"]),
             ("af_packet:sw2", ["10.0.2.254/24", "2001:db8:2::fe/64"])],
@@ -42,12 +45,15 @@ def router(
     batch_size: int = PipelineDefaults.batch_size,
     slo_us: Optional[float] = None,
     mtu: Optional[dict[str, int]] = None,
+    icmp_errors: bool = True,
 ) -> Pipeline:
     """A router between `interfaces` — (port as BACKEND:INTERFACE, its
     addresses with prefix lengths) each — with `routes` (prefix, gateway)
     through gateways on their networks besides. `slo_us` gives each flow
     (one a pair of interfaces) a delay SLO; `mtu` sets an interface's MTU by
-    its name (default: the device's)."""
+    its name (default: the device's); `icmp_errors=False` drops expired
+    and unroutable packets without a time exceeded or destination
+    unreachable (see the module documentation)."""
     if len(interfaces) < 2:
         raise ValueError(f"a router needs two interfaces or more, got {len(interfaces)}")
     names = [_interface_of(port) for port, _ in interfaces]
@@ -70,8 +76,8 @@ def router(
     table = {str(net): names.index(n) for n in names for net in networks[n]}
     for prefix, gateway in routes:
         table[str(ipaddress.ip_network(prefix))] = gate_of[gateway]
-    ttl = p.module("ttl", TtlDecrement(icmp=True))
-    lpm = p.module("lpm", Lpm(table, unreachable=True))
+    ttl = p.module("ttl", TtlDecrement(icmp=icmp_errors))
+    lpm = p.module("lpm", Lpm(table, unreachable=icmp_errors))
     errors = p.module("icmp_out", InterfaceSplit(names))
     rx, inputs, tx = {}, {}, {}
     for n, (port, _) in zip(names, interfaces):
@@ -82,8 +88,9 @@ def router(
         p.connect(inputs[n], ttl, gate=0)
         p.connect(inputs[n], tx[n], gate=1)
     p.connect(ttl, lpm, gate=0)
-    p.connect(ttl, errors, gate=1)
-    p.connect(lpm, errors, gate=len(hops))
+    if icmp_errors:
+        p.connect(ttl, errors, gate=1)
+        p.connect(lpm, errors, gate=len(hops))
     hop_modules: list[Module] = []
     for g, (iface, via) in enumerate(hops):
         hop = p.module(f"hop_{iface}" + (f"_via_{via}" if via else ""), NextHop(iface, via=via))

@@ -40,15 +40,16 @@ def default_run_dir() -> str:
 
 
 def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[str],
-          interfaces: tuple[tuple[str, list[str]], ...] = (), routes: tuple[tuple[str, str], ...] = ()) -> Pipeline:
+          interfaces: tuple[tuple[str, list[str]], ...] = (), routes: tuple[tuple[str, str], ...] = (), icmp_errors: bool = True) -> Pipeline:
     """DESCRIPTION as `serve` takes it: a JSON description, a Python file
     that sets `pipeline` to a `sluice.Pipeline`, a built-in family, or
-    `router` between the `interfaces` (port, addresses) with `routes`."""
-    if (interfaces or routes) and description != "router":
-        raise Refused("--interface and --route make the router: give `router` as the description")
+    `router` between the `interfaces` (port, addresses) with `routes`
+    (`icmp_errors`: see `sluice.router.router`)."""
+    if (interfaces or routes or not icmp_errors) and description != "router":
+        raise Refused("--interface, --route and --no-icmp-errors make the router: give `router` as the description")
     if description == "router":
         try:
-            return router(interfaces, routes)
+            return router(interfaces, routes, icmp_errors=icmp_errors)
         except ValueError as e:
             raise Refused(f"router: {e}") from None
     if description.endswith(".json"):
@@ -83,6 +84,8 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
 @click.option("--interface", "interfaces", type=RouterPort(), multiple=True,
               help="`router`: a port and its interface's addresses (af_packet:sw1=10.0.1.254/24,2001:db8:1::fe/64); two or more.")
 @click.option("--route", "routes", type=RouteVia(), multiple=True, help="`router`: a route through a gateway (10.9.0.0/16=10.0.2.100); repeatable.")
+@click.option("--no-icmp-errors", is_flag=True, help="`router`: drop expired and unroutable packets unanswered (no time exceeded or "
+              "destination unreachable; packets too big are still answered).")
 @click.option("--controller", type=click.Choice(_core.controllers()), default="null", show_default=True, help="The controller to start with.")
 @click.option("--period-ms", type=PERIOD_MS, default=RunParams.period_ms, show_default=True, help="Control period (ms).")
 @click.option("--slo-statistic", type=click.Choice(SLO_STATISTIC_VALUES), default=RunParams.slo_statistic, show_default=True)
@@ -96,7 +99,7 @@ def _load(description: str, n: int, rx_port: Optional[str], tx_port: Optional[st
               "every change; where FILE is there at the start, serve it and its controller instead of DESCRIPTION. Its folder, as RUN_DIR, "
               "must be yours and writable by no one else.")
 def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[str], tx_port: Optional[str],
-          interfaces: tuple[tuple[str, list[str]], ...], routes: tuple[tuple[str, str], ...], controller: str, period_ms: float,
+          interfaces: tuple[tuple[str, list[str]], ...], routes: tuple[tuple[str, str], ...], no_icmp_errors: bool, controller: str, period_ms: float,
           slo_statistic: str, delta: float, listen: Optional[str], token_file: Optional[str], keep_periods: int, no_timing: bool,
           json_path: Optional[str], state_path: Optional[str]) -> None:
     """Serve DESCRIPTION until SIGTERM or Ctrl-C, then drain and write the report.
@@ -116,7 +119,7 @@ def serve(description: str, run_dir: Optional[str], n: int, rx_port: Optional[st
     profiles.ensure_measured()
     saved = _core.read_state(state_path) if state_path is not None else None
     if saved is None:
-        pipeline = _load(description, n, rx_port, tx_port, interfaces, routes)
+        pipeline = _load(description, n, rx_port, tx_port, interfaces, routes, icmp_errors=not no_icmp_errors)
     else:
         pipeline, controller = _saved(saved, state_path or "")
         console.print(f"serving the state in {state_path}, not {description}")
