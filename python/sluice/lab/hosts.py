@@ -164,29 +164,36 @@ def tcp_rate(hosts: list[str], family: str, seconds: float, sender: int = 0) -> 
     return {"bytes": int(received), "gbit_s": int(received) * 8 / float(took) / 1e9, "retransmitted": _retransmitted(src) - before}
 
 
-#: Host 1's flood of expired packets: UDP datagrams with TTL 1 to host 2, as fast as it sends, for argv[2] seconds; prints how many.
+#: The flood's rate (pkt/s): the same for every router, and one that host 1's thread keeps up under TCP on this machine,
+#: so that what the flood costs the hosts' core is the same through each.
+FLOOD_PPS = 100_000
+#: Host 1's flood of expired packets: UDP datagrams with TTL 1 to host 2 at argv[3] a second (sent each millisecond
+#: what is due, asleep between), for argv[2] seconds; prints how many.
 FLOOD = """
 import socket, sys, time
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.setsockopt(socket.IPPROTO_IP, socket.IP_TTL, 1)
 s.setblocking(False)
-payload, n, end = bytes(64), 0, time.monotonic() + float(sys.argv[2])
-while time.monotonic() < end:
-    for _ in range(256):
+payload, n, rate = bytes(64), 0, float(sys.argv[3])
+start = time.monotonic()
+end = start + float(sys.argv[2])
+while (now := time.monotonic()) < end:
+    while n < (now - start) * rate:
         try:
             s.sendto(payload, (sys.argv[1], 33434))
-            n += 1
         except BlockingIOError:
             pass
+        n += 1
+    time.sleep(0.001)
 print(n)
 """
 
 
 def tcp_under_flood(hosts: list[str], seconds: float) -> dict[str, Any]:
     """Host 1's TCP to host 2 over IPv4 while host 1 also floods host 2 with
-    expired packets (TTL 1), which the router answers, rate-limited, with
-    time exceeded: the TCP rate, and the flood's packets a second."""
-    flood = subprocess.Popen(["ip", "netns", "exec", hosts[0], sys.executable, "-c", FLOOD, NETWORKS["ipv4"][1].format(2), str(seconds + 1)],
+    expired packets (TTL 1) at `FLOOD_PPS`, which the router answers,
+    rate-limited, with time exceeded: the TCP rate, and the flood's packets a second."""
+    flood = subprocess.Popen(["ip", "netns", "exec", hosts[0], sys.executable, "-c", FLOOD, NETWORKS["ipv4"][1].format(2), str(seconds + 1), str(FLOOD_PPS)],
                              stdout=subprocess.PIPE, text=True)
     try:
         time.sleep(0.5)
@@ -236,8 +243,11 @@ def clients(hosts: list[str], seconds: float) -> dict[str, Any]:
     return measured
 
 
-def measure(which: str, seconds: float) -> dict[str, Any]:
-    """Runs inside the router's namespace: the hosts, the router `which`, the clients."""
+def measure(which: str, seconds: float, run: int = 0) -> dict[str, Any]:
+    """Runs inside the router's namespace: the hosts, the router `which`,
+    the clients; through AF_PACKET, the flood again through the router
+    built without ICMP errors, before the clients on odd `run`s and after
+    them on even ones, so that a drift over the run falls on both alike."""
     try:
         hosts = make_hosts()
     except RuntimeError as e:
@@ -247,10 +257,19 @@ def measure(which: str, seconds: float) -> dict[str, Any]:
         if which == "linux":
             linux_router()
             return clients(hosts, seconds)
+        if which != "af_packet":
+            answered: dict[str, Any] = through_sluice(router(which), lambda: clients(hosts, seconds))
+            return answered
+        # The same flood through the router built to answer none of it: the time exceeded's own cost, the flooding thread's apart.
+        def unanswered() -> Any:
+            return through_sluice(router(which, icmp_errors=False), lambda: tcp_under_flood(hosts, seconds))
+
+        first = unanswered() if run % 2 else None
+        for ns in hosts:
+            # The clients' first ping resolves every neighbour again.
+            sh("ip", "neigh", "flush", "all", ns=ns)
         measured: dict[str, Any] = through_sluice(router(which), lambda: clients(hosts, seconds))
-        if which == "af_packet":
-            # The same flood through the router built to answer none of it: the time exceeded's own cost, the flooding thread's apart.
-            measured["unanswered_flood"] = through_sluice(router(which, icmp_errors=False), lambda: tcp_under_flood(hosts, seconds))
+        measured["unanswered_flood"] = first or unanswered()
         return measured
     finally:
         remove_hosts(hosts)
@@ -295,7 +314,7 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
     for i in range(repeats):
         for which in ROUTERS:
             progress(f"{which}, run {i + 1} of {repeats}")
-            done = subprocess.run(["unshare", "--net", sys.executable, "-m", "sluice.lab.hosts", which, str(seconds)], capture_output=True, text=True, timeout=300)
+            done = subprocess.run(["unshare", "--net", sys.executable, "-m", "sluice.lab.hosts", which, str(seconds), str(i)], capture_output=True, text=True, timeout=300)
             if done.returncode != 0:
                 raise RuntimeError(f"{which}: {done.stderr.strip()[-800:]}")
             runs[which].append(json.loads(done.stdout.splitlines()[-1]))
@@ -388,4 +407,4 @@ def headline(report: dict[str, Any]) -> output.Headline:
 
 
 if __name__ == "__main__":
-    print(json.dumps(measure(sys.argv[1], float(sys.argv[2]))))
+    print(json.dumps(measure(sys.argv[1], float(sys.argv[2]), int(sys.argv[3]))))
