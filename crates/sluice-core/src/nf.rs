@@ -214,6 +214,12 @@ impl Outputs<'_> {
         self.gates[gate].push(id);
     }
 
+    /// The batch of `gate`, for a loop that sends many packets out of it.
+    #[inline]
+    pub fn gate(&mut self, gate: usize) -> &mut Batch {
+        &mut self.gates[gate]
+    }
+
     /// Sends the whole batch out of `gate` (the "home run"), leaving `input` empty.
     #[inline]
     pub fn forward(&mut self, gate: usize, input: &mut Batch) {

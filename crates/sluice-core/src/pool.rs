@@ -355,7 +355,9 @@ impl PacketPool {
         if !self.is_large(id) {
             return Offload::default();
         }
-        assert!(id.0 < self.total, "{id:?} is not a handle of this arena");
+        if id.0 >= self.total {
+            not_a_handle(id);
+        }
         // SAFETY: a large handle in bounds; the caller holds it.
         unsafe { *(*self.offload.add(self.large_index(id))).get() }
     }
@@ -367,7 +369,9 @@ impl PacketPool {
         if !self.is_large(id) {
             return offload == Offload::default();
         }
-        assert!(id.0 < self.total, "{id:?} is not a handle of this arena");
+        if id.0 >= self.total {
+            not_a_handle(id);
+        }
         // SAFETY: as in `offload`; `&mut self` makes this the only reference made through this pool.
         unsafe { *(*self.offload.add(self.large_index(id))).get() = offload };
         true
@@ -472,7 +476,9 @@ impl PacketPool {
     /// The packet's metadata.
     #[inline]
     pub fn meta(&self, id: PacketId) -> &PacketMeta {
-        assert!(id.0 < self.total, "{id:?} is not a handle of this arena");
+        if id.0 >= self.total {
+            not_a_handle(id);
+        }
         // SAFETY: in bounds (checked above); the caller holds `id`, so nobody
         // else touches this cell.
         unsafe { &*(*self.meta.add(id.0 as usize)).get() }
@@ -481,7 +487,9 @@ impl PacketPool {
     /// The packet's metadata, mutable.
     #[inline]
     pub fn meta_mut(&mut self, id: PacketId) -> &mut PacketMeta {
-        assert!(id.0 < self.total, "{id:?} is not a handle of this arena");
+        if id.0 >= self.total {
+            not_a_handle(id);
+        }
         // SAFETY: as in `meta`; `&mut self` keeps this the only reference made through this pool.
         unsafe { &mut *(*self.meta.add(id.0 as usize)).get() }
     }
@@ -532,7 +540,9 @@ impl PacketPool {
         let m = *self.meta(id);
         let end = SMALL_END + usize::from(self.is_large(id)) * (LARGE_END - SMALL_END);
         let (off, len) = (m.data_off as usize, m.len as usize);
-        assert!(off + len <= end, "{id:?}: {len} bytes from {off} pass its buffer's end ({end})");
+        if off + len > end {
+            past_the_end(id, off, len, end);
+        }
         // SAFETY: in bounds of the arena (`meta` checked the handle; the span of a large one lies in it).
         (unsafe { (*self.bufs.add(id.0 as usize)).get().cast::<u8>().add(off) }, len)
     }
@@ -572,6 +582,24 @@ impl PacketPool {
         }
         true
     }
+}
+
+/// Panics for `id`, a handle of no buffer of this arena. Out of line, so
+/// that the checks on the packet path keep no panic message's arguments.
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn not_a_handle(id: PacketId) -> ! {
+    panic!("{id:?} is not a handle of this arena")
+}
+
+/// Panics for packet `id`, whose `len` bytes from `off` pass its buffer's
+/// `end` (a metadata slot set wrong); out of line as [`not_a_handle`].
+#[cold]
+#[inline(never)]
+#[track_caller]
+fn past_the_end(id: PacketId, off: usize, len: usize, end: usize) -> ! {
+    panic!("{id:?}: {len} bytes from {off} pass its buffer's end ({end})")
 }
 
 #[cfg(test)]

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use sluice_core::packet::{Gso, PacketId, NO_FLOW};
 use sluice_core::wire::ethernet::{self, Frame, Mac};
-use sluice_core::wire::{arp, icmpv6, ip_protocol, ipv6, Ip};
+use sluice_core::wire::{arp, icmpv6, ip_protocol, ipv4, ipv6, Ip};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
 
 use crate::fragment::fragment;
@@ -232,6 +232,8 @@ impl NextHop {
 
     /// Looks at the table for every address it holds packets for: sends
     /// what was answered, drops what will not be, asks again where due.
+    #[cold]
+    #[inline(never)]
     fn check_held(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>) {
         let now = ctx.now();
         for slot in 0..PENDING {
@@ -304,6 +306,36 @@ impl NextHop {
     fn forward_whole(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, key: u128) {
         self.forward(ctx, out, id, key);
     }
+
+    /// Packet `id` the way every packet may take: parsed for its
+    /// destination, held to the MTU (`mtu`, bytes), sent to the neighbour
+    /// found last (the interface's MAC `own` as source, while the table is
+    /// at `version`) or resolved afresh. Out of line, so that the loop
+    /// over a gateway's packets keeps its few values in registers.
+    #[inline(never)]
+    fn route(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, mtu: usize, own: Mac, version: u64) {
+        let Some((dst, len)) = destination(ctx.pool.data(id)) else {
+            self.counters[Count::Malformed as usize] += 1;
+            ctx.drop_packet(id, DropReason::Malformed);
+            return;
+        };
+        let key = self.key(dst);
+        if len > mtu || ctx.pool.offload(id).gso != Gso::None {
+            if let Some(id) = self.fit(ctx, out, id, key) {
+                self.forward(ctx, out, id, key);
+            }
+            return;
+        }
+        let ts_ns = ctx.pool.meta(id).ts_ns;
+        match self.cached.filter(|c| c.key == key && ts_ns < c.until_ns && c.version == version) {
+            Some(c) => {
+                address(ctx.pool.data_mut(id), c.mac, own);
+                self.counters[Count::Sent as usize] += 1;
+                out.push(OUT, id);
+            }
+            None => self.forward(ctx, out, id, key),
+        }
+    }
 }
 
 /// What the way on reads of an IP frame, in one parse: its destination
@@ -316,19 +348,58 @@ fn destination(frame: &[u8]) -> Option<(u128, usize)> {
     }
 }
 
+/// Sends the packets at the head of `ids` that go to a gateway known
+/// until `until_ns` as they are (see [`whole_frame`]) out of `gate`,
+/// `addresses` their Ethernet header's; returns how many it sent, up to
+/// the first that needs more.
+#[inline(always)]
+fn send_whole(pool: &mut sluice_core::PacketPool, ids: &[PacketId], gate: &mut Batch, until_ns: u64, mtu: usize, addresses: [u8; 12]) -> usize {
+    // The addresses as two words: two stores a frame.
+    let (head, tail) = addresses.split_at(8);
+    let (head, tail) = (<[u8; 8]>::try_from(head).expect("8 bytes"), <[u8; 4]>::try_from(tail).expect("4 bytes"));
+    for (i, &id) in ids.iter().enumerate() {
+        let Some(frame) = whole_frame(pool, id, until_ns, mtu) else { return i };
+        frame[..8].copy_from_slice(&head);
+        frame[8..12].copy_from_slice(&tail);
+        gate.push(id);
+    }
+    ids.len()
+}
+
+/// The frame of packet `id` where it goes to a gateway known until
+/// `until_ns` as it is: it arrived before then, in a small buffer (no
+/// GSO), and surely fits `mtu` (see [`surely_fits`]).
+#[inline(always)]
+fn whole_frame(pool: &mut sluice_core::PacketPool, id: PacketId, until_ns: u64, mtu: usize) -> Option<&mut [u8]> {
+    if pool.is_large(id) || pool.meta(id).ts_ns >= until_ns {
+        return None;
+    }
+    let frame = pool.data_mut(id);
+    surely_fits(frame, mtu).then_some(frame)
+}
+
+/// An Ethernet header's addresses: destination `dst`, source `src`.
+fn addresses(dst: Mac, src: Mac) -> [u8; 12] {
+    let mut both = [0; 12];
+    both[..6].copy_from_slice(&dst);
+    both[6..].copy_from_slice(&src);
+    both
+}
+
 /// Whether `frame` is an untagged IP frame that [`destination`] reads
 /// and whose IP length fits `mtu`, read without the rest of the parse: a
-/// packet to a gateway needs no destination.
+/// packet to a gateway needs no destination. An IPv4 header with options
+/// is left to the parse.
 #[inline]
 fn surely_fits(frame: &[u8], mtu: usize) -> bool {
     // The ether type, then the IP header's first 6 bytes.
     let Some(&[t_hi, t_lo, first, _, b2, b3, b4, b5]) = frame.get(12..20) else { return false };
     let room = frame.len() - ethernet::HEADER_LEN;
-    match (u16::from_be_bytes([t_hi, t_lo]), first >> 4) {
-        // A header the frame holds, and its total length (bytes 2–3).
-        (ethernet::ETHERTYPE_IPV4, 4) => (20..=room).contains(&(usize::from(first & 0xf) * 4)) && usize::from(u16::from_be_bytes([b2, b3])) <= mtu,
-        // A fixed header and the payload length (bytes 4–5) the frame holds.
-        (ethernet::ETHERTYPE_IPV6, 6) => {
+    match [t_hi, t_lo, first] {
+        // Version 4, a 20-byte header the frame holds, and its total length (bytes 2–3).
+        [0x08, 0x00, 0x45] => room >= ipv4::MIN_HEADER_LEN && usize::from(u16::from_be_bytes([b2, b3])) <= mtu,
+        // Version 6, a fixed header and the payload length (bytes 4–5) the frame holds.
+        [0x86, 0xdd, v] if v >> 4 == 6 => {
             let len = ipv6::HEADER_LEN + usize::from(u16::from_be_bytes([b4, b5]));
             len <= room && len <= mtu
         }
@@ -362,39 +433,11 @@ impl NetworkFunction for NextHop {
         // Every packet goes to one gateway whose MAC the last lookup found:
         // a packet that surely fits needs no parse (see `surely_fits`).
         let gateway = self.via.and_then(|via| self.cached.filter(|c| c.key == via && c.version == version));
-        for &id in input.as_slice() {
-            if let Some(c) = gateway {
-                if !ctx.pool.is_large(id) && ctx.pool.meta(id).ts_ns < c.until_ns {
-                    let frame = ctx.pool.data_mut(id);
-                    if surely_fits(frame, mtu) {
-                        address(frame, c.mac, own);
-                        self.counters[Count::Sent as usize] += 1;
-                        out.push(OUT, id);
-                        continue;
-                    }
-                }
-            }
-            let Some((dst, len)) = destination(ctx.pool.data(id)) else {
-                self.counters[Count::Malformed as usize] += 1;
-                ctx.drop_packet(id, DropReason::Malformed);
-                continue;
-            };
-            let key = self.key(dst);
-            if len > mtu || ctx.pool.offload(id).gso != Gso::None {
-                if let Some(id) = self.fit(ctx, out, id, key) {
-                    self.forward(ctx, out, id, key);
-                }
-                continue;
-            }
-            let ts_ns = ctx.pool.meta(id).ts_ns;
-            match self.cached.filter(|c| c.key == key && ts_ns < c.until_ns && c.version == version) {
-                Some(c) => {
-                    address(ctx.pool.data_mut(id), c.mac, own);
-                    self.counters[Count::Sent as usize] += 1;
-                    out.push(OUT, id);
-                }
-                None => self.forward(ctx, out, id, key),
-            }
+        let sent = gateway.map_or(0, |c| send_whole(ctx.pool, input.as_slice(), out.gate(OUT), c.until_ns, mtu, addresses(c.mac, own)));
+        self.counters[Count::Sent as usize] += sent as u64;
+        // The rest, in order, from the first that needs more.
+        for &id in &input.as_slice()[sent..] {
+            self.route(ctx, out, id, mtu, own, version);
         }
         input.clear();
     }

@@ -314,8 +314,15 @@ fn a_gateway_s_packets_once_its_mac_is_known_still_meet_the_mtu_and_the_header_c
     let small6 = udp6(v6("2001:db8:1::1"), v6("2001:db8:9::1"), 63, &[3; 100]);
     let mut truncated6 = small6.clone();
     truncated6.truncate(small6.len() - 10);
-    let out = h.run_with_meta(hop.as_mut(), &[small4, big4, small6, truncated6], &[on(0, 2); 4]);
-    assert_eq!(out.gates[0].len(), 2, "both that fit, to the gateway");
+    // An IPv4 header with options (four NOPs), which the gateway's fast path leaves to the parse.
+    let mut options4 = udp4([10, 0, 1, 1], [20, 0, 0, 1], 63, &[4; 100]);
+    options4.splice(34..34, [1; 4]);
+    options4[14] = 0x46;
+    let total = u16::from_be_bytes([options4[16], options4[17]]) + 4;
+    options4[16..18].copy_from_slice(&total.to_be_bytes());
+    let out = h.run_with_meta(hop.as_mut(), &[options4.clone(), small4, big4, small6, truncated6], &[on(0, 2); 5]);
+    assert_eq!(out.gates[0].len(), 3, "the three that fit, to the gateway");
+    assert_eq!(out.gates[0][0][12..], options4[12..], "the header with options goes as it came, but for its addresses");
     assert!(out.gates[0].iter().all(|f| f[..6] == [2, 0, 0, 0, 2, 2]));
     let [too_big] = &out.gates[1][..] else { panic!("{out:?}") };
     let p = SlicedPacket::from_ethernet(too_big).unwrap();
