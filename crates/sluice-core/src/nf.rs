@@ -34,6 +34,8 @@ pub(crate) struct NfTally {
     duplicates: u64,
     created: u64,
     taken_in: u64,
+    /// Whether it counted anything this run: one test after a run, not four.
+    counted: bool,
 }
 
 impl NfTally {
@@ -42,10 +44,35 @@ impl NfTally {
         &self.by_reason
     }
 
+    #[inline(always)]
+    fn drop(&mut self, reason: DropReason) {
+        self.dropped += 1;
+        self.by_reason[reason as usize] += 1;
+        self.counted = true;
+    }
+
+    #[inline(always)]
+    fn duplicate(&mut self) {
+        self.duplicates += 1;
+        self.counted = true;
+    }
+
+    #[inline(always)]
+    fn create(&mut self) {
+        self.created += 1;
+        self.counted = true;
+    }
+
+    #[inline(always)]
+    fn take_in(&mut self) {
+        self.taken_in += 1;
+        self.counted = true;
+    }
+
     /// Adds what it counted to `counters` and starts again from zero.
     #[inline(always)]
     pub(crate) fn fold_into(&mut self, counters: &mut ModuleCounters) {
-        if self.dropped | self.duplicates | self.created | self.taken_in != 0 {
+        if self.counted {
             counters.dropped += self.dropped;
             if self.dropped != 0 {
                 for (all, run) in counters.nf_drops.iter_mut().zip(&self.by_reason) {
@@ -80,13 +107,7 @@ impl NfContext<'_> {
     #[inline]
     pub fn drop_packet(&mut self, id: PacketId, reason: DropReason) {
         free_dropped(self.pool, self.flows, id);
-        self.count_drop(reason);
-    }
-
-    #[inline(always)]
-    fn count_drop(&mut self, reason: DropReason) {
-        self.tally.dropped += 1;
-        self.tally.by_reason[reason as usize] += 1;
+        self.tally.drop(reason);
     }
 
     /// Drops a packet that is a copy of one already passed on (a
@@ -95,7 +116,7 @@ impl NfContext<'_> {
     #[inline]
     pub fn drop_duplicate(&mut self, id: PacketId) {
         self.pool.free(id);
-        self.tally.duplicates += 1;
+        self.tally.duplicate();
     }
 
     /// Takes in packet `id`, addressed to the router itself (an ARP reply,
@@ -115,7 +136,7 @@ impl NfContext<'_> {
     pub fn answer(&mut self, id: PacketId) {
         self.delivered_here(id);
         self.pool.meta_mut(id).flow = NO_FLOW;
-        self.tally.created += 1;
+        self.tally.create();
     }
 
     /// Drops packet `id` for `reason`, counted as [`Self::drop_packet`]
@@ -128,15 +149,15 @@ impl NfContext<'_> {
             recorder.dropped += 1;
         }
         meta.flow = NO_FLOW;
-        self.count_drop(reason);
-        self.tally.created += 1;
+        self.tally.drop(reason);
+        self.tally.create();
     }
 
     fn delivered_here(&mut self, id: PacketId) {
         if let Some(recorder) = self.flows.get_mut(self.pool.meta(id).flow as usize) {
             recorder.dropped += 1;
         }
-        self.tally.taken_in += 1;
+        self.tally.take_in();
     }
 
     /// A new packet of `len` bytes (uninitialised contents), made by this
@@ -154,7 +175,7 @@ impl NfContext<'_> {
             // Generated for the flow where it is made, as a claimed packet is.
             recorder.claimed += 1;
         }
-        self.tally.created += 1;
+        self.tally.create();
         Some(id)
     }
 
@@ -168,7 +189,7 @@ impl NfContext<'_> {
         let data_off = self.pool.meta(copy).data_off;
         *self.pool.meta_mut(copy) = PacketMeta { data_off, ..meta };
         self.pool.copy_data(id, copy);
-        self.tally.created += 1;
+        self.tally.create();
         Some(copy)
     }
 }

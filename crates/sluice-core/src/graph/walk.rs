@@ -100,7 +100,8 @@ impl WorkerGraph {
                             debug_assert!(v < c, "nodes are in topological order");
                             let (upstream, downstream) = nodes.split_at_mut(c);
                             let (parent, child) = (&mut upstream[v], &mut downstream[0]);
-                            if child.runs_through() {
+                            // A timed round times each NF's run on its own (see `step`).
+                            if child.runs_through() && !env.times_runs {
                                 next = through::<WATCHED>(nodes, v, g, c, stack, &mut env).or_else(|| stack.pop());
                                 continue;
                             }
@@ -172,7 +173,8 @@ struct Env<'a> {
 /// left to do (an NF with several gates, a router's next hop with its
 /// ICMP gate, sends a batch out of one of them as a rule). Returns the
 /// task of the first node the run cannot take (an egress, a module that
-/// waits or queues, a run that filled several gates), as `step`.
+/// waits or queues, a run that filled several gates), as `step`. Not on a
+/// round that times its NFs' runs.
 #[inline(never)]
 fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, mut c: usize, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     loop {
@@ -184,9 +186,7 @@ fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, 
         let Node { kind: Kind::Function(nf), out, counters, holds, release, filled, gate_rank, .. } = child else {
             return step::<WATCHED>(child, c, Some(batch), stack, env);
         };
-        if env.times_runs {
-            return step::<WATCHED>(child, c, Some(batch), stack, env);
-        }
+        debug_assert!(!env.times_runs, "a timed round's runs go through `step`");
         count_run(counters, batch);
         run_function::<WATCHED>(nf.as_mut(), child.module, batch, out, counters, None, env);
         let gate = if out.len() == 1 && !*holds {
