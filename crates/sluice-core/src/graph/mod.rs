@@ -182,6 +182,10 @@ struct Node {
     /// none where the link drops rather than makes sources wait, so that
     /// the entries never ask it.
     classes: Box<[u16]>,
+    /// Whether, as an entry, it always may take packets in: it reaches no
+    /// ring and no class that makes it wait, and the worker's queues have
+    /// no bound (see `round::may_take_in`).
+    takes_in_freely: bool,
 }
 
 impl Node {
@@ -379,6 +383,7 @@ impl WorkerGraph {
                 filled: if outgates > 1 { vec![0; outgates].into() } else { Box::default() },
                 reaches: Box::default(),
                 classes: Box::default(),
+                takes_in_freely: false,
             });
         }
         let mut graph = Self {
@@ -495,8 +500,11 @@ impl WorkerGraph {
             reaches.dedup();
             classes.sort_unstable();
             classes.dedup();
-            self.nodes[v].reaches = reaches.into();
-            self.nodes[v].classes = classes.into();
+            let unbounded = self.backpressure() == usize::MAX;
+            let node = &mut self.nodes[v];
+            node.takes_in_freely = reaches.is_empty() && classes.is_empty() && unbounded;
+            node.reaches = reaches.into();
+            node.classes = classes.into();
         }
         for r in &mut self.links.rings_in {
             r.target = local[model.edges[r.edge].to];

@@ -278,7 +278,8 @@ impl<'a> Downstream<'a> {
 /// makes sources wait).
 #[inline]
 pub(super) fn may_take_in(entry: &Node, d: &Downstream<'_>) -> bool {
-    d.queued_pkts < d.backpressure
+    entry.takes_in_freely
+        || d.queued_pkts < d.backpressure
         && entry.reaches.iter().all(|&r| d.rings_out[r as usize].has_room())
         && d.egress.is_none_or(|link| entry.classes.iter().all(|&c| link.room(c) >= d.batch))
 }
