@@ -137,14 +137,16 @@ def _retransmitted(ns: str) -> int:
     return int(lines[1][lines[0].index("RetransSegs")])
 
 
-def ping_rtt(hosts: list[str], family: str, count: int = 20) -> tuple[float, float]:
-    """Host 1 pings host 2 `count` times over `family`: the round trip's minimum and mean (ms)."""
+def ping_rtt(hosts: list[str], family: str, count: int = 100) -> tuple[float, float]:
+    """Host 1 pings host 2 `count` times, 10 ms apart, over `family`: the
+    round trip's minimum and median (ms; the median, since a wake-up of an
+    idle core now and then moves the mean)."""
     peer = NETWORKS[family][1].format(2)
-    ping = sh("ping", "-c", str(count), "-i", "0.05", "-W", "2", peer, ns=hosts[0])
-    rtt = re.search(r"= ([\d.]+)/([\d.]+)/([\d.]+)/", ping)
-    if rtt is None:
+    ping = sh("ping", "-c", str(count), "-i", "0.01", "-W", "2", peer, ns=hosts[0])
+    times = [float(t) for t in re.findall(r"time=([\d.]+) ms", ping)]
+    if not times:
         raise RuntimeError(f"ping crossed no packet: {ping}")
-    return float(rtt.group(1)), float(rtt.group(2))
+    return min(times), statistics.median(times)
 
 
 def tcp_rate(hosts: list[str], family: str, seconds: float, sender: int = 0) -> dict[str, Any]:
@@ -234,9 +236,9 @@ def clients(hosts: list[str], seconds: float) -> dict[str, Any]:
     found = re.search(r"time=([\d.]+) ms", first)
     measured: dict[str, Any] = {"first_rtt_ms": float(found.group(1)) if found else None}
     for family in NETWORKS:
-        rtt_min, rtt_avg = ping_rtt(hosts, family)
+        rtt_min, rtt_median = ping_rtt(hosts, family)
         tcp = tcp_rate(hosts, family, seconds)
-        measured[family] = {"rtt_min_ms": rtt_min, "rtt_avg_ms": rtt_avg, "gbit_s": tcp["gbit_s"], "retransmitted": tcp["retransmitted"]}
+        measured[family] = {"rtt_min_ms": rtt_min, "rtt_median_ms": rtt_median, "gbit_s": tcp["gbit_s"], "retransmitted": tcp["retransmitted"]}
     if shutil.which("iperf3"):
         measured["udp"] = {"default": udp_loss(hosts, min(seconds, 2.0)), "4M": udp_loss(hosts, min(seconds, 2.0), "4M")}
     measured["under_flood"] = tcp_under_flood(hosts, seconds)
@@ -323,12 +325,13 @@ def run(out: Path, quick: bool, progress: Callable[[str], None], repeats: Option
         linux = [r[family] for r in runs["linux"]]
         for which, got in runs.items():
             of = [r[family] for r in got]
-            rtt, rate = statistics.median(r["rtt_avg_ms"] for r in of), statistics.median(r["gbit_s"] for r in of)
+            rtt, rate = statistics.median(r["rtt_median_ms"] for r in of), statistics.median(r["gbit_s"] for r in of)
             ratios = [r["gbit_s"] / l["gbit_s"] for r, l in zip(of, linux)]
-            rows.append({"router": which, "family": family, "rtt_avg_ms": round(rtt, 3), "rtt_min_ms": round(statistics.median(r["rtt_min_ms"] for r in of), 3),
+            rtt_ratios = [r["rtt_median_ms"] / l["rtt_median_ms"] for r, l in zip(of, linux)]
+            rows.append({"router": which, "family": family, "rtt_median_ms": round(rtt, 3), "rtt_min_ms": round(statistics.median(r["rtt_min_ms"] for r in of), 3),
                          "gbit_s": round(rate, 2), "rate_vs_linux": round(statistics.median(ratios), 2),
                          "rate_vs_linux_range": [round(min(ratios), 2), round(max(ratios), 2)],
-                         "rtt_vs_linux": round(rtt / statistics.median(r["rtt_avg_ms"] for r in linux), 2),
+                         "rtt_vs_linux": round(statistics.median(rtt_ratios), 2), "rtt_vs_linux_range": [round(min(rtt_ratios), 2), round(max(rtt_ratios), 2)],
                          "retransmitted": int(statistics.median(r["retransmitted"] for r in of)),
                          "accounted": all(r.get("sluice", {}).get("accounted", True) for r in got)})
     first = {which: statistics.median(r["first_rtt_ms"] for r in got if r["first_rtt_ms"] is not None) for which, got in runs.items()}
@@ -373,12 +376,13 @@ def extras(report: dict[str, Any]) -> str:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    """Each router's medians per family, and its ratios to Linux's (the rate's paired median and range)."""
-    lines = ["| router | family | ping RTT avg (min) ms | RTT vs Linux | TCP Gbit/s | rate vs Linux [min, max] | retransmitted | accounted |",
+    """Each router's medians per family, and its ratios to Linux's (paired per run: median and range)."""
+    lines = ["| router | family | ping RTT median (min) ms | RTT vs Linux [min, max] | TCP Gbit/s | rate vs Linux [min, max] | retransmitted | accounted |",
              "|---|---|---|---|---|---|---|---|"]
     for r in rows:
         low, high = r["rate_vs_linux_range"]
-        lines.append(f"| {r['router']} | {r['family']} | {r['rtt_avg_ms']} ({r['rtt_min_ms']}) | {r['rtt_vs_linux']} | {r['gbit_s']} | "
+        rtt_low, rtt_high = r["rtt_vs_linux_range"]
+        lines.append(f"| {r['router']} | {r['family']} | {r['rtt_median_ms']} ({r['rtt_min_ms']}) | {r['rtt_vs_linux']} [{rtt_low}, {rtt_high}] | {r['gbit_s']} | "
                      f"{r['rate_vs_linux']} [{low}, {high}] | {r['retransmitted']} | {'yes' if r['accounted'] else 'NO'} |")
     return "\n".join(lines) + "\n"
 
@@ -389,8 +393,8 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
 
     fig, (a, b) = subplots(1, 2, figsize=(8, 3))
     names = [f"{r['router']}\n{r['family']}" for r in rows]
-    a.bar(names, [r["rtt_avg_ms"] for r in rows])
-    a.set_ylabel("ping RTT (ms)")
+    a.bar(names, [r["rtt_median_ms"] for r in rows])
+    a.set_ylabel("ping RTT, median (ms)")
     b.bar(names, [r["gbit_s"] for r in rows])
     b.set_ylabel("TCP (Gbit/s)")
     for ax in (a, b):
@@ -403,7 +407,7 @@ def headline(report: dict[str, Any]) -> output.Headline:
     by = {(r["router"], r["family"]): r for r in report["rows"]}
     parts = [f"{n}: RTT ×{by[n, 'ipv4']['rtt_vs_linux']}, TCP ×{by[n, 'ipv4']['rate_vs_linux']} (IPv6 ×{by[n, 'ipv6']['rate_vs_linux']})" for n in ("af_xdp", "af_packet")]
     linux = by["linux", "ipv4"]
-    return output.Headline(f"hosts as they come, vs Linux forwarding ({linux['rtt_avg_ms']} ms, {linux['gbit_s']} Gbit/s): " + "; ".join(parts), "—")
+    return output.Headline(f"hosts as they come, vs Linux forwarding ({linux['rtt_median_ms']} ms, {linux['gbit_s']} Gbit/s): " + "; ".join(parts), "—")
 
 
 if __name__ == "__main__":
