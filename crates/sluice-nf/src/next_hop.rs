@@ -121,13 +121,22 @@ impl NextHop {
         out.push(OUT, id);
     }
 
-    /// Packet `id`, to next hop `key`: sent, held, or dropped.
+    /// Packet `id`, to next hop `key`: sent to the neighbour found last
+    /// where it is `key`'s and still holds, else resolved.
+    #[inline]
     fn forward(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, key: u128) {
         let ts_ns = ctx.pool.meta(id).ts_ns;
-        let table = &self.interface().neighbors;
-        if let Some(c) = self.cached.filter(|c| c.key == key && ts_ns < c.until_ns && c.version == table.version()) {
-            return self.send(ctx, out, id, c.mac);
+        let version = self.interface().neighbors.version();
+        match self.cached.filter(|c| c.key == key && ts_ns < c.until_ns && c.version == version) {
+            Some(c) => self.send(ctx, out, id, c.mac),
+            None => self.resolve(ctx, out, id, key),
         }
+    }
+
+    /// Packet `id`, to next hop `key`, as the table says: sent, held, or dropped.
+    #[inline(never)]
+    fn resolve(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, key: u128) {
+        let table = &self.interface().neighbors;
         let (version, now) = (table.version(), ctx.now());
         match table.resolve(key, now) {
             Resolution::Send(mac) => {
@@ -308,32 +317,19 @@ impl NextHop {
     }
 
     /// Packet `id` the way every packet may take: parsed for its
-    /// destination, held to the MTU (`mtu`, bytes), sent to the neighbour
-    /// found last (the interface's MAC `own` as source, while the table is
-    /// at `version`) or resolved afresh. Out of line, so that the loop
-    /// over a gateway's packets keeps its few values in registers.
-    #[inline(never)]
-    fn route(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, mtu: usize, own: Mac, version: u64) {
+    /// destination, held to the MTU (`mtu`, bytes), forwarded.
+    #[inline]
+    fn route(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, mtu: usize) {
         let Some((dst, len)) = destination(ctx.pool.data(id)) else {
             self.counters[Count::Malformed as usize] += 1;
             ctx.drop_packet(id, DropReason::Malformed);
             return;
         };
         let key = self.key(dst);
-        if len > mtu || ctx.pool.offload(id).gso != Gso::None {
-            if let Some(id) = self.fit(ctx, out, id, key) {
-                self.forward(ctx, out, id, key);
-            }
-            return;
-        }
-        let ts_ns = ctx.pool.meta(id).ts_ns;
-        match self.cached.filter(|c| c.key == key && ts_ns < c.until_ns && c.version == version) {
-            Some(c) => {
-                address(ctx.pool.data_mut(id), c.mac, own);
-                self.counters[Count::Sent as usize] += 1;
-                out.push(OUT, id);
-            }
-            None => self.forward(ctx, out, id, key),
+        // `fit` reads the packet again; one that plainly fits needs it not.
+        let whole = if len <= mtu && ctx.pool.offload(id).gso == Gso::None { Some(id) } else { self.fit(ctx, out, id, key) };
+        if let Some(id) = whole {
+            self.forward(ctx, out, id, key);
         }
     }
 }
@@ -350,13 +346,10 @@ fn destination(frame: &[u8]) -> Option<(u128, usize)> {
 
 /// Sends the packets at the head of `ids` that go to a gateway known
 /// until `until_ns` as they are (see [`whole_frame`]) out of `gate`,
-/// `addresses` their Ethernet header's; returns how many it sent, up to
-/// the first that needs more.
+/// `(head, tail)` their Ethernet header's addresses (see [`addresses`]);
+/// returns how many it sent, up to the first that needs more.
 #[inline(always)]
-fn send_whole(pool: &mut sluice_core::PacketPool, ids: &[PacketId], gate: &mut Batch, until_ns: u64, mtu: usize, addresses: [u8; 12]) -> usize {
-    // The addresses as two words: two stores a frame.
-    let (head, tail) = addresses.split_at(8);
-    let (head, tail) = (<[u8; 8]>::try_from(head).expect("8 bytes"), <[u8; 4]>::try_from(tail).expect("4 bytes"));
+fn send_whole(pool: &mut sluice_core::PacketPool, ids: &[PacketId], gate: &mut Batch, until_ns: u64, mtu: usize, (head, tail): ([u8; 8], [u8; 4])) -> usize {
     for (i, &id) in ids.iter().enumerate() {
         let Some(frame) = whole_frame(pool, id, until_ns, mtu) else { return i };
         frame[..8].copy_from_slice(&head);
@@ -378,12 +371,13 @@ fn whole_frame(pool: &mut sluice_core::PacketPool, id: PacketId, until_ns: u64, 
     surely_fits(frame, mtu).then_some(frame)
 }
 
-/// An Ethernet header's addresses: destination `dst`, source `src`.
-fn addresses(dst: Mac, src: Mac) -> [u8; 12] {
-    let mut both = [0; 12];
-    both[..6].copy_from_slice(&dst);
-    both[6..].copy_from_slice(&src);
-    both
+/// An Ethernet header's addresses, destination `dst` and source `src`,
+/// as two words (bytes 0–7 and 8–11): two stores a frame.
+fn addresses(dst: Mac, src: Mac) -> ([u8; 8], [u8; 4]) {
+    let mut head = [0; 8];
+    head[..6].copy_from_slice(&dst);
+    head[6..].copy_from_slice(&src[..2]);
+    (head, [src[2], src[3], src[4], src[5]])
 }
 
 /// Whether `frame` is an untagged IP frame that [`destination`] reads
@@ -437,7 +431,7 @@ impl NetworkFunction for NextHop {
         self.counters[Count::Sent as usize] += sent as u64;
         // The rest, in order, from the first that needs more.
         for &id in &input.as_slice()[sent..] {
-            self.route(ctx, out, id, mtu, own, version);
+            self.route(ctx, out, id, mtu);
         }
         input.clear();
     }
