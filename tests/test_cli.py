@@ -300,3 +300,8 @@ def test_a_large_pipeline_says_how_long_it_takes_and_shows_each_step(tmp_path: P
     assert out.returncode == 0, out.stderr
     assert re.search(r"rc\(3000\): 6002 modules and 3000 flows: about \d+ s to check and start", out.stderr), out.stderr
     assert [line.split(":")[0] for line in out.stderr.splitlines() if line.startswith("period ") and " of " in line] == [f"period {i} of 3" for i in (1, 2, 3)]
+
+
+def test_serve_takes_the_router_s_flags_for_the_router_alone(tmp_path: Path) -> None:
+    done = sluice("serve", "rc", "--no-icmp-errors", "--run-dir", str(tmp_path / "run"), cwd=tmp_path)
+    assert done.returncode == 2 and "--interface, --route and --no-icmp-errors make the router: give `router`" in done.stderr, done.stderr
