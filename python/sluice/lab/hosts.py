@@ -266,10 +266,12 @@ def measure(which: str, seconds: float, run: int = 0) -> dict[str, Any]:
         def unanswered() -> Any:
             return through_sluice(router(which, icmp_errors=False), lambda: tcp_under_flood(hosts, seconds))
 
-        first = unanswered() if run % 2 else None
-        for ns in hosts:
-            # The clients' first ping resolves every neighbour again.
-            sh("ip", "neigh", "flush", "all", ns=ns)
+        first = None
+        if run % 2:
+            first = unanswered()
+            for ns in hosts:
+                # The clients' first ping resolves every neighbour again.
+                sh("ip", "neigh", "flush", "all", ns=ns)
         measured: dict[str, Any] = through_sluice(router(which), lambda: clients(hosts, seconds))
         measured["unanswered_flood"] = first or unanswered()
         return measured

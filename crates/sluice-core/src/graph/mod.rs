@@ -481,6 +481,7 @@ impl WorkerGraph {
         }
         // A link whose classes always have room never makes sources wait.
         let link_waits = self.links.egress.as_deref().is_some_and(|link| link.room(0) != usize::MAX);
+        let unbounded = self.backpressure() == usize::MAX;
         // Reverse topological order: a node reaches what its children reach.
         for v in (0..self.nodes.len()).rev() {
             let (mut reaches, mut classes): (Vec<u32>, Vec<u16>) = (Vec::new(), Vec::new());
@@ -500,7 +501,6 @@ impl WorkerGraph {
             reaches.dedup();
             classes.sort_unstable();
             classes.dedup();
-            let unbounded = self.backpressure() == usize::MAX;
             let node = &mut self.nodes[v];
             node.takes_in_freely = reaches.is_empty() && classes.is_empty() && unbounded;
             node.reaches = reaches.into();
