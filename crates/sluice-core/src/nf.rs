@@ -34,7 +34,9 @@ pub(crate) struct NfTally {
     duplicates: u64,
     created: u64,
     taken_in: u64,
-    /// Whether it counted anything this run: one test after a run, not four.
+    /// What it last said it keeps (see [`NfContext::note_held`]).
+    held: Option<Held>,
+    /// Whether it counted or said anything this run: one test after a run, not five.
     counted: bool,
 }
 
@@ -69,9 +71,11 @@ impl NfTally {
         self.counted = true;
     }
 
-    /// Adds what it counted to `counters` and starts again from zero.
+    /// Adds what it counted to `counters` and starts again from zero;
+    /// returns what the NF said it keeps, if it said.
     #[inline(always)]
-    pub(crate) fn fold_into(&mut self, counters: &mut ModuleCounters) {
+    pub(crate) fn fold_into(&mut self, counters: &mut ModuleCounters) -> Option<Held> {
+        let mut held = None;
         if self.counted {
             counters.dropped += self.dropped;
             if self.dropped != 0 {
@@ -82,8 +86,33 @@ impl NfTally {
             counters.duplicates += self.duplicates;
             counters.created += self.created;
             counters.delivered += self.taken_in;
+            held = self.held;
             *self = Self::default();
         }
+        held
+    }
+}
+
+/// What an NF that keeps packets says of them (see [`NfContext::note_held`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Held {
+    /// When the next comes due (ns since the origin; `u64::MAX`: none kept).
+    pub(crate) due_ns: u64,
+    /// Whether it has packets ready for another run (see [`NetworkFunction::ready`]).
+    pub(crate) ready: bool,
+}
+
+impl Held {
+    /// An NF that keeps nothing.
+    pub(crate) const NONE: Self = Self { due_ns: u64::MAX, ready: false };
+
+    fn new(due_ns: Option<u64>, ready: bool) -> Self {
+        Self { due_ns: due_ns.unwrap_or(u64::MAX), ready }
+    }
+
+    /// What `nf` answers now.
+    pub(crate) fn of(nf: &dyn NetworkFunction) -> Self {
+        Self::new(nf.due_ns(), nf.ready())
     }
 }
 
@@ -100,6 +129,20 @@ impl NfContext<'_> {
     #[inline]
     pub fn batch_size(&self) -> usize {
         self.batch_size
+    }
+
+    /// Says what this NF keeps after this run (see
+    /// [`NetworkFunction::most_held`]): when the next packet comes due
+    /// (`due_ns`, ns since the origin; `None`: it keeps none) and whether it
+    /// has packets ready for another run, what [`NetworkFunction::due_ns`]
+    /// and [`NetworkFunction::ready`] now answer. An NF that keeps packets
+    /// says it in every run that keeps one, sends one it kept or moves its
+    /// due time, after the last such change. The walker goes by what it
+    /// last said, without asking, and wakes the NF no sooner.
+    #[inline]
+    pub fn note_held(&mut self, due_ns: Option<u64>, ready: bool) {
+        self.tally.held = Some(Held::new(due_ns, ready));
+        self.tally.counted = true;
     }
 
     /// Sends a packet to the drop gate for `reason`: frees it and counts
@@ -291,11 +334,12 @@ pub trait NetworkFunction: Send {
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>);
 
     /// The most packets the NF keeps between runs (pkt; a Reframer's
-    /// bound, 0 for the NFs that keep none). The walker asks an NF that
-    /// keeps packets every round whether one is [due](Self::due_ns) and
-    /// runs it with no input when one is, runs it again while it is
-    /// [ready](Self::ready), and [releases](Self::release_all) what it
-    /// holds when a run stops. Fixed for the NF's life.
+    /// bound, 0 for the NFs that keep none). Such an NF says after its
+    /// runs what it keeps ([`NfContext::note_held`]): the walker runs it
+    /// with no input when the next packet is [due](Self::due_ns), again
+    /// while it is [ready](Self::ready), and
+    /// [releases](Self::release_all) what it holds when a run stops. Fixed
+    /// for the NF's life.
     fn most_held(&self) -> usize {
         0
     }

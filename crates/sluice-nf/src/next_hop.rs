@@ -179,6 +179,7 @@ impl NextHop {
         if self.check_ns.is_none() {
             self.check_ns = Some(ctx.now() + CHECK_NS);
         }
+        ctx.note_held(self.check_ns, self.ready());
     }
 
     fn hold_dropped(&mut self, ctx: &mut NfContext<'_>, _out: &mut Outputs<'_>, id: PacketId) {
@@ -272,6 +273,7 @@ impl NextHop {
             }
         }
         self.check_ns = (self.held() > 0).then_some(now + CHECK_NS);
+        ctx.note_held(self.check_ns, self.ready());
     }
 
     /// Holds packet `id` to the MTU of its way on; returns it if it goes

@@ -1,30 +1,51 @@
 //! Packets NFs keep between runs (a Reframer's flows, see
-//! [`NetworkFunction::most_held`]): every round, an NF whose oldest packet
-//! is due runs with no input and sends what came due, whether or not more
-//! packets arrive; a run that stops sends everything they hold.
+//! [`NetworkFunction::most_held`]): when an NF's oldest packet is due, the
+//! round runs it with no input and it sends what came due, whether or not
+//! more packets arrive; a run that stops sends everything they hold.
+//!
+//! The worker keeps what each such NF last said of its packets (see
+//! [`NfContext::note_held`](crate::nf::NfContext::note_held)) and the
+//! earliest of their due times, so that a round where nothing is due
+//! costs one comparison, not a call to every NF that keeps packets.
 
 use super::{Kind, Release, Task, WorkerGraph};
-use crate::nf::{free_dropped, NetworkFunction, NfContext, NfTally, Outputs};
+use crate::nf::{free_dropped, Held, NetworkFunction, NfContext, NfTally, Outputs};
 
 impl WorkerGraph {
     /// Runs the NFs whose held packets are due at `now_ns`, and what they
-    /// send on through the graph; returns the packets sent (pkt).
+    /// send on through the graph; returns the packets sent (pkt). Called
+    /// once `now_ns` reaches `wake_ns`, which it sets to the next due time.
     pub(super) fn send_due(&mut self, now_ns: u64) -> usize {
         let mut sent = 0;
         for i in 0..self.holding.len() {
             let v = self.holding[i];
-            if self.function(v).due_ns().is_some_and(|due| due <= now_ns) {
+            if self.nodes[v].held.due_ns <= now_ns {
                 sent += self.send_held(v);
             }
         }
+        self.wake_ns = self.next_due_ns();
         sent
+    }
+
+    /// When the next packet an NF holds comes due, as they last said (ns
+    /// since the origin; `u64::MAX`: none held).
+    fn next_due_ns(&self) -> u64 {
+        self.holding.iter().map(|&v| self.nodes[v].held.due_ns).min().unwrap_or(u64::MAX)
     }
 
     /// How long until a packet an NF holds comes due (`None`: none held):
     /// a worker that sleeps wakes by then.
     pub fn until_due(&self) -> Option<std::time::Duration> {
-        let due = self.holding.iter().filter_map(|&v| self.function(v).due_ns()).min()?;
+        let due = Some(self.next_due_ns()).filter(|&due| due != u64::MAX)?;
         Some(std::time::Duration::from_nanos(due.saturating_sub(self.now_ns())))
+    }
+
+    /// Asks node `v`'s NF again what it holds, after the worker changed it
+    /// outside a run (its hold time set, its packets released).
+    pub(super) fn ask_held(&mut self, v: usize) {
+        let held = Held::of(self.function(v));
+        self.nodes[v].held = held;
+        self.wake_ns = self.wake_ns.min(held.due_ns);
     }
 
     /// Releases everything node `v`'s NF holds, if it holds any, and sends
@@ -33,6 +54,7 @@ impl WorkerGraph {
     pub(super) fn send_all_held(&mut self, v: usize) {
         if self.nodes[v].holds {
             self.function_mut(v).release_all();
+            self.ask_held(v);
             self.send_held(v);
         }
     }
@@ -75,6 +97,7 @@ impl WorkerGraph {
                     gate.clear();
                 }
             }
+            self.ask_held(self.holding[i]);
         }
         dropped
     }
@@ -99,6 +122,7 @@ mod tests {
     use std::collections::VecDeque;
     use std::time::Duration;
 
+    use crate::backend::Actions;
     use crate::batch::Batch;
     use crate::graph::tests::{Listed, TestGraph};
     use crate::model::{ModelBuilder, ModuleDecl, Role};
@@ -108,9 +132,15 @@ mod tests {
     /// Keeps each packet until `hold_ns` past its ingress, then sends it.
     struct Holder {
         hold_ns: u64,
-        /// (due, packet), oldest first.
+        /// (ingress, packet), oldest first.
         held: VecDeque<(u64, PacketId)>,
         releasing: bool,
+    }
+
+    impl Holder {
+        fn new(hold_ns: u64) -> Self {
+            Self { hold_ns, held: VecDeque::new(), releasing: false }
+        }
     }
 
     impl NetworkFunction for Holder {
@@ -127,24 +157,29 @@ mod tests {
         }
 
         fn due_ns(&self) -> Option<u64> {
-            self.held.front().map(|&(due, _)| due)
+            self.held.front().map(|&(ingress, _)| ingress + self.hold_ns)
         }
 
         fn release_all(&mut self) {
             self.releasing = true;
         }
 
+        fn set_hold_ns(&mut self, ns: u64) {
+            self.hold_ns = ns;
+        }
+
         fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
             for &id in input.as_slice() {
-                self.held.push_back((ctx.pool.meta(id).ts_ns + self.hold_ns, id));
+                self.held.push_back((ctx.pool.meta(id).ts_ns, id));
             }
             input.clear();
             let now = ctx.now();
-            while let Some(&(_, id)) = self.held.front().filter(|&&(due, _)| self.releasing || due <= now) {
+            while let Some(&(_, id)) = self.held.front().filter(|&&(ingress, _)| self.releasing || ingress + self.hold_ns <= now) {
                 self.held.pop_front();
                 out.push(0, id);
             }
             self.releasing &= !self.held.is_empty();
+            ctx.note_held(self.due_ns(), self.ready());
         }
     }
 
@@ -155,8 +190,7 @@ mod tests {
             .module(ModuleDecl { held_pkts: 64, ..ModuleDecl::new("hold", Role::Function, 1, 1) })
             .module(ModuleDecl::new("out", Role::Sink, 1, 0));
         b.connect("src", 0, "hold", 0).connect("hold", 0, "out", 0).flow("f", &["src", "hold", "out"], None);
-        let holder = Holder { hold_ns: 50_000_000, held: VecDeque::new(), releasing: false };
-        let mut g = TestGraph::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 20]))), ModuleCode::Function(Box::new(holder)), ModuleCode::Egress]);
+        let mut g = TestGraph::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 20]))), ModuleCode::Function(Box::new(Holder::new(50_000_000))), ModuleCode::Egress]);
         g.rounds(1);
         let c = g.counters();
         assert_eq!((c.flows[0].delivered, c.in_flight), (0, 10), "held for 50 ms");
@@ -170,5 +204,25 @@ mod tests {
         let c = g.counters();
         assert_eq!((c.flows[0].delivered, c.in_flight), (20, 0), "a drain sends what is held");
         assert_eq!(g.graph.until_due(), None);
+    }
+
+    #[test]
+    fn a_shorter_hold_time_sends_packets_already_held_by_it() {
+        let mut b = ModelBuilder::default();
+        b.module(ModuleDecl::new("src", Role::Source, 0, 1))
+            .module(ModuleDecl { held_pkts: 64, max_hold_ns: Some(60_000_000_000), ..ModuleDecl::new("hold", Role::Function, 1, 1) })
+            .module(ModuleDecl::new("out", Role::Sink, 1, 0));
+        b.connect("src", 0, "hold", 0).connect("hold", 0, "out", 0).flow("f", &["src", "hold", "out"], None);
+        let mut g = TestGraph::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 10]))), ModuleCode::Function(Box::new(Holder::new(60_000_000_000))), ModuleCode::Egress]);
+        g.rounds(1);
+        assert!(g.graph.until_due().expect("packets are held") > Duration::from_secs(30));
+        let hold = g.module("hold");
+        g.knobs.apply(&g.model, &Actions { holds: vec![(hold, 1_000_000)], ..Actions::default() }).expect("a valid hold time");
+        g.rounds(1);
+        assert!(g.graph.until_due().expect("still held") <= Duration::from_millis(1), "the new time is the worker's at once");
+        std::thread::sleep(Duration::from_millis(2));
+        g.rounds(1);
+        let c = g.counters();
+        assert_eq!((c.flows[0].delivered, c.in_flight), (10, 0), "sent by the new time, not the one they were held under");
     }
 }

@@ -146,6 +146,8 @@ struct Node {
     /// Whether its NF keeps packets between runs (see
     /// [`NetworkFunction::most_held`] and `held`).
     holds: bool,
+    /// What its NF last said of the packets it keeps.
+    held: crate::nf::Held,
     /// The most packets its NF keeps between runs (pkt).
     most_held: usize,
     counters: ModuleCounters,
@@ -286,6 +288,9 @@ pub struct WorkerGraph {
     aged: Vec<usize>,
     /// Nodes whose NF keeps packets between runs, in topological order.
     holding: Vec<usize>,
+    /// When the next packet they keep comes due (ns since the origin;
+    /// `u64::MAX`: none kept): never later than it, at times earlier.
+    wake_ns: u64,
     /// The pipeline's batch size (pkt).
     batch_size: usize,
     /// This worker's own counters (rounds, busy and probe times).
@@ -373,6 +378,7 @@ impl WorkerGraph {
                 release: Release::Arrivals,
                 waited: false,
                 holds: most_held > 0,
+                held: crate::nf::Held::NONE,
                 most_held,
                 counters: ModuleCounters::default(),
                 counts_rounds: decl.controlled,
@@ -395,6 +401,7 @@ impl WorkerGraph {
             index: worker,
             aged: Vec::new(),
             holding: Vec::new(),
+            wake_ns: u64::MAX,
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
             rounds: 0,

@@ -68,7 +68,7 @@ impl WorkerGraph {
         if !self.aged.is_empty() {
             moved += self.flush_aged(now);
         }
-        if !self.holding.is_empty() {
+        if now >= self.wake_ns {
             moved += self.send_due(now);
         }
         if moved > 0 && self.clocking.times_runs {

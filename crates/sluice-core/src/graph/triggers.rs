@@ -43,6 +43,7 @@ impl WorkerGraph {
             let ns = self.control.holds[self.nodes[v].module].load(Ordering::Relaxed);
             if ns > 0 {
                 self.function_mut(v).set_hold_ns(ns);
+                self.ask_held(v);
             }
         }
         // A queue whose trigger fell may have become runnable; new weights

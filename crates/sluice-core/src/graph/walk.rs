@@ -21,7 +21,7 @@ use super::delivery::{claim_for_egress, transmit_and_deliver, Recipient, Timer};
 use super::{claims, gates, watch, Clocking, Ends, FairTurns, Kind, Links, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
 use crate::model::ModuleId;
-use crate::nf::{free_dropped, EgressLink, LinkReads, NetworkFunction, NfContext, NfTally, Offered, Outputs};
+use crate::nf::{free_dropped, EgressLink, Held, LinkReads, NetworkFunction, NfContext, NfTally, Offered, Outputs};
 use crate::packet::{PacketMeta, NO_FLOW};
 use crate::stride::Stride;
 use crate::wire::five_tuple::FiveTuple;
@@ -63,7 +63,7 @@ impl WorkerGraph {
     /// [`Self::walk`], through the trace and captures attached when `WATCHED`.
     #[inline(always)]
     fn walk_with<const WATCHED: bool>(&mut self, first: Task) {
-        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, watch, .. } = self;
+        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, watch, wake_ns, .. } = self;
         let Clocking { clock, origin, measures, times_runs, busy_sampling, delay_sampling, delay_draw, mark, draws, last_read, .. } = clocking;
         let Links { rings_out, backlogged, egress, egress_node, offered_at, .. } = links;
         let FairTurns { queued_pkts, unit_of, stride, .. } = fair;
@@ -85,6 +85,7 @@ impl WorkerGraph {
             round: *rounds,
             unit_of,
             stride,
+            wake_ns,
         };
         debug_assert!(stack.is_empty(), "a walk starts on an empty stack");
         let mut next = Some(first);
@@ -164,6 +165,8 @@ struct Env<'a> {
     stride: &'a mut Stride,
     /// The worker's trace and captures, on a watched walk (see `watch`).
     watch: Option<&'a mut Watch>,
+    /// When the next packet an NF keeps comes due (see `WorkerGraph::wake_ns`).
+    wake_ns: &'a mut u64,
 }
 
 /// Hands gate `g`'s batch of node `v` to node `c`, which runs through
@@ -183,12 +186,12 @@ fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, 
         let batch = &mut *parent.out[g];
         claim(parent.claims[g], batch, env);
         count_arrival(child, batch.len() as u64, env);
-        let Node { kind: Kind::Function(nf), out, counters, holds, release, filled, gate_rank, .. } = child else {
+        let Node { kind: Kind::Function(nf), out, counters, holds, held, release, filled, gate_rank, .. } = child else {
             return step::<WATCHED>(child, c, Some(batch), stack, env);
         };
         debug_assert!(!env.times_runs, "a timed round's runs go through `step`");
         count_run(counters, batch);
-        run_function::<WATCHED>(nf.as_mut(), child.module, batch, out, counters, None, env);
+        run_function::<WATCHED>(nf.as_mut(), child.module, batch, out, counters, held, None, env);
         let gate = if out.len() == 1 && !*holds {
             if out[0].is_empty() {
                 return None;
@@ -196,7 +199,7 @@ fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, 
             0
         } else {
             let depth = stack.len();
-            hold_if_due(stack, c, *holds && nf.ready(), release);
+            hold_if_due(stack, c, held.ready, release);
             let task = push_gates(stack, c, out, filled, gate_rank, env.draws)?;
             if stack.len() != depth {
                 return Some(task);
@@ -294,7 +297,7 @@ fn queue(node: &mut Node, v: usize, env: &mut Env<'_>) {
 #[inline(always)]
 fn step<const WATCHED: bool>(node: &mut Node, v: usize, lying: Option<&mut Batch>, stack: &mut Vec<Task>, env: &mut Env<'_>) -> Option<Task> {
     let through = lying.is_some() || node.nothing_waits();
-    let Node { module, kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, holds, .. } = node;
+    let Node { module, kind, buffer, inbox, scratch, out, counters, release, trigger, waited, filled, gate_rank, queued, held, .. } = node;
     let mode = *release;
     let batch: &mut Batch = match mode {
         _ if lying.is_some() => lying?,
@@ -324,7 +327,7 @@ fn step<const WATCHED: bool>(node: &mut Node, v: usize, lying: Option<&mut Batch
     match kind {
         Kind::Function(nf) => {
             let now_ns = (start != 0).then(|| env.ctx.clock.delta_as_nanos(env.ctx.origin, start));
-            run_function::<WATCHED>(nf.as_mut(), *module, batch, out, counters, now_ns, env);
+            run_function::<WATCHED>(nf.as_mut(), *module, batch, out, counters, held, now_ns, env);
         }
         Kind::Egress(ends, Output::Scheduled(class, _)) => {
             if WATCHED {
@@ -366,7 +369,7 @@ fn step<const WATCHED: bool>(node: &mut Node, v: usize, lying: Option<&mut Batch
     if more {
         stack.push(Task { node: v as u32, gate: Task::CONTINUE });
     } else {
-        hold_if_due(stack, v, *holds && matches!(kind, Kind::Function(nf) if nf.ready()), release);
+        hold_if_due(stack, v, held.ready, release);
     }
     push_gates(stack, v, out, filled, gate_rank, env.draws)
 }
@@ -392,29 +395,42 @@ fn count_run(counters: &mut ModuleCounters, batch: &Batch) {
 }
 
 /// Runs `nf`, module `module`'s, on `batch` into `out`, telling it the
-/// time `now_ns` if known; what it dropped and made goes to `counters`.
+/// time `now_ns` if known; what it dropped and made goes to `counters`,
+/// what it says it holds to `held`.
 #[inline(always)]
-fn run_function<const WATCHED: bool>(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
+#[allow(clippy::too_many_arguments)]
+fn run_function<const WATCHED: bool>(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, held: &mut Held, now_ns: Option<u64>, env: &mut Env<'_>) {
     if WATCHED {
-        return run_watched(nf, module, batch, out, counters, now_ns, env);
+        return run_watched(nf, module, batch, out, counters, held, now_ns, env);
     }
     env.ctx.now_ns = now_ns;
     nf.process(&mut env.ctx, batch, &mut Outputs { gates: out });
-    env.ctx.tally.fold_into(counters);
-    *env.last_read = None;
+    after_run(nf, counters, held, env);
     debug_assert!(batch.is_empty(), "an NF must empty its input batch");
 }
 
 /// [`run_function`] while a trace or a capture is attached (see `watch`).
 #[inline(never)]
-fn run_watched(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, now_ns: Option<u64>, env: &mut Env<'_>) {
+#[allow(clippy::too_many_arguments)]
+fn run_watched(nf: &mut dyn NetworkFunction, module: ModuleId, batch: &mut Batch, out: &mut [Box<Batch>], counters: &mut ModuleCounters, held: &mut Held, now_ns: Option<u64>, env: &mut Env<'_>) {
     let Some(w) = env.watch.as_deref_mut() else { unreachable!("called while watched") };
     watch::before_run(w, module, env.ctx.pool, batch);
     env.ctx.now_ns = now_ns;
     nf.process(&mut env.ctx, batch, &mut Outputs { gates: out });
     let (Some(w), NfContext { pool, clock, origin, tally, .. }) = (env.watch.as_deref_mut(), &env.ctx) else { unreachable!("called while watched") };
     watch::after_run(w, module, pool, out, tally.drops(), || clock.delta_as_nanos(*origin, clock.raw()));
-    env.ctx.tally.fold_into(counters);
+    after_run(nf, counters, held, env);
+}
+
+/// After a run of `nf`: what it counted goes to `counters`, what it said
+/// it keeps to `held` (see `held`).
+#[inline(always)]
+fn after_run(nf: &dyn NetworkFunction, counters: &mut ModuleCounters, held: &mut Held, env: &mut Env<'_>) {
+    if let Some(said) = env.ctx.tally.fold_into(counters) {
+        *held = said;
+        *env.wake_ns = (*env.wake_ns).min(said.due_ns);
+    }
+    debug_assert_eq!(*held, Held::of(nf), "an NF that keeps packets says what after each change (see `NfContext::note_held`)");
     *env.last_read = None;
 }
 

@@ -546,6 +546,7 @@ impl NetworkFunction for Reframer {
         self.release_timed_out(now);
         // A run sends B, or as many as arrived: what waits to be sent stays bounded.
         self.send(ctx, out, ctx.batch_size().max(arrived));
+        ctx.note_held(self.due_ns(), self.ready());
     }
 
     fn most_held(&self) -> usize {
