@@ -29,7 +29,7 @@ impl WorkerGraph {
 
     /// When the next packet an NF holds comes due, as they last said (ns
     /// since the origin; `u64::MAX`: none held).
-    fn next_due_ns(&self) -> u64 {
+    pub(super) fn next_due_ns(&self) -> u64 {
         self.holding.iter().map(|&v| self.nodes[v].held.due_ns).min().unwrap_or(u64::MAX)
     }
 
@@ -124,7 +124,9 @@ mod tests {
 
     use crate::backend::Actions;
     use crate::batch::Batch;
-    use crate::graph::tests::{Listed, TestGraph};
+    use crate::graph::move_modules;
+    use crate::graph::tests::{Listed, TestGraph, TestWorkers};
+    use crate::WalkerConfig;
     use crate::model::{ModelBuilder, ModuleDecl, Role};
     use crate::nf::{ModuleCode, NetworkFunction, NfContext, Outputs};
     use crate::packet::PacketId;
@@ -183,13 +185,19 @@ mod tests {
         }
     }
 
-    #[test]
-    fn held_packets_leave_when_due_without_new_arrivals_and_a_drain_sends_the_rest() {
+    /// src → hold (a [`Holder`], its hold time controlled up to `max_hold_ns`) → out, one flow.
+    fn src_hold_out(max_hold_ns: Option<u64>) -> ModelBuilder {
         let mut b = ModelBuilder::default();
         b.module(ModuleDecl::new("src", Role::Source, 0, 1))
-            .module(ModuleDecl { held_pkts: 64, ..ModuleDecl::new("hold", Role::Function, 1, 1) })
+            .module(ModuleDecl { held_pkts: 64, max_hold_ns, ..ModuleDecl::new("hold", Role::Function, 1, 1) })
             .module(ModuleDecl::new("out", Role::Sink, 1, 0));
         b.connect("src", 0, "hold", 0).connect("hold", 0, "out", 0).flow("f", &["src", "hold", "out"], None);
+        b
+    }
+
+    #[test]
+    fn held_packets_leave_when_due_without_new_arrivals_and_a_drain_sends_the_rest() {
+        let b = src_hold_out(None);
         let mut g = TestGraph::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 20]))), ModuleCode::Function(Box::new(Holder::new(50_000_000))), ModuleCode::Egress]);
         g.rounds(1);
         let c = g.counters();
@@ -208,11 +216,7 @@ mod tests {
 
     #[test]
     fn a_shorter_hold_time_sends_packets_already_held_by_it() {
-        let mut b = ModelBuilder::default();
-        b.module(ModuleDecl::new("src", Role::Source, 0, 1))
-            .module(ModuleDecl { held_pkts: 64, max_hold_ns: Some(60_000_000_000), ..ModuleDecl::new("hold", Role::Function, 1, 1) })
-            .module(ModuleDecl::new("out", Role::Sink, 1, 0));
-        b.connect("src", 0, "hold", 0).connect("hold", 0, "out", 0).flow("f", &["src", "hold", "out"], None);
+        let b = src_hold_out(Some(60_000_000_000));
         let mut g = TestGraph::new(&b, 10, vec![ModuleCode::Source(Box::new(Listed::new(&[0; 10]))), ModuleCode::Function(Box::new(Holder::new(60_000_000_000))), ModuleCode::Egress]);
         g.rounds(1);
         assert!(g.graph.until_due().expect("packets are held") > Duration::from_secs(30));
@@ -224,5 +228,23 @@ mod tests {
         g.rounds(1);
         let c = g.counters();
         assert_eq!((c.flows[0].delivered, c.in_flight), (10, 0), "sent by the new time, not the one they were held under");
+    }
+
+    #[test]
+    fn a_module_that_moves_to_another_worker_sends_what_it_held_there_when_due() {
+        let mut b = src_hold_out(None);
+        b.spare_workers(1);
+        let instances = vec![ModuleCode::Source(Box::new(Listed::new(&[0; 10]))), ModuleCode::Function(Box::new(Holder::new(20_000_000))), ModuleCode::Egress];
+        let mut w = TestWorkers::new(&b, 10, instances, WalkerConfig { timing: false, ..WalkerConfig::default() });
+        w.rounds(1);
+        assert_eq!(w.tally(), (vec![[10, 0, 0]], 10), "held for 20 ms");
+        let (hold, out) = (w.model.module_id("hold").unwrap(), w.model.module_id("out").unwrap());
+        let to = w.model.with_moves(&[(hold, 1), (out, 1)]).unwrap();
+        let [g0, g1] = &mut w.graphs[..] else { panic!("two workers") };
+        move_modules(&mut [g0, g1], &w.model, &to);
+        w.model = to;
+        std::thread::sleep(Duration::from_millis(25));
+        w.rounds(1);
+        assert_eq!(w.tally(), (vec![[10, 10, 0]], 0), "sent on the new worker when due");
     }
 }

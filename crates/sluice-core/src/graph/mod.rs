@@ -527,6 +527,8 @@ impl WorkerGraph {
         self.sources = (0..nodes.len()).filter(|&i| matches!(nodes[i].kind, Kind::Source(_))).collect();
         self.aged = (0..nodes.len()).filter(|&i| nodes[i].max_age_ns.is_some()).collect();
         self.holding = (0..nodes.len()).filter(|&i| nodes[i].holds).collect();
+        // A module that moved here brings what its NF keeps.
+        self.wake_ns = self.next_due_ns();
         self.links.egress_node = vec![None; model.flows.len()];
         // Kept across relinks: packets may be waiting in the scheduled link.
         if self.links.egress.is_some() && self.links.offered_at.len() != self.pool.handles() {
