@@ -126,10 +126,10 @@ mod tests {
     use crate::batch::Batch;
     use crate::graph::move_modules;
     use crate::graph::tests::{Listed, TestGraph, TestWorkers};
-    use crate::WalkerConfig;
     use crate::model::{ModelBuilder, ModuleDecl, Role};
     use crate::nf::{ModuleCode, NetworkFunction, NfContext, Outputs};
     use crate::packet::PacketId;
+    use crate::WalkerConfig;
 
     /// Keeps each packet until `hold_ns` past its ingress, then sends it.
     struct Holder {
