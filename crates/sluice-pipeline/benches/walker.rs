@@ -7,7 +7,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use sluice_core::WorkerGraph;
-use sluice_nf::{BypassSpec, IpChecksumSpec, LpmSpec, MacRewriteSpec, NextHopSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
+use sluice_nf::{BypassSpec, IpChecksumSpec, LpmSpec, MacRewriteSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 
 /// source → `len` × Bypass(0,0) → sink, B = `batch`.
 fn chain(len: usize, batch: usize, timing: bool) -> WorkerGraph {
@@ -52,35 +52,16 @@ fn telemetry(c: &mut Criterion) {
 }
 
 /// The L2L3(1) router chain: type check → LPM (500 routes) → TTL → next
-/// hop → checksum → egress, over 4096 interleaved 60-byte flows; the next
-/// hop a MAC rewrite to a fixed MAC (`mac_rewrite`) or a `next_hop` via a
-/// gateway whose MAC the neighbour table holds (`next_hop`): what reading
-/// the table costs the fast path.
+/// The L2L3(1) router chain, its next hop a fixed MAC rewrite or a
+/// `next_hop` reading the neighbour table (see
+/// `sluice_pipeline::chain::router_chain`).
 fn router_chain(c: &mut Criterion) {
-    let mut routes = sluice_nf::lpm::sample_routes(1, 499);
-    routes.push(("20.0.0.0/8".into(), 0));
-    let interfaces: Vec<sluice_nf::InterfaceSpec> = serde_json::from_str(
-        r#"[{"name": "out", "addresses": ["10.0.2.254/24"], "neighbors": [{"address": "10.0.2.1", "mac": "02:00:00:01:00:00"}]}]"#,
-    )
-    .expect("a valid interface");
-    let interfaces = sluice_nf::Interfaces::build(&interfaces, &Default::default(), |_| None).expect("valid interfaces");
-    let hops = [
-        ("mac_rewrite", NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() })),
-        ("next_hop", NfSpec::NextHop(NextHopSpec { interface: "out".into(), via: Some("10.0.2.1".into()), hold_pkts: 64 })),
-    ];
     let mut group = c.benchmark_group("router_chain_per_packet");
-    for (name, hop) in hops {
-        let nfs = vec![
-            NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }),
-            NfSpec::Lpm(LpmSpec { routes: routes.clone(), ..LpmSpec::default() }),
-            NfSpec::TtlDecrement(TtlDecrementSpec { icmp: false }),
-            hop,
-            NfSpec::IpChecksum(IpChecksumSpec {}),
-        ];
+    for &hop in sluice_pipeline::chain::ROUTER_HOPS {
         for batch in [1usize, 32, 256] {
             group.throughput(Throughput::Elements(batch as u64));
-            group.bench_function(BenchmarkId::new(name, batch), |b| {
-                let mut g = sluice_pipeline::chain::chain_on(&nfs, &interfaces, 4096, batch, true).expect("a valid chain");
+            group.bench_function(BenchmarkId::new(hop, batch), |b| {
+                let mut g = sluice_pipeline::chain::router_chain(hop, batch).expect("a valid chain");
                 b.iter(|| assert_eq!(g.round(), batch));
             });
         }

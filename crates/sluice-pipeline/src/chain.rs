@@ -2,7 +2,7 @@
 //! and the benchmarks' fixed workloads.
 
 use sluice_core::{wire, ModuleCode, Knobs, ModelBuilder, ModuleDecl, Role, WalkerConfig, WorkerGraph};
-use sluice_nf::NfSpec;
+use sluice_nf::{IpChecksumSpec, LpmSpec, MacRewriteSpec, NextHopSpec, NfSpec, TtlDecrementSpec, TypeCheckSpec};
 use sluice_traffic::{Stream, SyntheticSource, TemplateSpec};
 
 use crate::error::{Error, Result};
@@ -23,6 +23,37 @@ pub fn reference_frames(flows: usize) -> Result<Vec<Vec<u8>>> {
 /// → `nfs` in a row (gate 0 each) → egress, at batch size `batch`.
 pub fn chain(nfs: &[NfSpec], flows: usize, batch: usize, timing: bool) -> Result<WorkerGraph> {
     chain_on(nfs, &sluice_nf::Interfaces::none(), flows, batch, timing)
+}
+
+/// The next hops [`router_chain`] takes.
+pub const ROUTER_HOPS: &[&str] = &["mac_rewrite", "next_hop"];
+
+/// The L2L3(1) router chain, Ethernet check → LPM (499 filler routes and
+/// the flows' 20.0.0.0/8) → TTL → next hop → checksum, over 4096
+/// interleaved flows at batch size `batch`, timing on. Its next hop
+/// (`hop`, one of [`ROUTER_HOPS`]) writes a fixed MAC (`mac_rewrite`) or
+/// is a `next_hop` via a gateway whose MAC the neighbour table holds
+/// (`next_hop`): the two side by side are what reading the table costs
+/// the fast path.
+pub fn router_chain(hop: &str, batch: usize) -> Result<WorkerGraph> {
+    let hop = match hop {
+        "mac_rewrite" => NfSpec::MacRewrite(MacRewriteSpec { src: "02:00:00:00:00:fe".into(), dst: "02:00:00:01:00:00".into() }),
+        "next_hop" => NfSpec::NextHop(NextHopSpec { interface: "out".into(), via: Some("10.0.2.1".into()), hold_pkts: 64 }),
+        other => return Err(Error::Spec(format!("unknown next hop '{other}' (known: {})", ROUTER_HOPS.join(", ")))),
+    };
+    let mut routes = sluice_nf::lpm::sample_routes(1, 499);
+    routes.push(("20.0.0.0/8".into(), 0));
+    let out = r#"[{"name": "out", "addresses": ["10.0.2.254/24"], "neighbors": [{"address": "10.0.2.1", "mac": "02:00:00:01:00:00"}]}]"#;
+    let interfaces: Vec<sluice_nf::InterfaceSpec> = serde_json::from_str(out).map_err(|e| Error::Spec(e.to_string()))?;
+    let interfaces = sluice_nf::Interfaces::build(&interfaces, &Default::default(), |_| None).map_err(Error::Spec)?;
+    let nfs = [
+        NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }),
+        NfSpec::Lpm(LpmSpec { routes, ..LpmSpec::default() }),
+        NfSpec::TtlDecrement(TtlDecrementSpec { icmp: false }),
+        hop,
+        NfSpec::IpChecksum(IpChecksumSpec {}),
+    ];
+    chain_on(&nfs, &interfaces, 4096, batch, true)
 }
 
 /// [`chain`] of NFs built on `interfaces` (a router's: see `sluice_nf::interfaces`).
@@ -59,4 +90,20 @@ pub fn chain_on(nfs: &[NfSpec], interfaces: &std::sync::Arc<sluice_nf::Interface
     let clock = quanta::Clock::new();
     let origin = clock.raw();
     Ok(WorkerGraph::new(&model, 0, &mut instances, &Knobs::new(&model), clock, origin, config, wiring)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{router_chain, ROUTER_HOPS};
+
+    #[test]
+    fn the_router_chain_forwards_every_packet_with_either_hop_and_names_the_hops_it_knows() {
+        for &hop in ROUTER_HOPS {
+            let mut g = router_chain(hop, 32).expect("a valid chain");
+            assert_eq!((0..4).map(|_| g.round()).sum::<usize>(), 128, "{hop}: four full batches");
+            assert_eq!(g.in_flight(), 0, "{hop}: every packet left, none held for a neighbour");
+        }
+        let refused = router_chain("arp", 32).err().expect("no such hop").to_string();
+        assert!(refused.contains("'arp'") && refused.contains("mac_rewrite, next_hop"), "{refused}");
+    }
 }
