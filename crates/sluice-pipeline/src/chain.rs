@@ -43,9 +43,15 @@ pub fn router_chain(hop: &str, batch: usize) -> Result<WorkerGraph> {
     };
     let mut routes = sluice_nf::lpm::sample_routes(1, 499);
     routes.push(("20.0.0.0/8".into(), 0));
-    let out = r#"[{"name": "out", "addresses": ["10.0.2.254/24"], "neighbors": [{"address": "10.0.2.1", "mac": "02:00:00:01:00:00"}]}]"#;
-    let interfaces: Vec<sluice_nf::InterfaceSpec> = serde_json::from_str(out).map_err(|e| Error::Spec(e.to_string()))?;
-    let interfaces = sluice_nf::Interfaces::build(&interfaces, &Default::default(), |_| None).map_err(Error::Spec)?;
+    let out = sluice_nf::InterfaceSpec {
+        name: "out".into(),
+        addresses: vec!["10.0.2.254/24".into()],
+        mac: None,
+        mtu: None,
+        neighbors: vec![sluice_nf::interfaces::NeighborSpec { address: "10.0.2.1".into(), mac: "02:00:00:01:00:00".into() }],
+        neighbor_table: Default::default(),
+    };
+    let interfaces = sluice_nf::Interfaces::build(&[out], &Default::default(), |_| None).map_err(Error::Spec)?;
     let nfs = [
         NfSpec::TypeCheck(TypeCheckSpec { ether_type: 0x0800, also: Vec::new() }),
         NfSpec::Lpm(LpmSpec { routes, ..LpmSpec::default() }),

@@ -36,8 +36,8 @@ impl WorkerGraph {
     /// How long until a packet an NF holds comes due (`None`: none held):
     /// a worker that sleeps wakes by then.
     pub fn until_due(&self) -> Option<std::time::Duration> {
-        let due = Some(self.next_due_ns()).filter(|&due| due != u64::MAX)?;
-        Some(std::time::Duration::from_nanos(due.saturating_sub(self.now_ns())))
+        let due = self.next_due_ns();
+        (due != u64::MAX).then(|| std::time::Duration::from_nanos(due.saturating_sub(self.now_ns())))
     }
 
     /// Asks node `v`'s NF again what it holds, after the worker changed it
