@@ -41,7 +41,7 @@ impl WorkerGraph {
     }
 
     /// Asks node `v`'s NF again what it holds, after the worker changed it
-    /// outside a run (its hold time set, its packets released).
+    /// outside a run (its hold time set, its packets dropped).
     pub(super) fn ask_held(&mut self, v: usize) {
         let held = Held::of(self.function(v));
         self.nodes[v].held = held;
@@ -53,8 +53,8 @@ impl WorkerGraph {
     /// buffer in front of it is flushed).
     pub(super) fn send_all_held(&mut self, v: usize) {
         if self.nodes[v].holds {
+            // The run that sends them says what is left.
             self.function_mut(v).release_all();
-            self.ask_held(v);
             self.send_held(v);
         }
     }
