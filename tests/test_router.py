@@ -4,7 +4,8 @@ each in a network namespace of its own with its default settings
 default route via the router), on veth pairs whose other ends are the
 ports of `sluice serve` running `sluice.router.router` on AF_PACKET. Over
 IPv4 and IPv6 they resolve the router by ARP and neighbour discovery,
-ping each other and the router, trace the way (the router's hop answers
+ping each other and the router, are refused at once by a closed port of
+the router's (a TCP reset), trace the way (the router's hop answers
 with a time exceeded) and move TCP both ways; a link of 1400 bytes is
 found by path-MTU discovery (the router's fragmentation needed / packet
 too big) and a transfer completes across it; 9000-byte jumbo frames cross
@@ -91,6 +92,17 @@ def datagram(hosts: list[str], size: int) -> int:
         server.kill()
 
 
+#: A connection to the router's own address (port 22, where nothing of the router's listens): how it ended.
+CONNECT = """
+import socket, sys
+try:
+    socket.create_connection((sys.argv[1], 22), timeout=5)
+    print("connected")
+except OSError as e:
+    print(type(e).__name__)
+"""
+
+
 def trace(hosts: list[str], family: str) -> str:
     """tracepath from host 1 to host 2 (numeric): its hops, and the path MTU it found."""
     return sh("tracepath", "-n", "-m", "4", *(["-6"] if family == "ipv6" else ["-4"]), NETWORKS[family][1].format(2), ns=hosts[0])
@@ -120,6 +132,7 @@ def scenario(name: str) -> dict[str, Any]:
             got[family] = {
                 "ping": sh("ping", "-c", "3", "-i", "0.2", "-W", "2", *size, peer, ns=hosts[0]),
                 "ping_router": sh("ping", "-c", "2", "-i", "0.2", "-W", "2", gateway, ns=hosts[0]),
+                "connect_router": sh(sys.executable, "-c", CONNECT, gateway, ns=hosts[0]).strip(),
                 "trace": trace(hosts, family),
                 "sent_1_to_2": transfer(hosts, family, 0),
                 "sent_2_to_1": transfer(hosts, family, 1) if name in ("plain", "shaped") else TRANSFER,
@@ -183,6 +196,7 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
         f = got[family]
         assert "3 received" in f["ping"] and "ttl=63" in f["ping"], f["ping"]
         assert "2 received" in f["ping_router"] and "ttl=64" in f["ping_router"], f["ping_router"]
+        assert f["connect_router"] == "ConnectionRefusedError", "a closed port of the router's refuses at once, with a reset"
         gateway = NETWORKS[family][2].format(1)
         assert f" 1:  {gateway} " in f["trace"] and "reached" in f["trace"], f"the router's hop answers: {f['trace']}"
         assert f["sent_1_to_2"] == f["sent_2_to_1"] == TRANSFER
@@ -204,6 +218,7 @@ def test_a_router_behind_a_scheduled_egress_still_answers_arp_nd_pings_and_trace
     for family in NETWORKS:
         f = got[family]
         assert "3 received" in f["ping"] and "2 received" in f["ping_router"], (f["ping"], f["ping_router"])
+        assert f["connect_router"] == "ConnectionRefusedError", f["connect_router"]
         assert f" 1:  {NETWORKS[family][2].format(1)} " in f["trace"] and "reached" in f["trace"], f["trace"]
         assert f["sent_1_to_2"] == f["sent_2_to_1"] == TRANSFER
     assert got["sluice"]["nfs"]["in_sw1"]["arp_answered"] >= 1 and got["sluice"]["nfs"]["in_sw1"]["nd_answered"] >= 1

@@ -1,8 +1,9 @@
 //! `interface_input(interface)`: a router's input on one interface. It
 //! answers ARP requests and IPv6 neighbour solicitations for the
 //! interface's addresses and learns its neighbours from what it hears
-//! (RFC 826, RFC 4861), answers pings to any of the router's addresses and
-//! a datagram to one with a port unreachable, and passes every other IP
+//! (RFC 826, RFC 4861), answers pings to any of the router's addresses, a
+//! datagram to one with a port unreachable and a TCP segment to one with a
+//! reset (no port of the router's is open), and passes every other IP
 //! packet on to be forwarded (gate 0). Its answers leave by gate 1, back out
 //! the interface. Dropped and counted: frames to another MAC, other
 //! EtherTypes, IPv4 headers whose checksum fails (RFC 1812 §5.2.2), packets
@@ -16,6 +17,8 @@ use std::sync::Arc;
 
 use sluice_core::wire::ethernet::{self, Frame, Mac};
 use sluice_core::wire::icmpv6::{advert_flags, Neighbor};
+use sluice_core::packet::Offload;
+use sluice_core::wire::tcp_reset::Reset;
 use sluice_core::wire::{arp, icmp, icmpv6, ip_protocol, ipv4, ipv6, Ip};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
@@ -25,7 +28,7 @@ use crate::neighbor_table::v4_key;
 
 /// Gate of the packets it passes on to be forwarded.
 pub const FORWARD: usize = 0;
-/// Gate of its answers (ARP replies, neighbour advertisements, echo replies, port unreachables).
+/// Gate of its answers (ARP replies, neighbour advertisements, echo replies, port unreachables, resets).
 pub const REPLY: usize = 1;
 
 /// What its counter slots count (cumulative), in order.
@@ -42,6 +45,7 @@ pub const COUNTERS: &[&str] = &[
     "address_conflict",
     "local_dropped",
     "group_dropped",
+    "tcp_refused",
 ];
 
 #[derive(Clone, Copy)]
@@ -59,6 +63,7 @@ enum Count {
     AddressConflict,
     LocalDropped,
     GroupDropped,
+    TcpRefused,
 }
 
 impl Count {
@@ -253,7 +258,8 @@ impl InterfaceInput {
     }
 
     /// A packet to one of the router's addresses, `dst`: a ping answered,
-    /// a datagram answered with a port unreachable, the rest dropped.
+    /// a datagram answered with a port unreachable, a TCP segment with a
+    /// reset, the rest dropped.
     fn local(&mut self, ctx: &mut NfContext<'_>, id: PacketId, dst: u128) -> Verdict {
         let frame = ctx.pool.data(id);
         let (protocol, kind, src_ok) = match sluice_core::wire::ip_of(frame) {
@@ -289,8 +295,68 @@ impl InterfaceInput {
                 return Verdict::Reply;
             }
         }
+        if protocol == ip_protocol::TCP {
+            let mac = self.interface().mac;
+            if refuse(ctx, id, mac, &mut self.ident) {
+                self.counters[Count::TcpRefused as usize] += 1;
+                return Verdict::Reply;
+            }
+        }
         Verdict::Drop(Count::LocalDropped)
     }
+}
+
+/// Rewrites a TCP segment to one of the router's addresses into the reset
+/// a closed port answers it with ([`Reset`]), from that address, sent
+/// from `mac` back to the neighbour that handed it over. False, nothing
+/// changed, for a segment that is itself a reset, whose checksum fails
+/// (unless its sender left it to be completed) or that does not parse.
+fn refuse(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac, ident: &mut u16) -> bool {
+    let partial = ctx.pool.offload(id).csum_partial;
+    let frame = ctx.pool.data(id);
+    let Ok(eth) = Frame::new_checked(frame) else { return false };
+    let l3 = eth.payload_offset();
+    let (reset, v6, src, dst) = match sluice_core::wire::ip_of(frame) {
+        Ok(Ip::V4(h)) => {
+            let segment = h.payload().get(..usize::from(h.total_len()).saturating_sub(h.header_len()));
+            match segment.map(Reset::answering) {
+                Some(Ok(Some(r))) if partial || h.upper_checksum_ok() == Some(true) => (r, false, u128::from(h.src()), u128::from(h.dst())),
+                _ => return false,
+            }
+        }
+        Ok(Ip::V6(h)) => match h.upper_payload() {
+            Ok((ip_protocol::TCP, segment)) => match Reset::answering(segment) {
+                Ok(Some(r)) if partial || h.upper_checksum_ok() == Some(true) => (r, true, h.src(), h.dst()),
+                _ => return false,
+            },
+            _ => return false,
+        },
+        Err(_) => return false,
+    };
+    let ip_len = if v6 { ipv6::HEADER_LEN } else { ipv4::MIN_HEADER_LEN };
+    // A reset is no longer than the shortest segment it answers.
+    if !ctx.pool.set_len(id, l3 + ip_len + sluice_core::wire::l4::TCP_MIN_LEN) {
+        unreachable!("a reset fits where its segment was");
+    }
+    ctx.pool.set_offload(id, Offload::default());
+    let frame = ctx.pool.data_mut(id);
+    let mut eth = Frame::new_checked(&mut *frame).expect("parsed");
+    let asker = eth.src();
+    eth.set_dst(asker);
+    eth.set_src(mac);
+    let (ip, segment) = frame[l3..].split_at_mut(ip_len);
+    reset.emit(segment);
+    if v6 {
+        ipv6::Repr { src: dst, dst: src, next_header: ip_protocol::TCP, hop_limit: 64, payload_len: sluice_core::wire::l4::TCP_MIN_LEN as u16 }.emit(ip);
+        ipv6::Header::new_checked(&mut frame[l3..]).expect("just written").fill_upper_checksum();
+    } else {
+        *ident = ident.wrapping_add(1);
+        let total_len = (ip_len + sluice_core::wire::l4::TCP_MIN_LEN) as u16;
+        ipv4::Repr { src: dst as u32, dst: src as u32, protocol: ip_protocol::TCP, ttl: 64, tos: 0, ident: *ident, total_len, dont_fragment: true }.emit(ip);
+        ipv4::Header::new_checked(&mut frame[l3..]).expect("just written").fill_upper_checksum();
+    }
+    ctx.answer(id);
+    true
 }
 
 /// ff02::1, all nodes on the link.

@@ -138,6 +138,35 @@ impl<T: AsRef<[u8]>> Header<T> {
     pub fn payload(&self) -> &[u8] {
         &self.b()[self.header_len()..]
     }
+
+    /// Whether the UDP or TCP checksum verifies over the pseudo-header.
+    /// `None` for other protocols, a fragment other than the first, a total
+    /// length the bytes do not hold, and a UDP checksum of zero ("none").
+    pub fn upper_checksum_ok(&self) -> Option<bool> {
+        let u = self.upper_checksum()?;
+        let (upper, udp) = (&self.b()[u.start..u.end], u.protocol == super::ip_protocol::UDP);
+        if upper.len() < u.offset + 2 {
+            return Some(false);
+        }
+        if udp && upper[u.offset..u.offset + 2] == [0, 0] {
+            return None;
+        }
+        Some(checksum::add(u.pseudo, checksum::sum(upper)) == 0xffff)
+    }
+
+    /// Where the UDP or TCP checksum is and its pseudo-header's sum (see [`Self::fill_upper_checksum`]).
+    fn upper_checksum(&self) -> Option<super::l4::UpperChecksum> {
+        let (protocol, start, end) = (self.protocol(), self.header_len(), self.total_len() as usize);
+        let offset = super::l4::checksum_offset(protocol)?;
+        if end > self.b().len() || end < start || self.fragment_offset() != 0 {
+            return None;
+        }
+        let mut tail = [0u8; 4];
+        tail[1] = protocol;
+        tail[2..].copy_from_slice(&((end - start) as u16).to_be_bytes());
+        let pseudo = checksum::add(checksum::sum(&self.b()[SRC..DST + 4]), checksum::sum(&tail));
+        Some(super::l4::UpperChecksum { protocol, start, end, offset, pseudo })
+    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
@@ -243,20 +272,6 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
     /// to that sum is the one completing writes.
     pub fn complete_partial_checksum(&mut self) -> bool {
         self.upper_checksum().is_some_and(|u| u.complete_if_partial(self.m()))
-    }
-
-    /// Where the UDP or TCP checksum is and its pseudo-header's sum (see [`Self::fill_upper_checksum`]).
-    fn upper_checksum(&self) -> Option<super::l4::UpperChecksum> {
-        let (protocol, start, end) = (self.protocol(), self.header_len(), self.total_len() as usize);
-        let offset = super::l4::checksum_offset(protocol)?;
-        if end > self.b().len() || end < start || self.fragment_offset() != 0 {
-            return None;
-        }
-        let mut tail = [0u8; 4];
-        tail[1] = protocol;
-        tail[2..].copy_from_slice(&((end - start) as u16).to_be_bytes());
-        let pseudo = checksum::add(checksum::sum(&self.b()[SRC..DST + 4]), checksum::sum(&tail));
-        Some(super::l4::UpperChecksum { protocol, start, end, offset, pseudo })
     }
 }
 
@@ -384,6 +399,20 @@ mod tests {
         assert_eq!(tcp, whole);
         tcp[36..38].copy_from_slice(&[0x12, 0x34]);
         assert!(!Header::new_checked(&mut tcp[..]).unwrap().complete_partial_checksum(), "a corrupt one is not made right");
+    }
+
+    #[test]
+    fn an_upper_checksum_verifies_where_it_is_right_and_udp_without_one_says_nothing() {
+        let mut tcp = Vec::new();
+        etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [20, 0, 1, 1], 64).tcp(5000, 80, 7, 1000).write(&mut tcp, b"a segment").unwrap();
+        assert_eq!(Header::new_checked(&tcp[..]).unwrap().upper_checksum_ok(), Some(true));
+        tcp[40] ^= 1;
+        assert_eq!(Header::new_checked(&tcp[..]).unwrap().upper_checksum_ok(), Some(false));
+        let mut udp = Vec::new();
+        etherparse::PacketBuilder::ipv4([10, 0, 0, 1], [20, 0, 1, 1], 64).udp(5000, 53).write(&mut udp, b"q").unwrap();
+        assert_eq!(Header::new_checked(&udp[..]).unwrap().upper_checksum_ok(), Some(true));
+        udp[26..28].fill(0);
+        assert_eq!(Header::new_checked(&udp[..]).unwrap().upper_checksum_ok(), None);
     }
 
     proptest::proptest! {

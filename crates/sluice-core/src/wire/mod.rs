@@ -13,6 +13,7 @@ pub mod ip_protocol;
 pub mod ipv4;
 pub mod ipv6;
 pub mod l4;
+pub mod tcp_reset;
 pub mod udp_tunnel;
 pub mod vxlan;
 

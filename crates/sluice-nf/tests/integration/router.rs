@@ -147,6 +147,51 @@ fn pings_to_any_of_the_router_s_addresses_are_answered_and_a_datagram_with_a_por
 }
 
 #[test]
+fn a_tcp_segment_to_the_router_is_refused_with_a_reset_and_a_reset_or_a_corrupt_one_is_not() {
+    let ifs = Interfaces::sample();
+    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut h = Harness::default();
+    let tcp = |dst6: bool, flags: &dyn Fn(etherparse::TcpHeader) -> etherparse::TcpHeader| {
+        let eth = PacketBuilder::ethernet2(HOST, ROUTER);
+        let ip = if dst6 { eth.ipv6(v6("2001:db8:1::1"), v6("2001:db8:1::fe"), 64) } else { eth.ipv4([10, 0, 1, 1], [10, 0, 2, 254], 64) };
+        let mut f = Vec::new();
+        ip.tcp_header(flags(etherparse::TcpHeader::new(40000, 22, 1000, 64240))).write(&mut f, &[]).unwrap();
+        f
+    };
+    let syn = |mut t: etherparse::TcpHeader| {
+        t.syn = true;
+        t
+    };
+    let rst = |mut t: etherparse::TcpHeader| {
+        t.rst = true;
+        t
+    };
+    let mut corrupt = tcp(false, &syn);
+    let last = corrupt.len() - 1;
+    corrupt[last] ^= 1;
+    let out = h.run_with_meta(input.as_mut(), &[tcp(false, &syn), tcp(true, &syn), tcp(false, &rst), corrupt], &[on(0, 0); 4]);
+    assert_eq!((out.gates[0].len(), out.dropped), (0, 2), "the reset and the corrupt segment dropped");
+    let [r4, r6] = &out.gates[1][..] else { panic!("{out:?}") };
+    for (reply, v6) in [(r4, false), (r6, true)] {
+        assert_eq!((&reply[..6], &reply[6..12]), (&HOST[..], &ROUTER[..]));
+        let p = SlicedPacket::from_ethernet(reply).unwrap();
+        let Some(TransportSlice::Tcp(t)) = &p.transport else { panic!("{p:?}") };
+        assert_eq!((t.source_port(), t.destination_port(), t.sequence_number(), t.acknowledgment_number()), (22, 40000, 0, 1001));
+        assert!(t.rst() && t.ack() && !t.syn() && t.payload().is_empty());
+        let expected = match &p.net {
+            Some(NetSlice::Ipv4(ip)) if !v6 => {
+                assert_eq!((ip.header().source(), ip.header().destination()), ([10, 0, 2, 254], [10, 0, 1, 1]), "from the address it was sent to");
+                assert!(ip.header().to_header().calc_header_checksum() == ip.header().header_checksum());
+                t.to_header().calc_checksum_ipv4(&ip.header().to_header(), &[]).unwrap()
+            }
+            Some(NetSlice::Ipv6(ip)) if v6 => t.to_header().calc_checksum_ipv6(&ip.header().to_header(), &[]).unwrap(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(t.checksum(), expected);
+    }
+}
+
+#[test]
 fn an_expired_packet_is_answered_with_a_time_exceeded_quoting_it_and_an_error_about_an_error_is_not() {
     let ifs = Interfaces::sample();
     let mut ttl = build(&ifs, r#"{"type": "ttl_decrement", "icmp": true}"#);
