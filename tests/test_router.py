@@ -4,8 +4,9 @@ each in a network namespace of its own with its default settings
 default route via the router), on veth pairs whose other ends are the
 ports of `sluice serve` running `sluice.router.router` on AF_PACKET. Over
 IPv4 and IPv6 they resolve the router by ARP and neighbour discovery,
-ping each other and the router, are refused at once by a closed port of
-the router's (a TCP reset), trace the way (the router's hop answers
+ping each other and the router (with pings larger than the link's MTU,
+which the router reassembles and answers in fragments), are refused at once
+by a closed port of the router's (a TCP reset), trace the way (the router's hop answers
 with a time exceeded) and move TCP both ways; a link of 1400 bytes is
 found by path-MTU discovery (the router's fragmentation needed / packet
 too big) and a transfer completes across it; 9000-byte jumbo frames cross
@@ -133,6 +134,8 @@ def scenario(name: str) -> dict[str, Any]:
                 "ping": sh("ping", "-c", "3", "-i", "0.2", "-W", "2", *size, peer, ns=hosts[0]),
                 "ping_router": sh("ping", "-c", "2", "-i", "0.2", "-W", "2", gateway, ns=hosts[0]),
                 "connect_router": sh(sys.executable, "-c", CONNECT, gateway, ns=hosts[0]).strip(),
+                # Larger than the link's MTU: it comes in fragments, and its reply leaves in fragments.
+                "ping_router_large": sh("ping", "-c", "2", "-i", "0.2", "-W", "2", "-s", "3000", gateway, ns=hosts[0]),
                 "trace": trace(hosts, family),
                 "sent_1_to_2": transfer(hosts, family, 0),
                 "sent_2_to_1": transfer(hosts, family, 1) if name in ("plain", "shaped") else TRANSFER,
@@ -197,6 +200,7 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
         assert "3 received" in f["ping"] and "ttl=63" in f["ping"], f["ping"]
         assert "2 received" in f["ping_router"] and "ttl=64" in f["ping_router"], f["ping_router"]
         assert f["connect_router"] == "ConnectionRefusedError", "a closed port of the router's refuses at once, with a reset"
+        assert "2 received" in f["ping_router_large"] and "3008 bytes from" in f["ping_router_large"], f["ping_router_large"]
         gateway = NETWORKS[family][2].format(1)
         assert f" 1:  {gateway} " in f["trace"] and "reached" in f["trace"], f"the router's hop answers: {f['trace']}"
         assert f["sent_1_to_2"] == f["sent_2_to_1"] == TRANSFER

@@ -10,19 +10,24 @@
 //! to a group address or a subnet's broadcast (not forwarded), neighbour
 //! discovery that fails RFC 4861's checks (a hop limit other than 255…),
 //! an ARP claiming one of the router's addresses, and whatever else is
-//! addressed to the router.
+//! addressed to the router. What comes to the router in fragments is put
+//! together first, in `reassembly`'s few datagrams of
+//! up to 64 KiB each (256 KiB an interface, allocated when it is built),
+//! and an answer longer than the interface's MTU leaves in fragments.
 
 use sluice_core::DropReason;
 use std::sync::Arc;
 
 use sluice_core::wire::ethernet::{self, Frame, Mac};
 use sluice_core::wire::icmpv6::{advert_flags, Neighbor};
-use sluice_core::packet::Offload;
+use sluice_core::packet::{Offload, NO_FLOW};
 use sluice_core::wire::tcp_reset::Reset;
 use sluice_core::wire::{arp, icmp, icmpv6, ip_protocol, ipv4, ipv6, Ip};
 use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
+use crate::fragment;
 use crate::icmp_error::{self, ErrorSource, IcmpError};
+use crate::reassembly::{Added, Key, Piece, Reassembly};
 use crate::interfaces::{Interface, Interfaces};
 use crate::neighbor_table::v4_key;
 
@@ -46,6 +51,8 @@ pub const COUNTERS: &[&str] = &[
     "local_dropped",
     "group_dropped",
     "tcp_refused",
+    "reassembled",
+    "reassembly_failed",
 ];
 
 #[derive(Clone, Copy)]
@@ -64,13 +71,15 @@ enum Count {
     LocalDropped,
     GroupDropped,
     TcpRefused,
+    Reassembled,
+    ReassemblyFailed,
 }
 
 impl Count {
     /// Why a packet counted here as dropped was dropped.
     fn reason(self) -> DropReason {
         match self {
-            Count::BadChecksum | Count::NdInvalid => DropReason::Malformed,
+            Count::BadChecksum | Count::NdInvalid | Count::ReassemblyFailed => DropReason::Malformed,
             Count::AddressConflict => DropReason::Denied,
             _ => DropReason::NotOurs,
         }
@@ -85,6 +94,10 @@ enum Verdict {
     Reply,
     /// Taken in: it was for the router (what it says was heard).
     TakenIn,
+    /// Answered, and taken in: the answer is another packet, made here (to a datagram that came in fragments).
+    ReplyWith(PacketId),
+    /// Taken in or dropped, and counted, already.
+    Done,
     /// Taken in, and counted: link-local control traffic to a group (MLD, router solicitations).
     TakenInAs(Count),
     /// Dropped, for this reason.
@@ -97,6 +110,10 @@ pub struct InterfaceInput {
     index: u16,
     /// The IPv4 identification of its next ICMP error.
     ident: u16,
+    /// The identification of the last IPv6 packet it cut into fragments.
+    fragment_ident: u32,
+    /// Datagrams to the router that came in fragments, being put together.
+    reassembly: Reassembly,
     counters: [u64; COUNTERS.len()],
 }
 
@@ -104,7 +121,7 @@ impl InterfaceInput {
     /// The input of interface `name` of `interfaces`.
     pub fn new(interfaces: Arc<Interfaces>, name: &str) -> Result<Self, String> {
         let index = interfaces.named(name)?.index;
-        Ok(Self { interfaces, index, ident: index << 8, counters: [0; COUNTERS.len()] })
+        Ok(Self { interfaces, index, ident: index << 8, fragment_ident: u32::from(index) << 24, reassembly: Reassembly::default(), counters: [0; COUNTERS.len()] })
     }
 
     fn interface(&self) -> &Interface {
@@ -138,6 +155,9 @@ impl InterfaceInput {
                 }
                 let dst = h.dst();
                 if interfaces.owns_v4(dst) {
+                    if h.more_fragments() || h.fragment_offset() != 0 {
+                        return self.fragment(ctx, id, u128::from(dst));
+                    }
                     return self.local(ctx, id, u128::from(dst));
                 }
                 // The link's own groups (224.0.0.0/24) and broadcasts are the link's: heard, not routed.
@@ -157,6 +177,9 @@ impl InterfaceInput {
                     }
                 }
                 if interfaces.owns_v6(dst) {
+                    if h.fragment().is_ok_and(|f| f.is_some()) {
+                        return self.fragment(ctx, id, dst);
+                    }
                     return self.local(ctx, id, dst);
                 }
                 // Link-scope groups (ff02::/16: MLD reports, router solicitations…): heard, not routed.
@@ -257,6 +280,66 @@ impl InterfaceInput {
         Verdict::Reply
     }
 
+    /// A fragment of a datagram to one of the router's addresses, `dst`:
+    /// taken in, its bytes kept until the datagram is whole, which is then
+    /// made here and answered as [`Self::local`] answers (see `reassembly`).
+    fn fragment(&mut self, ctx: &mut NfContext<'_>, id: PacketId, dst: u128) -> Verdict {
+        let now = ctx.now();
+        let at = match piece_of(ctx.pool.data(id)).map(|piece| self.reassembly.add(now, &piece)) {
+            Some(Added::Waiting | Added::Duplicate) => return Verdict::TakenIn,
+            Some(Added::Whole(at)) => at,
+            Some(Added::Discarded) | None => return Verdict::Drop(Count::ReassemblyFailed),
+        };
+        let (head, data) = self.reassembly.whole(at);
+        let Some(whole) = ctx.make_packet(head.len() + data.len(), NO_FLOW) else { return Verdict::Drop(Count::ReassemblyFailed) };
+        ctx.take_in(id);
+        let frame = ctx.pool.data_mut(whole);
+        frame[..head.len()].copy_from_slice(head);
+        frame[head.len()..].copy_from_slice(data);
+        let l3 = Frame::new_checked(&*frame).expect("its first fragment's").payload_offset();
+        match ipv4::Header::new_checked(&mut frame[l3..]) {
+            Ok(mut h) => {
+                let len = h.header_len() + data.len();
+                h.set_fragment(len as u16, false, 0);
+            }
+            Err(_) => ipv6::set_payload_len(&mut frame[l3..], (head.len() - l3 - ipv6::HEADER_LEN + data.len()) as u16),
+        }
+        self.counters[Count::Reassembled as usize] += 1;
+        match self.local(ctx, whole, dst) {
+            Verdict::Reply => Verdict::ReplyWith(whole),
+            Verdict::Drop(why) => {
+                self.counters[why as usize] += 1;
+                ctx.drop_packet(whole, why.reason());
+                Verdict::Done
+            }
+            _ => unreachable!("a datagram to the router is answered or dropped"),
+        }
+    }
+
+    /// Sends answer `id` back out the interface, in fragments where it is
+    /// longer than the interface's MTU (the echo reply to a datagram that
+    /// came in fragments); dropped where it cannot be cut.
+    fn reply(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId) {
+        let mtu = self.interface().mtu as usize;
+        let (len, v6) = match sluice_core::wire::ip_of(ctx.pool.data(id)) {
+            Ok(Ip::V4(h)) => (usize::from(h.total_len()), false),
+            Ok(Ip::V6(h)) => (ipv6::HEADER_LEN + usize::from(h.payload_len()), true),
+            Err(_) => (0, false),
+        };
+        if len <= mtu {
+            return out.push(REPLY, id);
+        }
+        let cut = if v6 {
+            self.fragment_ident = self.fragment_ident.wrapping_add(1);
+            fragment::fragment_v6(ctx, id, mtu, self.fragment_ident, |_, f| out.push(REPLY, f))
+        } else {
+            fragment::fragment(ctx, id, mtu, |_, f| out.push(REPLY, f))
+        };
+        if cut.is_err() {
+            ctx.drop_packet(id, DropReason::NoBuffer);
+        }
+    }
+
     /// A packet to one of the router's addresses, `dst`: a ping answered,
     /// a datagram answered with a port unreachable, a TCP segment with a
     /// reset, the rest dropped.
@@ -303,6 +386,25 @@ impl InterfaceInput {
             }
         }
         Verdict::Drop(Count::LocalDropped)
+    }
+}
+
+/// What fragment `frame` is of its datagram (see `reassembly`); `None` where it does not parse.
+fn piece_of(frame: &[u8]) -> Option<Piece<'_>> {
+    let l3 = Frame::new_checked(frame).ok()?.payload_offset();
+    match sluice_core::wire::ip_of(frame).ok()? {
+        Ip::V4(h) => {
+            let (ihl, total) = (h.header_len(), usize::from(h.total_len()));
+            let key = Key { v6: false, src: u128::from(h.src()), dst: u128::from(h.dst()), ident: u32::from(h.ident()), protocol: h.protocol() };
+            let data = frame.get(l3 + ihl..l3 + total)?;
+            Some(Piece { key, offset: usize::from(h.fragment_offset()) * 8, more: h.more_fragments(), data, head: &frame[..l3 + ihl], patch: None })
+        }
+        Ip::V6(h) => {
+            let f = h.fragment().ok()??;
+            let key = Key { v6: true, src: h.src(), dst: h.dst(), ident: f.ident, protocol: 0 };
+            let data = &frame[l3 + f.at + ipv6::FRAGMENT_HEADER_LEN..l3 + ipv6::HEADER_LEN + usize::from(h.payload_len())];
+            Some(Piece { key, offset: f.offset, more: f.more, data, head: &frame[..l3 + f.at], patch: Some((l3 + f.names_at, f.next_header)) })
+        }
     }
 }
 
@@ -424,7 +526,9 @@ impl NetworkFunction for InterfaceInput {
                     self.counters[Count::Forwarded as usize] += 1;
                     out.push(FORWARD, id);
                 }
-                Verdict::Reply => out.push(REPLY, id),
+                Verdict::Reply => self.reply(ctx, out, id),
+                Verdict::ReplyWith(answer) => self.reply(ctx, out, answer),
+                Verdict::Done => {}
                 Verdict::TakenIn => ctx.take_in(id),
                 Verdict::TakenInAs(what) => {
                     self.counters[what as usize] += 1;

@@ -35,6 +35,7 @@ pub mod next_hop;
 pub mod nf_config;
 pub mod queue;
 pub mod random_split;
+mod reassembly;
 pub mod reframer;
 mod route_rules;
 pub mod replicate;

@@ -12,6 +12,8 @@ pub const NO_NEXT_HEADER: u8 = 59;
 /// Next-header value of the fragment header (also what [`Header::upper`]
 /// reports for a fragment that does not hold the upper-layer header).
 pub const FRAGMENT: u8 = 44;
+/// Bytes of the fragment header.
+pub const FRAGMENT_HEADER_LEN: usize = 8;
 /// Most extension headers [`Header::upper`] walks before it calls the chain
 /// malformed (RFC 8200 §4.1 allows each kind once, destination options twice).
 pub const MAX_EXTENSIONS: usize = 8;
@@ -30,6 +32,33 @@ const DST: usize = 24;
 
 /// A view of an IPv6 header (and what follows it).
 pub struct Header<T: AsRef<[u8]>>(T);
+
+/// A fragment header, and where it sits (offsets from the IPv6 header's start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fragment {
+    /// Where it starts: the headers before it are the unfragmentable part.
+    pub at: usize,
+    /// The next-header field that names it (6, the fixed header's, or an extension header's first byte).
+    pub names_at: usize,
+    /// The header its fragmentable part starts with.
+    pub next_header: u8,
+    /// Where its data lies in the original packet's fragmentable part (bytes, a multiple of 8).
+    pub offset: usize,
+    /// Whether more fragments follow (M).
+    pub more: bool,
+    /// The original packet's identification.
+    pub ident: u32,
+}
+
+impl Fragment {
+    /// Writes a fragment header into the first [`FRAGMENT_HEADER_LEN`] bytes of `out`.
+    pub fn emit(next_header: u8, offset: usize, more: bool, ident: u32, out: &mut [u8]) {
+        out[0] = next_header;
+        out[1] = 0;
+        out[2..4].copy_from_slice(&((offset as u16 & !7) | u16::from(more)).to_be_bytes());
+        out[4..8].copy_from_slice(&ident.to_be_bytes());
+    }
+}
 
 impl<T: AsRef<[u8]>> Header<T> {
     /// Checks version 6 and that the bytes hold the fixed header and the
@@ -120,21 +149,45 @@ impl<T: AsRef<[u8]>> Header<T> {
         let packet = self.packet();
         let (mut next, mut at) = (self.next_header(), HEADER_LEN);
         for _ in 0..=MAX_EXTENSIONS {
-            let len = match next {
-                HOP_BY_HOP | ROUTING | DESTINATION_OPTIONS => 8 + 8 * *packet.get(at + 1).ok_or(Malformed::Truncated)? as usize,
-                AUTHENTICATION => 8 + 4 * *packet.get(at + 1).ok_or(Malformed::Truncated)? as usize,
-                FRAGMENT => 8,
-                _ => return Ok((next, at)),
-            };
-            if at + len > packet.len() {
-                return Err(Malformed::Truncated);
-            }
+            let Some(len) = self.extension_len(next, at)? else { return Ok((next, at)) };
             if next == FRAGMENT && u16::from_be_bytes([packet[at + 2], packet[at + 3]]) >> 3 != 0 {
                 return Ok((FRAGMENT, at + len));
             }
             (next, at) = (packet[at], at + len);
         }
         Err(Malformed::Unexpected)
+    }
+
+    /// The fragment header, where the packet is a fragment (RFC 8200 §4.5).
+    pub fn fragment(&self) -> Result<Option<Fragment>, Malformed> {
+        let packet = self.packet();
+        let (mut next, mut at, mut names_at) = (self.next_header(), HEADER_LEN, NEXT_HEADER);
+        for _ in 0..=MAX_EXTENSIONS {
+            let Some(len) = self.extension_len(next, at)? else { return Ok(None) };
+            if next == FRAGMENT {
+                let word = u16::from_be_bytes([packet[at + 2], packet[at + 3]]);
+                let ident = u32::from_be_bytes(packet[at + 4..at + 8].try_into().expect("8 bytes checked"));
+                return Ok(Some(Fragment { at, names_at, next_header: packet[at], offset: usize::from(word & !7), more: word & 1 != 0, ident }));
+            }
+            (next, names_at, at) = (packet[at], at, at + len);
+        }
+        Err(Malformed::Unexpected)
+    }
+
+    /// Bytes of the extension header `next` at `at`, checked to lie in the
+    /// packet; `None` where `next` is no extension header.
+    fn extension_len(&self, next: u8, at: usize) -> Result<Option<usize>, Malformed> {
+        let packet = self.packet();
+        let len = match next {
+            HOP_BY_HOP | ROUTING | DESTINATION_OPTIONS => 8 + 8 * *packet.get(at + 1).ok_or(Malformed::Truncated)? as usize,
+            AUTHENTICATION => 8 + 4 * *packet.get(at + 1).ok_or(Malformed::Truncated)? as usize,
+            FRAGMENT => FRAGMENT_HEADER_LEN,
+            _ => return Ok(None),
+        };
+        if at + len > packet.len() {
+            return Err(Malformed::Truncated);
+        }
+        Ok(Some(len))
     }
 
     /// The upper-layer protocol and its bytes (header and data), see [`Header::upper`].
@@ -266,6 +319,18 @@ impl Repr {
     }
 }
 
+/// Sets the fixed header's payload length in `ip`, the start of an IPv6
+/// packet being cut or put together (whose old payload length its bytes
+/// may no longer hold, so no [`Header`] views it).
+pub fn set_payload_len(ip: &mut [u8], payload_len: u16) {
+    ip[PAYLOAD_LEN..PAYLOAD_LEN + 2].copy_from_slice(&payload_len.to_be_bytes());
+}
+
+/// Sets the fixed header's next header in `ip` (see [`set_payload_len`]).
+pub fn set_next_header(ip: &mut [u8], next_header: u8) {
+    ip[NEXT_HEADER] = next_header;
+}
+
 /// Whether `address` is one a router sends no ICMPv6 error to (RFC 4443
 /// §2.4 e): unspecified, loopback or multicast.
 pub fn is_unroutable_source(address: u128) -> bool {
@@ -393,6 +458,25 @@ mod tests {
         let mut overlong = with_extensions(&[0], 0);
         overlong[HEADER_LEN + 1] = 200; // hop-by-hop says 1608 bytes
         assert_eq!(Header::new_checked(&overlong[..]).expect("a header").upper(), Err(Malformed::Truncated));
+    }
+
+    #[test]
+    fn the_fragment_header_is_found_behind_the_headers_before_it_and_reads_back_as_written() {
+        let first = with_extensions(&[0, 43, 44], 0);
+        let h = Header::new_checked(&first[..]).expect("a header");
+        let f = h.fragment().expect("a chain").expect("a fragment");
+        // Hop-by-hop and routing, 16 bytes each, before it; the routing header names it.
+        assert_eq!((f.at, f.names_at, f.next_header, f.offset, f.more, f.ident), (HEADER_LEN + 32, HEADER_LEN + 16, 17, 0, false, 1));
+        let later = with_extensions(&[44], 185);
+        let f = Header::new_checked(&later[..]).expect("a header").fragment().expect("a chain").expect("a fragment");
+        assert_eq!((f.at, f.names_at, f.offset), (HEADER_LEN, NEXT_HEADER, 185 * 8));
+        assert_eq!(Header::new_checked(&with_extensions(&[0, 60], 0)[..]).expect("a header").fragment(), Ok(None));
+        let mut written = [0u8; FRAGMENT_HEADER_LEN];
+        Fragment::emit(58, 1480, true, 0xdead_beef, &mut written);
+        let mut bytes = later.clone();
+        bytes[HEADER_LEN..HEADER_LEN + FRAGMENT_HEADER_LEN].copy_from_slice(&written);
+        let f = Header::new_checked(&bytes[..]).expect("a header").fragment().expect("a chain").expect("a fragment");
+        assert_eq!((f.next_header, f.offset, f.more, f.ident), (58, 1480, true, 0xdead_beef));
     }
 
     /// An IPv6/UDP packet behind extension headers of the kinds in `chain`

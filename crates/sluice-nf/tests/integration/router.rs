@@ -23,6 +23,11 @@ fn build(interfaces: &Arc<Interfaces>, json: &str) -> Box<dyn NetworkFunction> {
     serde_json::from_str::<NfSpec>(json).unwrap().build_on(interfaces).unwrap()
 }
 
+/// The sample's first interface's `interface_input`.
+fn input_on(interfaces: &Arc<Interfaces>) -> Box<dyn NetworkFunction> {
+    build(interfaces, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#))
+}
+
 /// Arrived on the sample's interface `port`, at ingress time `ts_ns`.
 fn on(port: u16, ts_ns: u64) -> PacketMeta {
     PacketMeta { port, ts_ns, ..PacketMeta::default() }
@@ -69,7 +74,7 @@ fn solicit(src: [u8; 16], target: [u8; 16], hop_limit: u8) -> Vec<u8> {
 #[test]
 fn an_arp_request_for_the_interface_is_answered_and_its_asker_learned() {
     let ifs = Interfaces::sample();
-    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut input = input_on(&ifs);
     let mut h = Harness::default();
     h.set_now(5_000);
     let out = h.run_with_meta(input.as_mut(), &[arp_frame([0xff; 6], arp::REQUEST, HOST, [10, 0, 1, 1], [10, 0, 1, 254])], &[on(0, 0)]);
@@ -94,7 +99,7 @@ fn an_arp_request_for_the_interface_is_answered_and_its_asker_learned() {
 #[test]
 fn a_neighbour_solicitation_is_answered_as_rfc_4861_says_and_one_with_a_forwarded_hop_limit_dropped() {
     let ifs = Interfaces::sample();
-    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut input = input_on(&ifs);
     let mut h = Harness::default();
     h.set_now(1);
     let host = v6("2001:db8:1::1");
@@ -116,7 +121,7 @@ fn a_neighbour_solicitation_is_answered_as_rfc_4861_says_and_one_with_a_forwarde
 #[test]
 fn pings_to_any_of_the_router_s_addresses_are_answered_and_a_datagram_with_a_port_unreachable() {
     let ifs = Interfaces::sample();
-    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut input = input_on(&ifs);
     let mut h = Harness::default();
     h.set_now(1);
     let mut ping4 = Vec::new();
@@ -149,7 +154,7 @@ fn pings_to_any_of_the_router_s_addresses_are_answered_and_a_datagram_with_a_por
 #[test]
 fn a_tcp_segment_to_the_router_is_refused_with_a_reset_and_a_reset_or_a_corrupt_one_is_not() {
     let ifs = Interfaces::sample();
-    let mut input = build(&ifs, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#));
+    let mut input = input_on(&ifs);
     let mut h = Harness::default();
     let tcp = |dst6: bool, flags: &dyn Fn(etherparse::TcpHeader) -> etherparse::TcpHeader| {
         let eth = PacketBuilder::ethernet2(HOST, ROUTER);
@@ -189,6 +194,103 @@ fn a_tcp_segment_to_the_router_is_refused_with_a_reset_and_a_reset_or_a_corrupt_
         };
         assert_eq!(t.checksum(), expected);
     }
+}
+
+/// `packet` (Ethernet, IPv4 without options) cut into fragments of at most `mtu` bytes of IP packet.
+fn fragments4(packet: &[u8], mtu: usize) -> Vec<Vec<u8>> {
+    let (head, payload) = packet.split_at(14 + 20);
+    let chunk = (mtu - 20) & !7;
+    let count = payload.len().div_ceil(chunk);
+    payload.chunks(chunk).enumerate().map(|(k, data)| {
+        let mut f = [head, data].concat();
+        f[16..18].copy_from_slice(&((20 + data.len()) as u16).to_be_bytes());
+        let flags = if k + 1 < count { 0x2000 } else { 0 } | (k * chunk / 8) as u16;
+        f[20..22].copy_from_slice(&flags.to_be_bytes());
+        f[24..26].fill(0);
+        let c = !sluice_core::wire::checksum::sum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+        f
+    }).collect()
+}
+
+/// `packet` (Ethernet, IPv6 without extension headers) cut into fragments of at most `mtu` bytes of IP packet, numbered `ident`.
+fn fragments6(packet: &[u8], mtu: usize, ident: u32) -> Vec<Vec<u8>> {
+    let (head, payload) = packet.split_at(14 + 40);
+    let chunk = (mtu - 48) & !7;
+    let count = payload.len().div_ceil(chunk);
+    payload.chunks(chunk).enumerate().map(|(k, data)| {
+        let word = (k * chunk) as u16 | u16::from(k + 1 < count);
+        let mut f = [head, &[head[20], 0], &word.to_be_bytes()[..], &ident.to_be_bytes()[..], data].concat();
+        f[18..20].copy_from_slice(&((8 + data.len()) as u16).to_be_bytes());
+        f[20] = 44;
+        f
+    }).collect()
+}
+
+#[test]
+fn a_ping_to_the_router_in_fragments_is_answered_whole_in_fragments_and_overlapping_ones_are_discarded() {
+    let ifs = Interfaces::sample();
+    let mut input = input_on(&ifs);
+    let mut h = Harness::default();
+    h.set_now(1);
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
+    let mut ping4 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 1, 254], 64).icmpv4_echo_request(9, 1).write(&mut ping4, &data).unwrap();
+    let mut ping6 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv6(v6("2001:db8:1::1"), v6("2001:db8:1::fe"), 64).icmpv6_echo_request(9, 2).write(&mut ping6, &data).unwrap();
+    let (f4, f6) = (fragments4(&ping4, 1500), fragments6(&ping6, 1500, 77));
+    assert_eq!((f4.len(), f6.len()), (3, 3));
+    // Another datagram whose second fragment overlaps its first.
+    let mut other = fragments4(&ping4, 1500);
+    for f in &mut other {
+        f[18..20].copy_from_slice(&[0xbe, 0xef]);
+    }
+    other[1][20..22].copy_from_slice(&(0x2000u16 | 1).to_be_bytes());
+    other[1][24..26].fill(0);
+    let c = !sluice_core::wire::checksum::sum(&other[1][14..34]);
+    other[1][24..26].copy_from_slice(&c.to_be_bytes());
+    let frames = [&f4[2], &f6[1], &other[0], &f4[0], &f6[2], &f6[2], &other[1], &f4[1], &f6[0]].map(|f| f.clone());
+    let out = h.run_with_meta(input.as_mut(), &frames, &[on(0, 0); 9]);
+    assert_eq!((out.gates[0].len(), out.dropped), (0, 1), "the overlapping fragment dropped, the rest taken in");
+    assert_eq!(out.gates[1].len(), 6, "two replies of three fragments each: {:?}", out.gates[1].iter().map(Vec::len).collect::<Vec<_>>());
+    // IPv4 put together by etherparse; IPv6 by hand (etherparse 0.16 reads
+    // the fragment header's offset and M flag from the wrong bits).
+    let mut pool = etherparse::defrag::IpDefragPool::<(), ()>::new();
+    let (mut whole, mut pieces6) = (Vec::new(), Vec::new());
+    for reply in &out.gates[1] {
+        assert!(reply.len() <= 14 + 1500, "each fragment fits the MTU");
+        assert_eq!((&reply[..6], &reply[6..12]), (&HOST[..], &ROUTER[..]));
+        if reply[12..14] == [0x86, 0xdd] {
+            assert_eq!((reply[14 + 6], reply[14 + 40]), (44, 58), "a fragment header, then ICMPv6");
+            let word = u16::from_be_bytes([reply[56], reply[57]]);
+            let end = 14 + 40 + usize::from(u16::from_be_bytes([reply[18], reply[19]]));
+            pieces6.push((usize::from(word & !7), word & 1 == 1, reply[58..62].to_vec(), reply[62..end].to_vec()));
+            continue;
+        }
+        let p = SlicedPacket::from_ethernet(reply).unwrap();
+        let Some(NetSlice::Ipv4(ip)) = &p.net else { panic!("{p:?}") };
+        let (src, dst) = (ip.header().source().to_vec(), ip.header().destination().to_vec());
+        if let Some(done) = pool.process_sliced_packet(&p, (), ()).unwrap() {
+            whole.push((src, dst, done.payload));
+        }
+    }
+    pieces6.sort_by_key(|p| p.0);
+    let mut icmp6 = Vec::new();
+    for (k, (offset, more, ident, data)) in pieces6.iter().enumerate() {
+        assert_eq!((*offset, *more, ident), (icmp6.len(), k + 1 < pieces6.len(), &pieces6[0].2), "fragments in a row, one identification");
+        icmp6.extend_from_slice(data);
+    }
+    assert_eq!(pieces6.len(), 3);
+    let [(s4, d4, icmp4)] = &whole[..] else { panic!("one IPv4 datagram made whole: {}", whole.len()) };
+    assert_eq!((&s4[..], &d4[..]), (&[10, 0, 1, 254][..], &[10, 0, 1, 1][..]));
+    let reply4 = etherparse::Icmpv4Slice::from_slice(icmp4).unwrap();
+    assert_eq!(reply4.icmp_type(), Icmpv4Type::EchoReply(etherparse::IcmpEchoHeader { id: 9, seq: 1 }));
+    assert_eq!((reply4.payload(), reply4.checksum()), (&data[..], reply4.icmp_type().calc_checksum(reply4.payload())));
+    assert_eq!((&out.gates[1][3][14 + 8..14 + 24], &out.gates[1][3][14 + 24..14 + 40]), (&v6("2001:db8:1::fe")[..], &v6("2001:db8:1::1")[..]));
+    let reply6 = etherparse::Icmpv6Slice::from_slice(&icmp6).unwrap();
+    assert_eq!(reply6.icmp_type(), Icmpv6Type::EchoReply(etherparse::IcmpEchoHeader { id: 9, seq: 2 }));
+    assert_eq!(reply6.payload(), &data[..]);
+    assert_eq!(reply6.checksum(), reply6.icmp_type().calc_checksum(v6("2001:db8:1::fe"), v6("2001:db8:1::1"), reply6.payload()).unwrap());
 }
 
 #[test]
