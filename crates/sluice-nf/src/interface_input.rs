@@ -296,13 +296,15 @@ impl InterfaceInput {
         let frame = ctx.pool.data_mut(whole);
         frame[..head.len()].copy_from_slice(head);
         frame[head.len()..].copy_from_slice(data);
-        let l3 = Frame::new_checked(&*frame).expect("its first fragment's").payload_offset();
-        match ipv4::Header::new_checked(&mut frame[l3..]) {
-            Ok(mut h) => {
-                let len = h.header_len() + data.len();
-                h.set_fragment(len as u16, false, 0);
-            }
-            Err(_) => ipv6::set_payload_len(&mut frame[l3..], (head.len() - l3 - ipv6::HEADER_LEN + data.len()) as u16),
+        let eth = Frame::new_checked(&*frame).expect("its first fragment's");
+        let (l3, v6) = (eth.payload_offset(), eth.payload_type() == ethernet::ETHERTYPE_IPV6);
+        // The headers of its first fragment, now of all of it.
+        if v6 {
+            ipv6::set_payload_len(&mut frame[l3..], (head.len() - l3 - ipv6::HEADER_LEN + data.len()) as u16);
+        } else {
+            let mut h = ipv4::Header::new_checked(&mut frame[l3..]).expect("its first fragment's");
+            let len = h.header_len() + data.len();
+            h.set_fragment(len as u16, false, 0);
         }
         self.counters[Count::Reassembled as usize] += 1;
         match self.local(ctx, whole, dst) {
