@@ -63,7 +63,8 @@ enum Count {
 #[derive(Clone, Copy)]
 struct Cached {
     key: u128,
-    mac: Mac,
+    /// Its MAC and the interface's, as a frame's header holds them (see [`addresses`]).
+    addresses: Addresses,
     /// The table's version it was read at: it holds while the table is there.
     version: u64,
     /// When it stops being reachable (ns).
@@ -116,7 +117,16 @@ impl NextHop {
     #[inline]
     fn send(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, mac: Mac) {
         let own = self.interface().mac;
-        address(ctx.pool.data_mut(id), mac, own);
+        self.send_as(ctx, out, id, addresses(mac, own));
+    }
+
+    /// Its Ethernet header's addresses set to `(head, tail)` (see [`addresses`]), it goes out.
+    #[inline]
+    fn send_as(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, (head, tail): Addresses) {
+        if let Some(frame) = ctx.pool.data_mut(id).get_mut(..12) {
+            frame[..8].copy_from_slice(&head);
+            frame[8..].copy_from_slice(&tail);
+        }
         self.counters[Count::Sent as usize] += 1;
         out.push(OUT, id);
     }
@@ -128,7 +138,7 @@ impl NextHop {
         let ts_ns = ctx.pool.meta(id).ts_ns;
         let version = self.interface().neighbors.version();
         match self.cached.filter(|c| c.key == key && ts_ns < c.until_ns && c.version == version) {
-            Some(c) => self.send(ctx, out, id, c.mac),
+            Some(c) => self.send_as(ctx, out, id, c.addresses),
             None => self.resolve(ctx, out, id, key),
         }
     }
@@ -144,7 +154,7 @@ impl NextHop {
                     crate::neighbor_table::State::Static => u64::MAX,
                     _ => e.confirmed_ns.saturating_add(table.timers().reachable_ns),
                 });
-                self.cached = Some(Cached { key, mac, version, until_ns });
+                self.cached = Some(Cached { key, addresses: addresses(mac, self.interface().mac), version, until_ns });
                 self.send(ctx, out, id, mac);
             }
             Resolution::SendAndProbe(mac) => {
@@ -351,7 +361,7 @@ fn destination(frame: &[u8]) -> Option<(u128, usize)> {
 /// `(head, tail)` their Ethernet header's addresses (see [`addresses`]);
 /// returns how many it sent, up to the first that needs more.
 #[inline(always)]
-fn send_whole(pool: &mut sluice_core::PacketPool, ids: &[PacketId], gate: &mut Batch, until_ns: u64, mtu: usize, (head, tail): ([u8; 8], [u8; 4])) -> usize {
+fn send_whole(pool: &mut sluice_core::PacketPool, ids: &[PacketId], gate: &mut Batch, until_ns: u64, mtu: usize, (head, tail): Addresses) -> usize {
     for (i, &id) in ids.iter().enumerate() {
         let Some(frame) = whole_frame(pool, id, until_ns, mtu) else { return i };
         frame[..8].copy_from_slice(&head);
@@ -373,9 +383,11 @@ fn whole_frame(pool: &mut sluice_core::PacketPool, id: PacketId, until_ns: u64, 
     surely_fits(frame, mtu).then_some(frame)
 }
 
-/// An Ethernet header's addresses, destination `dst` and source `src`,
-/// as two words (bytes 0–7 and 8–11): two stores a frame.
-fn addresses(dst: Mac, src: Mac) -> ([u8; 8], [u8; 4]) {
+/// An Ethernet header's addresses as two words (bytes 0–7 and 8–11): two stores a frame.
+type Addresses = ([u8; 8], [u8; 4]);
+
+/// The [`Addresses`] of destination `dst` and source `src`.
+fn addresses(dst: Mac, src: Mac) -> Addresses {
     let mut head = [0; 8];
     head[..6].copy_from_slice(&dst);
     head[6..].copy_from_slice(&src[..2]);
@@ -403,15 +415,6 @@ fn surely_fits(frame: &[u8], mtu: usize) -> bool {
     }
 }
 
-/// Sets a frame's Ethernet destination and source.
-#[inline]
-fn address(frame: &mut [u8], dst: Mac, src: Mac) {
-    if let Some(addresses) = frame.get_mut(..12) {
-        addresses[..6].copy_from_slice(&dst);
-        addresses[6..].copy_from_slice(&src);
-    }
-}
-
 impl NetworkFunction for NextHop {
     fn outgates(&self) -> usize {
         2
@@ -422,14 +425,14 @@ impl NetworkFunction for NextHop {
             self.check_held(ctx, out);
         }
         // Read once a batch: what a packet that fits and whose next hop was the last one's needs.
-        let (mtu, own, version) = {
+        let (mtu, version) = {
             let iface = self.interface();
-            (iface.mtu as usize, iface.mac, iface.neighbors.version())
+            (iface.mtu as usize, iface.neighbors.version())
         };
         // Every packet goes to one gateway whose MAC the last lookup found:
         // a packet that surely fits needs no parse (see `surely_fits`).
         let gateway = self.via.and_then(|via| self.cached.filter(|c| c.key == via && c.version == version));
-        let sent = gateway.map_or(0, |c| send_whole(ctx.pool, input.as_slice(), out.gate(OUT), c.until_ns, mtu, addresses(c.mac, own)));
+        let sent = gateway.map_or(0, |c| send_whole(ctx.pool, input.as_slice(), out.gate(OUT), c.until_ns, mtu, c.addresses));
         self.counters[Count::Sent as usize] += sent as u64;
         // The rest, in order, from the first that needs more.
         for &id in &input.as_slice()[sent..] {
