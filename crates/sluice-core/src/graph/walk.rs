@@ -197,6 +197,10 @@ fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, 
                 return None;
             }
             0
+        } else if !held.ready && out.len() == 2 && out[1].is_empty() && !out[0].is_empty() {
+            // An NF with a gate for its exceptions (a router's next hop, its
+            // errors' gate) sent all out of its first, and nothing is due again.
+            0
         } else {
             let depth = stack.len();
             hold_if_due(stack, c, held.ready, release);
