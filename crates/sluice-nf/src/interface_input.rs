@@ -420,22 +420,15 @@ fn refuse(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac, ident: &mut u16) -> b
     let frame = ctx.pool.data(id);
     let Ok(eth) = Frame::new_checked(frame) else { return false };
     let l3 = eth.payload_offset();
-    let (reset, v6, src, dst) = match sluice_core::wire::ip_of(frame) {
-        Ok(Ip::V4(h)) => {
-            let segment = h.payload().get(..usize::from(h.total_len()).saturating_sub(h.header_len()));
-            match segment.map(Reset::answering) {
-                Some(Ok(Some(r))) if partial || h.upper_checksum_ok() == Some(true) => (r, false, u128::from(h.src()), u128::from(h.dst())),
-                _ => return false,
-            }
-        }
-        Ok(Ip::V6(h)) => match h.upper_payload() {
-            Ok((ip_protocol::TCP, segment)) => match Reset::answering(segment) {
-                Ok(Some(r)) if partial || h.upper_checksum_ok() == Some(true) => (r, true, h.src(), h.dst()),
-                _ => return false,
-            },
-            _ => return false,
-        },
-        Err(_) => return false,
+    let Ok(ip) = sluice_core::wire::ip_of(frame) else { return false };
+    let (v6, src, dst, segment) = match &ip {
+        // IPv4's payload runs to the frame's end, Ethernet padding with it: the segment ends at the total length.
+        Ip::V4(h) => (false, u128::from(h.src()), u128::from(h.dst()), h.payload().get(..usize::from(h.total_len()).saturating_sub(h.header_len()))),
+        Ip::V6(h) => (true, h.src(), h.dst(), h.upper_payload().ok().map(|(_, segment)| segment)),
+    };
+    let reset = match segment.map(Reset::answering) {
+        Some(Ok(Some(r))) if partial || ip.upper_checksum_ok() == Some(true) => r,
+        _ => return false,
     };
     let ip_len = if v6 { ipv6::HEADER_LEN } else { ipv4::MIN_HEADER_LEN };
     // A reset is no longer than the shortest segment it answers.
@@ -452,13 +445,12 @@ fn refuse(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac, ident: &mut u16) -> b
     reset.emit(segment);
     if v6 {
         ipv6::Repr { src: dst, dst: src, next_header: ip_protocol::TCP, hop_limit: 64, payload_len: sluice_core::wire::l4::TCP_MIN_LEN as u16 }.emit(ip);
-        ipv6::Header::new_checked(&mut frame[l3..]).expect("just written").fill_upper_checksum();
     } else {
         *ident = ident.wrapping_add(1);
         let total_len = (ip_len + sluice_core::wire::l4::TCP_MIN_LEN) as u16;
         ipv4::Repr { src: dst as u32, dst: src as u32, protocol: ip_protocol::TCP, ttl: 64, tos: 0, ident: *ident, total_len, dont_fragment: true }.emit(ip);
-        ipv4::Header::new_checked(&mut frame[l3..]).expect("just written").fill_upper_checksum();
     }
+    sluice_core::wire::ip_of_mut(frame).expect("just written").fill_upper_checksum();
     ctx.answer(id);
     true
 }

@@ -176,6 +176,15 @@ impl<T: AsRef<[u8]>> Ip<T> {
         }
     }
 
+    /// Whether the UDP or TCP (IPv6: ICMPv6 too) checksum verifies over the
+    /// pseudo-header (see the families' `upper_checksum_ok`).
+    pub fn upper_checksum_ok(&self) -> Option<bool> {
+        match self {
+            Ip::V4(h) => h.upper_checksum_ok(),
+            Ip::V6(h) => h.upper_checksum_ok(),
+        }
+    }
+
     /// The upper-layer protocol and the offset of its header from the IP header's start.
     pub fn upper_offset(&self) -> Result<(u8, usize), Malformed> {
         match self {
