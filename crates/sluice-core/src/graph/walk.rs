@@ -186,20 +186,19 @@ fn through<const WATCHED: bool>(nodes: &mut [Node], mut v: usize, mut g: usize, 
         let batch = &mut *parent.out[g];
         claim(parent.claims[g], batch, env);
         count_arrival(child, batch.len() as u64, env);
-        let Node { kind: Kind::Function(nf), out, counters, holds, held, release, filled, gate_rank, .. } = child else {
+        let Node { kind: Kind::Function(nf), out, counters, held, release, filled, gate_rank, .. } = child else {
             return step::<WATCHED>(child, c, Some(batch), stack, env);
         };
         debug_assert!(!env.times_runs, "a timed round's runs go through `step`");
         count_run(counters, batch);
         run_function::<WATCHED>(nf.as_mut(), child.module, batch, out, counters, held, None, env);
-        let gate = if out.len() == 1 && !*holds {
+        // Nothing due again, and all the run sent left by its first gate: its
+        // only one, or the first of two whose second takes exceptions (a
+        // router's next hop and its errors).
+        let gate = if !held.ready && (out.len() == 1 || out.len() == 2 && out[1].is_empty()) {
             if out[0].is_empty() {
                 return None;
             }
-            0
-        } else if !held.ready && out.len() == 2 && out[1].is_empty() && !out[0].is_empty() {
-            // An NF with a gate for its exceptions (a router's next hop, its
-            // errors' gate) sent all out of its first, and nothing is due again.
             0
         } else {
             let depth = stack.len();
