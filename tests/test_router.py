@@ -6,7 +6,8 @@ ports of `sluice serve` running `sluice.router.router` on AF_PACKET. Over
 IPv4 and IPv6 they resolve the router by ARP and neighbour discovery,
 ping each other and the router (with pings larger than the link's MTU,
 which the router reassembles and answers in fragments), are refused at once
-by a closed port of the router's (a TCP reset), trace the way (the router's hop answers
+by a closed port of the router's (a TCP reset) and told it speaks no SCTP
+(a protocol unreachable, a parameter problem in IPv6), trace the way (the router's hop answers
 with a time exceeded) and move TCP both ways; a link of 1400 bytes is
 found by path-MTU discovery (the router's fragmentation needed / packet
 too big) and a transfer completes across it; 9000-byte jumbo frames cross
@@ -103,6 +104,27 @@ except OSError as e:
     print(type(e).__name__)
 """
 
+#: A datagram to the router in a protocol it does not speak (SCTP, on a
+#: raw socket): prints the ICMP error that came back, as "type/code"
+#: (ICMPv6: "type/code@pointer"), or "silent".
+PROTOCOL = """
+import socket, sys
+v6 = ":" in sys.argv[1]
+family = socket.AF_INET6 if v6 else socket.AF_INET
+errors = socket.socket(family, socket.SOCK_RAW, socket.IPPROTO_ICMPV6 if v6 else socket.IPPROTO_ICMP)
+errors.settimeout(5)
+socket.socket(family, socket.SOCK_RAW, 132).sendto(bytes(12), (sys.argv[1], 0))
+try:
+    while True:
+        m = errors.recv(2048)
+        m = m if v6 else m[(m[0] & 15) * 4:]
+        if m[0] == (4 if v6 else 3):
+            print(f"{m[0]}/{m[1]}" + (f"@{int.from_bytes(m[4:8], 'big')}" if v6 else ""))
+            break
+except TimeoutError:
+    print("silent")
+"""
+
 
 def trace(hosts: list[str], family: str) -> str:
     """tracepath from host 1 to host 2 (numeric): its hops, and the path MTU it found."""
@@ -134,6 +156,7 @@ def scenario(name: str) -> dict[str, Any]:
                 "ping": sh("ping", "-c", "3", "-i", "0.2", "-W", "2", *size, peer, ns=hosts[0]),
                 "ping_router": sh("ping", "-c", "2", "-i", "0.2", "-W", "2", gateway, ns=hosts[0]),
                 "connect_router": sh(sys.executable, "-c", CONNECT, gateway, ns=hosts[0]).strip(),
+                "protocol_router": sh(sys.executable, "-c", PROTOCOL, gateway, ns=hosts[0]).strip(),
                 # Larger than the link's MTU: it comes in fragments, and its reply leaves in fragments.
                 "ping_router_large": sh("ping", "-c", "2", "-i", "0.2", "-W", "2", "-s", "3000", gateway, ns=hosts[0]),
                 "trace": trace(hosts, family),
@@ -200,6 +223,7 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
         assert "3 received" in f["ping"] and "ttl=63" in f["ping"], f["ping"]
         assert "2 received" in f["ping_router"] and "ttl=64" in f["ping_router"], f["ping_router"]
         assert f["connect_router"] == "ConnectionRefusedError", "a closed port of the router's refuses at once, with a reset"
+        assert f["protocol_router"] == ("4/1@6" if family == "ipv6" else "3/2"), f"SCTP to the router: {f['protocol_router']}"
         assert "2 received" in f["ping_router_large"] and "3008 bytes from" in f["ping_router_large"], f["ping_router_large"]
         gateway = NETWORKS[family][2].format(1)
         assert f" 1:  {gateway} " in f["trace"] and "reached" in f["trace"], f"the router's hop answers: {f['trace']}"

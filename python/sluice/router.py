@@ -1,7 +1,8 @@
 """A router between real interfaces, as hosts expect one: it answers ARP
 and neighbour discovery for its addresses and pings to them (reassembled
-where they come in fragments), refuses datagrams and connections to them (port unreachable, TCP reset), resolves its
-next hops (holding packets meanwhile), counts TTLs and hop limits down, and
+where they come in fragments), refuses datagrams, connections and other
+protocols to them (port unreachable, TCP reset, protocol unreachable),
+resolves its next hops (holding packets meanwhile), counts TTLs and hop limits down, and
 answers what it cannot forward with ICMP errors (time exceeded, no route,
 fragmentation needed / packet too big, host unreachable), rate-limited as
 Linux does; IPv4 packets over an egress MTU without DF are fragmented.

@@ -36,6 +36,10 @@ pub enum IcmpError {
     HostUnreachable,
     /// Sent to the router itself, on a port nobody listens on (ICMP 3/3, ICMPv6 1/4).
     PortUnreachable,
+    /// Sent to the router itself in a protocol it does not speak: ICMP
+    /// 3/2; ICMPv6 4/1, pointing at the next-header field (bytes from
+    /// the IPv6 header's start) that names it.
+    UnknownProtocol(u32),
     /// Longer than the MTU of its way on (bytes): ICMP 3/4 with the MTU
     /// (IPv4 with DF), ICMPv6 2/0 (packet too big).
     TooBig(u32),
@@ -48,7 +52,7 @@ impl IcmpError {
             IcmpError::TimeExceeded => DropReason::TtlExpired,
             IcmpError::NoRoute => DropReason::NoRoute,
             IcmpError::HostUnreachable => DropReason::NoNeighbor,
-            IcmpError::PortUnreachable => DropReason::NotOurs,
+            IcmpError::PortUnreachable | IcmpError::UnknownProtocol(_) => DropReason::NotOurs,
             IcmpError::TooBig(_) => DropReason::TooBig,
         }
     }
@@ -59,6 +63,7 @@ impl IcmpError {
             Self::NoRoute => (icmp::DEST_UNREACHABLE, icmp::NET_UNREACHABLE, 0),
             Self::HostUnreachable => (icmp::DEST_UNREACHABLE, icmp::HOST_UNREACHABLE, 0),
             Self::PortUnreachable => (icmp::DEST_UNREACHABLE, icmp::PORT_UNREACHABLE, 0),
+            Self::UnknownProtocol(_) => (icmp::DEST_UNREACHABLE, icmp::PROTOCOL_UNREACHABLE, 0),
             Self::TooBig(mtu) => (icmp::DEST_UNREACHABLE, icmp::FRAGMENTATION_NEEDED, mtu.min(0xffff)),
         }
     }
@@ -69,6 +74,7 @@ impl IcmpError {
             Self::NoRoute => (icmpv6::DEST_UNREACHABLE, icmpv6::NO_ROUTE, 0),
             Self::HostUnreachable => (icmpv6::DEST_UNREACHABLE, icmpv6::ADDRESS_UNREACHABLE, 0),
             Self::PortUnreachable => (icmpv6::DEST_UNREACHABLE, icmpv6::PORT_UNREACHABLE, 0),
+            Self::UnknownProtocol(names_at) => (icmpv6::PARAMETER_PROBLEM, icmpv6::UNKNOWN_NEXT_HEADER, names_at),
             Self::TooBig(mtu) => (icmpv6::PACKET_TOO_BIG, 0, mtu),
         }
     }
@@ -79,7 +85,7 @@ pub struct ErrorSource<'a> {
     /// The interface the packet arrived on: its MAC and address are the error's source.
     pub interface: &'a Interface,
     /// The error's source address instead of the interface's (the
-    /// router's own address a packet was sent to, for a port unreachable).
+    /// router's own address a packet was sent to, for a port or protocol unreachable).
     pub address: Option<u128>,
     /// The IPv4 identification of the next error, counted up.
     pub ident: &'a mut u16,

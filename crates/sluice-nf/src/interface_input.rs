@@ -2,8 +2,9 @@
 //! answers ARP requests and IPv6 neighbour solicitations for the
 //! interface's addresses and learns its neighbours from what it hears
 //! (RFC 826, RFC 4861), answers pings to any of the router's addresses, a
-//! datagram to one with a port unreachable and a TCP segment to one with a
-//! reset (no port of the router's is open), and passes every other IP
+//! datagram to one with a port unreachable, a TCP segment to one with a
+//! reset (no port of the router's is open) and a packet in another
+//! protocol (not ICMP) with a protocol unreachable, and passes every other IP
 //! packet on to be forwarded (gate 0). Its answers leave by gate 1, back out
 //! the interface. Dropped and counted: frames to another MAC, other
 //! EtherTypes, IPv4 headers whose checksum fails (RFC 1812 §5.2.2), packets
@@ -33,7 +34,7 @@ use crate::neighbor_table::v4_key;
 
 /// Gate of the packets it passes on to be forwarded.
 pub const FORWARD: usize = 0;
-/// Gate of its answers (ARP replies, neighbour advertisements, echo replies, port unreachables, resets).
+/// Gate of its answers (ARP replies, neighbour advertisements, echo replies, port and protocol unreachables, resets).
 pub const REPLY: usize = 1;
 
 /// What its counter slots count (cumulative), in order.
@@ -343,14 +344,18 @@ impl InterfaceInput {
     }
 
     /// A packet to one of the router's addresses, `dst`: a ping answered,
-    /// a datagram answered with a port unreachable, a TCP segment with a
-    /// reset, the rest dropped.
+    /// a TCP segment with a reset, a datagram with a port unreachable, a
+    /// packet in a protocol the router does not speak with a protocol
+    /// unreachable (a parameter problem in IPv6), the rest (other ICMP)
+    /// dropped.
     fn local(&mut self, ctx: &mut NfContext<'_>, id: PacketId, dst: u128) -> Verdict {
         let frame = ctx.pool.data(id);
-        let (protocol, kind, src_ok) = match sluice_core::wire::ip_of(frame) {
+        // `unknown`: where the protocol the router does not speak is named (see `IcmpError::UnknownProtocol`).
+        let (protocol, kind, src_ok, unknown) = match sluice_core::wire::ip_of(frame) {
             Ok(Ip::V4(h)) => {
                 let kind = (h.protocol() == ip_protocol::ICMP && icmp::Message::new_checked(h.payload()).is_ok_and(|m| m.checksum_ok())).then(|| h.payload()[0]);
-                (h.protocol(), kind, !ipv4::is_unroutable_source(h.src()))
+                let unknown = (!matches!(h.protocol(), ip_protocol::ICMP | ip_protocol::UDP | ip_protocol::TCP)).then_some(0);
+                (h.protocol(), kind, !ipv4::is_unroutable_source(h.src()), unknown)
             }
             Ok(Ip::V6(h)) => {
                 let upper = h.upper_payload();
@@ -358,7 +363,11 @@ impl InterfaceInput {
                     Ok((ip_protocol::ICMPV6, m)) if h.upper_checksum_ok() == Some(true) => m.first().copied(),
                     _ => None,
                 };
-                (upper.map_or(0, |(p, _)| p), kind, !ipv6::is_unroutable_source(h.src()))
+                let unknown = match h.upper_named() {
+                    Ok((ip_protocol::ICMPV6 | ip_protocol::UDP | ip_protocol::TCP | ipv6::NO_NEXT_HEADER | ipv6::FRAGMENT, ..)) | Err(_) => None,
+                    Ok((_, _, names_at)) => Some(names_at as u32),
+                };
+                (upper.map_or(0, |(p, _)| p), kind, !ipv6::is_unroutable_source(h.src()), unknown)
             }
             Err(_) => return Verdict::Drop(Count::NotOurs),
         };
@@ -371,19 +380,20 @@ impl InterfaceInput {
             self.counters[Count::EchoAnswered as usize] += 1;
             return Verdict::Reply;
         }
-        if protocol == ip_protocol::UDP {
-            let Self { interfaces, index, ident, .. } = self;
-            let iface = interfaces.get(*index).expect("its own interface");
-            let from = ErrorSource { interface: iface, address: Some(dst), ident };
-            if icmp_error::make(ctx, id, IcmpError::PortUnreachable, from, &interfaces.icmp).is_ok() {
-                ctx.answer(id);
-                return Verdict::Reply;
-            }
-        }
         if protocol == ip_protocol::TCP {
             let mac = self.interface().mac;
             if refuse(ctx, id, mac, &mut self.ident) {
                 self.counters[Count::TcpRefused as usize] += 1;
+                return Verdict::Reply;
+            }
+        }
+        let error = if protocol == ip_protocol::UDP { Some(IcmpError::PortUnreachable) } else { unknown.map(IcmpError::UnknownProtocol) };
+        if let Some(error) = error {
+            let Self { interfaces, index, ident, .. } = self;
+            let iface = interfaces.get(*index).expect("its own interface");
+            let from = ErrorSource { interface: iface, address: Some(dst), ident };
+            if icmp_error::make(ctx, id, error, from, &interfaces.icmp).is_ok() {
+                ctx.answer(id);
                 return Verdict::Reply;
             }
         }

@@ -24,6 +24,8 @@ pub const PARAMETER_PROBLEM: u8 = 12;
 pub const NET_UNREACHABLE: u8 = 0;
 /// Destination unreachable: the host does not answer ARP.
 pub const HOST_UNREACHABLE: u8 = 1;
+/// Destination unreachable: the destination does not speak the protocol.
+pub const PROTOCOL_UNREACHABLE: u8 = 2;
 /// Destination unreachable: no one listens on the port.
 pub const PORT_UNREACHABLE: u8 = 3;
 /// Destination unreachable: fragmentation needed and DF set (the

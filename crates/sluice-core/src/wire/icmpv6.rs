@@ -14,6 +14,8 @@ pub const DEST_UNREACHABLE: u8 = 1;
 pub const PACKET_TOO_BIG: u8 = 2;
 /// Time exceeded (code 0: hop limit exceeded in transit).
 pub const TIME_EXCEEDED: u8 = 3;
+/// Parameter problem (the offset of the field at fault in the header's last word).
+pub const PARAMETER_PROBLEM: u8 = 4;
 /// Echo request.
 pub const ECHO_REQUEST: u8 = 128;
 /// Echo reply.
@@ -35,6 +37,8 @@ pub const NO_ROUTE: u8 = 0;
 pub const ADDRESS_UNREACHABLE: u8 = 3;
 /// Destination unreachable: no one listens on the port.
 pub const PORT_UNREACHABLE: u8 = 4;
+/// Parameter problem: a next header the destination does not know.
+pub const UNKNOWN_NEXT_HEADER: u8 = 1;
 
 /// The hop limit neighbour discovery is sent with, and the only one it is
 /// accepted with (RFC 4861 §7.1: proof that it was not forwarded).

@@ -146,14 +146,22 @@ impl<T: AsRef<[u8]>> Header<T> {
     /// end the walk and are reported as the protocol. A chain longer than
     /// [`MAX_EXTENSIONS`], or one that runs past the packet, is malformed.
     pub fn upper(&self) -> Result<(u8, usize), Malformed> {
+        self.upper_named().map(|(protocol, at, _)| (protocol, at))
+    }
+
+    /// [`Self::upper`], and where the next-header field that names it
+    /// lies (from this header's start: 6, the fixed header's, or an
+    /// extension header's first byte), which an ICMPv6 parameter problem
+    /// about it points at (RFC 4443 §3.4).
+    pub fn upper_named(&self) -> Result<(u8, usize, usize), Malformed> {
         let packet = self.packet();
-        let (mut next, mut at) = (self.next_header(), HEADER_LEN);
+        let (mut next, mut at, mut names_at) = (self.next_header(), HEADER_LEN, NEXT_HEADER);
         for _ in 0..=MAX_EXTENSIONS {
-            let Some(len) = self.extension_len(next, at)? else { return Ok((next, at)) };
+            let Some(len) = self.extension_len(next, at)? else { return Ok((next, at, names_at)) };
             if next == FRAGMENT && u16::from_be_bytes([packet[at + 2], packet[at + 3]]) >> 3 != 0 {
-                return Ok((FRAGMENT, at + len));
+                return Ok((FRAGMENT, at + len, names_at));
             }
-            (next, at) = (packet[at], at + len);
+            (next, names_at, at) = (packet[at], at, at + len);
         }
         Err(Malformed::Unexpected)
     }

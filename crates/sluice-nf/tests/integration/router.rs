@@ -152,6 +152,40 @@ fn pings_to_any_of_the_router_s_addresses_are_answered_and_a_datagram_with_a_por
 }
 
 #[test]
+fn a_packet_to_the_router_in_a_protocol_it_does_not_speak_is_answered_protocol_unreachable() {
+    let ifs = Interfaces::sample();
+    let mut input = input_on(&ifs);
+    let mut h = Harness::default();
+    h.set_now(1);
+    let gre = etherparse::IpNumber(47);
+    let mut gre4 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 2, 254], 64).write(&mut gre4, gre, &[0, 0, 8, 0]).unwrap();
+    // SCTP behind a destination-options header (PadN): the error points at that header's next-header byte.
+    let mut sctp6 = Vec::new();
+    let options = [132, 0, 1, 4, 0, 0, 0, 0, 0xaa, 0xbb];
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv6(v6("2001:db8:1::1"), v6("2001:db8:1::fe"), 64).write(&mut sctp6, etherparse::IpNumber(60), &options).unwrap();
+    let mut nothing6 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv6(v6("2001:db8:1::1"), v6("2001:db8:1::fe"), 64).write(&mut nothing6, etherparse::IpNumber(59), &[]).unwrap();
+    let mut timestamp4 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 1, 254], 64).icmpv4_raw(13, 0, [0; 4]).write(&mut timestamp4, &[0; 12]).unwrap();
+    let out = h.run_with_meta(input.as_mut(), &[gre4.clone(), sctp6.clone(), nothing6, timestamp4], &[on(0, 0); 4]);
+    assert_eq!((out.gates[0].len(), out.dropped), (0, 2), "no next header, and an ICMP message other than a ping, dropped unanswered");
+    let [r4, r6] = &out.gates[1][..] else { panic!("{out:?}") };
+    let p = SlicedPacket::from_ethernet(r4).unwrap();
+    let (Some(NetSlice::Ipv4(ip)), Some(TransportSlice::Icmpv4(icmp))) = (&p.net, &p.transport) else { panic!("{p:?}") };
+    assert_eq!((ip.header().source(), ip.header().destination()), ([10, 0, 2, 254], [10, 0, 1, 1]), "from the address it was sent to");
+    assert!(matches!(icmp.icmp_type(), Icmpv4Type::DestinationUnreachable(etherparse::icmpv4::DestUnreachableHeader::Protocol)));
+    assert_eq!((icmp.payload(), icmp.checksum()), (&gre4[14..], icmp.icmp_type().calc_checksum(icmp.payload())));
+    let p = SlicedPacket::from_ethernet(r6).unwrap();
+    let (Some(NetSlice::Ipv6(ip)), Some(TransportSlice::Icmpv6(icmp))) = (&p.net, &p.transport) else { panic!("{p:?}") };
+    assert_eq!((ip.header().source(), ip.header().destination()), (v6("2001:db8:1::fe"), v6("2001:db8:1::1")));
+    let problem = etherparse::icmpv6::ParameterProblemHeader { code: etherparse::icmpv6::ParameterProblemCode::UnrecognizedNextHeader, pointer: 40 };
+    assert_eq!(icmp.icmp_type(), Icmpv6Type::ParameterProblem(problem));
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(ip.header().source(), ip.header().destination(), icmp.payload()).unwrap());
+    assert_eq!(icmp.payload(), &sctp6[14..], "the whole packet quoted");
+}
+
+#[test]
 fn a_tcp_segment_to_the_router_is_refused_with_a_reset_and_a_reset_or_a_corrupt_one_is_not() {
     let ifs = Interfaces::sample();
     let mut input = input_on(&ifs);
