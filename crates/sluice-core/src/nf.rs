@@ -238,8 +238,10 @@ impl NfContext<'_> {
 }
 
 /// Frees a dropped packet, counting it for its flow (if it has one) in
-/// `flows`; the module that dropped it counts it itself.
-#[inline]
+/// `flows`; the module that dropped it counts it itself. Out of line: a
+/// drop is an NF's exception, and its state is not worth loading on the
+/// way of the packets that go on.
+#[inline(never)]
 pub(crate) fn free_dropped(pool: &mut PacketPool, flows: &mut [FlowRecorder], id: PacketId) {
     if let Some(recorder) = flows.get_mut(pool.meta(id).flow as usize) {
         recorder.dropped += 1;

@@ -463,7 +463,16 @@ impl PacketPool {
         if id.0.wrapping_sub(self.base) < self.partition {
             debug_assert!(self.free.len() < self.capacity(), "double free of {id:?}");
             self.free.push(id);
-        } else if id.0.wrapping_sub(self.large_base) < self.large_partition {
+        } else {
+            self.reclaim_elsewhere(id);
+        }
+    }
+
+    /// [`Self::reclaim`] of a large buffer or another worker's, out of
+    /// line: the common case, a small buffer of this worker's, stays short.
+    #[inline(never)]
+    fn reclaim_elsewhere(&mut self, id: PacketId) {
+        if id.0.wrapping_sub(self.large_base) < self.large_partition {
             debug_assert!(self.large_free.len() < self.large_partition as usize / LARGE_SPAN, "double free of {id:?}");
             self.large_free.push(id);
         } else {
