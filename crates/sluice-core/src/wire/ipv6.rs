@@ -155,27 +155,34 @@ impl<T: AsRef<[u8]>> Header<T> {
     /// about it points at (RFC 4443 §3.4).
     pub fn upper_named(&self) -> Result<(u8, usize, usize), Malformed> {
         let packet = self.packet();
-        let (mut next, mut at, mut names_at) = (self.next_header(), HEADER_LEN, NEXT_HEADER);
-        for _ in 0..=MAX_EXTENSIONS {
-            let Some(len) = self.extension_len(next, at)? else { return Ok((next, at, names_at)) };
-            if next == FRAGMENT && u16::from_be_bytes([packet[at + 2], packet[at + 3]]) >> 3 != 0 {
-                return Ok((FRAGMENT, at + len, names_at));
-            }
-            (next, names_at, at) = (packet[at], at, at + len);
-        }
-        Err(Malformed::Unexpected)
+        let later_fragment = |next: u8, at: usize| next == FRAGMENT && u16::from_be_bytes([packet[at + 2], packet[at + 3]]) >> 3 != 0;
+        self.walk_chain(|next, at, names_at, len| later_fragment(next, at).then_some((FRAGMENT, at + len, names_at)), |next, at, names_at| (next, at, names_at))
     }
 
     /// The fragment header, where the packet is a fragment (RFC 8200 §4.5).
     pub fn fragment(&self) -> Result<Option<Fragment>, Malformed> {
         let packet = self.packet();
+        let fragment = |at: usize, names_at: usize| {
+            let word = u16::from_be_bytes([packet[at + 2], packet[at + 3]]);
+            let ident = u32::from_be_bytes(packet[at + 4..at + 8].try_into().expect("8 bytes checked"));
+            Fragment { at, names_at, next_header: packet[at], offset: usize::from(word & !7), more: word & 1 != 0, ident }
+        };
+        self.walk_chain(|next, at, names_at, _| (next == FRAGMENT).then(|| Some(fragment(at, names_at))), |_, _, _| None)
+    }
+
+    /// Walks the extension headers (see [`Self::upper`]): for each,
+    /// `extension(next, at, names_at, len)` (its type, where it starts,
+    /// the next-header field that named it, its bytes) until that gives
+    /// an answer; at the first header that is none, `past(next, at,
+    /// names_at)`.
+    #[inline(always)]
+    fn walk_chain<R>(&self, mut extension: impl FnMut(u8, usize, usize, usize) -> Option<R>, past: impl FnOnce(u8, usize, usize) -> R) -> Result<R, Malformed> {
+        let packet = self.packet();
         let (mut next, mut at, mut names_at) = (self.next_header(), HEADER_LEN, NEXT_HEADER);
         for _ in 0..=MAX_EXTENSIONS {
-            let Some(len) = self.extension_len(next, at)? else { return Ok(None) };
-            if next == FRAGMENT {
-                let word = u16::from_be_bytes([packet[at + 2], packet[at + 3]]);
-                let ident = u32::from_be_bytes(packet[at + 4..at + 8].try_into().expect("8 bytes checked"));
-                return Ok(Some(Fragment { at, names_at, next_header: packet[at], offset: usize::from(word & !7), more: word & 1 != 0, ident }));
+            let Some(len) = self.extension_len(next, at)? else { return Ok(past(next, at, names_at)) };
+            if let Some(answer) = extension(next, at, names_at, len) {
+                return Ok(answer);
             }
             (next, names_at, at) = (packet[at], at, at + len);
         }
