@@ -154,8 +154,9 @@ impl NextHop {
                     crate::neighbor_table::State::Static => u64::MAX,
                     _ => e.confirmed_ns.saturating_add(table.timers().reachable_ns),
                 });
-                self.cached = Some(Cached { key, addresses: addresses(mac, self.interface().mac), version, until_ns });
-                self.send(ctx, out, id, mac);
+                let found = Cached { key, addresses: addresses(mac, self.interface().mac), version, until_ns };
+                self.cached = Some(found);
+                self.send_as(ctx, out, id, found.addresses);
             }
             Resolution::SendAndProbe(mac) => {
                 self.send(ctx, out, id, mac);
