@@ -358,16 +358,11 @@ impl InterfaceInput {
                 (h.protocol(), kind, !ipv4::is_unroutable_source(h.src()), unknown)
             }
             Ok(Ip::V6(h)) => {
-                let upper = h.upper_payload();
-                let kind = match upper {
-                    Ok((ip_protocol::ICMPV6, m)) if h.upper_checksum_ok() == Some(true) => m.first().copied(),
-                    _ => None,
-                };
-                let unknown = match h.upper_named() {
-                    Ok((ip_protocol::ICMPV6 | ip_protocol::UDP | ip_protocol::TCP | ipv6::NO_NEXT_HEADER | ipv6::FRAGMENT, ..)) | Err(_) => None,
-                    Ok((_, _, names_at)) => Some(names_at as u32),
-                };
-                (upper.map_or(0, |(p, _)| p), kind, !ipv6::is_unroutable_source(h.src()), unknown)
+                let Ok((protocol, _, names_at)) = h.upper_named() else { return Verdict::Drop(Count::LocalDropped) };
+                let icmp = protocol == ip_protocol::ICMPV6 && h.upper_checksum_ok() == Some(true);
+                let kind = if icmp { h.upper_payload().ok().and_then(|(_, m)| m.first().copied()) } else { None };
+                let unknown = (!matches!(protocol, ip_protocol::ICMPV6 | ip_protocol::UDP | ip_protocol::TCP | ipv6::NO_NEXT_HEADER | ipv6::FRAGMENT)).then_some(names_at as u32);
+                (protocol, kind, !ipv6::is_unroutable_source(h.src()), unknown)
             }
             Err(_) => return Verdict::Drop(Count::NotOurs),
         };
