@@ -28,6 +28,15 @@ fn input_on(interfaces: &Arc<Interfaces>) -> Box<dyn NetworkFunction> {
     build(interfaces, &format!(r#"{{"type": "interface_input", "interface": "{FUZZ_INTERFACE}"}}"#))
 }
 
+/// The sample's interfaces, the first one's `interface_input`, and a harness whose NFs see time `now_ns`.
+fn input_at(now_ns: u64) -> (Arc<Interfaces>, Box<dyn NetworkFunction>, Harness) {
+    let ifs = Interfaces::sample();
+    let input = input_on(&ifs);
+    let mut h = Harness::default();
+    h.set_now(now_ns);
+    (ifs, input, h)
+}
+
 /// Arrived on the sample's interface `port`, at ingress time `ts_ns`.
 fn on(port: u16, ts_ns: u64) -> PacketMeta {
     PacketMeta { port, ts_ns, ..PacketMeta::default() }
@@ -73,10 +82,7 @@ fn solicit(src: [u8; 16], target: [u8; 16], hop_limit: u8) -> Vec<u8> {
 
 #[test]
 fn an_arp_request_for_the_interface_is_answered_and_its_asker_learned() {
-    let ifs = Interfaces::sample();
-    let mut input = input_on(&ifs);
-    let mut h = Harness::default();
-    h.set_now(5_000);
+    let (ifs, mut input, mut h) = input_at(5_000);
     let out = h.run_with_meta(input.as_mut(), &[arp_frame([0xff; 6], arp::REQUEST, HOST, [10, 0, 1, 1], [10, 0, 1, 254])], &[on(0, 0)]);
     let [reply] = &out.gates[1][..] else { panic!("one reply: {out:?}") };
     assert_eq!((&reply[..6], &reply[6..12], &reply[12..14]), (&HOST[..], &ROUTER[..], &[8u8, 6][..]));
@@ -98,10 +104,7 @@ fn an_arp_request_for_the_interface_is_answered_and_its_asker_learned() {
 
 #[test]
 fn a_neighbour_solicitation_is_answered_as_rfc_4861_says_and_one_with_a_forwarded_hop_limit_dropped() {
-    let ifs = Interfaces::sample();
-    let mut input = input_on(&ifs);
-    let mut h = Harness::default();
-    h.set_now(1);
+    let (ifs, mut input, mut h) = input_at(1);
     let host = v6("2001:db8:1::1");
     let out = h.run_with_meta(input.as_mut(), &[solicit(host, v6("2001:db8:1::fe"), 255), solicit(host, v6("2001:db8:1::fe"), 64)], &[on(0, 0), on(0, 0)]);
     assert_eq!((out.dropped, out.taken_in), (1, 1), "the hop limit of 64 says it was forwarded; the other is answered");
@@ -120,10 +123,7 @@ fn a_neighbour_solicitation_is_answered_as_rfc_4861_says_and_one_with_a_forwarde
 
 #[test]
 fn pings_to_any_of_the_router_s_addresses_are_answered_and_a_datagram_with_a_port_unreachable() {
-    let ifs = Interfaces::sample();
-    let mut input = input_on(&ifs);
-    let mut h = Harness::default();
-    h.set_now(1);
+    let (_ifs, mut input, mut h) = input_at(1);
     let mut ping4 = Vec::new();
     PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 2, 254], 64).icmpv4_echo_request(7, 1).write(&mut ping4, b"hello").unwrap();
     let mut ping6 = Vec::new();
@@ -153,10 +153,7 @@ fn pings_to_any_of_the_router_s_addresses_are_answered_and_a_datagram_with_a_por
 
 #[test]
 fn a_packet_to_the_router_in_a_protocol_it_does_not_speak_is_answered_protocol_unreachable() {
-    let ifs = Interfaces::sample();
-    let mut input = input_on(&ifs);
-    let mut h = Harness::default();
-    h.set_now(1);
+    let (_ifs, mut input, mut h) = input_at(1);
     let gre = etherparse::IpNumber(47);
     let mut gre4 = Vec::new();
     PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 2, 254], 64).write(&mut gre4, gre, &[0, 0, 8, 0]).unwrap();
@@ -263,10 +260,7 @@ fn fragments6(packet: &[u8], mtu: usize, ident: u32) -> Vec<Vec<u8>> {
 
 #[test]
 fn a_ping_to_the_router_in_fragments_is_answered_whole_in_fragments_and_overlapping_ones_are_discarded() {
-    let ifs = Interfaces::sample();
-    let mut input = input_on(&ifs);
-    let mut h = Harness::default();
-    h.set_now(1);
+    let (_ifs, mut input, mut h) = input_at(1);
     let data: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
     let mut ping4 = Vec::new();
     PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 1, 254], 64).icmpv4_echo_request(9, 1).write(&mut ping4, &data).unwrap();
