@@ -5,15 +5,18 @@ default route via the router), on veth pairs whose other ends are the
 ports of `sluice serve` running `sluice.router.router` on AF_PACKET. Over
 IPv4 and IPv6 they resolve the router by ARP and neighbour discovery,
 ping each other and the router (with pings larger than the link's MTU,
-which the router reassembles and answers in fragments), are refused at once
-by a closed port of the router's (a TCP reset) and told it speaks no SCTP
-(a protocol unreachable, a parameter problem in IPv6), trace the way (the router's hop answers
-with a time exceeded) and move TCP both ways; a link of 1400 bytes is
-found by path-MTU discovery (the router's fragmentation needed / packet
-too big) and a transfer completes across it; 9000-byte jumbo frames cross
-whole; a router built without ICMP errors drops expired packets unanswered
-and forwards the rest. The router runs in a namespace of the test's own (`unshare --net`);
-skipped where the machine does not allow one or lacks ping or tracepath."""
+which the router reassembles and answers in fragments), are refused at
+once by a closed port of the router's (a TCP reset) and told it speaks
+no SCTP (a protocol unreachable, a parameter problem in IPv6), trace the
+way (the router's hop answers with a time exceeded), move TCP both ways
+and send UDP in GSO frames (UDP_SEGMENT), which cross whole, or are cut
+in software for a port that sends none; a link of 1400 bytes is found by
+path-MTU discovery (the router's fragmentation needed / packet too big)
+and a transfer completes across it; 9000-byte jumbo frames cross whole;
+a router built without ICMP errors drops expired packets unanswered and
+forwards the rest. The router runs in a namespace of the test's own
+(`unshare --net`); skipped where the machine does not allow one or lacks
+ping or tracepath."""
 
 from __future__ import annotations
 
@@ -64,34 +67,60 @@ def transfer(hosts: list[str], family: str, sender: int) -> int:
         server.kill()
 
 
-#: Host 2's side of a datagram: binds, says its port, prints the length of the one datagram it gets.
+#: Host 2's side of datagrams over argv[1]'s family: binds, says its
+#: port, then prints each datagram it got until a second passes without
+#: one, as "length:byte" (the byte all its bytes are, else -1).
 UDP_SERVER = """
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", 0))
+import socket, sys
+v6 = sys.argv[1] == "ipv6"
+s = socket.socket(socket.AF_INET6 if v6 else socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("::" if v6 else "0.0.0.0", 0))
 print(s.getsockname()[1], flush=True)
 s.settimeout(10)
-print(len(s.recv(1 << 16)))
+got = [s.recv(1 << 16)]
+s.settimeout(1)
+try:
+    while True:
+        got.append(s.recv(1 << 16))
+except TimeoutError:
+    pass
+print(" ".join(f"{len(d)}:{d[0] if d.count(d[:1]) == len(d) else -1}" for d in got))
 """
-#: Host 1's side: a datagram of argv[3] bytes without DF (IP_PMTUDISC_DONT), which the path may fragment.
+#: Host 1's side: one send of argv[3] bytes. With a segment size
+#: (argv[4] > 0) the socket's UDP_SEGMENT makes it one GSO frame, cut into
+#: datagrams of that size whose bytes are 0, 1, 2...; without, an IPv4
+#: datagram of zeros without DF (IP_PMTUDISC_DONT), which the path may fragment.
 UDP_CLIENT = """
 import socket, sys
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.IPPROTO_IP, 10, 0)
-s.sendto(bytes(int(sys.argv[3])), (sys.argv[1], int(sys.argv[2])))
+peer, port, size, segment = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+s = socket.socket(socket.AF_INET6 if ":" in peer else socket.AF_INET, socket.SOCK_DGRAM)
+if segment:
+    s.setsockopt(socket.SOL_UDP, 103, segment)
+    payload = b"".join(bytes([i]) * segment for i in range(size // segment))
+else:
+    s.setsockopt(socket.IPPROTO_IP, 10, 0)
+    payload = bytes(size)
+s.sendto(payload, (peer, port))
 """
 
 
-def datagram(hosts: list[str], size: int) -> int:
-    """Host 1 sends host 2 one IPv4 datagram of `size` bytes without DF; the bytes host 2 received in one piece."""
-    server = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", UDP_SERVER], stdout=subprocess.PIPE, text=True)
+def datagrams(hosts: list[str], family: str, size: int, segment: int = 0) -> list[list[int]]:
+    """Host 1 sends host 2 `size` bytes in one send over `family`, as
+    `UDP_CLIENT` says; the datagrams host 2 received, each as [length, byte]."""
+    server = subprocess.Popen(["ip", "netns", "exec", hosts[1], sys.executable, "-c", UDP_SERVER, family], stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline())
-        sh(sys.executable, "-c", UDP_CLIENT, NETWORKS["ipv4"][1].format(2), str(port), str(size), ns=hosts[0])
-        return int(server.communicate(timeout=15)[0])
+        sh(sys.executable, "-c", UDP_CLIENT, NETWORKS[family][1].format(2), str(port), str(size), str(segment), ns=hosts[0])
+        return [[int(x) for x in d.split(":")] for d in server.communicate(timeout=15)[0].split()]
     finally:
         server.kill()
+
+
+#: Bytes of a UDP GSO send, and of each datagram it is cut into: ten datagrams.
+UDP_GSO = (12000, 1200)
+#: What host 2 receives of it.
+UDP_GSO_RECEIVED = [[UDP_GSO[1], i] for i in range(UDP_GSO[0] // UDP_GSO[1])]
 
 
 #: A connection to the router's own address (port 22, where nothing of the router's listens): how it ended.
@@ -144,11 +173,12 @@ def scenario(name: str) -> dict[str, Any]:
     def segmented() -> dict[str, Any]:
         # Host 1's TCP with its checksum offload on (GSO frames) and off (segments of its own).
         on = transfer(hosts, "ipv4", 0)
+        udp = {family: datagrams(hosts, family, *UDP_GSO) for family in NETWORKS}
         sh("ethtool", "-K", "eth0", "tx", "off", ns=hosts[0])
-        return {"offload_on": on, "offload_off": transfer(hosts, "ipv4", 0), "v6": transfer(hosts, "ipv6", 0)}
+        return {"offload_on": on, "offload_off": transfer(hosts, "ipv4", 0), "v6": transfer(hosts, "ipv6", 0), "udp_gso": udp}
 
     def clients() -> dict[str, Any]:
-        got: dict[str, Any] = {"datagram": datagram(hosts, 3000)} if name == "pmtu" else {}
+        got: dict[str, Any] = {"datagram": datagrams(hosts, "ipv4", 3000)} if name == "pmtu" else {}
         for family in NETWORKS:
             peer, gateway = NETWORKS[family][1].format(2), NETWORKS[family][2].format(1)
             size = ["-s", "8952", "-M", "do"] if name == "jumbo" else []
@@ -164,6 +194,8 @@ def scenario(name: str) -> dict[str, Any]:
                 "sent_2_to_1": transfer(hosts, family, 1) if name in ("plain", "shaped") else TRANSFER,
                 "neighbors": sh("ip", "-6" if family == "ipv6" else "-4", "neigh", "show", "dev", "eth0", ns=hosts[0]),
             }
+            if name == "plain":
+                got[family]["udp_gso"] = datagrams(hosts, family, *UDP_GSO)
         return got
 
     def expired() -> dict[str, Any]:
@@ -229,6 +261,7 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
         assert f" 1:  {gateway} " in f["trace"] and "reached" in f["trace"], f"the router's hop answers: {f['trace']}"
         assert f["sent_1_to_2"] == f["sent_2_to_1"] == TRANSFER
         assert gateway in f["neighbors"] and any(s in f["neighbors"] for s in ("REACHABLE", "STALE", "DELAY")), f["neighbors"]
+        assert f["udp_gso"] == UDP_GSO_RECEIVED, "a UDP GSO frame crosses whole and host 2 gets its datagrams, in order"
     s = got["sluice"]
     assert s["ports"]["rx_sw1"]["gso"] > 0, "the hosts' default offloads hand over GSO frames, taken whole"
     assert s["ports"]["tx_sw2"]["tx_gso"] > 0
@@ -260,7 +293,7 @@ def test_a_narrow_link_is_found_by_path_mtu_discovery_and_a_transfer_completes_a
         assert "pmtu 1400" in f["trace"] and "reached" in f["trace"], f["trace"]
         assert f["sent_1_to_2"] == TRANSFER
     assert got["sluice"]["nfs"]["hop_sw2"]["too_big"] >= 2, "fragmentation needed and packet too big were sent"
-    assert got["datagram"] == 3000, "the kernel reassembled Sluice's fragments of a datagram without DF"
+    assert got["datagram"] == [[3000, 0]], "the kernel reassembled Sluice's fragments of a datagram without DF"
     assert got["sluice"]["nfs"]["hop_sw2"]["fragments"] >= 3
 
 
@@ -292,6 +325,8 @@ def test_a_router_without_icmp_errors_drops_expired_packets_unanswered_and_forwa
 def test_gso_frames_cut_in_software_for_a_port_that_sends_none_arrive_as_the_kernel_would_cut_them() -> None:
     got = run_scenario("segmented")
     assert got["offload_on"] == got["offload_off"] == got["v6"] == TRANSFER, "the receiving host's byte stream is the sender's"
+    for family in NETWORKS:
+        assert got["udp_gso"][family] == UDP_GSO_RECEIVED, f"a UDP GSO frame over {family} is cut into the datagrams the sender asked for"
     tx = got["sluice"]["ports"]["tx_sw2"]
     assert tx["tx_segmented"] > 0 and tx["tx_segments"] > tx["tx_segmented"], tx
 
