@@ -1,6 +1,6 @@
 """A router between real interfaces, as hosts expect one: it answers ARP
 and neighbour discovery for its addresses and pings to them (reassembled
-where they come in fragments), refuses datagrams, connections and other
+where they come in fragments, a time exceeded when some never come), refuses datagrams, connections and other
 protocols to them (port unreachable, TCP reset, protocol unreachable),
 resolves its next hops (holding packets meanwhile), counts TTLs and hop limits down, and
 answers what it cannot forward with ICMP errors (time exceeded, no route,

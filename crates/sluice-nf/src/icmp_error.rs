@@ -30,6 +30,9 @@ const TOS: u8 = 0xc0;
 pub enum IcmpError {
     /// Its TTL or hop limit ran out (ICMP 11/0, ICMPv6 3/0).
     TimeExceeded,
+    /// It is the first fragment of a datagram to the router whose other
+    /// fragments did not all come in time (ICMP 11/1, ICMPv6 3/1).
+    ReassemblyTimeout,
     /// No route to its destination (ICMP 3/0, ICMPv6 1/0).
     NoRoute,
     /// Its next hop did not answer neighbour discovery (ICMP 3/1, ICMPv6 1/3).
@@ -50,6 +53,7 @@ impl IcmpError {
     pub fn drop_reason(self) -> DropReason {
         match self {
             IcmpError::TimeExceeded => DropReason::TtlExpired,
+            IcmpError::ReassemblyTimeout => DropReason::Malformed,
             IcmpError::NoRoute => DropReason::NoRoute,
             IcmpError::HostUnreachable => DropReason::NoNeighbor,
             IcmpError::PortUnreachable | IcmpError::UnknownProtocol(_) => DropReason::NotOurs,
@@ -60,6 +64,7 @@ impl IcmpError {
     fn v4(self) -> (u8, u8, u32) {
         match self {
             Self::TimeExceeded => (icmp::TIME_EXCEEDED, 0, 0),
+            Self::ReassemblyTimeout => (icmp::TIME_EXCEEDED, icmp::REASSEMBLY_TIME_EXCEEDED, 0),
             Self::NoRoute => (icmp::DEST_UNREACHABLE, icmp::NET_UNREACHABLE, 0),
             Self::HostUnreachable => (icmp::DEST_UNREACHABLE, icmp::HOST_UNREACHABLE, 0),
             Self::PortUnreachable => (icmp::DEST_UNREACHABLE, icmp::PORT_UNREACHABLE, 0),
@@ -71,6 +76,7 @@ impl IcmpError {
     fn v6(self) -> (u8, u8, u32) {
         match self {
             Self::TimeExceeded => (icmpv6::TIME_EXCEEDED, 0, 0),
+            Self::ReassemblyTimeout => (icmpv6::TIME_EXCEEDED, icmpv6::REASSEMBLY_TIME_EXCEEDED, 0),
             Self::NoRoute => (icmpv6::DEST_UNREACHABLE, icmpv6::NO_ROUTE, 0),
             Self::HostUnreachable => (icmpv6::DEST_UNREACHABLE, icmpv6::ADDRESS_UNREACHABLE, 0),
             Self::PortUnreachable => (icmpv6::DEST_UNREACHABLE, icmpv6::PORT_UNREACHABLE, 0),

@@ -14,7 +14,9 @@
 //! addressed to the router. What comes to the router in fragments is put
 //! together first, in `reassembly`'s few datagrams of
 //! up to 64 KiB each (256 KiB an interface, allocated when it is built),
-//! and an answer longer than the interface's MTU leaves in fragments.
+//! and an answer longer than the interface's MTU leaves in fragments; a
+//! datagram that does not come whole in time is answered with a time
+//! exceeded (reassembly), which quotes its first fragment, kept till then.
 
 use sluice_core::DropReason;
 use std::sync::Arc;
@@ -28,13 +30,14 @@ use sluice_core::{Batch, NetworkFunction, NfContext, Outputs, PacketId};
 
 use crate::fragment;
 use crate::icmp_error::{self, ErrorSource, IcmpError};
-use crate::reassembly::{Added, Key, Piece, Reassembly};
+use crate::reassembly::{Added, Key, Outcome, Piece, Reassembly, DATAGRAMS};
 use crate::interfaces::{Interface, Interfaces};
 use crate::neighbor_table::v4_key;
 
 /// Gate of the packets it passes on to be forwarded.
 pub const FORWARD: usize = 0;
-/// Gate of its answers (ARP replies, neighbour advertisements, echo replies, port and protocol unreachables, resets).
+/// Gate of its answers (ARP replies, neighbour advertisements, echo
+/// replies, port and protocol unreachables, resets, reassembly time exceeded).
 pub const REPLY: usize = 1;
 
 /// What its counter slots count (cumulative), in order.
@@ -54,6 +57,7 @@ pub const COUNTERS: &[&str] = &[
     "tcp_refused",
     "reassembled",
     "reassembly_failed",
+    "reassembly_timed_out",
 ];
 
 #[derive(Clone, Copy)]
@@ -74,6 +78,8 @@ enum Count {
     TcpRefused,
     Reassembled,
     ReassemblyFailed,
+    /// Datagrams to the router that did not come whole in time, after their first fragment.
+    ReassemblyTimedOut,
 }
 
 impl Count {
@@ -99,6 +105,8 @@ enum Verdict {
     ReplyWith(PacketId),
     /// Taken in or dropped, and counted, already.
     Done,
+    /// Kept: the first fragment of a datagram that waits for the rest (see `reassembly`).
+    Kept,
     /// Taken in, and counted: link-local control traffic to a group (MLD, router solicitations).
     TakenInAs(Count),
     /// Dropped, for this reason.
@@ -115,6 +123,12 @@ pub struct InterfaceInput {
     fragment_ident: u32,
     /// Datagrams to the router that came in fragments, being put together.
     reassembly: Reassembly,
+    /// When the next datagram whose first fragment it keeps times out, as it last said (ns).
+    due_ns: Option<u64>,
+    /// Whether the first fragments it keeps changed in this run (it says so at the run's end).
+    kept_changed: bool,
+    /// Whether a run that stops asked for every first fragment it keeps (see `release_all`).
+    releasing: bool,
     counters: [u64; COUNTERS.len()],
 }
 
@@ -122,7 +136,17 @@ impl InterfaceInput {
     /// The input of interface `name` of `interfaces`.
     pub fn new(interfaces: Arc<Interfaces>, name: &str) -> Result<Self, String> {
         let index = interfaces.named(name)?.index;
-        Ok(Self { interfaces, index, ident: index << 8, fragment_ident: u32::from(index) << 24, reassembly: Reassembly::default(), counters: [0; COUNTERS.len()] })
+        Ok(Self {
+            interfaces,
+            index,
+            ident: index << 8,
+            fragment_ident: u32::from(index) << 24,
+            reassembly: Reassembly::default(),
+            due_ns: None,
+            kept_changed: false,
+            releasing: false,
+            counters: [0; COUNTERS.len()],
+        })
     }
 
     fn interface(&self) -> &Interface {
@@ -282,29 +306,47 @@ impl InterfaceInput {
     }
 
     /// A fragment of a datagram to one of the router's addresses, `dst`:
-    /// taken in, its bytes kept until the datagram is whole, which is then
-    /// made here and answered as [`Self::local`] answers (see `reassembly`).
+    /// its bytes kept until the datagram is whole, which is then made here
+    /// and answered as [`Self::local`] answers (see `reassembly`); taken
+    /// in, but for the first fragment, kept with its datagram till then.
     fn fragment(&mut self, ctx: &mut NfContext<'_>, id: PacketId, dst: u128) -> Verdict {
         let now = ctx.now();
-        let at = match piece_of(ctx.pool.data(id)).map(|piece| self.reassembly.add(now, &piece)) {
-            Some(Added::Waiting | Added::Duplicate) => return Verdict::TakenIn,
-            Some(Added::Whole(at)) => at,
-            Some(Added::Discarded) | None => return Verdict::Drop(Count::ReassemblyFailed),
+        let Some(Outcome { added, kept, released }) = piece_of(ctx.pool.data(id)).map(|piece| self.reassembly.add(now, &piece, id)) else {
+            return Verdict::Drop(Count::ReassemblyFailed);
         };
-        let (head, data) = self.reassembly.whole(at);
-        let Some(whole) = ctx.make_packet(head.len() + data.len(), NO_FLOW) else { return Verdict::Drop(Count::ReassemblyFailed) };
+        self.kept_changed = true;
+        if let Some(first) = released {
+            self.counters[Count::ReassemblyFailed as usize] += 1;
+            ctx.drop_packet(first, Count::ReassemblyFailed.reason());
+        }
+        let at = match added {
+            Added::Waiting | Added::Duplicate if kept => return Verdict::Kept,
+            Added::Waiting | Added::Duplicate => return Verdict::TakenIn,
+            Added::Whole(at) => at,
+            Added::Discarded => return Verdict::Drop(Count::ReassemblyFailed),
+        };
+        let (head, data, first) = self.reassembly.whole(at);
+        let (head_len, data_len) = (head.len(), data.len());
+        let whole = ctx.make_packet(head_len + data_len, NO_FLOW);
+        if let Some(whole) = whole {
+            let frame = ctx.pool.data_mut(whole);
+            frame[..head_len].copy_from_slice(head);
+            frame[head_len..].copy_from_slice(data);
+        }
+        if first != id {
+            ctx.take_in(first);
+        }
+        let Some(whole) = whole else { return Verdict::Drop(Count::ReassemblyFailed) };
         ctx.take_in(id);
         let frame = ctx.pool.data_mut(whole);
-        frame[..head.len()].copy_from_slice(head);
-        frame[head.len()..].copy_from_slice(data);
         let eth = Frame::new_checked(&*frame).expect("its first fragment's");
         let (l3, v6) = (eth.payload_offset(), eth.payload_type() == ethernet::ETHERTYPE_IPV6);
         // The headers of its first fragment, now of all of it.
         if v6 {
-            ipv6::set_payload_len(&mut frame[l3..], (head.len() - l3 - ipv6::HEADER_LEN + data.len()) as u16);
+            ipv6::set_payload_len(&mut frame[l3..], (head_len - l3 - ipv6::HEADER_LEN + data_len) as u16);
         } else {
             let mut h = ipv4::Header::new_checked(&mut frame[l3..]).expect("its first fragment's");
-            let len = h.header_len() + data.len();
+            let len = h.header_len() + data_len;
             h.set_fragment(len as u16, false, 0);
         }
         self.counters[Count::Reassembled as usize] += 1;
@@ -317,6 +359,32 @@ impl InterfaceInput {
             }
             _ => unreachable!("a datagram to the router is answered or dropped"),
         }
+    }
+
+    /// Answers each datagram to the router that has not come whole by now
+    /// with a time exceeded (reassembly) quoting its first fragment, sent
+    /// from the address the datagram was for; while a run stops, takes the
+    /// first fragments it keeps in, unanswered.
+    fn expire(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>) {
+        let now = if self.releasing { u64::MAX } else { ctx.now() };
+        while let Some((first, key)) = self.reassembly.timed_out(now) {
+            if self.releasing {
+                ctx.take_in(first);
+                continue;
+            }
+            self.counters[Count::ReassemblyTimedOut as usize] += 1;
+            let Self { interfaces, index, ident, .. } = self;
+            let from = ErrorSource { interface: interfaces.get(*index).expect("its own interface"), address: Some(key.dst), ident };
+            match icmp_error::make(ctx, first, IcmpError::ReassemblyTimeout, from, &interfaces.icmp) {
+                Ok(()) => {
+                    ctx.answer(first);
+                    self.reply(ctx, out, first);
+                }
+                Err(_) => ctx.take_in(first),
+            }
+        }
+        self.releasing = false;
+        self.kept_changed = true;
     }
 
     /// Sends answer `id` back out the interface, in fragments where it is
@@ -519,6 +587,9 @@ impl NetworkFunction for InterfaceInput {
     }
 
     fn process(&mut self, ctx: &mut NfContext<'_>, input: &mut Batch, out: &mut Outputs<'_>) {
+        if self.due_ns.is_some_and(|due| self.releasing || ctx.now() >= due) {
+            self.expire(ctx, out);
+        }
         for &id in input.as_slice() {
             match self.judge(ctx, id) {
                 Verdict::Forward => {
@@ -527,7 +598,7 @@ impl NetworkFunction for InterfaceInput {
                 }
                 Verdict::Reply => self.reply(ctx, out, id),
                 Verdict::ReplyWith(answer) => self.reply(ctx, out, answer),
-                Verdict::Done => {}
+                Verdict::Done | Verdict::Kept => {}
                 Verdict::TakenIn => ctx.take_in(id),
                 Verdict::TakenInAs(what) => {
                     self.counters[what as usize] += 1;
@@ -540,6 +611,32 @@ impl NetworkFunction for InterfaceInput {
             }
         }
         input.clear();
+        if self.kept_changed {
+            self.kept_changed = false;
+            self.due_ns = self.reassembly.due_ns();
+            ctx.note_held(self.due_ns, false);
+        }
+    }
+
+    /// The first fragments of the datagrams being put together (see `reassembly`).
+    fn most_held(&self) -> usize {
+        DATAGRAMS
+    }
+
+    fn held(&self) -> usize {
+        self.reassembly.kept()
+    }
+
+    fn due_ns(&self) -> Option<u64> {
+        self.due_ns
+    }
+
+    fn ready(&self) -> bool {
+        self.releasing
+    }
+
+    fn release_all(&mut self) {
+        self.releasing = self.reassembly.kept() > 0;
     }
 
     fn read_counters(&self, into: &mut sluice_core::telemetry::NfCounters) {
@@ -568,6 +665,10 @@ impl crate::NfConfig for InterfaceInputSpec {
 
     fn outgates(&self) -> usize {
         2
+    }
+
+    fn most_held(&self) -> usize {
+        DATAGRAMS
     }
 
     fn counter_names(&self) -> &'static [&'static str] {

@@ -31,6 +31,8 @@ pub const PORT_UNREACHABLE: u8 = 3;
 /// Destination unreachable: fragmentation needed and DF set (the
 /// next-hop MTU in the low 16 bits of the header's last word, RFC 1191).
 pub const FRAGMENTATION_NEEDED: u8 = 4;
+/// Time exceeded: a datagram's fragments did not all come in time.
+pub const REASSEMBLY_TIME_EXCEEDED: u8 = 1;
 
 /// Whether messages of `kind` report an error (a router never answers one
 /// with another, RFC 1812 §4.3.2.7): source quench (4) and the types above

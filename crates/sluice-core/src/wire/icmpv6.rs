@@ -39,6 +39,8 @@ pub const ADDRESS_UNREACHABLE: u8 = 3;
 pub const PORT_UNREACHABLE: u8 = 4;
 /// Parameter problem: a next header the destination does not know.
 pub const UNKNOWN_NEXT_HEADER: u8 = 1;
+/// Time exceeded: a packet's fragments did not all come in time.
+pub const REASSEMBLY_TIME_EXCEEDED: u8 = 1;
 
 /// The hop limit neighbour discovery is sent with, and the only one it is
 /// accepted with (RFC 4861 §7.1: proof that it was not forwarded).

@@ -244,6 +244,26 @@ fn fragments4(packet: &[u8], mtu: usize) -> Vec<Vec<u8>> {
     }).collect()
 }
 
+/// IPv4 fragments `frames`, numbered `ident` instead, their checksums made again.
+fn numbered4(mut frames: Vec<Vec<u8>>, ident: u16) -> Vec<Vec<u8>> {
+    for f in &mut frames {
+        f[18..20].copy_from_slice(&ident.to_be_bytes());
+        f[24..26].fill(0);
+        let c = !sluice_core::wire::checksum::sum(&f[14..34]);
+        f[24..26].copy_from_slice(&c.to_be_bytes());
+    }
+    frames
+}
+
+/// A ping of `data` from host 1 to the router's first interface, over IPv4 and over IPv6.
+fn pings_to_router(data: &[u8]) -> (Vec<u8>, Vec<u8>) {
+    let mut ping4 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 1, 254], 64).icmpv4_echo_request(9, 1).write(&mut ping4, data).unwrap();
+    let mut ping6 = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv6(v6("2001:db8:1::1"), v6("2001:db8:1::fe"), 64).icmpv6_echo_request(9, 2).write(&mut ping6, data).unwrap();
+    (ping4, ping6)
+}
+
 /// `packet` (Ethernet, IPv6 without extension headers) cut into fragments of at most `mtu` bytes of IP packet, numbered `ident`.
 fn fragments6(packet: &[u8], mtu: usize, ident: u32) -> Vec<Vec<u8>> {
     let (head, payload) = packet.split_at(14 + 40);
@@ -262,24 +282,17 @@ fn fragments6(packet: &[u8], mtu: usize, ident: u32) -> Vec<Vec<u8>> {
 fn a_ping_to_the_router_in_fragments_is_answered_whole_in_fragments_and_overlapping_ones_are_discarded() {
     let (_ifs, mut input, mut h) = input_at(1);
     let data: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
-    let mut ping4 = Vec::new();
-    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 1, 254], 64).icmpv4_echo_request(9, 1).write(&mut ping4, &data).unwrap();
-    let mut ping6 = Vec::new();
-    PacketBuilder::ethernet2(HOST, ROUTER).ipv6(v6("2001:db8:1::1"), v6("2001:db8:1::fe"), 64).icmpv6_echo_request(9, 2).write(&mut ping6, &data).unwrap();
+    let (ping4, ping6) = pings_to_router(&data);
     let (f4, f6) = (fragments4(&ping4, 1500), fragments6(&ping6, 1500, 77));
     assert_eq!((f4.len(), f6.len()), (3, 3));
     // Another datagram whose second fragment overlaps its first.
     let mut other = fragments4(&ping4, 1500);
-    for f in &mut other {
-        f[18..20].copy_from_slice(&[0xbe, 0xef]);
-    }
     other[1][20..22].copy_from_slice(&(0x2000u16 | 1).to_be_bytes());
-    other[1][24..26].fill(0);
-    let c = !sluice_core::wire::checksum::sum(&other[1][14..34]);
-    other[1][24..26].copy_from_slice(&c.to_be_bytes());
+    let other = numbered4(other, 0xbeef);
     let frames = [&f4[2], &f6[1], &other[0], &f4[0], &f6[2], &f6[2], &other[1], &f4[1], &f6[0]].map(|f| f.clone());
     let out = h.run_with_meta(input.as_mut(), &frames, &[on(0, 0); 9]);
-    assert_eq!((out.gates[0].len(), out.dropped), (0, 1), "the overlapping fragment dropped, the rest taken in");
+    assert_eq!((out.gates[0].len(), out.dropped), (0, 2), "the overlapping datagram's two fragments dropped, the rest taken in");
+    assert_eq!((input.held(), input.due_ns()), (0, None), "no first fragment is kept past its datagram");
     assert_eq!(out.gates[1].len(), 6, "two replies of three fragments each: {:?}", out.gates[1].iter().map(Vec::len).collect::<Vec<_>>());
     // IPv4 put together by etherparse; IPv6 by hand (etherparse 0.16 reads
     // the fragment header's offset and M flag from the wrong bits).
@@ -319,6 +332,52 @@ fn a_ping_to_the_router_in_fragments_is_answered_whole_in_fragments_and_overlapp
     assert_eq!(reply6.icmp_type(), Icmpv6Type::EchoReply(etherparse::IcmpEchoHeader { id: 9, seq: 2 }));
     assert_eq!(reply6.payload(), &data[..]);
     assert_eq!(reply6.checksum(), reply6.icmp_type().calc_checksum(v6("2001:db8:1::fe"), v6("2001:db8:1::1"), reply6.payload()).unwrap());
+}
+
+#[test]
+fn a_datagram_to_the_router_that_does_not_come_whole_in_time_is_answered_with_a_time_exceeded_quoting_its_first_fragment() {
+    let (_ifs, mut input, mut h) = input_at(1);
+    // Linux's ipfrag_time: 30 s.
+    let timeout = 30_000_000_000;
+    let data: Vec<u8> = (0..3000u32).map(|i| (i * 7) as u8).collect();
+    let (ping4, ping6) = pings_to_router(&data);
+    let (f4, f6) = (fragments4(&ping4, 1500), fragments6(&ping6, 1500, 77));
+    // Two fragments of each ping come, the last never; of a third datagram only its last.
+    let lone = numbered4(fragments4(&ping4, 1500), 5).pop().unwrap();
+    let frames = [&f4[0], &f4[1], &f6[0], &f6[1], &lone].map(|f| f.clone());
+    let out = h.run_with_meta(input.as_mut(), &frames, &[on(0, 0); 5]);
+    assert_eq!((out.gates[1].len(), out.dropped, out.taken_in), (0, 0, 3), "the first fragments kept, the rest taken in");
+    assert_eq!((input.held(), input.due_ns()), (2, Some(1 + timeout)));
+    h.set_now(timeout);
+    assert_eq!(h.run(input.as_mut(), &[]).gates[1].len(), 0, "not yet");
+    h.set_now(1 + timeout);
+    let out = h.run(input.as_mut(), &[]);
+    assert_eq!((out.dropped, out.taken_in, out.created), (0, 2, 2), "each first fragment taken in and answered");
+    assert_eq!((input.held(), input.due_ns()), (0, None), "none kept: the third datagram, without its first fragment, leaves no error");
+    let [e4, e6] = &out.gates[1][..] else { panic!("two errors: {out:?}") };
+    assert_eq!((&e4[..6], &e4[6..12]), (&HOST[..], &ROUTER[..]));
+    let p = SlicedPacket::from_ethernet(e4).unwrap();
+    let (Some(NetSlice::Ipv4(ip)), Some(TransportSlice::Icmpv4(icmp))) = (&p.net, &p.transport) else { panic!() };
+    assert_eq!((ip.header().source(), ip.header().destination()), ([10, 0, 1, 254], [10, 0, 1, 1]), "from the address the datagram was for");
+    assert!(matches!(icmp.icmp_type(), Icmpv4Type::TimeExceeded(etherparse::icmpv4::TimeExceededCode::FragmentReassemblyTimeExceeded)));
+    assert_eq!(icmp.payload(), &f4[0][14..14 + 548], "the first fragment, as much as 576 bytes hold");
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(icmp.payload()));
+    let p = SlicedPacket::from_ethernet(e6).unwrap();
+    let (Some(NetSlice::Ipv6(ip)), Some(TransportSlice::Icmpv6(icmp))) = (&p.net, &p.transport) else { panic!() };
+    assert_eq!((ip.header().source(), ip.header().destination()), (v6("2001:db8:1::fe"), v6("2001:db8:1::1")));
+    assert_eq!(icmp.icmp_type(), Icmpv6Type::TimeExceeded(etherparse::icmpv6::TimeExceededCode::FragmentReassemblyTimeExceeded));
+    assert_eq!(icmp.payload(), &f6[0][14..14 + 1232], "the first fragment, as much as 1280 bytes hold");
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(ip.header().source(), ip.header().destination(), icmp.payload()).unwrap());
+    let mut counters = [0u64; 16];
+    input.read_counters(&mut counters);
+    let names = sluice_nf::interface_input::COUNTERS;
+    assert_eq!(counters[names.iter().position(|&n| n == "reassembly_timed_out").unwrap()], 2);
+    // A run that stops takes the first fragments kept in, unanswered.
+    h.run_with_meta(input.as_mut(), &[f4[0].clone()], &[on(0, 0)]);
+    input.release_all();
+    assert!(input.ready());
+    let out = h.run(input.as_mut(), &[]);
+    assert_eq!((out.gates[1].len(), out.taken_in, input.held(), input.ready()), (0, 1, 0, false));
 }
 
 #[test]
