@@ -13,6 +13,7 @@ and send UDP in GSO frames (UDP_SEGMENT), which cross whole, or are cut
 in software for a port that sends none; a link of 1400 bytes is found by
 path-MTU discovery (the router's fragmentation needed / packet too big)
 and a transfer completes across it; 9000-byte jumbo frames cross whole;
+a third host beside host 1 on its link is resolved and reached apart;
 a router built without ICMP errors drops expired packets unanswered and
 forwards the rest. The router runs in a namespace of the test's own
 (`unshare --net`); skipped where the machine does not allow one or lacks
@@ -160,12 +161,33 @@ def trace(hosts: list[str], family: str) -> str:
     return sh("tracepath", "-n", "-m", "4", *(["-6"] if family == "ipv6" else ["-4"]), NETWORKS[family][1].format(2), ns=hosts[0])
 
 
+#: Host 3's addresses: beside host 1, on its link.
+THIRD = {"ipv4": "10.0.1.3", "ipv6": "2001:db8:1::3"}
+
+
+def add_third_host(host1: str, ns: str) -> None:
+    """Host 3, namespace `ns`, on host 1's link (a macvlan of host 1's
+    interface, with a MAC of its own), as hosts 1 and 2 are made."""
+    sh("ip", "netns", "add", ns)
+    sh("ip", "link", "add", "mv0", "link", "eth0", "type", "macvlan", "mode", "bridge", ns=host1)
+    sh("ip", "link", "set", "mv0", "netns", ns, ns=host1)
+    for link in ("lo", "mv0"):
+        sh("ip", "link", "set", link, "up", ns=ns)
+    for family, v in (("ipv4", "-4"), ("ipv6", "-6")):
+        net, _, gateway = NETWORKS[family]
+        sh("ip", v, "addr", "add", f"{THIRD[family]}/{net.split('/')[1]}", "dev", "mv0", *(["nodad"] if family == "ipv6" else []), ns=ns)
+        sh("ip", v, "route", "add", "default", "via", gateway.format(1), ns=ns)
+
+
 def scenario(name: str) -> dict[str, Any]:
     """Runs inside the router's namespace: the hosts (of the scenario's
     MTUs), Sluice between them while the clients run, and what each saw."""
-    mtu = {"plain": None, "pmtu": {2: 1400}, "jumbo": {1: 9000, 2: 9000}, "segmented": None, "shaped": None, "silent": None}[name]
+    mtu = {"plain": None, "pmtu": {2: 1400}, "jumbo": {1: 9000, 2: 9000}, "segmented": None, "shaped": None, "silent": None, "shared": None}[name]
+    third = f"sluice-h3-{os.getpid()}"
     try:
         hosts = make_hosts(mtu)
+        if name == "shared":
+            add_third_host(hosts[0], third)
     except RuntimeError as e:
         print(e, file=sys.stderr)
         sys.exit(CANNOT)
@@ -198,6 +220,14 @@ def scenario(name: str) -> dict[str, Any]:
                 got[family]["udp_gso"] = datagrams(hosts, family, *UDP_GSO)
         return got
 
+    def beside() -> dict[str, Any]:
+        # Host 2 pings host 3 first (the router asks for it), then host 3 host 2 and host 2 host 1.
+        def ping(ns: str, peer: str) -> str:
+            return sh("ping", "-c", "2", "-i", "0.2", "-W", "2", peer, ns=ns)
+
+        return {family: {"2_to_3": ping(hosts[1], THIRD[family]), "3_to_2": ping(third, NETWORKS[family][1].format(2)),
+                         "2_to_1": ping(hosts[1], NETWORKS[family][1].format(1))} for family in NETWORKS}
+
     def expired() -> dict[str, Any]:
         # Two pings with a TTL of 1 each way through a router that answers none, then a transfer.
         got: dict[str, Any] = {}
@@ -210,6 +240,8 @@ def scenario(name: str) -> dict[str, Any]:
     try:
         if name == "silent":
             return through_sluice(router("af_packet", icmp_errors=False), expired, "--period-ms", "50")
+        if name == "shared":
+            return through_sluice(router("af_packet"), beside, "--period-ms", "50")
         if name == "segmented":
             from sluice.router import router as sluice_router
 
@@ -222,7 +254,7 @@ def scenario(name: str) -> dict[str, Any]:
             return through_sluice(sluice_shaped("fq_codel"), clients, "--period-ms", "50")
         return through_sluice(router("af_packet"), clients, "--period-ms", "50")
     finally:
-        remove_hosts(hosts)
+        remove_hosts([*hosts, third])
 
 
 def run_scenario(name: str) -> dict[str, Any]:
@@ -267,6 +299,17 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
     assert s["ports"]["tx_sw2"]["tx_gso"] > 0
     assert s["nfs"]["in_sw1"]["arp_answered"] >= 1 and s["nfs"]["in_sw1"]["nd_answered"] >= 1, s["nfs"]["in_sw1"]
     assert s["nfs"]["hop_sw2"]["requests"] >= 2, "the router asked for host 2 over ARP and neighbour discovery"
+
+
+@needs_hosts
+def test_two_hosts_on_one_link_are_each_resolved_and_reached_through_the_router() -> None:
+    got = run_scenario("shared")
+    for family in NETWORKS:
+        for way, ping in got[family].items():
+            assert "2 received" in ping, f"{family} {way}: {ping}"
+    s = got["sluice"]
+    assert s["nfs"]["hop_sw1"]["requests"] >= 2, "the router asked for host 3 over ARP and neighbour discovery"
+    assert s["nfs"]["hop_sw1"]["unreachable"] == 0, s["nfs"]["hop_sw1"]
 
 
 @needs_hosts
