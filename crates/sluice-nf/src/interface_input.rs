@@ -125,8 +125,6 @@ pub struct InterfaceInput {
     reassembly: Reassembly,
     /// When the next datagram whose first fragment it keeps times out, as it last said (ns).
     due_ns: Option<u64>,
-    /// Whether the first fragments it keeps changed in this run (it says so at the run's end).
-    kept_changed: bool,
     /// Whether a run that stops asked for every first fragment it keeps (see `release_all`).
     releasing: bool,
     counters: [u64; COUNTERS.len()],
@@ -143,7 +141,6 @@ impl InterfaceInput {
             fragment_ident: u32::from(index) << 24,
             reassembly: Reassembly::default(),
             due_ns: None,
-            kept_changed: false,
             releasing: false,
             counters: [0; COUNTERS.len()],
         })
@@ -314,7 +311,7 @@ impl InterfaceInput {
         let Some(Outcome { added, kept, released }) = piece_of(ctx.pool.data(id)).map(|piece| self.reassembly.add(now, &piece, id)) else {
             return Verdict::Drop(Count::ReassemblyFailed);
         };
-        self.kept_changed = true;
+        self.note_kept(ctx);
         if let Some(first) = released {
             self.counters[Count::ReassemblyFailed as usize] += 1;
             ctx.drop_packet(first, Count::ReassemblyFailed.reason());
@@ -333,6 +330,7 @@ impl InterfaceInput {
             frame[..head_len].copy_from_slice(head);
             frame[head_len..].copy_from_slice(data);
         }
+        self.note_kept(ctx);
         if first != id {
             ctx.take_in(first);
         }
@@ -384,7 +382,17 @@ impl InterfaceInput {
             }
         }
         self.releasing = false;
-        self.kept_changed = true;
+        self.note_kept(ctx);
+    }
+
+    /// Tells the walker when the next datagram whose first fragment it
+    /// keeps times out, where that moved (see `NfContext::note_held`).
+    fn note_kept(&mut self, ctx: &mut NfContext<'_>) {
+        let due = self.reassembly.due_ns();
+        if due != self.due_ns {
+            self.due_ns = due;
+            ctx.note_held(due, false);
+        }
     }
 
     /// Sends answer `id` back out the interface, in fragments where it is
@@ -611,11 +619,6 @@ impl NetworkFunction for InterfaceInput {
             }
         }
         input.clear();
-        if self.kept_changed {
-            self.kept_changed = false;
-            self.due_ns = self.reassembly.due_ns();
-            ctx.note_held(self.due_ns, false);
-        }
     }
 
     /// The first fragments of the datagrams being put together (see `reassembly`).
