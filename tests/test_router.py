@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from sluice.lab.hosts import CANNOT, NETWORKS, make_hosts, remove_hosts, router, sh, through_sluice
+from sluice.lab.hosts import CANNOT, NETWORKS, address_host, make_hosts, remove_hosts, router, sh, through_sluice
 
 #: Bytes of each TCP transfer.
 TRANSFER = 4 << 20
@@ -173,10 +173,7 @@ def add_third_host(host1: str, ns: str) -> None:
     sh("ip", "link", "set", "mv0", "netns", ns, ns=host1)
     for link in ("lo", "mv0"):
         sh("ip", "link", "set", link, "up", ns=ns)
-    for family, v in (("ipv4", "-4"), ("ipv6", "-6")):
-        net, _, gateway = NETWORKS[family]
-        sh("ip", v, "addr", "add", f"{THIRD[family]}/{net.split('/')[1]}", "dev", "mv0", *(["nodad"] if family == "ipv6" else []), ns=ns)
-        sh("ip", v, "route", "add", "default", "via", gateway.format(1), ns=ns)
+    address_host(ns, "mv0", 1, THIRD)
 
 
 def scenario(name: str) -> dict[str, Any]:

@@ -67,11 +67,17 @@ def make_hosts(mtu: Optional[dict[int, int]] = None) -> list[str]:
         sh("sysctl", "-qw", "net.ipv6.conf.eth0.disable_ipv6=0", ns=ns)
         sh("ip", "link", "set", "lo", "up", ns=ns)
         sh("ip", "link", "set", "eth0", "up", ns=ns)
-        for family, v in (("ipv4", "-4"), ("ipv6", "-6")):
-            net, addr, gateway = NETWORKS[family]
-            sh("ip", v, "addr", "add", f"{addr.format(h)}/{net.split('/')[1]}", "dev", "eth0", *(["nodad"] if family == "ipv6" else []), ns=ns)
-            sh("ip", v, "route", "add", "default", "via", gateway.format(h), ns=ns)
+        address_host(ns, "eth0", h, {family: NETWORKS[family][1].format(h) for family in NETWORKS})
     return names
+
+
+def address_host(ns: str, dev: str, h: int, addresses: dict[str, str]) -> None:
+    """Gives host `ns`'s interface `dev` on host h's network its
+    `addresses` (per family) and a default route via that network's gateway."""
+    for family, v in (("ipv4", "-4"), ("ipv6", "-6")):
+        net, _, gateway = NETWORKS[family]
+        sh("ip", v, "addr", "add", f"{addresses[family]}/{net.split('/')[1]}", "dev", dev, *(["nodad"] if family == "ipv6" else []), ns=ns)
+        sh("ip", v, "route", "add", "default", "via", gateway.format(h), ns=ns)
 
 
 def remove_hosts(names: list[str]) -> None:
