@@ -89,8 +89,10 @@ bench-dpdk:
 ## without AddressSanitizer: its build is a fifth cheaper, which CI's 15
 ## minutes need. Panics, overflow and debug assertions are still caught;
 ## the timed runs keep ASan for the unsafe code (pool, rings, LPM tables).
+## Both build optimised with debug assertions, cargo-fuzz's default (its
+## `-O` would turn the assertions and overflow checks off).
 FUZZ_SECONDS ?= 60
-FUZZ_BUILD := -O $(if $(FUZZ_CI),-s none)
+FUZZ_BUILD := $(if $(FUZZ_CI),-s none)
 ## name:max_len:inputs under FUZZ_CI
 FUZZ_TARGETS := headers:1500:1500000 nfs:1500:85000 pcap:4096:10000 description:16384:9500 requests:4096:25000 neighbors:1500:1500000
 fuzz-build:
