@@ -23,11 +23,9 @@ generate: setup
 	$(PY) scripts/generate.py
 
 ## Every Rust and Python test and the type checks; says how long they took.
-## The suites run one after the other (their runs want the cores they are
-## given); the Python tests in a process per core (pytest-xdist), since most
-## of them wait on commands, sockets and hosts rather than compute. The
-## type checks, which want no core, run beside them at the lowest priority,
-## their output after the tests'.
+## The tests run one suite after the other (their runs want the cores they
+## are given); the type checks, which want none, run beside them at the
+## lowest priority, their output after the tests'.
 TYPECHECK_LOG := target/typecheck.log
 test: setup
 	@start=$$(date +%s); \
@@ -42,7 +40,7 @@ test-rust: setup
 	cargo test --workspace --exclude sluice-py --quiet --no-fail-fast
 
 test-python: setup
-	$(PY) -m pytest -q --numprocesses auto --durations=15
+	$(PY) -m pytest -q --durations=15
 
 ## The Python package's types, and its stub against the built core.
 typecheck: setup

@@ -10,13 +10,6 @@ import pytest
 # Let tests import the example scripts.
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 
-# Under pytest-xdist, each worker has a temporary folder of its own: the
-# cores a run claims and a served engine's socket are found there, so the
-# workers' runs neither refuse each other's cores nor share a socket.
-if "PYTEST_XDIST_WORKER" in os.environ:
-    os.environ["TMPDIR"] = tempfile.mkdtemp(prefix=f"sluice-{os.environ['PYTEST_XDIST_WORKER']}-")
-    tempfile.tempdir = None
-
 # Tests never read or write the user's measured profile: pipelines built in
 # tests (and in the commands they start) use the reference costs, from an
 # empty profile that keeps the CLI from measuring one.
