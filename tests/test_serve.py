@@ -78,6 +78,16 @@ class Served:
         return self.process.returncode, self.log.read_text(), report
 
 
+def until(check: Any, what: str, timeout: float = 20.0) -> None:
+    """Waits until `check()` holds, failing with `what` past `timeout` (s):
+    a served engine shows a change within a period or two, whatever else
+    the machine runs."""
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     s = Served(tmp_path_factory.mktemp("serve"))
@@ -161,8 +171,7 @@ def test_changes_show_in_reads_and_metrics_parse_with_prometheus_own_parser(serv
     assert next(f for f in c.flows() if f["name"] == "flow1")["slo_us"] == 2000
     c.pin_trigger("lpm", 16)
     assert next(m for m in c.modules() if m["name"] == "lpm")["pinned_trigger"] == 16
-    time.sleep(0.1)
-    assert next(m for m in c.modules() if m["name"] == "lpm")["last_period"]["trigger"] == 16
+    until(lambda: next(m for m in c.modules() if m["name"] == "lpm")["last_period"]["trigger"] == 16, "a period ran at the pinned trigger")
     c.pin_trigger("lpm", None)
     c.set_controller("max")
     assert c.controller()["name"] == "max"
@@ -181,10 +190,7 @@ def test_changes_show_in_reads_and_metrics_parse_with_prometheus_own_parser(serv
     c.set_rate("src", 2000)
     assert "poll policy empty-poll" in c.set_poll(0, "empty-poll", max_sleep_us=200)
     assert c.workers()[0]["poll"]["policy"] == "empty-poll"
-    deadline = time.monotonic() + 30
-    while (c.workers()[0]["last_period"] or {}).get("waits", 0) == 0:
-        assert time.monotonic() < deadline, c.workers()[0]
-        time.sleep(0.05)
+    until(lambda: (c.workers()[0]["last_period"] or {}).get("waits", 0) > 0, "worker 0 slept", timeout=30)
     first = {f.name: f for f in text_string_to_metric_families(c.metrics())}
     time.sleep(0.05)
     second = {f.name: f for f in text_string_to_metric_families(c.metrics())}
@@ -365,10 +371,8 @@ def test_single_route_changes_reach_the_data_path_without_waiting_for_a_period(t
         assert "1 deleted" in s.client.routes("lpm", delete=[gone])
         routes = s.client.config("lpm")["routes"]
         assert [new[-1], 1] in routes and not any(r[0] == gone for r in routes)
-        deadline = time.monotonic() + 30
-        while (next(f for f in s.client.flows() if f["name"] == "flow1")["last_period"] or {}).get("dropped", 0) == 0:
-            assert time.monotonic() < deadline, "flow1's packets still found a route"
-            time.sleep(0.2)
+        until(lambda: (next(f for f in s.client.flows() if f["name"] == "flow1")["last_period"] or {}).get("dropped", 0) > 0,
+              "flow1's packets still found a route", timeout=30)
         code, err, report = s.stop()
     finally:
         s.close()

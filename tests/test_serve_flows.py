@@ -18,7 +18,7 @@ from scapy.utils import wrpcap
 
 from sluice import Pipeline
 from sluice.pipelines import l2l3
-from test_serve import Served, accounted
+from test_serve import Served, accounted, until
 
 #: Packets to each destination /24 of the capture, and the one 5-tuple a flow is added for.
 A, B, C = "20.0.1", "20.0.2", "20.0.3"
@@ -50,13 +50,6 @@ def router(trace: Path) -> Pipeline:
 
 def flow(served: Served, name: str) -> dict[str, Any]:
     return next(f for f in served.client.flows() if f["name"] == name)
-
-
-def until(check: Any, what: str, timeout: float = 20.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.05)
 
 
 def test_flows_are_added_and_removed_while_it_forwards_and_every_packet_stays_accounted(tmp_path: Path) -> None:

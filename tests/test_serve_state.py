@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 from sluice import Pipeline
-from test_serve import SLUICE, Served
-from test_serve_flows import B, capture, flow, router, until
+from test_serve import SLUICE, Served, until
+from test_serve_flows import B, capture, flow, router
 
 
 def test_a_restart_from_the_state_file_serves_the_description_in_force(tmp_path: Path) -> None:

@@ -19,8 +19,7 @@ from sluice import ApiError, Pipeline
 from sluice.nf import StaticNat, TtlDecrement
 from sluice.traffic import Template
 from test_pipelines import read_pcap
-from test_serve import SLUICE, Served
-from test_serve_flows import until
+from test_serve import SLUICE, Served, until
 
 
 def pipeline(tap: Path) -> Pipeline:
