@@ -105,7 +105,8 @@ fn an_idle_arbiter_sleeps_and_wakes_for_the_next_packet() {
         std::thread::sleep(Duration::from_micros(50));
     }
     let (_, stats) = thread.stop();
-    assert!(stats.sleeps > 10, "idle for 20 ms, it slept ({} times)", stats.sleeps);
+    // Slept again after a sleep (200 µs asked; a loaded machine may give 2 ms or more, so no count by the clock).
+    assert!(stats.sleeps >= 2, "idle for 20 ms, it slept ({} times)", stats.sleeps);
     let waited = sent_at.load(Ordering::Relaxed).saturating_sub(before);
     assert!(sent_at.load(Ordering::Relaxed) > 0 && waited < 100_000_000, "sent {waited} ns after it was handed over");
 }
