@@ -141,9 +141,10 @@ fn vpp_adaptive_and_metronome_sleep_at_light_load_and_lose_nothing() {
     }
     // vpp-adaptive waits for the next arrival, asking for the gap to it
     // (under 500 µs at 2 kpps), not for its most (1 ms). (The delay that
-    // gives is `sluice experiment polling`'s figure, not a check here.)
+    // gives is `sluice experiment polling`'s figure, not a check here; nor
+    // is how many waits fit in a period, which a late wake-up cuts.)
     let worker = &vpp.periods.last().unwrap().telemetry.workers[0];
-    assert!(worker.waits > 100 && worker.wait_asked_us < 500.0, "{worker:?}");
+    assert!(worker.waits > 0 && worker.wait_asked_us < 500.0, "{worker:?}");
 }
 
 #[test]
