@@ -133,8 +133,10 @@ impl Reassembly {
         let (at, released) = self.place_of(piece.key, now_ns);
         let place = &mut self.places[at];
         let added = place.add(piece, id, at);
-        let released = if added == Added::Discarded { released.or_else(|| place.clear()) } else { released };
-        Outcome { added, kept: place.first == Some(id), released }
+        // A discarded datagram frees its place. (A place just given to it
+        // kept nothing yet, so at most one first fragment is released.)
+        let discarded = if added == Added::Discarded { place.clear() } else { None };
+        Outcome { added, kept: place.first == Some(id), released: released.or(discarded) }
     }
 
     /// The headers and fragmentable part of the datagram made whole in
@@ -326,5 +328,18 @@ mod tests {
         let evicting = r.add(100, &Piece { key: Key { ident: 99, ..KEY }, ..piece(8, true, &[1; 8]) }, PacketId(99));
         assert_eq!((evicting.kept, evicting.released), (false, Some(PacketId(10))));
         assert_eq!(r.kept(), DATAGRAMS - 1);
+    }
+
+    #[test]
+    fn a_datagram_discarded_by_its_first_fragment_frees_the_place_it_took_from_another() {
+        let mut r = Reassembly::default();
+        let first = |ident| Piece { key: Key { ident, ..KEY }, ..piece(0, true, &[1; 8]) };
+        for ident in 0..DATAGRAMS as u32 {
+            r.add(u64::from(ident), &first(ident), PacketId(ident));
+        }
+        // Not a multiple of 8 bytes with more to come: it evicts the oldest, and is discarded.
+        let bad = r.add(10, &Piece { key: Key { ident: 99, ..KEY }, ..piece(0, true, &[1; 12]) }, PacketId(99));
+        assert_eq!(bad, Outcome { added: Added::Discarded, kept: false, released: Some(PacketId(0)) });
+        assert_eq!(r.places.iter().filter(|p| p.key.is_some()).count(), DATAGRAMS - 1, "its place is free");
     }
 }
