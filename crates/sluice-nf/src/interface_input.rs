@@ -103,10 +103,9 @@ enum Verdict {
     TakenIn,
     /// Answered, and taken in: the answer is another packet, made here (to a datagram that came in fragments).
     ReplyWith(PacketId),
-    /// Taken in or dropped, and counted, already.
+    /// Taken in, dropped or kept (the first fragment of a datagram that
+    /// waits for the rest, see `reassembly`) already, and counted.
     Done,
-    /// Kept: the first fragment of a datagram that waits for the rest (see `reassembly`).
-    Kept,
     /// Taken in, and counted: link-local control traffic to a group (MLD, router solicitations).
     TakenInAs(Count),
     /// Dropped, for this reason.
@@ -317,7 +316,7 @@ impl InterfaceInput {
             ctx.drop_packet(first, Count::ReassemblyFailed.reason());
         }
         let at = match added {
-            Added::Waiting | Added::Duplicate if kept => return Verdict::Kept,
+            Added::Waiting | Added::Duplicate if kept => return Verdict::Done,
             Added::Waiting | Added::Duplicate => return Verdict::TakenIn,
             Added::Whole(at) => at,
             Added::Discarded => return Verdict::Drop(Count::ReassemblyFailed),
@@ -606,7 +605,7 @@ impl NetworkFunction for InterfaceInput {
                 }
                 Verdict::Reply => self.reply(ctx, out, id),
                 Verdict::ReplyWith(answer) => self.reply(ctx, out, answer),
-                Verdict::Done | Verdict::Kept => {}
+                Verdict::Done => {}
                 Verdict::TakenIn => ctx.take_in(id),
                 Verdict::TakenInAs(what) => {
                     self.counters[what as usize] += 1;
