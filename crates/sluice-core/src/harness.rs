@@ -67,7 +67,7 @@ impl Harness {
             now_ns: self.now_ns,
             clock: &self.clock,
             origin: 0,
-            tally: NfTally::default(),
+            tally: &mut NfTally::default(),
             flows: &mut [],
             batch_size: self.batch_size,
         };

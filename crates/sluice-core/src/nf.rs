@@ -18,8 +18,9 @@ pub struct NfContext<'a> {
     pub(crate) now_ns: Option<u64>,
     pub(crate) clock: &'a quanta::Clock,
     pub(crate) origin: u64,
-    /// What the running NF dropped and made, for its module's counters.
-    pub(crate) tally: NfTally,
+    /// What the running NF dropped and made, for its module's counters:
+    /// the worker's, kept zero between runs (not made anew for each walk).
+    pub(crate) tally: &'a mut NfTally,
     pub(crate) flows: &'a mut [FlowRecorder],
     pub(crate) batch_size: usize,
 }

@@ -9,7 +9,7 @@
 //! costs one comparison, not a call to every NF that keeps packets.
 
 use super::{Kind, Release, Task, WorkerGraph};
-use crate::nf::{free_dropped, Held, NetworkFunction, NfContext, NfTally, Outputs};
+use crate::nf::{free_dropped, Held, NetworkFunction, NfContext, Outputs};
 
 impl WorkerGraph {
     /// Runs the NFs whose held packets are due at `now_ns`, and what they
@@ -82,7 +82,7 @@ impl WorkerGraph {
                     now_ns: None,
                     clock: &self.clocking.clock,
                     origin: self.clocking.origin,
-                    tally: NfTally::default(),
+                    tally: &mut self.tally,
                     flows: &mut self.flows,
                     batch_size: self.batch_size,
                 };

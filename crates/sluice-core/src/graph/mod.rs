@@ -33,7 +33,7 @@ use crate::codel::CoDelConfig;
 use crate::error::{Error, Result};
 use crate::knobs::Knobs;
 use crate::model::{FlowId, Model, ModuleId, Role};
-use crate::nf::{ModuleCode, NetworkFunction, PacketSink, PacketSource};
+use crate::nf::{ModuleCode, NetworkFunction, NfTally, PacketSink, PacketSource};
 use crate::pool::PacketPool;
 use crate::schedule::Schedule;
 use crate::telemetry::{DelaySampling, FlowRecorder, ModuleCounters, WorkerCounters};
@@ -291,6 +291,8 @@ pub struct WorkerGraph {
     /// When the next packet they keep comes due (ns since the origin;
     /// `u64::MAX`: none kept): never later than it, at times earlier.
     wake_ns: u64,
+    /// What the running NF counts (see `NfContext::tally`); zero between runs.
+    tally: NfTally,
     /// The pipeline's batch size (pkt).
     batch_size: usize,
     /// This worker's own counters (rounds, busy and probe times).
@@ -402,6 +404,7 @@ impl WorkerGraph {
             aged: Vec::new(),
             holding: Vec::new(),
             wake_ns: u64::MAX,
+            tally: NfTally::default(),
             batch_size: model.batch_size,
             worker: WorkerCounters::default(),
             rounds: 0,

@@ -21,7 +21,7 @@ use super::delivery::{claim_for_egress, transmit_and_deliver, Recipient, Timer};
 use super::{claims, gates, watch, Clocking, Ends, FairTurns, Kind, Links, Node, OutRing, Output, Release, Target, Task, WorkerGraph};
 use crate::batch::Batch;
 use crate::model::ModuleId;
-use crate::nf::{free_dropped, EgressLink, Held, LinkReads, NetworkFunction, NfContext, NfTally, Offered, Outputs};
+use crate::nf::{free_dropped, EgressLink, Held, LinkReads, NetworkFunction, NfContext, Offered, Outputs};
 use crate::packet::{PacketMeta, NO_FLOW};
 use crate::stride::Stride;
 use crate::wire::five_tuple::FiveTuple;
@@ -36,6 +36,7 @@ impl WorkerGraph {
     /// through the stack. While a trace or capture is attached (see
     /// `watch`), a walk of its own runs each module through them; the
     /// other tests for one nowhere but here.
+    #[inline]
     pub(super) fn walk(&mut self, first: Task) {
         if self.watch.is_some() {
             return self.walk_watched(first);
@@ -63,12 +64,12 @@ impl WorkerGraph {
     /// [`Self::walk`], through the trace and captures attached when `WATCHED`.
     #[inline(always)]
     fn walk_with<const WATCHED: bool>(&mut self, first: Task) {
-        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, watch, wake_ns, .. } = self;
+        let Self { nodes, stack, pool, flows, rounds, batch_size, clocking, fair, links, watch, wake_ns, tally, .. } = self;
         let Clocking { clock, origin, measures, times_runs, busy_sampling, delay_sampling, delay_draw, mark, draws, last_read, .. } = clocking;
         let Links { rings_out, backlogged, egress, egress_node, offered_at, .. } = links;
         let FairTurns { queued_pkts, unit_of, stride, .. } = fair;
         let mut env = Env {
-            ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally: NfTally::default(), flows, batch_size: *batch_size },
+            ctx: NfContext { pool, now_ns: None, clock, origin: *origin, tally, flows, batch_size: *batch_size },
             watch: if WATCHED { watch.as_deref_mut() } else { None },
             last_read,
             egress,
