@@ -22,11 +22,16 @@ class Checked:
 
     def __post_init__(self) -> None:
         fields = to_json(self)
-        found = non_finite(fields, "")
-        if found is not None:
-            raise ValueError(f"{type(self).__name__}: {found[0]}: {found[1]} is not a finite number")
         try:
-            self._check(json.dumps(fields))
+            encoded = json.dumps(fields, allow_nan=False)
+        except ValueError:
+            # Only then walk the fields for the number's place (the encoder is faster than the walk).
+            found = non_finite(fields, "")
+            if found is None:
+                raise
+            raise ValueError(f"{type(self).__name__}: {found[0]}: {found[1]} is not a finite number") from None
+        try:
+            self._check(encoded)
         except ValueError as e:
             raise ValueError(f"{type(self).__name__}: {e}") from None
 

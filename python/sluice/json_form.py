@@ -9,18 +9,38 @@ from dataclasses import fields, is_dataclass
 from typing import Any, Mapping, Optional
 
 
+#: Types that are their own JSON form, tested first: a large description's
+#: values are mostly these, and the abstract-class tests below are slow.
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_json(value: Any) -> Any:
     """`value` as the core reads it: dataclasses as objects, mappings as
     lists of [key, value] pairs, tuples as lists, paths as strings."""
-    if isinstance(value, os.PathLike):
-        return os.fspath(value)
-    if is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_json(getattr(value, f.name)) for f in fields(value)}
-    if isinstance(value, Mapping):
-        return [[to_json(k), to_json(v)] for k, v in value.items()]
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    names = _field_names(kind)
+    if names is not None:
+        return {name: to_json(getattr(value, name)) for name in names}
     if isinstance(value, (list, tuple)):
         return [to_json(v) for v in value]
+    if isinstance(value, os.PathLike):
+        return os.fspath(value)
+    if isinstance(value, Mapping):
+        return [[to_json(k), to_json(v)] for k, v in value.items()]
     return value
+
+
+#: Per class met, its field names if it is a dataclass (see `_field_names`).
+_FIELD_NAMES: dict[type, Optional[tuple[str, ...]]] = {}
+
+
+def _field_names(kind: type) -> Optional[tuple[str, ...]]:
+    """The field names of dataclass `kind` (`None`: not a dataclass), found once per class."""
+    if kind not in _FIELD_NAMES:
+        _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind)) if is_dataclass(kind) else None
+    return _FIELD_NAMES[kind]
 
 
 def non_finite(value: Any, where: str) -> Optional[tuple[str, float]]:
