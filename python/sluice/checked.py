@@ -5,11 +5,10 @@ names the field at fault."""
 
 from __future__ import annotations
 
-import json
 from typing import Any, ClassVar, Mapping, Sequence, TypeVar, Union
 
 from sluice import _core
-from sluice.json_form import non_finite, to_json
+from sluice.json_form import dumps_finite, to_json
 
 K = TypeVar("K")
 
@@ -21,19 +20,12 @@ class Checked:
     """A frozen dataclass that the core checks when it is made."""
 
     def __post_init__(self) -> None:
-        fields = to_json(self)
-        try:
-            encoded = json.dumps(fields, allow_nan=False)
-        except ValueError:
-            # Only then walk the fields for the number's place (the encoder is faster than the walk).
-            found = non_finite(fields, "")
-            if found is None:
-                raise
-            raise ValueError(f"{type(self).__name__}: {found[0]}: {found[1]} is not a finite number") from None
+        name = type(self).__name__
+        encoded = dumps_finite(to_json(self), lambda place, number: f"{name}: {place}: {number} is not a finite number")
         try:
             self._check(encoded)
         except ValueError as e:
-            raise ValueError(f"{type(self).__name__}: {e}") from None
+            raise ValueError(f"{name}: {e}") from None
 
     def _check(self, fields_json: str) -> None:
         """Asks the core whether `fields_json` is valid; raises ValueError naming the field if not."""

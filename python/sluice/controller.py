@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sluice.json_form import non_finite
+from sluice.json_form import dumps_finite
 
 
 class Controller:
@@ -54,7 +54,4 @@ class Controller:
 
     def _actions_json(self, method: str, actions: dict[str, Any]) -> str:
         """`actions` as JSON; a NaN or infinity in them is refused by its place."""
-        found = non_finite(actions, "")
-        if found is not None:
-            raise ValueError(f"controller {self.name!r}: {method}() returned {found[1]} at {found[0]}: not a finite number")
-        return json.dumps(actions)
+        return dumps_finite(actions, lambda place, number: f"controller {self.name!r}: {method}() returned {number} at {place}: not a finite number")

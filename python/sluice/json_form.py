@@ -3,10 +3,11 @@ methods return, and the check that keeps NaN and infinity out of it."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from dataclasses import fields, is_dataclass
-from typing import Any, Mapping, Optional
+from typing import Any, Callable, Mapping, Optional
 
 
 #: Types that are their own JSON form, tested first: a large description's
@@ -41,6 +42,20 @@ def _field_names(kind: type) -> Optional[tuple[str, ...]]:
     if kind not in _FIELD_NAMES:
         _FIELD_NAMES[kind] = tuple(f.name for f in fields(kind)) if is_dataclass(kind) else None
     return _FIELD_NAMES[kind]
+
+
+def dumps_finite(value: Any, refusal: Callable[[str, float], str]) -> str:
+    """`value` as JSON text; a NaN or infinity in it raises ValueError with
+    `refusal(place, number)`. The encoder finds one; only then is `value`
+    walked for its place (a walk of a large description takes seconds, the
+    encoder does not)."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError:
+        found = non_finite(value, "")
+        if found is None:
+            raise
+        raise ValueError(refusal(*found)) from None
 
 
 def non_finite(value: Any, where: str) -> Optional[tuple[str, float]]:

@@ -25,7 +25,7 @@ from sluice.description import (PipelineDefaults, SchedulerDefaults, SyntheticDe
                                 IcmpSettingsJson, InterfaceJson, ModuleJson, OutageJson, PipelineJson, PollSettingsJson, SchedulerJson,
                                 RingJson, StreamJson)
 from sluice.interface import IcmpSettings, Interface, Neighbor, NeighborTable
-from sluice.json_form import non_finite
+from sluice.json_form import dumps_finite
 from sluice.nf import NF
 from sluice.outputs import ModelJson, PeriodOutputJson, SentJson
 from sluice.poll import POLL_KIND_VALUES, PollSettings
@@ -390,16 +390,7 @@ class Pipeline:
 
     def to_json(self) -> str:
         """The description as JSON; a NaN or infinite number in it is refused by its place."""
-        spec = self.spec()
-        try:
-            return json.dumps(spec, allow_nan=False)
-        except ValueError:
-            # Only then walk the description for the number's place (a
-            # walk of a large description takes seconds; the encoder does not).
-            found = non_finite(spec, "")
-            if found is None:
-                raise
-            raise ValueError(f"pipeline description: {found[0]}: {found[1]} is not a finite number") from None
+        return dumps_finite(self.spec(), lambda place, number: f"pipeline description: {place}: {number} is not a finite number")
 
     def set_poll(self, poll: Union[str, PollSettings], *, worker: Optional[int] = None) -> None:
         """What the workers do after a round that drains their input: a
