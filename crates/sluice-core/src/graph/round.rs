@@ -232,7 +232,6 @@ impl WorkerGraph {
     /// Source `v` makes a batch (as many packets as the pool has room for,
     /// up to B), stamped `now_ns`, and pushes it through the graph; returns
     /// its packets (pkt).
-    #[inline]
     pub(super) fn pull(&mut self, v: usize, now_ns: u64) -> usize {
         let max = self.batch_size.min(self.pool.available());
         let node = &mut self.nodes[v];
