@@ -23,6 +23,10 @@ with open(os.environ["SLUICE_PROFILE"], "w") as empty:
 signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+#: The backends of a test that runs on both: its simulator half runs nothing
+#: in real time (`make test` runs it beside the engine's tests).
+ENGINE_AND_SIM = ["engine", pytest.param("sim", marks=pytest.mark.offline)]
+
 #: NF costs: (T0 ns, T1 ns/pkt) per NF kind.
 Costs = dict[str, tuple[float, float]]
 

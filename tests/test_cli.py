@@ -305,3 +305,22 @@ def test_a_large_pipeline_says_how_long_it_takes_and_shows_each_step(tmp_path: P
 def test_serve_takes_the_router_s_flags_for_the_router_alone(tmp_path: Path) -> None:
     done = sluice("serve", "rc", "--no-icmp-errors", "--run-dir", str(tmp_path / "run"), cwd=tmp_path)
     assert done.returncode == 2 and "--interface, --route and --no-icmp-errors make the router: give `router`" in done.stderr, done.stderr
+
+
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores it may run on")
+def test_two_runs_at_once_take_different_cores(tmp_path: Path) -> None:
+    runs = [subprocess.Popen([SLUICE, "run", "rc", "--n", "4", "--periods", "40", "--period-ms", "100"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(2)]
+    import time
+
+    time.sleep(2.5)
+    cores = []
+    for p in runs:
+        for task in Path(f"/proc/{p.pid}/task").iterdir():
+            if (task / "comm").read_text().strip() == "sluice-worker-0":
+                status = (task / "status").read_text()
+                cores.append(next(line.split()[-1] for line in status.splitlines() if line.startswith("Cpus_allowed_list")))
+    for p in runs:
+        p.terminate()
+        p.communicate(timeout=30)
+    assert len(cores) == 2 and cores[0] != cores[1], cores

@@ -9,6 +9,8 @@ import pytest
 
 from sluice.cli.params import ClassFlows, ClassWeights, FlowRate, LinkRate, Outage, WorkerPoll
 
+pytestmark = pytest.mark.offline
+
 
 @pytest.mark.parametrize(
     ("kind", "text", "value"),

@@ -11,6 +11,8 @@ from conftest import L2L3_COSTS, Costs
 from sluice import Controller, Pipeline, RunResult
 from sluice.pipelines import gw, l2l3, rc, vrf
 
+pytestmark = pytest.mark.offline
+
 
 class Fixed(Controller):
     name = "fixed"

@@ -8,7 +8,11 @@ import os
 import stat
 from pathlib import Path
 
+import pytest
+
 from sluice.files import write_replacing
+
+pytestmark = pytest.mark.offline
 
 
 def test_a_file_is_replaced_whole_with_the_usual_mode(tmp_path: Path) -> None:

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.offline
+
 ROOT = Path(__file__).resolve().parent.parent
 CRATES = sorted(p.parent for p in (ROOT / "crates").glob("*/src/lib.rs"))
 PYTHON = ROOT / "python" / "sluice"

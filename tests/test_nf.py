@@ -12,6 +12,8 @@ from sluice.nf import Acl, ExactMatch, Lpm, Napt, Reframer, ReframerBypass, Rule
 from sluice.poll import PollSettings
 from sluice.template import Template
 
+pytestmark = pytest.mark.offline
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional
 
 import jsonschema_rs
 import pytest
-from conftest import L2L3_COSTS, Costs
+from conftest import ENGINE_AND_SIM, L2L3_COSTS, Costs
 
 import sluice
 from sluice import _core
@@ -109,7 +109,7 @@ def test_a_python_controller_s_nan_trigger_is_named() -> None:
         small().run(Broken(), periods=2, period_ms=5, backend="sim")
 
 
-@pytest.mark.parametrize("backend", ["engine", "sim"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_run_report_has_the_documented_shape_and_accounts_losslessly(backend: str) -> None:
     seen: list[int] = []
     r = rc(4).run("max", periods=2, period_ms=20, backend=backend, on_period=lambda p: seen.append(p["period"]))
@@ -176,7 +176,7 @@ def _mean_delay_spread(r: sluice.RunResult, period: int) -> float:
     return max(means) / min(means) - 1
 
 
-@pytest.mark.parametrize("backend", ["sim", "engine"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_sibling_flows_wait_alike_whatever_the_gate_order_and_trigger_history(backend: str,
                                                                               nf_costs: Callable[[Costs], None]) -> None:
     """A splitter serves its gates in a drawn order, so no branch always
@@ -318,7 +318,7 @@ def test_a_reframer_sends_flows_as_runs_and_names_its_counters() -> None:
         r.nf_counters("reframr")
 
 
-@pytest.mark.parametrize("backend", ["sim", "engine"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_a_bypass_that_costs_nothing_runs_as_an_uncontrolled_pass_through(backend: str) -> None:
     p = small(Bypass(0, 0), slo_us=None, rate_pps=100_000)
     assert {m["name"]: m["controlled"] for m in p.validate()["modules"]}["nf"] is False
@@ -346,7 +346,7 @@ def _validator(output: str, definition: Optional[str] = None) -> Any:
     return jsonschema_rs.validator_for(schema)
 
 
-@pytest.mark.parametrize("backend", ["sim", "engine"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_what_a_run_returns_is_what_its_generated_types_say(backend: str) -> None:
     # The report, each period on_period receives and the model: exactly
     # the fields of sluice.outputs' TypedDicts, which the same schema wrote.
@@ -370,7 +370,7 @@ def test_what_a_run_returns_is_what_its_generated_types_say(backend: str) -> Non
         _validator("report").validate({**r.data, "undeclared": 1})
 
 
-@pytest.mark.parametrize("backend", ["sim", "engine"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_a_module_s_drops_are_reported_by_reason(backend: str) -> None:
     # One stream has a route, one has none: the LPM's drops are all "no_route", in the totals and the periods.
     p = Pipeline("reasons")
@@ -496,7 +496,7 @@ def test_packets_left_inside_when_a_run_ends_are_not_lossless() -> None:
     assert s["accounted"] and s["dropped"] == 0 and s["in_flight"] > 0 and not s["lossless"], s
 
 
-@pytest.mark.parametrize("backend", ["sim", "engine"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_ipv6_and_ipv4_streams_are_routed_by_their_own_prefixes_and_a_bad_one_is_named(backend: str) -> None:
     p = Pipeline("dual-stack")
     v4, v6 = Template(dst_ip="20.0.1.1"), Template(src_ip="2001:db8::1", dst_ip="2001:db8:1::1", size=80)

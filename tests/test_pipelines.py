@@ -7,6 +7,7 @@ import struct
 from pathlib import Path
 
 import pytest
+from conftest import ENGINE_AND_SIM
 
 from sluice import Pipeline, _core
 from sluice.nf import IpChecksum, MacRewrite, StaticNat, TtlDecrement
@@ -96,7 +97,7 @@ def test_the_dual_stack_router_routes_its_ipv6_half_for_real_on_the_engine() -> 
         assert f["delivered"] > 0 and f["misdelivered"] == 0, (name, f)
 
 
-@pytest.mark.parametrize("backend", ["engine", "sim"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_packets_are_rewritten_for_real(tmp_path: Path, backend: str) -> None:
     p = Pipeline("rewrite")
     src = p.source("src")

@@ -10,6 +10,8 @@ import pytest
 
 from sluice.lab import static
 
+pytestmark = pytest.mark.offline
+
 #: The core probe's time on an undisturbed core, and in a disturbed period (ns).
 USUAL_NS, SLOW_NS = 130.0, 260.0
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import ENGINE_AND_SIM
 
 from sluice import Bypass, Pipeline
 from sluice.embed import embed
@@ -15,7 +16,7 @@ from sluice.nf import Dedup
 from sluice.pipelines import mgw, rc
 
 
-@pytest.mark.parametrize("backend", ["engine", "sim"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_a_chain_of_5000_modules_runs(backend: str) -> None:
     p = Pipeline("deep")
     path = [p.source("src")]
@@ -30,12 +31,13 @@ def test_a_chain_of_5000_modules_runs(backend: str) -> None:
     assert s["delivered"] > 0 and s["lossless"], s
 
 
+@pytest.mark.offline
 def test_huge_worker_counts_are_refused_by_the_cli(sluice) -> None:  # type: ignore[no-untyped-def]
     sluice("run", "rc", "--n", "4", "--periods", "1", "--period-ms", "10", "--spare-workers", "100000").refused("--spare-workers", "100000")
 
 
 @pytest.mark.parametrize("worker", [65536, 2**40, 2**63])
-@pytest.mark.parametrize("backend", ["engine", "sim"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_huge_workers_in_the_api_are_refused_by_path(worker: int, backend: str) -> None:
     p = rc(4)
     p.set_worker("rc", worker)
@@ -43,6 +45,7 @@ def test_huge_workers_in_the_api_are_refused_by_path(worker: int, backend: str) 
         p.run("null", periods=1, period_ms=5, backend=backend)
 
 
+@pytest.mark.offline
 def test_huge_workers_in_a_description_are_refused(sluice, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     for key, value in (("spare_workers", 2**40), ("worker", 2**40)):
         spec = rc(4).spec()
@@ -54,11 +57,13 @@ def test_huge_workers_in_a_description_are_refused(sluice, tmp_path: Path) -> No
         sluice("run", "p.json", "--periods", "1", "--period-ms", "10", "--backend", "sim").refused("out of range")
 
 
+@pytest.mark.offline
 def test_embedding_on_2_to_the_40_cores_is_refused() -> None:
     with pytest.raises(ValueError, match="cores"):
         embed(mgw_instance().with_cores(2**40), "path-fit")
 
 
+@pytest.mark.offline
 def test_a_dedup_of_2_to_the_40_flows_is_refused() -> None:
     p = Pipeline("dedup")
     src = p.source("src")
@@ -70,6 +75,7 @@ def test_a_dedup_of_2_to_the_40_flows_is_refused() -> None:
         p.validate()
 
 
+@pytest.mark.offline
 def test_too_many_branches_are_refused_fast(sluice) -> None:  # type: ignore[no-untyped-def]
     # Refused before anything is built: one line, no estimate of a build's time, no table.
     out = sluice("run", "rc", "--n", "70000", "--periods", "1")
@@ -79,6 +85,7 @@ def test_too_many_branches_are_refused_fast(sluice) -> None:  # type: ignore[no-
     assert out.out == "", out.out
 
 
+@pytest.mark.offline
 def test_the_largest_documented_mgw_runs_on_the_simulator() -> None:
     p = mgw(64, 250)
     s = p.run("null", periods=1, period_ms=1, warmup_periods=0, backend="sim").summary

@@ -5,8 +5,6 @@ applied or refused, and every mistake is one line with exit status 2."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,8 @@ import pytest
 from .cli_helpers import SLUICE
 from sluice import Controller, Pipeline
 from sluice.pipelines import rc
+
+pytestmark = pytest.mark.offline
 
 RUN = ["run", "rc", "--n", "4", "--periods", "30", "--period-ms", "100"]
 
@@ -144,21 +144,3 @@ def test_a_controller_s_return_value_is_checked_every_period(value: object, word
     with pytest.raises(ValueError, match=words):
         rc(2).run(Returns(value), periods=2, period_ms=5, backend="sim")
 
-
-@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="needs two cores it may run on")
-def test_two_runs_at_once_take_different_cores(tmp_path: Path) -> None:
-    runs = [subprocess.Popen([SLUICE, *RUN[:4], "--periods", "40"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-            for _ in range(2)]
-    import time
-
-    time.sleep(2.5)
-    cores = []
-    for p in runs:
-        for task in Path(f"/proc/{p.pid}/task").iterdir():
-            if (task / "comm").read_text().strip() == "sluice-worker-0":
-                status = (task / "status").read_text()
-                cores.append(next(line.split()[-1] for line in status.splitlines() if line.startswith("Cpus_allowed_list")))
-    for p in runs:
-        p.terminate()
-        p.communicate(timeout=30)
-    assert len(cores) == 2 and cores[0] != cores[1], cores

@@ -4,6 +4,7 @@ means lossless, and every flow's numbers are right."""
 from __future__ import annotations
 
 import pytest
+from conftest import ENGINE_AND_SIM
 
 from sluice import Bypass, Pipeline, RandomSplit, Stream
 from sluice.pipelines import rc
@@ -18,7 +19,7 @@ def _rc4_on_two_workers() -> Pipeline:
 
 
 @pytest.mark.parametrize("controller", ["nfvnice", "wfq-opt"])
-@pytest.mark.parametrize("backend", ["sim", "engine"])
+@pytest.mark.parametrize("backend", ENGINE_AND_SIM)
 def test_backpressure_crosses_the_ring_so_rc4_on_two_workers_loses_nothing(controller: str, backend: str) -> None:
     r = _rc4_on_two_workers().run(controller, periods=3, period_ms=20, backend=backend)
     s = r.summary
