@@ -4,7 +4,7 @@ PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh docs/api/openapi.json
 
-.PHONY: demo test test-rust test-python typecheck lab-check results results-check bench bench-dpdk fuzz fuzz-build setup generate clean
+.PHONY: demo test test-rust test-python test-python-engine test-python-offline typecheck lab-check results results-check bench bench-dpdk fuzz fuzz-build setup generate clean
 
 setup: $(STAMP)
 
@@ -23,24 +23,43 @@ generate: setup
 	$(PY) scripts/generate.py
 
 ## Every Rust and Python test and the type checks; says how long they took.
-## The tests run one suite after the other (their runs want the cores they
-## are given); the type checks, which want none, run beside them at the
-## lowest priority, their output after the tests'.
-TYPECHECK_LOG := target/typecheck.log
-test: setup
-	@start=$$(date +%s); \
-	  ( nice -n 19 $(MAKE) --no-print-directory typecheck >$(TYPECHECK_LOG) 2>&1; echo $$? >$(TYPECHECK_LOG).status ) & \
-	  $(MAKE) --no-print-directory -k test-rust test-python; tests=$$?; wait; \
-	  cat $(TYPECHECK_LOG); types=$$(cat $(TYPECHECK_LOG).status); \
-	  echo "make test: $$(( $$(date +%s) - start )) s (tests $$( [ $$tests -eq 0 ] && echo passed || echo FAILED )," \
-	    "type checks $$( [ $$types -eq 0 ] && echo passed || echo FAILED ))"; \
-	  [ $$tests -eq 0 ] && [ $$types -eq 0 ]
+## The Rust tests build and run first, while the release core and the
+## Python package build beside them at a low priority (above the lowest,
+## which CI's linters take). Then the Python
+## tests that run the engine (their runs claim cores, as some Rust tests'
+## do: the two suites never overlap), and beside them, at the lowest
+## priority, the type checks and the offline Python tests (marked
+## `offline`: the simulator, refusals, code checks), which claim none.
+## Each suite's output comes whole.
+RUST_LOG := target/test-rust.log
+OFFLINE_LOG := target/test-offline.log
+test:
+	@start=$$(date +%s); ./scripts/setup.sh system && mkdir -p target || exit 1; \
+	  $(MAKE) --no-print-directory test-rust >$(RUST_LOG) 2>&1 & rust_pid=$$!; \
+	  nice -n 10 $(MAKE) --no-print-directory setup || { wait; exit 1; }; \
+	  wait $$rust_pid; rust=$$?; cat $(RUST_LOG); \
+	  ( nice -n 19 $(MAKE) --no-print-directory -k typecheck test-python-offline >$(OFFLINE_LOG) 2>&1; echo $$? >$(OFFLINE_LOG).status ) & \
+	  $(MAKE) --no-print-directory test-python-engine; engine=$$?; wait; \
+	  cat $(OFFLINE_LOG); offline=$$(cat $(OFFLINE_LOG).status); \
+	  verdict() { [ $$1 -eq 0 ] && echo passed || echo FAILED; }; \
+	  echo "make test: $$(( $$(date +%s) - start )) s (Rust tests $$(verdict $$rust), engine tests $$(verdict $$engine)," \
+	    "offline tests and type checks $$(verdict $$offline))"; \
+	  [ $$rust -eq 0 ] && [ $$engine -eq 0 ] && [ $$offline -eq 0 ]
 
-test-rust: setup
+## (Needs only cargo and the system packages, not the Python package.)
+test-rust:
 	cargo test --workspace --exclude sluice-py --quiet --no-fail-fast
 
+## Every Python test in one process.
 test-python: setup
 	$(PY) -m pytest -q --durations=15
+
+test-python-engine: setup
+	$(PY) -m pytest -q --durations=15 -m "not offline"
+
+## (No cache: the engine's half writes it at the same time.)
+test-python-offline: setup
+	$(PY) -m pytest -q --durations=5 -m offline -p no:cacheprovider
 
 ## The Python package's types, and its stub against the built core.
 typecheck: setup
@@ -82,16 +101,16 @@ bench-dpdk:
 
 ## Every fuzz target for FUZZ_SECONDS, all at once (the nightly toolchain and
 ## cargo-fuzz); each one's final statistics, and its whole log if it failed.
-## FUZZ_CI=1 runs each target a fixed number of inputs instead (CI's pass:
-## the same work on any machine, seconds of a core each here), built
-## without AddressSanitizer: its build is a fifth cheaper, which CI's 15
-## minutes need. Panics, overflow and debug assertions are still caught;
+## FUZZ_QUICK=1 runs each target a fixed number of inputs instead (a short
+## pass before a commit that touches a parser: the same work on any
+## machine, seconds of a core each), built without AddressSanitizer: its
+## build is a fifth cheaper. Panics, overflow and debug assertions are still caught;
 ## the timed runs keep ASan for the unsafe code (pool, rings, LPM tables).
 ## Both build optimised with debug assertions, cargo-fuzz's default (its
 ## `-O` would turn the assertions and overflow checks off).
 FUZZ_SECONDS ?= 60
-FUZZ_BUILD := $(if $(FUZZ_CI),-s none)
-## name:max_len:inputs under FUZZ_CI
+FUZZ_BUILD := $(if $(FUZZ_QUICK),-s none)
+## name:max_len:inputs under FUZZ_QUICK
 FUZZ_TARGETS := headers:1500:1500000 nfs:1500:85000 pcap:4096:10000 description:16384:9500 requests:4096:25000 neighbors:1500:1500000
 fuzz-build:
 	cd fuzz && cargo +nightly fuzz build $(FUZZ_BUILD)
@@ -99,7 +118,7 @@ fuzz-build:
 fuzz: fuzz-build
 	@cd fuzz && mkdir -p logs && runs=""; for t in $(FUZZ_TARGETS); do \
 	  name=$${t%%:*}; rest=$${t#*:}; len=$${rest%%:*}; inputs=$${rest#*:}; mkdir -p corpus/$$name seeds/$$name; \
-	  limit=$$( [ -n "$(FUZZ_CI)" ] && echo "-runs=$$inputs" || echo "-max_total_time=$(FUZZ_SECONDS)" ); \
+	  limit=$$( [ -n "$(FUZZ_QUICK)" ] && echo "-runs=$$inputs" || echo "-max_total_time=$(FUZZ_SECONDS)" ); \
 	  cargo +nightly fuzz run $(FUZZ_BUILD) $$name corpus/$$name seeds/$$name -- $$limit -max_len=$$len \
 	    -print_final_stats=1 >logs/$$name.log 2>&1 & runs="$$runs $$name:$$!"; \
 	done; failed=""; for r in $$runs; do \
