@@ -66,6 +66,8 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q 'maturin>=1.5,<2'
 # The product, its extras and the lab's measurements compiled into the core
-# (the `lab` feature: a plain `pip install .` builds neither).
-MATURIN_PEP517_ARGS="--features lab" .venv/bin/python -m pip install -q -e '.[test,lab]'
+# (the `lab` feature: a plain `pip install .` builds neither). Python
+# compiles a module's bytecode when it is first imported rather than every
+# module of every dependency here (20 s of CPU saved on a two-core VM).
+MATURIN_PEP517_ARGS="--features lab" .venv/bin/python -m pip install -q --no-compile -e '.[test,lab]'
 .venv/bin/python -c 'import sluice; print("setup: sluice", sluice.__version__, "ready in .venv/")'
