@@ -10,7 +10,6 @@ import os
 # the engine's pinned workers, and the plots need no parallel BLAS.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-from sluice.cli import experiment, net, run, serve, trace  # noqa: E402,F401  (each joins the group)
-from sluice.cli.app import main  # noqa: E402
+from sluice.cli.app import main  # noqa: E402  (its commands' modules join it when asked for)
 
 __all__ = ["main"]
