@@ -23,26 +23,26 @@ generate: setup
 	$(PY) scripts/generate.py
 
 ## Every Rust and Python test and the type checks; says how long they took.
-## The Rust tests build and run first, while the release core and the
-## Python package build beside them at a low priority (above the lowest,
-## which CI's linters take). Then the Python
-## tests that run the engine (their runs claim cores, as some Rust tests'
-## do: the two suites never overlap), and beside them, at the lowest
-## priority, the type checks and the offline Python tests (marked
-## `offline`: the simulator, refusals, code checks), which claim none.
-## Each suite's output comes whole.
-RUST_LOG := target/test-rust.log
+## The release core and the Python package build first; the Rust test
+## binaries build beside them and beside the Python tests that run the
+## engine, at a lower priority (nice 10). Beside those, at the lowest, the
+## type checks and the offline Python tests (marked `offline`: the
+## simulator, refusals, code checks). The Rust tests run last: some claim
+## cores, as the engine's Python tests do, so the two never overlap. Each
+## suite's output comes whole.
+RUST_BUILD_LOG := target/test-rust-build.log
 OFFLINE_LOG := target/test-offline.log
 test:
 	@start=$$(date +%s); ./scripts/setup.sh system && mkdir -p target || exit 1; \
-	  $(MAKE) --no-print-directory test-rust >$(RUST_LOG) 2>&1 & rust_pid=$$!; \
-	  nice -n 10 $(MAKE) --no-print-directory setup || { wait; exit 1; }; \
-	  wait $$rust_pid; rust=$$?; cat $(RUST_LOG); \
+	  nice -n 10 cargo test --workspace --exclude sluice-py --no-run --quiet >$(RUST_BUILD_LOG) 2>&1 & rust_build=$$!; \
+	  $(MAKE) --no-print-directory setup || { wait; exit 1; }; \
 	  ( nice -n 19 $(MAKE) --no-print-directory -k typecheck test-python-offline >$(OFFLINE_LOG) 2>&1; echo $$? >$(OFFLINE_LOG).status ) & \
-	  $(MAKE) --no-print-directory test-python-engine; engine=$$?; wait; \
+	  $(MAKE) --no-print-directory test-python-engine; engine=$$?; \
+	  wait $$rust_build; cat $(RUST_BUILD_LOG); \
+	  $(MAKE) --no-print-directory test-rust; rust=$$?; wait; \
 	  cat $(OFFLINE_LOG); offline=$$(cat $(OFFLINE_LOG).status); \
 	  verdict() { [ $$1 -eq 0 ] && echo passed || echo FAILED; }; \
-	  echo "make test: $$(( $$(date +%s) - start )) s (Rust tests $$(verdict $$rust), engine tests $$(verdict $$engine)," \
+	  echo "make test: $$(( $$(date +%s) - start )) s (engine tests $$(verdict $$engine), Rust tests $$(verdict $$rust)," \
 	    "offline tests and type checks $$(verdict $$offline))"; \
 	  [ $$rust -eq 0 ] && [ $$engine -eq 0 ] && [ $$offline -eq 0 ]
 
