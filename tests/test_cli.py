@@ -324,3 +324,19 @@ def test_two_runs_at_once_take_different_cores(tmp_path: Path) -> None:
         p.terminate()
         p.communicate(timeout=30)
     assert len(cores) == 2 and cores[0] != cores[1], cores
+
+
+def test_every_command_of_the_cli_modules_is_found_by_its_name() -> None:
+    # The group imports a command's module only when the command is asked
+    # for: a command its module map lacks could never be run.
+    import importlib
+    import pkgutil
+
+    import sluice.cli
+    from sluice.cli.app import COMMAND_MODULES, main
+
+    for module in pkgutil.iter_modules(sluice.cli.__path__):
+        importlib.import_module(f"sluice.cli.{module.name}")
+    assert sorted(main.commands) == sorted(COMMAND_MODULES)
+    for name, module_name in COMMAND_MODULES.items():
+        assert main.commands[name].callback.__module__ == f"sluice.cli.{module_name}", name
