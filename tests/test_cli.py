@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import pkgutil
 import re
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -311,8 +314,6 @@ def test_serve_takes_the_router_s_flags_for_the_router_alone(tmp_path: Path) -> 
 def test_two_runs_at_once_take_different_cores(tmp_path: Path) -> None:
     runs = [subprocess.Popen([SLUICE, "run", "rc", "--n", "4", "--periods", "40", "--period-ms", "100"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
-    import time
-
     time.sleep(2.5)
     cores = []
     for p in runs:
@@ -329,9 +330,6 @@ def test_two_runs_at_once_take_different_cores(tmp_path: Path) -> None:
 def test_every_command_of_the_cli_modules_is_found_by_its_name() -> None:
     # The group imports a command's module only when the command is asked
     # for: a command its module map lacks could never be run.
-    import importlib
-    import pkgutil
-
     import sluice.cli
     from sluice.cli.app import COMMAND_MODULES, main
 
