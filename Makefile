@@ -1,6 +1,7 @@
 # The README's commands. Each installs what is missing first.
 VENV   := .venv
 PY     := $(VENV)/bin/python
+PYTEST := $(PY) -m pytest -q
 STAMP  := $(VENV)/.sluice-installed
 SOURCES := $(shell find crates python -name '*.rs' -o -name '*.py' -o -name '*.pyi' -o -name Cargo.toml) Cargo.toml pyproject.toml scripts/setup.sh docs/api/openapi.json
 
@@ -52,14 +53,14 @@ test-rust:
 
 ## Every Python test in one process.
 test-python: setup
-	$(PY) -m pytest -q --durations=15
+	$(PYTEST) --durations=15
 
 test-python-engine: setup
-	$(PY) -m pytest -q --durations=15 -m "not offline"
+	$(PYTEST) --durations=15 -m "not offline"
 
 ## (No cache: the engine's half writes it at the same time.)
 test-python-offline: setup
-	$(PY) -m pytest -q --durations=5 -m offline -p no:cacheprovider
+	$(PYTEST) --durations=5 -m offline -p no:cacheprovider
 
 ## The Python package's types, and its stub against the built core.
 typecheck: setup
@@ -69,7 +70,7 @@ typecheck: setup
 ## The lab's experiments at their CI size, each checked against the report its section of
 ## docs/RESULTS.md documents (about four minutes; not part of `make test`, which checks the product).
 lab-check: setup
-	$(PY) -m pytest -q --durations=5 tests/lab
+	$(PYTEST) --durations=5 tests/lab
 
 ## Every experiment at the README's settings: docs/RESULTS.md, docs/results/*.{png,json} and the
 ## README's headline figures (about an hour; QUICK=1 for the CI-sized runs, minutes). Only from a
