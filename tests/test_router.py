@@ -5,10 +5,12 @@ default route via the router), on veth pairs whose other ends are the
 ports of `sluice serve` running `sluice.router.router` on AF_PACKET. Over
 IPv4 and IPv6 they resolve the router by ARP and neighbour discovery,
 ping each other and the router (with pings larger than the link's MTU,
-which the router reassembles and answers in fragments), are refused at
-once by a closed port of the router's (a TCP reset) and told it speaks
-no SCTP (a protocol unreachable, a parameter problem in IPv6), trace the
-way (the router's hop answers with a time exceeded), move TCP both ways
+which the router reassembles and answers in fragments; with IPv4
+options, where the router records its route and stamps its time as
+Linux does), are refused at once by a closed port of the router's (a
+TCP reset) and told it speaks no SCTP (a protocol unreachable, a
+parameter problem in IPv6), trace the way (the router's hop answers
+with a time exceeded), move TCP both ways
 and send UDP in GSO frames (UDP_SEGMENT), which cross whole, or are cut
 in software for a port that sends none; a link of 1400 bytes is found by
 path-MTU discovery (the router's fragmentation needed / packet too big)
@@ -215,6 +217,10 @@ def scenario(name: str) -> dict[str, Any]:
             }
             if name == "plain":
                 got[family]["udp_gso"] = datagrams(hosts, family, *UDP_GSO)
+        if name == "plain":
+            # IPv4 options each way: a record route, and a timestamp with addresses.
+            peer = NETWORKS["ipv4"][1].format(2)
+            got["options"] = {kind: sh("ping", "-c", "1", "-W", "2", *args, peer, ns=hosts[0]) for kind, args in (("rr", ["-R"]), ("ts", ["-T", "tsandaddr"]))}
         return got
 
     def beside() -> dict[str, Any]:
@@ -291,6 +297,12 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
         assert f["sent_1_to_2"] == f["sent_2_to_1"] == TRANSFER
         assert gateway in f["neighbors"] and any(s in f["neighbors"] for s in ("REACHABLE", "STALE", "DELAY")), f["neighbors"]
         assert f["udp_gso"] == UDP_GSO_RECEIVED, "a UDP GSO frame crosses whole and host 2 gets its datagrams, in order"
+    # As a Linux router answers: its address out recorded each way, its address in stamped on the way there.
+    rr = got["options"]["rr"]
+    assert rr.split("RR:")[1].split()[:6] == ["10.0.1.1", "10.0.2.254", "10.0.2.1", "10.0.2.1", "10.0.1.254", "10.0.1.1"], rr
+    ts = got["options"]["ts"]
+    assert [line.split()[0] for line in ts.split("TS:")[1].strip().splitlines()[:4]] == ["10.0.1.1", "10.0.1.254", "10.0.2.1", "10.0.2.1"], ts
+    assert "Unrecorded hops: 2" in ts, "the router's hop back and host 1's found the option full"
     s = got["sluice"]
     assert s["ports"]["rx_sw1"]["gso"] > 0, "the hosts' default offloads hand over GSO frames, taken whole"
     assert s["ports"]["tx_sw2"]["tx_gso"] > 0

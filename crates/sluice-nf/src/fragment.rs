@@ -138,20 +138,12 @@ struct Copied {
 
 fn copied_options(options: &[u8]) -> Copied {
     let mut out = Copied { bytes: [0; 40], len: 0 };
-    let mut at = 0;
-    while at < options.len() {
-        let kind = options[at];
-        let len = match kind {
-            0 => break,
-            1 => 1,
-            _ => usize::from(*options.get(at + 1).unwrap_or(&0)).max(2),
-        };
-        let option = &options[at..(at + len).min(options.len())];
-        if kind & 0x80 != 0 {
-            out.bytes[out.len..out.len + option.len()].copy_from_slice(option);
-            out.len += option.len();
+    // A malformed option ends what is copied (the router drops such a packet before it gets here).
+    for (at, len) in ipv4::options(options).map_while(Result::ok) {
+        if options[at] & ipv4::option::COPIED != 0 {
+            out.bytes[out.len..out.len + len].copy_from_slice(&options[at..at + len]);
+            out.len += len;
         }
-        at += len;
     }
     out.len = out.len.next_multiple_of(4);
     out

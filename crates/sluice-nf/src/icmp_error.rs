@@ -46,6 +46,9 @@ pub enum IcmpError {
     /// Longer than the MTU of its way on (bytes): ICMP 3/4 with the MTU
     /// (IPv4 with DF), ICMPv6 2/0 (packet too big).
     TooBig(u32),
+    /// An IPv4 option it carries is malformed: ICMP 12/0, pointing at the
+    /// byte at fault (bytes from the IP header's start).
+    BadOption(u8),
 }
 
 impl IcmpError {
@@ -58,6 +61,7 @@ impl IcmpError {
             IcmpError::HostUnreachable => DropReason::NoNeighbor,
             IcmpError::PortUnreachable | IcmpError::UnknownProtocol(_) => DropReason::NotOurs,
             IcmpError::TooBig(_) => DropReason::TooBig,
+            IcmpError::BadOption(_) => DropReason::Malformed,
         }
     }
 
@@ -70,6 +74,7 @@ impl IcmpError {
             Self::PortUnreachable => (icmp::DEST_UNREACHABLE, icmp::PORT_UNREACHABLE, 0),
             Self::UnknownProtocol(_) => (icmp::DEST_UNREACHABLE, icmp::PROTOCOL_UNREACHABLE, 0),
             Self::TooBig(mtu) => (icmp::DEST_UNREACHABLE, icmp::FRAGMENTATION_NEEDED, mtu.min(0xffff)),
+            Self::BadOption(at) => (icmp::PARAMETER_PROBLEM, 0, u32::from(at) << 24),
         }
     }
 
@@ -82,6 +87,8 @@ impl IcmpError {
             Self::PortUnreachable => (icmpv6::DEST_UNREACHABLE, icmpv6::PORT_UNREACHABLE, 0),
             Self::UnknownProtocol(names_at) => (icmpv6::PARAMETER_PROBLEM, icmpv6::UNKNOWN_NEXT_HEADER, names_at),
             Self::TooBig(mtu) => (icmpv6::PACKET_TOO_BIG, 0, mtu),
+            // IPv6 has no such options; an erroneous header field, should one be reported.
+            Self::BadOption(at) => (icmpv6::PARAMETER_PROBLEM, 0, u32::from(at)),
         }
     }
 }

@@ -21,6 +21,7 @@ pub mod interface_input;
 pub mod interface_split;
 pub mod interfaces;
 pub mod ip_checksum;
+pub mod ip_options;
 pub mod ip_src_rewrite;
 pub mod lpm;
 pub mod lpm4;

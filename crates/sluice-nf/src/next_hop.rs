@@ -11,7 +11,10 @@
 //! does) and [`PENDING`] addresses at a time. A stale neighbour is used and
 //! probed.
 //!
-//! Before that, a packet is held to the interface's MTU: an IPv4 one
+//! Before that, an IPv4 packet with options has the router's hop written
+//! into them ([`crate::ip_options`]: a record route, a timestamp), one
+//! with a malformed option is answered with a parameter problem; and a
+//! packet is held to the interface's MTU: an IPv4 one
 //! without DF is fragmented, one with DF answered with "fragmentation
 //! needed", an IPv6 one with "packet too big" (a GSO packet fits when its
 //! segments do). Its answers leave by gate 1, to go back out the interface
@@ -30,11 +33,12 @@ use sluice_core::{Batch, NetworkFunction, NfContext, Outputs};
 use crate::fragment::fragment;
 use crate::icmp_error::{self, ErrorSource, IcmpError};
 use crate::interfaces::{Interface, Interfaces};
+use crate::ip_options;
 use crate::neighbor_table::{v4_key, Resolution};
 
 /// Gate of the packets sent on.
 pub const OUT: usize = 0;
-/// Gate of its ICMP errors (fragmentation needed, packet too big, host unreachable).
+/// Gate of its ICMP errors (fragmentation needed, packet too big, host unreachable, parameter problem).
 pub const ICMP: usize = 1;
 /// Addresses it holds packets for at once.
 pub const PENDING: usize = 16;
@@ -329,16 +333,50 @@ impl NextHop {
         self.forward(ctx, out, id, key);
     }
 
+    /// Writes this hop into the options of IPv4 packet `id`, which goes to
+    /// next hop `key` (see [`ip_options`]); false when one is malformed:
+    /// the packet is then answered with a parameter problem, or dropped.
+    #[cold]
+    #[inline(never)]
+    fn write_options(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, key: u128) -> bool {
+        let port = ctx.pool.meta(id).port;
+        let Ok(Ip::V4(mut header)) = sluice_core::wire::ip_of_mut(ctx.pool.data_mut(id)) else { return true };
+        let interfaces = &self.interfaces;
+        let leaves_by = self.interface().v4_toward(key as u32);
+        let came_in = interfaces.get(port).and_then(|i| i.v4_toward(header.src()));
+        let hop = ip_options::Hop {
+            out: leaves_by.or(came_in).unwrap_or(0),
+            came_in: came_in.or(leaves_by).unwrap_or(0),
+            ms_of_day: ip_options::ms_of_day(),
+            ours: &|a| interfaces.owns_v4(a),
+        };
+        let wrote = ip_options::forward(header.options_mut(), &hop);
+        if wrote != Ok(false) {
+            header.fill_checksum();
+        }
+        let Err(at) = wrote else { return true };
+        self.counters[Count::Malformed as usize] += 1;
+        let pointer = (ipv4::MIN_HEADER_LEN + at) as u8;
+        if !self.icmp(ctx, out, id, IcmpError::BadOption(pointer)) {
+            ctx.drop_packet(id, DropReason::Malformed);
+        }
+        false
+    }
+
     /// Packet `id` the way every packet may take: parsed for its
-    /// destination, held to the MTU (`mtu`, bytes), forwarded.
+    /// destination, its options written (IPv4), held to the MTU (`mtu`,
+    /// bytes), forwarded.
     #[inline]
     fn route(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, mtu: usize) {
-        let Some((dst, len)) = destination(ctx.pool.data(id)) else {
+        let Some((dst, len, options)) = destination(ctx.pool.data(id)) else {
             self.counters[Count::Malformed as usize] += 1;
             ctx.drop_packet(id, DropReason::Malformed);
             return;
         };
         let key = self.key(dst);
+        if options && !self.write_options(ctx, out, id, key) {
+            return;
+        }
         // `fit` reads the packet again; one that plainly fits needs it not.
         let whole = if len <= mtu && ctx.pool.offload(id).gso == Gso::None { Some(id) } else { self.fit(ctx, out, id, key) };
         if let Some(id) = whole {
@@ -348,12 +386,13 @@ impl NextHop {
 }
 
 /// What the way on reads of an IP frame, in one parse: its destination
-/// (IPv4 as its mapped form) and its IP length (bytes).
+/// (IPv4 as its mapped form), its IP length (bytes), and whether it is
+/// IPv4 with options.
 #[inline]
-fn destination(frame: &[u8]) -> Option<(u128, usize)> {
+fn destination(frame: &[u8]) -> Option<(u128, usize, bool)> {
     match sluice_core::wire::ip_of(frame).ok()? {
-        Ip::V4(h) => Some((v4_key(h.dst()), usize::from(h.total_len()))),
-        Ip::V6(h) => Some((h.dst(), ipv6::HEADER_LEN + usize::from(h.payload_len()))),
+        Ip::V4(h) => Some((v4_key(h.dst()), usize::from(h.total_len()), h.header_len() > ipv4::MIN_HEADER_LEN)),
+        Ip::V6(h) => Some((h.dst(), ipv6::HEADER_LEN + usize::from(h.payload_len()), false)),
     }
 }
 

@@ -248,6 +248,12 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Header<T> {
         self.set_checksum(!c);
     }
 
+    /// The header's options area (bytes 20 to its length), mutable.
+    pub fn options_mut(&mut self) -> &mut [u8] {
+        let len = self.header_len();
+        &mut self.m()[MIN_HEADER_LEN..len]
+    }
+
     /// Bytes after the header, mutable.
     pub fn payload_mut(&mut self) -> &mut [u8] {
         let len = self.header_len();
@@ -315,6 +321,45 @@ impl Repr {
     }
 }
 
+/// Option types (RFC 791 §3.1): the high bit of a type says whether
+/// every fragment carries the option.
+pub mod option {
+    /// The end of the option list.
+    pub const END: u8 = 0;
+    /// No operation: a byte of padding between options.
+    pub const NOP: u8 = 1;
+    /// Record route: the routers on the way write their addresses in.
+    pub const RECORD_ROUTE: u8 = 7;
+    /// Internet timestamp: the routers on the way write their times (and addresses) in.
+    pub const TIMESTAMP: u8 = 68;
+    /// The flag of the types every fragment carries.
+    pub const COPIED: u8 = 0x80;
+}
+
+/// Walks an IPv4 header's options area `bytes` (RFC 791 §3.1): yields
+/// each option but end-of-list and no-operation as its start and length
+/// (bytes into `bytes`); a malformed one (its length under 2, or past the
+/// area) as `Err` with its start, which ends the walk.
+pub fn options(bytes: &[u8]) -> impl Iterator<Item = Result<(usize, usize), usize>> + '_ {
+    let mut at = 0;
+    std::iter::from_fn(move || loop {
+        let start = at;
+        match *bytes.get(start)? {
+            option::END => return None,
+            option::NOP => at += 1,
+            _ => {
+                let len = bytes.get(start + 1).map_or(0, |&l| usize::from(l));
+                if len < 2 || start + len > bytes.len() {
+                    at = bytes.len();
+                    return Some(Err(start));
+                }
+                at += len;
+                return Some(Ok((start, len)));
+            }
+        }
+    })
+}
+
 /// Whether `address` is one a router sends no ICMP error to, nor answers
 /// from (RFC 1812 §4.3.2.7): unspecified, loopback, multicast, limited broadcast, class E.
 pub fn is_unroutable_source(address: u32) -> bool {
@@ -347,6 +392,16 @@ pub fn mask(len: u8) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_options_walk_skips_padding_stops_at_the_end_of_the_list_and_at_a_malformed_one() {
+        let walked = |bytes: &[u8]| options(bytes).collect::<Vec<_>>();
+        assert_eq!(walked(&[option::NOP, 7, 3, 4, option::NOP, 68, 4, 5, 0]), [Ok((1, 3)), Ok((5, 4))]);
+        assert_eq!(walked(&[7, 3, 4, option::END, 7, 3, 4, 0]), [Ok((0, 3))], "nothing after the end of the list");
+        assert_eq!(walked(&[option::NOP, 148, 1, 0]), [Err(1)], "a length under two");
+        assert_eq!(walked(&[7, 3, 4, 148, 9, 0, 0, 0]), [Ok((0, 3)), Err(3)], "a length past the area");
+        assert_eq!(walked(&[option::NOP, 7]), [Err(1)], "no length at all");
+    }
 
     /// What a sender that leaves the checksum to the NIC puts there: the
     /// checksum etherparse computes, overwritten; filling it restores it.

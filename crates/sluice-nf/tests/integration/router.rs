@@ -565,3 +565,67 @@ fn a_gateway_s_packets_once_its_mac_is_known_still_meet_the_mtu_and_the_header_c
     let reasons: Vec<_> = sluice_core::DropReason::counted(&out.drop_reasons).collect();
     assert_eq!(reasons, [("malformed", 1), ("too_big", 1)], "the IPv6 packet shorter than its payload length is malformed; the answered one is too big");
 }
+
+/// `frame` (an IPv4 one without options) with `options` (whole words) after its header, and its header checksum made.
+fn with_options4(frame: &[u8], options: &[u8]) -> Vec<u8> {
+    let mut f = frame.to_vec();
+    f.splice(34..34, options.iter().copied());
+    f[14] = 0x45 + (options.len() / 4) as u8;
+    let total = u16::from_be_bytes([f[16], f[17]]) + options.len() as u16;
+    f[16..18].copy_from_slice(&total.to_be_bytes());
+    let ihl = usize::from(f[14] & 0x0f) * 4;
+    f[24..26].fill(0);
+    let c = !sluice_core::wire::checksum::sum(&f[14..14 + ihl]);
+    f[24..26].copy_from_slice(&c.to_be_bytes());
+    f
+}
+
+#[test]
+fn a_forwarded_packet_s_record_route_and_timestamp_take_the_router_s_addresses_and_a_malformed_option_is_a_parameter_problem() {
+    let specs: Vec<sluice_nf::InterfaceSpec> = serde_json::from_str(
+        r#"[{"name": "in", "addresses": ["10.0.1.254/24"]},
+            {"name": "out", "addresses": ["10.0.2.254/24"], "mtu": 1280, "neighbors": [{"address": "10.0.2.1", "mac": "02:00:00:00:02:02"}]}]"#,
+    )
+    .unwrap();
+    let ifs = Interfaces::build(&specs, &Default::default(), |_| None).unwrap();
+    let mut hop = build(&ifs, r#"{"type": "next_hop", "interface": "out"}"#);
+    let mut h = Harness::default();
+    h.set_now(1);
+    // A record route of two slots, the sender's taken; a timestamp with addresses, room for one pair.
+    let options = [7, 11, 8, 10, 0, 1, 1, 0, 0, 0, 0, 1, 68, 12, 5, 1, 0, 0, 0, 0, 0, 0, 0, 0];
+    let ping = with_options4(&udp4([10, 0, 1, 1], [10, 0, 2, 1], 63, &[5; 100]), &options);
+    // An option whose length runs past the header, after a no-operation: pointed at, byte 21.
+    let bad = with_options4(&udp4([10, 0, 1, 1], [10, 0, 2, 1], 63, &[6; 100]), &[1, 148, 9, 0]);
+    // Too big for the MTU, without DF: the record route goes in the first fragment only.
+    let mut big = with_options4(&udp4([10, 0, 1, 1], [10, 0, 2, 1], 63, &[7; 2000]), &options);
+    big[20] = 0;
+    big[24..26].fill(0);
+    let c = !sluice_core::wire::checksum::sum(&big[14..14 + 44]);
+    big[24..26].copy_from_slice(&c.to_be_bytes());
+    let out = h.run_with_meta(hop.as_mut(), &[ping.clone(), bad, big], &[on(0, 1); 3]);
+
+    let header_of = |f: &[u8]| {
+        let p = SlicedPacket::from_ethernet(f).unwrap();
+        let Some(NetSlice::Ipv4(ip)) = &p.net else { panic!("{f:?}") };
+        let header = ip.header().to_header();
+        assert_eq!(header.calc_header_checksum(), header.header_checksum, "the header checksum made anew");
+        header
+    };
+    let [sent, first, second] = &out.gates[0][..] else { panic!("{out:?}") };
+    for forwarded in [sent, first] {
+        let header = header_of(forwarded);
+        let o = header.options.as_slice();
+        assert_eq!(&o[..11], &[7, 11, 12, 10, 0, 1, 1, 10, 0, 2, 254], "the address out recorded after the sender's");
+        assert_eq!(&o[12..20], &[68, 12, 13, 1, 10, 0, 1, 254], "the address the packet came in on, then the time");
+        let ms = u32::from_be_bytes(o[20..24].try_into().unwrap());
+        assert!(ms < 86_400_000, "milliseconds since midnight: {ms}");
+    }
+    assert!(header_of(second).options.is_empty(), "neither option is copied into later fragments");
+    assert_eq!(sent[34 + 24..], ping[34 + 24..], "the rest as it came");
+    let [problem] = &out.gates[1][..] else { panic!("{out:?}") };
+    let p = SlicedPacket::from_ethernet(problem).unwrap();
+    let Some(TransportSlice::Icmpv4(icmp)) = &p.transport else { panic!() };
+    assert_eq!(icmp.icmp_type(), Icmpv4Type::ParameterProblem(etherparse::icmpv4::ParameterProblemHeader::PointerIndicatesError(21)));
+    let reasons: Vec<_> = sluice_core::DropReason::counted(&out.drop_reasons).collect();
+    assert_eq!(reasons, [("malformed", 1)]);
+}
