@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -220,7 +221,9 @@ def scenario(name: str) -> dict[str, Any]:
         if name == "plain":
             # IPv4 options each way: a record route, and a timestamp with addresses.
             peer = NETWORKS["ipv4"][1].format(2)
-            got["options"] = {kind: sh("ping", "-c", "1", "-W", "2", *args, peer, ns=hosts[0]) for kind, args in (("rr", ["-R"]), ("ts", ["-T", "tsandaddr"]))}
+            got["options"] = {kind: sh("ping", "-c", "1", "-W", "2", *args, ns=hosts[0])
+                              for kind, args in (("rr", ["-R", peer]), ("ts", ["-T", "tsandaddr", peer]), ("rr_router", ["-R", NETWORKS["ipv4"][2].format(1)]))}
+            got["all_nodes"] = sh("ping", "-c", "2", "-i", "0.2", "-W", "2", "ff02::1%eth0", ns=hosts[0])
         return got
 
     def beside() -> dict[str, Any]:
@@ -303,6 +306,10 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
     ts = got["options"]["ts"]
     assert [line.split()[0] for line in ts.split("TS:")[1].strip().splitlines()[:4]] == ["10.0.1.1", "10.0.1.254", "10.0.2.1", "10.0.2.1"], ts
     assert "Unrecorded hops: 2" in ts, "the router's hop back and host 1's found the option full"
+    rr = got["options"]["rr_router"]
+    assert rr.split("RR:")[1].split()[:4] == ["10.0.1.1", "10.0.1.254", "10.0.1.254", "10.0.1.1"], f"the router took the request in, then sent the reply: {rr}"
+    answered = set(re.findall(r"bytes from (\S+):", got["all_nodes"]))
+    assert len(answered) == 2, f"host 1 itself and the router answer a ping to all nodes: {got['all_nodes']}"
     s = got["sluice"]
     assert s["ports"]["rx_sw1"]["gso"] > 0, "the hosts' default offloads hand over GSO frames, taken whole"
     assert s["ports"]["tx_sw2"]["tx_gso"] > 0

@@ -1,7 +1,8 @@
 //! `interface_input(interface)`: a router's input on one interface. It
 //! answers ARP requests and IPv6 neighbour solicitations for the
 //! interface's addresses and learns its neighbours from what it hears
-//! (RFC 826, RFC 4861), answers pings to any of the router's addresses, a
+//! (RFC 826, RFC 4861), answers pings to any of the router's addresses
+//! (and to the link's all-nodes and all-routers groups), a
 //! datagram to one with a port unreachable, a TCP segment to one with a
 //! reset (no port of the router's is open) and a packet in another
 //! protocol (not ICMP) with a protocol unreachable, and passes every other IP
@@ -32,6 +33,7 @@ use crate::fragment;
 use crate::icmp_error::{self, ErrorSource, IcmpError};
 use crate::reassembly::{Added, Key, Outcome, Piece, Reassembly, DATAGRAMS};
 use crate::interfaces::{Interface, Interfaces};
+use crate::ip_options;
 use crate::neighbor_table::v4_key;
 
 /// Gate of the packets it passes on to be forwarded.
@@ -202,6 +204,12 @@ impl InterfaceInput {
                         return self.fragment(ctx, id, dst);
                     }
                     return self.local(ctx, id, dst);
+                }
+                // A ping to all nodes or all routers on the link: answered from the interface (RFC 4443 §4.2).
+                if (dst == icmpv6::ALL_NODES || dst == icmpv6::ALL_ROUTERS) && is_echo_request6(&h) {
+                    if let Some(from) = iface.v6_toward(h.src()) {
+                        return self.local(ctx, id, from);
+                    }
                 }
                 // Link-scope groups (ff02::/16: MLD reports, router solicitations…): heard, not routed.
                 if dst >> 112 == 0xff02 {
@@ -418,26 +426,27 @@ impl InterfaceInput {
         }
     }
 
-    /// A packet to one of the router's addresses, `dst`: a ping answered,
-    /// a TCP segment with a reset, a datagram with a port unreachable, a
-    /// packet in a protocol the router does not speak with a protocol
-    /// unreachable (a parameter problem in IPv6), the rest (other ICMP)
-    /// dropped.
+    /// A packet to one of the router's addresses, `dst` (a ping to a
+    /// group: the address it is answered from): a ping answered (its IPv4
+    /// options written, see [`Self::echo_options`]), a TCP segment with a
+    /// reset, a datagram with a port unreachable, a packet in a protocol
+    /// the router does not speak with a protocol unreachable (a parameter
+    /// problem in IPv6), the rest (other ICMP) dropped.
     fn local(&mut self, ctx: &mut NfContext<'_>, id: PacketId, dst: u128) -> Verdict {
         let frame = ctx.pool.data(id);
         // `unknown`: where the protocol the router does not speak is named (see `IcmpError::UnknownProtocol`).
-        let (protocol, kind, src_ok, unknown) = match sluice_core::wire::ip_of(frame) {
+        let (protocol, kind, src_ok, unknown, options) = match sluice_core::wire::ip_of(frame) {
             Ok(Ip::V4(h)) => {
                 let kind = (h.protocol() == ip_protocol::ICMP && icmp::Message::new_checked(h.payload()).is_ok_and(|m| m.checksum_ok())).then(|| h.payload()[0]);
                 let unknown = (!matches!(h.protocol(), ip_protocol::ICMP | ip_protocol::UDP | ip_protocol::TCP)).then_some(0);
-                (h.protocol(), kind, !ipv4::is_unroutable_source(h.src()), unknown)
+                (h.protocol(), kind, !ipv4::is_unroutable_source(h.src()), unknown, h.header_len() > ipv4::MIN_HEADER_LEN)
             }
             Ok(Ip::V6(h)) => {
                 let Ok((protocol, _, names_at)) = h.upper_named() else { return Verdict::Drop(Count::LocalDropped) };
                 let icmp = protocol == ip_protocol::ICMPV6 && h.upper_checksum_ok() == Some(true);
                 let kind = if icmp { h.upper_payload().ok().and_then(|(_, m)| m.first().copied()) } else { None };
                 let unknown = (!matches!(protocol, ip_protocol::ICMPV6 | ip_protocol::UDP | ip_protocol::TCP | ipv6::NO_NEXT_HEADER | ipv6::FRAGMENT)).then_some(names_at as u32);
-                (protocol, kind, !ipv6::is_unroutable_source(h.src()), unknown)
+                (protocol, kind, !ipv6::is_unroutable_source(h.src()), unknown, false)
             }
             Err(_) => return Verdict::Drop(Count::NotOurs),
         };
@@ -445,8 +454,13 @@ impl InterfaceInput {
             return Verdict::Drop(Count::LocalDropped);
         }
         if kind == Some(icmp::ECHO_REQUEST) || kind == Some(icmpv6::ECHO_REQUEST) {
+            if options {
+                if let Err(pointer) = self.echo_options(ctx, id, dst as u32) {
+                    return self.error(ctx, id, IcmpError::BadOption(pointer), dst);
+                }
+            }
             let mac = self.interface().mac;
-            echo_reply(ctx, id, mac);
+            echo_reply(ctx, id, mac, dst);
             self.counters[Count::EchoAnswered as usize] += 1;
             return Verdict::Reply;
         }
@@ -458,16 +472,35 @@ impl InterfaceInput {
             }
         }
         let error = if protocol == ip_protocol::UDP { Some(IcmpError::PortUnreachable) } else { unknown.map(IcmpError::UnknownProtocol) };
-        if let Some(error) = error {
-            let Self { interfaces, index, ident, .. } = self;
-            let iface = interfaces.get(*index).expect("its own interface");
-            let from = ErrorSource { interface: iface, address: Some(dst), ident };
-            if icmp_error::make(ctx, id, error, from, &interfaces.icmp).is_ok() {
-                ctx.answer(id);
-                return Verdict::Reply;
-            }
+        match error {
+            Some(error) => self.error(ctx, id, error, dst),
+            None => Verdict::Drop(Count::LocalDropped),
+        }
+    }
+
+    /// Answers packet `id`, sent to the router's address `dst`, with
+    /// `error` from that address; or drops it where none may be sent.
+    fn error(&mut self, ctx: &mut NfContext<'_>, id: PacketId, error: IcmpError, dst: u128) -> Verdict {
+        let Self { interfaces, index, ident, .. } = self;
+        let iface = interfaces.get(*index).expect("its own interface");
+        let from = ErrorSource { interface: iface, address: Some(dst), ident };
+        if icmp_error::make(ctx, id, error, from, &interfaces.icmp).is_ok() {
+            ctx.answer(id);
+            return Verdict::Reply;
         }
         Verdict::Drop(Count::LocalDropped)
+    }
+
+    /// Writes the router into the options of IPv4 echo request `id`, sent
+    /// to its address `to`, twice, as Linux does: as the host that takes
+    /// the request in and as the one that sends the reply (RFC 1122
+    /// §3.2.2.6: the options updated to include the current host). `Err`:
+    /// a malformed option's pointer (see [`ip_options::write`]).
+    fn echo_options(&self, ctx: &mut NfContext<'_>, id: PacketId, to: u32) -> Result<(), u8> {
+        let Ok(Ip::V4(mut header)) = sluice_core::wire::ip_of_mut(ctx.pool.data_mut(id)) else { return Ok(()) };
+        let interfaces = &self.interfaces;
+        let hop = ip_options::Hop { out: to, came_in: to, ms_of_day: ip_options::ms_of_day(), ours: &|a| interfaces.owns_v4(a) };
+        ip_options::write(&mut header, &[&hop, &hop])
     }
 }
 
@@ -558,9 +591,16 @@ fn write_advert(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac, target: u128, t
     ctx.answer(id);
 }
 
-/// Rewrites an echo request into its reply, from the address it was sent
-/// to: addresses and MACs swapped, TTL or hop limit reset, type changed.
-fn echo_reply(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac) {
+/// Whether IPv6 packet `h` is an echo request (its checksum is `local`'s to check).
+fn is_echo_request6(h: &ipv6::Header<&[u8]>) -> bool {
+    matches!(h.upper_payload(), Ok((ip_protocol::ICMPV6, m)) if m.first() == Some(&icmpv6::ECHO_REQUEST))
+}
+
+/// Rewrites an echo request into its reply, from the router's address
+/// `from` (the one it was sent to, or for a ping to a group the
+/// interface's): MACs swapped, addressed back to its sender, TTL or hop
+/// limit reset, type changed.
+fn echo_reply(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac, from: u128) {
     let frame = ctx.pool.data_mut(id);
     let mut eth = Frame::new_checked(&mut *frame).expect("parsed");
     let asker = eth.src();
@@ -568,21 +608,26 @@ fn echo_reply(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac) {
     eth.set_src(mac);
     match sluice_core::wire::ip_of_mut(frame).expect("parsed") {
         Ip::V4(mut h) => {
-            let (src, dst) = (h.src(), h.dst());
-            h.set_src(dst);
+            let src = h.src();
+            h.set_src(from as u32);
             h.set_dst(src);
             h.set_ttl(64);
             icmp::Message::new_checked(h.payload_mut()).expect("checked").make_echo_reply();
         }
         Ip::V6(mut h) => {
             let (src, dst) = (h.src(), h.dst());
-            h.set_addresses(dst, src);
+            h.set_addresses(from, src);
             h.set_hop_limit(64);
             let (_, message) = h.upper_payload_mut().expect("checked");
             let old = u16::from_be_bytes([message[0], message[1]]);
             message[0] = icmpv6::ECHO_REPLY;
-            let c = sluice_core::wire::checksum::update(u16::from_be_bytes([message[2], message[3]]), old, u16::from_be_bytes([message[0], message[1]]));
-            message[2..4].copy_from_slice(&c.to_be_bytes());
+            if from == dst {
+                // The same two addresses, swapped: the type is all the checksum has to follow.
+                let c = sluice_core::wire::checksum::update(u16::from_be_bytes([message[2], message[3]]), old, u16::from_be_bytes([message[0], message[1]]));
+                message[2..4].copy_from_slice(&c.to_be_bytes());
+            } else {
+                h.fill_upper_checksum();
+            }
         }
     }
     ctx.answer(id);

@@ -30,6 +30,28 @@ pub fn ms_of_day() -> u32 {
     (since_epoch.as_millis() % 86_400_000) as u32
 }
 
+/// Writes each of `hops` in turn into the options of IPv4 `header` (see
+/// [`forward`]) and makes its checksum anew where they changed. `Err`: an
+/// option is malformed, with its pointer (bytes from the header's start)
+/// for a parameter problem.
+pub fn write<T: AsRef<[u8]> + AsMut<[u8]>>(header: &mut ipv4::Header<T>, hops: &[&Hop<'_>]) -> Result<(), u8> {
+    let mut wrote = false;
+    let mut result = Ok(());
+    for hop in hops {
+        match forward(header.options_mut(), hop) {
+            Ok(w) => wrote |= w,
+            Err(at) => {
+                (wrote, result) = (true, Err((ipv4::MIN_HEADER_LEN + at) as u8));
+                break;
+            }
+        }
+    }
+    if wrote {
+        header.fill_checksum();
+    }
+    result
+}
+
 /// Writes `hop` into `options`, an IPv4 header's options area (the
 /// header's checksum is the caller's to make); whether it wrote any.
 /// `Err`: an option is malformed, with the offset into `options` of the

@@ -350,13 +350,8 @@ impl NextHop {
             ms_of_day: ip_options::ms_of_day(),
             ours: &|a| interfaces.owns_v4(a),
         };
-        let wrote = ip_options::forward(header.options_mut(), &hop);
-        if wrote != Ok(false) {
-            header.fill_checksum();
-        }
-        let Err(at) = wrote else { return true };
+        let Err(pointer) = ip_options::write(&mut header, &[&hop]) else { return true };
         self.counters[Count::Malformed as usize] += 1;
-        let pointer = (ipv4::MIN_HEADER_LEN + at) as u8;
         if !self.icmp(ctx, out, id, IcmpError::BadOption(pointer)) {
             ctx.drop_packet(id, DropReason::Malformed);
         }

@@ -71,6 +71,11 @@ pub fn is_error(kind: u8) -> bool {
     kind < 128
 }
 
+/// The link's all-nodes multicast address (ff02::1).
+pub const ALL_NODES: u128 = 0xff02 << 112 | 1;
+/// The link's all-routers multicast address (ff02::2).
+pub const ALL_ROUTERS: u128 = 0xff02 << 112 | 2;
+
 /// The solicited-node multicast address of `address` (ff02::1:ffXX:XXXX).
 pub fn solicited_node(address: u128) -> u128 {
     0xff02_0000_0000_0000_0000_0001_ff00_0000 | (address & 0xff_ffff)

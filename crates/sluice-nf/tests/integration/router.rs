@@ -629,3 +629,44 @@ fn a_forwarded_packet_s_record_route_and_timestamp_take_the_router_s_addresses_a
     let reasons: Vec<_> = sluice_core::DropReason::counted(&out.drop_reasons).collect();
     assert_eq!(reasons, [("malformed", 1)]);
 }
+
+#[test]
+fn a_ping_to_the_router_has_its_options_written_twice_as_linux_writes_them_and_one_to_the_link_s_groups_is_answered() {
+    let (_ifs, mut input, mut h) = input_at(1);
+    let mut plain = Vec::new();
+    PacketBuilder::ethernet2(HOST, ROUTER).ipv4([10, 0, 1, 1], [10, 0, 2, 254], 64).icmpv4_echo_request(7, 1).write(&mut plain, b"hello").unwrap();
+    // A record route of three slots, the sender's taken; one whose pointer is short of its first slot.
+    let ping = with_options4(&plain, &[7, 15, 8, 10, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
+    let bad = with_options4(&plain, &[7, 3, 2, 0]);
+    let mut to_all = Vec::new();
+    let all_nodes = sluice_core::wire::icmpv6::ALL_NODES.to_be_bytes();
+    let host_ll = v6("fe80::1");
+    PacketBuilder::ethernet2(HOST, [0x33, 0x33, 0, 0, 0, 1]).ipv6(host_ll, all_nodes, 64).icmpv6_echo_request(7, 2).write(&mut to_all, b"anyone").unwrap();
+    let mut udp_to_all = Vec::new();
+    PacketBuilder::ethernet2(HOST, [0x33, 0x33, 0, 0, 0, 1]).ipv6(host_ll, all_nodes, 64).udp(5000, 9).write(&mut udp_to_all, b"nobody").unwrap();
+    let out = h.run_with_meta(input.as_mut(), &[ping, bad, to_all, udp_to_all], &[on(0, 0); 4]);
+    assert!(out.gates[0].is_empty(), "{out:?}");
+    let [reply, problem, reply6] = &out.gates[1][..] else { panic!("{out:?}") };
+
+    let p = SlicedPacket::from_ethernet(reply).unwrap();
+    let Some(NetSlice::Ipv4(ip)) = &p.net else { panic!() };
+    let header = ip.header().to_header();
+    assert_eq!(header.calc_header_checksum(), header.header_checksum);
+    assert_eq!(header.options.as_slice()[..15], [7, 15, 16, 10, 0, 1, 1, 10, 0, 2, 254, 10, 0, 2, 254], "the address pinged, taking the request in and sending the reply");
+    let Some(TransportSlice::Icmpv4(icmp)) = &p.transport else { panic!() };
+    assert_eq!(icmp.icmp_type(), Icmpv4Type::EchoReply(etherparse::IcmpEchoHeader { id: 7, seq: 1 }));
+
+    let p = SlicedPacket::from_ethernet(problem).unwrap();
+    let (Some(NetSlice::Ipv4(ip)), Some(TransportSlice::Icmpv4(icmp))) = (&p.net, &p.transport) else { panic!() };
+    assert_eq!(ip.header().source(), [10, 0, 2, 254], "from the address pinged");
+    assert_eq!(icmp.icmp_type(), Icmpv4Type::ParameterProblem(etherparse::icmpv4::ParameterProblemHeader::PointerIndicatesError(22)), "a record route's pointer short of its first slot");
+
+    let p = SlicedPacket::from_ethernet(reply6).unwrap();
+    let (Some(NetSlice::Ipv6(ip)), Some(TransportSlice::Icmpv6(icmp))) = (&p.net, &p.transport) else { panic!() };
+    let router_ll = sluice_nf::interfaces::link_local(ROUTER).to_be_bytes();
+    assert_eq!((ip.header().source(), ip.header().destination()), (router_ll, host_ll), "from the interface's link-local address");
+    assert_eq!(icmp.icmp_type(), Icmpv6Type::EchoReply(etherparse::IcmpEchoHeader { id: 7, seq: 2 }));
+    assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(router_ll, host_ll, icmp.payload()).unwrap());
+    let reasons: Vec<_> = sluice_core::DropReason::counted(&out.drop_reasons).collect();
+    assert!(reasons.is_empty(), "the datagram to all nodes is heard, not answered: {reasons:?}");
+}
