@@ -455,8 +455,10 @@ impl InterfaceInput {
         }
         if kind == Some(icmp::ECHO_REQUEST) || kind == Some(icmpv6::ECHO_REQUEST) {
             if options {
-                if let Err(pointer) = self.echo_options(ctx, id, dst as u32) {
-                    return self.error(ctx, id, IcmpError::BadOption(pointer), dst);
+                match self.echo_options(ctx, id, dst as u32) {
+                    Ok(()) => {}
+                    Err(ip_options::Refused::Malformed(pointer)) => return self.error(ctx, id, IcmpError::BadOption(pointer), dst),
+                    Err(ip_options::Refused::SourceRouted) => return Verdict::Drop(Count::LocalDropped),
                 }
             }
             let mac = self.interface().mac;
@@ -494,9 +496,9 @@ impl InterfaceInput {
     /// Writes the router into the options of IPv4 echo request `id`, sent
     /// to its address `to`, twice, as Linux does: as the host that takes
     /// the request in and as the one that sends the reply (RFC 1122
-    /// §3.2.2.6: the options updated to include the current host). `Err`:
-    /// a malformed option's pointer (see [`ip_options::write`]).
-    fn echo_options(&self, ctx: &mut NfContext<'_>, id: PacketId, to: u32) -> Result<(), u8> {
+    /// §3.2.2.6: the options updated to include the current host); or
+    /// why they stop it (see [`ip_options::write`]).
+    fn echo_options(&self, ctx: &mut NfContext<'_>, id: PacketId, to: u32) -> Result<(), ip_options::Refused> {
         let Ok(Ip::V4(mut header)) = sluice_core::wire::ip_of_mut(ctx.pool.data_mut(id)) else { return Ok(()) };
         let interfaces = &self.interfaces;
         let hop = ip_options::Hop { out: to, came_in: to, ms_of_day: ip_options::ms_of_day(), ours: &|a| interfaces.owns_v4(a) };

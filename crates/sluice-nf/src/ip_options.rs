@@ -4,8 +4,10 @@
 //! the time, alone, after its address on the interface the packet came in
 //! on, or where the option names one of the router's own addresses next
 //! (the sender's three kinds); a timestamp with no room left counts the
-//! hop in its overflow field, unless it is one of the third kind. A malformed option is found and pointed at,
-//! for a parameter problem. Options of other kinds pass as they are.
+//! hop in its overflow field, unless it is one of the third kind. A
+//! packet that asks to be source-routed is refused; a malformed option is
+//! found and pointed at, for a parameter problem. Options of other kinds
+//! pass as they are.
 
 use sluice_core::wire::ipv4::{self, option};
 
@@ -30,18 +32,34 @@ pub fn ms_of_day() -> u32 {
     (since_epoch.as_millis() % 86_400_000) as u32
 }
 
+/// Why a packet's options stop it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// An option is malformed: its pointer (bytes from the header's
+    /// start), for a parameter problem.
+    Malformed(u8),
+    /// It asks to be source-routed (loose or strict), which the router
+    /// refuses, as Linux does by default (`accept_source_route` 0) and RFC
+    /// 7126 §4.3–4.4 advise: dropped, unanswered.
+    SourceRouted,
+}
+
 /// Writes each of `hops` in turn into the options of IPv4 `header` (see
-/// [`forward`]) and makes its checksum anew where they changed. `Err`: an
-/// option is malformed, with its pointer (bytes from the header's start)
-/// for a parameter problem.
-pub fn write<T: AsRef<[u8]> + AsMut<[u8]>>(header: &mut ipv4::Header<T>, hops: &[&Hop<'_>]) -> Result<(), u8> {
+/// [`forward`]) and makes its checksum anew where they changed; or
+/// refuses it, untouched where it asks to be source-routed.
+pub fn write<T: AsRef<[u8]> + AsMut<[u8]>>(header: &mut ipv4::Header<T>, hops: &[&Hop<'_>]) -> Result<(), Refused> {
+    let area: &[u8] = header.options_mut();
+    let source_route = |found: Result<(usize, usize), usize>| found.is_ok_and(|(at, _)| matches!(area[at], option::LOOSE_SOURCE_ROUTE | option::STRICT_SOURCE_ROUTE));
+    if ipv4::options(area).any(source_route) {
+        return Err(Refused::SourceRouted);
+    }
     let mut wrote = false;
     let mut result = Ok(());
     for hop in hops {
         match forward(header.options_mut(), hop) {
             Ok(w) => wrote |= w,
             Err(at) => {
-                (wrote, result) = (true, Err((ipv4::MIN_HEADER_LEN + at) as u8));
+                (wrote, result) = (true, Err(Refused::Malformed((ipv4::MIN_HEADER_LEN + at) as u8)));
                 break;
             }
         }

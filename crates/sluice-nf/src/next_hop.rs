@@ -334,8 +334,9 @@ impl NextHop {
     }
 
     /// Writes this hop into the options of IPv4 packet `id`, which goes to
-    /// next hop `key` (see [`ip_options`]); false when one is malformed:
-    /// the packet is then answered with a parameter problem, or dropped.
+    /// next hop `key` (see [`ip_options`]); false when they stop it: one
+    /// malformed, answered with a parameter problem (or dropped where none
+    /// may be sent); a source route, dropped.
     #[cold]
     #[inline(never)]
     fn write_options(&mut self, ctx: &mut NfContext<'_>, out: &mut Outputs<'_>, id: PacketId, key: u128) -> bool {
@@ -350,10 +351,15 @@ impl NextHop {
             ms_of_day: ip_options::ms_of_day(),
             ours: &|a| interfaces.owns_v4(a),
         };
-        let Err(pointer) = ip_options::write(&mut header, &[&hop]) else { return true };
-        self.counters[Count::Malformed as usize] += 1;
-        if !self.icmp(ctx, out, id, IcmpError::BadOption(pointer)) {
-            ctx.drop_packet(id, DropReason::Malformed);
+        match ip_options::write(&mut header, &[&hop]) {
+            Ok(()) => return true,
+            Err(ip_options::Refused::SourceRouted) => ctx.drop_packet(id, DropReason::Denied),
+            Err(ip_options::Refused::Malformed(pointer)) => {
+                self.counters[Count::Malformed as usize] += 1;
+                if !self.icmp(ctx, out, id, IcmpError::BadOption(pointer)) {
+                    ctx.drop_packet(id, DropReason::Malformed);
+                }
+            }
         }
         false
     }

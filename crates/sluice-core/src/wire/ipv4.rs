@@ -332,6 +332,10 @@ pub mod option {
     pub const RECORD_ROUTE: u8 = 7;
     /// Internet timestamp: the routers on the way write their times (and addresses) in.
     pub const TIMESTAMP: u8 = 68;
+    /// Loose source and record route: routers the sender names it to pass.
+    pub const LOOSE_SOURCE_ROUTE: u8 = 131;
+    /// Strict source and record route: the only routers it may pass.
+    pub const STRICT_SOURCE_ROUTE: u8 = 137;
     /// The flag of the types every fragment carries.
     pub const COPIED: u8 = 0x80;
 }

@@ -581,7 +581,7 @@ fn with_options4(frame: &[u8], options: &[u8]) -> Vec<u8> {
 }
 
 #[test]
-fn a_forwarded_packet_s_record_route_and_timestamp_take_the_router_s_addresses_and_a_malformed_option_is_a_parameter_problem() {
+fn a_forwarded_packet_s_record_route_and_timestamp_take_the_router_s_addresses_a_malformed_option_is_a_parameter_problem_and_a_source_route_refused() {
     let specs: Vec<sluice_nf::InterfaceSpec> = serde_json::from_str(
         r#"[{"name": "in", "addresses": ["10.0.1.254/24"]},
             {"name": "out", "addresses": ["10.0.2.254/24"], "mtu": 1280, "neighbors": [{"address": "10.0.2.1", "mac": "02:00:00:00:02:02"}]}]"#,
@@ -602,7 +602,9 @@ fn a_forwarded_packet_s_record_route_and_timestamp_take_the_router_s_addresses_a
     big[24..26].fill(0);
     let c = !sluice_core::wire::checksum::sum(&big[14..14 + 44]);
     big[24..26].copy_from_slice(&c.to_be_bytes());
-    let out = h.run_with_meta(hop.as_mut(), &[ping.clone(), bad, big], &[on(0, 1); 3]);
+    // A loose source route through 10.0.2.1: refused, as Linux refuses it by default.
+    let source_routed = with_options4(&udp4([10, 0, 1, 1], [10, 0, 2, 1], 63, &[8; 100]), &[131, 7, 4, 10, 0, 2, 1, 1]);
+    let out = h.run_with_meta(hop.as_mut(), &[ping.clone(), bad, big, source_routed], &[on(0, 1); 4]);
 
     let header_of = |f: &[u8]| {
         let p = SlicedPacket::from_ethernet(f).unwrap();
@@ -627,7 +629,7 @@ fn a_forwarded_packet_s_record_route_and_timestamp_take_the_router_s_addresses_a
     let Some(TransportSlice::Icmpv4(icmp)) = &p.transport else { panic!() };
     assert_eq!(icmp.icmp_type(), Icmpv4Type::ParameterProblem(etherparse::icmpv4::ParameterProblemHeader::PointerIndicatesError(21)));
     let reasons: Vec<_> = sluice_core::DropReason::counted(&out.drop_reasons).collect();
-    assert_eq!(reasons, [("malformed", 1)]);
+    assert_eq!(reasons, [("malformed", 1), ("denied", 1)], "the malformed one answered, the source-routed one dropped");
 }
 
 #[test]
@@ -638,13 +640,14 @@ fn a_ping_to_the_router_has_its_options_written_twice_as_linux_writes_them_and_o
     // A record route of three slots, the sender's taken; one whose pointer is short of its first slot.
     let ping = with_options4(&plain, &[7, 15, 8, 10, 0, 1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 1]);
     let bad = with_options4(&plain, &[7, 3, 2, 0]);
+    let source_routed = with_options4(&plain, &[137, 7, 4, 10, 0, 2, 254, 1]);
     let mut to_all = Vec::new();
     let all_nodes = sluice_core::wire::icmpv6::ALL_NODES.to_be_bytes();
     let host_ll = v6("fe80::1");
     PacketBuilder::ethernet2(HOST, [0x33, 0x33, 0, 0, 0, 1]).ipv6(host_ll, all_nodes, 64).icmpv6_echo_request(7, 2).write(&mut to_all, b"anyone").unwrap();
     let mut udp_to_all = Vec::new();
     PacketBuilder::ethernet2(HOST, [0x33, 0x33, 0, 0, 0, 1]).ipv6(host_ll, all_nodes, 64).udp(5000, 9).write(&mut udp_to_all, b"nobody").unwrap();
-    let out = h.run_with_meta(input.as_mut(), &[ping, bad, to_all, udp_to_all], &[on(0, 0); 4]);
+    let out = h.run_with_meta(input.as_mut(), &[ping, bad, source_routed, to_all, udp_to_all], &[on(0, 0); 5]);
     assert!(out.gates[0].is_empty(), "{out:?}");
     let [reply, problem, reply6] = &out.gates[1][..] else { panic!("{out:?}") };
 
@@ -668,5 +671,5 @@ fn a_ping_to_the_router_has_its_options_written_twice_as_linux_writes_them_and_o
     assert_eq!(icmp.icmp_type(), Icmpv6Type::EchoReply(etherparse::IcmpEchoHeader { id: 7, seq: 2 }));
     assert_eq!(icmp.checksum(), icmp.icmp_type().calc_checksum(router_ll, host_ll, icmp.payload()).unwrap());
     let reasons: Vec<_> = sluice_core::DropReason::counted(&out.drop_reasons).collect();
-    assert!(reasons.is_empty(), "the datagram to all nodes is heard, not answered: {reasons:?}");
+    assert_eq!(reasons, [("not_ours", 1)], "the strict source route dropped; the datagram to all nodes heard, not answered");
 }
