@@ -159,6 +159,11 @@ except TimeoutError:
 """
 
 
+def recorded(ping: str, label: str, n: int) -> list[str]:
+    """The first `n` addresses ping printed of an option, one a line after `label` ("RR:", "TS:")."""
+    return [line.split()[0] for line in ping.split(label)[1].strip().splitlines()[:n]]
+
+
 def trace(hosts: list[str], family: str) -> str:
     """tracepath from host 1 to host 2 (numeric): its hops, and the path MTU it found."""
     return sh("tracepath", "-n", "-m", "4", *(["-6"] if family == "ipv6" else ["-4"]), NETWORKS[family][1].format(2), ns=hosts[0])
@@ -301,13 +306,11 @@ def test_hosts_as_they_come_resolve_ping_trace_and_stream_tcp_both_ways_through_
         assert gateway in f["neighbors"] and any(s in f["neighbors"] for s in ("REACHABLE", "STALE", "DELAY")), f["neighbors"]
         assert f["udp_gso"] == UDP_GSO_RECEIVED, "a UDP GSO frame crosses whole and host 2 gets its datagrams, in order"
     # As a Linux router answers: its address out recorded each way, its address in stamped on the way there.
-    rr = got["options"]["rr"]
-    assert rr.split("RR:")[1].split()[:6] == ["10.0.1.1", "10.0.2.254", "10.0.2.1", "10.0.2.1", "10.0.1.254", "10.0.1.1"], rr
-    ts = got["options"]["ts"]
-    assert [line.split()[0] for line in ts.split("TS:")[1].strip().splitlines()[:4]] == ["10.0.1.1", "10.0.1.254", "10.0.2.1", "10.0.2.1"], ts
+    rr, ts, rr_router = (got["options"][k] for k in ("rr", "ts", "rr_router"))
+    assert recorded(rr, "RR:", 6) == ["10.0.1.1", "10.0.2.254", "10.0.2.1", "10.0.2.1", "10.0.1.254", "10.0.1.1"], rr
+    assert recorded(ts, "TS:", 4) == ["10.0.1.1", "10.0.1.254", "10.0.2.1", "10.0.2.1"], ts
     assert "Unrecorded hops: 2" in ts, "the router's hop back and host 1's found the option full"
-    rr = got["options"]["rr_router"]
-    assert rr.split("RR:")[1].split()[:4] == ["10.0.1.1", "10.0.1.254", "10.0.1.254", "10.0.1.1"], f"the router took the request in, then sent the reply: {rr}"
+    assert recorded(rr_router, "RR:", 4) == ["10.0.1.1", "10.0.1.254", "10.0.1.254", "10.0.1.1"], f"the router took the request in, then sent the reply: {rr_router}"
     answered = set(re.findall(r"bytes from (\S+):", got["all_nodes"]))
     assert len(answered) == 2, f"host 1 itself and the router answer a ping to all nodes: {got['all_nodes']}"
     s = got["sluice"]

@@ -617,19 +617,12 @@ fn echo_reply(ctx: &mut NfContext<'_>, id: PacketId, mac: Mac, from: u128) {
             icmp::Message::new_checked(h.payload_mut()).expect("checked").make_echo_reply();
         }
         Ip::V6(mut h) => {
-            let (src, dst) = (h.src(), h.dst());
+            let src = h.src();
             h.set_addresses(from, src);
             h.set_hop_limit(64);
-            let (_, message) = h.upper_payload_mut().expect("checked");
-            let old = u16::from_be_bytes([message[0], message[1]]);
-            message[0] = icmpv6::ECHO_REPLY;
-            if from == dst {
-                // The same two addresses, swapped: the type is all the checksum has to follow.
-                let c = sluice_core::wire::checksum::update(u16::from_be_bytes([message[2], message[3]]), old, u16::from_be_bytes([message[0], message[1]]));
-                message[2..4].copy_from_slice(&c.to_be_bytes());
-            } else {
-                h.fill_upper_checksum();
-            }
+            h.upper_payload_mut().expect("checked").1[0] = icmpv6::ECHO_REPLY;
+            // Made anew: a reply to a group comes from another address than the one asked.
+            h.fill_upper_checksum();
         }
     }
     ctx.answer(id);

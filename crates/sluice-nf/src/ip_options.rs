@@ -53,28 +53,19 @@ pub fn write<T: AsRef<[u8]> + AsMut<[u8]>>(header: &mut ipv4::Header<T>, hops: &
     if ipv4::options(area).any(source_route) {
         return Err(Refused::SourceRouted);
     }
-    let mut wrote = false;
-    let mut result = Ok(());
-    for hop in hops {
-        match forward(header.options_mut(), hop) {
-            Ok(w) => wrote |= w,
-            Err(at) => {
-                (wrote, result) = (true, Err(Refused::Malformed((ipv4::MIN_HEADER_LEN + at) as u8)));
-                break;
-            }
-        }
-    }
-    if wrote {
+    // A malformed option may come after one already written: the checksum is made anew then too.
+    let written = hops.iter().try_fold(false, |wrote, hop| Ok::<_, usize>(forward(header.options_mut(), hop)? | wrote));
+    if written != Ok(false) {
         header.fill_checksum();
     }
-    result
+    written.map(drop).map_err(|at| Refused::Malformed((ipv4::MIN_HEADER_LEN + at) as u8))
 }
 
 /// Writes `hop` into `options`, an IPv4 header's options area (the
 /// header's checksum is the caller's to make); whether it wrote any.
 /// `Err`: an option is malformed, with the offset into `options` of the
 /// byte at fault; what came before it may have been written.
-pub fn forward(options: &mut [u8], hop: &Hop<'_>) -> Result<bool, usize> {
+fn forward(options: &mut [u8], hop: &Hop<'_>) -> Result<bool, usize> {
     let mut area = [0; MOST];
     let n = options.len().min(MOST);
     area[..n].copy_from_slice(&options[..n]);

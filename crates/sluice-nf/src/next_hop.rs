@@ -13,7 +13,8 @@
 //!
 //! Before that, an IPv4 packet with options has the router's hop written
 //! into them ([`crate::ip_options`]: a record route, a timestamp), one
-//! with a malformed option is answered with a parameter problem; and a
+//! with a malformed option is answered with a parameter problem, a
+//! source-routed one dropped; and a
 //! packet is held to the interface's MTU: an IPv4 one
 //! without DF is fragmented, one with DF answered with "fragmentation
 //! needed", an IPv6 one with "packet too big" (a GSO packet fits when its
