@@ -45,7 +45,7 @@ pub enum Refused {
 }
 
 /// Writes each of `hops` in turn into the options of IPv4 `header` (see
-/// [`forward`]) and makes its checksum anew where they changed; or
+/// the module documentation) and makes its checksum anew where they changed; or
 /// refuses it, untouched where it asks to be source-routed.
 pub fn write<T: AsRef<[u8]> + AsMut<[u8]>>(header: &mut ipv4::Header<T>, hops: &[&Hop<'_>]) -> Result<(), Refused> {
     let area: &[u8] = header.options_mut();
